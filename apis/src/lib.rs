@@ -1,0 +1,1 @@
+//! CRD types for every ferroplane kind.

@@ -1,0 +1,1 @@
+//! (crate content lands with its issue)

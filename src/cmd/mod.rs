@@ -1,0 +1,3 @@
+//! One module per subcommand; each exposes `Args` (clap) and `async fn run(Args) -> anyhow::Result<ExitCode>`.
+
+pub mod crds;

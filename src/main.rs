@@ -1,0 +1,41 @@
+//! The `ferroplane` binary: command-line entry point.
+
+mod cmd;
+mod logging;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "ferroplane", version, about = "A Crossplane-style provider for Alibaba Cloud ECS and in-cluster kinds")]
+struct Cli {
+    /// Log output format.
+    #[arg(long, global = true, value_enum, default_value_t = logging::LogFormat::Pretty)]
+    log_format: logging::LogFormat,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the CustomResourceDefinitions of every ferroplane kind as multi-document YAML.
+    Crds(cmd::crds::Args),
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::init(cli.log_format);
+    let result = match cli.command {
+        Command::Crds(args) => cmd::crds::run(args).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
