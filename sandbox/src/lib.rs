@@ -1,1 +1,4 @@
-//! (crate content lands with its issue)
+//! ferroplane-sandbox: an in-memory, kubectl-compatible Kubernetes API server.
+
+pub mod schema;
+pub mod table;

@@ -1,0 +1,1 @@
+//! Validation of custom objects against a CRD openAPIV3Schema: structure, defaults, CEL rules.

@@ -1,0 +1,1 @@
+//! Table rendering (`as=Table`) for `kubectl get`: CRD printer columns and built-in printers.
