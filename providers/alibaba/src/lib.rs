@@ -1,1 +1,4 @@
-//! (crate content lands with its issue)
+//! provider-alibaba: the signed Alibaba Cloud ECS client (signatures, credentials, endpoints,
+//! typed calls with retries) and the ECS mock server.
+
+pub mod signature;
