@@ -1,1 +1,55 @@
-//! CRD types for every ferroplane kind.
+//! ferroplane-apis: the CustomResourceDefinition types of every ferroplane kind, and nothing else.
+//!
+//! Dependencies point one way: this crate ← `ferroplane-runtime` ← providers ← the binary.
+//! The CRDs in `deploy/crds/` are generated from these types by [`crds`] (`ferroplane crds`).
+
+pub mod alibabacloud;
+pub mod application;
+pub mod common;
+pub mod etcd;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::CustomResourceExt;
+
+/// A CRD could not be rendered as YAML.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot render CRD {name} as YAML: {source}")]
+pub struct RenderError {
+    name: String,
+    #[source]
+    source: serde_saphyr::ser::Error,
+}
+
+/// Every CRD ferroplane serves, in the order they should be applied.
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    vec![
+        alibabacloud::ProviderConfig::crd(),
+        alibabacloud::ClusterProviderConfig::crd(),
+        alibabacloud::ECSInstance::crd(),
+        etcd::EtcdCluster::crd(),
+        application::Application::crd(),
+    ]
+}
+
+/// One CRD as a YAML document (without the `---` separator).
+pub fn crd_yaml(crd: &CustomResourceDefinition) -> Result<String, RenderError> {
+    serde_saphyr::to_string(crd).map_err(|source| RenderError {
+        name: crd.metadata.name.clone().unwrap_or_default(),
+        source,
+    })
+}
+
+/// Every CRD as one multi-document YAML stream.
+pub fn crds_yaml() -> Result<String, RenderError> {
+    let mut out = String::new();
+    for crd in crds() {
+        out.push_str("---\n");
+        out.push_str(&crd_yaml(&crd)?);
+    }
+    Ok(out)
+}
+
+/// The file name of a CRD in `deploy/crds/`: `<group>_<plural>.yaml`.
+pub fn crd_file_name(crd: &CustomResourceDefinition) -> String {
+    format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural)
+}

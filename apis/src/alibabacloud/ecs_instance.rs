@@ -1,0 +1,311 @@
+//! `ECSInstance`: an Alibaba Cloud ECS instance managed by ferroplane.
+
+use std::collections::BTreeMap;
+
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::common::{
+    Condition, DeletionPolicy, LocalSecretKeySelector, LocalSecretReference, ManagementAction,
+    ProviderConfigReference, default_management_policies,
+};
+
+/// The desired state of an ECS instance and how ferroplane manages it.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "alibabacloud.ferroplane.io",
+    version = "v1alpha1",
+    kind = "ECSInstance",
+    plural = "ecsinstances",
+    singular = "ecsinstance",
+    namespaced,
+    status = "ECSInstanceStatus",
+    shortname = "ecs",
+    category = "ferroplane",
+    category = "managed",
+    doc = "An Alibaba Cloud ECS instance. ferroplane creates it with RunInstances, keeps it matching spec.forProvider, reports it in status.atProvider and releases it when the object is deleted (unless deletionPolicy is Orphan).",
+    printcolumn(name = "READY", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].status"),
+    printcolumn(name = "SYNCED", type_ = "string", json_path = ".status.conditions[?(@.type=='Synced')].status"),
+    printcolumn(name = "EXTERNAL-NAME", type_ = "string", json_path = ".metadata.annotations.ferroplane\\.io/external-name"),
+    printcolumn(name = "STATUS", type_ = "string", json_path = ".status.atProvider.status"),
+    printcolumn(name = "PUBLIC-IP", type_ = "string", json_path = ".status.atProvider.publicIpAddress"),
+    printcolumn(name = "PRIVATE-IP", type_ = "string", json_path = ".status.atProvider.privateIpAddress", priority = 1),
+    printcolumn(name = "TYPE", type_ = "string", json_path = ".spec.forProvider.instanceType", priority = 1),
+    printcolumn(name = "AGE", type_ = "date", json_path = ".metadata.creationTimestamp")
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ECSInstanceSpec {
+    /// What happens to the ECS instance when this object is deleted: `Delete` releases it,
+    /// `Orphan` leaves it running in the cloud.
+    #[serde(default)]
+    pub deletion_policy: DeletionPolicy,
+    /// What ferroplane may do to the instance: any of Observe, Create, Update, Delete,
+    /// LateInitialize, or `*` for all. `[Observe]` imports an existing instance read-only.
+    #[serde(default = "default_management_policies")]
+    #[schemars(length(min = 1, max = 6), extend("x-kubernetes-list-type" = "set"))]
+    pub management_policies: Vec<ManagementAction>,
+    /// The ProviderConfig (same namespace) or ClusterProviderConfig holding the Alibaba Cloud
+    /// credentials. Defaults to the ProviderConfig named `default`.
+    #[serde(default)]
+    pub provider_config_ref: ProviderConfigReference,
+    /// When set, ferroplane writes `instanceId`, `publicIpAddress` and `privateIpAddress` to this
+    /// Secret in the object's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_connection_secret_to_ref: Option<LocalSecretReference>,
+    /// The desired state of the instance, with the ECS API's own parameter names.
+    pub for_provider: ECSInstanceParameters,
+}
+
+/// Parameters of the ECS instance (RunInstances and ModifyInstance* parameters).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!has(oldSelf.zoneId) || has(self.zoneId)").message("zoneId cannot be removed once set"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.vSwitchId) || has(self.vSwitchId)").message("vSwitchId cannot be removed once set"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.instanceChargeType) || has(self.instanceChargeType)").message("instanceChargeType cannot be removed once set"))]
+#[x_kube(validation = Rule::new("!has(self.spotStrategy) || self.spotStrategy == 'NoSpot' || !has(self.instanceChargeType) || self.instanceChargeType == 'PostPaid'").message("spot instances must be PostPaid"))]
+pub struct ECSInstanceParameters {
+    /// Region of the instance, e.g. `cn-beijing` or `ap-southeast-1`. Immutable.
+    #[schemars(regex(pattern = r"^[a-z]{2,4}-[a-z0-9-]+[0-9a-z]$"), length(min = 4, max = 64))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("regionId is immutable; create a new ECSInstance in the other region"))]
+    pub region_id: String,
+
+    /// Zone of the instance, e.g. `cn-beijing-h`. ECS picks one when unset (then it is filled in
+    /// from the cloud). Immutable once set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[a-z]{2,4}-[a-z0-9-]+[0-9a-z]$"), length(min = 4, max = 64))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("zoneId is immutable"))]
+    pub zone_id: Option<String>,
+
+    /// Image to boot from, e.g. `centos_7_8_x64_20G_alibase_20200519.vhd` or `m-...`. Immutable;
+    /// to change the operating system, create a new instance.
+    #[schemars(length(min = 1, max = 256))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("imageId is immutable; create a new ECSInstance to change the image"))]
+    pub image_id: String,
+
+    /// Instance type, e.g. `ecs.g6.large`. Changing it needs a stop and start of the instance,
+    /// which ferroplane only does when `allowRestart` is true.
+    #[schemars(regex(pattern = r"^ecs\.[a-z0-9][a-z0-9.-]*$"), length(min = 5, max = 64))]
+    pub instance_type: String,
+
+    /// Display name, 2 to 128 characters; must not start with `http://` or `https://`.
+    /// Defaults to ECS's own naming when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 2, max = 128))]
+    #[x_kube(validation = Rule::new("!self.startsWith('http://') && !self.startsWith('https://')").message("instanceName must not start with http:// or https://"))]
+    pub instance_name: Option<String>,
+
+    /// Description, 2 to 256 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 2, max = 256))]
+    pub description: Option<String>,
+
+    /// Host name of the guest OS, 2 to 64 characters. Takes effect after a restart, which
+    /// ferroplane only does when `allowRestart` is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 2, max = 64), regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9]$"))]
+    pub host_name: Option<String>,
+
+    /// VSwitch (VPC subnet) to attach the instance to, `vsw-...`. Immutable once set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^vsw-[a-z0-9]+$"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("vSwitchId is immutable"))]
+    pub v_switch_id: Option<String>,
+
+    /// Security groups, `sg-...`, at most 16. Changed in place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 16), inner(regex(pattern = r"^sg-[a-z0-9]+$")))]
+    pub security_group_ids: Option<Vec<String>>,
+
+    /// Outbound public bandwidth in Mbit/s, 0 to 100. Greater than 0 gives the instance a public
+    /// IP address. Changed in place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100))]
+    pub internet_max_bandwidth_out: Option<i32>,
+
+    /// How public traffic is billed: `PayByTraffic` or `PayByBandwidth`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internet_charge_type: Option<InternetChargeType>,
+
+    /// How the instance is billed: `PostPaid` (pay-as-you-go, the default) or `PrePaid`
+    /// (subscription). Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("instanceChargeType is immutable"))]
+    pub instance_charge_type: Option<InstanceChargeType>,
+
+    /// Spot (preemptible) strategy for pay-as-you-go instances.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_strategy: Option<SpotStrategy>,
+
+    /// System disk. Its category is immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_disk: Option<SystemDisk>,
+
+    /// Data disks created with the instance, at most 16. Immutable after creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 16))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("dataDisks are immutable after creation"))]
+    pub data_disks: Option<Vec<DataDisk>>,
+
+    /// Name of an SSH key pair registered in the region (Linux images).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 2, max = 128))]
+    pub key_pair_name: Option<String>,
+
+    /// Secret key in this namespace holding the instance's login password (8 to 30 characters,
+    /// three of: upper case, lower case, digits, special characters). A change takes effect after
+    /// a restart, which ferroplane only does when `allowRestart` is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_secret_ref: Option<LocalSecretKeySelector>,
+
+    /// cloud-init user data as plain text; ferroplane Base64-encodes it. At most 24 KiB (32 KiB
+    /// once encoded, the ECS limit). A change needs a restart (`allowRestart`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 24576))]
+    pub user_data: Option<String>,
+
+    /// Tags on the instance, at most 19 (ferroplane adds `ferroplane.io/uid`). Keys may not
+    /// start with `aliyun` or `acs:`. Changed in place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("maxProperties" = 19))]
+    #[x_kube(validation = Rule::new("self.all(k, !k.startsWith('aliyun') && !k.startsWith('acs:') && k != 'ferroplane.io/uid' && size(k) <= 128)").message("tag keys must be at most 128 characters and must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'"))]
+    pub tags: Option<BTreeMap<String, String>>,
+
+    /// When true, the instance cannot be released, not even by ferroplane: set it to false
+    /// before deleting the object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_protection: Option<bool>,
+
+    /// Power state: `Running` (default) or `Stopped`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub desired_status: Option<DesiredStatus>,
+
+    /// Allow ferroplane to stop and start the instance to apply changes that need it (instance
+    /// type, host name, password, user data). Without it such changes are reported in the
+    /// Synced condition and wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_restart: Option<bool>,
+}
+
+/// How public traffic is billed.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum InternetChargeType {
+    PayByTraffic,
+    PayByBandwidth,
+}
+
+/// How the instance is billed.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum InstanceChargeType {
+    PostPaid,
+    PrePaid,
+}
+
+/// Spot (preemptible) strategy.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum SpotStrategy {
+    NoSpot,
+    SpotWithPriceLimit,
+    SpotAsPriceGo,
+}
+
+/// Power state of the instance.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum DesiredStatus {
+    Running,
+    Stopped,
+}
+
+/// Category of a cloud disk.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DiskCategory {
+    Cloud,
+    CloudEfficiency,
+    CloudSsd,
+    CloudEssd,
+    CloudEssdEntry,
+    CloudAuto,
+}
+
+/// The system disk.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemDisk {
+    /// Disk category, e.g. `cloud_essd`. Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("systemDisk.category is immutable"))]
+    pub category: Option<DiskCategory>,
+    /// Size in GiB, 20 to 2048, and at least the image size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 20, max = 2048))]
+    pub size: Option<i32>,
+}
+
+/// A data disk created with the instance.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DataDisk {
+    /// Disk category, e.g. `cloud_essd`.
+    pub category: DiskCategory,
+    /// Size in GiB, 20 to 32768.
+    #[schemars(range(min = 20, max = 32768))]
+    pub size: i32,
+    /// Release the disk together with the instance (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_with_instance: Option<bool>,
+}
+
+/// What ferroplane observed of the instance in the cloud.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ECSInstanceObservation {
+    /// The instance ID, `i-...` (also in the `ferroplane.io/external-name` annotation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    /// ECS status: Pending, Starting, Running, Stopping or Stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// Public IP address, when `internetMaxBandwidthOut` is greater than 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_ip_address: Option<String>,
+    /// Private (VPC) IP address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_ip_address: Option<String>,
+    /// Zone the instance runs in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_id: Option<String>,
+    /// Instance type currently in effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<String>,
+    /// When ECS created the instance (minute precision, as ECS reports it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub creation_time: Option<String>,
+    /// Number of vCPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<i32>,
+    /// Memory in MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<i64>,
+    /// Operating system name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_name: Option<String>,
+}
+
+/// Observed state of an ECSInstance.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ECSInstanceStatus {
+    /// What was observed in the cloud.
+    #[serde(default)]
+    pub at_provider: ECSInstanceObservation,
+    /// `Ready` and `Synced`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Vec<Condition>,
+    /// The `metadata.generation` last reconciled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+crate::impl_managed!(ECSInstance, provider_config);

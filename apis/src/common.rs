@@ -1,0 +1,188 @@
+//! Spec and status fields shared by every managed kind, so users learn them once.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What happens to the external resource when the Kubernetes object is deleted.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum DeletionPolicy {
+    /// Delete the external resource together with the object.
+    #[default]
+    Delete,
+    /// Leave the external resource in place; only the Kubernetes object goes.
+    Orphan,
+}
+
+/// One action ferroplane may take on the external resource. `*` stands for all of them.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
+pub enum ManagementAction {
+    /// Every action below.
+    #[serde(rename = "*")]
+    All,
+    /// Read the external resource and report it in status.
+    Observe,
+    /// Create the external resource when it does not exist.
+    Create,
+    /// Change the external resource to match the spec.
+    Update,
+    /// Delete the external resource when the object is deleted with `deletionPolicy: Delete`.
+    Delete,
+    /// Fill unset spec fields with the values observed on the external resource.
+    LateInitialize,
+}
+
+/// The default management policies: ferroplane does everything.
+pub fn default_management_policies() -> Vec<ManagementAction> {
+    vec![ManagementAction::All]
+}
+
+/// Kind of configuration a managed resource takes its credentials from.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+pub enum ProviderConfigKind {
+    /// A ProviderConfig in the managed resource's own namespace.
+    #[default]
+    ProviderConfig,
+    /// A cluster-scoped ClusterProviderConfig set up by an administrator.
+    ClusterProviderConfig,
+}
+
+/// Reference to the ProviderConfig or ClusterProviderConfig whose credentials are used.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderConfigReference {
+    /// `ProviderConfig` (same namespace, the default) or `ClusterProviderConfig`.
+    #[serde(default)]
+    pub kind: ProviderConfigKind,
+    /// Name of the ProviderConfig or ClusterProviderConfig.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+}
+
+impl Default for ProviderConfigReference {
+    fn default() -> Self {
+        Self { kind: ProviderConfigKind::ProviderConfig, name: "default".to_owned() }
+    }
+}
+
+/// A Secret in the same namespace as the object that refers to it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalSecretReference {
+    /// Name of the Secret. ferroplane creates it and owns it (it is deleted with the object).
+    #[schemars(length(min = 1, max = 253), regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"))]
+    pub name: String,
+}
+
+/// One key of a Secret in the same namespace as the object that refers to it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalSecretKeySelector {
+    /// Name of the Secret.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    /// Key in the Secret's data whose value is used.
+    #[schemars(length(min = 1, max = 253))]
+    pub key: String,
+}
+
+/// Status of a condition, as in every Kubernetes API.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum ConditionStatus {
+    True,
+    False,
+    Unknown,
+}
+
+/// An observation of one aspect of the object's state (`Ready`, `Synced`, ...).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    /// Condition type: `Ready` (is the external resource usable?) or `Synced` (did the last
+    /// reconcile succeed?), plus kind-specific ones.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: ConditionStatus,
+    /// One CamelCase word for machines, e.g. `Available`, `Creating`, `ReconcileError`.
+    pub reason: String,
+    /// What happened and, on failure, what to do about it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// When the status last changed (not when the condition was last written).
+    pub last_transition_time: Time,
+    /// The `metadata.generation` this condition was computed for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// Condition types, reasons and object annotations shared by every managed kind.
+pub mod names {
+    /// Finalizer that keeps an object until its external resource is gone (or orphaned).
+    pub const FINALIZER: &str = "ferroplane.io/managed-resource";
+    /// The external resource's identifier (the ECS instance ID, for example). Set it to import.
+    pub const EXTERNAL_NAME: &str = "ferroplane.io/external-name";
+    /// `"true"` stops all reconciliation of the object until it is removed.
+    pub const PAUSED: &str = "ferroplane.io/paused";
+    /// Per-object poll interval, e.g. `30s` or `5m`.
+    pub const POLL_INTERVAL: &str = "ferroplane.io/poll-interval";
+
+    pub const READY: &str = "Ready";
+    pub const SYNCED: &str = "Synced";
+
+    pub const REASON_AVAILABLE: &str = "Available";
+    pub const REASON_UNAVAILABLE: &str = "Unavailable";
+    pub const REASON_CREATING: &str = "Creating";
+    pub const REASON_DELETING: &str = "Deleting";
+    pub const REASON_RECONCILE_SUCCESS: &str = "ReconcileSuccess";
+    pub const REASON_RECONCILE_ERROR: &str = "ReconcileError";
+    pub const REASON_RECONCILE_PAUSED: &str = "ReconcilePaused";
+}
+
+/// Read access to the fields every managed kind shares; the framework in `ferroplane-runtime`
+/// works on any type that implements it.
+pub trait Managed {
+    fn deletion_policy(&self) -> DeletionPolicy;
+    fn management_policies(&self) -> &[ManagementAction];
+    /// `None` for in-cluster kinds, which need no credentials.
+    fn provider_config_ref(&self) -> Option<&ProviderConfigReference>;
+    fn write_connection_secret_to_ref(&self) -> Option<&LocalSecretReference>;
+    fn conditions(&self) -> &[Condition];
+    fn observed_generation(&self) -> Option<i64>;
+}
+
+/// Implements [`Managed`] for a kind whose spec and status carry the shared fields under their
+/// usual names. `provider_config` selects whether the kind has a `providerConfigRef`.
+#[macro_export]
+macro_rules! impl_managed {
+    ($kind:ty, provider_config) => {
+        $crate::impl_managed!(@common $kind, fn provider_config_ref(&self) -> Option<&$crate::common::ProviderConfigReference> {
+            Some(&self.spec.provider_config_ref)
+        });
+    };
+    ($kind:ty, in_cluster) => {
+        $crate::impl_managed!(@common $kind, fn provider_config_ref(&self) -> Option<&$crate::common::ProviderConfigReference> {
+            None
+        });
+    };
+    (@common $kind:ty, $pcr:item) => {
+        impl $crate::common::Managed for $kind {
+            fn deletion_policy(&self) -> $crate::common::DeletionPolicy {
+                self.spec.deletion_policy
+            }
+            fn management_policies(&self) -> &[$crate::common::ManagementAction] {
+                &self.spec.management_policies
+            }
+            $pcr
+            fn write_connection_secret_to_ref(&self) -> Option<&$crate::common::LocalSecretReference> {
+                self.spec.write_connection_secret_to_ref.as_ref()
+            }
+            fn conditions(&self) -> &[$crate::common::Condition] {
+                self.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default()
+            }
+            fn observed_generation(&self) -> Option<i64> {
+                self.status.as_ref().and_then(|s| s.observed_generation)
+            }
+        }
+    };
+}
