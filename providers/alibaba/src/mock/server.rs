@@ -1,0 +1,163 @@
+//! The HTTP layer: the ECS/STS endpoint at `/` and the inspection endpoints under `/_mock/`.
+//!
+//! - `GET /_mock/stats` → [`super::MockStats`] as JSON.
+//! - `GET /_mock/instances` → array of [`super::InstanceSummary`].
+//! - `GET /_mock/faults` → the current [`super::Faults`]; `POST /_mock/faults` with a partial JSON
+//!   body (`{"throttleRate":0.1,"errorRate":0,"latencyMs":50,"retryAfterMs":1000}`) changes them.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use serde_json::{Value, json};
+
+use super::config::FaultsPatch;
+use super::state::{ApiRequest, Shared};
+use super::write;
+
+/// The mock's routes.
+pub fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/_mock/stats", get(stats))
+        .route("/_mock/instances", get(instances))
+        .route("/_mock/faults", get(faults).post(set_faults))
+        .route("/", any(api))
+        .fallback(not_found)
+        .with_state(shared)
+}
+
+fn json_response(status: StatusCode, body: &Value, request_id: Option<&str>) -> Response {
+    let mut response = (status, body.to_string()).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json;charset=utf-8"),
+    );
+    if let Some(id) = request_id.and_then(|id| HeaderValue::from_str(id).ok()) {
+        headers.insert("x-acs-request-id", id);
+    }
+    response
+}
+
+fn new_request_id() -> String {
+    uuid::Uuid::new_v4().to_string().to_ascii_uppercase()
+}
+
+async fn api(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let settings = shared.settings();
+    if !settings.faults.latency.is_zero() {
+        tokio::time::sleep(settings.faults.latency).await;
+    }
+    let request_id = new_request_id();
+    let request = ApiRequest {
+        method: method.as_str(),
+        path: uri.path(),
+        query: uri.query().unwrap_or_default(),
+        headers: &headers,
+        body: &body,
+        request_id: &request_id,
+    };
+    match shared.handle(&request) {
+        Ok(value) => json_response(StatusCode::OK, &value, Some(&request_id)),
+        Err(error) => {
+            let host = headers
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or("ecs.aliyuncs.com");
+            let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST);
+            let mut response =
+                json_response(status, &error.body(&request_id, host), Some(&request_id));
+            if error.code == "Throttling.User" {
+                if let Some(ms) = settings.faults.retry_after_ms {
+                    response
+                        .headers_mut()
+                        .insert("x-acs-retry-after", HeaderValue::from(ms));
+                }
+            }
+            response
+        }
+    }
+}
+
+async fn not_found(uri: Uri) -> Response {
+    let request_id = new_request_id();
+    let body = json!({
+        "RequestId": request_id,
+        "HostId": "ecs.aliyuncs.com",
+        "Code": "InvalidAction.NotFound",
+        "Message": format!("No API is served at path {}; ECS is served at /.", super::error::truncate(uri.path(), 128)),
+        "Recommend": "",
+    });
+    json_response(StatusCode::NOT_FOUND, &body, Some(&request_id))
+}
+
+async fn stats(State(shared): State<Arc<Shared>>) -> Response {
+    match serde_json::to_value(shared.stats()) {
+        Ok(v) => json_response(StatusCode::OK, &v, None),
+        Err(e) => json_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &json!({"error": e.to_string()}),
+            None,
+        ),
+    }
+}
+
+async fn instances(State(shared): State<Arc<Shared>>) -> Response {
+    match serde_json::to_value(shared.instances()) {
+        Ok(v) => json_response(StatusCode::OK, &v, None),
+        Err(e) => json_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &json!({"error": e.to_string()}),
+            None,
+        ),
+    }
+}
+
+async fn faults(State(shared): State<Arc<Shared>>) -> Response {
+    match serde_json::to_value(shared.settings().faults) {
+        Ok(v) => json_response(StatusCode::OK, &v, None),
+        Err(e) => json_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &json!({"error": e.to_string()}),
+            None,
+        ),
+    }
+}
+
+async fn set_faults(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let patch: FaultsPatch = match serde_json::from_slice(&body) {
+        Ok(p) => p,
+        Err(e) => {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                &json!({"error": format!("invalid faults JSON: {e}; fields: throttleRate, errorRate, latencyMs, retryAfterMs")}),
+                None,
+            );
+        }
+    };
+    let outcome = {
+        let mut settings = write(&shared.settings);
+        settings
+            .faults
+            .patched(&patch)
+            .map(|next| settings.faults = next)
+    };
+    match outcome {
+        Ok(()) => faults(State(shared)).await,
+        Err(e) => json_response(
+            StatusCode::BAD_REQUEST,
+            &json!({"error": e.to_string()}),
+            None,
+        ),
+    }
+}

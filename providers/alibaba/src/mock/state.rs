@@ -1,0 +1,239 @@
+//! The mock's shared state and the protocol pipeline of one API request:
+//! parse → identify action and version → count → inject faults → authenticate → dispatch.
+//! Everything here is synchronous; the HTTP layer adds latency and writes the response.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, RwLock};
+use std::time::Duration;
+
+use axum::http::HeaderMap;
+use jiff::Timestamp;
+use rand::Rng as _;
+use serde_json::Value;
+
+use super::auth::{self, Caller, KeyStore, NonceCache, SignedRequest};
+use super::config::{Faults, MockConfig};
+use super::error::ApiError;
+use super::instance::InstanceSummary;
+use super::params::{Params, decode_form};
+use super::stats::{Counters, MockStats};
+use super::store::Store;
+use super::{ecs, lock, read, sts, write};
+
+/// Settings that may change at run time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    pub transition_delay: Duration,
+    pub faults: Faults,
+    pub instance_quota: Option<usize>,
+}
+
+/// Everything the server and the library handle share.
+pub struct Shared {
+    pub settings: RwLock<Settings>,
+    pub keys: RwLock<KeyStore>,
+    pub nonces: Mutex<NonceCache>,
+    pub store: Mutex<Store>,
+    pub counters: Mutex<Counters>,
+}
+
+/// One HTTP request as the pipeline sees it.
+pub struct ApiRequest<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    pub query: &'a str,
+    pub headers: &'a HeaderMap,
+    pub body: &'a [u8],
+    pub request_id: &'a str,
+}
+
+fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty())
+}
+
+/// The `&'static` label an action is counted under.
+fn action_label(action: &str) -> &'static str {
+    ecs::ACTIONS
+        .iter()
+        .chain(sts::ACTIONS)
+        .find(|a| **a == action)
+        .copied()
+        .unwrap_or("Unknown")
+}
+
+impl Shared {
+    /// State for a fresh mock.
+    pub fn new(config: &MockConfig) -> Self {
+        let mut keys = KeyStore::default();
+        for key in &config.access_keys {
+            keys.add(key.clone());
+        }
+        Self {
+            settings: RwLock::new(Settings {
+                transition_delay: config.transition_delay,
+                faults: config.faults,
+                instance_quota: config.instance_quota,
+            }),
+            keys: RwLock::new(keys),
+            nonces: Mutex::new(NonceCache::new(config.nonce_window, config.nonce_capacity)),
+            store: Mutex::new(Store::default()),
+            counters: Mutex::new(Counters::default()),
+        }
+    }
+
+    /// Current settings.
+    pub fn settings(&self) -> Settings {
+        *read(&self.settings)
+    }
+
+    /// Counters plus instance figures.
+    pub fn stats(&self) -> MockStats {
+        let mut stats = lock(&self.counters).snapshot();
+        let store = lock(&self.store);
+        stats.instances_created = store.created_total();
+        stats.instances_live = store.live() as u64;
+        stats
+    }
+
+    /// Every live instance, oldest first.
+    pub fn instances(&self) -> Vec<InstanceSummary> {
+        let now = Timestamp::now();
+        lock(&self.store)
+            .all()
+            .into_iter()
+            .map(|i| i.summary(now))
+            .collect()
+    }
+
+    /// Answers one API request; errors are counted by code.
+    pub fn handle(&self, request: &ApiRequest<'_>) -> Result<Value, ApiError> {
+        let result = self.handle_inner(request);
+        if let Err(error) = &result {
+            lock(&self.counters).error(&error.code);
+        }
+        result
+    }
+
+    fn handle_inner(&self, request: &ApiRequest<'_>) -> Result<Value, ApiError> {
+        let now = Timestamp::now();
+        if request.method != "GET" && request.method != "POST" {
+            return Err(ApiError::new(
+                405,
+                "UnsupportedHTTPMethod",
+                "Only GET and POST are supported.",
+            ));
+        }
+        let query = decode_form(request.query.as_bytes());
+        let is_form = header(request.headers, "content-type").is_some_and(|ct| {
+            ct.to_ascii_lowercase()
+                .starts_with("application/x-www-form-urlencoded")
+        });
+        let body = if is_form {
+            decode_form(request.body)
+        } else {
+            BTreeMap::new()
+        };
+        let params = Params::merge(&query, &body);
+        let signed = SignedRequest {
+            method: request.method,
+            path: request.path,
+            query: &query,
+            params: &params,
+            headers: request.headers,
+            body: request.body,
+        };
+        let v3 = signed.is_v3();
+        let from = |header_name: &str, param: &str| -> Result<String, ApiError> {
+            let value = if v3 {
+                header(request.headers, header_name)
+            } else {
+                params.get(param)
+            };
+            let value = value
+                .or_else(|| params.get(param))
+                .or_else(|| header(request.headers, header_name));
+            value
+                .map(str::to_owned)
+                .ok_or_else(|| ApiError::missing(param))
+        };
+        let action = from("x-acs-action", "Action")?;
+        let label = action_label(&action);
+        lock(&self.counters).call(label);
+        let version = from("x-acs-version", "Version")?;
+        let is_sts = match version.as_str() {
+            ecs::VERSION => false,
+            sts::VERSION => true,
+            _ => {
+                return Err(ApiError::bad_request(
+                    "InvalidVersion",
+                    format!(
+                        "Specified parameter Version is not valid: this endpoint serves ECS {} and STS {}.",
+                        ecs::VERSION,
+                        sts::VERSION
+                    ),
+                ));
+            }
+        };
+        let served = if is_sts { sts::ACTIONS } else { ecs::ACTIONS };
+        if !served.contains(&label) {
+            return Err(ecs::action_not_found());
+        }
+        self.inject_faults()?;
+        let caller = if is_sts && label == sts::ANONYMOUS_ACTION {
+            None
+        } else {
+            let keys = read(&self.keys);
+            Some(auth::authenticate(&keys, &self.nonces, &signed, now)?)
+        };
+        match (is_sts, caller) {
+            (true, None) => sts::assume_role_with_oidc(&mut write(&self.keys), &params, now),
+            (true, Some(caller)) => sts::assume_role(&mut write(&self.keys), &caller, &params, now),
+            (false, Some(caller)) => self.ecs(&caller, label, &params, request.request_id, now),
+            (false, None) => Err(ecs::action_not_found()),
+        }
+        .map(|mut value| {
+            if let Some(map) = value.as_object_mut() {
+                map.entry("RequestId")
+                    .or_insert_with(|| Value::from(request.request_id));
+            }
+            value
+        })
+    }
+
+    fn inject_faults(&self) -> Result<(), ApiError> {
+        let faults = self.settings().faults;
+        if faults.throttle_rate <= 0.0 && faults.error_rate <= 0.0 {
+            return Ok(());
+        }
+        let mut rng = rand::rng();
+        if rng.random_bool(faults.throttle_rate.clamp(0.0, 1.0)) {
+            return Err(ApiError::throttled());
+        }
+        if rng.random_bool(faults.error_rate.clamp(0.0, 1.0)) {
+            return Err(ApiError::service_unavailable());
+        }
+        Ok(())
+    }
+
+    fn ecs(
+        &self,
+        caller: &Caller,
+        action: &str,
+        params: &Params,
+        request_id: &str,
+        now: Timestamp,
+    ) -> Result<Value, ApiError> {
+        let settings = self.settings();
+        let ctx = ecs::Context {
+            caller,
+            request_id,
+            now,
+            delay: settings.transition_delay,
+            quota: settings.instance_quota,
+        };
+        ecs::dispatch(&mut lock(&self.store), &ctx, action, params)
+    }
+}
