@@ -1,0 +1,459 @@
+//! `x-kubernetes-validations`: CEL rules compiled once per CRD version and evaluated at their
+//! schema node with `self` (and `oldSelf` for transition rules), as kube-apiserver does.
+//!
+//! Semantics kept from Kubernetes:
+//! - a rule at a node whose value is `null` or absent does not run;
+//! - a transition rule (one that mentions `oldSelf`) runs only on update and only where the old
+//!   object has a value at the same place: object properties and `additionalProperties` are
+//!   matched by name, items of `x-kubernetes-list-type: map` lists by their keys, other list
+//!   items never;
+//! - property names that are not CEL identifiers are escaped (`x-y` is `self.x__dash__y`);
+//! - a failure is `<path>: Invalid value: "<schema type>": <message>`, the path extended by the
+//!   rule's `fieldPath`, the kind taken from its `reason`.
+//!
+//! The evaluator is the `cel` crate (built without chrono), with its strings and lists extensions.
+
+use super::error::{FieldError, FieldErrorKind, SchemaError};
+use super::listtype::map_key;
+use super::node::{JsonType, ListType, Node};
+use super::{child, index, json_equal, key};
+use cel::objects::Key;
+use cel::{Context, Env, ExecutionError, Program, extensions};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+/// The CEL environment shared by every rule: the standard library plus the Kubernetes-style
+/// string and list extensions.
+fn env() -> &'static Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Env::stdlib();
+        // Registering the crate's own extensions into a fresh stdlib cannot conflict; if a
+        // future version ever made it fail, the rules would still run without them.
+        let _ = env.add_extension(extensions::strings);
+        let _ = env.add_extension(extensions::lists);
+        Arc::new(env)
+    })
+}
+
+/// One compiled `x-kubernetes-validations` entry.
+pub(crate) struct Rule {
+    source: String,
+    program: Program,
+    message: Option<String>,
+    message_expression: Option<Program>,
+    /// `fieldPath` without its leading dot, appended to the node's path on failure.
+    field_path: Option<String>,
+    kind: FieldErrorKind,
+    transition: bool,
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rule")
+            .field("rule", &self.source)
+            .field("transition", &self.transition)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Rule {
+    pub(crate) fn compile(value: &Value, path: &str) -> Result<Self, SchemaError> {
+        let invalid = |field: &str, message: &str| SchemaError::InvalidSchema {
+            path: format!("{path}.{field}"),
+            message: message.to_owned(),
+        };
+        let text = |field: &str| -> Result<Option<String>, SchemaError> {
+            match value.get(field) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(invalid(field, "must be a string")),
+            }
+        };
+        let source = text("rule")?
+            .filter(|s| !s.trim().is_empty())
+            .ok_or_else(|| invalid("rule", "Required value"))?;
+        let program = env()
+            .compile(&source)
+            .map_err(|e| SchemaError::InvalidRule {
+                path: format!("{path}.rule"),
+                rule: source.clone(),
+                message: e.to_string(),
+            })?;
+        let message_expression = match text("messageExpression")? {
+            Some(expr) => Some(env().compile(&expr).map_err(|e| SchemaError::InvalidRule {
+                path: format!("{path}.messageExpression"),
+                rule: expr.clone(),
+                message: e.to_string(),
+            })?),
+            None => None,
+        };
+        let kind = match text("reason")? {
+            None => FieldErrorKind::Invalid,
+            Some(r) => FieldErrorKind::from_rule_reason(&r).ok_or_else(|| {
+                invalid(
+                    "reason",
+                    &format!(
+                        "unsupported value {r:?}: supported values: \"FieldValueInvalid\", \"FieldValueForbidden\", \"FieldValueRequired\", \"FieldValueDuplicate\""
+                    ),
+                )
+            })?,
+        };
+        let field_path = match text("fieldPath")? {
+            None => None,
+            Some(p) => Some(normalize_field_path(&p).ok_or_else(|| {
+                invalid(
+                    "fieldPath",
+                    &format!("{p:?} is not a valid path: use .name or ['name'] segments"),
+                )
+            })?),
+        };
+        let transition = program.references().has_variable("oldSelf");
+        Ok(Rule {
+            message: text("message")?.filter(|m| !m.trim().is_empty()),
+            source,
+            program,
+            message_expression,
+            field_path,
+            kind,
+            transition,
+        })
+    }
+}
+
+/// `.spec.x['y.z']` → `spec.x.y.z`; `None` when the syntax is not a field path.
+fn normalize_field_path(p: &str) -> Option<String> {
+    let mut segments = Vec::new();
+    let mut rest = p.trim();
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("['") {
+            let end = r.find("']")?;
+            segments.push(r[..end].to_owned());
+            rest = &r[end + 2..];
+        } else if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            if end == 0 {
+                return None;
+            }
+            segments.push(r[..end].to_owned());
+            rest = &r[end..];
+        } else {
+            return None;
+        }
+    }
+    if segments.is_empty() {
+        None
+    } else {
+        Some(segments.join("."))
+    }
+}
+
+/// Evaluates every rule in the tree under `node`. `root` hides `metadata` except its name and
+/// generateName, as the apiserver does.
+pub(crate) fn validate(
+    node: &Node,
+    value: &Value,
+    old: Option<&Value>,
+    path: &str,
+    root: bool,
+    errs: &mut Vec<FieldError>,
+) {
+    if value.is_null() {
+        return;
+    }
+    let old = old.filter(|o| !o.is_null());
+    if !node.rules.is_empty() {
+        let this = to_cel(Some(node), value, root);
+        let previous = old.map(|o| to_cel(Some(node), o, root));
+        for rule in &node.rules {
+            if rule.transition && previous.is_none() {
+                continue;
+            }
+            if let Some(e) = evaluate(rule, node, &this, previous.as_ref(), path) {
+                errs.push(e);
+            }
+        }
+    }
+    match value {
+        Value::Object(map) => {
+            for (name, v) in map {
+                if root && name == "metadata" {
+                    continue;
+                }
+                let old_v = old.and_then(|o| o.get(name));
+                if let Some(prop) = node.properties.get(name) {
+                    validate(prop, v, old_v, &child(path, name), false, errs);
+                } else if let Some(schema) = node.additional_schema() {
+                    validate(schema, v, old_v, &key(path, name), false, errs);
+                }
+            }
+        }
+        Value::Array(items) => {
+            let Some(schema) = &node.items else {
+                return;
+            };
+            let old_items = old.and_then(Value::as_array);
+            for (i, item) in items.iter().enumerate() {
+                let old_item = match (node.list_type, old_items, item.as_object()) {
+                    (ListType::Map, Some(olds), Some(obj)) => {
+                        let id = map_key(&node.list_map_keys, obj);
+                        olds.iter().find(|o| {
+                            o.as_object().is_some_and(|oo| {
+                                json_equal(&map_key(&node.list_map_keys, oo), &id)
+                            })
+                        })
+                    }
+                    _ => None,
+                };
+                validate(schema, item, old_item, &index(path, i), false, errs);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn evaluate(
+    rule: &Rule,
+    node: &Node,
+    this: &cel::Value,
+    old: Option<&cel::Value>,
+    path: &str,
+) -> Option<FieldError> {
+    let mut ctx = Context::with_env(env().clone());
+    ctx.add_variable_from_value("self", this.clone());
+    if let Some(o) = old {
+        ctx.add_variable_from_value("oldSelf", o.clone());
+    }
+    let type_value = json!(node.type_name());
+    match rule.program.execute(&ctx) {
+        Ok(cel::Value::Bool(true)) => None,
+        Ok(cel::Value::Bool(false)) => {
+            let at = match &rule.field_path {
+                Some(fp) => child(path, fp),
+                None => path.to_owned(),
+            };
+            let detail = rule
+                .message_expression
+                .as_ref()
+                .and_then(|m| match m.execute(&ctx) {
+                    Ok(cel::Value::String(s)) if !s.trim().is_empty() && !s.contains('\n') => {
+                        Some(s.trim().to_owned())
+                    }
+                    _ => None,
+                })
+                .or_else(|| rule.message.as_ref().map(|m| m.trim().to_owned()))
+                .unwrap_or_else(|| format!("failed rule: {}", rule.source.trim()));
+            Some(match rule.kind {
+                FieldErrorKind::Required => FieldError::required(at, detail),
+                FieldErrorKind::Forbidden => FieldError::forbidden(at, detail),
+                FieldErrorKind::Duplicate => FieldError::duplicate(at, type_value),
+                kind => FieldError::new(at, kind, Some(type_value), detail),
+            })
+        }
+        Ok(other) => Some(FieldError::invalid(
+            path,
+            type_value,
+            format!(
+                "rule evaluated to {} instead of a bool: {}",
+                cel_type_name(&other),
+                rule.source.trim()
+            ),
+        )),
+        Err(e) => Some(FieldError::invalid(
+            path,
+            type_value,
+            runtime_error(&e, &rule.source),
+        )),
+    }
+}
+
+/// A runtime failure worded like cel-go's errors as the apiserver reports them.
+fn runtime_error(e: &ExecutionError, rule: &str) -> String {
+    let rule = rule.trim();
+    let cause = match e {
+        ExecutionError::NoSuchOverload(_)
+        | ExecutionError::UnsupportedBinaryOperator(..)
+        | ExecutionError::UnexpectedType { .. }
+        | ExecutionError::ValuesNotComparable(..) => {
+            return format!(
+                "'no such overload': call arguments did not match a supported operator, function or macro signature for rule: {rule}"
+            );
+        }
+        ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+        ExecutionError::IndexOutOfBounds(i) => format!("index out of bounds: {}", cel_text(i)),
+        ExecutionError::DivisionByZero(_) => "division by zero".to_owned(),
+        ExecutionError::RemainderByZero(_) => "modulus by zero".to_owned(),
+        ExecutionError::Overflow(..) => "integer overflow".to_owned(),
+        ExecutionError::UndeclaredReference(name) => format!("undeclared reference to '{name}'"),
+        other => other.to_string(),
+    };
+    format!("{cause} evaluating rule: {rule}")
+}
+
+fn cel_type_name(v: &cel::Value) -> &'static str {
+    match v {
+        cel::Value::List(_) => "list",
+        cel::Value::Map(_) => "map",
+        cel::Value::Int(_) => "int",
+        cel::Value::UInt(_) => "uint",
+        cel::Value::Float(_) => "double",
+        cel::Value::String(_) => "string",
+        cel::Value::Bytes(_) => "bytes",
+        cel::Value::Bool(_) => "bool",
+        cel::Value::Null => "null",
+        _ => "an unsupported type",
+    }
+}
+
+fn cel_text(v: &cel::Value) -> String {
+    match v {
+        cel::Value::Int(i) => i.to_string(),
+        cel::Value::UInt(u) => u.to_string(),
+        cel::Value::String(s) => s.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// A JSON value as CEL sees it at `node`: `number` fields are doubles even when integral, and
+/// declared property names are escaped. Undeclared keys of preserved objects keep their names.
+fn to_cel(node: Option<&Node>, v: &Value, root: bool) -> cel::Value {
+    match v {
+        Value::Null => cel::Value::Null,
+        Value::Bool(b) => cel::Value::Bool(*b),
+        Value::Number(n) => {
+            let wants_double = node.is_some_and(|n| n.ty == Some(JsonType::Number));
+            match (n.as_i64(), wants_double) {
+                (Some(i), false) => cel::Value::Int(i),
+                _ => match n.as_u64() {
+                    Some(u) if !wants_double && n.as_i64().is_none() => cel::Value::UInt(u),
+                    _ => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+                },
+            }
+        }
+        Value::String(s) => cel::Value::String(Arc::new(s.clone())),
+        Value::Array(items) => {
+            let item_node = node.and_then(|n| n.items.as_deref());
+            cel::Value::List(Arc::new(
+                items.iter().map(|i| to_cel(item_node, i, false)).collect(),
+            ))
+        }
+        Value::Object(map) => {
+            let mut out: HashMap<Key, cel::Value> = HashMap::with_capacity(map.len());
+            for (k, child_value) in map {
+                let declared = node.and_then(|n| n.properties.get(k));
+                let child_value = if root && k == "metadata" {
+                    &root_metadata(child_value)
+                } else {
+                    child_value
+                };
+                let (name, child_node) = match declared {
+                    Some(prop) => match escape(k) {
+                        Some(escaped) => (escaped, Some(prop)),
+                        None => continue,
+                    },
+                    None => (k.clone(), node.and_then(Node::additional_schema)),
+                };
+                out.insert(Key::from(name), to_cel(child_node, child_value, false));
+            }
+            cel::Value::Map(cel::objects::Map::from(out))
+        }
+    }
+}
+
+/// Rules at the root see only `metadata.name` and `metadata.generateName`.
+fn root_metadata(meta: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for k in ["name", "generateName"] {
+        if let Some(v) = meta.get(k) {
+            out.insert(k.to_owned(), v.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+const RESERVED: &[&str] = &[
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+];
+
+/// Kubernetes' escaping of property names for CEL; `None` when the name cannot be expressed.
+pub(crate) fn escape(name: &str) -> Option<String> {
+    if RESERVED.contains(&name) {
+        return Some(format!("__{name}__"));
+    }
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    if !(first.is_ascii_alphabetic() || first == '_') {
+        return None;
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/'))
+    {
+        return None;
+    }
+    Some(
+        name.replace("__", "__underscores__")
+            .replace('.', "__dot__")
+            .replace('-', "__dash__")
+            .replace('/', "__slash__"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_like_kubernetes() {
+        assert_eq!(escape("name").as_deref(), Some("name"));
+        assert_eq!(escape("x-y").as_deref(), Some("x__dash__y"));
+        assert_eq!(escape("a.b/c").as_deref(), Some("a__dot__b__slash__c"));
+        assert_eq!(escape("a__b").as_deref(), Some("a__underscores__b"));
+        assert_eq!(escape("namespace").as_deref(), Some("__namespace__"));
+        assert_eq!(escape("1abc"), None);
+        assert_eq!(escape("a b"), None);
+    }
+
+    #[test]
+    fn field_paths() {
+        assert_eq!(normalize_field_path(".spec.x").as_deref(), Some("spec.x"));
+        assert_eq!(normalize_field_path(".a['b.c']").as_deref(), Some("a.b.c"));
+        assert_eq!(normalize_field_path("a"), None);
+        assert_eq!(normalize_field_path(""), None);
+    }
+
+    #[test]
+    fn bad_rule_is_a_compile_error_naming_it() {
+        let err = Rule::compile(&json!({"rule": "self.a =="}), "openAPIV3Schema").unwrap_err();
+        match err {
+            SchemaError::InvalidRule { path, rule, .. } => {
+                assert_eq!(path, "openAPIV3Schema.rule");
+                assert_eq!(rule, "self.a ==");
+            }
+            other => panic!("unexpected error {other:?}"),
+        }
+        assert!(Rule::compile(&json!({"rule": "true", "reason": "Nope"}), "p").is_err());
+        assert!(Rule::compile(&json!({"message": "m"}), "p").is_err());
+    }
+}

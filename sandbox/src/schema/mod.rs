@@ -1,0 +1,142 @@
+//! What kube-apiserver does to a custom object before storing it, driven by the CRD version's
+//! `openAPIV3Schema`: prune unknown fields, apply defaults, validate (OpenAPI value checks,
+//! list-type uniqueness, then `x-kubernetes-validations` CEL rules), and word the failures
+//! exactly like the apiserver so kubectl users see familiar messages.
+//!
+//! Compile a [`CompiledSchema`] once per CRD version (this compiles regexes and CEL rules, and
+//! reports a bad rule or pattern by its schema path), then run every write through
+//! [`CompiledSchema::admit`], or through the three steps in the same order.
+//!
+//! ```
+//! use ferroplane_sandbox::schema::{CompiledSchema, invalid_message};
+//! use serde_json::json;
+//!
+//! let schema = CompiledSchema::compile(&json!({
+//!     "type": "object",
+//!     "properties": {"spec": {
+//!         "type": "object",
+//!         "required": ["size"],
+//!         "properties": {
+//!             "size": {"type": "integer", "maximum": 9},
+//!             "policy": {"type": "string", "default": "Delete"},
+//!             "region": {"type": "string",
+//!                 "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "region is immutable"}]}
+//!         }
+//!     }}
+//! }))?;
+//!
+//! let mut object = json!({"apiVersion": "x.io/v1", "kind": "Thing", "metadata": {"name": "t"},
+//!                         "spec": {"size": 12, "junk": true}});
+//! let errors = schema.admit(&mut object, None);
+//! assert_eq!(object["spec"]["policy"], "Delete");          // defaulted
+//! assert!(object["spec"].get("junk").is_none());            // pruned
+//! assert_eq!(
+//!     invalid_message("Thing", "x.io", "t", &errors),
+//!     "Thing.x.io \"t\" is invalid: spec.size: Invalid value: 12: spec.size in body should be less than or equal to 9"
+//! );
+//! # Ok::<(), ferroplane_sandbox::schema::SchemaError>(())
+//! ```
+
+mod cel;
+mod defaults;
+mod error;
+mod format;
+mod gofmt;
+mod listtype;
+mod node;
+mod prune;
+mod validate;
+
+pub use error::{FieldError, FieldErrorKind, SchemaError, invalid_message, status_causes};
+
+use node::Node;
+use serde_json::Value;
+
+/// A CRD version's `openAPIV3Schema`, compiled once and shared by every request
+/// (`Send + Sync`, so it can live in the server's registry behind an `Arc`).
+#[derive(Debug)]
+pub struct CompiledSchema {
+    root: Node,
+}
+
+impl CompiledSchema {
+    /// Compiles `open_api_v3_schema` (the value of `spec.versions[].schema.openAPIV3Schema`).
+    /// Fails on malformed keywords, invalid `pattern` regexes and CEL rules that do not parse,
+    /// naming the schema path of the culprit.
+    pub fn compile(open_api_v3_schema: &Value) -> Result<Self, SchemaError> {
+        Ok(Self {
+            root: Node::compile(open_api_v3_schema, "openAPIV3Schema")?,
+        })
+    }
+
+    /// Prunes, defaults and validates `object` in the apiserver's order; `old` is the stored
+    /// object on update. Returns the field errors (empty when the object may be stored).
+    pub fn admit(&self, object: &mut Value, old: Option<&Value>) -> Vec<FieldError> {
+        self.prune(object);
+        self.apply_defaults(object);
+        self.validate(object, old)
+    }
+
+    /// Fills in `default` values, recursively, where a field is missing or is a `null` that
+    /// its schema does not allow.
+    pub fn apply_defaults(&self, object: &mut Value) {
+        defaults::apply(&self.root, object);
+    }
+
+    /// Drops fields the schema does not declare (unless `x-kubernetes-preserve-unknown-fields`)
+    /// and non-nullable `null`s without a default. `apiVersion`, `kind` and `metadata` at the root
+    /// are never touched.
+    pub fn prune(&self, object: &mut Value) {
+        prune::prune(&self.root, object, true);
+    }
+
+    /// Validates `object` (after pruning and defaulting), `old` being the stored object on
+    /// update, for transition rules. Root `metadata` is left to the server.
+    pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut errors = validate::validate(&self.root, object, "", true);
+        listtype::validate(&self.root, object, "", true, &mut errors);
+        cel::validate(&self.root, object, old, "", true, &mut errors);
+        errors
+    }
+}
+
+/// `parent.name`, or `name` at the root.
+pub(crate) fn child(parent: &str, name: &str) -> String {
+    if parent.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{parent}.{name}")
+    }
+}
+
+/// `parent[i]`.
+pub(crate) fn index(parent: &str, i: usize) -> String {
+    format!("{parent}[{i}]")
+}
+
+/// `parent[key]`, the `field.Path` form for map entries.
+pub(crate) fn key(parent: &str, key: &str) -> String {
+    format!("{parent}[{key}]")
+}
+
+/// JSON equality where `1` and `1.0` are the same number, as after Go's JSON decoding.
+pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(i), Some(j)) => i == j,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests;

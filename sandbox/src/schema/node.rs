@@ -1,0 +1,381 @@
+//! The compiled form of one `openAPIV3Schema` node: keywords parsed once, patterns and CEL
+//! rules compiled once, so that every request only walks the tree.
+
+use super::cel::Rule;
+use super::error::SchemaError;
+use regex::Regex;
+use serde_json::{Map, Number, Value};
+use std::collections::BTreeMap;
+
+/// The JSON types a structural schema can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JsonType {
+    Object,
+    Array,
+    String,
+    Integer,
+    Number,
+    Boolean,
+}
+
+impl JsonType {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "object" => Self::Object,
+            "array" => Self::Array,
+            "string" => Self::String,
+            "integer" => Self::Integer,
+            "number" => Self::Number,
+            "boolean" => Self::Boolean,
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Object => "object",
+            Self::Array => "array",
+            Self::String => "string",
+            Self::Integer => "integer",
+            Self::Number => "number",
+            Self::Boolean => "boolean",
+        }
+    }
+
+    /// The swagger type name of a JSON value, as go-openapi reports it in type errors.
+    pub(crate) fn of(value: &Value) -> Option<Self> {
+        Some(match value {
+            Value::Null => return None,
+            Value::Bool(_) => Self::Boolean,
+            Value::Number(n) if n.is_f64() => Self::Number,
+            Value::Number(_) => Self::Integer,
+            Value::String(_) => Self::String,
+            Value::Array(_) => Self::Array,
+            Value::Object(_) => Self::Object,
+        })
+    }
+
+    /// Whether `value` (non-null) is acceptable for this type. A float with no fractional part
+    /// is an integer, as JSON does not distinguish `1` from `1.0`.
+    pub(crate) fn accepts(self, value: &Value) -> bool {
+        match (self, value) {
+            (Self::Object, Value::Object(_)) => true,
+            (Self::Array, Value::Array(_)) => true,
+            (Self::String, Value::String(_)) => true,
+            (Self::Boolean, Value::Bool(_)) => true,
+            (Self::Number, Value::Number(_)) => true,
+            (Self::Integer, Value::Number(n)) => {
+                !n.is_f64()
+                    || n.as_f64()
+                        .is_some_and(|f| f.fract() == 0.0 && f.is_finite())
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `additionalProperties`: absent, a boolean, or a schema for every undeclared key.
+#[derive(Debug, Default)]
+pub(crate) enum Additional {
+    #[default]
+    Unspecified,
+    Allowed(bool),
+    Schema(Box<Node>),
+}
+
+/// `x-kubernetes-list-type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum ListType {
+    #[default]
+    Atomic,
+    Set,
+    Map,
+}
+
+/// A numeric bound (`minimum`/`maximum`) with its exclusivity.
+#[derive(Debug, Clone)]
+pub(crate) struct Bound {
+    pub value: Number,
+    pub exclusive: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct Pattern {
+    pub source: String,
+    pub regex: Regex,
+}
+
+/// One schema node. Only keywords with a meaning for validation, defaulting or pruning are
+/// kept; descriptions and examples are dropped at compile time.
+#[derive(Debug, Default)]
+pub(crate) struct Node {
+    pub ty: Option<JsonType>,
+    pub nullable: bool,
+    pub format: Option<String>,
+    pub properties: BTreeMap<String, Node>,
+    pub additional: Additional,
+    pub items: Option<Box<Node>>,
+    pub required: Vec<String>,
+    pub enumeration: Option<Vec<Value>>,
+    pub minimum: Option<Bound>,
+    pub maximum: Option<Bound>,
+    pub multiple_of: Option<Number>,
+    pub min_length: Option<u64>,
+    pub max_length: Option<u64>,
+    pub pattern: Option<Pattern>,
+    pub min_items: Option<u64>,
+    pub max_items: Option<u64>,
+    pub unique_items: bool,
+    pub min_properties: Option<u64>,
+    pub max_properties: Option<u64>,
+    pub all_of: Vec<Node>,
+    pub any_of: Vec<Node>,
+    pub one_of: Vec<Node>,
+    pub not: Option<Box<Node>>,
+    pub default: Option<Value>,
+    pub int_or_string: bool,
+    pub preserve_unknown: bool,
+    pub embedded_resource: bool,
+    pub list_type: ListType,
+    pub list_map_keys: Vec<String>,
+    pub rules: Vec<Rule>,
+}
+
+impl Node {
+    /// The schema for an undeclared key of an object, if `additionalProperties` gives one.
+    pub(crate) fn additional_schema(&self) -> Option<&Node> {
+        match &self.additional {
+            Additional::Schema(node) => Some(node),
+            _ => None,
+        }
+    }
+
+    /// The type name CEL error messages use for this node (`sts.Type` in the apiserver).
+    pub(crate) fn type_name(&self) -> &'static str {
+        self.ty.map(JsonType::name).unwrap_or("")
+    }
+
+    /// Compiles the schema `value` found at `path` (used in error messages).
+    pub(crate) fn compile(value: &Value, path: &str) -> Result<Self, SchemaError> {
+        let obj = value
+            .as_object()
+            .ok_or_else(|| invalid(path, "must be an object"))?;
+        let mut node = Node::default();
+        if obj.contains_key("$ref") {
+            return Err(invalid(
+                path,
+                "$ref is not allowed in a CRD schema; inline the referenced schema",
+            ));
+        }
+        if let Some(t) = obj.get("type") {
+            let s = t
+                .as_str()
+                .ok_or_else(|| invalid(&format!("{path}.type"), "must be a string"))?;
+            node.ty = Some(JsonType::parse(s).ok_or_else(|| {
+                invalid(
+                    &format!("{path}.type"),
+                    &format!(
+                        "unsupported type {s:?}: must be one of object, array, string, integer, number, boolean"
+                    ),
+                )
+            })?);
+        }
+        node.nullable = flag(obj, "nullable", path)?;
+        node.format = string(obj, "format", path)?;
+        node.int_or_string = flag(obj, "x-kubernetes-int-or-string", path)?;
+        node.preserve_unknown = flag(obj, "x-kubernetes-preserve-unknown-fields", path)?;
+        node.embedded_resource = flag(obj, "x-kubernetes-embedded-resource", path)?;
+        node.unique_items = flag(obj, "uniqueItems", path)?;
+        node.default = obj.get("default").cloned();
+
+        if let Some(props) = obj.get("properties") {
+            let props = props
+                .as_object()
+                .ok_or_else(|| invalid(&format!("{path}.properties"), "must be an object"))?;
+            for (name, schema) in props {
+                let child = Node::compile(schema, &format!("{path}.properties[{name}]"))?;
+                node.properties.insert(name.clone(), child);
+            }
+        }
+        node.additional = match obj.get("additionalProperties") {
+            None => Additional::Unspecified,
+            Some(Value::Bool(b)) => Additional::Allowed(*b),
+            Some(schema) => Additional::Schema(Box::new(Node::compile(
+                schema,
+                &format!("{path}.additionalProperties"),
+            )?)),
+        };
+        if let Some(items) = obj.get("items") {
+            if items.is_array() {
+                return Err(invalid(
+                    &format!("{path}.items"),
+                    "must be a single schema; tuple items are not allowed in structural schemas",
+                ));
+            }
+            node.items = Some(Box::new(Node::compile(items, &format!("{path}.items"))?));
+        }
+        if let Some(req) = obj.get("required") {
+            let list = req
+                .as_array()
+                .ok_or_else(|| invalid(&format!("{path}.required"), "must be a list of strings"))?;
+            for r in list {
+                let name = r.as_str().ok_or_else(|| {
+                    invalid(&format!("{path}.required"), "must be a list of strings")
+                })?;
+                node.required.push(name.to_owned());
+            }
+        }
+        if let Some(e) = obj.get("enum") {
+            let list = e
+                .as_array()
+                .ok_or_else(|| invalid(&format!("{path}.enum"), "must be a list"))?;
+            node.enumeration = Some(list.clone());
+        } else if let Some(c) = obj.get("const") {
+            // Not a Kubernetes keyword, but schemars emits it for documented enum variants.
+            node.enumeration = Some(vec![c.clone()]);
+        }
+        node.minimum = bound(obj, "minimum", "exclusiveMinimum", path)?;
+        node.maximum = bound(obj, "maximum", "exclusiveMaximum", path)?;
+        node.multiple_of = number(obj, "multipleOf", path)?;
+        node.min_length = count(obj, "minLength", path)?;
+        node.max_length = count(obj, "maxLength", path)?;
+        node.min_items = count(obj, "minItems", path)?;
+        node.max_items = count(obj, "maxItems", path)?;
+        node.min_properties = count(obj, "minProperties", path)?;
+        node.max_properties = count(obj, "maxProperties", path)?;
+        if let Some(p) = string(obj, "pattern", path)? {
+            let regex = Regex::new(&p).map_err(|e| SchemaError::InvalidPattern {
+                path: format!("{path}.pattern"),
+                pattern: p.clone(),
+                message: e.to_string(),
+            })?;
+            node.pattern = Some(Pattern { source: p, regex });
+        }
+        node.all_of = branches(obj, "allOf", path)?;
+        node.any_of = branches(obj, "anyOf", path)?;
+        node.one_of = branches(obj, "oneOf", path)?;
+        if let Some(not) = obj.get("not") {
+            node.not = Some(Box::new(Node::compile(not, &format!("{path}.not"))?));
+        }
+        node.list_type = match string(obj, "x-kubernetes-list-type", path)?.as_deref() {
+            None | Some("atomic") => ListType::Atomic,
+            Some("set") => ListType::Set,
+            Some("map") => ListType::Map,
+            Some(other) => {
+                return Err(invalid(
+                    &format!("{path}.x-kubernetes-list-type"),
+                    &format!("unsupported value {other:?}: must be atomic, set or map"),
+                ));
+            }
+        };
+        if let Some(keys) = obj.get("x-kubernetes-list-map-keys") {
+            let list = keys.as_array().ok_or_else(|| {
+                invalid(
+                    &format!("{path}.x-kubernetes-list-map-keys"),
+                    "must be a list of strings",
+                )
+            })?;
+            for k in list {
+                let k = k.as_str().ok_or_else(|| {
+                    invalid(
+                        &format!("{path}.x-kubernetes-list-map-keys"),
+                        "must be a list of strings",
+                    )
+                })?;
+                node.list_map_keys.push(k.to_owned());
+            }
+        }
+        if node.list_type == ListType::Map && node.list_map_keys.is_empty() {
+            return Err(invalid(
+                &format!("{path}.x-kubernetes-list-map-keys"),
+                "must not be empty if x-kubernetes-list-type is map",
+            ));
+        }
+        if let Some(rules) = obj.get("x-kubernetes-validations") {
+            let list = rules.as_array().ok_or_else(|| {
+                invalid(
+                    &format!("{path}.x-kubernetes-validations"),
+                    "must be a list",
+                )
+            })?;
+            for (i, rule) in list.iter().enumerate() {
+                node.rules.push(Rule::compile(
+                    rule,
+                    &format!("{path}.x-kubernetes-validations[{i}]"),
+                )?);
+            }
+        }
+        Ok(node)
+    }
+}
+
+fn invalid(path: &str, message: &str) -> SchemaError {
+    SchemaError::InvalidSchema {
+        path: path.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+fn flag(obj: &Map<String, Value>, key: &str, path: &str) -> Result<bool, SchemaError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(invalid(&format!("{path}.{key}"), "must be a boolean")),
+    }
+}
+
+fn string(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<String>, SchemaError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(invalid(&format!("{path}.{key}"), "must be a string")),
+    }
+}
+
+fn number(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<Number>, SchemaError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => Ok(Some(n.clone())),
+        Some(_) => Err(invalid(&format!("{path}.{key}"), "must be a number")),
+    }
+}
+
+fn count(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<u64>, SchemaError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| invalid(&format!("{path}.{key}"), "must be a non-negative integer")),
+        Some(_) => Err(invalid(
+            &format!("{path}.{key}"),
+            "must be a non-negative integer",
+        )),
+    }
+}
+
+fn bound(
+    obj: &Map<String, Value>,
+    key: &str,
+    exclusive_key: &str,
+    path: &str,
+) -> Result<Option<Bound>, SchemaError> {
+    let Some(value) = number(obj, key, path)? else {
+        return Ok(None);
+    };
+    let exclusive = flag(obj, exclusive_key, path)?;
+    Ok(Some(Bound { value, exclusive }))
+}
+
+fn branches(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Vec<Node>, SchemaError> {
+    let Some(list) = obj.get(key) else {
+        return Ok(Vec::new());
+    };
+    let list = list
+        .as_array()
+        .ok_or_else(|| invalid(&format!("{path}.{key}"), "must be a list of schemas"))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, s)| Node::compile(s, &format!("{path}.{key}[{i}]")))
+        .collect()
+}
