@@ -1,3 +1,4 @@
 //! One module per subcommand; each exposes `Args` (clap) and `async fn run(Args) -> anyhow::Result<ExitCode>`.
 
 pub mod crds;
+pub mod ecs_mock;

@@ -1,0 +1,101 @@
+//! `ferroplane ecs-mock`: the ECS mock server alone, until Ctrl-C or SIGTERM.
+//!
+//! The first line on stdout is `listening on http://ADDR` (flushed), so scripts can start it with
+//! `--listen 127.0.0.1:0` and read the port.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use provider_alibaba::Secret;
+use provider_alibaba::mock::{DEFAULT_ACCOUNT_ID, Faults, MockConfig, MockServer, parse_duration};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: SocketAddr,
+
+    /// AccessKeyId the mock accepts.
+    #[arg(long, env = "FERROPLANE_MOCK_ACCESS_KEY_ID")]
+    access_key_id: String,
+
+    /// AccessKeySecret of that key.
+    #[arg(long, env = "FERROPLANE_MOCK_ACCESS_KEY_SECRET", hide_env_values = true, value_parser = parse_secret)]
+    access_key_secret: Secret,
+
+    /// Account that owns the key (instances are scoped to it).
+    #[arg(long, default_value = DEFAULT_ACCOUNT_ID)]
+    account_id: String,
+
+    /// How long Pending, Starting and Stopping last (e.g. 0, 500ms, 2s).
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    transition_delay: Duration,
+
+    /// Fraction (0-1) of requests answered with Throttling.User.
+    #[arg(long, default_value_t = 0.0)]
+    throttle_rate: f64,
+
+    /// Fraction (0-1) of requests answered with ServiceUnavailable.
+    #[arg(long, default_value_t = 0.0)]
+    error_rate: f64,
+
+    /// Delay added before every API answer (e.g. 0, 50ms).
+    #[arg(long, default_value = "0", value_parser = parse_duration)]
+    latency: Duration,
+
+    /// Most live instances per account; more answers QuotaExceed.ElasticQuota.
+    #[arg(long)]
+    instance_quota: Option<usize>,
+}
+
+fn parse_secret(value: &str) -> Result<Secret, std::convert::Infallible> {
+    Ok(Secret::new(value))
+}
+
+pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let faults = Faults {
+        throttle_rate: args.throttle_rate,
+        error_rate: args.error_rate,
+        latency: args.latency,
+        retry_after_ms: None,
+    };
+    faults.validate().context("invalid fault rates")?;
+    let mut config = MockConfig::new(args.access_key_id, args.access_key_secret.expose())
+        .with_listen(args.listen)
+        .with_transition_delay(args.transition_delay)
+        .with_faults(faults);
+    config.instance_quota = args.instance_quota;
+    if let Some(key) = config.access_keys.first_mut() {
+        key.account_id = args.account_id;
+    }
+    let mock = MockServer::start(config).await?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "listening on {}", mock.endpoint()).context("cannot write to stdout")?;
+    stdout.flush().context("cannot flush stdout")?;
+    drop(stdout);
+    tracing::info!(endpoint = %mock.endpoint(), "ECS mock serving; stop with Ctrl-C or SIGTERM");
+    shutdown_signal().await?;
+    tracing::info!("stopping the ECS mock");
+    mock.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => result.context("cannot listen for Ctrl-C")?,
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::signal::ctrl_c()
+        .await
+        .context("cannot listen for Ctrl-C")?;
+    Ok(())
+}
