@@ -1,0 +1,93 @@
+//! How a stored object looks through one resource version, and back.
+//!
+//! Objects are stored once per resource; a request through another version only sees another
+//! `apiVersion` (CRD versions share one schema here, as with conversion strategy `None`). Core
+//! `v1` Events are the stored form of `events.k8s.io/v1` Events, converted field by field as the
+//! apiserver does, so that kube-runtime's recorder and `kubectl describe` see the same events.
+
+use serde_json::{Map, Value};
+
+use crate::registry::ResourceDef;
+
+/// `(core v1 field, events.k8s.io/v1 field)`.
+const EVENT_FIELDS: &[(&str, &str)] = &[
+    ("involvedObject", "regarding"),
+    ("message", "note"),
+    ("reportingComponent", "reportingController"),
+    ("source", "deprecatedSource"),
+    ("firstTimestamp", "deprecatedFirstTimestamp"),
+    ("lastTimestamp", "deprecatedLastTimestamp"),
+    ("count", "deprecatedCount"),
+];
+
+fn is_events_v1(def: &ResourceDef) -> bool {
+    def.group == "events.k8s.io" && def.plural == "events"
+}
+
+fn rename(object: &Value, to_new: bool) -> Value {
+    let Value::Object(map) = object else { return object.clone() };
+    let mut out = Map::new();
+    for (key, value) in map {
+        let renamed = EVENT_FIELDS
+            .iter()
+            .find(|(core, new)| if to_new { core == key } else { new == key })
+            .map(|(core, new)| if to_new { *new } else { *core })
+            .unwrap_or(key);
+        out.insert(renamed.to_owned(), value.clone());
+    }
+    Value::Object(out)
+}
+
+/// The stored object as `def` presents it.
+pub fn to_view(def: &ResourceDef, stored: &Value) -> Value {
+    let mut out = if is_events_v1(def) { rename(stored, true) } else { stored.clone() };
+    if let Value::Object(map) = &mut out {
+        map.insert("apiVersion".into(), Value::String(def.api_version()));
+        map.insert("kind".into(), Value::String(def.kind.clone()));
+    }
+    if is_events_v1(def)
+        && let Value::Object(map) = &mut out
+        && map.get("reportingController").is_none_or(|v| v.as_str().is_some_and(str::is_empty))
+        && let Some(component) = map.get("deprecatedSource").and_then(|s| s.get("component")).cloned()
+    {
+        map.insert("reportingController".into(), component);
+    }
+    out
+}
+
+/// A request body in `def`'s form as it is stored.
+pub fn from_view(def: &ResourceDef, body: &Value) -> Value {
+    if !is_events_v1(def) {
+        return body.clone();
+    }
+    let mut out = rename(body, false);
+    if let Value::Object(map) = &mut out {
+        map.insert("apiVersion".into(), Value::String("v1".into()));
+        map.insert("kind".into(), Value::String("Event".into()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Registry;
+    use serde_json::json;
+
+    #[test]
+    fn events_round_trip_between_the_two_apis() {
+        let registry = Registry::default();
+        let new_def = registry.find("events.k8s.io", "v1", "events").expect("served");
+        let core_def = registry.find("", "v1", "events").expect("served");
+        let body = json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"},
+            "regarding": {"kind": "Deployment", "name": "web"}, "note": "scaled", "reason": "Scaled",
+            "reportingController": "ctl", "type": "Normal"});
+        let stored = from_view(&new_def, &body);
+        assert_eq!(stored["involvedObject"]["name"], "web");
+        assert_eq!(stored["message"], "scaled");
+        assert_eq!(stored["apiVersion"], "v1");
+        let core = to_view(&core_def, &stored);
+        assert_eq!(core["reportingComponent"], "ctl");
+        assert_eq!(to_view(&new_def, &stored), body);
+    }
+}

@@ -1,0 +1,215 @@
+//! Watch streams: newline-delimited `{"type","object"}` events over a chunked response.
+//!
+//! A watch replays the history after its `resourceVersion` (or synthesises ADDED events for
+//! `""`/`"0"` and `sendInitialEvents`), then follows the live broadcast without a gap, because
+//! both are taken under the store lock. An expired start or a watcher too slow for the broadcast
+//! gets an in-stream `ERROR` with a 410 Status, never an HTTP 410.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::app::App;
+use crate::codec::{self, Shape};
+use crate::error::{ApiError, ApiResult};
+use crate::registry::ResourceDef;
+use crate::render::{self, IncludeObject};
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::state::{Change, ChangeKind};
+use crate::view;
+
+/// What a watch selects and how it encodes events.
+#[derive(Debug, Clone)]
+pub struct WatchSpec {
+    pub def: Arc<ResourceDef>,
+    pub namespace: Option<String>,
+    pub labels: LabelSelector,
+    pub fields: FieldSelector,
+    pub bookmarks: bool,
+    pub timeout: Duration,
+    pub shape: Shape,
+    pub include: IncludeObject,
+}
+
+impl WatchSpec {
+    fn selects(&self, view: &Value) -> bool {
+        self.labels.matches(view) && self.fields.matches(view)
+    }
+
+    /// The event this watcher sees for a change, if any; selector watches turn objects that
+    /// start or stop matching into ADDED or DELETED.
+    fn event_for(&self, change: &Change) -> Option<(&'static str, Value)> {
+        if change.key != self.def.store_key() || self.namespace.as_ref().is_some_and(|ns| *ns != change.namespace) {
+            return None;
+        }
+        let new_view = view::to_view(&self.def, &change.object);
+        let new_match = self.selects(&new_view);
+        let old_match = change.old.as_ref().is_some_and(|o| self.selects(&view::to_view(&self.def, o)));
+        let kind = match change.kind {
+            ChangeKind::Added if new_match => "ADDED",
+            ChangeKind::Modified if new_match && old_match => "MODIFIED",
+            ChangeKind::Modified if new_match => "ADDED",
+            ChangeKind::Modified if old_match => "DELETED",
+            ChangeKind::Deleted if old_match || new_match => "DELETED",
+            _ => return None,
+        };
+        Some((kind, new_view))
+    }
+
+    fn encode(&self, kind: &str, object: &Value) -> Bytes {
+        let object = match self.shape {
+            Shape::Table => {
+                let rv = object.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
+                render::table(&self.def, std::slice::from_ref(object), rv, None, self.include)
+            }
+            Shape::Metadata => codec::partial_metadata(object),
+            Shape::Object => object.clone(),
+        };
+        line(&json!({"type": kind, "object": object}))
+    }
+
+    fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
+        let mut metadata = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
+        if initial_end {
+            metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        line(&json!({"type": "BOOKMARK", "object": {"kind": self.def.kind, "apiVersion": self.def.api_version(), "metadata": metadata}}))
+    }
+}
+
+fn line(value: &Value) -> Bytes {
+    let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+    bytes.push(b'\n');
+    Bytes::from(bytes)
+}
+
+fn error_line(error: &ApiError) -> Bytes {
+    line(&json!({"type": "ERROR", "object": error.status()}))
+}
+
+/// Where the watch starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// Current objects as ADDED, then live.
+    Current,
+    /// `sendInitialEvents=true`: current objects, then a BOOKMARK marking the end.
+    InitialEvents,
+    /// Everything after a resourceVersion.
+    After(u64),
+}
+
+impl Start {
+    pub fn parse(resource_version: Option<&str>, send_initial_events: bool) -> ApiResult<Self> {
+        if send_initial_events {
+            return Ok(Self::InitialEvents);
+        }
+        match resource_version.unwrap_or_default() {
+            "" | "0" => Ok(Self::Current),
+            rv => rv
+                .parse()
+                .map(Self::After)
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv:?}"))),
+        }
+    }
+}
+
+/// Starts a watch and returns the streaming response.
+pub fn serve(app: Arc<App>, spec: WatchSpec, start: Start) -> Response {
+    let mut first: Vec<Bytes> = Vec::new();
+    let (receiver, current_rv) = {
+        let state = app.lock();
+        let current_rv = state.resource_version();
+        let receiver = match start {
+            Start::Current | Start::InitialEvents => {
+                let key = spec.def.store_key();
+                for object in state.list(&key, spec.namespace.as_deref()) {
+                    let view = view::to_view(&spec.def, object);
+                    if spec.selects(&view) {
+                        first.push(spec.encode("ADDED", &view));
+                    }
+                }
+                if start == Start::InitialEvents {
+                    first.push(spec.bookmark(current_rv, true));
+                }
+                Some(state.subscribe())
+            }
+            Start::After(rv) => match state.subscribe_after(rv) {
+                Ok((replay, receiver)) => {
+                    for change in replay {
+                        if let Some((kind, object)) = spec.event_for(&change) {
+                            first.push(spec.encode(kind, &object));
+                        }
+                    }
+                    Some(receiver)
+                }
+                Err(expired) => {
+                    first.push(error_line(&ApiError::expired(rv, expired.oldest)));
+                    None
+                }
+            },
+        };
+        (receiver, current_rv)
+    };
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    let content_type = match spec.shape {
+        Shape::Table => codec::TABLE_CONTENT_TYPE,
+        _ => "application/json",
+    };
+    tokio::spawn(pump(app, spec, first, receiver, current_rv, tx));
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (Ok::<Bytes, std::convert::Infallible>(chunk), rx))
+    });
+    (StatusCode::OK, [(header::CONTENT_TYPE, content_type)], Body::from_stream(stream)).into_response()
+}
+
+async fn pump(
+    app: Arc<App>,
+    spec: WatchSpec,
+    first: Vec<Bytes>,
+    receiver: Option<broadcast::Receiver<Arc<Change>>>,
+    mut last_rv: u64,
+    tx: mpsc::Sender<Bytes>,
+) {
+    for chunk in first {
+        if tx.send(chunk).await.is_err() {
+            return;
+        }
+    }
+    let Some(mut receiver) = receiver else { return };
+    let mut shutdown = app.shutdown.clone();
+    let deadline = tokio::time::sleep(spec.timeout);
+    tokio::pin!(deadline);
+    let mut bookmarks = tokio::time::interval(app.config.bookmark_interval);
+    bookmarks.reset();
+    loop {
+        let chunk = tokio::select! {
+            _ = shutdown.changed() => return,
+            () = tx.closed() => return,
+            () = &mut deadline => return,
+            _ = bookmarks.tick(), if spec.bookmarks => spec.bookmark(last_rv, false),
+            received = receiver.recv() => match received {
+                Ok(change) => {
+                    last_rv = change.rv;
+                    match spec.event_for(&change) {
+                        Some((kind, object)) => spec.encode(kind, &object),
+                        None => continue,
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    let _ = tx.send(error_line(&ApiError::expired(last_rv, last_rv + 1))).await;
+                    return;
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+        };
+        if tx.send(chunk).await.is_err() {
+            return;
+        }
+    }
+}
