@@ -22,6 +22,8 @@ struct Cli {
 enum Command {
     /// Print the CustomResourceDefinitions of every ferroplane kind as multi-document YAML.
     Crds(cmd::crds::Args),
+    /// Call the Alibaba Cloud ECS API with credentials from ALIBABA_CLOUD_* variables.
+    Ecs(cmd::ecs::Args),
     /// Serve the ECS mock (signed ECS + STS API on 127.0.0.1) until Ctrl-C or SIGTERM.
     EcsMock(cmd::ecs_mock::Args),
 }
@@ -32,6 +34,7 @@ async fn main() -> ExitCode {
     logging::init(cli.log_format);
     let result = match cli.command {
         Command::Crds(args) => cmd::crds::run(args).await,
+        Command::Ecs(args) => cmd::ecs::run(args).await,
         Command::EcsMock(args) => cmd::ecs_mock::run(args).await,
     };
     match result {

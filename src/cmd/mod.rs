@@ -1,4 +1,5 @@
 //! One module per subcommand; each exposes `Args` (clap) and `async fn run(Args) -> anyhow::Result<ExitCode>`.
 
 pub mod crds;
+pub mod ecs;
 pub mod ecs_mock;
