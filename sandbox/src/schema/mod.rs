@@ -48,6 +48,8 @@ mod prune;
 mod validate;
 
 pub use error::{FieldError, FieldErrorKind, SchemaError, invalid_message, status_causes};
+/// Go's `%v` of a float64, shared with the table printers.
+pub(crate) use gofmt::float as go_float;
 
 use node::Node;
 use serde_json::Value;
