@@ -186,6 +186,9 @@ fn crd_status(object: &mut Value, old: Option<&Value>) -> ApiResult<()> {
         return Err(invalid("spec.versions", "Invalid value: must have exactly one version marked as storage version".into()));
     }
     for (i, version) in versions.iter().enumerate() {
+        if let Err(error) = crate::table::Printer::try_for_crd_version(version) {
+            return Err(invalid(&format!("spec.versions[{i}].additionalPrinterColumns"), format!("Invalid value: {error}")));
+        }
         if let Some(schema) = version.pointer("/schema/openAPIV3Schema")
             && let Err(error) = crate::schema::CompiledSchema::compile(schema)
         {

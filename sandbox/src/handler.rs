@@ -17,7 +17,8 @@ use crate::error::{ApiError, ApiResult, Cause};
 use crate::ops::{self, DeleteOptions, Propagation, UpdateKind, WriteOptions};
 use crate::patch;
 use crate::registry::ResourceDef;
-use crate::render::{self, IncludeObject};
+use crate::render;
+use crate::table::IncludeObject;
 use crate::route::{self, ResourcePath, Route};
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::watch::{self, Start, WatchSpec};
@@ -172,10 +173,10 @@ fn get(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiRes
         .cloned()
         .ok_or_else(|| not_found(target, name))?;
     let mut response = object_response(StatusCode::OK, &target.def, &stored, headers, &[]);
-    if codec::shape(headers) == Shape::Table && IncludeObject::parse(query.get("includeObject")) != IncludeObject::Metadata {
+    if codec::shape(headers) == Shape::Table && render::include_object(query.get("includeObject")) != IncludeObject::Metadata {
         let view = view::to_view(&target.def, &stored);
         let rv = meta::str_at(&view, "/metadata/resourceVersion").to_owned();
-        let table = render::table(&target.def, std::slice::from_ref(&view), &rv, None, IncludeObject::parse(query.get("includeObject")));
+        let table = render::table(&target.def, std::slice::from_ref(&view), &rv, None, render::include_object(query.get("includeObject")));
         response = codec::json_response(StatusCode::OK, &table, codec::TABLE_CONTENT_TYPE, &[]);
     }
     Ok(response)
@@ -233,7 +234,7 @@ fn list(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiRe
     };
     let response = match codec::shape(headers) {
         Shape::Table => {
-            let table = render::table(&target.def, &items, &rv, continue_token.as_deref(), IncludeObject::parse(query.get("includeObject")));
+            let table = render::table(&target.def, &items, &rv, continue_token.as_deref(), render::include_object(query.get("includeObject")));
             codec::json_response(StatusCode::OK, &table, codec::TABLE_CONTENT_TYPE, &[])
         }
         shape => {
@@ -273,7 +274,7 @@ fn watch_request(app: Arc<App>, target: &Target, query: &Query, headers: &Header
         bookmarks: query.flag("allowWatchBookmarks"),
         timeout,
         shape: codec::shape(headers),
-        include: IncludeObject::parse(query.get("includeObject")),
+        include: render::include_object(query.get("includeObject")),
     };
     let start = Start::parse(query.get("resourceVersion"), query.flag("sendInitialEvents"))?;
     Ok(watch::serve(app, spec, start))

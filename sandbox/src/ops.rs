@@ -16,6 +16,7 @@ use crate::error::{ApiError, ApiResult, Cause};
 use crate::meta::{self, NameRule};
 use crate::registry::{ResourceDef, StoreKey, keys};
 use crate::state::{ObjectKey, State};
+use crate::view;
 
 pub const FOREGROUND: &str = "foregroundDeletion";
 pub const ORPHAN: &str = "orphan";
@@ -119,14 +120,14 @@ fn generation_view(object: &Value, status_subresource: bool) -> Value {
 }
 
 /// POST.
+/// `body` is in the stored form (`view::from_view`), its type already checked against the
+/// endpoint by the caller.
 pub fn create(state: &mut State, def: &ResourceDef, namespace: &str, body: Value, options: &WriteOptions) -> ApiResult<Written> {
-    check_type(def, &body)?;
     let mut object = body;
     if !object.is_object() {
         return Err(ApiError::bad_request("the body of the request must be a JSON or YAML object"));
     }
-    object["apiVersion"] = json!(def.api_version());
-    object["kind"] = json!(def.kind);
+    view::set_stored_type(def, &mut object);
     let body_namespace = meta::str_at(&object, "/metadata/namespace").to_owned();
     let meta_map = meta::metadata_mut(&mut object);
     if def.namespaced {
@@ -219,7 +220,6 @@ pub fn update(
     kind: UpdateKind,
     options: &WriteOptions,
 ) -> ApiResult<Written> {
-    check_type(def, &body)?;
     if !body.is_object() {
         return Err(ApiError::bad_request("the body of the request must be a JSON or YAML object"));
     }
@@ -271,8 +271,7 @@ pub fn update(
         }
         next
     };
-    object["apiVersion"] = json!(def.api_version());
-    object["kind"] = json!(def.kind);
+    view::set_stored_type(def, &mut object);
     {
         let current_meta = current.get("metadata").cloned().unwrap_or_else(|| json!({}));
         let meta_map = meta::metadata_mut(&mut object);

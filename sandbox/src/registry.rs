@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::schema::CompiledSchema;
+use crate::table::Printer;
 
 /// One served resource in one group-version.
 #[derive(Debug, Clone)]
@@ -34,8 +35,8 @@ pub struct CrdVersion {
     pub schema: Option<Value>,
     /// The schema compiled for admission; `None` without a schema.
     pub compiled: Option<Arc<CompiledSchema>>,
-    /// The version's `additionalPrinterColumns`.
-    pub printer_columns: Vec<Value>,
+    /// The Table printer of the version's `additionalPrinterColumns`.
+    pub printer: Printer,
 }
 
 /// The key objects are stored under: the same for every version of a resource.
@@ -287,11 +288,7 @@ fn defs_from_crd(crd: &Value) -> Vec<Arc<ResourceDef>> {
                         .pointer("/schema/openAPIV3Schema")
                         .and_then(|s| CompiledSchema::compile(s).ok())
                         .map(Arc::new),
-                    printer_columns: v
-                        .get("additionalPrinterColumns")
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default(),
+                    printer: Printer::for_crd_version(v),
                 })),
             }))
         })

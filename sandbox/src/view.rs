@@ -55,6 +55,15 @@ pub fn to_view(def: &ResourceDef, stored: &Value) -> Value {
     out
 }
 
+/// Sets `apiVersion` and `kind` of an object in the stored form.
+pub fn set_stored_type(def: &ResourceDef, object: &mut Value) {
+    let (api_version, kind) = if is_events_v1(def) { ("v1".to_owned(), "Event".to_owned()) } else { (def.api_version(), def.kind.clone()) };
+    if let Value::Object(map) = object {
+        map.insert("apiVersion".into(), Value::String(api_version));
+        map.insert("kind".into(), Value::String(kind));
+    }
+}
+
 /// A request body in `def`'s form as it is stored.
 pub fn from_view(def: &ResourceDef, body: &Value) -> Value {
     if !is_events_v1(def) {

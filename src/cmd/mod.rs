@@ -3,3 +3,4 @@
 pub mod crds;
 pub mod ecs;
 pub mod ecs_mock;
+pub mod sandbox;
