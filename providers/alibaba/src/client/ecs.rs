@@ -349,8 +349,11 @@ impl EcsClient {
         Ok(out)
     }
 
-    /// The instances with these IDs (batched by 100, all pages).
+    /// The instances with these IDs (batched by 100, all pages); no IDs, no call, no instances.
     pub async fn describe_instances_by_ids(&self, ids: &[String]) -> Result<Vec<Instance>, Error> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
         self.describe_instances(&DescribeInstancesRequest {
             instance_ids: ids.to_vec(),
             ..DescribeInstancesRequest::default()
