@@ -1,1 +1,140 @@
-//! (crate content lands with its issue)
+//! ferroplane-runtime: the managed-resource framework every ferroplane provider plugs into, in
+//! the spirit of crossplane-runtime's managed reconciler.
+//!
+//! A provider implements two traits, [`Connector`] (resolve credentials, return a client) and
+//! [`ExternalClient`] (`observe`, `create`, `update`, `delete` one external resource). The
+//! framework owns everything else, once, for every kind: the finalizer, the
+//! `ferroplane.io/external-name` / `paused` / `poll-interval` annotations, `deletionPolicy` and
+//! `managementPolicies`, the `Ready` and `Synced` conditions, `status.atProvider`, the connection
+//! Secret, events, metrics, requeue with jitter and backoff, and leader election.
+//!
+//! # Guarantees
+//! - **Never a duplicate.** `create` receives an [`IdempotencyKey`] derived from the object's
+//!   UID and its create parameters (pass it as the cloud's idempotency token) and the UID to tag
+//!   the resource with ([`UID_TAG`]). `observe` without an external name searches by that tag, so
+//!   a crash between "create sent" and "name saved" ends in adoption, not a second resource.
+//! - **Never a leak.** The finalizer goes only after `observe` reports the resource gone, or the
+//!   policies say orphan. A missing ProviderConfig or Secret during deletion is reported and
+//!   waited for.
+//! - **Errors are visible.** Every failure sets `Synced=False` with the [`ReconcileError`]'s reason
+//!   and message, emits a Warning event, and is retried according to its [`RetryClass`].
+//! - **Status is cheap.** Nothing is written when nothing changed; a create costs at most three
+//!   writes (finalizer, external name, status).
+//!
+//! # The reconcile, in order
+//! get → paused? → valid policies? → deleting with orphan? → connect → observe (adopt a found
+//! name) → deleting? (delete, wait for observe to say gone, drop finalizer) → ensure finalizer →
+//! missing? (create, save the name at once) → late-initialize → outdated? (update) → connection
+//! Secret → status and conditions → requeue (poll interval with jitter; sooner in transition).
+//! See [`reconciler`].
+//!
+//! # A provider
+//! ```no_run
+//! use ferroplane_runtime::{
+//!     Connector, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey, ManagedController,
+//!     Observation, ReconcileError, Runtime, RuntimeConfig, Update,
+//! };
+//! # use ferroplane_apis::application::Application as MyKind;
+//!
+//! struct MyConnector;
+//! struct MyClient;
+//!
+//! impl Connector<MyKind> for MyConnector {
+//!     type Client = MyClient;
+//!     async fn connect(&self, _mr: &MyKind) -> Result<MyClient, ReconcileError> {
+//!         // Resolve the ProviderConfig and its Secret; a missing one is a dependency error.
+//!         Ok(MyClient)
+//!     }
+//! }
+//!
+//! impl ExternalClient<MyKind> for MyClient {
+//!     async fn observe(&self, _mr: &MyKind, ext: &ExternalRef) -> Result<Observation, ReconcileError> {
+//!         // ext.name() is None until known: then search by the UID tag (ext.uid).
+//!         match ext.name() {
+//!             Some(id) => Ok(Observation::found(id).with_at_provider(serde_json::json!({"id": id}))),
+//!             None => Ok(Observation::missing()),
+//!         }
+//!     }
+//!     async fn create(&self, _mr: &MyKind, key: &IdempotencyKey) -> Result<Creation, ReconcileError> {
+//!         // Send key.token() as the idempotency token and tag the resource with key.uid().
+//!         Ok(Creation::new(format!("res-{}", &key.token()[3..11])))
+//!     }
+//!     async fn update(&self, _mr: &MyKind, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
+//!         Ok(Update::done())
+//!     }
+//!     async fn delete(&self, _mr: &MyKind, _ext: &ExternalRef) -> Result<Deletion, ReconcileError> {
+//!         Ok(Deletion::Gone)
+//!     }
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = kube::Client::try_default().await?;
+//! // One Runtime per process: shared metrics, event reporter and global rate limit.
+//! let runtime = Runtime::new(client.clone(), RuntimeConfig::default());
+//! ManagedController::new(&runtime, kube::Api::<MyKind>::all(client), MyConnector)
+//!     .run(async { let _ = tokio::signal::ctrl_c().await; })
+//!     .await;
+//! # Ok(())
+//! # }
+//! ```
+//! Related kinds (a ProviderConfig, its Secret) requeue the objects that use them through
+//! [`ManagedController::watches_related`] and the helpers in [`related`]. The binary serves
+//! [`health::router`] on `--metrics-addr` and wraps controllers in
+//! [`leader::run_while_leader`].
+
+pub mod conditions;
+pub mod connection_secret;
+pub mod controller;
+pub mod error;
+pub mod events;
+pub mod external;
+pub mod finalizer;
+pub mod health;
+pub mod idempotency;
+pub mod leader;
+pub mod metrics;
+pub mod policy;
+pub mod ratelimit;
+pub mod reconciler;
+pub mod related;
+pub mod requeue;
+pub mod status;
+pub mod traits;
+
+pub use controller::{ControllerConfig, ManagedController, Runtime, RuntimeConfig};
+pub use error::{ReconcileError, RetryClass, RunError};
+pub use external::{
+    ConnectionDetails, Creation, Deletion, ExternalRef, Observation, Readiness, UpToDate, Update,
+};
+pub use idempotency::{IdempotencyKey, UID_TAG};
+pub use metrics::{ExternalCalls, Metrics};
+pub use reconciler::Reconciler;
+pub use traits::{Connector, ExternalClient};
+
+/// The bounds every managed kind satisfies; implemented for all such types. Managed kinds are
+/// namespaced (the connection Secret and ProviderConfig live in the object's namespace).
+pub trait ManagedResource:
+    kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + ferroplane_apis::common::Managed
+    + Clone
+    + serde::Serialize
+    + serde::de::DeserializeOwned
+    + std::fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<T> ManagedResource for T where
+    T: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + ferroplane_apis::common::Managed
+        + Clone
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static
+{
+}

@@ -1,0 +1,231 @@
+//! The `Ready` and `Synced` conditions, computed from what a reconcile found, and merged into the
+//! object's existing conditions so that `lastTransitionTime` moves only when a condition's status
+//! actually changes.
+
+use ferroplane_apis::common::{Condition, ConditionStatus, names};
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use crate::external::Readiness;
+
+/// A condition as the reconciler wants it, before timestamps and generations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Desired {
+    pub type_: &'static str,
+    pub status: ConditionStatus,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// Upper bound of a condition message, so a huge cloud error cannot bloat the object.
+const MAX_MESSAGE_LEN: usize = 2048;
+
+impl Desired {
+    fn new(
+        type_: &'static str,
+        status: ConditionStatus,
+        reason: &'static str,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            type_,
+            status,
+            reason,
+            message: truncate(message.into()),
+        }
+    }
+}
+
+fn truncate(mut message: String) -> String {
+    if message.len() > MAX_MESSAGE_LEN {
+        let mut cut = MAX_MESSAGE_LEN;
+        while !message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        message.truncate(cut);
+        message.push('…');
+    }
+    message
+}
+
+/// `Ready` from the provider's readiness.
+pub fn ready(readiness: &Readiness) -> Desired {
+    match readiness {
+        Readiness::Available => Desired::new(
+            names::READY,
+            ConditionStatus::True,
+            names::REASON_AVAILABLE,
+            "",
+        ),
+        Readiness::Unavailable(why) => Desired::new(
+            names::READY,
+            ConditionStatus::False,
+            names::REASON_UNAVAILABLE,
+            why.clone(),
+        ),
+        Readiness::Creating => creating(),
+    }
+}
+
+/// `Ready=False/Creating`: the external resource is being made.
+pub fn creating() -> Desired {
+    Desired::new(
+        names::READY,
+        ConditionStatus::False,
+        names::REASON_CREATING,
+        "",
+    )
+}
+
+/// `Ready=False/Deleting`: the external resource is being removed.
+pub fn deleting() -> Desired {
+    Desired::new(
+        names::READY,
+        ConditionStatus::False,
+        names::REASON_DELETING,
+        "",
+    )
+}
+
+/// `Synced=True/ReconcileSuccess`, with an optional note (e.g. drift left alone by policy).
+pub fn synced(note: impl Into<String>) -> Desired {
+    Desired::new(
+        names::SYNCED,
+        ConditionStatus::True,
+        names::REASON_RECONCILE_SUCCESS,
+        note,
+    )
+}
+
+/// `Synced=False/ReconcileError` with what went wrong.
+pub fn sync_error(message: impl Into<String>) -> Desired {
+    Desired::new(
+        names::SYNCED,
+        ConditionStatus::False,
+        names::REASON_RECONCILE_ERROR,
+        message,
+    )
+}
+
+/// `Synced=False/ReconcilePaused`.
+pub fn paused(message: impl Into<String>) -> Desired {
+    Desired::new(
+        names::SYNCED,
+        ConditionStatus::False,
+        names::REASON_RECONCILE_PAUSED,
+        message,
+    )
+}
+
+/// Applies `desired` to `existing`: conditions of other types are kept in place, a condition
+/// whose status is unchanged keeps its `lastTransitionTime`, new ones are appended.
+pub fn merge(
+    existing: &[Condition],
+    desired: &[Desired],
+    generation: Option<i64>,
+    now: Timestamp,
+) -> Vec<Condition> {
+    let mut out: Vec<Condition> = existing.to_vec();
+    for d in desired {
+        let transition_time = match existing.iter().find(|c| c.type_ == d.type_) {
+            Some(old) if old.status == d.status => old.last_transition_time.clone(),
+            _ => Time(now),
+        };
+        let cond = Condition {
+            type_: d.type_.to_owned(),
+            status: d.status,
+            reason: d.reason.to_owned(),
+            message: d.message.clone(),
+            last_transition_time: transition_time,
+            observed_generation: generation,
+        };
+        match out.iter_mut().find(|c| c.type_ == d.type_) {
+            Some(slot) => *slot = cond,
+            None => out.push(cond),
+        }
+    }
+    out
+}
+
+/// The condition of a type, if present.
+pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
+    conditions.iter().find(|c| c.type_ == type_)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(s: &str) -> Timestamp {
+        s.parse().expect("timestamp")
+    }
+
+    #[test]
+    fn transition_time_kept_when_status_unchanged() {
+        let t0 = ts("2026-01-01T00:00:00Z");
+        let t1 = ts("2026-01-01T01:00:00Z");
+        let first = merge(&[], &[creating(), synced("")], Some(1), t0);
+        assert_eq!(first.len(), 2);
+        // Reason changes (Creating → Unavailable) but status stays False: time kept.
+        let second = merge(
+            &first,
+            &[ready(&Readiness::Unavailable("booting".into()))],
+            Some(2),
+            t1,
+        );
+        let r = find(&second, names::READY).expect("ready");
+        assert_eq!(r.reason, names::REASON_UNAVAILABLE);
+        assert_eq!(r.message, "booting");
+        assert_eq!(r.last_transition_time, Time(t0));
+        assert_eq!(r.observed_generation, Some(2));
+        // Status flips: time moves.
+        let third = merge(&second, &[ready(&Readiness::Available)], Some(2), t1);
+        assert_eq!(
+            find(&third, names::READY)
+                .expect("ready")
+                .last_transition_time,
+            Time(t1)
+        );
+    }
+
+    #[test]
+    fn other_condition_types_are_kept_in_place() {
+        let t = ts("2026-01-01T00:00:00Z");
+        let custom = Condition {
+            type_: "MembersHealthy".into(),
+            status: ConditionStatus::True,
+            reason: "AllHealthy".into(),
+            message: String::new(),
+            last_transition_time: Time(t),
+            observed_generation: None,
+        };
+        let merged = merge(std::slice::from_ref(&custom), &[synced("")], Some(1), t);
+        assert_eq!(merged[0], custom);
+        assert_eq!(merged[1].type_, names::SYNCED);
+    }
+
+    #[test]
+    fn merge_is_idempotent() {
+        let t0 = ts("2026-01-01T00:00:00Z");
+        let once = merge(
+            &[],
+            &[ready(&Readiness::Available), synced("")],
+            Some(3),
+            t0,
+        );
+        let twice = merge(
+            &once,
+            &[ready(&Readiness::Available), synced("")],
+            Some(3),
+            ts("2026-02-01T00:00:00Z"),
+        );
+        assert_eq!(once, twice);
+    }
+
+    #[test]
+    fn long_messages_are_truncated_on_a_char_boundary() {
+        let d = sync_error("é".repeat(MAX_MESSAGE_LEN));
+        assert!(d.message.len() <= MAX_MESSAGE_LEN + '…'.len_utf8());
+        assert!(d.message.ends_with('…'));
+    }
+}

@@ -1,0 +1,163 @@
+//! The connection Secret (`spec.writeConnectionSecretToRef`): the provider's connection
+//! details written to a Secret in the object's namespace, owned by the object (garbage-collected
+//! with it) and rewritten only when the details change.
+//!
+//! A digest of the last published details per Secret is kept in memory, so a steady-state poll
+//! costs no API call at all; after a restart the first reconcile reads the Secret once.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use ferroplane_apis::common::LocalSecretReference;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, ObjectMeta, Patch, PatchParams};
+use kube::{Client, Resource, ResourceExt};
+use sha2::{Digest, Sha256};
+
+use crate::error::ReconcileError;
+use crate::external::ConnectionDetails;
+
+/// Field manager of every server-side apply ferroplane makes.
+pub const FIELD_MANAGER: &str = "ferroplane";
+
+/// Publishes connection Secrets for one controller.
+pub struct ConnectionSecrets {
+    client: Client,
+    published: Mutex<HashMap<(String, String), [u8; 32]>>,
+}
+
+impl ConnectionSecrets {
+    pub fn new(client: Client) -> Self {
+        Self {
+            client,
+            published: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Makes the Secret hold exactly `details`, owned by `owner`. Returns whether it wrote.
+    pub async fn publish<K: Resource<DynamicType = ()>>(
+        &self,
+        owner: &K,
+        target: &LocalSecretReference,
+        details: &ConnectionDetails,
+    ) -> Result<bool, ReconcileError> {
+        let namespace = owner.namespace().unwrap_or_else(|| "default".to_owned());
+        let owner_uid = owner.meta().uid.clone().unwrap_or_default();
+        let key = (namespace.clone(), target.name.clone());
+        let digest = digest(&owner_uid, details);
+        if self.cached(&key) == Some(digest) {
+            return Ok(false);
+        }
+        let api: Api<Secret> = Api::namespaced(self.client.clone(), &namespace);
+        let what = format!("cannot write connection Secret {namespace}/{}", target.name);
+        let live = api
+            .get_opt(&target.name)
+            .await
+            .map_err(|e| ReconcileError::kube(&what, e))?;
+        if let Some(live) = &live {
+            let foreign_owner = live
+                .owner_references()
+                .iter()
+                .find(|o| o.controller == Some(true) && o.uid != owner_uid);
+            if let Some(other) = foreign_owner {
+                return Err(ReconcileError::terminal(
+                    "ConnectionSecretOwnedElsewhere",
+                    format!(
+                        "{what}: it is controlled by {} {}; choose another writeConnectionSecretToRef.name",
+                        other.kind, other.name
+                    ),
+                ));
+            }
+            let owned = live.owner_references().iter().any(|o| o.uid == owner_uid);
+            if owned && live.data.as_ref().map(to_plain) == Some(details.as_map().clone()) {
+                self.remember(key, digest);
+                return Ok(false);
+            }
+        }
+        let owner_ref = owner.controller_owner_ref(&()).ok_or_else(|| {
+            ReconcileError::retryable(
+                "OwnerHasNoUid",
+                format!("{what}: the object has no uid yet"),
+            )
+        })?;
+        let secret = Secret {
+            metadata: ObjectMeta {
+                name: Some(target.name.clone()),
+                namespace: Some(namespace.clone()),
+                owner_references: Some(vec![owner_ref]),
+                ..ObjectMeta::default()
+            },
+            data: Some(
+                details
+                    .as_map()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), ByteString(v.clone())))
+                    .collect(),
+            ),
+            type_: Some("Opaque".to_owned()),
+            ..Secret::default()
+        };
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        api.patch(&target.name, &params, &Patch::Apply(&secret))
+            .await
+            .map_err(|e| ReconcileError::kube(&what, e))?;
+        self.remember(key, digest);
+        Ok(true)
+    }
+
+    fn cached(&self, key: &(String, String)) -> Option<[u8; 32]> {
+        self.published
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .copied()
+    }
+
+    fn remember(&self, key: (String, String), digest: [u8; 32]) {
+        self.published
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, digest);
+    }
+
+    /// Forgets what was published for an object's Secret (the object is gone).
+    pub fn forget(&self, namespace: &str, name: &str) {
+        self.published
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(namespace.to_owned(), name.to_owned()));
+    }
+}
+
+fn to_plain(data: &BTreeMap<String, ByteString>) -> BTreeMap<String, Vec<u8>> {
+    data.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect()
+}
+
+/// Digest of owner and details; lengths are included so that no two maps collide by
+/// concatenation.
+fn digest(owner_uid: &str, details: &ConnectionDetails) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(owner_uid.as_bytes());
+    for (k, v) in details.as_map() {
+        h.update((k.len() as u64).to_le_bytes());
+        h.update(k.as_bytes());
+        h.update((v.len() as u64).to_le_bytes());
+        h.update(v);
+    }
+    h.finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_distinguishes_boundaries_and_owners() {
+        let a = ConnectionDetails::new().with("ab", "c");
+        let b = ConnectionDetails::new().with("a", "bc");
+        assert_ne!(digest("u", &a), digest("u", &b));
+        assert_ne!(digest("u1", &a), digest("u2", &a));
+        assert_eq!(digest("u", &a), digest("u", &a.clone()));
+    }
+}

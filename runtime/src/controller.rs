@@ -1,0 +1,336 @@
+//! Wiring of the reconciler into kube-runtime's `Controller`: the watch of the managed kind
+//! (filtered so that our own status writes do not trigger reconciles), watches of related kinds
+//! with mappers back to managed objects, reflector stores a provider can read, the concurrency
+//! limit, and the process-wide [`Runtime`] (metrics, event reporter, global rate limit).
+
+use std::collections::hash_map::DefaultHasher;
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::{Hash, Hasher};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures::future::{BoxFuture, FutureExt};
+use futures::{StreamExt, TryStreamExt};
+use kube::api::Api;
+use kube::runtime::controller::{Action, Config as KubeControllerConfig, Controller};
+use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
+use tracing::{debug, info, warn};
+
+use crate::ManagedResource;
+use crate::error::ReconcileError;
+use crate::metrics::Metrics;
+use crate::ratelimit::RateLimiter;
+use crate::reconciler::Reconciler;
+use crate::requeue::RequeuePolicy;
+use crate::traits::Connector;
+
+/// Settings shared by every controller of the process.
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    /// Name of the reporting controller in events (default `ferroplane`).
+    pub reporter: String,
+    /// Instance in events, usually the pod name.
+    pub instance: Option<String>,
+    /// Reconciles per second across all controllers (default 50; ≤ 0 is unlimited).
+    pub rate_limit: f64,
+    /// Burst above the rate (default 100).
+    pub rate_burst: u32,
+    /// Defaults for each controller.
+    pub controller: ControllerConfig,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        Self {
+            reporter: "ferroplane".to_owned(),
+            instance: None,
+            rate_limit: 50.0,
+            rate_burst: 100,
+            controller: ControllerConfig::default(),
+        }
+    }
+}
+
+/// Settings of one controller.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ControllerConfig {
+    /// Reconciles of this kind running at once (default 16).
+    pub concurrency: u16,
+    /// Poll interval, jitter, transition interval and backoff.
+    pub requeue: RequeuePolicy,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        Self {
+            concurrency: 16,
+            requeue: RequeuePolicy::default(),
+        }
+    }
+}
+
+struct RuntimeInner {
+    client: Client,
+    metrics: Metrics,
+    limiter: Arc<RateLimiter>,
+    recorder: Recorder,
+    config: RuntimeConfig,
+}
+
+/// What every controller of the process shares. Create one and pass it to each
+/// [`ManagedController`]. Cheap to clone.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<RuntimeInner>,
+}
+
+impl Runtime {
+    pub fn new(client: Client, config: RuntimeConfig) -> Self {
+        Self::with_metrics(client, config, Metrics::new())
+    }
+
+    /// Like [`Runtime::new`] with an existing metrics registry (shared with the HTTP server).
+    pub fn with_metrics(client: Client, config: RuntimeConfig, metrics: Metrics) -> Self {
+        let reporter = Reporter {
+            controller: config.reporter.clone(),
+            instance: config.instance.clone(),
+        };
+        Self {
+            inner: Arc::new(RuntimeInner {
+                recorder: Recorder::new(client.clone(), reporter),
+                limiter: Arc::new(RateLimiter::new(config.rate_limit, config.rate_burst)),
+                client,
+                metrics,
+                config,
+            }),
+        }
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    /// A handle for a provider to count its external API calls under `kind`.
+    pub fn external_calls(&self, kind: &str) -> crate::ExternalCalls {
+        self.inner.metrics.external_calls(kind)
+    }
+
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.inner.config
+    }
+
+    pub(crate) fn recorder(&self) -> Recorder {
+        self.inner.recorder.clone()
+    }
+
+    pub(crate) fn rate_limiter(&self) -> Arc<RateLimiter> {
+        self.inner.limiter.clone()
+    }
+}
+
+/// Which changes of a managed object start a reconcile: spec (generation), annotations
+/// (paused, external-name, poll-interval), labels, deletion and finalizers. Status-only changes,
+/// such as our own status writes, do not.
+fn trigger_hash<K: Resource>(obj: &K) -> Option<u64> {
+    let m = obj.meta();
+    let mut h = DefaultHasher::new();
+    m.uid.hash(&mut h);
+    m.generation.hash(&mut h);
+    m.annotations.hash(&mut h);
+    m.labels.hash(&mut h);
+    m.deletion_timestamp
+        .as_ref()
+        .map(|t| t.0.as_second())
+        .hash(&mut h);
+    m.finalizers.hash(&mut h);
+    Some(h.finish())
+}
+
+type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A controller for managed kind `K`, built by a provider and run by the binary.
+pub struct ManagedController<K, C>
+where
+    K: ManagedResource,
+{
+    runtime: Runtime,
+    controller: Controller<K>,
+    connector: C,
+    config: ControllerConfig,
+    tasks: Vec<Task>,
+}
+
+impl<K, C> ManagedController<K, C>
+where
+    K: ManagedResource,
+    C: Connector<K>,
+{
+    /// Watches `api` (all namespaces or one) and reconciles with `connector`.
+    pub fn new(runtime: &Runtime, api: Api<K>, connector: C) -> Self {
+        let (reader, writer) = reflector::store();
+        let stream = reflector::reflector(
+            writer,
+            watcher(api, watcher::Config::default().any_semantic()),
+        )
+        .default_backoff()
+        .applied_objects()
+        .predicate_filter(trigger_hash::<K>, PredicateConfig::default());
+        Self {
+            runtime: runtime.clone(),
+            controller: Controller::for_stream(stream, reader),
+            connector,
+            config: runtime.config().controller.clone(),
+            tasks: Vec::new(),
+        }
+    }
+
+    /// Overrides the runtime's default controller settings.
+    pub fn with_config(mut self, config: ControllerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The store of managed objects, filled by the controller's watch.
+    pub fn store(&self) -> Store<K> {
+        self.controller.store()
+    }
+
+    /// Watches a related kind `R` (a ProviderConfig, a credentials Secret, ...) and reconciles
+    /// the managed objects `mapper` returns for each change. The mapper gets the store of
+    /// managed objects to find those that reference the changed object (see [`crate::related`]).
+    pub fn watches_related<R>(
+        mut self,
+        api: Api<R>,
+        config: watcher::Config,
+        mapper: impl Fn(&R, &Store<K>) -> Vec<ObjectRef<K>> + Send + Sync + 'static,
+    ) -> Self
+    where
+        R: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        let store = self.controller.store();
+        self.controller = self
+            .controller
+            .watches(api, config, move |related: R| mapper(&related, &store));
+        self
+    }
+
+    /// Watches child objects owned by the managed objects (in-cluster kinds): a change to a
+    /// child (drift, readiness) reconciles its owner.
+    pub fn owns<Child>(mut self, api: Api<Child>, config: watcher::Config) -> Self
+    where
+        Child:
+            Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        self.controller = self.controller.owns(api, config);
+        self
+    }
+
+    /// Keeps a local, watched copy of kind `R` that a mapper or connector can read (for example
+    /// the ProviderConfigs, to map a Secret change to the configs that use it). The watch runs
+    /// while the controller runs.
+    pub fn reflect<R>(&mut self, api: Api<R>, config: watcher::Config) -> Store<R>
+    where
+        R: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        let (reader, writer) = reflector::store();
+        let kind = R::kind(&()).into_owned();
+        let task = reflector::reflector(writer, watcher(api, config))
+            .default_backoff()
+            .for_each(move |event| {
+                if let Err(err) = event {
+                    warn!(kind = %kind, error = %err, "watch of related kind failed; retrying");
+                }
+                futures::future::ready(())
+            });
+        self.tasks.push(Box::pin(task));
+        reader
+    }
+
+    /// Runs until `shutdown` completes, then lets running reconciles finish.
+    pub async fn run(self, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
+        let kind = K::kind(&()).into_owned();
+        let reconciler = Arc::new(Reconciler::new(
+            &self.runtime,
+            self.connector,
+            self.config.requeue.clone(),
+        ));
+        let controller = self
+            .controller
+            .with_config(KubeControllerConfig::default().concurrency(self.config.concurrency))
+            .graceful_shutdown_on(shutdown);
+        info!(kind = %kind, concurrency = self.config.concurrency, "starting controller");
+        let main = controller
+            .run(reconcile::<K, C>, error_policy::<K, C>, reconciler)
+            .into_stream()
+            .for_each(|res| {
+                match res {
+                    Ok((obj, _)) => debug!(object = %obj, "reconciled"),
+                    Err(kube::runtime::controller::Error::ReconcilerFailed(err, obj)) => {
+                        debug!(object = %obj, error = %err, "reconcile failed")
+                    }
+                    Err(err) => warn!(error = %err, "controller error"),
+                }
+                futures::future::ready(())
+            });
+        let background: BoxFuture<'static, ()> =
+            futures::future::join_all(self.tasks).map(|_| ()).boxed();
+        futures::pin_mut!(main);
+        // Related reflectors never end on their own; they stop with the controller.
+        futures::future::select(main, background).await;
+        info!(kind = %kind, "controller stopped");
+    }
+}
+
+async fn reconcile<K: ManagedResource, C: Connector<K>>(
+    obj: Arc<K>,
+    reconciler: Arc<Reconciler<K, C>>,
+) -> Result<Action, ReconcileError> {
+    reconciler.reconcile(&obj).await
+}
+
+fn error_policy<K: ManagedResource, C: Connector<K>>(
+    obj: Arc<K>,
+    err: &ReconcileError,
+    reconciler: Arc<Reconciler<K, C>>,
+) -> Action {
+    reconciler.error_action(&obj, err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::ObjectMeta;
+
+    fn cm(generation: i64, status_like: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("a".into()),
+                uid: Some("u".into()),
+                generation: Some(generation),
+                resource_version: Some(status_like.into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        }
+    }
+
+    #[test]
+    fn trigger_ignores_resource_version_only_changes() {
+        assert_eq!(trigger_hash(&cm(1, "10")), trigger_hash(&cm(1, "11")));
+        assert_ne!(trigger_hash(&cm(1, "10")), trigger_hash(&cm(2, "10")));
+        let mut annotated = cm(1, "10");
+        annotated.metadata.annotations =
+            Some([("ferroplane.io/paused".to_owned(), "true".to_owned())].into());
+        assert_ne!(trigger_hash(&cm(1, "10")), trigger_hash(&annotated));
+    }
+}

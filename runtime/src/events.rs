@@ -1,0 +1,83 @@
+//! Kubernetes Events about managed objects, published through kube-runtime's `Recorder`
+//! (which also folds repeats into a series). Reasons are constants so that users and alerts can
+//! match on them.
+
+use kube::runtime::events::{Event, EventType, Recorder};
+use kube::{Resource, ResourceExt};
+use tracing::warn;
+
+/// Event reasons.
+pub mod reasons {
+    pub const CREATED: &str = "CreatedExternalResource";
+    pub const UPDATED: &str = "UpdatedExternalResource";
+    pub const DELETED: &str = "DeletedExternalResource";
+    pub const ADOPTED: &str = "AdoptedExternalResource";
+    pub const ORPHANED: &str = "OrphanedExternalResource";
+    pub const LATE_INITIALIZED: &str = "LateInitializedSpec";
+    pub const CANNOT_CONNECT: &str = "CannotConnectToProvider";
+    pub const CANNOT_OBSERVE: &str = "CannotObserveExternalResource";
+    pub const CANNOT_CREATE: &str = "CannotCreateExternalResource";
+    pub const CANNOT_UPDATE: &str = "CannotUpdateExternalResource";
+    pub const CANNOT_DELETE: &str = "CannotDeleteExternalResource";
+    pub const CANNOT_LATE_INITIALIZE: &str = "CannotLateInitialize";
+    pub const CANNOT_PUBLISH_CONNECTION: &str = "CannotPublishConnectionDetails";
+    pub const CANNOT_RESOLVE_POLICIES: &str = "CannotResolveManagementPolicies";
+    pub const CANNOT_RECORD: &str = "CannotRecordExternalName";
+}
+
+/// Largest event note the API accepts is 1 kB.
+const MAX_NOTE: usize = 1000;
+
+/// Publishes events for one controller.
+#[derive(Clone)]
+pub struct Events {
+    recorder: Recorder,
+}
+
+impl Events {
+    pub fn new(recorder: Recorder) -> Self {
+        Self { recorder }
+    }
+
+    /// A Normal event. Failures to publish are logged, never fail the reconcile.
+    pub async fn normal<K: Resource<DynamicType = ()>>(&self, obj: &K, reason: &str, note: String) {
+        self.publish(obj, EventType::Normal, reason, note).await;
+    }
+
+    /// A Warning event.
+    pub async fn warning<K: Resource<DynamicType = ()>>(
+        &self,
+        obj: &K,
+        reason: &str,
+        note: String,
+    ) {
+        self.publish(obj, EventType::Warning, reason, note).await;
+    }
+
+    async fn publish<K: Resource<DynamicType = ()>>(
+        &self,
+        obj: &K,
+        type_: EventType,
+        reason: &str,
+        mut note: String,
+    ) {
+        if note.len() > MAX_NOTE {
+            let mut cut = MAX_NOTE;
+            while !note.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            note.truncate(cut);
+        }
+        let action = reason.strip_prefix("Cannot").unwrap_or(reason).to_owned();
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action,
+            secondary: None,
+        };
+        if let Err(err) = self.recorder.publish(&event, &obj.object_ref(&())).await {
+            warn!(object = %obj.name_any(), reason, error = %err, "cannot publish event");
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! The provider API: the two traits a provider implements. Everything else (finalizer, policies,
+//! conditions, events, requeue, connection Secret) is the framework's job.
+
+use std::future::Future;
+
+use crate::error::ReconcileError;
+use crate::external::{Creation, Deletion, ExternalRef, Observation, Update};
+use crate::idempotency::IdempotencyKey;
+
+/// Opens a session with the external system for one managed object: resolves its
+/// ProviderConfig and credentials and returns a client. Called once per reconcile; cache
+/// expensive work (credentials per config resourceVersion, HTTP clients) inside the connector.
+///
+/// A missing ProviderConfig or Secret is [`ReconcileError::dependency`]: the framework reports
+/// it and waits, also while the object is being deleted (the finalizer stays, nothing leaks).
+pub trait Connector<K>: Send + Sync + 'static {
+    type Client: ExternalClient<K>;
+
+    fn connect(&self, mr: &K) -> impl Future<Output = Result<Self::Client, ReconcileError>> + Send;
+}
+
+/// Reads and changes one external resource. Implementations may write `async fn` directly.
+pub trait ExternalClient<K>: Send + Sync {
+    /// Reports whether the resource exists and how it differs from the spec. With
+    /// `ext.name == None` search by the UID tag ([`UID_TAG`](crate::UID_TAG)) and return the
+    /// name found, so that a resource whose creation was not recorded is adopted.
+    fn observe(
+        &self,
+        mr: &K,
+        ext: &ExternalRef,
+    ) -> impl Future<Output = Result<Observation, ReconcileError>> + Send;
+
+    /// Creates the resource. Pass `key.token()` as the cloud's idempotency token (ECS
+    /// `ClientToken`) and tag or label the resource with `UID_TAG = key.uid()`.
+    fn create(
+        &self,
+        mr: &K,
+        key: &IdempotencyKey,
+    ) -> impl Future<Output = Result<Creation, ReconcileError>> + Send;
+
+    /// Makes the resource match the spec. Called only after `observe` reported a diff.
+    fn update(
+        &self,
+        mr: &K,
+        ext: &ExternalRef,
+    ) -> impl Future<Output = Result<Update, ReconcileError>> + Send;
+
+    /// Deletes the resource. Idempotent: "already gone" is `Ok(Deletion::Gone)`.
+    fn delete(
+        &self,
+        mr: &K,
+        ext: &ExternalRef,
+    ) -> impl Future<Output = Result<Deletion, ReconcileError>> + Send;
+}
