@@ -80,7 +80,7 @@ async fn lifecycle(client: &EcsClient, mock: &MockServer) {
 
     // Observe.
     let found = client
-        .describe_instances_by_ids(&[id.clone()])
+        .describe_instances_by_ids(std::slice::from_ref(&id))
         .await
         .unwrap();
     assert_eq!(found.len(), 1);
@@ -128,17 +128,17 @@ async fn lifecycle(client: &EcsClient, mock: &MockServer) {
         .unwrap();
     client
         .tag_resources(
-            &[id.clone()],
+            std::slice::from_ref(&id),
             &[Tag::new("env", "dev"), Tag::new("team", "a")],
         )
         .await
         .unwrap();
     client
-        .untag_resources(&[id.clone()], &["team".to_owned()])
+        .untag_resources(std::slice::from_ref(&id), &["team".to_owned()])
         .await
         .unwrap();
     let mut tags: Vec<(String, String)> = client
-        .list_tag_resources(&[id.clone()])
+        .list_tag_resources(std::slice::from_ref(&id))
         .await
         .unwrap()
         .into_iter()
@@ -170,7 +170,7 @@ async fn lifecycle(client: &EcsClient, mock: &MockServer) {
     client.delete_instance(&id, true).await.unwrap();
     assert!(
         client
-            .describe_instances_by_ids(&[id.clone()])
+            .describe_instances_by_ids(std::slice::from_ref(&id))
             .await
             .unwrap()
             .is_empty()
