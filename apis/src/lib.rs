@@ -29,6 +29,40 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         etcd::EtcdCluster::crd(),
         application::Application::crd(),
     ]
+    .into_iter()
+    .map(reflow_descriptions)
+    .collect()
+}
+
+/// Doc comments are wrapped at 100 columns; `kubectl explain` wraps again, so a hard line break
+/// inside a paragraph shows up as a ragged line. Join the lines of each paragraph.
+fn reflow_descriptions(crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    fn walk(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, child) in map.iter_mut() {
+                    match child {
+                        serde_json::Value::String(text) if key == "description" => {
+                            *text = reflow(text);
+                        }
+                        _ => walk(child),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::to_value(&crd).expect("a CRD serializes to JSON");
+    walk(&mut value);
+    serde_json::from_value(value).expect("reflowed descriptions keep the CRD valid")
+}
+
+fn reflow(text: &str) -> String {
+    text.split("\n\n")
+        .map(|paragraph| paragraph.split('\n').map(str::trim).collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 /// One CRD as a YAML document (without the `---` separator).
@@ -47,6 +81,15 @@ pub fn crds_yaml() -> Result<String, RenderError> {
         out.push_str(&crd_yaml(&crd)?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reflow_joins_lines_but_keeps_paragraphs() {
+        assert_eq!(super::reflow("a b\nc d\n\ne"), "a b c d\n\ne");
+        assert_eq!(super::reflow("single"), "single");
+    }
 }
 
 /// The file name of a CRD in `deploy/crds/`: `<group>_<plural>.yaml`.
