@@ -130,6 +130,9 @@ pub struct Observation {
     pub in_transition: bool,
     /// Entries for the connection Secret.
     pub connection_details: ConnectionDetails,
+    /// Something the user should know that is not an error, shown in the `Synced` message
+    /// (e.g. a change waiting for a restart the spec does not allow).
+    pub note: Option<String>,
 }
 
 impl Observation {
@@ -144,6 +147,7 @@ impl Observation {
             readiness: Readiness::Creating,
             in_transition: false,
             connection_details: ConnectionDetails::new(),
+            note: None,
         }
     }
 
@@ -194,6 +198,12 @@ impl Observation {
 
     pub fn with_connection_details(mut self, details: ConnectionDetails) -> Self {
         self.connection_details = details;
+        self
+    }
+
+    /// A note for the `Synced` condition's message (see [`Observation::note`]).
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
         self
     }
 }

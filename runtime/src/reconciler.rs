@@ -323,6 +323,14 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             }
         }
 
+        if let Some(provider_note) = obs.note.as_deref().filter(|n| !n.is_empty()) {
+            note = if note.is_empty() {
+                provider_note.to_owned()
+            } else {
+                join_notes(provider_note, &note)
+            };
+        }
+
         // Connection Secret: published when the details change.
         self.publish_details(&api, &mut obj, &details).await?;
 
