@@ -14,8 +14,8 @@
 //! The evaluator is the `cel` crate (built without chrono), with its strings and lists extensions.
 
 use super::error::{FieldError, FieldErrorKind, SchemaError};
-use super::listtype::map_key;
-use super::node::{JsonType, ListType, Node};
+use super::node::{JsonType, Node};
+use super::validate::correlate_item;
 use super::{child, index, json_equal, key};
 use cel::objects::Key;
 use cel::{Context, Env, ExecutionError, Program, extensions};
@@ -166,8 +166,10 @@ pub(crate) fn validate(
     if !node.rules.is_empty() {
         let this = to_cel(Some(node), value, root);
         let previous = old.map(|o| to_cel(Some(node), o, root));
+        // Ratcheting: a rule without oldSelf is not re-checked on a value the update left alone.
+        let unchanged = old.is_some_and(|o| json_equal(o, value));
         for rule in &node.rules {
-            if rule.transition && previous.is_none() {
+            if (rule.transition && previous.is_none()) || (!rule.transition && unchanged) {
                 continue;
             }
             if let Some(e) = evaluate(rule, node, &this, previous.as_ref(), path) {
@@ -193,19 +195,8 @@ pub(crate) fn validate(
             let Some(schema) = &node.items else {
                 return;
             };
-            let old_items = old.and_then(Value::as_array);
             for (i, item) in items.iter().enumerate() {
-                let old_item = match (node.list_type, old_items, item.as_object()) {
-                    (ListType::Map, Some(olds), Some(obj)) => {
-                        let id = map_key(&node.list_map_keys, obj);
-                        olds.iter().find(|o| {
-                            o.as_object().is_some_and(|oo| {
-                                json_equal(&map_key(&node.list_map_keys, oo), &id)
-                            })
-                        })
-                    }
-                    _ => None,
-                };
+                let old_item = correlate_item(node, item, old);
                 validate(schema, item, old_item, &index(path, i), false, errs);
             }
         }
@@ -339,19 +330,29 @@ fn to_cel(node: Option<&Node>, v: &Value, root: bool) -> cel::Value {
             ))
         }
         Value::Object(map) => {
+            // Objects with declared properties show only those (unknown fields kept by
+            // x-kubernetes-preserve-unknown-fields are invisible to rules); maps show every key.
+            let declared_only =
+                node.is_some_and(|n| !n.properties.is_empty() && n.additional_schema().is_none());
+            let type_meta_only = root || node.is_some_and(|n| n.embedded_resource);
             let mut out: HashMap<Key, cel::Value> = HashMap::with_capacity(map.len());
             for (k, child_value) in map {
-                let declared = node.and_then(|n| n.properties.get(k));
-                let child_value = if root && k == "metadata" {
+                // Null-valued fields are absent for CEL.
+                if child_value.is_null() {
+                    continue;
+                }
+                let child_value = if type_meta_only && k == "metadata" {
                     &root_metadata(child_value)
                 } else {
                     child_value
                 };
+                let declared = node.and_then(|n| n.properties.get(k));
                 let (name, child_node) = match declared {
                     Some(prop) => match escape(k) {
                         Some(escaped) => (escaped, Some(prop)),
                         None => continue,
                     },
+                    None if declared_only && !(type_meta_only && is_type_meta(k)) => continue,
                     None => (k.clone(), node.and_then(Node::additional_schema)),
                 };
                 out.insert(Key::from(name), to_cel(child_node, child_value, false));
@@ -361,7 +362,12 @@ fn to_cel(node: Option<&Node>, v: &Value, root: bool) -> cel::Value {
     }
 }
 
-/// Rules at the root see only `metadata.name` and `metadata.generateName`.
+fn is_type_meta(key: &str) -> bool {
+    matches!(key, "apiVersion" | "kind" | "metadata")
+}
+
+/// Rules at the root (and in embedded resources) see only `metadata.name` and
+/// `metadata.generateName`.
 fn root_metadata(meta: &Value) -> Value {
     let mut out = serde_json::Map::new();
     for k in ["name", "generateName"] {

@@ -93,9 +93,11 @@ impl CompiledSchema {
     }
 
     /// Validates `object` (after pruning and defaulting), `old` being the stored object on
-    /// update, for transition rules. Root `metadata` is left to the server.
+    /// update: transition rules (`oldSelf`) run against it, and failures in values the update
+    /// left unchanged are ratcheted (tolerated) as Kubernetes 1.30+ does. Root `metadata` is left
+    /// to the server.
     pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
-        let mut errors = validate::validate(&self.root, object, "", true);
+        let mut errors = validate::validate(&self.root, object, old, "", true);
         listtype::validate(&self.root, object, "", true, &mut errors);
         cel::validate(&self.root, object, old, "", true, &mut errors);
         errors

@@ -575,3 +575,71 @@ fn compiled_schema_is_shareable() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<CompiledSchema>();
 }
+
+#[test]
+fn ratcheting_tolerates_unchanged_invalid_values_on_update() {
+    let schema = compile(wrap_spec(json!({
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "maxLength": 3},
+            "other": {"type": "string"},
+            "size": {"type": "integer", "maximum": 5,
+                "x-kubernetes-validations": [{"rule": "self % 2 == 1", "message": "size must be odd"}]},
+            "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer", "maximum": 100}}}},
+            "choice": {"type": "string", "anyOf": [{"enum": ["a"]}, {"enum": ["b"]}]}
+        }
+    })));
+    // An object that became invalid under a stricter schema.
+    let old = json!({"spec": {"name": "toolong", "size": 8, "ports": [{"name": "http", "port": 800}], "choice": "c"}});
+    // Touching only another field: the old violations are ratcheted, except quantors.
+    let update = json!({"spec": {"name": "toolong", "size": 8, "other": "x",
+        "ports": [{"name": "metrics", "port": 90}, {"name": "http", "port": 800}], "choice": "c"}});
+    let errors = messages(&schema, &update, Some(&old));
+    assert_eq!(
+        errors,
+        vec![
+            "<nil>: Invalid value: \"\": \"spec.choice\" must validate at least one schema (anyOf)",
+            "spec.choice: Unsupported value: \"c\": supported values: \"a\"",
+        ]
+    );
+    // Changing an invalid value to another invalid value is rejected.
+    let worse = json!({"spec": {"name": "longer", "size": 10, "ports": [{"name": "http", "port": 900}], "choice": "a"}});
+    assert_eq!(
+        messages(&schema, &worse, Some(&old)),
+        vec![
+            "spec.name: Too long: may not be more than 3 bytes",
+            "spec.ports[0].port: Invalid value: 900: spec.ports[0].port in body should be less than or equal to 100",
+            "spec.size: Invalid value: 10: spec.size in body should be less than or equal to 5",
+            "spec.size: Invalid value: \"integer\": size must be odd",
+        ]
+    );
+    // Required is never ratcheted; neither is anything on create.
+    let missing = json!({"spec": {}});
+    assert_eq!(
+        messages(&schema, &missing, Some(&missing)),
+        vec!["spec.name: Required value"]
+    );
+    assert_eq!(messages(&schema, &old, None).len(), 6);
+}
+
+#[test]
+fn cel_treats_nulls_as_absent_and_hides_unknown_fields() {
+    let schema = compile(wrap_spec(json!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true,
+        "x-kubernetes-validations": [
+            {"rule": "!has(self.opt)", "message": "opt must be absent"},
+            {"rule": "!has(self.extra)", "message": "unknown fields are invisible"}
+        ],
+        "properties": {"opt": {"type": "string", "nullable": true}}
+    })));
+    let object = json!({"spec": {"opt": null, "extra": 1}});
+    assert!(messages(&schema, &object, None).is_empty());
+    let object = json!({"spec": {"opt": "x"}});
+    assert_eq!(
+        messages(&schema, &object, None),
+        vec!["spec: Invalid value: \"object\": opt must be absent"]
+    );
+}

@@ -8,18 +8,69 @@
 use super::error::{FieldError, FieldErrorKind};
 use super::format;
 use super::gofmt;
-use super::node::{Additional, JsonType, Node};
+use super::listtype::map_key;
+use super::node::{Additional, JsonType, ListType, Node};
 use super::{child, index, json_equal};
 use serde_json::{Number, Value, json};
 
 /// Validates `value` against `node`; `root` skips `metadata`, which the server validates itself.
-pub(crate) fn validate(node: &Node, value: &Value, path: &str, root: bool) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    validate_into(node, value, path, root, &mut errs);
-    errs
+///
+/// With `old` (an update), validation ratchets as in Kubernetes 1.30+: a failing value that is
+/// unchanged from the old object is tolerated, except for `required` and anything under
+/// `allOf`/`anyOf`/`oneOf`/`not`. Values are matched to the old object by property name, map
+/// key, and the keys of `x-kubernetes-list-type: map` items.
+pub(crate) fn validate(
+    node: &Node,
+    value: &Value,
+    old: Option<&Value>,
+    path: &str,
+    root: bool,
+) -> Vec<FieldError> {
+    let mut out = Errors::default();
+    validate_into(node, value, old, path, root, &mut out);
+    out.0.into_iter().map(|(e, _)| e).collect()
 }
 
-fn validate_into(node: &Node, value: &Value, path: &str, root: bool, errs: &mut Vec<FieldError>) {
+/// Errors found so far, each flagged when ratcheting must never drop it.
+#[derive(Default)]
+struct Errors(Vec<(FieldError, bool)>);
+
+impl Errors {
+    fn push(&mut self, e: FieldError) {
+        let sticky = e.kind == FieldErrorKind::Required;
+        self.0.push((e, sticky));
+    }
+
+    fn push_sticky(&mut self, e: FieldError) {
+        self.0.push((e, true));
+    }
+}
+
+fn validate_into(
+    node: &Node,
+    value: &Value,
+    old: Option<&Value>,
+    path: &str,
+    root: bool,
+    out: &mut Errors,
+) {
+    let start = out.0.len();
+    check_node(node, value, old, path, root, out);
+    if old.is_some_and(|o| json_equal(o, value)) {
+        let kept: Vec<(FieldError, bool)> =
+            out.0.drain(start..).filter(|(_, sticky)| *sticky).collect();
+        out.0.extend(kept);
+    }
+}
+
+fn check_node(
+    node: &Node,
+    value: &Value,
+    old: Option<&Value>,
+    path: &str,
+    root: bool,
+    errs: &mut Errors,
+) {
     if value.is_null() {
         if let Some(ty) = node.ty
             && !node.nullable
@@ -45,13 +96,17 @@ fn validate_into(node: &Node, value: &Value, path: &str, root: bool, errs: &mut 
         return;
     }
 
-    composition(node, value, path, errs);
+    let mut composite_errors = Vec::new();
+    composition(node, value, path, &mut composite_errors);
+    for e in composite_errors {
+        errs.push_sticky(e);
+    }
 
     match value {
         Value::String(s) => string_checks(node, s, value, path, errs),
         Value::Number(n) => number_checks(node, n, value, path, errs),
-        Value::Array(items) => array_checks(node, items, path, errs),
-        Value::Object(map) => object_checks(node, map, path, root, errs),
+        Value::Array(items) => array_checks(node, items, old, path, errs),
+        Value::Object(map) => object_checks(node, map, old, path, root, errs),
         Value::Bool(_) | Value::Null => {}
     }
 
@@ -98,7 +153,7 @@ fn composition(node: &Node, value: &Value, path: &str, errs: &mut Vec<FieldError
         let results: Vec<Vec<FieldError>> = node
             .any_of
             .iter()
-            .map(|b| validate(b, value, path, false))
+            .map(|b| validate(b, value, None, path, false))
             .collect();
         if !results.iter().any(Vec::is_empty) {
             errs.push(composite(format!(
@@ -111,7 +166,7 @@ fn composition(node: &Node, value: &Value, path: &str, errs: &mut Vec<FieldError
         let results: Vec<Vec<FieldError>> = node
             .one_of
             .iter()
-            .map(|b| validate(b, value, path, false))
+            .map(|b| validate(b, value, None, path, false))
             .collect();
         let valid = results.iter().filter(|r| r.is_empty()).count();
         if valid == 0 {
@@ -128,7 +183,7 @@ fn composition(node: &Node, value: &Value, path: &str, errs: &mut Vec<FieldError
     if !node.all_of.is_empty() {
         let mut valid = 0;
         for branch in &node.all_of {
-            let r = validate(branch, value, path, false);
+            let r = validate(branch, value, None, path, false);
             if r.is_empty() {
                 valid += 1;
             }
@@ -142,7 +197,7 @@ fn composition(node: &Node, value: &Value, path: &str, errs: &mut Vec<FieldError
         }
     }
     if let Some(not) = &node.not
-        && validate(not, value, path, false).is_empty()
+        && validate(not, value, None, path, false).is_empty()
     {
         errs.push(composite(format!(
             "{quoted} must not validate the schema (not)"
@@ -155,7 +210,7 @@ fn fewest(results: Vec<Vec<FieldError>>) -> Vec<FieldError> {
     results.into_iter().min_by_key(Vec::len).unwrap_or_default()
 }
 
-fn string_checks(node: &Node, s: &str, value: &Value, path: &str, errs: &mut Vec<FieldError>) {
+fn string_checks(node: &Node, s: &str, value: &Value, path: &str, errs: &mut Errors) {
     let len = s.chars().count() as u64;
     if let Some(max) = node.max_length
         && len > max
@@ -198,7 +253,7 @@ fn string_checks(node: &Node, s: &str, value: &Value, path: &str, errs: &mut Vec
     }
 }
 
-fn number_checks(node: &Node, n: &Number, value: &Value, path: &str, errs: &mut Vec<FieldError>) {
+fn number_checks(node: &Node, n: &Number, value: &Value, path: &str, errs: &mut Errors) {
     if let Some(m) = &node.multiple_of
         && !is_multiple(n, m)
     {
@@ -292,10 +347,11 @@ fn is_multiple(n: &Number, m: &Number) -> bool {
     (q - q.round()).abs() < 1e-9
 }
 
-fn array_checks(node: &Node, items: &[Value], path: &str, errs: &mut Vec<FieldError>) {
+fn array_checks(node: &Node, items: &[Value], old: Option<&Value>, path: &str, errs: &mut Errors) {
     if let Some(schema) = &node.items {
         for (i, item) in items.iter().enumerate() {
-            validate_into(schema, item, &index(path, i), false, errs);
+            let old_item = correlate_item(node, item, old);
+            validate_into(schema, item, old_item, &index(path, i), false, errs);
         }
     }
     let len = items.len() as u64;
@@ -322,6 +378,23 @@ fn array_checks(node: &Node, items: &[Value], path: &str, errs: &mut Vec<FieldEr
     }
 }
 
+/// The old version of a list item: only items of `x-kubernetes-list-type: map` lists have one,
+/// found by their keys.
+pub(crate) fn correlate_item<'a>(
+    node: &Node,
+    item: &Value,
+    old: Option<&'a Value>,
+) -> Option<&'a Value> {
+    if node.list_type != ListType::Map {
+        return None;
+    }
+    let id = map_key(&node.list_map_keys, item.as_object()?);
+    old?.as_array()?.iter().find(|o| {
+        o.as_object()
+            .is_some_and(|oo| json_equal(&map_key(&node.list_map_keys, oo), &id))
+    })
+}
+
 fn too_many(path: &str, actual: u64, max: u64) -> FieldError {
     FieldError::new(
         path,
@@ -341,9 +414,10 @@ fn has_duplicates(items: &[Value]) -> bool {
 fn object_checks(
     node: &Node,
     map: &serde_json::Map<String, Value>,
+    old: Option<&Value>,
     path: &str,
     root: bool,
-    errs: &mut Vec<FieldError>,
+    errs: &mut Errors,
 ) {
     let count = map.len() as u64;
     if let Some(min) = node.min_properties
@@ -370,7 +444,8 @@ fn object_checks(
             continue;
         }
         if let Some(v) = map.get(name) {
-            validate_into(schema, v, &child(path, name), false, errs);
+            let old_v = old.and_then(|o| o.get(name));
+            validate_into(schema, v, old_v, &child(path, name), false, errs);
         }
     }
     for (key, v) in map {
@@ -378,7 +453,10 @@ fn object_checks(
             continue;
         }
         match &node.additional {
-            Additional::Schema(schema) => validate_into(schema, v, &child(path, key), false, errs),
+            Additional::Schema(schema) => {
+                let old_v = old.and_then(|o| o.get(key));
+                validate_into(schema, v, old_v, &child(path, key), false, errs);
+            }
             Additional::Allowed(false) => errs.push(FieldError::invalid(
                 path,
                 json!(key),
