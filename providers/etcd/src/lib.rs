@@ -1,1 +1,7 @@
-//! (crate content lands with its issue)
+//! EtcdCluster provider (in progress).
+
+pub mod error;
+pub mod membership;
+pub mod names;
+pub mod planner;
+pub mod version;

@@ -1,0 +1,83 @@
+//! Errors of the EtcdCluster provider, each with a stable reason for conditions and events.
+
+use crate::membership::MembershipError;
+
+/// A spec ferroplane refuses to act on. The cluster keeps running as it is.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SpecError {
+    #[error("version {0:?} is not an etcd version like 3.5.17")]
+    BadVersion(String),
+    #[error("etcd {0} is not supported; use 3.4 or later")]
+    UnsupportedVersion(String),
+    #[error(
+        "spec.version {version} does not match the tag of spec.image {image:?}; set one of them or make them agree"
+    )]
+    VersionImageMismatch { version: String, image: String },
+    #[error(
+        "cannot change etcd from {from} to {to}: etcd upgrades one minor version at a time and cannot downgrade; \
+         go through each minor version (e.g. 3.4 → 3.5 → 3.6) and wait for Ready in between"
+    )]
+    UnsupportedUpgrade { from: String, to: String },
+    #[error(
+        "name {name:?} is {len} characters long; EtcdCluster names may have at most {max} so that pod names stay valid DNS labels"
+    )]
+    NameTooLong {
+        name: String,
+        len: usize,
+        max: usize,
+    },
+    #[error("size {0} is out of range; use 1 to 9 members")]
+    BadSize(i32),
+}
+
+impl SpecError {
+    /// Stable CamelCase reason for conditions and events.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            SpecError::UnsupportedUpgrade { .. } => "UnsupportedUpgrade",
+            _ => "InvalidSpec",
+        }
+    }
+}
+
+/// Everything that can make a reconcile of an EtcdCluster fail.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error("etcd membership change failed: {0}")]
+    Membership(#[from] MembershipError),
+    #[error("Kubernetes API call failed while {action}: {source}")]
+    Kube {
+        action: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("cannot serialize {what}: {source}")]
+    Serialize {
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("the EtcdCluster has no {0}; it must come from the API server")]
+    MissingMetadata(&'static str),
+}
+
+impl Error {
+    pub fn kube(action: impl Into<String>, source: kube::Error) -> Self {
+        Error::Kube {
+            action: action.into(),
+            source,
+        }
+    }
+
+    /// Stable CamelCase reason for conditions and events.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::Spec(e) => e.reason(),
+            Error::Membership(_) => "MembershipChangeFailed",
+            Error::Kube { .. } => "KubernetesApiError",
+            Error::Serialize { .. } | Error::MissingMetadata(_) => "InternalError",
+        }
+    }
+}

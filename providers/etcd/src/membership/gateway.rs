@@ -1,0 +1,369 @@
+//! [`Membership`] over etcd's JSON gRPC gateway: `POST /v3/cluster/member/*` and
+//! `POST /v3/maintenance/status`, which etcd 3.4 and later serve on the client port.
+//! uint64 IDs travel as decimal strings in JSON.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
+
+/// gRPC status codes etcd returns through the gateway.
+const CODE_NOT_FOUND: i32 = 5;
+const CODE_FAILED_PRECONDITION: i32 = 9;
+
+/// Timeouts of gateway calls. A membership change blocks while the cluster has no quorum, so
+/// calls must time out rather than hold a reconcile forever.
+#[derive(Clone, Debug)]
+pub struct GatewayConfig {
+    pub connect_timeout: Duration,
+    pub request_timeout: Duration,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(2),
+            request_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Talks to a cluster through a list of client URLs, trying the next one when a URL is
+/// unreachable (the Service URL in a cluster; every member's URL in tests).
+#[derive(Clone, Debug)]
+pub struct GatewayClient {
+    http: reqwest::Client,
+    endpoints: Vec<String>,
+}
+
+impl GatewayClient {
+    pub fn new(endpoints: Vec<String>, config: &GatewayConfig) -> Result<Self, MembershipError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .timeout(config.request_timeout)
+            .build()
+            .map_err(|source| MembershipError::Unreachable {
+                endpoint: "(client setup)".into(),
+                source,
+            })?;
+        Ok(Self::with_http(http, endpoints))
+    }
+
+    /// Shares one HTTP connection pool between the clients of many clusters.
+    pub fn with_http(http: reqwest::Client, endpoints: Vec<String>) -> Self {
+        let endpoints = endpoints
+            .into_iter()
+            .map(|e| e.trim_end_matches('/').to_owned())
+            .collect();
+        Self { http, endpoints }
+    }
+
+    /// POSTs to the first endpoint that answers at all; an etcd error answer is not retried
+    /// elsewhere because every member would give the same one.
+    async fn call(
+        &self,
+        action: &'static str,
+        path: &str,
+        body: Value,
+    ) -> Result<Value, MembershipError> {
+        let mut last = MembershipError::NoEndpoints;
+        for endpoint in &self.endpoints {
+            match post(&self.http, endpoint, action, path, &body).await {
+                Err(error @ MembershipError::Unreachable { .. }) => last = error,
+                other => return other,
+            }
+        }
+        Err(last)
+    }
+}
+
+async fn post(
+    http: &reqwest::Client,
+    endpoint: &str,
+    action: &'static str,
+    path: &str,
+    body: &Value,
+) -> Result<Value, MembershipError> {
+    let unreachable = |source| MembershipError::Unreachable {
+        endpoint: endpoint.to_owned(),
+        source,
+    };
+    let response = http
+        .post(format!("{endpoint}{path}"))
+        .json(body)
+        .send()
+        .await
+        .map_err(unreachable)?;
+    let status = response.status();
+    let bytes = response.bytes().await.map_err(unreachable)?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| MembershipError::Decode {
+        endpoint: endpoint.to_owned(),
+        action,
+        detail: format!("HTTP {status}, body is not JSON ({e})"),
+    })?;
+    if let Some(code) = value
+        .get("code")
+        .and_then(Value::as_i64)
+        .filter(|_| !status.is_success() || value.get("error").is_some())
+    {
+        let message = value
+            .get("message")
+            .or_else(|| value.get("error"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        return Err(MembershipError::Api {
+            action,
+            code: i32::try_from(code).unwrap_or(i32::MAX),
+            message,
+        });
+    }
+    if !status.is_success() {
+        return Err(MembershipError::Decode {
+            endpoint: endpoint.to_owned(),
+            action,
+            detail: format!("HTTP {status}"),
+        });
+    }
+    Ok(value)
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(
+    action: &'static str,
+    value: Value,
+) -> Result<T, MembershipError> {
+    serde_json::from_value(value).map_err(|e| MembershipError::Decode {
+        endpoint: String::new(),
+        action,
+        detail: e.to_string(),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireMember {
+    #[serde(rename = "ID", with = "u64_string")]
+    id: u64,
+    #[serde(default)]
+    name: String,
+    #[serde(default, rename = "peerURLs")]
+    peer_urls: Vec<String>,
+    #[serde(default, rename = "clientURLs")]
+    client_urls: Vec<String>,
+    #[serde(default)]
+    is_learner: bool,
+}
+
+impl From<WireMember> for Member {
+    fn from(m: WireMember) -> Self {
+        Member {
+            id: m.id,
+            name: m.name,
+            peer_urls: m.peer_urls,
+            client_urls: m.client_urls,
+            is_learner: m.is_learner,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct MemberList {
+    #[serde(default)]
+    members: Vec<WireMember>,
+}
+
+#[derive(Deserialize)]
+struct MemberAdd {
+    member: WireMember,
+}
+
+#[derive(Deserialize)]
+struct WireHeader {
+    #[serde(with = "u64_string")]
+    member_id: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireStatus {
+    header: WireHeader,
+    #[serde(default)]
+    version: String,
+    #[serde(default, with = "u64_string")]
+    leader: u64,
+    #[serde(default, with = "u64_string")]
+    raft_index: u64,
+    #[serde(default)]
+    is_learner: bool,
+    #[serde(default)]
+    errors: Vec<String>,
+}
+
+impl Membership for GatewayClient {
+    async fn list(&self) -> Result<Vec<Member>, MembershipError> {
+        let value = self
+            .call("member list", "/v3/cluster/member/list", json!({}))
+            .await?;
+        Ok(decode::<MemberList>("member list", value)?
+            .members
+            .into_iter()
+            .map(Member::from)
+            .collect())
+    }
+
+    async fn add_learner(&self, peer_url: &str) -> Result<Member, MembershipError> {
+        let body = json!({"peerURLs": [peer_url], "isLearner": true});
+        match self
+            .call("member add", "/v3/cluster/member/add", body)
+            .await
+        {
+            Ok(value) => Ok(decode::<MemberAdd>("member add", value)?.member.into()),
+            // A retry after a lost answer: the member is there already.
+            Err(MembershipError::Api {
+                code: CODE_FAILED_PRECONDITION,
+                message,
+                ..
+            }) if message.contains("already exists") => {
+                let members = self.list().await?;
+                members
+                    .into_iter()
+                    .find(|m| m.peer_urls.iter().any(|u| u == peer_url))
+                    .ok_or(MembershipError::Api {
+                        action: "member add",
+                        code: CODE_FAILED_PRECONDITION,
+                        message,
+                    })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn promote(&self, id: u64) -> Result<PromoteOutcome, MembershipError> {
+        match self
+            .call(
+                "member promote",
+                "/v3/cluster/member/promote",
+                json!({"ID": id.to_string()}),
+            )
+            .await
+        {
+            Ok(_) => Ok(PromoteOutcome::Promoted),
+            Err(MembershipError::Api {
+                code: CODE_FAILED_PRECONDITION,
+                message,
+                ..
+            }) if message.contains("in sync") => Ok(PromoteOutcome::NotCaughtUp),
+            // A retry after a lost answer: the member is a voter already.
+            Err(MembershipError::Api {
+                code: CODE_FAILED_PRECONDITION,
+                message,
+                ..
+            }) if message.contains("can only promote a learner member") => {
+                Ok(PromoteOutcome::Promoted)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn remove(&self, id: u64) -> Result<(), MembershipError> {
+        match self
+            .call(
+                "member remove",
+                "/v3/cluster/member/remove",
+                json!({"ID": id.to_string()}),
+            )
+            .await
+        {
+            Ok(_)
+            | Err(MembershipError::Api {
+                code: CODE_NOT_FOUND,
+                ..
+            }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn status(&self, client_url: &str) -> Result<MemberStatus, MembershipError> {
+        let value = post(
+            &self.http,
+            client_url.trim_end_matches('/'),
+            "status",
+            "/v3/maintenance/status",
+            &json!({}),
+        )
+        .await?;
+        let s: WireStatus = decode("status", value)?;
+        Ok(MemberStatus {
+            member_id: s.header.member_id,
+            leader: s.leader,
+            version: s.version,
+            raft_index: s.raft_index,
+            is_learner: s.is_learner,
+            errors: s.errors,
+        })
+    }
+}
+
+/// uint64 fields: etcd's gateway writes them as strings; accept numbers too.
+mod u64_string {
+    use serde::{Deserialize, Deserializer, de::Error};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Text(String),
+            Number(u64),
+        }
+        match Wire::deserialize(d)? {
+            Wire::Text(text) => text
+                .parse()
+                .map_err(|_| D::Error::custom(format!("{text:?} is not a uint64"))),
+            Wire::Number(n) => Ok(n),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_a_member_list_with_learner_and_unstarted_member() {
+        let value = json!({
+            "header": {"cluster_id": "1", "member_id": "2", "raft_term": "2"},
+            "members": [
+                {"ID": "13668033151171901709", "name": "m0", "peerURLs": ["http://a:2380"], "clientURLs": ["http://a:2379"]},
+                {"ID": "14315252655391523457", "peerURLs": ["http://b:2380"], "isLearner": true}
+            ]
+        });
+        let members: Vec<Member> = decode::<MemberList>("member list", value)
+            .expect("decodes")
+            .members
+            .into_iter()
+            .map(Member::from)
+            .collect();
+        assert_eq!(members[0].id, 13_668_033_151_171_901_709);
+        assert!(members[0].started() && !members[0].is_learner);
+        assert!(!members[1].started() && members[1].is_learner);
+    }
+
+    #[test]
+    fn decodes_status() {
+        let value = json!({
+            "header": {"cluster_id": "1", "member_id": "42", "revision": "1", "raft_term": "2"},
+            "version": "3.4.23", "dbSize": "20480", "leader": "42", "raftIndex": "4", "raftTerm": "2"
+        });
+        let s: WireStatus = decode("status", value).expect("decodes");
+        assert_eq!((s.header.member_id, s.leader, s.raft_index), (42, 42, 4));
+        assert!(!s.is_learner);
+    }
+
+    #[test]
+    fn rejects_ids_that_are_not_numbers() {
+        let value = json!({"members": [{"ID": "abc"}]});
+        assert!(decode::<MemberList>("member list", value).is_err());
+    }
+}

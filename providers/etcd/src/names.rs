@@ -1,0 +1,209 @@
+//! Names, labels, ports and URLs of everything rendered for an EtcdCluster, in one place so the
+//! renderer, the membership client and the status agree on them.
+
+use std::collections::BTreeMap;
+
+/// Port etcd members talk Raft on.
+pub const PEER_PORT: i32 = 2380;
+/// Port clients (and the JSON gateway) use.
+pub const CLIENT_PORT: i32 = 2379;
+/// Field manager of every server-side apply.
+pub const FIELD_MANAGER: &str = "ferroplane";
+/// Annotation on the StatefulSet recording the etcd version it runs, read back to refuse
+/// upgrades that skip a minor version.
+pub const VERSION_ANNOTATION: &str = "etcd.ferroplane.io/version";
+/// Where each member's data volume is mounted.
+pub const DATA_MOUNT: &str = "/var/lib/etcd";
+/// Where the bootstrap ConfigMap is mounted.
+pub const CONFIG_MOUNT: &str = "/etc/etcd";
+/// Longest EtcdCluster name: pod names (`<name>-<ordinal>`) and the StatefulSet's
+/// `controller-revision-hash` label (`<name>-<10 chars>`) must stay DNS labels (63 characters).
+pub const MAX_NAME_LEN: usize = 52;
+
+/// Names of one EtcdCluster's children and the DNS names of its members.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterNames {
+    pub name: String,
+    pub namespace: String,
+}
+
+impl ClusterNames {
+    pub fn new(name: impl Into<String>, namespace: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            namespace: namespace.into(),
+        }
+    }
+
+    /// The headless Service that gives every member a stable DNS name; also the StatefulSet's
+    /// `serviceName`.
+    pub fn peer_service(&self) -> String {
+        self.name.clone()
+    }
+
+    pub fn client_service(&self) -> String {
+        format!("{}-client", self.name)
+    }
+
+    pub fn statefulset(&self) -> String {
+        self.name.clone()
+    }
+
+    pub fn pdb(&self) -> String {
+        self.name.clone()
+    }
+
+    /// The ConfigMap holding one etcd configuration file per member.
+    pub fn bootstrap_config(&self) -> String {
+        format!("{}-bootstrap", self.name)
+    }
+
+    /// Pod (and etcd member) name of an ordinal.
+    pub fn member(&self, ordinal: u32) -> String {
+        format!("{}-{ordinal}", self.name)
+    }
+
+    /// Ordinal of a member name, `None` for names that are not ours.
+    pub fn ordinal_of(&self, member_name: &str) -> Option<u32> {
+        let rest = member_name.strip_prefix(&self.name)?.strip_prefix('-')?;
+        if rest.is_empty() || (rest.len() > 1 && rest.starts_with('0')) {
+            return None;
+        }
+        rest.parse().ok()
+    }
+
+    fn member_host(&self, ordinal: u32) -> String {
+        format!(
+            "{}.{}.{}.svc",
+            self.member(ordinal),
+            self.peer_service(),
+            self.namespace
+        )
+    }
+
+    pub fn peer_url(&self, ordinal: u32) -> String {
+        format!("http://{}:{PEER_PORT}", self.member_host(ordinal))
+    }
+
+    pub fn member_client_url(&self, ordinal: u32) -> String {
+        format!("http://{}:{CLIENT_PORT}", self.member_host(ordinal))
+    }
+
+    /// The URL clients use: the client Service.
+    pub fn client_endpoint(&self) -> String {
+        format!(
+            "http://{}.{}.svc:{CLIENT_PORT}",
+            self.client_service(),
+            self.namespace
+        )
+    }
+
+    /// `app.kubernetes.io/*` labels on every child and pod.
+    pub fn labels(&self) -> BTreeMap<String, String> {
+        let mut labels = self.selector();
+        labels.insert("app.kubernetes.io/managed-by".into(), "ferroplane".into());
+        labels
+    }
+
+    /// The subset of [`labels`](Self::labels) that selects this cluster's pods.
+    pub fn selector(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("app.kubernetes.io/name".into(), "etcd".into()),
+            ("app.kubernetes.io/instance".into(), self.name.clone()),
+        ])
+    }
+}
+
+/// A topology maps an ordinal to the URLs of that member. In a cluster they are DNS names of
+/// the headless Service; the membership tests run real etcd processes on 127.0.0.1 ports.
+pub trait Topology {
+    fn member_name(&self, ordinal: u32) -> String;
+    fn peer_url(&self, ordinal: u32) -> String;
+    fn client_url(&self, ordinal: u32) -> String;
+    /// Ordinal of a member from its peer URL (stable even before the member has started and
+    /// reported its name).
+    fn ordinal_of_peer_url(&self, url: &str) -> Option<u32>;
+}
+
+impl Topology for ClusterNames {
+    fn member_name(&self, ordinal: u32) -> String {
+        self.member(ordinal)
+    }
+
+    fn peer_url(&self, ordinal: u32) -> String {
+        ClusterNames::peer_url(self, ordinal)
+    }
+
+    fn client_url(&self, ordinal: u32) -> String {
+        self.member_client_url(ordinal)
+    }
+
+    fn ordinal_of_peer_url(&self, url: &str) -> Option<u32> {
+        let host = url
+            .strip_prefix("http://")?
+            .strip_suffix(&format!(":{PEER_PORT}"))?;
+        let member =
+            host.strip_suffix(&format!(".{}.{}.svc", self.peer_service(), self.namespace))?;
+        let ordinal = self.ordinal_of(member)?;
+        (self.member(ordinal) == member).then_some(ordinal)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_urls_use_the_headless_service() {
+        let n = ClusterNames::new("etcd-a", "prod");
+        assert_eq!(n.peer_url(2), "http://etcd-a-2.etcd-a.prod.svc:2380");
+        assert_eq!(
+            n.member_client_url(0),
+            "http://etcd-a-0.etcd-a.prod.svc:2379"
+        );
+        assert_eq!(n.client_endpoint(), "http://etcd-a-client.prod.svc:2379");
+    }
+
+    #[test]
+    fn ordinals_round_trip_through_peer_urls() {
+        let n = ClusterNames::new("etcd-a", "prod");
+        for i in [0, 1, 7, 12] {
+            assert_eq!(n.ordinal_of_peer_url(&n.peer_url(i)), Some(i));
+        }
+        assert_eq!(
+            n.ordinal_of_peer_url("http://etcd-a-1.etcd-a.other.svc:2380"),
+            None
+        );
+        assert_eq!(
+            n.ordinal_of_peer_url("http://etcd-a-01.etcd-a.prod.svc:2380"),
+            None
+        );
+        assert_eq!(
+            n.ordinal_of_peer_url("http://etcd-ab-1.etcd-a.prod.svc:2380"),
+            None
+        );
+        assert_eq!(
+            n.ordinal_of_peer_url("https://etcd-a-1.etcd-a.prod.svc:2380"),
+            None
+        );
+    }
+
+    #[test]
+    fn ordinal_of_rejects_foreign_names() {
+        let n = ClusterNames::new("etcd", "ns");
+        assert_eq!(n.ordinal_of("etcd-3"), Some(3));
+        assert_eq!(n.ordinal_of("etcd-"), None);
+        assert_eq!(n.ordinal_of("etcd-x"), None);
+        assert_eq!(n.ordinal_of("etcdx-1"), None);
+    }
+
+    #[test]
+    fn labels_contain_the_selector() {
+        let n = ClusterNames::new("e", "ns");
+        let labels = n.labels();
+        for (k, v) in n.selector() {
+            assert_eq!(labels.get(&k), Some(&v));
+        }
+        assert_eq!(labels["app.kubernetes.io/managed-by"], "ferroplane");
+    }
+}

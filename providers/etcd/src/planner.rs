@@ -1,0 +1,577 @@
+//! The scaling planner: from etcd's current members, their health, the StatefulSet's replica
+//! count and the desired size, the single next step that moves the cluster toward the desired
+//! size without ever losing quorum. Pure; the controller executes one step per reconcile and
+//! plans again from fresh observations, so a crash between steps is harmless.
+//!
+//! Rules, in priority order:
+//! 1. A member ferroplane did not create (peer URL not of this cluster) blocks all changes.
+//! 2. A member added but not started: grow the StatefulSet so its pod exists, or wait for it;
+//!    remove it instead if it is no longer wanted.
+//! 3. A started learner: promote it once healthy (etcd itself refuses while it lags), or remove it
+//!    when no longer wanted.
+//! 4. A failed voter (its pod crash-loops while the others are healthy, e.g. its data was lost):
+//!    replace it (remove, re-add as learner, wipe and restart its pod) if quorum survives.
+//! 5. Too many voters: remove the highest ordinal, only if the remaining healthy voters still
+//!    form a quorum of the remaining voters.
+//! 6. More pods than members need: shrink the StatefulSet (only pods without a member go).
+//! 7. Too few members: add the lowest missing ordinal as a learner, only while every voter is
+//!    healthy (one learner at a time, as etcd requires).
+
+use std::collections::BTreeSet;
+
+/// Health of one member as the controller observed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Health {
+    Healthy,
+    /// Not answering, not (yet) known to be broken: restarting, starting, partitioned.
+    Unhealthy,
+    /// Its pod keeps crashing while the member cannot be reached: typically a member whose data
+    /// was lost and which etcd refuses to run with its old identity.
+    Failed,
+}
+
+/// One member as the planner needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedMember {
+    pub id: u64,
+    /// From the member's peer URL; `None` for a member that is not one of this cluster's pods.
+    pub ordinal: Option<u32>,
+    pub started: bool,
+    pub is_learner: bool,
+    pub health: Health,
+}
+
+/// Everything the planner looks at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterView {
+    pub desired_size: u32,
+    pub statefulset_replicas: u32,
+    pub members: Vec<PlannedMember>,
+}
+
+/// Why a member is removed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Removal {
+    /// The cluster is shrinking.
+    ScaleDown,
+    /// A learner or unstarted member that the desired size no longer needs.
+    NotNeeded,
+}
+
+/// The single next action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Membership and StatefulSet match the desired size.
+    Steady,
+    /// Something is in progress (a member starting, a learner catching up); plan again soon.
+    Wait(String),
+    /// A human must act; nothing is changed automatically.
+    Blocked(String),
+    /// `MemberAdd` as a learner for the pod of this ordinal.
+    AddLearner {
+        ordinal: u32,
+    },
+    Promote {
+        id: u64,
+        ordinal: u32,
+    },
+    Remove {
+        id: u64,
+        ordinal: u32,
+        why: Removal,
+    },
+    /// Remove the failed member, add it back as a learner under the same peer URL and restart
+    /// its pod with an empty data directory.
+    Replace {
+        id: u64,
+        ordinal: u32,
+    },
+    /// Set the StatefulSet's replicas.
+    ScaleStatefulSet {
+        replicas: u32,
+    },
+}
+
+impl Step {
+    /// Whether the step changes etcd membership or the StatefulSet.
+    pub fn is_change(&self) -> bool {
+        !matches!(self, Step::Steady | Step::Wait(_) | Step::Blocked(_))
+    }
+}
+
+/// Votes needed for a decision among `voters` members.
+pub fn quorum(voters: usize) -> usize {
+    voters / 2 + 1
+}
+
+/// Members that may be unavailable at once without losing quorum.
+pub fn fault_tolerance(voters: usize) -> usize {
+    voters.saturating_sub(quorum(voters))
+}
+
+/// The next step toward `view.desired_size`.
+pub fn plan(view: &ClusterView) -> Step {
+    let desired = view.desired_size;
+    let replicas = view.statefulset_replicas;
+    let members = &view.members;
+    if members.is_empty() {
+        return Step::Wait("etcd lists no members yet".into());
+    }
+    if let Some(foreign) = members.iter().find(|m| m.ordinal.is_none()) {
+        return Step::Blocked(format!(
+            "member {:x} does not belong to this cluster's pods; remove it with etcdctl before ferroplane changes membership",
+            foreign.id
+        ));
+    }
+    let ordinal = |m: &PlannedMember| m.ordinal.unwrap_or(u32::MAX);
+
+    // 2. Members added but not started.
+    if let Some(m) = members.iter().find(|m| !m.started) {
+        let o = ordinal(m);
+        if o >= desired && safe_to_remove(members, m.id) {
+            return Step::Remove {
+                id: m.id,
+                ordinal: o,
+                why: Removal::NotNeeded,
+            };
+        }
+        if o >= replicas {
+            return Step::ScaleStatefulSet { replicas: o + 1 };
+        }
+        return Step::Wait(format!("member {o} was added and its pod is starting"));
+    }
+
+    // 3. Learners that have started.
+    if let Some(m) = members.iter().find(|m| m.is_learner) {
+        let o = ordinal(m);
+        if o >= desired {
+            return Step::Remove {
+                id: m.id,
+                ordinal: o,
+                why: Removal::NotNeeded,
+            };
+        }
+        if m.health == Health::Healthy {
+            return Step::Promote {
+                id: m.id,
+                ordinal: o,
+            };
+        }
+        return Step::Wait(format!("learner {o} is catching up with the leader"));
+    }
+
+    // 4. Failed voters.
+    if let Some(m) = members.iter().find(|m| m.health == Health::Failed) {
+        let o = ordinal(m);
+        if !safe_to_remove(members, m.id) {
+            return Step::Blocked(format!(
+                "member {o} has failed and replacing it would lose quorum ({}); restore it or recover the cluster from a snapshot",
+                healthy_summary(members)
+            ));
+        }
+        if o >= desired {
+            return Step::Remove {
+                id: m.id,
+                ordinal: o,
+                why: Removal::ScaleDown,
+            };
+        }
+        return Step::Replace {
+            id: m.id,
+            ordinal: o,
+        };
+    }
+
+    // 5. Shrink membership, highest ordinal first so the StatefulSet can follow.
+    if members.len() > desired as usize {
+        let victim = members
+            .iter()
+            .max_by_key(|m| ordinal(m))
+            .unwrap_or(&members[0]);
+        let o = ordinal(victim);
+        if !safe_to_remove(members, victim.id) {
+            return Step::Wait(format!(
+                "removing member {o} now would lose quorum ({}); waiting for members to become healthy",
+                healthy_summary(members)
+            ));
+        }
+        return Step::Remove {
+            id: victim.id,
+            ordinal: o,
+            why: Removal::ScaleDown,
+        };
+    }
+
+    // 6. Shrink the StatefulSet down to the members that remain (never below the desired size:
+    //    a pod whose member is being replaced keeps its place).
+    let needed = members
+        .iter()
+        .map(|m| ordinal(m) + 1)
+        .max()
+        .unwrap_or(0)
+        .max(desired.min(replicas));
+    if replicas > needed {
+        return Step::ScaleStatefulSet { replicas: needed };
+    }
+
+    // 7. Grow, one learner at a time, only into a fully healthy cluster.
+    if members.len() < desired as usize {
+        if members.iter().any(|m| m.health != Health::Healthy) {
+            return Step::Wait(format!(
+                "adding a member waits until every member is healthy ({})",
+                healthy_summary(members)
+            ));
+        }
+        let present: BTreeSet<u32> = members.iter().map(ordinal).collect();
+        if let Some(missing) = (0..desired).find(|o| !present.contains(o)) {
+            return Step::AddLearner { ordinal: missing };
+        }
+    }
+
+    if replicas < needed {
+        return Step::ScaleStatefulSet { replicas: needed };
+    }
+    Step::Steady
+}
+
+/// Whether removing member `id` leaves a quorum of healthy voters among the remaining voters.
+/// Removing a learner never affects quorum; the last voter is never removed.
+pub fn safe_to_remove(members: &[PlannedMember], id: u64) -> bool {
+    let Some(target) = members.iter().find(|m| m.id == id) else {
+        return true;
+    };
+    if target.is_learner {
+        return true;
+    }
+    let remaining: Vec<&PlannedMember> = members
+        .iter()
+        .filter(|m| !m.is_learner && m.id != id)
+        .collect();
+    let healthy = remaining
+        .iter()
+        .filter(|m| m.health == Health::Healthy)
+        .count();
+    !remaining.is_empty() && healthy >= quorum(remaining.len())
+}
+
+fn healthy_summary(members: &[PlannedMember]) -> String {
+    let voters: Vec<_> = members.iter().filter(|m| !m.is_learner).collect();
+    let healthy = voters
+        .iter()
+        .filter(|m| m.health == Health::Healthy)
+        .count();
+    format!(
+        "{healthy} of {} voters healthy, quorum {}",
+        voters.len(),
+        quorum(voters.len())
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Health::*;
+
+    fn voter(ordinal: u32, health: Health) -> PlannedMember {
+        PlannedMember {
+            id: 100 + u64::from(ordinal),
+            ordinal: Some(ordinal),
+            started: true,
+            is_learner: false,
+            health,
+        }
+    }
+
+    fn learner(ordinal: u32, started: bool, health: Health) -> PlannedMember {
+        PlannedMember {
+            is_learner: true,
+            started,
+            ..voter(ordinal, health)
+        }
+    }
+
+    fn view(desired: u32, replicas: u32, members: Vec<PlannedMember>) -> ClusterView {
+        ClusterView {
+            desired_size: desired,
+            statefulset_replicas: replicas,
+            members,
+        }
+    }
+
+    fn healthy_voters(n: u32) -> Vec<PlannedMember> {
+        (0..n).map(|o| voter(o, Healthy)).collect()
+    }
+
+    #[test]
+    fn quorum_and_fault_tolerance() {
+        assert_eq!(
+            (1..=7).map(quorum).collect::<Vec<_>>(),
+            [1, 2, 2, 3, 3, 4, 4]
+        );
+        assert_eq!(
+            (1..=7).map(fault_tolerance).collect::<Vec<_>>(),
+            [0, 0, 1, 1, 2, 2, 3]
+        );
+    }
+
+    #[test]
+    fn steady_when_everything_matches() {
+        for n in 1..=5 {
+            assert_eq!(plan(&view(n, n, healthy_voters(n))), Step::Steady);
+        }
+    }
+
+    #[test]
+    fn growing_adds_a_learner_before_the_pod() {
+        assert_eq!(
+            plan(&view(3, 1, healthy_voters(1))),
+            Step::AddLearner { ordinal: 1 }
+        );
+    }
+
+    #[test]
+    fn an_added_learner_gets_its_pod_then_waits() {
+        let mut members = healthy_voters(1);
+        members.push(learner(1, false, Unhealthy));
+        assert_eq!(
+            plan(&view(3, 1, members.clone())),
+            Step::ScaleStatefulSet { replicas: 2 }
+        );
+        assert!(matches!(plan(&view(3, 2, members)), Step::Wait(_)));
+    }
+
+    #[test]
+    fn a_started_learner_is_promoted_when_healthy() {
+        let mut members = healthy_voters(1);
+        members.push(learner(1, true, Unhealthy));
+        assert!(matches!(plan(&view(3, 2, members.clone())), Step::Wait(_)));
+        members[1].health = Healthy;
+        assert_eq!(
+            plan(&view(3, 2, members)),
+            Step::Promote {
+                id: 101,
+                ordinal: 1
+            }
+        );
+    }
+
+    #[test]
+    fn growth_waits_for_every_member_to_be_healthy() {
+        let mut members = healthy_voters(2);
+        members[1].health = Unhealthy;
+        assert!(matches!(plan(&view(3, 2, members)), Step::Wait(_)));
+    }
+
+    #[test]
+    fn growth_fills_the_lowest_missing_ordinal() {
+        let members = vec![voter(0, Healthy), voter(2, Healthy)];
+        assert_eq!(plan(&view(3, 3, members)), Step::AddLearner { ordinal: 1 });
+    }
+
+    #[test]
+    fn shrinking_removes_the_highest_member_first_then_the_pod() {
+        assert_eq!(
+            plan(&view(1, 3, healthy_voters(3))),
+            Step::Remove {
+                id: 102,
+                ordinal: 2,
+                why: Removal::ScaleDown
+            }
+        );
+        assert_eq!(
+            plan(&view(1, 3, healthy_voters(2))),
+            Step::Remove {
+                id: 101,
+                ordinal: 1,
+                why: Removal::ScaleDown
+            }
+        );
+        assert_eq!(
+            plan(&view(1, 3, healthy_voters(1))),
+            Step::ScaleStatefulSet { replicas: 1 }
+        );
+        assert_eq!(plan(&view(1, 1, healthy_voters(1))), Step::Steady);
+    }
+
+    #[test]
+    fn shrinking_never_loses_quorum() {
+        // 3 voters, 2 unhealthy: removing the healthy one leaves 0 of 2; the unhealthy top one
+        // leaves 1 of 2 — both below quorum.
+        let members = vec![voter(0, Healthy), voter(1, Unhealthy), voter(2, Unhealthy)];
+        assert!(matches!(plan(&view(1, 3, members)), Step::Wait(_)));
+        // 5 voters with one down: removing the top (healthy) one leaves 3 of 4 healthy ≥ 3.
+        let mut members = healthy_voters(5);
+        members[1].health = Unhealthy;
+        assert_eq!(
+            plan(&view(3, 5, members)),
+            Step::Remove {
+                id: 104,
+                ordinal: 4,
+                why: Removal::ScaleDown
+            }
+        );
+    }
+
+    #[test]
+    fn the_last_voter_is_never_removed() {
+        assert!(!safe_to_remove(&healthy_voters(1), 100));
+    }
+
+    #[test]
+    fn an_unwanted_learner_is_removed_even_when_unhealthy() {
+        let mut members = healthy_voters(1);
+        members.push(learner(1, true, Unhealthy));
+        assert_eq!(
+            plan(&view(1, 2, members)),
+            Step::Remove {
+                id: 101,
+                ordinal: 1,
+                why: Removal::NotNeeded
+            }
+        );
+        let mut members = healthy_voters(1);
+        members.push(learner(1, false, Unhealthy));
+        assert_eq!(
+            plan(&view(1, 1, members)),
+            Step::Remove {
+                id: 101,
+                ordinal: 1,
+                why: Removal::NotNeeded
+            }
+        );
+    }
+
+    #[test]
+    fn a_failed_member_is_replaced_when_quorum_survives() {
+        let mut members = healthy_voters(3);
+        members[1].health = Failed;
+        assert_eq!(
+            plan(&view(3, 3, members)),
+            Step::Replace {
+                id: 101,
+                ordinal: 1
+            }
+        );
+    }
+
+    #[test]
+    fn a_failed_member_is_not_replaced_when_quorum_would_be_lost() {
+        let mut members = healthy_voters(3);
+        members[1].health = Failed;
+        members[2].health = Unhealthy;
+        assert!(matches!(plan(&view(3, 3, members)), Step::Blocked(_)));
+        let mut single = healthy_voters(1);
+        single[0].health = Failed;
+        assert!(matches!(plan(&view(1, 1, single)), Step::Blocked(_)));
+    }
+
+    #[test]
+    fn a_failed_member_above_the_desired_size_is_just_removed() {
+        let mut members = healthy_voters(3);
+        members[2].health = Failed;
+        assert_eq!(
+            plan(&view(1, 3, members)),
+            Step::Remove {
+                id: 102,
+                ordinal: 2,
+                why: Removal::ScaleDown
+            }
+        );
+    }
+
+    #[test]
+    fn after_a_replacement_the_member_comes_back_without_scaling() {
+        let members = vec![voter(0, Healthy), voter(2, Healthy)];
+        assert_eq!(
+            plan(&view(3, 3, members.clone())),
+            Step::AddLearner { ordinal: 1 }
+        );
+        let mut with_learner = members;
+        with_learner.push(learner(1, false, Unhealthy));
+        assert!(
+            matches!(plan(&view(3, 3, with_learner)), Step::Wait(_)),
+            "the pod exists; wait for it"
+        );
+    }
+
+    #[test]
+    fn a_foreign_member_blocks() {
+        let mut members = healthy_voters(3);
+        members.push(PlannedMember {
+            ordinal: None,
+            ..voter(9, Healthy)
+        });
+        assert!(matches!(plan(&view(3, 3, members)), Step::Blocked(_)));
+    }
+
+    #[test]
+    fn missing_pods_for_existing_members_are_restored() {
+        assert_eq!(
+            plan(&view(3, 1, healthy_voters(3))),
+            Step::ScaleStatefulSet { replicas: 3 }
+        );
+    }
+
+    /// Drives a simulated cluster through every planned step from each size to each other size
+    /// and checks that quorum holds after every step and the end state is steady.
+    #[test]
+    fn every_resize_converges_without_losing_quorum() {
+        for from in 1..=7u32 {
+            for to in 1..=7u32 {
+                let mut v = view(to, from, healthy_voters(from));
+                let mut next_id = 1000;
+                for step_count in 0.. {
+                    assert!(step_count < 100, "{from}->{to} did not converge: {v:?}");
+                    let step = plan(&v);
+                    match step {
+                        Step::Steady => break,
+                        Step::AddLearner { ordinal } => {
+                            next_id += 1;
+                            v.members.push(PlannedMember {
+                                id: next_id,
+                                ..learner(ordinal, false, Unhealthy)
+                            });
+                        }
+                        Step::ScaleStatefulSet { replicas } => {
+                            // Pods of members start and catch up.
+                            v.statefulset_replicas = replicas;
+                            for m in &mut v.members {
+                                if m.ordinal.is_some_and(|o| o < replicas) {
+                                    m.started = true;
+                                    m.health = Healthy;
+                                }
+                            }
+                        }
+                        Step::Promote { id, .. } => {
+                            v.members
+                                .iter_mut()
+                                .filter(|m| m.id == id)
+                                .for_each(|m| m.is_learner = false);
+                        }
+                        Step::Remove { id, .. } => v.members.retain(|m| m.id != id),
+                        other => panic!("{from}->{to}: unexpected {other:?}"),
+                    }
+                    let voters = v.members.iter().filter(|m| !m.is_learner).count();
+                    let healthy = v
+                        .members
+                        .iter()
+                        .filter(|m| !m.is_learner && m.health == Healthy)
+                        .count();
+                    assert!(
+                        healthy >= quorum(voters),
+                        "{from}->{to}: quorum lost after {step:?}"
+                    );
+                    assert!(
+                        v.members.iter().filter(|m| m.is_learner).count() <= 1,
+                        "one learner at a time"
+                    );
+                    assert!(v.members.iter().all(|m| {
+                        m.ordinal.is_some_and(|o| o < v.statefulset_replicas) || !m.started
+                    }));
+                }
+                assert_eq!(v.members.len(), to as usize);
+                assert_eq!(v.statefulset_replicas, to);
+            }
+        }
+    }
+}
