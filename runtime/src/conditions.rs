@@ -21,7 +21,7 @@ pub struct Desired {
 const MAX_MESSAGE_LEN: usize = 2048;
 
 impl Desired {
-    fn new(
+    pub fn new(
         type_: &'static str,
         status: ConditionStatus,
         reason: &'static str,

@@ -133,6 +133,9 @@ pub struct Observation {
     /// Something the user should know that is not an error, shown in the `Synced` message
     /// (e.g. a change waiting for a restart the spec does not allow).
     pub note: Option<String>,
+    /// Kind-specific conditions besides `Ready` and `Synced` (e.g. `Available`, `Progressing`,
+    /// `Degraded` of in-cluster kinds), merged the same way.
+    pub conditions: Vec<crate::conditions::Desired>,
 }
 
 impl Observation {
@@ -148,6 +151,7 @@ impl Observation {
             in_transition: false,
             connection_details: ConnectionDetails::new(),
             note: None,
+            conditions: Vec::new(),
         }
     }
 
@@ -198,6 +202,12 @@ impl Observation {
 
     pub fn with_connection_details(mut self, details: ConnectionDetails) -> Self {
         self.connection_details = details;
+        self
+    }
+
+    /// Adds a kind-specific condition (see [`Observation::conditions`]).
+    pub fn with_condition(mut self, condition: crate::conditions::Desired) -> Self {
+        self.conditions.push(condition);
         self
     }
 

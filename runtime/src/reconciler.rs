@@ -343,13 +343,10 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             && conditions::find(obj.conditions(), names::READY).is_none_or(|c| {
                 c.status != ConditionStatus::True && c.reason == names::REASON_CREATING
             });
-        self.write_status(
-            &api,
-            &mut obj,
-            &[ready.clone(), conditions::synced(note)],
-            &obs.status,
-        )
-        .await?;
+        let mut desired = vec![ready.clone(), conditions::synced(note)];
+        desired.extend(obs.conditions.iter().cloned());
+        self.write_status(&api, &mut obj, &desired, &obs.status)
+            .await?;
         if became_ready && let Some(created) = obj.meta().creation_timestamp.as_ref() {
             let age = Timestamp::now().duration_since(created.0);
             self.metrics
