@@ -39,6 +39,8 @@ fn env() -> &'static Arc<Env> {
 
 /// One compiled `x-kubernetes-validations` entry.
 pub(crate) struct Rule {
+    /// Where the rule sits in the schema, e.g. `openAPIV3Schema...x-kubernetes-validations[0]`.
+    path: String,
     source: String,
     program: Program,
     message: Option<String>,
@@ -111,6 +113,7 @@ impl Rule {
         };
         let transition = program.references().has_variable("oldSelf");
         Ok(Rule {
+            path: path.to_owned(),
             message: text("message")?.filter(|m| !m.trim().is_empty()),
             source,
             program,
@@ -119,6 +122,28 @@ impl Rule {
             kind,
             transition,
         })
+    }
+}
+
+impl Rule {
+    pub(crate) fn path(&self) -> &str {
+        &self.path
+    }
+
+    pub(crate) fn source(&self) -> &str {
+        &self.source
+    }
+
+    pub(crate) fn expression(&self) -> &cel::common::ast::IdedExpr {
+        self.program.expression()
+    }
+
+    /// The offset in the rule's source of the sub-expression `id`.
+    pub(crate) fn offset(&self, id: u64) -> Option<u32> {
+        self.program
+            .source_info()
+            .offset_for(id)
+            .map(|(start, _)| start)
     }
 }
 

@@ -38,6 +38,7 @@
 //! ```
 
 mod cel;
+mod celcheck;
 mod defaults;
 mod error;
 mod format;
@@ -63,12 +64,13 @@ pub struct CompiledSchema {
 
 impl CompiledSchema {
     /// Compiles `open_api_v3_schema` (the value of `spec.versions[].schema.openAPIV3Schema`).
-    /// Fails on malformed keywords, invalid `pattern` regexes and CEL rules that do not parse,
-    /// naming the schema path of the culprit.
+    /// Fails on malformed keywords, invalid `pattern` regexes, CEL rules that do not parse and
+    /// rules that select a field the schema does not declare, naming the schema path of the
+    /// culprit.
     pub fn compile(open_api_v3_schema: &Value) -> Result<Self, SchemaError> {
-        Ok(Self {
-            root: Node::compile(open_api_v3_schema, "openAPIV3Schema")?,
-        })
+        let root = Node::compile(open_api_v3_schema, "openAPIV3Schema")?;
+        celcheck::check_tree(&root, true)?;
+        Ok(Self { root })
     }
 
     /// Prunes, defaults and validates `object` in the apiserver's order; `old` is the stored

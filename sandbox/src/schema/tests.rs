@@ -547,6 +547,20 @@ fn compile_errors_name_the_culprit() {
             "openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule",
         ),
         (
+            wrap_spec(
+                json!({"type": "object", "properties": {"regionId": {"type": "string"}},
+                "x-kubernetes-validations": [{"rule": "self.regionID == 'x'"}]}),
+            ),
+            "openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: invalid CEL rule \"self.regionID == 'x'\": compilation failed: ERROR: <input>:1:5: undefined field 'regionID'",
+        ),
+        (
+            wrap_spec(
+                json!({"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}}}},
+                "x-kubernetes-validations": [{"rule": "self.items[0].b == 'x'"}]}),
+            ),
+            "openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule",
+        ),
+        (
             wrap_spec(json!({"type": "strnig"})),
             "openAPIV3Schema.properties[spec].type",
         ),
@@ -568,6 +582,27 @@ fn compile_errors_name_the_culprit() {
             "error {err} should start with {path}"
         );
     }
+}
+
+#[test]
+fn rules_may_select_declared_fields_maps_and_unknown_shapes() {
+    let schema = json!({
+        "type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "self.metadata.name != '' && self.kind != '' && has(self.spec.x__dash__y)"},
+            {"rule": "self.spec.labels.anything == 'x' || true"},
+            {"rule": "self.spec.free.whatever == 1 || true"},
+            {"rule": "self.spec.list.all(i, i.anything == 1) || true"},
+            {"rule": "self.spec.list[0].a == 'x' || true"}
+        ],
+        "properties": {"spec": {"type": "object", "properties": {
+            "x-y": {"type": "string"},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+            "list": {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}}}
+        }}}
+    });
+    CompiledSchema::compile(&schema).expect("all selections are valid");
 }
 
 #[test]
@@ -625,13 +660,12 @@ fn ratcheting_tolerates_unchanged_invalid_values_on_update() {
 }
 
 #[test]
-fn cel_treats_nulls_as_absent_and_hides_unknown_fields() {
+fn cel_treats_nulls_as_absent() {
     let schema = compile(wrap_spec(json!({
         "type": "object",
         "x-kubernetes-preserve-unknown-fields": true,
         "x-kubernetes-validations": [
-            {"rule": "!has(self.opt)", "message": "opt must be absent"},
-            {"rule": "!has(self.extra)", "message": "unknown fields are invisible"}
+            {"rule": "!has(self.opt)", "message": "opt must be absent"}
         ],
         "properties": {"opt": {"type": "string", "nullable": true}}
     })));
