@@ -82,6 +82,7 @@
 //! [`health::router`] on `--metrics-addr` and wraps controllers in
 //! [`leader::run_while_leader`].
 
+pub mod children;
 pub mod conditions;
 pub mod connection_secret;
 pub mod controller;
