@@ -4,4 +4,5 @@ pub mod error;
 pub mod membership;
 pub mod names;
 pub mod planner;
+pub mod render;
 pub mod version;

@@ -1,0 +1,194 @@
+//! Per-member etcd configuration files, kept in a ConfigMap with one key per pod
+//! (`<pod>.json`) and read by each pod through `--config-file=/etc/etcd/$(POD_NAME).json`.
+//!
+//! Why a file per member instead of flags in the pod template: the initial cluster and the
+//! initial cluster state differ between members (the bootstrap members start `new`, every member
+//! added later starts `existing` with the membership at the time it was added). Template flags
+//! are the same for every pod, and changing them would restart every member. A ConfigMap entry
+//! changes nothing for a running member: etcd reads `initial-*` settings only when its data
+//! directory is empty.
+//!
+//! JSON is valid YAML, which is what etcd parses.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value, json};
+
+use crate::names::{CLIENT_PORT, PEER_PORT, Topology};
+
+/// `initial-cluster-state` of a member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitialState {
+    /// One of the members that form the cluster together.
+    New,
+    /// A member added (as a learner) to a running cluster.
+    Existing,
+}
+
+/// Which configuration the members get.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Bootstrap {
+    /// A new cluster of `size` members that start together.
+    New { size: u32 },
+    /// A running cluster whose members have these ordinals; pods with other ordinals (a member
+    /// being added) get the same membership plus themselves.
+    Existing { members: BTreeSet<u32> },
+}
+
+/// Which address a member listens on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listen {
+    /// `0.0.0.0` on the standard ports (in a pod).
+    AllInterfaces,
+    /// Exactly the advertised URLs (processes sharing a host, as in tests).
+    Advertised,
+}
+
+/// Configuration of one member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberConfig {
+    pub name: String,
+    pub data_dir: String,
+    pub listen_peer_url: String,
+    pub listen_client_url: String,
+    pub advertise_peer_url: String,
+    pub advertise_client_url: String,
+    /// `name=peerURL` of every member, this one included.
+    pub initial_cluster: Vec<(String, String)>,
+    pub state: InitialState,
+    pub token: String,
+}
+
+impl MemberConfig {
+    /// The configuration of the member with `ordinal` under `bootstrap`.
+    pub fn new(
+        topology: &impl Topology,
+        ordinal: u32,
+        bootstrap: &Bootstrap,
+        token: &str,
+        data_dir: &str,
+        listen: Listen,
+    ) -> Self {
+        let (mut peers, state) = match bootstrap {
+            Bootstrap::New { size } => ((0..*size).collect::<BTreeSet<u32>>(), InitialState::New),
+            Bootstrap::Existing { members } => (members.clone(), InitialState::Existing),
+        };
+        peers.insert(ordinal);
+        let (listen_peer_url, listen_client_url) = match listen {
+            Listen::AllInterfaces => (
+                format!("http://0.0.0.0:{PEER_PORT}"),
+                format!("http://0.0.0.0:{CLIENT_PORT}"),
+            ),
+            Listen::Advertised => (topology.peer_url(ordinal), topology.client_url(ordinal)),
+        };
+        Self {
+            name: topology.member_name(ordinal),
+            data_dir: data_dir.to_owned(),
+            listen_peer_url,
+            listen_client_url,
+            advertise_peer_url: topology.peer_url(ordinal),
+            advertise_client_url: topology.client_url(ordinal),
+            initial_cluster: peers
+                .into_iter()
+                .map(|o| (topology.member_name(o), topology.peer_url(o)))
+                .collect(),
+            state,
+            token: token.to_owned(),
+        }
+    }
+
+    /// The configuration file etcd reads with `--config-file`.
+    pub fn to_file(&self) -> String {
+        let initial_cluster: Vec<String> = self
+            .initial_cluster
+            .iter()
+            .map(|(n, u)| format!("{n}={u}"))
+            .collect();
+        let value: Value = json!({
+            "name": self.name,
+            "data-dir": self.data_dir,
+            "listen-peer-urls": self.listen_peer_url,
+            "listen-client-urls": self.listen_client_url,
+            "initial-advertise-peer-urls": self.advertise_peer_url,
+            "advertise-client-urls": self.advertise_client_url,
+            "initial-cluster": initial_cluster.join(","),
+            "initial-cluster-state": match self.state { InitialState::New => "new", InitialState::Existing => "existing" },
+            "initial-cluster-token": self.token,
+            "logger": "zap",
+        });
+        // Serializing a `Value` built from strings cannot fail.
+        serde_json::to_string_pretty(&value).unwrap_or_default()
+    }
+}
+
+/// ConfigMap data: one configuration file per pod that exists or is about to (`ordinals`).
+pub fn config_files(
+    topology: &impl Topology,
+    ordinals: impl IntoIterator<Item = u32>,
+    bootstrap: &Bootstrap,
+    token: &str,
+    data_dir: &str,
+) -> BTreeMap<String, String> {
+    ordinals
+        .into_iter()
+        .map(|o| {
+            let config = MemberConfig::new(
+                topology,
+                o,
+                bootstrap,
+                token,
+                data_dir,
+                Listen::AllInterfaces,
+            );
+            (format!("{}.json", config.name), config.to_file())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::names::ClusterNames;
+
+    #[test]
+    fn new_cluster_members_list_every_initial_member() {
+        let names = ClusterNames::new("e", "ns");
+        let c = MemberConfig::new(
+            &names,
+            1,
+            &Bootstrap::New { size: 3 },
+            "tok",
+            "/var/lib/etcd/data",
+            Listen::AllInterfaces,
+        );
+        assert_eq!(c.state, InitialState::New);
+        let file: Value = serde_json::from_str(&c.to_file()).expect("json");
+        assert_eq!(
+            file["initial-cluster"],
+            "e-0=http://e-0.e.ns.svc:2380,e-1=http://e-1.e.ns.svc:2380,e-2=http://e-2.e.ns.svc:2380"
+        );
+        assert_eq!(file["initial-cluster-state"], "new");
+        assert_eq!(file["name"], "e-1");
+        assert_eq!(file["listen-peer-urls"], "http://0.0.0.0:2380");
+        assert_eq!(file["advertise-client-urls"], "http://e-1.e.ns.svc:2379");
+    }
+
+    #[test]
+    fn an_added_member_joins_the_existing_members() {
+        let names = ClusterNames::new("e", "ns");
+        let bootstrap = Bootstrap::Existing {
+            members: BTreeSet::from([0, 1]),
+        };
+        let c = MemberConfig::new(&names, 2, &bootstrap, "tok", "/d", Listen::AllInterfaces);
+        assert_eq!(c.state, InitialState::Existing);
+        let listed: Vec<&str> = c.initial_cluster.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(listed, ["e-0", "e-1", "e-2"]);
+    }
+
+    #[test]
+    fn config_files_are_keyed_by_pod() {
+        let names = ClusterNames::new("e", "ns");
+        let files = config_files(&names, 0..2, &Bootstrap::New { size: 2 }, "t", "/d");
+        assert_eq!(files.keys().collect::<Vec<_>>(), ["e-0.json", "e-1.json"]);
+    }
+}

@@ -1,0 +1,81 @@
+//! The headless peer Service (stable DNS names for members, published before they are ready so
+//! that a new cluster can find its peers) and the client Service.
+
+use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::Owner;
+use crate::names::{CLIENT_PORT, ClusterNames, PEER_PORT};
+
+fn port(name: &str, port: i32) -> ServicePort {
+    ServicePort {
+        name: Some(name.to_owned()),
+        port,
+        target_port: Some(IntOrString::Int(port)),
+        protocol: Some("TCP".to_owned()),
+        ..ServicePort::default()
+    }
+}
+
+pub(super) fn peer(names: &ClusterNames, owner: &Owner) -> Service {
+    Service {
+        metadata: owner.meta(names.peer_service(), names),
+        spec: Some(ServiceSpec {
+            cluster_ip: Some("None".to_owned()),
+            // Members must resolve each other before any of them is ready: readiness needs a
+            // leader, and a leader needs peers.
+            publish_not_ready_addresses: Some(true),
+            selector: Some(names.selector()),
+            ports: Some(vec![port("peer", PEER_PORT), port("client", CLIENT_PORT)]),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    }
+}
+
+pub(super) fn client(names: &ClusterNames, owner: &Owner) -> Service {
+    Service {
+        metadata: owner.meta(names.client_service(), names),
+        spec: Some(ServiceSpec {
+            type_: Some("ClusterIP".to_owned()),
+            selector: Some(names.selector()),
+            ports: Some(vec![port("client", CLIENT_PORT)]),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::render;
+    use super::super::tests::{cluster, input};
+
+    #[test]
+    fn peer_service_is_headless_and_publishes_not_ready_addresses() {
+        let c = cluster(serde_json::json!({"size": 3}));
+        let r = render(&c, &input(&c, 3)).expect("renders");
+        let spec = r.peer_service.spec.expect("spec");
+        assert_eq!(r.peer_service.metadata.name.as_deref(), Some("etcd"));
+        assert_eq!(spec.cluster_ip.as_deref(), Some("None"));
+        assert_eq!(spec.publish_not_ready_addresses, Some(true));
+        let ports: Vec<i32> = spec.ports.expect("ports").iter().map(|p| p.port).collect();
+        assert_eq!(ports, [2380, 2379]);
+    }
+
+    #[test]
+    fn client_service_exposes_2379() {
+        let c = cluster(serde_json::json!({"size": 3}));
+        let r = render(&c, &input(&c, 3)).expect("renders");
+        assert_eq!(
+            r.client_service.metadata.name.as_deref(),
+            Some("etcd-client")
+        );
+        let spec = r.client_service.spec.expect("spec");
+        assert_eq!(spec.ports.expect("ports")[0].port, 2379);
+        assert_eq!(
+            spec.selector.expect("selector")["app.kubernetes.io/instance"],
+            "etcd"
+        );
+    }
+}

@@ -1,0 +1,307 @@
+//! The StatefulSet running the members.
+//!
+//! - `podManagementPolicy: Parallel`: the members of a new cluster must start together: with
+//!   `OrderedReady`, pod 0 would wait to be Ready before pod 1 is created, but a member is Ready
+//!   only once a quorum has elected a leader, so a new cluster of 3 would never form. Ordering of
+//!   later changes is the controller's job (one membership change at a time), not the
+//!   StatefulSet's.
+//! - `RollingUpdate`: an image change replaces one pod at a time, highest ordinal first, waiting
+//!   for each to be Ready, which with the PodDisruptionBudget keeps quorum through an upgrade.
+//! - Each pod reads its own configuration file from the bootstrap ConfigMap
+//!   (see [`super::bootstrap`]); `POD_NAME` picks the file.
+//! - Probes: with `/livez` and `/readyz` (3.4.29+, 3.5.11+) liveness does not depend on a leader;
+//!   older versions only have `/health`, which fails without a leader, so liveness is a TCP check
+//!   there: restarting members of a cluster without quorum only makes it worse.
+
+use std::collections::BTreeMap;
+
+use ferroplane_apis::etcd::EtcdCluster;
+use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy};
+use k8s_openapi::api::core::v1::{
+    ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource,
+    HTTPGetAction, ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSpec,
+    PodTemplateSpec, Probe, TCPSocketAction, Volume, VolumeMount, VolumeResourceRequirements,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::{Owner, RenderInput};
+use crate::names::{CLIENT_PORT, CONFIG_MOUNT, ClusterNames, DATA_MOUNT, PEER_PORT};
+
+/// etcd's data directory inside the data volume (a subdirectory, so that a volume's
+/// `lost+found` does not make etcd think the directory is in use).
+pub const DATA_DIR: &str = "/var/lib/etcd/data";
+const DATA_VOLUME: &str = "data";
+const CONFIG_VOLUME: &str = "config";
+
+pub(super) fn render(
+    cluster: &EtcdCluster,
+    names: &ClusterNames,
+    owner: &Owner,
+    input: &RenderInput,
+) -> StatefulSet {
+    let owner = owner.with_version(input.release.version.to_string());
+    let mut pod_labels = names.labels();
+    pod_labels.extend(names.selector());
+    let storage = cluster.spec.storage.as_ref();
+    let mut volumes = vec![Volume {
+        name: CONFIG_VOLUME.to_owned(),
+        config_map: Some(ConfigMapVolumeSource {
+            name: names.bootstrap_config(),
+            ..ConfigMapVolumeSource::default()
+        }),
+        ..Volume::default()
+    }];
+    if storage.is_none() {
+        volumes.push(Volume {
+            name: DATA_VOLUME.to_owned(),
+            empty_dir: Some(EmptyDirVolumeSource::default()),
+            ..Volume::default()
+        });
+    }
+    let claims = storage.map(|s| {
+        vec![PersistentVolumeClaim {
+            metadata: ObjectMeta {
+                name: Some(DATA_VOLUME.to_owned()),
+                labels: Some(names.selector()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(PersistentVolumeClaimSpec {
+                access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
+                storage_class_name: s.storage_class_name.clone(),
+                resources: Some(VolumeResourceRequirements {
+                    requests: Some(BTreeMap::from([(
+                        "storage".to_owned(),
+                        Quantity(s.size.clone()),
+                    )])),
+                    ..VolumeResourceRequirements::default()
+                }),
+                ..PersistentVolumeClaimSpec::default()
+            }),
+            ..PersistentVolumeClaim::default()
+        }]
+    });
+    StatefulSet {
+        metadata: owner.meta(names.statefulset(), names),
+        spec: Some(StatefulSetSpec {
+            replicas: Some(i32::try_from(input.replicas).unwrap_or(i32::MAX)),
+            service_name: Some(names.peer_service()),
+            pod_management_policy: Some("Parallel".to_owned()),
+            update_strategy: Some(StatefulSetUpdateStrategy {
+                type_: Some("RollingUpdate".to_owned()),
+                ..StatefulSetUpdateStrategy::default()
+            }),
+            selector: LabelSelector {
+                match_labels: Some(names.selector()),
+                ..LabelSelector::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(pod_labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![container(cluster, input)],
+                    volumes: Some(volumes),
+                    ..PodSpec::default()
+                }),
+            },
+            volume_claim_templates: claims,
+            ..StatefulSetSpec::default()
+        }),
+        status: None,
+    }
+}
+
+fn container(cluster: &EtcdCluster, input: &RenderInput) -> Container {
+    let (liveness, readiness) = probes(input);
+    Container {
+        name: "etcd".to_owned(),
+        image: Some(input.release.image.clone()),
+        command: Some(vec![
+            "etcd".to_owned(),
+            format!("--config-file={CONFIG_MOUNT}/$(POD_NAME).json"),
+        ]),
+        env: Some(vec![EnvVar {
+            name: "POD_NAME".to_owned(),
+            value_from: Some(EnvVarSource {
+                field_ref: Some(ObjectFieldSelector {
+                    field_path: "metadata.name".to_owned(),
+                    ..ObjectFieldSelector::default()
+                }),
+                ..EnvVarSource::default()
+            }),
+            ..EnvVar::default()
+        }]),
+        ports: Some(vec![
+            ContainerPort {
+                name: Some("client".to_owned()),
+                container_port: CLIENT_PORT,
+                ..ContainerPort::default()
+            },
+            ContainerPort {
+                name: Some("peer".to_owned()),
+                container_port: PEER_PORT,
+                ..ContainerPort::default()
+            },
+        ]),
+        volume_mounts: Some(vec![
+            VolumeMount {
+                name: DATA_VOLUME.to_owned(),
+                mount_path: DATA_MOUNT.to_owned(),
+                ..VolumeMount::default()
+            },
+            VolumeMount {
+                name: CONFIG_VOLUME.to_owned(),
+                mount_path: CONFIG_MOUNT.to_owned(),
+                read_only: Some(true),
+                ..VolumeMount::default()
+            },
+        ]),
+        resources: cluster.spec.resources.clone(),
+        liveness_probe: Some(liveness),
+        readiness_probe: Some(readiness),
+        ..Container::default()
+    }
+}
+
+fn http_probe(path: &str, period: i32, failures: i32) -> Probe {
+    Probe {
+        http_get: Some(HTTPGetAction {
+            path: Some(path.to_owned()),
+            port: IntOrString::Int(CLIENT_PORT),
+            ..HTTPGetAction::default()
+        }),
+        period_seconds: Some(period),
+        timeout_seconds: Some(5),
+        failure_threshold: Some(failures),
+        ..Probe::default()
+    }
+}
+
+/// (liveness, readiness)
+fn probes(input: &RenderInput) -> (Probe, Probe) {
+    if input.release.version.has_livez_readyz() {
+        (http_probe("/livez", 10, 8), http_probe("/readyz", 5, 3))
+    } else {
+        let tcp = Probe {
+            tcp_socket: Some(TCPSocketAction {
+                port: IntOrString::Int(CLIENT_PORT),
+                ..TCPSocketAction::default()
+            }),
+            period_seconds: Some(10),
+            timeout_seconds: Some(5),
+            failure_threshold: Some(8),
+            ..Probe::default()
+        };
+        (tcp, http_probe("/health", 5, 3))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::render;
+    use super::super::tests::{cluster, input};
+    use super::*;
+
+    fn container_of(sts: &StatefulSet) -> &Container {
+        &sts.spec
+            .as_ref()
+            .expect("spec")
+            .template
+            .spec
+            .as_ref()
+            .expect("pod spec")
+            .containers[0]
+    }
+
+    #[test]
+    fn parallel_pods_with_the_requested_image_and_replicas() {
+        let c = cluster(serde_json::json!({"size": 3, "version": "3.5.17"}));
+        let sts = render(&c, &input(&c, 2)).expect("renders").statefulset;
+        let spec = sts.spec.as_ref().expect("spec");
+        assert_eq!(spec.replicas, Some(2));
+        assert_eq!(spec.pod_management_policy.as_deref(), Some("Parallel"));
+        assert_eq!(spec.service_name.as_deref(), Some("etcd"));
+        assert_eq!(
+            container_of(&sts).image.as_deref(),
+            Some("gcr.io/etcd-development/etcd:v3.5.17")
+        );
+        assert_eq!(
+            sts.metadata.annotations.as_ref().expect("annotations")["etcd.ferroplane.io/version"],
+            "3.5.17"
+        );
+        let command = container_of(&sts).command.clone().expect("command");
+        assert_eq!(command[1], "--config-file=/etc/etcd/$(POD_NAME).json");
+    }
+
+    #[test]
+    fn storage_becomes_a_claim_template_else_an_empty_dir() {
+        let c = cluster(
+            serde_json::json!({"size": 3, "storage": {"size": "8Gi", "storageClassName": "fast"}}),
+        );
+        let sts = render(&c, &input(&c, 3)).expect("renders").statefulset;
+        let spec = sts.spec.expect("spec");
+        let claim = &spec.volume_claim_templates.expect("claims")[0];
+        let claim_spec = claim.spec.as_ref().expect("claim spec");
+        assert_eq!(claim_spec.storage_class_name.as_deref(), Some("fast"));
+        assert_eq!(
+            claim_spec
+                .resources
+                .as_ref()
+                .and_then(|r| r.requests.as_ref())
+                .expect("requests")["storage"],
+            Quantity("8Gi".into())
+        );
+        let volumes = spec.template.spec.expect("pod").volumes.expect("volumes");
+        assert!(volumes.iter().all(|v| v.empty_dir.is_none()));
+
+        let c = cluster(serde_json::json!({"size": 1}));
+        let sts = render(&c, &input(&c, 1)).expect("renders").statefulset;
+        let spec = sts.spec.expect("spec");
+        assert!(spec.volume_claim_templates.is_none());
+        let volumes = spec.template.spec.expect("pod").volumes.expect("volumes");
+        assert!(
+            volumes
+                .iter()
+                .any(|v| v.name == "data" && v.empty_dir.is_some())
+        );
+    }
+
+    #[test]
+    fn probes_follow_the_version() {
+        let new = cluster(serde_json::json!({"size": 1, "version": "3.5.17"}));
+        let sts = render(&new, &input(&new, 1)).expect("renders").statefulset;
+        let c = container_of(&sts);
+        let path = |p: &Option<Probe>| {
+            p.as_ref()
+                .and_then(|p| p.http_get.as_ref())
+                .and_then(|h| h.path.clone())
+        };
+        assert_eq!(path(&c.liveness_probe).as_deref(), Some("/livez"));
+        assert_eq!(path(&c.readiness_probe).as_deref(), Some("/readyz"));
+
+        let old = cluster(serde_json::json!({"size": 1, "version": "3.4.23"}));
+        let sts = render(&old, &input(&old, 1)).expect("renders").statefulset;
+        let c = container_of(&sts);
+        assert!(
+            c.liveness_probe
+                .as_ref()
+                .and_then(|p| p.tcp_socket.as_ref())
+                .is_some()
+        );
+        assert_eq!(path(&c.readiness_probe).as_deref(), Some("/health"));
+    }
+
+    #[test]
+    fn resources_are_passed_through() {
+        let c = cluster(serde_json::json!({"size": 1, "resources": {"requests": {"cpu": "100m"}}}));
+        let sts = render(&c, &input(&c, 1)).expect("renders").statefulset;
+        let resources = container_of(&sts).resources.clone().expect("resources");
+        assert_eq!(
+            resources.requests.expect("requests")["cpu"],
+            Quantity("100m".into())
+        );
+    }
+}
