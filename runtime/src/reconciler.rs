@@ -297,7 +297,8 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             if policies.should_update() {
                 match client.update(&obj, &ext).await {
                     Ok(update) => {
-                        in_transition |= update.in_transition;
+                        // Observe again soon so status shows the result of the update.
+                        in_transition = true;
                         details.merge(&update.connection_details);
                         let ext_name = ext.name().unwrap_or("(unnamed)");
                         info!(external_name = ext_name, diff = %diff, "updated external resource");

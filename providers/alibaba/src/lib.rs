@@ -5,8 +5,12 @@
 //! [`credentials::CredentialsProvider`], request built and signed by [`client::prepare`] with
 //! [`signature`], retried per [`client::RetryPolicy`]) → typed response from [`client::model`] or
 //! an [`Error`].
+//!
+//! [`controller`] runs the ECSInstance, ProviderConfig and ClusterProviderConfig controllers on
+//! this client (entry point [`controller::run`]).
 
 pub mod client;
+pub mod controller;
 pub mod credentials;
 pub mod endpoint;
 pub mod error;

@@ -136,6 +136,10 @@ pub struct Instance {
     pub internet_charge_type: String,
     /// Outbound public bandwidth in Mbit/s.
     pub internet_max_bandwidth_out: u32,
+    /// `NoSpot`, `SpotWithPriceLimit` or `SpotAsPriceGo` (empty when not reported).
+    pub spot_strategy: String,
+    /// The SSH key pair bound to the instance (empty when none).
+    pub key_pair_name: String,
     /// When it was created.
     #[serde(deserialize_with = "minute_time")]
     pub creation_time: Option<jiff::Timestamp>,

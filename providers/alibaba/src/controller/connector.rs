@@ -1,0 +1,66 @@
+//! [`EcsConnector`]: the framework's `connect` step for ECSInstances — resolve the
+//! ProviderConfig and its credentials, then hand out the cached client of the instance's region.
+
+use std::sync::Arc;
+
+use ferroplane_apis::alibabacloud::ECSInstance;
+use ferroplane_runtime::{Connector, ExternalCalls, ReconcileError};
+use kube::ResourceExt;
+
+use super::ControllerOptions;
+use super::cache::ClientCache;
+use super::config::ConfigResolver;
+use super::external::EcsExternal;
+use super::inputs::AppliedInputs;
+
+/// Connects ECSInstances to ECS. Cheap to clone.
+#[derive(Clone)]
+pub struct EcsConnector {
+    kube: kube::Client,
+    resolver: ConfigResolver,
+    cache: Arc<ClientCache>,
+    inputs: Arc<AppliedInputs>,
+    calls: ExternalCalls,
+}
+
+impl EcsConnector {
+    /// A connector with the options' client settings and batching mode.
+    pub fn new(kube: kube::Client, options: &ControllerOptions, calls: ExternalCalls) -> Self {
+        let window = options.batching.then_some(options.batch_window);
+        Self {
+            resolver: ConfigResolver::new(kube.clone()),
+            cache: Arc::new(ClientCache::new(
+                options.client.clone(),
+                window,
+                calls.clone(),
+            )),
+            inputs: Arc::new(AppliedInputs::default()),
+            kube,
+            calls,
+        }
+    }
+}
+
+impl Connector<ECSInstance> for EcsConnector {
+    type Client = EcsExternal;
+
+    async fn connect(&self, mr: &ECSInstance) -> Result<EcsExternal, ReconcileError> {
+        let namespace = mr.namespace().unwrap_or_default();
+        let config = self
+            .resolver
+            .resolve(&mr.spec.provider_config_ref, &namespace)
+            .await
+            .map_err(|e| e.into_reconcile())?;
+        let client = self
+            .cache
+            .client(&config, &mr.spec.for_provider.region_id)
+            .map_err(|e| e.into_reconcile())?;
+        Ok(EcsExternal::new(
+            client,
+            self.kube.clone(),
+            config.display,
+            self.inputs.clone(),
+            self.calls.clone(),
+        ))
+    }
+}

@@ -1,0 +1,450 @@
+//! The ProviderConfig and ClusterProviderConfig controllers.
+//!
+//! Per configuration: `status.users` (how many ECSInstances reference it), a `Ready` condition
+//! saying whether its credentials load (reason and message name what to fix), and the
+//! `ferroplane.io/in-use` finalizer, removed on deletion only once no ECSInstance references it
+//! (checked with a fresh list, not the cache). A change of an ECSInstance's reference, or of the
+//! config's Secret, reconciles the config at once; otherwise it is looked at every poll interval,
+//! which also re-checks temporary credentials.
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ferroplane_apis::alibabacloud::{
+    ClusterProviderConfig, ECSInstance, ProviderConfig, ProviderConfigSettings,
+    ProviderConfigStatus,
+};
+use ferroplane_apis::common::{ConditionStatus, Managed, ProviderConfigKind, names};
+use ferroplane_runtime::conditions::{self, Desired};
+use ferroplane_runtime::{ReconcileError, Runtime};
+use futures::StreamExt;
+use futures::future::{BoxFuture, Shared};
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Secret as KubeSecret;
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tracing::{info, warn};
+
+use super::ControllerOptions;
+use super::cache::ClientCache;
+use super::config::{self, ConfigResolver};
+
+/// Finalizer that keeps a configuration while ECSInstances reference it.
+pub const IN_USE_FINALIZER: &str = "ferroplane.io/in-use";
+/// Field manager of status writes.
+const FIELD_MANAGER: &str = "ferroplane";
+/// Requeue after a failed reconcile.
+const ERROR_REQUEUE: Duration = Duration::from_secs(5);
+
+/// The two configuration kinds.
+pub trait ConfigKind:
+    Resource<DynamicType = ()>
+    + ProviderConfigSettings
+    + Clone
+    + Serialize
+    + DeserializeOwned
+    + Debug
+    + Send
+    + Sync
+    + 'static
+{
+    const KIND: ProviderConfigKind;
+    fn config_status(&self) -> Option<&ProviderConfigStatus>;
+    /// The API for objects of this kind in `namespace` (ignored for cluster-scoped kinds).
+    fn api_in(client: kube::Client, namespace: Option<&str>) -> Api<Self>;
+}
+
+impl ConfigKind for ProviderConfig {
+    const KIND: ProviderConfigKind = ProviderConfigKind::ProviderConfig;
+    fn config_status(&self) -> Option<&ProviderConfigStatus> {
+        self.status.as_ref()
+    }
+    fn api_in(client: kube::Client, namespace: Option<&str>) -> Api<Self> {
+        match namespace {
+            Some(ns) => Api::namespaced(client, ns),
+            None => Api::all(client),
+        }
+    }
+}
+
+impl ConfigKind for ClusterProviderConfig {
+    const KIND: ProviderConfigKind = ProviderConfigKind::ClusterProviderConfig;
+    fn config_status(&self) -> Option<&ProviderConfigStatus> {
+        self.status.as_ref()
+    }
+    fn api_in(client: kube::Client, _namespace: Option<&str>) -> Api<Self> {
+        Api::all(client)
+    }
+}
+
+struct Context {
+    client: kube::Client,
+    resolver: ConfigResolver,
+    cache: ClientCache,
+    instances: Store<ECSInstance>,
+    recorder: Recorder,
+    poll: Duration,
+}
+
+/// Runs both configuration controllers until `shutdown` completes.
+pub(crate) async fn run(
+    runtime: &Runtime,
+    client: kube::Client,
+    options: ControllerOptions,
+    shutdown: Shared<BoxFuture<'static, ()>>,
+) {
+    let namespaced: Api<ProviderConfig> = match &options.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let cluster: Api<ClusterProviderConfig> = Api::all(client.clone());
+    futures::join!(
+        run_kind(
+            runtime,
+            client.clone(),
+            &options,
+            namespaced,
+            shutdown.clone()
+        ),
+        run_kind(runtime, client, &options, cluster, shutdown),
+    );
+}
+
+async fn run_kind<P: ConfigKind>(
+    runtime: &Runtime,
+    client: kube::Client,
+    options: &ControllerOptions,
+    api: Api<P>,
+    shutdown: Shared<BoxFuture<'static, ()>>,
+) {
+    let instances_api: Api<ECSInstance> = match &options.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let (reader, writer) = reflector::store();
+    let instance_events =
+        reflector::reflector(writer, watcher(instances_api, watcher::Config::default()))
+            .default_backoff()
+            .touched_objects();
+    let reporter = Reporter {
+        controller: runtime.config().reporter.clone(),
+        instance: runtime.config().instance.clone(),
+    };
+    let context = Arc::new(Context {
+        resolver: ConfigResolver::new(client.clone()),
+        cache: ClientCache::new(
+            options.client.clone(),
+            None,
+            runtime.external_calls(KIND_LABEL),
+        ),
+        instances: reader,
+        recorder: Recorder::new(client.clone(), reporter),
+        poll: options.poll_interval,
+        client: client.clone(),
+    });
+    let controller = Controller::new(api, watcher::Config::default());
+    let configs = controller.store();
+    let references = ReferenceChanges::default();
+    let secrets: Api<KubeSecret> = Api::all(client);
+    let kind = P::kind(&()).into_owned();
+    info!(kind = %kind, "starting controller");
+    controller
+        .watches_stream(instance_events, move |instance: ECSInstance| {
+            references.filter::<P>(&instance)
+        })
+        .watches(
+            secrets,
+            watcher::Config::default(),
+            move |secret: KubeSecret| {
+                configs
+                    .state()
+                    .iter()
+                    .filter(|c| config::uses_secret(c.as_ref(), &secret))
+                    .map(|c| ObjectRef::from_obj(c.as_ref()))
+                    .collect::<Vec<_>>()
+            },
+        )
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile::<P>, error_policy::<P>, context)
+        .for_each(|result| {
+            if let Err(err) = result {
+                warn!(error = %err, "provider config reconcile failed");
+            }
+            futures::future::ready(())
+        })
+        .await;
+    info!(kind = %kind, "controller stopped");
+}
+
+/// Label of the configuration controllers' external calls (STS, while checking credentials).
+const KIND_LABEL: &str = "ProviderConfig";
+
+/// Which configuration each ECSInstance referenced last, so that only a new, changed or
+/// dropped reference reconciles a configuration (not every status write of an instance).
+#[derive(Default)]
+struct ReferenceChanges {
+    seen: Mutex<HashMap<String, (String, bool)>>,
+}
+
+impl ReferenceChanges {
+    fn filter<P: ConfigKind>(&self, instance: &ECSInstance) -> Vec<ObjectRef<P>> {
+        let reference = &instance.spec.provider_config_ref;
+        let uid = instance.uid().unwrap_or_else(|| instance.name_any());
+        let target = format!("{:?}/{}", reference.kind, reference.name);
+        let finished =
+            instance.metadata.deletion_timestamp.is_some() && instance.finalizers().is_empty();
+        let state = (target, instance.metadata.deletion_timestamp.is_some());
+        let previous = {
+            let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+            if finished {
+                seen.remove(&uid)
+            } else {
+                seen.insert(uid, state.clone())
+            }
+        };
+        if !finished && previous.as_ref() == Some(&state) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        if reference.kind == P::KIND {
+            out.push(object_ref::<P>(&reference.name, instance.namespace()));
+        }
+        // A changed reference also frees the configuration referenced before.
+        if let Some((before, _)) = previous
+            && before != state.0
+            && let Some((kind, name)) = before.split_once('/')
+            && kind == format!("{:?}", P::KIND)
+        {
+            out.push(object_ref::<P>(name, instance.namespace()));
+        }
+        out
+    }
+}
+
+fn object_ref<P: ConfigKind>(name: &str, namespace: Option<String>) -> ObjectRef<P> {
+    let r = ObjectRef::new(name);
+    match P::KIND {
+        ProviderConfigKind::ProviderConfig => match namespace {
+            Some(ns) => r.within(&ns),
+            None => r,
+        },
+        ProviderConfigKind::ClusterProviderConfig => r,
+    }
+}
+
+fn api_for<P: ConfigKind>(client: &kube::Client, config: &P) -> Api<P> {
+    P::api_in(client.clone(), config.namespace().as_deref())
+}
+
+fn references<P: ConfigKind>(instance: &ECSInstance, config: &P) -> bool {
+    let Some(r) = instance.provider_config_ref() else {
+        return false;
+    };
+    r.kind == P::KIND
+        && r.name == config.name_any()
+        && (P::KIND == ProviderConfigKind::ClusterProviderConfig
+            || instance.namespace() == config.namespace())
+}
+
+/// Users according to a fresh list (the deletion decision must not trust a cache).
+async fn live_users<P: ConfigKind>(
+    ctx: &Context,
+    config: &P,
+) -> Result<Vec<String>, ReconcileError> {
+    let api: Api<ECSInstance> = match (P::KIND, config.namespace()) {
+        (ProviderConfigKind::ProviderConfig, Some(ns)) => Api::namespaced(ctx.client.clone(), &ns),
+        _ => Api::all(ctx.client.clone()),
+    };
+    let list = api.list(&ListParams::default()).await.map_err(|e| {
+        ReconcileError::retryable(
+            "KubernetesApiError",
+            format!("cannot list ECSInstances: {e}"),
+        )
+    })?;
+    Ok(list
+        .items
+        .iter()
+        .filter(|i| references(i, config))
+        .map(|i| match i.namespace() {
+            Some(ns) => format!("{ns}/{}", i.name_any()),
+            None => i.name_any(),
+        })
+        .collect())
+}
+
+async fn reconcile<P: ConfigKind>(
+    config: Arc<P>,
+    ctx: Arc<Context>,
+) -> Result<Action, ReconcileError> {
+    let api = api_for(&ctx.client, config.as_ref());
+    let name = config.name_any();
+    let Some(config) = api.get_opt(&name).await.map_err(kube_error)? else {
+        return Ok(Action::await_change());
+    };
+    let finalizers = config.finalizers().to_vec();
+    let has_finalizer = finalizers.iter().any(|f| f == IN_USE_FINALIZER);
+
+    if config.meta().deletion_timestamp.is_some() {
+        if !has_finalizer {
+            return Ok(Action::await_change());
+        }
+        let users = live_users(&ctx, &config).await?;
+        if users.is_empty() {
+            let remaining: Vec<&String> = finalizers
+                .iter()
+                .filter(|f| *f != IN_USE_FINALIZER)
+                .collect();
+            let patch = json!({"metadata": {"finalizers": remaining, "resourceVersion": config.resource_version()}});
+            api.patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .map_err(kube_error)?;
+            if let Some(uid) = config.uid() {
+                ctx.cache.forget(&uid);
+            }
+            return Ok(Action::await_change());
+        }
+        let shown: Vec<&str> = users.iter().take(5).map(String::as_str).collect();
+        let message = format!(
+            "{} is still used by {} ECSInstance(s) ({}{}); it is deleted once they are gone",
+            config::display(&config),
+            users.len(),
+            shown.join(", "),
+            if users.len() > shown.len() {
+                ", ..."
+            } else {
+                ""
+            }
+        );
+        let ready = Desired {
+            type_: names::READY,
+            status: ConditionStatus::False,
+            reason: "InUse",
+            message,
+        };
+        write_status(&api, &config, users.len(), ready).await?;
+        return Ok(Action::requeue(ctx.poll.min(Duration::from_secs(10))));
+    }
+
+    if !has_finalizer {
+        let mut with = finalizers.clone();
+        with.push(IN_USE_FINALIZER.to_owned());
+        let patch =
+            json!({"metadata": {"finalizers": with, "resourceVersion": config.resource_version()}});
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .map_err(kube_error)?;
+    }
+
+    let users = ctx
+        .instances
+        .state()
+        .iter()
+        .filter(|i| references(i.as_ref(), &config))
+        .count();
+    let ready = credentials_condition(&ctx, &config).await;
+    let was_ready = config
+        .config_status()
+        .and_then(|s| conditions::find(&s.conditions, names::READY))
+        .map(|c| (c.status, c.reason.clone()));
+    if ready.status == ConditionStatus::False
+        && was_ready.as_ref().map(|(s, r)| (*s, r.as_str()))
+            != Some((ConditionStatus::False, ready.reason))
+    {
+        let event = KubeEvent {
+            type_: EventType::Warning,
+            reason: ready.reason.to_owned(),
+            note: Some(ready.message.clone()),
+            action: "LoadCredentials".into(),
+            secondary: None,
+        };
+        if let Err(e) = ctx.recorder.publish(&event, &config.object_ref(&())).await {
+            warn!(error = %e, "cannot publish event");
+        }
+    }
+    write_status(&api, &config, users, ready).await?;
+    Ok(Action::requeue(ctx.poll))
+}
+
+/// `Ready`: can the credentials be loaded? Never includes a credential value.
+async fn credentials_condition<P: ConfigKind>(ctx: &Context, config: &P) -> Desired {
+    let failed = |reason: &'static str, message: String| Desired {
+        type_: names::READY,
+        status: ConditionStatus::False,
+        reason,
+        message,
+    };
+    let resolved = match ctx.resolver.resolve_config(config).await {
+        Ok(r) => r,
+        Err(e) => return failed(e.reason(), e.to_string()),
+    };
+    let provider = match ctx.cache.credentials(&resolved) {
+        Ok(p) => p,
+        Err(e) => return failed(e.reason(), e.to_string()),
+    };
+    match provider.credentials().await {
+        Ok(credentials) => Desired {
+            type_: names::READY,
+            status: ConditionStatus::True,
+            reason: names::REASON_AVAILABLE,
+            message: format!(
+                "credentials of AccessKeyId {} loaded",
+                credentials.access_key_id
+            ),
+        },
+        Err(e) => failed("CredentialsError", format!("{}: {e}", resolved.display)),
+    }
+}
+
+async fn write_status<P: ConfigKind>(
+    api: &Api<P>,
+    config: &P,
+    users: usize,
+    ready: Desired,
+) -> Result<(), ReconcileError> {
+    let existing = config.config_status().cloned().unwrap_or_default();
+    let generation = config.meta().generation;
+    let merged = conditions::merge(&existing.conditions, &[ready], generation, Timestamp::now());
+    let users = i64::try_from(users).unwrap_or(i64::MAX);
+    if existing.users == users
+        && existing.conditions == merged
+        && existing.observed_generation == generation
+    {
+        return Ok(());
+    }
+    let status = ProviderConfigStatus {
+        users,
+        conditions: merged,
+        observed_generation: generation,
+    };
+    let patch = json!({"status": status});
+    let params = PatchParams {
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+        ..PatchParams::default()
+    };
+    api.patch_status(&config.name_any(), &params, &Patch::Merge(patch))
+        .await
+        .map_err(kube_error)?;
+    Ok(())
+}
+
+fn kube_error(e: kube::Error) -> ReconcileError {
+    ReconcileError::retryable("KubernetesApiError", e.to_string())
+}
+
+fn error_policy<P: ConfigKind>(
+    _config: Arc<P>,
+    err: &ReconcileError,
+    _ctx: Arc<Context>,
+) -> Action {
+    warn!(error = %err, "provider config reconcile failed; retrying");
+    Action::requeue(ERROR_REQUEUE)
+}
