@@ -91,7 +91,17 @@ impl CompiledSchema {
     /// and non-nullable `null`s without a default. `apiVersion`, `kind` and `metadata` at the root
     /// are never touched.
     pub fn prune(&self, object: &mut Value) {
-        prune::prune(&self.root, object, true);
+        self.prune_unknown_fields(object);
+    }
+
+    /// Prunes like [`CompiledSchema::prune`] and returns the paths of the unknown fields it
+    /// dropped, e.g. `spec.forProvider.bogus` or `spec.list[0].x`: what the apiserver reports as
+    /// `unknown field "spec.forProvider.bogus"` under `fieldValidation=Strict` (an error) or
+    /// `Warn` (a warning).
+    pub fn prune_unknown_fields(&self, object: &mut Value) -> Vec<String> {
+        let mut unknown = Vec::new();
+        prune::prune(&self.root, object, true, "", &mut unknown);
+        unknown
     }
 
     /// Validates `object` (after pruning and defaulting), `old` being the stored object on

@@ -4,9 +4,18 @@
 //! and `metadata` survive at the root and in `x-kubernetes-embedded-resource` objects.
 
 use super::node::{Additional, Node};
+use super::{child, index};
 use serde_json::Value;
 
-pub(crate) fn prune(node: &Node, value: &mut Value, resource_root: bool) {
+/// Prunes `value`; the paths of dropped unknown fields (not of dropped nulls) go to `unknown`,
+/// in the form `fieldValidation` reports them (`spec.list[0].field`).
+pub(crate) fn prune(
+    node: &Node,
+    value: &mut Value,
+    resource_root: bool,
+    path: &str,
+    unknown: &mut Vec<String>,
+) {
     match value {
         Value::Object(map) => {
             let keeps_type_meta = resource_root || node.embedded_resource;
@@ -15,29 +24,29 @@ pub(crate) fn prune(node: &Node, value: &mut Value, resource_root: bool) {
                     return true;
                 }
                 let schema = match node.properties.get(key) {
-                    Some(prop) => Some(prop),
+                    Some(prop) => prop,
                     None => match &node.additional {
-                        Additional::Schema(s) => Some(s.as_ref()),
+                        Additional::Schema(s) => s.as_ref(),
                         Additional::Allowed(true) => return true,
                         Additional::Allowed(false) | Additional::Unspecified => {
+                            if !node.preserve_unknown {
+                                unknown.push(child(path, key));
+                            }
                             return node.preserve_unknown;
                         }
                     },
                 };
-                match schema {
-                    Some(s) if v.is_null() => s.nullable || s.default.is_some(),
-                    Some(s) => {
-                        prune(s, v, false);
-                        true
-                    }
-                    None => true,
+                if v.is_null() {
+                    return schema.nullable || schema.default.is_some();
                 }
+                prune(schema, v, false, &child(path, key), unknown);
+                true
             });
         }
         Value::Array(items) => {
             if let Some(schema) = &node.items {
-                for item in items.iter_mut() {
-                    prune(schema, item, false);
+                for (i, item) in items.iter_mut().enumerate() {
+                    prune(schema, item, false, &index(path, i), unknown);
                 }
             }
         }

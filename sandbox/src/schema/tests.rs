@@ -197,8 +197,7 @@ fn composition_keywords() {
         (
             json!({"a": "x", "port": true}),
             vec![
-                "<nil>: Invalid value: \"\": \"spec.port\" must validate at least one schema (anyOf)",
-                "spec.port: Invalid value: \"boolean\": spec.port in body must be of type integer: \"boolean\"",
+                "spec.port: Invalid value: \"boolean\": spec.port in body must be of type integer,string: \"boolean\"",
             ],
         ),
         (
@@ -485,7 +484,20 @@ fn pruning() {
         },
         "status": {"phase": "Ready", "junk": true}
     });
-    schema.prune(&mut object);
+    let unknown = schema.prune_unknown_fields(&mut object);
+    assert_eq!(
+        unknown,
+        vec![
+            "extra",
+            "spec.free.typed.b",
+            "spec.known2",
+            "spec.list[0].b",
+            "spec.map.k.b",
+            "spec.template.junk",
+            "spec.unknown",
+            "status.junk",
+        ]
+    );
     assert_eq!(
         object,
         json!({

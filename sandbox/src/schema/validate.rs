@@ -86,9 +86,9 @@ fn check_node(
         errs.push(type_error(path, ty.name(), actual));
         return;
     }
+    // The apiserver gives int-or-string fields the type list "integer,string".
     if node.int_or_string
         && node.ty.is_none()
-        && node.any_of.is_empty()
         && !(JsonType::Integer.accepts(value) || value.is_string())
     {
         let actual = JsonType::of(value).map(JsonType::name).unwrap_or("null");
