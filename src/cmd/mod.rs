@@ -3,4 +3,5 @@
 pub mod crds;
 pub mod ecs;
 pub mod ecs_mock;
+pub mod run;
 pub mod sandbox;

@@ -1,0 +1,132 @@
+//! `ferroplane run`: the production daemon. Controllers for the enabled kinds against the cluster
+//! of the current kubeconfig (or the in-cluster config), `/healthz`, `/readyz` and `/metrics` on
+//! `--metrics-addr`, optional Lease-based leader election, graceful shutdown on SIGTERM.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use ferroplane::controllers::{self, Kind, Options};
+use ferroplane_runtime::health::{self, Readiness};
+use ferroplane_runtime::leader::{self, LeaderConfig};
+use ferroplane_runtime::{Metrics, Runtime, RuntimeConfig};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Kinds to reconcile, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Kind::all())]
+    kinds: Vec<Kind>,
+
+    /// Watch only this namespace (default: all namespaces).
+    #[arg(long)]
+    namespace: Option<String>,
+
+    /// Address of the `/metrics`, `/healthz` and `/readyz` server.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    metrics_addr: SocketAddr,
+
+    /// Reconcile only while holding the Lease `ferroplane-leader`, so that of several replicas
+    /// exactly one works at a time.
+    #[arg(long)]
+    leader_elect: bool,
+
+    /// Namespace of the leader-election Lease.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "ferroplane-system")]
+    leader_election_namespace: String,
+
+    /// Identity in the Lease (default: the pod name, else the host name and process ID).
+    #[arg(long, env = "POD_NAME")]
+    leader_election_identity: Option<String>,
+
+    /// How often each resource is observed when nothing changes, e.g. `60s`, `5m`.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    poll_interval: Duration,
+
+    /// Reconciles of one kind running at once.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
+    max_concurrent_reconciles: u16,
+
+    /// Reconciles per second across all controllers (0 = unlimited).
+    #[arg(long, default_value_t = 50.0)]
+    rate_limit: f64,
+
+    /// Observe each ECS instance with its own DescribeInstances call instead of batches of 100
+    /// (what other providers do; for comparisons only).
+    #[arg(long, hide = true)]
+    no_batch_describe: bool,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    ferroplane_runtime::requeue::parse_duration(text).map_err(|e| e.to_string())
+}
+
+pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let client = kube::Client::try_default()
+        .await
+        .context("cannot load a kubeconfig or the in-cluster configuration")?;
+    let metrics = Metrics::new();
+    let identity = args.leader_election_identity.clone().unwrap_or_else(default_identity);
+    let config = RuntimeConfig {
+        instance: Some(identity.clone()),
+        rate_limit: args.rate_limit,
+        ..RuntimeConfig::default()
+    };
+    let runtime = Runtime::with_metrics(client.clone(), config, metrics.clone());
+    let options = Options {
+        kinds: args.kinds.clone(),
+        namespace: args.namespace.clone(),
+        poll_interval: args.poll_interval,
+        max_concurrent_reconciles: args.max_concurrent_reconciles,
+        batch_describe: !args.no_batch_describe,
+    };
+
+    let shutdown = CancellationToken::new();
+    let ready = Readiness::default();
+    let server = tokio::spawn(health::serve(
+        args.metrics_addr,
+        metrics,
+        ready.clone(),
+        shutdown.clone().cancelled_owned(),
+    ));
+    {
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            if let Err(error) = ferroplane::signals::shutdown_signal().await {
+                tracing::error!(%error, "cannot listen for signals; stopping");
+            }
+            tracing::info!("shutting down");
+            shutdown.cancel();
+        });
+    }
+    tracing::info!(kinds = ?options.kinds, namespace = ?options.namespace, metrics = %args.metrics_addr, "starting controllers");
+
+    // A standby replica is ready too: it serves metrics and takes over when the leader goes.
+    ready.set(true);
+    if args.leader_elect {
+        let lease = LeaderConfig::new("ferroplane-leader", &args.leader_election_namespace, identity);
+        leader::run_while_leader(client, lease, shutdown.clone().cancelled_owned(), |token| {
+            let runtime = runtime.clone();
+            let options = options.clone();
+            async move { controllers::run(&runtime, &options, token).await }
+        })
+        .await
+        .context("leader election failed")?;
+    } else {
+        controllers::run(&runtime, &options, shutdown.clone()).await;
+    }
+    shutdown.cancel();
+    match server.await {
+        Ok(result) => result.context("the metrics server failed")?,
+        Err(error) => anyhow::bail!("the metrics server task failed: {error}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn default_identity() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "ferroplane".to_owned());
+    format!("{host}-{}", std::process::id())
+}

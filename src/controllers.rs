@@ -1,0 +1,80 @@
+//! Which controllers a process runs, and running them until a shutdown token fires.
+
+use std::time::Duration;
+
+use clap::ValueEnum;
+use ferroplane_runtime::Runtime;
+use provider_alibaba::controller::ControllerOptions as EcsOptions;
+use tokio_util::sync::CancellationToken;
+
+/// A kind ferroplane can reconcile (`--kinds`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
+pub enum Kind {
+    /// ECSInstance, with ProviderConfig and ClusterProviderConfig.
+    #[value(name = "ecsinstance")]
+    EcsInstance,
+}
+
+impl Kind {
+    /// Every kind, the default of `--kinds`.
+    pub fn all() -> Vec<Kind> {
+        Kind::value_variants().to_vec()
+    }
+}
+
+/// Settings shared by all controllers of a process.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Kinds to run.
+    pub kinds: Vec<Kind>,
+    /// Watch only this namespace; `None` watches all.
+    pub namespace: Option<String>,
+    /// How often a resource is observed when nothing changes.
+    pub poll_interval: Duration,
+    /// Reconciles of one kind running at once.
+    pub max_concurrent_reconciles: u16,
+    /// Coalesce ECS observations into `DescribeInstances` calls of up to 100 IDs.
+    pub batch_describe: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            kinds: Kind::all(),
+            namespace: None,
+            poll_interval: Duration::from_secs(60),
+            max_concurrent_reconciles: 16,
+            batch_describe: true,
+        }
+    }
+}
+
+/// Runs the enabled controllers until `shutdown` is cancelled; running reconciles finish first.
+pub async fn run(runtime: &Runtime, options: &Options, shutdown: CancellationToken) {
+    let client = runtime.client().clone();
+    let mut running = Vec::new();
+    for kind in &options.kinds {
+        let stop = shutdown.clone().cancelled_owned();
+        match kind {
+            Kind::EcsInstance => {
+                let ecs = EcsOptions {
+                    namespace: options.namespace.clone(),
+                    poll_interval: options.poll_interval,
+                    max_concurrent_reconciles: options.max_concurrent_reconciles,
+                    batching: options.batch_describe,
+                    ..EcsOptions::default()
+                };
+                let runtime = runtime.clone();
+                let client = client.clone();
+                running.push(tokio::spawn(async move {
+                    provider_alibaba::controller::run(&runtime, client, ecs, stop).await;
+                }));
+            }
+        }
+    }
+    for task in running {
+        if let Err(error) = task.await {
+            tracing::error!(%error, "a controller task failed");
+        }
+    }
+}

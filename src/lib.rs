@@ -1,0 +1,6 @@
+//! The library half of the `ferroplane` binary: the wiring that `ferroplane run`,
+//! `ferroplane sandbox` and the benchmark share. Subcommands themselves live in the binary
+//! (`src/cmd/`).
+
+pub mod controllers;
+pub mod signals;
