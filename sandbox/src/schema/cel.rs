@@ -6,7 +6,10 @@
 //! - a transition rule (one that mentions `oldSelf`) runs only on update and only where the old
 //!   object has a value at the same place: object properties and `additionalProperties` are
 //!   matched by name, items of `x-kubernetes-list-type: map` lists by their keys, other list
-//!   items never;
+//!   items never; with `optionalOldSelf: true` it always runs and `oldSelf` is an optional;
+//! - on update, a rule without `oldSelf` does not run on a value the update left unchanged
+//!   (validation ratcheting);
+//! - null-valued fields are absent, undeclared fields of objects with properties are invisible;
 //! - property names that are not CEL identifiers are escaped (`x-y` is `self.x__dash__y`);
 //! - a failure is `<path>: Invalid value: "<schema type>": <message>`, the path extended by the
 //!   rule's `fieldPath`, the kind taken from its `reason`.
@@ -49,6 +52,8 @@ pub(crate) struct Rule {
     field_path: Option<String>,
     kind: FieldErrorKind,
     transition: bool,
+    /// `optionalOldSelf: true`: the rule also runs on create, `oldSelf` being an optional.
+    optional_old_self: bool,
 }
 
 impl std::fmt::Debug for Rule {
@@ -112,7 +117,19 @@ impl Rule {
             })?),
         };
         let transition = program.references().has_variable("oldSelf");
+        let optional_old_self = match value.get("optionalOldSelf") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(invalid("optionalOldSelf", "must be a boolean")),
+        };
+        if optional_old_self && !transition {
+            return Err(invalid(
+                "optionalOldSelf",
+                "may not be set to true for a rule that does not use oldSelf",
+            ));
+        }
         Ok(Rule {
+            optional_old_self,
             path: path.to_owned(),
             message: text("message")?.filter(|m| !m.trim().is_empty()),
             source,
@@ -194,10 +211,17 @@ pub(crate) fn validate(
         // Ratcheting: a rule without oldSelf is not re-checked on a value the update left alone.
         let unchanged = old.is_some_and(|o| json_equal(o, value));
         for rule in &node.rules {
-            if (rule.transition && previous.is_none()) || (!rule.transition && unchanged) {
+            let old_self = match (&previous, rule.optional_old_self) {
+                (Some(p), false) => Some(p.clone()),
+                (Some(p), true) => Some(optional(Some(p.clone()))),
+                (None, true) => Some(optional(None)),
+                (None, false) if rule.transition => continue,
+                (None, false) => None,
+            };
+            if !rule.transition && unchanged {
                 continue;
             }
-            if let Some(e) = evaluate(rule, node, &this, previous.as_ref(), path) {
+            if let Some(e) = evaluate(rule, node, &this, old_self.as_ref(), path) {
                 errs.push(e);
             }
         }
@@ -282,6 +306,15 @@ fn evaluate(
             runtime_error(&e, &rule.source),
         )),
     }
+}
+
+/// A CEL `optional` holding `value` (or `optional.none()`).
+fn optional(value: Option<cel::Value>) -> cel::Value {
+    let opt = match value {
+        Some(v) => cel::objects::OptionalValue::of(v),
+        None => cel::objects::OptionalValue::none(),
+    };
+    cel::Value::Opaque(Arc::new(opt))
 }
 
 /// A runtime failure worded like cel-go's errors as the apiserver reports them.

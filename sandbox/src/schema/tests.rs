@@ -689,3 +689,34 @@ fn cel_treats_nulls_as_absent() {
         vec!["spec: Invalid value: \"object\": opt must be absent"]
     );
 }
+
+#[test]
+fn optional_old_self_rules_run_on_create_too() {
+    let schema = compile(wrap_spec(json!({
+        "type": "object",
+        "properties": {"zone": {"type": "string", "x-kubernetes-validations": [{
+            "rule": "oldSelf.hasValue() ? self == oldSelf.value() : self.startsWith('cn-')",
+            "optionalOldSelf": true,
+            "message": "zone must start with cn- and never change"
+        }]}}
+    })));
+    let want =
+        vec!["spec.zone: Invalid value: \"string\": zone must start with cn- and never change"];
+    assert!(messages(&schema, &json!({"spec": {"zone": "cn-a"}}), None).is_empty());
+    assert_eq!(
+        messages(&schema, &json!({"spec": {"zone": "us-a"}}), None),
+        want
+    );
+    let old = json!({"spec": {"zone": "us-a"}});
+    assert!(messages(&schema, &old, Some(&old)).is_empty());
+    assert_eq!(
+        messages(&schema, &json!({"spec": {"zone": "cn-a"}}), Some(&old)),
+        want
+    );
+    // Only meaningful for transition rules.
+    assert!(
+        CompiledSchema::compile(&wrap_spec(json!({"type": "string",
+        "x-kubernetes-validations": [{"rule": "self != ''", "optionalOldSelf": true}]})))
+        .is_err()
+    );
+}
