@@ -281,10 +281,13 @@ where
                 }
                 futures::future::ready(())
             });
-        let background: BoxFuture<'static, ()> =
-            futures::future::join_all(self.tasks).map(|_| ()).boxed();
-        futures::pin_mut!(main);
         // Related reflectors never end on their own; they stop with the controller.
+        let background: BoxFuture<'static, ()> = if self.tasks.is_empty() {
+            futures::future::pending().boxed()
+        } else {
+            futures::future::join_all(self.tasks).map(|_| ()).boxed()
+        };
+        futures::pin_mut!(main);
         futures::future::select(main, background).await;
         info!(kind = %kind, "controller stopped");
     }

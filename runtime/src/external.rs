@@ -247,7 +247,8 @@ impl Creation {
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Update {
-    /// The update started a change that takes a while (a stop/start): requeue soon.
+    /// The update started a change that takes a while (a stop/start). Every update is followed
+    /// by a prompt observe; this only changes how the event words it ("updating").
     pub in_transition: bool,
     /// Entries for the connection Secret that changed with the update.
     pub connection_details: ConnectionDetails,

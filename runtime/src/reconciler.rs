@@ -301,12 +301,17 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                         in_transition = true;
                         details.merge(&update.connection_details);
                         let ext_name = ext.name().unwrap_or("(unnamed)");
-                        info!(external_name = ext_name, diff = %diff, "updated external resource");
+                        let verb = if update.in_transition {
+                            "updating"
+                        } else {
+                            "updated"
+                        };
+                        info!(external_name = ext_name, diff = %diff, "{verb} external resource");
                         self.events
                             .normal(
                                 &obj,
                                 reasons::UPDATED,
-                                format!("updated external resource {ext_name}: {diff}"),
+                                format!("{verb} external resource {ext_name}: {diff}"),
                             )
                             .await;
                     }

@@ -510,9 +510,33 @@ pub struct WritePlan {
     pub fail_at: Option<(u32, WriteFault)>,
     /// Fail this many watch requests (a broken watch connection).
     pub fail_watches: u32,
+    /// Bumping it ends every open watch stream at its next chunk (a dropped connection).
+    pub watch_generation: Arc<AtomicU32>,
 }
 
-#[derive(Clone)]
+/// A response body that ends once the plan's watch generation moves past the one it was
+/// opened in.
+pub struct KillableBody<B> {
+    inner: Pin<Box<B>>,
+    opened: u32,
+    generation: Arc<AtomicU32>,
+}
+
+impl<B: http_body::Body> http_body::Body for KillableBody<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        if self.generation.load(Ordering::SeqCst) != self.opened {
+            return Poll::Ready(None);
+        }
+        self.inner.as_mut().poll_frame(cx)
+    }
+}
+
 pub struct FaultService<S> {
     inner: S,
     plan: Arc<Mutex<WritePlan>>,
@@ -527,11 +551,11 @@ where
         + 'static,
     S::Future: Send + 'static,
     S::Error: Into<BoxError>,
-    B: Send + 'static,
+    B: http_body::Body + Send + 'static,
 {
-    type Response = http::Response<B>;
+    type Response = http::Response<KillableBody<B>>;
     type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<http::Response<B>, BoxError>> + Send>>;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx).map_err(Into::into)
@@ -542,12 +566,14 @@ where
             req.method() != http::Method::GET && req.uri().path().contains("/widgets");
         let is_watch = req.uri().query().is_some_and(|q| q.contains("watch=true"));
         let mut fault = None;
+        let generation;
         {
             let mut plan = self.plan.lock().unwrap_or_else(|p| p.into_inner());
+            generation = plan.watch_generation.clone();
             if is_watch && plan.fail_watches > 0 {
                 plan.fail_watches -= 1;
                 return Box::pin(async {
-                    Err::<http::Response<B>, BoxError>("injected watch failure".into())
+                    Err::<Self::Response, BoxError>("injected watch failure".into())
                 });
             }
             if is_widget_write {
@@ -559,6 +585,7 @@ where
                 }
             }
         }
+        let opened = generation.load(Ordering::SeqCst);
         let fut = self.inner.call(req);
         Box::pin(async move {
             match fault {
@@ -567,7 +594,14 @@ where
                     let _ = fut.await.map_err(Into::into)?;
                     Err("injected crash after write (response lost)".into())
                 }
-                None => fut.await.map_err(Into::into),
+                None => {
+                    let resp = fut.await.map_err(Into::into)?;
+                    Ok(resp.map(|inner| KillableBody {
+                        inner: Box::pin(inner),
+                        opened,
+                        generation,
+                    }))
+                }
             }
         })
     }

@@ -1,0 +1,363 @@
+//! The full controller (kube-runtime `Controller` + watches) against the sandbox: lifecycle,
+//! requeue when a related ProviderConfig appears, watch restarts, error backoff, missing
+//! credentials during deletion, and 409 conflicts on status writes.
+
+mod common;
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use ferroplane_apis::common::names::{
+    READY, REASON_AVAILABLE, REASON_RECONCILE_ERROR, REASON_RECONCILE_SUCCESS, SYNCED,
+};
+use ferroplane_apis::common::{ConditionStatus, ProviderConfigKind};
+use ferroplane_runtime::related::provider_config_mapper;
+use ferroplane_runtime::{ControllerConfig, ManagedController, RetryClass, Runtime, RuntimeConfig};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::watcher;
+use serde_json::json;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+struct Running {
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+    runtime: Runtime,
+}
+
+impl Running {
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        tokio::time::timeout(Duration::from_secs(10), self.task)
+            .await
+            .expect("controller stops in time")
+            .expect("controller task");
+    }
+}
+
+/// Runs the Widget controller with `client`, watching ConfigMaps as its ProviderConfigs.
+fn run_controller(h: &Harness, client: kube::Client, backoff_base: Duration) -> Running {
+    let mut requeue = fast_policy();
+    requeue.backoff_base = backoff_base;
+    requeue.backoff_max = backoff_base * 4;
+    let runtime = Runtime::new(
+        client.clone(),
+        RuntimeConfig {
+            rate_limit: 0.0,
+            controller: ControllerConfig {
+                concurrency: 4,
+                requeue,
+            },
+            ..RuntimeConfig::default()
+        },
+    );
+    let controller = ManagedController::new(
+        &runtime,
+        Api::<Widget>::namespaced(client.clone(), NS),
+        FakeConnector::new(h.cloud.clone(), client.clone()),
+    )
+    .watches_related(
+        Api::<ConfigMap>::namespaced(client, NS),
+        watcher::Config::default(),
+        provider_config_mapper::<ConfigMap, Widget>(ProviderConfigKind::ProviderConfig),
+    );
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(controller.run(async move {
+        let _ = stopped.await;
+    }));
+    Running {
+        stop,
+        task,
+        runtime,
+    }
+}
+
+fn ready(w: Option<&Widget>) -> bool {
+    w.is_some_and(|w| is(w, READY, ConditionStatus::True, REASON_AVAILABLE))
+}
+
+#[tokio::test]
+async fn controller_creates_updates_and_deletes() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+    let h = Harness::start().await;
+    let running = run_controller(&h, h.client.clone(), Duration::from_millis(100));
+    h.create(&widget("life", 1)).await;
+    h.wait_for("life", Duration::from_secs(10), ready).await;
+    let w = h.get("life").await;
+    assert_eq!(w.spec.for_provider.zone.as_deref(), Some("zone-a"));
+
+    h.widgets()
+        .patch(
+            "life",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {"size": 2}}})),
+        )
+        .await
+        .expect("patch");
+    h.wait_for("life", Duration::from_secs(10), |w| {
+        w.and_then(|w| w.status.as_ref()?.at_provider.as_ref()?.size) == Some(2)
+    })
+    .await;
+
+    h.widgets()
+        .delete("life", &DeleteParams::default())
+        .await
+        .expect("delete");
+    h.wait_for("life", Duration::from_secs(10), |w| w.is_none())
+        .await;
+    assert_eq!(h.cloud.count(), 0);
+    assert_eq!(h.cloud.calls("create"), 1);
+
+    let metrics = running.runtime.metrics().encode();
+    assert!(
+        metrics.contains(r#"ferroplane_reconciles_total{kind="Widget",result="success"}"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"ferroplane_time_to_first_ready_seconds_count{kind="Widget"} 1"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"ferroplane_time_to_delete_seconds_count{kind="Widget"} 1"#),
+        "{metrics}"
+    );
+    running.stop().await;
+    h.sandbox.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_new_provider_config_requeues_the_objects_that_use_it() {
+    let h = Harness::start().await;
+    // Backoff far beyond the test's patience: only the related watch can bring the retry.
+    let running = run_controller(&h, h.client.clone(), Duration::from_secs(300));
+    let mut w = widget("waits", 1);
+    w.spec.provider_config_ref.name = "late-cfg".into();
+    h.create(&w).await;
+    h.wait_for("waits", Duration::from_secs(10), |w| {
+        w.and_then(|w| condition(w, SYNCED))
+            .is_some_and(|c| c.message.contains("ProviderConfigNotFound"))
+    })
+    .await;
+    assert_eq!(h.cloud.count(), 0);
+    h.create_config("late-cfg").await;
+    h.wait_for("waits", Duration::from_secs(10), ready).await;
+    running.stop().await;
+    h.sandbox.shutdown().await;
+}
+
+#[tokio::test]
+async fn controller_survives_watch_restarts() {
+    let h = Harness::start().await;
+    let plan = Arc::new(Mutex::new(WritePlan::default()));
+    let generation = plan.lock().expect("plan").watch_generation.clone();
+    let running = run_controller(
+        &h,
+        faulty_client(&h.sandbox, plan.clone()),
+        Duration::from_millis(100),
+    );
+    h.create(&widget("before", 1)).await;
+    h.wait_for("before", Duration::from_secs(10), ready).await;
+
+    // Drop every watch connection and refuse the next re-watches; meanwhile objects change.
+    plan.lock().expect("plan").fail_watches = 3;
+    generation.fetch_add(1, Ordering::SeqCst);
+    h.create(&widget("during", 1)).await;
+    h.widgets()
+        .patch(
+            "before",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {"size": 5}}})),
+        )
+        .await
+        .expect("patch");
+
+    h.wait_for("during", Duration::from_secs(20), ready).await;
+    h.wait_for("before", Duration::from_secs(20), |w| {
+        w.and_then(|w| w.status.as_ref()?.at_provider.as_ref()?.size) == Some(5)
+    })
+    .await;
+    assert_eq!(
+        h.cloud.calls("create"),
+        2,
+        "one create per object across the restart"
+    );
+    assert_eq!(
+        plan.lock().expect("plan").fail_watches,
+        0,
+        "the re-watches were refused"
+    );
+    running.stop().await;
+    h.sandbox.shutdown().await;
+}
+
+#[tokio::test]
+async fn errors_back_off_exponentially_and_reset_on_success() {
+    let h = Harness::start().await;
+    let r = h.reconciler();
+    let w = h.create(&widget("flaky", 1)).await;
+    let throttled = || Fault {
+        reason: "Throttling",
+        retry: RetryClass::Backoff,
+        after_effect: false,
+    };
+    for _ in 0..3 {
+        h.cloud.fail_next("create", throttled());
+    }
+    let mut delays = Vec::new();
+    for _ in 0..3 {
+        let err = r.reconcile(&w).await.expect_err("throttled");
+        assert_eq!(err.reason(), "Throttling");
+        delays.push(r.error_action(&w, &err));
+    }
+    let ms = |n| Action::requeue(Duration::from_millis(n));
+    assert_eq!(delays, vec![ms(100), ms(200), ms(400)]);
+    let got = h.get("flaky").await;
+    let synced = condition(&got, SYNCED).expect("synced");
+    assert_eq!(synced.reason, REASON_RECONCILE_ERROR);
+    assert!(
+        synced.message.contains("cannot create external resource"),
+        "{}",
+        synced.message
+    );
+    assert!(synced.message.contains("Throttling"), "{}", synced.message);
+    assert!(
+        h.event_reasons("flaky")
+            .await
+            .contains(&"CannotCreateExternalResource".to_owned())
+    );
+
+    r.reconcile(&w).await.expect("recovers");
+    let got = h.get("flaky").await;
+    assert!(is(
+        &got,
+        SYNCED,
+        ConditionStatus::True,
+        REASON_RECONCILE_SUCCESS
+    ));
+    h.cloud.fail_next("observe", throttled());
+    let err = r.reconcile(&w).await.expect_err("throttled again");
+    assert_eq!(
+        r.error_action(&w, &err),
+        ms(100),
+        "backoff reset after success"
+    );
+
+    // A terminal error waits for a spec change: retried only at the poll interval.
+    h.cloud.fail_next(
+        "observe",
+        Fault {
+            reason: "InvalidParameter",
+            retry: RetryClass::UntilSpecChanges,
+            after_effect: false,
+        },
+    );
+    let err = r.reconcile(&w).await.expect_err("invalid");
+    assert_eq!(
+        r.error_action(&w, &err),
+        Action::requeue(fast_policy().poll_interval)
+    );
+    h.sandbox.shutdown().await;
+}
+
+#[tokio::test]
+async fn deletion_without_credentials_reports_and_waits_instead_of_leaking() {
+    let h = Harness::start().await;
+    let r = h.reconciler();
+    let w = h.create(&widget("nocreds", 1)).await;
+    r.reconcile(&w).await.expect("create");
+    h.delete_config("cfg").await;
+    h.widgets()
+        .delete("nocreds", &DeleteParams::default())
+        .await
+        .expect("delete");
+
+    let err = r.reconcile(&w).await.expect_err("cannot connect");
+    assert_eq!(err.reason(), "ProviderConfigNotFound");
+    assert_eq!(err.retry(), RetryClass::WaitForDependency);
+    let got = h.get_opt("nocreds").await.expect("object kept");
+    assert!(has_finalizer(&got));
+    let synced = condition(&got, SYNCED).expect("synced");
+    assert!(
+        synced.message.contains("ProviderConfig cfg not found"),
+        "{}",
+        synced.message
+    );
+    assert!(
+        h.event_reasons("nocreds")
+            .await
+            .contains(&"CannotConnectToProvider".to_owned())
+    );
+    assert_eq!(h.cloud.count(), 1, "external resource not forgotten");
+
+    h.create_config("cfg").await;
+    r.reconcile(&w).await.expect("deleted");
+    assert!(h.get_opt("nocreds").await.is_none());
+    assert_eq!(h.cloud.count(), 0);
+    h.sandbox.shutdown().await;
+}
+
+#[tokio::test]
+async fn status_write_conflict_requeues_soon_without_reporting_an_error() {
+    let h = Harness::start().await;
+    let connector = h.connector();
+    let r = ferroplane_runtime::Reconciler::new(&h.runtime(), connector.clone(), fast_policy());
+    let w = h.create(&widget("race", 1)).await;
+    r.reconcile(&w).await.expect("create");
+    r.reconcile(&w).await.expect("settle");
+
+    // The external resource changes (status must be written) and, while observe runs, someone
+    // else updates the object: the status patch carries a stale resourceVersion.
+    let (id, _) = h.cloud.only_resource();
+    h.cloud.lock().resources.get_mut(&id).expect("res").zone = "zone-c".into();
+    let api = h.widgets();
+    *connector.on_observe.lock().expect("hook") = Some(Box::new(move || {
+        let api = api.clone();
+        Box::pin(async move {
+            let body = json!({"metadata": {"labels": {"touched": "yes"}}});
+            api.patch("race", &PatchParams::default(), &Patch::Merge(body))
+                .await
+                .expect("concurrent write");
+        })
+    }));
+    let err = r.reconcile(&w).await.expect_err("conflict");
+    assert_eq!(err.reason(), "Conflict");
+    assert_eq!(
+        r.error_action(&w, &err),
+        Action::requeue(Duration::from_millis(500))
+    );
+    let got = h.get("race").await;
+    assert!(
+        is(
+            &got,
+            SYNCED,
+            ConditionStatus::True,
+            REASON_RECONCILE_SUCCESS
+        ),
+        "conflict is not a failure"
+    );
+    assert!(
+        !h.event_reasons("race")
+            .await
+            .iter()
+            .any(|r| r.starts_with("Cannot"))
+    );
+
+    *connector.on_observe.lock().expect("hook") = None;
+    r.reconcile(&w).await.expect("retry succeeds");
+    let got = h.get("race").await;
+    assert_eq!(
+        got.status
+            .as_ref()
+            .and_then(|s| s.at_provider.as_ref()?.zone.clone())
+            .as_deref(),
+        Some("zone-c")
+    );
+    h.sandbox.shutdown().await;
+}
