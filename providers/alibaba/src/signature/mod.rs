@@ -11,7 +11,7 @@
 pub mod v1;
 pub mod v3;
 
-use std::fmt::Write as _;
+const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 
 /// Percent-encodes a string the way Alibaba Cloud signs it: the UTF-8 bytes of the RFC 3986
 /// unreserved set (`A-Z a-z 0-9 - _ . ~`) stay literal, every other byte becomes `%XY` (uppercase).
@@ -28,8 +28,9 @@ pub fn percent_encode_bytes(input: &[u8]) -> String {
         if is_unreserved(byte) {
             out.push(char::from(byte));
         } else {
-            // Writing into a String cannot fail.
-            let _ = write!(out, "%{byte:02X}");
+            out.push('%');
+            out.push(char::from(HEX_UPPER[usize::from(byte >> 4)]));
+            out.push(char::from(HEX_UPPER[usize::from(byte & 0x0F)]));
         }
     }
     out
