@@ -4,12 +4,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::auth::Caller;
 use super::catalog;
 use super::error::ApiError;
-use super::instance::Status;
+use super::instance::{InstanceView, Status};
 use super::launch::{self, LaunchSpec, MAX_TAGS};
 use super::params::Params;
 use super::store::{Filters, Paging, Store};
@@ -50,16 +51,18 @@ pub fn dispatch(
     ctx: &Context<'_>,
     action: &str,
     p: &Params,
-) -> Result<Value, ApiError> {
+) -> Result<String, ApiError> {
     let account = &ctx.caller.account_id;
     let result = match action {
         "RunInstances" => run_instances(store, ctx, p)?,
-        "DescribeInstances" => describe_instances(store, ctx, p)?,
+        "DescribeInstances" => return describe_instances(store, ctx, p),
         "DescribeInstanceAttribute" => {
             let id = p.required("InstanceId")?;
-            return Ok(store
-                .find(account, None, id)?
-                .to_attribute_json(ctx.now, ctx.request_id));
+            let instance = store.find(account, None, id)?.view(ctx.now);
+            return to_text(&AttributeReply {
+                request_id: ctx.request_id,
+                instance,
+            });
         }
         "StartInstance" => {
             let id = p.required("InstanceId")?;
@@ -135,7 +138,43 @@ pub fn dispatch(
         "DescribeRegions" => describe_regions(),
         _ => return Err(action_not_found()),
     };
-    Ok(with_request_id(result, ctx.request_id))
+    Ok(with_request_id(result, ctx.request_id).to_string())
+}
+
+/// `DescribeInstanceAttribute`: the instance, flat, with `RequestId`.
+#[derive(Serialize)]
+struct AttributeReply<'a> {
+    #[serde(rename = "RequestId")]
+    request_id: &'a str,
+    #[serde(flatten)]
+    instance: InstanceView<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct DescribeInstancesReply<'a> {
+    request_id: &'a str,
+    total_count: usize,
+    page_number: usize,
+    page_size: usize,
+    next_token: String,
+    instances: InstanceList<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct InstanceList<'a> {
+    instance: Vec<InstanceView<'a>>,
+}
+
+fn to_text(reply: &impl Serialize) -> Result<String, ApiError> {
+    serde_json::to_string(reply).map_err(|e| {
+        ApiError::new(
+            500,
+            "InternalError",
+            format!("The response could not be encoded: {e}"),
+        )
+    })
 }
 
 /// `InvalidAction.NotFound` (404).
@@ -245,7 +284,7 @@ fn next_token(seq: Option<u64>) -> String {
     seq.map(|s| format!("{s:016x}")).unwrap_or_default()
 }
 
-fn describe_instances(store: &Store, ctx: &Context<'_>, p: &Params) -> Result<Value, ApiError> {
+fn describe_instances(store: &Store, ctx: &Context<'_>, p: &Params) -> Result<String, ApiError> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
     let instance_ids = p
         .json_string_array("InstanceIds")
@@ -284,18 +323,16 @@ fn describe_instances(store: &Store, ctx: &Context<'_>, p: &Params) -> Result<Va
         (Paging::Pages { number, size }, number, size)
     };
     let page = store.describe(&ctx.caller.account_id, region.id, &filters, paging, ctx.now);
-    let instances: Vec<Value> = page
-        .instances
-        .iter()
-        .map(|i| i.to_describe_json(ctx.now))
-        .collect();
-    Ok(json!({
-        "TotalCount": page.total,
-        "PageNumber": page_number,
-        "PageSize": page_size,
-        "NextToken": next_token(page.next),
-        "Instances": {"Instance": instances},
-    }))
+    to_text(&DescribeInstancesReply {
+        request_id: ctx.request_id,
+        total_count: page.total,
+        page_number,
+        page_size,
+        next_token: next_token(page.next),
+        instances: InstanceList {
+            instance: page.instances.iter().map(|i| i.view(ctx.now)).collect(),
+        },
+    })
 }
 
 fn modify_attribute(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<Value, ApiError> {
@@ -490,7 +527,6 @@ fn list_tag_resources(store: &Store, ctx: &Context<'_>, p: &Params) -> Result<Va
         ids.iter()
             .filter_map(|id| store.find(account, Some(region.id), id).ok())
             .filter(|i| filter_tags.iter().all(|(k, v)| i.has_tag(k, v.as_deref())))
-            .cloned()
             .collect()
     };
     let pairs: Vec<Value> = instances

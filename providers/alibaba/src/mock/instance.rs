@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::catalog::{Image, InstanceType};
 
@@ -206,71 +206,87 @@ impl Instance {
             .unwrap_or_default()
     }
 
-    /// The instance as one element of `DescribeInstances` `Instances.Instance`.
-    pub fn to_describe_json(&self, now: Timestamp) -> Value {
+    /// The instance as one element of `DescribeInstances` `Instances.Instance`, ready to
+    /// serialize without building an intermediate JSON tree.
+    pub fn view(&self, now: Timestamp) -> InstanceView<'_> {
         let status = self.status(now);
-        let public_ips: Vec<String> = self
-            .public_ip
-            .filter(|_| self.bandwidth_out > 0)
-            .map(|ip| ip.to_string())
-            .into_iter()
-            .collect();
-        let tags: Vec<Value> = self
-            .tags
-            .iter()
-            .map(|(k, v)| json!({"TagKey": k, "TagValue": v}))
-            .collect();
-        json!({
-            "InstanceId": self.id,
-            "InstanceName": self.name,
-            "Description": self.description,
-            "HostName": self.host_name,
-            "Status": status.as_str(),
-            "InstanceType": self.instance_type.id,
-            "InstanceTypeFamily": family(self.instance_type.id),
-            "ImageId": self.image.id,
-            "RegionId": self.region_id,
-            "ZoneId": self.zone_id,
-            "Cpu": self.instance_type.cpu,
-            "Memory": self.instance_type.memory_mib,
-            "OSType": self.image.os_type,
-            "OSName": self.image.os_name,
-            "OSNameEn": self.image.os_name_en,
-            "InstanceChargeType": self.charge_type,
-            "SpotStrategy": self.spot_strategy,
-            "InternetChargeType": self.internet_charge_type,
-            "InternetMaxBandwidthOut": self.bandwidth_out,
-            "InternetMaxBandwidthIn": 100,
-            "InstanceNetworkType": "vpc",
-            "CreationTime": minute_time(self.created_at),
-            "StartTime": self.start_time(now),
-            "ExpiredTime": "2099-12-31T15:59Z",
-            "StoppedMode": if status == Status::Stopped { self.stopped_mode } else { "Not-applicable" },
-            "DeletionProtection": self.deletion_protection,
-            "KeyPairName": self.key_pair_name,
-            "SerialNumber": serial_number(&self.id),
-            "VpcAttributes": {
-                "VpcId": self.vpc_id,
-                "VSwitchId": self.vswitch_id,
-                "NatIpAddress": "",
-                "PrivateIpAddress": {"IpAddress": [self.private_ip.to_string()]},
+        InstanceView {
+            instance_id: &self.id,
+            instance_name: &self.name,
+            description: &self.description,
+            host_name: &self.host_name,
+            status: status.as_str(),
+            instance_type: self.instance_type.id,
+            instance_type_family: family(self.instance_type.id),
+            image_id: self.image.id,
+            region_id: self.region_id,
+            zone_id: &self.zone_id,
+            cpu: self.instance_type.cpu,
+            memory: self.instance_type.memory_mib,
+            os_type: self.image.os_type,
+            os_name: self.image.os_name,
+            os_name_en: self.image.os_name_en,
+            instance_charge_type: self.charge_type,
+            spot_strategy: self.spot_strategy,
+            internet_charge_type: self.internet_charge_type,
+            internet_max_bandwidth_out: self.bandwidth_out,
+            internet_max_bandwidth_in: 100,
+            instance_network_type: "vpc",
+            creation_time: minute_time(self.created_at),
+            start_time: self.start_time(now),
+            expired_time: "2099-12-31T15:59Z",
+            stopped_mode: if status == Status::Stopped {
+                self.stopped_mode
+            } else {
+                "Not-applicable"
             },
-            "PublicIpAddress": {"IpAddress": public_ips},
-            "InnerIpAddress": {"IpAddress": []},
-            "EipAddress": {"AllocationId": "", "IpAddress": "", "InternetChargeType": ""},
-            "SecurityGroupIds": {"SecurityGroupId": self.security_group_ids},
-            "Tags": {"Tag": tags},
-            "OperationLocks": {"LockReason": []},
-        })
+            deletion_protection: self.deletion_protection,
+            key_pair_name: &self.key_pair_name,
+            serial_number: serial_number(&self.id),
+            vpc_attributes: VpcAttributes {
+                vpc_id: &self.vpc_id,
+                vswitch_id: &self.vswitch_id,
+                nat_ip_address: "",
+                private_ip_address: IpAddresses {
+                    ip_address: vec![self.private_ip.to_string()],
+                },
+            },
+            public_ip_address: IpAddresses {
+                ip_address: self
+                    .public_ip
+                    .filter(|_| self.bandwidth_out > 0)
+                    .map(|ip| ip.to_string())
+                    .into_iter()
+                    .collect(),
+            },
+            inner_ip_address: IpAddresses {
+                ip_address: Vec::new(),
+            },
+            eip_address: EipAddress {
+                allocation_id: "",
+                ip_address: "",
+                internet_charge_type: "",
+            },
+            security_group_ids: SecurityGroupIds {
+                security_group_id: &self.security_group_ids,
+            },
+            tags: Tags {
+                tag: self
+                    .tags
+                    .iter()
+                    .map(|(k, v)| Tag {
+                        tag_key: k,
+                        tag_value: v,
+                    })
+                    .collect(),
+            },
+            operation_locks: OperationLocks { lock_reason: [] },
+        }
     }
 
-    /// The instance as `DescribeInstanceAttribute` answers it (flat, plus `RequestId`).
-    pub fn to_attribute_json(&self, now: Timestamp, request_id: &str) -> Value {
-        let mut value = self.to_describe_json(now);
-        if let Some(map) = value.as_object_mut() {
-            map.insert("RequestId".to_owned(), Value::from(request_id));
-        }
-        value
+    /// [`Instance::view`] as a JSON value.
+    pub fn to_describe_json(&self, now: Timestamp) -> Value {
+        serde_json::to_value(self.view(now)).unwrap_or(Value::Null)
     }
 
     /// The summary served by `GET /_mock/instances`.
@@ -294,6 +310,106 @@ impl Instance {
             client_token: self.client_token.clone(),
         }
     }
+}
+
+/// One instance in the shape ECS describes it (wrapped lists, minute-precision times).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct InstanceView<'a> {
+    pub instance_id: &'a str,
+    pub instance_name: &'a str,
+    pub description: &'a str,
+    pub host_name: &'a str,
+    pub status: &'static str,
+    pub instance_type: &'static str,
+    pub instance_type_family: &'static str,
+    pub image_id: &'static str,
+    pub region_id: &'static str,
+    pub zone_id: &'a str,
+    pub cpu: u32,
+    pub memory: u32,
+    #[serde(rename = "OSType")]
+    pub os_type: &'static str,
+    #[serde(rename = "OSName")]
+    pub os_name: &'static str,
+    #[serde(rename = "OSNameEn")]
+    pub os_name_en: &'static str,
+    pub instance_charge_type: &'static str,
+    pub spot_strategy: &'static str,
+    pub internet_charge_type: &'static str,
+    pub internet_max_bandwidth_out: u32,
+    pub internet_max_bandwidth_in: u32,
+    pub instance_network_type: &'static str,
+    pub creation_time: String,
+    pub start_time: String,
+    pub expired_time: &'static str,
+    pub stopped_mode: &'static str,
+    pub deletion_protection: bool,
+    pub key_pair_name: &'a str,
+    pub serial_number: String,
+    pub vpc_attributes: VpcAttributes<'a>,
+    pub public_ip_address: IpAddresses,
+    pub inner_ip_address: IpAddresses,
+    pub eip_address: EipAddress,
+    pub security_group_ids: SecurityGroupIds<'a>,
+    pub tags: Tags<'a>,
+    pub operation_locks: OperationLocks,
+}
+
+/// `VpcAttributes`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct VpcAttributes<'a> {
+    pub vpc_id: &'a str,
+    #[serde(rename = "VSwitchId")]
+    pub vswitch_id: &'a str,
+    pub nat_ip_address: &'static str,
+    pub private_ip_address: IpAddresses,
+}
+
+/// `{"IpAddress": [...]}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct IpAddresses {
+    pub ip_address: Vec<String>,
+}
+
+/// `EipAddress` (always empty in the mock).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct EipAddress {
+    pub allocation_id: &'static str,
+    pub ip_address: &'static str,
+    pub internet_charge_type: &'static str,
+}
+
+/// `{"SecurityGroupId": [...]}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SecurityGroupIds<'a> {
+    pub security_group_id: &'a [String],
+}
+
+/// `{"Tag": [...]}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Tags<'a> {
+    pub tag: Vec<Tag<'a>>,
+}
+
+/// `{"TagKey", "TagValue"}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Tag<'a> {
+    pub tag_key: &'a str,
+    pub tag_value: &'a str,
+}
+
+/// `{"LockReason": []}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct OperationLocks {
+    pub lock_reason: [&'static str; 0],
 }
 
 /// A live instance as `GET /_mock/instances` and [`super::MockServer::instances`] show it.

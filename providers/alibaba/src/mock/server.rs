@@ -31,7 +31,11 @@ pub fn router(shared: Arc<Shared>) -> Router {
 }
 
 fn json_response(status: StatusCode, body: &Value, request_id: Option<&str>) -> Response {
-    let mut response = (status, body.to_string()).into_response();
+    text_response(status, body.to_string(), request_id)
+}
+
+fn text_response(status: StatusCode, body: String, request_id: Option<&str>) -> Response {
+    let mut response = (status, body).into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -68,7 +72,7 @@ async fn api(
         request_id: &request_id,
     };
     match shared.handle(&request) {
-        Ok(value) => json_response(StatusCode::OK, &value, Some(&request_id)),
+        Ok(text) => text_response(StatusCode::OK, text, Some(&request_id)),
         Err(error) => {
             let host = headers
                 .get(header::HOST)

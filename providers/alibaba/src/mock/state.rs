@@ -109,7 +109,7 @@ impl Shared {
     }
 
     /// Answers one API request; errors are counted by code.
-    pub fn handle(&self, request: &ApiRequest<'_>) -> Result<Value, ApiError> {
+    pub fn handle(&self, request: &ApiRequest<'_>) -> Result<String, ApiError> {
         let result = self.handle_inner(request);
         if let Err(error) = &result {
             lock(&self.counters).error(&error.code);
@@ -117,7 +117,7 @@ impl Shared {
         result
     }
 
-    fn handle_inner(&self, request: &ApiRequest<'_>) -> Result<Value, ApiError> {
+    fn handle_inner(&self, request: &ApiRequest<'_>) -> Result<String, ApiError> {
         let now = Timestamp::now();
         if request.method != "GET" && request.method != "POST" {
             return Err(ApiError::new(
@@ -188,19 +188,22 @@ impl Shared {
             let keys = read(&self.keys);
             Some(auth::authenticate(&keys, &self.nonces, &signed, now)?)
         };
-        match (is_sts, caller) {
-            (true, None) => sts::assume_role_with_oidc(&mut write(&self.keys), &params, now),
-            (true, Some(caller)) => sts::assume_role(&mut write(&self.keys), &caller, &params, now),
-            (false, Some(caller)) => self.ecs(&caller, label, &params, request.request_id, now),
-            (false, None) => Err(ecs::action_not_found()),
-        }
-        .map(|mut value| {
+        let with_request_id = |mut value: Value| {
             if let Some(map) = value.as_object_mut() {
                 map.entry("RequestId")
                     .or_insert_with(|| Value::from(request.request_id));
             }
-            value
-        })
+            value.to_string()
+        };
+        match (is_sts, caller) {
+            (true, None) => sts::assume_role_with_oidc(&mut write(&self.keys), &params, now)
+                .map(with_request_id),
+            (true, Some(caller)) => {
+                sts::assume_role(&mut write(&self.keys), &caller, &params, now).map(with_request_id)
+            }
+            (false, Some(caller)) => self.ecs(&caller, label, &params, request.request_id, now),
+            (false, None) => Err(ecs::action_not_found()),
+        }
     }
 
     fn inject_faults(&self) -> Result<(), ApiError> {
@@ -225,7 +228,7 @@ impl Shared {
         params: &Params,
         request_id: &str,
         now: Timestamp,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<String, ApiError> {
         let settings = self.settings();
         let ctx = ecs::Context {
             caller,

@@ -65,9 +65,9 @@ pub enum Paging {
 
 /// One page of a listing.
 #[derive(Debug, Clone)]
-pub struct Page {
+pub struct Page<'a> {
     pub total: usize,
-    pub instances: Vec<Instance>,
+    pub instances: Vec<&'a Instance>,
     /// Continue after this sequence number; `None` at the end.
     pub next: Option<u64>,
 }
@@ -299,7 +299,7 @@ impl Store {
         filters: &Filters,
         paging: Paging,
         now: Timestamp,
-    ) -> Page {
+    ) -> Page<'_> {
         let scope = (account_id.clone(), region_id);
         let matching: Box<dyn Iterator<Item = &Instance>> = match &filters.instance_ids {
             Some(ids) => {
@@ -338,7 +338,7 @@ impl Store {
             if skipped < skip {
                 skipped += 1;
             } else if page.len() < size {
-                page.push(instance.clone());
+                page.push(instance);
             } else {
                 more = true;
             }

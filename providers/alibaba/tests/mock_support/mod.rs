@@ -131,27 +131,51 @@ impl Signer {
         p
     }
 
-    /// Sends a V1 request whose parameters are already complete (signature added here).
-    pub async fn send_v1(
+    /// Builds a signed V1 request (the signature is added here).
+    pub fn build_v1(
         &self,
         method: &str,
         mut query: BTreeMap<String, String>,
         form: BTreeMap<String, String>,
-    ) -> Resp {
+    ) -> reqwest::RequestBuilder {
         let mut all = query.clone();
         all.extend(form.clone());
         let sts = v1::string_to_sign(method, &all);
         query.insert("Signature".into(), v1::sign(&self.secret, &sts));
         let url = format!("{}/?{}", self.endpoint, encode_query(&query));
-        let req = if method == "GET" {
+        if method == "GET" {
             self.client.get(url)
         } else {
             self.client
                 .post(url)
                 .header("content-type", "application/x-www-form-urlencoded")
                 .body(encode_query(&form))
-        };
-        send(req).await
+        }
+    }
+
+    /// Sends a V1 request whose parameters are already complete (signature added here).
+    pub async fn send_v1(
+        &self,
+        method: &str,
+        query: BTreeMap<String, String>,
+        form: BTreeMap<String, String>,
+    ) -> Resp {
+        send(self.build_v1(method, query, form)).await
+    }
+
+    /// An ECS call (V1 POST) answered as status and raw body, without parsing JSON.
+    pub async fn ecs_text(&self, action: &str, params: &[(&str, &str)]) -> (u16, String) {
+        let form = params
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let resp = self
+            .build_v1("POST", self.common(action, ECS), form)
+            .send()
+            .await
+            .expect("mock answers");
+        let status = resp.status().as_u16();
+        (status, resp.text().await.expect("body"))
     }
 
     /// V1 GET with everything in the query.
