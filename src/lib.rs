@@ -3,4 +3,5 @@
 //! (`src/cmd/`).
 
 pub mod controllers;
+pub mod environment;
 pub mod signals;

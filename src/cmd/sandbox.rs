@@ -1,8 +1,9 @@
 //! `ferroplane sandbox`: the in-memory Kubernetes API server on 127.0.0.1, with a kubeconfig
 //! for kubectl, until Ctrl-C or SIGTERM.
 //!
-//! Only `--api-only` exists for now: the full sandbox (ECS mock and controllers) arrives with the
-//! ECSInstance controller, and until then the command runs the API server alone either way.
+//! Without `--api-only` it also starts the ECS mock, installs the CRDs, creates the
+//! `alibabacloud-credentials` Secret and the `default` ProviderConfig pointing at the mock, and
+//! runs every controller (see `ferroplane::environment`).
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -10,13 +11,22 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use ferroplane::environment::{Environment, EnvironmentConfig};
 use ferroplane_sandbox::{Sandbox, SandboxConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Run only the Kubernetes API server (no ECS mock, no controllers).
+    /// Run only the Kubernetes API server (no ECS mock, no CRDs, no controllers).
     #[arg(long)]
     api_only: bool,
+
+    /// How long ECS instances stay Pending, Starting or Stopping in the mock, e.g. `2s`, `0`.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    transition_delay: Duration,
+
+    /// How often the controllers observe each resource when nothing changes.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    poll_interval: Duration,
 
     /// Directory for the kubeconfig (`DIR/kubeconfig`).
     #[arg(long, default_value = ".ferroplane")]
@@ -35,11 +45,13 @@ pub struct Args {
     workload_delay_ms: u64,
 }
 
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    ferroplane_runtime::requeue::parse_duration(text).map_err(|e| e.to_string())
+}
+
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.api_only {
-        eprintln!(
-            "note: the full sandbox (ECS mock and controllers) arrives with the ECSInstance controller; running the API server only"
-        );
+        return run_full(args).await;
     }
     let config = SandboxConfig {
         port: args.port,
@@ -58,6 +70,51 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     shutdown_signal().await?;
     tracing::info!("stopping the sandbox");
     sandbox.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The sandbox with the ECS mock and every controller.
+async fn run_full(args: Args) -> anyhow::Result<ExitCode> {
+    let mut config = EnvironmentConfig::new(&args.dir);
+    config.api_port = args.port;
+    config.transition_delay = args.transition_delay;
+    config.simulate_workloads = !args.no_simulate_workloads;
+    if let Some(options) = config.controllers.as_mut() {
+        options.poll_interval = args.poll_interval;
+    }
+    let environment = Environment::start(config).await?;
+    let info = environment.info();
+    let kubeconfig = info.kubeconfig.display();
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "export KUBECONFIG={kubeconfig}\n\
+         \n\
+         ferroplane sandbox is running (stop it with Ctrl-C):\n\
+         \x20 Kubernetes API  {api}\n\
+         \x20 ECS mock        {ecs}\n\
+         \x20 ProviderConfig  default/default, credentials in Secret default/{secret}\n\
+         \n\
+         Try, in another terminal:\n\
+         \x20 export KUBECONFIG={kubeconfig}\n\
+         \x20 kubectl apply -f deploy/samples/ecsinstance.yaml\n\
+         \x20 kubectl get ecs -w                      # READY True after a few seconds\n\
+         \x20 kubectl describe ecs ins-0702\n\
+         \x20 kubectl patch ecs ins-0702 --type merge -p '{{\"spec\":{{\"forProvider\":{{\"desiredStatus\":\"Stopped\"}}}}}}'\n\
+         \x20 kubectl delete ecs ins-0702             # releases the instance in the mock\n\
+         \x20 curl -s {ecs}/_mock/instances           # what the cloud holds\n\
+         \x20 kubectl apply -f deploy/samples/application.yaml -f deploy/samples/etcdcluster.yaml\n\
+         \x20 kubectl get managed",
+        api = info.api_server,
+        ecs = info.ecs_endpoint,
+        secret = ferroplane::environment::CREDENTIALS_SECRET,
+    )
+    .context("cannot write to stdout")?;
+    stdout.flush().context("cannot flush stdout")?;
+    drop(stdout);
+    shutdown_signal().await?;
+    tracing::info!("stopping the sandbox");
+    environment.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }
 
