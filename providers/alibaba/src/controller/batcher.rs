@@ -1,17 +1,29 @@
 //! The observation batcher: every instance observed through one [`Batcher`] (one per
-//! credentials version, endpoint and region) within a short window is described by shared
-//! `DescribeInstances` calls of up to 100 IDs, so N instances cost ceil(N/100) calls per poll
-//! round instead of N. Callers asking for the same ID wait on the same call. An instance absent
-//! from the answer is gone (ECS omits unknown IDs instead of failing).
+//! credentials version, endpoint and region) is described by shared `DescribeInstances` calls of
+//! up to 100 IDs, so N instances cost ceil(N/100) calls per poll round instead of N.
+//!
+//! Two mechanisms make that hold although each object polls on its own (jittered) schedule:
+//! - **Collection window.** A call waits a few milliseconds for other IDs; callers asking for
+//!   the same ID wait on the same call.
+//! - **Sweep and freshness.** A call also carries every other known ID whose answer is older than
+//!   half the freshness bound, and answers are kept for the freshness bound (half the poll
+//!   interval). The first object of a poll round therefore refreshes all of them, and the others
+//!   of the round are answered from that sweep.
+//!
+//! Answers about instances in transition (Pending, Starting, Stopping) are never reused, and the
+//! external client [`invalidate`](Batcher::invalidate)s an instance whenever it changes it, so a
+//! reconcile never acts on what it has just made stale. An instance absent from an answer is gone
+//! (ECS omits unknown IDs instead of failing).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ferroplane_runtime::ExternalCalls;
 use tokio::sync::oneshot;
 
+use super::diff::status;
 use crate::client::EcsClient;
 use crate::client::ecs::{DescribeInstancesRequest, MAX_INSTANCE_IDS_PER_CALL};
 use crate::client::model::Instance;
@@ -21,18 +33,26 @@ use crate::error::Error;
 /// shared call.
 pub type Described = Result<Option<Instance>, Arc<Error>>;
 
+/// How many freshness periods an ID stays in the sweep after it was last asked for.
+const KNOWN_FOR: u32 = 6;
+
 #[derive(Default)]
-struct Pending {
+struct State {
     waiters: HashMap<String, Vec<oneshot::Sender<Described>>>,
     flush_scheduled: bool,
+    /// Every ID asked for recently, with when it was last asked for.
+    known: HashMap<String, Instant>,
+    /// The last answer per ID and when it arrived.
+    answers: HashMap<String, (Instant, Option<Instance>)>,
 }
 
 /// Coalesces `DescribeInstances` for one client.
 pub struct Batcher {
     client: EcsClient,
     window: Duration,
+    freshness: Duration,
     calls: ExternalCalls,
-    pending: Mutex<Pending>,
+    state: Mutex<State>,
 }
 
 impl fmt::Debug for Batcher {
@@ -41,32 +61,54 @@ impl fmt::Debug for Batcher {
             .field("endpoint", &self.client.endpoint().as_str())
             .field("region", &self.client.region())
             .field("window", &self.window)
+            .field("freshness", &self.freshness)
             .finish_non_exhaustive()
     }
 }
 
 impl Batcher {
-    /// A batcher that collects IDs for `window` before calling.
-    pub fn new(client: EcsClient, window: Duration, calls: ExternalCalls) -> Self {
+    /// A batcher that collects IDs for `window` before calling and reuses answers younger than
+    /// `freshness`.
+    pub fn new(
+        client: EcsClient,
+        window: Duration,
+        freshness: Duration,
+        calls: ExternalCalls,
+    ) -> Self {
         Self {
             client,
             window,
+            freshness,
             calls,
-            pending: Mutex::new(Pending::default()),
+            state: Mutex::new(State::default()),
         }
     }
 
-    /// Describes one instance as part of the next shared call.
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Describes one instance: from a fresh answer, or as part of the next shared call.
     pub async fn describe(self: &Arc<Self>, instance_id: &str) -> Described {
         let (tx, rx) = oneshot::channel();
         let schedule = {
-            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-            pending
+            let mut state = self.lock();
+            let now = Instant::now();
+            state.known.insert(instance_id.to_owned(), now);
+            if let Some((at, answer)) = state.answers.get(instance_id)
+                && now.duration_since(*at) < self.freshness
+                && answer
+                    .as_ref()
+                    .is_none_or(|i| !status::in_transition(&i.status))
+            {
+                return Ok(answer.clone());
+            }
+            state
                 .waiters
                 .entry(instance_id.to_owned())
                 .or_default()
                 .push(tx);
-            !std::mem::replace(&mut pending.flush_scheduled, true)
+            !std::mem::replace(&mut state.flush_scheduled, true)
         };
         if schedule {
             let this = Arc::clone(self);
@@ -83,13 +125,50 @@ impl Batcher {
         })
     }
 
+    /// Forgets the answer about an instance that was just changed.
+    pub fn invalidate(&self, instance_id: &str) {
+        self.lock().answers.remove(instance_id);
+    }
+
+    /// Stops sweeping an instance (it is gone or no longer managed).
+    pub fn forget(&self, instance_id: &str) {
+        let mut state = self.lock();
+        state.answers.remove(instance_id);
+        state.known.remove(instance_id);
+    }
+
+    /// The IDs of the next call: those asked for, then the known ones about to go stale.
+    fn take_batch(
+        &self,
+    ) -> (
+        HashMap<String, Vec<oneshot::Sender<Described>>>,
+        Vec<String>,
+    ) {
+        let mut state = self.lock();
+        state.flush_scheduled = false;
+        let now = Instant::now();
+        let forget_after = self.freshness * KNOWN_FOR;
+        state
+            .known
+            .retain(|_, asked| now.duration_since(*asked) < forget_after);
+        let known: Vec<String> = state.known.keys().cloned().collect();
+        state.answers.retain(|id, _| known.contains(id));
+        let waiters = std::mem::take(&mut state.waiters);
+        let mut ids: BTreeSet<String> = waiters.keys().cloned().collect();
+        for id in known {
+            let stale = state
+                .answers
+                .get(&id)
+                .is_none_or(|(at, _)| now.duration_since(*at) >= self.freshness / 2);
+            if stale {
+                ids.insert(id);
+            }
+        }
+        (waiters, ids.into_iter().collect())
+    }
+
     async fn flush(&self) {
-        let waiters = {
-            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-            pending.flush_scheduled = false;
-            std::mem::take(&mut pending.waiters)
-        };
-        let ids: Vec<String> = waiters.keys().cloned().collect();
+        let (mut waiters, ids) = self.take_batch();
         let calls = ids
             .chunks(MAX_INSTANCE_IDS_PER_CALL)
             .map(|chunk| async move {
@@ -107,7 +186,6 @@ impl Batcher {
                 );
                 (chunk, result)
             });
-        let mut waiters = waiters;
         for (chunk, result) in futures::future::join_all(calls).await {
             match result {
                 Ok(instances) => {
@@ -115,11 +193,14 @@ impl Batcher {
                         .into_iter()
                         .map(|i| (i.instance_id.clone(), i))
                         .collect();
+                    let now = Instant::now();
+                    let mut state = self.lock();
                     for id in chunk {
                         let instance = found.remove(id);
                         for tx in waiters.remove(id).unwrap_or_default() {
                             let _ = tx.send(Ok(instance.clone()));
                         }
+                        state.answers.insert(id.clone(), (now, instance));
                     }
                 }
                 Err(error) => {
@@ -161,7 +242,12 @@ mod tests {
             .build()
             .unwrap();
         let calls = ferroplane_runtime::Metrics::new().external_calls("ECSInstance");
-        let batcher = Arc::new(Batcher::new(client, Duration::from_millis(20), calls));
+        let batcher = Arc::new(Batcher::new(
+            client,
+            Duration::from_millis(20),
+            Duration::from_secs(30),
+            calls,
+        ));
         let before = mock.stats().calls_of("DescribeInstances");
         let mut asked: Vec<String> = ids.clone();
         asked.push(ids[0].clone());
@@ -181,6 +267,13 @@ mod tests {
                 assert_eq!(found.unwrap().instance_id, id);
             }
         }
+        // Answered from the sweep: no call; a changed instance is asked again.
+        let before = mock.stats().calls_of("DescribeInstances");
+        assert!(batcher.describe(&ids[7]).await.unwrap().is_some());
+        assert_eq!(mock.stats().calls_of("DescribeInstances"), before);
+        batcher.invalidate(&ids[7]);
+        assert!(batcher.describe(&ids[7]).await.unwrap().is_some());
+        assert_eq!(mock.stats().calls_of("DescribeInstances"), before + 1);
         mock.shutdown().await;
     }
 }

@@ -34,20 +34,23 @@ struct Entry {
 pub struct ClientCache {
     overrides: ClientOverrides,
     batch_window: Option<Duration>,
+    freshness: Duration,
     calls: ExternalCalls,
     entries: Mutex<HashMap<String, Entry>>,
 }
 
 impl ClientCache {
-    /// `batch_window: None` disables batching.
+    /// `batch_window: None` disables batching; batched answers are reused for `freshness`.
     pub fn new(
         overrides: ClientOverrides,
         batch_window: Option<Duration>,
+        freshness: Duration,
         calls: ExternalCalls,
     ) -> Self {
         Self {
             overrides,
             batch_window,
+            freshness,
             calls,
             entries: Mutex::new(HashMap::new()),
         }
@@ -76,9 +79,14 @@ impl ClientCache {
             source,
         })?;
         let client = RegionClient {
-            batcher: self
-                .batch_window
-                .map(|window| Arc::new(Batcher::new(ecs.clone(), window, self.calls.clone()))),
+            batcher: self.batch_window.map(|window| {
+                Arc::new(Batcher::new(
+                    ecs.clone(),
+                    window,
+                    self.freshness,
+                    self.calls.clone(),
+                ))
+            }),
             ecs,
         };
         entry.regions.insert(region.to_owned(), client.clone());

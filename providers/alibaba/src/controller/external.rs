@@ -164,6 +164,21 @@ impl EcsExternal {
         )
     }
 
+    /// An instance was changed: the batcher must not answer from what it saw before.
+    fn touched(&self, id: &str) {
+        if let Some(batcher) = &self.client.batcher {
+            batcher.invalidate(id);
+        }
+    }
+
+    /// An instance is gone: stop sweeping it.
+    fn gone(&self, id: &str, uid: &str) {
+        self.inputs.forget(uid);
+        if let Some(batcher) = &self.client.batcher {
+            batcher.forget(id);
+        }
+    }
+
     fn remembered(&self) -> Option<Instance> {
         self.observed
             .lock()
@@ -306,6 +321,9 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             None => self.find_by_uid(&ext.uid).await?,
         };
         let Some(instance) = found else {
+            if let Some(id) = ext.name() {
+                self.gone(id, &ext.uid);
+            }
             return Ok(Observation::missing());
         };
         *self.observed.lock().unwrap_or_else(|p| p.into_inner()) = Some(instance.clone());
@@ -381,6 +399,8 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         let digests = Self::digests(mr, password.as_ref());
         let changed = self.inputs.changed(&ext.uid, digests);
         let plan = diff::plan(spec, &instance, changed);
+        // Whatever happens below, the next observe must ask ECS again.
+        self.touched(id);
 
         self.apply_in_place(id, &plan.in_place).await?;
 
@@ -430,9 +450,10 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             return Ok(Deletion::Gone);
         };
         let Some(instance) = self.current(id).await? else {
-            self.inputs.forget(&ext.uid);
+            self.gone(id, &ext.uid);
             return Ok(Deletion::Gone);
         };
+        self.touched(id);
         if instance.deletion_protection {
             if mr.spec.for_provider.deletion_protection != Some(false) {
                 return Err(ReconcileError::terminal(
@@ -466,12 +487,9 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             },
         );
         match result {
-            Ok(_) => {
-                self.inputs.forget(&ext.uid);
-                Ok(Deletion::InProgress)
-            }
+            Ok(_) => Ok(Deletion::InProgress),
             Err(e) if e.is_instance_not_found() => {
-                self.inputs.forget(&ext.uid);
+                self.gone(id, &ext.uid);
                 Ok(Deletion::Gone)
             }
             Err(e) => Err(reconcile_error(&e, &self.config)),

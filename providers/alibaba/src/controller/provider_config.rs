@@ -144,6 +144,7 @@ async fn run_kind<P: ConfigKind>(
         cache: ClientCache::new(
             options.client.clone(),
             None,
+            Duration::ZERO,
             runtime.external_calls(KIND_LABEL),
         ),
         instances: reader,
