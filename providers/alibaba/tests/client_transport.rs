@@ -404,3 +404,18 @@ async fn region_defaults_to_the_clients_and_can_be_overridden() {
     assert_eq!(requests[0].param("RegionId"), Some("cn-beijing"));
     assert_eq!(requests[1].param("RegionId"), Some("cn-shanghai"));
 }
+
+#[tokio::test]
+async fn debug_output_of_a_used_client_shows_no_secret() {
+    let server = ScriptServer::start(|_, _| Reply::ok(REGIONS)).await;
+    let client = client_with(&server, |b| {
+        b.credentials(Credentials::new(AK, SK).with_security_token("token-value-xyz"))
+    });
+    client.describe_regions().await.unwrap();
+    let debug = format!("{client:?}");
+    assert!(debug.contains(AK), "the key ID is not secret: {debug}");
+    assert!(
+        !debug.contains(SK) && !debug.contains("token-value-xyz"),
+        "{debug}"
+    );
+}
