@@ -14,8 +14,10 @@
 //! - a failure is `<path>: Invalid value: "<schema type>": <message>`, the path extended by the
 //!   rule's `fieldPath`, the kind taken from its `reason`.
 //!
-//! The evaluator is the `cel` crate (built without chrono), with its strings and lists extensions.
+//! The evaluator is the `cel` crate (built without chrono), with its strings and lists extensions
+//! and the Kubernetes list and regex functions of [`super::cellib`].
 
+use super::cellib;
 use super::error::{FieldError, FieldErrorKind, SchemaError};
 use super::node::{JsonType, Node};
 use super::validate::correlate_item;
@@ -54,6 +56,8 @@ pub(crate) struct Rule {
     transition: bool,
     /// `optionalOldSelf: true`: the rule also runs on create, `oldSelf` being an optional.
     optional_old_self: bool,
+    /// The functions the rule calls, to tell an unsupported library function from a bug.
+    functions: Vec<String>,
 }
 
 impl std::fmt::Debug for Rule {
@@ -128,7 +132,14 @@ impl Rule {
                 "may not be set to true for a rule that does not use oldSelf",
             ));
         }
+        let functions = program
+            .references()
+            .functions()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
         Ok(Rule {
+            functions,
             optional_old_self,
             path: path.to_owned(),
             message: text("message")?.filter(|m| !m.trim().is_empty()),
@@ -261,6 +272,7 @@ fn evaluate(
     path: &str,
 ) -> Option<FieldError> {
     let mut ctx = Context::with_env(env().clone());
+    cellib::register(&mut ctx);
     ctx.add_variable_from_value("self", this.clone());
     if let Some(o) = old {
         ctx.add_variable_from_value("oldSelf", o.clone());
@@ -300,6 +312,7 @@ fn evaluate(
                 rule.source.trim()
             ),
         )),
+        Err(e) if cellib::is_unsupported_function(&e, &rule.functions) => None,
         Err(e) => Some(FieldError::invalid(
             path,
             type_value,

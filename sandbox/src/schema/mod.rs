@@ -39,6 +39,7 @@
 
 mod cel;
 mod celcheck;
+mod cellib;
 mod defaults;
 mod error;
 mod format;

@@ -720,3 +720,36 @@ fn optional_old_self_rules_run_on_create_too() {
         .is_err()
     );
 }
+
+#[test]
+fn kubernetes_library_functions() {
+    let rules = [
+        ("self.nums.isSorted()", true),
+        ("!self.unsorted.isSorted()", true),
+        ("self.nums.sum() == 6", true),
+        ("self.nums.min() == 1 && self.nums.max() == 3", true),
+        ("self.names.max() == 'c'", true),
+        ("self.text.find('[0-9]+') == '42'", true),
+        ("self.text.findAll('[a-z]') == ['a', 'b']", true),
+        ("self.text.findAll('[a-z]', 1) == ['a']", true),
+        ("self.text.find('x') == ''", true),
+        // Kubernetes functions this sandbox does not implement pass rather than fail.
+        ("isURL(self.text)", true),
+        ("self.nums.sum() == 7", false),
+    ];
+    let object = json!({"spec": {"nums": [1, 2, 3], "unsorted": [2, 1], "names": ["a", "c", "b"], "text": "a42b"}});
+    for (rule, passes) in rules {
+        let schema = compile(wrap_spec(json!({
+            "type": "object",
+            "x-kubernetes-validations": [{"rule": rule}],
+            "properties": {
+                "nums": {"type": "array", "items": {"type": "integer"}},
+                "unsorted": {"type": "array", "items": {"type": "integer"}},
+                "names": {"type": "array", "items": {"type": "string"}},
+                "text": {"type": "string"}
+            }
+        })));
+        let errors = messages(&schema, &object, None);
+        assert_eq!(errors.is_empty(), passes, "{rule}: {errors:?}");
+    }
+}
