@@ -253,6 +253,13 @@ pub fn strategic_merge_patch(target: &mut Value, patch: &Value) -> Result<(), Pa
                 }
             }
             (Some(existing @ Value::Object(_)), Value::Object(_)) => strategic_merge_patch(existing, value)?,
+            // A new sub-object is patched into an empty one, so its `null`s delete nothing instead
+            // of being stored (kubectl's three-way patch of a Secret's stringData sends them).
+            (_, Value::Object(_)) => {
+                let mut fresh = Value::Object(Map::new());
+                strategic_merge_patch(&mut fresh, value)?;
+                target_map.insert(key.clone(), fresh);
+            }
             _ => {
                 let mut replacement = value.clone();
                 strip_directives(&mut replacement);
@@ -335,6 +342,13 @@ mod tests {
         json_patch(&mut doc, &json!([{"op": "remove", "path": "/metadata/finalizers/0"}])).expect("applies");
         assert_eq!(doc["metadata"]["finalizers"], json!([]));
         assert!(json_patch(&mut doc, &json!([{"op": "remove", "path": "/nope"}])).is_err());
+    }
+
+    #[test]
+    fn strategic_merge_patch_drops_nulls_inside_new_objects() {
+        let mut doc = json!({"data": {"a": "b25l"}});
+        strategic_merge_patch(&mut doc, &json!({"stringData": {"a": null, "b": "wrong"}})).expect("applies");
+        assert_eq!(doc, json!({"data": {"a": "b25l"}, "stringData": {"b": "wrong"}}));
     }
 
     #[test]
