@@ -1,0 +1,384 @@
+//! The reconcile of one managed object: a linear sequence of short steps, each saying why it
+//! exists, what it reports on failure and when the object is looked at again.
+//!
+//! Kubernetes writes (the only ones a reconcile makes):
+//! - `metadata.finalizers` merge patch with a resourceVersion precondition (add / remove),
+//! - the `ferroplane.io/external-name` annotation right after create or adoption,
+//! - late-initialized `spec` fields with a resourceVersion precondition,
+//! - `/status` merge patch with a resourceVersion precondition, only when it changes.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ferroplane_apis::common::ConditionStatus;
+use ferroplane_apis::common::names;
+use jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::{Client, Resource, ResourceExt};
+use serde_json::Map;
+use tracing::{Instrument, info_span, warn};
+
+use crate::conditions;
+use crate::connection_secret::ConnectionSecrets;
+use crate::controller::Runtime;
+use crate::error::ReconcileError;
+use crate::events::{Events, reasons};
+use crate::external::{ExternalRef, UpToDate};
+use crate::metrics::{Metrics, ObjectState};
+use crate::policy::Policies;
+use crate::ratelimit::RateLimiter;
+use crate::requeue::RequeuePolicy;
+use crate::traits::Connector;
+use crate::{ManagedResource, finalizer};
+
+mod report;
+mod steps;
+
+/// Requeue after an optimistic-concurrency conflict: the object changed while we worked, so
+/// we simply run again on the new version, soon and without counting a failure.
+const CONFLICT_REQUEUE: Duration = Duration::from_millis(500);
+
+/// Reconciles objects of kind `K` with the provider's connector `C`.
+pub struct Reconciler<K, C> {
+    client: Client,
+    connector: C,
+    kind: String,
+    policy: RequeuePolicy,
+    metrics: Metrics,
+    limiter: Arc<RateLimiter>,
+    events: Events,
+    secrets: ConnectionSecrets,
+    /// Consecutive failures per object, for exponential backoff; cleared on success.
+    failures: Mutex<HashMap<String, u32>>,
+    _kind: PhantomData<fn() -> K>,
+}
+
+/// Where a reconcile ended, for metrics.
+enum Finish {
+    Done(Action, ObjectState),
+    Gone,
+}
+
+impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
+    pub fn new(runtime: &Runtime, connector: C, policy: RequeuePolicy) -> Self {
+        let client = runtime.client().clone();
+        Self {
+            kind: K::kind(&()).into_owned(),
+            events: Events::new(runtime.recorder()),
+            secrets: ConnectionSecrets::new(client.clone()),
+            metrics: runtime.metrics().clone(),
+            limiter: runtime.rate_limiter(),
+            client,
+            connector,
+            policy,
+            failures: Mutex::new(HashMap::new()),
+            _kind: PhantomData,
+        }
+    }
+
+    /// Reconciles one object (the version passed in only names it; it is read fresh).
+    pub async fn reconcile(&self, obj: &K) -> Result<Action, ReconcileError> {
+        let key = object_key(obj);
+        let span = info_span!("reconcile", kind = %self.kind, object = %key);
+        async {
+            self.limiter.acquire().await;
+            let started = Instant::now();
+            let result = self.run(obj).await;
+            let outcome = match &result {
+                Ok(Finish::Done(_, state)) => {
+                    self.metrics.set_state(&self.kind, &key, *state);
+                    if *state == ObjectState::Paused {
+                        "paused"
+                    } else {
+                        "success"
+                    }
+                }
+                Ok(Finish::Gone) => {
+                    self.metrics.forget(&self.kind, &key);
+                    "success"
+                }
+                Err(e) if e.is_conflict() => "conflict",
+                Err(e) => {
+                    self.metrics.error(&self.kind, e.reason());
+                    self.metrics.set_state(&self.kind, &key, ObjectState::Error);
+                    "error"
+                }
+            };
+            self.metrics
+                .reconciled(&self.kind, outcome, started.elapsed());
+            match result {
+                Ok(finish) => {
+                    self.failures
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .remove(&key);
+                    Ok(match finish {
+                        Finish::Done(action, _) => action,
+                        Finish::Gone => Action::await_change(),
+                    })
+                }
+                Err(e) => {
+                    warn!(
+                        reason = e.reason(),
+                        message = e.message(),
+                        "reconcile failed"
+                    );
+                    Err(e)
+                }
+            }
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// The requeue after a failed reconcile: soon after a conflict, else backoff by class.
+    pub fn error_action(&self, obj: &K, err: &ReconcileError) -> Action {
+        if err.is_conflict() {
+            return Action::requeue(self.jitter(CONFLICT_REQUEUE));
+        }
+        let key = object_key(obj);
+        let failures = {
+            let mut map = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+            let n = map.entry(key).or_insert(0);
+            *n = n.saturating_add(1);
+            *n
+        };
+        let (poll, _) = self.policy.poll_interval(
+            obj.annotations()
+                .get(names::POLL_INTERVAL)
+                .map(String::as_str),
+        );
+        Action::requeue(self.jitter(self.policy.backoff(failures, err.retry(), poll)))
+    }
+
+    fn jitter(&self, d: Duration) -> Duration {
+        self.policy.jittered(d, &mut rand::rng())
+    }
+
+    fn api_for(&self, obj: &K) -> Api<K> {
+        Api::namespaced(self.client.clone(), &obj.namespace().unwrap_or_default())
+    }
+
+    async fn run(&self, stale: &K) -> Result<Finish, ReconcileError> {
+        let api = self.api_for(stale);
+        let name = stale.name_any();
+
+        // Get: the informer cache may lag behind our own last writes (finalizer, external name);
+        // every decision below must be made on the current object.
+        let Some(mut obj) = api
+            .get_opt(&name)
+            .await
+            .map_err(|e| ReconcileError::kube("cannot read object", e))?
+        else {
+            return Ok(Finish::Gone);
+        };
+        let (poll, poll_warning) = self
+            .policy
+            .poll_interval(annotation(&obj, names::POLL_INTERVAL));
+
+        // Paused: a human asked ferroplane to keep its hands off, including deletion.
+        if annotation(&obj, names::PAUSED) == Some("true") {
+            let msg = "reconciliation is paused by the ferroplane.io/paused annotation; remove it to resume";
+            self.write_status(&api, &mut obj, &[conditions::paused(msg)], &Map::new())
+                .await?;
+            return Ok(Finish::Done(Action::await_change(), ObjectState::Paused));
+        }
+
+        // Policies: an unsupported combination is a user error, reported, never guessed at.
+        let policies = match Policies::resolve(obj.management_policies(), obj.deletion_policy()) {
+            Ok(p) => p,
+            Err(e) => {
+                let err = ReconcileError::terminal("UnsupportedManagementPolicies", e.to_string());
+                return Err(self
+                    .fail(&api, &mut obj, reasons::CANNOT_RESOLVE_POLICIES, err, None)
+                    .await);
+            }
+        };
+        if policies.is_paused() {
+            let msg = "spec.managementPolicies is empty, which pauses reconciliation";
+            self.write_status(&api, &mut obj, &[conditions::paused(msg)], &Map::new())
+                .await?;
+            return Ok(Finish::Done(Action::await_change(), ObjectState::Paused));
+        }
+
+        // Deleting and orphaning: nothing outside the cluster is touched, so no credentials are
+        // needed; the finalizer goes at once.
+        let deleting = obj.meta().deletion_timestamp.is_some();
+        if deleting && !finalizer::has(obj.meta()) {
+            return Ok(Finish::Gone);
+        }
+        if deleting && !policies.should_delete() {
+            let ext = external_name(&obj).unwrap_or("(unknown)").to_owned();
+            self.remove_finalizer(&api, &obj).await?;
+            self.events
+                .normal(
+                    &obj,
+                    reasons::ORPHANED,
+                    format!("left external resource {ext} in place (orphaned)"),
+                )
+                .await;
+            return Ok(Finish::Gone);
+        }
+
+        // Connect: resolve ProviderConfig and credentials. Failing here during deletion keeps
+        // the finalizer: the resource still exists and must not leak.
+        let client = match self.connector.connect(&obj).await {
+            Ok(c) => c,
+            Err(e) => {
+                let err = e.context("cannot connect to the provider");
+                return Err(self
+                    .fail(&api, &mut obj, reasons::CANNOT_CONNECT, err, None)
+                    .await);
+            }
+        };
+
+        // Observe. Without an external name the provider searches by the UID tag, which is how
+        // a resource whose creation was never recorded is found again.
+        let mut ext = ExternalRef {
+            name: external_name(&obj).map(str::to_owned),
+            uid: uid(&obj),
+        };
+        let obs = self.observe(&api, &mut obj, &client, &ext).await?;
+
+        // Adopt: record a name observe found (an unrecorded create, or a corrected name) before
+        // anything else, so it is never lost again.
+        if obs.exists
+            && let Some(found) = obs.external_name.as_deref()
+            && ext.name.as_deref() != Some(found)
+        {
+            let before = ext.name.clone();
+            self.record_external_name(&api, &mut obj, found).await?;
+            ext.name = Some(found.to_owned());
+            let note = match before {
+                None => format!(
+                    "adopted external resource {found} found by its {} tag",
+                    crate::UID_TAG
+                ),
+                Some(old) => format!("external name corrected from {old} to {found}"),
+            };
+            self.events.normal(&obj, reasons::ADOPTED, note).await;
+        }
+
+        // Deleting: delete while it exists; the finalizer goes only once observe says gone.
+        if deleting {
+            return self.finish_deletion(&api, obj, &client, ext, obs).await;
+        }
+
+        // Finalizer: must be in place before anything can be created, or a deletion racing the
+        // create would leak the resource.
+        if let Some(patch) = finalizer::add_patch(obj.meta()) {
+            obj = api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .map_err(|e| ReconcileError::kube("cannot add finalizer", e))?;
+        }
+
+        // Create: idempotent end to end (same key on every retry), and the name is saved in the
+        // very next write.
+        if !obs.exists {
+            return self.create(&api, obj, &client, &ext, &policies).await;
+        }
+
+        // Late-initialize: fill spec fields the user left unset with what the resource has,
+        // never overwriting a value the user wrote.
+        if policies.should_late_initialize()
+            && let Some(patch) = &obs.late_init
+        {
+            self.late_initialize(&api, &mut obj, patch).await?;
+        }
+
+        // Update: when the resource drifted from the spec, if the policies allow it.
+        let mut in_transition = obs.in_transition;
+        let mut details = obs.connection_details.clone();
+        let mut note = String::new();
+        if let UpToDate::No(diff) = &obs.up_to_date {
+            if policies.should_update() {
+                let produced = self.update(&api, &mut obj, &client, &ext, diff).await?;
+                details.merge(&produced);
+                // Observe again soon so status shows the result of the update.
+                in_transition = true;
+            } else {
+                note = format!(
+                    "external resource differs from the spec ({diff}); spec.managementPolicies do not allow Update"
+                );
+            }
+        }
+
+        if let Some(provider_note) = obs.note.as_deref().filter(|n| !n.is_empty()) {
+            note = if note.is_empty() {
+                provider_note.to_owned()
+            } else {
+                join_notes(provider_note, &note)
+            };
+        }
+
+        // Connection Secret: published when the details change.
+        self.publish_details(&api, &mut obj, &details).await?;
+
+        // Status: conditions and observed fields, written only when they change.
+        if let Some(w) = poll_warning {
+            note = join_notes(&note, &format!("{w}; polling every {}s", poll.as_secs()));
+        }
+        let ready = conditions::ready(&obs.readiness);
+        let became_ready = ready.status == ConditionStatus::True
+            && conditions::find(obj.conditions(), names::READY).is_none_or(|c| {
+                c.status != ConditionStatus::True && c.reason == names::REASON_CREATING
+            });
+        let mut desired = vec![ready.clone(), conditions::synced(note)];
+        desired.extend(obs.conditions.iter().cloned());
+        self.write_status(&api, &mut obj, &desired, &obs.status)
+            .await?;
+        if became_ready && let Some(created) = obj.meta().creation_timestamp.as_ref() {
+            let age = Timestamp::now().duration_since(created.0);
+            self.metrics
+                .first_ready(&self.kind, Duration::try_from(age).unwrap_or_default());
+        }
+
+        // Requeue: soon while the resource changes state, else at the poll interval.
+        let state = if ready.status == ConditionStatus::True {
+            ObjectState::Ready
+        } else {
+            ObjectState::NotReady
+        };
+        let after = if in_transition {
+            self.policy.transition_interval
+        } else {
+            poll
+        };
+        Ok(Finish::Done(Action::requeue(self.jitter(after)), state))
+    }
+}
+
+fn annotation<'a, K: Resource>(obj: &'a K, key: &str) -> Option<&'a str> {
+    obj.meta()
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(key))
+        .map(String::as_str)
+}
+
+fn external_name<K: Resource>(obj: &K) -> Option<&str> {
+    annotation(obj, names::EXTERNAL_NAME).filter(|n| !n.is_empty())
+}
+
+fn uid<K: Resource>(obj: &K) -> String {
+    obj.meta().uid.clone().unwrap_or_default()
+}
+
+fn object_key<K: Resource>(obj: &K) -> String {
+    match &obj.meta().namespace {
+        Some(ns) => format!("{ns}/{}", obj.meta().name.as_deref().unwrap_or_default()),
+        None => obj.meta().name.clone().unwrap_or_default(),
+    }
+}
+
+fn join_notes(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_owned()
+    } else {
+        format!("{a}; {b}")
+    }
+}

@@ -1,0 +1,334 @@
+//! The steps of a reconcile that talk to the provider or write the object: observe, delete
+//! until gone, create and record the name, late-initialize, update, publish the connection
+//! Secret, and the finalizer and external-name writes.
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use kube::ResourceExt;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use serde_json::{Map, Value, json};
+use tracing::{debug, info};
+
+use super::{Finish, Reconciler, object_key};
+use crate::conditions;
+use crate::error::ReconcileError;
+use crate::events::reasons;
+use crate::external::{ConnectionDetails, Deletion, ExternalRef, Observation};
+use crate::idempotency::{IdempotencyKey, create_parameters};
+use crate::metrics::ObjectState;
+use crate::policy::Policies;
+use crate::status;
+use crate::traits::{Connector, ExternalClient};
+use crate::{ManagedResource, finalizer};
+use ferroplane_apis::common::names;
+
+impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
+    pub(super) async fn observe(
+        &self,
+        api: &Api<K>,
+        obj: &mut K,
+        client: &C::Client,
+        ext: &ExternalRef,
+    ) -> Result<Observation, ReconcileError> {
+        match client.observe(obj, ext).await {
+            Ok(obs) => Ok(obs),
+            Err(e) => {
+                let err = e.context("cannot observe external resource");
+                Err(self
+                    .fail(api, obj, reasons::CANNOT_OBSERVE, err, None)
+                    .await)
+            }
+        }
+    }
+
+    pub(super) async fn finish_deletion(
+        &self,
+        api: &Api<K>,
+        mut obj: K,
+        client: &C::Client,
+        ext: ExternalRef,
+        mut obs: Observation,
+    ) -> Result<Finish, ReconcileError> {
+        for attempt in 0..2 {
+            if !obs.exists {
+                self.remove_finalizer(api, &obj).await?;
+                let name = ext.name().unwrap_or("(never created)");
+                self.events
+                    .normal(
+                        &obj,
+                        reasons::DELETED,
+                        format!("external resource {name} is gone"),
+                    )
+                    .await;
+                if let Some(asked) = obj.meta().deletion_timestamp.as_ref() {
+                    let took = Timestamp::now().duration_since(asked.0);
+                    self.metrics.deleted(
+                        &self.kind,
+                        &object_key(&obj),
+                        Duration::try_from(took).unwrap_or_default(),
+                    );
+                }
+                if let (Some(ns), Some(target)) =
+                    (obj.namespace(), obj.write_connection_secret_to_ref())
+                {
+                    self.secrets.forget(&ns, &target.name);
+                }
+                return Ok(Finish::Gone);
+            }
+            if attempt == 1 {
+                break;
+            }
+            self.write_status(
+                api,
+                &mut obj,
+                &[conditions::deleting(), conditions::synced("")],
+                &Map::new(),
+            )
+            .await?;
+            let deletion = match client.delete(&obj, &ext).await {
+                Ok(d) => d,
+                Err(e) => {
+                    let err = e.context("cannot delete external resource");
+                    return Err(self
+                        .fail(
+                            api,
+                            &mut obj,
+                            reasons::CANNOT_DELETE,
+                            err,
+                            Some(conditions::deleting()),
+                        )
+                        .await);
+                }
+            };
+            debug!(?deletion, "delete requested");
+            match deletion {
+                // Confirm with a fresh observe rather than trusting the delete call.
+                Deletion::Gone => obs = self.observe(api, &mut obj, client, &ext).await?,
+                Deletion::InProgress => break,
+            }
+        }
+        Ok(Finish::Done(
+            Action::requeue(self.jitter(self.policy.transition_interval)),
+            ObjectState::Deleting,
+        ))
+    }
+
+    pub(super) async fn create(
+        &self,
+        api: &Api<K>,
+        mut obj: K,
+        client: &C::Client,
+        ext: &ExternalRef,
+        policies: &Policies,
+    ) -> Result<Finish, ReconcileError> {
+        if !policies.should_create() {
+            let err = ReconcileError::new(
+                "ExternalResourceNotFound",
+                format!(
+                    "the external resource {} does not exist and spec.managementPolicies do not allow Create; \
+                     set the ferroplane.io/external-name annotation to an existing resource to import it",
+                    ext.name().unwrap_or("(no external name)")
+                ),
+                crate::RetryClass::UntilSpecChanges,
+            );
+            let ready = conditions::ready(&crate::Readiness::Unavailable(
+                "external resource not found".into(),
+            ));
+            return Err(self
+                .fail(api, &mut obj, reasons::CANNOT_OBSERVE, err, Some(ready))
+                .await);
+        }
+        let spec = serde_json::to_value(&obj)
+            .ok()
+            .and_then(|v| v.get("spec").cloned());
+        let key = IdempotencyKey::derive(&ext.uid, &create_parameters(spec.as_ref(), ext.name()));
+        let creation = match client.create(&obj, &key).await {
+            Ok(c) => c,
+            Err(e) => {
+                let err = e.context("cannot create external resource");
+                return Err(self
+                    .fail(
+                        api,
+                        &mut obj,
+                        reasons::CANNOT_CREATE,
+                        err,
+                        Some(conditions::creating()),
+                    )
+                    .await);
+            }
+        };
+        // If this write is lost the next observe finds the resource by its UID tag.
+        self.record_external_name(api, &mut obj, &creation.external_name)
+            .await?;
+        info!(external_name = %creation.external_name, "created external resource");
+        self.events
+            .normal(
+                &obj,
+                reasons::CREATED,
+                format!("created external resource {}", creation.external_name),
+            )
+            .await;
+        self.publish_details(api, &mut obj, &creation.connection_details)
+            .await?;
+        self.write_status(
+            api,
+            &mut obj,
+            &[conditions::creating(), conditions::synced("")],
+            &Map::new(),
+        )
+        .await?;
+        Ok(Finish::Done(
+            Action::requeue(self.jitter(self.policy.transition_interval)),
+            ObjectState::NotReady,
+        ))
+    }
+
+    pub(super) async fn late_initialize(
+        &self,
+        api: &Api<K>,
+        obj: &mut K,
+        patch: &Value,
+    ) -> Result<(), ReconcileError> {
+        let spec = serde_json::to_value(&*obj)
+            .ok()
+            .and_then(|v| v.get("spec").cloned())
+            .unwrap_or(Value::Null);
+        let Some(fill) = status::late_init_patch(&spec, patch) else {
+            return Ok(());
+        };
+        let body = json!({"spec": fill, "metadata": {"resourceVersion": obj.resource_version()}});
+        match api
+            .patch(
+                &obj.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(body),
+            )
+            .await
+        {
+            Ok(updated) => {
+                *obj = updated;
+                let fields = fill
+                    .as_object()
+                    .map(|m| m.keys().cloned().collect::<Vec<_>>().join(", "));
+                self.events
+                    .normal(
+                        &*obj,
+                        reasons::LATE_INITIALIZED,
+                        format!(
+                            "filled unset spec fields from the external resource: {}",
+                            fields.unwrap_or_default()
+                        ),
+                    )
+                    .await;
+                Ok(())
+            }
+            Err(e) => {
+                let err = ReconcileError::kube("cannot late-initialize spec", e);
+                Err(self
+                    .fail(api, obj, reasons::CANNOT_LATE_INITIALIZE, err, None)
+                    .await)
+            }
+        }
+    }
+
+    pub(super) async fn publish_details(
+        &self,
+        api: &Api<K>,
+        obj: &mut K,
+        details: &crate::ConnectionDetails,
+    ) -> Result<(), ReconcileError> {
+        let Some(target) = obj.write_connection_secret_to_ref().cloned() else {
+            return Ok(());
+        };
+        if details.is_empty() {
+            return Ok(());
+        }
+        match self.secrets.publish(&*obj, &target, details).await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self
+                .fail(api, obj, reasons::CANNOT_PUBLISH_CONNECTION, e, None)
+                .await),
+        }
+    }
+
+    pub(super) async fn record_external_name(
+        &self,
+        api: &Api<K>,
+        obj: &mut K,
+        name: &str,
+    ) -> Result<(), ReconcileError> {
+        // No resourceVersion precondition: this write must land even if the object changed;
+        // it only sets one annotation.
+        let body = json!({"metadata": {"annotations": {names::EXTERNAL_NAME: name}}});
+        match api
+            .patch(
+                &obj.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(body),
+            )
+            .await
+        {
+            Ok(updated) => {
+                *obj = updated;
+                Ok(())
+            }
+            Err(e) => {
+                let err = ReconcileError::kube(&format!("cannot record external name {name}"), e);
+                Err(self.fail(api, obj, reasons::CANNOT_RECORD, err, None).await)
+            }
+        }
+    }
+
+    pub(super) async fn remove_finalizer(
+        &self,
+        api: &Api<K>,
+        obj: &K,
+    ) -> Result<(), ReconcileError> {
+        if let Some(patch) = finalizer::remove_patch(obj.meta()) {
+            api.patch(
+                &obj.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(patch),
+            )
+            .await
+            .map_err(|e| ReconcileError::kube("cannot remove finalizer", e))?;
+        }
+        Ok(())
+    }
+
+    /// Makes the resource match the spec; returns the connection details the update produced.
+    pub(super) async fn update(
+        &self,
+        api: &Api<K>,
+        obj: &mut K,
+        client: &C::Client,
+        ext: &ExternalRef,
+        diff: &str,
+    ) -> Result<ConnectionDetails, ReconcileError> {
+        match client.update(obj, ext).await {
+            Ok(update) => {
+                let ext_name = ext.name().unwrap_or("(unnamed)");
+                let verb = if update.in_transition {
+                    "updating"
+                } else {
+                    "updated"
+                };
+                info!(external_name = ext_name, diff = %diff, "{verb} external resource");
+                self.events
+                    .normal(
+                        &*obj,
+                        reasons::UPDATED,
+                        format!("{verb} external resource {ext_name}: {diff}"),
+                    )
+                    .await;
+                Ok(update.connection_details)
+            }
+            Err(e) => {
+                let err = e.context("cannot update external resource");
+                Err(self.fail(api, obj, reasons::CANNOT_UPDATE, err, None).await)
+            }
+        }
+    }
+}
