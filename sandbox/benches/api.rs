@@ -13,7 +13,9 @@ const WATCHERS: usize = 50;
 const WATCHED_WRITES: usize = 500;
 
 fn config_map(name: &str) -> String {
-    format!("{{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"{name}\",\"labels\":{{\"bench\":\"yes\"}}}},\"data\":{{\"key\":\"value\"}}}}")
+    format!(
+        "{{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"{name}\",\"labels\":{{\"bench\":\"yes\"}}}},\"data\":{{\"key\":\"value\"}}}}"
+    )
 }
 
 async fn create(http: &reqwest::Client, url: &str, name: &str) {
@@ -24,7 +26,11 @@ async fn create(http: &reqwest::Client, url: &str, name: &str) {
         .send()
         .await
         .expect("create answered");
-    assert!(response.status().is_success(), "create failed: {}", response.status());
+    assert!(
+        response.status().is_success(),
+        "create failed: {}",
+        response.status()
+    );
 }
 
 async fn creates_per_second(sandbox: &Sandbox, concurrency: usize, prefix: &str) -> f64 {
@@ -57,7 +63,9 @@ async fn watch_fan_out(sandbox: &Sandbox) -> (f64, f64) {
     let mut watchers = Vec::new();
     for _ in 0..WATCHERS {
         let response = http
-            .get(format!("{base}?watch=true&resourceVersion={rv}&timeoutSeconds=120"))
+            .get(format!(
+                "{base}?watch=true&resourceVersion={rv}&timeoutSeconds=120"
+            ))
             .send()
             .await
             .expect("watch answered");
@@ -79,7 +87,10 @@ async fn watch_fan_out(sandbox: &Sandbox) -> (f64, f64) {
     }
     let mut delivered = 0;
     for watcher in watchers {
-        delivered += tokio::time::timeout(Duration::from_secs(120), watcher).await.expect("watchers finish").expect("watcher ran");
+        delivered += tokio::time::timeout(Duration::from_secs(120), watcher)
+            .await
+            .expect("watchers finish")
+            .expect("watcher ran");
     }
     let seconds = started.elapsed().as_secs_f64();
     (seconds, delivered as f64 / seconds)
@@ -87,7 +98,10 @@ async fn watch_fan_out(sandbox: &Sandbox) -> (f64, f64) {
 
 #[tokio::main]
 async fn main() {
-    let config = SandboxConfig { simulate_workloads: false, ..SandboxConfig::default() };
+    let config = SandboxConfig {
+        simulate_workloads: false,
+        ..SandboxConfig::default()
+    };
     let sandbox = Sandbox::start(config).await.expect("sandbox starts");
     let sequential = creates_per_second(&sandbox, 1, "seq").await;
     let concurrent = creates_per_second(&sandbox, 16, "par").await;

@@ -35,7 +35,12 @@ impl FieldValidation {
 
 /// Prepares `object` (the stored form) for storage. `old` is the stored object on updates.
 /// Returns warnings for the `Warning` header.
-pub fn admit(def: &ResourceDef, object: &mut Value, old: Option<&Value>, validation: FieldValidation) -> ApiResult<Vec<String>> {
+pub fn admit(
+    def: &ResourceDef,
+    object: &mut Value,
+    old: Option<&Value>,
+    validation: FieldValidation,
+) -> ApiResult<Vec<String>> {
     let key = def.store_key();
     if key == keys::secrets() {
         fold_string_data(object);
@@ -60,25 +65,41 @@ pub fn admit(def: &ResourceDef, object: &mut Value, old: Option<&Value>, validat
 fn fold_string_data(object: &mut Value) {
     let Value::Object(map) = object else { return };
     if let Some(Value::Object(string_data)) = map.remove("stringData") {
-        let data = map.entry("data").or_insert_with(|| Value::Object(Map::new()));
+        let data = map
+            .entry("data")
+            .or_insert_with(|| Value::Object(Map::new()));
         if !data.is_object() {
             *data = Value::Object(Map::new());
         }
         if let Value::Object(data) = data {
             for (k, v) in string_data {
-                let text = v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string());
-                data.insert(k, Value::String(base64::engine::general_purpose::STANDARD.encode(text)));
+                let text = v
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| v.to_string());
+                data.insert(
+                    k,
+                    Value::String(base64::engine::general_purpose::STANDARD.encode(text)),
+                );
             }
         }
     }
-    if map.get("type").and_then(Value::as_str).is_none_or(str::is_empty) {
+    if map
+        .get("type")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
         map.insert("type".into(), json!("Opaque"));
     }
 }
 
 fn namespace_defaults(object: &mut Value, old: Option<&Value>) {
     object["spec"] = json!({"finalizers": ["kubernetes"]});
-    let phase = if old.is_some_and(meta::is_terminating) { "Terminating" } else { "Active" };
+    let phase = if old.is_some_and(meta::is_terminating) {
+        "Terminating"
+    } else {
+        "Active"
+    };
     if let Some(old_status) = old.and_then(|o| o.get("status")) {
         object["status"] = old_status.clone();
     }
@@ -93,18 +114,36 @@ fn set_default(map: &mut Map<String, Value>, key: &str, value: Value) {
 
 /// The defaults kube-apiserver fills in for Deployments and StatefulSets.
 fn workload_defaults(object: &mut Value, deployment: bool) {
-    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
     set_default(spec, "replicas", json!(1));
     set_default(spec, "revisionHistoryLimit", json!(10));
     if deployment {
         set_default(spec, "progressDeadlineSeconds", json!(600));
-        set_default(spec, "strategy", json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}));
+        set_default(
+            spec,
+            "strategy",
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}),
+        );
     } else {
         set_default(spec, "podManagementPolicy", json!("OrderedReady"));
-        set_default(spec, "updateStrategy", json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}));
-        set_default(spec, "persistentVolumeClaimRetentionPolicy", json!({"whenDeleted": "Retain", "whenScaled": "Retain"}));
+        set_default(
+            spec,
+            "updateStrategy",
+            json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}),
+        );
+        set_default(
+            spec,
+            "persistentVolumeClaimRetentionPolicy",
+            json!({"whenDeleted": "Retain", "whenScaled": "Retain"}),
+        );
     }
-    if let Some(pod) = spec.get_mut("template").and_then(|t| t.get_mut("spec")).and_then(Value::as_object_mut) {
+    if let Some(pod) = spec
+        .get_mut("template")
+        .and_then(|t| t.get_mut("spec"))
+        .and_then(Value::as_object_mut)
+    {
         set_default(pod, "restartPolicy", json!("Always"));
         set_default(pod, "terminationGracePeriodSeconds", json!(30));
         set_default(pod, "dnsPolicy", json!("ClusterFirst"));
@@ -112,7 +151,11 @@ fn workload_defaults(object: &mut Value, deployment: bool) {
         set_default(pod, "securityContext", json!({}));
         if let Some(Value::Array(containers)) = pod.get_mut("containers") {
             for container in containers.iter_mut().filter_map(Value::as_object_mut) {
-                set_default(container, "terminationMessagePath", json!("/dev/termination-log"));
+                set_default(
+                    container,
+                    "terminationMessagePath",
+                    json!("/dev/termination-log"),
+                );
                 set_default(container, "terminationMessagePolicy", json!("File"));
                 set_default(container, "imagePullPolicy", json!("IfNotPresent"));
                 set_default(container, "resources", json!({}));
@@ -130,7 +173,9 @@ fn workload_defaults(object: &mut Value, deployment: bool) {
 fn service_defaults(object: &mut Value, old: Option<&Value>) {
     let old_ip = old.and_then(|o| o.pointer("/spec/clusterIP")).cloned();
     let uid = meta::uid_of(object).to_owned();
-    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
     set_default(spec, "type", json!("ClusterIP"));
     set_default(spec, "sessionAffinity", json!("None"));
     set_default(spec, "internalTrafficPolicy", json!("Cluster"));
@@ -139,8 +184,14 @@ fn service_defaults(object: &mut Value, old: Option<&Value>) {
     if let Some(ip) = old_ip {
         set_default(spec, "clusterIP", ip);
     }
-    if spec.get("clusterIP").and_then(Value::as_str).is_none_or(str::is_empty) {
-        let seed = uid.bytes().fold(0u32, |acc, b| acc.wrapping_mul(31).wrapping_add(u32::from(b)));
+    if spec
+        .get("clusterIP")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        let seed = uid.bytes().fold(0u32, |acc, b| {
+            acc.wrapping_mul(31).wrapping_add(u32::from(b))
+        });
         let ip = format!("10.96.{}.{}", (seed >> 8) % 256, (seed % 253) + 2);
         spec.insert("clusterIP".into(), json!(ip));
     }
@@ -164,38 +215,62 @@ fn crd_status(object: &mut Value, old: Option<&Value>) -> ApiResult<()> {
     let plural = meta::str_at(object, "/spec/names/plural").to_owned();
     let kind = meta::str_at(object, "/spec/names/kind").to_owned();
     let invalid = |field: &str, message: String| {
-        ApiError::invalid("CustomResourceDefinition", "apiextensions.k8s.io", &name, vec![Cause {
-            reason: "FieldValueInvalid".into(),
-            message,
-            field: field.into(),
-        }])
+        ApiError::invalid(
+            "CustomResourceDefinition",
+            "apiextensions.k8s.io",
+            &name,
+            vec![Cause {
+                reason: "FieldValueInvalid".into(),
+                message,
+                field: field.into(),
+            }],
+        )
     };
     if name != format!("{plural}.{group}") {
-        return Err(invalid("metadata.name", format!("Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group")));
+        return Err(invalid(
+            "metadata.name",
+            format!("Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group"),
+        ));
     }
     if kind.is_empty() {
         return Err(invalid("spec.names.kind", "Required value".into()));
     }
-    let versions = object.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let versions = object
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let storage: Vec<&str> = versions
         .iter()
         .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
         .filter_map(|v| v.get("name").and_then(Value::as_str))
         .collect();
     if storage.len() != 1 {
-        return Err(invalid("spec.versions", "Invalid value: must have exactly one version marked as storage version".into()));
+        return Err(invalid(
+            "spec.versions",
+            "Invalid value: must have exactly one version marked as storage version".into(),
+        ));
     }
     for (i, version) in versions.iter().enumerate() {
         if let Err(error) = crate::table::Printer::try_for_crd_version(version) {
-            return Err(invalid(&format!("spec.versions[{i}].additionalPrinterColumns"), format!("Invalid value: {error}")));
+            return Err(invalid(
+                &format!("spec.versions[{i}].additionalPrinterColumns"),
+                format!("Invalid value: {error}"),
+            ));
         }
         if let Some(schema) = version.pointer("/schema/openAPIV3Schema")
             && let Err(error) = crate::schema::CompiledSchema::compile(schema)
         {
-            return Err(invalid(&format!("spec.versions[{i}].schema.openAPIV3Schema"), format!("Invalid value: {error}")));
+            return Err(invalid(
+                &format!("spec.versions[{i}].schema.openAPIV3Schema"),
+                format!("Invalid value: {error}"),
+            ));
         }
     }
-    let mut names = object.pointer("/spec/names").cloned().unwrap_or_else(|| json!({}));
+    let mut names = object
+        .pointer("/spec/names")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
     if names.get("singular").is_none() {
         names["singular"] = json!(kind.to_lowercase());
     }
@@ -231,7 +306,12 @@ fn crd_status(object: &mut Value, old: Option<&Value>) -> ApiResult<()> {
 }
 
 /// Custom objects: the CRD version's schema.
-fn admit_custom(def: &ResourceDef, object: &mut Value, old: Option<&Value>, validation: FieldValidation) -> ApiResult<Vec<String>> {
+fn admit_custom(
+    def: &ResourceDef,
+    object: &mut Value,
+    old: Option<&Value>,
+    validation: FieldValidation,
+) -> ApiResult<Vec<String>> {
     let Some(schema) = def.crd.as_ref().and_then(|c| c.compiled.clone()) else {
         return Ok(Vec::new());
     };
@@ -240,7 +320,10 @@ fn admit_custom(def: &ResourceDef, object: &mut Value, old: Option<&Value>, vali
     let mut unknown = Vec::new();
     removed_fields(&before, object, "", &mut unknown);
     if validation == FieldValidation::Strict && !unknown.is_empty() {
-        let listed: Vec<String> = unknown.iter().map(|f| format!("unknown field {f:?}")).collect();
+        let listed: Vec<String> = unknown
+            .iter()
+            .map(|f| format!("unknown field {f:?}"))
+            .collect();
         return Err(ApiError::bad_request(format!(
             "{kind} in version {version:?} cannot be handled as a {kind}: strict decoding error: {}",
             listed.join(", "),
@@ -254,13 +337,22 @@ fn admit_custom(def: &ResourceDef, object: &mut Value, old: Option<&Value>, vali
         let name = meta::name_of(object);
         let causes = errors
             .iter()
-            .map(|e| Cause { reason: e.reason().to_owned(), message: e.body(), field: e.field_display().to_owned() })
+            .map(|e| Cause {
+                reason: e.reason().to_owned(),
+                message: e.body(),
+                field: e.field_display().to_owned(),
+            })
             .collect();
         let message = crate::schema::invalid_message(&def.kind, &def.group, name, &errors);
-        return Err(ApiError::invalid_with_message(message, &def.kind, &def.group, name, causes));
+        return Err(ApiError::invalid_with_message(
+            message, &def.kind, &def.group, name, causes,
+        ));
     }
     Ok(match validation {
-        FieldValidation::Warn => unknown.iter().map(|f| format!("unknown field {f:?}")).collect(),
+        FieldValidation::Warn => unknown
+            .iter()
+            .map(|f| format!("unknown field {f:?}"))
+            .collect(),
         _ => Vec::new(),
     })
 }
@@ -270,7 +362,11 @@ fn removed_fields(before: &Value, after: &Value, path: &str, out: &mut Vec<Strin
     match (before, after) {
         (Value::Object(b), Value::Object(a)) => {
             for (k, v) in b {
-                let child = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                let child = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
                 match a.get(k) {
                     None if !v.is_null() => out.push(child),
                     Some(next) => removed_fields(v, next, &child, out),
@@ -294,7 +390,9 @@ mod tests {
 
     #[test]
     fn secrets_fold_string_data() {
-        let def = Registry::default().find("", "v1", "secrets").expect("served");
+        let def = Registry::default()
+            .find("", "v1", "secrets")
+            .expect("served");
         let mut secret = json!({"metadata": {"name": "s"}, "data": {"a": "eA=="}, "stringData": {"b": "hello", "a": "y"}});
         admit(&def, &mut secret, None, FieldValidation::Strict).expect("admitted");
         assert_eq!(secret["data"], json!({"a": "eQ==", "b": "aGVsbG8="}));
@@ -304,7 +402,9 @@ mod tests {
 
     #[test]
     fn crd_name_must_match_plural_and_group() {
-        let def = Registry::default().find("apiextensions.k8s.io", "v1", "customresourcedefinitions").expect("served");
+        let def = Registry::default()
+            .find("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .expect("served");
         let mut crd = json!({"metadata": {"name": "wrong"}, "spec": {"group": "example.io", "names": {"kind": "W", "plural": "ws"},
             "versions": [{"name": "v1", "served": true, "storage": true}]}});
         let error = admit(&def, &mut crd, None, FieldValidation::Strict).expect_err("invalid");
@@ -317,11 +417,18 @@ mod tests {
 
     #[test]
     fn services_get_a_cluster_ip_and_target_ports() {
-        let def = Registry::default().find("", "v1", "services").expect("served");
-        let mut svc = json!({"metadata": {"name": "s", "uid": "u"}, "spec": {"ports": [{"port": 80}]}});
+        let def = Registry::default()
+            .find("", "v1", "services")
+            .expect("served");
+        let mut svc =
+            json!({"metadata": {"name": "s", "uid": "u"}, "spec": {"ports": [{"port": 80}]}});
         admit(&def, &mut svc, None, FieldValidation::Strict).expect("admitted");
         assert_eq!(svc["spec"]["ports"][0]["targetPort"], 80);
-        assert!(svc["spec"]["clusterIP"].as_str().is_some_and(|ip| ip.starts_with("10.96.")));
+        assert!(
+            svc["spec"]["clusterIP"]
+                .as_str()
+                .is_some_and(|ip| ip.starts_with("10.96."))
+        );
         let mut headless = json!({"metadata": {"name": "h"}, "spec": {"clusterIP": "None"}});
         admit(&def, &mut headless, None, FieldValidation::Strict).expect("admitted");
         assert_eq!(headless["spec"]["clusterIPs"], json!(["None"]));

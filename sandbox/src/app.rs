@@ -41,16 +41,27 @@ pub struct WriteCounter(Mutex<BTreeMap<(String, String), u64>>);
 
 impl WriteCounter {
     pub fn record(&self, verb: &str, resource: &str) {
-        let mut counts = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        *counts.entry((verb.to_owned(), resource.to_owned())).or_default() += 1;
+        let mut counts = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *counts
+            .entry((verb.to_owned(), resource.to_owned()))
+            .or_default() += 1;
     }
 
     pub fn snapshot(&self) -> BTreeMap<(String, String), u64> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     pub fn reset(&self) {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
     }
 }
 
@@ -65,13 +76,26 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(state: State, config: SandboxConfig, shutdown: watch::Receiver<bool>, address: String) -> Self {
-        Self { state: Mutex::new(state), config, writes: WriteCounter::default(), shutdown, address }
+    pub fn new(
+        state: State,
+        config: SandboxConfig,
+        shutdown: watch::Receiver<bool>,
+        address: String,
+    ) -> Self {
+        Self {
+            state: Mutex::new(state),
+            config,
+            writes: WriteCounter::default(),
+            shutdown,
+            address,
+        }
     }
 
     /// The store. Nothing panics while holding it, but a poisoned lock still holds a
     /// consistent store (every write is completed before its guard drops), so recover it.
     pub fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }

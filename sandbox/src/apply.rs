@@ -32,7 +32,9 @@ const UNOWNED_METADATA: &[&str] = &[
 /// The `FieldsV1` set of an object (or patch body).
 pub fn field_set(object: &Value, custom: bool) -> Map<String, Value> {
     let mut out = Map::new();
-    let Value::Object(map) = object else { return out };
+    let Value::Object(map) = object else {
+        return out;
+    };
     for (key, value) in map {
         match key.as_str() {
             "apiVersion" | "kind" => {}
@@ -69,12 +71,17 @@ fn node(field: &str, value: &Value, custom: bool) -> Value {
             Value::Object(set)
         }
         Value::Array(items) if field == "finalizers" => {
-            let set: Map<String, Value> = items.iter().map(|i| (format!("v:{i}"), json!({}))).collect();
+            let set: Map<String, Value> = items
+                .iter()
+                .map(|i| (format!("v:{i}"), json!({})))
+                .collect();
             Value::Object(set)
         }
         Value::Array(items) if !custom && !items.is_empty() => {
             let refs: Vec<&Value> = items.iter().collect();
-            let Some(key) = merge_key(field, &refs) else { return json!({}) };
+            let Some(key) = merge_key(field, &refs) else {
+                return json!({});
+            };
             let mut set = Map::new();
             for item in items {
                 let Some(id) = item.get(key) else { continue };
@@ -101,12 +108,16 @@ pub fn changed_fields(old: &Value, new: &Value, custom: bool) -> Map<String, Val
 
 fn prune_unchanged(set: &mut Map<String, Value>, old: &Value, new: &Value) {
     set.retain(|entry, sub| {
-        let Some(field) = entry.strip_prefix("f:") else { return old != new };
+        let Some(field) = entry.strip_prefix("f:") else {
+            return old != new;
+        };
         let (o, n) = (old.get(field), new.get(field));
         if o == n {
             return false;
         }
-        if let (Some(o @ Value::Object(_)), Some(n @ Value::Object(_)), Value::Object(children)) = (o, n, &mut *sub) {
+        if let (Some(o @ Value::Object(_)), Some(n @ Value::Object(_)), Value::Object(children)) =
+            (o, n, &mut *sub)
+        {
             prune_unchanged(children, o, n);
             children.remove(".");
             return !children.is_empty();
@@ -140,7 +151,10 @@ fn merge(live: &mut Value, applied: &Value, field: &str, custom: bool) {
             match merge_key(field, &refs) {
                 Some(key) => {
                     for item in a {
-                        match l.iter().position(|c| c.get(key).is_some() && c.get(key) == item.get(key)) {
+                        match l
+                            .iter()
+                            .position(|c| c.get(key).is_some() && c.get(key) == item.get(key))
+                        {
                             Some(i) => merge(&mut l[i], item, "", custom),
                             None => l.push(item.clone()),
                         }
@@ -154,13 +168,23 @@ fn merge(live: &mut Value, applied: &Value, field: &str, custom: bool) {
 }
 
 /// Removes from `live` what `previous` owned, `current` no longer owns and no `other` owns.
-fn prune(live: &mut Value, previous: &Map<String, Value>, current: Option<&Map<String, Value>>, others: &[&Map<String, Value>]) {
+fn prune(
+    live: &mut Value,
+    previous: &Map<String, Value>,
+    current: Option<&Map<String, Value>>,
+    others: &[&Map<String, Value>],
+) {
     for (entry, sub) in previous {
         if entry == "." {
             continue;
         }
-        let now = current.and_then(|c| c.get(entry)).and_then(Value::as_object);
-        let still: Vec<&Map<String, Value>> = others.iter().filter_map(|o| o.get(entry).and_then(Value::as_object)).collect();
+        let now = current
+            .and_then(|c| c.get(entry))
+            .and_then(Value::as_object);
+        let still: Vec<&Map<String, Value>> = others
+            .iter()
+            .filter_map(|o| o.get(entry).and_then(Value::as_object))
+            .collect();
         let kept = current.is_some_and(|c| c.contains_key(entry)) || !still.is_empty();
         let sub = sub.as_object();
         if let Some(field) = entry.strip_prefix("f:") {
@@ -171,7 +195,9 @@ fn prune(live: &mut Value, previous: &Map<String, Value>, current: Option<&Map<S
                 prune(child, sub, now, &still);
             }
         } else if let Some(key) = entry.strip_prefix("k:") {
-            let (Value::Array(items), Ok(Value::Object(id))) = (&mut *live, serde_json::from_str::<Value>(key)) else {
+            let (Value::Array(items), Ok(Value::Object(id))) =
+                (&mut *live, serde_json::from_str::<Value>(key))
+            else {
                 continue;
             };
             let matches = |item: &Value| id.iter().all(|(k, v)| item.get(k) == Some(v));
@@ -180,12 +206,11 @@ fn prune(live: &mut Value, previous: &Map<String, Value>, current: Option<&Map<S
             } else if let (Some(item), Some(sub)) = (items.iter_mut().find(|i| matches(i)), sub) {
                 prune(item, sub, now, &still);
             }
-        } else if let Some(raw) = entry.strip_prefix("v:") {
-            if let (Value::Array(items), Ok(v)) = (&mut *live, serde_json::from_str::<Value>(raw))
-                && !kept
-            {
-                items.retain(|i| *i != v);
-            }
+        } else if let Some(raw) = entry.strip_prefix("v:")
+            && let (Value::Array(items), Ok(v)) = (&mut *live, serde_json::from_str::<Value>(raw))
+            && !kept
+        {
+            items.retain(|i| *i != v);
         }
     }
 }
@@ -212,11 +237,22 @@ fn entries(object: &Value) -> Vec<Value> {
 fn same_entry(entry: &Value, manager: &str, operation: &str, subresource: &str) -> bool {
     entry.get("manager").and_then(Value::as_str) == Some(manager)
         && entry.get("operation").and_then(Value::as_str) == Some(operation)
-        && entry.get("subresource").and_then(Value::as_str).unwrap_or_default() == subresource
+        && entry
+            .get("subresource")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            == subresource
 }
 
 /// Records (replacing) the entry of one manager and operation.
-pub fn record(object: &mut Value, manager: &str, operation: &str, api_version: &str, subresource: &str, mut fields: Map<String, Value>) {
+pub fn record(
+    object: &mut Value,
+    manager: &str,
+    operation: &str,
+    api_version: &str,
+    subresource: &str,
+    mut fields: Map<String, Value>,
+) {
     // An Update manager keeps what it owned and gains what it changed; an Apply manager owns
     // exactly what it applied.
     if operation == "Update"
@@ -254,10 +290,19 @@ pub fn record(object: &mut Value, manager: &str, operation: &str, api_version: &
 /// Server-side apply of `applied` by `manager` onto `live` (which carries managedFields).
 /// `subresource` is `""` or `"status"`; the caller restricts the result to what that endpoint
 /// may change.
-pub fn apply(live: &Value, applied: &Value, manager: &str, subresource: &str, custom: bool) -> Value {
+pub fn apply(
+    live: &Value,
+    applied: &Value,
+    manager: &str,
+    subresource: &str,
+    custom: bool,
+) -> Value {
     let api_version = meta::str_at(applied, "/apiVersion").to_owned();
     let mut applied_body = applied.clone();
-    if let Some(m) = applied_body.get_mut("metadata").and_then(Value::as_object_mut) {
+    if let Some(m) = applied_body
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+    {
         m.remove("managedFields");
         m.remove("resourceVersion");
     }
@@ -278,7 +323,14 @@ pub fn apply(live: &Value, applied: &Value, manager: &str, subresource: &str, cu
         .collect();
     prune(&mut result, &previous, Some(&current), &others);
     merge(&mut result, &applied_body, "", custom);
-    record(&mut result, manager, "Apply", &api_version, subresource, current);
+    record(
+        &mut result,
+        manager,
+        "Apply",
+        &api_version,
+        subresource,
+        current,
+    );
     result
 }
 
@@ -294,7 +346,10 @@ mod tests {
             false,
         );
         let containers = &set["f:spec"]["f:template"]["f:spec"]["f:containers"];
-        assert!(containers.get("k:{\"name\":\"c\"}").is_some(), "{containers}");
+        assert!(
+            containers.get("k:{\"name\":\"c\"}").is_some(),
+            "{containers}"
+        );
         assert_eq!(set["f:metadata"]["f:labels"]["f:a"], json!({}));
         assert!(set["f:metadata"].get("f:name").is_none());
     }
@@ -302,13 +357,42 @@ mod tests {
     #[test]
     fn reapply_removes_fields_the_manager_dropped_but_keeps_others() {
         let live = json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {}});
-        let first = apply(&live, &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"a": 1, "b": 2}}), "m1", "", true);
-        let other = apply(&first, &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"b": 2, "c": 3}}), "m2", "", true);
-        let second = apply(&other, &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"a": 5}}), "m1", "", true);
+        let first = apply(
+            &live,
+            &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"a": 1, "b": 2}}),
+            "m1",
+            "",
+            true,
+        );
+        let other = apply(
+            &first,
+            &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"b": 2, "c": 3}}),
+            "m2",
+            "",
+            true,
+        );
+        let second = apply(
+            &other,
+            &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"a": 5}}),
+            "m1",
+            "",
+            true,
+        );
         assert_eq!(second["spec"], json!({"a": 5, "b": 2, "c": 3}));
-        let third = apply(&second, &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"c": 3}}), "m2", "", true);
+        let third = apply(
+            &second,
+            &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"c": 3}}),
+            "m2",
+            "",
+            true,
+        );
         assert_eq!(third["spec"], json!({"a": 5, "c": 3}));
-        let managers: Vec<&str> = third["metadata"]["managedFields"].as_array().expect("list").iter().filter_map(|e| e["manager"].as_str()).collect();
+        let managers: Vec<&str> = third["metadata"]["managedFields"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter_map(|e| e["manager"].as_str())
+            .collect();
         assert_eq!(managers, vec!["m1", "m2"]);
     }
 
@@ -323,7 +407,16 @@ mod tests {
     #[test]
     fn apply_merges_containers_by_name() {
         let live = json!({"metadata": {"name": "d"}, "spec": {"containers": [{"name": "a", "image": "1"}, {"name": "b", "image": "1"}]}});
-        let out = apply(&live, &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d"}, "spec": {"containers": [{"name": "b", "image": "2"}]}}), "m", "", false);
-        assert_eq!(out["spec"]["containers"], json!([{"name": "a", "image": "1"}, {"name": "b", "image": "2"}]));
+        let out = apply(
+            &live,
+            &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d"}, "spec": {"containers": [{"name": "b", "image": "2"}]}}),
+            "m",
+            "",
+            false,
+        );
+        assert_eq!(
+            out["spec"]["containers"],
+            json!([{"name": "a", "image": "1"}, {"name": "b", "image": "2"}])
+        );
     }
 }

@@ -47,14 +47,18 @@ pub fn content_type(headers: &HeaderMap) -> String {
 pub fn decode(bytes: &[u8], media_type: &str) -> ApiResult<Value> {
     let yaml = media_type.contains("yaml");
     if yaml {
-        let text = std::str::from_utf8(bytes).map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?;
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?;
         // JSON is YAML, but a JSON parser reports JSON errors better.
         if let Ok(value) = serde_json::from_str::<Value>(text) {
             return Ok(value);
         }
-        return serde_saphyr::from_str::<Value>(text).map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")));
+        return serde_saphyr::from_str::<Value>(text)
+            .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")));
     }
-    serde_json::from_slice(bytes).map_err(|e| ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}")))
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
+    })
 }
 
 /// Decodes the body of a POST or PUT.
@@ -63,12 +67,17 @@ pub fn decode_object(bytes: &[u8], headers: &HeaderMap) -> ApiResult<Value> {
     match media_type.as_str() {
         "" | "application/json" | "application/yaml" | "application/x-yaml" | "text/yaml" => {}
         other => {
-            return Err(ApiError::unsupported_media_type(other, &["application/json", "application/yaml"]));
+            return Err(ApiError::unsupported_media_type(
+                other,
+                &["application/json", "application/yaml"],
+            ));
         }
     }
     let value = decode(bytes, &media_type)?;
     if !value.is_object() {
-        return Err(ApiError::bad_request("couldn't get version/kind; json parse error: the body must be an object"));
+        return Err(ApiError::bad_request(
+            "couldn't get version/kind; json parse error: the body must be an object",
+        ));
     }
     Ok(value)
 }
@@ -82,7 +91,10 @@ pub enum Shape {
 }
 
 pub fn shape(headers: &HeaderMap) -> Shape {
-    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
     // The first acceptable alternative wins; JSON stands in for protobuf.
     for alternative in accept.split(',') {
         if alternative.contains("as=Table") {
@@ -91,7 +103,10 @@ pub fn shape(headers: &HeaderMap) -> Shape {
         if alternative.contains("as=PartialObjectMetadata") {
             return Shape::Metadata;
         }
-        if alternative.contains("json") || alternative.contains("*/*") || alternative.contains("protobuf") {
+        if alternative.contains("json")
+            || alternative.contains("*/*")
+            || alternative.contains("protobuf")
+        {
             return Shape::Object;
         }
     }
@@ -99,7 +114,12 @@ pub fn shape(headers: &HeaderMap) -> Shape {
 }
 
 /// A JSON response.
-pub fn json_response(code: StatusCode, value: &Value, content_type: &'static str, warnings: &[String]) -> Response {
+pub fn json_response(
+    code: StatusCode,
+    value: &Value,
+    content_type: &'static str,
+    warnings: &[String],
+) -> Response {
     let body = serde_json::to_vec(value).unwrap_or_default();
     let mut response = (code, [(header::CONTENT_TYPE, content_type)], body).into_response();
     for warning in warnings {
@@ -116,8 +136,10 @@ pub fn ok(value: &Value) -> Response {
 }
 
 pub const TABLE_CONTENT_TYPE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
-pub const METADATA_CONTENT_TYPE: &str = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io";
-pub const METADATA_LIST_CONTENT_TYPE: &str = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io";
+pub const METADATA_CONTENT_TYPE: &str =
+    "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io";
+pub const METADATA_LIST_CONTENT_TYPE: &str =
+    "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io";
 
 /// The PartialObjectMetadata of an object.
 pub fn partial_metadata(object: &Value) -> Value {
@@ -142,16 +164,30 @@ mod tests {
     #[test]
     fn decode_reports_malformed_bodies() {
         assert_eq!(decode(b"{", "application/json").expect_err("bad").code, 400);
-        assert_eq!(decode(b"a: [", "application/yaml").expect_err("bad").code, 400);
-        assert_eq!(decode(b"a: 1\nb: [x]", "application/yaml").expect("yaml"), serde_json::json!({"a": 1, "b": ["x"]}));
+        assert_eq!(
+            decode(b"a: [", "application/yaml").expect_err("bad").code,
+            400
+        );
+        assert_eq!(
+            decode(b"a: 1\nb: [x]", "application/yaml").expect("yaml"),
+            serde_json::json!({"a": 1, "b": ["x"]})
+        );
     }
 
     #[test]
     fn accept_header_picks_the_shape() {
         let mut headers = HeaderMap::new();
-        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json;as=Table;v=v1;g=meta.k8s.io,application/json"));
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static(
+                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+            ),
+        );
         assert_eq!(shape(&headers), Shape::Table);
-        headers.insert(header::ACCEPT, HeaderValue::from_static("application/vnd.kubernetes.protobuf, */*"));
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/vnd.kubernetes.protobuf, */*"),
+        );
         assert_eq!(shape(&headers), Shape::Object);
     }
 }

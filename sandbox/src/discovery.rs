@@ -7,7 +7,16 @@ use serde_json::{Value, json};
 
 use crate::registry::{Registry, ResourceDef};
 
-const VERBS: &[&str] = &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+const VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
 
 pub fn version() -> Value {
     json!({
@@ -56,7 +65,10 @@ pub fn groups(registry: &Registry) -> Value {
             names.push(def.group.clone());
         }
     }
-    let groups: Vec<Value> = names.iter().filter_map(|g| group_document(registry, g)).collect();
+    let groups: Vec<Value> = names
+        .iter()
+        .filter_map(|g| group_document(registry, g))
+        .collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
@@ -85,7 +97,10 @@ fn resource_entry(def: &ResourceDef) -> Value {
 }
 
 pub fn resources(registry: &Registry, group: &str, version: &str) -> Option<Value> {
-    let defs: Vec<_> = registry.all().filter(|d| d.group == group && d.version == version).collect();
+    let defs: Vec<_> = registry
+        .all()
+        .filter(|d| d.group == group && d.version == version)
+        .collect();
     if defs.is_empty() {
         return None;
     }
@@ -102,8 +117,14 @@ pub fn resources(registry: &Registry, group: &str, version: &str) -> Option<Valu
             }));
         }
     }
-    let group_version = if group.is_empty() { version.to_owned() } else { format!("{group}/{version}") };
-    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": list}))
+    let group_version = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": list}),
+    )
 }
 
 #[cfg(test)]
@@ -114,10 +135,29 @@ mod tests {
     fn discovery_lists_builtins_with_status_subresources() {
         let registry = Registry::default();
         let apps = resources(&registry, "apps", "v1").expect("served");
-        let names: Vec<&str> = apps["resources"].as_array().expect("list").iter().filter_map(|r| r["name"].as_str()).collect();
-        assert_eq!(names, vec!["deployments", "deployments/status", "statefulsets", "statefulsets/status"]);
+        let names: Vec<&str> = apps["resources"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter_map(|r| r["name"].as_str())
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                "deployments",
+                "deployments/status",
+                "statefulsets",
+                "statefulsets/status"
+            ]
+        );
         let groups = groups(&registry);
-        assert!(groups["groups"].as_array().expect("list").iter().any(|g| g["name"] == "events.k8s.io"));
+        assert!(
+            groups["groups"]
+                .as_array()
+                .expect("list")
+                .iter()
+                .any(|g| g["name"] == "events.k8s.io")
+        );
         assert!(group(&registry, "nope").is_none());
     }
 }

@@ -22,7 +22,13 @@ pub struct ApiError {
     pub code: u16,
     pub reason: &'static str,
     pub message: String,
-    /// `details.name`, `details.group`, `details.kind`.
+    /// Boxed: errors travel through every `Result` of the request path.
+    pub details: Box<Details>,
+}
+
+/// `Status.details`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Details {
     pub name: Option<String>,
     pub group: Option<String>,
     pub kind: Option<String>,
@@ -35,38 +41,53 @@ impl ApiError {
             code,
             reason,
             message: message.into(),
-            name: None,
-            group: None,
-            kind: None,
-            causes: Vec::new(),
+            details: Box::default(),
         }
     }
 
     fn with_details(mut self, name: &str, group: &str, kind: &str) -> Self {
-        self.name = Some(name.to_owned()).filter(|n| !n.is_empty());
-        self.group = Some(group.to_owned()).filter(|g| !g.is_empty());
-        self.kind = Some(kind.to_owned()).filter(|k| !k.is_empty());
+        self.details.name = Some(name.to_owned()).filter(|n| !n.is_empty());
+        self.details.group = Some(group.to_owned()).filter(|g| !g.is_empty());
+        self.details.kind = Some(kind.to_owned()).filter(|k| !k.is_empty());
         self
     }
 
     /// `<plural>.<group> "<name>" not found`; `group_resource` is already qualified.
     pub fn not_found(group_resource: &str, group: &str, plural: &str, name: &str) -> Self {
-        Self::new(404, "NotFound", format!("{group_resource} \"{name}\" not found"))
-            .with_details(name, group, plural)
+        Self::new(
+            404,
+            "NotFound",
+            format!("{group_resource} \"{name}\" not found"),
+        )
+        .with_details(name, group, plural)
     }
 
     /// A path that matches no served resource.
     pub fn no_route() -> Self {
-        Self::new(404, "NotFound", "the server could not find the requested resource")
+        Self::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
     }
 
     pub fn already_exists(group_resource: &str, group: &str, plural: &str, name: &str) -> Self {
-        Self::new(409, "AlreadyExists", format!("{group_resource} \"{name}\" already exists"))
-            .with_details(name, group, plural)
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{group_resource} \"{name}\" already exists"),
+        )
+        .with_details(name, group, plural)
     }
 
     /// The optimistic-concurrency conflict of a stale `resourceVersion` or failed precondition.
-    pub fn conflict(group_resource: &str, group: &str, plural: &str, name: &str, why: &str) -> Self {
+    pub fn conflict(
+        group_resource: &str,
+        group: &str,
+        plural: &str,
+        name: &str,
+        why: &str,
+    ) -> Self {
         Self::new(
             409,
             "Conflict",
@@ -96,14 +117,30 @@ impl ApiError {
                 .collect();
             format!("[{}]", parts.join(", "))
         };
-        let qualified = if group.is_empty() { kind.to_owned() } else { format!("{kind}.{group}") };
-        Self::invalid_with_message(format!("{qualified} \"{name}\" is invalid: {summary}"), kind, group, name, causes)
+        let qualified = if group.is_empty() {
+            kind.to_owned()
+        } else {
+            format!("{kind}.{group}")
+        };
+        Self::invalid_with_message(
+            format!("{qualified} \"{name}\" is invalid: {summary}"),
+            kind,
+            group,
+            name,
+            causes,
+        )
     }
 
     /// 422 with a message already worded by the caller (the schema module words its own).
-    pub fn invalid_with_message(message: String, kind: &str, group: &str, name: &str, causes: Vec<Cause>) -> Self {
+    pub fn invalid_with_message(
+        message: String,
+        kind: &str,
+        group: &str,
+        name: &str,
+        causes: Vec<Cause>,
+    ) -> Self {
         let mut error = Self::new(422, "Invalid", message).with_details(name, group, kind);
-        error.causes = causes;
+        error.details.causes = causes;
         error
     }
 
@@ -116,7 +153,11 @@ impl ApiError {
     }
 
     pub fn method_not_allowed() -> Self {
-        Self::new(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
     }
 
     pub fn unsupported_media_type(content_type: &str, accepted: &[&str]) -> Self {
@@ -131,12 +172,20 @@ impl ApiError {
     }
 
     pub fn too_large(limit: usize) -> Self {
-        Self::new(413, "RequestEntityTooLarge", format!("Request entity too large: limit is {limit}"))
+        Self::new(
+            413,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: limit is {limit}"),
+        )
     }
 
     /// The 410 of an expired resourceVersion; only ever sent inside a watch stream.
     pub fn expired(requested: u64, oldest: u64) -> Self {
-        Self::new(410, "Expired", format!("too old resource version: {requested} ({oldest})"))
+        Self::new(
+            410,
+            "Expired",
+            format!("too old resource version: {requested} ({oldest})"),
+        )
     }
 
     pub fn internal(message: impl Into<String>) -> Self {
@@ -155,17 +204,18 @@ impl ApiError {
             "code": self.code,
         });
         let mut details = serde_json::Map::new();
-        if let Some(name) = &self.name {
+        if let Some(name) = &self.details.name {
             details.insert("name".into(), json!(name));
         }
-        if let Some(group) = &self.group {
+        if let Some(group) = &self.details.group {
             details.insert("group".into(), json!(group));
         }
-        if let Some(kind) = &self.kind {
+        if let Some(kind) = &self.details.kind {
             details.insert("kind".into(), json!(kind));
         }
-        if !self.causes.is_empty() {
+        if !self.details.causes.is_empty() {
             let causes: Vec<Value> = self
+                .details
                 .causes
                 .iter()
                 .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
@@ -183,7 +233,12 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let body = serde_json::to_vec(&self.status()).unwrap_or_default();
-        (code, [(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response()
+        (
+            code,
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response()
     }
 }
 
@@ -206,8 +261,16 @@ mod tests {
     #[test]
     fn invalid_lists_every_cause() {
         let causes = vec![
-            Cause { reason: "FieldValueRequired".into(), message: "Required value".into(), field: "spec.a".into() },
-            Cause { reason: "FieldValueInvalid".into(), message: "Invalid value: 3".into(), field: "spec.b".into() },
+            Cause {
+                reason: "FieldValueRequired".into(),
+                message: "Required value".into(),
+                field: "spec.a".into(),
+            },
+            Cause {
+                reason: "FieldValueInvalid".into(),
+                message: "Invalid value: 3".into(),
+                field: "spec.b".into(),
+            },
         ];
         let status = ApiError::invalid("Widget", "example.io", "w", causes).status();
         assert_eq!(

@@ -18,9 +18,9 @@ use crate::ops::{self, DeleteOptions, Propagation, UpdateKind, WriteOptions};
 use crate::patch;
 use crate::registry::ResourceDef;
 use crate::render;
-use crate::table::IncludeObject;
 use crate::route::{self, ResourcePath, Route};
 use crate::selector::{FieldSelector, LabelSelector};
+use crate::table::IncludeObject;
 use crate::watch::{self, Start, WatchSpec};
 use crate::{apply, discovery, meta, openapi, view};
 
@@ -40,7 +40,9 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
     };
     let result = match route {
         Route::Resource(path) => resource(app, &parts.method, path, &query, &parts.headers, &bytes),
-        other if parts.method == Method::GET || parts.method == Method::HEAD => Ok(meta_endpoint(&app, other)),
+        other if parts.method == Method::GET || parts.method == Method::HEAD => {
+            Ok(meta_endpoint(&app, other))
+        }
         _ => Err(ApiError::method_not_allowed()),
     };
     result.unwrap_or_else(IntoResponse::into_response)
@@ -50,11 +52,15 @@ fn meta_endpoint(app: &App, route: Route) -> Response {
     let state = app.lock();
     let found = match route {
         Route::Version => Some(discovery::version()),
-        Route::Health => return (StatusCode::OK, [(header::CONTENT_TYPE, "text/plain")], "ok").into_response(),
+        Route::Health => {
+            return (StatusCode::OK, [(header::CONTENT_TYPE, "text/plain")], "ok").into_response();
+        }
         Route::CoreVersions => Some(discovery::core_versions(&app.address)),
         Route::Groups => Some(discovery::groups(&state.registry)),
         Route::Group(group) => discovery::group(&state.registry, &group),
-        Route::Resources { group, version } => discovery::resources(&state.registry, &group, &version),
+        Route::Resources { group, version } => {
+            discovery::resources(&state.registry, &group, &version)
+        }
         Route::OpenApiIndex => Some(openapi::index(&state.registry)),
         Route::OpenApiDocument(path) => openapi::document(&state.registry, &path),
         Route::OpenApiV2 | Route::Resource(_) => None,
@@ -89,7 +95,11 @@ impl Target {
 }
 
 fn resolve(app: &App, path: ResourcePath) -> ApiResult<Target> {
-    let def = app.lock().registry.find(&path.group, &path.version, &path.plural).ok_or_else(ApiError::no_route)?;
+    let def = app
+        .lock()
+        .registry
+        .find(&path.group, &path.version, &path.plural)
+        .ok_or_else(ApiError::no_route)?;
     if !def.namespaced && path.namespace.is_some() {
         return Err(ApiError::no_route());
     }
@@ -97,13 +107,25 @@ fn resolve(app: &App, path: ResourcePath) -> ApiResult<Target> {
         return Err(ApiError::no_route());
     }
     let subresource = path.subresource.unwrap_or_default();
-    if !subresource.is_empty() && !(subresource == "status" && def.status_subresource) {
+    if !(subresource.is_empty() || subresource == "status" && def.status_subresource) {
         return Err(ApiError::no_route());
     }
-    Ok(Target { def, namespace: path.namespace, name: path.name, subresource })
+    Ok(Target {
+        def,
+        namespace: path.namespace,
+        name: path.name,
+        subresource,
+    })
 }
 
-fn resource(app: Arc<App>, method: &Method, path: ResourcePath, query: &Query, headers: &HeaderMap, body: &[u8]) -> ApiResult<Response> {
+fn resource(
+    app: Arc<App>,
+    method: &Method,
+    path: ResourcePath,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> ApiResult<Response> {
     let target = resolve(&app, path)?;
     let verb = match (method.as_str(), target.name.is_some()) {
         ("GET" | "HEAD", _) => "",
@@ -148,21 +170,43 @@ fn write_options(query: &Query, headers: &HeaderMap) -> ApiResult<WriteOptions> 
     })
 }
 
-fn object_response(code: StatusCode, def: &ResourceDef, stored: &Value, headers: &HeaderMap, warnings: &[String]) -> Response {
+fn object_response(
+    code: StatusCode,
+    def: &ResourceDef,
+    stored: &Value,
+    headers: &HeaderMap,
+    warnings: &[String],
+) -> Response {
     let view = view::to_view(def, stored);
     match codec::shape(headers) {
         Shape::Table => {
             let rv = meta::str_at(&view, "/metadata/resourceVersion").to_owned();
-            let table = render::table(def, std::slice::from_ref(&view), &rv, None, IncludeObject::Metadata);
+            let table = render::table(
+                def,
+                std::slice::from_ref(&view),
+                &rv,
+                None,
+                IncludeObject::Metadata,
+            );
             codec::json_response(code, &table, codec::TABLE_CONTENT_TYPE, warnings)
         }
-        Shape::Metadata => codec::json_response(code, &codec::partial_metadata(&view), codec::METADATA_CONTENT_TYPE, warnings),
+        Shape::Metadata => codec::json_response(
+            code,
+            &codec::partial_metadata(&view),
+            codec::METADATA_CONTENT_TYPE,
+            warnings,
+        ),
         Shape::Object => codec::json_response(code, &view, "application/json", warnings),
     }
 }
 
 fn not_found(target: &Target, name: &str) -> ApiError {
-    ApiError::not_found(&target.def.group_resource(), &target.def.group, &target.def.plural, name)
+    ApiError::not_found(
+        &target.def.group_resource(),
+        &target.def.group,
+        &target.def.plural,
+        name,
+    )
 }
 
 fn get(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiResult<Response> {
@@ -173,10 +217,18 @@ fn get(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiRes
         .cloned()
         .ok_or_else(|| not_found(target, name))?;
     let mut response = object_response(StatusCode::OK, &target.def, &stored, headers, &[]);
-    if codec::shape(headers) == Shape::Table && render::include_object(query.get("includeObject")) != IncludeObject::Metadata {
+    if codec::shape(headers) == Shape::Table
+        && render::include_object(query.get("includeObject")) != IncludeObject::Metadata
+    {
         let view = view::to_view(&target.def, &stored);
         let rv = meta::str_at(&view, "/metadata/resourceVersion").to_owned();
-        let table = render::table(&target.def, std::slice::from_ref(&view), &rv, None, render::include_object(query.get("includeObject")));
+        let table = render::table(
+            &target.def,
+            std::slice::from_ref(&view),
+            &rv,
+            None,
+            render::include_object(query.get("includeObject")),
+        );
         response = codec::json_response(StatusCode::OK, &table, codec::TABLE_CONTENT_TYPE, &[]);
     }
     Ok(response)
@@ -184,7 +236,11 @@ fn get(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiRes
 
 fn selectors(target: &Target, query: &Query) -> ApiResult<(LabelSelector, FieldSelector)> {
     let labels = LabelSelector::parse(query.get("labelSelector").unwrap_or_default())?;
-    let fields = FieldSelector::parse(query.get("fieldSelector").unwrap_or_default(), &target.def.group, &target.def.plural)?;
+    let fields = FieldSelector::parse(
+        query.get("fieldSelector").unwrap_or_default(),
+        &target.def.group,
+        &target.def.plural,
+    )?;
     Ok((labels, fields))
 }
 
@@ -194,7 +250,9 @@ fn encode_continue(namespace: &str, name: &str) -> String {
 
 fn decode_continue(token: &str) -> ApiResult<(String, String)> {
     let invalid = || ApiError::bad_request(format!("continue key is not valid: {token:?}"));
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).map_err(|_| invalid())?;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| invalid())?;
     let text = String::from_utf8(raw).map_err(|_| invalid())?;
     let (ns, name) = text.split_once('/').ok_or_else(invalid)?;
     Ok((ns.to_owned(), name.to_owned()))
@@ -203,14 +261,21 @@ fn decode_continue(token: &str) -> ApiResult<(String, String)> {
 fn list(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiResult<Response> {
     let (labels, fields) = selectors(target, query)?;
     let limit: usize = query.get("limit").and_then(|l| l.parse().ok()).unwrap_or(0);
-    let after = query.get("continue").filter(|c| !c.is_empty()).map(decode_continue).transpose()?;
+    let after = query
+        .get("continue")
+        .filter(|c| !c.is_empty())
+        .map(decode_continue)
+        .transpose()?;
     let (items, rv, continue_token, remaining) = {
         let state = app.lock();
         let mut items = Vec::new();
         let mut continue_token = None;
         let mut remaining = 0usize;
         for stored in state.list(&target.def.store_key(), target.namespace.as_deref()) {
-            let key = (meta::str_at(stored, "/metadata/namespace").to_owned(), meta::name_of(stored).to_owned());
+            let key = (
+                meta::str_at(stored, "/metadata/namespace").to_owned(),
+                meta::name_of(stored).to_owned(),
+            );
             if after.as_ref().is_some_and(|a| key <= *a) {
                 continue;
             }
@@ -230,11 +295,22 @@ fn list(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiRe
         if remaining == 0 {
             continue_token = None;
         }
-        (items, state.resource_version().to_string(), continue_token, remaining)
+        (
+            items,
+            state.resource_version().to_string(),
+            continue_token,
+            remaining,
+        )
     };
     let response = match codec::shape(headers) {
         Shape::Table => {
-            let table = render::table(&target.def, &items, &rv, continue_token.as_deref(), render::include_object(query.get("includeObject")));
+            let table = render::table(
+                &target.def,
+                &items,
+                &rv,
+                continue_token.as_deref(),
+                render::include_object(query.get("includeObject")),
+            );
             codec::json_response(StatusCode::OK, &table, codec::TABLE_CONTENT_TYPE, &[])
         }
         shape => {
@@ -245,9 +321,19 @@ fn list(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiRe
             }
             let (kind, api_version, items, content_type) = if shape == Shape::Metadata {
                 let partial: Vec<Value> = items.iter().map(codec::partial_metadata).collect();
-                ("PartialObjectMetadataList".to_owned(), "meta.k8s.io/v1".to_owned(), partial, codec::METADATA_LIST_CONTENT_TYPE)
+                (
+                    "PartialObjectMetadataList".to_owned(),
+                    "meta.k8s.io/v1".to_owned(),
+                    partial,
+                    codec::METADATA_LIST_CONTENT_TYPE,
+                )
             } else {
-                (target.def.list_kind(), target.def.api_version(), items, "application/json")
+                (
+                    target.def.list_kind(),
+                    target.def.api_version(),
+                    items,
+                    "application/json",
+                )
             };
             let list = json!({"kind": kind, "apiVersion": api_version, "metadata": metadata, "items": items});
             codec::json_response(StatusCode::OK, &list, content_type, &[])
@@ -256,11 +342,20 @@ fn list(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiRe
     Ok(response)
 }
 
-fn watch_request(app: Arc<App>, target: &Target, query: &Query, headers: &HeaderMap) -> ApiResult<Response> {
+fn watch_request(
+    app: Arc<App>,
+    target: &Target,
+    query: &Query,
+    headers: &HeaderMap,
+) -> ApiResult<Response> {
     let (labels, mut fields) = selectors(target, query)?;
     if let Some(name) = &target.name {
         // A watch on one object's URL is a watch with a name field selector.
-        fields = FieldSelector::parse(&format!("metadata.name={name}"), &target.def.group, &target.def.plural)?;
+        fields = FieldSelector::parse(
+            &format!("metadata.name={name}"),
+            &target.def.group,
+            &target.def.plural,
+        )?;
     }
     let timeout = query
         .get("timeoutSeconds")
@@ -276,11 +371,20 @@ fn watch_request(app: Arc<App>, target: &Target, query: &Query, headers: &Header
         shape: codec::shape(headers),
         include: render::include_object(query.get("includeObject")),
     };
-    let start = Start::parse(query.get("resourceVersion"), query.flag("sendInitialEvents"))?;
+    let start = Start::parse(
+        query.get("resourceVersion"),
+        query.flag("sendInitialEvents"),
+    )?;
     Ok(watch::serve(app, spec, start))
 }
 
-fn create(app: &App, target: &Target, query: &Query, headers: &HeaderMap, body: &[u8]) -> ApiResult<Response> {
+fn create(
+    app: &App,
+    target: &Target,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> ApiResult<Response> {
     if target.def.namespaced && target.namespace.is_none() {
         return Err(ApiError::no_route());
     }
@@ -288,18 +392,51 @@ fn create(app: &App, target: &Target, query: &Query, headers: &HeaderMap, body: 
     let decoded = codec::decode_object(body, headers)?;
     ops::check_type(&target.def, &decoded)?;
     let stored_form = view::from_view(&target.def, &decoded);
-    let written = ops::create(&mut app.lock(), &target.def, target.namespace(), stored_form, &options)?;
-    Ok(object_response(StatusCode::CREATED, &target.def, &written.object, headers, &written.warnings))
+    let written = ops::create(
+        &mut app.lock(),
+        &target.def,
+        target.namespace(),
+        stored_form,
+        &options,
+    )?;
+    Ok(object_response(
+        StatusCode::CREATED,
+        &target.def,
+        &written.object,
+        headers,
+        &written.warnings,
+    ))
 }
 
-fn update(app: &App, target: &Target, query: &Query, headers: &HeaderMap, body: &[u8]) -> ApiResult<Response> {
+fn update(
+    app: &App,
+    target: &Target,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> ApiResult<Response> {
     let options = write_options(query, headers)?;
     let decoded = codec::decode_object(body, headers)?;
     ops::check_type(&target.def, &decoded)?;
     let stored_form = view::from_view(&target.def, &decoded);
     let name = target.name.as_deref().unwrap_or_default();
-    let written = ops::update(&mut app.lock(), &target.def, target.namespace(), name, stored_form, &target.subresource, UpdateKind::Update, &options)?;
-    Ok(object_response(StatusCode::OK, &target.def, &written.object, headers, &written.warnings))
+    let written = ops::update(
+        &mut app.lock(),
+        &target.def,
+        target.namespace(),
+        name,
+        stored_form,
+        &target.subresource,
+        UpdateKind::Update,
+        &options,
+    )?;
+    Ok(object_response(
+        StatusCode::OK,
+        &target.def,
+        &written.object,
+        headers,
+        &written.warnings,
+    ))
 }
 
 /// The patch formats.
@@ -321,7 +458,11 @@ const PATCH_TYPES: &[&str] = &[
 fn patch_type(def: &ResourceDef, headers: &HeaderMap) -> ApiResult<PatchType> {
     let media_type = codec::content_type(headers);
     let accepted: &[&str] = if def.is_custom() {
-        &["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"]
+        &[
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/apply-patch+yaml",
+        ]
     } else {
         PATCH_TYPES
     };
@@ -334,29 +475,55 @@ fn patch_type(def: &ResourceDef, headers: &HeaderMap) -> ApiResult<PatchType> {
     }
 }
 
-fn patch_request(app: &App, target: &Target, query: &Query, headers: &HeaderMap, body: &[u8]) -> ApiResult<Response> {
+fn patch_request(
+    app: &App,
+    target: &Target,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> ApiResult<Response> {
     let kind = patch_type(&target.def, headers)?;
     let mut options = write_options(query, headers)?;
-    let patch_body = codec::decode(body, if kind == PatchType::Apply { "application/yaml" } else { "application/json" })?;
+    let patch_body = codec::decode(
+        body,
+        if kind == PatchType::Apply {
+            "application/yaml"
+        } else {
+            "application/json"
+        },
+    )?;
     let name = target.name.as_deref().unwrap_or_default().to_owned();
     let def = &target.def;
     let mut state = app.lock();
-    let current = state.get(&def.store_key(), target.namespace(), &name).cloned();
+    let current = state
+        .get(&def.store_key(), target.namespace(), &name)
+        .cloned();
 
     if kind == PatchType::Apply {
         if query.get("fieldManager").is_none_or(str::is_empty) {
-            return Err(ApiError::invalid("PatchOptions", "meta.k8s.io", "", vec![Cause {
-                reason: "FieldValueRequired".into(),
-                message: "Required value: is required for apply patch".into(),
-                field: "fieldManager".into(),
-            }]));
+            return Err(ApiError::invalid(
+                "PatchOptions",
+                "meta.k8s.io",
+                "",
+                vec![Cause {
+                    reason: "FieldValueRequired".into(),
+                    message: "Required value: is required for apply patch".into(),
+                    field: "fieldManager".into(),
+                }],
+            ));
         }
         if !patch_body.is_object() {
-            return Err(ApiError::bad_request("the apply patch must be a YAML or JSON object"));
+            return Err(ApiError::bad_request(
+                "the apply patch must be a YAML or JSON object",
+            ));
         }
         ops::check_type(def, &patch_body)?;
-        if meta::str_at(&patch_body, "/apiVersion").is_empty() || meta::str_at(&patch_body, "/kind").is_empty() {
-            return Err(ApiError::bad_request("apiVersion and kind must be set in an apply patch"));
+        if meta::str_at(&patch_body, "/apiVersion").is_empty()
+            || meta::str_at(&patch_body, "/kind").is_empty()
+        {
+            return Err(ApiError::bad_request(
+                "apiVersion and kind must be set in an apply patch",
+            ));
         }
         let body_name = meta::name_of(&patch_body);
         if !body_name.is_empty() && body_name != name {
@@ -371,17 +538,56 @@ fn patch_request(app: &App, target: &Target, query: &Query, headers: &HeaderMap,
             let mut applied = patch_body;
             meta::metadata_mut(&mut applied).insert("name".into(), json!(name));
             options.apply = true;
-            let written = ops::create(&mut state, def, target.namespace(), view::from_view(def, &applied), &options)?;
-            return Ok(object_response(StatusCode::CREATED, def, &written.object, headers, &written.warnings));
+            let written = ops::create(
+                &mut state,
+                def,
+                target.namespace(),
+                view::from_view(def, &applied),
+                &options,
+            )?;
+            return Ok(object_response(
+                StatusCode::CREATED,
+                def,
+                &written.object,
+                headers,
+                &written.warnings,
+            ));
         };
         let wanted_rv = meta::str_at(&patch_body, "/metadata/resourceVersion");
-        if !wanted_rv.is_empty() && wanted_rv != meta::str_at(&current, "/metadata/resourceVersion") {
-            return Err(ApiError::modified(&def.group_resource(), &def.group, &def.plural, &name));
+        if !wanted_rv.is_empty() && wanted_rv != meta::str_at(&current, "/metadata/resourceVersion")
+        {
+            return Err(ApiError::modified(
+                &def.group_resource(),
+                &def.group,
+                &def.plural,
+                &name,
+            ));
         }
         let live = view::to_view(def, &current);
-        let merged = apply::apply(&live, &patch_body, &options.manager, &target.subresource, def.is_custom());
-        let written = ops::update(&mut state, def, target.namespace(), &name, view::from_view(def, &merged), &target.subresource, UpdateKind::Apply, &options)?;
-        return Ok(object_response(StatusCode::OK, def, &written.object, headers, &written.warnings));
+        let merged = apply::apply(
+            &live,
+            &patch_body,
+            &options.manager,
+            &target.subresource,
+            def.is_custom(),
+        );
+        let written = ops::update(
+            &mut state,
+            def,
+            target.namespace(),
+            &name,
+            view::from_view(def, &merged),
+            &target.subresource,
+            UpdateKind::Apply,
+            &options,
+        )?;
+        return Ok(object_response(
+            StatusCode::OK,
+            def,
+            &written.object,
+            headers,
+            &written.warnings,
+        ));
     }
 
     let current = current.ok_or_else(|| not_found(target, &name))?;
@@ -393,13 +599,20 @@ fn patch_request(app: &App, target: &Target, query: &Query, headers: &HeaderMap,
             }
             patch::merge_patch(&mut patched, &patch_body);
         }
-        PatchType::Strategic => patch::strategic_merge_patch(&mut patched, &patch_body).map_err(|e| ApiError::bad_request(e.to_string()))?,
+        PatchType::Strategic => patch::strategic_merge_patch(&mut patched, &patch_body)
+            .map_err(|e| ApiError::bad_request(e.to_string()))?,
         PatchType::Json => patch::json_patch(&mut patched, &patch_body).map_err(|e| match e {
-            patch::PatchError::TestFailed => ApiError::invalid(&def.kind, &def.group, &name, vec![Cause {
-                reason: "FieldValueInvalid".into(),
-                message: "the server rejected our request due to an error in our request".into(),
-                field: String::new(),
-            }]),
+            patch::PatchError::TestFailed => ApiError::invalid(
+                &def.kind,
+                &def.group,
+                &name,
+                vec![Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: "the server rejected our request due to an error in our request"
+                        .into(),
+                    field: String::new(),
+                }],
+            ),
             patch::PatchError::Invalid(message) => ApiError::bad_request(message),
         })?,
         PatchType::Apply => unreachable!("apply patches returned above"),
@@ -407,8 +620,23 @@ fn patch_request(app: &App, target: &Target, query: &Query, headers: &HeaderMap,
     if !patched.is_object() {
         return Err(ApiError::bad_request("the patched object is not an object"));
     }
-    let written = ops::update(&mut state, def, target.namespace(), &name, view::from_view(def, &patched), &target.subresource, UpdateKind::Update, &options)?;
-    Ok(object_response(StatusCode::OK, def, &written.object, headers, &written.warnings))
+    let written = ops::update(
+        &mut state,
+        def,
+        target.namespace(),
+        &name,
+        view::from_view(def, &patched),
+        &target.subresource,
+        UpdateKind::Update,
+        &options,
+    )?;
+    Ok(object_response(
+        StatusCode::OK,
+        def,
+        &written.object,
+        headers,
+        &written.warnings,
+    ))
 }
 
 fn delete_options(query: &Query, body: &[u8]) -> ApiResult<DeleteOptions> {
@@ -422,17 +650,27 @@ fn delete_options(query: &Query, body: &[u8]) -> ApiResult<DeleteOptions> {
         .and_then(Value::as_str)
         .or_else(|| query.get("propagationPolicy"))
         .unwrap_or_default();
-    let orphan = parsed.get("orphanDependents").and_then(Value::as_bool).or_else(|| query.get("orphanDependents").map(|v| v == "true"));
+    let orphan = parsed
+        .get("orphanDependents")
+        .and_then(Value::as_bool)
+        .or_else(|| query.get("orphanDependents").map(|v| v == "true"));
     let propagation = match (policy, orphan) {
         ("Foreground", _) => Propagation::Foreground,
         ("Orphan", _) | ("", Some(true)) => Propagation::Orphan,
         ("Background" | "", _) => Propagation::Background,
         (other, _) => {
-            return Err(ApiError::invalid("DeleteOptions", "meta.k8s.io", "", vec![Cause {
-                reason: "FieldValueNotSupported".into(),
-                message: format!("Unsupported value: {other:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""),
-                field: "propagationPolicy".into(),
-            }]));
+            return Err(ApiError::invalid(
+                "DeleteOptions",
+                "meta.k8s.io",
+                "",
+                vec![Cause {
+                    reason: "FieldValueNotSupported".into(),
+                    message: format!(
+                        "Unsupported value: {other:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
+                    ),
+                    field: "propagationPolicy".into(),
+                }],
+            ));
         }
     };
     let dry_run = parsed
@@ -442,8 +680,14 @@ fn delete_options(query: &Query, body: &[u8]) -> ApiResult<DeleteOptions> {
         || query.get("dryRun") == Some("All");
     Ok(DeleteOptions {
         propagation,
-        precondition_uid: parsed.pointer("/preconditions/uid").and_then(Value::as_str).map(str::to_owned),
-        precondition_rv: parsed.pointer("/preconditions/resourceVersion").and_then(Value::as_str).map(str::to_owned),
+        precondition_uid: parsed
+            .pointer("/preconditions/uid")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        precondition_rv: parsed
+            .pointer("/preconditions/resourceVersion")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         dry_run,
     })
 }
@@ -451,11 +695,22 @@ fn delete_options(query: &Query, body: &[u8]) -> ApiResult<DeleteOptions> {
 fn delete(app: &App, target: &Target, query: &Query, body: &[u8]) -> ApiResult<Response> {
     let options = delete_options(query, body)?;
     let name = target.name.as_deref().unwrap_or_default();
-    let object = ops::delete(&mut app.lock(), &target.def, target.namespace(), name, &options)?;
+    let object = ops::delete(
+        &mut app.lock(),
+        &target.def,
+        target.namespace(),
+        name,
+        &options,
+    )?;
     Ok(codec::ok(&view::to_view(&target.def, &object)))
 }
 
-fn delete_collection(app: &App, target: &Target, query: &Query, body: &[u8]) -> ApiResult<Response> {
+fn delete_collection(
+    app: &App,
+    target: &Target,
+    query: &Query,
+    body: &[u8],
+) -> ApiResult<Response> {
     let options = delete_options(query, body)?;
     let (labels, fields) = selectors(target, query)?;
     let mut state = app.lock();
@@ -463,7 +718,12 @@ fn delete_collection(app: &App, target: &Target, query: &Query, body: &[u8]) -> 
         .list(&target.def.store_key(), target.namespace.as_deref())
         .map(|o| view::to_view(&target.def, o))
         .filter(|v| labels.matches(v) && fields.matches(v))
-        .map(|v| (meta::str_at(&v, "/metadata/namespace").to_owned(), meta::name_of(&v).to_owned()))
+        .map(|v| {
+            (
+                meta::str_at(&v, "/metadata/namespace").to_owned(),
+                meta::name_of(&v).to_owned(),
+            )
+        })
         .collect();
     let mut items = Vec::new();
     for (namespace, name) in names {

@@ -7,16 +7,23 @@ use crate::error::Cause;
 
 /// RFC 3339 with seconds precision and `Z`, as in `creationTimestamp`.
 pub fn now_time() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 /// RFC 3339 with microseconds, as in `eventTime` and `renewTime` (MicroTime).
 pub fn now_micro_time() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S.%6fZ").to_string()
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S.%6fZ")
+        .to_string()
 }
 
 pub fn str_at<'a>(object: &'a Value, pointer: &str) -> &'a str {
-    object.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+    object
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 pub fn name_of(object: &Value) -> &str {
@@ -41,7 +48,11 @@ pub fn finalizers(object: &Value) -> Vec<String> {
     object
         .pointer("/metadata/finalizers")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -55,7 +66,9 @@ pub fn set_finalizers(object: &mut Value, finalizers: &[String]) {
 }
 
 pub fn is_terminating(object: &Value) -> bool {
-    object.pointer("/metadata/deletionTimestamp").is_some_and(|v| !v.is_null())
+    object
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
 }
 
 /// `(uid)` of every owner reference.
@@ -108,7 +121,8 @@ impl NameRule {
 fn is_label(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
         && b[0] != b'-'
         && b[b.len() - 1] != b'-'
 }
@@ -147,18 +161,33 @@ mod tests {
     #[test]
     fn names_follow_dns_rules() {
         assert!(validate_name("web-1.example", NameRule::Subdomain, "metadata.name").is_empty());
-        assert_eq!(validate_name("Web_1", NameRule::Subdomain, "metadata.name").len(), 1);
-        assert_eq!(validate_name("a.b", NameRule::Label, "metadata.name").len(), 1);
-        assert_eq!(validate_name("1abc", NameRule::Dns1035, "metadata.name").len(), 1);
-        assert_eq!(validate_name(&"a".repeat(64), NameRule::Label, "metadata.name").len(), 1);
-        assert!(validate_name("-a", NameRule::Subdomain, "metadata.name")[0]
-            .message
-            .starts_with("Invalid value: \"-a\": a lowercase RFC 1123 subdomain"));
+        assert_eq!(
+            validate_name("Web_1", NameRule::Subdomain, "metadata.name").len(),
+            1
+        );
+        assert_eq!(
+            validate_name("a.b", NameRule::Label, "metadata.name").len(),
+            1
+        );
+        assert_eq!(
+            validate_name("1abc", NameRule::Dns1035, "metadata.name").len(),
+            1
+        );
+        assert_eq!(
+            validate_name(&"a".repeat(64), NameRule::Label, "metadata.name").len(),
+            1
+        );
+        assert!(
+            validate_name("-a", NameRule::Subdomain, "metadata.name")[0]
+                .message
+                .starts_with("Invalid value: \"-a\": a lowercase RFC 1123 subdomain")
+        );
     }
 
     #[test]
     fn normalize_drops_empty_metadata_fields() {
-        let mut object = json!({"metadata": {"name": "a", "finalizers": [], "labels": {}, "annotations": null}});
+        let mut object =
+            json!({"metadata": {"name": "a", "finalizers": [], "labels": {}, "annotations": null}});
         normalize(&mut object);
         assert_eq!(object, json!({"metadata": {"name": "a"}}));
     }

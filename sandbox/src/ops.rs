@@ -78,7 +78,12 @@ fn check_namespace(state: &State, def: &ResourceDef, namespace: &str, name: &str
         return Ok(());
     }
     match state.get(&keys::namespaces(), "", namespace) {
-        None => Err(ApiError::not_found("namespaces", "", "namespaces", namespace)),
+        None => Err(ApiError::not_found(
+            "namespaces",
+            "",
+            "namespaces",
+            namespace,
+        )),
         Some(ns) if meta::is_terminating(ns) => Err(ApiError::forbidden(format!(
             "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
             def.group_resource()
@@ -122,10 +127,18 @@ fn generation_view(object: &Value, status_subresource: bool) -> Value {
 /// POST.
 /// `body` is in the stored form (`view::from_view`), its type already checked against the
 /// endpoint by the caller.
-pub fn create(state: &mut State, def: &ResourceDef, namespace: &str, body: Value, options: &WriteOptions) -> ApiResult<Written> {
+pub fn create(
+    state: &mut State,
+    def: &ResourceDef,
+    namespace: &str,
+    body: Value,
+    options: &WriteOptions,
+) -> ApiResult<Written> {
     let mut object = body;
     if !object.is_object() {
-        return Err(ApiError::bad_request("the body of the request must be a JSON or YAML object"));
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON or YAML object",
+        ));
     }
     view::set_stored_type(def, &mut object);
     let body_namespace = meta::str_at(&object, "/metadata/namespace").to_owned();
@@ -147,20 +160,37 @@ pub fn create(state: &mut State, def: &ResourceDef, namespace: &str, body: Value
         meta::metadata_mut(&mut object).insert("name".into(), json!(name));
     }
     if name.is_empty() {
-        return Err(ApiError::invalid(&def.kind, &def.group, "", vec![Cause {
-            reason: "FieldValueRequired".into(),
-            message: "Required value: name or generateName is required".into(),
-            field: "metadata.name".into(),
-        }]));
+        return Err(ApiError::invalid(
+            &def.kind,
+            &def.group,
+            "",
+            vec![Cause {
+                reason: "FieldValueRequired".into(),
+                message: "Required value: name or generateName is required".into(),
+                field: "metadata.name".into(),
+            }],
+        ));
     }
-    let causes = meta::validate_name(&name, NameRule::for_kind(&def.group, &def.plural), "metadata.name");
+    let causes = meta::validate_name(
+        &name,
+        NameRule::for_kind(&def.group, &def.plural),
+        "metadata.name",
+    );
     if !causes.is_empty() {
         return Err(ApiError::invalid(&def.kind, &def.group, &name, causes));
     }
     check_namespace(state, def, namespace, &name)?;
     let key = def.store_key();
-    if state.get(&key, if def.namespaced { namespace } else { "" }, &name).is_some() {
-        return Err(ApiError::already_exists(&def.group_resource(), &def.group, &def.plural, &name));
+    if state
+        .get(&key, if def.namespaced { namespace } else { "" }, &name)
+        .is_some()
+    {
+        return Err(ApiError::already_exists(
+            &def.group_resource(),
+            &def.group,
+            &def.plural,
+            &name,
+        ));
     }
     if def.status_subresource
         && let Value::Object(map) = &mut object
@@ -169,7 +199,12 @@ pub fn create(state: &mut State, def: &ResourceDef, namespace: &str, body: Value
     }
     {
         let meta_map = meta::metadata_mut(&mut object);
-        for field in ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] {
+        for field in [
+            "resourceVersion",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+        ] {
             meta_map.remove(field);
         }
         meta_map.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
@@ -186,16 +221,29 @@ pub fn create(state: &mut State, def: &ResourceDef, namespace: &str, body: Value
     let warnings = admission::admit(def, &mut object, None, options.validation)?;
     let fields = apply::field_set(&object, def.is_custom());
     let operation = if options.apply { "Apply" } else { "Update" };
-    apply::record(&mut object, &options.manager, operation, &def.api_version(), "", fields);
+    apply::record(
+        &mut object,
+        &options.manager,
+        operation,
+        &def.api_version(),
+        "",
+        fields,
+    );
     meta::normalize(&mut object);
     if options.dry_run {
-        return Ok(Written { object: Arc::new(object), warnings });
+        return Ok(Written {
+            object: Arc::new(object),
+            warnings,
+        });
     }
     if key == keys::crds() {
         state.registry.register_crd(&object);
     }
     let stored = state.insert(&key, object);
-    Ok(Written { object: stored, warnings })
+    Ok(Written {
+        object: stored,
+        warnings,
+    })
 }
 
 /// How an update was requested; decides which parts of the body count.
@@ -221,11 +269,16 @@ pub fn update(
     options: &WriteOptions,
 ) -> ApiResult<Written> {
     if !body.is_object() {
-        return Err(ApiError::bad_request("the body of the request must be a JSON or YAML object"));
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON or YAML object",
+        ));
     }
     let key = def.store_key();
     let ns = if def.namespaced { namespace } else { "" };
-    let current = state.get(&key, ns, name).cloned().ok_or_else(|| not_found(def, name))?;
+    let current = state
+        .get(&key, ns, name)
+        .cloned()
+        .ok_or_else(|| not_found(def, name))?;
     let body_name = meta::name_of(&body);
     if !body_name.is_empty() && body_name != name {
         return Err(ApiError::bad_request(format!(
@@ -240,7 +293,12 @@ pub fn update(
     }
     let wanted_rv = meta::str_at(&body, "/metadata/resourceVersion");
     if !wanted_rv.is_empty() && wanted_rv != meta::str_at(&current, "/metadata/resourceVersion") {
-        return Err(ApiError::modified(&def.group_resource(), &def.group, &def.plural, name));
+        return Err(ApiError::modified(
+            &def.group_resource(),
+            &def.group,
+            &def.plural,
+            name,
+        ));
     }
 
     let mut object = if subresource == "status" {
@@ -254,7 +312,10 @@ pub fn update(
             }
         }
         if kind == UpdateKind::Apply {
-            next["metadata"]["managedFields"] = body.pointer("/metadata/managedFields").cloned().unwrap_or(Value::Null);
+            next["metadata"]["managedFields"] = body
+                .pointer("/metadata/managedFields")
+                .cloned()
+                .unwrap_or(Value::Null);
         }
         next
     } else {
@@ -273,9 +334,20 @@ pub fn update(
     };
     view::set_stored_type(def, &mut object);
     {
-        let current_meta = current.get("metadata").cloned().unwrap_or_else(|| json!({}));
+        let current_meta = current
+            .get("metadata")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
         let meta_map = meta::metadata_mut(&mut object);
-        for field in ["name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
+        for field in [
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ] {
             match current_meta.get(field) {
                 Some(v) => meta_map.insert(field.into(), v.clone()),
                 None => meta_map.remove(field),
@@ -290,50 +362,94 @@ pub fn update(
     }
     if meta::is_terminating(&current) {
         let before = meta::finalizers(&current);
-        let added: Vec<String> = meta::finalizers(&object).into_iter().filter(|f| !before.contains(f)).collect();
+        let added: Vec<String> = meta::finalizers(&object)
+            .into_iter()
+            .filter(|f| !before.contains(f))
+            .collect();
         if !added.is_empty() {
             let quoted: Vec<String> = added.iter().map(|f| format!("{f:?}")).collect();
-            return Err(ApiError::invalid(&def.kind, &def.group, name, vec![Cause {
-                reason: "FieldValueForbidden".into(),
-                message: format!(
-                    "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
-                    quoted.join(", ")
-                ),
-                field: "metadata.finalizers".into(),
-            }]));
+            return Err(ApiError::invalid(
+                &def.kind,
+                &def.group,
+                name,
+                vec![Cause {
+                    reason: "FieldValueForbidden".into(),
+                    message: format!(
+                        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                        quoted.join(", ")
+                    ),
+                    field: "metadata.finalizers".into(),
+                }],
+            ));
         }
     }
     let warnings = admission::admit(def, &mut object, Some(&current), options.validation)?;
-    if generation_view(&object, def.status_subresource) != generation_view(&current, def.status_subresource) {
-        let generation = current.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0) + 1;
+    if generation_view(&object, def.status_subresource)
+        != generation_view(&current, def.status_subresource)
+    {
+        let generation = current
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            + 1;
         meta::metadata_mut(&mut object).insert("generation".into(), json!(generation));
     }
     if kind == UpdateKind::Update {
         let fields = apply::changed_fields(&current, &object, def.is_custom());
-        apply::record(&mut object, &options.manager, "Update", &def.api_version(), subresource, fields);
+        apply::record(
+            &mut object,
+            &options.manager,
+            "Update",
+            &def.api_version(),
+            subresource,
+            fields,
+        );
     }
     meta::normalize(&mut object);
     if options.dry_run {
-        return Ok(Written { object: Arc::new(object), warnings });
+        return Ok(Written {
+            object: Arc::new(object),
+            warnings,
+        });
     }
-    if meta::is_terminating(&object) && meta::finalizers(&object).is_empty() && key != keys::namespaces() {
-        let last = state.remove_as(&key, ns, name, Some(object)).unwrap_or(current);
+    if meta::is_terminating(&object)
+        && meta::finalizers(&object).is_empty()
+        && key != keys::namespaces()
+    {
+        let last = state
+            .remove_as(&key, ns, name, Some(object))
+            .unwrap_or(current);
         settle_removed(state, &key, &last);
-        return Ok(Written { object: last, warnings });
+        return Ok(Written {
+            object: last,
+            warnings,
+        });
     }
     if key == keys::crds() {
         state.registry.register_crd(&object);
     }
     let stored = state.replace(&key, object);
-    Ok(Written { object: stored, warnings })
+    Ok(Written {
+        object: stored,
+        warnings,
+    })
 }
 
 /// DELETE. Returns the object: still present (with `deletionTimestamp`) when finalizers hold it,
 /// or its last state.
-pub fn delete(state: &mut State, def: &ResourceDef, namespace: &str, name: &str, options: &DeleteOptions) -> ApiResult<Arc<Value>> {
+pub fn delete(
+    state: &mut State,
+    def: &ResourceDef,
+    namespace: &str,
+    name: &str,
+    options: &DeleteOptions,
+) -> ApiResult<Arc<Value>> {
     let key = def.store_key();
     let ns = if def.namespaced { namespace } else { "" };
-    let current = state.get(&key, ns, name).cloned().ok_or_else(|| not_found(def, name))?;
+    let current = state
+        .get(&key, ns, name)
+        .cloned()
+        .ok_or_else(|| not_found(def, name))?;
     if let Some(uid) = &options.precondition_uid
         && uid != meta::uid_of(&current)
     {
@@ -342,7 +458,10 @@ pub fn delete(state: &mut State, def: &ResourceDef, namespace: &str, name: &str,
             &def.group,
             &def.plural,
             name,
-            &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {}", meta::uid_of(&current)),
+            &format!(
+                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                meta::uid_of(&current)
+            ),
         ));
     }
     if let Some(rv) = &options.precondition_rv
@@ -362,17 +481,34 @@ pub fn delete(state: &mut State, def: &ResourceDef, namespace: &str, name: &str,
     if options.dry_run {
         return Ok(current);
     }
-    Ok(delete_object(state, &key, &(ns.to_owned(), name.to_owned()), options.propagation).unwrap_or(current))
+    Ok(delete_object(
+        state,
+        &key,
+        &(ns.to_owned(), name.to_owned()),
+        options.propagation,
+    )
+    .unwrap_or(current))
 }
 
 /// Starts deleting one object; `None` when it is already gone.
-fn delete_object(state: &mut State, key: &StoreKey, ok: &ObjectKey, propagation: Propagation) -> Option<Arc<Value>> {
+fn delete_object(
+    state: &mut State,
+    key: &StoreKey,
+    ok: &ObjectKey,
+    propagation: Propagation,
+) -> Option<Arc<Value>> {
     let current = state.get(key, &ok.0, &ok.1).cloned()?;
     let mut finalizers = meta::finalizers(&current);
     let has_dependents = !state.dependents_of(meta::uid_of(&current)).is_empty();
     match propagation {
-        Propagation::Foreground if has_dependents && !finalizers.iter().any(|f| f == FOREGROUND) => finalizers.push(FOREGROUND.into()),
-        Propagation::Orphan if has_dependents && !finalizers.iter().any(|f| f == ORPHAN) => finalizers.push(ORPHAN.into()),
+        Propagation::Foreground
+            if has_dependents && !finalizers.iter().any(|f| f == FOREGROUND) =>
+        {
+            finalizers.push(FOREGROUND.into())
+        }
+        Propagation::Orphan if has_dependents && !finalizers.iter().any(|f| f == ORPHAN) => {
+            finalizers.push(ORPHAN.into())
+        }
         _ => {}
     }
     if finalizers.is_empty() && *key != keys::namespaces() {
@@ -386,7 +522,11 @@ fn delete_object(state: &mut State, key: &StoreKey, ok: &ObjectKey, propagation:
         let meta_map = meta::metadata_mut(&mut next);
         meta_map.insert("deletionTimestamp".into(), json!(meta::now_time()));
         meta_map.insert("deletionGracePeriodSeconds".into(), json!(0));
-        let generation = current.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0) + 1;
+        let generation = current
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            + 1;
         meta_map.insert("generation".into(), json!(generation));
         if *key == keys::namespaces() {
             next["status"]["phase"] = json!("Terminating");
@@ -402,7 +542,12 @@ fn delete_object(state: &mut State, key: &StoreKey, ok: &ObjectKey, propagation:
 #[derive(Debug)]
 enum Task {
     /// An object was removed: collect its orphans, unblock owners, namespaces and CRDs.
-    Removed { key: StoreKey, namespace: String, uid: String, owners: Vec<String> },
+    Removed {
+        key: StoreKey,
+        namespace: String,
+        uid: String,
+        owners: Vec<String>,
+    },
     /// An object is being deleted: drive its finalizers that the server itself implements.
     Terminating(StoreKey, ObjectKey),
 }
@@ -423,10 +568,19 @@ fn settle_removed(state: &mut State, key: &StoreKey, last: &Value) {
 fn run(state: &mut State, queue: &mut Vec<Task>) {
     while let Some(task) = queue.pop() {
         match task {
-            Task::Removed { key, namespace, uid, owners } => {
+            Task::Removed {
+                key,
+                namespace,
+                uid,
+                owners,
+            } => {
                 for (dep_key, dep_ok) in state.dependents_of(&uid) {
-                    let Some(dependent) = state.get(&dep_key, &dep_ok.0, &dep_ok.1) else { continue };
-                    let alive = meta::owner_uids(dependent).iter().any(|o| state.locate_uid(o).is_some());
+                    let Some(dependent) = state.get(&dep_key, &dep_ok.0, &dep_ok.1) else {
+                        continue;
+                    };
+                    let alive = meta::owner_uids(dependent)
+                        .iter()
+                        .any(|o| state.locate_uid(o).is_some());
                     if !alive && !meta::is_terminating(dependent) {
                         start_deleting(state, &dep_key, &dep_ok, queue);
                     }
@@ -437,7 +591,10 @@ fn run(state: &mut State, queue: &mut Vec<Task>) {
                     }
                 }
                 if !namespace.is_empty() {
-                    queue.push(Task::Terminating(keys::namespaces(), (String::new(), namespace)));
+                    queue.push(Task::Terminating(
+                        keys::namespaces(),
+                        (String::new(), namespace),
+                    ));
                 }
                 if let Some(crd) = state.registry.crd_name_of(&key) {
                     queue.push(Task::Terminating(keys::crds(), (String::new(), crd)));
@@ -450,7 +607,9 @@ fn run(state: &mut State, queue: &mut Vec<Task>) {
 
 /// Deletes a dependent in the background (its own finalizers still apply).
 fn start_deleting(state: &mut State, key: &StoreKey, ok: &ObjectKey, queue: &mut Vec<Task>) {
-    let Some(current) = state.get(key, &ok.0, &ok.1).cloned() else { return };
+    let Some(current) = state.get(key, &ok.0, &ok.1).cloned() else {
+        return;
+    };
     if meta::finalizers(&current).is_empty() && *key != keys::namespaces() {
         state.remove(key, &ok.0, &ok.1);
         if *key == keys::crds() {
@@ -480,7 +639,9 @@ fn start_deleting(state: &mut State, key: &StoreKey, ok: &ObjectKey, queue: &mut
 
 /// Drives the server-implemented finalizers of an object being deleted.
 fn finalize(state: &mut State, key: &StoreKey, ok: &ObjectKey, queue: &mut Vec<Task>) {
-    let Some(current) = state.get(key, &ok.0, &ok.1).cloned() else { return };
+    let Some(current) = state.get(key, &ok.0, &ok.1).cloned() else {
+        return;
+    };
     if !meta::is_terminating(&current) {
         return;
     }
@@ -489,7 +650,9 @@ fn finalize(state: &mut State, key: &StoreKey, ok: &ObjectKey, queue: &mut Vec<T
     let mut blocked = false;
     if finalizers.iter().any(|f| f == ORPHAN) {
         for (dep_key, dep_ok) in state.dependents_of(&uid) {
-            let Some(dependent) = state.get(&dep_key, &dep_ok.0, &dep_ok.1).cloned() else { continue };
+            let Some(dependent) = state.get(&dep_key, &dep_ok.0, &dep_ok.1).cloned() else {
+                continue;
+            };
             let mut next = (*dependent).clone();
             if let Some(Value::Array(refs)) = next.pointer_mut("/metadata/ownerReferences") {
                 refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid.as_str()));
@@ -515,7 +678,11 @@ fn finalize(state: &mut State, key: &StoreKey, ok: &ObjectKey, queue: &mut Vec<T
         let group = meta::str_at(&current, "/spec/group");
         let plural = meta::str_at(&current, "/spec/names/plural");
         let custom = StoreKey::new(group, plural);
-        state.keys_of(&custom).into_iter().map(|ok| (custom.clone(), ok)).collect()
+        state
+            .keys_of(&custom)
+            .into_iter()
+            .map(|ok| (custom.clone(), ok))
+            .collect()
     } else {
         Vec::new()
     };
@@ -554,10 +721,15 @@ fn finalize(state: &mut State, key: &StoreKey, ok: &ObjectKey, queue: &mut Vec<T
 
 /// Creates the namespaces every cluster has.
 pub fn bootstrap(state: &mut State) {
-    let Some(def) = state.registry.find("", "v1", "namespaces") else { return };
+    let Some(def) = state.registry.find("", "v1", "namespaces") else {
+        return;
+    };
     for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
         let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}});
-        let options = WriteOptions { manager: "kube-apiserver".into(), ..WriteOptions::default() };
+        let options = WriteOptions {
+            manager: "kube-apiserver".into(),
+            ..WriteOptions::default()
+        };
         if let Err(error) = create(state, &def, "", body, &options) {
             tracing::error!(%error, namespace = name, "cannot create a default namespace");
         }
@@ -575,7 +747,10 @@ mod tests {
     }
 
     fn options() -> WriteOptions {
-        WriteOptions { manager: "test".into(), ..WriteOptions::default() }
+        WriteOptions {
+            manager: "test".into(),
+            ..WriteOptions::default()
+        }
     }
 
     fn def(state: &State, group: &str, plural: &str) -> Arc<ResourceDef> {
@@ -594,12 +769,24 @@ mod tests {
         assert_eq!(created.object["metadata"]["generation"], 1);
         assert_eq!(created.object["metadata"]["namespace"], "default");
         assert!(created.object["metadata"]["uid"].is_string());
-        assert_eq!(create(&mut state, &d, "default", cm("a"), &options()).expect_err("dup").code, 409);
+        assert_eq!(
+            create(&mut state, &d, "default", cm("a"), &options())
+                .expect_err("dup")
+                .code,
+            409
+        );
         let missing = create(&mut state, &d, "nope", cm("a"), &options()).expect_err("no ns");
         assert_eq!(missing.message, "namespaces \"nope\" not found");
-        let invalid = create(&mut state, &d, "default", cm("Bad_Name"), &options()).expect_err("invalid");
+        let invalid =
+            create(&mut state, &d, "default", cm("Bad_Name"), &options()).expect_err("invalid");
         assert_eq!(invalid.code, 422);
-        let mismatched = create(&mut state, &d, "kube-system", json!({"metadata": {"name": "x", "namespace": "default"}}), &options());
+        let mismatched = create(
+            &mut state,
+            &d,
+            "kube-system",
+            json!({"metadata": {"name": "x", "namespace": "default"}}),
+            &options(),
+        );
         assert_eq!(mismatched.expect_err("ns mismatch").code, 400);
     }
 
@@ -610,9 +797,29 @@ mod tests {
         let created = create(&mut state, &d, "default", cm("a"), &options()).expect("created");
         let mut body = (*created.object).clone();
         body["data"]["a"] = json!("2");
-        let updated = update(&mut state, &d, "default", "a", body.clone(), "", UpdateKind::Update, &options()).expect("updated");
+        let updated = update(
+            &mut state,
+            &d,
+            "default",
+            "a",
+            body.clone(),
+            "",
+            UpdateKind::Update,
+            &options(),
+        )
+        .expect("updated");
         assert_eq!(updated.object["metadata"]["generation"], 2);
-        let stale = update(&mut state, &d, "default", "a", body, "", UpdateKind::Update, &options()).expect_err("stale");
+        let stale = update(
+            &mut state,
+            &d,
+            "default",
+            "a",
+            body,
+            "",
+            UpdateKind::Update,
+            &options(),
+        )
+        .expect_err("stale");
         assert_eq!(
             stale.message,
             "Operation cannot be fulfilled on configmaps \"a\": the object has been modified; please apply your changes to the latest version and try again"
@@ -626,13 +833,38 @@ mod tests {
         let mut body = cm("f");
         body["metadata"]["finalizers"] = json!(["x/y"]);
         create(&mut state, &d, "default", body, &options()).expect("created");
-        let deleting = delete(&mut state, &d, "default", "f", &DeleteOptions::default()).expect("deleting");
+        let deleting =
+            delete(&mut state, &d, "default", "f", &DeleteOptions::default()).expect("deleting");
         assert!(meta::is_terminating(&deleting));
         let mut next = (*deleting).clone();
         next["metadata"]["finalizers"] = json!(["x/y", "new"]);
-        assert_eq!(update(&mut state, &d, "default", "f", next.clone(), "", UpdateKind::Update, &options()).expect_err("no new").code, 422);
+        assert_eq!(
+            update(
+                &mut state,
+                &d,
+                "default",
+                "f",
+                next.clone(),
+                "",
+                UpdateKind::Update,
+                &options()
+            )
+            .expect_err("no new")
+            .code,
+            422
+        );
         next["metadata"]["finalizers"] = json!([]);
-        update(&mut state, &d, "default", "f", next, "", UpdateKind::Update, &options()).expect("released");
+        update(
+            &mut state,
+            &d,
+            "default",
+            "f",
+            next,
+            "",
+            UpdateKind::Update,
+            &options(),
+        )
+        .expect("released");
         assert!(state.get(&d.store_key(), "default", "f").is_none());
     }
 
@@ -644,16 +876,28 @@ mod tests {
         let mut child = cm("child");
         child["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.object["metadata"]["uid"]}]);
         create(&mut state, &d, "default", child.clone(), &options()).expect("created");
-        delete(&mut state, &d, "default", "owner", &DeleteOptions::default()).expect("deleted");
+        delete(
+            &mut state,
+            &d,
+            "default",
+            "owner",
+            &DeleteOptions::default(),
+        )
+        .expect("deleted");
         assert!(state.get(&d.store_key(), "default", "child").is_none());
 
         let owner = create(&mut state, &d, "default", cm("owner"), &options()).expect("created");
         child["metadata"]["ownerReferences"][0]["uid"] = owner.object["metadata"]["uid"].clone();
         create(&mut state, &d, "default", child.clone(), &options()).expect("created");
-        let orphan = DeleteOptions { propagation: Propagation::Orphan, ..DeleteOptions::default() };
+        let orphan = DeleteOptions {
+            propagation: Propagation::Orphan,
+            ..DeleteOptions::default()
+        };
         delete(&mut state, &d, "default", "owner", &orphan).expect("deleted");
         assert!(state.get(&d.store_key(), "default", "owner").is_none());
-        let kept = state.get(&d.store_key(), "default", "child").expect("orphaned");
+        let kept = state
+            .get(&d.store_key(), "default", "child")
+            .expect("orphaned");
         assert!(kept["metadata"].get("ownerReferences").is_none());
     }
 
@@ -666,14 +910,31 @@ mod tests {
         child["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.object["metadata"]["uid"]}]);
         child["metadata"]["finalizers"] = json!(["hold"]);
         create(&mut state, &d, "default", child, &options()).expect("created");
-        let foreground = DeleteOptions { propagation: Propagation::Foreground, ..DeleteOptions::default() };
+        let foreground = DeleteOptions {
+            propagation: Propagation::Foreground,
+            ..DeleteOptions::default()
+        };
         let deleting = delete(&mut state, &d, "default", "owner", &foreground).expect("deleting");
         assert_eq!(meta::finalizers(&deleting), vec![FOREGROUND.to_owned()]);
-        let held = (*state.get(&d.store_key(), "default", "child").expect("held").clone()).clone();
+        let held = (*state
+            .get(&d.store_key(), "default", "child")
+            .expect("held")
+            .clone())
+        .clone();
         assert!(meta::is_terminating(&held));
         let mut released = held;
         released["metadata"]["finalizers"] = json!([]);
-        update(&mut state, &d, "default", "child", released, "", UpdateKind::Update, &options()).expect("released");
+        update(
+            &mut state,
+            &d,
+            "default",
+            "child",
+            released,
+            "",
+            UpdateKind::Update,
+            &options(),
+        )
+        .expect("released");
         assert!(state.get(&d.store_key(), "default", "owner").is_none());
     }
 
@@ -682,7 +943,14 @@ mod tests {
         let mut state = setup();
         let ns = def(&state, "", "namespaces");
         let d = def(&state, "", "configmaps");
-        create(&mut state, &ns, "", json!({"metadata": {"name": "team"}}), &options()).expect("created");
+        create(
+            &mut state,
+            &ns,
+            "",
+            json!({"metadata": {"name": "team"}}),
+            &options(),
+        )
+        .expect("created");
         create(&mut state, &d, "team", cm("a"), &options()).expect("created");
         delete(&mut state, &ns, "", "team", &DeleteOptions::default()).expect("deleted");
         assert!(state.get(&d.store_key(), "team", "a").is_none());

@@ -27,7 +27,9 @@ pub fn merge_patch(target: &mut Value, patch: &Value) {
     if !target.is_object() {
         *target = Value::Object(Map::new());
     }
-    let Value::Object(target_map) = target else { return };
+    let Value::Object(target_map) = target else {
+        return;
+    };
     for (key, value) in patch_map {
         if value.is_null() {
             target_map.remove(key);
@@ -47,12 +49,18 @@ fn split_pointer(path: &str) -> Result<Vec<String>, PatchError> {
         return Ok(Vec::new());
     }
     let Some(rest) = path.strip_prefix('/') else {
-        return Err(PatchError::Invalid(format!("invalid JSON pointer {path:?}: must start with '/'")));
+        return Err(PatchError::Invalid(format!(
+            "invalid JSON pointer {path:?}: must start with '/'"
+        )));
     };
     Ok(rest.split('/').map(token).collect())
 }
 
-fn parent_mut<'a>(root: &'a mut Value, tokens: &[String], path: &str) -> Result<&'a mut Value, PatchError> {
+fn parent_mut<'a>(
+    root: &'a mut Value,
+    tokens: &[String],
+    path: &str,
+) -> Result<&'a mut Value, PatchError> {
     let mut current = root;
     for t in tokens {
         current = match current {
@@ -83,25 +91,37 @@ fn add_at(root: &mut Value, path: &str, value: Value) -> Result<(), PatchError> 
                 last.parse::<usize>()
                     .ok()
                     .filter(|i| *i <= a.len())
-                    .ok_or_else(|| PatchError::Invalid(format!("add operation has an invalid index at {path:?}")))?
+                    .ok_or_else(|| {
+                        PatchError::Invalid(format!(
+                            "add operation has an invalid index at {path:?}"
+                        ))
+                    })?
             };
             a.insert(index, value);
             Ok(())
         }
-        _ => Err(PatchError::Invalid(format!("doc is missing path: {path:?}"))),
+        _ => Err(PatchError::Invalid(format!(
+            "doc is missing path: {path:?}"
+        ))),
     }
 }
 
 fn remove_at(root: &mut Value, path: &str) -> Result<Value, PatchError> {
     let tokens = split_pointer(path)?;
     let Some((last, parents)) = tokens.split_last() else {
-        return Err(PatchError::Invalid("cannot remove the whole document".into()));
+        return Err(PatchError::Invalid(
+            "cannot remove the whole document".into(),
+        ));
     };
     let missing = || PatchError::Invalid(format!("doc is missing path: {path:?}"));
     match parent_mut(root, parents, path)? {
         Value::Object(m) => m.remove(last).ok_or_else(missing),
         Value::Array(a) => {
-            let index = last.parse::<usize>().ok().filter(|i| *i < a.len()).ok_or_else(missing)?;
+            let index = last
+                .parse::<usize>()
+                .ok()
+                .filter(|i| *i < a.len())
+                .ok_or_else(missing)?;
             Ok(a.remove(index))
         }
         _ => Err(missing()),
@@ -128,16 +148,18 @@ fn get_at<'a>(root: &'a Value, path: &str) -> Result<Option<&'a Value>, PatchErr
 /// RFC 6902. A `test` against a missing path matches `null`, as the apiserver's library does.
 pub fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
     let Value::Array(ops) = patch else {
-        return Err(PatchError::Invalid("a JSON patch must be a list of operations".into()));
+        return Err(PatchError::Invalid(
+            "a JSON patch must be a list of operations".into(),
+        ));
     };
     let mut work = target.clone();
     for op in ops {
         let kind = op.get("op").and_then(Value::as_str).unwrap_or_default();
         let path = op.get("path").and_then(Value::as_str).unwrap_or_default();
         let value = || {
-            op.get("value")
-                .cloned()
-                .ok_or_else(|| PatchError::Invalid(format!("missing value for {kind} operation at {path:?}")))
+            op.get("value").cloned().ok_or_else(|| {
+                PatchError::Invalid(format!("missing value for {kind} operation at {path:?}"))
+            })
         };
         let from = || {
             op.get("from")
@@ -158,9 +180,12 @@ pub fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
                 add_at(&mut work, path, moved)?;
             }
             "copy" => {
-                let copied = get_at(&work, from()?)?
-                    .cloned()
-                    .ok_or_else(|| PatchError::Invalid(format!("doc is missing from path: {:?}", from().unwrap_or_default())))?;
+                let copied = get_at(&work, from()?)?.cloned().ok_or_else(|| {
+                    PatchError::Invalid(format!(
+                        "doc is missing from path: {:?}",
+                        from().unwrap_or_default()
+                    ))
+                })?;
                 add_at(&mut work, path, copied)?;
             }
             "test" => {
@@ -181,7 +206,12 @@ pub fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
 pub fn merge_key(field: &str, items: &[&Value]) -> Option<&'static str> {
     let has = |k: &str| items.iter().any(|i| i.get(k).is_some());
     match field {
-        "containers" | "initContainers" | "ephemeralContainers" | "env" | "volumes" | "imagePullSecrets"
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "env"
+        | "volumes"
+        | "imagePullSecrets"
         | "volumeClaimTemplates" => Some("name"),
         "volumeMounts" | "volumeDevices" => Some("mountPath"),
         "ports" if has("containerPort") => Some("containerPort"),
@@ -202,7 +232,9 @@ fn is_primitive_set(field: &str) -> bool {
 /// Strategic merge patch for built-in kinds.
 pub fn strategic_merge_patch(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
     let Value::Object(patch_map) = patch else {
-        return Err(PatchError::Invalid("a strategic merge patch must be an object".into()));
+        return Err(PatchError::Invalid(
+            "a strategic merge patch must be an object".into(),
+        ));
     };
     if patch_map.get("$patch").and_then(Value::as_str) == Some("replace") {
         let mut replacement = patch.clone();
@@ -213,7 +245,9 @@ pub fn strategic_merge_patch(target: &mut Value, patch: &Value) -> Result<(), Pa
     if !target.is_object() {
         *target = Value::Object(Map::new());
     }
-    let Value::Object(target_map) = target else { return Ok(()) };
+    let Value::Object(target_map) = target else {
+        return Ok(());
+    };
     if let Some(Value::Array(retain)) = patch_map.get("$retainKeys") {
         let keep: Vec<&str> = retain.iter().filter_map(Value::as_str).collect();
         target_map.retain(|k, _| keep.contains(&k.as_str()));
@@ -223,7 +257,9 @@ pub fn strategic_merge_patch(target: &mut Value, patch: &Value) -> Result<(), Pa
             continue;
         }
         if let Some(field) = key.strip_prefix("$deleteFromPrimitiveList/") {
-            if let (Some(Value::Array(list)), Value::Array(remove)) = (target_map.get_mut(field), value) {
+            if let (Some(Value::Array(list)), Value::Array(remove)) =
+                (target_map.get_mut(field), value)
+            {
                 list.retain(|v| !remove.contains(v));
             }
             continue;
@@ -252,7 +288,9 @@ pub fn strategic_merge_patch(target: &mut Value, patch: &Value) -> Result<(), Pa
                     };
                 }
             }
-            (Some(existing @ Value::Object(_)), Value::Object(_)) => strategic_merge_patch(existing, value)?,
+            (Some(existing @ Value::Object(_)), Value::Object(_)) => {
+                strategic_merge_patch(existing, value)?
+            }
             // A new sub-object is patched into an empty one, so its `null`s delete nothing instead
             // of being stored (kubectl's three-way patch of a Secret's stringData sends them).
             (_, Value::Object(_)) => {
@@ -271,7 +309,10 @@ pub fn strategic_merge_patch(target: &mut Value, patch: &Value) -> Result<(), Pa
 }
 
 fn merge_list(current: &mut Vec<Value>, items: &[Value], key: &str) -> Result<(), PatchError> {
-    if items.iter().any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace")) {
+    if items
+        .iter()
+        .any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace"))
+    {
         let mut replacement: Vec<Value> = items
             .iter()
             .filter(|i| i.get("$patch").is_none())
@@ -283,7 +324,9 @@ fn merge_list(current: &mut Vec<Value>, items: &[Value], key: &str) -> Result<()
     }
     for item in items {
         let Some(id) = item.get(key) else {
-            return Err(PatchError::Invalid(format!("map: {item} does not contain declared merge key: {key}")));
+            return Err(PatchError::Invalid(format!(
+                "map: {item} does not contain declared merge key: {key}"
+            )));
         };
         let position = current.iter().position(|c| c.get(key) == Some(id));
         let delete = item.get("$patch").and_then(Value::as_str) == Some("delete");
@@ -329,17 +372,31 @@ mod tests {
     #[test]
     fn json_patch_supports_test_against_missing_and_append() {
         let mut doc = json!({"metadata": {"name": "x"}});
-        json_patch(&mut doc, &json!([
-            {"op": "test", "path": "/metadata/finalizers", "value": null},
-            {"op": "add", "path": "/metadata/finalizers", "value": []},
-            {"op": "add", "path": "/metadata/finalizers/-", "value": "f"}
-        ]))
+        json_patch(
+            &mut doc,
+            &json!([
+                {"op": "test", "path": "/metadata/finalizers", "value": null},
+                {"op": "add", "path": "/metadata/finalizers", "value": []},
+                {"op": "add", "path": "/metadata/finalizers/-", "value": "f"}
+            ]),
+        )
         .expect("applies");
         assert_eq!(doc["metadata"]["finalizers"], json!(["f"]));
-        let failed = json_patch(&mut doc, &json!([{"op": "test", "path": "/metadata/finalizers", "value": null}]));
+        let failed = json_patch(
+            &mut doc,
+            &json!([{"op": "test", "path": "/metadata/finalizers", "value": null}]),
+        );
         assert_eq!(failed, Err(PatchError::TestFailed));
-        assert_eq!(doc["metadata"]["finalizers"], json!(["f"]), "a failed patch changes nothing");
-        json_patch(&mut doc, &json!([{"op": "remove", "path": "/metadata/finalizers/0"}])).expect("applies");
+        assert_eq!(
+            doc["metadata"]["finalizers"],
+            json!(["f"]),
+            "a failed patch changes nothing"
+        );
+        json_patch(
+            &mut doc,
+            &json!([{"op": "remove", "path": "/metadata/finalizers/0"}]),
+        )
+        .expect("applies");
         assert_eq!(doc["metadata"]["finalizers"], json!([]));
         assert!(json_patch(&mut doc, &json!([{"op": "remove", "path": "/nope"}])).is_err());
     }
@@ -347,8 +404,12 @@ mod tests {
     #[test]
     fn strategic_merge_patch_drops_nulls_inside_new_objects() {
         let mut doc = json!({"data": {"a": "b25l"}});
-        strategic_merge_patch(&mut doc, &json!({"stringData": {"a": null, "b": "wrong"}})).expect("applies");
-        assert_eq!(doc, json!({"data": {"a": "b25l"}, "stringData": {"b": "wrong"}}));
+        strategic_merge_patch(&mut doc, &json!({"stringData": {"a": null, "b": "wrong"}}))
+            .expect("applies");
+        assert_eq!(
+            doc,
+            json!({"data": {"a": "b25l"}, "stringData": {"b": "wrong"}})
+        );
     }
 
     #[test]
@@ -357,25 +418,42 @@ mod tests {
             {"name": "a", "image": "a:1", "env": [{"name": "X", "value": "1"}]},
             {"name": "b", "image": "b:1"}
         ]}}}});
-        strategic_merge_patch(&mut doc, &json!({"spec": {"template": {"spec": {
-            "$setElementOrder/containers": [{"name": "a"}, {"name": "b"}],
-            "containers": [
-                {"name": "a", "image": "a:2", "env": [{"name": "Y", "value": "2"}]},
-                {"name": "b", "$patch": "delete"}
-            ]
-        }}}}))
+        strategic_merge_patch(
+            &mut doc,
+            &json!({"spec": {"template": {"spec": {
+                "$setElementOrder/containers": [{"name": "a"}, {"name": "b"}],
+                "containers": [
+                    {"name": "a", "image": "a:2", "env": [{"name": "Y", "value": "2"}]},
+                    {"name": "b", "$patch": "delete"}
+                ]
+            }}}}),
+        )
         .expect("applies");
-        assert_eq!(doc, json!({"spec": {"template": {"spec": {"containers": [
-            {"name": "a", "image": "a:2", "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]}
-        ]}}}}));
+        assert_eq!(
+            doc,
+            json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "a", "image": "a:2", "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]}
+            ]}}}})
+        );
     }
 
     #[test]
     fn strategic_merge_patch_finalizers_are_a_set_and_args_are_replaced() {
         let mut doc = json!({"metadata": {"finalizers": ["a"]}, "args": ["x", "y"]});
-        strategic_merge_patch(&mut doc, &json!({"metadata": {"finalizers": ["a", "b"]}, "args": ["z"]})).expect("applies");
-        assert_eq!(doc, json!({"metadata": {"finalizers": ["a", "b"]}, "args": ["z"]}));
-        strategic_merge_patch(&mut doc, &json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["a"]}})).expect("applies");
+        strategic_merge_patch(
+            &mut doc,
+            &json!({"metadata": {"finalizers": ["a", "b"]}, "args": ["z"]}),
+        )
+        .expect("applies");
+        assert_eq!(
+            doc,
+            json!({"metadata": {"finalizers": ["a", "b"]}, "args": ["z"]})
+        );
+        strategic_merge_patch(
+            &mut doc,
+            &json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["a"]}}),
+        )
+        .expect("applies");
         assert_eq!(doc["metadata"]["finalizers"], json!(["b"]));
     }
 }

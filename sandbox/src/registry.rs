@@ -69,7 +69,10 @@ impl ResourceDef {
         if self.group == "events.k8s.io" && self.plural == "events" {
             return keys::events();
         }
-        StoreKey { group: self.group.clone(), plural: self.plural.clone() }
+        StoreKey {
+            group: self.group.clone(),
+            plural: self.plural.clone(),
+        }
     }
 
     pub fn list_kind(&self) -> String {
@@ -83,7 +86,10 @@ impl ResourceDef {
 
 impl StoreKey {
     pub fn new(group: &str, plural: &str) -> Self {
-        Self { group: group.to_owned(), plural: plural.to_owned() }
+        Self {
+            group: group.to_owned(),
+            plural: plural.to_owned(),
+        }
     }
 
     /// `plural.group` (or `plural`), as used in request counters and messages.
@@ -121,22 +127,121 @@ pub mod keys {
 }
 
 /// `(group, version, kind, plural, namespaced, status subresource, short names, categories)`.
-type Builtin = (&'static str, &'static str, &'static str, &'static str, bool, bool, &'static [&'static str], &'static [&'static str]);
+type Builtin = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    bool,
+    bool,
+    &'static [&'static str],
+    &'static [&'static str],
+);
 
 const BUILTINS: &[Builtin] = &[
-    ("", "v1", "Namespace", "namespaces", false, true, &["ns"], &[]),
+    (
+        "",
+        "v1",
+        "Namespace",
+        "namespaces",
+        false,
+        true,
+        &["ns"],
+        &[],
+    ),
     ("", "v1", "Secret", "secrets", true, false, &[], &[]),
-    ("", "v1", "ConfigMap", "configmaps", true, false, &["cm"], &[]),
-    ("", "v1", "Service", "services", true, true, &["svc"], &["all"]),
+    (
+        "",
+        "v1",
+        "ConfigMap",
+        "configmaps",
+        true,
+        false,
+        &["cm"],
+        &[],
+    ),
+    (
+        "",
+        "v1",
+        "Service",
+        "services",
+        true,
+        true,
+        &["svc"],
+        &["all"],
+    ),
     ("", "v1", "Event", "events", true, false, &["ev"], &[]),
-    ("", "v1", "ServiceAccount", "serviceaccounts", true, false, &["sa"], &[]),
+    (
+        "",
+        "v1",
+        "ServiceAccount",
+        "serviceaccounts",
+        true,
+        false,
+        &["sa"],
+        &[],
+    ),
     ("", "v1", "Pod", "pods", true, true, &["po"], &["all"]),
-    ("apps", "v1", "Deployment", "deployments", true, true, &["deploy"], &["all"]),
-    ("apps", "v1", "StatefulSet", "statefulsets", true, true, &["sts"], &["all"]),
-    ("networking.k8s.io", "v1", "Ingress", "ingresses", true, true, &["ing"], &[]),
-    ("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", true, true, &["pdb"], &[]),
-    ("coordination.k8s.io", "v1", "Lease", "leases", true, false, &[], &[]),
-    ("events.k8s.io", "v1", "Event", "events", true, false, &["ev"], &[]),
+    (
+        "apps",
+        "v1",
+        "Deployment",
+        "deployments",
+        true,
+        true,
+        &["deploy"],
+        &["all"],
+    ),
+    (
+        "apps",
+        "v1",
+        "StatefulSet",
+        "statefulsets",
+        true,
+        true,
+        &["sts"],
+        &["all"],
+    ),
+    (
+        "networking.k8s.io",
+        "v1",
+        "Ingress",
+        "ingresses",
+        true,
+        true,
+        &["ing"],
+        &[],
+    ),
+    (
+        "policy",
+        "v1",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+        true,
+        true,
+        &["pdb"],
+        &[],
+    ),
+    (
+        "coordination.k8s.io",
+        "v1",
+        "Lease",
+        "leases",
+        true,
+        false,
+        &[],
+        &[],
+    ),
+    (
+        "events.k8s.io",
+        "v1",
+        "Event",
+        "events",
+        true,
+        false,
+        &["ev"],
+        &[],
+    ),
     (
         "apiextensions.k8s.io",
         "v1",
@@ -147,10 +252,46 @@ const BUILTINS: &[Builtin] = &[
         &["crd", "crds"],
         &["api-extensions"],
     ),
-    ("rbac.authorization.k8s.io", "v1", "Role", "roles", true, false, &[], &[]),
-    ("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", true, false, &[], &[]),
-    ("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", false, false, &[], &[]),
-    ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", false, false, &[], &[]),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "Role",
+        "roles",
+        true,
+        false,
+        &[],
+        &[],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "RoleBinding",
+        "rolebindings",
+        true,
+        false,
+        &[],
+        &[],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+        false,
+        false,
+        &[],
+        &[],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        false,
+        false,
+        &[],
+        &[],
+    ),
 ];
 
 /// Every served resource, built-in or custom.
@@ -165,22 +306,27 @@ impl Default for Registry {
     fn default() -> Self {
         let builtins = BUILTINS
             .iter()
-            .map(|&(group, version, kind, plural, namespaced, status, short, categories)| {
-                Arc::new(ResourceDef {
-                    group: group.into(),
-                    version: version.into(),
-                    kind: kind.into(),
-                    plural: plural.into(),
-                    singular: kind.to_lowercase(),
-                    namespaced,
-                    short_names: short.iter().map(|s| (*s).to_owned()).collect(),
-                    categories: categories.iter().map(|s| (*s).to_owned()).collect(),
-                    status_subresource: status,
-                    crd: None,
-                })
-            })
+            .map(
+                |&(group, version, kind, plural, namespaced, status, short, categories)| {
+                    Arc::new(ResourceDef {
+                        group: group.into(),
+                        version: version.into(),
+                        kind: kind.into(),
+                        plural: plural.into(),
+                        singular: kind.to_lowercase(),
+                        namespaced,
+                        short_names: short.iter().map(|s| (*s).to_owned()).collect(),
+                        categories: categories.iter().map(|s| (*s).to_owned()).collect(),
+                        status_subresource: status,
+                        crd: None,
+                    })
+                },
+            )
             .collect();
-        Self { builtins, custom: BTreeMap::new() }
+        Self {
+            builtins,
+            custom: BTreeMap::new(),
+        }
     }
 }
 
@@ -197,14 +343,18 @@ impl Registry {
 
     /// Any served version of the store key: used to name kinds in background work.
     pub fn find_key(&self, key: &StoreKey) -> Option<Arc<ResourceDef>> {
-        self.all().find(|d| d.group == key.group && d.plural == key.plural).cloned()
+        self.all()
+            .find(|d| d.group == key.group && d.plural == key.plural)
+            .cloned()
     }
 
     /// The group-versions served, core first, each with its resources.
     pub fn group_versions(&self) -> BTreeMap<(String, String), Vec<Arc<ResourceDef>>> {
         let mut out: BTreeMap<(String, String), Vec<Arc<ResourceDef>>> = BTreeMap::new();
         for def in self.all() {
-            out.entry((def.group.clone(), def.version.clone())).or_default().push(def.clone());
+            out.entry((def.group.clone(), def.version.clone()))
+                .or_default()
+                .push(def.clone());
         }
         out
     }
@@ -241,13 +391,21 @@ impl Registry {
     pub fn crd_name_of(&self, key: &StoreKey) -> Option<String> {
         self.custom
             .iter()
-            .find(|(_, defs)| defs.iter().any(|d| d.group == key.group && d.plural == key.plural))
+            .find(|(_, defs)| {
+                defs.iter()
+                    .any(|d| d.group == key.group && d.plural == key.plural)
+            })
             .map(|(name, _)| name.clone())
     }
 }
 
 fn defs_from_crd(crd: &Value) -> Vec<Arc<ResourceDef>> {
-    let str_at = |p: &str| crd.pointer(p).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let str_at = |p: &str| {
+        crd.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     let crd_name = str_at("/metadata/name");
     let group = str_at("/spec/group");
     let kind = str_at("/spec/names/kind");
@@ -261,11 +419,19 @@ fn defs_from_crd(crd: &Value) -> Vec<Arc<ResourceDef>> {
     let strings = |p: &str| -> Vec<String> {
         crd.pointer(p)
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let namespaced = str_at("/spec/scope") != "Cluster";
-    let versions = crd.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     versions
         .iter()
         .filter(|v| v.get("served").and_then(Value::as_bool).unwrap_or(true))
@@ -314,7 +480,9 @@ mod tests {
                 ]
             }
         }));
-        let def = registry.find("example.io", "v1", "widgets").expect("registered");
+        let def = registry
+            .find("example.io", "v1", "widgets")
+            .expect("registered");
         assert!(def.status_subresource);
         assert_eq!(def.singular, "widget");
         assert_eq!(def.short_names, vec!["wd"]);

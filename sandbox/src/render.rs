@@ -12,7 +12,13 @@ pub fn include_object(raw: Option<&str>) -> IncludeObject {
 
 /// Renders `objects` (in `def`'s view) as a Table; `resource_version` and `continue_token` go
 /// into the list metadata.
-pub fn table(def: &ResourceDef, objects: &[Value], resource_version: &str, continue_token: Option<&str>, include: IncludeObject) -> Value {
+pub fn table(
+    def: &ResourceDef,
+    objects: &[Value],
+    resource_version: &str,
+    continue_token: Option<&str>,
+    include: IncludeObject,
+) -> Value {
     let builtin;
     let printer = match &def.crd {
         Some(crd) => &crd.printer,
@@ -22,5 +28,12 @@ pub fn table(def: &ResourceDef, objects: &[Value], resource_version: &str, conti
         }
     };
     let refs: Vec<&Value> = objects.iter().collect();
-    render_table(printer, &refs, include, resource_version, continue_token, jiff::Timestamp::now())
+    render_table(
+        printer,
+        &refs,
+        include,
+        resource_version,
+        continue_token,
+        jiff::Timestamp::now(),
+    )
 }

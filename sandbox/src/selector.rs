@@ -35,7 +35,11 @@ fn split_top(input: &str) -> Vec<&str> {
         }
     }
     parts.push(&input[start..]);
-    parts.into_iter().map(str::trim).filter(|p| !p.is_empty()).collect()
+    parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect()
 }
 
 fn set_values(raw: &str, selector: &str) -> Result<Vec<String>, ApiError> {
@@ -43,8 +47,16 @@ fn set_values(raw: &str, selector: &str) -> Result<Vec<String>, ApiError> {
         .trim()
         .strip_prefix('(')
         .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| ApiError::bad_request(format!("unable to parse requirement: found '{raw}', expected: '(' in selector {selector:?}")))?;
-    Ok(inner.split(',').map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()).collect())
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "unable to parse requirement: found '{raw}', expected: '(' in selector {selector:?}"
+            ))
+        })?;
+    Ok(inner
+        .split(',')
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .collect())
 }
 
 impl LabelSelector {
@@ -64,7 +76,9 @@ impl LabelSelector {
             } else if let Some((key, values)) = part.split_once(" in ") {
                 Requirement::In(key.trim().to_owned(), set_values(values, input)?)
             } else if part.contains(|c: char| c.is_whitespace() || "()<>".contains(c)) {
-                return Err(ApiError::bad_request(format!("unable to parse requirement: invalid label selector {input:?}")));
+                return Err(ApiError::bad_request(format!(
+                    "unable to parse requirement: invalid label selector {input:?}"
+                )));
             } else {
                 Requirement::Exists(part.to_owned())
             };
@@ -135,11 +149,17 @@ impl FieldSelector {
             } else if let Some((f, v)) = part.split_once('=') {
                 (f, true, v)
             } else {
-                return Err(ApiError::bad_request(format!("invalid selector: '{input}'; can't understand '{part}'")));
+                return Err(ApiError::bad_request(format!(
+                    "invalid selector: '{input}'; can't understand '{part}'"
+                )));
             };
             let field = field.trim();
-            if !matches!(field, "metadata.name" | "metadata.namespace") && !supported_fields(group, plural).contains(&field) {
-                return Err(ApiError::bad_request(format!("field label not supported: {field}")));
+            if !matches!(field, "metadata.name" | "metadata.namespace")
+                && !supported_fields(group, plural).contains(&field)
+            {
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {field}"
+                )));
             }
             terms.push((field.to_owned(), equal, value.trim().to_owned()));
         }
@@ -186,7 +206,8 @@ mod tests {
         assert!(parse("involvedObject.name=web,involvedObject.kind=Deployment").matches(&event));
         assert!(!parse("type!=Normal").matches(&event));
         assert!(parse("metadata.namespace==default").matches(&event));
-        let error = FieldSelector::parse("spec.foo=bar", "example.io", "widgets").expect_err("unsupported");
+        let error =
+            FieldSelector::parse("spec.foo=bar", "example.io", "widgets").expect_err("unsupported");
         assert_eq!(error.message, "field label not supported: spec.foo");
     }
 }

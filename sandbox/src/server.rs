@@ -20,7 +20,10 @@ pub enum SandboxError {
     #[error("cannot listen on 127.0.0.1:{port}: {source}")]
     Bind { port: u16, source: std::io::Error },
     #[error("cannot write the kubeconfig to {path}: {source}")]
-    Kubeconfig { path: PathBuf, source: std::io::Error },
+    Kubeconfig {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// A running sandbox API server. Dropping it stops it; `shutdown` also waits for the end.
@@ -38,13 +41,24 @@ impl Sandbox {
     pub async fn start(config: SandboxConfig) -> Result<Self, SandboxError> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", config.port))
             .await
-            .map_err(|source| SandboxError::Bind { port: config.port, source })?;
-        let address = listener.local_addr().map_err(|source| SandboxError::Bind { port: config.port, source })?;
+            .map_err(|source| SandboxError::Bind {
+                port: config.port,
+                source,
+            })?;
+        let address = listener.local_addr().map_err(|source| SandboxError::Bind {
+            port: config.port,
+            source,
+        })?;
         let (stop, stopped) = watch::channel(false);
         let mut state = State::new(config.history_capacity);
         ops::bootstrap(&mut state);
         let simulate = config.simulate_workloads;
-        let app = Arc::new(App::new(state, config, stopped.clone(), address.to_string()));
+        let app = Arc::new(App::new(
+            state,
+            config,
+            stopped.clone(),
+            address.to_string(),
+        ));
         let router = Router::new()
             .fallback(handler::handle)
             .layer(DefaultBodyLimit::disable())
@@ -55,13 +69,22 @@ impl Sandbox {
                 // Either a stop request or a dropped sender ends the server.
                 let _ = shutdown_signal.wait_for(|stop| *stop).await;
             };
-            if let Err(error) = axum::serve(listener, router).with_graceful_shutdown(graceful).await {
+            if let Err(error) = axum::serve(listener, router)
+                .with_graceful_shutdown(graceful)
+                .await
+            {
                 tracing::error!(%error, "sandbox API server failed");
             }
         });
         let simulator = simulate.then(|| tokio::spawn(simulate::run(app.clone())));
         tracing::info!(%address, "sandbox API server listening");
-        Ok(Self { address, app, stop, server: Some(server), simulator })
+        Ok(Self {
+            address,
+            app,
+            stop,
+            server: Some(server),
+            simulator,
+        })
     }
 
     /// `http://127.0.0.1:<port>`.
@@ -86,7 +109,10 @@ impl Sandbox {
         let path = dir.join("kubeconfig");
         std::fs::create_dir_all(dir)
             .and_then(|()| std::fs::write(&path, self.kubeconfig_yaml()))
-            .map_err(|source| SandboxError::Kubeconfig { path: path.clone(), source })?;
+            .map_err(|source| SandboxError::Kubeconfig {
+                path: path.clone(),
+                source,
+            })?;
         Ok(path)
     }
 

@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::app::App;
+use crate::meta;
 use crate::ops::{self, UpdateKind, WriteOptions};
 use crate::registry::{StoreKey, keys};
 use crate::state::ObjectKey;
-use crate::meta;
 
 type Pending = Arc<Mutex<HashSet<(StoreKey, ObjectKey)>>>;
 
@@ -50,7 +50,12 @@ fn schedule_all(app: &Arc<App>, pending: &Pending) {
         let state = app.lock();
         [keys::deployments(), keys::statefulsets()]
             .into_iter()
-            .flat_map(|key| state.keys_of(&key).into_iter().map(move |ok| (key.clone(), ok)))
+            .flat_map(|key| {
+                state
+                    .keys_of(&key)
+                    .into_iter()
+                    .map(move |ok| (key.clone(), ok))
+            })
             .collect()
     };
     for (key, ok) in objects {
@@ -60,47 +65,85 @@ fn schedule_all(app: &Arc<App>, pending: &Pending) {
 
 fn schedule(app: &Arc<App>, pending: &Pending, key: StoreKey, ok: ObjectKey) {
     let entry = (key, ok);
-    if !pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(entry.clone()) {
+    if !pending
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(entry.clone())
+    {
         return;
     }
     let app = app.clone();
     let pending = pending.clone();
     tokio::spawn(async move {
         tokio::time::sleep(app.config.workload_delay).await;
-        pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&entry);
+        pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&entry);
         reconcile(&app, &entry.0, &entry.1);
     });
 }
 
 fn reconcile(app: &App, key: &StoreKey, ok: &ObjectKey) {
     let mut state = app.lock();
-    let Some(object) = state.get(key, &ok.0, &ok.1).cloned() else { return };
-    let Some(def) = state.registry.find_key(key) else { return };
-    let desired = if *key == keys::deployments() { deployment_status(&object) } else { statefulset_status(&object) };
+    let Some(object) = state.get(key, &ok.0, &ok.1).cloned() else {
+        return;
+    };
+    let Some(def) = state.registry.find_key(key) else {
+        return;
+    };
+    let desired = if *key == keys::deployments() {
+        deployment_status(&object)
+    } else {
+        statefulset_status(&object)
+    };
     if object.get("status") == Some(&desired) {
         return;
     }
     let mut next = (*object).clone();
     next["status"] = desired;
-    let options = WriteOptions { manager: "kube-controller-manager".into(), ..WriteOptions::default() };
-    if let Err(error) = ops::update(&mut state, &def, &ok.0, &ok.1, next, "status", UpdateKind::Update, &options) {
+    let options = WriteOptions {
+        manager: "kube-controller-manager".into(),
+        ..WriteOptions::default()
+    };
+    if let Err(error) = ops::update(
+        &mut state,
+        &def,
+        &ok.0,
+        &ok.1,
+        next,
+        "status",
+        UpdateKind::Update,
+        &options,
+    ) {
         tracing::warn!(%error, name = %ok.1, "workload simulator could not write status");
     }
 }
 
 fn replicas(object: &Value) -> i64 {
-    object.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1)
+    object
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(1)
 }
 
 fn generation(object: &Value) -> i64 {
-    object.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1)
+    object
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(1)
 }
 
 /// A stable, name-safe hash of the pod template, like the controllers' revision hashes.
 fn template_hash(object: &Value) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut hasher = DefaultHasher::new();
-    object.get("spec").and_then(|s| s.get("template")).map(Value::to_string).unwrap_or_default().hash(&mut hasher);
+    object
+        .get("spec")
+        .and_then(|s| s.get("template"))
+        .map(Value::to_string)
+        .unwrap_or_default()
+        .hash(&mut hasher);
     let mut n = hasher.finish();
     (0..10)
         .map(|_| {
@@ -117,10 +160,19 @@ fn condition(object: &Value, kind: &str, reason: &str, message: String) -> Value
     let existing = object
         .pointer("/status/conditions")
         .and_then(Value::as_array)
-        .and_then(|c| c.iter().find(|c| c["type"] == kind && c["status"] == "True" && c["reason"] == reason));
+        .and_then(|c| {
+            c.iter()
+                .find(|c| c["type"] == kind && c["status"] == "True" && c["reason"] == reason)
+        });
     let now = meta::now_time();
-    let updated = existing.and_then(|c| c.get("lastUpdateTime")).cloned().unwrap_or_else(|| json!(now));
-    let transitioned = existing.and_then(|c| c.get("lastTransitionTime")).cloned().unwrap_or_else(|| json!(now));
+    let updated = existing
+        .and_then(|c| c.get("lastUpdateTime"))
+        .cloned()
+        .unwrap_or_else(|| json!(now));
+    let transitioned = existing
+        .and_then(|c| c.get("lastTransitionTime"))
+        .cloned()
+        .unwrap_or_else(|| json!(now));
     json!({
         "type": kind,
         "status": "True",
@@ -141,13 +193,28 @@ fn set_count(status: &mut Value, field: &str, n: i64) {
 pub fn deployment_status(object: &Value) -> Value {
     let n = replicas(object);
     let mut status = json!({"observedGeneration": generation(object)});
-    for field in ["replicas", "updatedReplicas", "readyReplicas", "availableReplicas"] {
+    for field in [
+        "replicas",
+        "updatedReplicas",
+        "readyReplicas",
+        "availableReplicas",
+    ] {
         set_count(&mut status, field, n);
     }
     let replica_set = format!("{}-{}", meta::name_of(object), template_hash(object));
     status["conditions"] = json!([
-        condition(object, "Available", "MinimumReplicasAvailable", "Deployment has minimum availability.".into()),
-        condition(object, "Progressing", "NewReplicaSetAvailable", format!("ReplicaSet \"{replica_set}\" has successfully progressed.")),
+        condition(
+            object,
+            "Available",
+            "MinimumReplicasAvailable",
+            "Deployment has minimum availability.".into()
+        ),
+        condition(
+            object,
+            "Progressing",
+            "NewReplicaSetAvailable",
+            format!("ReplicaSet \"{replica_set}\" has successfully progressed.")
+        ),
     ]);
     status
 }
@@ -162,7 +229,12 @@ pub fn statefulset_status(object: &Value) -> Value {
         "updateRevision": revision,
         "collisionCount": 0,
     });
-    for field in ["readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"] {
+    for field in [
+        "readyReplicas",
+        "currentReplicas",
+        "updatedReplicas",
+        "availableReplicas",
+    ] {
         set_count(&mut status, field, n);
     }
     status

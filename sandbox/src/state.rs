@@ -62,6 +62,9 @@ pub struct State {
     changes: broadcast::Sender<Arc<Change>>,
 }
 
+/// A replay of history and the live feed that continues it.
+pub type Subscription = (Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>);
+
 /// A watch start that the history cannot serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Expired {
@@ -89,11 +92,17 @@ impl State {
     }
 
     pub fn get(&self, key: &StoreKey, namespace: &str, name: &str) -> Option<&Arc<Value>> {
-        self.objects.get(key)?.get(&(namespace.to_owned(), name.to_owned()))
+        self.objects
+            .get(key)?
+            .get(&(namespace.to_owned(), name.to_owned()))
     }
 
     /// Objects of one resource, in one namespace or all, ordered by namespace then name.
-    pub fn list<'a>(&'a self, key: &StoreKey, namespace: Option<&'a str>) -> impl Iterator<Item = &'a Arc<Value>> + 'a {
+    pub fn list<'a>(
+        &'a self,
+        key: &StoreKey,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Arc<Value>> + 'a {
         self.objects
             .get(key)
             .into_iter()
@@ -117,12 +126,19 @@ impl State {
     pub fn keys_in_namespace(&self, namespace: &str) -> Vec<(StoreKey, ObjectKey)> {
         self.objects
             .iter()
-            .flat_map(|(k, m)| m.keys().filter(|(ns, _)| ns == namespace).map(move |ok| (k.clone(), ok.clone())))
+            .flat_map(|(k, m)| {
+                m.keys()
+                    .filter(|(ns, _)| ns == namespace)
+                    .map(move |ok| (k.clone(), ok.clone()))
+            })
             .collect()
     }
 
     pub fn keys_of(&self, key: &StoreKey) -> Vec<ObjectKey> {
-        self.objects.get(key).map(|m| m.keys().cloned().collect()).unwrap_or_default()
+        self.objects
+            .get(key)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
     }
 
     pub fn locate_uid(&self, uid: &str) -> Option<&(StoreKey, ObjectKey)> {
@@ -130,7 +146,10 @@ impl State {
     }
 
     pub fn dependents_of(&self, uid: &str) -> Vec<(StoreKey, ObjectKey)> {
-        self.dependents.get(uid).map(|s| s.iter().cloned().collect()).unwrap_or_default()
+        self.dependents
+            .get(uid)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     fn next_rv(&mut self) -> u64 {
@@ -146,7 +165,10 @@ impl State {
         let entry = (key.clone(), ok.clone());
         for owner in meta::owner_uids(object) {
             if add {
-                self.dependents.entry(owner).or_default().insert(entry.clone());
+                self.dependents
+                    .entry(owner)
+                    .or_default()
+                    .insert(entry.clone());
             } else if let Some(set) = self.dependents.get_mut(&owner) {
                 set.remove(&entry);
                 if set.is_empty() {
@@ -164,7 +186,14 @@ impl State {
         }
     }
 
-    fn record(&mut self, key: &StoreKey, namespace: &str, kind: ChangeKind, object: Arc<Value>, old: Option<Arc<Value>>) {
+    fn record(
+        &mut self,
+        key: &StoreKey,
+        namespace: &str,
+        kind: ChangeKind,
+        object: Arc<Value>,
+        old: Option<Arc<Value>>,
+    ) {
         let change = Arc::new(Change {
             rv: self.rv,
             key: key.clone(),
@@ -187,10 +216,16 @@ impl State {
     pub fn insert(&mut self, key: &StoreKey, mut object: Value) -> Arc<Value> {
         let rv = self.next_rv();
         Self::set_rv(&mut object, rv);
-        let ok = (meta::str_at(&object, "/metadata/namespace").to_owned(), meta::name_of(&object).to_owned());
+        let ok = (
+            meta::str_at(&object, "/metadata/namespace").to_owned(),
+            meta::name_of(&object).to_owned(),
+        );
         self.index(key, &ok, &object, true);
         let object = Arc::new(object);
-        self.objects.entry(key.clone()).or_default().insert(ok.clone(), object.clone());
+        self.objects
+            .entry(key.clone())
+            .or_default()
+            .insert(ok.clone(), object.clone());
         self.record(key, &ok.0, ChangeKind::Added, object.clone(), None);
         object
     }
@@ -198,10 +233,18 @@ impl State {
     /// Replaces a stored object. A write that changes nothing keeps the resourceVersion and
     /// emits no event.
     pub fn replace(&mut self, key: &StoreKey, mut object: Value) -> Arc<Value> {
-        let ok = (meta::str_at(&object, "/metadata/namespace").to_owned(), meta::name_of(&object).to_owned());
+        let ok = (
+            meta::str_at(&object, "/metadata/namespace").to_owned(),
+            meta::name_of(&object).to_owned(),
+        );
         let old = self.get(key, &ok.0, &ok.1).cloned();
         if let Some(old) = &old {
-            Self::set_rv(&mut object, meta::str_at(old, "/metadata/resourceVersion").parse().unwrap_or(0));
+            Self::set_rv(
+                &mut object,
+                meta::str_at(old, "/metadata/resourceVersion")
+                    .parse()
+                    .unwrap_or(0),
+            );
             if **old == object {
                 return old.clone();
             }
@@ -211,8 +254,15 @@ impl State {
         Self::set_rv(&mut object, rv);
         self.index(key, &ok, &object, true);
         let object = Arc::new(object);
-        self.objects.entry(key.clone()).or_default().insert(ok.clone(), object.clone());
-        let kind = if old.is_some() { ChangeKind::Modified } else { ChangeKind::Added };
+        self.objects
+            .entry(key.clone())
+            .or_default()
+            .insert(ok.clone(), object.clone());
+        let kind = if old.is_some() {
+            ChangeKind::Modified
+        } else {
+            ChangeKind::Added
+        };
         self.record(key, &ok.0, kind, object.clone(), old);
         object
     }
@@ -224,7 +274,13 @@ impl State {
 
     /// Removes an object whose final write is `last` (e.g. the update that dropped the last
     /// finalizer): one DELETED event carries it.
-    pub fn remove_as(&mut self, key: &StoreKey, namespace: &str, name: &str, last: Option<Value>) -> Option<Arc<Value>> {
+    pub fn remove_as(
+        &mut self,
+        key: &StoreKey,
+        namespace: &str,
+        name: &str,
+        last: Option<Value>,
+    ) -> Option<Arc<Value>> {
         let ok = (namespace.to_owned(), name.to_owned());
         let old = self.objects.get_mut(key)?.remove(&ok)?;
         self.index(key, &ok, &old, false);
@@ -237,9 +293,11 @@ impl State {
     }
 
     /// The changes after `rv` and a live receiver for everything later, without a gap.
-    pub fn subscribe_after(&self, rv: u64) -> Result<(Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>), Expired> {
+    pub fn subscribe_after(&self, rv: u64) -> Result<Subscription, Expired> {
         if rv < self.history_floor {
-            return Err(Expired { oldest: self.history_floor + 1 });
+            return Err(Expired {
+                oldest: self.history_floor + 1,
+            });
         }
         let replay = self.history.iter().filter(|c| c.rv > rv).cloned().collect();
         Ok((replay, self.changes.subscribe()))
@@ -293,7 +351,8 @@ mod tests {
         let key = StoreKey::new("", "configmaps");
         let mut state = State::new(10);
         let mut child = cm("child", "x");
-        child["metadata"]["ownerReferences"] = json!([{"uid": "owner-1", "name": "o", "kind": "X", "apiVersion": "v1"}]);
+        child["metadata"]["ownerReferences"] =
+            json!([{"uid": "owner-1", "name": "o", "kind": "X", "apiVersion": "v1"}]);
         state.insert(&key, child);
         assert_eq!(state.dependents_of("owner-1").len(), 1);
         state.remove(&key, "default", "child");

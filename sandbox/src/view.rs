@@ -25,7 +25,9 @@ fn is_events_v1(def: &ResourceDef) -> bool {
 }
 
 fn rename(object: &Value, to_new: bool) -> Value {
-    let Value::Object(map) = object else { return object.clone() };
+    let Value::Object(map) = object else {
+        return object.clone();
+    };
     let mut out = Map::new();
     for (key, value) in map {
         let renamed = EVENT_FIELDS
@@ -40,15 +42,24 @@ fn rename(object: &Value, to_new: bool) -> Value {
 
 /// The stored object as `def` presents it.
 pub fn to_view(def: &ResourceDef, stored: &Value) -> Value {
-    let mut out = if is_events_v1(def) { rename(stored, true) } else { stored.clone() };
+    let mut out = if is_events_v1(def) {
+        rename(stored, true)
+    } else {
+        stored.clone()
+    };
     if let Value::Object(map) = &mut out {
         map.insert("apiVersion".into(), Value::String(def.api_version()));
         map.insert("kind".into(), Value::String(def.kind.clone()));
     }
     if is_events_v1(def)
         && let Value::Object(map) = &mut out
-        && map.get("reportingController").is_none_or(|v| v.as_str().is_some_and(str::is_empty))
-        && let Some(component) = map.get("deprecatedSource").and_then(|s| s.get("component")).cloned()
+        && map
+            .get("reportingController")
+            .is_none_or(|v| v.as_str().is_some_and(str::is_empty))
+        && let Some(component) = map
+            .get("deprecatedSource")
+            .and_then(|s| s.get("component"))
+            .cloned()
     {
         map.insert("reportingController".into(), component);
     }
@@ -57,7 +68,11 @@ pub fn to_view(def: &ResourceDef, stored: &Value) -> Value {
 
 /// Sets `apiVersion` and `kind` of an object in the stored form.
 pub fn set_stored_type(def: &ResourceDef, object: &mut Value) {
-    let (api_version, kind) = if is_events_v1(def) { ("v1".to_owned(), "Event".to_owned()) } else { (def.api_version(), def.kind.clone()) };
+    let (api_version, kind) = if is_events_v1(def) {
+        ("v1".to_owned(), "Event".to_owned())
+    } else {
+        (def.api_version(), def.kind.clone())
+    };
     if let Value::Object(map) = object {
         map.insert("apiVersion".into(), Value::String(api_version));
         map.insert("kind".into(), Value::String(kind));
@@ -86,7 +101,9 @@ mod tests {
     #[test]
     fn events_round_trip_between_the_two_apis() {
         let registry = Registry::default();
-        let new_def = registry.find("events.k8s.io", "v1", "events").expect("served");
+        let new_def = registry
+            .find("events.k8s.io", "v1", "events")
+            .expect("served");
         let core_def = registry.find("", "v1", "events").expect("served");
         let body = json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"},
             "regarding": {"kind": "Deployment", "name": "web"}, "note": "scaled", "reason": "Scaled",

@@ -20,9 +20,9 @@ use crate::codec::{self, Shape};
 use crate::error::{ApiError, ApiResult};
 use crate::registry::ResourceDef;
 use crate::render;
-use crate::table::IncludeObject;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::state::{Change, ChangeKind};
+use crate::table::IncludeObject;
 use crate::view;
 
 /// What a watch selects and how it encodes events.
@@ -46,12 +46,20 @@ impl WatchSpec {
     /// The event this watcher sees for a change, if any; selector watches turn objects that
     /// start or stop matching into ADDED or DELETED.
     fn event_for(&self, change: &Change) -> Option<(&'static str, Value)> {
-        if change.key != self.def.store_key() || self.namespace.as_ref().is_some_and(|ns| *ns != change.namespace) {
+        if change.key != self.def.store_key()
+            || self
+                .namespace
+                .as_ref()
+                .is_some_and(|ns| *ns != change.namespace)
+        {
             return None;
         }
         let new_view = view::to_view(&self.def, &change.object);
         let new_match = self.selects(&new_view);
-        let old_match = change.old.as_ref().is_some_and(|o| self.selects(&view::to_view(&self.def, o)));
+        let old_match = change
+            .old
+            .as_ref()
+            .is_some_and(|o| self.selects(&view::to_view(&self.def, o)));
         let kind = match change.kind {
             ChangeKind::Added if new_match => "ADDED",
             ChangeKind::Modified if new_match && old_match => "MODIFIED",
@@ -66,8 +74,17 @@ impl WatchSpec {
     fn encode(&self, kind: &str, object: &Value) -> Bytes {
         let object = match self.shape {
             Shape::Table => {
-                let rv = object.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
-                render::table(&self.def, std::slice::from_ref(object), rv, None, self.include)
+                let rv = object
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                render::table(
+                    &self.def,
+                    std::slice::from_ref(object),
+                    rv,
+                    None,
+                    self.include,
+                )
             }
             Shape::Metadata => codec::partial_metadata(object),
             Shape::Object => object.clone(),
@@ -80,7 +97,9 @@ impl WatchSpec {
         if initial_end {
             metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
         }
-        line(&json!({"type": "BOOKMARK", "object": {"kind": self.def.kind, "apiVersion": self.def.api_version(), "metadata": metadata}}))
+        line(
+            &json!({"type": "BOOKMARK", "object": {"kind": self.def.kind, "apiVersion": self.def.api_version(), "metadata": metadata}}),
+        )
     }
 }
 
@@ -164,9 +183,16 @@ pub fn serve(app: Arc<App>, spec: WatchSpec, start: Start) -> Response {
     };
     tokio::spawn(pump(app, spec, first, receiver, current_rv, tx));
     let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|chunk| (Ok::<Bytes, std::convert::Infallible>(chunk), rx))
+        rx.recv()
+            .await
+            .map(|chunk| (Ok::<Bytes, std::convert::Infallible>(chunk), rx))
     });
-    (StatusCode::OK, [(header::CONTENT_TYPE, content_type)], Body::from_stream(stream)).into_response()
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, content_type)],
+        Body::from_stream(stream),
+    )
+        .into_response()
 }
 
 async fn pump(

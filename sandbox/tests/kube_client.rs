@@ -14,10 +14,13 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, ObjectReference};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams, WatchEvent, WatchParams,
+};
 use kube::core::Status;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::{finalizer, watcher, WatchStreamExt};
+use kube::runtime::{WatchStreamExt, finalizer, watcher};
 use serde_json::json;
 
 fn api_error(error: kube::Error) -> Status {
@@ -28,11 +31,15 @@ fn api_error(error: kube::Error) -> Status {
 }
 
 fn config_map(name: &str) -> ConfigMap {
-    serde_json::from_value(json!({"metadata": {"name": name}, "data": {"a": "1"}})).expect("valid ConfigMap")
+    serde_json::from_value(json!({"metadata": {"name": name}, "data": {"a": "1"}}))
+        .expect("valid ConfigMap")
 }
 
 fn widgets(client: kube::Client) -> Api<DynamicObject> {
-    let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.io", "v1", "Widget"), "widgets");
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.io", "v1", "Widget"),
+        "widgets",
+    );
     Api::namespaced_with(client, "default", &resource)
 }
 
@@ -44,9 +51,19 @@ fn widget(name: &str, spec: serde_json::Value) -> DynamicObject {
 async fn install_widget_crd(client: kube::Client) {
     let crds: Api<CustomResourceDefinition> = Api::all(client);
     let crd: CustomResourceDefinition = from_yaml(common::WIDGET_CRD);
-    let created = crds.create(&PostParams::default(), &crd).await.expect("CRD created");
-    let conditions = created.status.and_then(|s| s.conditions).unwrap_or_default();
-    assert!(conditions.iter().any(|c| c.type_ == "Established" && c.status == "True"));
+    let created = crds
+        .create(&PostParams::default(), &crd)
+        .await
+        .expect("CRD created");
+    let conditions = created
+        .status
+        .and_then(|s| s.conditions)
+        .unwrap_or_default();
+    assert!(
+        conditions
+            .iter()
+            .any(|c| c.type_ == "Established" && c.status == "True")
+    );
 }
 
 /// Parses a YAML fixture into a typed object.
@@ -62,17 +79,37 @@ fn from_yaml<T: serde::de::DeserializeOwned>(yaml: &str) -> T {
 async fn crud_conflicts_and_not_found() {
     let harness = common::start().await;
     let api: Api<ConfigMap> = Api::namespaced(harness.client(), "default");
-    let created = api.create(&PostParams::default(), &config_map("a")).await.expect("created");
+    let created = api
+        .create(&PostParams::default(), &config_map("a"))
+        .await
+        .expect("created");
     assert!(created.metadata.uid.is_some());
     assert_eq!(created.metadata.generation, Some(1));
-    let duplicate = api_error(api.create(&PostParams::default(), &config_map("a")).await.expect_err("duplicate"));
-    assert_eq!((duplicate.code, duplicate.reason.as_str()), (409, "AlreadyExists"));
+    let duplicate = api_error(
+        api.create(&PostParams::default(), &config_map("a"))
+            .await
+            .expect_err("duplicate"),
+    );
+    assert_eq!(
+        (duplicate.code, duplicate.reason.as_str()),
+        (409, "AlreadyExists")
+    );
 
     let mut changed = created.clone();
     changed.data = Some(BTreeMap::from([("a".to_owned(), "2".to_owned())]));
-    let replaced = api.replace("a", &PostParams::default(), &changed).await.expect("replaced");
-    assert_ne!(replaced.metadata.resource_version, created.metadata.resource_version);
-    let stale = api_error(api.replace("a", &PostParams::default(), &changed).await.expect_err("stale"));
+    let replaced = api
+        .replace("a", &PostParams::default(), &changed)
+        .await
+        .expect("replaced");
+    assert_ne!(
+        replaced.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    let stale = api_error(
+        api.replace("a", &PostParams::default(), &changed)
+            .await
+            .expect_err("stale"),
+    );
     assert_eq!(stale.code, 409);
     assert_eq!(
         stale.message,
@@ -80,10 +117,19 @@ async fn crud_conflicts_and_not_found() {
     );
 
     let list = api.list(&ListParams::default()).await.expect("listed");
-    assert!(list.metadata.resource_version.is_some_and(|rv| !rv.is_empty()));
-    api.delete("a", &DeleteParams::default()).await.expect("deleted");
+    assert!(
+        list.metadata
+            .resource_version
+            .is_some_and(|rv| !rv.is_empty())
+    );
+    api.delete("a", &DeleteParams::default())
+        .await
+        .expect("deleted");
     let missing = api_error(api.get("a").await.expect_err("gone"));
-    assert_eq!((missing.code, missing.message.as_str()), (404, "configmaps \"a\" not found"));
+    assert_eq!(
+        (missing.code, missing.message.as_str()),
+        (404, "configmaps \"a\" not found")
+    );
     harness.shutdown().await;
 }
 
@@ -97,7 +143,11 @@ async fn custom_resources_validate_default_and_split_status() {
     install_widget_crd(harness.client()).await;
     let api = widgets(harness.client());
 
-    let invalid = api_error(api.create(&PostParams::default(), &widget("big", json!({"size": 12}))).await.expect_err("invalid"));
+    let invalid = api_error(
+        api.create(&PostParams::default(), &widget("big", json!({"size": 12})))
+            .await
+            .expect_err("invalid"),
+    );
     assert_eq!(invalid.code, 422);
     assert_eq!(
         invalid.message,
@@ -106,29 +156,66 @@ async fn custom_resources_validate_default_and_split_status() {
 
     let mut body = widget("w", json!({"size": 3, "region": "eu"}));
     body.data["status"] = json!({"phase": "Ignored"});
-    let created = api.create(&PostParams::default(), &body).await.expect("created");
-    assert_eq!(created.data["spec"]["policy"], "Delete", "schema default applied");
-    assert!(created.data.get("status").is_none(), "status is ignored on create");
+    let created = api
+        .create(&PostParams::default(), &body)
+        .await
+        .expect("created");
+    assert_eq!(
+        created.data["spec"]["policy"], "Delete",
+        "schema default applied"
+    );
+    assert!(
+        created.data.get("status").is_none(),
+        "status is ignored on create"
+    );
 
-    let status = json!({"status": {"phase": "Ready", "conditions": [{"type": "Ready", "status": "True"}]}});
-    let patched = api.patch_status("w", &PatchParams::default(), &Patch::Merge(&status)).await.expect("status patched");
+    let status =
+        json!({"status": {"phase": "Ready", "conditions": [{"type": "Ready", "status": "True"}]}});
+    let patched = api
+        .patch_status("w", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("status patched");
     assert_eq!(patched.data["status"]["phase"], "Ready");
-    assert_eq!(patched.metadata.generation, Some(1), "status writes keep generation");
+    assert_eq!(
+        patched.metadata.generation,
+        Some(1),
+        "status writes keep generation"
+    );
 
     let spec = json!({"spec": {"size": 4}, "status": {"phase": "Ignored"}});
-    let patched = api.patch("w", &PatchParams::default(), &Patch::Merge(&spec)).await.expect("spec patched");
+    let patched = api
+        .patch("w", &PatchParams::default(), &Patch::Merge(&spec))
+        .await
+        .expect("spec patched");
     assert_eq!(patched.metadata.generation, Some(2));
-    assert_eq!(patched.data["status"]["phase"], "Ready", "main resource writes ignore status");
+    assert_eq!(
+        patched.data["status"]["phase"], "Ready",
+        "main resource writes ignore status"
+    );
 
     let immutable = api_error(
-        api.patch("w", &PatchParams::default(), &Patch::Merge(&json!({"spec": {"region": "us"}})))
-            .await
-            .expect_err("immutable"),
+        api.patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"region": "us"}})),
+        )
+        .await
+        .expect_err("immutable"),
     );
     assert_eq!(immutable.code, 422);
-    assert!(immutable.message.contains("region is immutable"), "{}", immutable.message);
+    assert!(
+        immutable.message.contains("region is immutable"),
+        "{}",
+        immutable.message
+    );
 
-    let strategic = api.patch("w", &PatchParams::default(), &Patch::Strategic(&json!({"spec": {"size": 5}}))).await;
+    let strategic = api
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Strategic(&json!({"spec": {"size": 5}})),
+        )
+        .await;
     assert_eq!(api_error(strategic.expect_err("unsupported")).code, 415);
     harness.shutdown().await;
 }
@@ -141,52 +228,98 @@ async fn server_side_apply_with_a_field_manager() {
     let api: Api<ConfigMap> = Api::namespaced(harness.client(), "default");
     let params = PatchParams::apply("ferroplane").force();
     let first = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa", "labels": {"a": "1", "b": "2"}}, "data": {"x": "1"}});
-    let created = api.patch("ssa", &params, &Patch::Apply(&first)).await.expect("applied");
+    let created = api
+        .patch("ssa", &params, &Patch::Apply(&first))
+        .await
+        .expect("applied");
     let managers: Vec<(String, String)> = created
         .metadata
         .managed_fields
         .unwrap_or_default()
         .into_iter()
-        .map(|m| (m.manager.unwrap_or_default(), m.operation.unwrap_or_default()))
+        .map(|m| {
+            (
+                m.manager.unwrap_or_default(),
+                m.operation.unwrap_or_default(),
+            )
+        })
         .collect();
-    assert_eq!(managers, vec![("ferroplane".to_owned(), "Apply".to_owned())]);
+    assert_eq!(
+        managers,
+        vec![("ferroplane".to_owned(), "Apply".to_owned())]
+    );
 
-    api.patch("ssa", &PatchParams::default(), &Patch::Merge(&json!({"data": {"y": "2"}}))).await.expect("merged");
+    api.patch(
+        "ssa",
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"data": {"y": "2"}})),
+    )
+    .await
+    .expect("merged");
     let second = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa", "labels": {"a": "1"}}, "data": {"x": "3"}});
-    let applied = api.patch("ssa", &params, &Patch::Apply(&second)).await.expect("re-applied");
-    assert_eq!(applied.metadata.labels, Some(BTreeMap::from([("a".to_owned(), "1".to_owned())])));
+    let applied = api
+        .patch("ssa", &params, &Patch::Apply(&second))
+        .await
+        .expect("re-applied");
+    assert_eq!(
+        applied.metadata.labels,
+        Some(BTreeMap::from([("a".to_owned(), "1".to_owned())]))
+    );
     let data = applied.data.unwrap_or_default();
     assert_eq!(data.get("x").map(String::as_str), Some("3"));
-    assert_eq!(data.get("y").map(String::as_str), Some("2"), "fields of other managers stay");
+    assert_eq!(
+        data.get("y").map(String::as_str),
+        Some("2"),
+        "fields of other managers stay"
+    );
 
-    let missing_manager = api.patch("ssa", &PatchParams::default(), &Patch::Apply(&second)).await;
-    assert_eq!(api_error(missing_manager.expect_err("no manager")).code, 422);
+    let missing_manager = api
+        .patch("ssa", &PatchParams::default(), &Patch::Apply(&second))
+        .await;
+    assert_eq!(
+        api_error(missing_manager.expect_err("no manager")).code,
+        422
+    );
     harness.shutdown().await;
 }
 
 async fn watch_until_synced_then_see(config: watcher::Config) {
     let harness = common::start().await;
     let api: Api<ConfigMap> = Api::namespaced(harness.client(), "default");
-    api.create(&PostParams::default(), &config_map("before")).await.expect("created");
+    api.create(&PostParams::default(), &config_map("before"))
+        .await
+        .expect("created");
     let mut stream = watcher(api.clone(), config).boxed();
     let mut initial = Vec::new();
     loop {
         match tokio::time::timeout(Duration::from_secs(5), stream.try_next()).await {
-            Ok(Ok(Some(watcher::Event::InitApply(cm)))) => initial.push(cm.metadata.name.unwrap_or_default()),
+            Ok(Ok(Some(watcher::Event::InitApply(cm)))) => {
+                initial.push(cm.metadata.name.unwrap_or_default())
+            }
             Ok(Ok(Some(watcher::Event::InitDone))) => break,
             Ok(Ok(Some(_))) => {}
             other => panic!("watcher did not finish its initial sync: {other:?}"),
         }
     }
     assert_eq!(initial, vec!["before"]);
-    api.create(&PostParams::default(), &config_map("after")).await.expect("created");
-    let next = tokio::time::timeout(Duration::from_secs(5), stream.try_next()).await.expect("event in time").expect("no error");
+    api.create(&PostParams::default(), &config_map("after"))
+        .await
+        .expect("created");
+    let next = tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+        .await
+        .expect("event in time")
+        .expect("no error");
     match next {
         Some(watcher::Event::Apply(cm)) => assert_eq!(cm.metadata.name.as_deref(), Some("after")),
         other => panic!("expected the new object, got {other:?}"),
     }
-    api.delete("after", &DeleteParams::default()).await.expect("deleted");
-    let next = tokio::time::timeout(Duration::from_secs(5), stream.try_next()).await.expect("event in time").expect("no error");
+    api.delete("after", &DeleteParams::default())
+        .await
+        .expect("deleted");
+    let next = tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+        .await
+        .expect("event in time")
+        .expect("no error");
     assert!(matches!(next, Some(watcher::Event::Delete(_))), "{next:?}");
     drop(stream);
     harness.shutdown().await;
@@ -209,14 +342,26 @@ async fn watcher_with_streaming_lists() {
 // event carrying a 410 Expired Status.
 #[tokio::test]
 async fn expired_watch_gets_an_in_stream_410() {
-    let harness = common::start_with(SandboxConfig { history_capacity: 3, ..SandboxConfig::default() }).await;
+    let harness = common::start_with(SandboxConfig {
+        history_capacity: 3,
+        ..SandboxConfig::default()
+    })
+    .await;
     let api: Api<ConfigMap> = Api::namespaced(harness.client(), "default");
     for i in 0..6 {
-        api.create(&PostParams::default(), &config_map(&format!("c{i}"))).await.expect("created");
+        api.create(&PostParams::default(), &config_map(&format!("c{i}")))
+            .await
+            .expect("created");
     }
-    let mut stream = api.watch(&WatchParams::default(), "1").await.expect("watch accepted").boxed();
+    let mut stream = api
+        .watch(&WatchParams::default(), "1")
+        .await
+        .expect("watch accepted")
+        .boxed();
     match stream.try_next().await.expect("readable") {
-        Some(WatchEvent::Error(status)) => assert_eq!((status.code, status.reason.as_str()), (410, "Expired")),
+        Some(WatchEvent::Error(status)) => {
+            assert_eq!((status.code, status.reason.as_str()), (410, "Expired"))
+        }
         other => panic!("expected an expired error, got {other:?}"),
     }
     harness.shutdown().await;
@@ -229,11 +374,16 @@ async fn expired_watch_gets_an_in_stream_410() {
 async fn finalizer_helper_adds_and_releases() {
     let harness = common::start().await;
     let api: Api<ConfigMap> = Api::namespaced(harness.client(), "default");
-    api.create(&PostParams::default(), &config_map("fin")).await.expect("created");
+    api.create(&PostParams::default(), &config_map("fin"))
+        .await
+        .expect("created");
     let name = "sandbox.ferroplane.io/test";
     let object = Arc::new(api.get("fin").await.expect("exists"));
     finalizer(&api, name, object, |event| async move {
-        assert!(matches!(event, finalizer::Event::Apply(_)), "first pass applies");
+        assert!(
+            matches!(event, finalizer::Event::Apply(_)),
+            "first pass applies"
+        );
         Ok::<_, std::convert::Infallible>(kube::runtime::controller::Action::await_change())
     })
     .await
@@ -241,11 +391,16 @@ async fn finalizer_helper_adds_and_releases() {
     let with = api.get("fin").await.expect("exists");
     assert_eq!(with.metadata.finalizers, Some(vec![name.to_owned()]));
 
-    api.delete("fin", &DeleteParams::default()).await.expect("delete accepted");
+    api.delete("fin", &DeleteParams::default())
+        .await
+        .expect("delete accepted");
     let deleting = Arc::new(api.get("fin").await.expect("held by the finalizer"));
     assert!(deleting.metadata.deletion_timestamp.is_some());
     finalizer(&api, name, deleting, |event| async move {
-        assert!(matches!(event, finalizer::Event::Cleanup(_)), "second pass cleans up");
+        assert!(
+            matches!(event, finalizer::Event::Cleanup(_)),
+            "second pass cleans up"
+        );
         Ok::<_, std::convert::Infallible>(kube::runtime::controller::Action::await_change())
     })
     .await
@@ -261,7 +416,10 @@ async fn recorder_events_are_visible_as_core_events() {
     let harness = common::start().await;
     let client = harness.client();
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let owner = cms.create(&PostParams::default(), &config_map("subject")).await.expect("created");
+    let owner = cms
+        .create(&PostParams::default(), &config_map("subject"))
+        .await
+        .expect("created");
     let reference = ObjectReference {
         api_version: Some("v1".into()),
         kind: Some("ConfigMap".into()),
@@ -270,7 +428,13 @@ async fn recorder_events_are_visible_as_core_events() {
         uid: owner.metadata.uid.clone(),
         ..ObjectReference::default()
     };
-    let recorder = Recorder::new(client.clone(), Reporter { controller: "sandbox-test".into(), instance: Some("one".into()) });
+    let recorder = Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: "sandbox-test".into(),
+            instance: Some("one".into()),
+        },
+    );
     let event = Event {
         type_: EventType::Normal,
         reason: "Synced".into(),
@@ -278,12 +442,25 @@ async fn recorder_events_are_visible_as_core_events() {
         action: "Reconcile".into(),
         secondary: None,
     };
-    recorder.publish(&event, &reference).await.expect("published");
-    recorder.publish(&event, &reference).await.expect("published again");
+    recorder
+        .publish(&event, &reference)
+        .await
+        .expect("published");
+    recorder
+        .publish(&event, &reference)
+        .await
+        .expect("published again");
     let core: Api<CoreEvent> = Api::namespaced(client, "default");
     let selector = "involvedObject.name=subject,involvedObject.kind=ConfigMap";
-    let events = core.list(&ListParams::default().fields(selector)).await.expect("listed");
-    assert_eq!(events.items.len(), 1, "the repeat is a series on the same event");
+    let events = core
+        .list(&ListParams::default().fields(selector))
+        .await
+        .expect("listed");
+    assert_eq!(
+        events.items.len(),
+        1,
+        "the repeat is a series on the same event"
+    );
     let only = &events.items[0];
     assert_eq!(only.reason.as_deref(), Some("Synced"));
     assert_eq!(only.message.as_deref(), Some("all good"));
@@ -303,16 +480,23 @@ async fn owner_references_are_garbage_collected() {
         ("o2", "d2", DeleteParams::orphan(), true),
         ("o3", "d3", DeleteParams::foreground(), false),
     ] {
-        let owner_object = api.create(&PostParams::default(), &config_map(owner)).await.expect("created");
+        let owner_object = api
+            .create(&PostParams::default(), &config_map(owner))
+            .await
+            .expect("created");
         let mut child = config_map(dependent);
-        child.metadata.owner_references = Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
-            api_version: "v1".into(),
-            kind: "ConfigMap".into(),
-            name: owner.into(),
-            uid: owner_object.metadata.uid.clone().expect("uid"),
-            ..Default::default()
-        }]);
-        api.create(&PostParams::default(), &child).await.expect("created");
+        child.metadata.owner_references = Some(vec![
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                name: owner.into(),
+                uid: owner_object.metadata.uid.clone().expect("uid"),
+                ..Default::default()
+            },
+        ]);
+        api.create(&PostParams::default(), &child)
+            .await
+            .expect("created");
         api.delete(owner, &params).await.expect("deleted");
         let api = api.clone();
         common::eventually("the owner to go", || {
@@ -340,19 +524,44 @@ async fn simulator_marks_deployments_available() {
                  "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}
     }))
     .expect("valid Deployment");
-    api.create(&PostParams::default(), &deployment).await.expect("created");
-    let ready = kube::runtime::wait::await_condition(api.clone(), "web", |d: Option<&Deployment>| {
-        d.and_then(|d| d.status.as_ref()).is_some_and(|s| s.available_replicas == Some(3) && s.observed_generation == Some(1))
-    });
-    tokio::time::timeout(Duration::from_secs(5), ready).await.expect("available in time").expect("watch ok");
-    api.patch("web", &PatchParams::default(), &Patch::Merge(&json!({"spec": {"replicas": 1}}))).await.expect("scaled");
-    let scaled = kube::runtime::wait::await_condition(api.clone(), "web", |d: Option<&Deployment>| {
-        d.and_then(|d| d.status.as_ref()).is_some_and(|s| s.ready_replicas == Some(1) && s.observed_generation == Some(2))
-    });
-    tokio::time::timeout(Duration::from_secs(5), scaled).await.expect("scaled in time").expect("watch ok");
+    api.create(&PostParams::default(), &deployment)
+        .await
+        .expect("created");
+    let ready =
+        kube::runtime::wait::await_condition(api.clone(), "web", |d: Option<&Deployment>| {
+            d.and_then(|d| d.status.as_ref()).is_some_and(|s| {
+                s.available_replicas == Some(3) && s.observed_generation == Some(1)
+            })
+        });
+    tokio::time::timeout(Duration::from_secs(5), ready)
+        .await
+        .expect("available in time")
+        .expect("watch ok");
+    api.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"spec": {"replicas": 1}})),
+    )
+    .await
+    .expect("scaled");
+    let scaled =
+        kube::runtime::wait::await_condition(api.clone(), "web", |d: Option<&Deployment>| {
+            d.and_then(|d| d.status.as_ref())
+                .is_some_and(|s| s.ready_replicas == Some(1) && s.observed_generation == Some(2))
+        });
+    tokio::time::timeout(Duration::from_secs(5), scaled)
+        .await
+        .expect("scaled in time")
+        .expect("watch ok");
     let writes = harness.sandbox.writes();
-    assert_eq!(writes.get(&("create".to_owned(), "deployments.apps".to_owned())), Some(&1));
-    assert_eq!(writes.get(&("patch".to_owned(), "deployments.apps".to_owned())), Some(&1));
+    assert_eq!(
+        writes.get(&("create".to_owned(), "deployments.apps".to_owned())),
+        Some(&1)
+    );
+    assert_eq!(
+        writes.get(&("patch".to_owned(), "deployments.apps".to_owned())),
+        Some(&1)
+    );
     harness.shutdown().await;
 }
 
@@ -363,15 +572,37 @@ async fn selector_watches_see_objects_leave() {
     let api: Api<ConfigMap> = Api::namespaced(harness.client(), "default");
     let mut labelled = config_map("l");
     labelled.metadata.labels = Some(BTreeMap::from([("team".to_owned(), "a".to_owned())]));
-    api.create(&PostParams::default(), &labelled).await.expect("created");
-    let stream = watcher(api.clone(), watcher::Config::default().labels("team=a")).applied_objects();
+    api.create(&PostParams::default(), &labelled)
+        .await
+        .expect("created");
+    let stream =
+        watcher(api.clone(), watcher::Config::default().labels("team=a")).applied_objects();
     let mut stream = stream.boxed();
-    let first = tokio::time::timeout(Duration::from_secs(5), stream.try_next()).await.expect("in time").expect("ok");
+    let first = tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+        .await
+        .expect("in time")
+        .expect("ok");
     assert_eq!(first.and_then(|c| c.metadata.name).as_deref(), Some("l"));
-    let mut raw = api.watch(&WatchParams::default().labels("team=a"), "0").await.expect("watch").boxed();
-    assert!(matches!(raw.try_next().await.expect("ok"), Some(WatchEvent::Added(_))));
-    api.patch("l", &PatchParams::default(), &Patch::Merge(&json!({"metadata": {"labels": {"team": "b"}}}))).await.expect("relabelled");
-    let left = tokio::time::timeout(Duration::from_secs(5), raw.try_next()).await.expect("in time").expect("ok");
+    let mut raw = api
+        .watch(&WatchParams::default().labels("team=a"), "0")
+        .await
+        .expect("watch")
+        .boxed();
+    assert!(matches!(
+        raw.try_next().await.expect("ok"),
+        Some(WatchEvent::Added(_))
+    ));
+    api.patch(
+        "l",
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"metadata": {"labels": {"team": "b"}}})),
+    )
+    .await
+    .expect("relabelled");
+    let left = tokio::time::timeout(Duration::from_secs(5), raw.try_next())
+        .await
+        .expect("in time")
+        .expect("ok");
     assert!(matches!(left, Some(WatchEvent::Deleted(_))), "{left:?}");
     harness.shutdown().await;
 }

@@ -16,14 +16,19 @@ use serde_json::{Value, json};
 const WIDGET: &str = "apiVersion: example.io/v1\nkind: Widget\nmetadata:\n  name: w\n  labels: {team: a}\nspec:\n  size: 3\n  region: eu\n";
 
 fn widgets(harness: &Harness) -> Api<DynamicObject> {
-    let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.io", "v1", "Widget"), "widgets");
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.io", "v1", "Widget"),
+        "widgets",
+    );
     Api::namespaced_with(harness.client(), "default", &resource)
 }
 
 async fn with_widgets() -> Harness {
     common::kubectl_path();
     let harness = common::start().await;
-    harness.kubectl_ok(&["apply", "-f", "-"], Some(common::WIDGET_CRD)).await;
+    harness
+        .kubectl_ok(&["apply", "-f", "-"], Some(common::WIDGET_CRD))
+        .await;
     harness
 }
 
@@ -62,7 +67,9 @@ async fn finish(child: tokio::process::Child) -> (i32, String, String) {
 #[tokio::test]
 async fn apply_and_get_custom_objects() {
     let harness = with_widgets().await;
-    let created = harness.kubectl_ok(&["apply", "-f", "-"], Some(WIDGET)).await;
+    let created = harness
+        .kubectl_ok(&["apply", "-f", "-"], Some(WIDGET))
+        .await;
     assert_eq!(created.trim(), "widget.example.io/w created");
     let table = harness.kubectl_ok(&["get", "widgets"], None).await;
     let mut lines = table.lines();
@@ -72,21 +79,71 @@ async fn apply_and_get_custom_objects() {
     // READY has no value yet: a null cell, which kubectl prints as blank.
     assert_eq!((row.len(), &row[..2]), (3, &["w", "3"][..]));
 
-    assert_eq!(harness.kubectl_ok(&["get", "wd", "w", "-o", "jsonpath={.spec.policy}"], None).await, "Delete");
-    let json: Value = serde_json::from_str(&harness.kubectl_ok(&["get", "widget", "w", "-o", "json"], None).await).expect("json");
+    assert_eq!(
+        harness
+            .kubectl_ok(&["get", "wd", "w", "-o", "jsonpath={.spec.policy}"], None)
+            .await,
+        "Delete"
+    );
+    let json: Value = serde_json::from_str(
+        &harness
+            .kubectl_ok(&["get", "widget", "w", "-o", "json"], None)
+            .await,
+    )
+    .expect("json");
     assert_eq!(json["metadata"]["generation"], 1);
-    let yaml = harness.kubectl_ok(&["get", "widget", "w", "-o", "yaml"], None).await;
+    let yaml = harness
+        .kubectl_ok(&["get", "widget", "w", "-o", "yaml"], None)
+        .await;
     assert!(yaml.contains("size: 3"), "{yaml}");
-    assert_eq!(harness.kubectl_ok(&["get", "widgets", "-l", "team=a", "-o", "name"], None).await.trim(), "widget.example.io/w");
-    assert_eq!(harness.kubectl_ok(&["get", "widgets", "-l", "team!=a", "-o", "name"], None).await.trim(), "");
+    assert_eq!(
+        harness
+            .kubectl_ok(&["get", "widgets", "-l", "team=a", "-o", "name"], None)
+            .await
+            .trim(),
+        "widget.example.io/w"
+    );
+    assert_eq!(
+        harness
+            .kubectl_ok(&["get", "widgets", "-l", "team!=a", "-o", "name"], None)
+            .await
+            .trim(),
+        ""
+    );
     let all = harness.kubectl_ok(&["get", "widgets", "-A"], None).await;
     assert!(all.starts_with("NAMESPACE"), "{all}");
 
     let changed = WIDGET.replace("size: 3", "size: 4");
-    assert_eq!(harness.kubectl_ok(&["apply", "-f", "-"], Some(&changed)).await.trim(), "widget.example.io/w configured");
-    assert_eq!(harness.kubectl_ok(&["get", "widget", "w", "-o", "jsonpath={.metadata.generation}"], None).await, "2");
+    assert_eq!(
+        harness
+            .kubectl_ok(&["apply", "-f", "-"], Some(&changed))
+            .await
+            .trim(),
+        "widget.example.io/w configured"
+    );
+    assert_eq!(
+        harness
+            .kubectl_ok(
+                &[
+                    "get",
+                    "widget",
+                    "w",
+                    "-o",
+                    "jsonpath={.metadata.generation}"
+                ],
+                None
+            )
+            .await,
+        "2"
+    );
     let ssa = WIDGET.replace("name: w\n", "name: s\n");
-    assert_eq!(harness.kubectl_ok(&["apply", "--server-side", "-f", "-"], Some(&ssa)).await.trim(), "widget.example.io/s serverside-applied");
+    assert_eq!(
+        harness
+            .kubectl_ok(&["apply", "--server-side", "-f", "-"], Some(&ssa))
+            .await
+            .trim(),
+        "widget.example.io/s serverside-applied"
+    );
     harness.shutdown().await;
 }
 
@@ -97,14 +154,45 @@ async fn apply_and_get_custom_objects() {
 #[tokio::test]
 async fn validation_errors_reach_kubectl() {
     let harness = with_widgets().await;
-    let too_big = harness.kubectl(&["apply", "-f", "-"], Some(&WIDGET.replace("size: 3", "size: 12"))).await;
+    let too_big = harness
+        .kubectl(
+            &["apply", "-f", "-"],
+            Some(&WIDGET.replace("size: 3", "size: 12")),
+        )
+        .await;
     assert_ne!(too_big.code, 0);
-    assert!(too_big.stderr.contains("spec.size: Invalid value: 12: spec.size in body should be less than or equal to 9"), "{}", too_big.stderr);
-    let unknown = harness.kubectl(&["apply", "-f", "-"], Some(&format!("{WIDGET}  junk: true\n"))).await;
+    assert!(
+        too_big.stderr.contains(
+            "spec.size: Invalid value: 12: spec.size in body should be less than or equal to 9"
+        ),
+        "{}",
+        too_big.stderr
+    );
+    let unknown = harness
+        .kubectl(
+            &["apply", "-f", "-"],
+            Some(&format!("{WIDGET}  junk: true\n")),
+        )
+        .await;
     assert_ne!(unknown.code, 0);
-    assert!(unknown.stderr.contains("strict decoding error: unknown field \"spec.junk\""), "{}", unknown.stderr);
-    let bad_name = harness.kubectl(&["apply", "-f", "-"], Some(&WIDGET.replace("name: w", "name: Bad_W"))).await;
-    assert!(bad_name.stderr.contains("a lowercase RFC 1123 subdomain"), "{}", bad_name.stderr);
+    assert!(
+        unknown
+            .stderr
+            .contains("strict decoding error: unknown field \"spec.junk\""),
+        "{}",
+        unknown.stderr
+    );
+    let bad_name = harness
+        .kubectl(
+            &["apply", "-f", "-"],
+            Some(&WIDGET.replace("name: w", "name: Bad_W")),
+        )
+        .await;
+    assert!(
+        bad_name.stderr.contains("a lowercase RFC 1123 subdomain"),
+        "{}",
+        bad_name.stderr
+    );
     harness.shutdown().await;
 }
 
@@ -212,25 +300,113 @@ subjects: [{kind: ServiceAccount, name: provider, namespace: team}]
 async fn apply_builtins_client_and_server_side() {
     common::kubectl_path();
     let harness = common::start().await;
-    let applied = harness.kubectl_ok(&["apply", "-f", "-"], Some(BUILTINS)).await;
-    assert_eq!(applied.lines().filter(|l| l.ends_with(" created")).count(), 14, "{applied}");
-    let again = harness.kubectl_ok(&["apply", "--server-side", "-f", "-"], Some(BUILTINS)).await;
-    assert_eq!(again.lines().filter(|l| l.ends_with("serverside-applied")).count(), 14, "{again}");
-    assert_eq!(harness.kubectl_ok(&["get", "secret", "creds", "-n", "team", "-o", "jsonpath={.data.accessKeyId}"], None).await, "QUtJRA==");
+    let applied = harness
+        .kubectl_ok(&["apply", "-f", "-"], Some(BUILTINS))
+        .await;
+    assert_eq!(
+        applied.lines().filter(|l| l.ends_with(" created")).count(),
+        14,
+        "{applied}"
+    );
+    let again = harness
+        .kubectl_ok(&["apply", "--server-side", "-f", "-"], Some(BUILTINS))
+        .await;
+    assert_eq!(
+        again
+            .lines()
+            .filter(|l| l.ends_with("serverside-applied"))
+            .count(),
+        14,
+        "{again}"
+    );
+    assert_eq!(
+        harness
+            .kubectl_ok(
+                &[
+                    "get",
+                    "secret",
+                    "creds",
+                    "-n",
+                    "team",
+                    "-o",
+                    "jsonpath={.data.accessKeyId}"
+                ],
+                None
+            )
+            .await,
+        "QUtJRA=="
+    );
 
     let changed = BUILTINS.replace("image: \"nginx:1\"", "image: \"nginx:2\"");
-    let reapplied = harness.kubectl_ok(&["apply", "-f", "-"], Some(&changed)).await;
-    assert!(reapplied.contains("deployment.apps/web configured"), "{reapplied}");
-    let images = harness.kubectl_ok(&["get", "deploy", "web", "-n", "team", "-o", "jsonpath={.spec.template.spec.containers[*].image}"], None).await;
+    let reapplied = harness
+        .kubectl_ok(&["apply", "-f", "-"], Some(&changed))
+        .await;
+    assert!(
+        reapplied.contains("deployment.apps/web configured"),
+        "{reapplied}"
+    );
+    let images = harness
+        .kubectl_ok(
+            &[
+                "get",
+                "deploy",
+                "web",
+                "-n",
+                "team",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[*].image}",
+            ],
+            None,
+        )
+        .await;
     assert_eq!(images, "nginx:2 busybox:1");
-    harness.kubectl_ok(&["wait", "--for=condition=Available", "deploy/web", "-n", "team", "--timeout=10s"], None).await;
-    let deploy = harness.kubectl_ok(&["get", "deploy", "-n", "team"], None).await;
-    assert!(deploy.lines().nth(1).is_some_and(|l| l.split_whitespace().nth(1) == Some("2/2")), "{deploy}");
-    let kinds = harness.kubectl_ok(&["get", "sts,svc,ing,pdb,lease,cm,sa,role,rolebinding", "-n", "team", "-o", "name"], None).await;
+    harness
+        .kubectl_ok(
+            &[
+                "wait",
+                "--for=condition=Available",
+                "deploy/web",
+                "-n",
+                "team",
+                "--timeout=10s",
+            ],
+            None,
+        )
+        .await;
+    let deploy = harness
+        .kubectl_ok(&["get", "deploy", "-n", "team"], None)
+        .await;
+    assert!(
+        deploy
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.split_whitespace().nth(1) == Some("2/2")),
+        "{deploy}"
+    );
+    let kinds = harness
+        .kubectl_ok(
+            &[
+                "get",
+                "sts,svc,ing,pdb,lease,cm,sa,role,rolebinding",
+                "-n",
+                "team",
+                "-o",
+                "name",
+            ],
+            None,
+        )
+        .await;
     assert_eq!(kinds.lines().count(), 9, "{kinds}");
 
-    harness.kubectl_ok(&["delete", "namespace", "team", "--timeout=10s"], None).await;
-    let left = harness.kubectl_ok(&["get", "deploy,secret,cm", "-n", "team", "-o", "name"], None).await;
+    harness
+        .kubectl_ok(&["delete", "namespace", "team", "--timeout=10s"], None)
+        .await;
+    let left = harness
+        .kubectl_ok(
+            &["get", "deploy,secret,cm", "-n", "team", "-o", "name"],
+            None,
+        )
+        .await;
     assert_eq!(left.trim(), "");
     harness.shutdown().await;
 }
@@ -241,25 +417,141 @@ async fn apply_builtins_client_and_server_side() {
 async fn patch_every_type() {
     common::kubectl_path();
     let harness = common::start().await;
-    harness.kubectl_ok(&["apply", "-f", "-"], Some(BUILTINS)).await;
+    harness
+        .kubectl_ok(&["apply", "-f", "-"], Some(BUILTINS))
+        .await;
     let deploy = ["-n", "team", "deployment", "web"];
     let strategic = r#"{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"B","value":"2"}]}]}}}}"#;
-    harness.kubectl_ok(&[&["patch"][..], &deploy[..], &["-p", strategic]].concat(), None).await;
-    let env = harness.kubectl_ok(&["get", "-n", "team", "deploy", "web", "-o", "jsonpath={.spec.template.spec.containers[0].env[*].name}"], None).await;
+    harness
+        .kubectl_ok(
+            &[&["patch"][..], &deploy[..], &["-p", strategic]].concat(),
+            None,
+        )
+        .await;
+    let env = harness
+        .kubectl_ok(
+            &[
+                "get",
+                "-n",
+                "team",
+                "deploy",
+                "web",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].env[*].name}",
+            ],
+            None,
+        )
+        .await;
     assert_eq!(env, "A B");
-    let containers = harness.kubectl_ok(&["get", "-n", "team", "deploy", "web", "-o", "jsonpath={.spec.template.spec.containers[*].name}"], None).await;
+    let containers = harness
+        .kubectl_ok(
+            &[
+                "get",
+                "-n",
+                "team",
+                "deploy",
+                "web",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[*].name}",
+            ],
+            None,
+        )
+        .await;
     assert_eq!(containers, "web sidecar");
-    harness.kubectl_ok(&[&["patch"][..], &deploy[..], &["--type=merge", "-p", r#"{"spec":{"replicas":5}}"#]].concat(), None).await;
-    harness.kubectl_ok(&[&["patch"][..], &deploy[..], &["--type=json", "-p", r#"[{"op":"replace","path":"/spec/replicas","value":4}]"#]].concat(), None).await;
-    assert_eq!(harness.kubectl_ok(&["get", "-n", "team", "deploy", "web", "-o", "jsonpath={.spec.replicas}"], None).await, "4");
+    harness
+        .kubectl_ok(
+            &[
+                &["patch"][..],
+                &deploy[..],
+                &["--type=merge", "-p", r#"{"spec":{"replicas":5}}"#],
+            ]
+            .concat(),
+            None,
+        )
+        .await;
+    harness
+        .kubectl_ok(
+            &[
+                &["patch"][..],
+                &deploy[..],
+                &[
+                    "--type=json",
+                    "-p",
+                    r#"[{"op":"replace","path":"/spec/replicas","value":4}]"#,
+                ],
+            ]
+            .concat(),
+            None,
+        )
+        .await;
+    assert_eq!(
+        harness
+            .kubectl_ok(
+                &[
+                    "get",
+                    "-n",
+                    "team",
+                    "deploy",
+                    "web",
+                    "-o",
+                    "jsonpath={.spec.replicas}"
+                ],
+                None
+            )
+            .await,
+        "4"
+    );
 
-    harness.kubectl_ok(&["apply", "-f", "-"], Some(common::WIDGET_CRD)).await;
-    harness.kubectl_ok(&["apply", "-f", "-"], Some(WIDGET)).await;
-    harness.kubectl_ok(&["patch", "widget", "w", "--subresource=status", "--type=merge", "-p", r#"{"status":{"phase":"Ready"},"spec":{"size":9}}"#], None).await;
-    let widget: Value = serde_json::from_str(&harness.kubectl_ok(&["get", "widget", "w", "-o", "json"], None).await).expect("json");
-    assert_eq!((widget["status"]["phase"].clone(), widget["spec"]["size"].clone()), (json!("Ready"), json!(3)));
-    let strategic_on_custom = harness.kubectl(&["patch", "widget", "w", "--type=strategic", "-p", r#"{"spec":{"size":2}}"#], None).await;
-    assert_ne!(strategic_on_custom.code, 0, "strategic merge patch is not supported for custom resources");
+    harness
+        .kubectl_ok(&["apply", "-f", "-"], Some(common::WIDGET_CRD))
+        .await;
+    harness
+        .kubectl_ok(&["apply", "-f", "-"], Some(WIDGET))
+        .await;
+    harness
+        .kubectl_ok(
+            &[
+                "patch",
+                "widget",
+                "w",
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                r#"{"status":{"phase":"Ready"},"spec":{"size":9}}"#,
+            ],
+            None,
+        )
+        .await;
+    let widget: Value = serde_json::from_str(
+        &harness
+            .kubectl_ok(&["get", "widget", "w", "-o", "json"], None)
+            .await,
+    )
+    .expect("json");
+    assert_eq!(
+        (
+            widget["status"]["phase"].clone(),
+            widget["spec"]["size"].clone()
+        ),
+        (json!("Ready"), json!(3))
+    );
+    let strategic_on_custom = harness
+        .kubectl(
+            &[
+                "patch",
+                "widget",
+                "w",
+                "--type=strategic",
+                "-p",
+                r#"{"spec":{"size":2}}"#,
+            ],
+            None,
+        )
+        .await;
+    assert_ne!(
+        strategic_on_custom.code, 0,
+        "strategic merge patch is not supported for custom resources"
+    );
     harness.shutdown().await;
 }
 
@@ -270,24 +562,53 @@ async fn patch_every_type() {
 #[tokio::test]
 async fn delete_waits_for_finalizers_and_wait_for_conditions() {
     let harness = with_widgets().await;
-    let held = WIDGET.replace("labels: {team: a}", "labels: {team: a}\n  finalizers: [example.io/hold]");
+    let held = WIDGET.replace(
+        "labels: {team: a}",
+        "labels: {team: a}\n  finalizers: [example.io/hold]",
+    );
     harness.kubectl_ok(&["apply", "-f", "-"], Some(&held)).await;
 
-    let waiter = spawn_kubectl(&harness, &["wait", "--for=condition=Ready", "widget/w", "--timeout=15s"]);
+    let waiter = spawn_kubectl(
+        &harness,
+        &["wait", "--for=condition=Ready", "widget/w", "--timeout=15s"],
+    );
     tokio::time::sleep(Duration::from_millis(500)).await;
     let status = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
-    widgets(&harness).patch_status("w", &PatchParams::default(), &Patch::Merge(&status)).await.expect("status set");
+    widgets(&harness)
+        .patch_status("w", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("status set");
     let (code, stdout, stderr) = finish(waiter).await;
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("condition met"), "{stdout}");
 
     let deleter = spawn_kubectl(&harness, &["delete", "widget", "w", "--timeout=15s"]);
-    let gone = spawn_kubectl(&harness, &["wait", "--for=delete", "widget/w", "--timeout=15s"]);
+    let gone = spawn_kubectl(
+        &harness,
+        &["wait", "--for=delete", "widget/w", "--timeout=15s"],
+    );
     tokio::time::sleep(Duration::from_millis(700)).await;
-    let still = harness.kubectl_ok(&["get", "widget", "w", "-o", "jsonpath={.metadata.deletionTimestamp}"], None).await;
-    assert!(!still.is_empty(), "held by the finalizer with a deletionTimestamp");
+    let still = harness
+        .kubectl_ok(
+            &[
+                "get",
+                "widget",
+                "w",
+                "-o",
+                "jsonpath={.metadata.deletionTimestamp}",
+            ],
+            None,
+        )
+        .await;
+    assert!(
+        !still.is_empty(),
+        "held by the finalizer with a deletionTimestamp"
+    );
     let release = json!({"metadata": {"finalizers": null}});
-    widgets(&harness).patch("w", &PatchParams::default(), &Patch::Merge(&release)).await.expect("released");
+    widgets(&harness)
+        .patch("w", &PatchParams::default(), &Patch::Merge(&release))
+        .await
+        .expect("released");
     let (code, stdout, stderr) = finish(deleter).await;
     assert_eq!(code, 0, "{stdout}{stderr}");
     let (code, stdout, stderr) = finish(gone).await;
@@ -300,15 +621,25 @@ async fn delete_waits_for_finalizers_and_wait_for_conditions() {
 #[tokio::test]
 async fn get_watch_prints_changes() {
     let harness = with_widgets().await;
-    harness.kubectl_ok(&["apply", "-f", "-"], Some(WIDGET)).await;
+    harness
+        .kubectl_ok(&["apply", "-f", "-"], Some(WIDGET))
+        .await;
     let watcher = spawn_kubectl(&harness, &["get", "widgets", "-w"]);
     tokio::time::sleep(Duration::from_millis(700)).await;
-    harness.kubectl_ok(&["apply", "-f", "-"], Some(&WIDGET.replace("name: w\n", "name: second\n"))).await;
+    harness
+        .kubectl_ok(
+            &["apply", "-f", "-"],
+            Some(&WIDGET.replace("name: w\n", "name: second\n")),
+        )
+        .await;
     tokio::time::sleep(Duration::from_millis(700)).await;
     let mut watcher = watcher;
     watcher.start_kill().expect("kubectl stopped");
     let (_, stdout, _) = finish(watcher).await;
-    let names: Vec<&str> = stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    let names: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
     assert_eq!(names, vec!["NAME", "w", "second"], "{stdout}");
     harness.shutdown().await;
 }
@@ -318,7 +649,9 @@ async fn get_watch_prints_changes() {
 #[tokio::test]
 async fn describe_shows_recorded_events() {
     let harness = with_widgets().await;
-    harness.kubectl_ok(&["apply", "-f", "-"], Some(WIDGET)).await;
+    harness
+        .kubectl_ok(&["apply", "-f", "-"], Some(WIDGET))
+        .await;
     let object = widgets(&harness).get("w").await.expect("exists");
     let reference = ObjectReference {
         api_version: Some("example.io/v1".into()),
@@ -328,13 +661,40 @@ async fn describe_shows_recorded_events() {
         uid: object.metadata.uid.clone(),
         ..ObjectReference::default()
     };
-    let recorder = Recorder::new(harness.client(), Reporter { controller: "widget-controller".into(), instance: None });
-    let event = Event { type_: EventType::Warning, reason: "CannotConnect".into(), note: Some("endpoint unreachable".into()), action: "Connect".into(), secondary: None };
-    recorder.publish(&event, &reference).await.expect("published");
+    let recorder = Recorder::new(
+        harness.client(),
+        Reporter {
+            controller: "widget-controller".into(),
+            instance: None,
+        },
+    );
+    let event = Event {
+        type_: EventType::Warning,
+        reason: "CannotConnect".into(),
+        note: Some("endpoint unreachable".into()),
+        action: "Connect".into(),
+        secondary: None,
+    };
+    recorder
+        .publish(&event, &reference)
+        .await
+        .expect("published");
     let described = harness.kubectl_ok(&["describe", "widget", "w"], None).await;
     assert!(described.contains("CannotConnect"), "{described}");
     assert!(described.contains("endpoint unreachable"), "{described}");
-    let events = harness.kubectl_ok(&["get", "events", "--field-selector", "involvedObject.name=w", "-o", "name"], None).await;
+    let events = harness
+        .kubectl_ok(
+            &[
+                "get",
+                "events",
+                "--field-selector",
+                "involvedObject.name=w",
+                "-o",
+                "name",
+            ],
+            None,
+        )
+        .await;
     assert_eq!(events.lines().count(), 1, "{events}");
     harness.shutdown().await;
 }
@@ -344,13 +704,19 @@ async fn describe_shows_recorded_events() {
 #[tokio::test]
 async fn explain_custom_and_builtin_kinds() {
     let harness = with_widgets().await;
-    let size = harness.kubectl_ok(&["explain", "widgets.spec.size"], None).await;
+    let size = harness
+        .kubectl_ok(&["explain", "widgets.spec.size"], None)
+        .await;
     assert!(size.contains("Number of parts."), "{size}");
     let widget = harness.kubectl_ok(&["explain", "widget"], None).await;
     assert!(widget.contains("A widget for tests."), "{widget}");
     let secret = harness.kubectl_ok(&["explain", "secret"], None).await;
     assert!(secret.contains("stringData"), "{secret}");
     let deployment = harness.kubectl_ok(&["explain", "deployments"], None).await;
-    assert!(deployment.contains("KIND:       Deployment") || deployment.contains("KIND:     Deployment"), "{deployment}");
+    assert!(
+        deployment.contains("KIND:       Deployment")
+            || deployment.contains("KIND:     Deployment"),
+        "{deployment}"
+    );
     harness.shutdown().await;
 }

@@ -63,7 +63,8 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let kubeconfig = sandbox.write_kubeconfig(&args.dir)?;
     let kubeconfig = std::path::absolute(&kubeconfig).unwrap_or(kubeconfig);
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "export KUBECONFIG={}", kubeconfig.display()).context("cannot write to stdout")?;
+    writeln!(stdout, "export KUBECONFIG={}", kubeconfig.display())
+        .context("cannot write to stdout")?;
     stdout.flush().context("cannot flush stdout")?;
     drop(stdout);
     tracing::info!(url = %sandbox.url(), "sandbox API server serving; stop with Ctrl-C or SIGTERM");
@@ -129,6 +130,8 @@ async fn shutdown_signal() -> anyhow::Result<()> {
         }
     }
     #[cfg(not(unix))]
-    tokio::signal::ctrl_c().await.context("cannot listen for Ctrl-C")?;
+    tokio::signal::ctrl_c()
+        .await
+        .context("cannot listen for Ctrl-C")?;
     Ok(())
 }

@@ -62,14 +62,24 @@ pub struct Harness {
 }
 
 pub async fn start() -> Harness {
-    start_with(SandboxConfig { workload_delay: Duration::from_millis(50), ..SandboxConfig::default() }).await
+    start_with(SandboxConfig {
+        workload_delay: Duration::from_millis(50),
+        ..SandboxConfig::default()
+    })
+    .await
 }
 
 pub async fn start_with(config: SandboxConfig) -> Harness {
     let sandbox = Sandbox::start(config).await.expect("sandbox starts");
     let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = sandbox.write_kubeconfig(dir.path()).expect("kubeconfig written");
-    Harness { sandbox, dir, kubeconfig }
+    let kubeconfig = sandbox
+        .write_kubeconfig(dir.path())
+        .expect("kubeconfig written");
+    Harness {
+        sandbox,
+        dir,
+        kubeconfig,
+    }
 }
 
 impl Harness {
@@ -93,13 +103,19 @@ impl Harness {
             .arg("--cache-dir")
             .arg(&cache)
             .args(args)
-            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let mut child = command.spawn().expect("kubectl starts");
         if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
-            pipe.write_all(input.as_bytes()).await.expect("stdin written");
+            pipe.write_all(input.as_bytes())
+                .await
+                .expect("stdin written");
             drop(pipe);
         }
         let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
@@ -117,7 +133,11 @@ impl Harness {
     /// kubectl that must succeed; returns stdout.
     pub async fn kubectl_ok(&self, args: &[&str], stdin: Option<&str>) -> String {
         let run = self.kubectl(args, stdin).await;
-        assert_eq!(run.code, 0, "kubectl {} failed:\nstdout: {}\nstderr: {}", run.args, run.stdout, run.stderr);
+        assert_eq!(
+            run.code, 0,
+            "kubectl {} failed:\nstdout: {}\nstderr: {}",
+            run.args, run.stdout, run.stderr
+        );
         run.stdout
     }
 
@@ -136,7 +156,11 @@ pub struct Kubectl {
 /// kubectl on PATH; panics with what to do when it is missing (CI installs it).
 pub fn kubectl_path() -> PathBuf {
     let candidates = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).map(|d| d.join("kubectl")).collect::<Vec<_>>())
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("kubectl"))
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default();
     candidates
         .into_iter()
