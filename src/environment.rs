@@ -97,7 +97,9 @@ impl Environment {
         let mut mock_config = MockConfig::new(&access_key_id, &access_key_secret)
             .with_transition_delay(config.transition_delay);
         mock_config.listen = ([127, 0, 0, 1], config.ecs_port).into();
-        let mock = MockServer::start(mock_config).await.context("cannot start the ECS mock")?;
+        let mock = MockServer::start(mock_config)
+            .await
+            .context("cannot start the ECS mock")?;
 
         std::fs::create_dir_all(&config.dir)
             .with_context(|| format!("cannot create {}", config.dir.display()))?;
@@ -113,8 +115,13 @@ impl Environment {
 
         let client = client_for(&info.api_server)?;
         install_crds(&client).await?;
-        create_provider_config(&client, &info.ecs_endpoint, &access_key_id, &access_key_secret)
-            .await?;
+        create_provider_config(
+            &client,
+            &info.ecs_endpoint,
+            &access_key_id,
+            &access_key_secret,
+        )
+        .await?;
         write_info(&config.dir, &info)?;
 
         let stop_controllers = CancellationToken::new();

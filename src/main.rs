@@ -8,7 +8,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "ferroplane", version, about = "A Crossplane-style provider for Alibaba Cloud ECS and in-cluster kinds")]
+#[command(
+    name = "ferroplane",
+    version,
+    about = "A Crossplane-style provider for Alibaba Cloud ECS and in-cluster kinds"
+)]
 struct Cli {
     /// Log output format.
     #[arg(long, global = true, value_enum, default_value_t = logging::LogFormat::Pretty)]

@@ -14,6 +14,8 @@ pub async fn shutdown_signal() -> anyhow::Result<()> {
         }
     }
     #[cfg(not(unix))]
-    tokio::signal::ctrl_c().await.context("cannot listen for Ctrl-C")?;
+    tokio::signal::ctrl_c()
+        .await
+        .context("cannot listen for Ctrl-C")?;
     Ok(())
 }

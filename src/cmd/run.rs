@@ -67,7 +67,10 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         .await
         .context("cannot load a kubeconfig or the in-cluster configuration")?;
     let metrics = Metrics::new();
-    let identity = args.leader_election_identity.clone().unwrap_or_else(default_identity);
+    let identity = args
+        .leader_election_identity
+        .clone()
+        .unwrap_or_else(default_identity);
     let config = RuntimeConfig {
         instance: Some(identity.clone()),
         rate_limit: args.rate_limit,
@@ -105,7 +108,11 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A standby replica is ready too: it serves metrics and takes over when the leader goes.
     ready.set(true);
     if args.leader_elect {
-        let lease = LeaderConfig::new("ferroplane-leader", &args.leader_election_namespace, identity);
+        let lease = LeaderConfig::new(
+            "ferroplane-leader",
+            &args.leader_election_namespace,
+            identity,
+        );
         leader::run_while_leader(client, lease, shutdown.clone().cancelled_owned(), |token| {
             let runtime = runtime.clone();
             let options = options.clone();

@@ -1,0 +1,333 @@
+//! ECSInstance end to end, driven by kubectl exactly as a user would: apply, get, patch, delete.
+//! See `support` for how the environment is started (sandbox by default, a real cluster with
+//! `FERROPLANE_E2E_KUBECONFIG`).
+
+mod support;
+
+use std::time::Duration;
+
+use ferroplane::controllers::Kind;
+use support::{ACCESS_KEY_SECRET, E2e};
+
+fn instance_yaml(name: &str, extra_for_provider: &str, extra_spec: &str) -> String {
+    format!(
+        r#"
+apiVersion: alibabacloud.ferroplane.io/v1alpha1
+kind: ECSInstance
+metadata:
+  name: {name}
+spec:
+{extra_spec}
+  forProvider:
+    regionId: cn-beijing
+    imageId: centos_7_8_x64_20G_alibase_20200519.vhd
+    instanceType: ecs.g6.large
+    instanceName: {name}
+    internetMaxBandwidthOut: 5
+{extra_for_provider}
+"#
+    )
+}
+
+async fn wait_ready(e2e: &E2e, object: &str) {
+    e2e.wait_jsonpath(
+        object,
+        "{.status.conditions[?(@.type=='Ready')].status}",
+        "True",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_get_edit_stop_and_delete() {
+    let e2e = E2e::start(&[Kind::EcsInstance]).await;
+    e2e.apply(&instance_yaml(
+        "web-1",
+        "    tags:\n      team: platform",
+        "  writeConnectionSecretToRef:\n    name: web-1-conn",
+    ));
+    wait_ready(&e2e, "ecs/web-1").await;
+
+    // Status carries what a user needs, and the printer columns show it.
+    let id = e2e.jsonpath("ecs/web-1", "{.status.atProvider.instanceId}");
+    assert!(id.starts_with("i-"), "instance id {id:?}");
+    assert_eq!(
+        e2e.jsonpath(
+            "ecs/web-1",
+            "{.metadata.annotations.ferroplane\\.io/external-name}"
+        ),
+        id
+    );
+    let public_ip = e2e.jsonpath("ecs/web-1", "{.status.atProvider.publicIpAddress}");
+    let private_ip = e2e.jsonpath("ecs/web-1", "{.status.atProvider.privateIpAddress}");
+    assert!(!public_ip.is_empty() && !private_ip.is_empty());
+    let table = e2e.k(&["get", "ecs"]);
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "READY",
+            "SYNCED",
+            "EXTERNAL-NAME",
+            "STATUS",
+            "PUBLIC-IP",
+            "AGE"
+        ]
+    );
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("web-1"))
+        .expect("a row for web-1");
+    for value in ["True", &id, "Running", &public_ip] {
+        assert!(row.contains(value), "row {row:?} lacks {value}");
+    }
+
+    // The cloud holds exactly one instance for the object, tagged with its UID.
+    let instances = e2e.instances_of("ecs/web-1");
+    assert_eq!(instances.len(), 1);
+    assert_eq!(instances[0].instance_id, id);
+    assert_eq!(
+        instances[0].tags.get("team").map(String::as_str),
+        Some("platform")
+    );
+
+    // The connection Secret has the instance ID and the addresses.
+    let conn_id = e2e.jsonpath("secret/web-1-conn", "{.data.instanceId}");
+    assert_eq!(base64_decode(&conn_id), id);
+    assert_eq!(
+        base64_decode(&e2e.jsonpath("secret/web-1-conn", "{.data.publicIpAddress}")),
+        public_ip
+    );
+
+    // Edit the name and the tags: changed in place in the cloud.
+    e2e.k(&[
+        "patch", "ecs", "web-1", "--type", "merge", "-p",
+        r#"{"spec":{"forProvider":{"instanceName":"web-1-renamed","tags":{"team":"infra","env":"dev"}}}}"#,
+    ]);
+    e2e.eventually("name and tags in the mock", Duration::from_secs(30), || {
+        let i = e2e.instance(&id)?;
+        let tags_ok = i.tags.get("team").map(String::as_str) == Some("infra")
+            && i.tags.get("env").map(String::as_str) == Some("dev");
+        (i.instance_name == "web-1-renamed" && tags_ok).then_some(())
+    })
+    .await;
+    assert!(
+        e2e.instance(&id)
+            .expect("still there")
+            .tags
+            .contains_key("ferroplane.io/uid"),
+        "the uid tag survives"
+    );
+
+    // Stop it.
+    e2e.k(&[
+        "patch",
+        "ecs",
+        "web-1",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"forProvider":{"desiredStatus":"Stopped"}}}"#,
+    ]);
+    e2e.wait_jsonpath("ecs/web-1", "{.status.atProvider.status}", "Stopped")
+        .await;
+    assert_eq!(e2e.instance(&id).expect("exists").status, "Stopped");
+
+    // Delete: kubectl waits for the finalizer, which goes only once the instance is gone.
+    e2e.k(&["delete", "ecs", "web-1", "--timeout=60s"]);
+    assert!(e2e.instance(&id).is_none(), "instance {id} was released");
+    let stats = e2e.mock().stats();
+    assert_eq!(stats.instances_created, 1, "no duplicate: {stats:?}");
+    assert_eq!(stats.instances_live, 0, "no leak: {stats:?}");
+    e2e.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instance_type_change_waits_for_allow_restart() {
+    let e2e = E2e::start(&[Kind::EcsInstance]).await;
+    e2e.apply(&instance_yaml("resize", "", ""));
+    wait_ready(&e2e, "ecs/resize").await;
+    let id = e2e.jsonpath("ecs/resize", "{.status.atProvider.instanceId}");
+
+    e2e.k(&[
+        "patch",
+        "ecs",
+        "resize",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"forProvider":{"instanceType":"ecs.g6.xlarge"}}}"#,
+    ]);
+    let conditions = e2e
+        .eventually(
+            "a condition naming allowRestart",
+            Duration::from_secs(30),
+            || {
+                let c = e2e.jsonpath("ecs/resize", "{.status.conditions}");
+                c.contains("allowRestart").then_some(c)
+            },
+        )
+        .await;
+    assert!(conditions.contains("instanceType"), "{conditions}");
+    assert_eq!(
+        e2e.instance(&id).expect("exists").instance_type,
+        "ecs.g6.large",
+        "not restarted without consent"
+    );
+    assert_eq!(e2e.instance(&id).expect("exists").status, "Running");
+
+    e2e.k(&[
+        "patch",
+        "ecs",
+        "resize",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"forProvider":{"allowRestart":true}}}"#,
+    ]);
+    e2e.eventually(
+        "the new type, running again",
+        Duration::from_secs(45),
+        || {
+            let i = e2e.instance(&id)?;
+            (i.instance_type == "ecs.g6.xlarge" && i.status == "Running").then_some(())
+        },
+    )
+    .await;
+    wait_ready(&e2e, "ecs/resize").await;
+    e2e.k(&["delete", "ecs", "resize", "--timeout=60s"]);
+    assert_eq!(e2e.mock().stats().instances_live, 0);
+    e2e.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orphan_keeps_the_instance_and_observe_only_imports_it() {
+    let e2e = E2e::start(&[Kind::EcsInstance]).await;
+    e2e.apply(&instance_yaml("keeper", "", "  deletionPolicy: Orphan"));
+    wait_ready(&e2e, "ecs/keeper").await;
+    let id = e2e.jsonpath("ecs/keeper", "{.status.atProvider.instanceId}");
+    e2e.k(&["delete", "ecs", "keeper", "--timeout=60s"]);
+    assert!(
+        e2e.instance(&id).is_some(),
+        "Orphan leaves the instance in the cloud"
+    );
+
+    // Import it read-only by its ID.
+    e2e.apply(&format!(
+        r#"
+apiVersion: alibabacloud.ferroplane.io/v1alpha1
+kind: ECSInstance
+metadata:
+  name: imported
+  annotations:
+    ferroplane.io/external-name: {id}
+spec:
+  managementPolicies: ["Observe"]
+  forProvider:
+    regionId: cn-beijing
+    imageId: centos_7_8_x64_20G_alibase_20200519.vhd
+    instanceType: ecs.g6.large
+"#
+    ));
+    wait_ready(&e2e, "ecs/imported").await;
+    assert_eq!(
+        e2e.jsonpath("ecs/imported", "{.status.atProvider.instanceId}"),
+        id
+    );
+    assert_eq!(
+        e2e.mock().stats().instances_created,
+        1,
+        "importing creates nothing"
+    );
+    e2e.k(&["delete", "ecs", "imported", "--timeout=60s"]);
+    assert!(e2e.instance(&id).is_some(), "Observe-only never deletes");
+    e2e.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_are_reported_and_secret_rotation_recovers() {
+    let e2e = E2e::start(&[Kind::EcsInstance]).await;
+
+    // An image the region does not have: the cloud's code, in a condition the user can act on.
+    e2e.apply(&instance_yaml("bad-image", "", "").replace(
+        "centos_7_8_x64_20G_alibase_20200519.vhd",
+        "no_such_image.vhd",
+    ));
+    let message = e2e
+        .eventually(
+            "Synced=False naming the image error",
+            Duration::from_secs(30),
+            || {
+                let m = e2e.jsonpath(
+                    "ecs/bad-image",
+                    "{.status.conditions[?(@.type=='Synced')].message}",
+                );
+                m.contains("InvalidImageId.NotFound").then_some(m)
+            },
+        )
+        .await;
+    assert!(
+        message.contains("imageId") || message.contains("image"),
+        "{message}"
+    );
+    let events = e2e.k(&[
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=bad-image",
+    ]);
+    assert!(events.contains("Warning"), "a Warning event: {events}");
+    e2e.k(&["delete", "ecs", "bad-image", "--timeout=60s"]);
+
+    // Wrong secret: the signature fails; the message says so without showing any secret.
+    e2e.apply(
+        r#"
+apiVersion: v1
+kind: Secret
+metadata:
+  name: alibabacloud-credentials
+stringData:
+  accessKeySecret: wrong-secret-value-123
+"#,
+    );
+    e2e.apply(&instance_yaml("rotated", "", ""));
+    let message = e2e
+        .eventually(
+            "Synced=False naming the signature error",
+            Duration::from_secs(30),
+            || {
+                let m = e2e.jsonpath(
+                    "ecs/rotated",
+                    "{.status.conditions[?(@.type=='Synced')].message}",
+                );
+                m.contains("SignatureDoesNotMatch").then_some(m)
+            },
+        )
+        .await;
+    assert!(!message.contains("wrong-secret-value-123") && !message.contains(ACCESS_KEY_SECRET));
+
+    // Rotating the Secret back is picked up without touching the ECSInstance.
+    e2e.apply(&format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: alibabacloud-credentials\nstringData:\n  accessKeySecret: {ACCESS_KEY_SECRET}\n"
+    ));
+    wait_ready(&e2e, "ecs/rotated").await;
+    let described = e2e.k(&["describe", "ecs", "rotated"]);
+    assert!(!described.contains(ACCESS_KEY_SECRET));
+    e2e.k(&["delete", "ecs", "rotated", "--timeout=60s"]);
+    assert_eq!(e2e.mock().stats().instances_live, 0);
+    e2e.finish().await;
+}
+
+fn base64_decode(text: &str) -> String {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .unwrap_or_else(|e| panic!("{text:?} is not base64: {e}"));
+    String::from_utf8(bytes).expect("utf-8")
+}
