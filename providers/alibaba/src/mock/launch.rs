@@ -372,10 +372,10 @@ impl LaunchSpec {
                 "The specified ZoneId does not exist in this region.",
             )
         };
-        if let Some(zone) = &self.zone_id {
-            if !region.has_zone(zone) {
-                return Err(zone_not_found());
-            }
+        if let Some(zone) = &self.zone_id
+            && !region.has_zone(zone)
+        {
+            return Err(zone_not_found());
         }
         match &self.vswitch_id {
             None => {

@@ -81,12 +81,12 @@ async fn api(
             let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST);
             let mut response =
                 json_response(status, &error.body(&request_id, host), Some(&request_id));
-            if error.code == "Throttling.User" {
-                if let Some(ms) = settings.faults.retry_after_ms {
-                    response
-                        .headers_mut()
-                        .insert("x-acs-retry-after", HeaderValue::from(ms));
-                }
+            if error.code == "Throttling.User"
+                && let Some(ms) = settings.faults.retry_after_ms
+            {
+                response
+                    .headers_mut()
+                    .insert("x-acs-retry-after", HeaderValue::from(ms));
             }
             response
         }

@@ -174,25 +174,23 @@ impl Store {
             token: token.clone(),
         });
         let print = fingerprint(&(spec, amount));
-        if let Some(key) = &token_key {
-            if let Some(record) = self.tokens.get(key) {
-                return if record.fingerprint == print {
-                    Ok(record.instance_ids.clone())
-                } else {
-                    Err(idempotent_mismatch())
-                };
-            }
+        if let Some(record) = token_key.as_ref().and_then(|key| self.tokens.get(key)) {
+            return if record.fingerprint == print {
+                Ok(record.instance_ids.clone())
+            } else {
+                Err(idempotent_mismatch())
+            };
         }
         let live = self.live_per_account.get(account_id).copied().unwrap_or(0);
-        if let Some(limit) = quota {
-            if live + amount > limit {
-                return Err(ApiError::forbidden(
-                    "QuotaExceed.ElasticQuota",
-                    format!(
-                        "The number of instances would exceed the quota of this account ({limit}); {live} exist. Release instances or ask for a higher quota."
-                    ),
-                ));
-            }
+        if let Some(limit) = quota
+            && live + amount > limit
+        {
+            return Err(ApiError::forbidden(
+                "QuotaExceed.ElasticQuota",
+                format!(
+                    "The number of instances would exceed the quota of this account ({limit}); {live} exist. Release instances or ask for a higher quota."
+                ),
+            ));
         }
         let scope = (account_id.clone(), resolved.region.id);
         let mut ids = Vec::with_capacity(amount);

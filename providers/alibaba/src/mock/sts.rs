@@ -125,13 +125,13 @@ pub fn assume_role(
     let (account, role) = parse_role_arn(arn)?;
     let session = session_name(p, true)?;
     let ttl = duration(p)?;
-    if let Some(policy) = p.get("Policy") {
-        if serde_json::from_str::<Value>(policy).map_or(true, |v| !v.is_object()) {
-            return Err(ApiError::bad_request(
-                "InvalidParameter.PolicyGrammar",
-                "The parameter Policy has not a valid JSON grammar.",
-            ));
-        }
+    if let Some(policy) = p.get("Policy")
+        && !serde_json::from_str::<Value>(policy).is_ok_and(|v| v.is_object())
+    {
+        return Err(ApiError::bad_request(
+            "InvalidParameter.PolicyGrammar",
+            "The parameter Policy has not a valid JSON grammar.",
+        ));
     }
     let creds = issue(keys, account, ttl, now);
     Ok(credentials_json(&creds, arn, role, &session))
