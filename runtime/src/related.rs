@@ -80,3 +80,159 @@ where
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferroplane_apis::common::{
+        Condition, DeletionPolicy, LocalSecretReference, ManagementAction, ProviderConfigReference,
+    };
+    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    use kube::CustomResource;
+    use kube::api::ObjectMeta;
+    use kube::runtime::reflector::{self, store::Writer};
+    use kube::runtime::watcher;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+    #[kube(
+        group = "t.io",
+        version = "v1",
+        kind = "Thing",
+        namespaced,
+        status = "ThingStatus"
+    )]
+    #[serde(rename_all = "camelCase")]
+    struct ThingSpec {
+        deletion_policy: DeletionPolicy,
+        management_policies: Vec<ManagementAction>,
+        provider_config_ref: ProviderConfigReference,
+        write_connection_secret_to_ref: Option<LocalSecretReference>,
+    }
+
+    #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+    struct ThingStatus {
+        conditions: Vec<Condition>,
+        observed_generation: Option<i64>,
+    }
+
+    ferroplane_apis::impl_managed!(Thing, provider_config);
+
+    fn thing(ns: &str, name: &str, kind: ProviderConfigKind, config: &str) -> Thing {
+        let mut t = Thing::new(
+            name,
+            ThingSpec {
+                deletion_policy: DeletionPolicy::Delete,
+                management_policies: vec![ManagementAction::All],
+                provider_config_ref: ProviderConfigReference {
+                    kind,
+                    name: config.into(),
+                },
+                write_connection_secret_to_ref: None,
+            },
+        );
+        t.metadata.namespace = Some(ns.into());
+        t
+    }
+
+    fn filled<T: Resource<DynamicType = ()> + Clone>(items: Vec<T>) -> Store<T> {
+        let (reader, mut writer): (Store<T>, Writer<T>) = reflector::store();
+        for item in items {
+            writer.apply_watcher_event(&watcher::Event::Apply(item));
+        }
+        reader
+    }
+
+    fn names(refs: Vec<ObjectRef<Thing>>) -> Vec<String> {
+        let mut out: Vec<String> = refs
+            .into_iter()
+            .map(|r| format!("{}/{}", r.namespace.unwrap_or_default(), r.name))
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn store() -> Store<Thing> {
+        use ProviderConfigKind::{ClusterProviderConfig, ProviderConfig};
+        filled(vec![
+            thing("a", "t1", ProviderConfig, "default"),
+            thing("b", "t2", ProviderConfig, "default"),
+            thing("a", "t3", ClusterProviderConfig, "default"),
+            thing("b", "t4", ClusterProviderConfig, "default"),
+            thing("a", "t5", ProviderConfig, "other"),
+        ])
+    }
+
+    #[test]
+    fn namespaced_configs_serve_their_namespace_cluster_configs_everyone() {
+        let store = store();
+        let ns = referencing_provider_config(
+            &store,
+            ProviderConfigKind::ProviderConfig,
+            Some("a"),
+            "default",
+        );
+        assert_eq!(names(ns), vec!["a/t1"]);
+        let cluster = referencing_provider_config(
+            &store,
+            ProviderConfigKind::ClusterProviderConfig,
+            None,
+            "default",
+        );
+        assert_eq!(names(cluster), vec!["a/t3", "b/t4"]);
+    }
+
+    #[test]
+    fn provider_config_mapper_uses_the_changed_object() {
+        let store = store();
+        let config = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("other".into()),
+                namespace: Some("a".into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        };
+        let mapper = provider_config_mapper::<ConfigMap, Thing>(ProviderConfigKind::ProviderConfig);
+        assert_eq!(names(mapper(&config, &store)), vec!["a/t5"]);
+    }
+
+    #[test]
+    fn secret_change_reaches_objects_through_the_configs_that_use_it() {
+        let store = store();
+        // ConfigMaps stand in for provider configs; data.secret names the Secret they use.
+        let config = |ns: &str, name: &str, secret: &str| ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some(ns.into()),
+                ..ObjectMeta::default()
+            },
+            data: Some([("secret".to_owned(), secret.to_owned())].into()),
+            ..ConfigMap::default()
+        };
+        let configs = filled(vec![
+            config("a", "default", "creds"),
+            config("b", "default", "other-creds"),
+            config("a", "other", "creds"),
+        ]);
+        let mapper = via_provider_configs::<Secret, ConfigMap, Thing>(
+            configs,
+            ProviderConfigKind::ProviderConfig,
+            |cfg, secret| {
+                cfg.metadata.namespace == secret.metadata.namespace
+                    && cfg.data.as_ref().and_then(|d| d.get("secret"))
+                        == secret.metadata.name.as_ref()
+            },
+        );
+        let secret = Secret {
+            metadata: ObjectMeta {
+                name: Some("creds".into()),
+                namespace: Some("a".into()),
+                ..ObjectMeta::default()
+            },
+            ..Secret::default()
+        };
+        assert_eq!(names(mapper(&secret, &store)), vec!["a/t1", "a/t5"]);
+    }
+}
