@@ -18,6 +18,7 @@ pub mod ecs;
 pub mod model;
 mod params;
 mod request;
+pub mod requests;
 mod retry;
 mod transport;
 
