@@ -3,10 +3,12 @@
 //! with it) and rewritten only when the details change.
 //!
 //! A digest of the last published details per Secret is kept in memory, so a steady-state poll
-//! costs no API call at all; after a restart the first reconcile reads the Secret once.
+//! costs no API call at all; after a restart, and every [`RECHECK_AFTER`] (in case someone
+//! deleted or edited the Secret), a reconcile reads the Secret once.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use ferroplane_apis::common::LocalSecretReference;
 use k8s_openapi::ByteString;
@@ -21,10 +23,13 @@ use crate::external::ConnectionDetails;
 /// Field manager of every server-side apply ferroplane makes.
 pub const FIELD_MANAGER: &str = "ferroplane";
 
+/// How long a published digest is trusted before the Secret is read again.
+pub const RECHECK_AFTER: Duration = Duration::from_secs(600);
+
 /// Publishes connection Secrets for one controller.
 pub struct ConnectionSecrets {
     client: Client,
-    published: Mutex<HashMap<(String, String), [u8; 32]>>,
+    published: Mutex<HashMap<(String, String), ([u8; 32], Instant)>>,
 }
 
 impl ConnectionSecrets {
@@ -111,14 +116,15 @@ impl ConnectionSecrets {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(key)
-            .copied()
+            .filter(|(_, at)| at.elapsed() < RECHECK_AFTER)
+            .map(|(digest, _)| *digest)
     }
 
     fn remember(&self, key: (String, String), digest: [u8; 32]) {
         self.published
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(key, digest);
+            .insert(key, (digest, Instant::now()));
     }
 
     /// Forgets what was published for an object's Secret (the object is gone).
