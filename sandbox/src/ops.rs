@@ -406,6 +406,14 @@ pub fn update(
         );
     }
     meta::normalize(&mut object);
+    if without_bookkeeping(&object) == without_bookkeeping(&current) {
+        // A no-op write changes nothing, not even managedFields timestamps or the
+        // resourceVersion, and emits no event.
+        return Ok(Written {
+            object: current,
+            warnings,
+        });
+    }
     if options.dry_run {
         return Ok(Written {
             object: Arc::new(object),
@@ -433,6 +441,20 @@ pub fn update(
         object: stored,
         warnings,
     })
+}
+
+/// The object without what every write touches (resourceVersion, managedFields times).
+fn without_bookkeeping(object: &Value) -> Value {
+    let mut copy = object.clone();
+    if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+        if let Some(Value::Array(entries)) = meta.get_mut("managedFields") {
+            for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
+                entry.remove("time");
+            }
+        }
+    }
+    copy
 }
 
 /// DELETE. Returns the object: still present (with `deletionTimestamp`) when finalizers hold it,
@@ -823,6 +845,28 @@ mod tests {
         assert_eq!(
             stale.message,
             "Operation cannot be fulfilled on configmaps \"a\": the object has been modified; please apply your changes to the latest version and try again"
+        );
+    }
+
+    #[test]
+    fn noop_updates_keep_the_resource_version() {
+        let mut state = setup();
+        let d = def(&state, "", "configmaps");
+        let created = create(&mut state, &d, "default", cm("a"), &options()).expect("created");
+        let again = update(
+            &mut state,
+            &d,
+            "default",
+            "a",
+            (*created.object).clone(),
+            "",
+            UpdateKind::Update,
+            &options(),
+        )
+        .expect("updated");
+        assert_eq!(
+            again.object["metadata"]["resourceVersion"],
+            created.object["metadata"]["resourceVersion"]
         );
     }
 

@@ -182,6 +182,22 @@ async fn custom_resources_validate_default_and_split_status() {
         "status writes keep generation"
     );
 
+    let applied_status = json!({"apiVersion": "example.io/v1", "kind": "Widget", "metadata": {"name": "w"}, "status": {"phase": "Applied"}});
+    let ssa = PatchParams::apply("widget-controller").force();
+    let first = api
+        .patch_status("w", &ssa, &Patch::Apply(&applied_status))
+        .await
+        .expect("status applied");
+    assert_eq!(first.data["status"]["phase"], "Applied");
+    let again = api
+        .patch_status("w", &ssa, &Patch::Apply(&applied_status))
+        .await
+        .expect("status re-applied");
+    assert_eq!(
+        again.metadata.resource_version, first.metadata.resource_version,
+        "a no-op apply writes nothing"
+    );
+
     let spec = json!({"spec": {"size": 4}, "status": {"phase": "Ignored"}});
     let patched = api
         .patch("w", &PatchParams::default(), &Patch::Merge(&spec))
@@ -189,7 +205,7 @@ async fn custom_resources_validate_default_and_split_status() {
         .expect("spec patched");
     assert_eq!(patched.metadata.generation, Some(2));
     assert_eq!(
-        patched.data["status"]["phase"], "Ready",
+        patched.data["status"]["phase"], "Applied",
         "main resource writes ignore status"
     );
 
