@@ -5,7 +5,8 @@
 //! Only selections rooted at `self`/`oldSelf` are followed; a path through a comprehension
 //! variable, a map or an object that preserves unknown fields is not checked further.
 
-use super::cel::{Rule, escape};
+use super::cel::Rule;
+use super::celvalue::escape;
 use super::error::SchemaError;
 use super::node::Node;
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, operators};

@@ -40,6 +40,7 @@
 mod cel;
 mod celcheck;
 mod cellib;
+mod celvalue;
 mod defaults;
 mod error;
 mod format;
