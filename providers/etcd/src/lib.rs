@@ -5,4 +5,5 @@ pub mod membership;
 pub mod names;
 pub mod planner;
 pub mod render;
+pub mod scaling;
 pub mod version;

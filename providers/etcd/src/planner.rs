@@ -10,7 +10,8 @@
 //! 3. A started learner: promote it once healthy (etcd itself refuses while it lags), or remove it
 //!    when no longer wanted.
 //! 4. A failed voter (its pod crash-loops while the others are healthy, e.g. its data was lost):
-//!    replace it (remove, re-add as learner, wipe and restart its pod) if quorum survives.
+//!    remove it if quorum survives; rule 7 then adds it back as a learner, and because its pod
+//!    exists the pod restarts with an empty data directory.
 //! 5. Too many voters: remove the highest ordinal, only if the remaining healthy voters still
 //!    form a quorum of the remaining voters.
 //! 6. More pods than members need: shrink the StatefulSet (only pods without a member go).
@@ -80,8 +81,8 @@ pub enum Step {
         ordinal: u32,
         why: Removal,
     },
-    /// Remove the failed member, add it back as a learner under the same peer URL and restart
-    /// its pod with an empty data directory.
+    /// Remove the failed member so that it rejoins under the same peer URL as a new member
+    /// (the next step adds it as a learner and restarts its pod empty).
     Replace {
         id: u64,
         ordinal: u32,

@@ -220,12 +220,13 @@ impl Membership for GatewayClient {
             .await
         {
             Ok(value) => Ok(decode::<MemberAdd>("member add", value)?.member.into()),
-            // A retry after a lost answer: the member is there already.
+            // A retry after a lost answer: the member is there already ("Peer URLs already
+            // exists" or "member ID already exist", depending on the version).
             Err(MembershipError::Api {
                 code: CODE_FAILED_PRECONDITION,
                 message,
                 ..
-            }) if message.contains("already exists") => {
+            }) if message.contains("already exist") => {
                 let members = self.list().await?;
                 members
                     .into_iter()

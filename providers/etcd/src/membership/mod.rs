@@ -81,6 +81,21 @@ impl MembershipError {
             MembershipError::Unreachable { .. } | MembershipError::NoEndpoints
         )
     }
+
+    /// Whether trying again shortly may succeed: etcd is unreachable, or refuses a membership
+    /// change with `Unavailable` ("unhealthy cluster") because a member has not been connected
+    /// to the leader for long enough yet.
+    pub fn is_transient(&self) -> bool {
+        const CODE_UNAVAILABLE: i32 = 14;
+        self.is_unreachable()
+            || matches!(
+                self,
+                MembershipError::Api {
+                    code: CODE_UNAVAILABLE,
+                    ..
+                }
+            )
+    }
 }
 
 /// etcd's membership API. Every call is idempotent where etcd allows it: adding a peer URL that

@@ -115,6 +115,9 @@ impl MemberConfig {
             "initial-cluster-state": match self.state { InitialState::New => "new", InitialState::Existing => "existing" },
             "initial-cluster-token": self.token,
             "logger": "zap",
+            // On by default with flags, off by default in a config file; the controller's
+            // membership calls go through it.
+            "enable-grpc-gateway": true,
         });
         // Serializing a `Value` built from strings cannot fail.
         serde_json::to_string_pretty(&value).unwrap_or_default()
@@ -171,6 +174,7 @@ mod tests {
         assert_eq!(file["name"], "e-1");
         assert_eq!(file["listen-peer-urls"], "http://0.0.0.0:2380");
         assert_eq!(file["advertise-client-urls"], "http://e-1.e.ns.svc:2379");
+        assert_eq!(file["enable-grpc-gateway"], true);
     }
 
     #[test]

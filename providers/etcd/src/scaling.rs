@@ -1,0 +1,239 @@
+//! One reconcile's worth of membership work: observe the members and their health through a
+//! [`Membership`], turn that into the planner's view, and carry out the planner's step.
+//! The parts that concern pods (StatefulSet replicas, wiping a failed member's pod) are handed
+//! back to the caller as an [`Applied`] so that the same code drives the controller and the
+//! tests with real etcd processes.
+
+use ferroplane_apis::etcd::{EtcdMember, MemberRole};
+use futures::future::join_all;
+
+use crate::membership::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
+use crate::names::Topology;
+use crate::planner::{ClusterView, Health, PlannedMember, Removal, Step};
+
+/// A member with what the controller found out about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObservedMember {
+    pub member: Member,
+    pub ordinal: Option<u32>,
+    /// `None` when the member did not answer.
+    pub status: Option<MemberStatus>,
+    pub health: Health,
+}
+
+/// The members of a reachable cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observed {
+    pub members: Vec<ObservedMember>,
+    /// ID of the leader, as a healthy member reports it.
+    pub leader: Option<u64>,
+}
+
+impl Observed {
+    pub fn planner_view(&self, desired_size: u32, statefulset_replicas: u32) -> ClusterView {
+        ClusterView {
+            desired_size,
+            statefulset_replicas,
+            members: self
+                .members
+                .iter()
+                .map(|m| PlannedMember {
+                    id: m.member.id,
+                    ordinal: m.ordinal,
+                    started: m.member.started(),
+                    is_learner: m.member.is_learner,
+                    health: m.health,
+                })
+                .collect(),
+        }
+    }
+
+    /// Ordinals of the members, for the bootstrap configuration of new pods.
+    pub fn ordinals(&self) -> std::collections::BTreeSet<u32> {
+        self.members.iter().filter_map(|m| m.ordinal).collect()
+    }
+
+    /// Members as the status reports them.
+    pub fn status_members(&self, topology: &impl Topology) -> Vec<EtcdMember> {
+        let mut out: Vec<EtcdMember> = self
+            .members
+            .iter()
+            .map(|m| EtcdMember {
+                name: match (m.member.started(), m.ordinal) {
+                    (true, _) => m.member.name.clone(),
+                    (false, Some(o)) => topology.member_name(o),
+                    (false, None) => String::new(),
+                },
+                id: format!("{:x}", m.member.id),
+                role: if m.member.is_learner {
+                    MemberRole::Learner
+                } else {
+                    MemberRole::Voter
+                },
+                healthy: m.health == Health::Healthy,
+            })
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+
+    /// Name of the leader.
+    pub fn leader_name(&self) -> Option<String> {
+        let leader = self.leader?;
+        self.members
+            .iter()
+            .find(|m| m.member.id == leader)
+            .map(|m| m.member.name.clone())
+    }
+}
+
+/// Lists the members and asks each one for its status (concurrently). `failed(ordinal)` says
+/// whether a member's pod is known to be crash-looping: an unreachable member whose pod keeps
+/// failing is [`Health::Failed`].
+pub async fn observe<M: Membership>(
+    client: &M,
+    topology: &impl Topology,
+    failed: impl Fn(u32) -> bool,
+) -> Result<Observed, MembershipError> {
+    let members = client.list().await?;
+    let statuses = join_all(members.iter().map(|m| async {
+        let url = m.client_urls.first().cloned().or_else(|| {
+            let ordinal = m
+                .peer_urls
+                .iter()
+                .find_map(|u| topology.ordinal_of_peer_url(u))?;
+            Some(topology.client_url(ordinal))
+        })?;
+        client.status(&url).await.ok()
+    }))
+    .await;
+    let mut leader = None;
+    let members = members
+        .into_iter()
+        .zip(statuses)
+        .map(|(member, status)| {
+            let ordinal = member
+                .peer_urls
+                .iter()
+                .find_map(|u| topology.ordinal_of_peer_url(u));
+            let answered = status
+                .as_ref()
+                .is_some_and(|s| s.errors.is_empty() && s.leader != 0 && s.member_id == member.id);
+            if answered {
+                leader = leader.or(status.as_ref().map(|s| s.leader));
+            }
+            let health = match (answered, ordinal) {
+                (true, _) => Health::Healthy,
+                (false, Some(o)) if member.started() && failed(o) => Health::Failed,
+                (false, _) => Health::Unhealthy,
+            };
+            ObservedMember {
+                member,
+                ordinal,
+                status,
+                health,
+            }
+        })
+        .collect();
+    Ok(Observed { members, leader })
+}
+
+/// What carrying out a step asks of the pods, and what to tell the user.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// New StatefulSet replicas.
+    pub scale_to: Option<u32>,
+    /// Delete this ordinal's pod and data volume so that it starts empty and joins as the
+    /// learner just added for it.
+    pub restart_empty: Option<u32>,
+    /// An event: (reason, message).
+    pub event: Option<(&'static str, String)>,
+    /// Whether membership changed; when it did, observe again before the next step.
+    pub changed_membership: bool,
+}
+
+/// Event reasons of membership changes.
+pub mod reasons {
+    pub const MEMBER_ADDED: &str = "MemberAdded";
+    pub const MEMBER_PROMOTED: &str = "MemberPromoted";
+    pub const MEMBER_REMOVED: &str = "MemberRemoved";
+    pub const MEMBER_REPLACED: &str = "MemberReplaced";
+}
+
+/// Carries out `step`'s membership part. `statefulset_replicas` tells whether the pod of a
+/// member being added exists already: it then holds the data of a removed member (a
+/// replacement, or a member removed by hand) and must restart empty to join as the new member.
+pub async fn apply<M: Membership>(
+    step: &Step,
+    client: &M,
+    topology: &impl Topology,
+    statefulset_replicas: u32,
+) -> Result<Applied, MembershipError> {
+    let mut applied = Applied::default();
+    match *step {
+        Step::Steady | Step::Wait(_) | Step::Blocked(_) => {}
+        Step::ScaleStatefulSet { replicas } => applied.scale_to = Some(replicas),
+        Step::AddLearner { ordinal } => {
+            let member = client.add_learner(&topology.peer_url(ordinal)).await?;
+            applied.changed_membership = true;
+            let pod_exists = ordinal < statefulset_replicas;
+            if pod_exists {
+                applied.restart_empty = Some(ordinal);
+            }
+            applied.event = Some((
+                reasons::MEMBER_ADDED,
+                format!(
+                    "added {} as learner {:x}{}; it is promoted to voter once it has caught up",
+                    topology.member_name(ordinal),
+                    member.id,
+                    if pod_exists {
+                        ", its pod restarts with an empty data directory"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        Step::Promote { id, ordinal } => {
+            if client.promote(id).await? == PromoteOutcome::Promoted {
+                applied.changed_membership = true;
+                applied.event = Some((
+                    reasons::MEMBER_PROMOTED,
+                    format!(
+                        "promoted {} ({id:x}) to voter",
+                        topology.member_name(ordinal)
+                    ),
+                ));
+            }
+        }
+        Step::Remove { id, ordinal, why } => {
+            client.remove(id).await?;
+            applied.changed_membership = true;
+            let because = match why {
+                Removal::ScaleDown => "the cluster is scaling down",
+                Removal::NotNeeded => "the desired size no longer needs it",
+            };
+            applied.event = Some((
+                reasons::MEMBER_REMOVED,
+                format!(
+                    "removed {} ({id:x}) because {because}",
+                    topology.member_name(ordinal)
+                ),
+            ));
+        }
+        Step::Replace { id, ordinal } => {
+            // A failed voter counts toward quorum; removing it first makes the cluster's fault
+            // tolerance honest again. It comes back as a learner at the next step.
+            client.remove(id).await?;
+            applied.changed_membership = true;
+            applied.event = Some((
+                reasons::MEMBER_REPLACED,
+                format!(
+                    "{} ({id:x}) kept failing while the rest of the cluster was healthy (e.g. its data was lost); removed it, it rejoins as a new member",
+                    topology.member_name(ordinal)
+                ),
+            ));
+        }
+    }
+    Ok(applied)
+}

@@ -1,0 +1,465 @@
+//! The membership client, the planner and the member configuration files against real etcd
+//! processes (Debian's `etcd-server`, etcd 3.4) on 127.0.0.1: bootstrap, growth through a
+//! learner, shrink, and the rejoin of a member whose data was lost.
+//!
+//! Every test owns its processes; a Drop guard kills them, also when the test fails.
+
+use std::collections::BTreeSet;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use provider_etcd::membership::{GatewayClient, GatewayConfig, Membership, PromoteOutcome};
+use provider_etcd::names::Topology;
+use provider_etcd::planner::{self, Step};
+use provider_etcd::render::bootstrap::{Bootstrap, Listen, MemberConfig};
+use provider_etcd::scaling;
+
+const MAX_MEMBERS: u32 = 5;
+
+fn etcd_binary() -> PathBuf {
+    let path = std::env::var_os("FERROPLANE_ETCD_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/etcd"));
+    assert!(
+        path.exists(),
+        "etcd is not installed at {}: these tests run real etcd. Install it with `apt-get install -y etcd-server` \
+         (Debian's etcd 3.4) or point FERROPLANE_ETCD_BIN at an etcd binary.",
+        path.display()
+    );
+    path
+}
+
+/// `n` distinct free ports: all listeners are held until every port is chosen, so the OS
+/// cannot hand out the same port twice.
+fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port on 127.0.0.1"))
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().expect("bound address").port())
+        .collect()
+}
+
+/// Members `m<i>` on 127.0.0.1 ports chosen at the start of the test.
+struct LocalTopology {
+    ports: Vec<(u16, u16)>,
+}
+
+impl LocalTopology {
+    fn new() -> Self {
+        let ports = free_ports(2 * MAX_MEMBERS as usize);
+        Self {
+            ports: ports.chunks(2).map(|p| (p[0], p[1])).collect(),
+        }
+    }
+}
+
+impl Topology for LocalTopology {
+    fn member_name(&self, ordinal: u32) -> String {
+        format!("m{ordinal}")
+    }
+    fn peer_url(&self, ordinal: u32) -> String {
+        format!("http://127.0.0.1:{}", self.ports[ordinal as usize].0)
+    }
+    fn client_url(&self, ordinal: u32) -> String {
+        format!("http://127.0.0.1:{}", self.ports[ordinal as usize].1)
+    }
+    fn ordinal_of_peer_url(&self, url: &str) -> Option<u32> {
+        (0..MAX_MEMBERS).find(|&o| self.peer_url(o) == url)
+    }
+}
+
+/// The "pods": one etcd process per ordinal, each with its data directory under one temp dir.
+struct LocalCluster {
+    dir: tempfile::TempDir,
+    topology: LocalTopology,
+    processes: Vec<Option<Child>>,
+    replicas: u32,
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        for child in self.processes.iter_mut().flatten() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl LocalCluster {
+    fn new() -> Self {
+        etcd_binary();
+        Self {
+            dir: tempfile::tempdir().expect("temp dir"),
+            topology: LocalTopology::new(),
+            processes: (0..MAX_MEMBERS).map(|_| None).collect(),
+            replicas: 0,
+        }
+    }
+
+    fn data_dir(&self, ordinal: u32) -> PathBuf {
+        self.dir.path().join(format!("m{ordinal}.etcd"))
+    }
+
+    /// Starts member `ordinal` from a configuration file rendered exactly as for a pod, except
+    /// for the listen addresses.
+    fn start(&mut self, ordinal: u32, bootstrap: &Bootstrap) {
+        let data_dir = self.data_dir(ordinal);
+        let config = MemberConfig::new(
+            &self.topology,
+            ordinal,
+            bootstrap,
+            "test-token",
+            &data_dir.to_string_lossy(),
+            Listen::Advertised,
+        );
+        let config_path = self.dir.path().join(format!("m{ordinal}.json"));
+        std::fs::write(&config_path, config.to_file()).expect("write config");
+        let log = std::fs::File::create(self.dir.path().join(format!("m{ordinal}.log")))
+            .expect("log file");
+        let child = Command::new(etcd_binary())
+            .arg(format!("--config-file={}", config_path.display()))
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start etcd");
+        if let Some(mut old) = self.processes[ordinal as usize].replace(child) {
+            let _ = old.kill();
+            let _ = old.wait();
+        }
+    }
+
+    fn stop(&mut self, ordinal: u32) {
+        if let Some(mut child) = self.processes[ordinal as usize].take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn wipe(&self, ordinal: u32) {
+        let dir = self.data_dir(ordinal);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).expect("wipe data dir");
+        }
+    }
+
+    /// Whether the process of `ordinal` has exited (a crash, like a pod in CrashLoopBackOff).
+    fn exited(&mut self, ordinal: u32) -> bool {
+        match self.processes[ordinal as usize].as_mut() {
+            Some(child) => child.try_wait().ok().flatten().is_some(),
+            None => false,
+        }
+    }
+
+    fn log(&self, ordinal: u32) -> String {
+        std::fs::read_to_string(self.dir.path().join(format!("m{ordinal}.log"))).unwrap_or_default()
+    }
+
+    fn client(&self) -> GatewayClient {
+        let endpoints = (0..MAX_MEMBERS)
+            .map(|o| self.topology.client_url(o))
+            .collect();
+        GatewayClient::new(endpoints, &GatewayConfig::default()).expect("client")
+    }
+
+    /// StatefulSet semantics: pods below `replicas` run, the others are deleted with their data
+    /// (a scaled-down member's volume is not reused).
+    fn scale(&mut self, replicas: u32, bootstrap: &Bootstrap) {
+        for o in 0..MAX_MEMBERS {
+            let running = self.processes[o as usize].is_some();
+            if o < replicas && !running {
+                self.start(o, bootstrap);
+            } else if o >= replicas && running {
+                self.stop(o);
+                self.wipe(o);
+            }
+        }
+        self.replicas = replicas;
+    }
+}
+
+/// Waits until `n` voters answer their status with a leader.
+async fn wait_voters(cluster: &LocalCluster, n: usize, timeout: Duration) {
+    let client = cluster.client();
+    let start = Instant::now();
+    while healthy_voters(&client, &cluster.topology).await < n {
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {n} healthy voters"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn healthy_voters(client: &GatewayClient, topology: &LocalTopology) -> usize {
+    match scaling::observe(client, topology, |_| false).await {
+        Ok(observed) => {
+            eprintln!("DEBUG {observed:?}");
+            observed
+        }
+        .members
+        .iter()
+        .filter(|m| !m.member.is_learner && m.health == planner::Health::Healthy)
+        .count(),
+        Err(e) => {
+            eprintln!("DEBUG {e}");
+            0
+        }
+    }
+}
+
+async fn put(client_url: &str, key: &str, value: &str) {
+    let body = serde_json::json!({"key": STANDARD.encode(key), "value": STANDARD.encode(value)});
+    let response = reqwest::Client::new()
+        .post(format!("{client_url}/v3/kv/put"))
+        .json(&body)
+        .send()
+        .await
+        .expect("put");
+    assert!(
+        response.status().is_success(),
+        "put failed: {}",
+        response.text().await.unwrap_or_default()
+    );
+}
+
+async fn get(client_url: &str, key: &str) -> Option<String> {
+    let body = serde_json::json!({"key": STANDARD.encode(key), "serializable": true});
+    let response = reqwest::Client::new()
+        .post(format!("{client_url}/v3/kv/range"))
+        .json(&body)
+        .send()
+        .await
+        .ok()?;
+    let value: serde_json::Value = response.json().await.ok()?;
+    let encoded = value["kvs"][0]["value"].as_str()?;
+    String::from_utf8(STANDARD.decode(encoded).ok()?).ok()
+}
+
+/// Runs the planner against the real cluster until it is steady at `desired` members, the way
+/// the controller does (one step per round, observing in between). Returns the steps taken.
+async fn converge(cluster: &mut LocalCluster, desired: u32) -> Vec<Step> {
+    let client = cluster.client();
+    let mut steps = Vec::new();
+    let start = Instant::now();
+    loop {
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "no convergence to {desired} members; steps so far: {steps:?}"
+        );
+        let exited: BTreeSet<u32> = (0..MAX_MEMBERS).filter(|&o| cluster.exited(o)).collect();
+        let observed =
+            match scaling::observe(&client, &cluster.topology, |o| exited.contains(&o)).await {
+                Ok(o) => o,
+                Err(e) if e.is_unreachable() => {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    continue;
+                }
+                Err(e) => panic!("observe failed: {e}"),
+            };
+        let step = planner::plan(&observed.planner_view(desired, cluster.replicas));
+        match &step {
+            Step::Steady => return steps,
+            Step::Blocked(why) => panic!("planner blocked: {why}"),
+            Step::Wait(_) => {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                continue;
+            }
+            _ => {}
+        }
+        let applied =
+            match scaling::apply(&step, &client, &cluster.topology, cluster.replicas).await {
+                Ok(applied) => applied,
+                Err(e) if e.is_transient() => {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    continue;
+                }
+                Err(e) => panic!("{step:?} failed: {e}"),
+            };
+        let bootstrap = Bootstrap::Existing {
+            members: scaling::observe(&client, &cluster.topology, |_| false)
+                .await
+                .map(|o| o.ordinals())
+                .unwrap_or_default(),
+        };
+        if let Some(replicas) = applied.scale_to {
+            cluster.scale(replicas, &bootstrap);
+        }
+        if let Some(ordinal) = applied.restart_empty {
+            cluster.stop(ordinal);
+            cluster.wipe(ordinal);
+            cluster.start(ordinal, &bootstrap);
+        }
+        if steps.last() != Some(&step) {
+            steps.push(step);
+        }
+    }
+}
+
+#[tokio::test]
+async fn bootstrap_a_three_member_cluster_from_rendered_configs() {
+    let mut cluster = LocalCluster::new();
+    cluster.scale(3, &Bootstrap::New { size: 3 });
+    let client = cluster.client();
+    wait_voters(&cluster, 3, Duration::from_secs(30)).await;
+    let members = client.list().await.expect("list");
+    let names: BTreeSet<String> = members.iter().map(|m| m.name.clone()).collect();
+    assert_eq!(
+        names,
+        BTreeSet::from(["m0".into(), "m1".into(), "m2".into()])
+    );
+    assert!(members.iter().all(|m| !m.is_learner));
+    let observed = scaling::observe(&client, &cluster.topology, |_| false)
+        .await
+        .expect("observe");
+    assert!(observed.leader_name().is_some(), "a leader was elected");
+    assert_eq!(planner::plan(&observed.planner_view(3, 3)), Step::Steady);
+}
+
+#[tokio::test]
+async fn membership_calls_are_idempotent() {
+    let mut cluster = LocalCluster::new();
+    cluster.scale(1, &Bootstrap::New { size: 1 });
+    let client = cluster.client();
+    wait_voters(&cluster, 1, Duration::from_secs(20)).await;
+
+    let peer = cluster.topology.peer_url(1);
+    let first = client.add_learner(&peer).await.expect("add learner");
+    assert!(first.is_learner && !first.started());
+    let again = client
+        .add_learner(&peer)
+        .await
+        .expect("adding the same peer again returns the member");
+    assert_eq!(again.id, first.id);
+    assert_eq!(
+        client.promote(first.id).await.expect("promote"),
+        PromoteOutcome::NotCaughtUp,
+        "a learner that never started is not in sync"
+    );
+    client.remove(first.id).await.expect("remove");
+    client
+        .remove(first.id)
+        .await
+        .expect("removing a removed member succeeds");
+    assert_eq!(client.list().await.expect("list").len(), 1);
+}
+
+#[tokio::test]
+async fn grow_one_to_three_through_learners_then_shrink_to_one() {
+    let mut cluster = LocalCluster::new();
+    cluster.scale(1, &Bootstrap::New { size: 1 });
+    let client = cluster.client();
+    wait_voters(&cluster, 1, Duration::from_secs(20)).await;
+    put(&cluster.topology.client_url(0), "greeting", "hello").await;
+
+    let steps = converge(&mut cluster, 3).await;
+    assert_eq!(
+        steps
+            .iter()
+            .filter(|s| matches!(s, Step::AddLearner { .. }))
+            .count(),
+        2,
+        "each member is added as a learner: {steps:?}"
+    );
+    assert!(
+        matches!(steps[0], Step::AddLearner { ordinal: 1 }),
+        "membership before pods: {steps:?}"
+    );
+    assert!(
+        matches!(steps[1], Step::ScaleStatefulSet { replicas: 2 }),
+        "{steps:?}"
+    );
+    let members = client.list().await.expect("list");
+    assert_eq!(members.len(), 3);
+    assert!(
+        members.iter().all(|m| !m.is_learner && m.started()),
+        "{members:?}"
+    );
+    assert_eq!(
+        get(&cluster.topology.client_url(2), "greeting")
+            .await
+            .as_deref(),
+        Some("hello"),
+        "the new member has the data"
+    );
+
+    let steps = converge(&mut cluster, 1).await;
+    assert_eq!(
+        steps,
+        [
+            Step::Remove {
+                id: steps_id(&steps, 0),
+                ordinal: 2,
+                why: planner::Removal::ScaleDown
+            },
+            Step::Remove {
+                id: steps_id(&steps, 1),
+                ordinal: 1,
+                why: planner::Removal::ScaleDown
+            },
+            Step::ScaleStatefulSet { replicas: 1 },
+        ]
+    );
+    let members = client.list().await.expect("list");
+    assert_eq!(members.len(), 1);
+    assert_eq!(members[0].name, "m0");
+    put(&cluster.topology.client_url(0), "after", "shrink").await;
+}
+
+fn steps_id(steps: &[Step], index: usize) -> u64 {
+    match steps.get(index) {
+        Some(Step::Remove { id, .. }) => *id,
+        other => panic!("step {index} is not a removal: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_member_whose_data_was_lost_is_replaced_and_rejoins() {
+    let mut cluster = LocalCluster::new();
+    cluster.scale(3, &Bootstrap::New { size: 3 });
+    let client = cluster.client();
+    wait_voters(&cluster, 3, Duration::from_secs(30)).await;
+    put(&cluster.topology.client_url(0), "k", "v").await;
+    let before = client.list().await.expect("list");
+    let old_id = before.iter().find(|m| m.name == "m2").expect("m2").id;
+
+    // The disk of m2 is lost; its pod restarts with the same identity and no data.
+    cluster.stop(2);
+    cluster.wipe(2);
+    cluster.start(
+        2,
+        &Bootstrap::Existing {
+            members: BTreeSet::from([0, 1, 2]),
+        },
+    );
+    let start = Instant::now();
+    while !cluster.exited(2) {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "m2 kept running on an empty data directory:\n{}",
+            cluster.log(2)
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    let steps = converge(&mut cluster, 3).await;
+    assert!(
+        matches!(steps[0], Step::Replace { ordinal: 2, .. }),
+        "{steps:?}\nm2 log:\n{}",
+        cluster.log(2)
+    );
+    let after = client.list().await.expect("list");
+    assert_eq!(after.len(), 3);
+    let m2 = after.iter().find(|m| m.name == "m2").expect("m2 is back");
+    assert_ne!(m2.id, old_id, "m2 rejoined as a new member");
+    assert!(!m2.is_learner);
+    assert_eq!(
+        get(&cluster.topology.client_url(2), "k").await.as_deref(),
+        Some("v")
+    );
+}
