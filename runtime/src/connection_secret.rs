@@ -26,10 +26,15 @@ pub const FIELD_MANAGER: &str = "ferroplane";
 /// How long a published digest is trusted before the Secret is read again.
 pub const RECHECK_AFTER: Duration = Duration::from_secs(600);
 
+/// Namespace and name of a Secret.
+type SecretKey = (String, String);
+/// Digest of what was written, and when it was last confirmed.
+type Published = ([u8; 32], Instant);
+
 /// Publishes connection Secrets for one controller.
 pub struct ConnectionSecrets {
     client: Client,
-    published: Mutex<HashMap<(String, String), ([u8; 32], Instant)>>,
+    published: Mutex<HashMap<SecretKey, Published>>,
 }
 
 impl ConnectionSecrets {
