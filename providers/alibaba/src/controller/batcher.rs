@@ -6,9 +6,10 @@
 //! - **Collection window.** A call waits a few milliseconds for other IDs; callers asking for
 //!   the same ID wait on the same call.
 //! - **Sweep and freshness.** A call also carries every other known ID whose answer is older than
-//!   half the freshness bound, and answers are kept for the freshness bound (half the poll
-//!   interval). The first object of a poll round therefore refreshes all of them, and the others
-//!   of the round are answered from that sweep.
+//!   half the freshness bound, and answers are reused while younger than the freshness bound (the
+//!   poll interval). The first object of a poll round therefore refreshes the others, which are
+//!   then answered from that sweep; when the objects' polls are spread over the whole interval,
+//!   two sweeps of about N/2 IDs each are made per interval.
 //!
 //! Answers about instances in transition (Pending, Starting, Stopping) are never reused, and the
 //! external client [`invalidate`](Batcher::invalidate)s an instance whenever it changes it, so a
@@ -44,6 +45,17 @@ struct State {
     known: HashMap<String, Instant>,
     /// The last answer per ID and when it arrived.
     answers: HashMap<String, (Instant, Option<Instance>)>,
+    /// IDs of calls under way, with the callers that arrived after the call was sent: they
+    /// ride along instead of starting another call.
+    in_flight: HashMap<String, Flight>,
+}
+
+#[derive(Default)]
+struct Flight {
+    riders: Vec<oneshot::Sender<Described>>,
+    /// The instance was changed after the call was sent: its answer is not kept, and later
+    /// callers start a new call.
+    stale: bool,
 }
 
 /// Coalesces `DescribeInstances` for one client.
@@ -103,12 +115,17 @@ impl Batcher {
             {
                 return Ok(answer.clone());
             }
-            state
-                .waiters
-                .entry(instance_id.to_owned())
-                .or_default()
-                .push(tx);
-            !std::mem::replace(&mut state.flush_scheduled, true)
+            if let Some(flight) = state.in_flight.get_mut(instance_id).filter(|f| !f.stale) {
+                flight.riders.push(tx);
+                false
+            } else {
+                state
+                    .waiters
+                    .entry(instance_id.to_owned())
+                    .or_default()
+                    .push(tx);
+                !std::mem::replace(&mut state.flush_scheduled, true)
+            }
         };
         if schedule {
             let this = Arc::clone(self);
@@ -127,14 +144,17 @@ impl Batcher {
 
     /// Forgets the answer about an instance that was just changed.
     pub fn invalidate(&self, instance_id: &str) {
-        self.lock().answers.remove(instance_id);
+        let mut state = self.lock();
+        state.answers.remove(instance_id);
+        if let Some(flight) = state.in_flight.get_mut(instance_id) {
+            flight.stale = true;
+        }
     }
 
     /// Stops sweeping an instance (it is gone or no longer managed).
     pub fn forget(&self, instance_id: &str) {
-        let mut state = self.lock();
-        state.answers.remove(instance_id);
-        state.known.remove(instance_id);
+        self.invalidate(instance_id);
+        self.lock().known.remove(instance_id);
     }
 
     /// The IDs of the next call: those asked for, then the known ones about to go stale.
@@ -160,9 +180,12 @@ impl Batcher {
                 .answers
                 .get(&id)
                 .is_none_or(|(at, _)| now.duration_since(*at) >= self.freshness / 2);
-            if stale {
+            if stale && !state.in_flight.get(&id).is_some_and(|f| !f.stale) {
                 ids.insert(id);
             }
+        }
+        for id in &ids {
+            state.in_flight.entry(id.clone()).or_default();
         }
         (waiters, ids.into_iter().collect())
     }
@@ -197,16 +220,23 @@ impl Batcher {
                     let mut state = self.lock();
                     for id in chunk {
                         let instance = found.remove(id);
-                        for tx in waiters.remove(id).unwrap_or_default() {
+                        let flight = state.in_flight.remove(id).unwrap_or_default();
+                        let callers = waiters.remove(id).unwrap_or_default();
+                        for tx in callers.into_iter().chain(flight.riders) {
                             let _ = tx.send(Ok(instance.clone()));
                         }
-                        state.answers.insert(id.clone(), (now, instance));
+                        if !flight.stale {
+                            state.answers.insert(id.clone(), (now, instance));
+                        }
                     }
                 }
                 Err(error) => {
                     let error = Arc::new(error);
+                    let mut state = self.lock();
                     for id in chunk {
-                        for tx in waiters.remove(id).unwrap_or_default() {
+                        let flight = state.in_flight.remove(id).unwrap_or_default();
+                        let callers = waiters.remove(id).unwrap_or_default();
+                        for tx in callers.into_iter().chain(flight.riders) {
                             let _ = tx.send(Err(Arc::clone(&error)));
                         }
                     }

@@ -32,7 +32,7 @@ impl EcsConnector {
             cache: Arc::new(ClientCache::new(
                 options.client.clone(),
                 window,
-                options.poll_interval / 2,
+                options.poll_interval,
                 calls.clone(),
             )),
             inputs: Arc::new(AppliedInputs::default()),

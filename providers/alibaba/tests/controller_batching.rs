@@ -1,0 +1,86 @@
+//! Batching: N instances sharing credentials, endpoint and region cost about ceil(N/100)
+//! `DescribeInstances` calls per poll round (read from the mock's counters), against N with
+//! batching off.
+
+mod controller_support;
+
+use std::time::Duration;
+
+use controller_support::*;
+use ferroplane_apis::common::ManagementAction;
+use futures::StreamExt;
+use provider_alibaba::controller::ControllerOptions;
+use provider_alibaba::mock::{DEFAULT_ACCOUNT_ID, LaunchSpec, MockConfig};
+
+const N: usize = 150;
+const POLL: Duration = Duration::from_secs(1);
+
+/// Imports N instances made in the mock as Observe-only ECSInstances, waits until all are
+/// Ready, then returns the `DescribeInstances` calls made during `rounds` poll intervals.
+async fn describe_calls_per_round(batching: bool, rounds: u32) -> (u64, u64) {
+    let options = ControllerOptions {
+        poll_interval: POLL,
+        batching,
+        max_concurrent_reconciles: 64,
+        ..test_options()
+    };
+    let env = Env::start_with(options, MockConfig::new(AK, SK)).await;
+    let spec = LaunchSpec {
+        region_id: REGION.into(),
+        image_id: IMAGE.into(),
+        instance_type: TYPE.into(),
+        ..LaunchSpec::default()
+    };
+    let ids = env
+        .mock()
+        .create_instances(DEFAULT_ACCOUNT_ID, &spec, N)
+        .expect("instances");
+    futures::stream::iter(ids.iter().enumerate())
+        .for_each_concurrent(16, |(i, id)| {
+            let env = &env;
+            async move {
+                let mut obj = instance(&format!("vm-{i:03}"));
+                obj.metadata.annotations =
+                    Some([("ferroplane.io/external-name".to_owned(), id.clone())].into());
+                obj.spec.management_policies = vec![ManagementAction::Observe];
+                env.create(&obj).await;
+            }
+        })
+        .await;
+    for i in 0..N {
+        env.wait_ready(&format!("vm-{i:03}")).await;
+    }
+    let before = env.mock().stats().calls_of("DescribeInstances");
+    tokio::time::sleep(POLL * rounds).await;
+    let calls = env.mock().stats().calls_of("DescribeInstances") - before;
+    eprintln!(
+        "batching={batching}: {calls} DescribeInstances calls in {rounds} poll rounds for {N} instances"
+    );
+    env.stop().await;
+    (calls, u64::from(rounds))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn n_instances_cost_about_ceil_n_over_100_calls_per_round() {
+    let (calls, rounds) = describe_calls_per_round(true, 4).await;
+    let per_round = N.div_ceil(100) as u64;
+    // Each round starts one sweep of ceil(N/100) calls; objects whose jittered poll drifts more
+    // than half an interval away cause at most one more sweep per round.
+    assert!(
+        calls <= 2 * per_round * (rounds + 1),
+        "{calls} DescribeInstances calls in {rounds} rounds for {N} instances"
+    );
+    assert!(
+        calls >= per_round,
+        "{calls} calls: the instances were not observed at all"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_batching_every_object_makes_its_own_call() {
+    let (calls, rounds) = describe_calls_per_round(false, 2).await;
+    assert!(
+        calls >= (N as u64) * (rounds - 1),
+        "{calls} calls in {rounds} rounds for {N} unbatched instances"
+    );
+}
