@@ -361,3 +361,69 @@ async fn status_write_conflict_requeues_soon_without_reporting_an_error() {
     );
     h.sandbox.shutdown().await;
 }
+
+#[tokio::test]
+async fn pausing_and_resuming_through_the_watch() {
+    let h = Harness::start().await;
+    let running = run_controller(&h, h.client.clone(), Duration::from_millis(100));
+    h.create(&widget("pz", 1)).await;
+    h.wait_for("pz", Duration::from_secs(10), ready).await;
+
+    let pause = json!({"metadata": {"annotations": {"ferroplane.io/paused": "true"}}});
+    h.widgets()
+        .patch("pz", &PatchParams::default(), &Patch::Merge(pause))
+        .await
+        .expect("pause");
+    h.wait_for("pz", Duration::from_secs(10), |w| {
+        w.is_some_and(|w| is(w, SYNCED, ConditionStatus::False, "ReconcilePaused"))
+    })
+    .await;
+    let size = json!({"spec": {"forProvider": {"size": 9}}});
+    h.widgets()
+        .patch("pz", &PatchParams::default(), &Patch::Merge(size))
+        .await
+        .expect("edit");
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(h.cloud.only_resource().1.size, 1, "no update while paused");
+
+    let resume = json!({"metadata": {"annotations": {"ferroplane.io/paused": null}}});
+    h.widgets()
+        .patch("pz", &PatchParams::default(), &Patch::Merge(resume))
+        .await
+        .expect("resume");
+    h.wait_for("pz", Duration::from_secs(10), |w| {
+        w.and_then(|w| w.status.as_ref()?.at_provider.as_ref()?.size) == Some(9)
+    })
+    .await;
+    running.stop().await;
+    h.sandbox.shutdown().await;
+}
+
+#[tokio::test]
+async fn controller_retries_failures_with_backoff_until_they_clear() {
+    let h = Harness::start().await;
+    for _ in 0..3 {
+        h.cloud.fail_next(
+            "create",
+            Fault {
+                reason: "ServiceUnavailable",
+                retry: RetryClass::Backoff,
+                after_effect: false,
+            },
+        );
+    }
+    let running = run_controller(&h, h.client.clone(), Duration::from_millis(100));
+    h.create(&widget("retry", 1)).await;
+    h.wait_for("retry", Duration::from_secs(15), ready).await;
+    assert_eq!(h.cloud.calls("create"), 4, "three failures, then success");
+    assert_eq!(h.cloud.count(), 1);
+    let metrics = running.runtime.metrics().encode();
+    assert!(
+        metrics.contains(
+            r#"ferroplane_reconcile_errors_total{kind="Widget",reason="ServiceUnavailable"} 3"#
+        ),
+        "{metrics}"
+    );
+    running.stop().await;
+    h.sandbox.shutdown().await;
+}
