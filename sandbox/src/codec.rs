@@ -64,6 +64,9 @@ pub fn decode(bytes: &[u8], media_type: &str) -> ApiResult<Value> {
 /// Decodes the body of a POST or PUT.
 pub fn decode_object(bytes: &[u8], headers: &HeaderMap) -> ApiResult<Value> {
     let media_type = content_type(headers);
+    if media_type == crate::protobuf::MEDIA_TYPE {
+        return crate::protobuf::decode(bytes);
+    }
     match media_type.as_str() {
         "" | "application/json" | "application/yaml" | "application/x-yaml" | "text/yaml" => {}
         other => {

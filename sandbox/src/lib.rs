@@ -25,6 +25,7 @@ pub mod meta;
 pub mod openapi;
 pub mod ops;
 pub mod patch;
+pub mod protobuf;
 pub mod registry;
 pub mod render;
 pub mod route;

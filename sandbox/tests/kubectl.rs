@@ -720,3 +720,90 @@ async fn explain_custom_and_builtin_kinds() {
     );
     harness.shutdown().await;
 }
+
+// Real apiserver: kubectl's generators (`kubectl create namespace|configmap|secret|
+// serviceaccount`) send protobuf bodies and get "<kind>/<name> created".
+#[tokio::test]
+async fn create_generators_send_protobuf() {
+    common::kubectl_path();
+    let harness = common::start().await;
+    let created = [
+        harness
+            .kubectl_ok(&["create", "namespace", "team"], None)
+            .await,
+        harness
+            .kubectl_ok(
+                &[
+                    "create",
+                    "configmap",
+                    "settings",
+                    "-n",
+                    "team",
+                    "--from-literal=level=info",
+                ],
+                None,
+            )
+            .await,
+        harness
+            .kubectl_ok(
+                &[
+                    "create",
+                    "secret",
+                    "generic",
+                    "creds",
+                    "-n",
+                    "team",
+                    "--from-literal=key=s3cr3t",
+                ],
+                None,
+            )
+            .await,
+        harness
+            .kubectl_ok(
+                &["create", "serviceaccount", "provider", "-n", "team"],
+                None,
+            )
+            .await,
+    ];
+    let lines: Vec<&str> = created.iter().map(|s| s.trim()).collect();
+    assert_eq!(
+        lines,
+        vec![
+            "namespace/team created",
+            "configmap/settings created",
+            "secret/creds created",
+            "serviceaccount/provider created"
+        ]
+    );
+    let level = harness
+        .kubectl_ok(
+            &[
+                "get",
+                "configmap",
+                "settings",
+                "-n",
+                "team",
+                "-o",
+                "jsonpath={.data.level}",
+            ],
+            None,
+        )
+        .await;
+    assert_eq!(level, "info");
+    let key = harness
+        .kubectl_ok(
+            &[
+                "get",
+                "secret",
+                "creds",
+                "-n",
+                "team",
+                "-o",
+                "jsonpath={.data.key}",
+            ],
+            None,
+        )
+        .await;
+    assert_eq!(key, "czNjcjN0");
+    harness.shutdown().await;
+}
