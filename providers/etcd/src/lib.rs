@@ -6,4 +6,5 @@ pub mod names;
 pub mod planner;
 pub mod render;
 pub mod scaling;
+pub mod status;
 pub mod version;

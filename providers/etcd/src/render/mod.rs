@@ -32,6 +32,9 @@ pub struct RenderInput {
     /// Member configuration to write; `None` leaves the live ConfigMap as it is (while etcd
     /// cannot be asked who its members are).
     pub bootstrap: Option<Bootstrap>,
+    /// Whether children carry an owner reference to the EtcdCluster. Without one (deletion
+    /// policy Orphan), deleting the EtcdCluster leaves them running.
+    pub owned: bool,
 }
 
 /// The children of one EtcdCluster.
@@ -63,7 +66,7 @@ impl Rendered {
 /// Renders every child of `cluster`.
 pub fn render(cluster: &EtcdCluster, input: &RenderInput) -> Result<Rendered, Error> {
     let names = cluster_names(cluster)?;
-    let owner = Owner::of(cluster)?;
+    let owner = Owner::of(cluster, input.owned)?;
     let token = initial_cluster_token(cluster, &names);
     Ok(Rendered {
         peer_service: services::peer(&names, &owner),
@@ -116,19 +119,19 @@ fn initial_cluster_token(cluster: &EtcdCluster, names: &ClusterNames) -> String 
 
 /// Owner reference and labels shared by every child.
 pub(crate) struct Owner {
-    reference: k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference,
+    reference: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>,
     uid: String,
     version: String,
 }
 
 impl Owner {
-    fn of(cluster: &EtcdCluster) -> Result<Self, Error> {
+    fn of(cluster: &EtcdCluster, owned: bool) -> Result<Self, Error> {
         let reference = cluster
             .controller_owner_ref(&())
             .ok_or(Error::MissingMetadata("uid"))?;
         let uid = reference.uid.clone();
         Ok(Self {
-            reference,
+            reference: owned.then_some(reference),
             uid,
             version: String::new(),
         })
@@ -141,7 +144,7 @@ impl Owner {
             name: Some(name),
             namespace: Some(names.namespace.clone()),
             labels: Some(labels),
-            owner_references: Some(vec![self.reference.clone()]),
+            owner_references: self.reference.clone().map(|r| vec![r]),
             annotations: (!self.version.is_empty())
                 .then(|| BTreeMap::from([(VERSION_ANNOTATION.to_owned(), self.version.clone())])),
             ..ObjectMeta::default()
@@ -179,6 +182,7 @@ pub(crate) mod tests {
             release: version::resolve(&c.spec).expect("resolves"),
             replicas,
             bootstrap: Some(Bootstrap::New { size: replicas }),
+            owned: true,
         }
     }
 
@@ -215,6 +219,28 @@ pub(crate) mod tests {
             assert_eq!(meta["labels"]["app.kubernetes.io/instance"], "etcd");
             assert_eq!(meta["labels"]["app.kubernetes.io/managed-by"], "ferroplane");
             assert_eq!(meta["labels"][UID_TAG], "0123456789abcdef");
+        }
+    }
+
+    #[test]
+    fn orphaned_children_have_no_owner_reference() {
+        let c = cluster(serde_json::json!({"size": 1, "deletionPolicy": "Orphan"}));
+        let mut i = input(&c, 1);
+        i.owned = false;
+        let children = render(&c, &i)
+            .expect("renders")
+            .into_children()
+            .expect("serializes");
+        for child in &children {
+            assert!(
+                child.object["metadata"].get("ownerReferences").is_none(),
+                "{}",
+                child.key()
+            );
+            assert_eq!(
+                child.object["metadata"]["labels"][UID_TAG],
+                "0123456789abcdef"
+            );
         }
     }
 
