@@ -1,0 +1,375 @@
+//! `cargo run --release --bin ferroplane-bench -- --instances N`: ferroplane at scale, measured.
+//!
+//! Runs the sandbox API server and the ECS mock (transition delay 0) in this process and the
+//! ECSInstance controller in a child process (this program re-executed with `--controller`, the
+//! same code path as `ferroplane run`), so the controller's memory is measured alone. Then:
+//! 1. floor: a bare client creates N ECSInstances and patches each one's status once;
+//! 2. N ECSInstances are applied and timed until all are Ready;
+//! 3. Kubernetes writes per created object, ECS calls by action;
+//! 4. steady state: DescribeInstances calls per poll round, batched, then with batching off
+//!    (one call per object, what Crossplane does) after restarting the controller;
+//! 5. the controller's peak resident memory (VmHWM).
+//!
+//! The last line of stdout is one JSON object with the headline figures.
+
+use std::collections::BTreeMap;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use clap::Parser;
+use ferroplane::controllers::{self, Kind, Options};
+use ferroplane::environment::{Environment, EnvironmentConfig};
+use ferroplane_apis::alibabacloud::{ECSInstance, ECSInstanceParameters, ECSInstanceSpec};
+use ferroplane_runtime::{Runtime, RuntimeConfig};
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+const BENCH_NAMESPACE: &str = "bench";
+const FLOOR_NAMESPACE: &str = "floor";
+
+#[derive(Debug, Parser)]
+#[command(about = "Scale benchmark of the ECSInstance controller against the sandbox and the ECS mock")]
+struct Args {
+    /// Number of ECSInstances.
+    #[arg(long, default_value_t = 1000)]
+    instances: usize,
+    /// Poll interval of the controller in steady state.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    poll_interval: Duration,
+    /// Poll rounds measured in steady state (per mode).
+    #[arg(long, default_value_t = 3)]
+    rounds: u32,
+    /// Requests in flight when the benchmark (and the floor client) creates objects, and
+    /// reconciles the controller runs at once.
+    #[arg(long, default_value_t = 16)]
+    concurrency: u16,
+    /// Reconciles per second across the controller (0 = unlimited; `ferroplane run` defaults to 50).
+    #[arg(long, default_value_t = 0.0)]
+    rate_limit: f64,
+    /// Internal: run the controller against `--kubeconfig` (the child process).
+    #[arg(long, hide = true)]
+    controller: bool,
+    #[arg(long, hide = true)]
+    kubeconfig: Option<std::path::PathBuf>,
+    #[arg(long, hide = true)]
+    no_batch_describe: bool,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    ferroplane_runtime::requeue::parse_duration(text).map_err(|e| e.to_string())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if args.controller {
+        return run_controller(args).await;
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    run_benchmark(args).await
+}
+
+/// The child: the ECSInstance controller for the bench namespace, as `ferroplane run` wires it.
+async fn run_controller(args: Args) -> anyhow::Result<()> {
+    let path = args.kubeconfig.context("--kubeconfig is required with --controller")?;
+    let kubeconfig = kube::config::Kubeconfig::read_from(&path)?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
+    let client = kube::Client::try_from(config)?;
+    let runtime = Runtime::new(
+        client,
+        RuntimeConfig {
+            rate_limit: args.rate_limit,
+            ..RuntimeConfig::default()
+        },
+    );
+    let options = Options {
+        kinds: vec![Kind::EcsInstance],
+        namespace: Some(BENCH_NAMESPACE.to_owned()),
+        poll_interval: args.poll_interval,
+        max_concurrent_reconciles: args.concurrency,
+        batch_describe: !args.no_batch_describe,
+    };
+    let stop = CancellationToken::new();
+    let signal = stop.clone();
+    tokio::spawn(async move {
+        let _ = ferroplane::signals::shutdown_signal().await;
+        signal.cancel();
+    });
+    controllers::run(&runtime, &options, stop).await;
+    Ok(())
+}
+
+struct Child {
+    process: tokio::process::Child,
+}
+
+impl Child {
+    fn spawn(args: &Args, kubeconfig: &std::path::Path, batching: bool) -> anyhow::Result<Self> {
+        let exe = std::env::current_exe().context("cannot find this program")?;
+        let mut command = tokio::process::Command::new(exe);
+        command
+            .arg("--controller")
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .arg("--poll-interval")
+            .arg(format!("{}ms", args.poll_interval.as_millis()))
+            .arg("--concurrency")
+            .arg(args.concurrency.to_string())
+            .arg("--rate-limit")
+            .arg(args.rate_limit.to_string())
+            .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        if !batching {
+            command.arg("--no-batch-describe");
+        }
+        Ok(Self {
+            process: command.spawn().context("cannot start the controller process")?,
+        })
+    }
+
+    /// Peak resident memory of the child in MiB, from /proc.
+    fn peak_rss_mib(&self) -> Option<f64> {
+        let pid = self.process.id()?;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib / 1024.0)
+    }
+
+    async fn stop(mut self) {
+        let _ = self.process.start_kill();
+        let _ = self.process.wait().await;
+    }
+}
+
+async fn run_benchmark(args: Args) -> anyhow::Result<()> {
+    let n = args.instances;
+    let dir = tempfile::tempdir()?;
+    let mut config = EnvironmentConfig::new(dir.path());
+    config.transition_delay = Duration::ZERO;
+    config.simulate_workloads = false;
+    config.controllers = None;
+    let env = Environment::start(config).await?;
+    let client = env.client().clone();
+    for ns in [BENCH_NAMESPACE, FLOOR_NAMESPACE] {
+        create_namespace(&client, ns).await?;
+    }
+    copy_credentials(&client).await?;
+    println!("ferroplane-bench: {n} ECSInstances, concurrency {}, poll interval {:?}, rate limit {}", args.concurrency, args.poll_interval, if args.rate_limit > 0.0 { args.rate_limit.to_string() } else { "none".into() });
+
+    // 1. The floor: what a bare client needs to create N objects and patch each status once.
+    let floor = measure_floor(&client, n, args.concurrency as usize).await?;
+    println!("floor: {n} creates + {n} status patches in {:.2} s", floor.as_secs_f64());
+
+    // 2. The controller, then N ECSInstances until all are Ready.
+    env.sandbox().reset_writes();
+    let child = Child::spawn(&args, &env.info().kubeconfig, true)?;
+    let started = Instant::now();
+    create_instances(&client, BENCH_NAMESPACE, n, args.concurrency as usize).await?;
+    let created = started.elapsed();
+    wait_all_ready(&client, n, Duration::from_secs(600)).await?;
+    let to_ready = started.elapsed();
+    println!(
+        "ready: all {n} Ready after {:.2} s (applying them took {:.2} s); {:.2}x the floor",
+        to_ready.as_secs_f64(),
+        created.as_secs_f64(),
+        to_ready.as_secs_f64() / floor.as_secs_f64()
+    );
+
+    // 3. Writes and cloud calls of the create phase.
+    let writes = env.sandbox().writes();
+    let object_writes: u64 = writes
+        .iter()
+        .filter(|((verb, resource), _)| verb != "create" && resource.starts_with("ecsinstances."))
+        .map(|(_, count)| count)
+        .sum();
+    let writes_per_create = object_writes as f64 / n as f64;
+    println!("kubernetes writes during the create phase (excluding the benchmark's own {n} creates):");
+    for ((verb, resource), count) in &writes {
+        println!("  {verb:>6} {resource}: {count}");
+    }
+    println!("  => {writes_per_create:.2} writes per created object to the object itself (finalizer, external name, status)");
+    print_calls("ECS calls during the create phase", &env.mock().stats().calls);
+    let stats = env.mock().stats();
+    println!("instances created {} / live {} (expected {n} / {n})", stats.instances_created, stats.instances_live);
+    if stats.instances_created != n as u64 {
+        bail!("expected exactly {n} instances created, the mock created {}", stats.instances_created);
+    }
+
+    // 4. Steady state, batched.
+    let batched = steady_state_describe_calls(&env, &args).await;
+    let peak_rss = child.peak_rss_mib().unwrap_or(f64::NAN);
+    child.stop().await;
+    println!("steady state, batched: {batched:.1} DescribeInstances per poll round");
+    println!("controller peak RSS: {peak_rss:.1} MiB");
+
+    // ... and unbatched, with a fresh controller (one DescribeInstances per object).
+    let child = Child::spawn(&args, &env.info().kubeconfig, false)?;
+    // Let the restarted controller's initial pass over every object go by first.
+    tokio::time::sleep(args.poll_interval).await;
+    let unbatched = steady_state_describe_calls(&env, &args).await;
+    child.stop().await;
+    println!("steady state, unbatched: {unbatched:.1} DescribeInstances per poll round ({:.0}x more)", unbatched / batched.max(f64::MIN_POSITIVE));
+
+    env.shutdown().await;
+    let summary = serde_json::json!({
+        "instances": n,
+        "seconds_to_ready": round2(to_ready.as_secs_f64()),
+        "floor_seconds": round2(floor.as_secs_f64()),
+        "describe_calls_per_poll": round2(batched),
+        "unbatched_describe_calls_per_poll": round2(unbatched),
+        "kube_writes_per_create": round2(writes_per_create),
+        "peak_rss_mib": round2(peak_rss),
+    });
+    println!("{summary}");
+    Ok(())
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+fn print_calls(title: &str, calls: &BTreeMap<String, u64>) {
+    println!("{title}:");
+    for (action, count) in calls {
+        println!("  {action}: {count}");
+    }
+}
+
+async fn steady_state_describe_calls(env: &Environment, args: &Args) -> f64 {
+    let before = env.mock().stats().calls.get("DescribeInstances").copied().unwrap_or(0);
+    tokio::time::sleep(args.poll_interval * args.rounds).await;
+    let after = env.mock().stats().calls.get("DescribeInstances").copied().unwrap_or(0);
+    (after - before) as f64 / f64::from(args.rounds)
+}
+
+fn instance(name: String) -> ECSInstance {
+    let mut object = ECSInstance::new(
+        &name,
+        ECSInstanceSpec {
+            deletion_policy: Default::default(),
+            management_policies: ferroplane_apis::common::default_management_policies(),
+            provider_config_ref: Default::default(),
+            write_connection_secret_to_ref: None,
+            for_provider: ECSInstanceParameters {
+                region_id: "cn-beijing".into(),
+                image_id: "centos_7_8_x64_20G_alibase_20200519.vhd".into(),
+                instance_type: "ecs.g6.large".into(),
+                instance_name: Some(name.clone()),
+                internet_max_bandwidth_out: Some(1),
+                ..ECSInstanceParameters::default()
+            },
+        },
+    );
+    object.metadata.labels = Some([("bench".to_owned(), "true".to_owned())].into());
+    object
+}
+
+async fn create_instances(client: &kube::Client, ns: &str, n: usize, concurrency: usize) -> anyhow::Result<()> {
+    let api: Api<ECSInstance> = Api::namespaced(client.clone(), ns);
+    futures::stream::iter(0..n)
+        .map(|i| {
+            let api = api.clone();
+            async move {
+                api.create(&PostParams::default(), &instance(format!("vm-{i:05}")))
+                    .await
+                    .map(|_| ())
+            }
+        })
+        .buffer_unordered(concurrency)
+        .try_collect::<Vec<()>>()
+        .await
+        .context("creating ECSInstances failed")?;
+    Ok(())
+}
+
+async fn measure_floor(client: &kube::Client, n: usize, concurrency: usize) -> anyhow::Result<Duration> {
+    let api: Api<ECSInstance> = Api::namespaced(client.clone(), FLOOR_NAMESPACE);
+    let started = Instant::now();
+    create_instances(client, FLOOR_NAMESPACE, n, concurrency).await?;
+    let limiter = Arc::new(Semaphore::new(concurrency));
+    let now = jiff::Timestamp::now().to_string();
+    let mut tasks = Vec::with_capacity(n);
+    for i in 0..n {
+        let api = api.clone();
+        let limiter = Arc::clone(&limiter);
+        let status = serde_json::json!({"status": {
+            "atProvider": {"instanceId": format!("i-floor{i:05}"), "status": "Running"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": now}],
+        }});
+        tasks.push(tokio::spawn(async move {
+            let _permit = limiter.acquire().await;
+            api.patch_status(&format!("vm-{i:05}"), &PatchParams::default(), &Patch::Merge(&status))
+                .await
+                .map(|_| ())
+        }));
+    }
+    for task in tasks {
+        task.await?.context("floor status patch failed")?;
+    }
+    Ok(started.elapsed())
+}
+
+async fn wait_all_ready(client: &kube::Client, n: usize, timeout: Duration) -> anyhow::Result<()> {
+    let api: Api<ECSInstance> = Api::namespaced(client.clone(), BENCH_NAMESPACE);
+    let deadline = Instant::now() + timeout;
+    loop {
+        let list = api.list(&ListParams::default()).await?;
+        let ready = list
+            .items
+            .iter()
+            .filter(|o| {
+                o.status.as_ref().is_some_and(|s| {
+                    s.conditions.iter().any(|c| c.type_ == "Ready" && c.status == ferroplane_apis::common::ConditionStatus::True)
+                })
+            })
+            .count();
+        if ready == n {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("only {ready} of {n} ECSInstances became Ready within {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn create_namespace(client: &kube::Client, name: &str) -> anyhow::Result<()> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let ns = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    api.create(&PostParams::default(), &ns).await?;
+    Ok(())
+}
+
+/// The environment put the mock's credentials and the `default` ProviderConfig in `default`;
+/// the benchmark's namespaces get copies.
+async fn copy_credentials(client: &kube::Client) -> anyhow::Result<()> {
+    use ferroplane::environment::{CREDENTIALS_SECRET, PROVIDER_CONFIG};
+    use ferroplane_apis::alibabacloud::ProviderConfig;
+    use k8s_openapi::api::core::v1::Secret;
+    let secret = Api::<Secret>::namespaced(client.clone(), "default").get(CREDENTIALS_SECRET).await?;
+    let config = Api::<ProviderConfig>::namespaced(client.clone(), "default").get(PROVIDER_CONFIG).await?;
+    for ns in [BENCH_NAMESPACE, FLOOR_NAMESPACE] {
+        let mut s = Secret { data: secret.data.clone(), ..Secret::default() };
+        s.metadata.name = Some(CREDENTIALS_SECRET.to_owned());
+        Api::<Secret>::namespaced(client.clone(), ns).create(&PostParams::default(), &s).await?;
+        let c = ProviderConfig::new(PROVIDER_CONFIG, config.spec.clone());
+        Api::<ProviderConfig>::namespaced(client.clone(), ns).create(&PostParams::default(), &c).await?;
+    }
+    Ok(())
+}
