@@ -180,7 +180,7 @@ impl Batcher {
                 .answers
                 .get(&id)
                 .is_none_or(|(at, _)| now.duration_since(*at) >= self.freshness / 2);
-            if stale && !state.in_flight.get(&id).is_some_and(|f| !f.stale) {
+            if stale && state.in_flight.get(&id).is_none_or(|f| f.stale) {
                 ids.insert(id);
             }
         }

@@ -103,7 +103,7 @@ impl EcsExternal {
             )
             .await?;
         // Oldest first: if two ever existed, the first one is the one to keep.
-        found.sort_by(|a, b| a.creation_time.cmp(&b.creation_time));
+        found.sort_by_key(|i| i.creation_time);
         Ok(found.into_iter().next())
     }
 

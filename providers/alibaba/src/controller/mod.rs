@@ -181,13 +181,13 @@ pub fn ecs_instance_controller(
     let via_config = related::via_provider_configs::<Secret, ProviderConfig, ECSInstance>(
         config_store,
         ProviderConfigKind::ProviderConfig,
-        |config, secret| config::uses_secret(config, secret),
+        config::uses_secret,
     );
     let via_cluster_config =
         related::via_provider_configs::<Secret, ClusterProviderConfig, ECSInstance>(
             cluster_store,
             ProviderConfigKind::ClusterProviderConfig,
-            |config, secret| config::uses_secret(config, secret),
+            config::uses_secret,
         );
     let config_changes = SpecChanges::default();
     let cluster_changes = SpecChanges::default();
