@@ -33,7 +33,9 @@ const BENCH_NAMESPACE: &str = "bench";
 const FLOOR_NAMESPACE: &str = "floor";
 
 #[derive(Debug, Parser)]
-#[command(about = "Scale benchmark of the ECSInstance controller against the sandbox and the ECS mock")]
+#[command(
+    about = "Scale benchmark of the ECSInstance controller against the sandbox and the ECS mock"
+)]
 struct Args {
     /// Number of ECSInstances.
     #[arg(long, default_value_t = 1000)]
@@ -71,7 +73,9 @@ async fn main() -> anyhow::Result<()> {
         return run_controller(args).await;
     }
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     run_benchmark(args).await
@@ -79,7 +83,9 @@ async fn main() -> anyhow::Result<()> {
 
 /// The child: the ECSInstance controller for the bench namespace, as `ferroplane run` wires it.
 async fn run_controller(args: Args) -> anyhow::Result<()> {
-    let path = args.kubeconfig.context("--kubeconfig is required with --controller")?;
+    let path = args
+        .kubeconfig
+        .context("--kubeconfig is required with --controller")?;
     let kubeconfig = kube::config::Kubeconfig::read_from(&path)?;
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
     let client = kube::Client::try_from(config)?;
@@ -125,14 +131,19 @@ impl Child {
             .arg(args.concurrency.to_string())
             .arg("--rate-limit")
             .arg(args.rate_limit.to_string())
-            .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
+            .env(
+                "RUST_LOG",
+                std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
+            )
             .stdin(Stdio::null())
             .kill_on_drop(true);
         if !batching {
             command.arg("--no-batch-describe");
         }
         Ok(Self {
-            process: command.spawn().context("cannot start the controller process")?,
+            process: command
+                .spawn()
+                .context("cannot start the controller process")?,
         })
     }
 
@@ -164,11 +175,23 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
         create_namespace(&client, ns).await?;
     }
     copy_credentials(&client).await?;
-    println!("ferroplane-bench: {n} ECSInstances, concurrency {}, poll interval {:?}, rate limit {}", args.concurrency, args.poll_interval, if args.rate_limit > 0.0 { args.rate_limit.to_string() } else { "none".into() });
+    println!(
+        "ferroplane-bench: {n} ECSInstances, concurrency {}, poll interval {:?}, rate limit {}",
+        args.concurrency,
+        args.poll_interval,
+        if args.rate_limit > 0.0 {
+            args.rate_limit.to_string()
+        } else {
+            "none".into()
+        }
+    );
 
     // 1. The floor: what a bare client needs to create N objects and patch each status once.
     let floor = measure_floor(&client, n, args.concurrency as usize).await?;
-    println!("floor: {n} creates + {n} status patches in {:.2} s", floor.as_secs_f64());
+    println!(
+        "floor: {n} creates + {n} status patches in {:.2} s",
+        floor.as_secs_f64()
+    );
 
     // 2. The controller, then N ECSInstances until all are Ready.
     env.sandbox().reset_writes();
@@ -193,16 +216,29 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
         .map(|(_, count)| count)
         .sum();
     let writes_per_create = object_writes as f64 / n as f64;
-    println!("kubernetes writes during the create phase (excluding the benchmark's own {n} creates):");
+    println!(
+        "kubernetes writes during the create phase (excluding the benchmark's own {n} creates):"
+    );
     for ((verb, resource), count) in &writes {
         println!("  {verb:>6} {resource}: {count}");
     }
-    println!("  => {writes_per_create:.2} writes per created object to the object itself (finalizer, external name, status)");
-    print_calls("ECS calls during the create phase", &env.mock().stats().calls);
+    println!(
+        "  => {writes_per_create:.2} writes per created object to the object itself (finalizer, external name, status)"
+    );
+    print_calls(
+        "ECS calls during the create phase",
+        &env.mock().stats().calls,
+    );
     let stats = env.mock().stats();
-    println!("instances created {} / live {} (expected {n} / {n})", stats.instances_created, stats.instances_live);
+    println!(
+        "instances created {} / live {} (expected {n} / {n})",
+        stats.instances_created, stats.instances_live
+    );
     if stats.instances_created != n as u64 {
-        bail!("expected exactly {n} instances created, the mock created {}", stats.instances_created);
+        bail!(
+            "expected exactly {n} instances created, the mock created {}",
+            stats.instances_created
+        );
     }
 
     // 4. Steady state, batched.
@@ -218,7 +254,10 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
     tokio::time::sleep(args.poll_interval).await;
     let unbatched = steady_state_describe_calls(&env, &args).await;
     child.stop().await;
-    println!("steady state, unbatched: {unbatched:.1} DescribeInstances per poll round ({:.0}x more)", unbatched / batched.max(f64::MIN_POSITIVE));
+    println!(
+        "steady state, unbatched: {unbatched:.1} DescribeInstances per poll round ({:.0}x more)",
+        unbatched / batched.max(f64::MIN_POSITIVE)
+    );
 
     env.shutdown().await;
     let summary = serde_json::json!({
@@ -246,9 +285,21 @@ fn print_calls(title: &str, calls: &BTreeMap<String, u64>) {
 }
 
 async fn steady_state_describe_calls(env: &Environment, args: &Args) -> f64 {
-    let before = env.mock().stats().calls.get("DescribeInstances").copied().unwrap_or(0);
+    let before = env
+        .mock()
+        .stats()
+        .calls
+        .get("DescribeInstances")
+        .copied()
+        .unwrap_or(0);
     tokio::time::sleep(args.poll_interval * args.rounds).await;
-    let after = env.mock().stats().calls.get("DescribeInstances").copied().unwrap_or(0);
+    let after = env
+        .mock()
+        .stats()
+        .calls
+        .get("DescribeInstances")
+        .copied()
+        .unwrap_or(0);
     (after - before) as f64 / f64::from(args.rounds)
 }
 
@@ -274,7 +325,12 @@ fn instance(name: String) -> ECSInstance {
     object
 }
 
-async fn create_instances(client: &kube::Client, ns: &str, n: usize, concurrency: usize) -> anyhow::Result<()> {
+async fn create_instances(
+    client: &kube::Client,
+    ns: &str,
+    n: usize,
+    concurrency: usize,
+) -> anyhow::Result<()> {
     let api: Api<ECSInstance> = Api::namespaced(client.clone(), ns);
     futures::stream::iter(0..n)
         .map(|i| {
@@ -292,7 +348,11 @@ async fn create_instances(client: &kube::Client, ns: &str, n: usize, concurrency
     Ok(())
 }
 
-async fn measure_floor(client: &kube::Client, n: usize, concurrency: usize) -> anyhow::Result<Duration> {
+async fn measure_floor(
+    client: &kube::Client,
+    n: usize,
+    concurrency: usize,
+) -> anyhow::Result<Duration> {
     let api: Api<ECSInstance> = Api::namespaced(client.clone(), FLOOR_NAMESPACE);
     let started = Instant::now();
     create_instances(client, FLOOR_NAMESPACE, n, concurrency).await?;
@@ -308,9 +368,13 @@ async fn measure_floor(client: &kube::Client, n: usize, concurrency: usize) -> a
         }});
         tasks.push(tokio::spawn(async move {
             let _permit = limiter.acquire().await;
-            api.patch_status(&format!("vm-{i:05}"), &PatchParams::default(), &Patch::Merge(&status))
-                .await
-                .map(|_| ())
+            api.patch_status(
+                &format!("vm-{i:05}"),
+                &PatchParams::default(),
+                &Patch::Merge(&status),
+            )
+            .await
+            .map(|_| ())
         }));
     }
     for task in tasks {
@@ -329,7 +393,10 @@ async fn wait_all_ready(client: &kube::Client, n: usize, timeout: Duration) -> a
             .iter()
             .filter(|o| {
                 o.status.as_ref().is_some_and(|s| {
-                    s.conditions.iter().any(|c| c.type_ == "Ready" && c.status == ferroplane_apis::common::ConditionStatus::True)
+                    s.conditions.iter().any(|c| {
+                        c.type_ == "Ready"
+                            && c.status == ferroplane_apis::common::ConditionStatus::True
+                    })
                 })
             })
             .count();
@@ -362,14 +429,25 @@ async fn copy_credentials(client: &kube::Client) -> anyhow::Result<()> {
     use ferroplane::environment::{CREDENTIALS_SECRET, PROVIDER_CONFIG};
     use ferroplane_apis::alibabacloud::ProviderConfig;
     use k8s_openapi::api::core::v1::Secret;
-    let secret = Api::<Secret>::namespaced(client.clone(), "default").get(CREDENTIALS_SECRET).await?;
-    let config = Api::<ProviderConfig>::namespaced(client.clone(), "default").get(PROVIDER_CONFIG).await?;
+    let secret = Api::<Secret>::namespaced(client.clone(), "default")
+        .get(CREDENTIALS_SECRET)
+        .await?;
+    let config = Api::<ProviderConfig>::namespaced(client.clone(), "default")
+        .get(PROVIDER_CONFIG)
+        .await?;
     for ns in [BENCH_NAMESPACE, FLOOR_NAMESPACE] {
-        let mut s = Secret { data: secret.data.clone(), ..Secret::default() };
+        let mut s = Secret {
+            data: secret.data.clone(),
+            ..Secret::default()
+        };
         s.metadata.name = Some(CREDENTIALS_SECRET.to_owned());
-        Api::<Secret>::namespaced(client.clone(), ns).create(&PostParams::default(), &s).await?;
+        Api::<Secret>::namespaced(client.clone(), ns)
+            .create(&PostParams::default(), &s)
+            .await?;
         let c = ProviderConfig::new(PROVIDER_CONFIG, config.spec.clone());
-        Api::<ProviderConfig>::namespaced(client.clone(), ns).create(&PostParams::default(), &c).await?;
+        Api::<ProviderConfig>::namespaced(client.clone(), ns)
+            .create(&PostParams::default(), &c)
+            .await?;
     }
     Ok(())
 }

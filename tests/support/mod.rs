@@ -10,6 +10,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
+pub mod daemon;
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

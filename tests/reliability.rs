@@ -1,0 +1,206 @@
+//! Reliability suite: cloud faults, SIGKILLed controllers, and no secret anywhere a user or a log
+//! collector can see. `ferroplane run` runs as a separate process against an in-process sandbox
+//! and ECS mock (see `support::daemon`).
+//!
+//! CI runs the short form. `FERROPLANE_RELIABILITY_FULL=1` runs the full sizes
+//! (300 instances under faults; 200 instances and more kills in the crash storms).
+
+mod support;
+
+use std::time::Duration;
+
+use ferroplane_apis::alibabacloud::ECSInstance;
+use ferroplane_apis::common::{DeletionPolicy, LocalSecretKeySelector};
+use k8s_openapi::api::core::v1::{Event, Secret};
+use kube::api::{Api, ListParams, PostParams};
+use provider_alibaba::mock::Faults;
+use rand::Rng as _;
+use support::daemon::{self, Daemon};
+
+const PASSWORD: &str = "Pa55-word-never-logged!";
+
+fn full() -> bool {
+    std::env::var_os("FERROPLANE_RELIABILITY_FULL").is_some()
+}
+
+fn names(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}-{i:04}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn throttling_and_server_errors_neither_duplicate_nor_leak() {
+    let n = if full() { 300 } else { 60 };
+    let mut daemon = Daemon::start(Duration::from_millis(200)).await;
+    daemon
+        .env
+        .mock()
+        .set_faults(Faults {
+            throttle_rate: 0.30,
+            error_rate: 0.05,
+            ..Faults::default()
+        })
+        .expect("faults accepted");
+    daemon.spawn_controller();
+    let api = daemon.api();
+
+    // One instance logs in with a password from a Secret: it must not leak either.
+    create_password_secret(daemon.client()).await;
+    let mut with_password = daemon::instance("pw-0000", DeletionPolicy::Delete);
+    with_password.spec.for_provider.password_secret_ref = Some(LocalSecretKeySelector {
+        name: "vm-password".into(),
+        key: "password".into(),
+    });
+    api.create(&PostParams::default(), &with_password)
+        .await
+        .expect("created");
+    daemon::create_many(&api, &names("vm", n - 1)).await;
+
+    daemon::wait_all_ready(&api, n, Duration::from_secs(if full() { 600 } else { 180 })).await;
+    let statuses_at_ready = statuses_json(&api).await;
+    let stats = daemon.env.mock().stats();
+    assert_eq!(
+        stats.instances_created, n as u64,
+        "no duplicate under faults: {stats:?}"
+    );
+    let throttled = stats.errors.get("Throttling.User").copied().unwrap_or(0);
+    let unavailable = stats.errors.get("ServiceUnavailable").copied().unwrap_or(0);
+    assert!(
+        throttled > 0 && unavailable > 0,
+        "faults were injected: {stats:?}"
+    );
+
+    let mut all = names("vm", n - 1);
+    all.push("pw-0000".into());
+    daemon::delete_many(&api, &all).await;
+    daemon::wait_all_gone(&api, Duration::from_secs(if full() { 600 } else { 180 })).await;
+    let stats = daemon.env.mock().stats();
+    assert_eq!(stats.instances_created, n as u64, "{stats:?}");
+    assert_eq!(stats.instances_live, 0, "no leak: {stats:?}");
+    println!(
+        "faults: {n} instances, {throttled} throttled and {unavailable} unavailable answers, 0 duplicates, 0 leaks"
+    );
+
+    assert_no_secret_anywhere(&daemon, &statuses_at_ready).await;
+    daemon.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_during_create_and_delete_storms_converges() {
+    let n = if full() { 200 } else { 40 };
+    let kills_per_storm = if full() { 10 } else { 5 };
+    let mut daemon = Daemon::start(Duration::from_millis(300)).await;
+    let api = daemon.api();
+    let all = names("storm", n);
+    let mut rng = rand::rng();
+
+    // Create storm: objects arrive while the controller is killed again and again.
+    daemon::create_many(&api, &all).await;
+    for _ in 0..kills_per_storm {
+        daemon.spawn_controller();
+        tokio::time::sleep(Duration::from_millis(rng.random_range(150..1200))).await;
+        daemon.kill_controller().await;
+    }
+    daemon.spawn_controller();
+    daemon::wait_all_ready(&api, n, Duration::from_secs(240)).await;
+    let statuses_at_ready = statuses_json(&api).await;
+    let stats = daemon.env.mock().stats();
+    assert_eq!(
+        stats.instances_created, n as u64,
+        "no duplicate after SIGKILLs: {stats:?}"
+    );
+    assert_eq!(stats.instances_live, n as u64);
+    let objects = api.list(&ListParams::default()).await.expect("list").items;
+    let mut ids: Vec<String> = objects.iter().filter_map(external_name).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "every object has its own instance");
+    daemon.kill_controller().await;
+
+    // Delete storm.
+    daemon::delete_many(&api, &all).await;
+    for _ in 0..kills_per_storm {
+        daemon.spawn_controller();
+        tokio::time::sleep(Duration::from_millis(rng.random_range(150..1200))).await;
+        daemon.kill_controller().await;
+    }
+    daemon.spawn_controller();
+    daemon::wait_all_gone(&api, Duration::from_secs(240)).await;
+    let stats = daemon.env.mock().stats();
+    assert_eq!(stats.instances_created, n as u64, "{stats:?}");
+    assert_eq!(stats.instances_live, 0, "no leak after SIGKILLs: {stats:?}");
+    assert!(daemon.controller_starts() > 2 * kills_per_storm as u32);
+    println!(
+        "crashes: {n} instances, {} SIGKILLs, 0 duplicates, 0 leaks",
+        2 * kills_per_storm
+    );
+    assert_no_secret_anywhere(&daemon, &statuses_at_ready).await;
+    daemon.finish().await;
+}
+
+fn external_name(object: &ECSInstance) -> Option<String> {
+    object
+        .metadata
+        .annotations
+        .as_ref()?
+        .get("ferroplane.io/external-name")
+        .cloned()
+}
+
+async fn create_password_secret(client: &kube::Client) {
+    let secret = Secret {
+        metadata: kube::api::ObjectMeta {
+            name: Some("vm-password".into()),
+            ..Default::default()
+        },
+        string_data: Some([("password".to_owned(), PASSWORD.to_owned())].into()),
+        ..Default::default()
+    };
+    Api::<Secret>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("password Secret created");
+}
+
+async fn statuses_json(api: &Api<ECSInstance>) -> String {
+    let objects = api
+        .list(&ListParams::default())
+        .await
+        .expect("objects")
+        .items;
+    let statuses: Vec<_> = objects.into_iter().map(|o| o.status).collect();
+    serde_json::to_string(&statuses).expect("json")
+}
+
+/// The access key secret and the password appear in no controller log line (debug level), no
+/// event and no status (`statuses`: every object's status while all were Ready).
+async fn assert_no_secret_anywhere(daemon: &Daemon, statuses: &str) {
+    let credentials = Api::<Secret>::namespaced(daemon.client().clone(), "default")
+        .get(ferroplane::environment::CREDENTIALS_SECRET)
+        .await
+        .expect("credentials Secret");
+    let access_key_secret =
+        String::from_utf8(credentials.data.expect("data")["accessKeySecret"].0.clone())
+            .expect("utf-8");
+    let secrets = [access_key_secret.as_str(), PASSWORD];
+
+    let logs = std::fs::read_to_string(daemon.log_path()).expect("controller log");
+    assert!(
+        logs.lines().count() > 10,
+        "the controller logged at debug level"
+    );
+    let events = Api::<Event>::all(daemon.client().clone())
+        .list(&ListParams::default())
+        .await
+        .expect("events");
+    let events = serde_json::to_string(&events.items).expect("json");
+    let statuses = statuses.to_owned();
+    for secret in secrets {
+        for (what, text) in [
+            ("controller logs", &logs),
+            ("events", &events),
+            ("statuses", &statuses),
+        ] {
+            assert!(!text.contains(secret), "a secret appears in the {what}");
+        }
+    }
+}
