@@ -144,7 +144,8 @@ async fn call(
             }
             Ok(ExitCode::FAILURE)
         }
-        Err(other) => Err(other).with_context(|| format!("{} failed", args.action)),
+        // Transport and credential errors name the action and what to check already.
+        Err(other) => Err(other.into()),
     }
 }
 
