@@ -3,6 +3,7 @@
 
 use super::cel::Rule;
 use super::error::SchemaError;
+use super::{defaults, prune, validate};
 use regex::Regex;
 use serde_json::{Map, Number, Value};
 use std::collections::BTreeMap;
@@ -305,7 +306,33 @@ impl Node {
                 )?);
             }
         }
+        if let Some(default) = &node.default {
+            check_default(&node, default, path)?;
+        }
         Ok(node)
+    }
+}
+
+/// The apiserver refuses a CRD whose `default` would not survive pruning or validation.
+/// Nested defaults are applied to the default first, so a default of `{}` for an object whose
+/// required fields have defaults of their own is fine.
+fn check_default(node: &Node, default: &Value, path: &str) -> Result<(), SchemaError> {
+    if default.is_null() {
+        return Ok(());
+    }
+    let mut value = default.clone();
+    let mut unknown = Vec::new();
+    prune::prune(node, &mut value, false, "default", &mut unknown);
+    if let Some(field) = unknown.first() {
+        return Err(invalid(
+            path,
+            &format!("{field}: must not have unknown fields"),
+        ));
+    }
+    defaults::apply(node, &mut value);
+    match validate::validate(node, &value, None, "default", false).first() {
+        Some(error) => Err(invalid(path, &error.to_string())),
+        None => Ok(()),
     }
 }
 

@@ -573,6 +573,24 @@ fn compile_errors_name_the_culprit() {
             "openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule",
         ),
         (
+            wrap_spec(
+                json!({"type": "object", "properties": {"size": {"type": "integer", "default": "three"}}}),
+            ),
+            "openAPIV3Schema.properties[spec].properties[size]: default: Invalid value: \"string\": default in body must be of type integer: \"string\"",
+        ),
+        (
+            wrap_spec(
+                json!({"type": "object", "default": {"bogus": 1}, "properties": {"a": {"type": "string"}}}),
+            ),
+            "openAPIV3Schema.properties[spec]: default.bogus: must not have unknown fields",
+        ),
+        (
+            wrap_spec(
+                json!({"type": "object", "default": {}, "required": ["a"], "properties": {"a": {"type": "string"}}}),
+            ),
+            "openAPIV3Schema.properties[spec]: default.a: Required value",
+        ),
+        (
             wrap_spec(json!({"type": "strnig"})),
             "openAPIV3Schema.properties[spec].type",
         ),
@@ -615,6 +633,17 @@ fn rules_may_select_declared_fields_maps_and_unknown_shapes() {
         }}}
     });
     CompiledSchema::compile(&schema).expect("all selections are valid");
+}
+
+#[test]
+fn defaults_that_are_defaulted_themselves_are_valid() {
+    let schema = wrap_spec(json!({
+        "type": "object",
+        "default": {},
+        "required": ["size"],
+        "properties": {"size": {"type": "integer", "default": 3, "minimum": 1}}
+    }));
+    CompiledSchema::compile(&schema).expect("default {} becomes {size: 3}");
 }
 
 #[test]
