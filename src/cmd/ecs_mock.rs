@@ -42,6 +42,14 @@ pub struct Args {
     #[arg(long, default_value_t = 0.0)]
     error_rate: f64,
 
+    /// Fraction (0-1) of requests processed whose response is then dropped (connection cut).
+    #[arg(long, default_value_t = 0.0)]
+    drop_rate: f64,
+
+    /// Calls allowed per account, region and action in each minute; more answer Throttling.User.
+    #[arg(long)]
+    api_rate_limit_per_minute: Option<u32>,
+
     /// Delay added before every API answer (e.g. 0, 50ms).
     #[arg(long, default_value = "0", value_parser = parse_duration)]
     latency: Duration,
@@ -61,6 +69,8 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         error_rate: args.error_rate,
         latency: args.latency,
         retry_after_ms: None,
+        drop_rate: args.drop_rate,
+        api_rate_limit_per_minute: args.api_rate_limit_per_minute,
     };
     faults.validate().context("invalid fault rates")?;
     let mut config = MockConfig::new(args.access_key_id, args.access_key_secret.expose())

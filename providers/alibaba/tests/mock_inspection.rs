@@ -257,3 +257,71 @@ async fn shutdown_releases_the_port() {
     let rebound = tokio::net::TcpListener::bind(addr).await;
     assert!(rebound.is_ok(), "port is free after shutdown");
 }
+
+#[tokio::test]
+async fn dropped_responses_still_take_effect() {
+    let mock = start(Duration::ZERO).await;
+    let s = Signer::new(&mock);
+    mock.set_faults(Faults {
+        drop_rate: 1.0,
+        ..Faults::default()
+    })
+    .unwrap();
+    let mut query = s.common("RunInstances", ECS);
+    for (k, v) in [
+        ("RegionId", REGION),
+        ("ImageId", IMAGE),
+        ("InstanceType", TYPE),
+        ("ClientToken", "lost-1"),
+    ] {
+        query.insert(k.into(), v.into());
+    }
+    let outcome = s.build_v1("POST", query, Default::default()).send().await;
+    let failed = match outcome {
+        Err(_) => true,
+        Ok(resp) => resp.text().await.is_err(),
+    };
+    assert!(failed, "the client must not get an answer");
+    assert_eq!(mock.stats().dropped_responses, 1);
+    assert_eq!(mock.stats().instances_created, 1, "the call took effect");
+    // The retry with the same ClientToken finds the same instance.
+    mock.set_faults(Faults::default()).unwrap();
+    let ids = s.run(&[("ClientToken", "lost-1")]).await;
+    assert_eq!(ids, vec![mock.instances()[0].instance_id.clone()]);
+    assert_eq!(mock.stats().instances_created, 1);
+}
+
+#[tokio::test]
+async fn per_minute_api_rate_limit() {
+    let mock = start(Duration::ZERO).await;
+    let s = Signer::new(&mock);
+    let client = reqwest::Client::new();
+    let set = client
+        .post(format!("{}/_mock/faults", mock.endpoint()))
+        .body(r#"{"apiRateLimitPerMinute":3}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(set.status(), 200);
+    // Three calls fit in a minute, the fourth is throttled; a minute boundary in between would
+    // reset the window, so allow one extra success in that rare case.
+    let mut statuses = Vec::new();
+    for _ in 0..5 {
+        statuses.push(s.describe_status().await);
+    }
+    let ok = statuses.iter().filter(|s| **s == 200).count();
+    assert!((3..=4).contains(&ok), "{statuses:?}");
+    assert_eq!(mock.stats().errors_of("Throttling.User"), (5 - ok) as u64);
+    // Other actions and regions have their own budget.
+    s.ecs("DescribeRegions", &[]).await.ok();
+    s.ecs("DescribeInstances", &[("RegionId", "cn-beijing")])
+        .await
+        .ok();
+    client
+        .post(format!("{}/_mock/faults", mock.endpoint()))
+        .body(r#"{"apiRateLimitPerMinute":0}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(s.describe_status().await, 200);
+}

@@ -13,6 +13,11 @@ pub const DEFAULT_ACCOUNT_ID: &str = "1234567890123456";
 
 /// Injected faults: each API request is answered with `Throttling.User` with probability
 /// `throttle_rate`, else with `ServiceUnavailable` with probability `error_rate`, after `latency`.
+/// With probability `drop_rate` a request is processed but its connection is then cut without an
+/// answer (a lost response: the client cannot know whether the call took effect). With
+/// `api_rate_limit_per_minute`, each (account, region, action) may make that many calls per
+/// wall-clock minute; further calls in the same minute answer `Throttling.User`, as ECS's per-API
+/// flow control does.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Faults {
@@ -26,6 +31,12 @@ pub struct Faults {
     /// `x-acs-retry-after` (milliseconds) sent with injected throttling, when set.
     #[serde(rename = "retryAfterMs", default)]
     pub retry_after_ms: Option<u64>,
+    /// Fraction (0–1) of requests processed whose response is then dropped.
+    #[serde(default)]
+    pub drop_rate: f64,
+    /// Calls allowed per (account, region, action) and minute; `None` is unlimited.
+    #[serde(default)]
+    pub api_rate_limit_per_minute: Option<u32>,
 }
 
 /// A partial update of [`Faults`], the body of `POST /_mock/faults`.
@@ -36,6 +47,9 @@ pub struct FaultsPatch {
     pub error_rate: Option<f64>,
     pub latency_ms: Option<u64>,
     pub retry_after_ms: Option<u64>,
+    pub drop_rate: Option<f64>,
+    /// 0 removes the limit.
+    pub api_rate_limit_per_minute: Option<u32>,
 }
 
 /// Why a faults setting was refused.
@@ -52,6 +66,7 @@ impl Faults {
         for (name, value) in [
             ("throttleRate", self.throttle_rate),
             ("errorRate", self.error_rate),
+            ("dropRate", self.drop_rate),
         ] {
             if !(0.0..=1.0).contains(&value) {
                 return Err(FaultsError::Rate { name, value });
@@ -67,6 +82,12 @@ impl Faults {
             error_rate: patch.error_rate.unwrap_or(self.error_rate),
             latency: patch.latency_ms.map_or(self.latency, Duration::from_millis),
             retry_after_ms: patch.retry_after_ms.or(self.retry_after_ms),
+            drop_rate: patch.drop_rate.unwrap_or(self.drop_rate),
+            api_rate_limit_per_minute: match patch.api_rate_limit_per_minute {
+                Some(0) => None,
+                Some(n) => Some(n),
+                None => self.api_rate_limit_per_minute,
+            },
         };
         next.validate()?;
         Ok(next)

@@ -3,7 +3,8 @@
 //! - `GET /_mock/stats` → [`super::MockStats`] as JSON.
 //! - `GET /_mock/instances` → array of [`super::InstanceSummary`].
 //! - `GET /_mock/faults` → the current [`super::Faults`]; `POST /_mock/faults` with a partial JSON
-//!   body (`{"throttleRate":0.1,"errorRate":0,"latencyMs":50,"retryAfterMs":1000}`) changes them.
+//!   body (`{"throttleRate":0.1,"errorRate":0,"latencyMs":50,"retryAfterMs":1000,"dropRate":0,
+//!   "apiRateLimitPerMinute":600}`; a limit of 0 removes it) changes them.
 
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::config::FaultsPatch;
 use super::state::{ApiRequest, Shared};
-use super::write;
+use super::{lock, write};
 
 /// The mock's routes.
 pub fn router(shared: Arc<Shared>) -> Router {
@@ -71,7 +72,14 @@ async fn api(
         body: &body,
         request_id: &request_id,
     };
-    match shared.handle(&request) {
+    let result = shared.handle(&request);
+    if settings.faults.drop_rate > 0.0
+        && rand::Rng::random_bool(&mut rand::rng(), settings.faults.drop_rate.clamp(0.0, 1.0))
+    {
+        lock(&shared.counters).dropped();
+        return dropped_response();
+    }
+    match result {
         Ok(text) => text_response(StatusCode::OK, text, Some(&request_id)),
         Err(error) => {
             let host = headers
@@ -91,6 +99,18 @@ async fn api(
             response
         }
     }
+}
+
+/// A response whose body fails before its first byte: hyper then closes the connection without
+/// sending anything, so the client sees the connection cut.
+fn dropped_response() -> Response {
+    let failing = futures::stream::once(async {
+        Err::<Bytes, std::io::Error>(std::io::Error::new(
+            std::io::ErrorKind::ConnectionAborted,
+            "response dropped by fault injection",
+        ))
+    });
+    Response::new(axum::body::Body::from_stream(failing))
 }
 
 async fn not_found(uri: Uri) -> Response {
@@ -144,7 +164,7 @@ async fn set_faults(State(shared): State<Arc<Shared>>, body: Bytes) -> Response 
         Err(e) => {
             return json_response(
                 StatusCode::BAD_REQUEST,
-                &json!({"error": format!("invalid faults JSON: {e}; fields: throttleRate, errorRate, latencyMs, retryAfterMs")}),
+                &json!({"error": format!("invalid faults JSON: {e}; fields: throttleRate, errorRate, latencyMs, retryAfterMs, dropRate, apiRateLimitPerMinute")}),
                 None,
             );
         }

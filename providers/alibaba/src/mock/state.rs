@@ -2,8 +2,8 @@
 //! parse → identify action and version → count → inject faults → authenticate → dispatch.
 //! Everything here is synchronous; the HTTP layer adds latency and writes the response.
 
-use std::collections::BTreeMap;
-use std::sync::{Mutex, RwLock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use axum::http::HeaderMap;
@@ -35,6 +35,33 @@ pub struct Shared {
     pub nonces: Mutex<NonceCache>,
     pub store: Mutex<Store>,
     pub counters: Mutex<Counters>,
+    pub limiter: Mutex<RateLimiter>,
+}
+
+/// Calls per (account, region, action) in the current wall-clock minute.
+#[derive(Debug, Default)]
+pub struct RateLimiter {
+    minute: i64,
+    counts: HashMap<(Arc<str>, String, &'static str), u32>,
+}
+
+impl RateLimiter {
+    /// Counts one call; false when it exceeds `limit` for this minute.
+    pub fn admit(
+        &mut self,
+        key: (Arc<str>, String, &'static str),
+        limit: u32,
+        now: Timestamp,
+    ) -> bool {
+        let minute = now.as_second().div_euclid(60);
+        if minute != self.minute {
+            self.minute = minute;
+            self.counts.clear();
+        }
+        let count = self.counts.entry(key).or_default();
+        *count = count.saturating_add(1);
+        *count <= limit
+    }
 }
 
 /// One HTTP request as the pipeline sees it.
@@ -81,6 +108,7 @@ impl Shared {
             nonces: Mutex::new(NonceCache::new(config.nonce_window, config.nonce_capacity)),
             store: Mutex::new(Store::default()),
             counters: Mutex::new(Counters::default()),
+            limiter: Mutex::new(RateLimiter::default()),
         }
     }
 
@@ -188,6 +216,15 @@ impl Shared {
             let keys = read(&self.keys);
             Some(auth::authenticate(&keys, &self.nonces, &signed, now)?)
         };
+        if let (Some(caller), Some(limit)) =
+            (&caller, self.settings().faults.api_rate_limit_per_minute)
+        {
+            let region = params.get("RegionId").unwrap_or_default().to_owned();
+            let key = (caller.account_id.clone(), region, label);
+            if !lock(&self.limiter).admit(key, limit, now) {
+                return Err(ApiError::throttled());
+            }
+        }
         let with_request_id = |mut value: Value| {
             if let Some(map) = value.as_object_mut() {
                 map.entry("RequestId")

@@ -17,6 +17,8 @@ pub struct MockStats {
     pub instances_created: u64,
     /// Instances not deleted.
     pub instances_live: u64,
+    /// Responses dropped by the `dropRate` fault (the calls were processed).
+    pub dropped_responses: u64,
 }
 
 impl MockStats {
@@ -37,6 +39,7 @@ impl MockStats {
 pub struct Counters {
     calls: BTreeMap<&'static str, u64>,
     errors: BTreeMap<String, u64>,
+    dropped: u64,
 }
 
 impl Counters {
@@ -55,6 +58,11 @@ impl Counters {
         }
     }
 
+    /// Counts one dropped response.
+    pub fn dropped(&mut self) {
+        self.dropped += 1;
+    }
+
     /// A snapshot without the instance figures.
     pub fn snapshot(&self) -> MockStats {
         MockStats {
@@ -64,6 +72,7 @@ impl Counters {
                 .map(|(k, v)| ((*k).to_owned(), *v))
                 .collect(),
             errors: self.errors.clone(),
+            dropped_responses: self.dropped,
             ..MockStats::default()
         }
     }

@@ -279,6 +279,13 @@ impl Signer {
         self.ecs("DescribeInstances", &all).await.ok()
     }
 
+    /// The HTTP status of a DescribeInstances call in the test region.
+    pub async fn describe_status(&self) -> u16 {
+        self.ecs("DescribeInstances", &[("RegionId", REGION)])
+            .await
+            .status
+    }
+
     /// The status of one instance, via DescribeInstanceAttribute.
     pub async fn status(&self, id: &str) -> String {
         let body = self
