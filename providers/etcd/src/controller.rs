@@ -1,0 +1,531 @@
+//! The EtcdCluster controller on ferroplane-runtime. The "external resource" is the set of
+//! children (bootstrap ConfigMap, Services, StatefulSet, PodDisruptionBudget):
+//!
+//! - `observe` validates the spec, reads the children and etcd's membership, plans the next
+//!   membership step and reports drift (a child differing from its rendering, or a step to take)
+//!   and the status;
+//! - `create` applies the children of a new cluster (all members bootstrap together);
+//! - `update` carries out one membership step, then applies the children (server-side apply,
+//!   forced, so hand edits are reverted);
+//! - `delete` removes the children (member volumes are kept, as a StatefulSet does).
+//!
+//! With deletion policy Orphan the children carry no owner reference, so the framework's orphan
+//! path (drop the finalizer, touch nothing) leaves them running.
+
+use std::sync::Arc;
+
+use ferroplane_apis::etcd::EtcdCluster;
+use ferroplane_runtime::children::{Child, Children, drift};
+use ferroplane_runtime::events::Events;
+use ferroplane_runtime::policy::Policies;
+use ferroplane_runtime::{
+    Connector, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey, Observation,
+    ReconcileError, Update,
+};
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use kube::api::{Api, DeleteParams, ListParams};
+use kube::{Client, ResourceExt};
+use serde_json::json;
+use tracing::info;
+
+use crate::error::{Error, SpecError};
+use crate::membership::{GatewayClient, Membership};
+use crate::names::{ClusterNames, MAX_NAME_LEN, VERSION_ANNOTATION};
+use crate::planner::{self, Step};
+use crate::render::bootstrap::Bootstrap;
+use crate::render::{self, RenderInput};
+use crate::scaling::{self, Observed};
+use crate::status::{self, Membership as MembershipState};
+use crate::version::{self, Release, Version};
+
+/// Restarts after which a pod that is not ready counts as crash-looping.
+const CRASH_LOOP_RESTARTS: i32 = 3;
+
+/// Gives the controller a membership client for a cluster. The production one talks to the
+/// client Service through the JSON gateway; tests inject others.
+pub trait MembershipFactory: Send + Sync + 'static {
+    type Client: Membership;
+    fn for_cluster(&self, names: &ClusterNames) -> Self::Client;
+}
+
+/// [`GatewayClient`]s sharing one connection pool.
+#[derive(Clone)]
+pub struct GatewayFactory {
+    http: reqwest::Client,
+}
+
+impl GatewayFactory {
+    pub fn new(config: &crate::membership::GatewayConfig) -> Result<Self, reqwest::Error> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .timeout(config.request_timeout)
+            .build()?;
+        Ok(Self { http })
+    }
+}
+
+impl MembershipFactory for GatewayFactory {
+    type Client = GatewayClient;
+    fn for_cluster(&self, names: &ClusterNames) -> GatewayClient {
+        GatewayClient::with_http(self.http.clone(), vec![names.client_endpoint()])
+    }
+}
+
+/// The connector: in-cluster kinds need no credentials, only the Kubernetes client.
+pub struct EtcdConnector<F> {
+    client: Client,
+    factory: Arc<F>,
+    events: Events,
+}
+
+impl<F: MembershipFactory> EtcdConnector<F> {
+    pub fn new(client: Client, factory: F, events: Events) -> Self {
+        Self {
+            client,
+            factory: Arc::new(factory),
+            events,
+        }
+    }
+}
+
+impl<F: MembershipFactory> Connector<EtcdCluster> for EtcdConnector<F> {
+    type Client = EtcdClient<F::Client>;
+
+    async fn connect(&self, mr: &EtcdCluster) -> Result<Self::Client, ReconcileError> {
+        let names = render::cluster_names(mr).map_err(to_reconcile)?;
+        Ok(EtcdClient {
+            kube: self.client.clone(),
+            children: Children::new(self.client.clone()),
+            membership: self.factory.for_cluster(&names),
+            events: self.events.clone(),
+            names,
+        })
+    }
+}
+
+/// One reconcile's view of one EtcdCluster's children and members.
+pub struct EtcdClient<M> {
+    kube: Client,
+    children: Children,
+    membership: M,
+    events: Events,
+    names: ClusterNames,
+}
+
+/// Everything `observe` and `update` look at.
+struct Snapshot {
+    release: Release,
+    statefulset: Option<StatefulSet>,
+    membership: Result<Observed, String>,
+    step: Step,
+}
+
+fn to_reconcile(e: Error) -> ReconcileError {
+    let reason = e.reason();
+    match &e {
+        Error::Spec(_) => ReconcileError::terminal(reason, e.to_string()),
+        _ => ReconcileError::retryable(reason, e.to_string()).with_source(e),
+    }
+}
+
+fn desired_size(mr: &EtcdCluster) -> Result<u32, ReconcileError> {
+    u32::try_from(mr.spec.size)
+        .ok()
+        .filter(|s| (1..=9).contains(s))
+        .ok_or_else(|| to_reconcile(SpecError::BadSize(mr.spec.size).into()))
+}
+
+fn owned(mr: &EtcdCluster) -> bool {
+    Policies::resolve(&mr.spec.management_policies, mr.spec.deletion_policy)
+        .is_ok_and(|p| p.should_delete())
+}
+
+fn crash_looping(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .is_some_and(|statuses| {
+            statuses.iter().any(|c| {
+                let waiting_crash = c
+                    .state
+                    .as_ref()
+                    .and_then(|s| s.waiting.as_ref())
+                    .and_then(|w| w.reason.as_deref())
+                    == Some("CrashLoopBackOff");
+                !c.ready && (waiting_crash || c.restart_count >= CRASH_LOOP_RESTARTS)
+            })
+        })
+}
+
+impl<M: Membership> EtcdClient<M> {
+    async fn snapshot(&self, mr: &EtcdCluster) -> Result<Snapshot, ReconcileError> {
+        if self.names.name.len() > MAX_NAME_LEN {
+            let e = SpecError::NameTooLong {
+                name: self.names.name.clone(),
+                len: self.names.name.len(),
+                max: MAX_NAME_LEN,
+            };
+            return Err(to_reconcile(e.into()));
+        }
+        let size = desired_size(mr)?;
+        let release = version::resolve(&mr.spec).map_err(|e| to_reconcile(e.into()))?;
+        let sts_api: Api<StatefulSet> = Api::namespaced(self.kube.clone(), &self.names.namespace);
+        let statefulset = sts_api
+            .get_opt(&self.names.statefulset())
+            .await
+            .map_err(|e| to_reconcile(Error::kube("reading the StatefulSet", e)))?;
+        if let Some(running) = statefulset
+            .as_ref()
+            .and_then(|s| s.annotations().get(VERSION_ANNOTATION))
+            .and_then(|v| Version::parse(v))
+        {
+            version::check_change(running, release.version).map_err(|e| to_reconcile(e.into()))?;
+        }
+        let Some(sts) = statefulset.as_ref() else {
+            return Ok(Snapshot {
+                release,
+                statefulset,
+                membership: Err("the StatefulSet does not exist yet".into()),
+                step: Step::Steady,
+            });
+        };
+        let pods: Api<Pod> = Api::namespaced(self.kube.clone(), &self.names.namespace);
+        let selector = self
+            .names
+            .selector()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let failing: Vec<String> = pods
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(|e| to_reconcile(Error::kube("listing the member pods", e)))?
+            .items
+            .iter()
+            .filter(|p| crash_looping(p))
+            .map(|p| p.name_any())
+            .collect();
+        let membership = scaling::observe(&self.membership, &self.names, |o| {
+            failing.contains(&self.names.member(o))
+        })
+        .await;
+        let replicas = sts
+            .spec
+            .as_ref()
+            .and_then(|s| s.replicas)
+            .and_then(|r| u32::try_from(r).ok())
+            .unwrap_or(0);
+        let (membership, step) = match membership {
+            Ok(observed) => {
+                let step = planner::plan(&observed.planner_view(size, replicas));
+                (Ok(observed), step)
+            }
+            Err(e) => (Err(e.to_string()), Step::Steady),
+        };
+        Ok(Snapshot {
+            release,
+            statefulset,
+            membership,
+            step,
+        })
+    }
+
+    /// The children to apply, with the StatefulSet at `replicas`.
+    fn desired(
+        &self,
+        mr: &EtcdCluster,
+        snap: &Snapshot,
+        replicas: Option<u32>,
+    ) -> Result<Vec<Child>, ReconcileError> {
+        let size = desired_size(mr)?;
+        let live_replicas = snap
+            .statefulset
+            .as_ref()
+            .and_then(|s| s.spec.as_ref())
+            .and_then(|s| s.replicas)
+            .and_then(|r| u32::try_from(r).ok());
+        let (replicas, bootstrap) = match (&snap.membership, live_replicas) {
+            (_, None) => (size, Some(Bootstrap::New { size })),
+            (Ok(observed), Some(live)) => (
+                replicas.unwrap_or(live),
+                Some(Bootstrap::Existing {
+                    members: observed.ordinals(),
+                }),
+            ),
+            // Without membership, nothing changes size and the member configuration stays.
+            (Err(_), Some(live)) => (live, None),
+        };
+        let input = RenderInput {
+            release: snap.release.clone(),
+            replicas,
+            bootstrap,
+            owned: owned(mr),
+        };
+        render::render(mr, &input)
+            .and_then(render::Rendered::into_children)
+            .map_err(to_reconcile)
+    }
+
+    async fn apply_all(&self, children: &[Child]) -> Result<(), ReconcileError> {
+        for child in children {
+            self.children
+                .apply(child)
+                .await
+                .map_err(|e| to_reconcile(Error::kube(format!("applying {}", child.key()), e)))?;
+        }
+        Ok(())
+    }
+
+    /// Deletes a member's pod and data volume so that it starts empty.
+    async fn restart_empty(&self, mr: &EtcdCluster, ordinal: u32) -> Result<(), ReconcileError> {
+        let pod = self.names.member(ordinal);
+        if mr.spec.storage.is_some() {
+            let pvcs: Api<PersistentVolumeClaim> =
+                Api::namespaced(self.kube.clone(), &self.names.namespace);
+            ignore_not_found(
+                pvcs.delete(&format!("data-{pod}"), &DeleteParams::default())
+                    .await,
+            )
+            .map_err(|e| to_reconcile(Error::kube(format!("deleting the volume of {pod}"), e)))?;
+        }
+        let pods: Api<Pod> = Api::namespaced(self.kube.clone(), &self.names.namespace);
+        ignore_not_found(pods.delete(&pod, &DeleteParams::default()).await)
+            .map_err(|e| to_reconcile(Error::kube(format!("deleting pod {pod}"), e)))
+    }
+}
+
+fn ignore_not_found<T>(r: Result<T, kube::Error>) -> Result<(), kube::Error> {
+    match r {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether the live child's owner references disagree with the deletion policy.
+fn ownership_drift(live: &serde_json::Value, uid: &str, owned: bool) -> bool {
+    let refers = live["metadata"]["ownerReferences"]
+        .as_array()
+        .is_some_and(|refs| refs.iter().any(|r| r["uid"].as_str() == Some(uid)));
+    refers != owned
+}
+
+impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
+    async fn observe(
+        &self,
+        mr: &EtcdCluster,
+        _ext: &ExternalRef,
+    ) -> Result<Observation, ReconcileError> {
+        let snap = self.snapshot(mr).await?;
+        let desired = self.desired(mr, &snap, None)?;
+        let uid = mr.uid().unwrap_or_default();
+        let mut existing = 0;
+        let mut diffs = Vec::new();
+        for child in &desired {
+            match self
+                .children
+                .get(child)
+                .await
+                .map_err(|e| to_reconcile(Error::kube(format!("reading {}", child.key()), e)))?
+            {
+                None => diffs.push(format!("{} is missing", child.key())),
+                Some(live) => {
+                    existing += 1;
+                    if let Some(path) = drift(&child.object, &live) {
+                        diffs.push(format!("{} differs at {path}", child.key()));
+                    } else if ownership_drift(&live, &uid, owned(mr)) {
+                        diffs.push(format!(
+                            "{} owner reference does not match the deletion policy",
+                            child.key()
+                        ));
+                    }
+                }
+            }
+        }
+        if existing == 0 {
+            return Ok(Observation::missing());
+        }
+        if snap.step.is_change() {
+            diffs.push(format!(
+                "membership: {}",
+                status::describe(&snap.step, &self.names)
+            ));
+        }
+        let size = desired_size(mr)?;
+        let membership = match &snap.membership {
+            Ok(observed) => MembershipState::Known {
+                observed,
+                step: &snap.step,
+            },
+            Err(why) => MembershipState::Unknown { why: why.clone() },
+        };
+        let report = status::report(&self.names, size, snap.statefulset.as_ref(), &membership);
+        let mut obs = Observation::found(self.names.name.clone())
+            .with_readiness(report.readiness)
+            .with_status_field("readyMembers", json!(report.ready_members))
+            .with_status_field("members", json!(report.members))
+            .with_status_field("leader", json!(report.leader))
+            .with_status_field("clientEndpoint", json!(report.client_endpoint))
+            .with_status_field("phase", json!(report.phase))
+            .with_connection_details(
+                ferroplane_runtime::ConnectionDetails::new()
+                    .with("endpoints", report.client_endpoint.clone()),
+            );
+        for condition in report.conditions {
+            obs = obs.with_condition(condition);
+        }
+        if let Some(note) = report.note {
+            obs = obs.with_note(note);
+        }
+        if report.in_transition || snap.step.is_change() || matches!(snap.step, Step::Wait(_)) {
+            obs = obs.in_transition();
+        }
+        if !diffs.is_empty() {
+            obs = obs.with_diff(diffs.join("; "));
+        }
+        Ok(obs)
+    }
+
+    async fn create(
+        &self,
+        mr: &EtcdCluster,
+        _key: &IdempotencyKey,
+    ) -> Result<Creation, ReconcileError> {
+        let snap = self.snapshot(mr).await?;
+        let desired = self.desired(mr, &snap, None)?;
+        self.apply_all(&desired).await?;
+        info!(cluster = %self.names.name, size = mr.spec.size, "created etcd cluster");
+        Ok(Creation::new(self.names.name.clone()))
+    }
+
+    async fn update(&self, mr: &EtcdCluster, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
+        let snap = self.snapshot(mr).await?;
+        let replicas = snap
+            .statefulset
+            .as_ref()
+            .and_then(|s| s.spec.as_ref())
+            .and_then(|s| s.replicas)
+            .and_then(|r| u32::try_from(r).ok())
+            .unwrap_or(0);
+        let applied = if snap.membership.is_ok() && snap.step.is_change() {
+            scaling::apply(&snap.step, &self.membership, &self.names, replicas)
+                .await
+                .map_err(|e| {
+                    let transient = e.is_transient();
+                    let err = Error::from(e);
+                    if transient {
+                        ReconcileError::retryable(err.reason(), err.to_string())
+                    } else {
+                        to_reconcile(err)
+                    }
+                })?
+        } else {
+            scaling::Applied::default()
+        };
+        if let Some((reason, message)) = &applied.event {
+            self.events.normal(mr, reason, message.clone()).await;
+        }
+        // After a membership change the bootstrap configuration must list the new membership.
+        let snap = if applied.changed_membership {
+            self.snapshot(mr).await?
+        } else {
+            snap
+        };
+        let desired = self.desired(mr, &snap, applied.scale_to)?;
+        self.apply_all(&desired).await?;
+        if let Some(ordinal) = applied.restart_empty {
+            self.restart_empty(mr, ordinal).await?;
+        }
+        Ok(
+            if applied.changed_membership || applied.scale_to.is_some() {
+                Update::in_progress()
+            } else {
+                Update::done()
+            },
+        )
+    }
+
+    async fn delete(
+        &self,
+        mr: &EtcdCluster,
+        _ext: &ExternalRef,
+    ) -> Result<Deletion, ReconcileError> {
+        let release = version::resolve(&mr.spec).unwrap_or_else(|_| Release {
+            version: Version::new(3, 5, 0),
+            image: String::new(),
+        });
+        let input = RenderInput {
+            release,
+            replicas: 0,
+            bootstrap: Some(Bootstrap::New { size: 0 }),
+            owned: true,
+        };
+        let children = render::render(mr, &input)
+            .and_then(render::Rendered::into_children)
+            .map_err(to_reconcile)?;
+        let mut all_gone = true;
+        for child in children.iter().rev() {
+            let gone =
+                self.children.delete(child).await.map_err(|e| {
+                    to_reconcile(Error::kube(format!("deleting {}", child.key()), e))
+                })?;
+            all_gone &= gone;
+        }
+        Ok(if all_gone {
+            Deletion::Gone
+        } else {
+            Deletion::InProgress
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::{
+        ContainerState, ContainerStateWaiting, ContainerStatus, PodStatus,
+    };
+
+    fn pod(ready: bool, restarts: i32, waiting: Option<&str>) -> Pod {
+        Pod {
+            status: Some(PodStatus {
+                container_statuses: Some(vec![ContainerStatus {
+                    name: "etcd".into(),
+                    ready,
+                    restart_count: restarts,
+                    state: waiting.map(|r| ContainerState {
+                        waiting: Some(ContainerStateWaiting {
+                            reason: Some(r.into()),
+                            ..ContainerStateWaiting::default()
+                        }),
+                        ..ContainerState::default()
+                    }),
+                    ..ContainerStatus::default()
+                }]),
+                ..PodStatus::default()
+            }),
+            ..Pod::default()
+        }
+    }
+
+    #[test]
+    fn crash_loops_are_recognised() {
+        assert!(crash_looping(&pod(false, 1, Some("CrashLoopBackOff"))));
+        assert!(crash_looping(&pod(false, 5, None)));
+        assert!(
+            !crash_looping(&pod(true, 5, None)),
+            "restarted long ago, fine now"
+        );
+        assert!(!crash_looping(&pod(false, 0, Some("ContainerCreating"))));
+    }
+
+    #[test]
+    fn ownership_follows_the_policy() {
+        let live = json!({"metadata": {"ownerReferences": [{"uid": "u"}]}});
+        assert!(!ownership_drift(&live, "u", true));
+        assert!(ownership_drift(&live, "u", false));
+        assert!(ownership_drift(&json!({"metadata": {}}), "u", true));
+    }
+}
