@@ -254,3 +254,54 @@ async fn a_lost_external_name_is_adopted_by_the_uid_tag() {
     assert_eq!(env.mock().instances().len(), 1);
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn password_from_a_secret_and_its_change_waits_for_a_restart() {
+    let env = Env::start().await;
+    let mut obj = instance("with-pass");
+    obj.spec.for_provider.password_secret_ref =
+        Some(ferroplane_apis::common::LocalSecretKeySelector {
+            name: "with-pass-login".into(),
+            key: "password".into(),
+        });
+    env.create(&obj).await;
+    let msg = env
+        .wait_sync_error("with-pass", "PasswordSecretNotFound")
+        .await;
+    assert!(msg.contains("default/with-pass-login"), "{msg}");
+    env.put_secret("with-pass-login", &[("password", "Passw0rd!first")])
+        .await;
+    let id = external_name(&env.wait_ready("with-pass").await).expect("id");
+
+    // A new password needs a restart: reported, not applied.
+    env.put_secret("with-pass-login", &[("password", "Passw0rd!second")])
+        .await;
+    let waiting = env
+        .wait_for("with-pass", "RestartPending for the password", |o| {
+            o.and_then(|o| condition(o, "Synced")).is_some_and(|c| {
+                c.message.contains("RestartPending") && c.message.contains("password")
+            })
+        })
+        .await
+        .expect("exists");
+    let message = &condition(&waiting, "Synced").expect("synced").message;
+    assert!(!message.contains("Passw0rd"), "{message}");
+    assert_eq!(env.mock().stats().calls_of("StopInstance"), 0);
+
+    // Allowed: stop, set the password, start.
+    env.patch_for_provider("with-pass", json!({"allowRestart": true}))
+        .await;
+    env.wait_for("with-pass", "password applied", |o| {
+        o.and_then(|o| condition(o, "Synced")).is_some_and(|c| {
+            c.status == ConditionStatus::True && !c.message.contains("RestartPending")
+        })
+    })
+    .await;
+    env.wait_mock(&id, "running again", |i| {
+        i.is_some_and(|i| i.status == "Running")
+    })
+    .await;
+    assert_eq!(env.mock().stats().calls_of("StopInstance"), 1);
+    assert!(env.mock().stats().calls_of("ModifyInstanceAttribute") >= 1);
+    env.stop().await;
+}

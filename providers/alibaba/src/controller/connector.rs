@@ -12,6 +12,7 @@ use super::cache::ClientCache;
 use super::config::ConfigResolver;
 use super::external::EcsExternal;
 use super::inputs::AppliedInputs;
+use super::recent::RecentCreations;
 
 /// Connects ECSInstances to ECS. Cheap to clone.
 #[derive(Clone)]
@@ -20,6 +21,7 @@ pub struct EcsConnector {
     resolver: ConfigResolver,
     cache: Arc<ClientCache>,
     inputs: Arc<AppliedInputs>,
+    recent: Arc<RecentCreations>,
     calls: ExternalCalls,
 }
 
@@ -36,6 +38,7 @@ impl EcsConnector {
                 calls.clone(),
             )),
             inputs: Arc::new(AppliedInputs::default()),
+            recent: Arc::new(RecentCreations::default()),
             kube,
             calls,
         }
@@ -61,6 +64,7 @@ impl Connector<ECSInstance> for EcsConnector {
             self.kube.clone(),
             config.display,
             self.inputs.clone(),
+            self.recent.clone(),
             self.calls.clone(),
         ))
     }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use ferroplane_apis::alibabacloud::ECSInstance;
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalCalls, ExternalClient, ExternalRef,
-    IdempotencyKey, Observation, ReconcileError, UID_TAG, Update,
+    IdempotencyKey, Observation, Readiness, ReconcileError, UID_TAG, Update,
 };
 use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::{Api, ResourceExt};
@@ -19,6 +19,7 @@ use super::inputs::{AppliedInputs, ChangedInputs, InputDigests};
 use super::late_init::late_init;
 use super::observation::{CONN_INSTANCE_ID, at_provider_json, connection_details, readiness};
 use super::params::{encode_user_data, run_instances_request};
+use super::recent::RecentCreations;
 use crate::client::ecs::{
     DescribeInstancesRequest, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
 };
@@ -32,6 +33,7 @@ pub struct EcsExternal {
     kube: kube::Client,
     config: String,
     inputs: Arc<AppliedInputs>,
+    recent: Arc<RecentCreations>,
     calls: ExternalCalls,
     observed: Mutex<Option<Instance>>,
 }
@@ -42,6 +44,7 @@ impl EcsExternal {
         kube: kube::Client,
         config: String,
         inputs: Arc<AppliedInputs>,
+        recent: Arc<RecentCreations>,
         calls: ExternalCalls,
     ) -> Self {
         Self {
@@ -49,6 +52,7 @@ impl EcsExternal {
             kube,
             config,
             inputs,
+            recent,
             calls,
             observed: Mutex::new(None),
         }
@@ -174,6 +178,7 @@ impl EcsExternal {
     /// An instance is gone: stop sweeping it.
     fn gone(&self, id: &str, uid: &str) {
         self.inputs.forget(uid);
+        self.recent.settle(id);
         if let Some(batcher) = &self.client.batcher {
             batcher.forget(id);
         }
@@ -322,10 +327,18 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         };
         let Some(instance) = found else {
             if let Some(id) = ext.name() {
+                if self.recent.is_recent(id) {
+                    // Created a moment ago and not listed yet: wait; never create it again,
+                    // never drop the finalizer of an instance that is about to appear.
+                    return Ok(Observation::found(id)
+                        .with_readiness(Readiness::Creating)
+                        .in_transition());
+                }
                 self.gone(id, &ext.uid);
             }
             return Ok(Observation::missing());
         };
+        self.recent.settle(&instance.instance_id);
         *self.observed.lock().unwrap_or_else(|p| p.into_inner()) = Some(instance.clone());
         let spec = &mr.spec.for_provider;
         let mut obs = Observation::found(&instance.instance_id)
@@ -381,6 +394,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
                 ),
             )
         })?;
+        self.recent.record(&id);
         self.inputs
             .record(key.uid(), Self::digests(mr, password.as_ref()));
         Ok(Creation::new(&id).with_connection_details(
@@ -450,6 +464,9 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             return Ok(Deletion::Gone);
         };
         let Some(instance) = self.current(id).await? else {
+            if self.recent.is_recent(id) {
+                return Ok(Deletion::InProgress);
+            }
             self.gone(id, &ext.uid);
             return Ok(Deletion::Gone);
         };

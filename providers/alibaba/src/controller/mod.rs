@@ -40,6 +40,7 @@ pub mod late_init;
 pub mod observation;
 pub mod params;
 pub mod provider_config;
+pub mod recent;
 pub mod secret_keys;
 
 use std::collections::HashMap;
