@@ -1,23 +1,27 @@
 //! [`CachingProvider`]: reuse temporary credentials until shortly before they expire.
 
+use std::sync::{PoisonError, RwLock};
 use std::time::Duration;
 
 use tokio::sync::Mutex;
 
-use super::{Credentials, CredentialsFuture, CredentialsProvider};
+use super::{Credentials, CredentialsError, CredentialsFuture, CredentialsProvider};
 
 /// How long before expiry credentials are refreshed (what Alibaba's SDKs do).
 pub const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(180);
 
 /// Caches another provider's credentials. Credentials without an expiry are kept until
 /// [`CredentialsProvider::invalidate`]; others are refreshed once less than
-/// [`REFRESH_BEFORE_EXPIRY`] is left. Concurrent callers share one refresh. When a refresh fails
-/// while the cached credentials are still valid, those are used and the failure is logged.
+/// [`REFRESH_BEFORE_EXPIRY`] is left. One caller refreshes at a time: while it does, others
+/// keep using the cached credentials as long as they have not expired, and wait otherwise. When
+/// a refresh fails while the cached credentials are still valid, those are used and the failure
+/// is logged.
 #[derive(Debug)]
 pub struct CachingProvider<P> {
     inner: P,
     refresh_before: Duration,
-    cached: Mutex<Option<Credentials>>,
+    cached: RwLock<Option<Credentials>>,
+    refreshing: Mutex<()>,
 }
 
 impl<P: CredentialsProvider> CachingProvider<P> {
@@ -31,7 +35,8 @@ impl<P: CredentialsProvider> CachingProvider<P> {
         Self {
             inner,
             refresh_before,
-            cached: Mutex::new(None),
+            cached: RwLock::new(None),
+            refreshing: Mutex::new(()),
         }
     }
 
@@ -43,42 +48,68 @@ impl<P: CredentialsProvider> CachingProvider<P> {
                 .is_ok_and(|deadline| deadline < expiry)
         })
     }
+
+    fn snapshot(&self) -> Option<Credentials> {
+        self.cached
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn store(&self, credentials: Option<Credentials>) {
+        *self.cached.write().unwrap_or_else(PoisonError::into_inner) = credentials;
+    }
+
+    async fn get(&self) -> Result<Credentials, CredentialsError> {
+        let now = jiff::Timestamp::now();
+        let cached = self.snapshot();
+        if let Some(credentials) = cached.as_ref().filter(|c| self.is_fresh(c, now)) {
+            return Ok(credentials.clone());
+        }
+        let usable = cached.filter(|c| c.expiration.is_some_and(|expiry| now < expiry));
+        let _guard = match (self.refreshing.try_lock(), usable) {
+            (Ok(guard), _) => guard,
+            // Someone else is refreshing and ours still work: no need to wait.
+            (Err(_), Some(usable)) => return Ok(usable),
+            (Err(_), None) => self.refreshing.lock().await,
+        };
+        // The refresh we waited for may have stored fresh credentials already.
+        let now = jiff::Timestamp::now();
+        let cached = self.snapshot();
+        if let Some(credentials) = cached.as_ref().filter(|c| self.is_fresh(c, now)) {
+            return Ok(credentials.clone());
+        }
+        match self.inner.credentials().await {
+            Ok(fresh) => {
+                tracing::debug!(
+                    access_key_id = %fresh.access_key_id,
+                    expiration = ?fresh.expiration,
+                    "obtained credentials"
+                );
+                self.store(Some(fresh.clone()));
+                Ok(fresh)
+            }
+            Err(error) => match cached {
+                Some(stale) if stale.expiration.is_some_and(|expiry| now < expiry) => {
+                    tracing::warn!(
+                        %error,
+                        "credentials refresh failed; using the cached ones until they expire"
+                    );
+                    Ok(stale)
+                }
+                _ => Err(error),
+            },
+        }
+    }
 }
 
 impl<P: CredentialsProvider> CredentialsProvider for CachingProvider<P> {
     fn credentials(&self) -> CredentialsFuture<'_> {
-        Box::pin(async move {
-            let mut cached = self.cached.lock().await;
-            let now = jiff::Timestamp::now();
-            if let Some(credentials) = cached.as_ref().filter(|c| self.is_fresh(c, now)) {
-                return Ok(credentials.clone());
-            }
-            match self.inner.credentials().await {
-                Ok(fresh) => {
-                    tracing::debug!(
-                        access_key_id = %fresh.access_key_id,
-                        expiration = ?fresh.expiration,
-                        "obtained credentials"
-                    );
-                    *cached = Some(fresh.clone());
-                    Ok(fresh)
-                }
-                Err(error) => match cached.as_ref() {
-                    Some(stale) if stale.expiration.is_some_and(|expiry| now < expiry) => {
-                        tracing::warn!(%error, "credentials refresh failed; using the cached ones until they expire");
-                        Ok(stale.clone())
-                    }
-                    _ => Err(error),
-                },
-            }
-        })
+        Box::pin(self.get())
     }
 
     fn invalidate(&self) {
-        // A refresh in progress holds the lock and replaces the value anyway.
-        if let Ok(mut cached) = self.cached.try_lock() {
-            *cached = None;
-        }
+        self.store(None);
         self.inner.invalidate();
     }
 }
@@ -89,7 +120,6 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
-    use crate::credentials::CredentialsError;
 
     /// Issues credentials that expire `lifetime` after issue, counting calls; fails when asked.
     #[derive(Debug)]
@@ -163,5 +193,42 @@ mod tests {
         assert_eq!(cache.credentials().await.unwrap().access_key_id, "AK1");
         cache.invalidate();
         assert!(cache.credentials().await.is_err());
+    }
+
+    /// Takes `delay` to issue credentials valid for 120 s (inside the refresh margin).
+    #[derive(Debug)]
+    struct Slow {
+        calls: AtomicUsize,
+        delay: std::time::Duration,
+    }
+
+    impl CredentialsProvider for Slow {
+        fn credentials(&self) -> CredentialsFuture<'_> {
+            Box::pin(async move {
+                let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+                tokio::time::sleep(self.delay).await;
+                Ok(Credentials::new(format!("AK{n}"), "s")
+                    .with_expiration(jiff::Timestamp::now() + jiff::SignedDuration::from_secs(120)))
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn valid_credentials_are_served_while_another_caller_refreshes() {
+        let cache = Arc::new(CachingProvider::new(Slow {
+            calls: AtomicUsize::new(0),
+            delay: std::time::Duration::from_millis(300),
+        }));
+        assert_eq!(cache.credentials().await.unwrap().access_key_id, "AK1");
+        let refresher = tokio::spawn({
+            let cache = cache.clone();
+            async move { cache.credentials().await.unwrap().access_key_id }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let started = std::time::Instant::now();
+        assert_eq!(cache.credentials().await.unwrap().access_key_id, "AK1");
+        assert!(started.elapsed() < std::time::Duration::from_millis(200));
+        assert_eq!(refresher.await.unwrap(), "AK2");
+        assert_eq!(cache.inner.calls.load(Ordering::SeqCst), 2);
     }
 }
