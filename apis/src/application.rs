@@ -23,14 +23,39 @@ use crate::common::{
     category = "ferroplane",
     category = "managed",
     doc = "A containerised web application: ferroplane renders a Deployment, a Service and, when ingress is set, an Ingress, and reports availability and the URL.",
-    printcolumn(name = "READY", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].status"),
-    printcolumn(name = "SYNCED", type_ = "string", json_path = ".status.conditions[?(@.type=='Synced')].status"),
-    printcolumn(name = "EXTERNAL-NAME", type_ = "string", json_path = ".metadata.annotations.ferroplane\\.io/external-name"),
+    printcolumn(
+        name = "READY",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status"
+    ),
+    printcolumn(
+        name = "SYNCED",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Synced')].status"
+    ),
+    printcolumn(
+        name = "EXTERNAL-NAME",
+        type_ = "string",
+        json_path = ".metadata.annotations.ferroplane\\.io/external-name"
+    ),
     printcolumn(name = "REPLICAS", type_ = "integer", json_path = ".spec.replicas"),
-    printcolumn(name = "AVAILABLE", type_ = "integer", json_path = ".status.availableReplicas"),
+    printcolumn(
+        name = "AVAILABLE",
+        type_ = "integer",
+        json_path = ".status.availableReplicas"
+    ),
     printcolumn(name = "URL", type_ = "string", json_path = ".status.url"),
-    printcolumn(name = "IMAGE", type_ = "string", json_path = ".spec.image", priority = 1),
-    printcolumn(name = "AGE", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "IMAGE",
+        type_ = "string",
+        json_path = ".spec.image",
+        priority = 1
+    ),
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSpec {
@@ -85,7 +110,10 @@ fn default_port() -> i32 {
 #[serde(rename_all = "camelCase")]
 pub struct EnvVar {
     /// Variable name, a C identifier.
-    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"), length(min = 1, max = 256))]
+    #[schemars(
+        regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"),
+        length(min = 1, max = 256)
+    )]
     pub name: String,
     /// Value.
     #[serde(default)]
@@ -135,7 +163,12 @@ pub struct HttpProbe {
 #[x_kube(validation = Rule::new("!has(self.tls) || self.tls.secretName != ''").message("ingress.tls.secretName must not be empty"))]
 pub struct IngressSpec {
     /// Host name, e.g. `shop.example.com`.
-    #[schemars(regex(pattern = r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"), length(max = 253))]
+    #[schemars(
+        regex(
+            pattern = r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+        ),
+        length(max = 253)
+    )]
     pub host: String,
     /// Path prefix routed to the application (default `/`).
     #[serde(default = "default_path")]

@@ -15,7 +15,9 @@ pub enum DeletionPolicy {
 }
 
 /// One action ferroplane may take on the external resource. `*` stands for all of them.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema,
+)]
 pub enum ManagementAction {
     /// Every action below.
     #[serde(rename = "*")]
@@ -61,7 +63,10 @@ pub struct ProviderConfigReference {
 
 impl Default for ProviderConfigReference {
     fn default() -> Self {
-        Self { kind: ProviderConfigKind::ProviderConfig, name: "default".to_owned() }
+        Self {
+            kind: ProviderConfigKind::ProviderConfig,
+            name: "default".to_owned(),
+        }
     }
 }
 
@@ -70,7 +75,10 @@ impl Default for ProviderConfigReference {
 #[serde(rename_all = "camelCase")]
 pub struct LocalSecretReference {
     /// Name of the Secret. ferroplane creates it and owns it (it is deleted with the object).
-    #[schemars(length(min = 1, max = 253), regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"))]
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    )]
     pub name: String,
 }
 

@@ -27,14 +27,39 @@ pub const DEFAULT_ETCD_VERSION: &str = "3.5.17";
     category = "ferroplane",
     category = "managed",
     doc = "An etcd cluster run in this namespace: ferroplane renders a StatefulSet, a headless peer Service, a client Service and a PodDisruptionBudget, and changes membership one member at a time when the size changes.",
-    printcolumn(name = "READY", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].status"),
-    printcolumn(name = "SYNCED", type_ = "string", json_path = ".status.conditions[?(@.type=='Synced')].status"),
-    printcolumn(name = "EXTERNAL-NAME", type_ = "string", json_path = ".metadata.annotations.ferroplane\\.io/external-name"),
+    printcolumn(
+        name = "READY",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status"
+    ),
+    printcolumn(
+        name = "SYNCED",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Synced')].status"
+    ),
+    printcolumn(
+        name = "EXTERNAL-NAME",
+        type_ = "string",
+        json_path = ".metadata.annotations.ferroplane\\.io/external-name"
+    ),
     printcolumn(name = "SIZE", type_ = "integer", json_path = ".spec.size"),
-    printcolumn(name = "MEMBERS", type_ = "integer", json_path = ".status.readyMembers"),
+    printcolumn(
+        name = "MEMBERS",
+        type_ = "integer",
+        json_path = ".status.readyMembers"
+    ),
     printcolumn(name = "PHASE", type_ = "string", json_path = ".status.phase"),
-    printcolumn(name = "ENDPOINT", type_ = "string", json_path = ".status.clientEndpoint", priority = 1),
-    printcolumn(name = "AGE", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "ENDPOINT",
+        type_ = "string",
+        json_path = ".status.clientEndpoint",
+        priority = 1
+    ),
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("!has(oldSelf.storage) == !has(self.storage)").message("storage cannot be added or removed after creation"))]

@@ -60,7 +60,13 @@ fn reflow_descriptions(crd: CustomResourceDefinition) -> CustomResourceDefinitio
 
 fn reflow(text: &str) -> String {
     text.split("\n\n")
-        .map(|paragraph| paragraph.split('\n').map(str::trim).collect::<Vec<_>>().join(" "))
+        .map(|paragraph| {
+            paragraph
+                .split('\n')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .collect::<Vec<_>>()
         .join("\n\n")
 }

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use ferroplane_apis::{crd_file_name, crd_yaml, crds};
 
 fn deploy_dir(sub: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy").join(sub)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../deploy")
+        .join(sub)
 }
 
 #[test]
@@ -32,11 +34,20 @@ fn deploy_crds_match_the_types() {
     }
     let mut present: Vec<String> = std::fs::read_dir(&dir)
         .expect("deploy/crds exists")
-        .map(|entry| entry.expect("dir entry").file_name().to_string_lossy().into_owned())
+        .map(|entry| {
+            entry
+                .expect("dir entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     present.sort();
     expected_files.sort();
-    assert_eq!(present, expected_files, "deploy/crds holds a file no type generates");
+    assert_eq!(
+        present, expected_files,
+        "deploy/crds holds a file no type generates"
+    );
 }
 
 #[test]
@@ -45,22 +56,35 @@ fn every_kind_has_status_subresource_and_categories() {
         let name = crd.metadata.name.clone().unwrap_or_default();
         let version = &crd.spec.versions[0];
         assert!(
-            version.subresources.as_ref().and_then(|s| s.status.as_ref()).is_some(),
+            version
+                .subresources
+                .as_ref()
+                .and_then(|s| s.status.as_ref())
+                .is_some(),
             "{name} has no status subresource"
         );
         let categories = crd.spec.names.categories.clone().unwrap_or_default();
-        assert!(categories.contains(&"ferroplane".to_owned()), "{name} not in category ferroplane");
+        assert!(
+            categories.contains(&"ferroplane".to_owned()),
+            "{name} not in category ferroplane"
+        );
         let columns: Vec<String> = version
             .additional_printer_columns
             .iter()
             .flatten()
             .map(|c| c.name.clone())
             .collect();
-        assert!(columns.contains(&"AGE".to_owned()), "{name} has no AGE column");
+        assert!(
+            columns.contains(&"AGE".to_owned()),
+            "{name} has no AGE column"
+        );
         let managed = categories.contains(&"managed".to_owned());
         if managed {
             for column in ["READY", "SYNCED", "EXTERNAL-NAME"] {
-                assert!(columns.contains(&column.to_owned()), "{name} lacks column {column}");
+                assert!(
+                    columns.contains(&column.to_owned()),
+                    "{name} lacks column {column}"
+                );
             }
         }
     }

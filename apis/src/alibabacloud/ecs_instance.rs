@@ -25,14 +25,48 @@ use crate::common::{
     category = "ferroplane",
     category = "managed",
     doc = "An Alibaba Cloud ECS instance. ferroplane creates it with RunInstances, keeps it matching spec.forProvider, reports it in status.atProvider and releases it when the object is deleted (unless deletionPolicy is Orphan).",
-    printcolumn(name = "READY", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].status"),
-    printcolumn(name = "SYNCED", type_ = "string", json_path = ".status.conditions[?(@.type=='Synced')].status"),
-    printcolumn(name = "EXTERNAL-NAME", type_ = "string", json_path = ".metadata.annotations.ferroplane\\.io/external-name"),
-    printcolumn(name = "STATUS", type_ = "string", json_path = ".status.atProvider.status"),
-    printcolumn(name = "PUBLIC-IP", type_ = "string", json_path = ".status.atProvider.publicIpAddress"),
-    printcolumn(name = "PRIVATE-IP", type_ = "string", json_path = ".status.atProvider.privateIpAddress", priority = 1),
-    printcolumn(name = "TYPE", type_ = "string", json_path = ".spec.forProvider.instanceType", priority = 1),
-    printcolumn(name = "AGE", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "READY",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status"
+    ),
+    printcolumn(
+        name = "SYNCED",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Synced')].status"
+    ),
+    printcolumn(
+        name = "EXTERNAL-NAME",
+        type_ = "string",
+        json_path = ".metadata.annotations.ferroplane\\.io/external-name"
+    ),
+    printcolumn(
+        name = "STATUS",
+        type_ = "string",
+        json_path = ".status.atProvider.status"
+    ),
+    printcolumn(
+        name = "PUBLIC-IP",
+        type_ = "string",
+        json_path = ".status.atProvider.publicIpAddress"
+    ),
+    printcolumn(
+        name = "PRIVATE-IP",
+        type_ = "string",
+        json_path = ".status.atProvider.privateIpAddress",
+        priority = 1
+    ),
+    printcolumn(
+        name = "TYPE",
+        type_ = "string",
+        json_path = ".spec.forProvider.instanceType",
+        priority = 1
+    ),
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ECSInstanceSpec {
@@ -66,14 +100,20 @@ pub struct ECSInstanceSpec {
 #[x_kube(validation = Rule::new("!has(self.spotStrategy) || self.spotStrategy == 'NoSpot' || !has(self.instanceChargeType) || self.instanceChargeType == 'PostPaid'").message("spot instances must be PostPaid"))]
 pub struct ECSInstanceParameters {
     /// Region of the instance, e.g. `cn-beijing` or `ap-southeast-1`. Immutable.
-    #[schemars(regex(pattern = r"^[a-z]{2,4}-[a-z0-9-]+[0-9a-z]$"), length(min = 4, max = 64))]
+    #[schemars(
+        regex(pattern = r"^[a-z]{2,4}-[a-z0-9-]+[0-9a-z]$"),
+        length(min = 4, max = 64)
+    )]
     #[x_kube(validation = Rule::new("self == oldSelf").message("regionId is immutable; create a new ECSInstance in the other region"))]
     pub region_id: String,
 
     /// Zone of the instance, e.g. `cn-beijing-h`. ECS picks one when unset (then it is filled in
     /// from the cloud). Immutable once set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^[a-z]{2,4}-[a-z0-9-]+[0-9a-z]$"), length(min = 4, max = 64))]
+    #[schemars(
+        regex(pattern = r"^[a-z]{2,4}-[a-z0-9-]+[0-9a-z]$"),
+        length(min = 4, max = 64)
+    )]
     #[x_kube(validation = Rule::new("self == oldSelf").message("zoneId is immutable"))]
     pub zone_id: Option<String>,
 
@@ -85,7 +125,10 @@ pub struct ECSInstanceParameters {
 
     /// Instance type, e.g. `ecs.g6.large`. Changing it needs a stop and start of the instance,
     /// which ferroplane only does when `allowRestart` is true.
-    #[schemars(regex(pattern = r"^ecs\.[a-z0-9][a-z0-9.-]*$"), length(min = 5, max = 64))]
+    #[schemars(
+        regex(pattern = r"^ecs\.[a-z0-9][a-z0-9.-]*$"),
+        length(min = 5, max = 64)
+    )]
     pub instance_type: String,
 
     /// Display name, 2 to 128 characters; must not start with `http://` or `https://`.
@@ -103,7 +146,10 @@ pub struct ECSInstanceParameters {
     /// Host name of the guest OS, 2 to 64 characters. Takes effect after a restart, which
     /// ferroplane only does when `allowRestart` is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 2, max = 64), regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9]$"))]
+    #[schemars(
+        length(min = 2, max = 64),
+        regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9]$")
+    )]
     pub host_name: Option<String>,
 
     /// VSwitch (VPC subnet) to attach the instance to, `vsw-...`. Immutable once set.

@@ -18,10 +18,22 @@ use crate::common::Condition;
     status = "ProviderConfigStatus",
     category = "ferroplane",
     doc = "Alibaba Cloud credentials and endpoint used by the ECSInstances of this namespace that name it in providerConfigRef. It can only read Secrets in its own namespace.",
-    printcolumn(name = "SOURCE", type_ = "string", json_path = ".spec.credentials.source"),
-    printcolumn(name = "SECRET", type_ = "string", json_path = ".spec.credentials.secretRef.name"),
+    printcolumn(
+        name = "SOURCE",
+        type_ = "string",
+        json_path = ".spec.credentials.source"
+    ),
+    printcolumn(
+        name = "SECRET",
+        type_ = "string",
+        json_path = ".spec.credentials.secretRef.name"
+    ),
     printcolumn(name = "USERS", type_ = "integer", json_path = ".status.users"),
-    printcolumn(name = "AGE", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderConfigSpec {
@@ -57,10 +69,22 @@ pub struct ProviderConfigSpec {
     status = "ProviderConfigStatus",
     category = "ferroplane",
     doc = "Cluster-wide Alibaba Cloud credentials and endpoint, usable by ECSInstances of every namespace that name it in providerConfigRef (kind ClusterProviderConfig).",
-    printcolumn(name = "SOURCE", type_ = "string", json_path = ".spec.credentials.source"),
-    printcolumn(name = "SECRET", type_ = "string", json_path = ".spec.credentials.secretRef.name"),
+    printcolumn(
+        name = "SOURCE",
+        type_ = "string",
+        json_path = ".spec.credentials.source"
+    ),
+    printcolumn(
+        name = "SECRET",
+        type_ = "string",
+        json_path = ".spec.credentials.secretRef.name"
+    ),
     printcolumn(name = "USERS", type_ = "integer", json_path = ".status.users"),
-    printcolumn(name = "AGE", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("!has(self.credentials.secretRef) || has(self.credentials.secretRef.__namespace__)").message("a ClusterProviderConfig must name the Secret's namespace in credentials.secretRef.namespace"))]
