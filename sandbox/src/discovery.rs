@@ -107,6 +107,17 @@ pub fn resources(registry: &Registry, group: &str, version: &str) -> Option<Valu
     let mut list = Vec::new();
     for def in defs {
         list.push(resource_entry(def));
+        if crate::scale::has_scale(def) {
+            list.push(json!({
+                "name": format!("{}/scale", def.plural),
+                "singularName": "",
+                "namespaced": def.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
         if def.status_subresource {
             list.push(json!({
                 "name": format!("{}/status", def.plural),
@@ -145,8 +156,10 @@ mod tests {
             names,
             vec![
                 "deployments",
+                "deployments/scale",
                 "deployments/status",
                 "statefulsets",
+                "statefulsets/scale",
                 "statefulsets/status"
             ]
         );

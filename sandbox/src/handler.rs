@@ -22,7 +22,7 @@ use crate::route::{self, ResourcePath, Route};
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::table::IncludeObject;
 use crate::watch::{self, Start, WatchSpec};
-use crate::{apply, discovery, meta, openapi, view};
+use crate::{apply, discovery, meta, openapi, scale, view};
 
 /// Default watch duration when the client gives no `timeoutSeconds` (the apiserver's minimum
 /// request timeout).
@@ -107,7 +107,13 @@ fn resolve(app: &App, path: ResourcePath) -> ApiResult<Target> {
         return Err(ApiError::no_route());
     }
     let subresource = path.subresource.unwrap_or_default();
-    if !(subresource.is_empty() || subresource == "status" && def.status_subresource) {
+    let served = match subresource.as_str() {
+        "" => true,
+        "status" => def.status_subresource,
+        "scale" => scale::has_scale(&def),
+        _ => false,
+    };
+    if !served {
         return Err(ApiError::no_route());
     }
     Ok(Target {
@@ -138,6 +144,23 @@ fn resource(
     };
     if !verb.is_empty() {
         app.writes.record(verb, &target.counted_resource());
+    }
+    if target.subresource == "scale" && !query.flag("watch") {
+        let options = write_options(query, headers)?;
+        let name = target
+            .name
+            .as_deref()
+            .ok_or_else(ApiError::method_not_allowed)?;
+        return scale::serve(
+            &app,
+            &target.def,
+            target.namespace(),
+            name,
+            method,
+            headers,
+            body,
+            &options,
+        );
     }
     match verb {
         "" if query.flag("watch") => watch_request(app, &target, query, headers),

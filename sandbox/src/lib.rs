@@ -29,6 +29,7 @@ pub mod protobuf;
 pub mod registry;
 pub mod render;
 pub mod route;
+pub mod scale;
 pub mod schema;
 pub mod selector;
 pub mod server;

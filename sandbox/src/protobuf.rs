@@ -16,8 +16,6 @@ pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
 #[derive(Debug, Clone, Copy)]
 enum Kind {
     Str,
-    /// `bytes`, as base64 in JSON.
-    Bytes,
     Int,
     Bool,
     RepeatedStr,
@@ -210,12 +208,6 @@ fn message(bytes: &[u8], fields: &[Field]) -> ApiResult<Value> {
         match (kind, wire) {
             (Kind::Str, Wire::Length(raw)) => {
                 out.insert(name.into(), json!(text(raw)?));
-            }
-            (Kind::Bytes, Wire::Length(raw)) => {
-                out.insert(
-                    name.into(),
-                    json!(base64::engine::general_purpose::STANDARD.encode(raw)),
-                );
             }
             (Kind::Int, Wire::Varint(v)) => {
                 out.insert(name.into(), json!(v as i64));

@@ -807,3 +807,49 @@ async fn create_generators_send_protobuf() {
     assert_eq!(key, "czNjcjN0");
     harness.shutdown().await;
 }
+
+// Real apiserver: `kubectl scale` patches the /scale subresource; the Deployment's
+// spec.replicas follows and the controllers (here the simulator) catch up.
+#[tokio::test]
+async fn scale_deployments() {
+    common::kubectl_path();
+    let harness = common::start().await;
+    harness
+        .kubectl_ok(&["apply", "-f", "-"], Some(BUILTINS))
+        .await;
+    let scaled = harness
+        .kubectl_ok(
+            &["scale", "deployment/web", "-n", "team", "--replicas=4"],
+            None,
+        )
+        .await;
+    assert_eq!(scaled.trim(), "deployment.apps/web scaled");
+    harness
+        .kubectl_ok(
+            &[
+                "wait",
+                "-n",
+                "team",
+                "deploy/web",
+                "--for=jsonpath={.status.readyReplicas}=4",
+                "--timeout=10s",
+            ],
+            None,
+        )
+        .await;
+    let stale = harness
+        .kubectl(
+            &[
+                "scale",
+                "statefulset/db",
+                "-n",
+                "team",
+                "--current-replicas=7",
+                "--replicas=1",
+            ],
+            None,
+        )
+        .await;
+    assert_ne!(stale.code, 0, "the --current-replicas precondition fails");
+    harness.shutdown().await;
+}
