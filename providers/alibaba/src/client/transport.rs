@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use backon::Retryable as _;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use tracing::Instrument as _;
 use url::Url;
 
 use super::params::{Params, SENSITIVE_PARAMS};
@@ -130,6 +131,11 @@ impl RpcClient {
     pub async fn call_raw(&self, action: &str, params: &Params) -> Result<RawResponse, Error> {
         let policy = self.inner.config.retry;
         let started = Instant::now();
+        let span = tracing::debug_span!(
+            "alibaba_api_call",
+            action,
+            endpoint = %endpoint_label(&self.inner.endpoint)
+        );
         let attempt = || async { self.attempt(action, params).await };
         attempt
             .retry(policy.backoff())
@@ -145,6 +151,7 @@ impl RpcClient {
                     "retrying Alibaba Cloud API call"
                 );
             })
+            .instrument(span)
             .await
     }
 
@@ -201,7 +208,7 @@ impl RpcClient {
                 )
                 .body(body);
         }
-        tracing::debug!(action, endpoint = %endpoint_label(&self.inner.endpoint), "calling Alibaba Cloud API");
+        tracing::debug!("sending request");
         let response = request
             .send()
             .await
@@ -218,6 +225,7 @@ impl RpcClient {
             .await
             .map_err(|e| self.transport_error(action, e))?
             .to_vec();
+        tracing::debug!(http_status, bytes = body.len(), "response received");
         if (200..300).contains(&http_status) {
             return Ok(RawResponse { http_status, body });
         }
