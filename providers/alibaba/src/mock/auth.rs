@@ -6,8 +6,10 @@
 //! (known, enabled), security token, signature, and only then the nonce, so that a request that
 //! fails its signature does not burn its nonce.
 
+use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt;
+use std::hash::BuildHasher as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -209,11 +211,16 @@ impl KeyStore {
 }
 
 /// Nonces seen within the skew window, bounded in count.
+///
+/// Entries are 64-bit keyed hashes of (access key, nonce), about 40 bytes each, so a million
+/// remembered nonces cost about 40 MiB. The hash key is random per process, so clients cannot
+/// craft collisions; an accidental one (odds about n²/2⁶⁵) would only reject a fresh nonce.
 pub struct NonceCache {
     window: Duration,
     capacity: usize,
-    seen: HashSet<String>,
-    order: VecDeque<(Timestamp, String)>,
+    hasher: RandomState,
+    seen: HashSet<u64>,
+    order: VecDeque<(Timestamp, u64)>,
 }
 
 impl NonceCache {
@@ -222,6 +229,7 @@ impl NonceCache {
         Self {
             window,
             capacity: capacity.max(1),
+            hasher: RandomState::new(),
             seen: HashSet::new(),
             order: VecDeque::new(),
         }
@@ -241,8 +249,8 @@ impl NonceCache {
                 self.seen.remove(&key);
             }
         }
-        let key = format!("{access_key_id}\n{nonce}");
-        if !self.seen.insert(key.clone()) {
+        let key = self.hasher.hash_one((access_key_id, nonce));
+        if !self.seen.insert(key) {
             return false;
         }
         self.order.push_back((now, key));

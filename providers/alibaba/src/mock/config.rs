@@ -142,7 +142,7 @@ impl MockConfig {
             faults: Faults::default(),
             instance_quota: None,
             nonce_window: MAX_SKEW + Duration::from_secs(60),
-            nonce_capacity: 2_000_000,
+            nonce_capacity: 1_000_000,
         }
     }
 

@@ -9,8 +9,9 @@ use std::str::FromStr;
 
 use super::error::ApiError;
 
-/// Common parameters of the RPC protocol; everything else is a business parameter.
-const COMMON: &[&str] = &[
+/// Parameters that do not say what is asked for: the protocol's common parameters plus
+/// `ClientToken` and `DryRun`. Everything else is a business parameter.
+const NOT_BUSINESS: &[&str] = &[
     "AccessKeyId",
     "Action",
     "ClientToken",
@@ -184,7 +185,7 @@ impl Params {
     pub fn business(&self) -> BTreeMap<&str, &str> {
         self.all
             .iter()
-            .filter(|(k, v)| !v.is_empty() && !COMMON.contains(&k.as_str()))
+            .filter(|(k, v)| !v.is_empty() && !NOT_BUSINESS.contains(&k.as_str()))
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect()
     }
