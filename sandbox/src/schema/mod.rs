@@ -48,6 +48,7 @@ mod gofmt;
 mod listtype;
 mod node;
 mod prune;
+mod structural;
 mod validate;
 
 pub use error::{FieldError, FieldErrorKind, SchemaError, invalid_message, status_causes};
@@ -66,10 +67,17 @@ pub struct CompiledSchema {
 
 impl CompiledSchema {
     /// Compiles `open_api_v3_schema` (the value of `spec.versions[].schema.openAPIV3Schema`).
-    /// Fails on malformed keywords, invalid `pattern` regexes, CEL rules that do not parse and
-    /// rules that select a field the schema does not declare, naming the schema path of the
-    /// culprit.
+    /// Fails, naming the schema path of the culprit, on what makes kube-apiserver refuse a CRD:
+    /// a non-structural schema, malformed keywords, invalid `pattern` regexes, defaults that
+    /// do not validate, CEL rules that do not parse or select a field the schema does not declare.
     pub fn compile(open_api_v3_schema: &Value) -> Result<Self, SchemaError> {
+        structural::check(open_api_v3_schema)?;
+        Self::compile_unchecked(open_api_v3_schema)
+    }
+
+    /// Compiles without the structural-schema rules, for tests of validation semantics on
+    /// schemas a CRD could not carry.
+    pub(crate) fn compile_unchecked(open_api_v3_schema: &Value) -> Result<Self, SchemaError> {
         let root = Node::compile(open_api_v3_schema, "openAPIV3Schema")?;
         celcheck::check_tree(&root, true)?;
         Ok(Self { root })

@@ -3,8 +3,9 @@
 use super::*;
 use serde_json::{Value, json};
 
+/// Compiles without the structural rules, so that every keyword's semantics can be tested.
 fn compile(schema: Value) -> CompiledSchema {
-    CompiledSchema::compile(&schema).expect("schema compiles")
+    CompiledSchema::compile_unchecked(&schema).expect("schema compiles")
 }
 
 fn wrap_spec(spec_schema: Value) -> Value {
@@ -644,6 +645,16 @@ fn defaults_that_are_defaulted_themselves_are_valid() {
         "properties": {"size": {"type": "integer", "default": 3, "minimum": 1}}
     }));
     CompiledSchema::compile(&schema).expect("default {} becomes {size: 3}");
+}
+
+#[test]
+fn compile_refuses_non_structural_schemas() {
+    let err = CompiledSchema::compile(&wrap_spec(json!({"properties": {"a": {"type": "string"}}})))
+        .expect_err("spec has no type");
+    assert_eq!(
+        err.to_string(),
+        "openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields"
+    );
 }
 
 #[test]
