@@ -103,7 +103,7 @@ fn namespace_defaults(object: &mut Value, old: Option<&Value>) {
     if let Some(old_status) = old.and_then(|o| o.get("status")) {
         object["status"] = old_status.clone();
     }
-    object["status"]["phase"] = json!(phase);
+    meta::set_at(object, &["status", "phase"], json!(phase));
 }
 
 fn set_default(map: &mut Map<String, Value>, key: &str, value: Value) {

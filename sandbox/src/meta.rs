@@ -44,6 +44,29 @@ pub fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
     }
 }
 
+/// Sets `value` at `path`, turning anything on the way that is not an object into one, so that
+/// malformed client input can never make an index panic.
+pub fn set_at(object: &mut Value, path: &[&str], value: Value) {
+    let Some((last, parents)) = path.split_last() else {
+        *object = value;
+        return;
+    };
+    let mut current = object;
+    for key in parents {
+        if !current.is_object() {
+            *current = Value::Object(Map::new());
+        }
+        let Value::Object(map) = current else { return };
+        current = map.entry(*key).or_insert(Value::Null);
+    }
+    if !current.is_object() {
+        *current = Value::Object(Map::new());
+    }
+    if let Value::Object(map) = current {
+        map.insert((*last).to_owned(), value);
+    }
+}
+
 pub fn finalizers(object: &Value) -> Vec<String> {
     object
         .pointer("/metadata/finalizers")
@@ -190,6 +213,17 @@ mod tests {
             json!({"metadata": {"name": "a", "finalizers": [], "labels": {}, "annotations": null}});
         normalize(&mut object);
         assert_eq!(object, json!({"metadata": {"name": "a"}}));
+    }
+
+    #[test]
+    fn set_at_replaces_non_objects_on_the_way() {
+        let mut object = json!({"spec": "oops", "status": 5});
+        set_at(&mut object, &["spec", "replicas"], json!(2));
+        set_at(&mut object, &["status", "phase"], json!("Active"));
+        assert_eq!(
+            object,
+            json!({"spec": {"replicas": 2}, "status": {"phase": "Active"}})
+        );
     }
 
     #[test]

@@ -278,6 +278,9 @@ fn kind_schema(def: &ResourceDef) -> Value {
             json!({"type": "object", "description": description, "properties": properties})
         }
     };
+    if !schema.is_object() {
+        schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+    }
     if !schema.get("properties").is_some_and(Value::is_object) {
         schema["properties"] = json!({});
     }

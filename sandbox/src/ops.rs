@@ -551,7 +551,7 @@ fn delete_object(
             + 1;
         meta_map.insert("generation".into(), json!(generation));
         if *key == keys::namespaces() {
-            next["status"]["phase"] = json!("Terminating");
+            meta::set_at(&mut next, &["status", "phase"], json!("Terminating"));
         }
     }
     let stored = state.replace(key, next);
@@ -653,7 +653,7 @@ fn start_deleting(state: &mut State, key: &StoreKey, ok: &ObjectKey, queue: &mut
     meta_map.insert("deletionTimestamp".into(), json!(meta::now_time()));
     meta_map.insert("deletionGracePeriodSeconds".into(), json!(0));
     if *key == keys::namespaces() {
-        next["status"]["phase"] = json!("Terminating");
+        meta::set_at(&mut next, &["status", "phase"], json!("Terminating"));
     }
     state.replace(key, next);
     queue.push(Task::Terminating(key.clone(), ok.clone()));

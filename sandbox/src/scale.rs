@@ -132,7 +132,7 @@ pub fn serve(
             )
         })?;
     let mut next = (*current).clone();
-    next["spec"]["replicas"] = json!(replicas);
+    crate::meta::set_at(&mut next, &["spec", "replicas"], json!(replicas));
     let written = ops::update(
         &mut state,
         def,

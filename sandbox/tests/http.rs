@@ -263,3 +263,73 @@ async fn watch_streams_history_and_honours_timeout() {
     assert_eq!(names, vec![("ADDED", "a"), ("ADDED", "b")]);
     harness.shutdown().await;
 }
+
+// Built-ins are not validated deeply, so odd shapes must never crash the server: a Deployment
+// whose spec is a number can still be scaled, a namespace status that is a number is
+// replaced, a JSON patch that turns metadata into a number is answered, and the server stays up.
+#[tokio::test]
+async fn odd_shapes_never_crash_the_server() {
+    let harness = common::start().await;
+    let http = reqwest::Client::new();
+    let base = harness.sandbox.url();
+    let deployments = format!("{base}/apis/apps/v1/namespaces/default/deployments");
+    let created = http
+        .post(&deployments)
+        .header("Content-Type", "application/json")
+        .body(r#"{"metadata":{"name":"odd"},"spec":5}"#)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let scaled = send(
+        http.patch(format!("{deployments}/odd/scale"))
+            .header("Content-Type", "application/merge-patch+json")
+            .body(r#"{"spec":{"replicas":2}}"#),
+    )
+    .await;
+    assert_eq!(scaled.0, StatusCode::OK, "{}", scaled.1);
+    assert_eq!(scaled.1["spec"]["replicas"], 2);
+
+    let status = send(
+        http.put(format!("{base}/api/v1/namespaces/default/status"))
+            .header("Content-Type", "application/json")
+            .body(r#"{"metadata":{"name":"default"},"status":5}"#),
+    )
+    .await;
+    assert_eq!(status.0, StatusCode::OK, "{}", status.1);
+    assert_eq!(status.1["status"]["phase"], "Active");
+
+    let patched = send(
+        http.patch(format!("{base}/api/v1/namespaces/default/configmaps/none"))
+            .header("Content-Type", "application/json-patch+json")
+            .body(r#"[{"op":"replace","path":"/metadata","value":5}]"#),
+    )
+    .await;
+    assert_eq!(patched.0, StatusCode::NOT_FOUND);
+    let cm = format!("{base}/api/v1/namespaces/default/configmaps");
+    http.post(&cm)
+        .header("Content-Type", "application/json")
+        .body(r#"{"metadata":{"name":"c"}}"#)
+        .send()
+        .await
+        .expect("created");
+    let answered = http
+        .patch(format!("{cm}/c"))
+        .header("Content-Type", "application/json-patch+json")
+        .body(r#"[{"op":"replace","path":"/metadata","value":5}]"#)
+        .send()
+        .await
+        .expect("answered");
+    assert!(
+        answered.status().is_client_error() || answered.status().is_success(),
+        "{}",
+        answered.status()
+    );
+    let healthy = http
+        .get(format!("{base}/healthz"))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(healthy.status(), StatusCode::OK);
+    harness.shutdown().await;
+}
