@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use clap::ValueEnum;
-use ferroplane_runtime::Runtime;
+use ferroplane_runtime::requeue::RequeuePolicy;
+use ferroplane_runtime::{ControllerConfig, Runtime};
 use provider_alibaba::controller::ControllerOptions as EcsOptions;
 use tokio_util::sync::CancellationToken;
 
@@ -13,6 +14,12 @@ pub enum Kind {
     /// ECSInstance, with ProviderConfig and ClusterProviderConfig.
     #[value(name = "ecsinstance")]
     EcsInstance,
+    /// EtcdCluster: StatefulSet, Services and PodDisruptionBudget, membership through etcd.
+    #[value(name = "etcdcluster")]
+    EtcdCluster,
+    /// Application: Deployment, Service and Ingress.
+    #[value(name = "application")]
+    Application,
 }
 
 impl Kind {
@@ -27,7 +34,8 @@ impl Kind {
 pub struct Options {
     /// Kinds to run.
     pub kinds: Vec<Kind>,
-    /// Watch only this namespace; `None` watches all.
+    /// Watch only this namespace; `None` watches all. (ECSInstance only: the in-cluster kinds
+    /// watch every namespace.)
     pub namespace: Option<String>,
     /// How often a resource is observed when nothing changes.
     pub poll_interval: Duration,
@@ -45,6 +53,23 @@ impl Default for Options {
             poll_interval: Duration::from_secs(60),
             max_concurrent_reconciles: 16,
             batch_describe: true,
+        }
+    }
+}
+
+impl Options {
+    /// The per-controller defaults these options imply, for `RuntimeConfig::controller`: the
+    /// in-cluster kinds take their poll interval and concurrency from there.
+    pub fn controller_config(&self) -> ControllerConfig {
+        ControllerConfig {
+            concurrency: self.max_concurrent_reconciles,
+            requeue: RequeuePolicy {
+                poll_interval: self.poll_interval,
+                min_poll_interval: RequeuePolicy::default()
+                    .min_poll_interval
+                    .min(self.poll_interval),
+                ..RequeuePolicy::default()
+            },
         }
     }
 }
@@ -68,6 +93,20 @@ pub async fn run(runtime: &Runtime, options: &Options, shutdown: CancellationTok
                 let client = client.clone();
                 running.push(tokio::spawn(async move {
                     provider_alibaba::controller::run(&runtime, client, ecs, stop).await;
+                }));
+            }
+            Kind::EtcdCluster => {
+                let runtime = runtime.clone();
+                running.push(tokio::spawn(async move {
+                    if let Err(error) = provider_etcd::run(&runtime, stop).await {
+                        tracing::error!(%error, "cannot start the EtcdCluster controller");
+                    }
+                }));
+            }
+            Kind::Application => {
+                let runtime = runtime.clone();
+                running.push(tokio::spawn(async move {
+                    provider_application::run(&runtime, stop).await;
                 }));
             }
         }

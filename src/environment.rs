@@ -130,6 +130,7 @@ impl Environment {
                 client.clone(),
                 RuntimeConfig {
                     rate_limit: 0.0,
+                    controller: options.controller_config(),
                     ..RuntimeConfig::default()
                 },
                 Metrics::new(),

@@ -19,7 +19,8 @@ pub struct Args {
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = Kind::all())]
     kinds: Vec<Kind>,
 
-    /// Watch only this namespace (default: all namespaces).
+    /// Watch only this namespace (default: all namespaces). Applies to ECSInstance; the
+    /// in-cluster kinds always watch every namespace.
     #[arg(long)]
     namespace: Option<String>,
 
@@ -71,12 +72,6 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         .leader_election_identity
         .clone()
         .unwrap_or_else(default_identity);
-    let config = RuntimeConfig {
-        instance: Some(identity.clone()),
-        rate_limit: args.rate_limit,
-        ..RuntimeConfig::default()
-    };
-    let runtime = Runtime::with_metrics(client.clone(), config, metrics.clone());
     let options = Options {
         kinds: args.kinds.clone(),
         namespace: args.namespace.clone(),
@@ -84,6 +79,13 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_concurrent_reconciles: args.max_concurrent_reconciles,
         batch_describe: !args.no_batch_describe,
     };
+    let config = RuntimeConfig {
+        instance: Some(identity.clone()),
+        rate_limit: args.rate_limit,
+        controller: options.controller_config(),
+        ..RuntimeConfig::default()
+    };
+    let runtime = Runtime::with_metrics(client.clone(), config, metrics.clone());
 
     let shutdown = CancellationToken::new();
     let ready = Readiness::default();
