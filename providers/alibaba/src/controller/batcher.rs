@@ -195,11 +195,17 @@ impl Batcher {
         let calls = ids
             .chunks(MAX_INSTANCE_IDS_PER_CALL)
             .map(|chunk| async move {
+                // At most 100 IDs match at most 100 instances: one page of 100 holds them
+                // all, so the NextToken of a full page is not followed.
                 let request = DescribeInstancesRequest {
-                    instance_ids: chunk.to_vec(),
+                    max_results: Some(MAX_INSTANCE_IDS_PER_CALL as u32),
                     ..DescribeInstancesRequest::default()
                 };
-                let result = self.client.describe_instances(&request).await;
+                let result = self
+                    .client
+                    .describe_instances_page(&request, chunk, None)
+                    .await
+                    .map(|page| page.instances.items);
                 self.calls.record(
                     "DescribeInstances",
                     match &result {
@@ -254,9 +260,11 @@ mod tests {
 
     #[tokio::test]
     async fn concurrent_observations_share_calls_of_100() {
-        let mock = MockServer::start(MockConfig::new("ak", "sk-batcher"))
-            .await
-            .unwrap();
+        let mock = MockServer::start(
+            MockConfig::new("ak", "sk-batcher").with_transition_delay(Duration::ZERO),
+        )
+        .await
+        .unwrap();
         let spec = LaunchSpec {
             region_id: "cn-beijing".into(),
             image_id: "aliyun_3_x64_20G_alibase_20240528.vhd".into(),

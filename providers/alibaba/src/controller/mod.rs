@@ -27,6 +27,20 @@
 //!
 //! [`provider_config`] runs the configuration kinds: `status.users`, a `Ready` condition saying
 //! whether the credentials load, and the `ferroplane.io/in-use` finalizer.
+//!
+//! # Requeues and permissions
+//! A change to a ProviderConfig's or ClusterProviderConfig's spec, to its credentials Secret, or
+//! to an instance's `passwordSecretRef` Secret reconciles the instances concerned at once; status
+//! writes to configurations do not. The process needs get/list/watch on Secrets in every
+//! namespace (a ClusterProviderConfig may name any namespace), get/list/watch/patch on the three
+//! kinds and their `/status`, create/patch on Secrets for connection details, and create on
+//! events.
+//!
+//! # Batching
+//! With [`ControllerOptions::batching`] (the default) instances sharing a configuration version
+//! and region are observed through one [`batcher::Batcher`]: about ceil(N/100)
+//! `DescribeInstances` calls per poll interval. Without it every observation is its own call,
+//! which is what the benchmark compares against.
 
 pub mod batcher;
 pub mod cache;
@@ -255,5 +269,55 @@ impl SpecChanges {
             seen.insert(uid, version.clone()).as_deref() != Some(version.as_str())
         };
         if changed { refs() } else { Vec::new() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(generation: i64, rv: &str) -> ProviderConfig {
+        let mut c: ProviderConfig = serde_json::from_value(serde_json::json!({
+            "apiVersion": "alibabacloud.ferroplane.io/v1alpha1",
+            "kind": "ProviderConfig",
+            "metadata": {"name": "default", "namespace": "ns", "uid": "u-1"},
+            "spec": {"credentials": {"source": "Environment"}},
+        }))
+        .expect("config");
+        c.metadata.generation = Some(generation);
+        c.metadata.resource_version = Some(rv.into());
+        c
+    }
+
+    #[test]
+    fn only_spec_changes_of_a_config_requeue_its_instances() {
+        let changes = SpecChanges::default();
+        let one = || vec![ObjectRef::<ECSInstance>::new("a").within("ns")];
+        assert_eq!(
+            changes.filter(&config(1, "10"), one).len(),
+            1,
+            "first sight"
+        );
+        assert!(
+            changes.filter(&config(1, "11"), one).is_empty(),
+            "status write"
+        );
+        assert_eq!(
+            changes.filter(&config(2, "12"), one).len(),
+            1,
+            "spec change"
+        );
+    }
+
+    #[test]
+    fn options_map_to_a_requeue_policy() {
+        let options = ControllerOptions {
+            poll_interval: Duration::from_secs(2),
+            ..ControllerOptions::default()
+        };
+        let policy = options.requeue_policy();
+        assert_eq!(policy.poll_interval, Duration::from_secs(2));
+        assert_eq!(policy.min_poll_interval, Duration::from_secs(2));
+        assert_eq!(policy.transition_interval, Duration::from_secs(5));
     }
 }

@@ -441,6 +441,66 @@ fn kube_error(e: kube::Error) -> ReconcileError {
     ReconcileError::retryable("KubernetesApiError", e.to_string())
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn instance(config: &str, deleting: bool, finalizers: &[&str]) -> ECSInstance {
+        let mut i: ECSInstance = serde_json::from_value(json!({
+            "apiVersion": "alibabacloud.ferroplane.io/v1alpha1",
+            "kind": "ECSInstance",
+            "metadata": {"name": "vm", "namespace": "ns", "uid": "u-vm"},
+            "spec": {
+                "providerConfigRef": {"name": config},
+                "forProvider": {"regionId": "cn-beijing", "imageId": "img", "instanceType": "ecs.g6.large"},
+            },
+        }))
+        .expect("instance");
+        if deleting {
+            i.metadata.deletion_timestamp = Some(
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Timestamp::now()),
+            );
+        }
+        i.metadata.finalizers = Some(finalizers.iter().map(|f| (*f).to_owned()).collect());
+        i
+    }
+
+    #[test]
+    fn only_reference_changes_reconcile_a_config() {
+        let changes = ReferenceChanges::default();
+        let refs = changes.filter::<ProviderConfig>(&instance("a", false, &[]));
+        assert_eq!(refs, vec![ObjectRef::new("a").within("ns")]);
+        assert!(
+            changes
+                .filter::<ProviderConfig>(&instance("a", false, &[]))
+                .is_empty()
+        );
+        // Moved to another config: both are reconciled.
+        let refs = changes.filter::<ProviderConfig>(&instance("b", false, &[]));
+        assert_eq!(refs.len(), 2);
+        // Not of this kind (each kind's controller has its own filter).
+        let cluster = ReferenceChanges::default();
+        assert!(
+            cluster
+                .filter::<ClusterProviderConfig>(&instance("c", false, &[]))
+                .is_empty()
+        );
+        // Deletion started, then finished.
+        assert_eq!(
+            changes
+                .filter::<ProviderConfig>(&instance("b", true, &["x"]))
+                .len(),
+            1
+        );
+        assert_eq!(
+            changes
+                .filter::<ProviderConfig>(&instance("b", true, &[]))
+                .len(),
+            1
+        );
+    }
+}
+
 fn error_policy<P: ConfigKind>(
     _config: Arc<P>,
     err: &ReconcileError,
