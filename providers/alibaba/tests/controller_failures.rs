@@ -289,3 +289,38 @@ async fn a_provider_config_cannot_read_other_namespaces() {
     );
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_immutable_field_that_differs_from_the_cloud_is_reported() {
+    let env = Env::start().await;
+    let spec = provider_alibaba::mock::LaunchSpec {
+        region_id: REGION.into(),
+        image_id: IMAGE.into(),
+        instance_type: TYPE.into(),
+        instance_name: Some("existing".into()),
+        ..provider_alibaba::mock::LaunchSpec::default()
+    };
+    let id = env
+        .mock()
+        .create_instances(provider_alibaba::mock::DEFAULT_ACCOUNT_ID, &spec, 1)
+        .expect("instance")
+        .remove(0);
+    let mut obj = instance("imported-wrong");
+    obj.metadata.annotations =
+        Some([("ferroplane.io/external-name".to_owned(), id.clone())].into());
+    obj.spec.for_provider.image_id = "centos_7_9_x64_20G_alibase_20240628.vhd".into();
+    env.create(&obj).await;
+    let msg = env
+        .wait_sync_error("imported-wrong", "ImmutableFieldChanged")
+        .await;
+    assert!(
+        msg.contains("imageId is") && msg.contains("create a new ECSInstance"),
+        "{msg}"
+    );
+    // In-place changes are still applied.
+    env.wait_mock(&id, "renamed", |i| {
+        i.is_some_and(|i| i.instance_name == "imported-wrong")
+    })
+    .await;
+    env.stop().await;
+}
