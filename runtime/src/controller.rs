@@ -23,6 +23,7 @@ use tracing::{debug, info, warn};
 
 use crate::ManagedResource;
 use crate::error::ReconcileError;
+use crate::invalid::lenient_watcher;
 use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
 use crate::reconciler::Reconciler;
@@ -177,13 +178,15 @@ where
     /// Watches `api` (all namespaces or one) and reconciles with `connector`.
     pub fn new(runtime: &Runtime, api: Api<K>, connector: C) -> Self {
         let (reader, writer) = reflector::store();
-        let stream = reflector::reflector(
-            writer,
-            watcher(api, watcher::Config::default().any_semantic()),
-        )
-        .default_backoff()
-        .applied_objects()
-        .predicate_filter(trigger_hash::<K>, PredicateConfig::default());
+        let events = lenient_watcher(
+            api,
+            watcher::Config::default().any_semantic(),
+            runtime.recorder(),
+        );
+        let stream = reflector::reflector(writer, events)
+            .default_backoff()
+            .applied_objects()
+            .predicate_filter(trigger_hash::<K>, PredicateConfig::default());
         Self {
             runtime: runtime.clone(),
             controller: Controller::for_stream(stream, reader),

@@ -92,6 +92,7 @@ pub mod external;
 pub mod finalizer;
 pub mod health;
 pub mod idempotency;
+pub mod invalid;
 pub mod leader;
 pub mod metrics;
 pub mod policy;

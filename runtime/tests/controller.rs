@@ -427,3 +427,63 @@ async fn controller_retries_failures_with_backoff_until_they_clear() {
     running.stop().await;
     h.sandbox.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_object_that_does_not_decode_is_reported_and_does_not_stop_the_others() {
+    use kube::api::{DynamicObject, PostParams};
+    use kube::core::ApiResource;
+    use kube::CustomResourceExt;
+
+    // A CRD looser than the Rust type: size may be a string.
+    let mut crd = serde_json::to_value(Widget::crd()).expect("crd json");
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["forProvider"]
+        ["properties"]["size"] = json!({"x-kubernetes-int-or-string": true});
+    let h = Harness::start_with_crd(serde_json::from_value(crd).expect("crd")).await;
+    let resource = ApiResource::erase::<Widget>(&());
+    let dynamic: Api<DynamicObject> = Api::namespaced_with(h.client.clone(), NS, &resource);
+    let mut bad = DynamicObject::new("bad", &resource).within(NS);
+    bad.data =
+        json!({"spec": {"forProvider": {"size": "big"}, "providerConfigRef": {"name": "cfg"}}});
+    dynamic
+        .create(&PostParams::default(), &bad)
+        .await
+        .expect("bad widget accepted by the CRD");
+
+    let running = run_controller(&h, h.client.clone(), Duration::from_millis(100));
+    h.create(&widget("good", 1)).await;
+    h.wait_for("good", Duration::from_secs(10), ready).await;
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let obj = dynamic.get("bad").await.expect("bad widget");
+        let message = obj.data["status"]["conditions"][0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if message.contains("cannot decode this Widget") {
+            assert_eq!(obj.data["status"]["conditions"][0]["status"], "False");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "bad widget not reported: {:?}",
+            obj.data
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !h
+        .event_reasons("bad")
+        .await
+        .contains(&"CannotDecodeObject".to_owned())
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no CannotDecodeObject event"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(h.cloud.count(), 1, "only the good widget was created");
+    running.stop().await;
+    h.sandbox.shutdown().await;
+}

@@ -630,12 +630,17 @@ pub fn fast_policy() -> RequeuePolicy {
 
 impl Harness {
     pub async fn start() -> Self {
+        Self::start_with_crd(Widget::crd()).await
+    }
+
+    /// Like [`Harness::start`] with a custom Widget CRD (e.g. a loosened schema).
+    pub async fn start_with_crd(crd: CustomResourceDefinition) -> Self {
         let sandbox = Sandbox::start(SandboxConfig::default())
             .await
             .expect("sandbox starts");
         let client = plain_client(&sandbox);
         let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-        crds.create(&PostParams::default(), &Widget::crd())
+        crds.create(&PostParams::default(), &crd)
             .await
             .expect("widget CRD created");
         let h = Self {
