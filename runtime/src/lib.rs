@@ -20,6 +20,8 @@
 //!   and message, emits a Warning event, and is retried according to its [`RetryClass`].
 //! - **Status is cheap.** Nothing is written when nothing changed; a create costs at most three
 //!   writes (finalizer, external name, status).
+//! - **One bad object stops nothing.** An object that does not decode as the Rust type is left
+//!   out of the watch and told why ([`invalid`]); the others keep reconciling.
 //!
 //! # The reconcile, in order
 //! get → paused? → valid policies? → deleting with orphan? → connect → observe (adopt a found

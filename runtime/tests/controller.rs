@@ -430,9 +430,9 @@ async fn controller_retries_failures_with_backoff_until_they_clear() {
 
 #[tokio::test]
 async fn an_object_that_does_not_decode_is_reported_and_does_not_stop_the_others() {
+    use kube::CustomResourceExt;
     use kube::api::{DynamicObject, PostParams};
     use kube::core::ApiResource;
-    use kube::CustomResourceExt;
 
     // A CRD looser than the Rust type: size may be a string.
     let mut crd = serde_json::to_value(Widget::crd()).expect("crd json");
