@@ -3,9 +3,16 @@
 //! list-type uniqueness, then `x-kubernetes-validations` CEL rules), and word the failures
 //! exactly like the apiserver so kubectl users see familiar messages.
 //!
-//! Compile a [`CompiledSchema`] once per CRD version (this compiles regexes and CEL rules, and
-//! reports a bad rule or pattern by its schema path), then run every write through
-//! [`CompiledSchema::admit`], or through the three steps in the same order.
+//! Compile a [`CompiledSchema`] once per CRD version: compilation refuses what the apiserver
+//! refuses at CRD creation (non-structural schemas, bad patterns, invalid defaults, CEL rules
+//! that do not parse or name undeclared fields) and names the schema path of the culprit. Then
+//! run every write through [`CompiledSchema::admit`], or through the three steps in the same
+//! order; on update, pass the stored object for transition rules and validation ratcheting.
+//!
+//! Not modelled: CEL cost limits, CEL timestamps/durations for `format: date-time`/`duration`
+//! fields (the `cel` crate is built without chrono), order-insensitive equality of `set`/`map`
+//! lists in CEL, and the Kubernetes CEL libraries beyond lists and regex (rules that call
+//! `url()`, `quantity()`, `ip()`... are skipped rather than failed).
 //!
 //! ```
 //! use ferroplane_sandbox::schema::{CompiledSchema, invalid_message};
