@@ -278,10 +278,7 @@ impl Parser<'_> {
         if self.rest().starts_with('@') {
             return Ok(Operand::Path(self.segments(true)?));
         }
-        let end = self
-            .rest()
-            .find(|c: char| c == ')' || c == ' ')
-            .unwrap_or(self.rest().len());
+        let end = self.rest().find([')', ' ']).unwrap_or(self.rest().len());
         let token = self.rest()[..end].to_owned();
         self.pos += end;
         let value = match token.as_str() {
