@@ -491,3 +491,49 @@ async fn modify_attribute_and_spec() {
         .await
         .expect_error(400, "MissingParameter");
 }
+
+#[tokio::test]
+async fn repeated_token_while_in_flight_gets_last_token_processing() {
+    let mock = start(Duration::ZERO).await;
+    mock.set_faults(provider_alibaba::mock::Faults {
+        latency: Duration::from_millis(1500),
+        ..Default::default()
+    })
+    .unwrap();
+    let s = Signer::new(&mock);
+    let first = {
+        let s = s.clone();
+        tokio::spawn(async move { s.run(&[("ClientToken", "slow-1")]).await })
+    };
+    // Wait until the first call is processed (its answer is still delayed).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while mock.stats().instances_created == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "first call never processed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let repeat = s
+        .ecs(
+            "RunInstances",
+            &[
+                ("RegionId", REGION),
+                ("ImageId", IMAGE),
+                ("InstanceType", TYPE),
+                ("ClientToken", "slow-1"),
+            ],
+        )
+        .await;
+    let ids = first.await.unwrap();
+    // The first answer is held back 1.5 s after processing; the repeat arrives meanwhile.
+    repeat.expect_error(403, "LastTokenProcessing");
+    mock.set_faults(provider_alibaba::mock::Faults::default())
+        .unwrap();
+    assert_eq!(
+        s.run(&[("ClientToken", "slow-1")]).await,
+        ids,
+        "same IDs once settled"
+    );
+    assert_eq!(mock.stats().instances_created, 1);
+}

@@ -25,7 +25,8 @@ pub struct Faults {
     pub throttle_rate: f64,
     /// Fraction (0–1) of requests failed with 503.
     pub error_rate: f64,
-    /// Delay added before every API answer.
+    /// Delay added to every API answer (after the request is processed; a ClientToken call
+    /// repeated meanwhile answers `LastTokenProcessing`).
     #[serde(rename = "latencyMs", with = "millis")]
     pub latency: Duration,
     /// `x-acs-retry-after` (milliseconds) sent with injected throttling, when set.

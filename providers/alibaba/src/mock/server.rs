@@ -17,7 +17,7 @@ use axum::routing::{any, get};
 use serde_json::{Value, json};
 
 use super::config::FaultsPatch;
-use super::state::{ApiRequest, Shared};
+use super::state::{ApiRequest, InFlight, Shared};
 use super::{lock, write};
 
 /// The mock's routes.
@@ -60,9 +60,7 @@ async fn api(
     body: Bytes,
 ) -> Response {
     let settings = shared.settings();
-    if !settings.faults.latency.is_zero() {
-        tokio::time::sleep(settings.faults.latency).await;
-    }
+    let delayed = !settings.faults.latency.is_zero();
     let request_id = new_request_id();
     let request = ApiRequest {
         method: method.as_str(),
@@ -72,7 +70,16 @@ async fn api(
         body: &body,
         request_id: &request_id,
     };
-    let result = shared.handle(&request);
+    let outcome = shared.handle(&request, delayed);
+    // The answer is delayed after processing, so a ClientToken call is "in flight" meanwhile.
+    let guard = outcome
+        .in_flight
+        .map(|key| InFlight::new(Arc::clone(&shared), key));
+    if delayed {
+        tokio::time::sleep(settings.faults.latency).await;
+    }
+    drop(guard);
+    let result = outcome.result;
     if settings.faults.drop_rate > 0.0
         && rand::Rng::random_bool(&mut rand::rng(), settings.faults.drop_rate.clamp(0.0, 1.0))
     {

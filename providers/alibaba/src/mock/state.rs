@@ -2,7 +2,7 @@
 //! parse → identify action and version → count → inject faults → authenticate → dispatch.
 //! Everything here is synchronous; the HTTP layer adds latency and writes the response.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -36,6 +36,42 @@ pub struct Shared {
     pub store: Mutex<Store>,
     pub counters: Mutex<Counters>,
     pub limiter: Mutex<RateLimiter>,
+    /// ClientTokens whose call is still being answered (see [`InFlight`]).
+    pub in_flight: Mutex<HashSet<TokenInFlight>>,
+}
+
+/// A ClientToken call that is processed but not yet answered.
+pub type TokenInFlight = (Arc<str>, &'static str, String);
+
+/// Actions whose ClientToken is tracked while in flight.
+const TOKEN_ACTIONS: &[&str] = &["RunInstances", "DeleteInstances"];
+
+/// Marks a ClientToken call as in flight until dropped, so that a repeat arriving before the
+/// answer gets `LastTokenProcessing`, as in ECS. Dropped when the answer is sent, or when the
+/// client goes away while it waits.
+pub struct InFlight {
+    shared: Arc<Shared>,
+    key: TokenInFlight,
+}
+
+impl InFlight {
+    /// Tracks `key` in `shared`.
+    pub fn new(shared: Arc<Shared>, key: TokenInFlight) -> Self {
+        Self { shared, key }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        lock(&self.shared.in_flight).remove(&self.key);
+    }
+}
+
+/// What [`Shared::handle`] produced: the answer, and the in-flight token to release once the
+/// answer is sent.
+pub struct Outcome {
+    pub result: Result<String, ApiError>,
+    pub in_flight: Option<TokenInFlight>,
 }
 
 /// Calls per (account, region, action) in the current wall-clock minute.
@@ -109,6 +145,7 @@ impl Shared {
             store: Mutex::new(Store::default()),
             counters: Mutex::new(Counters::default()),
             limiter: Mutex::new(RateLimiter::default()),
+            in_flight: Mutex::new(HashSet::new()),
         }
     }
 
@@ -137,15 +174,22 @@ impl Shared {
     }
 
     /// Answers one API request; errors are counted by code.
-    pub fn handle(&self, request: &ApiRequest<'_>) -> Result<String, ApiError> {
-        let result = self.handle_inner(request);
+    /// With `track_tokens`, a successful ClientToken call stays in flight (the caller releases it
+    /// with an [`InFlight`] guard after its answer delay).
+    pub fn handle(&self, request: &ApiRequest<'_>, track_tokens: bool) -> Outcome {
+        let mut in_flight = None;
+        let result = self.handle_inner(request, track_tokens.then_some(&mut in_flight));
         if let Err(error) = &result {
             lock(&self.counters).error(&error.code);
         }
-        result
+        Outcome { result, in_flight }
     }
 
-    fn handle_inner(&self, request: &ApiRequest<'_>) -> Result<String, ApiError> {
+    fn handle_inner(
+        &self,
+        request: &ApiRequest<'_>,
+        in_flight: Option<&mut Option<TokenInFlight>>,
+    ) -> Result<String, ApiError> {
         let now = Timestamp::now();
         if request.method != "GET" && request.method != "POST" {
             return Err(ApiError::new(
@@ -238,7 +282,26 @@ impl Shared {
             (true, Some(caller)) => {
                 sts::assume_role(&mut write(&self.keys), &caller, &params, now).map(with_request_id)
             }
-            (false, Some(caller)) => self.ecs(&caller, label, &params, request.request_id, now),
+            (false, Some(caller)) => {
+                let token = params
+                    .get("ClientToken")
+                    .filter(|_| TOKEN_ACTIONS.contains(&label))
+                    .map(|t| (caller.account_id.clone(), label, t.to_owned()));
+                if let Some(key) = &token
+                    && lock(&self.in_flight).contains(key)
+                {
+                    return Err(ApiError::forbidden(
+                        "LastTokenProcessing",
+                        "The last request with this ClientToken is still being processed; retry later.",
+                    ));
+                }
+                let answer = self.ecs(&caller, label, &params, request.request_id, now)?;
+                if let (Some(slot), Some(key)) = (in_flight, token) {
+                    lock(&self.in_flight).insert(key.clone());
+                    *slot = Some(key);
+                }
+                Ok(answer)
+            }
             (false, None) => Err(ecs::action_not_found()),
         }
     }
