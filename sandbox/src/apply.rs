@@ -11,7 +11,9 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::error::{ApiError, Cause};
 use crate::meta;
+use crate::ownership::{self, FieldPath};
 use crate::patch::merge_key;
 
 /// Identity fields that no manager owns.
@@ -253,8 +255,13 @@ pub fn record(
     subresource: &str,
     mut fields: Map<String, Value>,
 ) {
-    // An Update manager keeps what it owned and gains what it changed; an Apply manager owns
-    // exactly what it applied.
+    // An Update manager keeps what it owned and takes over what it changed; an Apply manager
+    // owns exactly what it applied.
+    let changed = if operation == "Update" {
+        ownership::leaves(&fields)
+    } else {
+        Vec::new()
+    };
     if operation == "Update"
         && let Some(previous) = entries(object)
             .iter()
@@ -285,6 +292,7 @@ pub fn record(
         list.push(entry);
     }
     meta::metadata_mut(object).insert("managedFields".into(), Value::Array(list));
+    transfer(object, &changed, manager, operation, subresource);
 }
 
 /// Server-side apply of `applied` by `manager` onto `live` (which carries managedFields).
@@ -296,7 +304,8 @@ pub fn apply(
     manager: &str,
     subresource: &str,
     custom: bool,
-) -> Value {
+    force: bool,
+) -> Result<Value, ApiError> {
     let api_version = meta::str_at(applied, "/apiVersion").to_owned();
     let mut applied_body = applied.clone();
     if let Some(m) = applied_body
@@ -321,6 +330,17 @@ pub fn apply(
         .filter(|e| !same_entry(e, manager, "Apply", subresource))
         .filter_map(|e| e.get("fieldsV1").and_then(Value::as_object))
         .collect();
+    let conflicts = conflicts(
+        live,
+        &applied_body,
+        &current,
+        &existing,
+        manager,
+        subresource,
+    );
+    if !conflicts.is_empty() && !force {
+        return Err(conflict_error(&conflicts));
+    }
     prune(&mut result, &previous, Some(&current), &others);
     merge(&mut result, &applied_body, "", custom);
     record(
@@ -331,7 +351,129 @@ pub fn apply(
         subresource,
         current,
     );
-    result
+    // `force` takes the conflicting fields away from their owners.
+    let taken: Vec<FieldPath> = conflicts.into_iter().map(|c| c.path).collect();
+    transfer(&mut result, &taken, manager, "Apply", subresource);
+    Ok(result)
+}
+
+/// A field another manager owns with another value.
+struct Conflict {
+    manager: String,
+    api_version: String,
+    path: FieldPath,
+}
+
+fn conflicts(
+    live: &Value,
+    applied: &Value,
+    applied_set: &Map<String, Value>,
+    existing: &[Value],
+    manager: &str,
+    subresource: &str,
+) -> Vec<Conflict> {
+    let mut out = Vec::new();
+    for path in ownership::leaves(applied_set) {
+        let Some(live_value) = ownership::value_at(live, &path) else {
+            continue;
+        };
+        if Some(live_value) == ownership::value_at(applied, &path) {
+            continue;
+        }
+        for entry in existing.iter().filter(|e| {
+            !same_entry(e, manager, "Apply", subresource) && entry_subresource(e) == subresource
+        }) {
+            let owned = entry.get("fieldsV1").and_then(Value::as_object);
+            if owned.is_some_and(|set| ownership::owns(set, &path)) {
+                out.push(Conflict {
+                    manager: meta::str_at(entry, "/manager").to_owned(),
+                    api_version: meta::str_at(entry, "/apiVersion").to_owned(),
+                    path: path.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The apiserver's wording: `Apply failed with 1 conflict: conflict with "m" using v1: .spec.x`.
+fn conflict_error(conflicts: &[Conflict]) -> ApiError {
+    let causes = conflicts
+        .iter()
+        .map(|c| Cause {
+            reason: "FieldManagerConflict".into(),
+            message: format!("conflict with {:?} using {}", c.manager, c.api_version),
+            field: ownership::display(&c.path),
+        })
+        .collect();
+    let message = if let [only] = conflicts {
+        format!(
+            "Apply failed with 1 conflict: conflict with {:?} using {}: {}",
+            only.manager,
+            only.api_version,
+            ownership::display(&only.path)
+        )
+    } else {
+        let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+        for c in conflicts {
+            let head = format!("conflicts with {:?} using {}:", c.manager, c.api_version);
+            match groups.iter_mut().find(|(h, _)| *h == head) {
+                Some((_, paths)) => paths.push(ownership::display(&c.path)),
+                None => groups.push((head, vec![ownership::display(&c.path)])),
+            }
+        }
+        let body: Vec<String> = groups
+            .iter()
+            .map(|(head, paths)| format!("{head}\n- {}", paths.join("\n- ")))
+            .collect();
+        format!(
+            "Apply failed with {} conflicts: {}",
+            conflicts.len(),
+            body.join("\n")
+        )
+    };
+    ApiError::apply_conflicts(message, causes)
+}
+
+fn entry_subresource(entry: &Value) -> &str {
+    entry
+        .get("subresource")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// Removes `paths` from every manager but `(manager, operation)` on the same subresource, and
+/// drops managers left owning nothing.
+fn transfer(
+    object: &mut Value,
+    paths: &[FieldPath],
+    manager: &str,
+    operation: &str,
+    subresource: &str,
+) {
+    if paths.is_empty() {
+        return;
+    }
+    let Some(Value::Array(list)) = object.pointer_mut("/metadata/managedFields") else {
+        return;
+    };
+    for entry in list.iter_mut() {
+        if same_entry(entry, manager, operation, subresource)
+            || entry_subresource(entry) != subresource
+        {
+            continue;
+        }
+        if let Some(Value::Object(set)) = entry.get_mut("fieldsV1") {
+            for path in paths {
+                ownership::disown(set, path);
+            }
+        }
+    }
+    list.retain(|e| {
+        e.get("fieldsV1")
+            .and_then(Value::as_object)
+            .is_some_and(|s| !s.is_empty())
+    });
 }
 
 #[cfg(test)]
@@ -363,21 +505,27 @@ mod tests {
             "m1",
             "",
             true,
-        );
+            true,
+        )
+        .expect("no conflicts");
         let other = apply(
             &first,
             &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"b": 2, "c": 3}}),
             "m2",
             "",
             true,
-        );
+            true,
+        )
+        .expect("no conflicts");
         let second = apply(
             &other,
             &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"a": 5}}),
             "m1",
             "",
             true,
-        );
+            true,
+        )
+        .expect("no conflicts");
         assert_eq!(second["spec"], json!({"a": 5, "b": 2, "c": 3}));
         let third = apply(
             &second,
@@ -385,7 +533,9 @@ mod tests {
             "m2",
             "",
             true,
-        );
+            true,
+        )
+        .expect("no conflicts");
         assert_eq!(third["spec"], json!({"a": 5, "c": 3}));
         let managers: Vec<&str> = third["metadata"]["managedFields"]
             .as_array()
@@ -394,6 +544,49 @@ mod tests {
             .filter_map(|e| e["manager"].as_str())
             .collect();
         assert_eq!(managers, vec!["m1", "m2"]);
+    }
+
+    #[test]
+    fn conflicting_applies_fail_unless_forced_and_updates_take_ownership() {
+        let lease = |holder: &str| json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"}, "spec": {"holderIdentity": holder}});
+        let live = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"}, "spec": {}});
+        let held = apply(&live, &lease("a"), "a", "", false, false).expect("first apply");
+        let error = apply(&held, &lease("b"), "b", "", false, false).expect_err("conflict");
+        assert_eq!((error.code, error.reason), (409, "Conflict"));
+        assert_eq!(
+            error.message,
+            "Apply failed with 1 conflict: conflict with \"a\" using coordination.k8s.io/v1: .spec.holderIdentity"
+        );
+        assert!(
+            apply(&held, &lease("a"), "b", "", false, false).is_ok(),
+            "same value: shared ownership"
+        );
+        let forced = apply(&held, &lease("b"), "b", "", false, true).expect("forced");
+        let managers: Vec<&str> = forced["metadata"]["managedFields"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter_map(|e| e["manager"].as_str())
+            .collect();
+        assert_eq!(managers, vec!["b"], "a lost its only field");
+
+        let mut updated = held.clone();
+        updated["spec"]["holderIdentity"] = json!("c");
+        let changed = changed_fields(&held, &updated, false);
+        record(
+            &mut updated,
+            "c",
+            "Update",
+            "coordination.k8s.io/v1",
+            "",
+            changed,
+        );
+        assert!(
+            apply(&updated, &lease("d"), "d", "", false, false)
+                .expect_err("c owns it")
+                .message
+                .contains("\"c\"")
+        );
     }
 
     #[test]
@@ -413,7 +606,9 @@ mod tests {
             "m",
             "",
             false,
-        );
+            true,
+        )
+        .expect("no conflicts");
         assert_eq!(
             out["spec"]["containers"],
             json!([{"name": "a", "image": "1"}, {"name": "b", "image": "2"}])

@@ -144,6 +144,13 @@ impl ApiError {
         error
     }
 
+    /// 409 of a server-side apply whose fields other managers own with other values.
+    pub fn apply_conflicts(message: String, causes: Vec<Cause>) -> Self {
+        let mut error = Self::new(409, "Conflict", message);
+        error.details.causes = causes;
+        error
+    }
+
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message)
     }

@@ -593,7 +593,8 @@ fn patch_request(
             &options.manager,
             &target.subresource,
             def.is_custom(),
-        );
+            query.flag("force"),
+        )?;
         let written = ops::update(
             &mut state,
             def,

@@ -24,6 +24,7 @@ pub mod handler;
 pub mod meta;
 pub mod openapi;
 pub mod ops;
+pub mod ownership;
 pub mod patch;
 pub mod protobuf;
 pub mod registry;

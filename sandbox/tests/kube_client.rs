@@ -289,6 +289,33 @@ async fn server_side_apply_with_a_field_manager() {
         "fields of other managers stay"
     );
 
+    // A real apiserver: another manager applying a different value for an owned field gets
+    // 409 "Apply failed with 1 conflict: conflict with "ferroplane" using v1: .data.x" unless it
+    // forces, which takes the field over.
+    let rival = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"}, "data": {"x": "rival"}});
+    let conflict = api_error(
+        api.patch("ssa", &PatchParams::apply("rival"), &Patch::Apply(&rival))
+            .await
+            .expect_err("conflict"),
+    );
+    assert_eq!(conflict.code, 409);
+    assert_eq!(
+        conflict.message,
+        "Apply failed with 1 conflict: conflict with \"ferroplane\" using v1: .data.x"
+    );
+    let forced = api
+        .patch(
+            "ssa",
+            &PatchParams::apply("rival").force(),
+            &Patch::Apply(&rival),
+        )
+        .await
+        .expect("forced");
+    assert_eq!(
+        forced.data.unwrap_or_default().get("x").map(String::as_str),
+        Some("rival")
+    );
+
     let missing_manager = api
         .patch("ssa", &PatchParams::default(), &Patch::Apply(&second))
         .await;
