@@ -441,6 +441,15 @@ fn kube_error(e: kube::Error) -> ReconcileError {
     ReconcileError::retryable("KubernetesApiError", e.to_string())
 }
 
+fn error_policy<P: ConfigKind>(
+    _config: Arc<P>,
+    err: &ReconcileError,
+    _ctx: Arc<Context>,
+) -> Action {
+    warn!(error = %err, "provider config reconcile failed; retrying");
+    Action::requeue(ERROR_REQUEUE)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,13 +508,4 @@ mod tests {
             1
         );
     }
-}
-
-fn error_policy<P: ConfigKind>(
-    _config: Arc<P>,
-    err: &ReconcileError,
-    _ctx: Arc<Context>,
-) -> Action {
-    warn!(error = %err, "provider config reconcile failed; retrying");
-    Action::requeue(ERROR_REQUEUE)
 }
