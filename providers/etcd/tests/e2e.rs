@@ -573,3 +573,45 @@ async fn scaling_goes_through_the_membership_api_one_member_at_a_time() {
     .await;
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orphan_policy_leaves_the_cluster_running() {
+    let env =
+        Env::start(|_| GatewayFactory::new(&GatewayConfig::default()).expect("http client")).await;
+    let manifest = env.dir.path().join("orphan.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: keep\n  namespace: default\nspec:\n  size: 1\n  deletionPolicy: Orphan\n",
+    )
+    .expect("write manifest");
+    env.kubectl(&["apply", "-f", &manifest.to_string_lossy()]);
+    env.kubectl(&[
+        "wait",
+        "--for=condition=Ready",
+        "etcdclusters.etcd.ferroplane.io/keep",
+        "--timeout=40s",
+    ]);
+    env.kubectl(&[
+        "delete",
+        "etcdclusters.etcd.ferroplane.io",
+        "keep",
+        "--wait=true",
+        "--timeout=40s",
+    ]);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let sts = env
+        .api::<StatefulSet>()
+        .get("keep")
+        .await
+        .expect("the StatefulSet is left running");
+    assert!(sts.metadata.owner_references.unwrap_or_default().is_empty());
+    env.api::<Service>()
+        .get("keep-client")
+        .await
+        .expect("the client Service is left");
+    env.api::<PodDisruptionBudget>()
+        .get("keep")
+        .await
+        .expect("the PDB is left");
+    env.stop().await;
+}
