@@ -3,6 +3,10 @@
 //! Dependencies point one way: this crate ← `ferroplane-runtime` ← providers ← the binary.
 //! The CRDs in `deploy/crds/` are generated from these types by [`crds`] (`ferroplane crds`).
 
+// `#[kube(printcolumn(type_ = "string", ...), printcolumn(type_ = "string", ...))]` repeats keys
+// across separate columns, which this lint mistakes for one attribute given twice.
+#![allow(clippy::duplicated_attributes)]
+
 pub mod alibabacloud;
 pub mod application;
 pub mod common;
@@ -89,6 +93,11 @@ pub fn crds_yaml() -> Result<String, RenderError> {
     Ok(out)
 }
 
+/// The file name of a CRD in `deploy/crds/`: `<group>_<plural>.yaml`.
+pub fn crd_file_name(crd: &CustomResourceDefinition) -> String {
+    format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -96,9 +105,4 @@ mod tests {
         assert_eq!(super::reflow("a b\nc d\n\ne"), "a b c d\n\ne");
         assert_eq!(super::reflow("single"), "single");
     }
-}
-
-/// The file name of a CRD in `deploy/crds/`: `<group>_<plural>.yaml`.
-pub fn crd_file_name(crd: &CustomResourceDefinition) -> String {
-    format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural)
 }

@@ -30,7 +30,7 @@ pub const ACCESS_KEY_ID: &str = "LTAIe2etestkey0001";
 pub const ACCESS_KEY_SECRET: &str = "e2e-secret-never-logged-7f3a";
 
 enum Backend {
-    Sandbox(Environment),
+    Sandbox(Box<Environment>),
     Cluster {
         mock: MockServer,
         stop: CancellationToken,
@@ -75,7 +75,7 @@ impl E2e {
                 ));
                 let kubeconfig = env.info().kubeconfig.clone();
                 let client = env.client().clone();
-                (Backend::Sandbox(env), kubeconfig, client)
+                (Backend::Sandbox(Box::new(env)), kubeconfig, client)
             }
             Some(path) => {
                 let kubeconfig = PathBuf::from(path);

@@ -19,9 +19,18 @@ fn headers(printer: &Printer) -> Vec<(String, i64)> {
         .collect()
 }
 
+/// (group, kind, object, expected (column, priority) pairs, expected cells)
+type BuiltinCase = (
+    &'static str,
+    &'static str,
+    Value,
+    Vec<(&'static str, i64)>,
+    Value,
+);
+
 #[test]
 fn builtin_columns_and_cells() {
-    let cases: Vec<(&str, &str, Value, Vec<(&str, i64)>, Value)> = vec![
+    let cases: Vec<BuiltinCase> = vec![
         (
             "",
             "Namespace",
