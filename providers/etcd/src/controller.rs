@@ -312,12 +312,50 @@ fn ownership_drift(live: &serde_json::Value, uid: &str, owned: bool) -> bool {
     refers != owned
 }
 
+/// Every child an EtcdCluster can have, whatever its spec says (names and kinds are what
+/// matter): deletion must work even for a spec ferroplane refuses to act on.
+fn all_children(mr: &EtcdCluster) -> Result<Vec<Child>, ReconcileError> {
+    let release = version::resolve(&mr.spec).unwrap_or_else(|_| Release {
+        version: Version::new(3, 5, 0),
+        image: String::new(),
+    });
+    let input = RenderInput {
+        release,
+        replicas: 0,
+        bootstrap: Some(Bootstrap::New { size: 0 }),
+        owned: true,
+    };
+    render::render(mr, &input)
+        .and_then(render::Rendered::into_children)
+        .map_err(to_reconcile)
+}
+
+impl<M: Membership> EtcdClient<M> {
+    /// While the object is being deleted only existence matters, and nothing about the spec
+    /// (an invalid version, say) may stand in the way.
+    async fn observe_deletion(&self, mr: &EtcdCluster) -> Result<Observation, ReconcileError> {
+        for child in all_children(mr)? {
+            let live =
+                self.children.get(&child).await.map_err(|e| {
+                    to_reconcile(Error::kube(format!("reading {}", child.key()), e))
+                })?;
+            if live.is_some() {
+                return Ok(Observation::found(self.names.name.clone()));
+            }
+        }
+        Ok(Observation::missing())
+    }
+}
+
 impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
     async fn observe(
         &self,
         mr: &EtcdCluster,
         _ext: &ExternalRef,
     ) -> Result<Observation, ReconcileError> {
+        if mr.metadata.deletion_timestamp.is_some() {
+            return self.observe_deletion(mr).await;
+        }
         let snap = self.snapshot(mr).await?;
         let desired = self.desired(mr, &snap, None)?;
         let uid = mr.uid().unwrap_or_default();
@@ -452,19 +490,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         mr: &EtcdCluster,
         _ext: &ExternalRef,
     ) -> Result<Deletion, ReconcileError> {
-        let release = version::resolve(&mr.spec).unwrap_or_else(|_| Release {
-            version: Version::new(3, 5, 0),
-            image: String::new(),
-        });
-        let input = RenderInput {
-            release,
-            replicas: 0,
-            bootstrap: Some(Bootstrap::New { size: 0 }),
-            owned: true,
-        };
-        let children = render::render(mr, &input)
-            .and_then(render::Rendered::into_children)
-            .map_err(to_reconcile)?;
+        let children = all_children(mr)?;
         let mut all_gone = true;
         for child in children.iter().rev() {
             let gone =
