@@ -649,3 +649,33 @@ async fn selector_watches_see_objects_leave() {
     assert!(matches!(left, Some(WatchEvent::Deleted(_))), "{left:?}");
     harness.shutdown().await;
 }
+
+// A real apiserver pages lists with `limit` and `continue` (kube-runtime's watcher lists with
+// limit=500), reporting remainingItemCount.
+#[tokio::test]
+async fn lists_page_with_limit_and_continue() {
+    let harness = common::start().await;
+    let api: Api<ConfigMap> = Api::namespaced(harness.client(), "default");
+    for i in 0..7 {
+        api.create(&PostParams::default(), &config_map(&format!("p{i}")))
+            .await
+            .expect("created");
+    }
+    let mut names = Vec::new();
+    let mut params = ListParams::default().limit(3);
+    let mut pages = 0;
+    loop {
+        let page = api.list(&params).await.expect("listed");
+        pages += 1;
+        names.extend(page.items.into_iter().filter_map(|c| c.metadata.name));
+        match page.metadata.continue_ {
+            Some(token) if !token.is_empty() => {
+                params = ListParams::default().limit(3).continue_token(&token)
+            }
+            _ => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(names, (0..7).map(|i| format!("p{i}")).collect::<Vec<_>>());
+    harness.shutdown().await;
+}
