@@ -32,14 +32,20 @@ async fn create_costs_three_writes_then_observe_settles_and_steady_state_writes_
     let w = h.create(&widget("a", 1)).await;
     h.sandbox.reset_writes();
 
-    // First reconcile: finalizer, external name, status (Creating).
+    // First reconcile: finalizer; external name together with the late-initialized zone (the
+    // new resource is observed right away); status Ready with atProvider. Three writes in all.
     r.reconcile(&w).await.expect("create reconcile");
     assert_eq!(h.widget_writes(), 3, "writes: {:?}", h.sandbox.writes());
     let (id, res) = h.cloud.only_resource();
     let w = h.get("a").await;
     assert_eq!(external_name(&w).as_deref(), Some(id.as_str()));
     assert!(has_finalizer(&w));
-    assert!(is(&w, READY, ConditionStatus::False, REASON_CREATING));
+    assert_eq!(
+        w.spec.for_provider.zone.as_deref(),
+        Some("zone-a"),
+        "late-initialized in the same write as the name"
+    );
+    assert!(is(&w, READY, ConditionStatus::True, REASON_AVAILABLE));
     assert!(is(
         &w,
         SYNCED,
@@ -51,23 +57,9 @@ async fn create_costs_three_writes_then_observe_settles_and_steady_state_writes_
         w.metadata.uid.clone().expect("uid"),
         "resource tagged with the object's UID"
     );
-    assert!(
-        h.event_reasons("a")
-            .await
-            .contains(&"CreatedExternalResource".to_owned())
-    );
-
-    // Second: late-init zone (spec write) and Ready=True with atProvider (status write).
-    h.sandbox.reset_writes();
-    r.reconcile(&w).await.expect("observe reconcile");
-    assert_eq!(h.widget_writes(), 2, "writes: {:?}", h.sandbox.writes());
-    let w = h.get("a").await;
-    assert_eq!(
-        w.spec.for_provider.zone.as_deref(),
-        Some("zone-a"),
-        "late-initialized"
-    );
-    assert!(is(&w, READY, ConditionStatus::True, REASON_AVAILABLE));
+    let reasons = h.event_reasons("a").await;
+    assert!(reasons.contains(&"CreatedExternalResource".to_owned()));
+    assert!(reasons.contains(&"LateInitializedSpec".to_owned()));
     let status = w.status.clone().expect("status");
     assert_eq!(
         status.at_provider.expect("atProvider").id.as_deref(),
@@ -78,6 +70,11 @@ async fn create_costs_three_writes_then_observe_settles_and_steady_state_writes_
         .expect("ready")
         .last_transition_time
         .clone();
+
+    // The next reconcile finds nothing to write.
+    h.sandbox.reset_writes();
+    r.reconcile(&w).await.expect("observe reconcile");
+    assert_eq!(h.widget_writes(), 0, "writes: {:?}", h.sandbox.writes());
 
     // Steady state: nothing written, no new create.
     h.sandbox.reset_writes();

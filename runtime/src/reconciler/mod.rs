@@ -3,7 +3,8 @@
 //!
 //! Kubernetes writes (the only ones a reconcile makes):
 //! - `metadata.finalizers` merge patch with a resourceVersion precondition (add / remove),
-//! - the `ferroplane.io/external-name` annotation right after create or adoption,
+//! - the `ferroplane.io/external-name` annotation right after create or adoption (after a
+//!   create, together with the late-initialized spec when the new resource is already visible),
 //! - late-initialized `spec` fields with a resourceVersion precondition,
 //! - `/status` merge patch with a resourceVersion precondition, only when it changes.
 
