@@ -87,25 +87,8 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     stdout.flush().context("cannot flush stdout")?;
     drop(stdout);
     tracing::info!(endpoint = %mock.endpoint(), "ECS mock serving; stop with Ctrl-C or SIGTERM");
-    shutdown_signal().await?;
+    ferroplane::signals::shutdown_signal().await?;
     tracing::info!("stopping the ECS mock");
     mock.shutdown().await;
     Ok(ExitCode::SUCCESS)
-}
-
-async fn shutdown_signal() -> anyhow::Result<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
-        tokio::select! {
-            result = tokio::signal::ctrl_c() => result.context("cannot listen for Ctrl-C")?,
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    tokio::signal::ctrl_c()
-        .await
-        .context("cannot listen for Ctrl-C")?;
-    Ok(())
 }

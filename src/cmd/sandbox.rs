@@ -68,7 +68,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     stdout.flush().context("cannot flush stdout")?;
     drop(stdout);
     tracing::info!(url = %sandbox.url(), "sandbox API server serving; stop with Ctrl-C or SIGTERM");
-    shutdown_signal().await?;
+    ferroplane::signals::shutdown_signal().await?;
     tracing::info!("stopping the sandbox");
     sandbox.shutdown().await;
     Ok(ExitCode::SUCCESS)
@@ -113,25 +113,8 @@ async fn run_full(args: Args) -> anyhow::Result<ExitCode> {
     .context("cannot write to stdout")?;
     stdout.flush().context("cannot flush stdout")?;
     drop(stdout);
-    shutdown_signal().await?;
+    ferroplane::signals::shutdown_signal().await?;
     tracing::info!("stopping the sandbox");
     environment.shutdown().await;
     Ok(ExitCode::SUCCESS)
-}
-
-async fn shutdown_signal() -> anyhow::Result<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
-        tokio::select! {
-            result = tokio::signal::ctrl_c() => result.context("cannot listen for Ctrl-C")?,
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    tokio::signal::ctrl_c()
-        .await
-        .context("cannot listen for Ctrl-C")?;
-    Ok(())
 }
