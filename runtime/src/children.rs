@@ -3,14 +3,14 @@
 //! every such provider needs once: a rendered child ([`Child`]), the drift check between a
 //! rendered child and the live object ([`drift`]), and the API calls ([`Children`]): server-side
 //! apply with the `ferroplane` field manager (forced, so hand edits of fields we own are
-//! reverted), delete, and orphaning (removing the owner reference so garbage collection leaves
-//! the child alone).
+//! reverted) and delete. Orphaning is a rendering choice: children rendered without an owner
+//! reference are left alone by garbage collection.
 
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PropagationPolicy};
 use kube::core::ApiResource;
 use kube::{Client, Resource};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::connection_secret::FIELD_MANAGER;
 
@@ -163,39 +163,6 @@ impl Children {
             Err(e) => Err(e),
         }
     }
-
-    /// Removes the owner reference to `owner_uid` so that deleting the owner leaves the child.
-    /// Returns `true` when the child no longer refers to the owner (or does not exist).
-    pub async fn orphan(&self, child: &Child, owner_uid: &str) -> Result<bool, kube::Error> {
-        let Some(live) = self.get(child).await? else {
-            return Ok(true);
-        };
-        let refs = live["metadata"]["ownerReferences"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let kept: Vec<Value> = refs
-            .iter()
-            .filter(|r| r["uid"].as_str() != Some(owner_uid))
-            .cloned()
-            .collect();
-        if kept.len() == refs.len() {
-            return Ok(true);
-        }
-        // The resourceVersion makes the patch fail rather than drop a reference added meanwhile.
-        let patch = json!({"metadata": {
-            "ownerReferences": kept,
-            "resourceVersion": live["metadata"]["resourceVersion"],
-        }});
-        let params = PatchParams {
-            field_manager: Some(FIELD_MANAGER.to_owned()),
-            ..PatchParams::default()
-        };
-        self.api(child)
-            .patch(child.name(), &params, &Patch::Merge(&patch))
-            .await?;
-        Ok(true)
-    }
 }
 
 #[cfg(test)]
@@ -203,6 +170,7 @@ mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::api::ObjectMeta;
+    use serde_json::json;
 
     #[test]
     fn child_from_typed_carries_type_and_name() {

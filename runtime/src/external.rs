@@ -134,7 +134,8 @@ pub struct Observation {
     /// (e.g. a change waiting for a restart the spec does not allow).
     pub note: Option<String>,
     /// Kind-specific conditions besides `Ready` and `Synced` (e.g. `Available`, `Progressing`,
-    /// `Degraded` of in-cluster kinds), merged the same way.
+    /// `Degraded` of in-cluster kinds), merged the same way and after them: a `Ready` here
+    /// refines the one derived from `readiness` (e.g. a specific reason).
     pub conditions: Vec<crate::conditions::Desired>,
 }
 
