@@ -9,7 +9,7 @@ use provider_alibaba::controller::ControllerOptions as EcsOptions;
 use tokio_util::sync::CancellationToken;
 
 /// A kind ferroplane can reconcile (`--kinds`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum)]
 pub enum Kind {
     /// ECSInstance, with ProviderConfig and ClusterProviderConfig.
     #[value(name = "ecsinstance")]
@@ -78,7 +78,11 @@ impl Options {
 pub async fn run(runtime: &Runtime, options: &Options, shutdown: CancellationToken) {
     let client = runtime.client().clone();
     let mut running = Vec::new();
-    for kind in &options.kinds {
+    // `--kinds ecsinstance,ecsinstance` must not start two controllers of one kind.
+    let mut kinds = options.kinds.clone();
+    kinds.sort();
+    kinds.dedup();
+    for kind in &kinds {
         let stop = shutdown.clone().cancelled_owned();
         match kind {
             Kind::EcsInstance => {
