@@ -5,15 +5,14 @@
 //! through STS ([`RamRoleArnProvider`]), an OIDC role on ACK/RRSA ([`OidcRoleProvider`]) and the
 //! ECS instance RAM role from the metadata service ([`ImdsProvider`]). [`CachingProvider`] keeps
 //! temporary credentials until 180 s before they expire and refreshes them once, for all
-//! concurrent callers. [`secret_data`] parses credentials kept in a Kubernetes Secret. Secrets are
-//! [`Secret`]s: no `Debug` output shows them.
+//! concurrent callers. Credentials kept in a Kubernetes Secret are read by the controller
+//! (`controller::secret_keys`). Secrets are [`Secret`]s: no `Debug` output shows them.
 
 mod cache;
 mod env;
 mod imds;
 mod oidc;
 mod ram_role;
-pub mod secret_data;
 
 use std::fmt;
 use std::future::Future;
