@@ -21,7 +21,7 @@ pub struct Args {
     api_only: bool,
 
     /// How long ECS instances stay Pending, Starting or Stopping in the mock, e.g. `2s`, `0`.
-    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    #[arg(long, default_value = "2s", value_parser = parse_mock_duration)]
     transition_delay: Duration,
 
     /// How often the controllers observe each resource when nothing changes.
@@ -47,6 +47,11 @@ pub struct Args {
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
     ferroplane_runtime::requeue::parse_duration(text).map_err(|e| e.to_string())
+}
+
+/// The ECS mock's own duration syntax (as `ferroplane ecs-mock`), which also takes `0`.
+fn parse_mock_duration(text: &str) -> Result<Duration, String> {
+    provider_alibaba::mock::parse_duration(text).map_err(|e| e.to_string())
 }
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
