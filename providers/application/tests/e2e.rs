@@ -1,131 +1,30 @@
 //! End to end: the Application controller runs in-process against the sandbox API server (whose
 //! workload simulator marks Deployments ready) and kubectl drives it, as a user would.
 
-use std::path::PathBuf;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ferroplane_apis::application::Application;
-use ferroplane_runtime::{Runtime, RuntimeConfig};
-use ferroplane_sandbox::{Sandbox, SandboxConfig};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, PostParams};
 use kube::{CustomResourceExt, ResourceExt};
-use tokio::sync::oneshot;
 
-struct Env {
-    sandbox: Sandbox,
-    client: kube::Client,
-    dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
-    stop: Option<oneshot::Sender<()>>,
-    controller: Option<tokio::task::JoinHandle<()>>,
-}
+#[path = "../../test-support/in_cluster_env.rs"]
+mod in_cluster_env;
 
-impl Env {
-    async fn start() -> Self {
-        let sandbox = Sandbox::start(SandboxConfig {
-            workload_delay: Duration::from_millis(100),
-            ..SandboxConfig::default()
-        })
-        .await
-        .expect("sandbox starts");
-        let client = kube::Client::try_from(kube::Config::new(sandbox.url().parse().expect("url")))
-            .expect("client");
-        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-        crds.create(&PostParams::default(), &Application::crd())
-            .await
-            .expect("CRD installed");
-        let dir = tempfile::tempdir().expect("temp dir");
-        let kubeconfig = sandbox.write_kubeconfig(dir.path()).expect("kubeconfig");
-        let runtime = Runtime::new(
-            client.clone(),
-            RuntimeConfig {
-                rate_limit: 0.0,
-                ..RuntimeConfig::default()
-            },
-        );
-        let (stop, stopped) = oneshot::channel::<()>();
-        let controller = tokio::spawn(async move {
-            provider_application::run(&runtime, async {
-                let _ = stopped.await;
-            })
-            .await;
-        });
-        Self {
-            sandbox,
-            client,
-            dir,
-            kubeconfig,
-            stop: Some(stop),
-            controller: Some(controller),
-        }
-    }
+use in_cluster_env::{Env, eventually};
 
-    fn kubectl(&self, args: &[&str]) -> String {
-        let output = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(self.dir.path().join("cache"))
-            .args(args)
-            .output()
-            .expect("kubectl runs (install kubectl)");
-        assert!(
-            output.status.success(),
-            "kubectl {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
+const EVENTUALLY_TIMEOUT: Duration = Duration::from_secs(30);
 
-    fn api<K>(&self) -> Api<K>
-    where
-        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
-    {
-        Api::namespaced(self.client.clone(), "default")
-    }
-
-    async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(handle) = self.controller.take() {
-            let _ = tokio::time::timeout(Duration::from_secs(10), handle).await;
-        }
-        self.sandbox.shutdown().await;
-    }
-}
-
-async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let start = Instant::now();
-    loop {
-        if let Some(v) = probe().await {
-            return v;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+async fn start_env() -> Env {
+    Env::start(Application::crd(), |runtime, stopped| async move {
+        provider_application::run(&runtime, stopped).await;
+    })
+    .await
 }
 
 fn sample() -> String {
-    format!(
-        "{}/../../deploy/samples/application.yaml",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    in_cluster_env::sample("application.yaml")
 }
 
 fn image(d: &Deployment) -> Option<String> {
@@ -142,7 +41,7 @@ fn image(d: &Deployment) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_application_lifecycle_with_kubectl() {
-    let env = Env::start().await;
+    let env = start_env().await;
     env.kubectl(&["apply", "-f", &sample()]);
 
     let deployments = env.api::<Deployment>();
@@ -266,7 +165,7 @@ async fn sample_application_lifecycle_with_kubectl() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn orphan_policy_leaves_the_children_without_owner() {
-    let env = Env::start().await;
+    let env = start_env().await;
     let manifest = env.dir.path().join("orphan.yaml");
     std::fs::write(
         &manifest,

@@ -7,136 +7,39 @@
 //! StatefulSet has a pod for them, to drive scaling through the membership API.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ferroplane_apis::etcd::EtcdCluster;
-use ferroplane_runtime::{Runtime, RuntimeConfig};
-use ferroplane_sandbox::{Sandbox, SandboxConfig};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResourceExt;
-use kube::api::{Api, PostParams};
+use kube::api::Api;
 use provider_etcd::controller::{GatewayFactory, MembershipFactory};
 use provider_etcd::membership::{
     GatewayConfig, Member, MemberStatus, Membership, MembershipError, PromoteOutcome,
 };
 use provider_etcd::names::{ClusterNames, Topology};
-use tokio::sync::oneshot;
 
-struct Env {
-    sandbox: Sandbox,
-    client: kube::Client,
-    dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
-    stop: Option<oneshot::Sender<()>>,
-    controller: Option<tokio::task::JoinHandle<()>>,
-}
+#[path = "../../test-support/in_cluster_env.rs"]
+mod in_cluster_env;
 
-impl Env {
-    async fn start<F: MembershipFactory>(factory: impl FnOnce(kube::Client) -> F) -> Self {
-        let sandbox = Sandbox::start(SandboxConfig {
-            workload_delay: Duration::from_millis(100),
-            ..SandboxConfig::default()
-        })
-        .await
-        .expect("sandbox starts");
-        let client = kube::Client::try_from(kube::Config::new(sandbox.url().parse().expect("url")))
-            .expect("client");
-        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-        crds.create(&PostParams::default(), &EtcdCluster::crd())
-            .await
-            .expect("CRD installed");
-        let dir = tempfile::tempdir().expect("temp dir");
-        let kubeconfig = sandbox.write_kubeconfig(dir.path()).expect("kubeconfig");
-        let runtime = Runtime::new(
-            client.clone(),
-            RuntimeConfig {
-                rate_limit: 0.0,
-                ..RuntimeConfig::default()
-            },
-        );
-        let controller = provider_etcd::controller(&runtime, factory(client.clone()));
-        let (stop, stopped) = oneshot::channel::<()>();
-        let controller = tokio::spawn(controller.run(async {
-            let _ = stopped.await;
-        }));
-        Self {
-            sandbox,
-            client,
-            dir,
-            kubeconfig,
-            stop: Some(stop),
-            controller: Some(controller),
-        }
-    }
+use in_cluster_env::{Env, eventually};
 
-    fn kubectl(&self, args: &[&str]) -> String {
-        let output = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(self.dir.path().join("cache"))
-            .args(args)
-            .output()
-            .expect("kubectl runs (install kubectl)");
-        assert!(
-            output.status.success(),
-            "kubectl {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
+const EVENTUALLY_TIMEOUT: Duration = Duration::from_secs(40);
 
-    fn api<K>(&self) -> Api<K>
-    where
-        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
-    {
-        Api::namespaced(self.client.clone(), "default")
-    }
-
-    async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(handle) = self.controller.take() {
-            let _ = tokio::time::timeout(Duration::from_secs(10), handle).await;
-        }
-        self.sandbox.shutdown().await;
-    }
-}
-
-async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let start = Instant::now();
-    loop {
-        if let Some(v) = probe().await {
-            return v;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(40),
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+async fn start_env<F: MembershipFactory>(factory: impl FnOnce(kube::Client) -> F) -> Env {
+    Env::start(EtcdCluster::crd(), move |runtime, stopped| {
+        let client = runtime.client().clone();
+        provider_etcd::controller(&runtime, factory(client)).run(stopped)
+    })
+    .await
 }
 
 fn sample() -> String {
-    format!(
-        "{}/../../deploy/samples/etcdcluster.yaml",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    in_cluster_env::sample("etcdcluster.yaml")
 }
 
 fn image(s: &StatefulSet) -> Option<String> {
@@ -172,7 +75,7 @@ fn condition(c: &EtcdCluster, type_: &str) -> Option<(String, String, String)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_cluster_without_reachable_etcd() {
     let env =
-        Env::start(|_| GatewayFactory::new(&GatewayConfig::default()).expect("http client")).await;
+        start_env(|_| GatewayFactory::new(&GatewayConfig::default()).expect("http client")).await;
     env.kubectl(&["apply", "-f", &sample()]);
 
     let sets = env.api::<StatefulSet>();
@@ -476,7 +379,7 @@ impl MembershipFactory for SimulatedFactory {
 async fn scaling_goes_through_the_membership_api_one_member_at_a_time() {
     let sim = Arc::new(Mutex::new(None::<SimulatedEtcd>));
     let sim_for_factory = sim.clone();
-    let env = Env::start(move |kube| {
+    let env = start_env(move |kube| {
         let etcd = SimulatedEtcd {
             kube,
             names: ClusterNames::new("etcd-demo", "default"),
@@ -570,7 +473,7 @@ async fn scaling_goes_through_the_membership_api_one_member_at_a_time() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn orphan_policy_leaves_the_cluster_running() {
     let env =
-        Env::start(|_| GatewayFactory::new(&GatewayConfig::default()).expect("http client")).await;
+        start_env(|_| GatewayFactory::new(&GatewayConfig::default()).expect("http client")).await;
     let manifest = env.dir.path().join("orphan.yaml");
     std::fs::write(
         &manifest,
