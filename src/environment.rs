@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use ferroplane_apis::alibabacloud::{
-    CredentialsSecretRef, CredentialsSource, ProviderConfig, ProviderConfigSpec,
-    ProviderCredentials,
+    ConnectionSettings, CredentialsSecretRef, CredentialsSource, ProviderConfig,
+    ProviderConfigSpec, ProviderCredentials,
 };
 use ferroplane_runtime::{Metrics, Runtime, RuntimeConfig};
 use ferroplane_sandbox::{Sandbox, SandboxConfig};
@@ -249,10 +249,10 @@ async fn create_provider_config(
                 rrsa: None,
                 ram_role_arn: None,
             },
-            endpoint: Some(endpoint.to_owned()),
-            region: None,
-            use_vpc_endpoint: None,
-            signature_version: None,
+            connection: ConnectionSettings {
+                endpoint: Some(endpoint.to_owned()),
+                ..ConnectionSettings::default()
+            },
         },
     );
     configs

@@ -39,22 +39,9 @@ use crate::common::Condition;
 pub struct ProviderConfigSpec {
     /// Where the credentials come from.
     pub credentials: ProviderCredentials,
-    /// ECS endpoint to use instead of `https://ecs.<region>.aliyuncs.com`, e.g. a VPC endpoint,
-    /// a proxy, or the ferroplane ECS mock (`http://127.0.0.1:PORT`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^https?://[^\s/]+(/.*)?$"))]
-    pub endpoint: Option<String>,
-    /// Region used to pick the endpoint for calls that are not tied to an instance's region.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^[a-z]{2,4}-[a-z0-9-]+[0-9a-z]$"))]
-    pub region: Option<String>,
-    /// Use the VPC-internal endpoint `ecs-vpc.<region>.aliyuncs.com` (only reachable from inside
-    /// Alibaba Cloud). Ignored when `endpoint` is set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub use_vpc_endpoint: Option<bool>,
-    /// API signature algorithm: `V1` (HMAC-SHA1, the default) or `V3` (ACS3-HMAC-SHA256).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signature_version: Option<SignatureVersion>,
+    /// Endpoint, region and signature settings.
+    #[serde(flatten)]
+    pub connection: ConnectionSettings,
 }
 
 /// Cluster-wide Alibaba Cloud credentials and endpoint, set up by an administrator and usable by
@@ -91,7 +78,17 @@ pub struct ProviderConfigSpec {
 pub struct ClusterProviderConfigSpec {
     /// Where the credentials come from.
     pub credentials: ProviderCredentials,
-    /// ECS endpoint to use instead of `https://ecs.<region>.aliyuncs.com`.
+    /// Endpoint, region and signature settings.
+    #[serde(flatten)]
+    pub connection: ConnectionSettings,
+}
+
+/// How to reach ECS; the same for both configuration kinds.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionSettings {
+    /// ECS endpoint to use instead of `https://ecs.<region>.aliyuncs.com`, e.g. a VPC endpoint,
+    /// a proxy, or the ferroplane ECS mock (`http://127.0.0.1:PORT`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^https?://[^\s/]+(/.*)?$"))]
     pub endpoint: Option<String>,
@@ -99,10 +96,11 @@ pub struct ClusterProviderConfigSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[a-z]{2,4}-[a-z0-9-]+[0-9a-z]$"))]
     pub region: Option<String>,
-    /// Use the VPC-internal endpoint `ecs-vpc.<region>.aliyuncs.com`.
+    /// Use the VPC-internal endpoint `ecs-vpc.<region>.aliyuncs.com` (only reachable from inside
+    /// Alibaba Cloud). Ignored when `endpoint` is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub use_vpc_endpoint: Option<bool>,
-    /// API signature algorithm: `V1` (the default) or `V3`.
+    /// API signature algorithm: `V1` (HMAC-SHA1, the default) or `V3` (ACS3-HMAC-SHA256).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature_version: Option<SignatureVersion>,
 }
@@ -243,16 +241,16 @@ macro_rules! impl_settings {
                 &self.spec.credentials
             }
             fn endpoint(&self) -> Option<&str> {
-                self.spec.endpoint.as_deref()
+                self.spec.connection.endpoint.as_deref()
             }
             fn region(&self) -> Option<&str> {
-                self.spec.region.as_deref()
+                self.spec.connection.region.as_deref()
             }
             fn use_vpc_endpoint(&self) -> bool {
-                self.spec.use_vpc_endpoint.unwrap_or(false)
+                self.spec.connection.use_vpc_endpoint.unwrap_or(false)
             }
             fn signature_version(&self) -> SignatureVersion {
-                self.spec.signature_version.unwrap_or_default()
+                self.spec.connection.signature_version.unwrap_or_default()
             }
         }
     };

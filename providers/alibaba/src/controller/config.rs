@@ -429,10 +429,7 @@ mod tests {
                     rrsa: None,
                     ram_role_arn: None,
                 },
-                endpoint: None,
-                region: None,
-                use_vpc_endpoint: None,
-                signature_version: None,
+                connection: Default::default(),
             },
         );
         c.metadata.namespace = Some(ns.into());

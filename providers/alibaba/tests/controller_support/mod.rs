@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use ferroplane_apis::alibabacloud::{
-    ClusterProviderConfig, CredentialsSecretRef, CredentialsSource, ECSInstance,
-    ECSInstanceParameters, ECSInstanceSpec, ProviderConfig, ProviderConfigSpec,
+    ClusterProviderConfig, ConnectionSettings, CredentialsSecretRef, CredentialsSource,
+    ECSInstance, ECSInstanceParameters, ECSInstanceSpec, ProviderConfig, ProviderConfigSpec,
     ProviderCredentials,
 };
 use ferroplane_apis::common::{
@@ -200,10 +200,10 @@ impl Env {
                     rrsa: None,
                     ram_role_arn: None,
                 },
-                endpoint: Some(endpoint.into()),
-                region: None,
-                use_vpc_endpoint: None,
-                signature_version: None,
+                connection: ConnectionSettings {
+                    endpoint: Some(endpoint.into()),
+                    ..ConnectionSettings::default()
+                },
             },
         );
         config.metadata.namespace = Some(NS.into());
