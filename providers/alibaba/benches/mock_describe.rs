@@ -4,7 +4,7 @@
 //! Run: `cargo bench -p provider-alibaba --bench mock_describe` (optional env: `BENCH_SECONDS`,
 //! default 5; `BENCH_CONCURRENCY`, default 8). Prints figures; asserts nothing about time.
 
-#[path = "../tests/mock_support/mod.rs"]
+#[path = "../tests/integration/mock_support/mod.rs"]
 mod mock_support;
 
 use std::time::{Duration, Instant};

@@ -1,11 +1,9 @@
 //! Inspection endpoints, fault injection, concurrency and malformed input.
 
-mod mock_support;
-
 use std::collections::HashSet;
 use std::time::Duration;
 
-use mock_support::*;
+use crate::mock_support::*;
 use provider_alibaba::mock::Faults;
 use serde_json::Value;
 

@@ -1,12 +1,10 @@
 //! The mock authenticates like ECS: V1 (GET, POST, core-SDK quirks) and V3, key states, signature
 //! mismatches with the server's string to sign, nonces, timestamps, missing parameters, STS.
 
-mod mock_support;
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mock_support::*;
+use crate::mock_support::*;
 use provider_alibaba::mock::AccessKey;
 use provider_alibaba::signature::{v1, v3};
 

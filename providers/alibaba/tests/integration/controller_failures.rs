@@ -1,11 +1,9 @@
 //! Failures a user will hit: each ends in `Synced=False` with a reason and a message that says
 //! what to do, a Warning event, and retries without a hot loop; secrets never show up.
 
-mod controller_support;
-
 use std::time::Duration;
 
-use controller_support::*;
+use crate::controller_support::*;
 use ferroplane_apis::alibabacloud::ECSInstance;
 use ferroplane_apis::common::{ConditionStatus, ProviderConfigReference};
 use provider_alibaba::mock::{Faults, MockConfig};

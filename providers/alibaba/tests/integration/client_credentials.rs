@@ -1,11 +1,9 @@
 //! Credential providers against local servers standing in for STS and the ECS metadata service.
 
-mod client_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use client_support::{Recorded, Reply, ScriptServer};
+use crate::client_support::{Recorded, Reply, ScriptServer};
 use provider_alibaba::client::{ClientConfig, RetryPolicy};
 use provider_alibaba::credentials::{
     CachingProvider, CredentialsProvider, ImdsProvider, OidcRoleProvider, RamRoleArnProvider,

@@ -1,11 +1,9 @@
 //! DescribeInstances (filters, both pagination styles, response shape), tags and DescribeRegions.
 
-mod mock_support;
-
 use std::collections::HashSet;
 use std::time::Duration;
 
-use mock_support::*;
+use crate::mock_support::*;
 use serde_json::Value;
 
 fn json_ids(ids: &[String]) -> String {

@@ -4,12 +4,10 @@
 //! `FERROPLANE_E2E_KUBECONFIG`. The test process cannot reach etcd pods, so EtcdCluster status
 //! comes from the StatefulSet (membership Unknown) in both cases.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::E2e;
 use ferroplane::controllers::Kind;
-use support::E2e;
 
 const WAIT: Duration = Duration::from_secs(60);
 

@@ -2,11 +2,9 @@
 //! deletion protection, ClientToken idempotency, modifications, account scoping, catalogue errors,
 //! quota and stock.
 
-mod mock_support;
-
 use std::time::Duration;
 
-use mock_support::*;
+use crate::mock_support::*;
 use provider_alibaba::mock::catalog::OUT_OF_STOCK_TYPE;
 use provider_alibaba::mock::{AccessKey, DEFAULT_ACCOUNT_ID};
 

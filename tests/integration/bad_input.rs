@@ -3,13 +3,11 @@
 //! credentials can reveal end in `Synced=False` with a message naming the problem, and a retry
 //! with backoff — never a crash.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::{ACCESS_KEY_ID, ACCESS_KEY_SECRET, E2e};
 use ferroplane::controllers::Kind;
 use provider_alibaba::mock::{AccessKey, DEFAULT_ACCOUNT_ID};
-use support::{ACCESS_KEY_ID, ACCESS_KEY_SECRET, E2e};
 
 const VALID: &str = r#"
 apiVersion: alibabacloud.ferroplane.io/v1alpha1

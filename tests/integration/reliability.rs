@@ -5,17 +5,15 @@
 //! CI runs the short form. `FERROPLANE_RELIABILITY_FULL=1` runs the full sizes
 //! (300 instances under faults; 200 instances and more kills in the crash storms).
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::daemon::{self, Daemon};
 use ferroplane_apis::alibabacloud::ECSInstance;
 use ferroplane_apis::common::{DeletionPolicy, LocalSecretKeySelector};
 use k8s_openapi::api::core::v1::{Event, Secret};
 use kube::api::{Api, ListParams, PostParams};
 use provider_alibaba::mock::Faults;
 use rand::Rng as _;
-use support::daemon::{self, Daemon};
 
 const PASSWORD: &str = "Pa55-word-never-logged!";
 

@@ -1,9 +1,7 @@
 //! ProviderConfig and ClusterProviderConfig: users, Ready, the in-use finalizer, Secret
 //! rotation, the JSON Secret layout, STS AssumeRole on top of a Secret.
 
-mod controller_support;
-
-use controller_support::*;
+use crate::controller_support::*;
 use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ProviderConfig};
 use ferroplane_apis::common::{Condition, ConditionStatus, ProviderConfigReference};
 use kube::Api;

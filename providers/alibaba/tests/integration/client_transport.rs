@@ -2,12 +2,10 @@
 //! retries (which errors, new nonce per attempt, `x-acs-retry-after`, bounds), error parsing and
 //! transport failures.
 
-mod client_support;
-
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use client_support::{Recorded, Reply, ScriptServer};
+use crate::client_support::{Recorded, Reply, ScriptServer};
 use provider_alibaba::client::ecs::RunInstancesRequest;
 use provider_alibaba::signature::{v1, v3};
 use provider_alibaba::{

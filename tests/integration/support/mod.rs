@@ -8,7 +8,7 @@
 //! Each test gets its own namespace with a Secret and a ProviderConfig `default` pointing at the
 //! mock, and its own kubectl `--cache-dir`.
 
-#![allow(dead_code)] // each test binary uses a different part of the harness
+#![allow(dead_code)] // the harness serves the sandbox and the real-cluster modes; no test uses all of it
 
 pub mod daemon;
 

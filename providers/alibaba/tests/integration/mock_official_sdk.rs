@@ -5,13 +5,11 @@
 //! The interpreter is `$FERROPLANE_SDK_PYTHON`, else `python3`. The test skips, with a notice,
 //! only when no interpreter runs or none of the SDK packages is importable.
 
-mod mock_support;
-
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use mock_support::*;
+use crate::mock_support::*;
 
 const SKIP: i32 = 77;
 

@@ -2,11 +2,9 @@
 //! place, stop, instance type change with and without `allowRestart`, delete; plus Orphan,
 //! import by external name (Observe only) and adoption by the UID tag.
 
-mod controller_support;
-
 use std::time::Duration;
 
-use controller_support::*;
+use crate::controller_support::*;
 use ferroplane_apis::common::{
     ConditionStatus, DeletionPolicy, LocalSecretReference, ManagementAction,
 };

@@ -1,12 +1,10 @@
 //! 100,000 live instances created through the library API, then described in batches of 100 IDs
 //! over HTTP, plus a scan of a whole region with NextToken pages.
 
-mod mock_support;
-
 use std::collections::HashSet;
 use std::time::Duration;
 
-use mock_support::*;
+use crate::mock_support::*;
 use provider_alibaba::mock::{DEFAULT_ACCOUNT_ID, LaunchSpec};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

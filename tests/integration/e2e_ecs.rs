@@ -2,12 +2,10 @@
 //! See `support` for how the environment is started (sandbox by default, a real cluster with
 //! `FERROPLANE_E2E_KUBECONFIG`).
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{ACCESS_KEY_SECRET, E2e};
 use ferroplane::controllers::Kind;
-use support::{ACCESS_KEY_SECRET, E2e};
 
 fn instance_yaml(name: &str, extra_for_provider: &str, extra_spec: &str) -> String {
     format!(

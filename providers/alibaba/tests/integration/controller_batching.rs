@@ -2,11 +2,9 @@
 //! `DescribeInstances` calls per poll round (read from the mock's counters), against N with
 //! batching off.
 
-mod controller_support;
-
 use std::time::Duration;
 
-use controller_support::*;
+use crate::controller_support::*;
 use ferroplane_apis::common::ManagementAction;
 use futures::StreamExt;
 use provider_alibaba::controller::ControllerOptions;

@@ -1,0 +1,9 @@
+//! End-to-end tests of the ferroplane binary and library, one binary: kubectl against the sandbox
+//! (or a real cluster via FERROPLANE_E2E_KUBECONFIG), bad input, and the reliability runs.
+
+mod support;
+
+mod bad_input;
+mod e2e_ecs;
+mod e2e_in_cluster;
+mod reliability;
