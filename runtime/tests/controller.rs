@@ -212,7 +212,10 @@ async fn errors_back_off_exponentially_and_reset_on_success() {
     }
     let mut delays = Vec::new();
     for _ in 0..3 {
-        let err = r.reconcile(&w).await.expect_err("throttled");
+        let err = r
+            .reconcile(&h.latest(&w).await)
+            .await
+            .expect_err("throttled");
         assert_eq!(err.reason(), "Throttling");
         delays.push(r.error_action(&w, &err));
     }
@@ -233,7 +236,7 @@ async fn errors_back_off_exponentially_and_reset_on_success() {
             .contains(&"CannotCreateExternalResource".to_owned())
     );
 
-    r.reconcile(&w).await.expect("recovers");
+    r.reconcile(&h.latest(&w).await).await.expect("recovers");
     let got = h.get("flaky").await;
     assert!(is(
         &got,
@@ -242,7 +245,10 @@ async fn errors_back_off_exponentially_and_reset_on_success() {
         REASON_RECONCILE_SUCCESS
     ));
     h.cloud.fail_next("observe", throttled());
-    let err = r.reconcile(&w).await.expect_err("throttled again");
+    let err = r
+        .reconcile(&h.latest(&w).await)
+        .await
+        .expect_err("throttled again");
     assert_eq!(
         r.error_action(&w, &err),
         ms(100),
@@ -258,7 +264,7 @@ async fn errors_back_off_exponentially_and_reset_on_success() {
             after_effect: false,
         },
     );
-    let err = r.reconcile(&w).await.expect_err("invalid");
+    let err = r.reconcile(&h.latest(&w).await).await.expect_err("invalid");
     assert_eq!(
         r.error_action(&w, &err),
         Action::requeue(fast_policy().poll_interval)
@@ -271,14 +277,17 @@ async fn deletion_without_credentials_reports_and_waits_instead_of_leaking() {
     let h = Harness::start().await;
     let r = h.reconciler();
     let w = h.create(&widget("nocreds", 1)).await;
-    r.reconcile(&w).await.expect("create");
+    r.reconcile(&h.latest(&w).await).await.expect("create");
     h.delete_config("cfg").await;
     h.widgets()
         .delete("nocreds", &DeleteParams::default())
         .await
         .expect("delete");
 
-    let err = r.reconcile(&w).await.expect_err("cannot connect");
+    let err = r
+        .reconcile(&h.latest(&w).await)
+        .await
+        .expect_err("cannot connect");
     assert_eq!(err.reason(), "ProviderConfigNotFound");
     assert_eq!(err.retry(), RetryClass::WaitForDependency);
     let got = h.get_opt("nocreds").await.expect("object kept");
@@ -297,7 +306,7 @@ async fn deletion_without_credentials_reports_and_waits_instead_of_leaking() {
     assert_eq!(h.cloud.count(), 1, "external resource not forgotten");
 
     h.create_config("cfg").await;
-    r.reconcile(&w).await.expect("deleted");
+    r.reconcile(&h.latest(&w).await).await.expect("deleted");
     assert!(h.get_opt("nocreds").await.is_none());
     assert_eq!(h.cloud.count(), 0);
     h.sandbox.shutdown().await;
@@ -309,8 +318,8 @@ async fn status_write_conflict_requeues_soon_without_reporting_an_error() {
     let connector = h.connector();
     let r = ferroplane_runtime::Reconciler::new(&h.runtime(), connector.clone(), fast_policy());
     let w = h.create(&widget("race", 1)).await;
-    r.reconcile(&w).await.expect("create");
-    r.reconcile(&w).await.expect("settle");
+    r.reconcile(&h.latest(&w).await).await.expect("create");
+    r.reconcile(&h.latest(&w).await).await.expect("settle");
 
     // The external resource changes (status must be written) and, while observe runs, someone
     // else updates the object: the status patch carries a stale resourceVersion.
@@ -326,7 +335,10 @@ async fn status_write_conflict_requeues_soon_without_reporting_an_error() {
                 .expect("concurrent write");
         })
     }));
-    let err = r.reconcile(&w).await.expect_err("conflict");
+    let err = r
+        .reconcile(&h.latest(&w).await)
+        .await
+        .expect_err("conflict");
     assert_eq!(err.reason(), "Conflict");
     assert_eq!(
         r.error_action(&w, &err),
@@ -350,7 +362,9 @@ async fn status_write_conflict_requeues_soon_without_reporting_an_error() {
     );
 
     *connector.on_observe.lock().expect("hook") = None;
-    r.reconcile(&w).await.expect("retry succeeds");
+    r.reconcile(&h.latest(&w).await)
+        .await
+        .expect("retry succeeds");
     let got = h.get("race").await;
     assert_eq!(
         got.status

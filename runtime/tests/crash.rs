@@ -31,7 +31,7 @@ async fn recover_and_check(h: &Harness, name: &str) {
     let w = h.get(name).await;
     for _ in 0..4 {
         let fresh = h.reconciler();
-        let _ = fresh.reconcile(&w).await;
+        let _ = fresh.reconcile(&h.latest(&w).await).await;
         let got = h.get(name).await;
         if is(&got, READY, ConditionStatus::True, REASON_AVAILABLE) {
             break;
@@ -77,7 +77,7 @@ async fn kubernetes_write_lost_at_each_step_of_a_create() {
                 ..WritePlan::default()
             }));
             let crashing = h.faulty_reconciler(plan.clone());
-            let result = crashing.reconcile(&w).await;
+            let result = crashing.reconcile(&h.latest(&w).await).await;
             assert!(
                 result.is_err(),
                 "{name}: the injected fault surfaces as an error"
@@ -94,7 +94,11 @@ async fn reconcile_killed_after_create_is_adopted_by_uid() {
     let w = h.create(&widget("killed", 1)).await;
     h.cloud.lock().hang_after = Some("create");
     let crashing = h.reconciler();
-    let outcome = tokio::time::timeout(Duration::from_millis(500), crashing.reconcile(&w)).await;
+    let outcome = tokio::time::timeout(
+        Duration::from_millis(500),
+        crashing.reconcile(&h.latest(&w).await),
+    )
+    .await;
     assert!(outcome.is_err(), "the reconcile was killed inside create");
     drop(crashing);
     h.cloud.lock().hang_after = None;
@@ -133,7 +137,7 @@ async fn lost_create_response_is_adopted() {
     );
     let err = h
         .reconciler()
-        .reconcile(&w)
+        .reconcile(&h.latest(&w).await)
         .await
         .expect_err("response lost");
     assert_eq!(err.reason(), "RequestTimeout");
@@ -151,8 +155,11 @@ async fn idempotency_key_prevents_a_duplicate_when_the_search_cannot_see_it_yet(
         st.hang_after = Some("create");
         st.blind_search = true;
     }
-    let outcome =
-        tokio::time::timeout(Duration::from_millis(500), h.reconciler().reconcile(&w)).await;
+    let outcome = tokio::time::timeout(
+        Duration::from_millis(500),
+        h.reconciler().reconcile(&h.latest(&w).await),
+    )
+    .await;
     assert!(outcome.is_err(), "killed inside create");
     h.cloud.lock().hang_after = None;
 
@@ -172,13 +179,14 @@ async fn crash_during_delete_is_finished_by_the_next_reconcile() {
     let h = Harness::start().await;
     let w = h.create(&widget("del", 1)).await;
     let r = h.reconciler();
-    r.reconcile(&w).await.expect("create");
+    r.reconcile(&h.latest(&w).await).await.expect("create");
     h.widgets()
         .delete("del", &DeleteParams::default())
         .await
         .expect("delete");
     h.cloud.lock().hang_after = Some("delete");
-    let outcome = tokio::time::timeout(Duration::from_millis(500), r.reconcile(&w)).await;
+    let outcome =
+        tokio::time::timeout(Duration::from_millis(500), r.reconcile(&h.latest(&w).await)).await;
     assert!(outcome.is_err(), "killed inside delete");
     h.cloud.lock().hang_after = None;
     assert!(
@@ -186,7 +194,10 @@ async fn crash_during_delete_is_finished_by_the_next_reconcile() {
         "still guarded"
     );
 
-    h.reconciler().reconcile(&w).await.expect("finish deletion");
+    h.reconciler()
+        .reconcile(&h.latest(&w).await)
+        .await
+        .expect("finish deletion");
     assert!(h.get_opt("del").await.is_none());
     assert!(resources_for(&h, &w).is_empty());
     h.sandbox.shutdown().await;
@@ -196,7 +207,10 @@ async fn crash_during_delete_is_finished_by_the_next_reconcile() {
 async fn finalizer_write_lost_during_delete_is_retried() {
     let h = Harness::start().await;
     let w = h.create(&widget("fin", 1)).await;
-    h.reconciler().reconcile(&w).await.expect("create");
+    h.reconciler()
+        .reconcile(&h.latest(&w).await)
+        .await
+        .expect("create");
     h.widgets()
         .delete("fin", &DeleteParams::default())
         .await
@@ -208,7 +222,7 @@ async fn finalizer_write_lost_during_delete_is_retried() {
     }));
     let err = h
         .faulty_reconciler(plan)
-        .reconcile(&w)
+        .reconcile(&h.latest(&w).await)
         .await
         .expect_err("finalizer write lost");
     assert!(err.message().contains("finalizer"), "{err}");
@@ -220,7 +234,10 @@ async fn finalizer_write_lost_during_delete_is_retried() {
         h.get_opt("fin").await.is_some(),
         "object kept until the finalizer write lands"
     );
-    h.reconciler().reconcile(&w).await.expect("retry");
+    h.reconciler()
+        .reconcile(&h.latest(&w).await)
+        .await
+        .expect("retry");
     assert!(h.get_opt("fin").await.is_none());
     h.sandbox.shutdown().await;
 }

@@ -34,7 +34,9 @@ async fn create_costs_three_writes_then_observe_settles_and_steady_state_writes_
 
     // First reconcile: finalizer; external name together with the late-initialized zone (the
     // new resource is observed right away); status Ready with atProvider. Three writes in all.
-    r.reconcile(&w).await.expect("create reconcile");
+    r.reconcile(&h.latest(&w).await)
+        .await
+        .expect("create reconcile");
     assert_eq!(h.widget_writes(), 3, "writes: {:?}", h.sandbox.writes());
     let (id, res) = h.cloud.only_resource();
     let w = h.get("a").await;
@@ -57,9 +59,18 @@ async fn create_costs_three_writes_then_observe_settles_and_steady_state_writes_
         w.metadata.uid.clone().expect("uid"),
         "resource tagged with the object's UID"
     );
-    let reasons = h.event_reasons("a").await;
-    assert!(reasons.contains(&"CreatedExternalResource".to_owned()));
-    assert!(reasons.contains(&"LateInitializedSpec".to_owned()));
+    // One event tells both: the create and the late-initialized fields.
+    let events = h.events("a").await;
+    assert!(
+        events
+            .iter()
+            .any(|(reason, note)| reason == "CreatedExternalResource"
+                && note.contains(&id)
+                && note.contains(
+                    "filled unset spec fields from the external resource: forProvider.zone"
+                )),
+        "{events:?}"
+    );
     let status = w.status.clone().expect("status");
     assert_eq!(
         status.at_provider.expect("atProvider").id.as_deref(),
@@ -73,13 +84,17 @@ async fn create_costs_three_writes_then_observe_settles_and_steady_state_writes_
 
     // The next reconcile finds nothing to write.
     h.sandbox.reset_writes();
-    r.reconcile(&w).await.expect("observe reconcile");
+    r.reconcile(&h.latest(&w).await)
+        .await
+        .expect("observe reconcile");
     assert_eq!(h.widget_writes(), 0, "writes: {:?}", h.sandbox.writes());
 
     // Steady state: nothing written, no new create.
     h.sandbox.reset_writes();
     for _ in 0..3 {
-        r.reconcile(&w).await.expect("steady reconcile");
+        r.reconcile(&h.latest(&w).await)
+            .await
+            .expect("steady reconcile");
     }
     assert_eq!(h.widget_writes(), 0, "writes: {:?}", h.sandbox.writes());
     assert_eq!(h.cloud.calls("create"), 1);
@@ -96,12 +111,12 @@ async fn spec_change_and_drift_are_updated() {
     let h = Harness::start().await;
     let r = h.reconciler();
     let w = h.create(&widget("b", 1)).await;
-    r.reconcile(&w).await.expect("create");
-    r.reconcile(&w).await.expect("settle");
+    r.reconcile(&h.latest(&w).await).await.expect("create");
+    r.reconcile(&h.latest(&w).await).await.expect("settle");
 
     // Spec change → update, with an event naming the diff.
     patch(&h, "b", json!({"spec": {"forProvider": {"size": 3}}})).await;
-    r.reconcile(&w).await.expect("update");
+    r.reconcile(&h.latest(&w).await).await.expect("update");
     assert_eq!(h.cloud.only_resource().1.size, 3);
     let w2 = h.get("b").await;
     assert_eq!(
@@ -117,7 +132,9 @@ async fn spec_change_and_drift_are_updated() {
     // Drift made outside ferroplane is reverted.
     let (id, _) = h.cloud.only_resource();
     h.cloud.lock().resources.get_mut(&id).expect("res").size = 7;
-    r.reconcile(&w).await.expect("revert drift");
+    r.reconcile(&h.latest(&w).await)
+        .await
+        .expect("revert drift");
     assert_eq!(h.cloud.only_resource().1.size, 3);
     assert_eq!(h.cloud.calls("update"), 2);
     h.sandbox.shutdown().await;
@@ -130,7 +147,9 @@ async fn paused_objects_are_left_alone_until_resumed() {
     let mut w = widget("p", 1);
     w.metadata.annotations = Some([("ferroplane.io/paused".to_owned(), "true".to_owned())].into());
     let w = h.create(&w).await;
-    r.reconcile(&w).await.expect("paused reconcile");
+    r.reconcile(&h.latest(&w).await)
+        .await
+        .expect("paused reconcile");
     let got = h.get("p").await;
     assert!(is(
         &got,
@@ -151,7 +170,7 @@ async fn paused_objects_are_left_alone_until_resumed() {
         json!({"metadata": {"annotations": {"ferroplane.io/paused": null}}}),
     )
     .await;
-    r.reconcile(&w).await.expect("resumed");
+    r.reconcile(&h.latest(&w).await).await.expect("resumed");
     assert_eq!(h.cloud.count(), 1);
     h.sandbox.shutdown().await;
 }
@@ -171,7 +190,7 @@ async fn observe_only_import_reports_but_never_changes_or_deletes() {
         .into(),
     );
     let w = h.create(&w).await;
-    r.reconcile(&w).await.expect("import");
+    r.reconcile(&h.latest(&w).await).await.expect("import");
     let got = h.get("imp").await;
     assert!(is(&got, READY, ConditionStatus::True, REASON_AVAILABLE));
     let synced = condition(&got, SYNCED).expect("synced");
@@ -198,7 +217,9 @@ async fn observe_only_import_reports_but_never_changes_or_deletes() {
         .delete("imp", &DeleteParams::default())
         .await
         .expect("delete");
-    r.reconcile(&w).await.expect("orphan on delete");
+    r.reconcile(&h.latest(&w).await)
+        .await
+        .expect("orphan on delete");
     assert!(h.get_opt("imp").await.is_none(), "object gone");
     assert_eq!(h.cloud.count(), 1, "imported resource kept");
     assert_eq!(h.cloud.calls("delete"), 0);
@@ -219,7 +240,10 @@ async fn observe_only_without_resource_reports_not_found() {
         .into(),
     );
     let w = h.create(&w).await;
-    let err = r.reconcile(&w).await.expect_err("not found");
+    let err = r
+        .reconcile(&h.latest(&w).await)
+        .await
+        .expect_err("not found");
     assert_eq!(err.reason(), "ExternalResourceNotFound");
     let got = h.get("nf").await;
     let synced = condition(&got, SYNCED).expect("synced");
@@ -236,7 +260,10 @@ async fn unsupported_policy_combination_is_a_clear_condition() {
     let mut w = widget("bad", 1);
     w.spec.management_policies = vec![ManagementAction::Observe, ManagementAction::Update];
     let w = h.create(&w).await;
-    let err = r.reconcile(&w).await.expect_err("unsupported");
+    let err = r
+        .reconcile(&h.latest(&w).await)
+        .await
+        .expect_err("unsupported");
     assert_eq!(err.reason(), "UnsupportedManagementPolicies");
     let got = h.get("bad").await;
     let synced = condition(&got, SYNCED).expect("synced");
@@ -266,12 +293,12 @@ async fn orphan_deletion_keeps_the_external_resource() {
     let mut w = widget("o", 1);
     w.spec.deletion_policy = DeletionPolicy::Orphan;
     let w = h.create(&w).await;
-    r.reconcile(&w).await.expect("create");
+    r.reconcile(&h.latest(&w).await).await.expect("create");
     h.widgets()
         .delete("o", &DeleteParams::default())
         .await
         .expect("delete");
-    r.reconcile(&w).await.expect("orphan");
+    r.reconcile(&h.latest(&w).await).await.expect("orphan");
     assert!(h.get_opt("o").await.is_none());
     assert_eq!(h.cloud.count(), 1);
     assert_eq!(h.cloud.calls("delete"), 0);
@@ -283,7 +310,7 @@ async fn delete_waits_until_observe_confirms_gone() {
     let h = Harness::start().await;
     let r = h.reconciler();
     let w = h.create(&widget("d", 1)).await;
-    r.reconcile(&w).await.expect("create");
+    r.reconcile(&h.latest(&w).await).await.expect("create");
     h.cloud.lock().deleting_observes = 1;
     h.widgets()
         .delete("d", &DeleteParams::default())
@@ -292,7 +319,7 @@ async fn delete_waits_until_observe_confirms_gone() {
 
     // Deletion in progress: the finalizer stays while the resource is visible.
     for _ in 0..2 {
-        r.reconcile(&w).await.expect("deleting");
+        r.reconcile(&h.latest(&w).await).await.expect("deleting");
         let got = h.get("d").await;
         assert!(
             has_finalizer(&got),
@@ -300,7 +327,7 @@ async fn delete_waits_until_observe_confirms_gone() {
         );
         assert!(is(&got, READY, ConditionStatus::False, "Deleting"));
     }
-    r.reconcile(&w).await.expect("gone");
+    r.reconcile(&h.latest(&w).await).await.expect("gone");
     assert!(
         h.get_opt("d").await.is_none(),
         "finalizer removed once gone"
@@ -323,8 +350,8 @@ async fn connection_secret_is_owned_and_rewritten_only_on_change() {
         name: "c-conn".into(),
     });
     let w = h.create(&w).await;
-    r.reconcile(&w).await.expect("create");
-    r.reconcile(&w).await.expect("observe");
+    r.reconcile(&h.latest(&w).await).await.expect("create");
+    r.reconcile(&h.latest(&w).await).await.expect("observe");
     let secrets: Api<Secret> = Api::namespaced(h.client.clone(), NS);
     let s = secrets.get("c-conn").await.expect("secret");
     let owner = &s.metadata.owner_references.as_ref().expect("owners")[0];
@@ -338,7 +365,7 @@ async fn connection_secret_is_owned_and_rewritten_only_on_change() {
     );
     let rv = s.metadata.resource_version.clone();
 
-    r.reconcile(&w).await.expect("steady");
+    r.reconcile(&h.latest(&w).await).await.expect("steady");
     assert_eq!(
         secrets
             .get("c-conn")
@@ -351,8 +378,8 @@ async fn connection_secret_is_owned_and_rewritten_only_on_change() {
     );
 
     patch(&h, "c", json!({"spec": {"forProvider": {"size": 4}}})).await;
-    r.reconcile(&w).await.expect("update");
-    r.reconcile(&w).await.expect("observe");
+    r.reconcile(&h.latest(&w).await).await.expect("update");
+    r.reconcile(&h.latest(&w).await).await.expect("observe");
     let data = secrets
         .get("c-conn")
         .await
@@ -374,8 +401,8 @@ async fn poll_interval_annotation_sets_the_requeue() {
     w.metadata.annotations =
         Some([("ferroplane.io/poll-interval".to_owned(), "30s".to_owned())].into());
     let w = h.create(&w).await;
-    r.reconcile(&w).await.expect("create");
-    let action = r.reconcile(&w).await.expect("observe");
+    r.reconcile(&h.latest(&w).await).await.expect("create");
+    let action = r.reconcile(&h.latest(&w).await).await.expect("observe");
     assert_eq!(
         action,
         kube::runtime::controller::Action::requeue(Duration::from_secs(30))
@@ -388,7 +415,7 @@ async fn poll_interval_annotation_sets_the_requeue() {
     )
     .await;
     let action = r
-        .reconcile(&w)
+        .reconcile(&h.latest(&w).await)
         .await
         .expect("bad annotation still reconciles");
     assert_eq!(
@@ -411,8 +438,8 @@ async fn in_transition_requeues_fast() {
     h.cloud.lock().pending_observes = 2;
     let r = h.reconciler();
     let w = h.create(&widget("t", 1)).await;
-    r.reconcile(&w).await.expect("create");
-    let action = r.reconcile(&w).await.expect("pending");
+    r.reconcile(&h.latest(&w).await).await.expect("create");
+    let action = r.reconcile(&h.latest(&w).await).await.expect("pending");
     assert_eq!(
         action,
         kube::runtime::controller::Action::requeue(fast_policy().transition_interval)

@@ -27,7 +27,7 @@ use crate::connection_secret::ConnectionSecrets;
 use crate::controller::Runtime;
 use crate::error::ReconcileError;
 use crate::events::{Events, reasons};
-use crate::external::{ExternalRef, UpToDate};
+use crate::external::{ExternalRef, Observation, UpToDate};
 use crate::metrics::{Metrics, ObjectState};
 use crate::policy::Policies;
 use crate::ratelimit::RateLimiter;
@@ -80,7 +80,11 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         }
     }
 
-    /// Reconciles one object (the version passed in only names it; it is read fresh).
+    /// Reconciles one object, as the informer cache has it. The cache may lag behind this
+    /// process's own last writes by a moment; every write below carries a resourceVersion
+    /// precondition (or, for the external name, cannot do harm), so acting on a stale version
+    /// ends in a conflict and a quick requeue, never in a lost update. Creates are safe too:
+    /// the idempotency key is the same for every attempt.
     pub async fn reconcile(&self, obj: &K) -> Result<Action, ReconcileError> {
         let key = object_key(obj);
         let span = info_span!("reconcile", kind = %self.kind, object = %key);
@@ -163,19 +167,10 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         Api::namespaced(self.client.clone(), &obj.namespace().unwrap_or_default())
     }
 
-    async fn run(&self, stale: &K) -> Result<Finish, ReconcileError> {
-        let api = self.api_for(stale);
-        let name = stale.name_any();
-
-        // Get: the informer cache may lag behind our own last writes (finalizer, external name);
-        // every decision below must be made on the current object.
-        let Some(mut obj) = api
-            .get_opt(&name)
-            .await
-            .map_err(|e| ReconcileError::kube("cannot read object", e))?
-        else {
-            return Ok(Finish::Gone);
-        };
+    async fn run(&self, cached: &K) -> Result<Finish, ReconcileError> {
+        let api = self.api_for(cached);
+        let name = cached.name_any();
+        let mut obj = cached.clone();
         let (poll, poll_warning) = self
             .policy
             .poll_interval(annotation(&obj, names::POLL_INTERVAL));
@@ -242,7 +237,15 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             name: external_name(&obj).map(str::to_owned),
             uid: uid(&obj),
         };
-        let obs = self.observe(&api, &mut obj, &client, &ext).await?;
+        // Except for an object that never had a resource: the finalizer is always written before
+        // a create, so without it (and without a name) no ferroplane process created anything
+        // for this object, and a search (one cloud call per new object) would find nothing.
+        let never_created = ext.name.is_none() && !deleting && !finalizer::has(obj.meta());
+        let obs = if never_created && policies.should_create() {
+            Observation::missing()
+        } else {
+            self.observe(&api, &mut obj, &client, &ext).await?
+        };
 
         // Adopt: record a name observe found (an unrecorded create, or a corrected name) before
         // anything else, so it is never lost again.

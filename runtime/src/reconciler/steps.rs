@@ -181,18 +181,12 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         self.record_creation(api, &mut obj, &creation.external_name, late_fill.as_ref())
             .await?;
         info!(external_name = %creation.external_name, "created external resource");
-        self.events
-            .normal(
-                &obj,
-                reasons::CREATED,
-                format!("created external resource {}", creation.external_name),
-            )
-            .await;
+        // One event for both: events are writes too, and a create storm is where they add up.
+        let mut note = format!("created external resource {}", creation.external_name);
         if let Some(fill) = &late_fill {
-            self.events
-                .normal(&obj, reasons::LATE_INITIALIZED, late_init_note(fill))
-                .await;
+            note = format!("{note}; {}", late_init_note(fill));
         }
+        self.events.normal(&obj, reasons::CREATED, note).await;
         let mut details = creation.connection_details.clone();
         if let Some(obs) = &first_look {
             details.merge(&obs.connection_details);
@@ -422,13 +416,29 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
 }
 
 fn late_init_note(fill: &Value) -> String {
-    let fields = fill
-        .as_object()
-        .map(|m| m.keys().cloned().collect::<Vec<_>>().join(", "));
+    let mut fields = Vec::new();
+    leaf_paths(fill, String::new(), &mut fields);
     format!(
         "filled unset spec fields from the external resource: {}",
-        fields.unwrap_or_default()
+        fields.join(", ")
     )
+}
+
+/// `forProvider.zoneId`-style paths of the values in a merge patch.
+fn leaf_paths(value: &Value, prefix: String, out: &mut Vec<String>) {
+    match value.as_object() {
+        Some(map) if !map.is_empty() => {
+            for (key, child) in map {
+                let path = if prefix.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                leaf_paths(child, path, out);
+            }
+        }
+        _ => out.push(prefix),
+    }
 }
 
 /// The poll interval of `obj` (its annotation, else the policy's).

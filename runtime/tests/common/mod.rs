@@ -724,6 +724,13 @@ impl Harness {
         self.widgets().get(name).await.expect("widget exists")
     }
 
+    /// The widget as the controller's cache would hand it to a reconcile: its current version
+    /// (or `w` itself once it is gone).
+    pub async fn latest(&self, w: &Widget) -> Widget {
+        let name = w.metadata.name.as_deref().expect("named widget");
+        self.get_opt(name).await.unwrap_or_else(|| w.clone())
+    }
+
     pub async fn get_opt(&self, name: &str) -> Option<Widget> {
         self.widgets().get_opt(name).await.expect("read widget")
     }
@@ -739,6 +746,15 @@ impl Harness {
     }
 
     pub async fn event_reasons(&self, name: &str) -> Vec<String> {
+        self.events(name)
+            .await
+            .into_iter()
+            .map(|(reason, _)| reason)
+            .collect()
+    }
+
+    /// (reason, note) of the events about widget `name`.
+    pub async fn events(&self, name: &str) -> Vec<(String, String)> {
         let api: Api<k8s_openapi::api::events::v1::Event> =
             Api::namespaced(self.client.clone(), NS);
         api.list(&Default::default())
@@ -747,7 +763,7 @@ impl Harness {
             .items
             .into_iter()
             .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
-            .filter_map(|e| e.reason)
+            .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
             .collect()
     }
 

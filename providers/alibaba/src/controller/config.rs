@@ -49,6 +49,8 @@ pub struct ResolvedConfig {
     pub uid: String,
     /// Changes whenever the config's spec or its Secret changes (not on status writes).
     pub version: String,
+    /// The credentials Secret read, as (namespace, name), if any.
+    pub secret: Option<(String, String)>,
     pub source: Source,
     pub endpoint: Option<String>,
     pub region: Option<String>,
@@ -217,6 +219,7 @@ impl ConfigResolver {
         let credentials = config.credentials();
         let config_ns = config.meta().namespace.clone();
         let mut secret_version = String::new();
+        let mut secret = None;
         let mut from_secret = None;
         if let Some(secret_ref) = &credentials.secret_ref
             && credentials.source != CredentialsSource::Environment
@@ -242,8 +245,8 @@ impl ConfigResolver {
                 }
             };
             let api: Api<Secret> = Api::namespaced(self.client.clone(), &namespace);
-            let secret = match api.get_opt(&secret_ref.name).await {
-                Ok(Some(secret)) => secret,
+            let object = match api.get_opt(&secret_ref.name).await {
+                Ok(Some(object)) => object,
                 Ok(None) => {
                     return Err(ConfigError::SecretNotFound {
                         config: display,
@@ -258,8 +261,8 @@ impl ConfigResolver {
                     });
                 }
             };
-            secret_version = secret.resource_version().unwrap_or_default();
-            let data = secret.data.clone().unwrap_or_default();
+            secret_version = object.resource_version().unwrap_or_default();
+            let data = object.data.unwrap_or_default();
             let parsed = credentials_from_secret(
                 &format!("{namespace}/{}", secret_ref.name),
                 &data,
@@ -270,6 +273,7 @@ impl ConfigResolver {
                 source,
             })?;
             from_secret = Some(parsed);
+            secret = Some((namespace, secret_ref.name.clone()));
         }
         let source = match credentials.source {
             CredentialsSource::Secret => {
@@ -296,6 +300,7 @@ impl ConfigResolver {
         Ok(ResolvedConfig {
             uid: config.meta().uid.clone().unwrap_or_else(|| display.clone()),
             version: format!("{generation}/{secret_version}"),
+            secret,
             display,
             source,
             endpoint: config.endpoint().map(str::to_owned),

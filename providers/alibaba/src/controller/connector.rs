@@ -13,12 +13,13 @@ use super::config::ConfigResolver;
 use super::external::EcsExternal;
 use super::inputs::AppliedInputs;
 use super::recent::RecentCreations;
+use super::resolved::ResolvedConfigs;
 
 /// Connects ECSInstances to ECS. Cheap to clone.
 #[derive(Clone)]
 pub struct EcsConnector {
     kube: kube::Client,
-    resolver: ConfigResolver,
+    configs: Arc<ResolvedConfigs>,
     cache: Arc<ClientCache>,
     inputs: Arc<AppliedInputs>,
     recent: Arc<RecentCreations>,
@@ -30,7 +31,7 @@ impl EcsConnector {
     pub fn new(kube: kube::Client, options: &ControllerOptions, calls: ExternalCalls) -> Self {
         let window = options.batching.then_some(options.batch_window);
         Self {
-            resolver: ConfigResolver::new(kube.clone()),
+            configs: Arc::new(ResolvedConfigs::new(ConfigResolver::new(kube.clone()))),
             cache: Arc::new(ClientCache::new(
                 options.client.clone(),
                 window,
@@ -45,13 +46,20 @@ impl EcsConnector {
     }
 }
 
+impl EcsConnector {
+    /// The resolved configurations, for the watches that tell them about changes.
+    pub fn configs(&self) -> Arc<ResolvedConfigs> {
+        self.configs.clone()
+    }
+}
+
 impl Connector<ECSInstance> for EcsConnector {
     type Client = EcsExternal;
 
     async fn connect(&self, mr: &ECSInstance) -> Result<EcsExternal, ReconcileError> {
         let namespace = mr.namespace().unwrap_or_default();
         let config = self
-            .resolver
+            .configs
             .resolve(&mr.spec.provider_config_ref, &namespace)
             .await
             .map_err(|e| e.into_reconcile())?;
@@ -62,7 +70,7 @@ impl Connector<ECSInstance> for EcsConnector {
         Ok(EcsExternal::new(
             client,
             self.kube.clone(),
-            config.display,
+            config.display.clone(),
             self.inputs.clone(),
             self.recent.clone(),
             self.calls.clone(),

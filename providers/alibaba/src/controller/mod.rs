@@ -55,6 +55,7 @@ pub mod observation;
 pub mod params;
 pub mod provider_config;
 pub mod recent;
+pub mod resolved;
 pub mod secret_keys;
 
 use std::collections::HashMap;
@@ -176,6 +177,7 @@ pub fn ecs_instance_controller(
     options: &ControllerOptions,
 ) -> ManagedController<ECSInstance, EcsConnector> {
     let connector = EcsConnector::new(client.clone(), options, runtime.external_calls(KIND));
+    let connector_configs = connector.configs();
     let mut controller = ManagedController::new(runtime, options.api(&client), connector)
         .with_config(ControllerConfig {
             concurrency: options.max_concurrent_reconciles,
@@ -207,16 +209,27 @@ pub fn ecs_instance_controller(
     let config_changes = SpecChanges::default();
     let cluster_changes = SpecChanges::default();
     let secret_changes = SpecChanges::default();
+    // The resolved-config cache hears of every change before the instances are requeued.
+    let (resolved, cluster_resolved, secret_resolved) = (
+        connector_configs.clone(),
+        connector_configs.clone(),
+        connector_configs,
+    );
     controller
         .watches_related(configs, watcher::Config::default(), move |c, store| {
+            resolved.config_changed(ProviderConfigKind::ProviderConfig, c);
             config_changes.filter(c, || by_config(c, store))
         })
         .watches_related(
             cluster_configs,
             watcher::Config::default(),
-            move |c, store| cluster_changes.filter(c, || by_cluster_config(c, store)),
+            move |c, store| {
+                cluster_resolved.config_changed(ProviderConfigKind::ClusterProviderConfig, c);
+                cluster_changes.filter(c, || by_cluster_config(c, store))
+            },
         )
         .watches_related(secrets, watcher::Config::default(), move |s, store| {
+            secret_resolved.secret_changed(s);
             secret_changes.filter(s, || {
                 let mut refs = via_config(s, store);
                 refs.extend(via_cluster_config(s, store));

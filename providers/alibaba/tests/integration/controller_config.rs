@@ -3,7 +3,10 @@
 
 use crate::controller_support::*;
 use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ProviderConfig};
-use ferroplane_apis::common::{Condition, ConditionStatus, ProviderConfigReference};
+use ferroplane_apis::common::{
+    Condition, ConditionStatus, ProviderConfigKind, ProviderConfigReference,
+};
+use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use provider_alibaba::mock::{AccessKey, DEFAULT_ACCOUNT_ID};
@@ -203,5 +206,53 @@ async fn json_secret_cluster_config_and_assumed_role() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    env.stop().await;
+}
+
+/// Resolved configurations are reused until a watch event says their config or Secret changed:
+/// a Secret deleted behind the cache's back is not noticed, a Secret event is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolved_configs_are_kept_until_their_config_or_secret_changes() {
+    use provider_alibaba::controller::config::ConfigResolver;
+    use provider_alibaba::controller::resolved::ResolvedConfigs;
+
+    let env = Env::start().await;
+    let configs = ResolvedConfigs::new(ConfigResolver::new(env.client.clone()));
+    let reference = ProviderConfigReference::default();
+    let first = configs.resolve(&reference, NS).await.expect("resolves");
+    assert_eq!(first.secret, Some((NS.to_owned(), CREDS.to_owned())));
+
+    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), NS);
+    let secret = secrets.get(CREDS).await.expect("secret");
+    secrets
+        .delete(CREDS, &Default::default())
+        .await
+        .expect("secret deleted");
+    let cached = configs.resolve(&reference, NS).await.expect("cached");
+    assert!(
+        std::sync::Arc::ptr_eq(&first, &cached),
+        "served from the cache"
+    );
+
+    // Another Secret's event forgets nothing; this Secret's does.
+    let mut other = secret.clone();
+    other.metadata.name = Some("unrelated".into());
+    configs.secret_changed(&other);
+    assert!(configs.resolve(&reference, NS).await.is_ok());
+    configs.secret_changed(&secret);
+    let err = configs
+        .resolve(&reference, NS)
+        .await
+        .expect_err("Secret is gone");
+    assert_eq!(err.reason(), "CredentialsSecretNotFound");
+
+    // Back again; a change of the config itself also forgets it.
+    env.put_secret(CREDS, &[("accessKeyId", AK), ("accessKeySecret", SK)])
+        .await;
+    let again = configs.resolve(&reference, NS).await.expect("resolves");
+    let config = env.provider_config("default").await.expect("config");
+    configs.config_changed(ProviderConfigKind::ProviderConfig, &config);
+    let fresh = configs.resolve(&reference, NS).await.expect("resolves");
+    assert!(!std::sync::Arc::ptr_eq(&again, &fresh), "resolved again");
     env.stop().await;
 }
