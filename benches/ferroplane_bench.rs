@@ -25,7 +25,7 @@ use ferroplane_apis::alibabacloud::{ECSInstance, ECSInstanceParameters, ECSInsta
 use ferroplane_runtime::{Runtime, RuntimeConfig};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -383,33 +383,37 @@ async fn measure_floor(
     Ok(started.elapsed())
 }
 
+/// Waits until all `n` ECSInstances are Ready, following a watch (a full LIST every few
+/// hundred milliseconds would itself load the API server the controller shares).
 async fn wait_all_ready(client: &kube::Client, n: usize, timeout: Duration) -> anyhow::Result<()> {
+    use kube::runtime::{WatchStreamExt, watcher};
     let api: Api<ECSInstance> = Api::namespaced(client.clone(), BENCH_NAMESPACE);
-    let deadline = Instant::now() + timeout;
-    loop {
-        let list = api.list(&ListParams::default()).await?;
-        let ready = list
-            .items
-            .iter()
-            .filter(|o| {
-                o.status.as_ref().is_some_and(|s| {
-                    s.conditions.iter().any(|c| {
-                        c.type_ == "Ready"
-                            && c.status == ferroplane_apis::common::ConditionStatus::True
-                    })
-                })
+    let mut ready = std::collections::HashSet::new();
+    let events = watcher(api, watcher::Config::default()).applied_objects();
+    futures::pin_mut!(events);
+    let deadline = tokio::time::Instant::now() + timeout;
+    while ready.len() < n {
+        let next = tokio::time::timeout_at(deadline, events.next()).await;
+        let Ok(Some(event)) = next else {
+            bail!(
+                "only {} of {n} ECSInstances became Ready within {timeout:?}",
+                ready.len()
+            );
+        };
+        let object = event.context("watch of ECSInstances failed")?;
+        let is_ready = object.status.as_ref().is_some_and(|s| {
+            s.conditions.iter().any(|c| {
+                c.type_ == "Ready" && c.status == ferroplane_apis::common::ConditionStatus::True
             })
-            .count();
-        if ready == n {
-            return Ok(());
+        });
+        let name = object.metadata.name.unwrap_or_default();
+        if is_ready {
+            ready.insert(name);
+        } else {
+            ready.remove(&name);
         }
-        if Instant::now() > deadline {
-            bail!("only {ready} of {n} ECSInstances became Ready within {timeout:?}");
-        }
-        // Listing every object is itself load on the API server the controller shares: poll
-        // less often as N grows (100 ms at 1000, 1 s at 10,000).
-        tokio::time::sleep(Duration::from_millis(100.max(n as u64 / 10))).await;
     }
+    Ok(())
 }
 
 async fn create_namespace(client: &kube::Client, name: &str) -> anyhow::Result<()> {

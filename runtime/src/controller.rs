@@ -29,6 +29,7 @@ use crate::ratelimit::RateLimiter;
 use crate::reconciler::Reconciler;
 use crate::requeue::RequeuePolicy;
 use crate::traits::Connector;
+use crate::versions::KnownVersions;
 
 /// Settings shared by every controller of the process.
 #[derive(Clone, Debug)]
@@ -167,6 +168,8 @@ where
     controller: Controller<K>,
     connector: C,
     config: ControllerConfig,
+    /// Versions the reconciler wrote, shared with the watch so it can skip their events.
+    versions: Arc<KnownVersions>,
     tasks: Vec<Task>,
 }
 
@@ -183,15 +186,22 @@ where
             watcher::Config::default().any_semantic(),
             runtime.recorder(),
         );
+        let versions = Arc::new(KnownVersions::default());
+        let own = versions.clone();
         let stream = reflector::reflector(writer, events)
             .default_backoff()
             .applied_objects()
-            .predicate_filter(trigger_hash::<K>, PredicateConfig::default());
+            .predicate_filter(trigger_hash::<K>, PredicateConfig::default())
+            .try_filter(move |obj| {
+                let key = crate::reconciler::object_key(obj);
+                futures::future::ready(!own.is_own(&key, obj))
+            });
         Self {
             runtime: runtime.clone(),
             controller: Controller::for_stream(stream, reader),
             connector,
             config: runtime.config().controller.clone(),
+            versions,
             tasks: Vec::new(),
         }
     }
@@ -261,11 +271,10 @@ where
     /// Runs until `shutdown` completes, then lets running reconciles finish.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
         let kind = K::kind(&()).into_owned();
-        let reconciler = Arc::new(Reconciler::new(
-            &self.runtime,
-            self.connector,
-            self.config.requeue.clone(),
-        ));
+        let reconciler = Arc::new(
+            Reconciler::new(&self.runtime, self.connector, self.config.requeue.clone())
+                .with_versions(self.versions),
+        );
         let controller = self
             .controller
             .with_config(KubeControllerConfig::default().concurrency(self.config.concurrency))

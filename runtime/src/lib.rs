@@ -104,6 +104,7 @@ pub mod related;
 pub mod requeue;
 pub mod status;
 pub mod traits;
+mod versions;
 
 pub use controller::{ControllerConfig, ManagedController, Runtime, RuntimeConfig};
 pub use error::{ReconcileError, RetryClass, RunError};

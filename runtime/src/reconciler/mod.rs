@@ -33,6 +33,7 @@ use crate::policy::Policies;
 use crate::ratelimit::RateLimiter;
 use crate::requeue::RequeuePolicy;
 use crate::traits::Connector;
+use crate::versions::KnownVersions;
 use crate::{ManagedResource, finalizer};
 
 mod report;
@@ -54,6 +55,7 @@ pub struct Reconciler<K, C> {
     secrets: ConnectionSecrets,
     /// Consecutive failures per object, for exponential backoff; cleared on success.
     failures: Mutex<HashMap<String, u32>>,
+    versions: Arc<KnownVersions>,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -76,15 +78,23 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             connector,
             policy,
             failures: Mutex::new(HashMap::new()),
+            versions: Arc::default(),
             _kind: PhantomData,
         }
     }
 
-    /// Reconciles one object, as the informer cache has it. The cache may lag behind this
-    /// process's own last writes by a moment; every write below carries a resourceVersion
-    /// precondition (or, for the external name, cannot do harm), so acting on a stale version
-    /// ends in a conflict and a quick requeue, never in a lost update. Creates are safe too:
-    /// the idempotency key is the same for every attempt.
+    /// Shares the versions this reconciler writes with the controller's watch, which then
+    /// skips the events of our own writes.
+    pub(crate) fn with_versions(mut self, versions: Arc<KnownVersions>) -> Self {
+        self.versions = versions;
+        self
+    }
+
+    /// Reconciles one object, as the informer cache has it, unless the cache has not caught up
+    /// with this process's own last write yet (then it is read). Every write below carries a
+    /// resourceVersion precondition (or, for the external name, cannot do harm), so acting on a
+    /// version someone else changed meanwhile ends in a conflict and a quick requeue, never in
+    /// a lost update; creates are safe too, with the same idempotency key on every attempt.
     pub async fn reconcile(&self, obj: &K) -> Result<Action, ReconcileError> {
         let key = object_key(obj);
         let span = info_span!("reconcile", kind = %self.kind, object = %key);
@@ -103,6 +113,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 }
                 Ok(Finish::Gone) => {
                     self.metrics.forget(&self.kind, &key);
+                    self.versions.forget(&key);
                     "success"
                 }
                 Err(e) if e.is_conflict() => "conflict",
@@ -170,7 +181,20 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
     async fn run(&self, cached: &K) -> Result<Finish, ReconcileError> {
         let api = self.api_for(cached);
         let name = cached.name_any();
-        let mut obj = cached.clone();
+        let key = object_key(cached);
+        let mut obj = if self.versions.is_current(&key, cached) {
+            cached.clone()
+        } else {
+            let Some(current) = api
+                .get_opt(&name)
+                .await
+                .map_err(|e| ReconcileError::kube("cannot read object", e))?
+            else {
+                return Ok(Finish::Gone);
+            };
+            self.versions.note(&key, &current);
+            current
+        };
         let (poll, poll_warning) = self
             .policy
             .poll_interval(annotation(&obj, names::POLL_INTERVAL));
@@ -278,6 +302,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
                 .await
                 .map_err(|e| ReconcileError::kube("cannot add finalizer", e))?;
+            self.versions.note(&key, &obj);
         }
 
         // Create: idempotent end to end (same key on every retry), and the name is saved in the
@@ -372,7 +397,7 @@ fn uid<K: Resource>(obj: &K) -> String {
     obj.meta().uid.clone().unwrap_or_default()
 }
 
-fn object_key<K: Resource>(obj: &K) -> String {
+pub(crate) fn object_key<K: Resource>(obj: &K) -> String {
     match &obj.meta().namespace {
         Some(ns) => format!("{ns}/{}", obj.meta().name.as_deref().unwrap_or_default()),
         None => obj.meta().name.clone().unwrap_or_default(),

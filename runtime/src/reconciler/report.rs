@@ -7,7 +7,7 @@ use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Map, Value, json};
 use tracing::warn;
 
-use super::{Reconciler, external_name};
+use super::{Reconciler, external_name, object_key};
 use crate::ManagedResource;
 use crate::conditions::{self, Desired};
 use crate::connection_secret::FIELD_MANAGER;
@@ -51,6 +51,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             .await
             .map_err(|e| ReconcileError::kube("cannot write status", e))?;
         *obj = updated;
+        self.versions.note(&object_key(&*obj), &*obj);
         Ok(())
     }
 

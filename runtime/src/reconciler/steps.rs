@@ -262,6 +262,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             {
                 Ok(updated) => {
                     *obj = updated;
+                    self.versions.note(&object_key(&*obj), &*obj);
                     return Ok(());
                 }
                 Err(kube::Error::Api(e)) if e.code == 409 => {
@@ -301,6 +302,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         {
             Ok(updated) => {
                 *obj = updated;
+                self.versions.note(&object_key(&*obj), &*obj);
                 self.events
                     .normal(&*obj, reasons::LATE_INITIALIZED, late_init_note(&fill))
                     .await;
@@ -354,6 +356,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         {
             Ok(updated) => {
                 *obj = updated;
+                self.versions.note(&object_key(&*obj), &*obj);
                 Ok(())
             }
             Err(e) => {
