@@ -267,18 +267,39 @@ fn selectors(target: &Target, query: &Query) -> ApiResult<(LabelSelector, FieldS
     Ok((labels, fields))
 }
 
-fn encode_continue(namespace: &str, name: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{namespace}/{name}"))
+/// A continue token: where the previous page ended, and the resourceVersion of the first page.
+/// Every page reports that first resourceVersion, so a client that watches from the list's
+/// version replays every change made while it paged (Kubernetes serves all pages from one
+/// snapshot; pages here are at least as new as it, and the replay brings them up to date).
+struct ContinueToken {
+    rv: u64,
+    namespace: String,
+    name: String,
 }
 
-fn decode_continue(token: &str) -> ApiResult<(String, String)> {
-    let invalid = || ApiError::bad_request(format!("continue key is not valid: {token:?}"));
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token)
-        .map_err(|_| invalid())?;
-    let text = String::from_utf8(raw).map_err(|_| invalid())?;
-    let (ns, name) = text.split_once('/').ok_or_else(invalid)?;
-    Ok((ns.to_owned(), name.to_owned()))
+impl ContinueToken {
+    fn encode(&self) -> String {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(format!("{}/{}/{}", self.rv, self.namespace, self.name))
+    }
+
+    fn decode(token: &str) -> ApiResult<Self> {
+        let invalid = || ApiError::bad_request(format!("continue key is not valid: {token:?}"));
+        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(token)
+            .map_err(|_| invalid())?;
+        let text = String::from_utf8(raw).map_err(|_| invalid())?;
+        let mut parts = text.splitn(3, '/');
+        let (Some(rv), Some(namespace), Some(name)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(invalid());
+        };
+        Ok(Self {
+            rv: rv.parse().map_err(|_| invalid())?,
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        })
+    }
 }
 
 fn list(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiResult<Response> {
@@ -287,10 +308,26 @@ fn list(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiRe
     let after = query
         .get("continue")
         .filter(|c| !c.is_empty())
-        .map(decode_continue)
+        .map(ContinueToken::decode)
         .transpose()?;
     let (items, rv, continue_token, remaining) = {
         let state = app.lock();
+        let rv = match &after {
+            Some(token) => {
+                // The changes since the first page must still be replayable.
+                state.check_replayable(token.rv).map_err(|expired| {
+                    let mut error = ApiError::expired(token.rv, expired.oldest);
+                    error.message = format!(
+                        "the continue token is too old (resource version {} is no longer in the history); start the list again without it",
+                        token.rv
+                    );
+                    error
+                })?;
+                token.rv
+            }
+            None => state.resource_version(),
+        };
+        let after = after.map(|t| (t.namespace, t.name));
         let mut items = Vec::new();
         let mut continue_token = None;
         let mut remaining = 0usize;
@@ -311,19 +348,21 @@ fn list(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiRe
                 continue;
             }
             if limit > 0 && items.len() + 1 == limit {
-                continue_token = Some(encode_continue(&key.0, &key.1));
+                continue_token = Some(
+                    ContinueToken {
+                        rv,
+                        namespace: key.0.clone(),
+                        name: key.1.clone(),
+                    }
+                    .encode(),
+                );
             }
             items.push(view);
         }
         if remaining == 0 {
             continue_token = None;
         }
-        (
-            items,
-            state.resource_version().to_string(),
-            continue_token,
-            remaining,
-        )
+        (items, rv.to_string(), continue_token, remaining)
     };
     let response = match codec::shape(headers) {
         Shape::Table => {

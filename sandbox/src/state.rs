@@ -294,13 +294,19 @@ impl State {
 
     /// The changes after `rv` and a live receiver for everything later, without a gap.
     pub fn subscribe_after(&self, rv: u64) -> Result<Subscription, Expired> {
+        self.check_replayable(rv)?;
+        let replay = self.history.iter().filter(|c| c.rv > rv).cloned().collect();
+        Ok((replay, self.changes.subscribe()))
+    }
+
+    /// Whether every change after `rv` is still in the history.
+    pub fn check_replayable(&self, rv: u64) -> Result<(), Expired> {
         if rv < self.history_floor {
             return Err(Expired {
                 oldest: self.history_floor + 1,
             });
         }
-        let replay = self.history.iter().filter(|c| c.rv > rv).cloned().collect();
-        Ok((replay, self.changes.subscribe()))
+        Ok(())
     }
 
     /// A live receiver starting now.

@@ -679,3 +679,56 @@ async fn lists_page_with_limit_and_continue() {
     assert_eq!(names, (0..7).map(|i| format!("p{i}")).collect::<Vec<_>>());
     harness.shutdown().await;
 }
+
+// A change to an object of an earlier page, made while a client pages, must reach a watch that
+// starts from the list's resourceVersion (kube-runtime's watcher does exactly that). Every page
+// reports the first page's version, so the watch replays the change.
+#[tokio::test]
+async fn a_watch_from_a_paged_list_sees_changes_made_while_paging() {
+    let harness = common::start().await;
+    let api: Api<ConfigMap> = Api::namespaced(harness.client(), "default");
+    for i in 0..4 {
+        api.create(&PostParams::default(), &config_map(&format!("q{i}")))
+            .await
+            .expect("created");
+    }
+    let first = api
+        .list(&ListParams::default().limit(2))
+        .await
+        .expect("first page");
+    let token = first.metadata.continue_.clone().expect("more pages");
+    // q0 was on the first page; change it before the second page is read.
+    let mut changed = config_map("q0");
+    changed.data = Some([("k".to_owned(), "changed".to_owned())].into());
+    api.replace("q0", &PostParams::default(), &changed)
+        .await
+        .expect("replaced");
+    let second = api
+        .list(&ListParams::default().limit(2).continue_token(&token))
+        .await
+        .expect("second page");
+    assert_eq!(
+        second.metadata.resource_version, first.metadata.resource_version,
+        "every page reports the first page's version"
+    );
+    let rv = second.metadata.resource_version.expect("version");
+    let mut events = api
+        .watch(&WatchParams::default().timeout(5), &rv)
+        .await
+        .expect("watch")
+        .boxed();
+    let seen = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(event) = events.try_next().await.expect("event") {
+            if let WatchEvent::Modified(cm) = event
+                && cm.metadata.name.as_deref() == Some("q0")
+            {
+                return cm.data.and_then(|d| d.get("k").cloned());
+            }
+        }
+        None
+    })
+    .await
+    .expect("the change arrives");
+    assert_eq!(seen.as_deref(), Some("changed"));
+    harness.shutdown().await;
+}
