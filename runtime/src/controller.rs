@@ -159,6 +159,50 @@ fn trigger_hash<K: Resource>(obj: &K) -> Option<u64> {
 
 type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
 
+type Observer<K> = Arc<dyn Fn(&K) + Send + Sync>;
+
+/// Callbacks for every object the managed kind's watch delivers.
+struct Observers<K> {
+    list: Arc<std::sync::RwLock<Vec<Observer<K>>>>,
+}
+
+impl<K> Clone for Observers<K> {
+    fn clone(&self) -> Self {
+        Self {
+            list: self.list.clone(),
+        }
+    }
+}
+
+impl<K> Default for Observers<K> {
+    fn default() -> Self {
+        Self {
+            list: Arc::default(),
+        }
+    }
+}
+
+impl<K> Observers<K> {
+    fn add(&self, observer: impl Fn(&K) + Send + Sync + 'static) {
+        self.list
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Arc::new(observer));
+    }
+
+    fn notify(&self, event: &watcher::Event<K>) {
+        let object = match event {
+            watcher::Event::Apply(o) | watcher::Event::InitApply(o) | watcher::Event::Delete(o) => {
+                o
+            }
+            watcher::Event::Init | watcher::Event::InitDone => return,
+        };
+        for observer in self.list.read().unwrap_or_else(|p| p.into_inner()).iter() {
+            observer(object);
+        }
+    }
+}
+
 /// A controller for managed kind `K`, built by a provider and run by the binary.
 pub struct ManagedController<K, C>
 where
@@ -170,6 +214,7 @@ where
     config: ControllerConfig,
     /// Versions the reconciler wrote, shared with the watch so it can skip their events.
     versions: Arc<KnownVersions>,
+    observers: Observers<K>,
     tasks: Vec<Task>,
 }
 
@@ -188,8 +233,14 @@ where
         );
         let versions = Arc::new(KnownVersions::default());
         let own = versions.clone();
+        let observers = Observers::<K>::default();
+        let notify = observers.clone();
+        // managedFields are most of a stored object's size and nothing here reads them.
+        let events =
+            events.map_ok(|event| event.modify(|obj| obj.meta_mut().managed_fields = None));
         let stream = reflector::reflector(writer, events)
             .default_backoff()
+            .inspect_ok(move |event| notify.notify(event))
             .applied_objects()
             .predicate_filter(trigger_hash::<K>, PredicateConfig::default())
             .try_filter(move |obj| {
@@ -202,6 +253,7 @@ where
             connector,
             config: runtime.config().controller.clone(),
             versions,
+            observers,
             tasks: Vec::new(),
         }
     }
@@ -215,6 +267,13 @@ where
     /// The store of managed objects, filled by the controller's watch.
     pub fn store(&self) -> Store<K> {
         self.controller.store()
+    }
+
+    /// Calls `observer` with every version of every managed object the watch delivers (the
+    /// store already holds it), deleted ones included, so another controller can follow the
+    /// managed kind without a watch and a cache of its own (see [`Self::store`]).
+    pub fn observe_objects(&self, observer: impl Fn(&K) + Send + Sync + 'static) {
+        self.observers.add(observer);
     }
 
     /// Watches a related kind `R` (a ProviderConfig, a credentials Secret, ...) and reconciles

@@ -164,24 +164,25 @@ impl Batcher {
         HashMap<String, Vec<oneshot::Sender<Described>>>,
         Vec<String>,
     ) {
-        let mut state = self.lock();
+        let mut guard = self.lock();
+        let state = &mut *guard;
         state.flush_scheduled = false;
         let now = Instant::now();
         let forget_after = self.freshness * KNOWN_FOR;
         state
             .known
             .retain(|_, asked| now.duration_since(*asked) < forget_after);
-        let known: Vec<String> = state.known.keys().cloned().collect();
-        state.answers.retain(|id, _| known.contains(id));
+        let known = &state.known;
+        state.answers.retain(|id, _| known.contains_key(id));
         let waiters = std::mem::take(&mut state.waiters);
         let mut ids: BTreeSet<String> = waiters.keys().cloned().collect();
-        for id in known {
+        for id in state.known.keys() {
             let stale = state
                 .answers
-                .get(&id)
+                .get(id)
                 .is_none_or(|(at, _)| now.duration_since(*at) >= self.freshness / 2);
-            if stale && state.in_flight.get(&id).is_none_or(|f| f.stale) {
-                ids.insert(id);
+            if stale && state.in_flight.get(id).is_none_or(|f| f.stale) {
+                ids.insert(id.clone());
             }
         }
         for id in &ids {

@@ -145,7 +145,10 @@ impl ConfigError {
 }
 
 /// Whether a configuration reads `secret` (for requeueing its users when the Secret changes).
-pub fn uses_secret<P: ProviderConfigSettings + Resource>(config: &P, secret: &Secret) -> bool {
+pub fn uses_secret<P: ProviderConfigSettings + Resource, S: Resource>(
+    config: &P,
+    secret: &S,
+) -> bool {
     let Some(secret_ref) = config.credentials().secret_ref.as_ref() else {
         return false;
     };

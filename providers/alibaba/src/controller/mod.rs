@@ -70,6 +70,7 @@ use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime, related};
 use futures::FutureExt;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
+use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
@@ -165,7 +166,7 @@ pub async fn run(
 ) {
     let shutdown = shutdown.boxed().shared();
     let ecs = ecs_instance_controller(runtime, client.clone(), &options);
-    let configs = provider_config::run(runtime, client, options, shutdown.clone());
+    let configs = provider_config::run(runtime, client, options, &ecs, shutdown.clone());
     futures::join!(ecs.run(shutdown), configs);
 }
 
@@ -185,7 +186,8 @@ pub fn ecs_instance_controller(
         });
     let configs: Api<ProviderConfig> = options.api(&client);
     let cluster_configs: Api<ClusterProviderConfig> = Api::all(client.clone());
-    let secrets: Api<Secret> = Api::all(client.clone());
+    // Only names and versions matter: a metadata-only watch never carries credentials.
+    let secrets: Api<PartialObjectMeta<Secret>> = Api::all(client.clone());
     let config_store = controller.reflect(configs.clone(), watcher::Config::default());
     let cluster_store = controller.reflect(cluster_configs.clone(), watcher::Config::default());
 
@@ -195,17 +197,21 @@ pub fn ecs_instance_controller(
     let by_cluster_config = related::provider_config_mapper::<ClusterProviderConfig, ECSInstance>(
         ProviderConfigKind::ClusterProviderConfig,
     );
-    let via_config = related::via_provider_configs::<Secret, ProviderConfig, ECSInstance>(
-        config_store,
-        ProviderConfigKind::ProviderConfig,
-        config::uses_secret,
-    );
-    let via_cluster_config =
-        related::via_provider_configs::<Secret, ClusterProviderConfig, ECSInstance>(
-            cluster_store,
-            ProviderConfigKind::ClusterProviderConfig,
+    let via_config =
+        related::via_provider_configs::<PartialObjectMeta<Secret>, ProviderConfig, ECSInstance>(
+            config_store,
+            ProviderConfigKind::ProviderConfig,
             config::uses_secret,
         );
+    let via_cluster_config = related::via_provider_configs::<
+        PartialObjectMeta<Secret>,
+        ClusterProviderConfig,
+        ECSInstance,
+    >(
+        cluster_store,
+        ProviderConfigKind::ClusterProviderConfig,
+        config::uses_secret,
+    );
     let config_changes = SpecChanges::default();
     let cluster_changes = SpecChanges::default();
     let secret_changes = SpecChanges::default();
@@ -240,7 +246,10 @@ pub fn ecs_instance_controller(
 }
 
 /// ECSInstances whose `passwordSecretRef` names `secret`.
-fn using_password(secret: &Secret, store: &Store<ECSInstance>) -> Vec<ObjectRef<ECSInstance>> {
+fn using_password(
+    secret: &PartialObjectMeta<Secret>,
+    store: &Store<ECSInstance>,
+) -> Vec<ObjectRef<ECSInstance>> {
     store
         .state()
         .iter()

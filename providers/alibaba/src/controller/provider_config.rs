@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Debug;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,16 +19,19 @@ use ferroplane_apis::alibabacloud::{
 };
 use ferroplane_apis::common::{ConditionStatus, Managed, ProviderConfigKind, names};
 use ferroplane_runtime::conditions::{self, Desired};
+use ferroplane_runtime::{Connector, ManagedController};
 use ferroplane_runtime::{ReconcileError, Runtime};
 use futures::StreamExt;
+use futures::channel::mpsc::UnboundedReceiver;
 use futures::future::{BoxFuture, Shared};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::api::{ListParams, Patch, PatchParams};
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
 use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -95,28 +99,65 @@ struct Context {
     poll: Duration,
 }
 
-/// Runs both configuration controllers until `shutdown` completes.
-pub(crate) async fn run(
+/// Runs both configuration controllers until `shutdown` completes. They follow ECSInstances
+/// through the ECSInstance controller's watch and store (`instances`) rather than watching and
+/// caching every instance again.
+pub(crate) fn run<C>(
     runtime: &Runtime,
     client: kube::Client,
     options: ControllerOptions,
+    instances: &ManagedController<ECSInstance, C>,
     shutdown: Shared<BoxFuture<'static, ()>>,
-) {
+) -> impl Future<Output = ()> + Send + use<C>
+where
+    C: Connector<ECSInstance>,
+{
     let namespaced: Api<ProviderConfig> = match &options.namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),
     };
     let cluster: Api<ClusterProviderConfig> = Api::all(client.clone());
-    futures::join!(
-        run_kind(
-            runtime,
-            client.clone(),
-            &options,
-            namespaced,
-            shutdown.clone()
-        ),
-        run_kind(runtime, client, &options, cluster, shutdown),
-    );
+    let namespaced_users = follow_users::<ProviderConfig, C>(instances);
+    let cluster_users = follow_users::<ClusterProviderConfig, C>(instances);
+    let store = instances.store();
+    let runtime = runtime.clone();
+    async move {
+        futures::join!(
+            run_kind(
+                &runtime,
+                client.clone(),
+                &options,
+                namespaced,
+                store.clone(),
+                namespaced_users,
+                shutdown.clone()
+            ),
+            run_kind(
+                &runtime,
+                client,
+                &options,
+                cluster,
+                store,
+                cluster_users,
+                shutdown
+            ),
+        );
+    }
+}
+
+/// The configurations of kind `P` whose users change, as the instances' watch sees them.
+fn follow_users<P: ConfigKind, C: Connector<ECSInstance>>(
+    instances: &ManagedController<ECSInstance, C>,
+) -> UnboundedReceiver<ObjectRef<P>> {
+    let (sender, receiver) = futures::channel::mpsc::unbounded();
+    let references = ReferenceChanges::default();
+    instances.observe_objects(move |instance| {
+        for config in references.filter::<P>(instance) {
+            // Closed only when the configuration controller has stopped.
+            let _ = sender.unbounded_send(config);
+        }
+    });
+    receiver
 }
 
 async fn run_kind<P: ConfigKind>(
@@ -124,17 +165,10 @@ async fn run_kind<P: ConfigKind>(
     client: kube::Client,
     options: &ControllerOptions,
     api: Api<P>,
+    instances: Store<ECSInstance>,
+    users_changed: UnboundedReceiver<ObjectRef<P>>,
     shutdown: Shared<BoxFuture<'static, ()>>,
 ) {
-    let instances_api: Api<ECSInstance> = match &options.namespace {
-        Some(ns) => Api::namespaced(client.clone(), ns),
-        None => Api::all(client.clone()),
-    };
-    let (reader, writer) = reflector::store();
-    let instance_events =
-        reflector::reflector(writer, watcher(instances_api, watcher::Config::default()))
-            .default_backoff()
-            .touched_objects();
     let reporter = Reporter {
         controller: runtime.config().reporter.clone(),
         instance: runtime.config().instance.clone(),
@@ -147,25 +181,23 @@ async fn run_kind<P: ConfigKind>(
             Duration::ZERO,
             runtime.external_calls(KIND_LABEL),
         ),
-        instances: reader,
+        instances,
         recorder: Recorder::new(client.clone(), reporter),
         poll: options.poll_interval,
         client: client.clone(),
     });
     let controller = Controller::new(api, watcher::Config::default());
     let configs = controller.store();
-    let references = ReferenceChanges::default();
-    let secrets: Api<KubeSecret> = Api::all(client);
+    // Only names matter here: a metadata-only watch never carries credentials.
+    let secrets: Api<PartialObjectMeta<KubeSecret>> = Api::all(client);
     let kind = P::kind(&()).into_owned();
     info!(kind = %kind, "starting controller");
     controller
-        .watches_stream(instance_events, move |instance: ECSInstance| {
-            references.filter::<P>(&instance)
-        })
+        .reconcile_on(users_changed)
         .watches(
             secrets,
             watcher::Config::default(),
-            move |secret: KubeSecret| {
+            move |secret: PartialObjectMeta<KubeSecret>| {
                 configs
                     .state()
                     .iter()

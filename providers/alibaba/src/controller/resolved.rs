@@ -8,7 +8,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use ferroplane_apis::common::{ProviderConfigKind, ProviderConfigReference};
-use k8s_openapi::api::core::v1::Secret;
 use kube::{Resource, ResourceExt};
 
 use super::config::{ConfigError, ConfigResolver, ResolvedConfig};
@@ -74,7 +73,7 @@ impl ResolvedConfigs {
     }
 
     /// A Secret was added, changed or deleted: forget the configurations that read it.
-    pub fn secret_changed(&self, secret: &Secret) {
+    pub fn secret_changed<S: Resource>(&self, secret: &S) {
         let namespace = secret.namespace().unwrap_or_default();
         let name = secret.name_any();
         let mut entries = self.lock();
