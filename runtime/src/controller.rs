@@ -159,6 +159,17 @@ fn trigger_hash<K: Resource>(obj: &K) -> Option<u64> {
 
 type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
 
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Drops what the cache of managed objects need not hold.
+fn slim<K: Resource>(obj: &mut K) {
+    let meta = obj.meta_mut();
+    meta.managed_fields = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED);
+    }
+}
+
 type Observer<K> = Arc<dyn Fn(&K) + Send + Sync>;
 
 /// Callbacks for every object the managed kind's watch delivers.
@@ -235,9 +246,9 @@ where
         let own = versions.clone();
         let observers = Observers::<K>::default();
         let notify = observers.clone();
-        // managedFields are most of a stored object's size and nothing here reads them.
-        let events =
-            events.map_ok(|event| event.modify(|obj| obj.meta_mut().managed_fields = None));
+        // managedFields and kubectl's copy of the last applied object are most of a stored
+        // object's size, and nothing here reads them.
+        let events = events.map_ok(|event| event.modify(slim::<K>));
         let stream = reflector::reflector(writer, events)
             .default_backoff()
             .inspect_ok(move |event| notify.notify(event))
@@ -396,6 +407,25 @@ mod tests {
             },
             ..ConfigMap::default()
         }
+    }
+
+    #[test]
+    fn the_cache_holds_no_managed_fields_or_last_applied_copy() {
+        let mut obj = cm(1, "10");
+        obj.metadata.managed_fields = Some(vec![Default::default()]);
+        obj.metadata.annotations = Some(
+            [
+                (LAST_APPLIED.to_owned(), "{}".to_owned()),
+                ("keep".to_owned(), "me".to_owned()),
+            ]
+            .into(),
+        );
+        slim(&mut obj);
+        assert_eq!(obj.metadata.managed_fields, None);
+        assert_eq!(
+            obj.metadata.annotations,
+            Some([("keep".to_owned(), "me".to_owned())].into())
+        );
     }
 
     #[test]

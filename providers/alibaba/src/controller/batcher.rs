@@ -44,10 +44,18 @@ struct State {
     /// Every ID asked for recently, with when it was last asked for.
     known: HashMap<String, Instant>,
     /// The last answer per ID and when it arrived.
-    answers: HashMap<String, (Instant, Option<Instance>)>,
+    answers: HashMap<String, (Instant, Answer)>,
     /// IDs of calls under way, with the callers that arrived after the call was sent: they
     /// ride along instead of starting another call.
     in_flight: HashMap<String, Flight>,
+}
+
+/// An answer is handed out once: each object's observe reads its own instance once per poll,
+/// so keeping it after that would only hold memory (an `Instance` per managed object). When
+/// it was read still counts for the sweep.
+enum Answer {
+    Unread(Option<Instance>),
+    Read,
 }
 
 #[derive(Default)]
@@ -107,13 +115,16 @@ impl Batcher {
             let mut state = self.lock();
             let now = Instant::now();
             state.known.insert(instance_id.to_owned(), now);
-            if let Some((at, answer)) = state.answers.get(instance_id)
+            if let Some((at, answer)) = state.answers.get_mut(instance_id)
                 && now.duration_since(*at) < self.freshness
-                && answer
+                && let Answer::Unread(instance) = answer
+                && instance
                     .as_ref()
                     .is_none_or(|i| !status::in_transition(&i.status))
             {
-                return Ok(answer.clone());
+                let instance = instance.take();
+                *answer = Answer::Read;
+                return Ok(instance);
             }
             if let Some(flight) = state.in_flight.get_mut(instance_id).filter(|f| !f.stale) {
                 flight.riders.push(tx);
@@ -229,11 +240,16 @@ impl Batcher {
                         let instance = found.remove(id);
                         let flight = state.in_flight.remove(id).unwrap_or_default();
                         let callers = waiters.remove(id).unwrap_or_default();
-                        for tx in callers.into_iter().chain(flight.riders) {
-                            let _ = tx.send(Ok(instance.clone()));
-                        }
+                        let answer = if callers.is_empty() && flight.riders.is_empty() {
+                            Answer::Unread(instance)
+                        } else {
+                            for tx in callers.into_iter().chain(flight.riders) {
+                                let _ = tx.send(Ok(instance.clone()));
+                            }
+                            Answer::Read
+                        };
                         if !flight.stale {
-                            state.answers.insert(id.clone(), (now, instance));
+                            state.answers.insert(id.clone(), (now, answer));
                         }
                     }
                 }
@@ -261,6 +277,7 @@ mod tests {
 
     #[tokio::test]
     async fn concurrent_observations_share_calls_of_100() {
+        const FRESHNESS: Duration = Duration::from_secs(2);
         let mock = MockServer::start(
             MockConfig::new("ak", "sk-batcher").with_transition_delay(Duration::ZERO),
         )
@@ -284,7 +301,7 @@ mod tests {
         let batcher = Arc::new(Batcher::new(
             client,
             Duration::from_millis(20),
-            Duration::from_secs(30),
+            FRESHNESS,
             calls,
         ));
         let before = mock.stats().calls_of("DescribeInstances");
@@ -306,13 +323,19 @@ mod tests {
                 assert_eq!(found.unwrap().instance_id, id);
             }
         }
-        // Answered from the sweep: no call; a changed instance is asked again.
+        // An answer is handed out once: asked again, the instance costs a call. Past half the
+        // freshness bound that call sweeps every known ID along (ceil(151/100) = 2 calls) ...
+        tokio::time::sleep(FRESHNESS / 2 + Duration::from_millis(100)).await;
         let before = mock.stats().calls_of("DescribeInstances");
         assert!(batcher.describe(&ids[7]).await.unwrap().is_some());
-        assert_eq!(mock.stats().calls_of("DescribeInstances"), before);
-        batcher.invalidate(&ids[7]);
-        assert!(batcher.describe(&ids[7]).await.unwrap().is_some());
-        assert_eq!(mock.stats().calls_of("DescribeInstances"), before + 1);
+        assert_eq!(mock.stats().calls_of("DescribeInstances"), before + 2);
+        // ... so the others are answered from the sweep, without a call ...
+        assert!(batcher.describe(&ids[8]).await.unwrap().is_some());
+        assert_eq!(mock.stats().calls_of("DescribeInstances"), before + 2);
+        // ... unless they changed meanwhile.
+        batcher.invalidate(&ids[9]);
+        assert!(batcher.describe(&ids[9]).await.unwrap().is_some());
+        assert_eq!(mock.stats().calls_of("DescribeInstances"), before + 3);
         mock.shutdown().await;
     }
 }
