@@ -54,7 +54,7 @@ struct State {
 /// so keeping it after that would only hold memory (an `Instance` per managed object). When
 /// it was read still counts for the sweep.
 enum Answer {
-    Unread(Option<Instance>),
+    Unread(Option<Box<Instance>>),
     Read,
 }
 
@@ -122,7 +122,7 @@ impl Batcher {
                     .as_ref()
                     .is_none_or(|i| !status::in_transition(&i.status))
             {
-                let instance = instance.take();
+                let instance = instance.take().map(|boxed| *boxed);
                 *answer = Answer::Read;
                 return Ok(instance);
             }
@@ -241,7 +241,7 @@ impl Batcher {
                         let flight = state.in_flight.remove(id).unwrap_or_default();
                         let callers = waiters.remove(id).unwrap_or_default();
                         let answer = if callers.is_empty() && flight.riders.is_empty() {
-                            Answer::Unread(instance)
+                            Answer::Unread(instance.map(Box::new))
                         } else {
                             for tx in callers.into_iter().chain(flight.riders) {
                                 let _ = tx.send(Ok(instance.clone()));
