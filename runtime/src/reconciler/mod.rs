@@ -27,7 +27,7 @@ use crate::connection_secret::ConnectionSecrets;
 use crate::controller::Runtime;
 use crate::error::ReconcileError;
 use crate::events::{Events, reasons};
-use crate::external::{ExternalRef, Observation, UpToDate};
+use crate::external::{ExternalRef, UpToDate};
 use crate::metrics::{Metrics, ObjectState};
 use crate::policy::Policies;
 use crate::ratelimit::RateLimiter;
@@ -256,20 +256,15 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         };
 
         // Observe. Without an external name the provider searches by the UID tag, which is how
-        // a resource whose creation was never recorded is found again.
+        // a resource whose creation was never recorded is found again. A brand-new object is
+        // searched too, although nothing can be found: that search is the first use of the
+        // credentials, and when they fail it fails before the finalizer goes on, so an object
+        // whose credentials never worked can still simply be deleted.
         let mut ext = ExternalRef {
             name: external_name(&obj).map(str::to_owned),
             uid: uid(&obj),
         };
-        // Except for an object that never had a resource: the finalizer is always written before
-        // a create, so without it (and without a name) no ferroplane process created anything
-        // for this object, and a search (one cloud call per new object) would find nothing.
-        let never_created = ext.name.is_none() && !deleting && !finalizer::has(obj.meta());
-        let obs = if never_created && policies.should_create() {
-            Observation::missing()
-        } else {
-            self.observe(&api, &mut obj, &client, &ext).await?
-        };
+        let obs = self.observe(&api, &mut obj, &client, &ext).await?;
 
         // Adopt: record a name observe found (an unrecorded create, or a corrected name) before
         // anything else, so it is never lost again.
