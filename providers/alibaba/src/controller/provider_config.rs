@@ -117,8 +117,7 @@ where
         None => Api::all(client.clone()),
     };
     let cluster: Api<ClusterProviderConfig> = Api::all(client.clone());
-    let namespaced_users = follow_users::<ProviderConfig, C>(instances);
-    let cluster_users = follow_users::<ClusterProviderConfig, C>(instances);
+    let (namespaced_users, cluster_users) = follow_users(instances);
     let store = instances.store();
     let runtime = runtime.clone();
     async move {
@@ -145,19 +144,31 @@ where
     }
 }
 
-/// The configurations of kind `P` whose users change, as the instances' watch sees them.
-fn follow_users<P: ConfigKind, C: Connector<ECSInstance>>(
+/// The configurations whose users change, by kind, as the instances' watch sees them: one
+/// record of every instance's reference serves both configuration controllers.
+fn follow_users<C: Connector<ECSInstance>>(
     instances: &ManagedController<ECSInstance, C>,
-) -> UnboundedReceiver<ObjectRef<P>> {
-    let (sender, receiver) = futures::channel::mpsc::unbounded();
+) -> (
+    UnboundedReceiver<ObjectRef<ProviderConfig>>,
+    UnboundedReceiver<ObjectRef<ClusterProviderConfig>>,
+) {
+    let (namespaced, namespaced_users) = futures::channel::mpsc::unbounded();
+    let (cluster, cluster_users) = futures::channel::mpsc::unbounded();
     let references = ReferenceChanges::default();
     instances.observe_objects(move |instance| {
-        for config in references.filter::<P>(instance) {
-            // Closed only when the configuration controller has stopped.
-            let _ = sender.unbounded_send(config);
+        // A send fails only once the configuration controller has stopped.
+        for config in references.concerned(instance) {
+            match config.kind {
+                ProviderConfigKind::ProviderConfig => {
+                    let _ = namespaced.unbounded_send(config.object_ref());
+                }
+                ProviderConfigKind::ClusterProviderConfig => {
+                    let _ = cluster.unbounded_send(config.object_ref());
+                }
+            }
         }
     });
-    receiver
+    (namespaced_users, cluster_users)
 }
 
 async fn run_kind<P: ConfigKind>(
@@ -225,17 +236,38 @@ const KIND_LABEL: &str = "ProviderConfig";
 /// dropped reference reconciles a configuration (not every status write of an instance).
 #[derive(Default)]
 struct ReferenceChanges {
-    seen: Mutex<HashMap<String, (String, bool)>>,
+    /// By instance UID: the configuration referenced, and whether deletion had started.
+    seen: Mutex<HashMap<String, (ProviderConfigKind, String, bool)>>,
+}
+
+/// A configuration whose users an instance's change concerns.
+#[derive(Debug, Clone, PartialEq)]
+struct Concerned {
+    kind: ProviderConfigKind,
+    name: String,
+    /// The instance's namespace (where a ProviderConfig lives).
+    namespace: Option<String>,
+}
+
+impl Concerned {
+    fn object_ref<P: ConfigKind>(&self) -> ObjectRef<P> {
+        let r = ObjectRef::new(&self.name);
+        match (P::KIND, &self.namespace) {
+            (ProviderConfigKind::ProviderConfig, Some(ns)) => r.within(ns),
+            _ => r,
+        }
+    }
 }
 
 impl ReferenceChanges {
-    fn filter<P: ConfigKind>(&self, instance: &ECSInstance) -> Vec<ObjectRef<P>> {
+    /// The configurations this version of `instance` concerns: the one it references when that
+    /// reference or the deletion state is new, and the one it referenced before, if another.
+    fn concerned(&self, instance: &ECSInstance) -> Vec<Concerned> {
         let reference = &instance.spec.provider_config_ref;
         let uid = instance.uid().unwrap_or_else(|| instance.name_any());
-        let target = format!("{:?}/{}", reference.kind, reference.name);
-        let finished =
-            instance.metadata.deletion_timestamp.is_some() && instance.finalizers().is_empty();
-        let state = (target, instance.metadata.deletion_timestamp.is_some());
+        let deleting = instance.metadata.deletion_timestamp.is_some();
+        let finished = deleting && instance.finalizers().is_empty();
+        let state = (reference.kind, reference.name.clone(), deleting);
         let previous = {
             let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
             if finished {
@@ -247,30 +279,19 @@ impl ReferenceChanges {
         if !finished && previous.as_ref() == Some(&state) {
             return Vec::new();
         }
-        let mut out = Vec::new();
-        if reference.kind == P::KIND {
-            out.push(object_ref::<P>(&reference.name, instance.namespace()));
-        }
+        let concerned = |kind, name: &str| Concerned {
+            kind,
+            name: name.to_owned(),
+            namespace: instance.namespace(),
+        };
+        let mut out = vec![concerned(reference.kind, &reference.name)];
         // A changed reference also frees the configuration referenced before.
-        if let Some((before, _)) = previous
-            && before != state.0
-            && let Some((kind, name)) = before.split_once('/')
-            && kind == format!("{:?}", P::KIND)
+        if let Some((kind, name, _)) = previous
+            && (kind, &name) != (reference.kind, &reference.name)
         {
-            out.push(object_ref::<P>(name, instance.namespace()));
+            out.push(concerned(kind, &name));
         }
         out
-    }
-}
-
-fn object_ref<P: ConfigKind>(name: &str, namespace: Option<String>) -> ObjectRef<P> {
-    let r = ObjectRef::new(name);
-    match P::KIND {
-        ProviderConfigKind::ProviderConfig => match namespace {
-            Some(ns) => r.within(&ns),
-            None => r,
-        },
-        ProviderConfigKind::ClusterProviderConfig => r,
     }
 }
 
@@ -506,37 +527,38 @@ mod tests {
         i
     }
 
+    /// The references of kind `P` among what a change concerns.
+    fn refs<P: ConfigKind>(
+        changes: &ReferenceChanges,
+        instance: &ECSInstance,
+    ) -> Vec<ObjectRef<P>> {
+        changes
+            .concerned(instance)
+            .iter()
+            .filter(|c| c.kind == P::KIND)
+            .map(Concerned::object_ref::<P>)
+            .collect()
+    }
+
     #[test]
     fn only_reference_changes_reconcile_a_config() {
         let changes = ReferenceChanges::default();
-        let refs = changes.filter::<ProviderConfig>(&instance("a", false, &[]));
-        assert_eq!(refs, vec![ObjectRef::new("a").within("ns")]);
-        assert!(
-            changes
-                .filter::<ProviderConfig>(&instance("a", false, &[]))
-                .is_empty()
-        );
+        let refs_a = refs::<ProviderConfig>(&changes, &instance("a", false, &[]));
+        assert_eq!(refs_a, vec![ObjectRef::new("a").within("ns")]);
+        assert!(refs::<ProviderConfig>(&changes, &instance("a", false, &[])).is_empty());
         // Moved to another config: both are reconciled.
-        let refs = changes.filter::<ProviderConfig>(&instance("b", false, &[]));
-        assert_eq!(refs.len(), 2);
-        // Not of this kind (each kind's controller has its own filter).
+        let moved = refs::<ProviderConfig>(&changes, &instance("b", false, &[]));
+        assert_eq!(moved.len(), 2);
+        // Not of this kind (each kind's controller gets only its own).
         let cluster = ReferenceChanges::default();
-        assert!(
-            cluster
-                .filter::<ClusterProviderConfig>(&instance("c", false, &[]))
-                .is_empty()
-        );
+        assert!(refs::<ClusterProviderConfig>(&cluster, &instance("c", false, &[])).is_empty());
         // Deletion started, then finished.
         assert_eq!(
-            changes
-                .filter::<ProviderConfig>(&instance("b", true, &["x"]))
-                .len(),
+            refs::<ProviderConfig>(&changes, &instance("b", true, &["x"])).len(),
             1
         );
         assert_eq!(
-            changes
-                .filter::<ProviderConfig>(&instance("b", true, &[]))
-                .len(),
+            refs::<ProviderConfig>(&changes, &instance("b", true, &[])).len(),
             1
         );
     }
