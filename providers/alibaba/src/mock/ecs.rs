@@ -463,6 +463,9 @@ fn tag_resources(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<Val
                 None => instance.tags.push((key.clone(), value.clone())),
             }
         }
+        for (key, value) in &tags {
+            store.index_tag(id, key, value);
+        }
     }
     Ok(json!({}))
 }

@@ -4,7 +4,7 @@
 //! All methods are synchronous and run under one mutex held by the server; none of them is
 //! slower than a scan of one (account, region), and lookups by ID are hash lookups.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::net::Ipv4Addr;
 use std::sync::Arc;
@@ -114,6 +114,9 @@ impl Filters {
 pub struct Store {
     instances: HashMap<String, Instance>,
     by_scope: HashMap<Scope, BTreeMap<u64, String>>,
+    /// Instance IDs by tag (key, value), for tag filters without a scan: the candidates a
+    /// filter still checks, so an entry left behind by an untag or a release does no harm.
+    by_tag: HashMap<(String, String), HashSet<String>>,
     live_per_account: HashMap<Arc<str>, usize>,
     tokens: HashMap<TokenKey, TokenRecord>,
     next_seq: u64,
@@ -241,6 +244,12 @@ impl Store {
                 .entry(scope.clone())
                 .or_default()
                 .insert(seq, id.clone());
+            for tag in &instance.tags {
+                self.by_tag
+                    .entry(tag.clone())
+                    .or_default()
+                    .insert(id.clone());
+            }
             self.instances.insert(id.clone(), instance);
             ids.push(id);
         }
@@ -276,6 +285,14 @@ impl Store {
             .ok_or_else(|| ApiError::instance_not_found(id))
     }
 
+    /// Records that instance `id` now carries tag (`key`, `value`).
+    pub fn index_tag(&mut self, id: &str, key: &str, value: &str) {
+        self.by_tag
+            .entry((key.to_owned(), value.to_owned()))
+            .or_default()
+            .insert(id.to_owned());
+    }
+
     /// Mutable [`Store::find`].
     pub fn find_mut(
         &mut self,
@@ -299,18 +316,24 @@ impl Store {
         now: Timestamp,
     ) -> Page<'_> {
         let scope = (account_id.clone(), region_id);
-        let matching: Box<dyn Iterator<Item = &Instance>> = match &filters.instance_ids {
-            Some(ids) => {
-                let mut found: Vec<&Instance> = ids
-                    .iter()
-                    .filter_map(|id| self.instances.get(id))
-                    .filter(|i| i.account_id == *account_id && i.region_id == region_id)
-                    .collect();
-                found.sort_unstable_by_key(|i| i.seq);
-                found.dedup_by_key(|i| i.seq);
-                Box::new(found.into_iter())
-            }
-            None => Box::new(
+        let in_scope = |ids: &mut dyn Iterator<Item = &String>| {
+            let mut found: Vec<&Instance> = ids
+                .filter_map(|id| self.instances.get(id))
+                .filter(|i| i.account_id == *account_id && i.region_id == region_id)
+                .collect();
+            found.sort_unstable_by_key(|i| i.seq);
+            found.dedup_by_key(|i| i.seq);
+            found
+        };
+        // A filter on a tag with a value: only the instances indexed under it can match.
+        let tagged = filters.tags.iter().find_map(|(key, value)| {
+            let value = value.as_ref()?;
+            Some(self.by_tag.get(&(key.clone(), value.clone())))
+        });
+        let matching: Box<dyn Iterator<Item = &Instance>> = match (&filters.instance_ids, tagged) {
+            (Some(ids), _) => Box::new(in_scope(&mut ids.iter()).into_iter()),
+            (None, Some(ids)) => Box::new(in_scope(&mut ids.into_iter().flatten()).into_iter()),
+            (None, None) => Box::new(
                 self.by_scope
                     .get(&scope)
                     .into_iter()

@@ -322,6 +322,31 @@ async fn tags_add_remove_list_and_limits() {
             .all(|t| t["ResourceId"] == ids[1].as_str())
     );
 
+    // DescribeInstances' tag filter follows tag changes (values, untags) too.
+    let tagged = |body: Value| -> Vec<String> {
+        body["Instances"]["Instance"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["InstanceId"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let now_a2 = tagged(
+        s.describe(&[("Tag.1.Key", "a"), ("Tag.1.Value", "2")])
+            .await,
+    );
+    assert_eq!(now_a2, vec![ids[1].clone()]);
+    let was_a1 = tagged(
+        s.describe(&[("Tag.1.Key", "a"), ("Tag.1.Value", "1")])
+            .await,
+    );
+    assert!(was_a1.is_empty(), "{was_a1:?}");
+    let added_b = tagged(
+        s.describe(&[("Tag.1.Key", "b"), ("Tag.1.Value", "x")])
+            .await,
+    );
+    assert_eq!(added_b, ids);
+
     let mut bad = base.to_vec();
     bad.extend([
         ("ResourceId.1", ids[0].as_str()),
