@@ -315,10 +315,7 @@ fn admit_custom(
     let Some(schema) = def.crd.as_ref().and_then(|c| c.compiled.clone()) else {
         return Ok(Vec::new());
     };
-    let before = object.clone();
-    schema.prune(object);
-    let mut unknown = Vec::new();
-    removed_fields(&before, object, "", &mut unknown);
+    let unknown = schema.prune_unknown_values(object);
     if validation == FieldValidation::Strict && !unknown.is_empty() {
         let listed: Vec<String> = unknown
             .iter()
@@ -355,32 +352,6 @@ fn admit_custom(
             .collect(),
         _ => Vec::new(),
     })
-}
-
-/// The paths of non-null fields present in `before` and gone from `after` (what pruning dropped).
-fn removed_fields(before: &Value, after: &Value, path: &str, out: &mut Vec<String>) {
-    match (before, after) {
-        (Value::Object(b), Value::Object(a)) => {
-            for (k, v) in b {
-                let child = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                match a.get(k) {
-                    None if !v.is_null() => out.push(child),
-                    Some(next) => removed_fields(v, next, &child, out),
-                    None => {}
-                }
-            }
-        }
-        (Value::Array(b), Value::Array(a)) => {
-            for (i, (v, next)) in b.iter().zip(a).enumerate() {
-                removed_fields(v, next, &format!("{path}[{i}]"), out);
-            }
-        }
-        _ => {}
-    }
 }
 
 #[cfg(test)]

@@ -200,13 +200,14 @@ fn object_response(
     headers: &HeaderMap,
     warnings: &[String],
 ) -> Response {
-    let view = view::to_view(def, stored);
+    let presented = view::view_of(def, stored);
+    let view: &Value = &presented;
     match codec::shape(headers) {
         Shape::Table => {
-            let rv = meta::str_at(&view, "/metadata/resourceVersion").to_owned();
+            let rv = meta::str_at(view, "/metadata/resourceVersion").to_owned();
             let table = render::table(
                 def,
-                std::slice::from_ref(&view),
+                std::slice::from_ref(view),
                 &rv,
                 None,
                 IncludeObject::Metadata,
@@ -215,11 +216,11 @@ fn object_response(
         }
         Shape::Metadata => codec::json_response(
             code,
-            &codec::partial_metadata(&view),
+            &codec::partial_metadata(view),
             codec::METADATA_CONTENT_TYPE,
             warnings,
         ),
-        Shape::Object => codec::json_response(code, &view, "application/json", warnings),
+        Shape::Object => codec::json_response(code, view, "application/json", warnings),
     }
 }
 
@@ -339,7 +340,7 @@ fn list(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiRe
             if after.as_ref().is_some_and(|a| key <= *a) {
                 continue;
             }
-            let view = view::to_view(&target.def, stored);
+            let view = view::view_of(&target.def, stored);
             if !(labels.matches(&view) && fields.matches(&view)) {
                 continue;
             }
@@ -357,7 +358,7 @@ fn list(app: &App, target: &Target, query: &Query, headers: &HeaderMap) -> ApiRe
                     .encode(),
                 );
             }
-            items.push(view);
+            items.push(view.into_owned());
         }
         if remaining == 0 {
             continue_token = None;
@@ -453,7 +454,7 @@ fn create(
     let options = write_options(query, headers)?;
     let decoded = codec::decode_object(body, headers)?;
     ops::check_type(&target.def, &decoded)?;
-    let stored_form = view::from_view(&target.def, &decoded);
+    let stored_form = view::from_view(&target.def, decoded);
     let written = ops::create(
         &mut app.lock(),
         &target.def,
@@ -480,7 +481,7 @@ fn update(
     let options = write_options(query, headers)?;
     let decoded = codec::decode_object(body, headers)?;
     ops::check_type(&target.def, &decoded)?;
-    let stored_form = view::from_view(&target.def, &decoded);
+    let stored_form = view::from_view(&target.def, decoded);
     let name = target.name.as_deref().unwrap_or_default();
     let written = ops::update(
         &mut app.lock(),
@@ -604,7 +605,7 @@ fn patch_request(
                 &mut state,
                 def,
                 target.namespace(),
-                view::from_view(def, &applied),
+                view::from_view(def, applied),
                 &options,
             )?;
             return Ok(object_response(
@@ -639,7 +640,7 @@ fn patch_request(
             def,
             target.namespace(),
             &name,
-            view::from_view(def, &merged),
+            view::from_view(def, merged),
             &target.subresource,
             UpdateKind::Apply,
             &options,
@@ -688,7 +689,7 @@ fn patch_request(
         def,
         target.namespace(),
         &name,
-        view::from_view(def, &patched),
+        view::from_view(def, patched),
         &target.subresource,
         UpdateKind::Update,
         &options,

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::admission::{self, FieldValidation};
 use crate::apply;
@@ -111,17 +111,33 @@ pub fn check_type(def: &ResourceDef, body: &Value) -> ApiResult<()> {
     Ok(())
 }
 
-/// The part of an object that `generation` tracks.
-fn generation_view(object: &Value, status_subresource: bool) -> Value {
-    let mut copy = object.clone();
-    if let Value::Object(map) = &mut copy {
-        map.remove("metadata");
-        if status_subresource {
-            map.remove("status");
-        }
-        map.remove("apiVersion");
+/// Whether `a` and `b` differ in what `generation` tracks: everything but `metadata`,
+/// `apiVersion`, and `status` when it is a subresource. Compares in place, without copies.
+fn generation_changed(a: &Value, b: &Value, status_subresource: bool) -> bool {
+    let ignored = |key: &str| {
+        matches!(key, "metadata" | "apiVersion") || (status_subresource && key == "status")
+    };
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => !equal_except(a, b, ignored),
+        _ => a != b,
     }
-    copy
+}
+
+/// Map equality that skips the keys `ignored` selects in both maps.
+fn equal_except(
+    a: &Map<String, Value>,
+    b: &Map<String, Value>,
+    ignored: impl Fn(&str) -> bool,
+) -> bool {
+    let mut left = a.iter().filter(|(k, _)| !ignored(k));
+    let mut right = b.iter().filter(|(k, _)| !ignored(k));
+    loop {
+        match (left.next(), right.next()) {
+            (None, None) => return true,
+            (Some((ka, va)), Some((kb, vb))) if ka == kb && va == vb => {}
+            _ => return false,
+        }
+    }
 }
 
 /// POST.
@@ -302,9 +318,19 @@ pub fn update(
     }
 
     let mut object = if subresource == "status" {
-        let mut next = (*current).clone();
-        match body.get("status") {
-            Some(status) => next["status"] = status.clone(),
+        let mut body = body;
+        // Everything but the status comes from the stored object; the old status is not copied.
+        let mut next = match &*current {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .filter(|(k, _)| *k != "status")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+            other => other.clone(),
+        };
+        match body.as_object_mut().and_then(|b| b.remove("status")) {
+            Some(status) => next["status"] = status,
             None => {
                 if let Value::Object(map) = &mut next {
                     map.remove("status");
@@ -313,8 +339,8 @@ pub fn update(
         }
         if kind == UpdateKind::Apply {
             next["metadata"]["managedFields"] = body
-                .pointer("/metadata/managedFields")
-                .cloned()
+                .pointer_mut("/metadata/managedFields")
+                .map(Value::take)
                 .unwrap_or(Value::Null);
         }
         next
@@ -334,10 +360,8 @@ pub fn update(
     };
     view::set_stored_type(def, &mut object);
     {
-        let current_meta = current
-            .get("metadata")
-            .cloned()
-            .unwrap_or_else(|| json!({}));
+        let no_metadata = Value::Null;
+        let current_meta = current.get("metadata").unwrap_or(&no_metadata);
         let meta_map = meta::metadata_mut(&mut object);
         for field in [
             "name",
@@ -384,9 +408,7 @@ pub fn update(
         }
     }
     let warnings = admission::admit(def, &mut object, Some(&current), options.validation)?;
-    if generation_view(&object, def.status_subresource)
-        != generation_view(&current, def.status_subresource)
-    {
+    if generation_changed(&object, &current, def.status_subresource) {
         let generation = current
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)
@@ -406,7 +428,7 @@ pub fn update(
         );
     }
     meta::normalize(&mut object);
-    if without_bookkeeping(&object) == without_bookkeeping(&current) {
+    if equal_but_bookkeeping(&object, &current) {
         // A no-op write changes nothing, not even managedFields timestamps or the
         // resourceVersion, and emits no event.
         return Ok(Written {
@@ -443,18 +465,36 @@ pub fn update(
     })
 }
 
-/// The object without what every write touches (resourceVersion, managedFields times).
-fn without_bookkeeping(object: &Value) -> Value {
-    let mut copy = object.clone();
-    if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("resourceVersion");
-        if let Some(Value::Array(entries)) = meta.get_mut("managedFields") {
-            for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
-                entry.remove("time");
-            }
-        }
+/// Whether two objects are equal but for what every write touches (resourceVersion,
+/// managedFields times). Compares in place, without copies.
+fn equal_but_bookkeeping(a: &Value, b: &Value) -> bool {
+    let (Value::Object(a), Value::Object(b)) = (a, b) else {
+        return a == b;
+    };
+    if !equal_except(a, b, |k| k == "metadata") {
+        return false;
     }
-    copy
+    match (a.get("metadata"), b.get("metadata")) {
+        (Some(Value::Object(ma)), Some(Value::Object(mb))) => {
+            equal_except(ma, mb, |k| matches!(k, "resourceVersion" | "managedFields"))
+                && managed_fields_equal_but_times(ma.get("managedFields"), mb.get("managedFields"))
+        }
+        (ma, mb) => ma == mb,
+    }
+}
+
+/// managedFields equality that ignores each entry's `time`.
+fn managed_fields_equal_but_times(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a, b) {
+        (Some(Value::Array(a)), Some(Value::Array(b))) => {
+            a.len() == b.len()
+                && a.iter().zip(b).all(|(ea, eb)| match (ea, eb) {
+                    (Value::Object(ea), Value::Object(eb)) => equal_except(ea, eb, |k| k == "time"),
+                    _ => ea == eb,
+                })
+        }
+        _ => a == b,
+    }
 }
 
 /// DELETE. Returns the object: still present (with `deletionTimestamp`) when finalizers hold it,
@@ -999,5 +1039,32 @@ mod tests {
         delete(&mut state, &ns, "", "team", &DeleteOptions::default()).expect("deleted");
         assert!(state.get(&d.store_key(), "team", "a").is_none());
         assert!(state.get(&ns.store_key(), "", "team").is_none());
+    }
+
+    #[test]
+    fn in_place_comparisons_ignore_only_bookkeeping() {
+        let a = json!({"apiVersion": "v1", "kind": "K", "spec": {"a": 1}, "status": {"s": 1},
+            "metadata": {"name": "n", "resourceVersion": "1", "managedFields": [
+                {"manager": "m", "time": "2024-01-01T00:00:00Z", "fieldsV1": {}}]}});
+        let mut b = a.clone();
+        b["metadata"]["resourceVersion"] = json!("2");
+        b["metadata"]["managedFields"][0]["time"] = json!("2025-01-01T00:00:00Z");
+        assert!(equal_but_bookkeeping(&a, &b));
+        b["metadata"]["managedFields"][0]["manager"] = json!("other");
+        assert!(!equal_but_bookkeeping(&a, &b));
+        let mut c = a.clone();
+        c["metadata"]["labels"] = json!({"x": "y"});
+        assert!(!equal_but_bookkeeping(&a, &c));
+        assert!(!generation_changed(&a, &c, true));
+        c["status"] = json!({"s": 2});
+        assert!(!generation_changed(&a, &c, true));
+        assert!(generation_changed(&a, &c, false));
+        c["apiVersion"] = json!("v2");
+        c["spec"]["a"] = json!(2);
+        assert!(generation_changed(&a, &c, true));
+        let mut d = a.clone();
+        d["extra"] = json!(null);
+        assert!(generation_changed(&a, &d, true));
+        assert!(!equal_but_bookkeeping(&a, &d));
     }
 }

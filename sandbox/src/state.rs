@@ -5,8 +5,9 @@
 //! watch event are atomic; the semantic rules (generation, finalizers, GC) live in `ops`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
@@ -41,7 +42,65 @@ pub struct Change {
     pub object: Arc<Value>,
     /// The state before the write, so that selector watches can turn it into ADDED or DELETED.
     pub old: Option<Arc<Value>>,
+    /// The watch lines already encoded for this change, shared by watches that send the same.
+    pub encoded: EncodedForms,
 }
+
+/// Watch lines of one change by (apiVersion, kind, event type) of the form they present:
+/// watchers of the same resource version encode an event once between them.
+#[derive(Debug, Default)]
+pub struct EncodedForms(Mutex<Vec<EncodedForm>>);
+
+#[derive(Debug)]
+struct EncodedForm {
+    api_version: String,
+    kind: String,
+    event: &'static str,
+    bytes: Bytes,
+}
+
+impl EncodedForms {
+    /// The line for this form, encoded by `encode` unless a watcher did it already.
+    pub fn get_or_encode(
+        &self,
+        api_version: &str,
+        kind: &str,
+        event: &'static str,
+        encode: impl FnOnce() -> Bytes,
+    ) -> Bytes {
+        // A panic elsewhere while holding the lock leaves a valid (maybe shorter) list.
+        let mut forms = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(form) = forms
+            .iter()
+            .find(|f| f.event == event && f.api_version == api_version && f.kind == kind)
+        {
+            return form.bytes.clone();
+        }
+        let bytes = encode();
+        forms.push(EncodedForm {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+            event,
+            bytes: bytes.clone(),
+        });
+        bytes
+    }
+
+    /// Drops the cached lines (a late replay encodes again).
+    fn clear(&self) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+    }
+}
+
+/// Changes further back than this in the history drop their encoded lines: live watchers have
+/// sent them long since, and the history should not hold every event twice.
+const ENCODED_CHANGES: usize = 256;
 
 /// `(namespace, name)`; the namespace is empty for cluster-scoped objects.
 pub type ObjectKey = (String, String);
@@ -201,7 +260,16 @@ impl State {
             kind,
             object,
             old,
+            encoded: EncodedForms::default(),
         });
+        if let Some(stale) = self
+            .history
+            .len()
+            .checked_sub(ENCODED_CHANGES)
+            .and_then(|i| self.history.get(i))
+        {
+            stale.encoded.clear();
+        }
         if self.history.len() >= self.history_capacity
             && let Some(dropped) = self.history.pop_front()
         {
@@ -363,5 +431,38 @@ mod tests {
         assert_eq!(state.dependents_of("owner-1").len(), 1);
         state.remove(&key, "default", "child");
         assert!(state.dependents_of("owner-1").is_empty());
+    }
+
+    #[test]
+    fn encoded_forms_are_shared_per_form_and_dropped_further_back() {
+        let forms = EncodedForms::default();
+        let mut calls = 0;
+        for _ in 0..3 {
+            let bytes = forms.get_or_encode("v1", "ConfigMap", "MODIFIED", || {
+                calls += 1;
+                Bytes::from_static(b"line")
+            });
+            assert_eq!(bytes, Bytes::from_static(b"line"));
+        }
+        forms.get_or_encode("v1", "ConfigMap", "ADDED", || {
+            calls += 1;
+            Bytes::from_static(b"added")
+        });
+        assert_eq!(calls, 2, "one encoding per form");
+
+        let mut state = State::new(1000);
+        let key = StoreKey::new("", "configmaps");
+        state.insert(&key, cm("first", "x"));
+        let first = state.history.back().expect("history").clone();
+        let cached = |change: &Change| change.encoded.0.lock().expect("lock").len();
+        first
+            .encoded
+            .get_or_encode("v1", "ConfigMap", "ADDED", || Bytes::from_static(b"x"));
+        for i in 1..ENCODED_CHANGES {
+            state.insert(&key, cm(&format!("c{i}"), "x"));
+        }
+        assert_eq!(cached(&first), 1, "recent changes keep their lines");
+        state.insert(&key, cm("one-more", "x"));
+        assert_eq!(cached(&first), 0, "older changes drop them");
     }
 }

@@ -5,6 +5,8 @@
 //! `v1` Events are the stored form of `events.k8s.io/v1` Events, converted field by field as the
 //! apiserver does, so that kube-runtime's recorder and `kubectl describe` see the same events.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::registry::ResourceDef;
@@ -66,6 +68,35 @@ pub fn to_view(def: &ResourceDef, stored: &Value) -> Value {
     out
 }
 
+/// The stored object as `def` presents it, borrowed when that is the stored object itself
+/// (the common case: the stored `apiVersion` and `kind` are already `def`'s), so that encoding
+/// a response or a watch event needs no copy.
+pub fn view_of<'a>(def: &ResourceDef, stored: &'a Value) -> Cow<'a, Value> {
+    let presented_as_stored = !is_events_v1(def)
+        && stored.get("kind").and_then(Value::as_str) == Some(def.kind.as_str())
+        && stored
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|v| is_api_version(def, v));
+    if presented_as_stored {
+        Cow::Borrowed(stored)
+    } else {
+        Cow::Owned(to_view(def, stored))
+    }
+}
+
+/// Whether `api_version` is `def.api_version()`, without building that string.
+fn is_api_version(def: &ResourceDef, api_version: &str) -> bool {
+    if def.group.is_empty() {
+        api_version == def.version
+    } else {
+        api_version
+            .strip_prefix(def.group.as_str())
+            .and_then(|rest| rest.strip_prefix('/'))
+            == Some(def.version.as_str())
+    }
+}
+
 /// Sets `apiVersion` and `kind` of an object in the stored form.
 pub fn set_stored_type(def: &ResourceDef, object: &mut Value) {
     let (api_version, kind) = if is_events_v1(def) {
@@ -80,11 +111,11 @@ pub fn set_stored_type(def: &ResourceDef, object: &mut Value) {
 }
 
 /// A request body in `def`'s form as it is stored.
-pub fn from_view(def: &ResourceDef, body: &Value) -> Value {
+pub fn from_view(def: &ResourceDef, body: Value) -> Value {
     if !is_events_v1(def) {
-        return body.clone();
+        return body;
     }
-    let mut out = rename(body, false);
+    let mut out = rename(&body, false);
     if let Value::Object(map) = &mut out {
         map.insert("apiVersion".into(), Value::String("v1".into()));
         map.insert("kind".into(), Value::String("Event".into()));
@@ -108,12 +139,37 @@ mod tests {
         let body = json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"},
             "regarding": {"kind": "Deployment", "name": "web"}, "note": "scaled", "reason": "Scaled",
             "reportingController": "ctl", "type": "Normal"});
-        let stored = from_view(&new_def, &body);
+        let stored = from_view(&new_def, body.clone());
         assert_eq!(stored["involvedObject"]["name"], "web");
         assert_eq!(stored["message"], "scaled");
         assert_eq!(stored["apiVersion"], "v1");
         let core = to_view(&core_def, &stored);
         assert_eq!(core["reportingComponent"], "ctl");
         assert_eq!(to_view(&new_def, &stored), body);
+    }
+
+    #[test]
+    fn view_of_borrows_only_when_the_view_is_the_stored_object() {
+        let registry = Registry::default();
+        let cm = registry.find("", "v1", "configmaps").expect("served");
+        let stored = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        assert!(matches!(view_of(&cm, &stored), Cow::Borrowed(_)));
+        let other_version = json!({"apiVersion": "v2", "kind": "ConfigMap"});
+        let view = view_of(&cm, &other_version);
+        assert!(matches!(view, Cow::Owned(_)));
+        assert_eq!(*view, to_view(&cm, &other_version));
+        let events = registry
+            .find("events.k8s.io", "v1", "events")
+            .expect("served");
+        let event = json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "message": "m"});
+        assert_eq!(*view_of(&events, &event), to_view(&events, &event));
+        let deployments = registry.find("apps", "v1", "deployments").expect("served");
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment"});
+        assert!(matches!(
+            view_of(&deployments, &deployment),
+            Cow::Borrowed(_)
+        ));
+        let wrong_group = json!({"apiVersion": "appsx/v1", "kind": "Deployment"});
+        assert!(matches!(view_of(&deployments, &wrong_group), Cow::Owned(_)));
     }
 }

@@ -5,6 +5,7 @@
 //! both are taken under the store lock. An expired start or a watcher too slow for the broadcast
 //! gets an in-stream `ERROR` with a 410 Status, never an HTTP 410.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use axum::body::Body;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
@@ -45,7 +47,7 @@ impl WatchSpec {
 
     /// The event this watcher sees for a change, if any; selector watches turn objects that
     /// start or stop matching into ADDED or DELETED.
-    fn event_for(&self, change: &Change) -> Option<(&'static str, Value)> {
+    fn event_for<'c>(&self, change: &'c Change) -> Option<(&'static str, Cow<'c, Value>)> {
         if change.key != self.def.store_key()
             || self
                 .namespace
@@ -54,12 +56,12 @@ impl WatchSpec {
         {
             return None;
         }
-        let new_view = view::to_view(&self.def, &change.object);
+        let new_view = view::view_of(&self.def, &change.object);
         let new_match = self.selects(&new_view);
         let old_match = change
             .old
             .as_ref()
-            .is_some_and(|o| self.selects(&view::to_view(&self.def, o)));
+            .is_some_and(|o| self.selects(&view::view_of(&self.def, o)));
         let kind = match change.kind {
             ChangeKind::Added if new_match => "ADDED",
             ChangeKind::Modified if new_match && old_match => "MODIFIED",
@@ -71,25 +73,43 @@ impl WatchSpec {
         Some((kind, new_view))
     }
 
+    /// The line for a live or replayed change: full objects are encoded once per change and
+    /// form, and shared with every other watcher that sends the same.
+    fn encode_change(&self, change: &Change, kind: &'static str, object: &Value) -> Bytes {
+        if self.shape != Shape::Object {
+            return self.encode(kind, object);
+        }
+        change
+            .encoded
+            .get_or_encode(&self.def.api_version(), &self.def.kind, kind, || {
+                self.encode(kind, object)
+            })
+    }
+
     fn encode(&self, kind: &str, object: &Value) -> Bytes {
+        let shaped;
         let object = match self.shape {
             Shape::Table => {
                 let rv = object
                     .pointer("/metadata/resourceVersion")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                render::table(
+                shaped = render::table(
                     &self.def,
                     std::slice::from_ref(object),
                     rv,
                     None,
                     self.include,
-                )
+                );
+                &shaped
             }
-            Shape::Metadata => codec::partial_metadata(object),
-            Shape::Object => object.clone(),
+            Shape::Metadata => {
+                shaped = codec::partial_metadata(object);
+                &shaped
+            }
+            Shape::Object => object,
         };
-        line(&json!({"type": kind, "object": object}))
+        line(&WatchEvent { object, kind })
     }
 
     fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
@@ -103,7 +123,16 @@ impl WatchSpec {
     }
 }
 
-fn line(value: &Value) -> Bytes {
+/// One watch event; the fields in the order a JSON object with sorted keys has them, as
+/// `{"type", "object"}` built as a `Value` would serialize.
+#[derive(Serialize)]
+struct WatchEvent<'a> {
+    object: &'a Value,
+    #[serde(rename = "type")]
+    kind: &'a str,
+}
+
+fn line(value: &impl Serialize) -> Bytes {
     let mut bytes = serde_json::to_vec(value).unwrap_or_default();
     bytes.push(b'\n');
     Bytes::from(bytes)
@@ -149,7 +178,7 @@ pub fn serve(app: Arc<App>, spec: WatchSpec, start: Start) -> Response {
             Start::Current | Start::InitialEvents => {
                 let key = spec.def.store_key();
                 for object in state.list(&key, spec.namespace.as_deref()) {
-                    let view = view::to_view(&spec.def, object);
+                    let view = view::view_of(&spec.def, object);
                     if spec.selects(&view) {
                         first.push(spec.encode("ADDED", &view));
                     }
@@ -163,7 +192,7 @@ pub fn serve(app: Arc<App>, spec: WatchSpec, start: Start) -> Response {
                 Ok((replay, receiver)) => {
                     for change in replay {
                         if let Some((kind, object)) = spec.event_for(&change) {
-                            first.push(spec.encode(kind, &object));
+                            first.push(spec.encode_change(&change, kind, &object));
                         }
                     }
                     Some(receiver)
@@ -224,7 +253,7 @@ async fn pump(
                 Ok(change) => {
                     last_rv = change.rv;
                     match spec.event_for(&change) {
-                        Some((kind, object)) => spec.encode(kind, &object),
+                        Some((kind, object)) => spec.encode_change(&change, kind, &object),
                         None => continue,
                     }
                 }

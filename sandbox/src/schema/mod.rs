@@ -117,7 +117,15 @@ impl CompiledSchema {
     /// `Warn` (a warning).
     pub fn prune_unknown_fields(&self, object: &mut Value) -> Vec<String> {
         let mut unknown = Vec::new();
-        prune::prune(&self.root, object, true, "", &mut unknown);
+        prune::prune(&self.root, object, true, "", true, &mut unknown);
+        unknown
+    }
+
+    /// Prunes like [`CompiledSchema::prune_unknown_fields`], but leaves out the unknown fields
+    /// that held `null`: what the apiserver warns about (a `null` is no data lost).
+    pub fn prune_unknown_values(&self, object: &mut Value) -> Vec<String> {
+        let mut unknown = Vec::new();
+        prune::prune(&self.root, object, true, "", false, &mut unknown);
         unknown
     }
 

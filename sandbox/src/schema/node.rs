@@ -322,7 +322,7 @@ fn check_default(node: &Node, default: &Value, path: &str) -> Result<(), SchemaE
     }
     let mut value = default.clone();
     let mut unknown = Vec::new();
-    prune::prune(node, &mut value, false, "default", &mut unknown);
+    prune::prune(node, &mut value, false, "default", true, &mut unknown);
     if let Some(field) = unknown.first() {
         return Err(invalid(
             path,

@@ -8,12 +8,14 @@ use super::{child, index};
 use serde_json::Value;
 
 /// Prunes `value`; the paths of dropped unknown fields (not of dropped nulls) go to `unknown`,
-/// in the form `fieldValidation` reports them (`spec.list[0].field`).
+/// in the form `fieldValidation` reports them (`spec.list[0].field`), those holding `null`
+/// only with `report_nulls`.
 pub(crate) fn prune(
     node: &Node,
     value: &mut Value,
     resource_root: bool,
     path: &str,
+    report_nulls: bool,
     unknown: &mut Vec<String>,
 ) {
     match value {
@@ -29,7 +31,7 @@ pub(crate) fn prune(
                         Additional::Schema(s) => s.as_ref(),
                         Additional::Allowed(true) => return true,
                         Additional::Allowed(false) | Additional::Unspecified => {
-                            if !node.preserve_unknown {
+                            if !node.preserve_unknown && (report_nulls || !v.is_null()) {
                                 unknown.push(child(path, key));
                             }
                             return node.preserve_unknown;
@@ -39,14 +41,14 @@ pub(crate) fn prune(
                 if v.is_null() {
                     return schema.nullable || schema.default.is_some();
                 }
-                prune(schema, v, false, &child(path, key), unknown);
+                prune(schema, v, false, &child(path, key), report_nulls, unknown);
                 true
             });
         }
         Value::Array(items) => {
             if let Some(schema) = &node.items {
                 for (i, item) in items.iter_mut().enumerate() {
-                    prune(schema, item, false, &index(path, i), unknown);
+                    prune(schema, item, false, &index(path, i), report_nulls, unknown);
                 }
             }
         }
