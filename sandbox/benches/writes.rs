@@ -3,9 +3,14 @@
 //! patch (finalizer and annotation), a status merge patch on `/status`, an `events.k8s.io/v1`
 //! Event create, and the same metadata patch again while 2 watchers follow the kind.
 //!
-//! Figures are process CPU time (every thread, the in-process HTTP client included) and wall
-//! time per request, sequential requests from one client. The watch figure is the extra CPU per
-//! delivered event: (patch with 2 watchers - patch without) / 2.
+//! Two sets of figures, both process CPU time per request (every thread) and wall time:
+//! - in-process: requests handed straight to the server's handler, without HTTP, so the
+//!   figures are the API server's own work (watchers read the handler's streaming bodies);
+//! - over HTTP: sequential requests from one in-process client through the listening server,
+//!   the client's and hyper's work included.
+//!
+//! The watch figure is the extra CPU per delivered event: (patch with 2 watchers - patch
+//! without) / 2.
 //!
 //! Run with `cargo bench -p ferroplane-sandbox --bench writes`; it prints figures, asserts
 //! nothing about time.
@@ -13,7 +18,15 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ferroplane_sandbox::{Sandbox, SandboxConfig};
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State as AxumState;
+use axum::http::{Method, Request};
+use ferroplane_sandbox::app::App;
+use ferroplane_sandbox::state::State;
+use ferroplane_sandbox::{Sandbox, SandboxConfig, handler, ops};
+use futures::StreamExt;
 use serde_json::{Value, json};
 
 const OBJECTS: usize = 400;
@@ -166,8 +179,199 @@ async fn watchers(
     handles
 }
 
+/// One request handed to the handler; `None` body for GET.
+fn request(method: Method, uri: &str, content_type: &str, body: Option<&Value>) -> Request<Body> {
+    let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
+    Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("Content-Type", content_type)
+        .body(body)
+        .expect("request builds")
+}
+
+/// Sends `request` to the handler; it must succeed. Returns the response body.
+async fn call(app: &Arc<App>, request: Request<Body>) -> bytes::Bytes {
+    let response = handler::handle(AxumState(app.clone()), request).await;
+    let status = response.status();
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("body read");
+    assert!(
+        status.is_success(),
+        "{status}: {}",
+        String::from_utf8_lossy(&body)
+    );
+    body
+}
+
+async fn timed_in_process(
+    app: &Arc<App>,
+    ops: usize,
+    mut build: impl FnMut(usize) -> Request<Body>,
+) -> Figures {
+    let (cpu0, wall0) = (process_cpu(), Instant::now());
+    for i in 0..ops {
+        call(app, build(i)).await;
+    }
+    Figures {
+        cpu: process_cpu().saturating_sub(cpu0),
+        wall: wall0.elapsed(),
+        ops,
+    }
+}
+
+const OBJECTS_PATH: &str =
+    "/apis/alibabacloud.ferroplane.io/v1alpha1/namespaces/bench/ecsinstances";
+
+fn merge_request(round: usize, i: usize) -> Request<Body> {
+    let body = json!({"metadata": {
+        "finalizers": ["ferroplane.io/managed-resource"],
+        "annotations": {"ferroplane.io/external-name": format!("i-{i}"),
+                        "bench/round": round.to_string()}}});
+    request(
+        Method::PATCH,
+        &format!("{OBJECTS_PATH}/web-{i}?fieldManager=ferroplane"),
+        "application/merge-patch+json",
+        Some(&body),
+    )
+}
+
+fn status_request(round: usize, i: usize) -> Request<Body> {
+    request(
+        Method::PATCH,
+        &format!("{OBJECTS_PATH}/web-{i}/status?fieldManager=ferroplane"),
+        "application/merge-patch+json",
+        Some(&status(round)),
+    )
+}
+
+/// The server's own work per request, without HTTP.
+async fn in_process() {
+    let (_stop, stopped) = tokio::sync::watch::channel(false);
+    let mut state = State::new(10_000);
+    ops::bootstrap(&mut state);
+    let config = SandboxConfig {
+        simulate_workloads: false,
+        ..SandboxConfig::default()
+    };
+    let app = Arc::new(App::new(state, config, stopped, "127.0.0.1:0".into()));
+    let crd = load_yaml("deploy/crds/alibabacloud.ferroplane.io_ecsinstances.yaml");
+    call(
+        &app,
+        request(
+            Method::POST,
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "application/json",
+            Some(&crd),
+        ),
+    )
+    .await;
+    call(
+        &app,
+        request(
+            Method::POST,
+            "/api/v1/namespaces",
+            "application/json",
+            Some(&json!({"metadata": {"name": NAMESPACE}})),
+        ),
+    )
+    .await;
+    let create = timed_in_process(&app, OBJECTS, |i| {
+        request(
+            Method::POST,
+            &format!("{OBJECTS_PATH}?fieldManager=kubectl"),
+            "application/json",
+            Some(&instance(i)),
+        )
+    })
+    .await;
+    let (mut merges, mut statuses, mut watched) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        merges.push(timed_in_process(&app, OBJECTS, |i| merge_request(round * 3, i)).await);
+        statuses.push(timed_in_process(&app, OBJECTS, |i| status_request(round, i)).await);
+        let rv = app.lock().resource_version();
+        let mut readers = Vec::new();
+        for _ in 0..2 {
+            let response = handler::handle(
+                AxumState(app.clone()),
+                request(
+                    Method::GET,
+                    &format!("{OBJECTS_PATH}?watch=true&resourceVersion={rv}"),
+                    "",
+                    None,
+                ),
+            )
+            .await;
+            let mut stream = response.into_body().into_data_stream();
+            readers.push(tokio::spawn(async move {
+                let mut lines = 0usize;
+                while lines < OBJECTS {
+                    match stream.next().await {
+                        Some(Ok(chunk)) => lines += chunk.iter().filter(|b| **b == b'\n').count(),
+                        _ => break,
+                    }
+                }
+                lines
+            }));
+        }
+        let (cpu0, wall0) = (process_cpu(), Instant::now());
+        for i in 0..OBJECTS {
+            call(&app, merge_request(round * 3 + 1, i)).await;
+        }
+        for reader in readers {
+            let seen = reader.await.expect("reader ran");
+            assert_eq!(seen, OBJECTS, "every patch is one event per watcher");
+        }
+        watched.push(Figures {
+            cpu: process_cpu().saturating_sub(cpu0),
+            wall: wall0.elapsed(),
+            ops: OBJECTS,
+        });
+    }
+    let events = timed_in_process(&app, OBJECTS, |i| {
+        request(
+            Method::POST,
+            &format!("/apis/events.k8s.io/v1/namespaces/{NAMESPACE}/events"),
+            "application/json",
+            Some(&event(i)),
+        )
+    })
+    .await;
+    println!("in-process (handler, no HTTP):");
+    report(create, merges, statuses, watched, events);
+}
+
+/// The lowest round of each (the least disturbed by other load on the machine), printed.
+fn report(
+    create: Figures,
+    merges: Vec<Figures>,
+    statuses: Vec<Figures>,
+    watched: Vec<Figures>,
+    events: Figures,
+) {
+    let best = |figures: Vec<Figures>| {
+        figures
+            .into_iter()
+            .min_by_key(|f| f.cpu)
+            .expect("at least one round")
+    };
+    let (merge, status, watched) = (best(merges), best(statuses), best(watched));
+    create.print("create ECSInstance (POST)");
+    merge.print("merge patch (finalizer + annotations)");
+    status.print("status merge patch (/status)");
+    watched.print("merge patch, 2 watchers");
+    events.print("create events.k8s.io/v1 Event");
+    let per_event = watched.per_op_cpu().saturating_sub(merge.per_op_cpu()) / 2;
+    println!(
+        "{:<44} cpu {per_event:>9.1?}/event",
+        "watch event delivered (per watcher)"
+    );
+}
+
 #[tokio::main]
 async fn main() {
+    in_process().await;
     let config = SandboxConfig {
         simulate_workloads: false,
         ..SandboxConfig::default()
@@ -248,27 +452,13 @@ async fn main() {
     })
     .await;
 
-    // The lowest round of each, the least disturbed by the other engineers' builds.
-    let best = |figures: Vec<Figures>| {
-        figures
-            .into_iter()
-            .min_by_key(|f| f.cpu)
-            .expect("at least one round")
-    };
-    let (merge, status, watched) = (
-        best(merge_figures),
-        best(status_figures),
-        best(watched_figures),
-    );
-    create.print("create ECSInstance (POST)");
-    merge.print("merge patch (finalizer + annotations)");
-    status.print("status merge patch (/status)");
-    watched.print("merge patch, 2 watchers");
-    events.print("create events.k8s.io/v1 Event");
-    let per_event = watched.per_op_cpu().saturating_sub(merge.per_op_cpu()) / 2;
-    println!(
-        "{:<44} cpu {per_event:>9.1?}/event",
-        "watch event delivered (per watcher)"
+    println!("over HTTP (one sequential client):");
+    report(
+        create,
+        merge_figures,
+        status_figures,
+        watched_figures,
+        events,
     );
     sandbox.shutdown().await;
 }

@@ -57,6 +57,9 @@ pub(crate) struct Rule {
     optional_old_self: bool,
     /// The functions the rule calls, to tell an unsupported library function from a bug.
     functions: Vec<String>,
+    /// The rule is exactly `self == oldSelf` (or `oldSelf == self`), the usual immutability
+    /// rule: true whenever the value is the old value itself.
+    plain_immutability: bool,
 }
 
 impl std::fmt::Debug for Rule {
@@ -137,8 +140,13 @@ impl Rule {
             .into_iter()
             .map(str::to_owned)
             .collect();
+        let plain_immutability = matches!(
+            source.split_whitespace().collect::<Vec<_>>().as_slice(),
+            ["self", "==", "oldSelf"] | ["oldSelf", "==", "self"]
+        );
         Ok(Rule {
             functions,
+            plain_immutability,
             optional_old_self,
             path: path.to_owned(),
             message: text("message")?.filter(|m| !m.trim().is_empty()),
@@ -216,22 +224,39 @@ pub(crate) fn validate(
     }
     let old = old.filter(|o| !o.is_null());
     if !node.rules.is_empty() {
-        let this = to_cel(Some(node), value, root);
-        let previous = old.map(|o| to_cel(Some(node), o, root));
         // Ratcheting: a rule without oldSelf is not re-checked on a value the update left alone.
         let unchanged = old.is_some_and(|o| json_equal(o, value));
+        // The very same JSON converts to the very same CEL value: convert it once.
+        let identical = old.is_some_and(|o| o == value);
+        let mut this = None;
+        let mut previous = None;
         for rule in &node.rules {
-            let old_self = match (&previous, rule.optional_old_self) {
-                (Some(p), false) => Some(p.clone()),
-                (Some(p), true) => Some(optional(Some(p.clone()))),
-                (None, true) => Some(optional(None)),
-                (None, false) if rule.transition => continue,
-                (None, false) => None,
-            };
+            if old.is_none() && rule.transition && !rule.optional_old_self {
+                continue;
+            }
             if !rule.transition && unchanged {
                 continue;
             }
-            if let Some(e) = evaluate(rule, node, &this, old_self.as_ref(), path) {
+            if identical && rule.plain_immutability && !rule.optional_old_self {
+                // `self == oldSelf` holds when both are the same value (JSON has no NaN).
+                continue;
+            }
+            let this = this.get_or_insert_with(|| to_cel(Some(node), value, root));
+            let previous = match old {
+                Some(_) if identical => Some(this.clone()),
+                Some(o) => Some(
+                    previous
+                        .get_or_insert_with(|| to_cel(Some(node), o, root))
+                        .clone(),
+                ),
+                None => None,
+            };
+            let old_self = match (previous, rule.optional_old_self) {
+                (Some(p), false) => Some(p),
+                (p, true) => Some(optional(p)),
+                (None, false) => None,
+            };
+            if let Some(e) = evaluate(rule, node, this, old_self.as_ref(), path) {
                 errs.push(e);
             }
         }
@@ -270,14 +295,31 @@ fn evaluate(
     old: Option<&cel::Value>,
     path: &str,
 ) -> Option<FieldError> {
-    let mut ctx = Context::with_env(env().clone());
-    cellib::register(&mut ctx);
-    ctx.add_variable_from_value("self", this.clone());
-    if let Some(o) = old {
-        ctx.add_variable_from_value("oldSelf", o.clone());
-    }
+    ROOT_CONTEXT.with(|root| {
+        let mut ctx = root.new_inner_scope();
+        ctx.add_variable_from_value("self", this.clone());
+        if let Some(o) = old {
+            ctx.add_variable_from_value("oldSelf", o.clone());
+        }
+        outcome(rule, node, &ctx, path)
+    })
+}
+
+thread_local! {
+    /// The environment and the Kubernetes library functions, registered once per thread; each
+    /// evaluation binds `self` and `oldSelf` in a child scope of it. (A `Context` is not `Sync`,
+    /// so it cannot live in the shared compiled schema.)
+    static ROOT_CONTEXT: Context<'static, 'static> = {
+        let mut ctx = Context::with_env(env().clone());
+        cellib::register(&mut ctx);
+        ctx
+    };
+}
+
+/// Runs `rule` in `ctx` and words a failure.
+fn outcome(rule: &Rule, node: &Node, ctx: &Context<'_, '_>, path: &str) -> Option<FieldError> {
     let type_value = json!(node.type_name());
-    match rule.program.execute(&ctx) {
+    match rule.program.execute(ctx) {
         Ok(cel::Value::Bool(true)) => None,
         Ok(cel::Value::Bool(false)) => {
             let at = match &rule.field_path {
@@ -287,7 +329,7 @@ fn evaluate(
             let detail = rule
                 .message_expression
                 .as_ref()
-                .and_then(|m| match m.execute(&ctx) {
+                .and_then(|m| match m.execute(ctx) {
                     Ok(cel::Value::String(s)) if !s.trim().is_empty() && !s.contains('\n') => {
                         Some(s.trim().to_owned())
                     }

@@ -793,3 +793,72 @@ fn kubernetes_library_functions() {
         assert_eq!(errors.is_empty(), passes, "{rule}: {errors:?}");
     }
 }
+
+#[test]
+fn transition_rules_are_never_ratcheted_and_see_each_old_self() {
+    let schema = compile(wrap_spec(json!({
+        "type": "object",
+        "properties": {
+            "size": {"type": "integer",
+                "x-kubernetes-validations": [{"rule": "self >= oldSelf", "message": "size may not shrink"}]},
+            "region": {"type": "string",
+                "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "region is immutable"}]},
+            "token": {"type": "string",
+                "x-kubernetes-validations": [{"rule": "self != oldSelf", "message": "token must rotate"}]},
+            "tags": {"type": "object", "additionalProperties": {"type": "string"},
+                "x-kubernetes-validations": [{"rule": "oldSelf == self", "message": "tags are immutable"}]}
+        }
+    })));
+    let object = |size: i64, region: &str, token: &str| json!({"spec": {"size": size, "region": region, "token": token, "tags": {"a": "b"}}});
+    // The rules are compiled once; every evaluation binds its own oldSelf.
+    let v1 = object(3, "cn-a", "t1");
+    let v2 = object(4, "cn-a", "t2");
+    assert!(messages(&schema, &v2, Some(&v1)).is_empty());
+    assert_eq!(
+        messages(&schema, &v1, Some(&v2)),
+        vec!["spec.size: Invalid value: \"integer\": size may not shrink"]
+    );
+    let moved = object(4, "cn-b", "t3");
+    assert_eq!(
+        messages(&schema, &moved, Some(&v2)),
+        vec!["spec.region: Invalid value: \"string\": region is immutable"]
+    );
+    let mut retagged = object(5, "cn-a", "t3");
+    retagged["spec"]["tags"]["a"] = json!("c");
+    assert_eq!(
+        messages(&schema, &retagged, Some(&v2)),
+        vec!["spec.tags: Invalid value: \"object\": tags are immutable"]
+    );
+    // An unchanged object still runs its transition rules: `self != oldSelf` fails on it.
+    assert_eq!(
+        messages(&schema, &v2, Some(&v2)),
+        vec!["spec.token: Invalid value: \"string\": token must rotate"]
+    );
+    // Other threads evaluate with their own library registration and see the same.
+    let from_thread = std::thread::scope(|s| {
+        s.spawn(|| messages(&schema, &v1, Some(&v2)))
+            .join()
+            .expect("thread ran")
+    });
+    assert_eq!(from_thread, messages(&schema, &v1, Some(&v2)));
+}
+
+#[test]
+fn cel_ratcheting_skips_only_non_transition_rules_on_unchanged_values() {
+    let schema = compile(wrap_spec(json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string",
+                "x-kubernetes-validations": [{"rule": "!self.startsWith('http')", "message": "no URLs"}]},
+            "other": {"type": "string"}
+        }
+    })));
+    let old = json!({"spec": {"name": "http://x"}});
+    let touched_other = json!({"spec": {"name": "http://x", "other": "y"}});
+    assert!(messages(&schema, &touched_other, Some(&old)).is_empty());
+    let changed = json!({"spec": {"name": "https://x"}});
+    assert_eq!(
+        messages(&schema, &changed, Some(&old)),
+        vec!["spec.name: Invalid value: \"string\": no URLs"]
+    );
+}

@@ -28,24 +28,33 @@ pub(crate) fn validate(
 ) -> Vec<FieldError> {
     let mut out = Errors::default();
     validate_into(node, value, old, path, root, &mut out);
-    out.0.into_iter().map(|(e, _)| e).collect()
+    out.found.into_iter().map(|(e, _)| e).collect()
 }
 
 /// Errors found so far, each flagged when ratcheting must never drop it.
 #[derive(Default)]
-struct Errors(Vec<(FieldError, bool)>);
+struct Errors {
+    found: Vec<(FieldError, bool)>,
+    /// Inside a value the update left unchanged: ratcheting drops every error but the sticky
+    /// ones, so the others are neither kept nor looked for.
+    sticky_only: bool,
+}
 
 impl Errors {
     fn push(&mut self, e: FieldError) {
         let sticky = e.kind == FieldErrorKind::Required;
-        self.0.push((e, sticky));
+        if sticky || !self.sticky_only {
+            self.found.push((e, sticky));
+        }
     }
 
     fn push_sticky(&mut self, e: FieldError) {
-        self.0.push((e, true));
+        self.found.push((e, true));
     }
 }
 
+/// Checks `value` and below. A value equal to its old value is ratcheted: of the errors in it,
+/// only the sticky ones count.
 fn validate_into(
     node: &Node,
     value: &Value,
@@ -54,13 +63,12 @@ fn validate_into(
     root: bool,
     out: &mut Errors,
 ) {
-    let start = out.0.len();
+    let outer = out.sticky_only;
+    // Below an unchanged value everything is unchanged (or ratcheted with it): no need to
+    // compare again.
+    out.sticky_only = outer || old.is_some_and(|o| json_equal(o, value));
     check_node(node, value, old, path, root, out);
-    if old.is_some_and(|o| json_equal(o, value)) {
-        let kept: Vec<(FieldError, bool)> =
-            out.0.drain(start..).filter(|(_, sticky)| *sticky).collect();
-        out.0.extend(kept);
-    }
+    out.sticky_only = outer;
 }
 
 fn check_node(
@@ -103,6 +111,8 @@ fn check_node(
     }
 
     match value {
+        // Neither yields a sticky error.
+        Value::String(_) | Value::Number(_) if errs.sticky_only => {}
         Value::String(s) => string_checks(node, s, value, path, errs),
         Value::Number(n) => number_checks(node, n, value, path, errs),
         Value::Array(items) => array_checks(node, items, old, path, errs),
@@ -111,6 +121,7 @@ fn check_node(
     }
 
     if let Some(allowed) = &node.enumeration
+        && !errs.sticky_only
         && !allowed.iter().any(|a| json_equal(a, value))
     {
         let supported: Vec<String> = allowed
@@ -148,6 +159,13 @@ fn composite(detail: String) -> FieldError {
 }
 
 fn composition(node: &Node, value: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    if node.any_of.is_empty()
+        && node.one_of.is_empty()
+        && node.all_of.is_empty()
+        && node.not.is_none()
+    {
+        return;
+    }
     let quoted = gofmt::quote(path);
     if !node.any_of.is_empty() {
         let results: Vec<Vec<FieldError>> = node
