@@ -101,31 +101,74 @@ fn node(field: &str, value: &Value, custom: bool) -> Value {
 }
 
 /// The `FieldsV1` set of what `new` adds or changes relative to `old`: what an Update
-/// manager takes ownership of.
+/// manager takes ownership of. Only the differences are visited: unchanged fields cost a
+/// comparison, not a set entry.
 pub fn changed_fields(old: &Value, new: &Value, custom: bool) -> Map<String, Value> {
-    let mut out = field_set(new, custom);
-    prune_unchanged(&mut out, old, new);
+    let mut out = Map::new();
+    let Value::Object(new_map) = new else {
+        return out;
+    };
+    for (key, value) in new_map {
+        let old_value = old.get(key);
+        if matches!(key.as_str(), "apiVersion" | "kind") || old_value == Some(value) {
+            continue;
+        }
+        if key == "metadata" {
+            let Value::Object(new_meta) = value else {
+                continue;
+            };
+            let empty = Map::new();
+            let old_meta = old_value.and_then(Value::as_object).unwrap_or(&empty);
+            let owned = new_meta
+                .iter()
+                .filter(|(k, _)| !UNOWNED_METADATA.contains(&k.as_str()));
+            let changed = changed_entries(old_meta, owned, custom);
+            if !changed.is_empty() {
+                out.insert("f:metadata".into(), Value::Object(changed));
+            }
+            continue;
+        }
+        insert_changed(&mut out, key, old_value, value, custom);
+    }
     out
 }
 
-fn prune_unchanged(set: &mut Map<String, Value>, old: &Value, new: &Value) {
-    set.retain(|entry, sub| {
-        let Some(field) = entry.strip_prefix("f:") else {
-            return old != new;
-        };
-        let (o, n) = (old.get(field), new.get(field));
-        if o == n {
-            return false;
+/// The set entries of the fields in `new` that differ from `old`.
+fn changed_entries<'a>(
+    old: &Map<String, Value>,
+    new: impl Iterator<Item = (&'a String, &'a Value)>,
+    custom: bool,
+) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (key, value) in new {
+        let old_value = old.get(key);
+        if old_value != Some(value) {
+            insert_changed(&mut out, key, old_value, value, custom);
         }
-        if let (Some(o @ Value::Object(_)), Some(n @ Value::Object(_)), Value::Object(children)) =
-            (o, n, &mut *sub)
-        {
-            prune_unchanged(children, o, n);
-            children.remove(".");
-            return !children.is_empty();
+    }
+    out
+}
+
+/// Adds the entry of a changed field: objects on both sides by their changed fields (none
+/// left, no entry), anything else as a whole.
+fn insert_changed(
+    out: &mut Map<String, Value>,
+    key: &str,
+    old: Option<&Value>,
+    new: &Value,
+    custom: bool,
+) {
+    match (old, new) {
+        (Some(Value::Object(old_map)), Value::Object(new_map)) => {
+            let changed = changed_entries(old_map, new_map.iter(), custom);
+            if !changed.is_empty() {
+                out.insert(format!("f:{key}"), Value::Object(changed));
+            }
         }
-        true
-    });
+        _ => {
+            out.insert(format!("f:{key}"), node(key, new, custom));
+        }
+    }
 }
 
 /// Merges an applied configuration into the live object.
@@ -262,21 +305,23 @@ pub fn record(
     } else {
         Vec::new()
     };
+    // The list is taken out of the object and put back, not copied.
+    let mut list = match meta::metadata_mut(object).remove("managedFields") {
+        Some(Value::Array(list)) => list,
+        _ => Vec::new(),
+    };
     if operation == "Update"
-        && let Some(previous) = entries(object)
-            .iter()
+        && let Some(Value::Object(previous)) = list
+            .iter_mut()
             .find(|e| same_entry(e, manager, operation, subresource))
-            .and_then(|e| e.get("fieldsV1"))
-            .and_then(Value::as_object)
+            .and_then(|e| e.get_mut("fieldsV1"))
+            .map(Value::take)
     {
-        let mut merged = previous.clone();
+        let mut merged = previous;
         union(&mut merged, &fields);
         fields = merged;
     }
-    let mut list: Vec<Value> = entries(object)
-        .into_iter()
-        .filter(|e| !same_entry(e, manager, operation, subresource))
-        .collect();
+    list.retain(|e| !same_entry(e, manager, operation, subresource));
     if !fields.is_empty() {
         let mut entry = json!({
             "manager": manager,
@@ -595,6 +640,92 @@ mod tests {
         let new = json!({"metadata": {"name": "x", "labels": {"a": "1"}}, "spec": {"a": 1, "b": {"c": 1, "d": 3}}});
         let set = changed_fields(&old, &new, true);
         assert_eq!(Value::Object(set), json!({"f:spec": {"f:b": {"f:d": {}}}}));
+    }
+
+    /// The definition `changed_fields` must match: the whole field set of `new`, less what
+    /// equals `old` (the straightforward form, which visits every field).
+    fn changed_fields_by_definition(old: &Value, new: &Value, custom: bool) -> Map<String, Value> {
+        fn prune_unchanged(set: &mut Map<String, Value>, old: &Value, new: &Value) {
+            set.retain(|entry, sub| {
+                let Some(field) = entry.strip_prefix("f:") else {
+                    return old != new;
+                };
+                let (o, n) = (old.get(field), new.get(field));
+                if o == n {
+                    return false;
+                }
+                if let (Some(o @ Value::Object(_)), Some(n @ Value::Object(_)), Value::Object(c)) =
+                    (o, n, &mut *sub)
+                {
+                    prune_unchanged(c, o, n);
+                    c.remove(".");
+                    return !c.is_empty();
+                }
+                true
+            });
+        }
+        let mut out = field_set(new, custom);
+        prune_unchanged(&mut out, old, new);
+        out
+    }
+
+    #[test]
+    fn changed_fields_match_their_definition() {
+        let objects = [
+            json!({}),
+            json!({"metadata": "odd"}),
+            json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": "x", "resourceVersion": "1",
+                "labels": {"a": "1"}, "finalizers": ["f"], "annotations": {"n": "1"}},
+                "spec": {"a": 1, "b": {"c": {"d": [1, 2]}, "e": {}}, "containers": [{"name": "w", "image": "1"}]},
+                "status": {"conditions": [{"type": "Ready"}]}}),
+            json!({"apiVersion": "v2", "metadata": {"name": "x", "resourceVersion": "2",
+                "labels": {"a": "2", "b": "1"}, "finalizers": ["f", "g"]},
+                "spec": {"a": {"now": "object"}, "b": {"c": {}, "e": {"x": null}}, "containers": [{"name": "w", "image": "2"}]},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}], "phase": "Up"}}),
+            json!({"metadata": {"name": "x", "labels": {}}, "spec": {"b": {"c": {"d": [1, 2]}, "e": {}}}}),
+        ];
+        for old in &objects {
+            for new in &objects {
+                for custom in [true, false] {
+                    assert_eq!(
+                        changed_fields(old, new, custom),
+                        changed_fields_by_definition(old, new, custom),
+                        "old {old}, new {new}, custom {custom}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn changed_fields_edge_cases() {
+        // An object emptied by the update is no field of the updater's.
+        let set = changed_fields(
+            &json!({"spec": {"a": {"x": 1}}}),
+            &json!({"spec": {"a": {}}}),
+            true,
+        );
+        assert!(set.is_empty(), "{set:?}");
+        // Without old metadata every owned metadata field is new; identity fields never count.
+        let new = json!({"apiVersion": "v1", "kind": "K",
+            "metadata": {"name": "x", "resourceVersion": "5", "labels": {"a": "1"}}, "spec": {"a": 1}});
+        assert_eq!(
+            Value::Object(changed_fields(&json!({}), &new, true)),
+            json!({"f:metadata": {"f:labels": {".": {}, "f:a": {}}}, "f:spec": {".": {}, "f:a": {}}})
+        );
+        let mut touched = new.clone();
+        touched["metadata"]["resourceVersion"] = json!("6");
+        assert!(changed_fields(&new, &touched, true).is_empty());
+        // Lists are claimed whole: keyed by their merge key for built-ins, finalizers by value.
+        let old = json!({"metadata": {"finalizers": ["a"]}, "spec": {"containers": [{"name": "web", "image": "a"}]}});
+        let new = json!({"metadata": {"finalizers": ["a", "b"]}, "spec": {"containers": [{"name": "web", "image": "b"}]}});
+        assert_eq!(
+            Value::Object(changed_fields(&old, &new, false)),
+            json!({
+                "f:metadata": {"f:finalizers": {"v:\"a\"": {}, "v:\"b\"": {}}},
+                "f:spec": {"f:containers": {"k:{\"name\":\"web\"}": {".": {}, "f:image": {}, "f:name": {}}}}
+            })
+        );
     }
 
     #[test]

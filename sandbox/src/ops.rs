@@ -111,6 +111,24 @@ pub fn check_type(def: &ResourceDef, body: &Value) -> ApiResult<()> {
     Ok(())
 }
 
+/// Makes `target` equal to `stored` without its `status`, copying only the top-level fields
+/// that differ.
+fn stored_except_status(target: &mut Value, stored: &Value) {
+    let (Value::Object(target_map), Value::Object(stored_map)) = (&mut *target, stored) else {
+        *target = stored.clone();
+        if let Value::Object(map) = target {
+            map.remove("status");
+        }
+        return;
+    };
+    target_map.retain(|k, _| k != "status" && stored_map.contains_key(k));
+    for (k, v) in stored_map {
+        if k != "status" && target_map.get(k) != Some(v) {
+            target_map.insert(k.clone(), v.clone());
+        }
+    }
+}
+
 /// Whether `a` and `b` differ in what `generation` tracks: everything but `metadata`,
 /// `apiVersion`, and `status` when it is a subresource. Compares in place, without copies.
 fn generation_changed(a: &Value, b: &Value, status_subresource: bool) -> bool {
@@ -318,30 +336,21 @@ pub fn update(
     }
 
     let mut object = if subresource == "status" {
-        let mut body = body;
-        // Everything but the status comes from the stored object; the old status is not copied.
-        let mut next = match &*current {
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .filter(|(k, _)| *k != "status")
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-            ),
-            other => other.clone(),
-        };
-        match body.as_object_mut().and_then(|b| b.remove("status")) {
-            Some(status) => next["status"] = status,
-            None => {
-                if let Value::Object(map) = &mut next {
-                    map.remove("status");
-                }
-            }
-        }
-        if kind == UpdateKind::Apply {
-            next["metadata"]["managedFields"] = body
-                .pointer_mut("/metadata/managedFields")
+        let mut next = body;
+        let status = next.as_object_mut().and_then(|b| b.remove("status"));
+        let managed_fields = (kind == UpdateKind::Apply).then(|| {
+            next.pointer_mut("/metadata/managedFields")
                 .map(Value::take)
-                .unwrap_or(Value::Null);
+                .unwrap_or(Value::Null)
+        });
+        // Everything but the status is the stored object's. The body (after a patch, mostly
+        // the stored object already) is turned into it, copying only what differs.
+        stored_except_status(&mut next, &current);
+        if let Some(status) = status {
+            next["status"] = status;
+        }
+        if let Some(managed_fields) = managed_fields {
+            next["metadata"]["managedFields"] = managed_fields;
         }
         next
     } else {
