@@ -101,7 +101,10 @@ fn load_yaml(sub: &str) -> Value {
 }
 
 fn instance(i: usize) -> Value {
-    let mut object = load_yaml("deploy/samples/ecsinstance.yaml");
+    static SAMPLE: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    let mut object = SAMPLE
+        .get_or_init(|| load_yaml("deploy/samples/ecsinstance.yaml"))
+        .clone();
     object["metadata"] = json!({"name": format!("web-{i}"), "namespace": NAMESPACE,
         "labels": {"app": "bench"}});
     object["spec"]["forProvider"]["instanceName"] = json!(format!("web-{i}"));

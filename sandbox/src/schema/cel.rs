@@ -219,47 +219,12 @@ pub(crate) fn validate(
     root: bool,
     errs: &mut Vec<FieldError>,
 ) {
-    if value.is_null() {
+    if value.is_null() || !node.rules_below {
         return;
     }
     let old = old.filter(|o| !o.is_null());
     if !node.rules.is_empty() {
-        // Ratcheting: a rule without oldSelf is not re-checked on a value the update left alone.
-        let unchanged = old.is_some_and(|o| json_equal(o, value));
-        // The very same JSON converts to the very same CEL value: convert it once.
-        let identical = old.is_some_and(|o| o == value);
-        let mut this = None;
-        let mut previous = None;
-        for rule in &node.rules {
-            if old.is_none() && rule.transition && !rule.optional_old_self {
-                continue;
-            }
-            if !rule.transition && unchanged {
-                continue;
-            }
-            if identical && rule.plain_immutability && !rule.optional_old_self {
-                // `self == oldSelf` holds when both are the same value (JSON has no NaN).
-                continue;
-            }
-            let this = this.get_or_insert_with(|| to_cel(Some(node), value, root));
-            let previous = match old {
-                Some(_) if identical => Some(this.clone()),
-                Some(o) => Some(
-                    previous
-                        .get_or_insert_with(|| to_cel(Some(node), o, root))
-                        .clone(),
-                ),
-                None => None,
-            };
-            let old_self = match (previous, rule.optional_old_self) {
-                (Some(p), false) => Some(p),
-                (p, true) => Some(optional(p)),
-                (None, false) => None,
-            };
-            if let Some(e) = evaluate(rule, node, this, old_self.as_ref(), path) {
-                errs.push(e);
-            }
-        }
+        run_rules(node, value, old, path, root, errs);
     }
     match value {
         Value::Object(map) => {
@@ -288,26 +253,77 @@ pub(crate) fn validate(
     }
 }
 
-fn evaluate(
-    rule: &Rule,
+/// Runs the rules of `node` on `value`. The variables are bound once per node, in one scope
+/// for the rules that see `oldSelf` as is and one for those that see it as an optional.
+fn run_rules(
     node: &Node,
-    this: &cel::Value,
-    old: Option<&cel::Value>,
+    value: &Value,
+    old: Option<&Value>,
     path: &str,
-) -> Option<FieldError> {
-    ROOT_CONTEXT.with(|root| {
-        let mut ctx = root.new_inner_scope();
-        ctx.add_variable_from_value("self", this.clone());
-        if let Some(o) = old {
-            ctx.add_variable_from_value("oldSelf", o.clone());
+    root: bool,
+    errs: &mut Vec<FieldError>,
+) {
+    // Ratcheting: a rule without oldSelf is not re-checked on a value the update left alone.
+    let unchanged = old.is_some_and(|o| json_equal(o, value));
+    // The very same JSON converts to the very same CEL value: convert it once.
+    let identical = old.is_some_and(|o| o == value);
+    let mut values: Option<(cel::Value, Option<cel::Value>)> = None;
+    let mut values = || {
+        values
+            .get_or_insert_with(|| {
+                let this = to_cel(Some(node), value, root);
+                let previous = match old {
+                    Some(_) if identical => Some(this.clone()),
+                    Some(o) => Some(to_cel(Some(node), o, root)),
+                    None => None,
+                };
+                (this, previous)
+            })
+            .clone()
+    };
+    ROOT_CONTEXT.with(|root_context| {
+        let mut plain: Option<Context<'_, 'static>> = None;
+        let mut optional_old: Option<Context<'_, 'static>> = None;
+        for rule in &node.rules {
+            if old.is_none() && rule.transition && !rule.optional_old_self {
+                continue;
+            }
+            if !rule.transition && unchanged {
+                continue;
+            }
+            if identical && rule.plain_immutability && !rule.optional_old_self {
+                // `self == oldSelf` holds when both are the same value (JSON has no NaN).
+                continue;
+            }
+            let scope = if rule.optional_old_self {
+                &mut optional_old
+            } else {
+                &mut plain
+            };
+            let ctx = scope.get_or_insert_with(|| {
+                let (this, previous) = values();
+                let old_self = if rule.optional_old_self {
+                    Some(optional(previous))
+                } else {
+                    previous
+                };
+                let mut ctx = root_context.new_inner_scope();
+                ctx.add_variable_from_value("self", this);
+                if let Some(o) = old_self {
+                    ctx.add_variable_from_value("oldSelf", o);
+                }
+                ctx
+            });
+            if let Some(e) = outcome(rule, node, ctx, path) {
+                errs.push(e);
+            }
         }
-        outcome(rule, node, &ctx, path)
-    })
+    });
 }
 
 thread_local! {
-    /// The environment and the Kubernetes library functions, registered once per thread; each
-    /// evaluation binds `self` and `oldSelf` in a child scope of it. (A `Context` is not `Sync`,
+    /// The environment and the Kubernetes library functions, registered once per thread; the
+    /// rules of a node run in a child scope of it that binds `self` and `oldSelf`. (A `Context` is not `Sync`,
     /// so it cannot live in the shared compiled schema.)
     static ROOT_CONTEXT: Context<'static, 'static> = {
         let mut ctx = Context::with_env(env().clone());

@@ -140,6 +140,9 @@ pub(crate) struct Node {
     pub list_type: ListType,
     pub list_map_keys: Vec<String>,
     pub rules: Vec<Rule>,
+    /// This node or one that CEL validation reaches below it (properties, additional
+    /// properties, items) has rules: subtrees without any are not walked.
+    pub rules_below: bool,
 }
 
 impl Node {
@@ -306,6 +309,10 @@ impl Node {
                 )?);
             }
         }
+        node.rules_below = !node.rules.is_empty()
+            || node.properties.values().any(|p| p.rules_below)
+            || node.additional_schema().is_some_and(|a| a.rules_below)
+            || node.items.as_ref().is_some_and(|i| i.rules_below);
         if let Some(default) = &node.default {
             check_default(&node, default, path)?;
         }

@@ -862,3 +862,36 @@ fn cel_ratcheting_skips_only_non_transition_rules_on_unchanged_values() {
         vec!["spec.name: Invalid value: \"string\": no URLs"]
     );
 }
+
+#[test]
+fn rules_of_one_node_share_bindings_but_keep_their_own_old_self() {
+    let schema = compile(wrap_spec(json!({
+        "type": "object",
+        "properties": {"list": {"type": "array", "items": {"type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "x-kubernetes-validations": [{"rule": "self.n < 10", "message": "n below 10"}]}}},
+        "x-kubernetes-validations": [
+            {"rule": "!has(oldSelf.list) || !has(self.list) || size(self.list) >= size(oldSelf.list)",
+             "messageExpression": "'list shrank from ' + string(size(oldSelf.list))"},
+            {"rule": "!oldSelf.hasValue() || !has(oldSelf.value().list) || has(self.list)",
+             "optionalOldSelf": true, "message": "list cannot be removed"},
+            {"rule": "has(self.list)", "message": "list is required"}
+        ]
+    })));
+    let old = json!({"spec": {"list": [{"n": 1}, {"n": 2}]}});
+    assert!(messages(&schema, &old, None).is_empty());
+    assert_eq!(
+        messages(&schema, &json!({"spec": {"list": [{"n": 11}]}}), Some(&old)),
+        vec![
+            "spec: Invalid value: \"object\": list shrank from 2",
+            "spec.list[0]: Invalid value: \"object\": n below 10",
+        ]
+    );
+    assert_eq!(
+        messages(&schema, &json!({"spec": {}}), Some(&old)),
+        vec![
+            "spec: Invalid value: \"object\": list cannot be removed",
+            "spec: Invalid value: \"object\": list is required",
+        ]
+    );
+}
