@@ -69,15 +69,16 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    if args.controller {
-        return run_controller(args).await;
-    }
+    // The controller child inherits RUST_LOG and stderr from the benchmark.
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
+    if args.controller {
+        return run_controller(args).await;
+    }
     run_benchmark(args).await
 }
 
@@ -241,7 +242,8 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
         );
     }
 
-    // 4. Steady state, batched.
+    // 4. Steady state, batched, once the create phase's last observations have gone by.
+    tokio::time::sleep(args.poll_interval).await;
     let batched = steady_state_describe_calls(&env, &args).await;
     let peak_rss = child.peak_rss_mib().unwrap_or(f64::NAN);
     child.stop().await;

@@ -1,8 +1,16 @@
-//! When to look at an object again: the poll interval (default or per-object annotation) with
-//! jitter so that objects created together do not poll together, a short interval while the
-//! external resource is in transition, and capped exponential backoff per object on errors.
+//! When to look at an object again: the poll interval (default or per-object annotation), a
+//! short interval while the external resource is in transition, and capped exponential backoff
+//! per object on errors.
+//!
+//! Polls land on a grid: each object polls at the same phase of every interval, a phase drawn
+//! from its identity, so objects created together still poll spread over the interval, and an
+//! object polls exactly once per interval in steady state. (A random jitter per poll would make
+//! each object's period vary and the shared observation calls of all objects, which run once per
+//! shortest period, more frequent than the average object's poll.) The other delays get jitter.
 
-use std::time::Duration;
+use std::hash::{Hash, Hasher};
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
 
 use rand::Rng;
 
@@ -13,7 +21,8 @@ use crate::error::RetryClass;
 pub struct RequeuePolicy {
     /// How often an object is observed when nothing happens (default 60 s).
     pub poll_interval: Duration,
-    /// Fraction of the interval added or removed at random (default 0.1 = ±10 %).
+    /// Fraction of the transition, conflict and backoff delays added or removed at random
+    /// (default 0.1 = ±10 %). Polls follow the grid instead (see the module docs).
     pub jitter: f64,
     /// Interval while the external resource is in transition (default 5 s).
     pub transition_interval: Duration,
@@ -36,6 +45,35 @@ impl Default for RequeuePolicy {
             min_poll_interval: Duration::from_secs(5),
         }
     }
+}
+
+/// The origin of the poll grid: this process's first use of it.
+static GRID_ORIGIN: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+/// How long until the object `identity` polls next, with polls every `interval`: the next slot
+/// of its phase that is at least 90 % of an interval away. In steady state (each poll scheduled
+/// by the one before) that is exactly one interval; after a reconcile between slots (a watch
+/// event) the next poll comes 0.9 to 1.9 intervals later, back on the object's phase.
+pub fn until_next_poll(interval: Duration, identity: &str) -> Duration {
+    until_slot(interval, identity, GRID_ORIGIN.elapsed())
+}
+
+fn until_slot(interval: Duration, identity: &str, since_origin: Duration) -> Duration {
+    let period = interval.as_nanos();
+    if period == 0 {
+        return interval;
+    }
+    let mut hasher = std::hash::DefaultHasher::new();
+    identity.hash(&mut hasher);
+    let phase = u128::from(hasher.finish()) % period;
+    let position = (since_origin.as_nanos() + phase) % period;
+    let mut wait = period - position;
+    // Polls fire a little late (timers, queueing): a slot sooner than this is the one just
+    // served, so the next one is meant.
+    if wait < period - period / 10 {
+        wait += period;
+    }
+    Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX))
 }
 
 /// The `ferroplane.io/poll-interval` annotation is not a duration.
@@ -167,6 +205,34 @@ mod tests {
                 .all(|d| *d >= Duration::from_secs(54) && *d <= Duration::from_secs(66))
         );
         assert!(samples.iter().any(|d| *d != samples[0]));
+    }
+
+    #[test]
+    fn polls_land_on_the_objects_phase_once_per_interval() {
+        let interval = Duration::from_secs(10);
+        let ms = Duration::from_millis;
+        // From any moment, the first poll lands on the object's phase, 0.9 to 1.9 intervals on.
+        let first = until_slot(interval, "uid-a", ms(3_217));
+        assert!(first >= ms(9_000) && first < ms(19_000), "{first:?}");
+        let slot = ms(3_217) + first;
+        // Served a little late, the slot schedules the next one exactly an interval later.
+        for late in [0, 1, 40, 900] {
+            assert_eq!(
+                slot + ms(late) + until_slot(interval, "uid-a", slot + ms(late)),
+                slot + interval
+            );
+        }
+        // Objects get different phases, spread over the interval.
+        let phases: Vec<Duration> = (0..100)
+            .map(|i| (ms(50_000) + until_slot(interval, &format!("uid-{i}"), ms(50_000))))
+            .map(|at| Duration::from_nanos((at.as_nanos() % interval.as_nanos()) as u64))
+            .collect();
+        let early = phases.iter().filter(|p| **p < interval / 2).count();
+        assert!(
+            (30..=70).contains(&early),
+            "{early} of 100 in the first half"
+        );
+        assert_eq!(until_slot(Duration::ZERO, "uid-a", ms(5)), Duration::ZERO);
     }
 
     #[test]

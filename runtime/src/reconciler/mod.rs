@@ -174,6 +174,15 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         self.policy.jittered(d, &mut rand::rng())
     }
 
+    /// The delay until the object's next slot on the poll grid (see `requeue`).
+    fn until_poll(&self, obj: &K, interval: Duration) -> Duration {
+        let uid = obj.meta().uid.as_deref();
+        match uid {
+            Some(uid) => crate::requeue::until_next_poll(interval, uid),
+            None => crate::requeue::until_next_poll(interval, &object_key(obj)),
+        }
+    }
+
     fn api_for(&self, obj: &K) -> Api<K> {
         Api::namespaced(self.client.clone(), &obj.namespace().unwrap_or_default())
     }
@@ -368,11 +377,11 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             ObjectState::NotReady
         };
         let after = if in_transition {
-            self.policy.transition_interval
+            self.jitter(self.policy.transition_interval)
         } else {
-            poll
+            self.until_poll(&obj, poll)
         };
-        Ok(Finish::Done(Action::requeue(self.jitter(after)), state))
+        Ok(Finish::Done(Action::requeue(after), state))
     }
 }
 

@@ -224,13 +224,20 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             && !obs.in_transition
             && matches!(obs.up_to_date, crate::external::UpToDate::Yes)
         {
-            (obs_poll_interval(&self.policy, &obj), ObjectState::Ready)
+            let poll = obs_poll_interval(&self.policy, &obj);
+            (self.until_poll(&obj, poll), ObjectState::Ready)
         } else if is_ready {
-            (self.policy.transition_interval, ObjectState::Ready)
+            (
+                self.jitter(self.policy.transition_interval),
+                ObjectState::Ready,
+            )
         } else {
-            (self.policy.transition_interval, ObjectState::NotReady)
+            (
+                self.jitter(self.policy.transition_interval),
+                ObjectState::NotReady,
+            )
         };
-        Ok(Finish::Done(Action::requeue(self.jitter(after)), state))
+        Ok(Finish::Done(Action::requeue(after), state))
     }
 
     /// Saves the external name of a resource just created, with the late-initialized spec

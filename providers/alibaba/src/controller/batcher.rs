@@ -8,8 +8,9 @@
 //! - **Sweep and freshness.** A call also carries every other known ID whose answer is older than
 //!   half the freshness bound, and answers are reused while younger than the freshness bound (the
 //!   poll interval). The first object of a poll round therefore refreshes the others, which are
-//!   then answered from that sweep; when the objects' polls are spread over the whole interval,
-//!   two sweeps of about N/2 IDs each are made per interval.
+//!   then answered from that sweep. Each object polls once per interval on its own phase (the
+//!   runtime's poll grid), so in steady state the first poll of a round finds every answer
+//!   older than half the bound: one sweep of all N IDs per interval, ceil(N/100) calls.
 //!
 //! Answers about instances in transition (Pending, Starting, Stopping) are never reused, and the
 //! external client [`invalidate`](Batcher::invalidate)s an instance whenever it changes it, so a
@@ -196,6 +197,12 @@ impl Batcher {
                 ids.insert(id.clone());
             }
         }
+        tracing::debug!(
+            asked = waiters.len(),
+            swept = ids.len() - waiters.len(),
+            known = state.known.len(),
+            "describing a batch of instances"
+        );
         for id in &ids {
             state.in_flight.entry(id.clone()).or_default();
         }
