@@ -14,7 +14,7 @@ use futures::future::{BoxFuture, FutureExt};
 use futures::{StreamExt, TryStreamExt};
 use kube::api::Api;
 use kube::runtime::controller::{Action, Config as KubeControllerConfig, Controller};
-use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::events::Reporter;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Client, Resource};
@@ -23,6 +23,7 @@ use tracing::{debug, info, warn};
 
 use crate::ManagedResource;
 use crate::error::ReconcileError;
+use crate::events::EventRecorder;
 use crate::invalid::lenient_watcher;
 use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
@@ -80,7 +81,7 @@ struct RuntimeInner {
     client: Client,
     metrics: Metrics,
     limiter: Arc<RateLimiter>,
-    recorder: Recorder,
+    recorder: EventRecorder,
     config: RuntimeConfig,
 }
 
@@ -104,7 +105,7 @@ impl Runtime {
         };
         Self {
             inner: Arc::new(RuntimeInner {
-                recorder: Recorder::new(client.clone(), reporter),
+                recorder: EventRecorder::new(client.clone(), reporter),
                 limiter: Arc::new(RateLimiter::new(config.rate_limit, config.rate_burst)),
                 client,
                 metrics,
@@ -130,7 +131,8 @@ impl Runtime {
         &self.inner.config
     }
 
-    pub(crate) fn recorder(&self) -> Recorder {
+    /// The process's event recorder (one, so that like events fold into one series).
+    pub fn recorder(&self) -> EventRecorder {
         self.inner.recorder.clone()
     }
 

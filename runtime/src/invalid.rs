@@ -17,13 +17,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::Resource;
 use kube::api::{Api, Patch, PatchParams};
 use kube::core::{DeserializeGuard, error_boundary::InvalidObject};
-use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::events::{Event, EventType};
 use kube::runtime::watcher;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use tracing::warn;
 
 use crate::connection_secret::FIELD_MANAGER;
+use crate::events::EventRecorder;
 
 /// Event reason for an object that cannot be decoded.
 pub const CANNOT_DECODE: &str = "CannotDecodeObject";
@@ -32,7 +33,7 @@ pub const CANNOT_DECODE: &str = "CannotDecodeObject";
 pub fn lenient_watcher<K>(
     api: Api<K>,
     config: watcher::Config,
-    recorder: Recorder,
+    recorder: EventRecorder,
 ) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send
 where
     K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
@@ -79,7 +80,7 @@ where
     K: Resource<DynamicType = ()>,
 {
     api: Api<DeserializeGuard<K>>,
-    recorder: Recorder,
+    recorder: EventRecorder,
     /// Generation last reported per UID: our own status write must not report again.
     reported: Mutex<HashMap<String, Option<i64>>>,
 }

@@ -224,7 +224,7 @@ mod tests {
         }
         // Objects get different phases, spread over the interval.
         let phases: Vec<Duration> = (0..100)
-            .map(|i| (ms(50_000) + until_slot(interval, &format!("uid-{i}"), ms(50_000))))
+            .map(|i| ms(50_000) + until_slot(interval, &format!("uid-{i}"), ms(50_000)))
             .map(|at| Duration::from_nanos((at.as_nanos() % interval.as_nanos()) as u64))
             .collect();
         let early = phases.iter().filter(|p| **p < interval / 2).count();

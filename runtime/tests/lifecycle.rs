@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::*;
 use ferroplane_apis::common::names::{
     READY, REASON_AVAILABLE, REASON_CREATING, REASON_RECONCILE_ERROR, REASON_RECONCILE_PAUSED,

@@ -44,7 +44,6 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::Api;
-use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::watcher;
 
 use crate::controller::{EtcdConnector, GatewayFactory, MembershipFactory};
@@ -61,11 +60,7 @@ pub fn controller<F: MembershipFactory>(
     factory: F,
 ) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
     let client = runtime.client().clone();
-    let reporter = Reporter {
-        controller: runtime.config().reporter.clone(),
-        instance: runtime.config().instance.clone(),
-    };
-    let events = Events::new(Recorder::new(client.clone(), reporter));
+    let events = Events::new(runtime.recorder());
     let children = || watcher::Config::default().labels(MANAGED_SELECTOR);
     ManagedController::new(
         runtime,

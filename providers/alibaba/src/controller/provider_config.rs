@@ -19,6 +19,7 @@ use ferroplane_apis::alibabacloud::{
 };
 use ferroplane_apis::common::{ConditionStatus, Managed, ProviderConfigKind, names};
 use ferroplane_runtime::conditions::{self, Desired};
+use ferroplane_runtime::events::EventRecorder;
 use ferroplane_runtime::{Connector, ManagedController};
 use ferroplane_runtime::{ReconcileError, Runtime};
 use futures::StreamExt;
@@ -29,7 +30,7 @@ use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event as KubeEvent, EventType};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Api, Resource, ResourceExt};
@@ -95,7 +96,7 @@ struct Context {
     resolver: ConfigResolver,
     cache: ClientCache,
     instances: Store<ECSInstance>,
-    recorder: Recorder,
+    recorder: EventRecorder,
     poll: Duration,
 }
 
@@ -180,10 +181,6 @@ async fn run_kind<P: ConfigKind>(
     users_changed: UnboundedReceiver<ObjectRef<P>>,
     shutdown: Shared<BoxFuture<'static, ()>>,
 ) {
-    let reporter = Reporter {
-        controller: runtime.config().reporter.clone(),
-        instance: runtime.config().instance.clone(),
-    };
     let context = Arc::new(Context {
         resolver: ConfigResolver::new(client.clone()),
         cache: ClientCache::new(
@@ -193,7 +190,7 @@ async fn run_kind<P: ConfigKind>(
             runtime.external_calls(KIND_LABEL),
         ),
         instances,
-        recorder: Recorder::new(client.clone(), reporter),
+        recorder: runtime.recorder(),
         poll: options.poll_interval,
         client: client.clone(),
     });

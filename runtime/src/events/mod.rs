@@ -1,8 +1,12 @@
-//! Kubernetes Events about managed objects, published through kube-runtime's `Recorder`
-//! (which also folds repeats into a series). Reasons are constants so that users and alerts can
-//! match on them.
+//! Kubernetes Events about managed objects, published through the [`EventRecorder`] (which
+//! also folds repeats into a series). Reasons are constants so that users and alerts can match
+//! on them.
 
-use kube::runtime::events::{Event, EventType, Recorder};
+mod recorder;
+
+pub use recorder::{EventRecorder, SERIES_WINDOW};
+
+use kube::runtime::events::{Event, EventType};
 use kube::{Resource, ResourceExt};
 use tracing::warn;
 
@@ -31,11 +35,11 @@ const MAX_NOTE: usize = 1000;
 /// Publishes events for one controller.
 #[derive(Clone)]
 pub struct Events {
-    recorder: Recorder,
+    recorder: EventRecorder,
 }
 
 impl Events {
-    pub fn new(recorder: Recorder) -> Self {
+    pub fn new(recorder: EventRecorder) -> Self {
         Self { recorder }
     }
 
