@@ -14,6 +14,9 @@ pub(crate) fn validate(
     root: bool,
     errs: &mut Vec<FieldError>,
 ) {
+    if !node.list_types_below {
+        return;
+    }
     match value {
         Value::Object(map) => {
             for (name, v) in map {

@@ -143,9 +143,23 @@ pub(crate) struct Node {
     /// This node or one that CEL validation reaches below it (properties, additional
     /// properties, items) has rules: subtrees without any are not walked.
     pub rules_below: bool,
+    /// This node or one below it (properties, additional properties, items) checks something
+    /// validation ratcheting never drops: `required`, a composition keyword, or the type meta
+    /// of an embedded resource. Unchanged subtrees without any are not walked.
+    pub sticky_below: bool,
+    /// This node or one below it has `x-kubernetes-list-type` `set` or `map`.
+    pub list_types_below: bool,
 }
 
 impl Node {
+    /// Whether `test` holds for a node validation descends to: a property, the
+    /// `additionalProperties` schema or the items.
+    fn any_child(&self, test: impl Fn(&Node) -> bool) -> bool {
+        self.properties.values().any(&test)
+            || self.additional_schema().is_some_and(&test)
+            || self.items.as_deref().is_some_and(&test)
+    }
+
     /// The schema for an undeclared key of an object, if `additionalProperties` gives one.
     pub(crate) fn additional_schema(&self) -> Option<&Node> {
         match &self.additional {
@@ -309,10 +323,16 @@ impl Node {
                 )?);
             }
         }
-        node.rules_below = !node.rules.is_empty()
-            || node.properties.values().any(|p| p.rules_below)
-            || node.additional_schema().is_some_and(|a| a.rules_below)
-            || node.items.as_ref().is_some_and(|i| i.rules_below);
+        node.rules_below = !node.rules.is_empty() || node.any_child(|c| c.rules_below);
+        node.sticky_below = !node.required.is_empty()
+            || !node.all_of.is_empty()
+            || !node.any_of.is_empty()
+            || !node.one_of.is_empty()
+            || node.not.is_some()
+            || node.embedded_resource
+            || node.any_child(|c| c.sticky_below);
+        node.list_types_below =
+            node.list_type != ListType::Atomic || node.any_child(|c| c.list_types_below);
         if let Some(default) = &node.default {
             check_default(&node, default, path)?;
         }

@@ -3,9 +3,10 @@
 //! `null` in a field that is neither `nullable` nor defaulted is removed. `apiVersion`, `kind`
 //! and `metadata` survive at the root and in `x-kubernetes-embedded-resource` objects.
 
+use super::child;
 use super::node::{Additional, Node};
-use super::{child, index};
 use serde_json::Value;
+use std::fmt::Write as _;
 
 /// Prunes `value`; the paths of dropped unknown fields (not of dropped nulls) go to `unknown`,
 /// in the form `fieldValidation` reports them (`spec.list[0].field`), those holding `null`
@@ -15,6 +16,20 @@ pub(crate) fn prune(
     value: &mut Value,
     resource_root: bool,
     path: &str,
+    report_nulls: bool,
+    unknown: &mut Vec<String>,
+) {
+    let mut path = path.to_owned();
+    walk(node, value, resource_root, &mut path, report_nulls, unknown);
+}
+
+/// `prune` with the path in one buffer, extended and cut back on the way: a path is only
+/// copied for a field that is reported.
+fn walk(
+    node: &Node,
+    value: &mut Value,
+    resource_root: bool,
+    path: &mut String,
     report_nulls: bool,
     unknown: &mut Vec<String>,
 ) {
@@ -41,14 +56,28 @@ pub(crate) fn prune(
                 if v.is_null() {
                     return schema.nullable || schema.default.is_some();
                 }
-                prune(schema, v, false, &child(path, key), report_nulls, unknown);
+                if v.is_object() || v.is_array() {
+                    let len = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(key);
+                    walk(schema, v, false, path, report_nulls, unknown);
+                    path.truncate(len);
+                }
                 true
             });
         }
         Value::Array(items) => {
             if let Some(schema) = &node.items {
                 for (i, item) in items.iter_mut().enumerate() {
-                    prune(schema, item, false, &index(path, i), report_nulls, unknown);
+                    if item.is_object() || item.is_array() {
+                        let len = path.len();
+                        // Writing to a String cannot fail.
+                        let _ = write!(path, "[{i}]");
+                        walk(schema, item, false, path, report_nulls, unknown);
+                        path.truncate(len);
+                    }
                 }
             }
         }

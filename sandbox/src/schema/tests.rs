@@ -895,3 +895,34 @@ fn rules_of_one_node_share_bindings_but_keep_their_own_old_self() {
         ]
     );
 }
+
+#[test]
+fn unchanged_subtrees_keep_only_unratcheted_errors() {
+    let schema = compile(wrap_spec(json!({
+        "type": "object",
+        "properties": {
+            "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "required": ["name", "port"], "properties": {
+                    "name": {"type": "string", "maxLength": 3},
+                    "port": {"type": "integer"},
+                    "deep": {"type": "object", "properties": {
+                        "leaf": {"type": "string", "enum": ["a"]}}}}}},
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            "changed": {"type": "string", "maxLength": 1}
+        }
+    })));
+    let old = json!({"spec": {"ports": [{"name": "toolong", "deep": {"leaf": "b"}}], "tags": ["x", "x"], "changed": "a"}});
+    let mut new = old.clone();
+    new["spec"]["changed"] = json!("bb");
+    assert_eq!(
+        messages(&schema, &new, Some(&old)),
+        vec![
+            "spec.changed: Too long: may not be more than 1 byte",
+            "spec.ports[0].port: Required value",
+            "spec.tags[1]: Duplicate value: \"x\"",
+        ]
+    );
+    // On create nothing is ratcheted.
+    assert_eq!(messages(&schema, &new, None).len(), 5);
+}

@@ -67,7 +67,9 @@ fn validate_into(
     // Below an unchanged value everything is unchanged (or ratcheted with it): no need to
     // compare again.
     out.sticky_only = outer || old.is_some_and(|o| json_equal(o, value));
-    check_node(node, value, old, path, root, out);
+    if !(out.sticky_only && !node.sticky_below) {
+        check_node(node, value, old, path, root, out);
+    }
     out.sticky_only = outer;
 }
 
@@ -366,7 +368,11 @@ fn is_multiple(n: &Number, m: &Number) -> bool {
 }
 
 fn array_checks(node: &Node, items: &[Value], old: Option<&Value>, path: &str, errs: &mut Errors) {
-    if let Some(schema) = &node.items {
+    if let Some(schema) = node
+        .items
+        .as_deref()
+        .filter(|schema| !errs.sticky_only || schema.sticky_below)
+    {
         for (i, item) in items.iter().enumerate() {
             let old_item = correlate_item(node, item, old);
             validate_into(schema, item, old_item, &index(path, i), false, errs);
@@ -459,6 +465,9 @@ fn object_checks(
     }
     for (name, schema) in &node.properties {
         if root && name == "metadata" {
+            continue;
+        }
+        if errs.sticky_only && !schema.sticky_below {
             continue;
         }
         if let Some(v) = map.get(name) {
