@@ -67,7 +67,7 @@ fn validate_into(
     // Below an unchanged value everything is unchanged (or ratcheted with it): no need to
     // compare again.
     out.sticky_only = outer || old.is_some_and(|o| json_equal(o, value));
-    if !(out.sticky_only && !node.sticky_below) {
+    if !out.sticky_only || node.sticky_below {
         check_node(node, value, old, path, root, out);
     }
     out.sticky_only = outer;
