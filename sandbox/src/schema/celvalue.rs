@@ -59,14 +59,14 @@ pub(crate) fn to_cel(node: Option<&Node>, v: &Value, root: bool) -> cel::Value {
                 };
                 let declared = node.and_then(|n| n.properties.get(k));
                 let (name, child_node) = match declared {
-                    Some(prop) => match escape(k) {
-                        Some(escaped) => (escaped, Some(prop)),
+                    Some(prop) => match &prop.cel_key {
+                        Some(escaped) => (escaped.clone(), Some(prop)),
                         None => continue,
                     },
                     None if declared_only && !(type_meta_only && is_type_meta(k)) => continue,
-                    None => (k.clone(), node.and_then(Node::additional_schema)),
+                    None => (Key::from(k.clone()), node.and_then(Node::additional_schema)),
                 };
-                out.insert(Key::from(name), to_cel(child_node, child_value, false));
+                out.insert(name, to_cel(child_node, child_value, false));
             }
             cel::Value::Map(cel::objects::Map::from(out))
         }

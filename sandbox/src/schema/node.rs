@@ -149,6 +149,8 @@ pub(crate) struct Node {
     pub sticky_below: bool,
     /// This node or one below it has `x-kubernetes-list-type` `set` or `map`.
     pub list_types_below: bool,
+    /// As a property: its name as CEL rules see it (escaped), `None` when it cannot be one.
+    pub cel_key: Option<cel::objects::Key>,
 }
 
 impl Node {
@@ -211,7 +213,8 @@ impl Node {
                 .as_object()
                 .ok_or_else(|| invalid(&format!("{path}.properties"), "must be an object"))?;
             for (name, schema) in props {
-                let child = Node::compile(schema, &format!("{path}.properties[{name}]"))?;
+                let mut child = Node::compile(schema, &format!("{path}.properties[{name}]"))?;
+                child.cel_key = super::celvalue::escape(name).map(cel::objects::Key::from);
                 node.properties.insert(name.clone(), child);
             }
         }
