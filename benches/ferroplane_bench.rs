@@ -12,6 +12,10 @@
 //!
 //! The last line of stdout is one JSON object with the headline figures.
 
+// The allocator of the `ferroplane` binary, so that the controller is measured as it runs.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::sync::Arc;

@@ -17,7 +17,7 @@
 //! reconcile never acts on what it has just made stale. An instance absent from an answer is gone
 //! (ECS omits unknown IDs instead of failing).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -37,6 +37,9 @@ pub type Described = Result<Option<Instance>, Arc<Error>>;
 
 /// How many freshness periods an ID stays in the sweep after it was last asked for.
 const KNOWN_FOR: u32 = 6;
+/// Calls of one batch under way at once. A sweep of 10,000 IDs is 100 calls: all at once, their
+/// responses (about 200 kB of JSON each) and parsed instances would be in memory together.
+const CALLS_AT_ONCE: usize = 4;
 
 #[derive(Default)]
 struct State {
@@ -187,14 +190,16 @@ impl Batcher {
         let known = &state.known;
         state.answers.retain(|id, _| known.contains_key(id));
         let waiters = std::mem::take(&mut state.waiters);
-        let mut ids: BTreeSet<String> = waiters.keys().cloned().collect();
+        // The IDs asked for first: their callers wait, the swept ones do not.
+        let mut ids: Vec<String> = waiters.keys().cloned().collect();
         for id in state.known.keys() {
             let stale = state
                 .answers
                 .get(id)
                 .is_none_or(|(at, _)| now.duration_since(*at) >= self.freshness / 2);
-            if stale && state.in_flight.get(id).is_none_or(|f| f.stale) {
-                ids.insert(id.clone());
+            if stale && state.in_flight.get(id).is_none_or(|f| f.stale) && !waiters.contains_key(id)
+            {
+                ids.push(id.clone());
             }
         }
         tracing::debug!(
@@ -206,10 +211,11 @@ impl Batcher {
         for id in &ids {
             state.in_flight.entry(id.clone()).or_default();
         }
-        (waiters, ids.into_iter().collect())
+        (waiters, ids)
     }
 
     async fn flush(&self) {
+        use futures::StreamExt as _;
         let (mut waiters, ids) = self.take_batch();
         let calls = ids
             .chunks(MAX_INSTANCE_IDS_PER_CALL)
@@ -233,8 +239,12 @@ impl Batcher {
                     },
                 );
                 (chunk, result)
-            });
-        for (chunk, result) in futures::future::join_all(calls).await {
+            })
+            .collect::<Vec<_>>();
+        // Answers are handed out as each call returns, so its response is dropped before the
+        // next calls' arrive.
+        let mut results = futures::stream::iter(calls).buffer_unordered(CALLS_AT_ONCE);
+        while let Some((chunk, result)) = results.next().await {
             match result {
                 Ok(instances) => {
                     let mut found: HashMap<String, Instance> = instances
