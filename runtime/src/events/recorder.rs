@@ -158,14 +158,16 @@ impl EventRecorder {
         matches!(event.type_, EventType::Warning).hash(&mut hasher);
         event.reason.hash(&mut hasher);
         event.action.hash(&mut hasher);
-        for reference in std::iter::once(Some(regarding)).chain([event.secondary.as_ref()]) {
-            let reference = reference.cloned().unwrap_or_default();
-            reference.api_version.hash(&mut hasher);
-            reference.kind.hash(&mut hasher);
-            reference.namespace.hash(&mut hasher);
-            reference.name.hash(&mut hasher);
-            reference.uid.hash(&mut hasher);
-            reference.field_path.hash(&mut hasher);
+        for reference in [Some(regarding), event.secondary.as_ref()] {
+            reference.is_some().hash(&mut hasher);
+            if let Some(r) = reference {
+                r.api_version.hash(&mut hasher);
+                r.kind.hash(&mut hasher);
+                r.namespace.hash(&mut hasher);
+                r.name.hash(&mut hasher);
+                r.uid.hash(&mut hasher);
+                r.field_path.hash(&mut hasher);
+            }
         }
         hasher.finish()
     }

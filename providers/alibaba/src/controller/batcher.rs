@@ -241,8 +241,8 @@ impl Batcher {
                 (chunk, result)
             })
             .collect::<Vec<_>>();
-        // Answers are handed out as each call returns, so its response is dropped before the
-        // next calls' arrive.
+        // Answers are handed out as each call returns, so each response is dropped before
+        // later ones arrive.
         let mut results = futures::stream::iter(calls).buffer_unordered(CALLS_AT_ONCE);
         while let Some((chunk, result)) = results.next().await {
             match result {
