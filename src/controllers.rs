@@ -101,16 +101,21 @@ pub async fn run(runtime: &Runtime, options: &Options, shutdown: CancellationTok
             }
             Kind::EtcdCluster => {
                 let runtime = runtime.clone();
+                let etcd = provider_etcd::Options::default();
                 running.push(tokio::spawn(async move {
-                    if let Err(error) = provider_etcd::run(&runtime, stop).await {
-                        tracing::error!(%error, "cannot start the EtcdCluster controller");
+                    if let Err(error) = provider_etcd::run(&runtime, etcd, stop).await {
+                        tracing::error!(%error, "the EtcdCluster controller failed");
                     }
                 }));
             }
             Kind::Application => {
                 let runtime = runtime.clone();
+                let application = provider_application::Options::default();
                 running.push(tokio::spawn(async move {
-                    provider_application::run(&runtime, stop).await;
+                    if let Err(error) = provider_application::run(&runtime, application, stop).await
+                    {
+                        tracing::error!(%error, "the Application controller failed");
+                    }
                 }));
             }
         }

@@ -1,12 +1,21 @@
-//! The `Ready` and `Synced` conditions, computed from what a reconcile found, and merged into the
-//! object's existing conditions so that `lastTransitionTime` moves only when a condition's status
-//! actually changes.
+//! The `Ready` and `Synced` conditions, computed from what a reconcile found (the provider's
+//! [`Readiness`] among it), and merged into the object's existing conditions so that
+//! `lastTransitionTime` moves only when a condition's status actually changes.
 
 use ferroplane_apis::common::{Condition, ConditionStatus, names};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use crate::external::Readiness;
+/// Is the external resource usable? Becomes the `Ready` condition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Readiness {
+    /// Usable (`Ready=True`, reason `Available`).
+    Available,
+    /// Exists but not usable, with why (`Ready=False`, reason `Unavailable`).
+    Unavailable(String),
+    /// Still being created (`Ready=False`, reason `Creating`).
+    Creating,
+}
 
 /// A condition as the reconciler wants it, before timestamps and generations.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,7 +58,7 @@ fn truncate(mut message: String) -> String {
 }
 
 /// `Ready` from the provider's readiness.
-pub fn ready(readiness: &Readiness) -> Desired {
+pub(crate) fn ready(readiness: &Readiness) -> Desired {
     match readiness {
         Readiness::Available => Desired::new(
             names::READY,
@@ -68,7 +77,7 @@ pub fn ready(readiness: &Readiness) -> Desired {
 }
 
 /// `Ready=False/Creating`: the external resource is being made.
-pub fn creating() -> Desired {
+pub(crate) fn creating() -> Desired {
     Desired::new(
         names::READY,
         ConditionStatus::False,
@@ -78,7 +87,7 @@ pub fn creating() -> Desired {
 }
 
 /// `Ready=False/Deleting`: the external resource is being removed.
-pub fn deleting() -> Desired {
+pub(crate) fn deleting() -> Desired {
     Desired::new(
         names::READY,
         ConditionStatus::False,
@@ -88,7 +97,7 @@ pub fn deleting() -> Desired {
 }
 
 /// `Synced=True/ReconcileSuccess`, with an optional note (e.g. drift left alone by policy).
-pub fn synced(note: impl Into<String>) -> Desired {
+pub(crate) fn synced(note: impl Into<String>) -> Desired {
     Desired::new(
         names::SYNCED,
         ConditionStatus::True,
@@ -98,7 +107,7 @@ pub fn synced(note: impl Into<String>) -> Desired {
 }
 
 /// `Synced=False/ReconcileError` with what went wrong.
-pub fn sync_error(message: impl Into<String>) -> Desired {
+pub(crate) fn sync_error(message: impl Into<String>) -> Desired {
     Desired::new(
         names::SYNCED,
         ConditionStatus::False,
@@ -108,7 +117,7 @@ pub fn sync_error(message: impl Into<String>) -> Desired {
 }
 
 /// `Synced=False/ReconcilePaused`.
-pub fn paused(message: impl Into<String>) -> Desired {
+pub(crate) fn paused(message: impl Into<String>) -> Desired {
     Desired::new(
         names::SYNCED,
         ConditionStatus::False,

@@ -17,11 +17,9 @@ use kube::api::{Api, ObjectMeta, Patch, PatchParams};
 use kube::{Client, Resource, ResourceExt};
 use sha2::{Digest, Sha256};
 
+use crate::connection_details::ConnectionDetails;
 use crate::error::ReconcileError;
-use crate::external::ConnectionDetails;
-
-/// Field manager of every server-side apply ferroplane makes.
-pub const FIELD_MANAGER: &str = "ferroplane";
+use crate::field_manager::FIELD_MANAGER;
 
 /// How long a published digest is trusted before the Secret is read again.
 pub const RECHECK_AFTER: Duration = Duration::from_secs(600);

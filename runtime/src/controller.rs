@@ -1,7 +1,7 @@
 //! Wiring of the reconciler into kube-runtime's `Controller`: the watch of the managed kind
 //! (filtered so that our own status writes do not trigger reconciles), watches of related kinds
-//! with mappers back to managed objects, reflector stores a provider can read, the concurrency
-//! limit, and the process-wide [`Runtime`] (metrics, event reporter, global rate limit).
+//! with mappers back to managed objects, reflector stores a provider can read, and the
+//! concurrency limit.
 
 use std::collections::hash_map::DefaultHasher;
 use std::fmt::Debug;
@@ -12,134 +12,21 @@ use std::sync::Arc;
 
 use futures::future::{BoxFuture, FutureExt};
 use futures::{StreamExt, TryStreamExt};
+use kube::Resource;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Config as KubeControllerConfig, Controller};
-use kube::runtime::events::Reporter;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
-use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 use tracing::{debug, info, warn};
 
-use crate::ManagedResource;
 use crate::error::ReconcileError;
-use crate::events::EventRecorder;
 use crate::invalid::lenient_watcher;
-use crate::metrics::Metrics;
-use crate::ratelimit::RateLimiter;
-use crate::reconciler::Reconciler;
-use crate::requeue::RequeuePolicy;
-use crate::traits::Connector;
+use crate::provider::Connector;
+use crate::reconciler::{Reconciler, object_key};
+use crate::resource::ManagedResource;
+use crate::runtime::{ControllerConfig, Runtime};
 use crate::versions::KnownVersions;
-
-/// Settings shared by every controller of the process.
-#[derive(Clone, Debug)]
-pub struct RuntimeConfig {
-    /// Name of the reporting controller in events (default `ferroplane`).
-    pub reporter: String,
-    /// Instance in events, usually the pod name.
-    pub instance: Option<String>,
-    /// Reconciles per second across all controllers (default 50; ≤ 0 is unlimited).
-    pub rate_limit: f64,
-    /// Burst above the rate (default 100).
-    pub rate_burst: u32,
-    /// Defaults for each controller.
-    pub controller: ControllerConfig,
-}
-
-impl Default for RuntimeConfig {
-    fn default() -> Self {
-        Self {
-            reporter: "ferroplane".to_owned(),
-            instance: None,
-            rate_limit: 50.0,
-            rate_burst: 100,
-            controller: ControllerConfig::default(),
-        }
-    }
-}
-
-/// Settings of one controller.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ControllerConfig {
-    /// Reconciles of this kind running at once (default 16).
-    pub concurrency: u16,
-    /// Poll interval, jitter, transition interval and backoff.
-    pub requeue: RequeuePolicy,
-}
-
-impl Default for ControllerConfig {
-    fn default() -> Self {
-        Self {
-            concurrency: 16,
-            requeue: RequeuePolicy::default(),
-        }
-    }
-}
-
-struct RuntimeInner {
-    client: Client,
-    metrics: Metrics,
-    limiter: Arc<RateLimiter>,
-    recorder: EventRecorder,
-    config: RuntimeConfig,
-}
-
-/// What every controller of the process shares. Create one and pass it to each
-/// [`ManagedController`]. Cheap to clone.
-#[derive(Clone)]
-pub struct Runtime {
-    inner: Arc<RuntimeInner>,
-}
-
-impl Runtime {
-    pub fn new(client: Client, config: RuntimeConfig) -> Self {
-        Self::with_metrics(client, config, Metrics::new())
-    }
-
-    /// Like [`Runtime::new`] with an existing metrics registry (shared with the HTTP server).
-    pub fn with_metrics(client: Client, config: RuntimeConfig, metrics: Metrics) -> Self {
-        let reporter = Reporter {
-            controller: config.reporter.clone(),
-            instance: config.instance.clone(),
-        };
-        Self {
-            inner: Arc::new(RuntimeInner {
-                recorder: EventRecorder::new(client.clone(), reporter),
-                limiter: Arc::new(RateLimiter::new(config.rate_limit, config.rate_burst)),
-                client,
-                metrics,
-                config,
-            }),
-        }
-    }
-
-    pub fn client(&self) -> &Client {
-        &self.inner.client
-    }
-
-    pub fn metrics(&self) -> &Metrics {
-        &self.inner.metrics
-    }
-
-    /// A handle for a provider to count its external API calls under `kind`.
-    pub fn external_calls(&self, kind: &str) -> crate::ExternalCalls {
-        self.inner.metrics.external_calls(kind)
-    }
-
-    pub fn config(&self) -> &RuntimeConfig {
-        &self.inner.config
-    }
-
-    /// The process's event recorder (one, so that like events fold into one series).
-    pub fn recorder(&self) -> EventRecorder {
-        self.inner.recorder.clone()
-    }
-
-    pub(crate) fn rate_limiter(&self) -> Arc<RateLimiter> {
-        self.inner.limiter.clone()
-    }
-}
 
 /// Which changes of a managed object start a reconcile: spec (generation), annotations
 /// (paused, external-name, poll-interval), labels, deletion and finalizers. Status-only changes,
@@ -257,7 +144,7 @@ where
             .applied_objects()
             .predicate_filter(trigger_hash::<K>, PredicateConfig::default())
             .try_filter(move |obj| {
-                let key = crate::reconciler::object_key(obj);
+                let key = object_key(obj);
                 futures::future::ready(!own.is_own(&key, obj))
             });
         Self {
@@ -341,7 +228,7 @@ where
     }
 
     /// Runs until `shutdown` completes, then lets running reconciles finish.
-    pub async fn run(self, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
+    pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) {
         let kind = K::kind(&()).into_owned();
         let reconciler = Arc::new(
             Reconciler::new(&self.runtime, self.connector, self.config.requeue.clone())
@@ -350,7 +237,8 @@ where
         let controller = self
             .controller
             .with_config(KubeControllerConfig::default().concurrency(self.config.concurrency))
-            .graceful_shutdown_on(shutdown);
+            // kube-runtime wants a `Sync` trigger; sharing the future makes any `Send` one so.
+            .graceful_shutdown_on(shutdown.shared());
         info!(kind = %kind, concurrency = self.config.concurrency, "starting controller");
         let main = controller
             .run(reconcile::<K, C>, error_policy::<K, C>, reconciler)

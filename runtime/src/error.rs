@@ -154,6 +154,13 @@ impl StdError for ReconcileError {
 /// Failures starting or running a controller (not a single reconcile).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    /// A provider could not set its controller up (e.g. build the HTTP client it needs).
+    #[error("cannot start the {kind} controller: {source}")]
+    Start {
+        kind: &'static str,
+        #[source]
+        source: Box<dyn StdError + Send + Sync + 'static>,
+    },
     /// The leader-election Lease could not be created or renewed.
     #[error("leader election on Lease {lease}: {source}")]
     LeaderElection {

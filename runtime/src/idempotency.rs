@@ -14,9 +14,6 @@ use sha2::{Digest, Sha256};
 /// name is unknown, so a resource whose name was lost is adopted, never duplicated.
 pub const UID_TAG: &str = "ferroplane.io/uid";
 
-/// Maximum length of the token: ECS `ClientToken` accepts at most 64 ASCII characters.
-pub const MAX_TOKEN_LEN: usize = 64;
-
 const TOKEN_PREFIX: &str = "fp-";
 /// 48 hex digits = 192 bits of SHA-256, ample against collisions and well under 64 chars.
 const DIGEST_HEX_LEN: usize = 48;
@@ -116,6 +113,9 @@ fn write_canonical(value: &Value, out: &mut String) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Maximum length of the token: ECS `ClientToken` accepts at most 64 ASCII characters.
+    const MAX_TOKEN_LEN: usize = 64;
 
     #[test]
     fn same_inputs_same_token_and_fits_client_token() {

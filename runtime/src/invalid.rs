@@ -23,8 +23,8 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tracing::warn;
 
-use crate::connection_secret::FIELD_MANAGER;
 use crate::events::EventRecorder;
+use crate::field_manager::FIELD_MANAGER;
 
 /// Event reason for an object that cannot be decoded.
 pub const CANNOT_DECODE: &str = "CannotDecodeObject";

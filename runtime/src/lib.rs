@@ -21,14 +21,15 @@
 //! - **Status is cheap.** Nothing is written when nothing changed; a create costs at most three
 //!   writes (finalizer, external name, status).
 //! - **One bad object stops nothing.** An object that does not decode as the Rust type is left
-//!   out of the watch and told why ([`invalid`]); the others keep reconciling.
+//!   out of the watch and told why (`Synced=False` and a Warning event); the others keep
+//!   reconciling.
 //!
 //! # The reconcile, in order
 //! get → paused? → valid policies? → deleting with orphan? → connect → observe (adopt a found
 //! name) → deleting? (delete, wait for observe to say gone, drop finalizer) → ensure finalizer →
 //! missing? (create, save the name at once) → late-initialize → outdated? (update) → connection
 //! Secret → status and conditions → requeue (poll interval with jitter; sooner in transition).
-//! See [`reconciler`].
+//! See [`Reconciler`].
 //!
 //! # A provider
 //! ```no_run
@@ -36,7 +37,7 @@
 //!     Connector, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey, ManagedController,
 //!     Observation, ReconcileError, Runtime, RuntimeConfig, Update,
 //! };
-//! # use ferroplane_apis::application::Application as MyKind;
+//! # use ferroplane_apis::application::{Application as MyKind, ApplicationStatus as MyStatus};
 //!
 //! struct MyConnector;
 //! struct MyClient;
@@ -53,7 +54,11 @@
 //!     async fn observe(&self, _mr: &MyKind, ext: &ExternalRef) -> Result<Observation, ReconcileError> {
 //!         // ext.name() is None until known: then search by the UID tag (ext.uid).
 //!         match ext.name() {
-//!             Some(id) => Ok(Observation::found(id).with_at_provider(serde_json::json!({"id": id}))),
+//!             // The kind's own status type; the framework writes its fields into `.status`.
+//!             Some(id) => Observation::found(id).with_status(MyStatus {
+//!                 url: Some(format!("https://{id}.example.com")),
+//!                 ..MyStatus::default()
+//!             }),
 //!             None => Ok(Observation::missing()),
 //!         }
 //!     }
@@ -80,66 +85,51 @@
 //! # }
 //! ```
 //! Related kinds (a ProviderConfig, its Secret) requeue the objects that use them through
-//! [`ManagedController::watches_related`] and the helpers in [`related`]. The binary serves
-//! [`health::router`] on `--metrics-addr` and wraps controllers in
+//! [`ManagedController::watches_related`] and the helpers in [`related`]. In-cluster kinds,
+//! whose external resource is a set of child objects, find what they share in [`children`].
+//! The binary serves [`health::router`] on `--metrics-addr` and wraps controllers in
 //! [`leader::run_while_leader`].
+//!
+//! # Dependencies
+//! On `ferroplane-apis` (the shared spec and status fields) and the Kubernetes client crates
+//! only: never on a provider, the binary or the sandbox (the tests use the sandbox).
 
 pub mod children;
 pub mod conditions;
-pub mod connection_secret;
-pub mod controller;
-pub mod error;
+mod connection_details;
+mod connection_secret;
+mod controller;
+mod error;
 pub mod events;
-pub mod external;
-pub mod finalizer;
+mod external;
+mod field_manager;
+mod finalizer;
 pub mod health;
-pub mod idempotency;
-pub mod invalid;
+mod idempotency;
+mod invalid;
 pub mod leader;
-pub mod metrics;
-pub mod policy;
-pub mod ratelimit;
-pub mod reconciler;
+mod metrics;
+mod observation;
+mod policy;
+mod provider;
+mod ratelimit;
+mod reconciler;
 pub mod related;
 pub mod requeue;
+mod resource;
+mod runtime;
 pub mod status;
-pub mod traits;
 mod versions;
 
-pub use controller::{ControllerConfig, ManagedController, Runtime, RuntimeConfig};
+pub use conditions::Readiness;
+pub use connection_details::ConnectionDetails;
+pub use controller::ManagedController;
 pub use error::{ReconcileError, RetryClass, RunError};
-pub use external::{
-    ConnectionDetails, Creation, Deletion, ExternalRef, Observation, Readiness, UpToDate, Update,
-};
+pub use external::{Creation, Deletion, ExternalRef, Update};
 pub use idempotency::{IdempotencyKey, UID_TAG};
 pub use metrics::{ExternalCalls, Metrics};
+pub use observation::{Observation, UpToDate};
+pub use provider::{Connector, ExternalClient};
 pub use reconciler::Reconciler;
-pub use traits::{Connector, ExternalClient};
-
-/// The bounds every managed kind satisfies; implemented for all such types. Managed kinds are
-/// namespaced (the connection Secret and ProviderConfig live in the object's namespace).
-pub trait ManagedResource:
-    kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-    + ferroplane_apis::common::Managed
-    + Clone
-    + serde::Serialize
-    + serde::de::DeserializeOwned
-    + std::fmt::Debug
-    + Send
-    + Sync
-    + 'static
-{
-}
-
-impl<T> ManagedResource for T where
-    T: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-        + ferroplane_apis::common::Managed
-        + Clone
-        + serde::Serialize
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static
-{
-}
+pub use resource::ManagedResource;
+pub use runtime::{ControllerConfig, Runtime, RuntimeConfig};

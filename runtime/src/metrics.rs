@@ -14,6 +14,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use crate::error::ReconcileError;
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindResult {
     kind: String,
@@ -298,7 +300,7 @@ impl ExternalCalls {
     }
 
     /// Records a call from its outcome: `success` or the error's reason.
-    pub fn record_result<T>(&self, action: &str, result: &Result<T, crate::ReconcileError>) {
+    pub fn record_result<T>(&self, action: &str, result: &Result<T, ReconcileError>) {
         match result {
             Ok(_) => self.record(action, "success"),
             Err(e) => self.record(action, e.reason()),

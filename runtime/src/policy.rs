@@ -89,11 +89,6 @@ impl Policies {
         self.allows(LateInitialize)
     }
 
-    /// Only reading: an import that ferroplane never changes.
-    pub fn observe_only(&self) -> bool {
-        self.actions.len() == 1 && self.actions.contains(&Observe)
-    }
-
     /// Delete the external resource with the object? Both fields must agree when the
     /// management policies are the default `*`; an explicit non-default list wins over
     /// `deletionPolicy`, as in Crossplane (so `[Observe, Delete]` deletes, and a list without
@@ -138,13 +133,18 @@ mod tests {
         Policies::resolve(actions, d).expect("supported")
     }
 
+    /// Only reading: an import that ferroplane never changes.
+    fn observe_only(p: &Policies) -> bool {
+        p.actions.len() == 1 && p.actions.contains(&Observe)
+    }
+
     #[test]
     fn default_does_everything_and_follows_deletion_policy() {
         let all = p(&[All], DelPolicy);
         assert!(all.should_create() && all.should_update() && all.should_late_initialize());
         assert!(all.should_delete());
         assert!(!p(&[All], Orphan).should_delete());
-        assert!(!all.observe_only() && !all.is_paused());
+        assert!(!observe_only(&all) && !all.is_paused());
     }
 
     #[test]
@@ -157,7 +157,7 @@ mod tests {
     #[test]
     fn observe_only_import() {
         let o = p(&[Observe], DelPolicy);
-        assert!(o.observe_only());
+        assert!(observe_only(&o));
         assert!(!o.should_create() && !o.should_update() && !o.should_late_initialize());
         assert!(!o.should_delete());
     }

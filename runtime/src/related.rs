@@ -9,7 +9,7 @@ use ferroplane_apis::common::ProviderConfigKind;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
-use crate::ManagedResource;
+use crate::resource::ManagedResource;
 
 /// Managed objects that reference the provider config `name` of `kind`. A namespaced
 /// `ProviderConfig` serves only objects in its own namespace.

@@ -54,7 +54,7 @@ static GRID_ORIGIN: LazyLock<Instant> = LazyLock::new(Instant::now);
 /// of its phase that is at least 90 % of an interval away. In steady state (each poll scheduled
 /// by the one before) that is exactly one interval; after a reconcile between slots (a watch
 /// event) the next poll comes 0.9 to 1.9 intervals later, back on the object's phase.
-pub fn until_next_poll(interval: Duration, identity: &str) -> Duration {
+pub(crate) fn until_next_poll(interval: Duration, identity: &str) -> Duration {
     until_slot(interval, identity, GRID_ORIGIN.elapsed())
 }
 

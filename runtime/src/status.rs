@@ -1,6 +1,8 @@
 //! Status diffing: turn "the status the object should have" into the smallest JSON merge patch
 //! of `.status`, or nothing at all when the object already has it (no write, no event, no new
 //! resourceVersion). Also filters the late-initialization patch of `spec`.
+//!
+//! Public only for [`apply_merge_patch`], which provider-alibaba's tests use.
 
 use serde_json::{Map, Value};
 
@@ -8,7 +10,7 @@ use serde_json::{Map, Value};
 /// Keys missing from `desired` become `null` (removed); objects are diffed recursively; arrays and
 /// scalars are replaced whole. `null` values inside `desired` are treated as absent, since a merge
 /// patch cannot store a `null`.
-pub fn diff(current: &Value, desired: &Value) -> Option<Value> {
+pub(crate) fn diff(current: &Value, desired: &Value) -> Option<Value> {
     match (current, desired) {
         (Value::Object(cur), Value::Object(des)) => {
             let mut patch = Map::new();
@@ -74,7 +76,7 @@ pub fn apply_merge_patch(target: &mut Value, patch: &Value) {
 /// The part of `.status` the framework writes: the provider's fields (only those it reported,
 /// other status fields are left alone), `conditions` and `observedGeneration`.
 /// Returns the merge patch for `.status`, or `None` when nothing changes.
-pub fn status_patch(
+pub(crate) fn status_patch(
     current_status: Option<&Value>,
     provider_fields: &Map<String, Value>,
     conditions: Value,
@@ -106,7 +108,7 @@ pub fn status_patch(
 /// The part of a late-initialization patch that fills fields unset in `spec` (absent or
 /// `null`), or `None` when it fills nothing. Late-initialization never overwrites or removes
 /// what the user wrote, whatever the provider sends.
-pub fn late_init_patch(spec: &Value, patch: &Value) -> Option<Value> {
+pub(crate) fn late_init_patch(spec: &Value, patch: &Value) -> Option<Value> {
     let (Value::Object(spec_map), Value::Object(patch_map)) = (spec, patch) else {
         return None;
     };

@@ -5,9 +5,8 @@
 //! them. With deletion policy Orphan the children carry no owner reference, so deleting the
 //! Application leaves them running.
 
-use ferroplane_apis::application::Application;
-use ferroplane_runtime::children::{Child, Children, drift};
-use ferroplane_runtime::policy::Policies;
+use ferroplane_apis::application::{Application, ApplicationStatus};
+use ferroplane_runtime::children::{self, Child, Children, owned};
 use ferroplane_runtime::{
     ConnectionDetails, Connector, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
     Observation, ReconcileError, UID_TAG, Update,
@@ -46,17 +45,6 @@ impl Connector<Application> for ApplicationConnector {
 pub struct ApplicationClient {
     kube: Client,
     children: Children,
-}
-
-fn owned(app: &Application) -> bool {
-    Policies::resolve(&app.spec.management_policies, app.spec.deletion_policy)
-        .is_ok_and(|p| p.should_delete())
-}
-
-fn refers_to(live: &Value, uid: &str) -> bool {
-    live["metadata"]["ownerReferences"]
-        .as_array()
-        .is_some_and(|refs| refs.iter().any(|r| r["uid"].as_str() == Some(uid)))
 }
 
 /// The Ingress a spec without `ingress` no longer wants: ours (by UID label), still there.
@@ -117,14 +105,7 @@ impl ExternalClient<Application> for ApplicationClient {
                 None => diffs.push(format!("{} is missing", child.key())),
                 Some(live) => {
                     existing += 1;
-                    if let Some(path) = drift(&child.object, &live) {
-                        diffs.push(format!("{} differs at {path}", child.key()));
-                    } else if refers_to(&live, &uid) != owned(app) {
-                        diffs.push(format!(
-                            "{} owner reference does not match the deletion policy",
-                            child.key()
-                        ));
-                    }
+                    diffs.extend(children::difference(&child, &live, &uid, owned(app)));
                 }
             }
         }
@@ -147,9 +128,12 @@ impl ExternalClient<Application> for ApplicationClient {
         let report = status::report(app, deployment.as_ref());
         let mut obs = Observation::found(app.name_any())
             .with_readiness(report.readiness)
-            .with_status_field("availableReplicas", json!(report.available_replicas))
-            .with_status_field("url", json!(report.url))
-            .with_connection_details(ConnectionDetails::new().with("url", report.url.clone()));
+            .with_status(ApplicationStatus {
+                available_replicas: report.available_replicas,
+                url: Some(report.url.clone()),
+                ..ApplicationStatus::default()
+            })?
+            .with_connection_details(ConnectionDetails::new().with("url", report.url));
         for condition in report.conditions {
             obs = obs.with_condition(condition);
         }

@@ -2,40 +2,49 @@
 //! web application rendered as a Deployment, a Service (port 80 → the container port) and,
 //! when `ingress` is set, an Ingress; on the ferroplane-runtime framework.
 //!
-//! # Entry points (called by the binary)
-//! - [`run`]: runs the controller until `shutdown` completes.
-//! - [`controller`]: the controller, to run it yourself (tests, custom wiring).
+//! # Entry point (called by the binary)
+//! [`run`] runs the controller with its [`Options`] until `shutdown` completes, the way every
+//! provider starts.
 //!
 //! # Flow of one reconcile
-//! render the children ([`render`], pure) → compare with the live objects (drift, a missing
+//! render the children (`render`, pure) → compare with the live objects (drift, a missing
 //! child, an Ingress no longer in the spec, owner references that disagree with the deletion
-//! policy) → report status from the Deployment ([`status`], pure) → when anything differs,
+//! policy) → report status from the Deployment (`status`, pure) → when anything differs,
 //! apply the children with server-side apply and delete the stale Ingress.
+//!
+//! # Dependencies
+//! Of ferroplane's crates, only `ferroplane-apis` and `ferroplane-runtime`; never another
+//! provider or the binary.
 
-pub mod controller;
-pub mod error;
-pub mod render;
-pub mod status;
+mod controller;
+mod error;
+mod render;
+mod status;
 
 use std::future::Future;
 
 use ferroplane_apis::application::Application;
-use ferroplane_runtime::{ManagedController, Runtime};
+use ferroplane_runtime::children::watch_config;
+use ferroplane_runtime::{ManagedController, RunError, Runtime};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::Api;
-use kube::runtime::watcher;
 
 use crate::controller::ApplicationConnector;
 
-/// Selects every child ferroplane renders, so that the child watches stay small.
-const MANAGED_SELECTOR: &str = "app.kubernetes.io/managed-by=ferroplane";
+/// What the Application controller can be configured with. Nothing yet: it watches every
+/// namespace and takes its concurrency and poll interval from the runtime's
+/// [`ControllerConfig`](ferroplane_runtime::ControllerConfig). Here so that every provider
+/// starts the same way.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {}
 
 /// Builds the Application controller: Applications in all namespaces and the children they own.
-pub fn controller(runtime: &Runtime) -> ManagedController<Application, ApplicationConnector> {
+fn controller(runtime: &Runtime) -> ManagedController<Application, ApplicationConnector> {
     let client = runtime.client().clone();
-    let children = || watcher::Config::default().labels(MANAGED_SELECTOR);
+    let children = || watch_config(&[]);
     ManagedController::new(
         runtime,
         Api::<Application>::all(client.clone()),
@@ -46,7 +55,15 @@ pub fn controller(runtime: &Runtime) -> ManagedController<Application, Applicati
     .owns(Api::<Ingress>::all(client), children())
 }
 
-/// Runs the Application controller until `shutdown` completes.
-pub async fn run(runtime: &Runtime, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
+/// Runs the Application controller until `shutdown` completes, then lets running reconciles
+/// finish.
+pub async fn run(
+    runtime: &Runtime,
+    options: Options,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
+    // Nothing to apply yet; destructuring makes a field added later impossible to overlook.
+    let Options {} = options;
     controller(runtime).run(shutdown).await;
+    Ok(())
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use ferroplane_apis::application::{Application, HttpProbe};
 use ferroplane_runtime::UID_TAG;
-use ferroplane_runtime::children::Child;
+use ferroplane_runtime::children::{Child, MANAGED_BY, MANAGED_BY_LABEL};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{
     Container, ContainerPort, EnvVar, HTTPGetAction, PodSpec, PodTemplateSpec, Probe, Service,
@@ -56,10 +56,7 @@ pub fn selector(app: &Application) -> BTreeMap<String, String> {
 
 fn labels(app: &Application) -> BTreeMap<String, String> {
     let mut labels = selector(app);
-    labels.insert(
-        "app.kubernetes.io/managed-by".to_owned(),
-        "ferroplane".to_owned(),
-    );
+    labels.insert(MANAGED_BY_LABEL.to_owned(), MANAGED_BY.to_owned());
     labels
 }
 

@@ -8,6 +8,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::{CustomResourceExt, ResourceExt};
+use provider_application::Options;
 
 #[path = "../../test-support/in_cluster_env.rs"]
 mod in_cluster_env;
@@ -18,7 +19,9 @@ const EVENTUALLY_TIMEOUT: Duration = Duration::from_secs(30);
 
 async fn start_env() -> Env {
     Env::start(Application::crd(), |runtime, stopped| async move {
-        provider_application::run(&runtime, stopped).await;
+        provider_application::run(&runtime, Options::default(), stopped)
+            .await
+            .expect("the controller runs");
     })
     .await
 }

@@ -15,18 +15,16 @@
 use std::sync::Arc;
 
 use ferroplane_apis::etcd::EtcdCluster;
-use ferroplane_runtime::children::{Child, Children, drift};
+use ferroplane_runtime::children::{self, Child, Children, owned};
 use ferroplane_runtime::events::Events;
-use ferroplane_runtime::policy::Policies;
 use ferroplane_runtime::{
-    Connector, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey, Observation,
-    ReconcileError, Update,
+    ConnectionDetails, Connector, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
+    Observation, ReconcileError, Update,
 };
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::api::{Api, DeleteParams, ListParams};
 use kube::{Client, ResourceExt};
-use serde_json::json;
 use tracing::info;
 
 use crate::error::{Error, SpecError};
@@ -134,11 +132,6 @@ fn desired_size(mr: &EtcdCluster) -> Result<u32, ReconcileError> {
         .ok()
         .filter(|s| (1..=9).contains(s))
         .ok_or_else(|| to_reconcile(SpecError::BadSize(mr.spec.size).into()))
-}
-
-fn owned(mr: &EtcdCluster) -> bool {
-    Policies::resolve(&mr.spec.management_policies, mr.spec.deletion_policy)
-        .is_ok_and(|p| p.should_delete())
 }
 
 fn crash_looping(pod: &Pod) -> bool {
@@ -304,14 +297,6 @@ fn ignore_not_found<T>(r: Result<T, kube::Error>) -> Result<(), kube::Error> {
     }
 }
 
-/// Whether the live child's owner references disagree with the deletion policy.
-fn ownership_drift(live: &serde_json::Value, uid: &str, owned: bool) -> bool {
-    let refers = live["metadata"]["ownerReferences"]
-        .as_array()
-        .is_some_and(|refs| refs.iter().any(|r| r["uid"].as_str() == Some(uid)));
-    refers != owned
-}
-
 /// Every child an EtcdCluster can have, whatever its spec says (names and kinds are what
 /// matter): deletion must work even for a spec ferroplane refuses to act on.
 fn all_children(mr: &EtcdCluster) -> Result<Vec<Child>, ReconcileError> {
@@ -371,14 +356,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
                 None => diffs.push(format!("{} is missing", child.key())),
                 Some(live) => {
                     existing += 1;
-                    if let Some(path) = drift(&child.object, &live) {
-                        diffs.push(format!("{} differs at {path}", child.key()));
-                    } else if ownership_drift(&live, &uid, owned(mr)) {
-                        diffs.push(format!(
-                            "{} owner reference does not match the deletion policy",
-                            child.key()
-                        ));
-                    }
+                    diffs.extend(children::difference(child, &live, &uid, owned(mr)));
                 }
             }
         }
@@ -400,17 +378,12 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
             Err(why) => MembershipState::Unknown { why: why.clone() },
         };
         let report = status::report(&self.names, size, snap.statefulset.as_ref(), &membership);
+        let endpoints =
+            ConnectionDetails::new().with("endpoints", report.status.client_endpoint.clone());
         let mut obs = Observation::found(self.names.name.clone())
             .with_readiness(report.readiness)
-            .with_status_field("readyMembers", json!(report.ready_members))
-            .with_status_field("members", json!(report.members))
-            .with_status_field("leader", json!(report.leader))
-            .with_status_field("clientEndpoint", json!(report.client_endpoint))
-            .with_status_field("phase", json!(report.phase))
-            .with_connection_details(
-                ferroplane_runtime::ConnectionDetails::new()
-                    .with("endpoints", report.client_endpoint.clone()),
-            );
+            .with_status(&report.status)?
+            .with_connection_details(endpoints);
         for condition in report.conditions {
             obs = obs.with_condition(condition);
         }
@@ -545,13 +518,5 @@ mod tests {
             "restarted long ago, fine now"
         );
         assert!(!crash_looping(&pod(false, 0, Some("ContainerCreating"))));
-    }
-
-    #[test]
-    fn ownership_follows_the_policy() {
-        let live = json!({"metadata": {"ownerReferences": [{"uid": "u"}]}});
-        assert!(!ownership_drift(&live, "u", true));
-        assert!(ownership_drift(&live, "u", false));
-        assert!(ownership_drift(&json!({"metadata": {}}), "u", true));
     }
 }

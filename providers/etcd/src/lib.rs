@@ -1,17 +1,18 @@
 //! provider-etcd: the `EtcdCluster` kind (group `etcd.ferroplane.io`), an etcd cluster run in
 //! the Kubernetes cluster, on the ferroplane-runtime framework.
 //!
-//! # Entry points (called by the binary)
-//! - [`run`]: runs the controller with the production membership client (etcd's JSON gateway
-//!   through each cluster's client Service) until `shutdown` completes.
+//! # Entry points
+//! - [`run`] (called by the binary): runs the controller with its [`Options`] and the
+//!   production membership client (etcd's JSON gateway through each cluster's client Service)
+//!   until `shutdown` completes, the way every provider starts.
 //! - [`controller`]: the same controller with any [`controller::MembershipFactory`], for tests
 //!   and for environments without reachable pods.
 //!
 //! # Flow of one reconcile
-//! validate the spec ([`version`], size, name) → read the StatefulSet and member pods → ask etcd
+//! validate the spec (`version`, size, name) → read the StatefulSet and member pods → ask etcd
 //! for its members and their health ([`scaling::observe`]) → plan one step ([`planner`]) →
 //! render the children ([`render`]) and compare them with the live ones → report status
-//! ([`status`]) → when anything differs: carry out the step ([`scaling::apply`]) and apply the
+//! (`status`) → when anything differs: carry out the step ([`scaling::apply`]) and apply the
 //! children.
 //!
 //! # Membership and bootstrap
@@ -23,35 +24,44 @@
 //! rest of the cluster is healthy (typically: its data was lost, so etcd refuses its old
 //! identity) is removed and added back as a learner, and its pod and volume are deleted so that
 //! it starts empty and joins as a new member. When etcd cannot be reached, nothing changes size
-//! and status comes from the StatefulSet (see [`status`]).
+//! and status comes from the StatefulSet (see `status`).
+//!
+//! # Dependencies
+//! Of ferroplane's crates, only `ferroplane-apis` and `ferroplane-runtime` (and reqwest for the
+//! membership API); never another provider or the binary.
 
 pub mod controller;
-pub mod error;
+mod error;
 pub mod membership;
 pub mod names;
 pub mod planner;
 pub mod render;
 pub mod scaling;
-pub mod status;
-pub mod version;
+mod status;
+mod version;
 
 use std::future::Future;
 
 use ferroplane_apis::etcd::EtcdCluster;
+use ferroplane_runtime::children::watch_config;
 use ferroplane_runtime::events::Events;
-use ferroplane_runtime::{ManagedController, Runtime};
+use ferroplane_runtime::{ManagedController, RunError, Runtime};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::Api;
-use kube::runtime::watcher;
 
 use crate::controller::{EtcdConnector, GatewayFactory, MembershipFactory};
 use crate::membership::GatewayConfig;
+use crate::names::APP_NAME_LABEL;
 
-/// Label selecting every child ferroplane renders, so that the child watches stay small.
-const MANAGED_SELECTOR: &str =
-    "app.kubernetes.io/managed-by=ferroplane,app.kubernetes.io/name=etcd";
+/// What the EtcdCluster controller is configured with.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct Options {
+    /// Timeouts of the calls to each cluster's membership API (etcd's JSON gateway).
+    pub gateway: GatewayConfig,
+}
 
 /// Builds the EtcdCluster controller with `factory` for membership clients. Watches
 /// EtcdClusters in all namespaces and the children they own.
@@ -61,7 +71,7 @@ pub fn controller<F: MembershipFactory>(
 ) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
     let client = runtime.client().clone();
     let events = Events::new(runtime.recorder());
-    let children = || watcher::Config::default().labels(MANAGED_SELECTOR);
+    let children = || watch_config(&[APP_NAME_LABEL]);
     ManagedController::new(
         runtime,
         Api::<EtcdCluster>::all(client.clone()),
@@ -73,12 +83,18 @@ pub fn controller<F: MembershipFactory>(
     .owns(Api::<PodDisruptionBudget>::all(client), children())
 }
 
-/// Runs the EtcdCluster controller until `shutdown` completes.
+/// Runs the EtcdCluster controller with the production membership client until `shutdown`
+/// completes, then lets running reconciles finish. Fails only when the membership client cannot
+/// be built.
 pub async fn run(
     runtime: &Runtime,
-    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
-) -> Result<(), reqwest::Error> {
-    let factory = GatewayFactory::new(&GatewayConfig::default())?;
+    options: Options,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
+    let factory = GatewayFactory::new(&options.gateway).map_err(|e| RunError::Start {
+        kind: "EtcdCluster",
+        source: Box::new(e),
+    })?;
     controller(runtime, factory).run(shutdown).await;
     Ok(())
 }

@@ -3,12 +3,14 @@
 
 use std::collections::BTreeMap;
 
+use ferroplane_runtime::children::{MANAGED_BY, MANAGED_BY_LABEL};
+
 /// Port etcd members talk Raft on.
 pub const PEER_PORT: i32 = 2380;
 /// Port clients (and the JSON gateway) use.
 pub const CLIENT_PORT: i32 = 2379;
-/// Field manager of every server-side apply.
-pub const FIELD_MANAGER: &str = "ferroplane";
+/// The `app.kubernetes.io/name` label of every child and pod.
+pub const APP_NAME_LABEL: (&str, &str) = ("app.kubernetes.io/name", "etcd");
 /// Annotation on the StatefulSet recording the etcd version it runs, read back to refuse
 /// upgrades that skip a minor version.
 pub const VERSION_ANNOTATION: &str = "etcd.ferroplane.io/version";
@@ -101,14 +103,14 @@ impl ClusterNames {
     /// `app.kubernetes.io/*` labels on every child and pod.
     pub fn labels(&self) -> BTreeMap<String, String> {
         let mut labels = self.selector();
-        labels.insert("app.kubernetes.io/managed-by".into(), "ferroplane".into());
+        labels.insert(MANAGED_BY_LABEL.into(), MANAGED_BY.into());
         labels
     }
 
     /// The subset of [`labels`](Self::labels) that selects this cluster's pods.
     pub fn selector(&self) -> BTreeMap<String, String> {
         BTreeMap::from([
-            ("app.kubernetes.io/name".into(), "etcd".into()),
+            (APP_NAME_LABEL.0.into(), APP_NAME_LABEL.1.into()),
             ("app.kubernetes.io/instance".into(), self.name.clone()),
         ])
     }

@@ -11,6 +11,7 @@ use ferroplane_apis::etcd::{EtcdMember, EtcdPhase};
 use ferroplane_runtime::Readiness;
 use ferroplane_runtime::conditions::Desired;
 use k8s_openapi::api::apps::v1::StatefulSet;
+use serde::Serialize;
 
 use crate::names::ClusterNames;
 use crate::planner::{Health, Step, quorum};
@@ -44,14 +45,25 @@ pub enum Membership<'a> {
     Unknown { why: String },
 }
 
-/// Status fields, readiness, conditions and a note for the `Synced` message.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Report {
+/// The top-level status fields the provider writes, every one on every observe.
+///
+/// Not `EtcdClusterStatus`: that type leaves an empty `members` and an absent `leader` out,
+/// which to the framework means "keep what is there". Here they are written (`[]`, and `null`,
+/// which removes the field), so that members or a leader etcd no longer reports do not linger.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusFields {
     pub ready_members: i32,
     pub members: Vec<EtcdMember>,
     pub leader: Option<String>,
     pub client_endpoint: String,
     pub phase: EtcdPhase,
+}
+
+/// Status fields, readiness, conditions and a note for the `Synced` message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    pub status: StatusFields,
     pub readiness: Readiness,
     pub conditions: Vec<Desired>,
     pub note: Option<String>,
@@ -237,11 +249,13 @@ pub fn report(
     let in_transition =
         readiness != Readiness::Available || progressing.status == ConditionStatus::True;
     Report {
-        ready_members: ready,
-        members,
-        leader,
-        client_endpoint: names.client_endpoint(),
-        phase,
+        status: StatusFields {
+            ready_members: ready,
+            members,
+            leader,
+            client_endpoint: names.client_endpoint(),
+            phase,
+        },
         readiness,
         conditions: vec![available, progressing, degraded],
         note: (!notes.is_empty()).then(|| notes.join("; ")),
@@ -350,10 +364,10 @@ mod tests {
             },
         );
         assert_eq!(r.readiness, Readiness::Available);
-        assert_eq!(r.phase, EtcdPhase::Running);
-        assert_eq!(r.leader.as_deref(), Some("e-0"));
-        assert_eq!(r.members.len(), 3);
-        assert_eq!(r.client_endpoint, "http://e-client.ns.svc:2379");
+        assert_eq!(r.status.phase, EtcdPhase::Running);
+        assert_eq!(r.status.leader.as_deref(), Some("e-0"));
+        assert_eq!(r.status.members.len(), 3);
+        assert_eq!(r.status.client_endpoint, "http://e-client.ns.svc:2379");
         assert_eq!(
             find(&r, conditions::AVAILABLE).status,
             ConditionStatus::True
@@ -392,7 +406,7 @@ mod tests {
             conditions::MEMBER_UNHEALTHY
         );
         assert!(matches!(r.readiness, Readiness::Unavailable(_)));
-        assert_eq!(r.phase, EtcdPhase::Degraded);
+        assert_eq!(r.status.phase, EtcdPhase::Degraded);
     }
 
     #[test]
@@ -434,7 +448,7 @@ mod tests {
             (ConditionStatus::True, conditions::SCALING)
         );
         assert!(p.message.contains("e-1"));
-        assert_eq!(r.phase, EtcdPhase::Scaling);
+        assert_eq!(r.status.phase, EtcdPhase::Scaling);
         assert!(r.in_transition);
     }
 
@@ -445,8 +459,8 @@ mod tests {
             why: "connection refused".into(),
         };
         let r = report(&names, 3, Some(&sts(3, 3)), &m);
-        assert_eq!(r.ready_members, 3);
-        assert!(r.members.is_empty());
+        assert_eq!(r.status.ready_members, 3);
+        assert!(r.status.members.is_empty());
         assert_eq!(r.readiness, Readiness::Available);
         assert_eq!(
             find(&r, conditions::DEGRADED).status,
@@ -459,7 +473,7 @@ mod tests {
         );
         let creating = report(&names, 3, None, &m);
         assert_eq!(creating.readiness, Readiness::Creating);
-        assert_eq!(creating.phase, EtcdPhase::Creating);
+        assert_eq!(creating.status.phase, EtcdPhase::Creating);
     }
 
     #[test]
@@ -501,10 +515,31 @@ mod tests {
                 step: &Step::Steady,
             },
         );
-        assert_eq!(r.phase, EtcdPhase::Upgrading);
+        assert_eq!(r.status.phase, EtcdPhase::Upgrading);
         assert_eq!(
             find(&r, conditions::PROGRESSING).reason,
             conditions::ROLLING_UPDATE
+        );
+    }
+
+    #[test]
+    fn status_fields_clear_members_and_leader_etcd_no_longer_reports() {
+        let fields = StatusFields {
+            ready_members: 1,
+            members: Vec::new(),
+            leader: None,
+            client_endpoint: "http://e-client.ns.svc:2379".into(),
+            phase: EtcdPhase::Degraded,
+        };
+        assert_eq!(
+            serde_json::to_value(&fields).expect("serializes"),
+            serde_json::json!({
+                "readyMembers": 1,
+                "members": [],
+                "leader": null,
+                "clientEndpoint": "http://e-client.ns.svc:2379",
+                "phase": "Degraded",
+            })
         );
     }
 }

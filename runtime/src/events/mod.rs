@@ -4,14 +4,14 @@
 
 mod recorder;
 
-pub use recorder::{EventRecorder, SERIES_WINDOW};
+pub use recorder::EventRecorder;
 
 use kube::runtime::events::{Event, EventType};
 use kube::{Resource, ResourceExt};
 use tracing::warn;
 
 /// Event reasons.
-pub mod reasons {
+pub(crate) mod reasons {
     pub const CREATED: &str = "CreatedExternalResource";
     pub const UPDATED: &str = "UpdatedExternalResource";
     pub const DELETED: &str = "DeletedExternalResource";

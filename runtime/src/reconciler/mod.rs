@@ -24,17 +24,20 @@ use tracing::{Instrument, info_span, warn};
 
 use crate::conditions;
 use crate::connection_secret::ConnectionSecrets;
-use crate::controller::Runtime;
 use crate::error::ReconcileError;
 use crate::events::{Events, reasons};
-use crate::external::{ExternalRef, UpToDate};
+use crate::external::ExternalRef;
+use crate::finalizer;
+use crate::idempotency::UID_TAG;
 use crate::metrics::{Metrics, ObjectState};
+use crate::observation::UpToDate;
 use crate::policy::Policies;
+use crate::provider::Connector;
 use crate::ratelimit::RateLimiter;
-use crate::requeue::RequeuePolicy;
-use crate::traits::Connector;
+use crate::requeue::{self, RequeuePolicy};
+use crate::resource::ManagedResource;
+use crate::runtime::Runtime;
 use crate::versions::KnownVersions;
-use crate::{ManagedResource, finalizer};
 
 mod report;
 mod steps;
@@ -178,8 +181,8 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
     fn until_poll(&self, obj: &K, interval: Duration) -> Duration {
         let uid = obj.meta().uid.as_deref();
         match uid {
-            Some(uid) => crate::requeue::until_next_poll(interval, uid),
-            None => crate::requeue::until_next_poll(interval, &object_key(obj)),
+            Some(uid) => requeue::until_next_poll(interval, uid),
+            None => requeue::until_next_poll(interval, &object_key(obj)),
         }
     }
 
@@ -287,7 +290,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             let note = match before {
                 None => format!(
                     "adopted external resource {found} found by its {} tag",
-                    crate::UID_TAG
+                    UID_TAG
                 ),
                 Some(old) => format!("external name corrected from {old} to {found}"),
             };

@@ -8,12 +8,12 @@ use serde_json::{Map, Value, json};
 use tracing::warn;
 
 use super::{Reconciler, external_name, object_key};
-use crate::ManagedResource;
 use crate::conditions::{self, Desired};
-use crate::connection_secret::FIELD_MANAGER;
 use crate::error::ReconcileError;
+use crate::field_manager::FIELD_MANAGER;
+use crate::provider::Connector;
+use crate::resource::ManagedResource;
 use crate::status;
-use crate::traits::Connector;
 
 impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
     /// Writes conditions and provider status fields when they differ from the object's.

@@ -11,18 +11,23 @@ use kube::runtime::controller::Action;
 use serde_json::{Map, Value, json};
 use tracing::{debug, info};
 
+use ferroplane_apis::common::{ConditionStatus, names};
+
 use super::{Finish, Reconciler, object_key};
-use crate::conditions;
-use crate::error::ReconcileError;
+use crate::conditions::{self, Readiness};
+use crate::connection_details::ConnectionDetails;
+use crate::error::{ReconcileError, RetryClass};
 use crate::events::reasons;
-use crate::external::{ConnectionDetails, Deletion, ExternalRef, Observation};
+use crate::external::{Deletion, ExternalRef};
+use crate::finalizer;
 use crate::idempotency::{IdempotencyKey, create_parameters};
 use crate::metrics::ObjectState;
+use crate::observation::{Observation, UpToDate};
 use crate::policy::Policies;
+use crate::provider::{Connector, ExternalClient};
+use crate::requeue::RequeuePolicy;
+use crate::resource::ManagedResource;
 use crate::status;
-use crate::traits::{Connector, ExternalClient};
-use crate::{ManagedResource, finalizer};
-use ferroplane_apis::common::names;
 
 impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
     pub(super) async fn observe(
@@ -131,9 +136,9 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                      set the ferroplane.io/external-name annotation to an existing resource to import it",
                     ext.name().unwrap_or("(no external name)")
                 ),
-                crate::RetryClass::UntilSpecChanges,
+                RetryClass::UntilSpecChanges,
             );
-            let ready = conditions::ready(&crate::Readiness::Unavailable(
+            let ready = conditions::ready(&Readiness::Unavailable(
                 "external resource not found".into(),
             ));
             return Err(self
@@ -214,29 +219,27 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         desired.extend(obs.conditions.iter().cloned());
         self.write_status(api, &mut obj, &desired, &obs.status)
             .await?;
-        let is_ready = ready.status == ferroplane_apis::common::ConditionStatus::True;
+        let is_ready = ready.status == ConditionStatus::True;
         if is_ready && let Some(created_at) = obj.meta().creation_timestamp.as_ref() {
             let age = Timestamp::now().duration_since(created_at.0);
             self.metrics
                 .first_ready(&self.kind, Duration::try_from(age).unwrap_or_default());
         }
-        let (after, state) = if is_ready
-            && !obs.in_transition
-            && matches!(obs.up_to_date, crate::external::UpToDate::Yes)
-        {
-            let poll = obs_poll_interval(&self.policy, &obj);
-            (self.until_poll(&obj, poll), ObjectState::Ready)
-        } else if is_ready {
-            (
-                self.jitter(self.policy.transition_interval),
-                ObjectState::Ready,
-            )
-        } else {
-            (
-                self.jitter(self.policy.transition_interval),
-                ObjectState::NotReady,
-            )
-        };
+        let (after, state) =
+            if is_ready && !obs.in_transition && matches!(obs.up_to_date, UpToDate::Yes) {
+                let poll = obs_poll_interval(&self.policy, &obj);
+                (self.until_poll(&obj, poll), ObjectState::Ready)
+            } else if is_ready {
+                (
+                    self.jitter(self.policy.transition_interval),
+                    ObjectState::Ready,
+                )
+            } else {
+                (
+                    self.jitter(self.policy.transition_interval),
+                    ObjectState::NotReady,
+                )
+            };
         Ok(Finish::Done(Action::requeue(after), state))
     }
 
@@ -328,7 +331,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         &self,
         api: &Api<K>,
         obj: &mut K,
-        details: &crate::ConnectionDetails,
+        details: &ConnectionDetails,
     ) -> Result<(), ReconcileError> {
         let Some(target) = obj.write_connection_secret_to_ref().cloned() else {
             return Ok(());
@@ -452,10 +455,7 @@ fn leaf_paths(value: &Value, prefix: String, out: &mut Vec<String>) {
 }
 
 /// The poll interval of `obj` (its annotation, else the policy's).
-fn obs_poll_interval<K: ManagedResource>(
-    policy: &crate::requeue::RequeuePolicy,
-    obj: &K,
-) -> Duration {
+fn obs_poll_interval<K: ManagedResource>(policy: &RequeuePolicy, obj: &K) -> Duration {
     let annotation = obj
         .meta()
         .annotations

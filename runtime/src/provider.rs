@@ -4,8 +4,9 @@
 use std::future::Future;
 
 use crate::error::ReconcileError;
-use crate::external::{Creation, Deletion, ExternalRef, Observation, Update};
+use crate::external::{Creation, Deletion, ExternalRef, Update};
 use crate::idempotency::IdempotencyKey;
+use crate::observation::Observation;
 
 /// Opens a session with the external system for one managed object: resolves its
 /// ProviderConfig and credentials and returns a client. Called once per reconcile; cache
