@@ -292,9 +292,18 @@ async fn hang() {
 }
 
 fn observation(id: &str, r: &Res) -> Observation {
-    let mut obs = Observation::found(id).with_at_provider(json!({
-        "id": id, "size": r.size, "state": r.state, "zone": r.zone,
-    }));
+    let at_provider = WidgetObservation {
+        id: Some(id.to_owned()),
+        size: Some(r.size),
+        state: Some(r.state.clone()),
+        zone: Some(r.zone.clone()),
+    };
+    let mut obs = Observation::found(id)
+        .with_status(WidgetStatus {
+            at_provider: Some(at_provider),
+            ..WidgetStatus::default()
+        })
+        .expect("a widget's status serializes");
     obs = obs.with_connection_details(
         ConnectionDetails::new().with("endpoint", format!("{id}.widgets.test:{}", r.size)),
     );
@@ -365,7 +374,9 @@ impl ExternalClient<Widget> for FakeClient {
                     obs = obs.with_diff(diff.join(", "));
                 }
                 if spec.zone.is_none() {
-                    obs = obs.with_late_init(json!({"forProvider": {"zone": r.zone}}));
+                    obs = obs
+                        .with_late_init_for_provider(json!({"zone": r.zone}))
+                        .expect("an object");
                 }
                 obs
             }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
+use super::api::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
 
 /// gRPC status codes etcd returns through the gateway.
 const CODE_NOT_FOUND: i32 = 5;

@@ -1,0 +1,114 @@
+//! etcd's membership API as the controller uses it: the [`Membership`] trait and what its calls
+//! return.
+
+use std::future::Future;
+
+/// One member as etcd's `MemberList` reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub id: u64,
+    /// Empty until the member has started and published its name.
+    pub name: String,
+    pub peer_urls: Vec<String>,
+    pub client_urls: Vec<String>,
+    pub is_learner: bool,
+}
+
+impl Member {
+    /// Whether the member's process has joined: etcd learns a member's name when it starts.
+    pub fn started(&self) -> bool {
+        !self.name.is_empty()
+    }
+}
+
+/// What one member says about itself (`Maintenance/Status`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberStatus {
+    pub member_id: u64,
+    /// ID of the leader this member follows; 0 when it knows none.
+    pub leader: u64,
+    pub version: String,
+    pub raft_index: u64,
+    pub is_learner: bool,
+    /// Alarms and errors the member reports (e.g. `NOSPACE`).
+    pub errors: Vec<String>,
+}
+
+/// Result of asking etcd to promote a learner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PromoteOutcome {
+    Promoted,
+    /// The learner has not caught up with the leader's log yet; ask again later.
+    NotCaughtUp,
+}
+
+/// Why a membership call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MembershipError {
+    #[error("no etcd endpoint to talk to")]
+    NoEndpoints,
+    #[error("etcd at {endpoint} is unreachable: {source}")]
+    Unreachable {
+        endpoint: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("etcd refused {action}: {message} (gRPC code {code})")]
+    Api {
+        action: &'static str,
+        code: i32,
+        message: String,
+    },
+    #[error("unexpected answer from etcd at {endpoint} to {action}: {detail}")]
+    Decode {
+        endpoint: String,
+        action: &'static str,
+        detail: String,
+    },
+}
+
+impl MembershipError {
+    /// Whether the error says nothing about etcd's state, only that it could not be asked.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(
+            self,
+            MembershipError::Unreachable { .. } | MembershipError::NoEndpoints
+        )
+    }
+
+    /// Whether trying again shortly may succeed: etcd is unreachable, or refuses a membership
+    /// change with `Unavailable` ("unhealthy cluster") because a member has not been connected
+    /// to the leader for long enough yet.
+    pub fn is_transient(&self) -> bool {
+        const CODE_UNAVAILABLE: i32 = 14;
+        self.is_unreachable()
+            || matches!(
+                self,
+                MembershipError::Api {
+                    code: CODE_UNAVAILABLE,
+                    ..
+                }
+            )
+    }
+}
+
+/// etcd's membership API. Every call is idempotent where etcd allows it: adding a peer URL that
+/// is already a member returns that member, removing a member that is gone succeeds.
+pub trait Membership: Send + Sync {
+    fn list(&self) -> impl Future<Output = Result<Vec<Member>, MembershipError>> + Send;
+    /// Adds a non-voting member with this peer URL.
+    fn add_learner(
+        &self,
+        peer_url: &str,
+    ) -> impl Future<Output = Result<Member, MembershipError>> + Send;
+    fn promote(
+        &self,
+        id: u64,
+    ) -> impl Future<Output = Result<PromoteOutcome, MembershipError>> + Send;
+    fn remove(&self, id: u64) -> impl Future<Output = Result<(), MembershipError>> + Send;
+    /// Status of the member serving `client_url`, asked directly (not through the Service).
+    fn status(
+        &self,
+        client_url: &str,
+    ) -> impl Future<Output = Result<MemberStatus, MembershipError>> + Send;
+}
