@@ -1,21 +1,12 @@
 //! The `Ready` and `Synced` conditions, computed from what a reconcile found (the provider's
-//! [`Readiness`] among it), and merged into the object's existing conditions so that
+//! [`Readiness`](crate::Readiness) among it), and merged into the object's existing conditions so that
 //! `lastTransitionTime` moves only when a condition's status actually changes.
 
 use ferroplane_apis::common::{Condition, ConditionStatus, names};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-/// Is the external resource usable? Becomes the `Ready` condition.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Readiness {
-    /// Usable (`Ready=True`, reason `Available`).
-    Available,
-    /// Exists but not usable, with why (`Ready=False`, reason `Unavailable`).
-    Unavailable(String),
-    /// Still being created (`Ready=False`, reason `Creating`).
-    Creating,
-}
+use crate::readiness::Readiness;
 
 /// A condition as the reconciler wants it, before timestamps and generations.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! What the framework tells a provider about the external resource ([`ExternalRef`]) and what a
 //! provider tells the framework back from `create`, `update` and `delete`. The result of
-//! `observe` is in [`observation`](crate::observation).
+//! `observe` is an [`Observation`](crate::Observation).
 
 use crate::connection_details::ConnectionDetails;
 

@@ -91,8 +91,8 @@
 //! [`leader::run_while_leader`].
 //!
 //! # Dependencies
-//! On `ferroplane-apis` (the shared spec and status fields) and the Kubernetes client crates
-//! only: never on a provider, the binary or the sandbox (the tests use the sandbox).
+//! Of ferroplane's crates, only `ferroplane-apis` (the shared spec and status fields): never a
+//! provider, the binary or the sandbox (its tests use the sandbox).
 
 pub mod children;
 pub mod conditions;
@@ -113,6 +113,7 @@ mod observation;
 mod policy;
 mod provider;
 mod ratelimit;
+mod readiness;
 mod reconciler;
 pub mod related;
 pub mod requeue;
@@ -121,7 +122,6 @@ mod runtime;
 pub mod status;
 mod versions;
 
-pub use conditions::Readiness;
 pub use connection_details::ConnectionDetails;
 pub use controller::ManagedController;
 pub use error::{ReconcileError, RetryClass, RunError};
@@ -130,6 +130,7 @@ pub use idempotency::{IdempotencyKey, UID_TAG};
 pub use metrics::{ExternalCalls, Metrics};
 pub use observation::{Observation, UpToDate};
 pub use provider::{Connector, ExternalClient};
+pub use readiness::Readiness;
 pub use reconciler::Reconciler;
 pub use resource::ManagedResource;
 pub use runtime::{ControllerConfig, Runtime, RuntimeConfig};

@@ -9,9 +9,10 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::conditions::{Desired, Readiness};
+use crate::conditions::Desired;
 use crate::connection_details::ConnectionDetails;
 use crate::error::ReconcileError;
+use crate::readiness::Readiness;
 
 /// Does the external resource match the spec?
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use tracing::{debug, info};
 use ferroplane_apis::common::{ConditionStatus, names};
 
 use super::{Finish, Reconciler, object_key};
-use crate::conditions::{self, Readiness};
+use crate::conditions;
 use crate::connection_details::ConnectionDetails;
 use crate::error::{ReconcileError, RetryClass};
 use crate::events::reasons;
@@ -25,6 +25,7 @@ use crate::metrics::ObjectState;
 use crate::observation::{Observation, UpToDate};
 use crate::policy::Policies;
 use crate::provider::{Connector, ExternalClient};
+use crate::readiness::Readiness;
 use crate::requeue::RequeuePolicy;
 use crate::resource::ManagedResource;
 use crate::status;
