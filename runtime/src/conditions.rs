@@ -1,5 +1,5 @@
 //! The `Ready` and `Synced` conditions, computed from what a reconcile found (the provider's
-//! [`Readiness`](crate::Readiness) among it), and merged into the object's existing conditions so that
+//! [`Readiness`] among it), and merged into the object's existing conditions so that
 //! `lastTransitionTime` moves only when a condition's status actually changes.
 
 use ferroplane_apis::common::{Condition, ConditionStatus, names};

@@ -5,7 +5,7 @@
 //! - [`run`] (called by the binary): runs the controller with its [`Options`] and the
 //!   production membership client (etcd's JSON gateway through each cluster's client Service)
 //!   until `shutdown` completes, the way every provider starts.
-//! - [`controller`]: the same controller with any [`controller::MembershipFactory`], for tests
+//! - [`controller()`]: the same controller with any [`controller::MembershipFactory`], for tests
 //!   and for environments without reachable pods.
 //!
 //! # Flow of one reconcile
