@@ -10,7 +10,7 @@ mod mock_support;
 use std::time::{Duration, Instant};
 
 use mock_support::{IMAGE, REGION, Signer, TYPE, start};
-use provider_alibaba::mock::{DEFAULT_ACCOUNT_ID, LaunchSpec};
+use alibaba_mock::{DEFAULT_ACCOUNT_ID, LaunchSpec};
 
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)

@@ -1,6 +1,6 @@
 //! Authentication: the access keys and STS credentials the mock knows, the nonce memory, and
 //! verification of V1 (`HMAC-SHA1` parameters) and V3 (`ACS3-HMAC-SHA256` header) signatures
-//! with the crate's own [`crate::signature`] functions.
+//! with the signing code of alibaba-sdk ([`alibaba_sdk::signature`]).
 //!
 //! Order of checks, as ECS does it: required parameters, timestamp format and skew, access key
 //! (known, enabled), security token, signature, and only then the nonce, so that a request that
@@ -16,9 +16,10 @@ use std::time::Duration;
 use axum::http::HeaderMap;
 use jiff::{SignedDuration, Timestamp};
 
-use super::error::ApiError;
-use super::params::Params;
-use crate::signature::{v1, v3};
+use crate::error::ErrorResponse;
+use crate::locks::lock;
+use crate::received_params::ReceivedParams;
+use alibaba_sdk::signature::{v1, v3};
 
 /// The most a request's timestamp may differ from the server clock.
 pub const MAX_SKEW: Duration = Duration::from_secs(15 * 60);
@@ -63,7 +64,7 @@ impl fmt::Debug for AccessKey {
     }
 }
 
-/// Temporary credentials issued by the mock's STS (or by [`super::MockServer::issue_sts_credentials`]).
+/// Temporary credentials issued by the mock's STS (or by [`crate::MockServer::issue_sts_credentials`]).
 #[derive(Clone, PartialEq, Eq)]
 pub struct StsCredentials {
     /// `STS.…` access key ID.
@@ -172,10 +173,10 @@ impl KeyStore {
         id: &str,
         token: Option<&str>,
         now: Timestamp,
-    ) -> Result<(&str, Arc<str>), ApiError> {
+    ) -> Result<(&str, Arc<str>), ErrorResponse> {
         if let Some(key) = self.permanent.get(id) {
             if !key.enabled {
-                return Err(ApiError::bad_request(
+                return Err(ErrorResponse::bad_request(
                     "InvalidAccessKeyId.Inactive",
                     "Specified access key is disabled.",
                 ));
@@ -184,26 +185,26 @@ impl KeyStore {
         }
         if let Some(key) = self.temporary.get(id) {
             return match token {
-                None => Err(ApiError::bad_request(
+                None => Err(ErrorResponse::bad_request(
                     "InvalidSecurityToken.Malformed",
                     "Specified SecurityToken is malformed: temporary credentials need their security token.",
                 )),
-                Some(t) if t != key.token && self.tokens.contains(t) => Err(ApiError::bad_request(
+                Some(t) if t != key.token && self.tokens.contains(t) => Err(ErrorResponse::bad_request(
                     "InvalidSecurityToken.MismatchWithAccessKey",
                     "Specified SecurityToken mismatch with the AccessKey.",
                 )),
-                Some(t) if t != key.token => Err(ApiError::bad_request(
+                Some(t) if t != key.token => Err(ErrorResponse::bad_request(
                     "InvalidSecurityToken.Malformed",
                     "Specified SecurityToken is malformed.",
                 )),
-                Some(_) if key.expires_at <= now => Err(ApiError::bad_request(
+                Some(_) if key.expires_at <= now => Err(ErrorResponse::bad_request(
                     "InvalidSecurityToken.Expired",
                     "Specified SecurityToken is expired.",
                 )),
                 Some(_) => Ok((&key.secret, key.account_id.clone())),
             };
         }
-        Err(ApiError::not_found(
+        Err(ErrorResponse::not_found(
             "InvalidAccessKeyId.NotFound",
             "Specified access key is not found.",
         ))
@@ -258,13 +259,9 @@ impl NonceCache {
     }
 
     /// How many nonces are remembered.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.seen.len()
-    }
-
-    /// Whether none is remembered.
-    pub fn is_empty(&self) -> bool {
-        self.seen.is_empty()
     }
 }
 
@@ -277,7 +274,7 @@ pub struct SignedRequest<'a> {
     /// Query parameters alone (V3 signs only these).
     pub query: &'a BTreeMap<String, String>,
     /// Query and form parameters merged (V1 signs all of them).
-    pub params: &'a Params,
+    pub params: &'a ReceivedParams,
     /// Request headers.
     pub headers: &'a HeaderMap,
     /// Raw body.
@@ -297,16 +294,16 @@ impl SignedRequest<'_> {
     }
 }
 
-fn parse_time(value: &str, now: Timestamp) -> Result<(), ApiError> {
+fn parse_time(value: &str, now: Timestamp) -> Result<(), ErrorResponse> {
     let ts: Timestamp = value.parse().map_err(|_| {
-        ApiError::bad_request(
+        ErrorResponse::bad_request(
             "InvalidTimeStamp.Format",
             "Specified time stamp or date value is not well formatted.",
         )
     })?;
     let skew = now.duration_since(ts).abs();
     if skew > SignedDuration::try_from(MAX_SKEW).unwrap_or(SignedDuration::MAX) {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "InvalidTimeStamp.Expired",
             "Specified time stamp or date value is expired.",
         ));
@@ -314,8 +311,8 @@ fn parse_time(value: &str, now: Timestamp) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn mismatch(string_to_sign: &str) -> ApiError {
-    ApiError::bad_request(
+fn mismatch(string_to_sign: &str) -> ErrorResponse {
+    ErrorResponse::bad_request(
         "SignatureDoesNotMatch",
         format!(
             "Specified signature is not matched with our calculation. server string to sign is:{string_to_sign}"
@@ -329,15 +326,15 @@ pub fn authenticate(
     nonces: &std::sync::Mutex<NonceCache>,
     request: &SignedRequest<'_>,
     now: Timestamp,
-) -> Result<Caller, ApiError> {
+) -> Result<Caller, ErrorResponse> {
     let (access_key_id, nonce, account_id) = if request.is_v3() {
         verify_v3(keys, request, now)?
     } else {
         verify_v1(keys, request, now)?
     };
-    let fresh = super::lock(nonces).insert(&access_key_id, &nonce, now);
+    let fresh = lock(nonces).insert(&access_key_id, &nonce, now);
     if !fresh {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "SignatureNonceUsed",
             "Specified signature nonce was used already.",
         ));
@@ -352,13 +349,13 @@ fn verify_v1(
     keys: &KeyStore,
     request: &SignedRequest<'_>,
     now: Timestamp,
-) -> Result<(String, String, Arc<str>), ApiError> {
+) -> Result<(String, String, Arc<str>), ErrorResponse> {
     let p = request.params;
     let access_key_id = p.required("AccessKeyId")?;
     let signature = p.required("Signature")?;
     let method = p.required("SignatureMethod")?;
     if method != v1::SIGNATURE_METHOD {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "InvalidParameter.SignatureMethod",
             format!(
                 "The specified SignatureMethod is not supported by signature version 1.0; use {}.",
@@ -368,7 +365,7 @@ fn verify_v1(
     }
     let version = p.required("SignatureVersion")?;
     if version != v1::SIGNATURE_VERSION {
-        return Err(ApiError::invalid("SignatureVersion"));
+        return Err(ErrorResponse::invalid("SignatureVersion"));
     }
     let nonce = p.required("SignatureNonce")?;
     parse_time(p.required("Timestamp")?, now)?;
@@ -384,10 +381,10 @@ fn verify_v3(
     keys: &KeyStore,
     request: &SignedRequest<'_>,
     now: Timestamp,
-) -> Result<(String, String, Arc<str>), ApiError> {
+) -> Result<(String, String, Arc<str>), ErrorResponse> {
     let authorization = request.header("authorization").unwrap_or_default();
     let parsed = v3::parse_authorization(authorization).ok_or_else(|| {
-        ApiError::bad_request(
+        ErrorResponse::bad_request(
             "IncompleteSignature",
             "The request signature does not conform to Aliyun standards: expected `ACS3-HMAC-SHA256 Credential=…,SignedHeaders=…,Signature=…`.",
         )
@@ -396,7 +393,7 @@ fn verify_v3(
         request
             .header(name)
             .filter(|v| !v.is_empty())
-            .ok_or_else(|| ApiError::missing(name))
+            .ok_or_else(|| ErrorResponse::missing(name))
     };
     required("x-acs-action")?;
     required("x-acs-version")?;
@@ -499,7 +496,7 @@ mod tests {
         };
         store.add_temporary(&other, now());
         assert_eq!(&*store.resolve("ak", None, now()).unwrap().1, "100");
-        let code = |r: Result<(&str, Arc<str>), ApiError>| r.unwrap_err().code;
+        let code = |r: Result<(&str, Arc<str>), ErrorResponse>| r.unwrap_err().code;
         assert_eq!(
             code(store.resolve("nope", None, now())),
             "InvalidAccessKeyId.NotFound"

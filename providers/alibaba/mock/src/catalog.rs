@@ -4,11 +4,11 @@
 //! ([`InstanceType::in_stock`] is false): launching it, or changing an instance to it, fails with
 //! `OperationDenied.NoStock`, so that error can be triggered deterministically.
 
-use super::error::ApiError;
+use crate::error::ErrorResponse;
 
 /// A region and its zones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Region {
+pub struct CatalogRegion {
     /// Region ID, e.g. `cn-hangzhou`.
     pub id: &'static str,
     /// Display name.
@@ -17,7 +17,7 @@ pub struct Region {
     zone_letters: &'static str,
 }
 
-impl Region {
+impl CatalogRegion {
     /// The public ECS endpoint host of the region.
     pub fn endpoint(&self) -> String {
         if self.id == "cn-hangzhou" {
@@ -60,7 +60,7 @@ impl Region {
     }
 }
 
-const REGIONS: &[Region] = &[
+const REGIONS: &[CatalogRegion] = &[
     region("cn-qingdao", "华北1（青岛）", "bc"),
     region("cn-beijing", "华北2（北京）", "abcdefghijkl"),
     region("cn-zhangjiakou", "华北3（张家口）", "abc"),
@@ -88,8 +88,8 @@ const REGIONS: &[Region] = &[
     region("me-central-1", "沙特（利雅得）", "a"),
 ];
 
-const fn region(id: &'static str, local_name: &'static str, zone_letters: &'static str) -> Region {
-    Region {
+const fn region(id: &'static str, local_name: &'static str, zone_letters: &'static str) -> CatalogRegion {
+    CatalogRegion {
         id,
         local_name,
         zone_letters,
@@ -97,16 +97,16 @@ const fn region(id: &'static str, local_name: &'static str, zone_letters: &'stat
 }
 
 /// Every region, in catalogue order.
-pub fn regions() -> &'static [Region] {
+pub fn regions() -> &'static [CatalogRegion] {
     REGIONS
 }
 
 /// The region, or `InvalidRegionId.NotFound`.
-pub fn region_by_id(id: &str) -> Result<&'static Region, ApiError> {
+pub fn region_by_id(id: &str) -> Result<&'static CatalogRegion, ErrorResponse> {
     REGIONS
         .iter()
         .find(|r| r.id == id)
-        .ok_or_else(ApiError::region_not_found)
+        .ok_or_else(ErrorResponse::region_not_found)
 }
 
 /// An instance type.
@@ -165,15 +165,10 @@ const INSTANCE_TYPES: &[InstanceType] = &[
     },
 ];
 
-/// Every instance type.
-pub fn instance_types() -> &'static [InstanceType] {
-    INSTANCE_TYPES
-}
-
 /// The instance type, or `InvalidInstanceType.ValueNotSupported`.
-pub fn instance_type(id: &str) -> Result<&'static InstanceType, ApiError> {
+pub fn instance_type(id: &str) -> Result<&'static InstanceType, ErrorResponse> {
     INSTANCE_TYPES.iter().find(|t| t.id == id).ok_or_else(|| {
-        ApiError::bad_request(
+        ErrorResponse::bad_request(
             "InvalidInstanceType.ValueNotSupported",
             "The specified InstanceType does not exist or beyond the permitted range.",
         )
@@ -181,12 +176,12 @@ pub fn instance_type(id: &str) -> Result<&'static InstanceType, ApiError> {
 }
 
 /// The instance type if it can be launched now, or `OperationDenied.NoStock`.
-pub fn instance_type_in_stock(id: &str) -> Result<&'static InstanceType, ApiError> {
+pub fn instance_type_in_stock(id: &str) -> Result<&'static InstanceType, ErrorResponse> {
     let t = instance_type(id)?;
     if t.in_stock {
         Ok(t)
     } else {
-        Err(ApiError::forbidden(
+        Err(ErrorResponse::forbidden(
             "OperationDenied.NoStock",
             "The requested resource is sold out in the specified zone; try other types of resources or other regions and zones.",
         ))
@@ -290,15 +285,10 @@ const IMAGES: &[Image] = &[
     ),
 ];
 
-/// Every image.
-pub fn images() -> &'static [Image] {
-    IMAGES
-}
-
 /// The image, or `InvalidImageId.NotFound`.
-pub fn image_by_id(id: &str) -> Result<&'static Image, ApiError> {
+pub fn image_by_id(id: &str) -> Result<&'static Image, ErrorResponse> {
     IMAGES.iter().find(|i| i.id == id).ok_or_else(|| {
-        ApiError::not_found(
+        ErrorResponse::not_found(
             "InvalidImageId.NotFound",
             "The specified ImageId does not exist.",
         )

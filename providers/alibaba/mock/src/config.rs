@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::auth::{AccessKey, MAX_SKEW};
+use crate::auth::{AccessKey, MAX_SKEW};
 
 /// The account that owns the key given by [`MockConfig::new`].
 pub const DEFAULT_ACCOUNT_ID: &str = "1234567890123456";

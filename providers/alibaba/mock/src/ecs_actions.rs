@@ -7,13 +7,13 @@ use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::auth::Caller;
-use super::catalog;
-use super::error::ApiError;
-use super::instance::{InstanceView, Status};
-use super::launch::{self, LaunchSpec, MAX_TAGS};
-use super::params::Params;
-use super::store::{Filters, Paging, Store};
+use crate::auth::Caller;
+use crate::catalog;
+use crate::error::ErrorResponse;
+use crate::instance::{InstanceView, Status};
+use crate::launch::{self, LaunchSpec, MAX_TAGS};
+use crate::received_params::ReceivedParams;
+use crate::store::{Filters, Paging, Store};
 
 /// The ECS API version.
 pub const VERSION: &str = "2014-05-26";
@@ -37,7 +37,7 @@ pub const ACTIONS: &[&str] = &[
 ];
 
 /// What an action needs besides its parameters.
-pub struct Context<'a> {
+pub struct ActionContext<'a> {
     pub caller: &'a Caller,
     pub request_id: &'a str,
     pub now: Timestamp,
@@ -48,10 +48,10 @@ pub struct Context<'a> {
 /// Runs `action` against the store.
 pub fn dispatch(
     store: &mut Store,
-    ctx: &Context<'_>,
+    ctx: &ActionContext<'_>,
     action: &str,
-    p: &Params,
-) -> Result<String, ApiError> {
+    p: &ReceivedParams,
+) -> Result<String, ErrorResponse> {
     let account = &ctx.caller.account_id;
     let result = match action {
         "RunInstances" => run_instances(store, ctx, p)?,
@@ -79,7 +79,7 @@ pub fn dispatch(
             let stop_charging = match p.get("StoppedMode") {
                 None | Some("KeepCharging") => false,
                 Some("StopCharging") => true,
-                Some(_) => return Err(ApiError::invalid("StoppedMode")),
+                Some(_) => return Err(ErrorResponse::invalid("StoppedMode")),
             };
             if dry_run(p)? {
                 store.find(account, None, id)?;
@@ -113,7 +113,7 @@ pub fn dispatch(
             let region = catalog::region_by_id(p.required("RegionId")?)?;
             let ids = p.list("InstanceId", 100)?;
             if ids.is_empty() {
-                return Err(ApiError::missing("InstanceId.1"));
+                return Err(ErrorResponse::missing("InstanceId.1"));
             }
             let force = p.bool("Force")?.unwrap_or(false);
             p.bool("TerminateSubscription")?;
@@ -158,18 +158,18 @@ struct DescribeInstancesReply<'a> {
     page_number: usize,
     page_size: usize,
     next_token: String,
-    instances: InstanceList<'a>,
+    instances: InstanceListView<'a>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
-struct InstanceList<'a> {
+struct InstanceListView<'a> {
     instance: Vec<InstanceView<'a>>,
 }
 
-fn to_text(reply: &impl Serialize) -> Result<String, ApiError> {
+fn to_text(reply: &impl Serialize) -> Result<String, ErrorResponse> {
     serde_json::to_string(reply).map_err(|e| {
-        ApiError::new(
+        ErrorResponse::new(
             500,
             "InternalError",
             format!("The response could not be encoded: {e}"),
@@ -178,8 +178,8 @@ fn to_text(reply: &impl Serialize) -> Result<String, ApiError> {
 }
 
 /// `InvalidAction.NotFound` (404).
-pub fn action_not_found() -> ApiError {
-    ApiError::not_found(
+pub fn action_not_found() -> ErrorResponse {
+    ErrorResponse::not_found(
         "InvalidAction.NotFound",
         "Specified api is not found, please check your url and method.",
     )
@@ -192,24 +192,24 @@ fn with_request_id(mut value: Value, request_id: &str) -> Value {
     value
 }
 
-fn dry_run(p: &Params) -> Result<bool, ApiError> {
+fn dry_run(p: &ReceivedParams) -> Result<bool, ErrorResponse> {
     Ok(p.bool("DryRun")?.unwrap_or(false))
 }
 
 /// ECS answers a successful dry run with this error.
-fn dry_run_passed() -> ApiError {
-    ApiError::bad_request(
+fn dry_run_passed() -> ErrorResponse {
+    ErrorResponse::bad_request(
         "DryRunOperation",
         "Request validation has been passed with DryRun flag set.",
     )
 }
 
-fn owned(p: &Params, name: &str) -> Option<String> {
+fn owned(p: &ReceivedParams, name: &str) -> Option<String> {
     p.get(name).map(str::to_owned)
 }
 
 /// The `RunInstances` parameters as a [`LaunchSpec`].
-pub fn launch_spec(p: &Params) -> Result<LaunchSpec, ApiError> {
+pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
     let mut security_group_ids = p.list("SecurityGroupIds", 16)?;
     if let Some(sg) = p.get("SecurityGroupId") {
         security_group_ids.insert(0, sg.to_owned());
@@ -255,7 +255,7 @@ pub fn launch_spec(p: &Params) -> Result<LaunchSpec, ApiError> {
     })
 }
 
-fn run_instances(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<Value, ApiError> {
+fn run_instances(store: &mut Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<Value, ErrorResponse> {
     let spec = launch_spec(p)?;
     let amount = p.number_in::<usize>("Amount", 1, 100)?.unwrap_or(1);
     if dry_run(p)? {
@@ -273,8 +273,8 @@ fn run_instances(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<Val
     Ok(json!({"InstanceIdSets": {"InstanceIdSet": ids}, "TradePrice": 0.0}))
 }
 
-fn malformed_ids() -> ApiError {
-    ApiError::bad_request(
+fn malformed_ids() -> ErrorResponse {
+    ErrorResponse::bad_request(
         "InvalidInstanceIds.Malformed",
         "InstanceIds must be a JSON array of at most 100 instance IDs, e.g. [\"i-1\",\"i-2\"].",
     )
@@ -284,7 +284,7 @@ fn next_token(seq: Option<u64>) -> String {
     seq.map(|s| format!("{s:016x}")).unwrap_or_default()
 }
 
-fn describe_instances(store: &Store, ctx: &Context<'_>, p: &Params) -> Result<String, ApiError> {
+fn describe_instances(store: &Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<String, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
     let instance_ids = p
         .json_string_array("InstanceIds")
@@ -294,7 +294,7 @@ fn describe_instances(store: &Store, ctx: &Context<'_>, p: &Params) -> Result<St
     }
     let status = p
         .get("Status")
-        .map(|s| Status::parse(s).ok_or_else(|| ApiError::invalid("Status")))
+        .map(|s| Status::parse(s).ok_or_else(|| ErrorResponse::invalid("Status")))
         .transpose()?;
     let filters = Filters {
         instance_ids,
@@ -312,7 +312,7 @@ fn describe_instances(store: &Store, ctx: &Context<'_>, p: &Params) -> Result<St
         let max = p.number_in::<usize>("MaxResults", 1, 100)?.unwrap_or(10);
         let after = p
             .get("NextToken")
-            .map(|t| u64::from_str_radix(t, 16).map_err(|_| ApiError::invalid("NextToken")))
+            .map(|t| u64::from_str_radix(t, 16).map_err(|_| ErrorResponse::invalid("NextToken")))
             .transpose()?;
         (Paging::Token { after, max }, 1, max)
     } else {
@@ -329,13 +329,13 @@ fn describe_instances(store: &Store, ctx: &Context<'_>, p: &Params) -> Result<St
         page_number,
         page_size,
         next_token: next_token(page.next),
-        instances: InstanceList {
+        instances: InstanceListView {
             instance: page.instances.iter().map(|i| i.view(ctx.now)).collect(),
         },
     })
 }
 
-fn modify_attribute(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<Value, ApiError> {
+fn modify_attribute(store: &mut Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<Value, ErrorResponse> {
     let id = p.required("InstanceId")?;
     let name = p.get("InstanceName");
     let description = p.get("Description");
@@ -349,14 +349,14 @@ fn modify_attribute(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<
     user_data.map(launch::check_user_data).transpose()?;
     p.get("Password").map(launch::check_password).transpose()?;
     if groups.iter().any(|g| !g.starts_with("sg-") || g.len() < 4) {
-        return Err(ApiError::not_found(
+        return Err(ErrorResponse::not_found(
             "InvalidSecurityGroupId.NotFound",
             "The specified SecurityGroupId does not exist.",
         ));
     }
     let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
     if user_data.is_some() && instance.status(ctx.now) != Status::Stopped {
-        return Err(ApiError::incorrect_status());
+        return Err(ErrorResponse::incorrect_status());
     }
     if let Some(v) = name {
         instance.name = v.to_owned();
@@ -379,7 +379,7 @@ fn modify_attribute(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<
     Ok(json!({}))
 }
 
-fn modify_spec(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<Value, ApiError> {
+fn modify_spec(store: &mut Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<Value, ErrorResponse> {
     let id = p.required("InstanceId")?;
     let new_type = p
         .get("InstanceType")
@@ -387,13 +387,13 @@ fn modify_spec(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<Value
         .transpose()?;
     let bandwidth = p.number::<u32>("InternetMaxBandwidthOut")?;
     if new_type.is_none() && bandwidth.is_none() {
-        return Err(ApiError::missing("InstanceType"));
+        return Err(ErrorResponse::missing("InstanceType"));
     }
     bandwidth.map(launch::check_bandwidth).transpose()?;
     let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
     if let Some(t) = new_type {
         if instance.status(ctx.now) != Status::Stopped {
-            return Err(ApiError::incorrect_status());
+            return Err(ErrorResponse::incorrect_status());
         }
         instance.instance_type = catalog::instance_type_in_stock(t.id)?;
     }
@@ -406,25 +406,25 @@ fn modify_spec(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<Value
     Ok(json!({}))
 }
 
-fn check_resource_type(p: &Params) -> Result<(), ApiError> {
+fn check_resource_type(p: &ReceivedParams) -> Result<(), ErrorResponse> {
     match p.required("ResourceType")? {
         t if t.eq_ignore_ascii_case("instance") => Ok(()),
-        _ => Err(ApiError::bad_request(
+        _ => Err(ErrorResponse::bad_request(
             "InvalidResourceType.NotSupported",
             "Only ResourceType \"instance\" is supported by this endpoint.",
         )),
     }
 }
 
-fn resource_ids(p: &Params, required: bool) -> Result<Vec<String>, ApiError> {
+fn resource_ids(p: &ReceivedParams, required: bool) -> Result<Vec<String>, ErrorResponse> {
     let ids = p.list("ResourceId", 50)?;
     if required && ids.is_empty() {
-        return Err(ApiError::missing("ResourceId.1"));
+        return Err(ErrorResponse::missing("ResourceId.1"));
     }
     Ok(ids)
 }
 
-fn tag_resources(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<Value, ApiError> {
+fn tag_resources(store: &mut Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
     check_resource_type(p)?;
     let ids = resource_ids(p, true)?;
@@ -441,7 +441,7 @@ fn tag_resources(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<Val
         .map(|(k, v)| (k, v.unwrap_or_default()))
         .collect();
     if tags.is_empty() {
-        return Err(ApiError::missing("Tag.1.Key"));
+        return Err(ErrorResponse::missing("Tag.1.Key"));
     }
     launch::check_tags(&tags)?;
     let account = &ctx.caller.account_id;
@@ -470,7 +470,7 @@ fn tag_resources(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<Val
     Ok(json!({}))
 }
 
-fn untag_resources(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<Value, ApiError> {
+fn untag_resources(store: &mut Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
     check_resource_type(p)?;
     let ids = resource_ids(p, true)?;
@@ -491,19 +491,19 @@ fn untag_resources(store: &mut Store, ctx: &Context<'_>, p: &Params) -> Result<V
     Ok(json!({}))
 }
 
-fn list_tag_resources(store: &Store, ctx: &Context<'_>, p: &Params) -> Result<Value, ApiError> {
+fn list_tag_resources(store: &Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
     check_resource_type(p)?;
     let ids = resource_ids(p, false)?;
     let filter_tags = p.key_values("Tag", MAX_TAGS)?;
     if ids.is_empty() && filter_tags.is_empty() {
-        return Err(ApiError::missing("ResourceId.1"));
+        return Err(ErrorResponse::missing("ResourceId.1"));
     }
     let offset = p
         .get("NextToken")
         .map(|t| {
             t.parse::<usize>()
-                .map_err(|_| ApiError::invalid("NextToken"))
+                .map_err(|_| ErrorResponse::invalid("NextToken"))
         })
         .transpose()?
         .unwrap_or(0);

@@ -1,4 +1,4 @@
-//! Errors: [`ApiError`], the ECS-style error a request is answered with, and [`MockError`], what the
+//! Errors: [`ErrorResponse`], the ECS-style error a request is answered with, and [`MockError`], what the
 //! library API of the mock itself can fail with.
 
 use std::borrow::Cow;
@@ -10,7 +10,7 @@ use serde_json::json;
 /// Messages never contain secrets: they name parameters, never echo credential values.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code} (HTTP {status}): {message}")]
-pub struct ApiError {
+pub struct ErrorResponse {
     /// HTTP status code of the response.
     pub status: u16,
     /// The ECS error code, e.g. `IncorrectInstanceStatus`.
@@ -19,7 +19,7 @@ pub struct ApiError {
     pub message: String,
 }
 
-impl ApiError {
+impl ErrorResponse {
     /// An error with an explicit status, code and message.
     pub fn new(
         status: u16,
@@ -149,7 +149,7 @@ pub enum MockError {
     LocalAddr(#[source] std::io::Error),
     /// A request made through the library API was refused like the HTTP API would refuse it.
     #[error(transparent)]
-    Api(#[from] ApiError),
+    Api(#[from] ErrorResponse),
 }
 
 #[cfg(test)]
@@ -158,7 +158,7 @@ mod tests {
 
     #[test]
     fn body_has_the_five_ecs_fields() {
-        let body = ApiError::missing("RegionId").body("REQ", "ecs.aliyuncs.com");
+        let body = ErrorResponse::missing("RegionId").body("REQ", "ecs.aliyuncs.com");
         assert_eq!(body["Code"], "MissingParameter");
         assert_eq!(body["RequestId"], "REQ");
         assert_eq!(body["HostId"], "ecs.aliyuncs.com");

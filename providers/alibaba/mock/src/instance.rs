@@ -11,9 +11,8 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::catalog::{Image, InstanceType};
+use crate::catalog::{Image, InstanceType};
 
 /// The status ECS reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -122,7 +121,7 @@ pub fn minute_time(ts: Timestamp) -> String {
 
 /// An instance as the mock stores it.
 #[derive(Debug, Clone)]
-pub struct Instance {
+pub struct StoredInstance {
     /// `i-…`.
     pub id: String,
     /// Creation order, used for stable pagination.
@@ -167,12 +166,6 @@ pub struct Instance {
     pub deletion_protection: bool,
     /// `KeyPairName`.
     pub key_pair_name: String,
-    /// System disk category.
-    pub system_disk_category: String,
-    /// System disk size in GiB.
-    pub system_disk_size: u32,
-    /// Number of data disks.
-    pub data_disks: u32,
     /// Base64 user data.
     pub user_data: Option<String>,
     /// When it was created.
@@ -185,7 +178,7 @@ pub struct Instance {
     pub client_token: Option<String>,
 }
 
-impl Instance {
+impl StoredInstance {
     /// Status at `now`.
     pub fn status(&self, now: Timestamp) -> Status {
         self.lifecycle.status(now)
@@ -243,15 +236,15 @@ impl Instance {
             deletion_protection: self.deletion_protection,
             key_pair_name: &self.key_pair_name,
             serial_number: serial_number(&self.id),
-            vpc_attributes: VpcAttributes {
+            vpc_attributes: VpcAttributesView {
                 vpc_id: &self.vpc_id,
                 vswitch_id: &self.vswitch_id,
                 nat_ip_address: "",
-                private_ip_address: IpAddresses {
+                private_ip_address: IpAddressesView {
                     ip_address: vec![self.private_ip.to_string()],
                 },
             },
-            public_ip_address: IpAddresses {
+            public_ip_address: IpAddressesView {
                 ip_address: self
                     .public_ip
                     .filter(|_| self.bandwidth_out > 0)
@@ -259,34 +252,29 @@ impl Instance {
                     .into_iter()
                     .collect(),
             },
-            inner_ip_address: IpAddresses {
+            inner_ip_address: IpAddressesView {
                 ip_address: Vec::new(),
             },
-            eip_address: EipAddress {
+            eip_address: EipAddressView {
                 allocation_id: "",
                 ip_address: "",
                 internet_charge_type: "",
             },
-            security_group_ids: SecurityGroupIds {
+            security_group_ids: SecurityGroupIdsView {
                 security_group_id: &self.security_group_ids,
             },
-            tags: Tags {
+            tags: TagsView {
                 tag: self
                     .tags
                     .iter()
-                    .map(|(k, v)| Tag {
+                    .map(|(k, v)| TagView {
                         tag_key: k,
                         tag_value: v,
                     })
                     .collect(),
             },
-            operation_locks: OperationLocks { lock_reason: [] },
+            operation_locks: OperationLocksView { lock_reason: [] },
         }
-    }
-
-    /// [`Instance::view`] as a JSON value.
-    pub fn to_describe_json(&self, now: Timestamp) -> Value {
-        serde_json::to_value(self.view(now)).unwrap_or(Value::Null)
     }
 
     /// The summary served by `GET /_mock/instances`.
@@ -347,37 +335,37 @@ pub struct InstanceView<'a> {
     pub deletion_protection: bool,
     pub key_pair_name: &'a str,
     pub serial_number: String,
-    pub vpc_attributes: VpcAttributes<'a>,
-    pub public_ip_address: IpAddresses,
-    pub inner_ip_address: IpAddresses,
-    pub eip_address: EipAddress,
-    pub security_group_ids: SecurityGroupIds<'a>,
-    pub tags: Tags<'a>,
-    pub operation_locks: OperationLocks,
+    pub vpc_attributes: VpcAttributesView<'a>,
+    pub public_ip_address: IpAddressesView,
+    pub inner_ip_address: IpAddressesView,
+    pub eip_address: EipAddressView,
+    pub security_group_ids: SecurityGroupIdsView<'a>,
+    pub tags: TagsView<'a>,
+    pub operation_locks: OperationLocksView,
 }
 
 /// `VpcAttributes`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct VpcAttributes<'a> {
+pub struct VpcAttributesView<'a> {
     pub vpc_id: &'a str,
     #[serde(rename = "VSwitchId")]
     pub vswitch_id: &'a str,
     pub nat_ip_address: &'static str,
-    pub private_ip_address: IpAddresses,
+    pub private_ip_address: IpAddressesView,
 }
 
 /// `{"IpAddress": [...]}`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct IpAddresses {
+pub struct IpAddressesView {
     pub ip_address: Vec<String>,
 }
 
 /// `EipAddress` (always empty in the mock).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct EipAddress {
+pub struct EipAddressView {
     pub allocation_id: &'static str,
     pub ip_address: &'static str,
     pub internet_charge_type: &'static str,
@@ -386,21 +374,21 @@ pub struct EipAddress {
 /// `{"SecurityGroupId": [...]}`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct SecurityGroupIds<'a> {
+pub struct SecurityGroupIdsView<'a> {
     pub security_group_id: &'a [String],
 }
 
 /// `{"Tag": [...]}`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct Tags<'a> {
-    pub tag: Vec<Tag<'a>>,
+pub struct TagsView<'a> {
+    pub tag: Vec<TagView<'a>>,
 }
 
 /// `{"TagKey", "TagValue"}`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct Tag<'a> {
+pub struct TagView<'a> {
     pub tag_key: &'a str,
     pub tag_value: &'a str,
 }
@@ -408,11 +396,11 @@ pub struct Tag<'a> {
 /// `{"LockReason": []}`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct OperationLocks {
+pub struct OperationLocksView {
     pub lock_reason: [&'static str; 0],
 }
 
-/// A live instance as `GET /_mock/instances` and [`super::MockServer::instances`] show it.
+/// A live instance as `GET /_mock/instances` and [`crate::MockServer::instances`] show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InstanceSummary {

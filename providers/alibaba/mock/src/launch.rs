@@ -1,8 +1,8 @@
 //! What a new instance is made from ([`LaunchSpec`]) and the checks RunInstances applies to it,
 //! shared by the HTTP action and the library API.
 
-use super::catalog::{self, Image, InstanceType, Region};
-use super::error::{ApiError, truncate};
+use crate::catalog::{self, Image, InstanceType, CatalogRegion};
+use crate::error::{ErrorResponse, truncate};
 
 /// Most tags a resource may carry.
 pub const MAX_TAGS: usize = 20;
@@ -57,7 +57,7 @@ pub struct LaunchSpec {
 /// A spec checked against the catalogue, with every default filled in.
 #[derive(Debug, Clone)]
 pub struct ResolvedLaunch {
-    pub region: &'static Region,
+    pub region: &'static CatalogRegion,
     pub zone_id: String,
     pub vpc_id: String,
     pub vswitch_id: String,
@@ -75,17 +75,17 @@ fn one_of(
     allowed: &[&'static str],
     code: &'static str,
     name: &str,
-) -> Result<&'static str, ApiError> {
+) -> Result<&'static str, ErrorResponse> {
     match value {
         None => Ok(allowed[0]),
         Some(v) => allowed.iter().copied().find(|a| *a == v).ok_or_else(|| {
-            ApiError::bad_request(code, format!("The specified {name} is not supported."))
+            ErrorResponse::bad_request(code, format!("The specified {name} is not supported."))
         }),
     }
 }
 
 /// Checks a name: 2–`max` characters, starting with a letter (any script), not a URL.
-fn check_name(value: &str, max: usize, code: &'static str, what: &str) -> Result<(), ApiError> {
+fn check_name(value: &str, max: usize, code: &'static str, what: &str) -> Result<(), ErrorResponse> {
     let len = value.chars().count();
     let starts_with_letter = value.chars().next().is_some_and(char::is_alphabetic);
     if !(2..=max).contains(&len)
@@ -93,7 +93,7 @@ fn check_name(value: &str, max: usize, code: &'static str, what: &str) -> Result
         || value.starts_with("http://")
         || value.starts_with("https://")
     {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             code,
             format!(
                 "The specified {what} is invalid: 2 to {max} characters, starting with a letter, not with http:// or https://."
@@ -104,12 +104,12 @@ fn check_name(value: &str, max: usize, code: &'static str, what: &str) -> Result
 }
 
 /// `InstanceName`: 2–128 characters, starting with a letter, not a URL.
-pub fn check_instance_name(name: &str) -> Result<(), ApiError> {
+pub fn check_instance_name(name: &str) -> Result<(), ErrorResponse> {
     check_name(name, 128, "InvalidInstanceName.Malformed", "InstanceName")
 }
 
 /// `HostName`: 2–64 characters of letters, digits, `.` and `-`, not starting or ending with either.
-pub fn check_host_name(host: &str) -> Result<(), ApiError> {
+pub fn check_host_name(host: &str) -> Result<(), ErrorResponse> {
     let ok = (2..=64).contains(&host.len())
         && host
             .bytes()
@@ -119,7 +119,7 @@ pub fn check_host_name(host: &str) -> Result<(), ApiError> {
     if ok {
         Ok(())
     } else {
-        Err(ApiError::bad_request(
+        Err(ErrorResponse::bad_request(
             "InvalidHostName.Malformed",
             "The specified HostName is invalid: 2 to 64 characters of letters, digits, '.' and '-', not starting or ending with '.' or '-'.",
         ))
@@ -127,12 +127,12 @@ pub fn check_host_name(host: &str) -> Result<(), ApiError> {
 }
 
 /// `Description`: at most 256 characters, not starting with a URL scheme.
-pub fn check_description(description: &str) -> Result<(), ApiError> {
+pub fn check_description(description: &str) -> Result<(), ErrorResponse> {
     if description.chars().count() > 256
         || description.starts_with("http://")
         || description.starts_with("https://")
     {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "InvalidDescription.Malformed",
             "The specified Description is invalid: at most 256 characters, not starting with http:// or https://.",
         ));
@@ -141,9 +141,9 @@ pub fn check_description(description: &str) -> Result<(), ApiError> {
 }
 
 /// `InternetMaxBandwidthOut`: 0–100 Mbit/s.
-pub fn check_bandwidth(mbps: u32) -> Result<(), ApiError> {
+pub fn check_bandwidth(mbps: u32) -> Result<(), ErrorResponse> {
     if mbps > 100 {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "InvalidInternetMaxBandwidthOut.Malformed",
             "InternetMaxBandwidthOut must be between 0 and 100.",
         ));
@@ -152,9 +152,9 @@ pub fn check_bandwidth(mbps: u32) -> Result<(), ApiError> {
 }
 
 /// `ClientToken`: ASCII, at most 64 characters.
-pub fn check_client_token(token: &str) -> Result<(), ApiError> {
+pub fn check_client_token(token: &str) -> Result<(), ErrorResponse> {
     if token.len() > 64 || !token.is_ascii() {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "InvalidClientToken.Malformed",
             "The specified ClientToken is invalid: ASCII, at most 64 characters.",
         ));
@@ -163,18 +163,18 @@ pub fn check_client_token(token: &str) -> Result<(), ApiError> {
 }
 
 /// `UserData`: Base64 of at most 32 KiB.
-pub fn check_user_data(data: &str) -> Result<(), ApiError> {
+pub fn check_user_data(data: &str) -> Result<(), ErrorResponse> {
     use base64::Engine as _;
     let decoded = base64::engine::general_purpose::STANDARD
         .decode(data)
         .map_err(|_| {
-            ApiError::bad_request(
+            ErrorResponse::bad_request(
                 "InvalidUserData.Base64FormatInvalid",
                 "The specified UserData is not valid Base64.",
             )
         })?;
     if decoded.len() > 32 * 1024 {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "InvalidUserData.SizeExceeded",
             "The specified UserData exceeds 32 KiB.",
         ));
@@ -184,7 +184,7 @@ pub fn check_user_data(data: &str) -> Result<(), ApiError> {
 
 /// `Password`: 8–30 characters with at least three of lowercase, uppercase, digits and symbols.
 /// The value itself never appears in the error.
-pub fn check_password(password: &str) -> Result<(), ApiError> {
+pub fn check_password(password: &str) -> Result<(), ErrorResponse> {
     const SYMBOLS: &str = "()`~!@#$%^&*-_+=|{}[]:;'<>,.?/";
     let classes = [
         password.chars().any(|c| c.is_ascii_lowercase()),
@@ -199,7 +199,7 @@ pub fn check_password(password: &str) -> Result<(), ApiError> {
         || !allowed
         || classes.iter().filter(|c| **c).count() < 3
     {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "InvalidPassword.Malformed",
             "The specified Password is invalid: 8 to 30 characters with at least three of lowercase letters, uppercase letters, digits and symbols.",
         ));
@@ -208,7 +208,7 @@ pub fn check_password(password: &str) -> Result<(), ApiError> {
 }
 
 /// Validates one tag as ECS does.
-pub fn check_tag(key: &str, value: &str) -> Result<(), ApiError> {
+pub fn check_tag(key: &str, value: &str) -> Result<(), ErrorResponse> {
     let lower = key.to_ascii_lowercase();
     if key.is_empty()
         || key.chars().count() > 128
@@ -217,7 +217,7 @@ pub fn check_tag(key: &str, value: &str) -> Result<(), ApiError> {
         || key.contains("http://")
         || key.contains("https://")
     {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "InvalidTagKey.Malformed",
             format!(
                 "The specified tag key \"{}\" is invalid: 1 to 128 characters, not starting with aliyun or acs:, no http:// or https://.",
@@ -226,7 +226,7 @@ pub fn check_tag(key: &str, value: &str) -> Result<(), ApiError> {
         ));
     }
     if value.chars().count() > 128 || value.contains("http://") || value.contains("https://") {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "InvalidTagValue.Malformed",
             "The specified tag value is invalid: at most 128 characters, no http:// or https://.",
         ));
@@ -235,14 +235,14 @@ pub fn check_tag(key: &str, value: &str) -> Result<(), ApiError> {
 }
 
 /// Validates a set of tags for one request: each tag, unique keys, at most [`MAX_TAGS`].
-pub fn check_tags(tags: &[(String, String)]) -> Result<(), ApiError> {
+pub fn check_tags(tags: &[(String, String)]) -> Result<(), ErrorResponse> {
     if tags.len() > MAX_TAGS {
         return Err(too_many_tags());
     }
     for (i, (key, value)) in tags.iter().enumerate() {
         check_tag(key, value)?;
         if tags[..i].iter().any(|(k, _)| k == key) {
-            return Err(ApiError::bad_request(
+            return Err(ErrorResponse::bad_request(
                 "InvalidTagKey.Duplicated",
                 "The specified tag keys are duplicated.",
             ));
@@ -252,8 +252,8 @@ pub fn check_tags(tags: &[(String, String)]) -> Result<(), ApiError> {
 }
 
 /// `InvalidTagCount` (400): a resource would carry more than [`MAX_TAGS`] tags.
-pub fn too_many_tags() -> ApiError {
-    ApiError::bad_request(
+pub fn too_many_tags() -> ErrorResponse {
+    ErrorResponse::bad_request(
         "InvalidTagCount",
         format!("A resource can carry at most {MAX_TAGS} tags."),
     )
@@ -276,7 +276,7 @@ impl LaunchSpec {
 
     /// Checks every field and resolves catalogue entries and defaults, in the order ECS reports
     /// problems: region, syntax of the parameters, then catalogue lookups and stock.
-    pub fn resolve(&self) -> Result<ResolvedLaunch, ApiError> {
+    pub fn resolve(&self) -> Result<ResolvedLaunch, ErrorResponse> {
         let region = catalog::region_by_id(&self.region_id)?;
         if let Some(name) = &self.instance_name {
             check_instance_name(name)?;
@@ -328,7 +328,7 @@ impl LaunchSpec {
         )?;
         for sg in &self.security_group_ids {
             if !sg.starts_with("sg-") || sg.len() < 4 {
-                return Err(ApiError::not_found(
+                return Err(ErrorResponse::not_found(
                     "InvalidSecurityGroupId.NotFound",
                     "The specified SecurityGroupId does not exist.",
                 ));
@@ -339,7 +339,7 @@ impl LaunchSpec {
         let instance_type = catalog::instance_type(&self.instance_type)?;
         let system_disk_size = self.system_disk_size.unwrap_or(image.size_gib.max(40));
         if !(20..=500).contains(&system_disk_size) || system_disk_size < image.size_gib {
-            return Err(ApiError::bad_request(
+            return Err(ErrorResponse::bad_request(
                 "InvalidSystemDiskSize.ValueNotSupported",
                 format!(
                     "SystemDisk.Size must be between {} and 500 GiB for this image.",
@@ -365,9 +365,9 @@ impl LaunchSpec {
 
     /// Zone and vSwitch: a zone's default vSwitch (`vsw-<zone>-default`) pins the zone; any other
     /// `vsw-…` ID is taken to be in the default VPC, in `ZoneId` or the region's first zone.
-    fn placement(&self, region: &Region) -> Result<(String, String), ApiError> {
+    fn placement(&self, region: &CatalogRegion) -> Result<(String, String), ErrorResponse> {
         let zone_not_found = || {
-            ApiError::not_found(
+            ErrorResponse::not_found(
                 "InvalidZoneId.NotFound",
                 "The specified ZoneId does not exist in this region.",
             )
@@ -383,12 +383,12 @@ impl LaunchSpec {
                     .zone_id
                     .clone()
                     .unwrap_or_else(|| region.default_zone());
-                let vsw = Region::default_vswitch(&zone);
+                let vsw = CatalogRegion::default_vswitch(&zone);
                 Ok((zone, vsw))
             }
             Some(vsw) => {
                 if !vsw.starts_with("vsw-") || vsw.len() < 5 {
-                    return Err(ApiError::not_found(
+                    return Err(ErrorResponse::not_found(
                         "InvalidVSwitchId.NotFound",
                         "The specified VSwitchId does not exist.",
                     ));
@@ -398,11 +398,11 @@ impl LaunchSpec {
                     .and_then(|rest| rest.strip_suffix("-default"))
                     .filter(|zone| zone.starts_with(region.id));
                 match (pinned, &self.zone_id) {
-                    (Some(zone), _) if !region.has_zone(zone) => Err(ApiError::not_found(
+                    (Some(zone), _) if !region.has_zone(zone) => Err(ErrorResponse::not_found(
                         "InvalidVSwitchId.NotFound",
                         "The specified VSwitchId does not exist.",
                     )),
-                    (Some(zone), Some(asked)) if zone != asked => Err(ApiError::bad_request(
+                    (Some(zone), Some(asked)) if zone != asked => Err(ErrorResponse::bad_request(
                         "InvalidVSwitchId.ZoneMismatch",
                         "The specified VSwitchId is not in the specified ZoneId.",
                     )),

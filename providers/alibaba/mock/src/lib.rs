@@ -1,73 +1,62 @@
-//! An in-process ECS (and STS) mock server, for tests, benchmarks and `ferroplane ecs-mock`.
+//! alibaba-mock: an in-process fake of Alibaba Cloud ECS (API version `2014-05-26`) and STS
+//! (`2015-04-01`) on one HTTP port, for tests, benchmarks, the sandbox and `ferroplane ecs-mock`.
 //!
-//! It behaves like ECS as described in `ECS-API.md`: V1 and V3 signatures verified with this
-//! crate's [`crate::signature`] module, nonce and timestamp checks, access keys per account and
-//! STS credentials, the instance state machine with a configurable transition delay (computed
-//! lazily from timestamps), ClientToken idempotency, filters and both pagination styles, tags,
-//! a catalogue of regions, instance types and images, the real error codes and HTTP statuses, and
-//! fault injection. Modules, in request order:
-//! [`server`] (HTTP) → [`state`] (pipeline) → [`auth`] → [`ecs`] / [`sts`] → [`store`] →
-//! [`instance`], with [`params`], [`launch`], [`catalog`], [`config`], [`stats`] and [`error`]
-//! underneath.
+//! It refuses what the real API refuses, with the real error code and HTTP status: V1 and V3
+//! signatures verified with alibaba-sdk's [`alibaba_sdk::signature`] (the code that signs), nonce
+//! and timestamp checks (at most 15 minutes of clock skew), access keys per account and STS
+//! credentials, the instance state machine with a configurable transition delay (computed lazily
+//! from timestamps), ClientToken idempotency, filters and both pagination styles, tags, a
+//! catalogue of regions, instance types and images, and fault injection. The actions served are
+//! the `ACTIONS` lists of `ecs_actions` and `sts_actions`; the crate's integration tests pin the
+//! behaviour, also against Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
+//!
+//! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `ecs_actions` /
+//! `sts_actions` → `store` → `instance`, with `received_params`, `launch`, `catalog`, `config`,
+//! `stats`, `locks` and `error` underneath.
+//!
+//! It depends on alibaba-sdk for its `signature` module only, and on nothing of Kubernetes or of
+//! the controllers; the SDK and the controllers must not depend on it (only their tests may).
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), provider_alibaba::mock::MockError> {
-//! use provider_alibaba::mock::{MockConfig, MockServer};
+//! # async fn demo() -> Result<(), alibaba_mock::MockError> {
+//! use alibaba_mock::{MockConfig, MockServer};
 //! let mock = MockServer::start(MockConfig::new("ak", "secret")).await?;
 //! println!("ECS at {}", mock.endpoint());
 //! # Ok(()) }
 //! ```
 
-pub mod auth;
-pub mod catalog;
-pub mod config;
-pub mod ecs;
-pub mod error;
-pub mod instance;
-pub mod launch;
-pub mod params;
+mod auth;
+mod catalog;
+mod config;
+mod ecs_actions;
+mod error;
+mod instance;
+mod launch;
+mod locks;
+mod received_params;
 mod server;
 mod state;
-pub mod stats;
-pub mod store;
-pub mod sts;
+mod stats;
+mod store;
+mod sts_actions;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use rand::Rng as _;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use auth::{AccessKey, StsCredentials};
-pub use config::{DEFAULT_ACCOUNT_ID, Faults, MockConfig, parse_duration};
-pub use error::{ApiError, MockError};
+pub use catalog::OUT_OF_STOCK_TYPE;
+pub use config::{DEFAULT_ACCOUNT_ID, DurationError, Faults, FaultsError, MockConfig, parse_duration};
+pub use error::{ErrorResponse, MockError};
 pub use instance::InstanceSummary;
 pub use launch::LaunchSpec;
 pub use stats::MockStats;
 
-/// Locks a mutex; a panic elsewhere while holding it does not make the mock unusable.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-pub(crate) fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    l.read().unwrap_or_else(PoisonError::into_inner)
-}
-
-pub(crate) fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A random string over `alphabet`.
-pub(crate) fn random_string(len: usize, alphabet: &[u8]) -> String {
-    let mut rng = rand::rng();
-    (0..len)
-        .map(|_| char::from(alphabet[rng.random_range(0..alphabet.len())]))
-        .collect()
-}
+use crate::locks::{lock, write};
 
 /// A running mock. Dropping it stops the server.
 pub struct MockServer {
@@ -143,7 +132,7 @@ impl MockServer {
     }
 
     /// Replaces the faults; rates outside 0–1 are refused.
-    pub fn set_faults(&self, faults: Faults) -> Result<(), config::FaultsError> {
+    pub fn set_faults(&self, faults: Faults) -> Result<(), FaultsError> {
         faults.validate()?;
         write(&self.shared.settings).faults = faults;
         Ok(())
@@ -171,7 +160,7 @@ impl MockServer {
 
     /// Issues STS credentials for `account_id`, valid for `ttl`, as `AssumeRole` would.
     pub fn issue_sts_credentials(&self, account_id: &str, ttl: Duration) -> StsCredentials {
-        sts::issue(
+        sts_actions::issue(
             &mut write(&self.shared.keys),
             account_id,
             ttl,

@@ -7,29 +7,11 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
-use super::error::ApiError;
-
-/// Parameters that do not say what is asked for: the protocol's common parameters plus
-/// `ClientToken` and `DryRun`. Everything else is a business parameter.
-const NOT_BUSINESS: &[&str] = &[
-    "AccessKeyId",
-    "Action",
-    "ClientToken",
-    "Format",
-    "SecurityToken",
-    "Signature",
-    "SignatureMethod",
-    "SignatureNonce",
-    "SignatureType",
-    "SignatureVersion",
-    "Timestamp",
-    "Version",
-    "DryRun",
-];
+use crate::error::ErrorResponse;
 
 /// The parameters of one request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Params {
+pub struct ReceivedParams {
     all: BTreeMap<String, String>,
 }
 
@@ -40,7 +22,7 @@ pub fn decode_form(input: &[u8]) -> BTreeMap<String, String> {
         .collect()
 }
 
-impl Params {
+impl ReceivedParams {
     /// Merges query and body parameters; a body parameter overrides a query one of the same name.
     pub fn merge(query: &BTreeMap<String, String>, body: &BTreeMap<String, String>) -> Self {
         let mut all = query.clone();
@@ -48,7 +30,8 @@ impl Params {
         Self { all }
     }
 
-    /// Parameters from explicit pairs (library API and tests).
+    /// Parameters from explicit pairs (tests).
+    #[cfg(test)]
     pub fn from_pairs<K: Into<String>, V: Into<String>>(
         pairs: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
@@ -65,11 +48,6 @@ impl Params {
         &self.all
     }
 
-    /// Sets a parameter (used to fill in `Action`/`Version` from V3 headers).
-    pub fn insert(&mut self, name: &str, value: &str) {
-        self.all.insert(name.to_owned(), value.to_owned());
-    }
-
     /// The value, `None` when absent or empty.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.all
@@ -79,24 +57,24 @@ impl Params {
     }
 
     /// The value, or `MissingParameter` naming it.
-    pub fn required(&self, name: &str) -> Result<&str, ApiError> {
-        self.get(name).ok_or_else(|| ApiError::missing(name))
+    pub fn required(&self, name: &str) -> Result<&str, ErrorResponse> {
+        self.get(name).ok_or_else(|| ErrorResponse::missing(name))
     }
 
     /// A boolean (`true`/`false`, any case), or `InvalidParameter`.
-    pub fn bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
+    pub fn bool(&self, name: &str) -> Result<Option<bool>, ErrorResponse> {
         match self.get(name) {
             None => Ok(None),
             Some(v) if v.eq_ignore_ascii_case("true") => Ok(Some(true)),
             Some(v) if v.eq_ignore_ascii_case("false") => Ok(Some(false)),
-            Some(_) => Err(ApiError::invalid(name)),
+            Some(_) => Err(ErrorResponse::invalid(name)),
         }
     }
 
     /// A number, or `InvalidParameter`.
-    pub fn number<T: FromStr>(&self, name: &str) -> Result<Option<T>, ApiError> {
+    pub fn number<T: FromStr>(&self, name: &str) -> Result<Option<T>, ErrorResponse> {
         self.get(name)
-            .map(|v| v.trim().parse::<T>().map_err(|_| ApiError::invalid(name)))
+            .map(|v| v.trim().parse::<T>().map_err(|_| ErrorResponse::invalid(name)))
             .transpose()
     }
 
@@ -106,16 +84,16 @@ impl Params {
         name: &str,
         min: T,
         max: T,
-    ) -> Result<Option<T>, ApiError> {
+    ) -> Result<Option<T>, ErrorResponse> {
         match self.number::<T>(name)? {
-            Some(n) if n < min || n > max => Err(ApiError::invalid(name)),
+            Some(n) if n < min || n > max => Err(ErrorResponse::invalid(name)),
             other => Ok(other),
         }
     }
 
     /// The indices `N` present as `prefix.N` or `prefix.N.<field>`, sorted; a non-numeric or zero
     /// index is `InvalidParameter` naming the offending key.
-    pub fn indices(&self, prefix: &str) -> Result<Vec<u32>, ApiError> {
+    pub fn indices(&self, prefix: &str) -> Result<Vec<u32>, ErrorResponse> {
         let dotted = format!("{prefix}.");
         let mut out = Vec::new();
         for (key, value) in self.all.range(dotted.clone()..) {
@@ -128,7 +106,7 @@ impl Params {
             let index = rest.split('.').next().unwrap_or_default();
             match index.parse::<u32>() {
                 Ok(n) if n >= 1 => out.push(n),
-                _ => return Err(ApiError::invalid(key)),
+                _ => return Err(ErrorResponse::invalid(key)),
             }
         }
         out.sort_unstable();
@@ -137,10 +115,10 @@ impl Params {
     }
 
     /// A flat 1-based list `prefix.1`, `prefix.2`, … in index order; at most `max` entries.
-    pub fn list(&self, prefix: &str, max: usize) -> Result<Vec<String>, ApiError> {
+    pub fn list(&self, prefix: &str, max: usize) -> Result<Vec<String>, ErrorResponse> {
         let indices = self.indices(prefix)?;
         if indices.len() > max {
-            return Err(ApiError::invalid(prefix));
+            return Err(ErrorResponse::invalid(prefix));
         }
         Ok(indices
             .into_iter()
@@ -153,10 +131,10 @@ impl Params {
         &self,
         prefix: &str,
         max: usize,
-    ) -> Result<Vec<(String, Option<String>)>, ApiError> {
+    ) -> Result<Vec<(String, Option<String>)>, ErrorResponse> {
         let indices = self.indices(prefix)?;
         if indices.len() > max {
-            return Err(ApiError::invalid(prefix));
+            return Err(ErrorResponse::invalid(prefix));
         }
         let mut out = Vec::with_capacity(indices.len());
         for n in indices {
@@ -164,7 +142,7 @@ impl Params {
             let value = self.get(&format!("{prefix}.{n}.Value")).map(str::to_owned);
             match self.get(&key) {
                 Some(k) => out.push((k.to_owned(), value)),
-                None if value.is_some() => return Err(ApiError::missing(&key)),
+                None if value.is_some() => return Err(ErrorResponse::missing(&key)),
                 None => {}
             }
         }
@@ -172,22 +150,12 @@ impl Params {
     }
 
     /// A JSON array of strings in one parameter (`InstanceIds=["i-1","i-2"]`).
-    pub fn json_string_array(&self, name: &str) -> Result<Option<Vec<String>>, ApiError> {
+    pub fn json_string_array(&self, name: &str) -> Result<Option<Vec<String>>, ErrorResponse> {
         self.get(name)
             .map(|raw| {
-                serde_json::from_str::<Vec<String>>(raw).map_err(|_| ApiError::invalid(name))
+                serde_json::from_str::<Vec<String>>(raw).map_err(|_| ErrorResponse::invalid(name))
             })
             .transpose()
-    }
-
-    /// The business parameters (everything but the common ones), used to tell whether two calls
-    /// with the same `ClientToken` asked for the same thing.
-    pub fn business(&self) -> BTreeMap<&str, &str> {
-        self.all
-            .iter()
-            .filter(|(k, v)| !v.is_empty() && !NOT_BUSINESS.contains(&k.as_str()))
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect()
     }
 }
 
@@ -199,7 +167,7 @@ mod tests {
     fn body_overrides_query_and_empty_means_absent() {
         let q = decode_form(b"A=1&B=2&SignatureType=");
         let b = decode_form(b"B=3&C=x+y%2Bz");
-        let p = Params::merge(&q, &b);
+        let p = ReceivedParams::merge(&q, &b);
         assert_eq!(p.get("A"), Some("1"));
         assert_eq!(p.get("B"), Some("3"));
         assert_eq!(p.get("C"), Some("x y+z"));
@@ -213,7 +181,7 @@ mod tests {
 
     #[test]
     fn typed_accessors_reject_garbage() {
-        let p = Params::from_pairs([("F", "TRUE"), ("G", "yes"), ("N", "42"), ("M", "x")]);
+        let p = ReceivedParams::from_pairs([("F", "TRUE"), ("G", "yes"), ("N", "42"), ("M", "x")]);
         assert_eq!(p.bool("F").unwrap(), Some(true));
         assert_eq!(p.bool("G").unwrap_err().code, "InvalidParameter");
         assert_eq!(p.number::<u32>("N").unwrap(), Some(42));
@@ -224,7 +192,7 @@ mod tests {
 
     #[test]
     fn lists_are_ordered_by_numeric_index() {
-        let p = Params::from_pairs([
+        let p = ReceivedParams::from_pairs([
             ("InstanceId.10", "j"),
             ("InstanceId.2", "b"),
             ("InstanceId.1", "a"),
@@ -232,15 +200,15 @@ mod tests {
         ]);
         assert_eq!(p.list("InstanceId", 100).unwrap(), vec!["a", "b", "j"]);
         assert!(p.list("InstanceId", 2).is_err());
-        let bad = Params::from_pairs([("InstanceId.x", "a")]);
+        let bad = ReceivedParams::from_pairs([("InstanceId.x", "a")]);
         assert!(bad.list("InstanceId", 100).is_err());
-        let zero = Params::from_pairs([("InstanceId.0", "a")]);
+        let zero = ReceivedParams::from_pairs([("InstanceId.0", "a")]);
         assert!(zero.list("InstanceId", 100).is_err());
     }
 
     #[test]
     fn key_values_allow_missing_values_but_not_missing_keys() {
-        let p = Params::from_pairs([
+        let p = ReceivedParams::from_pairs([
             ("Tag.1.Key", "env"),
             ("Tag.1.Value", "dev"),
             ("Tag.2.Key", "k"),
@@ -249,7 +217,7 @@ mod tests {
             p.key_values("Tag", 20).unwrap(),
             vec![("env".into(), Some("dev".into())), ("k".into(), None)]
         );
-        let bad = Params::from_pairs([("Tag.1.Value", "v")]);
+        let bad = ReceivedParams::from_pairs([("Tag.1.Value", "v")]);
         assert_eq!(
             bad.key_values("Tag", 20).unwrap_err().code,
             "MissingParameter"
@@ -257,8 +225,8 @@ mod tests {
     }
 
     #[test]
-    fn json_arrays_and_business_parameters() {
-        let p = Params::from_pairs([
+    fn json_arrays() {
+        let p = ReceivedParams::from_pairs([
             ("InstanceIds", "[\"i-1\", \"i-2\"]"),
             ("Bad", "[1"),
             ("Timestamp", "t"),
@@ -269,9 +237,5 @@ mod tests {
             vec!["i-1", "i-2"]
         );
         assert!(p.json_string_array("Bad").is_err());
-        assert_eq!(
-            p.business().keys().copied().collect::<Vec<_>>(),
-            vec!["Bad", "InstanceIds"]
-        );
     }
 }

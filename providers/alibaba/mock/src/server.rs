@@ -1,8 +1,8 @@
 //! The HTTP layer: the ECS/STS endpoint at `/` and the inspection endpoints under `/_mock/`.
 //!
-//! - `GET /_mock/stats` → [`super::MockStats`] as JSON.
-//! - `GET /_mock/instances` → array of [`super::InstanceSummary`].
-//! - `GET /_mock/faults` → the current [`super::Faults`]; `POST /_mock/faults` with a partial JSON
+//! - `GET /_mock/stats` → [`crate::MockStats`] as JSON.
+//! - `GET /_mock/instances` → array of [`crate::InstanceSummary`].
+//! - `GET /_mock/faults` → the current [`crate::Faults`]; `POST /_mock/faults` with a partial JSON
 //!   body (`{"throttleRate":0.1,"errorRate":0,"latencyMs":50,"retryAfterMs":1000,"dropRate":0,
 //!   "apiRateLimitPerMinute":600}`; a limit of 0 removes it) changes them.
 
@@ -16,9 +16,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use serde_json::{Value, json};
 
-use super::config::FaultsPatch;
-use super::state::{ApiRequest, InFlight, Shared};
-use super::{lock, write};
+use crate::config::FaultsPatch;
+use crate::state::{ApiRequest, InFlight, Shared};
+use crate::locks::{lock, write};
 
 /// The mock's routes.
 pub fn router(shared: Arc<Shared>) -> Router {
@@ -126,7 +126,7 @@ async fn not_found(uri: Uri) -> Response {
         "RequestId": request_id,
         "HostId": "ecs.aliyuncs.com",
         "Code": "InvalidAction.NotFound",
-        "Message": format!("No API is served at path {}; ECS is served at /.", super::error::truncate(uri.path(), 128)),
+        "Message": format!("No API is served at path {}; ECS is served at /.", crate::error::truncate(uri.path(), 128)),
         "Recommend": "",
     });
     json_response(StatusCode::NOT_FOUND, &body, Some(&request_id))

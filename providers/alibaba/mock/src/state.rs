@@ -11,14 +11,15 @@ use jiff::Timestamp;
 use rand::Rng as _;
 use serde_json::Value;
 
-use super::auth::{self, Caller, KeyStore, NonceCache, SignedRequest};
-use super::config::{Faults, MockConfig};
-use super::error::ApiError;
-use super::instance::InstanceSummary;
-use super::params::{Params, decode_form};
-use super::stats::{Counters, MockStats};
-use super::store::Store;
-use super::{ecs, lock, read, sts, write};
+use crate::auth::{self, Caller, KeyStore, NonceCache, SignedRequest};
+use crate::config::{Faults, MockConfig};
+use crate::error::ErrorResponse;
+use crate::instance::InstanceSummary;
+use crate::received_params::{ReceivedParams, decode_form};
+use crate::stats::{Counters, MockStats};
+use crate::store::Store;
+use crate::locks::{lock, read, write};
+use crate::{ecs_actions, sts_actions};
 
 /// Settings that may change at run time.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -70,7 +71,7 @@ impl Drop for InFlight {
 /// What [`Shared::handle`] produced: the answer, and the in-flight token to release once the
 /// answer is sent.
 pub struct Outcome {
-    pub result: Result<String, ApiError>,
+    pub result: Result<String, ErrorResponse>,
     pub in_flight: Option<TokenInFlight>,
 }
 
@@ -119,9 +120,9 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 
 /// The `&'static` label an action is counted under.
 fn action_label(action: &str) -> &'static str {
-    ecs::ACTIONS
+    ecs_actions::ACTIONS
         .iter()
-        .chain(sts::ACTIONS)
+        .chain(sts_actions::ACTIONS)
         .find(|a| **a == action)
         .copied()
         .unwrap_or("Unknown")
@@ -189,10 +190,10 @@ impl Shared {
         &self,
         request: &ApiRequest<'_>,
         in_flight: Option<&mut Option<TokenInFlight>>,
-    ) -> Result<String, ApiError> {
+    ) -> Result<String, ErrorResponse> {
         let now = Timestamp::now();
         if request.method != "GET" && request.method != "POST" {
-            return Err(ApiError::new(
+            return Err(ErrorResponse::new(
                 405,
                 "UnsupportedHTTPMethod",
                 "Only GET and POST are supported.",
@@ -208,7 +209,7 @@ impl Shared {
         } else {
             BTreeMap::new()
         };
-        let params = Params::merge(&query, &body);
+        let params = ReceivedParams::merge(&query, &body);
         let signed = SignedRequest {
             method: request.method,
             path: request.path,
@@ -218,7 +219,7 @@ impl Shared {
             body: request.body,
         };
         let v3 = signed.is_v3();
-        let from = |header_name: &str, param: &str| -> Result<String, ApiError> {
+        let from = |header_name: &str, param: &str| -> Result<String, ErrorResponse> {
             let value = if v3 {
                 header(request.headers, header_name)
             } else {
@@ -229,32 +230,32 @@ impl Shared {
                 .or_else(|| header(request.headers, header_name));
             value
                 .map(str::to_owned)
-                .ok_or_else(|| ApiError::missing(param))
+                .ok_or_else(|| ErrorResponse::missing(param))
         };
         let action = from("x-acs-action", "Action")?;
         let label = action_label(&action);
         lock(&self.counters).call(label);
         let version = from("x-acs-version", "Version")?;
         let is_sts = match version.as_str() {
-            ecs::VERSION => false,
-            sts::VERSION => true,
+            ecs_actions::VERSION => false,
+            sts_actions::VERSION => true,
             _ => {
-                return Err(ApiError::bad_request(
+                return Err(ErrorResponse::bad_request(
                     "InvalidVersion",
                     format!(
                         "Specified parameter Version is not valid: this endpoint serves ECS {} and STS {}.",
-                        ecs::VERSION,
-                        sts::VERSION
+                        ecs_actions::VERSION,
+                        sts_actions::VERSION
                     ),
                 ));
             }
         };
-        let served = if is_sts { sts::ACTIONS } else { ecs::ACTIONS };
+        let served = if is_sts { sts_actions::ACTIONS } else { ecs_actions::ACTIONS };
         if !served.contains(&label) {
-            return Err(ecs::action_not_found());
+            return Err(ecs_actions::action_not_found());
         }
         self.inject_faults()?;
-        let caller = if is_sts && label == sts::ANONYMOUS_ACTION {
+        let caller = if is_sts && label == sts_actions::ANONYMOUS_ACTION {
             None
         } else {
             let keys = read(&self.keys);
@@ -266,7 +267,7 @@ impl Shared {
             let region = params.get("RegionId").unwrap_or_default().to_owned();
             let key = (caller.account_id.clone(), region, label);
             if !lock(&self.limiter).admit(key, limit, now) {
-                return Err(ApiError::throttled());
+                return Err(ErrorResponse::throttled());
             }
         }
         let with_request_id = |mut value: Value| {
@@ -277,10 +278,10 @@ impl Shared {
             value.to_string()
         };
         match (is_sts, caller) {
-            (true, None) => sts::assume_role_with_oidc(&mut write(&self.keys), &params, now)
+            (true, None) => sts_actions::assume_role_with_oidc(&mut write(&self.keys), &params, now)
                 .map(with_request_id),
             (true, Some(caller)) => {
-                sts::assume_role(&mut write(&self.keys), &caller, &params, now).map(with_request_id)
+                sts_actions::assume_role(&mut write(&self.keys), &caller, &params, now).map(with_request_id)
             }
             (false, Some(caller)) => {
                 let token = params
@@ -290,7 +291,7 @@ impl Shared {
                 if let Some(key) = &token
                     && lock(&self.in_flight).contains(key)
                 {
-                    return Err(ApiError::forbidden(
+                    return Err(ErrorResponse::forbidden(
                         "LastTokenProcessing",
                         "The last request with this ClientToken is still being processed; retry later.",
                     ));
@@ -302,21 +303,21 @@ impl Shared {
                 }
                 Ok(answer)
             }
-            (false, None) => Err(ecs::action_not_found()),
+            (false, None) => Err(ecs_actions::action_not_found()),
         }
     }
 
-    fn inject_faults(&self) -> Result<(), ApiError> {
+    fn inject_faults(&self) -> Result<(), ErrorResponse> {
         let faults = self.settings().faults;
         if faults.throttle_rate <= 0.0 && faults.error_rate <= 0.0 {
             return Ok(());
         }
         let mut rng = rand::rng();
         if rng.random_bool(faults.throttle_rate.clamp(0.0, 1.0)) {
-            return Err(ApiError::throttled());
+            return Err(ErrorResponse::throttled());
         }
         if rng.random_bool(faults.error_rate.clamp(0.0, 1.0)) {
-            return Err(ApiError::service_unavailable());
+            return Err(ErrorResponse::service_unavailable());
         }
         Ok(())
     }
@@ -325,18 +326,18 @@ impl Shared {
         &self,
         caller: &Caller,
         action: &str,
-        params: &Params,
+        params: &ReceivedParams,
         request_id: &str,
         now: Timestamp,
-    ) -> Result<String, ApiError> {
+    ) -> Result<String, ErrorResponse> {
         let settings = self.settings();
-        let ctx = ecs::Context {
+        let ctx = ecs_actions::ActionContext {
             caller,
             request_id,
             now,
             delay: settings.transition_delay,
             quota: settings.instance_quota,
         };
-        ecs::dispatch(&mut lock(&self.store), &ctx, action, params)
+        ecs_actions::dispatch(&mut lock(&self.store), &ctx, action, params)
     }
 }

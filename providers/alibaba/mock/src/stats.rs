@@ -1,5 +1,5 @@
 //! Counters of calls by action and errors by code, for `GET /_mock/stats` and
-//! [`super::MockServer::stats`].
+//! [`crate::MockServer::stats`].
 
 use std::collections::BTreeMap;
 

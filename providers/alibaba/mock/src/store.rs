@@ -13,9 +13,9 @@ use std::time::Duration;
 use jiff::Timestamp;
 use rand::Rng as _;
 
-use super::error::ApiError;
-use super::instance::{Instance, Lifecycle, Phase, Status};
-use super::launch::LaunchSpec;
+use crate::error::ErrorResponse;
+use crate::instance::{StoredInstance, Lifecycle, Phase, Status};
+use crate::launch::LaunchSpec;
 
 type Scope = (Arc<str>, &'static str);
 
@@ -67,7 +67,7 @@ pub enum Paging {
 #[derive(Debug, Clone)]
 pub struct Page<'a> {
     pub total: usize,
-    pub instances: Vec<&'a Instance>,
+    pub instances: Vec<&'a StoredInstance>,
     /// Continue after this sequence number; `None` at the end.
     pub next: Option<u64>,
 }
@@ -93,7 +93,7 @@ fn glob_match(pattern: &str, text: &str) -> bool {
 }
 
 impl Filters {
-    fn matches(&self, i: &Instance, now: Timestamp) -> bool {
+    fn matches(&self, i: &StoredInstance, now: Timestamp) -> bool {
         let eq = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
         self.status.is_none_or(|s| i.status(now) == s)
             && self
@@ -112,7 +112,7 @@ impl Filters {
 /// Every instance of the mock.
 #[derive(Default)]
 pub struct Store {
-    instances: HashMap<String, Instance>,
+    instances: HashMap<String, StoredInstance>,
     by_scope: HashMap<Scope, BTreeMap<u64, String>>,
     /// Instance IDs by tag (key, value), for tag filters without a scan: the candidates a
     /// filter still checks, so an entry left behind by an untag or a release does no harm.
@@ -168,7 +168,7 @@ impl Store {
         now: Timestamp,
         delay: Duration,
         quota: Option<usize>,
-    ) -> Result<Vec<String>, ApiError> {
+    ) -> Result<Vec<String>, ErrorResponse> {
         let resolved = spec.resolve()?;
         let token_key = spec.client_token.as_ref().map(|token| TokenKey {
             account_id: account_id.clone(),
@@ -188,7 +188,7 @@ impl Store {
         if let Some(limit) = quota
             && live + amount > limit
         {
-            return Err(ApiError::forbidden(
+            return Err(ErrorResponse::forbidden(
                 "QuotaExceed.ElasticQuota",
                 format!(
                     "The number of instances would exceed the quota of this account ({limit}); {live} exist. Release instances or ask for a higher quota."
@@ -205,7 +205,7 @@ impl Store {
             let seq = self.next_seq;
             self.next_seq += 1;
             let (private_ip, public_ip) = addresses(seq);
-            let instance = Instance {
+            let instance = StoredInstance {
                 id: id.clone(),
                 seq,
                 account_id: account_id.clone(),
@@ -231,9 +231,6 @@ impl Store {
                 tags: spec.tags.clone(),
                 deletion_protection: spec.deletion_protection,
                 key_pair_name: spec.key_pair_name.clone().unwrap_or_default(),
-                system_disk_category: resolved.system_disk_category.clone(),
-                system_disk_size: resolved.system_disk_size,
-                data_disks: spec.data_disks,
                 user_data: spec.user_data.clone(),
                 created_at: now,
                 lifecycle: Lifecycle::new(Phase::Created, now, delay),
@@ -268,7 +265,7 @@ impl Store {
     }
 
     /// The instance, whoever owns it.
-    pub fn get(&self, id: &str) -> Option<&Instance> {
+    pub fn get(&self, id: &str) -> Option<&StoredInstance> {
         self.instances.get(id)
     }
 
@@ -278,11 +275,11 @@ impl Store {
         account_id: &str,
         region_id: Option<&str>,
         id: &str,
-    ) -> Result<&Instance, ApiError> {
+    ) -> Result<&StoredInstance, ErrorResponse> {
         self.instances
             .get(id)
             .filter(|i| &*i.account_id == account_id && region_id.is_none_or(|r| r == i.region_id))
-            .ok_or_else(|| ApiError::instance_not_found(id))
+            .ok_or_else(|| ErrorResponse::instance_not_found(id))
     }
 
     /// Records that instance `id` now carries tag (`key`, `value`).
@@ -299,11 +296,11 @@ impl Store {
         account_id: &str,
         region_id: Option<&str>,
         id: &str,
-    ) -> Result<&mut Instance, ApiError> {
+    ) -> Result<&mut StoredInstance, ErrorResponse> {
         self.instances
             .get_mut(id)
             .filter(|i| &*i.account_id == account_id && region_id.is_none_or(|r| r == i.region_id))
-            .ok_or_else(|| ApiError::instance_not_found(id))
+            .ok_or_else(|| ErrorResponse::instance_not_found(id))
     }
 
     /// A page of the account's instances in a region, oldest first.
@@ -317,7 +314,7 @@ impl Store {
     ) -> Page<'_> {
         let scope = (account_id.clone(), region_id);
         let in_scope = |ids: &mut dyn Iterator<Item = &String>| {
-            let mut found: Vec<&Instance> = ids
+            let mut found: Vec<&StoredInstance> = ids
                 .filter_map(|id| self.instances.get(id))
                 .filter(|i| i.account_id == *account_id && i.region_id == region_id)
                 .collect();
@@ -330,7 +327,7 @@ impl Store {
             let value = value.as_ref()?;
             Some(self.by_tag.get(&(key.clone(), value.clone())))
         });
-        let matching: Box<dyn Iterator<Item = &Instance>> = match (&filters.instance_ids, tagged) {
+        let matching: Box<dyn Iterator<Item = &StoredInstance>> = match (&filters.instance_ids, tagged) {
             (Some(ids), _) => Box::new(in_scope(&mut ids.iter()).into_iter()),
             (None, Some(ids)) => Box::new(in_scope(&mut ids.into_iter().flatten()).into_iter()),
             (None, None) => Box::new(
@@ -383,10 +380,10 @@ impl Store {
         id: &str,
         now: Timestamp,
         delay: Duration,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), ErrorResponse> {
         let i = self.find_mut(account_id, None, id)?;
         if i.status(now) != Status::Stopped {
-            return Err(ApiError::incorrect_status());
+            return Err(ErrorResponse::incorrect_status());
         }
         i.lifecycle = Lifecycle::new(Phase::Started, now, delay);
         Ok(())
@@ -400,10 +397,10 @@ impl Store {
         stop_charging: bool,
         now: Timestamp,
         delay: Duration,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), ErrorResponse> {
         let i = self.find_mut(account_id, None, id)?;
         if i.status(now) != Status::Running {
-            return Err(ApiError::incorrect_status());
+            return Err(ErrorResponse::incorrect_status());
         }
         i.lifecycle = Lifecycle::new(Phase::Stopped, now, delay);
         i.stopped_mode = if stop_charging {
@@ -421,26 +418,26 @@ impl Store {
         id: &str,
         now: Timestamp,
         delay: Duration,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), ErrorResponse> {
         let i = self.find_mut(account_id, None, id)?;
         if i.status(now) != Status::Running {
-            return Err(ApiError::incorrect_status());
+            return Err(ErrorResponse::incorrect_status());
         }
         i.lifecycle = Lifecycle::new(Phase::Started, now, delay);
         Ok(())
     }
 
     /// Checks that an instance may be released now.
-    fn check_deletable(i: &Instance, force: bool, now: Timestamp) -> Result<(), ApiError> {
+    fn check_deletable(i: &StoredInstance, force: bool, now: Timestamp) -> Result<(), ErrorResponse> {
         if i.deletion_protection {
-            return Err(ApiError::forbidden(
+            return Err(ErrorResponse::forbidden(
                 "InvalidOperation.DeletionProtection",
                 "The instance is protected from deletion; turn DeletionProtection off with ModifyInstanceAttribute first.",
             ));
         }
         match (i.status(now), force) {
             (Status::Stopped, _) | (Status::Running, true) => Ok(()),
-            _ => Err(ApiError::incorrect_status()),
+            _ => Err(ErrorResponse::incorrect_status()),
         }
     }
 
@@ -453,7 +450,7 @@ impl Store {
         force: bool,
         client_token: Option<&str>,
         now: Timestamp,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), ErrorResponse> {
         let token_key = client_token.map(|token| TokenKey {
             account_id: account_id.clone(),
             region_id: region_id.unwrap_or_default().to_owned(),
@@ -497,15 +494,15 @@ impl Store {
     }
 
     /// Every live instance, oldest first.
-    pub fn all(&self) -> Vec<&Instance> {
-        let mut all: Vec<&Instance> = self.instances.values().collect();
+    pub fn all(&self) -> Vec<&StoredInstance> {
+        let mut all: Vec<&StoredInstance> = self.instances.values().collect();
         all.sort_unstable_by_key(|i| i.seq);
         all
     }
 }
 
-fn idempotent_mismatch() -> ApiError {
-    ApiError::bad_request(
+fn idempotent_mismatch() -> ErrorResponse {
+    ErrorResponse::bad_request(
         "IdempotentParameterMismatch",
         "The ClientToken was already used with different parameters; use a new ClientToken for a different request.",
     )

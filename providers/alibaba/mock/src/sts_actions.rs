@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
+use rand::Rng as _;
 use serde_json::{Value, json};
 
-use super::auth::{Caller, KeyStore, StsCredentials};
-use super::error::ApiError;
-use super::params::Params;
-use super::random_string;
+use crate::auth::{Caller, KeyStore, StsCredentials};
+use crate::error::ErrorResponse;
+use crate::received_params::ReceivedParams;
 
 /// The STS API version.
 pub const VERSION: &str = "2015-04-01";
@@ -23,6 +23,14 @@ pub const ANONYMOUS_ACTION: &str = "AssumeRoleWithOIDC";
 
 const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const TOKEN_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// A random string over `alphabet`.
+fn random_string(len: usize, alphabet: &[u8]) -> String {
+    let mut rng = rand::rng();
+    (0..len)
+        .map(|_| char::from(alphabet[rng.random_range(0..alphabet.len())]))
+        .collect()
+}
 
 /// Creates and registers temporary credentials for `account_id`.
 pub fn issue(
@@ -45,9 +53,9 @@ pub fn issue(
 }
 
 /// `acs:ram::<account>:role/<name>` → (account, name).
-fn parse_role_arn(arn: &str) -> Result<(&str, &str), ApiError> {
+fn parse_role_arn(arn: &str) -> Result<(&str, &str), ErrorResponse> {
     let invalid = || {
-        ApiError::bad_request(
+        ErrorResponse::bad_request(
             "InvalidParameter.RoleArn",
             "The parameter RoleArn is wrongly formed: expected acs:ram::<account-id>:role/<role-name>.",
         )
@@ -60,10 +68,10 @@ fn parse_role_arn(arn: &str) -> Result<(&str, &str), ApiError> {
     Ok((account, role))
 }
 
-fn session_name(p: &Params, required: bool) -> Result<String, ApiError> {
+fn session_name(p: &ReceivedParams, required: bool) -> Result<String, ErrorResponse> {
     let name = match p.get("RoleSessionName") {
         Some(n) => n,
-        None if required => return Err(ApiError::missing("RoleSessionName")),
+        None if required => return Err(ErrorResponse::missing("RoleSessionName")),
         None => return Ok(format!("session-{}", random_string(8, ALNUM))),
     };
     let ok = (2..=64).contains(&name.len())
@@ -71,7 +79,7 @@ fn session_name(p: &Params, required: bool) -> Result<String, ApiError> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'@' | b'-' | b'_'));
     if !ok {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "InvalidParameter.RoleSessionName",
             "The parameter RoleSessionName is wrongly formed: 2 to 64 characters of letters, digits, '.', '@', '-' and '_'.",
         ));
@@ -79,7 +87,7 @@ fn session_name(p: &Params, required: bool) -> Result<String, ApiError> {
     Ok(name.to_owned())
 }
 
-fn duration(p: &Params) -> Result<Duration, ApiError> {
+fn duration(p: &ReceivedParams) -> Result<Duration, ErrorResponse> {
     match p
         .number::<u64>("DurationSeconds")
         .map_err(|_| duration_error())?
@@ -90,8 +98,8 @@ fn duration(p: &Params) -> Result<Duration, ApiError> {
     }
 }
 
-fn duration_error() -> ApiError {
-    ApiError::bad_request(
+fn duration_error() -> ErrorResponse {
+    ErrorResponse::bad_request(
         "InvalidParameter.DurationSeconds",
         "DurationSeconds must be between 900 and 43200 seconds.",
     )
@@ -118,9 +126,9 @@ fn credentials_json(creds: &StsCredentials, role_arn: &str, role: &str, session:
 pub fn assume_role(
     keys: &mut KeyStore,
     _caller: &Caller,
-    p: &Params,
+    p: &ReceivedParams,
     now: Timestamp,
-) -> Result<Value, ApiError> {
+) -> Result<Value, ErrorResponse> {
     let arn = p.required("RoleArn")?;
     let (account, role) = parse_role_arn(arn)?;
     let session = session_name(p, true)?;
@@ -128,7 +136,7 @@ pub fn assume_role(
     if let Some(policy) = p.get("Policy")
         && !serde_json::from_str::<Value>(policy).is_ok_and(|v| v.is_object())
     {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "InvalidParameter.PolicyGrammar",
             "The parameter Policy has not a valid JSON grammar.",
         ));
@@ -140,9 +148,9 @@ pub fn assume_role(
 /// `AssumeRoleWithOIDC`: no signature; the OIDC token must be a JWT (three Base64url parts).
 pub fn assume_role_with_oidc(
     keys: &mut KeyStore,
-    p: &Params,
+    p: &ReceivedParams,
     now: Timestamp,
-) -> Result<Value, ApiError> {
+) -> Result<Value, ErrorResponse> {
     let arn = p.required("RoleArn")?;
     let provider = p.required("OIDCProviderArn")?;
     let token = p.required("OIDCToken")?;
@@ -152,7 +160,7 @@ pub fn assume_role_with_oidc(
         .and_then(|rest| rest.split_once(":oidc-provider/"))
         .is_some_and(|(acct, name)| !acct.is_empty() && !name.is_empty());
     if !provider_ok {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "InvalidParameter.OIDCProviderArn",
             "The parameter OIDCProviderArn is wrongly formed: expected acs:ram::<account-id>:oidc-provider/<name>.",
         ));
@@ -166,7 +174,7 @@ pub fn assume_role_with_oidc(
                     .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'='))
         });
     if !jwt_like {
-        return Err(ApiError::bad_request(
+        return Err(ErrorResponse::bad_request(
             "AuthenticationFail.OIDCToken.Invalid",
             "The OIDCToken is not a valid JWT.",
         ));
@@ -212,7 +220,7 @@ mod tests {
     fn oidc_checks_token_shape_and_issues_usable_credentials() {
         let mut keys = KeyStore::default();
         let now = Timestamp::now();
-        let p = Params::from_pairs([
+        let p = ReceivedParams::from_pairs([
             ("RoleArn", "acs:ram::42:role/r"),
             ("OIDCProviderArn", "acs:ram::42:oidc-provider/ack"),
             ("OIDCToken", "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.sig"),
@@ -225,7 +233,7 @@ mod tests {
                 .unwrap()
                 .starts_with("STS.")
         );
-        let bad = Params::from_pairs([
+        let bad = ReceivedParams::from_pairs([
             ("RoleArn", "acs:ram::42:role/r"),
             ("OIDCProviderArn", "acs:ram::42:oidc-provider/ack"),
             ("OIDCToken", "not-a-jwt"),
@@ -236,7 +244,7 @@ mod tests {
                 .code,
             "AuthenticationFail.OIDCToken.Invalid"
         );
-        let short = Params::from_pairs([
+        let short = ReceivedParams::from_pairs([
             ("RoleArn", "acs:ram::42:role/r"),
             ("OIDCProviderArn", "acs:ram::42:oidc-provider/ack"),
             ("OIDCToken", "a.b.c"),

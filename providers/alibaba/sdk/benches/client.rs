@@ -1,20 +1,17 @@
-//! Client benchmark: signatures per second (V1 and V3), requests prepared per second, the decode
-//! time of a 100-instance `DescribeInstances` response, and round trips against the local mock.
-//! Prints figures; asserts nothing about time.
+//! Client benchmark: signatures per second (V1 and V3), requests prepared per second and the
+//! decode time of a 100-instance `DescribeInstances` response. Round trips against the local mock
+//! are alibaba-mock's `client_round_trip` bench. Prints figures; asserts nothing about time.
 //!
-//! Run: `cargo bench -p provider-alibaba --bench client`
+//! Run: `cargo bench -p alibaba-sdk --bench client` (optional env: `BENCH_MILLIS`, default 1000)
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use provider_alibaba::client::model::DescribeInstancesResponse;
-use provider_alibaba::client::{
-    HttpMethod, Params, RequestSpec, SignatureVersion, Signing, prepare,
-};
-use provider_alibaba::mock::{DEFAULT_ACCOUNT_ID, LaunchSpec, MockConfig, MockServer};
-use provider_alibaba::signature::{v1, v3};
-use provider_alibaba::{Credentials, EcsClient};
+use alibaba_sdk::credentials::Credentials;
+use alibaba_sdk::ecs::DescribeInstancesResponse;
+use alibaba_sdk::rpc::{HttpMethod, Params, RequestSpec, SignatureVersion, Signing, prepare};
+use alibaba_sdk::signature::{v1, v3};
 
 /// Runs `f` repeatedly for about `budget` and returns (iterations, elapsed).
 fn measure(budget: Duration, mut f: impl FnMut()) -> (u64, Duration) {
@@ -109,7 +106,7 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(1000),
     );
-    println!("provider-alibaba client benchmark ({budget:?} per figure)\n");
+    println!("alibaba-sdk client benchmark ({budget:?} per figure)\n");
 
     let params = describe_params();
     report(
@@ -214,68 +211,4 @@ fn main() {
         body.len()
     );
 
-    round_trips(budget);
-}
-
-/// Sequential `DescribeInstances` calls for 100 IDs against the local mock (signing, HTTP on
-/// 127.0.0.1, the mock's own work and decoding together).
-fn round_trips(budget: Duration) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    runtime.block_on(async {
-        let mock = match MockServer::start(MockConfig::new("bench-ak", "bench-secret")).await {
-            Ok(mock) => mock,
-            Err(error) => {
-                println!("mock round trips skipped: {error}");
-                return;
-            }
-        };
-        let spec = LaunchSpec::new(
-            "cn-hangzhou",
-            "centos_7_8_x64_20G_alibase_20200519.vhd",
-            "ecs.g6.large",
-        );
-        let ids = match mock.create_instances(DEFAULT_ACCOUNT_ID, &spec, 100) {
-            Ok(ids) => ids,
-            Err(error) => {
-                println!("mock round trips skipped: {error}");
-                return;
-            }
-        };
-        for signature in [SignatureVersion::V1, SignatureVersion::V3] {
-            let client = EcsClient::builder("cn-hangzhou")
-                .endpoint(mock.endpoint())
-                .credentials(Credentials::new("bench-ak", "bench-secret"))
-                .signature(signature)
-                .build()
-                .expect("client builds");
-            let mut latencies = Vec::new();
-            let started = Instant::now();
-            while started.elapsed() < budget {
-                let call = Instant::now();
-                match client.describe_instances_by_ids(&ids).await {
-                    Ok(found) => {
-                        black_box(found);
-                    }
-                    Err(error) => {
-                        println!("mock round trip failed: {error}");
-                        return;
-                    }
-                }
-                latencies.push(call.elapsed());
-            }
-            latencies.sort();
-            let p50 = latencies[latencies.len() / 2];
-            let p99 = latencies[(latencies.len() * 99 / 100).min(latencies.len() - 1)];
-            println!(
-                "{:<48} {:>12.0} /s   p50 {p50:?} p99 {p99:?}",
-                format!("mock round trip {signature:?} (100 IDs)"),
-                latencies.len() as f64 / started.elapsed().as_secs_f64()
-            );
-        }
-        mock.shutdown().await;
-    });
 }

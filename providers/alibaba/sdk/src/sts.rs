@@ -9,12 +9,12 @@ use std::time::Duration;
 use serde::Deserialize;
 use url::Url;
 
-use crate::client::{ClientConfig, HttpMethod, Params, RpcClient, SignatureVersion};
-use crate::credentials::{
-    Credentials, CredentialsError, SharedCredentialsProvider, parse_expiration,
+use crate::error::{CredentialsError, Error};
+use crate::rpc::{
+    ClientConfig, HttpMethod, Params, RpcClient, SignatureVersion, decode_sensitive_json,
 };
-use crate::error::Error;
 use crate::secret::Secret;
+use crate::signing_credentials::{Credentials, SharedCredentialsProvider, parse_expiration};
 
 /// The STS API version.
 pub const STS_API_VERSION: &str = "2015-04-01";
@@ -58,19 +58,19 @@ pub struct AssumeRoleWithOidcRequest {
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
 struct AssumeRoleResponse {
-    credentials: StsCredentials,
+    credentials: AssumedRoleCredentials,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
-struct StsCredentials {
+struct AssumedRoleCredentials {
     access_key_id: String,
     access_key_secret: Secret,
     security_token: Secret,
     expiration: String,
 }
 
-impl StsCredentials {
+impl AssumedRoleCredentials {
     fn into_credentials(self) -> Result<Credentials, CredentialsError> {
         let credentials = Credentials {
             access_key_id: self.access_key_id,
@@ -144,7 +144,7 @@ impl StsClient {
 
     async fn credentials_call(&self, action: &str, params: &Params) -> Result<Credentials, Error> {
         let raw = self.rpc.call_raw(action, params).await?;
-        let response: AssumeRoleResponse = crate::client::decode_sensitive_json(action, &raw)?;
+        let response: AssumeRoleResponse = decode_sensitive_json(action, &raw)?;
         Ok(response.credentials.into_credentials()?)
     }
 }

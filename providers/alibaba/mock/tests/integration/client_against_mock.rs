@@ -5,16 +5,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use provider_alibaba::client::ecs::{
-    DescribeInstancesRequest, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
-    RunInstancesRequest, StoppedMode,
+use alibaba_mock::{DEFAULT_ACCOUNT_ID, Faults, LaunchSpec, MockConfig, MockServer};
+use alibaba_sdk::credentials::{Credentials, OidcRoleProvider, RamRoleArnProvider};
+use alibaba_sdk::ecs::{
+    DescribeInstancesRequest, EcsClient, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
+    RunInstancesRequest, StoppedMode, Tag,
 };
-use provider_alibaba::client::model::Tag;
-use provider_alibaba::client::{ClientConfig, RetryPolicy};
-use provider_alibaba::credentials::{OidcRoleProvider, RamRoleArnProvider};
-use provider_alibaba::endpoint::parse_endpoint;
-use provider_alibaba::mock::{DEFAULT_ACCOUNT_ID, Faults, LaunchSpec, MockConfig, MockServer};
-use provider_alibaba::{Credentials, EcsClient, HttpMethod, SignatureVersion};
+use alibaba_sdk::endpoint::parse_endpoint;
+use alibaba_sdk::rpc::{ClientConfig, HttpMethod, RetryPolicy, SignatureVersion};
 
 const AK: &str = "client-ak";
 const SK: &str = "client-secret";

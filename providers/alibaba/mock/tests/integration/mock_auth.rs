@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::mock_support::*;
-use provider_alibaba::mock::AccessKey;
-use provider_alibaba::signature::{v1, v3};
+use alibaba_mock::AccessKey;
+use alibaba_sdk::signature::{v1, v3};
 
 #[tokio::test]
 async fn v1_get_post_and_v3_are_accepted() {

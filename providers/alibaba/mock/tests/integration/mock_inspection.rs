@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use crate::mock_support::*;
-use provider_alibaba::mock::Faults;
+use alibaba_mock::Faults;
 use serde_json::Value;
 
 async fn get_json(url: String) -> Value {

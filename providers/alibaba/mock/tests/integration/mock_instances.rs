@@ -5,8 +5,7 @@
 use std::time::Duration;
 
 use crate::mock_support::*;
-use provider_alibaba::mock::catalog::OUT_OF_STOCK_TYPE;
-use provider_alibaba::mock::{AccessKey, DEFAULT_ACCOUNT_ID};
+use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID, OUT_OF_STOCK_TYPE};
 
 const DELAY: Duration = Duration::from_millis(500);
 
@@ -493,7 +492,7 @@ async fn modify_attribute_and_spec() {
 #[tokio::test]
 async fn repeated_token_while_in_flight_gets_last_token_processing() {
     let mock = start(Duration::ZERO).await;
-    mock.set_faults(provider_alibaba::mock::Faults {
+    mock.set_faults(alibaba_mock::Faults {
         latency: Duration::from_millis(1500),
         ..Default::default()
     })
@@ -526,7 +525,7 @@ async fn repeated_token_while_in_flight_gets_last_token_processing() {
     let ids = first.await.unwrap();
     // The first answer is held back 1.5 s after processing; the repeat arrives meanwhile.
     repeat.expect_error(403, "LastTokenProcessing");
-    mock.set_faults(provider_alibaba::mock::Faults::default())
+    mock.set_faults(alibaba_mock::Faults::default())
         .unwrap();
     assert_eq!(
         s.run(&[("ClientToken", "slow-1")]).await,

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use crate::mock_support::*;
-use provider_alibaba::mock::{DEFAULT_ACCOUNT_ID, LaunchSpec};
+use alibaba_mock::{DEFAULT_ACCOUNT_ID, LaunchSpec};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hundred_thousand_instances() {

@@ -1,6 +1,6 @@
 """Drives the ECS mock with Alibaba Cloud's official Python SDKs.
 
-Run by providers/alibaba/tests/mock_official_sdk.rs with MOCK_HOST (127.0.0.1), MOCK_PORT,
+Run by providers/alibaba/mock/tests/integration/mock_official_sdk.rs with MOCK_HOST (127.0.0.1), MOCK_PORT,
 MOCK_AK and MOCK_SECRET in the environment. Exit codes: 0 all checks passed, 1 a check failed,
 77 the SDK packages are not importable (the Rust test then skips with a notice).
 

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use tokio::sync::Mutex;
 
-use super::{Credentials, CredentialsError, CredentialsFuture, CredentialsProvider};
+use crate::error::CredentialsError;
+use crate::signing_credentials::{Credentials, CredentialsFuture, CredentialsProvider};
 
 /// How long before expiry credentials are refreshed (what Alibaba's SDKs do).
 pub const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(180);

@@ -5,8 +5,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::{Credentials, CredentialsError, CredentialsFuture, CredentialsProvider};
+use crate::error::CredentialsError;
 use crate::secret::Secret;
+use crate::signing_credentials::{Credentials, CredentialsFuture, CredentialsProvider};
 
 /// The AccessKeyId variable.
 pub const ENV_ACCESS_KEY_ID: &str = "ALIBABA_CLOUD_ACCESS_KEY_ID";

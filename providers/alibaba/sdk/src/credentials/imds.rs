@@ -10,11 +10,12 @@ use std::time::Duration;
 use serde::Deserialize;
 use url::Url;
 
-use super::{
-    Credentials, CredentialsError, CredentialsFuture, CredentialsProvider, parse_expiration,
-};
-use crate::error::error_chain;
+use crate::error::{CredentialsError, error_chain};
+use crate::rpc::USER_AGENT;
 use crate::secret::Secret;
+use crate::signing_credentials::{
+    Credentials, CredentialsFuture, CredentialsProvider, parse_expiration,
+};
 
 /// Where the metadata service listens on every ECS instance.
 pub const DEFAULT_METADATA_ENDPOINT: &str = "http://100.100.100.200";
@@ -51,7 +52,7 @@ impl ImdsProvider {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(1))
             .timeout(Duration::from_secs(5))
-            .user_agent(crate::client::USER_AGENT)
+            .user_agent(USER_AGENT)
             .build()
             .map_err(|e| CredentialsError::Metadata {
                 detail: format!("cannot build the HTTP client: {}", error_chain(&e)),

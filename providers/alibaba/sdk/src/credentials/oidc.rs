@@ -8,10 +8,10 @@ use std::time::Duration;
 use url::Url;
 
 use super::env::{ENV_OIDC_PROVIDER_ARN, ENV_OIDC_TOKEN_FILE, ENV_ROLE_ARN, ENV_ROLE_SESSION_NAME};
-use super::{Credentials, CredentialsError, CredentialsFuture, CredentialsProvider};
-use crate::client::ClientConfig;
-use crate::error::Error;
+use crate::error::{CredentialsError, Error};
+use crate::rpc::ClientConfig;
 use crate::secret::Secret;
+use crate::signing_credentials::{Credentials, CredentialsFuture, CredentialsProvider};
 use crate::sts::{AssumeRoleWithOidcRequest, DEFAULT_DURATION, StsClient, default_session_name};
 
 /// Exchanges an OIDC token for role credentials on every call; wrap it in a

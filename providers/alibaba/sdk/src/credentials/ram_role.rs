@@ -5,12 +5,11 @@ use std::time::Duration;
 
 use url::Url;
 
-use super::{
-    Credentials, CredentialsError, CredentialsFuture, CredentialsProvider,
-    SharedCredentialsProvider,
+use crate::error::{CredentialsError, Error};
+use crate::rpc::ClientConfig;
+use crate::signing_credentials::{
+    Credentials, CredentialsFuture, CredentialsProvider, SharedCredentialsProvider,
 };
-use crate::client::ClientConfig;
-use crate::error::Error;
 use crate::sts::{AssumeRoleRequest, DEFAULT_DURATION, StsClient, default_session_name};
 
 /// Assumes a RAM role on every call; wrap it in a [`super::CachingProvider`] (the ECS client

@@ -1,22 +1,23 @@
-//! Typed ECS actions: the client methods that send them, with batching and pagination:
+//! Typed ECS actions: the [`EcsClient`] methods that send them, with batching and pagination:
 //! `DescribeInstances` asks for at most 100 IDs per call and follows `NextToken` to the last
-//! page; tag calls send at most 50 resources per call. Requests are in [`super::requests`].
+//! page; tag calls send at most 50 resources per call. Requests are in [`super::request`],
+//! responses in [`super::response`].
 
 use std::collections::HashSet;
 
-use super::model::{
+use super::client::EcsClient;
+use super::request::{
+    DescribeInstancesRequest, MAX_INSTANCE_IDS_PER_CALL, MAX_TAG_RESOURCES_PER_CALL,
+    ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest, RunInstancesRequest, StoppedMode,
+    resolve_client_token, set_tags,
+};
+use super::response::{
     AckResponse, DescribeInstanceAttributeResponse, DescribeInstancesResponse,
     DescribeRegionsResponse, Instance, ListTagResourcesResponse, Region, RunInstancesResponse, Tag,
     TagResource,
 };
-use super::requests::set_tags;
-pub use super::requests::{
-    DataDisk, DescribeInstancesRequest, MAX_CLIENT_TOKEN_LEN, MAX_INSTANCE_IDS_PER_CALL,
-    MAX_TAG_RESOURCES_PER_CALL, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
-    RunInstancesRequest, StoppedMode, SystemDisk, resolve_client_token,
-};
-use super::{EcsClient, Params};
 use crate::error::Error;
+use crate::rpc::Params;
 
 fn instance_params(instance_id: &str) -> Params {
     let mut p = Params::new();

@@ -1,42 +1,17 @@
-//! The ECS client.
-//!
-//! [`EcsClient`] resolves the regional endpoint (or an override), signs every call (V1 or V3),
-//! retries transient failures and decodes responses. Typed actions live in [`ecs`] (requests) and
-//! [`model`] (responses); [`EcsClient::call`] sends any action with raw parameters.
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), provider_alibaba::Error> {
-//! use provider_alibaba::{Credentials, EcsClient};
-//! let client = EcsClient::builder("cn-beijing")
-//!     .credentials(Credentials::new("AKID", "secret"))
-//!     .build()?;
-//! let instances = client.describe_instances_by_ids(&["i-123".to_owned()]).await?;
-//! # Ok(()) }
-//! ```
-
-pub mod ecs;
-pub mod model;
-mod params;
-mod request;
-pub mod requests;
-mod retry;
-mod transport;
+//! [`EcsClient`]: the ECS client of one region. It resolves the regional endpoint (or an
+//! override), signs every call (V1 or V3), retries transient failures and decodes responses;
+//! [`EcsClient::call`] sends any action with raw parameters, the typed actions are in
+//! [`super::actions`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use params::Params;
-pub use request::{
-    HttpMethod, PreparedRequest, RequestSpec, SignatureVersion, Signing, prepare, timestamp_now,
-};
-pub use retry::RetryPolicy;
-pub(crate) use transport::decode_sensitive_json;
-pub use transport::{ClientConfig, RawResponse, RpcClient, USER_AGENT};
 use url::Url;
 
 use crate::credentials::{CachingProvider, CredentialsProvider, SharedCredentialsProvider};
 use crate::endpoint::{Network, ecs_endpoint, parse_endpoint, validate_region};
 use crate::error::Error;
+use crate::rpc::{ClientConfig, HttpMethod, Params, RetryPolicy, RpcClient, SignatureVersion};
 
 /// The ECS API version.
 pub const ECS_API_VERSION: &str = "2014-05-26";

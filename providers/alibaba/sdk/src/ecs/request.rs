@@ -1,9 +1,9 @@
 //! ECS request parameters: the typed requests and their mapping to API parameters (pure, so
 //! every flattening rule is unit-tested), and the ClientToken rules.
 
-use super::Params;
-use super::model::Tag;
+use super::response::Tag;
 use crate::error::Error;
+use crate::rpc::Params;
 use crate::secret::Secret;
 
 /// Most instance IDs `DescribeInstances` and `DeleteInstances` accept per call.

@@ -15,8 +15,8 @@ use std::fmt;
 use url::Url;
 
 use super::params::Params;
-use crate::credentials::Credentials;
 use crate::signature::{percent_encode, v1, v3};
+use crate::signing_credentials::Credentials;
 
 /// The signature scheme a client uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

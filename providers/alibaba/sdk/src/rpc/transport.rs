@@ -12,14 +12,14 @@ use tracing::Instrument as _;
 use url::Url;
 
 use super::params::{Params, SENSITIVE_PARAMS};
-use super::request::{
+use super::signed_request::{
     HttpMethod, RequestSpec, SignatureVersion, Signing, endpoint_label, new_nonce, prepare,
     timestamp_now,
 };
 use super::retry::RetryPolicy;
-use crate::credentials::{Credentials, SharedCredentialsProvider};
 use crate::error::{ApiError, Error, error_chain};
 use crate::secret::{Secret, redact};
+use crate::signing_credentials::{Credentials, SharedCredentialsProvider};
 
 /// The `User-Agent` of every request.
 pub const USER_AGENT: &str = concat!("ferroplane/", env!("CARGO_PKG_VERSION"));

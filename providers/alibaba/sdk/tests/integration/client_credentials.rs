@@ -4,13 +4,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::client_support::{Recorded, Reply, ScriptServer};
-use provider_alibaba::client::{ClientConfig, RetryPolicy};
-use provider_alibaba::credentials::{
-    CachingProvider, CredentialsProvider, ImdsProvider, OidcRoleProvider, RamRoleArnProvider,
+use alibaba_sdk::CredentialsError;
+use alibaba_sdk::credentials::{
+    CachingProvider, Credentials, CredentialsProvider, ImdsProvider, OidcRoleProvider,
+    RamRoleArnProvider,
 };
-use provider_alibaba::endpoint::parse_endpoint;
-use provider_alibaba::signature::v1;
-use provider_alibaba::{Credentials, CredentialsError, EcsClient};
+use alibaba_sdk::ecs::EcsClient;
+use alibaba_sdk::endpoint::parse_endpoint;
+use alibaba_sdk::rpc::{ClientConfig, RetryPolicy};
+use alibaba_sdk::signature::v1;
 
 const ROLE: &str = "acs:ram::1234567890123:role/ferroplane";
 

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::client_support::{Recorded, Reply, ScriptServer};
-use provider_alibaba::client::ecs::RunInstancesRequest;
-use provider_alibaba::signature::{v1, v3};
-use provider_alibaba::{
-    Credentials, EcsClient, Error, HttpMethod, Params, RetryPolicy, SignatureVersion,
-};
+use alibaba_sdk::Error;
+use alibaba_sdk::credentials::Credentials;
+use alibaba_sdk::ecs::{EcsClient, EcsClientBuilder, RunInstancesRequest};
+use alibaba_sdk::rpc::{HttpMethod, Params, RetryPolicy, SignatureVersion};
+use alibaba_sdk::signature::{v1, v3};
 
 const AK: &str = "test-ak";
 const SK: &str = "test-secret-key";
@@ -30,7 +30,7 @@ fn client(server: &ScriptServer) -> EcsClient {
 
 fn client_with(
     server: &ScriptServer,
-    configure: impl FnOnce(provider_alibaba::EcsClientBuilder) -> provider_alibaba::EcsClientBuilder,
+    configure: impl FnOnce(EcsClientBuilder) -> EcsClientBuilder,
 ) -> EcsClient {
     configure(
         EcsClient::builder("cn-beijing")

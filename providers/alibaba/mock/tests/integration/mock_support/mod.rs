@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use provider_alibaba::mock::{MockConfig, MockServer};
-use provider_alibaba::signature::{percent_encode, v1, v3};
+use alibaba_mock::{MockConfig, MockServer};
+use alibaba_sdk::signature::{percent_encode, v1, v3};
 use serde_json::Value;
 
 pub const AK: &str = "test-ak";

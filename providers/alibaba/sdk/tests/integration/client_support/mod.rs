@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use axum::response::Response;
-use provider_alibaba::signature::percent_decode;
+use alibaba_sdk::signature::percent_decode;
 use tokio::sync::oneshot;
 
 /// One received request, decoded.
