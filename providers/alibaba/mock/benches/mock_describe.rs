@@ -1,7 +1,7 @@
 //! Throughput of the ECS mock for the call the provider makes most: `DescribeInstances` with 100
 //! instance IDs, V1-signed POST over loopback, with 10,000 live instances.
 //!
-//! Run: `cargo bench -p provider-alibaba --bench mock_describe` (optional env: `BENCH_SECONDS`,
+//! Run: `cargo bench -p alibaba-mock --bench mock_describe` (optional env: `BENCH_SECONDS`,
 //! default 5; `BENCH_CONCURRENCY`, default 8). Prints figures; asserts nothing about time.
 
 #[path = "../tests/integration/mock_support/mod.rs"]
@@ -9,8 +9,8 @@ mod mock_support;
 
 use std::time::{Duration, Instant};
 
-use mock_support::{IMAGE, REGION, Signer, TYPE, start};
 use alibaba_mock::{DEFAULT_ACCOUNT_ID, LaunchSpec};
+use mock_support::{IMAGE, REGION, Signer, TYPE, start};
 
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)

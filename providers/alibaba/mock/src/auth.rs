@@ -189,10 +189,12 @@ impl KeyStore {
                     "InvalidSecurityToken.Malformed",
                     "Specified SecurityToken is malformed: temporary credentials need their security token.",
                 )),
-                Some(t) if t != key.token && self.tokens.contains(t) => Err(ErrorResponse::bad_request(
-                    "InvalidSecurityToken.MismatchWithAccessKey",
-                    "Specified SecurityToken mismatch with the AccessKey.",
-                )),
+                Some(t) if t != key.token && self.tokens.contains(t) => {
+                    Err(ErrorResponse::bad_request(
+                        "InvalidSecurityToken.MismatchWithAccessKey",
+                        "Specified SecurityToken mismatch with the AccessKey.",
+                    ))
+                }
                 Some(t) if t != key.token => Err(ErrorResponse::bad_request(
                     "InvalidSecurityToken.Malformed",
                     "Specified SecurityToken is malformed.",

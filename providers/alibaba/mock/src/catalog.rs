@@ -88,7 +88,11 @@ const REGIONS: &[CatalogRegion] = &[
     region("me-central-1", "沙特（利雅得）", "a"),
 ];
 
-const fn region(id: &'static str, local_name: &'static str, zone_letters: &'static str) -> CatalogRegion {
+const fn region(
+    id: &'static str,
+    local_name: &'static str,
+    zone_letters: &'static str,
+) -> CatalogRegion {
     CatalogRegion {
         id,
         local_name,

@@ -255,7 +255,11 @@ pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
     })
 }
 
-fn run_instances(store: &mut Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<Value, ErrorResponse> {
+fn run_instances(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
     let spec = launch_spec(p)?;
     let amount = p.number_in::<usize>("Amount", 1, 100)?.unwrap_or(1);
     if dry_run(p)? {
@@ -284,7 +288,11 @@ fn next_token(seq: Option<u64>) -> String {
     seq.map(|s| format!("{s:016x}")).unwrap_or_default()
 }
 
-fn describe_instances(store: &Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<String, ErrorResponse> {
+fn describe_instances(
+    store: &Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<String, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
     let instance_ids = p
         .json_string_array("InstanceIds")
@@ -335,7 +343,11 @@ fn describe_instances(store: &Store, ctx: &ActionContext<'_>, p: &ReceivedParams
     })
 }
 
-fn modify_attribute(store: &mut Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<Value, ErrorResponse> {
+fn modify_attribute(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
     let id = p.required("InstanceId")?;
     let name = p.get("InstanceName");
     let description = p.get("Description");
@@ -379,7 +391,11 @@ fn modify_attribute(store: &mut Store, ctx: &ActionContext<'_>, p: &ReceivedPara
     Ok(json!({}))
 }
 
-fn modify_spec(store: &mut Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<Value, ErrorResponse> {
+fn modify_spec(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
     let id = p.required("InstanceId")?;
     let new_type = p
         .get("InstanceType")
@@ -424,7 +440,11 @@ fn resource_ids(p: &ReceivedParams, required: bool) -> Result<Vec<String>, Error
     Ok(ids)
 }
 
-fn tag_resources(store: &mut Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<Value, ErrorResponse> {
+fn tag_resources(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
     check_resource_type(p)?;
     let ids = resource_ids(p, true)?;
@@ -470,7 +490,11 @@ fn tag_resources(store: &mut Store, ctx: &ActionContext<'_>, p: &ReceivedParams)
     Ok(json!({}))
 }
 
-fn untag_resources(store: &mut Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<Value, ErrorResponse> {
+fn untag_resources(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
     check_resource_type(p)?;
     let ids = resource_ids(p, true)?;
@@ -491,7 +515,11 @@ fn untag_resources(store: &mut Store, ctx: &ActionContext<'_>, p: &ReceivedParam
     Ok(json!({}))
 }
 
-fn list_tag_resources(store: &Store, ctx: &ActionContext<'_>, p: &ReceivedParams) -> Result<Value, ErrorResponse> {
+fn list_tag_resources(
+    store: &Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
     check_resource_type(p)?;
     let ids = resource_ids(p, false)?;

@@ -1,7 +1,7 @@
 //! What a new instance is made from ([`LaunchSpec`]) and the checks RunInstances applies to it,
 //! shared by the HTTP action and the library API.
 
-use crate::catalog::{self, Image, InstanceType, CatalogRegion};
+use crate::catalog::{self, CatalogRegion, Image, InstanceType};
 use crate::error::{ErrorResponse, truncate};
 
 /// Most tags a resource may carry.
@@ -85,7 +85,12 @@ fn one_of(
 }
 
 /// Checks a name: 2–`max` characters, starting with a letter (any script), not a URL.
-fn check_name(value: &str, max: usize, code: &'static str, what: &str) -> Result<(), ErrorResponse> {
+fn check_name(
+    value: &str,
+    max: usize,
+    code: &'static str,
+    what: &str,
+) -> Result<(), ErrorResponse> {
     let len = value.chars().count();
     let starts_with_letter = value.chars().next().is_some_and(char::is_alphabetic);
     if !(2..=max).contains(&len)

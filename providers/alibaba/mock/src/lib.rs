@@ -50,7 +50,9 @@ use tokio::task::JoinHandle;
 
 pub use auth::{AccessKey, StsCredentials};
 pub use catalog::OUT_OF_STOCK_TYPE;
-pub use config::{DEFAULT_ACCOUNT_ID, DurationError, Faults, FaultsError, MockConfig, parse_duration};
+pub use config::{
+    DEFAULT_ACCOUNT_ID, DurationError, Faults, FaultsError, MockConfig, parse_duration,
+};
 pub use error::{ErrorResponse, MockError};
 pub use instance::InstanceSummary;
 pub use launch::LaunchSpec;

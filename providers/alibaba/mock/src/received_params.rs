@@ -74,7 +74,11 @@ impl ReceivedParams {
     /// A number, or `InvalidParameter`.
     pub fn number<T: FromStr>(&self, name: &str) -> Result<Option<T>, ErrorResponse> {
         self.get(name)
-            .map(|v| v.trim().parse::<T>().map_err(|_| ErrorResponse::invalid(name)))
+            .map(|v| {
+                v.trim()
+                    .parse::<T>()
+                    .map_err(|_| ErrorResponse::invalid(name))
+            })
             .transpose()
     }
 

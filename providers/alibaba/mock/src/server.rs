@@ -17,8 +17,8 @@ use axum::routing::{any, get};
 use serde_json::{Value, json};
 
 use crate::config::FaultsPatch;
-use crate::state::{ApiRequest, InFlight, Shared};
 use crate::locks::{lock, write};
+use crate::state::{ApiRequest, InFlight, Shared};
 
 /// The mock's routes.
 pub fn router(shared: Arc<Shared>) -> Router {

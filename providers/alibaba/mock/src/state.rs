@@ -15,10 +15,10 @@ use crate::auth::{self, Caller, KeyStore, NonceCache, SignedRequest};
 use crate::config::{Faults, MockConfig};
 use crate::error::ErrorResponse;
 use crate::instance::InstanceSummary;
+use crate::locks::{lock, read, write};
 use crate::received_params::{ReceivedParams, decode_form};
 use crate::stats::{Counters, MockStats};
 use crate::store::Store;
-use crate::locks::{lock, read, write};
 use crate::{ecs_actions, sts_actions};
 
 /// Settings that may change at run time.
@@ -250,7 +250,11 @@ impl Shared {
                 ));
             }
         };
-        let served = if is_sts { sts_actions::ACTIONS } else { ecs_actions::ACTIONS };
+        let served = if is_sts {
+            sts_actions::ACTIONS
+        } else {
+            ecs_actions::ACTIONS
+        };
         if !served.contains(&label) {
             return Err(ecs_actions::action_not_found());
         }
@@ -278,10 +282,13 @@ impl Shared {
             value.to_string()
         };
         match (is_sts, caller) {
-            (true, None) => sts_actions::assume_role_with_oidc(&mut write(&self.keys), &params, now)
-                .map(with_request_id),
+            (true, None) => {
+                sts_actions::assume_role_with_oidc(&mut write(&self.keys), &params, now)
+                    .map(with_request_id)
+            }
             (true, Some(caller)) => {
-                sts_actions::assume_role(&mut write(&self.keys), &caller, &params, now).map(with_request_id)
+                sts_actions::assume_role(&mut write(&self.keys), &caller, &params, now)
+                    .map(with_request_id)
             }
             (false, Some(caller)) => {
                 let token = params

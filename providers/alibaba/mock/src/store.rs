@@ -14,7 +14,7 @@ use jiff::Timestamp;
 use rand::Rng as _;
 
 use crate::error::ErrorResponse;
-use crate::instance::{StoredInstance, Lifecycle, Phase, Status};
+use crate::instance::{Lifecycle, Phase, Status, StoredInstance};
 use crate::launch::LaunchSpec;
 
 type Scope = (Arc<str>, &'static str);
@@ -327,17 +327,18 @@ impl Store {
             let value = value.as_ref()?;
             Some(self.by_tag.get(&(key.clone(), value.clone())))
         });
-        let matching: Box<dyn Iterator<Item = &StoredInstance>> = match (&filters.instance_ids, tagged) {
-            (Some(ids), _) => Box::new(in_scope(&mut ids.iter()).into_iter()),
-            (None, Some(ids)) => Box::new(in_scope(&mut ids.into_iter().flatten()).into_iter()),
-            (None, None) => Box::new(
-                self.by_scope
-                    .get(&scope)
-                    .into_iter()
-                    .flat_map(|ids| ids.values())
-                    .filter_map(|id| self.instances.get(id)),
-            ),
-        };
+        let matching: Box<dyn Iterator<Item = &StoredInstance>> =
+            match (&filters.instance_ids, tagged) {
+                (Some(ids), _) => Box::new(in_scope(&mut ids.iter()).into_iter()),
+                (None, Some(ids)) => Box::new(in_scope(&mut ids.into_iter().flatten()).into_iter()),
+                (None, None) => Box::new(
+                    self.by_scope
+                        .get(&scope)
+                        .into_iter()
+                        .flat_map(|ids| ids.values())
+                        .filter_map(|id| self.instances.get(id)),
+                ),
+            };
         let mut total = 0;
         let mut page = Vec::new();
         let mut more = false;
@@ -428,7 +429,11 @@ impl Store {
     }
 
     /// Checks that an instance may be released now.
-    fn check_deletable(i: &StoredInstance, force: bool, now: Timestamp) -> Result<(), ErrorResponse> {
+    fn check_deletable(
+        i: &StoredInstance,
+        force: bool,
+        now: Timestamp,
+    ) -> Result<(), ErrorResponse> {
         if i.deletion_protection {
             return Err(ErrorResponse::forbidden(
                 "InvalidOperation.DeletionProtection",

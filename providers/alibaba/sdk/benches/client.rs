@@ -210,5 +210,4 @@ fn main() {
         "  response size",
         body.len()
     );
-
 }

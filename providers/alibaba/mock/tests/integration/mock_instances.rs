@@ -525,8 +525,7 @@ async fn repeated_token_while_in_flight_gets_last_token_processing() {
     let ids = first.await.unwrap();
     // The first answer is held back 1.5 s after processing; the repeat arrives meanwhile.
     repeat.expect_error(403, "LastTokenProcessing");
-    mock.set_faults(alibaba_mock::Faults::default())
-        .unwrap();
+    mock.set_faults(alibaba_mock::Faults::default()).unwrap();
     assert_eq!(
         s.run(&[("ClientToken", "slow-1")]).await,
         ids,

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use ferroplane_apis::common::{ProviderConfigKind, ProviderConfigReference};
 use kube::{Resource, ResourceExt};
 
-use super::config::{ConfigError, ConfigResolver, ResolvedConfig};
+use super::resolver::{ConfigError, ConfigResolver, ResolvedConfig};
 
 /// (kind, namespace for a ProviderConfig, name) of a configuration.
 type ConfigKey = (ProviderConfigKind, Option<String>, String);

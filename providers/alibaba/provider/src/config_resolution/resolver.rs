@@ -5,6 +5,13 @@
 
 use std::sync::Arc;
 
+use alibaba_sdk::Error;
+use alibaba_sdk::credentials::{
+    CachingProvider, Credentials, EnvProvider, OidcRoleProvider, RamRoleArnProvider,
+    SharedCredentialsProvider,
+};
+use alibaba_sdk::endpoint::{parse_endpoint, sts_endpoint};
+use alibaba_sdk::rpc::{ClientConfig, SignatureVersion};
 use ferroplane_apis::alibabacloud::{
     ClusterProviderConfig, CredentialsSource, ProviderConfig, ProviderConfigSettings,
     RamRoleArnCredentials, RrsaCredentials, SignatureVersion as ApiSignatureVersion,
@@ -14,15 +21,8 @@ use ferroplane_runtime::ReconcileError;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, Resource, ResourceExt};
 
-use super::ClientOverrides;
 use super::secret_keys::{SecretKeysError, credentials_from_secret};
-use crate::client::{ClientConfig, SignatureVersion};
-use crate::credentials::{
-    CachingProvider, Credentials, EnvProvider, OidcRoleProvider, RamRoleArnProvider,
-    SharedCredentialsProvider,
-};
-use crate::endpoint::{parse_endpoint, sts_endpoint};
-use crate::error::Error;
+use crate::options::ClientOverrides;
 
 /// Where credentials come from, with Secret contents already read.
 #[derive(Debug, Clone)]
@@ -370,7 +370,7 @@ impl ResolvedConfig {
                     sts().map_err(client_error)?,
                     config,
                     |name| {
-                        use crate::credentials::{
+                        use alibaba_sdk::credentials::{
                             ENV_OIDC_PROVIDER_ARN, ENV_OIDC_TOKEN_FILE, ENV_ROLE_ARN,
                         };
                         let from_spec = match name {

@@ -7,11 +7,10 @@
 
 use std::collections::BTreeMap;
 
+use alibaba_sdk::Secret;
+use alibaba_sdk::credentials::Credentials;
 use k8s_openapi::ByteString;
 use serde::Deserialize;
-
-use crate::credentials::Credentials;
-use crate::secret::Secret;
 
 /// Key of the AccessKeyId in the separate-keys layout.
 pub const ACCESS_KEY_ID: &str = "accessKeyId";

@@ -22,14 +22,12 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use alibaba_sdk::Error;
+use alibaba_sdk::ecs::{DescribeInstancesRequest, EcsClient, Instance, MAX_INSTANCE_IDS_PER_CALL};
 use ferroplane_runtime::ExternalCalls;
 use tokio::sync::oneshot;
 
 use super::diff::status;
-use crate::client::EcsClient;
-use crate::client::ecs::{DescribeInstancesRequest, MAX_INSTANCE_IDS_PER_CALL};
-use crate::client::model::Instance;
-use crate::error::Error;
 
 /// What one caller gets: the instance, `None` when ECS does not know it, or the error of the
 /// shared call.
@@ -289,8 +287,8 @@ impl Batcher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::credentials::Credentials;
-    use crate::mock::{DEFAULT_ACCOUNT_ID, LaunchSpec, MockConfig, MockServer};
+    use alibaba_mock::{DEFAULT_ACCOUNT_ID, LaunchSpec, MockConfig, MockServer};
+    use alibaba_sdk::credentials::Credentials;
 
     #[tokio::test]
     async fn concurrent_observations_share_calls_of_100() {

@@ -8,13 +8,13 @@ use std::collections::hash_map::Entry as MapEntry;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use alibaba_sdk::credentials::SharedCredentialsProvider;
+use alibaba_sdk::ecs::EcsClient;
 use ferroplane_runtime::ExternalCalls;
 
-use super::ClientOverrides;
 use super::batcher::Batcher;
-use super::config::{ConfigError, ResolvedConfig};
-use crate::client::EcsClient;
-use crate::credentials::SharedCredentialsProvider;
+use crate::config_resolution::{ConfigError, ResolvedConfig};
+use crate::options::ClientOverrides;
 
 /// The client of one region under one configuration version.
 #[derive(Clone, Debug)]

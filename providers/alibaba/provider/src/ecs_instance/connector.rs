@@ -7,13 +7,12 @@ use ferroplane_apis::alibabacloud::ECSInstance;
 use ferroplane_runtime::{Connector, ExternalCalls, ReconcileError};
 use kube::ResourceExt;
 
-use super::ControllerOptions;
-use super::cache::ClientCache;
-use super::config::ConfigResolver;
+use super::applied_inputs::AppliedInputs;
+use super::client_cache::ClientCache;
 use super::external::EcsExternal;
-use super::inputs::AppliedInputs;
-use super::recent::RecentCreations;
-use super::resolved::ResolvedConfigs;
+use super::recent_creations::RecentCreations;
+use crate::config_resolution::{ConfigResolver, ResolvedConfigs};
+use crate::options::Options;
 
 /// Connects ECSInstances to ECS. Cheap to clone.
 #[derive(Clone)]
@@ -28,7 +27,7 @@ pub struct EcsConnector {
 
 impl EcsConnector {
     /// A connector with the options' client settings and batching mode.
-    pub fn new(kube: kube::Client, options: &ControllerOptions, calls: ExternalCalls) -> Self {
+    pub fn new(kube: kube::Client, options: &Options, calls: ExternalCalls) -> Self {
         let window = options.batching.then_some(options.batch_window);
         Self {
             configs: Arc::new(ResolvedConfigs::new(ConfigResolver::new(kube.clone()))),

@@ -4,12 +4,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use alibaba_sdk::ecs::{Instance, Tag};
 use ferroplane_apis::alibabacloud::{DesiredStatus, ECSInstanceParameters};
 use ferroplane_runtime::UID_TAG;
 
-use super::inputs::ChangedInputs;
-use super::params::instance_charge_type;
-use crate::client::model::{Instance, Tag};
+use super::applied_inputs::ChangedInputs;
+use super::spec_mapping::instance_charge_type;
 
 /// ECS instance states.
 pub mod status {
@@ -44,13 +44,6 @@ impl InPlace {
             || self.description.is_some()
             || self.security_group_ids.is_some()
             || self.deletion_protection.is_some()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        !self.has_attributes()
-            && self.bandwidth_out.is_none()
-            && self.tags_to_set.is_empty()
-            && self.tags_to_remove.is_empty()
     }
 }
 
@@ -310,7 +303,7 @@ pub fn verdict(plan: &Plan, observed_status: &str, allow_restart: bool) -> Verdi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::model::{SecurityGroupIdList, TagList, VpcAttributes};
+    use alibaba_sdk::ecs::{SecurityGroupIdList, TagList, VpcAttributes};
 
     fn spec() -> ECSInstanceParameters {
         ECSInstanceParameters {

@@ -4,6 +4,11 @@
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
+use alibaba_sdk::ecs::{
+    DescribeInstancesRequest, Instance, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
+    Tag,
+};
+use alibaba_sdk::{Error, Secret};
 use ferroplane_apis::alibabacloud::ECSInstance;
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalCalls, ExternalClient, ExternalRef,
@@ -12,20 +17,14 @@ use ferroplane_runtime::{
 use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::{Api, ResourceExt};
 
-use super::cache::RegionClient;
+use super::applied_inputs::{AppliedInputs, ChangedInputs, InputDigests};
+use super::client_cache::RegionClient;
 use super::diff::{self, InPlace, Power, RestartBound, status};
-use super::errors::reconcile_error;
-use super::inputs::{AppliedInputs, ChangedInputs, InputDigests};
 use super::late_init::late_init;
 use super::observation::{CONN_INSTANCE_ID, at_provider_json, connection_details, readiness};
-use super::params::{encode_user_data, run_instances_request};
-use super::recent::RecentCreations;
-use crate::client::ecs::{
-    DescribeInstancesRequest, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
-};
-use crate::client::model::{Instance, Tag};
-use crate::error::Error;
-use crate::secret::Secret;
+use super::recent_creations::RecentCreations;
+use super::reconcile_error::reconcile_error;
+use super::spec_mapping::{encode_user_data, run_instances_request};
 
 /// The ECS side of one ECSInstance reconcile.
 pub struct EcsExternal {

@@ -5,11 +5,11 @@
 //!
 //! The system disk is not filled in: `DescribeInstances` does not report disks.
 
+use alibaba_sdk::ecs::Instance;
 use ferroplane_apis::alibabacloud::ECSInstanceParameters;
 use serde_json::{Map, Value, json};
 
 use super::diff::is_reserved_tag;
-use crate::client::model::Instance;
 
 fn put(
     out: &mut Map<String, Value>,
@@ -173,7 +173,7 @@ pub fn late_init(spec: &ECSInstanceParameters, observed: &Instance) -> Option<Va
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::model::{Tag, TagList};
+    use alibaba_sdk::ecs::{Tag, TagList};
     use ferroplane_runtime::UID_TAG;
 
     fn observed() -> Instance {

@@ -1,12 +1,12 @@
 //! The observed instance → `status.atProvider`, the `Ready` condition and the connection
 //! details. Pure.
 
+use alibaba_sdk::ecs::Instance;
 use ferroplane_apis::alibabacloud::{DesiredStatus, ECSInstanceObservation};
 use ferroplane_runtime::{ConnectionDetails, Readiness};
 use serde_json::Value;
 
 use super::diff::status;
-use crate::client::model::Instance;
 
 /// Connection Secret keys.
 pub const CONN_INSTANCE_ID: &str = "instanceId";
@@ -75,7 +75,7 @@ pub fn connection_details(i: &Instance) -> ConnectionDetails {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::model::{IpAddressList, VpcAttributes};
+    use alibaba_sdk::ecs::{IpAddressList, VpcAttributes};
 
     fn running() -> Instance {
         Instance {

@@ -13,9 +13,8 @@
 //! | instance busy (wrong state, conflict, token in flight) | `InstanceBusy` | backoff |
 //! | endpoint unreachable, timeout, 5xx | `EndpointUnreachable` / `ServerError` | backoff |
 
+use alibaba_sdk::Error;
 use ferroplane_runtime::{ReconcileError, RetryClass};
-
-use crate::error::Error;
 
 /// Maps an ECS error; `config` names the ProviderConfig for credential problems.
 pub fn reconcile_error(err: &Error, config: &str) -> ReconcileError {
@@ -147,7 +146,7 @@ pub fn reconcile_error(err: &Error, config: &str) -> ReconcileError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ApiError;
+    use alibaba_sdk::ApiError;
 
     fn api(code: &str, status: u16) -> Error {
         ApiError {

@@ -1,16 +1,14 @@
 //! `spec.forProvider` → ECS API parameters: the `RunInstances` request of a new instance and the
 //! wire names of the spec's enums. Pure.
 
+use alibaba_sdk::Secret;
+use alibaba_sdk::ecs::{DataDisk, RunInstancesRequest, SystemDisk, Tag};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use ferroplane_apis::alibabacloud::{
     DiskCategory, ECSInstanceParameters, InstanceChargeType, InternetChargeType, SpotStrategy,
 };
 use ferroplane_runtime::UID_TAG;
-
-use crate::client::ecs::{DataDisk, RunInstancesRequest, SystemDisk};
-use crate::client::model::Tag;
-use crate::secret::Secret;
 
 /// `PostPaid` / `PrePaid`.
 pub fn instance_charge_type(v: InstanceChargeType) -> &'static str {

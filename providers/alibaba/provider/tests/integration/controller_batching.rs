@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use crate::controller_support::*;
+use alibaba_mock::{DEFAULT_ACCOUNT_ID, LaunchSpec, MockConfig};
 use ferroplane_apis::common::ManagementAction;
 use futures::StreamExt;
-use provider_alibaba::controller::ControllerOptions;
-use provider_alibaba::mock::{DEFAULT_ACCOUNT_ID, LaunchSpec, MockConfig};
+use provider_alibaba::Options;
 
 const N: usize = 150;
 const POLL: Duration = Duration::from_secs(1);
@@ -16,7 +16,7 @@ const POLL: Duration = Duration::from_secs(1);
 /// Imports N instances made in the mock as Observe-only ECSInstances, waits until all are
 /// Ready, then returns the `DescribeInstances` calls made during `rounds` poll intervals.
 async fn describe_calls_per_round(batching: bool, rounds: u32) -> (u64, u64) {
-    let options = ControllerOptions {
+    let options = Options {
         poll_interval: POLL,
         batching,
         max_concurrent_reconciles: 64,

@@ -2,6 +2,7 @@
 //! rotation, the JSON Secret layout, STS AssumeRole on top of a Secret.
 
 use crate::controller_support::*;
+use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID};
 use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ProviderConfig};
 use ferroplane_apis::common::{
     Condition, ConditionStatus, ProviderConfigKind, ProviderConfigReference,
@@ -9,7 +10,6 @@ use ferroplane_apis::common::{
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
-use provider_alibaba::mock::{AccessKey, DEFAULT_ACCOUNT_ID};
 use serde_json::json;
 
 fn ready(conditions: &[Condition]) -> Option<&Condition> {
@@ -213,8 +213,7 @@ async fn json_secret_cluster_config_and_assumed_role() {
 /// a Secret deleted behind the cache's back is not noticed, a Secret event is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolved_configs_are_kept_until_their_config_or_secret_changes() {
-    use provider_alibaba::controller::config::ConfigResolver;
-    use provider_alibaba::controller::resolved::ResolvedConfigs;
+    use provider_alibaba::{ConfigResolver, ResolvedConfigs};
 
     let env = Env::start().await;
     let configs = ResolvedConfigs::new(ConfigResolver::new(env.client.clone()));

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use crate::controller_support::*;
+use alibaba_mock::{Faults, MockConfig};
 use ferroplane_apis::alibabacloud::ECSInstance;
 use ferroplane_apis::common::{ConditionStatus, ProviderConfigReference};
-use provider_alibaba::mock::{Faults, MockConfig};
 use serde_json::json;
 
 fn using(name: &str, config: &str) -> ECSInstance {
@@ -291,16 +291,16 @@ async fn a_provider_config_cannot_read_other_namespaces() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_immutable_field_that_differs_from_the_cloud_is_reported() {
     let env = Env::start().await;
-    let spec = provider_alibaba::mock::LaunchSpec {
+    let spec = alibaba_mock::LaunchSpec {
         region_id: REGION.into(),
         image_id: IMAGE.into(),
         instance_type: TYPE.into(),
         instance_name: Some("existing".into()),
-        ..provider_alibaba::mock::LaunchSpec::default()
+        ..alibaba_mock::LaunchSpec::default()
     };
     let id = env
         .mock()
-        .create_instances(provider_alibaba::mock::DEFAULT_ACCOUNT_ID, &spec, 1)
+        .create_instances(alibaba_mock::DEFAULT_ACCOUNT_ID, &spec, 1)
         .expect("instance")
         .remove(0);
     let mut obj = instance("imported-wrong");

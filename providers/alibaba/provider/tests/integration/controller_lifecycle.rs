@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::controller_support::*;
+use alibaba_mock::{DEFAULT_ACCOUNT_ID, LaunchSpec};
 use ferroplane_apis::common::{
     ConditionStatus, DeletionPolicy, LocalSecretReference, ManagementAction,
 };
@@ -12,7 +13,6 @@ use ferroplane_runtime::UID_TAG;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
-use provider_alibaba::mock::{DEFAULT_ACCOUNT_ID, LaunchSpec};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -32,7 +32,7 @@ pub use request::{
 pub use response::{
     AckResponse, DescribeInstanceAttributeResponse, DescribeInstancesResponse,
     DescribeRegionsResponse, EipAddress, Instance, InstanceIdList, InstanceList, IpAddressList,
-    ListTagResourcesResponse, LockReason, LockReasonList, Region, RegionList,
-    RunInstancesResponse, SecurityGroupIdList, Tag, TagList, TagResource, TagResourceList,
-    VpcAttributes, format_minute_time, parse_minute_time,
+    ListTagResourcesResponse, LockReason, LockReasonList, Region, RegionList, RunInstancesResponse,
+    SecurityGroupIdList, Tag, TagList, TagResource, TagResourceList, VpcAttributes,
+    format_minute_time, parse_minute_time,
 };

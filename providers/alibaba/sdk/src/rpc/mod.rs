@@ -16,5 +16,5 @@ pub use retry::RetryPolicy;
 pub use signed_request::{
     HttpMethod, PreparedRequest, RequestSpec, SignatureVersion, Signing, prepare, timestamp_now,
 };
-pub use transport::{ClientConfig, RawResponse, RpcClient, USER_AGENT};
 pub(crate) use transport::decode_sensitive_json;
+pub use transport::{ClientConfig, RawResponse, RpcClient, USER_AGENT};

@@ -12,11 +12,11 @@ use tracing::Instrument as _;
 use url::Url;
 
 use super::params::{Params, SENSITIVE_PARAMS};
+use super::retry::RetryPolicy;
 use super::signed_request::{
     HttpMethod, RequestSpec, SignatureVersion, Signing, endpoint_label, new_nonce, prepare,
     timestamp_now,
 };
-use super::retry::RetryPolicy;
 use crate::error::{ApiError, Error, error_chain};
 use crate::secret::{Secret, redact};
 use crate::signing_credentials::{Credentials, SharedCredentialsProvider};

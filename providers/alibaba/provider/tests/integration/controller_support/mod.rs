@@ -1,11 +1,13 @@
 //! Harness of the controller tests: the sandbox API server with ferroplane's CRDs, the ECS mock,
 //! a credentials Secret and a `default` ProviderConfig pointing at the mock, and the controllers
-//! of `provider_alibaba::controller::run` in-process. [`Env::stop`] shuts everything down.
+//! of `provider_alibaba::run` in-process. [`Env::stop`] shuts everything down.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use alibaba_mock::{InstanceSummary, MockConfig, MockServer};
+use alibaba_sdk::rpc::RetryPolicy;
 use ferroplane_apis::alibabacloud::{
     ClusterProviderConfig, ConnectionSettings, CredentialsSecretRef, CredentialsSource,
     ECSInstance, ECSInstanceParameters, ECSInstanceSpec, ProviderConfig, ProviderConfigSpec,
@@ -21,9 +23,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
-use provider_alibaba::client::RetryPolicy;
-use provider_alibaba::controller::{self, ClientOverrides, ControllerOptions};
-use provider_alibaba::mock::{InstanceSummary, MockConfig, MockServer};
+use provider_alibaba::{ClientOverrides, Options};
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -46,8 +46,8 @@ pub struct Env {
 }
 
 /// Fast options for tests: short poll, fast transitions, few retries inside the client.
-pub fn test_options() -> ControllerOptions {
-    ControllerOptions {
+pub fn test_options() -> Options {
+    Options {
         poll_interval: Duration::from_millis(500),
         transition_interval: Duration::from_millis(100),
         batch_window: Duration::from_millis(10),
@@ -62,7 +62,7 @@ pub fn test_options() -> ControllerOptions {
             }),
             sts_endpoint: None,
         },
-        ..ControllerOptions::default()
+        ..Options::default()
     }
 }
 
@@ -73,7 +73,7 @@ impl Env {
 
     /// Starts with these options (the STS endpoint is set to the mock) and mock configuration
     /// (transition delay forced to 100 ms).
-    pub async fn start_with(mut options: ControllerOptions, mock: MockConfig) -> Self {
+    pub async fn start_with(mut options: Options, mock: MockConfig) -> Self {
         let sandbox = Sandbox::start(SandboxConfig::default())
             .await
             .expect("sandbox starts");
@@ -111,10 +111,11 @@ impl Env {
         );
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            controller::run(&runtime, client, options, async move {
+            provider_alibaba::run(&runtime, options, async move {
                 let _ = rx.await;
             })
-            .await;
+            .await
+            .expect("the controllers run");
         });
         Self {
             mock: Some(mock),

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+use alibaba_sdk::signature::percent_decode;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use axum::response::Response;
-use alibaba_sdk::signature::percent_decode;
 use tokio::sync::oneshot;
 
 /// One received request, decoded.
