@@ -40,6 +40,7 @@ use std::future::Future;
 use ferroplane_runtime::{RunError, Runtime};
 use futures::FutureExt;
 
+// The integration tests check the resolved-config cache against a live API server.
 pub use config_resolution::{ConfigResolver, ResolvedConfigs};
 pub use options::{ClientOverrides, Options};
 
