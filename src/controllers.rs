@@ -5,7 +5,6 @@ use std::time::Duration;
 use clap::ValueEnum;
 use ferroplane_runtime::requeue::RequeuePolicy;
 use ferroplane_runtime::{ControllerConfig, Runtime};
-use provider_alibaba::controller::ControllerOptions as EcsOptions;
 use tokio_util::sync::CancellationToken;
 
 /// A kind ferroplane can reconcile (`--kinds`).
@@ -76,7 +75,6 @@ impl Options {
 
 /// Runs the enabled controllers until `shutdown` is cancelled; running reconciles finish first.
 pub async fn run(runtime: &Runtime, options: &Options, shutdown: CancellationToken) {
-    let client = runtime.client().clone();
     let mut running = Vec::new();
     // `--kinds ecsinstance,ecsinstance` must not start two controllers of one kind.
     let mut kinds = options.kinds.clone();
@@ -86,17 +84,18 @@ pub async fn run(runtime: &Runtime, options: &Options, shutdown: CancellationTok
         let stop = shutdown.clone().cancelled_owned();
         match kind {
             Kind::EcsInstance => {
-                let ecs = EcsOptions {
+                let ecs = provider_alibaba::Options {
                     namespace: options.namespace.clone(),
                     poll_interval: options.poll_interval,
                     max_concurrent_reconciles: options.max_concurrent_reconciles,
                     batching: options.batch_describe,
-                    ..EcsOptions::default()
+                    ..provider_alibaba::Options::default()
                 };
                 let runtime = runtime.clone();
-                let client = client.clone();
                 running.push(tokio::spawn(async move {
-                    provider_alibaba::controller::run(&runtime, client, ecs, stop).await;
+                    if let Err(error) = provider_alibaba::run(&runtime, ecs, stop).await {
+                        tracing::error!(%error, "cannot start the ECSInstance controllers");
+                    }
                 }));
             }
             Kind::EtcdCluster => {

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use alibaba_mock::{MockConfig, MockServer};
 use anyhow::Context as _;
 use ferroplane_apis::alibabacloud::{
     ConnectionSettings, CredentialsSecretRef, CredentialsSource, ProviderConfig,
@@ -16,7 +17,6 @@ use ferroplane_sandbox::{Sandbox, SandboxConfig};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ObjectMeta, PostParams};
-use provider_alibaba::mock::{MockConfig, MockServer};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 

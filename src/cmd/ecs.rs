@@ -9,9 +9,11 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use alibaba_sdk::Error;
+use alibaba_sdk::credentials::{CredentialsProvider, EnvProvider};
+use alibaba_sdk::ecs::EcsClient;
+use alibaba_sdk::rpc::{HttpMethod, Params, RetryPolicy, SignatureVersion};
 use anyhow::Context as _;
-use provider_alibaba::credentials::{CredentialsProvider, EnvProvider};
-use provider_alibaba::{EcsClient, Error, HttpMethod, Params, RetryPolicy, SignatureVersion};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -151,9 +153,9 @@ async fn call(
 
 #[cfg(test)]
 mod tests {
+    use alibaba_mock::{MockConfig, MockServer};
+    use alibaba_sdk::credentials::Credentials;
     use clap::Parser as _;
-    use provider_alibaba::Credentials;
-    use provider_alibaba::mock::{MockConfig, MockServer};
 
     use super::*;
 

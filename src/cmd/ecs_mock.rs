@@ -8,9 +8,9 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use alibaba_mock::{DEFAULT_ACCOUNT_ID, Faults, MockConfig, MockServer, parse_duration};
+use alibaba_sdk::Secret;
 use anyhow::Context as _;
-use provider_alibaba::Secret;
-use provider_alibaba::mock::{DEFAULT_ACCOUNT_ID, Faults, MockConfig, MockServer, parse_duration};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

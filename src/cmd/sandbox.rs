@@ -51,7 +51,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// The ECS mock's own duration syntax (as `ferroplane ecs-mock`), which also takes `0`.
 fn parse_mock_duration(text: &str) -> Result<Duration, String> {
-    provider_alibaba::mock::parse_duration(text).map_err(|e| e.to_string())
+    alibaba_mock::parse_duration(text).map_err(|e| e.to_string())
 }
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use crate::support::{ACCESS_KEY_ID, ACCESS_KEY_SECRET, E2e};
+use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID};
 use ferroplane::controllers::Kind;
-use provider_alibaba::mock::{AccessKey, DEFAULT_ACCOUNT_ID};
 
 const VALID: &str = r#"
 apiVersion: alibabacloud.ferroplane.io/v1alpha1

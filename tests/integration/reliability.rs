@@ -8,11 +8,11 @@
 use std::time::Duration;
 
 use crate::support::daemon::{self, Daemon};
+use alibaba_mock::Faults;
 use ferroplane_apis::alibabacloud::ECSInstance;
 use ferroplane_apis::common::{DeletionPolicy, LocalSecretKeySelector};
 use k8s_openapi::api::core::v1::{Event, Secret};
 use kube::api::{Api, ListParams, PostParams};
-use provider_alibaba::mock::Faults;
 use rand::Rng as _;
 
 const PASSWORD: &str = "Pa55-word-never-logged!";

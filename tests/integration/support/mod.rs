@@ -16,14 +16,12 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID, InstanceSummary, MockConfig, MockServer};
 use ferroplane::controllers::{self, Kind, Options};
 use ferroplane::environment::{Environment, EnvironmentConfig};
 use ferroplane_runtime::{Runtime, RuntimeConfig};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use provider_alibaba::mock::{
-    AccessKey, DEFAULT_ACCOUNT_ID, InstanceSummary, MockConfig, MockServer,
-};
 use tokio_util::sync::CancellationToken;
 
 pub const ACCESS_KEY_ID: &str = "LTAIe2etestkey0001";

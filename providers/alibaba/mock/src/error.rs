@@ -1,0 +1,179 @@
+//! Errors: [`ErrorResponse`], the ECS-style error a request is answered with, and [`MockError`], what the
+//! library API of the mock itself can fail with.
+
+use std::borrow::Cow;
+
+use serde_json::json;
+
+/// An error answered to a client: HTTP status plus the ECS `Code` and `Message`.
+///
+/// Messages never contain secrets: they name parameters, never echo credential values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code} (HTTP {status}): {message}")]
+pub struct ErrorResponse {
+    /// HTTP status code of the response.
+    pub status: u16,
+    /// The ECS error code, e.g. `IncorrectInstanceStatus`.
+    pub code: Cow<'static, str>,
+    /// The human-readable message.
+    pub message: String,
+}
+
+impl ErrorResponse {
+    /// An error with an explicit status, code and message.
+    pub fn new(
+        status: u16,
+        code: impl Into<Cow<'static, str>>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            status,
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+
+    /// `400` with the given code.
+    pub fn bad_request(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self::new(400, code, message)
+    }
+
+    /// `403` with the given code.
+    pub fn forbidden(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self::new(403, code, message)
+    }
+
+    /// `404` with the given code.
+    pub fn not_found(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self::new(404, code, message)
+    }
+
+    /// `MissingParameter` naming the parameter (or header) that is absent or empty.
+    pub fn missing(name: &str) -> Self {
+        Self::bad_request(
+            "MissingParameter",
+            format!(
+                "The input parameter \"{name}\" that is mandatory for processing this request is not supplied."
+            ),
+        )
+    }
+
+    /// `InvalidParameter` naming a parameter whose value is not accepted.
+    pub fn invalid(name: &str) -> Self {
+        Self::bad_request(
+            "InvalidParameter",
+            format!("The specified parameter \"{name}\" is not valid."),
+        )
+    }
+
+    /// `IncorrectInstanceStatus` (403).
+    pub fn incorrect_status() -> Self {
+        Self::forbidden(
+            "IncorrectInstanceStatus",
+            "The current status of the resource does not support this operation.",
+        )
+    }
+
+    /// `InvalidInstanceId.NotFound` (404).
+    pub fn instance_not_found(id: &str) -> Self {
+        Self::not_found(
+            "InvalidInstanceId.NotFound",
+            format!(
+                "The specified InstanceId \"{}\" does not exist.",
+                truncate(id, 64)
+            ),
+        )
+    }
+
+    /// `InvalidRegionId.NotFound` (404).
+    pub fn region_not_found() -> Self {
+        Self::not_found(
+            "InvalidRegionId.NotFound",
+            "The specified RegionId does not exist.",
+        )
+    }
+
+    /// `Throttling.User` (400).
+    pub fn throttled() -> Self {
+        Self::bad_request(
+            "Throttling.User",
+            "Request was denied due to user flow control.",
+        )
+    }
+
+    /// `ServiceUnavailable` (503).
+    pub fn service_unavailable() -> Self {
+        Self::new(
+            503,
+            "ServiceUnavailable",
+            "The request has failed due to a temporary failure of the server.",
+        )
+    }
+
+    /// The JSON error body ECS answers with.
+    pub fn body(&self, request_id: &str, host_id: &str) -> serde_json::Value {
+        json!({
+            "RequestId": request_id,
+            "HostId": host_id,
+            "Code": self.code,
+            "Message": self.message,
+            "Recommend": format!(
+                "https://api.aliyun.com/troubleshoot?q={}&product=Ecs&requestId={request_id}",
+                self.code
+            ),
+        })
+    }
+}
+
+/// Cuts user input echoed in messages so a huge parameter cannot blow up a response.
+pub(crate) fn truncate(input: &str, max_chars: usize) -> &str {
+    match input.char_indices().nth(max_chars) {
+        Some((end, _)) => &input[..end],
+        None => input,
+    }
+}
+
+/// Failures of the mock's library API.
+#[derive(Debug, thiserror::Error)]
+pub enum MockError {
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address that was asked for.
+        addr: std::net::SocketAddr,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// The bound socket's local address could not be read.
+    #[error("cannot read the mock's bound address: {0}")]
+    LocalAddr(#[source] std::io::Error),
+    /// A request made through the library API was refused like the HTTP API would refuse it.
+    #[error(transparent)]
+    Api(#[from] ErrorResponse),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_has_the_five_ecs_fields() {
+        let body = ErrorResponse::missing("RegionId").body("REQ", "ecs.aliyuncs.com");
+        assert_eq!(body["Code"], "MissingParameter");
+        assert_eq!(body["RequestId"], "REQ");
+        assert_eq!(body["HostId"], "ecs.aliyuncs.com");
+        assert!(body["Message"].as_str().unwrap().contains("\"RegionId\""));
+        assert!(
+            body["Recommend"]
+                .as_str()
+                .unwrap()
+                .contains("MissingParameter")
+        );
+    }
+
+    #[test]
+    fn truncate_respects_char_boundaries() {
+        assert_eq!(truncate("中文字", 2), "中文");
+        assert_eq!(truncate("ab", 5), "ab");
+    }
+}

@@ -1,0 +1,481 @@
+//! One instance and its state machine.
+//!
+//! The state is never advanced by timers: an instance remembers the last operation (its
+//! [`Phase`]), when it happened and the transition delay in force then, and its status is computed
+//! from the clock whenever it is read. 100,000 instances therefore cost no tasks at all.
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{Image, InstanceType};
+
+/// The status ECS reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// Being created.
+    Pending,
+    /// Booting.
+    Starting,
+    /// Up.
+    Running,
+    /// Shutting down.
+    Stopping,
+    /// Down.
+    Stopped,
+}
+
+impl Status {
+    /// The name ECS uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "Pending",
+            Self::Starting => "Starting",
+            Self::Running => "Running",
+            Self::Stopping => "Stopping",
+            Self::Stopped => "Stopped",
+        }
+    }
+
+    /// Parses a status name as ECS spells it.
+    pub fn parse(name: &str) -> Option<Self> {
+        [
+            Self::Pending,
+            Self::Starting,
+            Self::Running,
+            Self::Stopping,
+            Self::Stopped,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
+}
+
+/// The last operation that changed the power state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Created: Pending for one delay, Starting for another, then Running.
+    Created,
+    /// Started or rebooted: Starting for one delay, then Running.
+    Started,
+    /// Stopped: Stopping for one delay, then Stopped.
+    Stopped,
+}
+
+/// Power state bookkeeping: phase, when it began and the delay in force then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lifecycle {
+    phase: Phase,
+    since: Timestamp,
+    delay: Duration,
+}
+
+impl Lifecycle {
+    /// A lifecycle that entered `phase` at `since`.
+    pub fn new(phase: Phase, since: Timestamp, delay: Duration) -> Self {
+        Self {
+            phase,
+            since,
+            delay,
+        }
+    }
+
+    fn elapsed(&self, now: Timestamp) -> Duration {
+        let elapsed = now.duration_since(self.since);
+        elapsed.try_into().unwrap_or(Duration::ZERO)
+    }
+
+    /// The status at `now`.
+    pub fn status(&self, now: Timestamp) -> Status {
+        let elapsed = self.elapsed(now);
+        match self.phase {
+            Phase::Created if elapsed < self.delay => Status::Pending,
+            Phase::Created if elapsed < self.delay.saturating_mul(2) => Status::Starting,
+            Phase::Started if elapsed < self.delay => Status::Starting,
+            Phase::Created | Phase::Started => Status::Running,
+            Phase::Stopped if elapsed < self.delay => Status::Stopping,
+            Phase::Stopped => Status::Stopped,
+        }
+    }
+
+    /// When the instance becomes (or became) Running in this phase; `None` for a stop.
+    pub fn running_from(&self) -> Option<Timestamp> {
+        let steps = match self.phase {
+            Phase::Created => 2,
+            Phase::Started => 1,
+            Phase::Stopped => return None,
+        };
+        let wait = SignedDuration::try_from(self.delay.saturating_mul(steps)).ok()?;
+        self.since.checked_add(wait).ok()
+    }
+}
+
+/// Formats a time with minute precision, as instance descriptions do (`2017-12-10T04:04Z`).
+pub fn minute_time(ts: Timestamp) -> String {
+    ts.strftime("%Y-%m-%dT%H:%MZ").to_string()
+}
+
+/// An instance as the mock stores it.
+#[derive(Debug, Clone)]
+pub struct StoredInstance {
+    /// `i-…`.
+    pub id: String,
+    /// Creation order, used for stable pagination.
+    pub seq: u64,
+    /// Owning account.
+    pub account_id: Arc<str>,
+    /// Region.
+    pub region_id: &'static str,
+    /// Zone.
+    pub zone_id: String,
+    /// `InstanceName`.
+    pub name: String,
+    /// `Description`.
+    pub description: String,
+    /// `HostName`.
+    pub host_name: String,
+    /// Type from the catalogue.
+    pub instance_type: &'static InstanceType,
+    /// Image from the catalogue.
+    pub image: &'static Image,
+    /// `PostPaid` or `PrePaid`.
+    pub charge_type: &'static str,
+    /// `NoSpot`, `SpotWithPriceLimit` or `SpotAsPriceGo`.
+    pub spot_strategy: &'static str,
+    /// `PayByTraffic` or `PayByBandwidth`.
+    pub internet_charge_type: &'static str,
+    /// Mbit/s; a public IP exists while this is above 0.
+    pub bandwidth_out: u32,
+    /// VPC.
+    pub vpc_id: String,
+    /// vSwitch.
+    pub vswitch_id: String,
+    /// Primary private IP.
+    pub private_ip: Ipv4Addr,
+    /// Public IP, when bandwidth was ever above 0.
+    pub public_ip: Option<Ipv4Addr>,
+    /// Security groups.
+    pub security_group_ids: Vec<String>,
+    /// Tags in insertion order; keys are unique.
+    pub tags: Vec<(String, String)>,
+    /// `DeletionProtection`.
+    pub deletion_protection: bool,
+    /// `KeyPairName`.
+    pub key_pair_name: String,
+    /// Base64 user data.
+    pub user_data: Option<String>,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// Power state.
+    pub lifecycle: Lifecycle,
+    /// `StopCharging` or `KeepCharging` after a stop.
+    pub stopped_mode: &'static str,
+    /// The ClientToken it was created with.
+    pub client_token: Option<String>,
+}
+
+impl StoredInstance {
+    /// Status at `now`.
+    pub fn status(&self, now: Timestamp) -> Status {
+        self.lifecycle.status(now)
+    }
+
+    /// Whether the instance carries tag `key` (with `value`, when given).
+    pub fn has_tag(&self, key: &str, value: Option<&str>) -> bool {
+        self.tags
+            .iter()
+            .any(|(k, v)| k == key && value.is_none_or(|want| want == v))
+    }
+
+    fn start_time(&self, now: Timestamp) -> String {
+        self.lifecycle
+            .running_from()
+            .filter(|t| *t <= now)
+            .map(minute_time)
+            .unwrap_or_default()
+    }
+
+    /// The instance as one element of `DescribeInstances` `Instances.Instance`, ready to
+    /// serialize without building an intermediate JSON tree.
+    pub fn view(&self, now: Timestamp) -> InstanceView<'_> {
+        let status = self.status(now);
+        InstanceView {
+            instance_id: &self.id,
+            instance_name: &self.name,
+            description: &self.description,
+            host_name: &self.host_name,
+            status: status.as_str(),
+            instance_type: self.instance_type.id,
+            instance_type_family: family(self.instance_type.id),
+            image_id: self.image.id,
+            region_id: self.region_id,
+            zone_id: &self.zone_id,
+            cpu: self.instance_type.cpu,
+            memory: self.instance_type.memory_mib,
+            os_type: self.image.os_type,
+            os_name: self.image.os_name,
+            os_name_en: self.image.os_name_en,
+            instance_charge_type: self.charge_type,
+            spot_strategy: self.spot_strategy,
+            internet_charge_type: self.internet_charge_type,
+            internet_max_bandwidth_out: self.bandwidth_out,
+            internet_max_bandwidth_in: 100,
+            instance_network_type: "vpc",
+            creation_time: minute_time(self.created_at),
+            start_time: self.start_time(now),
+            expired_time: "2099-12-31T15:59Z",
+            stopped_mode: if status == Status::Stopped {
+                self.stopped_mode
+            } else {
+                "Not-applicable"
+            },
+            deletion_protection: self.deletion_protection,
+            key_pair_name: &self.key_pair_name,
+            serial_number: serial_number(&self.id),
+            vpc_attributes: VpcAttributesView {
+                vpc_id: &self.vpc_id,
+                vswitch_id: &self.vswitch_id,
+                nat_ip_address: "",
+                private_ip_address: IpAddressesView {
+                    ip_address: vec![self.private_ip.to_string()],
+                },
+            },
+            public_ip_address: IpAddressesView {
+                ip_address: self
+                    .public_ip
+                    .filter(|_| self.bandwidth_out > 0)
+                    .map(|ip| ip.to_string())
+                    .into_iter()
+                    .collect(),
+            },
+            inner_ip_address: IpAddressesView {
+                ip_address: Vec::new(),
+            },
+            eip_address: EipAddressView {
+                allocation_id: "",
+                ip_address: "",
+                internet_charge_type: "",
+            },
+            security_group_ids: SecurityGroupIdsView {
+                security_group_id: &self.security_group_ids,
+            },
+            tags: TagsView {
+                tag: self
+                    .tags
+                    .iter()
+                    .map(|(k, v)| TagView {
+                        tag_key: k,
+                        tag_value: v,
+                    })
+                    .collect(),
+            },
+            operation_locks: OperationLocksView { lock_reason: [] },
+        }
+    }
+
+    /// The summary served by `GET /_mock/instances`.
+    pub fn summary(&self, now: Timestamp) -> InstanceSummary {
+        InstanceSummary {
+            instance_id: self.id.clone(),
+            instance_name: self.name.clone(),
+            status: self.status(now).as_str().to_owned(),
+            region_id: self.region_id.to_owned(),
+            zone_id: self.zone_id.clone(),
+            account_id: self.account_id.to_string(),
+            instance_type: self.instance_type.id.to_owned(),
+            image_id: self.image.id.to_owned(),
+            deletion_protection: self.deletion_protection,
+            public_ip_address: self
+                .public_ip
+                .filter(|_| self.bandwidth_out > 0)
+                .map(|ip| ip.to_string()),
+            private_ip_address: self.private_ip.to_string(),
+            tags: self.tags.iter().cloned().collect(),
+            client_token: self.client_token.clone(),
+        }
+    }
+}
+
+/// One instance in the shape ECS describes it (wrapped lists, minute-precision times).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct InstanceView<'a> {
+    pub instance_id: &'a str,
+    pub instance_name: &'a str,
+    pub description: &'a str,
+    pub host_name: &'a str,
+    pub status: &'static str,
+    pub instance_type: &'static str,
+    pub instance_type_family: &'static str,
+    pub image_id: &'static str,
+    pub region_id: &'static str,
+    pub zone_id: &'a str,
+    pub cpu: u32,
+    pub memory: u32,
+    #[serde(rename = "OSType")]
+    pub os_type: &'static str,
+    #[serde(rename = "OSName")]
+    pub os_name: &'static str,
+    #[serde(rename = "OSNameEn")]
+    pub os_name_en: &'static str,
+    pub instance_charge_type: &'static str,
+    pub spot_strategy: &'static str,
+    pub internet_charge_type: &'static str,
+    pub internet_max_bandwidth_out: u32,
+    pub internet_max_bandwidth_in: u32,
+    pub instance_network_type: &'static str,
+    pub creation_time: String,
+    pub start_time: String,
+    pub expired_time: &'static str,
+    pub stopped_mode: &'static str,
+    pub deletion_protection: bool,
+    pub key_pair_name: &'a str,
+    pub serial_number: String,
+    pub vpc_attributes: VpcAttributesView<'a>,
+    pub public_ip_address: IpAddressesView,
+    pub inner_ip_address: IpAddressesView,
+    pub eip_address: EipAddressView,
+    pub security_group_ids: SecurityGroupIdsView<'a>,
+    pub tags: TagsView<'a>,
+    pub operation_locks: OperationLocksView,
+}
+
+/// `VpcAttributes`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct VpcAttributesView<'a> {
+    pub vpc_id: &'a str,
+    #[serde(rename = "VSwitchId")]
+    pub vswitch_id: &'a str,
+    pub nat_ip_address: &'static str,
+    pub private_ip_address: IpAddressesView,
+}
+
+/// `{"IpAddress": [...]}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct IpAddressesView {
+    pub ip_address: Vec<String>,
+}
+
+/// `EipAddress` (always empty in the mock).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct EipAddressView {
+    pub allocation_id: &'static str,
+    pub ip_address: &'static str,
+    pub internet_charge_type: &'static str,
+}
+
+/// `{"SecurityGroupId": [...]}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SecurityGroupIdsView<'a> {
+    pub security_group_id: &'a [String],
+}
+
+/// `{"Tag": [...]}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct TagsView<'a> {
+    pub tag: Vec<TagView<'a>>,
+}
+
+/// `{"TagKey", "TagValue"}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct TagView<'a> {
+    pub tag_key: &'a str,
+    pub tag_value: &'a str,
+}
+
+/// `{"LockReason": []}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct OperationLocksView {
+    pub lock_reason: [&'static str; 0],
+}
+
+/// A live instance as `GET /_mock/instances` and [`crate::MockServer::instances`] show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceSummary {
+    pub instance_id: String,
+    pub instance_name: String,
+    /// `Pending`, `Starting`, `Running`, `Stopping` or `Stopped`.
+    pub status: String,
+    pub region_id: String,
+    pub zone_id: String,
+    pub account_id: String,
+    pub instance_type: String,
+    pub image_id: String,
+    pub deletion_protection: bool,
+    pub public_ip_address: Option<String>,
+    pub private_ip_address: String,
+    pub tags: BTreeMap<String, String>,
+    pub client_token: Option<String>,
+}
+
+/// `ecs.g6.large` → `ecs.g6`.
+fn family(type_id: &str) -> &str {
+    type_id
+        .rsplit_once('.')
+        .map_or(type_id, |(family, _)| family)
+}
+
+/// A stable UUID-shaped serial number derived from the instance ID.
+fn serial_number(id: &str) -> String {
+    uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, id.as_bytes()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: i64) -> Timestamp {
+        Timestamp::from_second(1_700_000_000 + secs).unwrap()
+    }
+
+    #[test]
+    fn created_goes_pending_starting_running() {
+        let l = Lifecycle::new(Phase::Created, at(0), Duration::from_secs(2));
+        assert_eq!(l.status(at(0)), Status::Pending);
+        assert_eq!(l.status(at(1)), Status::Pending);
+        assert_eq!(l.status(at(2)), Status::Starting);
+        assert_eq!(l.status(at(3)), Status::Starting);
+        assert_eq!(l.status(at(4)), Status::Running);
+        assert_eq!(l.running_from(), Some(at(4)));
+    }
+
+    #[test]
+    fn stop_and_start_transitions() {
+        let stop = Lifecycle::new(Phase::Stopped, at(0), Duration::from_secs(2));
+        assert_eq!(stop.status(at(1)), Status::Stopping);
+        assert_eq!(stop.status(at(2)), Status::Stopped);
+        assert_eq!(stop.running_from(), None);
+        let start = Lifecycle::new(Phase::Started, at(0), Duration::from_secs(2));
+        assert_eq!(start.status(at(1)), Status::Starting);
+        assert_eq!(start.status(at(2)), Status::Running);
+    }
+
+    #[test]
+    fn zero_delay_settles_at_once_and_clock_skew_backwards_is_safe() {
+        let l = Lifecycle::new(Phase::Created, at(10), Duration::ZERO);
+        assert_eq!(l.status(at(10)), Status::Running);
+        let l = Lifecycle::new(Phase::Stopped, at(10), Duration::from_secs(1));
+        assert_eq!(l.status(at(0)), Status::Stopping);
+    }
+
+    #[test]
+    fn minute_precision_and_status_names() {
+        let ts: Timestamp = "2017-12-10T04:04:59Z".parse().unwrap();
+        assert_eq!(minute_time(ts), "2017-12-10T04:04Z");
+        assert_eq!(Status::parse("Stopped"), Some(Status::Stopped));
+        assert_eq!(Status::parse("stopped"), None);
+        assert_eq!(family("ecs.g6.large"), "ecs.g6");
+    }
+}

@@ -1,0 +1,605 @@
+//! What a new instance is made from ([`LaunchSpec`]) and the checks RunInstances applies to it,
+//! shared by the HTTP action and the library API.
+
+use crate::catalog::{self, CatalogRegion, Image, InstanceType};
+use crate::error::{ErrorResponse, truncate};
+
+/// Most tags a resource may carry.
+pub const MAX_TAGS: usize = 20;
+
+/// The parameters of a launch, with ECS names in the docs of each field.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct LaunchSpec {
+    /// `RegionId`.
+    pub region_id: String,
+    /// `ZoneId`; the region's first zone (or the vSwitch's zone) when absent.
+    pub zone_id: Option<String>,
+    /// `ImageId`.
+    pub image_id: String,
+    /// `InstanceType`.
+    pub instance_type: String,
+    /// `InstanceName` (2–128 characters); the instance ID when absent.
+    pub instance_name: Option<String>,
+    /// `Description` (at most 256 characters).
+    pub description: Option<String>,
+    /// `HostName` (2–64 characters).
+    pub host_name: Option<String>,
+    /// `VSwitchId` (`vsw-…`); the zone's default vSwitch when absent.
+    pub vswitch_id: Option<String>,
+    /// `SecurityGroupId` / `SecurityGroupIds.N` (`sg-…`).
+    pub security_group_ids: Vec<String>,
+    /// `InternetMaxBandwidthOut` (0–100); above 0 gives a public IP.
+    pub internet_max_bandwidth_out: u32,
+    /// `InternetChargeType`: `PayByTraffic` (default) or `PayByBandwidth`.
+    pub internet_charge_type: Option<String>,
+    /// `InstanceChargeType`: `PostPaid` (default) or `PrePaid`.
+    pub instance_charge_type: Option<String>,
+    /// `SpotStrategy`: `NoSpot` (default), `SpotWithPriceLimit`, `SpotAsPriceGo`.
+    pub spot_strategy: Option<String>,
+    /// `SystemDisk.Category`.
+    pub system_disk_category: Option<String>,
+    /// `SystemDisk.Size` in GiB (20–500, at least the image size).
+    pub system_disk_size: Option<u32>,
+    /// Number of `DataDisk.N` entries.
+    pub data_disks: u32,
+    /// `Tag.N.Key` / `Tag.N.Value`.
+    pub tags: Vec<(String, String)>,
+    /// `UserData` (Base64, at most 32 KiB decoded).
+    pub user_data: Option<String>,
+    /// `DeletionProtection`.
+    pub deletion_protection: bool,
+    /// `KeyPairName`.
+    pub key_pair_name: Option<String>,
+    /// `ClientToken` (ASCII, at most 64 characters).
+    pub client_token: Option<String>,
+}
+
+/// A spec checked against the catalogue, with every default filled in.
+#[derive(Debug, Clone)]
+pub struct ResolvedLaunch {
+    pub region: &'static CatalogRegion,
+    pub zone_id: String,
+    pub vpc_id: String,
+    pub vswitch_id: String,
+    pub instance_type: &'static InstanceType,
+    pub image: &'static Image,
+    pub charge_type: &'static str,
+    pub spot_strategy: &'static str,
+    pub internet_charge_type: &'static str,
+    pub system_disk_category: String,
+    pub system_disk_size: u32,
+}
+
+fn one_of(
+    value: Option<&str>,
+    allowed: &[&'static str],
+    code: &'static str,
+    name: &str,
+) -> Result<&'static str, ErrorResponse> {
+    match value {
+        None => Ok(allowed[0]),
+        Some(v) => allowed.iter().copied().find(|a| *a == v).ok_or_else(|| {
+            ErrorResponse::bad_request(code, format!("The specified {name} is not supported."))
+        }),
+    }
+}
+
+/// Checks a name: 2–`max` characters, starting with a letter (any script), not a URL.
+fn check_name(
+    value: &str,
+    max: usize,
+    code: &'static str,
+    what: &str,
+) -> Result<(), ErrorResponse> {
+    let len = value.chars().count();
+    let starts_with_letter = value.chars().next().is_some_and(char::is_alphabetic);
+    if !(2..=max).contains(&len)
+        || !starts_with_letter
+        || value.starts_with("http://")
+        || value.starts_with("https://")
+    {
+        return Err(ErrorResponse::bad_request(
+            code,
+            format!(
+                "The specified {what} is invalid: 2 to {max} characters, starting with a letter, not with http:// or https://."
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `InstanceName`: 2–128 characters, starting with a letter, not a URL.
+pub fn check_instance_name(name: &str) -> Result<(), ErrorResponse> {
+    check_name(name, 128, "InvalidInstanceName.Malformed", "InstanceName")
+}
+
+/// `HostName`: 2–64 characters of letters, digits, `.` and `-`, not starting or ending with either.
+pub fn check_host_name(host: &str) -> Result<(), ErrorResponse> {
+    let ok = (2..=64).contains(&host.len())
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+        && !host.starts_with(['-', '.'])
+        && !host.ends_with(['-', '.']);
+    if ok {
+        Ok(())
+    } else {
+        Err(ErrorResponse::bad_request(
+            "InvalidHostName.Malformed",
+            "The specified HostName is invalid: 2 to 64 characters of letters, digits, '.' and '-', not starting or ending with '.' or '-'.",
+        ))
+    }
+}
+
+/// `Description`: at most 256 characters, not starting with a URL scheme.
+pub fn check_description(description: &str) -> Result<(), ErrorResponse> {
+    if description.chars().count() > 256
+        || description.starts_with("http://")
+        || description.starts_with("https://")
+    {
+        return Err(ErrorResponse::bad_request(
+            "InvalidDescription.Malformed",
+            "The specified Description is invalid: at most 256 characters, not starting with http:// or https://.",
+        ));
+    }
+    Ok(())
+}
+
+/// `InternetMaxBandwidthOut`: 0–100 Mbit/s.
+pub fn check_bandwidth(mbps: u32) -> Result<(), ErrorResponse> {
+    if mbps > 100 {
+        return Err(ErrorResponse::bad_request(
+            "InvalidInternetMaxBandwidthOut.Malformed",
+            "InternetMaxBandwidthOut must be between 0 and 100.",
+        ));
+    }
+    Ok(())
+}
+
+/// `ClientToken`: ASCII, at most 64 characters.
+pub fn check_client_token(token: &str) -> Result<(), ErrorResponse> {
+    if token.len() > 64 || !token.is_ascii() {
+        return Err(ErrorResponse::bad_request(
+            "InvalidClientToken.Malformed",
+            "The specified ClientToken is invalid: ASCII, at most 64 characters.",
+        ));
+    }
+    Ok(())
+}
+
+/// `UserData`: Base64 of at most 32 KiB.
+pub fn check_user_data(data: &str) -> Result<(), ErrorResponse> {
+    use base64::Engine as _;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|_| {
+            ErrorResponse::bad_request(
+                "InvalidUserData.Base64FormatInvalid",
+                "The specified UserData is not valid Base64.",
+            )
+        })?;
+    if decoded.len() > 32 * 1024 {
+        return Err(ErrorResponse::bad_request(
+            "InvalidUserData.SizeExceeded",
+            "The specified UserData exceeds 32 KiB.",
+        ));
+    }
+    Ok(())
+}
+
+/// `Password`: 8–30 characters with at least three of lowercase, uppercase, digits and symbols.
+/// The value itself never appears in the error.
+pub fn check_password(password: &str) -> Result<(), ErrorResponse> {
+    const SYMBOLS: &str = "()`~!@#$%^&*-_+=|{}[]:;'<>,.?/";
+    let classes = [
+        password.chars().any(|c| c.is_ascii_lowercase()),
+        password.chars().any(|c| c.is_ascii_uppercase()),
+        password.chars().any(|c| c.is_ascii_digit()),
+        password.chars().any(|c| SYMBOLS.contains(c)),
+    ];
+    let allowed = password
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || SYMBOLS.contains(c));
+    if !(8..=30).contains(&password.chars().count())
+        || !allowed
+        || classes.iter().filter(|c| **c).count() < 3
+    {
+        return Err(ErrorResponse::bad_request(
+            "InvalidPassword.Malformed",
+            "The specified Password is invalid: 8 to 30 characters with at least three of lowercase letters, uppercase letters, digits and symbols.",
+        ));
+    }
+    Ok(())
+}
+
+/// Validates one tag as ECS does.
+pub fn check_tag(key: &str, value: &str) -> Result<(), ErrorResponse> {
+    let lower = key.to_ascii_lowercase();
+    if key.is_empty()
+        || key.chars().count() > 128
+        || lower.starts_with("aliyun")
+        || lower.starts_with("acs:")
+        || key.contains("http://")
+        || key.contains("https://")
+    {
+        return Err(ErrorResponse::bad_request(
+            "InvalidTagKey.Malformed",
+            format!(
+                "The specified tag key \"{}\" is invalid: 1 to 128 characters, not starting with aliyun or acs:, no http:// or https://.",
+                truncate(key, 128)
+            ),
+        ));
+    }
+    if value.chars().count() > 128 || value.contains("http://") || value.contains("https://") {
+        return Err(ErrorResponse::bad_request(
+            "InvalidTagValue.Malformed",
+            "The specified tag value is invalid: at most 128 characters, no http:// or https://.",
+        ));
+    }
+    Ok(())
+}
+
+/// Validates a set of tags for one request: each tag, unique keys, at most [`MAX_TAGS`].
+pub fn check_tags(tags: &[(String, String)]) -> Result<(), ErrorResponse> {
+    if tags.len() > MAX_TAGS {
+        return Err(too_many_tags());
+    }
+    for (i, (key, value)) in tags.iter().enumerate() {
+        check_tag(key, value)?;
+        if tags[..i].iter().any(|(k, _)| k == key) {
+            return Err(ErrorResponse::bad_request(
+                "InvalidTagKey.Duplicated",
+                "The specified tag keys are duplicated.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `InvalidTagCount` (400): a resource would carry more than [`MAX_TAGS`] tags.
+pub fn too_many_tags() -> ErrorResponse {
+    ErrorResponse::bad_request(
+        "InvalidTagCount",
+        format!("A resource can carry at most {MAX_TAGS} tags."),
+    )
+}
+
+impl LaunchSpec {
+    /// A minimal spec: region, image and type.
+    pub fn new(
+        region_id: impl Into<String>,
+        image_id: impl Into<String>,
+        instance_type: impl Into<String>,
+    ) -> Self {
+        Self {
+            region_id: region_id.into(),
+            image_id: image_id.into(),
+            instance_type: instance_type.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Checks every field and resolves catalogue entries and defaults, in the order ECS reports
+    /// problems: region, syntax of the parameters, then catalogue lookups and stock.
+    pub fn resolve(&self) -> Result<ResolvedLaunch, ErrorResponse> {
+        let region = catalog::region_by_id(&self.region_id)?;
+        if let Some(name) = &self.instance_name {
+            check_instance_name(name)?;
+        }
+        if let Some(host) = &self.host_name {
+            check_host_name(host)?;
+        }
+        if let Some(description) = &self.description {
+            check_description(description)?;
+        }
+        check_bandwidth(self.internet_max_bandwidth_out)?;
+        if let Some(token) = &self.client_token {
+            check_client_token(token)?;
+        }
+        if let Some(data) = &self.user_data {
+            check_user_data(data)?;
+        }
+        check_tags(&self.tags)?;
+        let charge_type = one_of(
+            self.instance_charge_type.as_deref(),
+            &["PostPaid", "PrePaid"],
+            "InvalidInstanceChargeType.ValueNotSupported",
+            "InstanceChargeType",
+        )?;
+        let spot_strategy = one_of(
+            self.spot_strategy.as_deref(),
+            &["NoSpot", "SpotWithPriceLimit", "SpotAsPriceGo"],
+            "InvalidSpotStrategy",
+            "SpotStrategy",
+        )?;
+        let internet_charge_type = one_of(
+            self.internet_charge_type.as_deref(),
+            &["PayByTraffic", "PayByBandwidth"],
+            "InvalidInternetChargeType.ValueNotSupported",
+            "InternetChargeType",
+        )?;
+        let system_disk_category = one_of(
+            self.system_disk_category.as_deref(),
+            &[
+                "cloud_efficiency",
+                "cloud_ssd",
+                "cloud_essd",
+                "cloud_auto",
+                "cloud_essd_entry",
+                "cloud",
+            ],
+            "InvalidSystemDiskCategory.ValueNotSupported",
+            "SystemDisk.Category",
+        )?;
+        for sg in &self.security_group_ids {
+            if !sg.starts_with("sg-") || sg.len() < 4 {
+                return Err(ErrorResponse::not_found(
+                    "InvalidSecurityGroupId.NotFound",
+                    "The specified SecurityGroupId does not exist.",
+                ));
+            }
+        }
+        let (zone_id, vswitch_id) = self.placement(region)?;
+        let image = catalog::image_by_id(&self.image_id)?;
+        let instance_type = catalog::instance_type(&self.instance_type)?;
+        let system_disk_size = self.system_disk_size.unwrap_or(image.size_gib.max(40));
+        if !(20..=500).contains(&system_disk_size) || system_disk_size < image.size_gib {
+            return Err(ErrorResponse::bad_request(
+                "InvalidSystemDiskSize.ValueNotSupported",
+                format!(
+                    "SystemDisk.Size must be between {} and 500 GiB for this image.",
+                    image.size_gib.max(20)
+                ),
+            ));
+        }
+        let instance_type = catalog::instance_type_in_stock(instance_type.id)?;
+        Ok(ResolvedLaunch {
+            region,
+            zone_id,
+            vpc_id: region.default_vpc(),
+            vswitch_id,
+            instance_type,
+            image,
+            charge_type,
+            spot_strategy,
+            internet_charge_type,
+            system_disk_category: system_disk_category.to_owned(),
+            system_disk_size,
+        })
+    }
+
+    /// Zone and vSwitch: a zone's default vSwitch (`vsw-<zone>-default`) pins the zone; any other
+    /// `vsw-…` ID is taken to be in the default VPC, in `ZoneId` or the region's first zone.
+    fn placement(&self, region: &CatalogRegion) -> Result<(String, String), ErrorResponse> {
+        let zone_not_found = || {
+            ErrorResponse::not_found(
+                "InvalidZoneId.NotFound",
+                "The specified ZoneId does not exist in this region.",
+            )
+        };
+        if let Some(zone) = &self.zone_id
+            && !region.has_zone(zone)
+        {
+            return Err(zone_not_found());
+        }
+        match &self.vswitch_id {
+            None => {
+                let zone = self
+                    .zone_id
+                    .clone()
+                    .unwrap_or_else(|| region.default_zone());
+                let vsw = CatalogRegion::default_vswitch(&zone);
+                Ok((zone, vsw))
+            }
+            Some(vsw) => {
+                if !vsw.starts_with("vsw-") || vsw.len() < 5 {
+                    return Err(ErrorResponse::not_found(
+                        "InvalidVSwitchId.NotFound",
+                        "The specified VSwitchId does not exist.",
+                    ));
+                }
+                let pinned = vsw
+                    .strip_prefix("vsw-")
+                    .and_then(|rest| rest.strip_suffix("-default"))
+                    .filter(|zone| zone.starts_with(region.id));
+                match (pinned, &self.zone_id) {
+                    (Some(zone), _) if !region.has_zone(zone) => Err(ErrorResponse::not_found(
+                        "InvalidVSwitchId.NotFound",
+                        "The specified VSwitchId does not exist.",
+                    )),
+                    (Some(zone), Some(asked)) if zone != asked => Err(ErrorResponse::bad_request(
+                        "InvalidVSwitchId.ZoneMismatch",
+                        "The specified VSwitchId is not in the specified ZoneId.",
+                    )),
+                    (Some(zone), _) => Ok((zone.to_owned(), vsw.clone())),
+                    (None, Some(zone)) => Ok((zone.clone(), vsw.clone())),
+                    (None, None) => Ok((region.default_zone(), vsw.clone())),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> LaunchSpec {
+        LaunchSpec::new(
+            "cn-hangzhou",
+            "centos_7_8_x64_20G_alibase_20200519.vhd",
+            "ecs.g6.large",
+        )
+    }
+
+    #[test]
+    fn defaults_are_filled_in() {
+        let r = spec().resolve().unwrap();
+        assert_eq!(r.zone_id, "cn-hangzhou-b");
+        assert_eq!(r.vswitch_id, "vsw-cn-hangzhou-b-default");
+        assert_eq!(r.vpc_id, "vpc-cn-hangzhou-default");
+        assert_eq!(
+            (r.charge_type, r.spot_strategy, r.internet_charge_type),
+            ("PostPaid", "NoSpot", "PayByTraffic")
+        );
+        assert_eq!(r.system_disk_size, 40);
+    }
+
+    #[test]
+    fn catalogue_errors() {
+        let code = |s: LaunchSpec| s.resolve().unwrap_err().code;
+        assert_eq!(
+            code(LaunchSpec {
+                region_id: "xx".into(),
+                ..spec()
+            }),
+            "InvalidRegionId.NotFound"
+        );
+        assert_eq!(
+            code(LaunchSpec {
+                image_id: "nope".into(),
+                ..spec()
+            }),
+            "InvalidImageId.NotFound"
+        );
+        assert_eq!(
+            code(LaunchSpec {
+                instance_type: "ecs.nope".into(),
+                ..spec()
+            }),
+            "InvalidInstanceType.ValueNotSupported"
+        );
+        assert_eq!(
+            code(LaunchSpec {
+                instance_type: catalog::OUT_OF_STOCK_TYPE.into(),
+                ..spec()
+            }),
+            "OperationDenied.NoStock"
+        );
+        assert_eq!(
+            code(LaunchSpec {
+                zone_id: Some("cn-shanghai-b".into()),
+                ..spec()
+            }),
+            "InvalidZoneId.NotFound"
+        );
+    }
+
+    #[test]
+    fn syntax_errors() {
+        let code = |s: LaunchSpec| s.resolve().unwrap_err().code;
+        assert_eq!(
+            code(LaunchSpec {
+                instance_name: Some("x".into()),
+                ..spec()
+            }),
+            "InvalidInstanceName.Malformed"
+        );
+        assert_eq!(
+            code(LaunchSpec {
+                instance_name: Some("1abc".into()),
+                ..spec()
+            }),
+            "InvalidInstanceName.Malformed"
+        );
+        assert!(
+            LaunchSpec {
+                instance_name: Some("中文名".into()),
+                ..spec()
+            }
+            .resolve()
+            .is_ok()
+        );
+        assert_eq!(
+            code(LaunchSpec {
+                internet_max_bandwidth_out: 101,
+                ..spec()
+            }),
+            "InvalidInternetMaxBandwidthOut.Malformed"
+        );
+        assert_eq!(
+            code(LaunchSpec {
+                tags: vec![("aliyun-x".into(), "v".into())],
+                ..spec()
+            }),
+            "InvalidTagKey.Malformed"
+        );
+        assert_eq!(
+            code(LaunchSpec {
+                tags: vec![("ACS:x".into(), "v".into())],
+                ..spec()
+            }),
+            "InvalidTagKey.Malformed"
+        );
+        let many = (0..21).map(|i| (format!("k{i}"), String::new())).collect();
+        assert_eq!(
+            code(LaunchSpec {
+                tags: many,
+                ..spec()
+            }),
+            "InvalidTagCount"
+        );
+        assert_eq!(
+            code(LaunchSpec {
+                user_data: Some("!!".into()),
+                ..spec()
+            }),
+            "InvalidUserData.Base64FormatInvalid"
+        );
+        assert_eq!(
+            code(LaunchSpec {
+                client_token: Some("x".repeat(65)),
+                ..spec()
+            }),
+            "InvalidClientToken.Malformed"
+        );
+        assert_eq!(
+            code(LaunchSpec {
+                system_disk_size: Some(10),
+                ..spec()
+            }),
+            "InvalidSystemDiskSize.ValueNotSupported"
+        );
+    }
+
+    #[test]
+    fn passwords_need_three_classes() {
+        assert!(check_password("Abcdef12").is_ok());
+        assert!(check_password("abcdef12").is_err());
+        assert!(check_password("Ab1!").is_err());
+        assert!(check_password("Abcdef1 ").is_err());
+    }
+
+    #[test]
+    fn vswitch_placement() {
+        let s = LaunchSpec {
+            vswitch_id: Some("vsw-cn-hangzhou-h-default".into()),
+            ..spec()
+        };
+        assert_eq!(s.resolve().unwrap().zone_id, "cn-hangzhou-h");
+        let s = LaunchSpec {
+            vswitch_id: Some("vsw-abc".into()),
+            zone_id: Some("cn-hangzhou-i".into()),
+            ..spec()
+        };
+        let r = s.resolve().unwrap();
+        assert_eq!(
+            (r.zone_id.as_str(), r.vswitch_id.as_str()),
+            ("cn-hangzhou-i", "vsw-abc")
+        );
+        let s = LaunchSpec {
+            vswitch_id: Some("nope".into()),
+            ..spec()
+        };
+        assert_eq!(s.resolve().unwrap_err().code, "InvalidVSwitchId.NotFound");
+        let s = LaunchSpec {
+            vswitch_id: Some("vsw-cn-hangzhou-h-default".into()),
+            zone_id: Some("cn-hangzhou-b".into()),
+            ..spec()
+        };
+        assert_eq!(
+            s.resolve().unwrap_err().code,
+            "InvalidVSwitchId.ZoneMismatch"
+        );
+    }
+}

@@ -1,0 +1,227 @@
+//! alibaba-mock: an in-process fake of Alibaba Cloud ECS (API version `2014-05-26`) and STS
+//! (`2015-04-01`) on one HTTP port, for tests, benchmarks, the sandbox and `ferroplane ecs-mock`.
+//!
+//! It refuses what the real API refuses, with the real error code and HTTP status: V1 and V3
+//! signatures verified with alibaba-sdk's [`alibaba_sdk::signature`] (the code that signs), nonce
+//! and timestamp checks (at most 15 minutes of clock skew), access keys per account and STS
+//! credentials, the instance state machine with a configurable transition delay (computed lazily
+//! from timestamps), ClientToken idempotency, filters and both pagination styles, tags, a
+//! catalogue of regions, instance types and images, and fault injection. The actions served are
+//! the `ACTIONS` lists of `ecs_actions` and `sts_actions`; the crate's integration tests pin the
+//! behaviour, also against Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
+//!
+//! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `ecs_actions` /
+//! `sts_actions` → `store` → `instance`, with `received_params`, `launch`, `catalog`, `config`,
+//! `stats`, `locks` and `error` underneath.
+//!
+//! It depends on alibaba-sdk for its `signature` module only, and on nothing of Kubernetes or of
+//! the controllers; the SDK and the controllers must not depend on it (only their tests may).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), alibaba_mock::MockError> {
+//! use alibaba_mock::{MockConfig, MockServer};
+//! let mock = MockServer::start(MockConfig::new("ak", "secret")).await?;
+//! println!("ECS at {}", mock.endpoint());
+//! # Ok(()) }
+//! ```
+
+mod auth;
+mod catalog;
+mod config;
+mod ecs_actions;
+mod error;
+mod instance;
+mod launch;
+mod locks;
+mod received_params;
+mod server;
+mod state;
+mod stats;
+mod store;
+mod sts_actions;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use auth::{AccessKey, StsCredentials};
+pub use catalog::OUT_OF_STOCK_TYPE;
+pub use config::{
+    DEFAULT_ACCOUNT_ID, DurationError, Faults, FaultsError, MockConfig, parse_duration,
+};
+pub use error::{ErrorResponse, MockError};
+pub use instance::InstanceSummary;
+pub use launch::LaunchSpec;
+pub use stats::MockStats;
+
+use crate::locks::{lock, write};
+
+/// A running mock. Dropping it stops the server.
+pub struct MockServer {
+    addr: SocketAddr,
+    shared: Arc<state::Shared>,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for MockServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MockServer {
+    /// Binds `config.listen` and serves until [`MockServer::shutdown`] or drop.
+    pub async fn start(config: MockConfig) -> Result<Self, MockError> {
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| MockError::Bind {
+                addr: config.listen,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(MockError::LocalAddr)?;
+        let shared = Arc::new(state::Shared::new(&config));
+        let app = server::router(shared.clone());
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let served = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    // A dropped sender means the handle is gone: stop as well.
+                    let _ = rx.await;
+                })
+                .await;
+            if let Err(error) = served {
+                tracing::warn!(%error, "ECS mock server stopped with an error");
+            }
+        });
+        Ok(Self {
+            addr,
+            shared,
+            shutdown: Some(tx),
+            task: Some(task),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Counters of calls and errors, and instance figures.
+    pub fn stats(&self) -> MockStats {
+        self.shared.stats()
+    }
+
+    /// Every live instance, oldest first.
+    pub fn instances(&self) -> Vec<InstanceSummary> {
+        self.shared.instances()
+    }
+
+    /// The faults in force.
+    pub fn faults(&self) -> Faults {
+        self.shared.settings().faults
+    }
+
+    /// Replaces the faults; rates outside 0–1 are refused.
+    pub fn set_faults(&self, faults: Faults) -> Result<(), FaultsError> {
+        faults.validate()?;
+        write(&self.shared.settings).faults = faults;
+        Ok(())
+    }
+
+    /// Changes the transition delay for operations from now on.
+    pub fn set_transition_delay(&self, delay: Duration) {
+        write(&self.shared.settings).transition_delay = delay;
+    }
+
+    /// Changes the per-account instance quota (`None`: unlimited).
+    pub fn set_instance_quota(&self, quota: Option<usize>) {
+        write(&self.shared.settings).instance_quota = quota;
+    }
+
+    /// Adds (or replaces) an access key; a disabled one answers `InvalidAccessKeyId.Inactive`.
+    pub fn add_access_key(&self, key: AccessKey) {
+        write(&self.shared.keys).add(key);
+    }
+
+    /// Enables or disables a key; false when the key is unknown.
+    pub fn set_access_key_enabled(&self, access_key_id: &str, enabled: bool) -> bool {
+        write(&self.shared.keys).set_enabled(access_key_id, enabled)
+    }
+
+    /// Issues STS credentials for `account_id`, valid for `ttl`, as `AssumeRole` would.
+    pub fn issue_sts_credentials(&self, account_id: &str, ttl: Duration) -> StsCredentials {
+        sts_actions::issue(
+            &mut write(&self.shared.keys),
+            account_id,
+            ttl,
+            Timestamp::now(),
+        )
+    }
+
+    /// Creates `count` instances for `account_id` directly (no HTTP, no 100-instance limit),
+    /// with the same checks as `RunInstances`; returns their IDs.
+    pub fn create_instances(
+        &self,
+        account_id: &str,
+        spec: &LaunchSpec,
+        count: usize,
+    ) -> Result<Vec<String>, MockError> {
+        let settings = self.shared.settings();
+        let account: Arc<str> = Arc::from(account_id);
+        let ids = lock(&self.shared.store).launch(
+            &account,
+            spec,
+            count,
+            Timestamp::now(),
+            settings.transition_delay,
+            settings.instance_quota,
+        )?;
+        Ok(ids)
+    }
+
+    /// The status of an instance (any account), if it exists.
+    pub fn instance_status(&self, instance_id: &str) -> Option<String> {
+        lock(&self.shared.store)
+            .get(instance_id)
+            .map(|i| i.status(Timestamp::now()).as_str().to_owned())
+    }
+
+    /// Stops accepting connections and waits for the server task to end.
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(mut task) = self.task.take() {
+            // Graceful shutdown waits for open keep-alive connections; do not wait forever.
+            if tokio::time::timeout(Duration::from_secs(5), &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+            }
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}

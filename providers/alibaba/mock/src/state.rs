@@ -1,0 +1,350 @@
+//! The mock's shared state and the protocol pipeline of one API request:
+//! parse → identify action and version → count → inject faults → authenticate → dispatch.
+//! Everything here is synchronous; the HTTP layer adds latency and writes the response.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use axum::http::HeaderMap;
+use jiff::Timestamp;
+use rand::Rng as _;
+use serde_json::Value;
+
+use crate::auth::{self, Caller, KeyStore, NonceCache, SignedRequest};
+use crate::config::{Faults, MockConfig};
+use crate::error::ErrorResponse;
+use crate::instance::InstanceSummary;
+use crate::locks::{lock, read, write};
+use crate::received_params::{ReceivedParams, decode_form};
+use crate::stats::{Counters, MockStats};
+use crate::store::Store;
+use crate::{ecs_actions, sts_actions};
+
+/// Settings that may change at run time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    pub transition_delay: Duration,
+    pub faults: Faults,
+    pub instance_quota: Option<usize>,
+}
+
+/// Everything the server and the library handle share.
+pub struct Shared {
+    pub settings: RwLock<Settings>,
+    pub keys: RwLock<KeyStore>,
+    pub nonces: Mutex<NonceCache>,
+    pub store: Mutex<Store>,
+    pub counters: Mutex<Counters>,
+    pub limiter: Mutex<RateLimiter>,
+    /// ClientTokens whose call is still being answered (see [`InFlight`]).
+    pub in_flight: Mutex<HashSet<TokenInFlight>>,
+}
+
+/// A ClientToken call that is processed but not yet answered.
+pub type TokenInFlight = (Arc<str>, &'static str, String);
+
+/// Actions whose ClientToken is tracked while in flight.
+const TOKEN_ACTIONS: &[&str] = &["RunInstances", "DeleteInstances"];
+
+/// Marks a ClientToken call as in flight until dropped, so that a repeat arriving before the
+/// answer gets `LastTokenProcessing`, as in ECS. Dropped when the answer is sent, or when the
+/// client goes away while it waits.
+pub struct InFlight {
+    shared: Arc<Shared>,
+    key: TokenInFlight,
+}
+
+impl InFlight {
+    /// Tracks `key` in `shared`.
+    pub fn new(shared: Arc<Shared>, key: TokenInFlight) -> Self {
+        Self { shared, key }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        lock(&self.shared.in_flight).remove(&self.key);
+    }
+}
+
+/// What [`Shared::handle`] produced: the answer, and the in-flight token to release once the
+/// answer is sent.
+pub struct Outcome {
+    pub result: Result<String, ErrorResponse>,
+    pub in_flight: Option<TokenInFlight>,
+}
+
+/// Calls per (account, region, action) in the current wall-clock minute.
+#[derive(Debug, Default)]
+pub struct RateLimiter {
+    minute: i64,
+    counts: HashMap<(Arc<str>, String, &'static str), u32>,
+}
+
+impl RateLimiter {
+    /// Counts one call; false when it exceeds `limit` for this minute.
+    pub fn admit(
+        &mut self,
+        key: (Arc<str>, String, &'static str),
+        limit: u32,
+        now: Timestamp,
+    ) -> bool {
+        let minute = now.as_second().div_euclid(60);
+        if minute != self.minute {
+            self.minute = minute;
+            self.counts.clear();
+        }
+        let count = self.counts.entry(key).or_default();
+        *count = count.saturating_add(1);
+        *count <= limit
+    }
+}
+
+/// One HTTP request as the pipeline sees it.
+pub struct ApiRequest<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    pub query: &'a str,
+    pub headers: &'a HeaderMap,
+    pub body: &'a [u8],
+    pub request_id: &'a str,
+}
+
+fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty())
+}
+
+/// The `&'static` label an action is counted under.
+fn action_label(action: &str) -> &'static str {
+    ecs_actions::ACTIONS
+        .iter()
+        .chain(sts_actions::ACTIONS)
+        .find(|a| **a == action)
+        .copied()
+        .unwrap_or("Unknown")
+}
+
+impl Shared {
+    /// State for a fresh mock.
+    pub fn new(config: &MockConfig) -> Self {
+        let mut keys = KeyStore::default();
+        for key in &config.access_keys {
+            keys.add(key.clone());
+        }
+        Self {
+            settings: RwLock::new(Settings {
+                transition_delay: config.transition_delay,
+                faults: config.faults,
+                instance_quota: config.instance_quota,
+            }),
+            keys: RwLock::new(keys),
+            nonces: Mutex::new(NonceCache::new(config.nonce_window, config.nonce_capacity)),
+            store: Mutex::new(Store::default()),
+            counters: Mutex::new(Counters::default()),
+            limiter: Mutex::new(RateLimiter::default()),
+            in_flight: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Current settings.
+    pub fn settings(&self) -> Settings {
+        *read(&self.settings)
+    }
+
+    /// Counters plus instance figures.
+    pub fn stats(&self) -> MockStats {
+        let mut stats = lock(&self.counters).snapshot();
+        let store = lock(&self.store);
+        stats.instances_created = store.created_total();
+        stats.instances_live = store.live() as u64;
+        stats
+    }
+
+    /// Every live instance, oldest first.
+    pub fn instances(&self) -> Vec<InstanceSummary> {
+        let now = Timestamp::now();
+        lock(&self.store)
+            .all()
+            .into_iter()
+            .map(|i| i.summary(now))
+            .collect()
+    }
+
+    /// Answers one API request; errors are counted by code.
+    /// With `track_tokens`, a successful ClientToken call stays in flight (the caller releases it
+    /// with an [`InFlight`] guard after its answer delay).
+    pub fn handle(&self, request: &ApiRequest<'_>, track_tokens: bool) -> Outcome {
+        let mut in_flight = None;
+        let result = self.handle_inner(request, track_tokens.then_some(&mut in_flight));
+        if let Err(error) = &result {
+            lock(&self.counters).error(&error.code);
+        }
+        Outcome { result, in_flight }
+    }
+
+    fn handle_inner(
+        &self,
+        request: &ApiRequest<'_>,
+        in_flight: Option<&mut Option<TokenInFlight>>,
+    ) -> Result<String, ErrorResponse> {
+        let now = Timestamp::now();
+        if request.method != "GET" && request.method != "POST" {
+            return Err(ErrorResponse::new(
+                405,
+                "UnsupportedHTTPMethod",
+                "Only GET and POST are supported.",
+            ));
+        }
+        let query = decode_form(request.query.as_bytes());
+        let is_form = header(request.headers, "content-type").is_some_and(|ct| {
+            ct.to_ascii_lowercase()
+                .starts_with("application/x-www-form-urlencoded")
+        });
+        let body = if is_form {
+            decode_form(request.body)
+        } else {
+            BTreeMap::new()
+        };
+        let params = ReceivedParams::merge(&query, &body);
+        let signed = SignedRequest {
+            method: request.method,
+            path: request.path,
+            query: &query,
+            params: &params,
+            headers: request.headers,
+            body: request.body,
+        };
+        let v3 = signed.is_v3();
+        let from = |header_name: &str, param: &str| -> Result<String, ErrorResponse> {
+            let value = if v3 {
+                header(request.headers, header_name)
+            } else {
+                params.get(param)
+            };
+            let value = value
+                .or_else(|| params.get(param))
+                .or_else(|| header(request.headers, header_name));
+            value
+                .map(str::to_owned)
+                .ok_or_else(|| ErrorResponse::missing(param))
+        };
+        let action = from("x-acs-action", "Action")?;
+        let label = action_label(&action);
+        lock(&self.counters).call(label);
+        let version = from("x-acs-version", "Version")?;
+        let is_sts = match version.as_str() {
+            ecs_actions::VERSION => false,
+            sts_actions::VERSION => true,
+            _ => {
+                return Err(ErrorResponse::bad_request(
+                    "InvalidVersion",
+                    format!(
+                        "Specified parameter Version is not valid: this endpoint serves ECS {} and STS {}.",
+                        ecs_actions::VERSION,
+                        sts_actions::VERSION
+                    ),
+                ));
+            }
+        };
+        let served = if is_sts {
+            sts_actions::ACTIONS
+        } else {
+            ecs_actions::ACTIONS
+        };
+        if !served.contains(&label) {
+            return Err(ecs_actions::action_not_found());
+        }
+        self.inject_faults()?;
+        let caller = if is_sts && label == sts_actions::ANONYMOUS_ACTION {
+            None
+        } else {
+            let keys = read(&self.keys);
+            Some(auth::authenticate(&keys, &self.nonces, &signed, now)?)
+        };
+        if let (Some(caller), Some(limit)) =
+            (&caller, self.settings().faults.api_rate_limit_per_minute)
+        {
+            let region = params.get("RegionId").unwrap_or_default().to_owned();
+            let key = (caller.account_id.clone(), region, label);
+            if !lock(&self.limiter).admit(key, limit, now) {
+                return Err(ErrorResponse::throttled());
+            }
+        }
+        let with_request_id = |mut value: Value| {
+            if let Some(map) = value.as_object_mut() {
+                map.entry("RequestId")
+                    .or_insert_with(|| Value::from(request.request_id));
+            }
+            value.to_string()
+        };
+        match (is_sts, caller) {
+            (true, None) => {
+                sts_actions::assume_role_with_oidc(&mut write(&self.keys), &params, now)
+                    .map(with_request_id)
+            }
+            (true, Some(caller)) => {
+                sts_actions::assume_role(&mut write(&self.keys), &caller, &params, now)
+                    .map(with_request_id)
+            }
+            (false, Some(caller)) => {
+                let token = params
+                    .get("ClientToken")
+                    .filter(|_| TOKEN_ACTIONS.contains(&label))
+                    .map(|t| (caller.account_id.clone(), label, t.to_owned()));
+                if let Some(key) = &token
+                    && lock(&self.in_flight).contains(key)
+                {
+                    return Err(ErrorResponse::forbidden(
+                        "LastTokenProcessing",
+                        "The last request with this ClientToken is still being processed; retry later.",
+                    ));
+                }
+                let answer = self.ecs(&caller, label, &params, request.request_id, now)?;
+                if let (Some(slot), Some(key)) = (in_flight, token) {
+                    lock(&self.in_flight).insert(key.clone());
+                    *slot = Some(key);
+                }
+                Ok(answer)
+            }
+            (false, None) => Err(ecs_actions::action_not_found()),
+        }
+    }
+
+    fn inject_faults(&self) -> Result<(), ErrorResponse> {
+        let faults = self.settings().faults;
+        if faults.throttle_rate <= 0.0 && faults.error_rate <= 0.0 {
+            return Ok(());
+        }
+        let mut rng = rand::rng();
+        if rng.random_bool(faults.throttle_rate.clamp(0.0, 1.0)) {
+            return Err(ErrorResponse::throttled());
+        }
+        if rng.random_bool(faults.error_rate.clamp(0.0, 1.0)) {
+            return Err(ErrorResponse::service_unavailable());
+        }
+        Ok(())
+    }
+
+    fn ecs(
+        &self,
+        caller: &Caller,
+        action: &str,
+        params: &ReceivedParams,
+        request_id: &str,
+        now: Timestamp,
+    ) -> Result<String, ErrorResponse> {
+        let settings = self.settings();
+        let ctx = ecs_actions::ActionContext {
+            caller,
+            request_id,
+            now,
+            delay: settings.transition_delay,
+            quota: settings.instance_quota,
+        };
+        ecs_actions::dispatch(&mut lock(&self.store), &ctx, action, params)
+    }
+}

@@ -1,0 +1,669 @@
+//! The instance store: instances indexed by ID and by (account, region) in creation order,
+//! ClientToken records, and every mutation the actions need.
+//!
+//! All methods are synchronous and run under one mutex held by the server; none of them is
+//! slower than a scan of one (account, region), and lookups by ID are hash lookups.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use rand::Rng as _;
+
+use crate::error::ErrorResponse;
+use crate::instance::{Lifecycle, Phase, Status, StoredInstance};
+use crate::launch::LaunchSpec;
+
+type Scope = (Arc<str>, &'static str);
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct TokenKey {
+    account_id: Arc<str>,
+    region_id: String,
+    action: &'static str,
+    token: String,
+}
+
+#[derive(Debug, Clone)]
+struct TokenRecord {
+    fingerprint: u64,
+    instance_ids: Vec<String>,
+}
+
+/// Hash of the parameters a ClientToken call was made with.
+pub fn fingerprint(value: &impl Hash) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Filters of `DescribeInstances`; `None`/empty means "any".
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub instance_ids: Option<Vec<String>>,
+    pub status: Option<Status>,
+    pub instance_name: Option<String>,
+    pub tags: Vec<(String, Option<String>)>,
+    pub zone_id: Option<String>,
+    pub vpc_id: Option<String>,
+    pub vswitch_id: Option<String>,
+    pub instance_type: Option<String>,
+    pub image_id: Option<String>,
+}
+
+/// How a listing is cut into pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paging {
+    /// `PageNumber` (1-based) and `PageSize`.
+    Pages { number: usize, size: usize },
+    /// `NextToken` (the sequence number to continue after) and `MaxResults`.
+    Token { after: Option<u64>, max: usize },
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone)]
+pub struct Page<'a> {
+    pub total: usize,
+    pub instances: Vec<&'a StoredInstance>,
+    /// Continue after this sequence number; `None` at the end.
+    pub next: Option<u64>,
+}
+
+/// `*` matches any run of characters; everything else literally.
+fn glob_match(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let pieces: Vec<&str> = parts.collect();
+    let Some((last, middle)) = pieces.split_last() else {
+        return rest.is_empty();
+    };
+    for piece in middle {
+        match rest.find(piece) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+impl Filters {
+    fn matches(&self, i: &StoredInstance, now: Timestamp) -> bool {
+        let eq = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
+        self.status.is_none_or(|s| i.status(now) == s)
+            && self
+                .instance_name
+                .as_deref()
+                .is_none_or(|p| glob_match(p, &i.name))
+            && eq(&self.zone_id, &i.zone_id)
+            && eq(&self.vpc_id, &i.vpc_id)
+            && eq(&self.vswitch_id, &i.vswitch_id)
+            && eq(&self.instance_type, i.instance_type.id)
+            && eq(&self.image_id, i.image.id)
+            && self.tags.iter().all(|(k, v)| i.has_tag(k, v.as_deref()))
+    }
+}
+
+/// Every instance of the mock.
+#[derive(Default)]
+pub struct Store {
+    instances: HashMap<String, StoredInstance>,
+    by_scope: HashMap<Scope, BTreeMap<u64, String>>,
+    /// Instance IDs by tag (key, value), for tag filters without a scan: the candidates a
+    /// filter still checks, so an entry left behind by an untag or a release does no harm.
+    by_tag: HashMap<(String, String), HashSet<String>>,
+    live_per_account: HashMap<Arc<str>, usize>,
+    tokens: HashMap<TokenKey, TokenRecord>,
+    next_seq: u64,
+    created_total: u64,
+}
+
+fn new_instance_id() -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    let mut id = String::with_capacity(22);
+    id.push_str("i-");
+    for _ in 0..20 {
+        id.push(char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]));
+    }
+    id
+}
+
+/// Private addresses come from 172.16.0.0/12, public ones from 47.96.0.0/11, one per instance.
+fn addresses(seq: u64) -> (Ipv4Addr, Ipv4Addr) {
+    let n = u32::try_from(seq % ((1 << 20) - 16)).unwrap_or(0) + 10;
+    let private = Ipv4Addr::from(u32::from(Ipv4Addr::new(172, 16, 0, 0)) + n);
+    let public = Ipv4Addr::from(u32::from(Ipv4Addr::new(47, 96, 0, 0)) + n);
+    (private, public)
+}
+
+impl Store {
+    /// The public address an instance gets when bandwidth is first granted.
+    pub fn public_ip(seq: u64) -> Ipv4Addr {
+        addresses(seq).1
+    }
+
+    /// Instances ever created.
+    pub fn created_total(&self) -> u64 {
+        self.created_total
+    }
+
+    /// Instances not deleted.
+    pub fn live(&self) -> usize {
+        self.instances.len()
+    }
+
+    /// Creates `amount` instances (or returns the earlier ones for a repeated ClientToken).
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch(
+        &mut self,
+        account_id: &Arc<str>,
+        spec: &LaunchSpec,
+        amount: usize,
+        now: Timestamp,
+        delay: Duration,
+        quota: Option<usize>,
+    ) -> Result<Vec<String>, ErrorResponse> {
+        let resolved = spec.resolve()?;
+        let token_key = spec.client_token.as_ref().map(|token| TokenKey {
+            account_id: account_id.clone(),
+            region_id: spec.region_id.clone(),
+            action: "RunInstances",
+            token: token.clone(),
+        });
+        let print = fingerprint(&(spec, amount));
+        if let Some(record) = token_key.as_ref().and_then(|key| self.tokens.get(key)) {
+            return if record.fingerprint == print {
+                Ok(record.instance_ids.clone())
+            } else {
+                Err(idempotent_mismatch())
+            };
+        }
+        let live = self.live_per_account.get(account_id).copied().unwrap_or(0);
+        if let Some(limit) = quota
+            && live + amount > limit
+        {
+            return Err(ErrorResponse::forbidden(
+                "QuotaExceed.ElasticQuota",
+                format!(
+                    "The number of instances would exceed the quota of this account ({limit}); {live} exist. Release instances or ask for a higher quota."
+                ),
+            ));
+        }
+        let scope = (account_id.clone(), resolved.region.id);
+        let mut ids = Vec::with_capacity(amount);
+        for _ in 0..amount {
+            let mut id = new_instance_id();
+            while self.instances.contains_key(&id) {
+                id = new_instance_id();
+            }
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            let (private_ip, public_ip) = addresses(seq);
+            let instance = StoredInstance {
+                id: id.clone(),
+                seq,
+                account_id: account_id.clone(),
+                region_id: resolved.region.id,
+                zone_id: resolved.zone_id.clone(),
+                name: spec.instance_name.clone().unwrap_or_else(|| id.clone()),
+                description: spec.description.clone().unwrap_or_default(),
+                host_name: spec
+                    .host_name
+                    .clone()
+                    .unwrap_or_else(|| format!("iZ{}Z", &id[2..])),
+                instance_type: resolved.instance_type,
+                image: resolved.image,
+                charge_type: resolved.charge_type,
+                spot_strategy: resolved.spot_strategy,
+                internet_charge_type: resolved.internet_charge_type,
+                bandwidth_out: spec.internet_max_bandwidth_out,
+                vpc_id: resolved.vpc_id.clone(),
+                vswitch_id: resolved.vswitch_id.clone(),
+                private_ip,
+                public_ip: (spec.internet_max_bandwidth_out > 0).then_some(public_ip),
+                security_group_ids: spec.security_group_ids.clone(),
+                tags: spec.tags.clone(),
+                deletion_protection: spec.deletion_protection,
+                key_pair_name: spec.key_pair_name.clone().unwrap_or_default(),
+                user_data: spec.user_data.clone(),
+                created_at: now,
+                lifecycle: Lifecycle::new(Phase::Created, now, delay),
+                stopped_mode: "KeepCharging",
+                client_token: spec.client_token.clone(),
+            };
+            self.by_scope
+                .entry(scope.clone())
+                .or_default()
+                .insert(seq, id.clone());
+            for tag in &instance.tags {
+                self.by_tag
+                    .entry(tag.clone())
+                    .or_default()
+                    .insert(id.clone());
+            }
+            self.instances.insert(id.clone(), instance);
+            ids.push(id);
+        }
+        *self.live_per_account.entry(account_id.clone()).or_default() += amount;
+        self.created_total += amount as u64;
+        if let Some(key) = token_key {
+            self.tokens.insert(
+                key,
+                TokenRecord {
+                    fingerprint: print,
+                    instance_ids: ids.clone(),
+                },
+            );
+        }
+        Ok(ids)
+    }
+
+    /// The instance, whoever owns it.
+    pub fn get(&self, id: &str) -> Option<&StoredInstance> {
+        self.instances.get(id)
+    }
+
+    /// The instance if it belongs to the account (and region, when given).
+    pub fn find(
+        &self,
+        account_id: &str,
+        region_id: Option<&str>,
+        id: &str,
+    ) -> Result<&StoredInstance, ErrorResponse> {
+        self.instances
+            .get(id)
+            .filter(|i| &*i.account_id == account_id && region_id.is_none_or(|r| r == i.region_id))
+            .ok_or_else(|| ErrorResponse::instance_not_found(id))
+    }
+
+    /// Records that instance `id` now carries tag (`key`, `value`).
+    pub fn index_tag(&mut self, id: &str, key: &str, value: &str) {
+        self.by_tag
+            .entry((key.to_owned(), value.to_owned()))
+            .or_default()
+            .insert(id.to_owned());
+    }
+
+    /// Mutable [`Store::find`].
+    pub fn find_mut(
+        &mut self,
+        account_id: &str,
+        region_id: Option<&str>,
+        id: &str,
+    ) -> Result<&mut StoredInstance, ErrorResponse> {
+        self.instances
+            .get_mut(id)
+            .filter(|i| &*i.account_id == account_id && region_id.is_none_or(|r| r == i.region_id))
+            .ok_or_else(|| ErrorResponse::instance_not_found(id))
+    }
+
+    /// A page of the account's instances in a region, oldest first.
+    pub fn describe(
+        &self,
+        account_id: &Arc<str>,
+        region_id: &'static str,
+        filters: &Filters,
+        paging: Paging,
+        now: Timestamp,
+    ) -> Page<'_> {
+        let scope = (account_id.clone(), region_id);
+        let in_scope = |ids: &mut dyn Iterator<Item = &String>| {
+            let mut found: Vec<&StoredInstance> = ids
+                .filter_map(|id| self.instances.get(id))
+                .filter(|i| i.account_id == *account_id && i.region_id == region_id)
+                .collect();
+            found.sort_unstable_by_key(|i| i.seq);
+            found.dedup_by_key(|i| i.seq);
+            found
+        };
+        // A filter on a tag with a value: only the instances indexed under it can match.
+        let tagged = filters.tags.iter().find_map(|(key, value)| {
+            let value = value.as_ref()?;
+            Some(self.by_tag.get(&(key.clone(), value.clone())))
+        });
+        let matching: Box<dyn Iterator<Item = &StoredInstance>> =
+            match (&filters.instance_ids, tagged) {
+                (Some(ids), _) => Box::new(in_scope(&mut ids.iter()).into_iter()),
+                (None, Some(ids)) => Box::new(in_scope(&mut ids.into_iter().flatten()).into_iter()),
+                (None, None) => Box::new(
+                    self.by_scope
+                        .get(&scope)
+                        .into_iter()
+                        .flat_map(|ids| ids.values())
+                        .filter_map(|id| self.instances.get(id)),
+                ),
+            };
+        let mut total = 0;
+        let mut page = Vec::new();
+        let mut more = false;
+        let (skip, size, after) = match paging {
+            Paging::Pages { number, size } => {
+                (number.saturating_sub(1).saturating_mul(size), size, None)
+            }
+            Paging::Token { after, max } => (0, max, after),
+        };
+        let mut skipped = 0;
+        for instance in matching.filter(|i| filters.matches(i, now)) {
+            total += 1;
+            if after.is_some_and(|a| instance.seq <= a) {
+                continue;
+            }
+            if skipped < skip {
+                skipped += 1;
+            } else if page.len() < size {
+                page.push(instance);
+            } else {
+                more = true;
+            }
+        }
+        let next = if more {
+            page.last().map(|i| i.seq)
+        } else {
+            None
+        };
+        Page {
+            total,
+            instances: page,
+            next,
+        }
+    }
+
+    /// Starts a Stopped instance.
+    pub fn start(
+        &mut self,
+        account_id: &str,
+        id: &str,
+        now: Timestamp,
+        delay: Duration,
+    ) -> Result<(), ErrorResponse> {
+        let i = self.find_mut(account_id, None, id)?;
+        if i.status(now) != Status::Stopped {
+            return Err(ErrorResponse::incorrect_status());
+        }
+        i.lifecycle = Lifecycle::new(Phase::Started, now, delay);
+        Ok(())
+    }
+
+    /// Stops a Running instance.
+    pub fn stop(
+        &mut self,
+        account_id: &str,
+        id: &str,
+        stop_charging: bool,
+        now: Timestamp,
+        delay: Duration,
+    ) -> Result<(), ErrorResponse> {
+        let i = self.find_mut(account_id, None, id)?;
+        if i.status(now) != Status::Running {
+            return Err(ErrorResponse::incorrect_status());
+        }
+        i.lifecycle = Lifecycle::new(Phase::Stopped, now, delay);
+        i.stopped_mode = if stop_charging {
+            "StopCharging"
+        } else {
+            "KeepCharging"
+        };
+        Ok(())
+    }
+
+    /// Reboots a Running instance.
+    pub fn reboot(
+        &mut self,
+        account_id: &str,
+        id: &str,
+        now: Timestamp,
+        delay: Duration,
+    ) -> Result<(), ErrorResponse> {
+        let i = self.find_mut(account_id, None, id)?;
+        if i.status(now) != Status::Running {
+            return Err(ErrorResponse::incorrect_status());
+        }
+        i.lifecycle = Lifecycle::new(Phase::Started, now, delay);
+        Ok(())
+    }
+
+    /// Checks that an instance may be released now.
+    fn check_deletable(
+        i: &StoredInstance,
+        force: bool,
+        now: Timestamp,
+    ) -> Result<(), ErrorResponse> {
+        if i.deletion_protection {
+            return Err(ErrorResponse::forbidden(
+                "InvalidOperation.DeletionProtection",
+                "The instance is protected from deletion; turn DeletionProtection off with ModifyInstanceAttribute first.",
+            ));
+        }
+        match (i.status(now), force) {
+            (Status::Stopped, _) | (Status::Running, true) => Ok(()),
+            _ => Err(ErrorResponse::incorrect_status()),
+        }
+    }
+
+    /// Releases instances, all or none. With a ClientToken, repeating the same call succeeds.
+    pub fn delete(
+        &mut self,
+        account_id: &Arc<str>,
+        region_id: Option<&str>,
+        ids: &[String],
+        force: bool,
+        client_token: Option<&str>,
+        now: Timestamp,
+    ) -> Result<(), ErrorResponse> {
+        let token_key = client_token.map(|token| TokenKey {
+            account_id: account_id.clone(),
+            region_id: region_id.unwrap_or_default().to_owned(),
+            action: "DeleteInstances",
+            token: token.to_owned(),
+        });
+        let print = fingerprint(&(ids, force));
+        if let Some(record) = token_key.as_ref().and_then(|k| self.tokens.get(k)) {
+            return if record.fingerprint == print {
+                Ok(())
+            } else {
+                Err(idempotent_mismatch())
+            };
+        }
+        for id in ids {
+            Self::check_deletable(self.find(account_id, region_id, id)?, force, now)?;
+        }
+        for id in ids {
+            if let Some(instance) = self.instances.remove(id) {
+                if let Some(scope) = self
+                    .by_scope
+                    .get_mut(&(instance.account_id.clone(), instance.region_id))
+                {
+                    scope.remove(&instance.seq);
+                }
+                if let Some(live) = self.live_per_account.get_mut(&instance.account_id) {
+                    *live = live.saturating_sub(1);
+                }
+            }
+        }
+        if let Some(key) = token_key {
+            self.tokens.insert(
+                key,
+                TokenRecord {
+                    fingerprint: print,
+                    instance_ids: ids.to_vec(),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Every live instance, oldest first.
+    pub fn all(&self) -> Vec<&StoredInstance> {
+        let mut all: Vec<&StoredInstance> = self.instances.values().collect();
+        all.sort_unstable_by_key(|i| i.seq);
+        all
+    }
+}
+
+fn idempotent_mismatch() -> ErrorResponse {
+    ErrorResponse::bad_request(
+        "IdempotentParameterMismatch",
+        "The ClientToken was already used with different parameters; use a new ClientToken for a different request.",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> LaunchSpec {
+        LaunchSpec::new(
+            "cn-hangzhou",
+            "centos_7_8_x64_20G_alibase_20200519.vhd",
+            "ecs.g6.large",
+        )
+    }
+
+    fn now() -> Timestamp {
+        Timestamp::now()
+    }
+
+    #[test]
+    fn glob() {
+        assert!(glob_match("web", "web"));
+        assert!(!glob_match("web", "web1"));
+        assert!(glob_match("web*", "web-1"));
+        assert!(glob_match("*-1", "web-1"));
+        assert!(glob_match("w*b*1", "web-1"));
+        assert!(!glob_match("w*x*1", "web-1"));
+        assert!(glob_match("*", ""));
+        assert!(!glob_match("ab*ba", "aba"));
+    }
+
+    #[test]
+    fn launch_describe_and_tokens() {
+        let mut store = Store::default();
+        let acct: Arc<str> = Arc::from("1");
+        let s = LaunchSpec {
+            client_token: Some("tok".into()),
+            ..spec()
+        };
+        let ids = store
+            .launch(&acct, &s, 3, now(), Duration::ZERO, None)
+            .unwrap();
+        assert_eq!(ids.len(), 3);
+        assert_eq!(
+            store
+                .launch(&acct, &s, 3, now(), Duration::ZERO, None)
+                .unwrap(),
+            ids
+        );
+        assert_eq!(
+            store
+                .launch(&acct, &s, 2, now(), Duration::ZERO, None)
+                .unwrap_err()
+                .code,
+            "IdempotentParameterMismatch"
+        );
+        assert_eq!(store.created_total(), 3);
+        let page = store.describe(
+            &acct,
+            "cn-hangzhou",
+            &Filters::default(),
+            Paging::Token {
+                after: None,
+                max: 2,
+            },
+            now(),
+        );
+        assert_eq!((page.total, page.instances.len()), (3, 2));
+        let rest = store.describe(
+            &acct,
+            "cn-hangzhou",
+            &Filters::default(),
+            Paging::Token {
+                after: page.next,
+                max: 2,
+            },
+            now(),
+        );
+        assert_eq!((rest.instances.len(), rest.next), (1, None));
+        let other: Arc<str> = Arc::from("2");
+        assert_eq!(
+            store
+                .describe(
+                    &other,
+                    "cn-hangzhou",
+                    &Filters::default(),
+                    Paging::Pages {
+                        number: 1,
+                        size: 10
+                    },
+                    now()
+                )
+                .total,
+            0
+        );
+        assert!(store.find("2", None, &ids[0]).is_err());
+    }
+
+    #[test]
+    fn quota_and_delete_rules() {
+        let mut store = Store::default();
+        let acct: Arc<str> = Arc::from("1");
+        let ids = store
+            .launch(
+                &acct,
+                &LaunchSpec {
+                    deletion_protection: true,
+                    ..spec()
+                },
+                2,
+                now(),
+                Duration::ZERO,
+                Some(2),
+            )
+            .unwrap();
+        assert_eq!(
+            store
+                .launch(&acct, &spec(), 1, now(), Duration::ZERO, Some(2))
+                .unwrap_err()
+                .code,
+            "QuotaExceed.ElasticQuota"
+        );
+        assert_eq!(
+            store
+                .delete(&acct, None, &ids, true, None, now())
+                .unwrap_err()
+                .code,
+            "InvalidOperation.DeletionProtection"
+        );
+        store
+            .find_mut("1", None, &ids[0])
+            .unwrap()
+            .deletion_protection = false;
+        assert_eq!(
+            store
+                .delete(&acct, None, &ids[..1], false, None, now())
+                .unwrap_err()
+                .code,
+            "IncorrectInstanceStatus"
+        );
+        store
+            .delete(&acct, None, &ids[..1], true, None, now())
+            .unwrap();
+        assert_eq!(store.live(), 1);
+        assert!(
+            store
+                .launch(&acct, &spec(), 1, now(), Duration::ZERO, Some(2))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn addresses_are_distinct_per_sequence() {
+        assert_ne!(addresses(0), addresses(1));
+        assert_eq!(addresses(0).0, Ipv4Addr::new(172, 16, 0, 10));
+    }
+}

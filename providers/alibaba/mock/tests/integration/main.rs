@@ -1,0 +1,13 @@
+//! Integration tests of alibaba-mock, one binary: the mock over HTTP (signatures, instances,
+//! describe, inspection, scale, Alibaba Cloud's official SDKs) and alibaba-sdk's client against
+//! it.
+
+mod mock_support;
+
+mod client_against_mock;
+mod mock_auth;
+mod mock_describe;
+mod mock_inspection;
+mod mock_instances;
+mod mock_official_sdk;
+mod mock_scale;

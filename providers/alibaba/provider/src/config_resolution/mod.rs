@@ -1,0 +1,17 @@
+//! What the ECSInstance and the configuration controllers share: a `providerConfigRef` resolved
+//! into what a client needs.
+//!
+//! - `resolver`: the ProviderConfig or ClusterProviderConfig, its credentials Secret (only from
+//!   the config's own namespace for a namespaced ProviderConfig), the credential source, the
+//!   endpoint settings and the version key clients are cached under;
+//! - `secret_keys`: the AccessKey in a credentials Secret's data, in either accepted layout;
+//! - `resolved_configs`: resolved configurations kept until a watch event says their config or
+//!   Secret changed.
+
+mod resolved_configs;
+mod resolver;
+mod secret_keys;
+
+pub use resolved_configs::ResolvedConfigs;
+pub use resolver::ConfigResolver;
+pub(crate) use resolver::{ConfigError, ResolvedConfig, display, uses_secret};

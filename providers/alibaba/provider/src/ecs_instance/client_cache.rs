@@ -1,0 +1,137 @@
+//! Clients cached per configuration version: one credentials provider per (config UID, config
+//! generation, Secret resourceVersion) and, under it, one ECS client and one observation batcher
+//! per region. A new version replaces the old entry, so rotated keys are used at once and stale
+//! clients are dropped.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry as MapEntry;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use alibaba_sdk::credentials::SharedCredentialsProvider;
+use alibaba_sdk::ecs::EcsClient;
+use ferroplane_runtime::ExternalCalls;
+
+use super::batcher::Batcher;
+use crate::config_resolution::{ConfigError, ResolvedConfig};
+use crate::options::ClientOverrides;
+
+/// The client of one region under one configuration version.
+#[derive(Clone, Debug)]
+pub struct RegionClient {
+    pub ecs: EcsClient,
+    /// `None` when batching is off.
+    pub batcher: Option<Arc<Batcher>>,
+}
+
+struct Entry {
+    version: String,
+    credentials: SharedCredentialsProvider,
+    regions: HashMap<String, RegionClient>,
+}
+
+/// The cache. Cheap to share behind an `Arc`.
+pub struct ClientCache {
+    overrides: ClientOverrides,
+    batch_window: Option<Duration>,
+    freshness: Duration,
+    calls: ExternalCalls,
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+impl ClientCache {
+    /// `batch_window: None` disables batching; batched answers are reused for `freshness`.
+    pub fn new(
+        overrides: ClientOverrides,
+        batch_window: Option<Duration>,
+        freshness: Duration,
+        calls: ExternalCalls,
+    ) -> Self {
+        Self {
+            overrides,
+            batch_window,
+            freshness,
+            calls,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The client for `region` under `config`, built on first use.
+    pub fn client(
+        &self,
+        config: &ResolvedConfig,
+        region: &str,
+    ) -> Result<RegionClient, ConfigError> {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = self.entry(&mut entries, config)?;
+        if let Some(client) = entry.regions.get(region) {
+            return Ok(client.clone());
+        }
+        let mut builder = EcsClient::builder(region)
+            .shared_credentials(entry.credentials.clone())
+            .config(config.client_config(&self.overrides))
+            .vpc(config.use_vpc_endpoint);
+        if let Some(endpoint) = &config.endpoint {
+            builder = builder.endpoint(endpoint);
+        }
+        let ecs = builder.build().map_err(|source| ConfigError::Client {
+            config: config.display.clone(),
+            source,
+        })?;
+        let client = RegionClient {
+            batcher: self.batch_window.map(|window| {
+                Arc::new(Batcher::new(
+                    ecs.clone(),
+                    window,
+                    self.freshness,
+                    self.calls.clone(),
+                ))
+            }),
+            ecs,
+        };
+        entry.regions.insert(region.to_owned(), client.clone());
+        Ok(client)
+    }
+
+    /// The credentials provider of a configuration version (for the ProviderConfig's Ready
+    /// check), shared with the clients.
+    pub fn credentials(
+        &self,
+        config: &ResolvedConfig,
+    ) -> Result<SharedCredentialsProvider, ConfigError> {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(self.entry(&mut entries, config)?.credentials.clone())
+    }
+
+    /// The entry of the config's current version, replacing an older one.
+    fn entry<'a>(
+        &self,
+        entries: &'a mut HashMap<String, Entry>,
+        config: &ResolvedConfig,
+    ) -> Result<&'a mut Entry, ConfigError> {
+        let fresh = |overrides: &ClientOverrides| -> Result<Entry, ConfigError> {
+            Ok(Entry {
+                version: config.version.clone(),
+                credentials: config.credentials_provider(overrides)?,
+                regions: HashMap::new(),
+            })
+        };
+        Ok(match entries.entry(config.uid.clone()) {
+            MapEntry::Occupied(mut slot) => {
+                if slot.get().version != config.version {
+                    slot.insert(fresh(&self.overrides)?);
+                }
+                slot.into_mut()
+            }
+            MapEntry::Vacant(slot) => slot.insert(fresh(&self.overrides)?),
+        })
+    }
+
+    /// Forgets a configuration (it was deleted).
+    pub fn forget(&self, uid: &str) {
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(uid);
+    }
+}

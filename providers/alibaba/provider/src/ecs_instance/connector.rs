@@ -1,0 +1,78 @@
+//! [`EcsConnector`]: the framework's `connect` step for ECSInstances — resolve the
+//! ProviderConfig and its credentials, then hand out the cached client of the instance's region.
+
+use std::sync::Arc;
+
+use ferroplane_apis::alibabacloud::ECSInstance;
+use ferroplane_runtime::{Connector, ExternalCalls, ReconcileError};
+use kube::ResourceExt;
+
+use super::applied_inputs::AppliedInputs;
+use super::client_cache::ClientCache;
+use super::external::EcsExternal;
+use super::recent_creations::RecentCreations;
+use crate::config_resolution::{ConfigResolver, ResolvedConfigs};
+use crate::options::Options;
+
+/// Connects ECSInstances to ECS. Cheap to clone.
+#[derive(Clone)]
+pub struct EcsConnector {
+    kube: kube::Client,
+    configs: Arc<ResolvedConfigs>,
+    cache: Arc<ClientCache>,
+    inputs: Arc<AppliedInputs>,
+    recent: Arc<RecentCreations>,
+    calls: ExternalCalls,
+}
+
+impl EcsConnector {
+    /// A connector with the options' client settings and batching mode.
+    pub fn new(kube: kube::Client, options: &Options, calls: ExternalCalls) -> Self {
+        let window = options.batching.then_some(options.batch_window);
+        Self {
+            configs: Arc::new(ResolvedConfigs::new(ConfigResolver::new(kube.clone()))),
+            cache: Arc::new(ClientCache::new(
+                options.client.clone(),
+                window,
+                options.poll_interval,
+                calls.clone(),
+            )),
+            inputs: Arc::new(AppliedInputs::default()),
+            recent: Arc::new(RecentCreations::default()),
+            kube,
+            calls,
+        }
+    }
+}
+
+impl EcsConnector {
+    /// The resolved configurations, for the watches that tell them about changes.
+    pub fn configs(&self) -> Arc<ResolvedConfigs> {
+        self.configs.clone()
+    }
+}
+
+impl Connector<ECSInstance> for EcsConnector {
+    type Client = EcsExternal;
+
+    async fn connect(&self, mr: &ECSInstance) -> Result<EcsExternal, ReconcileError> {
+        let namespace = mr.namespace().unwrap_or_default();
+        let config = self
+            .configs
+            .resolve(&mr.spec.provider_config_ref, &namespace)
+            .await
+            .map_err(|e| e.into_reconcile())?;
+        let client = self
+            .cache
+            .client(&config, &mr.spec.for_provider.region_id)
+            .map_err(|e| e.into_reconcile())?;
+        Ok(EcsExternal::new(
+            client,
+            self.kube.clone(),
+            config.display.clone(),
+            self.inputs.clone(),
+            self.recent.clone(),
+            self.calls.clone(),
+        ))
+    }
+}

@@ -1,0 +1,514 @@
+//! [`EcsExternal`]: `observe`, `create`, `update` and `delete` of one ECS instance, for one
+//! reconcile (the connector makes a new one each time, so it may remember what `observe` saw).
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use alibaba_sdk::ecs::{
+    DescribeInstancesRequest, Instance, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
+    Tag,
+};
+use alibaba_sdk::{Error, Secret};
+use ferroplane_apis::alibabacloud::ECSInstance;
+use ferroplane_runtime::{
+    ConnectionDetails, Creation, Deletion, ExternalCalls, ExternalClient, ExternalRef,
+    IdempotencyKey, Observation, Readiness, ReconcileError, UID_TAG, Update,
+};
+use k8s_openapi::api::core::v1::Secret as KubeSecret;
+use kube::{Api, ResourceExt};
+
+use super::applied_inputs::{AppliedInputs, ChangedInputs, InputDigests};
+use super::client_cache::RegionClient;
+use super::diff::{self, InPlace, Power, RestartBound, status};
+use super::late_init::late_init;
+use super::observation::{CONN_INSTANCE_ID, at_provider_json, connection_details, readiness};
+use super::recent_creations::RecentCreations;
+use super::reconcile_error::reconcile_error;
+use super::spec_mapping::{encode_user_data, run_instances_request};
+
+/// The ECS side of one ECSInstance reconcile.
+pub struct EcsExternal {
+    client: RegionClient,
+    kube: kube::Client,
+    config: String,
+    inputs: Arc<AppliedInputs>,
+    recent: Arc<RecentCreations>,
+    calls: ExternalCalls,
+    observed: Mutex<Option<Instance>>,
+}
+
+impl EcsExternal {
+    pub(crate) fn new(
+        client: RegionClient,
+        kube: kube::Client,
+        config: String,
+        inputs: Arc<AppliedInputs>,
+        recent: Arc<RecentCreations>,
+        calls: ExternalCalls,
+    ) -> Self {
+        Self {
+            client,
+            kube,
+            config,
+            inputs,
+            recent,
+            calls,
+            observed: Mutex::new(None),
+        }
+    }
+
+    /// Sends one ECS call, counts it, and maps its error.
+    async fn call<T>(
+        &self,
+        action: &str,
+        call: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, ReconcileError> {
+        let result = call.await;
+        self.calls.record(
+            action,
+            match &result {
+                Ok(_) => "success",
+                Err(e) => e.code().unwrap_or(e.reason()),
+            },
+        );
+        result.map_err(|e| reconcile_error(&e, &self.config))
+    }
+
+    async fn describe(&self, id: &str) -> Result<Option<Instance>, ReconcileError> {
+        match &self.client.batcher {
+            Some(batcher) => batcher
+                .describe(id)
+                .await
+                .map_err(|e| reconcile_error(&e, &self.config)),
+            None => {
+                let ids = [id.to_owned()];
+                let found = self
+                    .call(
+                        "DescribeInstances",
+                        self.client.ecs.describe_instances_by_ids(&ids),
+                    )
+                    .await?;
+                Ok(found.into_iter().find(|i| i.instance_id == id))
+            }
+        }
+    }
+
+    /// The instance an earlier create made for this object, found by its UID tag.
+    async fn find_by_uid(&self, uid: &str) -> Result<Option<Instance>, ReconcileError> {
+        let request = DescribeInstancesRequest {
+            tags: vec![Tag::new(UID_TAG, uid)],
+            ..DescribeInstancesRequest::default()
+        };
+        let mut found = self
+            .call(
+                "DescribeInstances",
+                self.client.ecs.describe_instances(&request),
+            )
+            .await?;
+        // Oldest first: if two ever existed, the first one is the one to keep.
+        found.sort_by_key(|i| i.creation_time);
+        Ok(found.into_iter().next())
+    }
+
+    /// The login password from `passwordSecretRef`, if set.
+    async fn password(&self, mr: &ECSInstance) -> Result<Option<Secret>, ReconcileError> {
+        let Some(selector) = &mr.spec.for_provider.password_secret_ref else {
+            return Ok(None);
+        };
+        let ns = mr.namespace().unwrap_or_default();
+        let api: Api<KubeSecret> = Api::namespaced(self.kube.clone(), &ns);
+        let secret = api
+            .get_opt(&selector.name)
+            .await
+            .map_err(|e| {
+                ReconcileError::retryable(
+                    "KubernetesApiError",
+                    format!("cannot read password Secret {ns}/{}: {e}", selector.name),
+                )
+            })?
+            .ok_or_else(|| {
+                ReconcileError::dependency(
+                    "PasswordSecretNotFound",
+                    format!(
+                        "Secret {ns}/{} named in spec.forProvider.passwordSecretRef does not exist; create it with the password under key {}",
+                        selector.name, selector.key
+                    ),
+                )
+            })?;
+        let bytes = secret
+            .data
+            .as_ref()
+            .and_then(|d| d.get(&selector.key))
+            .ok_or_else(|| {
+                ReconcileError::dependency(
+                    "PasswordKeyMissing",
+                    format!(
+                        "Secret {ns}/{} has no key {} (spec.forProvider.passwordSecretRef.key)",
+                        selector.name, selector.key
+                    ),
+                )
+            })?;
+        let text = String::from_utf8(bytes.0.clone()).map_err(|_| {
+            ReconcileError::terminal(
+                "InvalidPassword",
+                format!(
+                    "key {} of Secret {ns}/{} is not UTF-8 text",
+                    selector.key, selector.name
+                ),
+            )
+        })?;
+        Ok(Some(Secret::new(text.trim_end_matches(['\r', '\n']))))
+    }
+
+    fn digests(mr: &ECSInstance, password: Option<&Secret>) -> InputDigests {
+        InputDigests::of(
+            password.map(Secret::expose),
+            mr.spec.for_provider.user_data.as_deref(),
+        )
+    }
+
+    /// An instance was changed: the batcher must not answer from what it saw before.
+    fn touched(&self, id: &str) {
+        if let Some(batcher) = &self.client.batcher {
+            batcher.invalidate(id);
+        }
+    }
+
+    /// An instance is gone: stop sweeping it.
+    fn gone(&self, id: &str, uid: &str) {
+        self.inputs.forget(uid);
+        self.recent.settle(id);
+        if let Some(batcher) = &self.client.batcher {
+            batcher.forget(id);
+        }
+    }
+
+    fn remembered(&self) -> Option<Instance> {
+        self.observed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    async fn current(&self, id: &str) -> Result<Option<Instance>, ReconcileError> {
+        match self.remembered().filter(|i| i.instance_id == id) {
+            Some(instance) => Ok(Some(instance)),
+            None => self.describe(id).await,
+        }
+    }
+
+    async fn apply_in_place(&self, id: &str, change: &InPlace) -> Result<(), ReconcileError> {
+        if change.has_attributes() {
+            let request = ModifyInstanceAttributeRequest {
+                instance_id: id.to_owned(),
+                instance_name: change.instance_name.clone(),
+                description: change.description.clone(),
+                security_group_ids: change.security_group_ids.clone(),
+                deletion_protection: change.deletion_protection,
+                ..ModifyInstanceAttributeRequest::default()
+            };
+            self.call(
+                "ModifyInstanceAttribute",
+                self.client.ecs.modify_instance_attribute(&request),
+            )
+            .await?;
+        }
+        if let Some(bandwidth) = change.bandwidth_out {
+            let request = ModifyInstanceSpecRequest {
+                instance_id: id.to_owned(),
+                internet_max_bandwidth_out: Some(bandwidth),
+                ..ModifyInstanceSpecRequest::default()
+            };
+            self.call(
+                "ModifyInstanceSpec",
+                self.client.ecs.modify_instance_spec(&request),
+            )
+            .await?;
+        }
+        let ids = [id.to_owned()];
+        if !change.tags_to_set.is_empty() {
+            self.call(
+                "TagResources",
+                self.client.ecs.tag_resources(&ids, &change.tags_to_set),
+            )
+            .await?;
+        }
+        if !change.tags_to_remove.is_empty() {
+            self.call(
+                "UntagResources",
+                self.client
+                    .ecs
+                    .untag_resources(&ids, &change.tags_to_remove),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Applies instance type, host name, password and user data to a stopped instance.
+    async fn apply_restart_bound(
+        &self,
+        id: &str,
+        change: &RestartBound,
+        mr: &ECSInstance,
+        password: Option<&Secret>,
+    ) -> Result<(), ReconcileError> {
+        if let Some(instance_type) = &change.instance_type {
+            let request = ModifyInstanceSpecRequest {
+                instance_id: id.to_owned(),
+                instance_type: Some(instance_type.clone()),
+                ..ModifyInstanceSpecRequest::default()
+            };
+            self.call(
+                "ModifyInstanceSpec",
+                self.client.ecs.modify_instance_spec(&request),
+            )
+            .await?;
+        }
+        let request = ModifyInstanceAttributeRequest {
+            instance_id: id.to_owned(),
+            host_name: change.host_name.clone(),
+            password: password.filter(|_| change.password).cloned(),
+            user_data: mr
+                .spec
+                .for_provider
+                .user_data
+                .as_deref()
+                .filter(|_| change.user_data)
+                .map(encode_user_data),
+            ..ModifyInstanceAttributeRequest::default()
+        };
+        if request.host_name.is_some() || request.password.is_some() || request.user_data.is_some()
+        {
+            self.call(
+                "ModifyInstanceAttribute",
+                self.client.ecs.modify_instance_attribute(&request),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    async fn power(&self, id: &str, power: Power) -> Result<(), ReconcileError> {
+        match power {
+            Power::Start => {
+                self.call("StartInstance", self.client.ecs.start_instance(id))
+                    .await?
+            }
+            Power::Stop => {
+                self.call(
+                    "StopInstance",
+                    self.client.ecs.stop_instance(id, false, None),
+                )
+                .await?
+            }
+        };
+        Ok(())
+    }
+}
+
+fn not_found_for_update(id: &str) -> ReconcileError {
+    ReconcileError::retryable(
+        "InstanceNotFound",
+        format!("instance {id} disappeared before it could be updated; it is looked up again"),
+    )
+}
+
+impl ExternalClient<ECSInstance> for EcsExternal {
+    async fn observe(
+        &self,
+        mr: &ECSInstance,
+        ext: &ExternalRef,
+    ) -> Result<Observation, ReconcileError> {
+        let found = match ext.name() {
+            Some(id) => self.describe(id).await?,
+            None => self.find_by_uid(&ext.uid).await?,
+        };
+        let Some(instance) = found else {
+            if let Some(id) = ext.name() {
+                if self.recent.is_recent(id) {
+                    // Created a moment ago and not listed yet: wait; never create it again,
+                    // never drop the finalizer of an instance that is about to appear.
+                    return Ok(Observation::found(id)
+                        .with_readiness(Readiness::Creating)
+                        .in_transition());
+                }
+                self.gone(id, &ext.uid);
+            }
+            return Ok(Observation::missing());
+        };
+        self.recent.settle(&instance.instance_id);
+        *self.observed.lock().unwrap_or_else(|p| p.into_inner()) = Some(instance.clone());
+        let spec = &mr.spec.for_provider;
+        let mut obs = Observation::found(&instance.instance_id)
+            .with_at_provider(at_provider_json(&instance))
+            .with_readiness(readiness(&instance, spec.desired_status))
+            .with_connection_details(connection_details(&instance));
+        if let Some(patch) = late_init(spec, &instance) {
+            obs = obs.with_late_init(patch);
+        }
+        if status::in_transition(&instance.status) {
+            obs = obs.in_transition();
+        }
+        // Being deleted, or changing state: nothing to compare; the next observe will.
+        if mr.metadata.deletion_timestamp.is_some() || status::in_transition(&instance.status) {
+            return Ok(obs);
+        }
+        let password = self.password(mr).await?;
+        let changed = self
+            .inputs
+            .changed(&ext.uid, Self::digests(mr, password.as_ref()));
+        let plan = diff::plan(spec, &instance, changed);
+        let verdict = diff::verdict(&plan, &instance.status, spec.allow_restart.unwrap_or(false));
+        if let Some(diff) = verdict.diff {
+            obs = obs.with_diff(diff);
+        }
+        if let Some(note) = verdict.note {
+            obs = obs.with_note(note);
+        }
+        Ok(obs)
+    }
+
+    async fn create(
+        &self,
+        mr: &ECSInstance,
+        key: &IdempotencyKey,
+    ) -> Result<Creation, ReconcileError> {
+        let password = self.password(mr).await?;
+        let request = run_instances_request(
+            &mr.spec.for_provider,
+            key.token(),
+            key.uid(),
+            password.clone(),
+        );
+        let response = self
+            .call("RunInstances", self.client.ecs.run_instances(&request))
+            .await?;
+        let id = response.instance_ids().first().cloned().ok_or_else(|| {
+            ReconcileError::retryable(
+                "InvalidResponse",
+                format!(
+                    "RunInstances returned no instance ID [request id {}]; the instance is looked up by its {UID_TAG} tag",
+                    response.request_id
+                ),
+            )
+        })?;
+        self.recent.record(&id);
+        self.inputs
+            .record(key.uid(), Self::digests(mr, password.as_ref()));
+        Ok(Creation::new(&id).with_connection_details(
+            ConnectionDetails::new().with(CONN_INSTANCE_ID, id.as_bytes()),
+        ))
+    }
+
+    async fn update(&self, mr: &ECSInstance, ext: &ExternalRef) -> Result<Update, ReconcileError> {
+        let id = ext.name().unwrap_or_default();
+        let instance = self
+            .current(id)
+            .await?
+            .ok_or_else(|| not_found_for_update(id))?;
+        let spec = &mr.spec.for_provider;
+        let password = self.password(mr).await?;
+        let digests = Self::digests(mr, password.as_ref());
+        let changed = self.inputs.changed(&ext.uid, digests);
+        let plan = diff::plan(spec, &instance, changed);
+        // Whatever happens below, the next observe must ask ECS again.
+        self.touched(id);
+
+        self.apply_in_place(id, &plan.in_place).await?;
+
+        let mut in_progress = false;
+        if !plan.restart.is_empty() {
+            if instance.status == status::STOPPED {
+                self.apply_restart_bound(id, &plan.restart, mr, password.as_ref())
+                    .await?;
+                self.inputs.record(&ext.uid, digests);
+            } else if spec.allow_restart.unwrap_or(false) && instance.status == status::RUNNING {
+                // Stop now; the next reconcile finds it Stopped, changes everything, starts it.
+                self.power(id, Power::Stop).await?;
+                in_progress = true;
+            }
+        } else if changed != ChangedInputs::default() {
+            self.inputs.record(&ext.uid, digests);
+        }
+        if let Some(power) = plan.power
+            && !in_progress
+        {
+            self.power(id, power).await?;
+            in_progress = true;
+        }
+
+        if !plan.immutable.is_empty() {
+            return Err(ReconcileError::terminal(
+                "ImmutableFieldChanged",
+                format!(
+                    "instance {id}: {}; these fields cannot change after creation: restore them in spec.forProvider, or create a new ECSInstance",
+                    plan.immutable.join("; ")
+                ),
+            ));
+        }
+        Ok(if in_progress {
+            Update::in_progress()
+        } else {
+            Update::done()
+        })
+    }
+
+    async fn delete(
+        &self,
+        mr: &ECSInstance,
+        ext: &ExternalRef,
+    ) -> Result<Deletion, ReconcileError> {
+        let Some(id) = ext.name() else {
+            return Ok(Deletion::Gone);
+        };
+        let Some(instance) = self.current(id).await? else {
+            if self.recent.is_recent(id) {
+                return Ok(Deletion::InProgress);
+            }
+            self.gone(id, &ext.uid);
+            return Ok(Deletion::Gone);
+        };
+        self.touched(id);
+        if instance.deletion_protection {
+            if mr.spec.for_provider.deletion_protection != Some(false) {
+                return Err(ReconcileError::terminal(
+                    "DeletionProtection",
+                    format!(
+                        "instance {id} has deletion protection on, so ECS refuses to release it: set spec.forProvider.deletionProtection: false (the object can still be edited while it is being deleted), or deletionPolicy: Orphan to keep the instance"
+                    ),
+                ));
+            }
+            let request = ModifyInstanceAttributeRequest {
+                instance_id: id.to_owned(),
+                deletion_protection: Some(false),
+                ..ModifyInstanceAttributeRequest::default()
+            };
+            self.call(
+                "ModifyInstanceAttribute",
+                self.client.ecs.modify_instance_attribute(&request),
+            )
+            .await?;
+        }
+        if status::in_transition(&instance.status) {
+            return Ok(Deletion::InProgress);
+        }
+        let force = instance.status != status::STOPPED;
+        let result = self.client.ecs.delete_instance(id, force).await;
+        self.calls.record(
+            "DeleteInstance",
+            match &result {
+                Ok(_) => "success",
+                Err(e) => e.code().unwrap_or(e.reason()),
+            },
+        );
+        match result {
+            Ok(_) => Ok(Deletion::InProgress),
+            Err(e) if e.is_instance_not_found() => {
+                self.gone(id, &ext.uid);
+                Ok(Deletion::Gone)
+            }
+            Err(e) => Err(reconcile_error(&e, &self.config)),
+        }
+    }
+}

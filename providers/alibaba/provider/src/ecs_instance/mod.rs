@@ -1,0 +1,36 @@
+//! The ECSInstance controller (entry: `ecs_instance_controller`).
+//!
+//! One reconcile of an ECSInstance, where each step lives:
+//! - `connector`: ProviderConfig (or ClusterProviderConfig) → credentials
+//!   (`crate::config_resolution`) → a cached, signed ECS client per (config version, region)
+//!   (`client_cache`).
+//! - `external`: `observe` through the `batcher` (one `DescribeInstances` for up to 100
+//!   instances sharing credentials, endpoint and region), or by the `ferroplane.io/uid` tag when
+//!   the instance ID is unknown; `create` with `RunInstances`; `update` from the `diff` plan;
+//!   `delete` with `DeleteInstance`. `applied_inputs` and `recent_creations` remember what ECS
+//!   does not report back.
+//! - Pure mapping: `spec_mapping` (spec → `RunInstances`), `diff` (spec vs instance → plan),
+//!   `late_init` (instance → unset spec fields), `observation` (instance → status, readiness,
+//!   connection details), `reconcile_error` (ECS error → condition reason, message, retry).
+//!
+//! # Batching
+//! With [`Options::batching`](crate::Options::batching) (the default) instances sharing a
+//! configuration version and region are observed through one batcher: about ceil(N/100)
+//! `DescribeInstances` calls per poll interval. Without it every observation is its own call,
+//! which is what the benchmark compares against.
+
+mod applied_inputs;
+mod batcher;
+mod client_cache;
+mod connector;
+mod controller;
+mod diff;
+mod external;
+mod late_init;
+mod observation;
+mod recent_creations;
+mod reconcile_error;
+mod spec_mapping;
+
+pub(crate) use client_cache::ClientCache;
+pub(crate) use controller::ecs_instance_controller;

@@ -1,0 +1,263 @@
+//! ECS failures → [`ReconcileError`]: a stable reason for conditions, events and metrics, a
+//! message that says what to do (with the ECS code and request ID, which `Error`'s `Display`
+//! carries; secrets are already redacted there), and the retry class.
+//!
+//! | failure | reason | retry |
+//! |---|---|---|
+//! | unknown / disabled AccessKey, bad signature, expired token | `InvalidCredentials` | when the config or Secret changes |
+//! | RAM policy denies the action | `Forbidden` | until the spec changes |
+//! | throttling | `Throttled` | backoff |
+//! | unknown region, image, instance type, vSwitch, security group, bad parameter | `InvalidParameter` | until the spec changes |
+//! | quota / no stock | `QuotaExceeded` / `NoStock` | until the spec changes |
+//! | deletion protection | `DeletionProtection` | until the spec changes |
+//! | instance busy (wrong state, conflict, token in flight) | `InstanceBusy` | backoff |
+//! | endpoint unreachable, timeout, 5xx | `EndpointUnreachable` / `ServerError` | backoff |
+
+use alibaba_sdk::Error;
+use ferroplane_runtime::{ReconcileError, RetryClass};
+
+/// Maps an ECS error; `config` names the ProviderConfig for credential problems.
+pub fn reconcile_error(err: &Error, config: &str) -> ReconcileError {
+    let code = err.code().unwrap_or_default();
+    let (reason, advice, retry): (&'static str, String, RetryClass) = if err.is_throttling() {
+        (
+            "Throttled",
+            "ECS is throttling this account's calls in this region; ferroplane backs off and retries. If it persists, raise the poll interval or spread instances over accounts".into(),
+            RetryClass::Backoff,
+        )
+    } else if code.starts_with("InvalidAccessKeyId.NotFound") {
+        (
+            "InvalidCredentials",
+            format!(
+                "the AccessKeyId of {config} does not exist: put a valid AccessKey in its credentials Secret"
+            ),
+            RetryClass::WaitForDependency,
+        )
+    } else if code.starts_with("InvalidAccessKeyId") {
+        (
+            "InvalidCredentials",
+            format!(
+                "the AccessKey of {config} is disabled: enable it in the RAM console or put an active AccessKey in its credentials Secret"
+            ),
+            RetryClass::WaitForDependency,
+        )
+    } else if code == "SignatureDoesNotMatch" || code == "IncompleteSignature" {
+        (
+            "InvalidCredentials",
+            format!(
+                "ECS rejected the request signature: the AccessKeySecret in the credentials Secret of {config} does not belong to its AccessKeyId"
+            ),
+            RetryClass::WaitForDependency,
+        )
+    } else if err.is_bad_credentials() {
+        (
+            "InvalidCredentials",
+            format!(
+                "the credentials of {config} are not usable: check its credentials source and Secret"
+            ),
+            RetryClass::WaitForDependency,
+        )
+    } else if err.is_forbidden() {
+        (
+            "Forbidden",
+            "the RAM user or role is not allowed to call this action: grant it an ECS policy (e.g. AliyunECSFullAccess)".into(),
+            RetryClass::UntilSpecChanges,
+        )
+    } else if err.is_deletion_protection() {
+        (
+            "DeletionProtection",
+            "the instance has deletion protection on: set spec.forProvider.deletionProtection: false (allowed while the object is being deleted), or deletionPolicy: Orphan to keep the instance".into(),
+            RetryClass::UntilSpecChanges,
+        )
+    } else if err.is_quota_or_stock() {
+        let (reason, advice) = if code.contains("NoStock") {
+            (
+                "NoStock",
+                "the zone has no stock of this instance type: choose another instanceType or zoneId",
+            )
+        } else {
+            (
+                "QuotaExceeded",
+                "an account quota is exhausted: release instances or raise the quota in the Quota Center",
+            )
+        };
+        (reason, advice.into(), RetryClass::UntilSpecChanges)
+    } else if err.is_wrong_state() || code == "LastTokenProcessing" {
+        (
+            "InstanceBusy",
+            "the instance is busy with another operation; ferroplane retries once it settles"
+                .into(),
+            RetryClass::Backoff,
+        )
+    } else if err.is_not_found()
+        || err.is_invalid_parameter()
+        || code.starts_with("InvalidInstanceType")
+        || code.starts_with("Invalid")
+    {
+        (
+            "InvalidParameter",
+            "ECS rejected a value of spec.forProvider (region, zone, image, instance type, vSwitch, security group or another parameter): correct the spec".into(),
+            RetryClass::UntilSpecChanges,
+        )
+    } else if code == "IdempotentParameterMismatch" {
+        (
+            "IdempotentParameterMismatch",
+            "ECS remembers this create token with other parameters; ferroplane retries with the current spec".into(),
+            RetryClass::Backoff,
+        )
+    } else {
+        match err {
+            Error::Connect { .. } | Error::Timeout { .. } | Error::Transport { .. } => (
+                "EndpointUnreachable",
+                format!(
+                    "the ECS endpoint of {config} cannot be reached; check spec.endpoint, DNS, proxy and network policies. ferroplane retries"
+                ),
+                RetryClass::Backoff,
+            ),
+            Error::Credentials(_) => (
+                "InvalidCredentials",
+                format!(
+                    "the credentials of {config} cannot be obtained: check its credentials source"
+                ),
+                RetryClass::WaitForDependency,
+            ),
+            Error::Endpoint(_) => (
+                "InvalidEndpoint",
+                format!(
+                    "fix spec.endpoint or spec.region of {config}, or spec.forProvider.regionId"
+                ),
+                RetryClass::UntilSpecChanges,
+            ),
+            _ if err.is_retryable() => (
+                "ServerError",
+                "ECS failed on its side; ferroplane retries".into(),
+                RetryClass::Backoff,
+            ),
+            _ => (
+                "ApiError",
+                "see the ECS error; correct the spec if it names a parameter".into(),
+                RetryClass::UntilSpecChanges,
+            ),
+        }
+    };
+    ReconcileError::new(reason, format!("{err}. {advice}"), retry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alibaba_sdk::ApiError;
+
+    fn api(code: &str, status: u16) -> Error {
+        ApiError {
+            action: "RunInstances".into(),
+            code: code.into(),
+            message: "msg".into(),
+            request_id: Some("REQ-7".into()),
+            http_status: status,
+            recommend: None,
+            retry_after: None,
+        }
+        .into()
+    }
+
+    #[test]
+    fn every_user_facing_failure_has_a_reason_and_retry_class() {
+        let cases = [
+            (
+                "InvalidAccessKeyId.NotFound",
+                404,
+                "InvalidCredentials",
+                RetryClass::WaitForDependency,
+            ),
+            (
+                "InvalidAccessKeyId.Inactive",
+                400,
+                "InvalidCredentials",
+                RetryClass::WaitForDependency,
+            ),
+            (
+                "SignatureDoesNotMatch",
+                400,
+                "InvalidCredentials",
+                RetryClass::WaitForDependency,
+            ),
+            ("Throttling.User", 400, "Throttled", RetryClass::Backoff),
+            (
+                "InvalidRegionId.NotFound",
+                404,
+                "InvalidParameter",
+                RetryClass::UntilSpecChanges,
+            ),
+            (
+                "InvalidImageId.NotFound",
+                404,
+                "InvalidParameter",
+                RetryClass::UntilSpecChanges,
+            ),
+            (
+                "InvalidInstanceType.ValueNotSupported",
+                400,
+                "InvalidParameter",
+                RetryClass::UntilSpecChanges,
+            ),
+            (
+                "QuotaExceed.ElasticQuota",
+                403,
+                "QuotaExceeded",
+                RetryClass::UntilSpecChanges,
+            ),
+            (
+                "OperationDenied.NoStock",
+                403,
+                "NoStock",
+                RetryClass::UntilSpecChanges,
+            ),
+            (
+                "InvalidOperation.DeletionProtection",
+                403,
+                "DeletionProtection",
+                RetryClass::UntilSpecChanges,
+            ),
+            (
+                "IncorrectInstanceStatus",
+                403,
+                "InstanceBusy",
+                RetryClass::Backoff,
+            ),
+            (
+                "Forbidden.RAM",
+                403,
+                "Forbidden",
+                RetryClass::UntilSpecChanges,
+            ),
+            (
+                "ServiceUnavailable",
+                503,
+                "ServerError",
+                RetryClass::Backoff,
+            ),
+        ];
+        for (code, status, reason, retry) in cases {
+            let e = reconcile_error(&api(code, status), "ProviderConfig ns/default");
+            assert_eq!(e.reason(), reason, "{code}");
+            assert_eq!(e.retry(), retry, "{code}");
+            assert!(e.message().contains(code), "{code}: {}", e.message());
+            assert!(e.message().contains("REQ-7"), "{code}: {}", e.message());
+        }
+    }
+
+    #[test]
+    fn unreachable_endpoint() {
+        let e = reconcile_error(
+            &Error::Connect {
+                action: "DescribeInstances".into(),
+                endpoint: "http://127.0.0.1:1".into(),
+                detail: "connection refused".into(),
+            },
+            "ProviderConfig ns/default",
+        );
+        assert_eq!(e.reason(), "EndpointUnreachable");
+        assert!(e.message().contains("spec.endpoint"));
+    }
+}

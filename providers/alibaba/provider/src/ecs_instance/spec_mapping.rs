@@ -1,0 +1,175 @@
+//! `spec.forProvider` → ECS API parameters: the `RunInstances` request of a new instance and the
+//! wire names of the spec's enums. Pure.
+
+use alibaba_sdk::Secret;
+use alibaba_sdk::ecs::{DataDisk, RunInstancesRequest, SystemDisk, Tag};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use ferroplane_apis::alibabacloud::{
+    DiskCategory, ECSInstanceParameters, InstanceChargeType, InternetChargeType, SpotStrategy,
+};
+use ferroplane_runtime::UID_TAG;
+
+/// `PostPaid` / `PrePaid`.
+pub fn instance_charge_type(v: InstanceChargeType) -> &'static str {
+    match v {
+        InstanceChargeType::PostPaid => "PostPaid",
+        InstanceChargeType::PrePaid => "PrePaid",
+    }
+}
+
+/// `PayByTraffic` / `PayByBandwidth`.
+pub fn internet_charge_type(v: InternetChargeType) -> &'static str {
+    match v {
+        InternetChargeType::PayByTraffic => "PayByTraffic",
+        InternetChargeType::PayByBandwidth => "PayByBandwidth",
+    }
+}
+
+/// `NoSpot` / `SpotWithPriceLimit` / `SpotAsPriceGo`.
+pub fn spot_strategy(v: SpotStrategy) -> &'static str {
+    match v {
+        SpotStrategy::NoSpot => "NoSpot",
+        SpotStrategy::SpotWithPriceLimit => "SpotWithPriceLimit",
+        SpotStrategy::SpotAsPriceGo => "SpotAsPriceGo",
+    }
+}
+
+/// `cloud_essd` and friends.
+pub fn disk_category(v: DiskCategory) -> &'static str {
+    match v {
+        DiskCategory::Cloud => "cloud",
+        DiskCategory::CloudEfficiency => "cloud_efficiency",
+        DiskCategory::CloudSsd => "cloud_ssd",
+        DiskCategory::CloudEssd => "cloud_essd",
+        DiskCategory::CloudEssdEntry => "cloud_essd_entry",
+        DiskCategory::CloudAuto => "cloud_auto",
+    }
+}
+
+/// User data as ECS takes it: Base64 of the plain text in the spec.
+pub fn encode_user_data(plain: &str) -> String {
+    STANDARD.encode(plain.as_bytes())
+}
+
+fn non_negative(v: i32) -> u32 {
+    u32::try_from(v).unwrap_or(0)
+}
+
+/// The tags to send: the spec's plus the UID tag (which the spec may not set).
+pub fn tags_with_uid(p: &ECSInstanceParameters, uid: &str) -> Vec<Tag> {
+    let mut tags: Vec<Tag> = p
+        .tags
+        .iter()
+        .flatten()
+        .filter(|(k, _)| k.as_str() != UID_TAG)
+        .map(|(k, v)| Tag::new(k, v))
+        .collect();
+    tags.push(Tag::new(UID_TAG, uid));
+    tags
+}
+
+/// The `RunInstances` request for one instance: idempotent through `client_token`, tagged with
+/// the object's UID.
+pub fn run_instances_request(
+    p: &ECSInstanceParameters,
+    client_token: &str,
+    uid: &str,
+    password: Option<Secret>,
+) -> RunInstancesRequest {
+    RunInstancesRequest {
+        image_id: p.image_id.clone(),
+        instance_type: p.instance_type.clone(),
+        zone_id: p.zone_id.clone(),
+        vswitch_id: p.v_switch_id.clone(),
+        security_group_ids: p.security_group_ids.clone().unwrap_or_default(),
+        instance_name: p.instance_name.clone(),
+        host_name: p.host_name.clone(),
+        description: p.description.clone(),
+        password,
+        key_pair_name: p.key_pair_name.clone(),
+        instance_charge_type: p
+            .instance_charge_type
+            .map(|v| instance_charge_type(v).to_owned()),
+        spot_strategy: p.spot_strategy.map(|v| spot_strategy(v).to_owned()),
+        internet_charge_type: p
+            .internet_charge_type
+            .map(|v| internet_charge_type(v).to_owned()),
+        internet_max_bandwidth_out: p.internet_max_bandwidth_out.map(non_negative),
+        system_disk: p.system_disk.as_ref().map(|d| SystemDisk {
+            category: d.category.map(|c| disk_category(c).to_owned()),
+            size: d.size.map(non_negative),
+        }),
+        data_disks: p
+            .data_disks
+            .iter()
+            .flatten()
+            .map(|d| DataDisk {
+                category: Some(disk_category(d.category).to_owned()),
+                size: Some(non_negative(d.size)),
+                snapshot_id: None,
+                delete_with_instance: d.delete_with_instance,
+            })
+            .collect(),
+        tags: tags_with_uid(p, uid),
+        user_data: p.user_data.as_deref().map(encode_user_data),
+        deletion_protection: p.deletion_protection,
+        amount: Some(1),
+        client_token: Some(client_token.to_owned()),
+        dry_run: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferroplane_apis::alibabacloud::SystemDisk as SpecSystemDisk;
+
+    pub(crate) fn spec() -> ECSInstanceParameters {
+        ECSInstanceParameters {
+            region_id: "cn-beijing".into(),
+            image_id: "aliyun_3_x64_20G_alibase_20240528.vhd".into(),
+            instance_type: "ecs.g6.large".into(),
+            ..ECSInstanceParameters::default()
+        }
+    }
+
+    #[test]
+    fn maps_every_field() {
+        let mut p = spec();
+        p.instance_name = Some("web-1".into());
+        p.security_group_ids = Some(vec!["sg-1".into()]);
+        p.internet_max_bandwidth_out = Some(5);
+        p.instance_charge_type = Some(InstanceChargeType::PostPaid);
+        p.internet_charge_type = Some(InternetChargeType::PayByTraffic);
+        p.spot_strategy = Some(SpotStrategy::SpotAsPriceGo);
+        p.system_disk = Some(SpecSystemDisk {
+            category: Some(DiskCategory::CloudEssd),
+            size: Some(40),
+        });
+        p.user_data = Some("#!/bin/sh\necho hi".into());
+        p.tags = Some([("env".to_owned(), "dev".to_owned())].into());
+        let r = run_instances_request(&p, "fp-token", "uid-1", Some(Secret::new("Passw0rd!")));
+        let params = r.to_params("fp-token");
+        assert_eq!(params.get("ClientToken"), Some("fp-token"));
+        assert_eq!(params.get("Amount"), Some("1"));
+        assert_eq!(params.get("InstanceName"), Some("web-1"));
+        assert_eq!(params.get("SecurityGroupId"), Some("sg-1"));
+        assert_eq!(params.get("SystemDisk.Category"), Some("cloud_essd"));
+        assert_eq!(params.get("SpotStrategy"), Some("SpotAsPriceGo"));
+        assert_eq!(params.get("UserData"), Some("IyEvYmluL3NoCmVjaG8gaGk="));
+        assert_eq!(params.get("Tag.1.Key"), Some("env"));
+        assert_eq!(params.get("Tag.2.Key"), Some(UID_TAG));
+        assert_eq!(params.get("Tag.2.Value"), Some("uid-1"));
+        assert_eq!(params.get("Password"), Some("Passw0rd!"));
+        assert!(!format!("{r:?}").contains("Passw0rd!"));
+    }
+
+    #[test]
+    fn a_uid_tag_in_the_spec_is_replaced() {
+        let mut p = spec();
+        p.tags = Some([(UID_TAG.to_owned(), "forged".to_owned())].into());
+        let tags = tags_with_uid(&p, "real");
+        assert_eq!(tags, vec![Tag::new(UID_TAG, "real")]);
+    }
+}

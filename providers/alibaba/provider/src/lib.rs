@@ -1,0 +1,64 @@
+//! provider-alibaba: the controllers of the Alibaba Cloud kinds, on the managed-resource
+//! framework of ferroplane-runtime. Entry point: [`run`] with [`Options`].
+//!
+//! - `ecs_instance`: the ECSInstance controller (connector, external client, observation
+//!   batcher, and the pure mapping between spec, ECS requests and what ECS reports);
+//! - `provider_config`: the ProviderConfig and ClusterProviderConfig controllers (users, `Ready`,
+//!   the in-use finalizer);
+//! - `config_resolution`, shared by both: a `providerConfigRef` resolved into a credentials source
+//!   and endpoint settings, read from the config and its Secret.
+//!
+//! Every cloud call goes through alibaba-sdk. This crate must not depend on the mock
+//! (alibaba-mock is a dev-dependency of its tests only), on an HTTP server framework, or on
+//! another provider.
+//!
+//! ```no_run
+//! # async fn demo(runtime: ferroplane_runtime::Runtime) -> Result<(), ferroplane_runtime::RunError> {
+//! let options = provider_alibaba::Options::default(); // all namespaces, batching on
+//! provider_alibaba::run(&runtime, options, async {
+//!     let _ = tokio::signal::ctrl_c().await;
+//! })
+//! .await
+//! # }
+//! ```
+//!
+//! # Requeues and permissions
+//! A change to a ProviderConfig's or ClusterProviderConfig's spec, to its credentials Secret, or
+//! to an instance's `passwordSecretRef` Secret reconciles the instances concerned at once; status
+//! writes to configurations do not. The process needs get/list/watch on Secrets in every
+//! namespace (a ClusterProviderConfig may name any namespace), get/list/watch/patch on the three
+//! kinds and their `/status`, create/patch on Secrets for connection details, and create on
+//! events.
+
+mod config_resolution;
+mod ecs_instance;
+mod options;
+mod provider_config;
+
+use std::future::Future;
+
+use ferroplane_runtime::{RunError, Runtime};
+use futures::FutureExt;
+
+// The integration tests check the resolved-config cache against a live API server.
+pub use config_resolution::{ConfigResolver, ResolvedConfigs};
+pub use options::{ClientOverrides, Options};
+
+use crate::ecs_instance::ecs_instance_controller;
+
+/// Runs the ECSInstance, ProviderConfig and ClusterProviderConfig controllers with the Kubernetes
+/// client of `runtime` until `shutdown` completes, then lets running reconciles finish.
+///
+/// Nothing at start can fail (configurations and credentials are resolved per reconcile, and
+/// their failures go to the objects' conditions), so this returns `Ok` once the controllers stop.
+pub async fn run(
+    runtime: &Runtime,
+    options: Options,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
+    let shutdown = shutdown.boxed().shared();
+    let ecs = ecs_instance_controller(runtime, &options);
+    let configs = provider_config::run(runtime, options, &ecs, shutdown.clone());
+    futures::join!(ecs.run(shutdown), configs);
+    Ok(())
+}

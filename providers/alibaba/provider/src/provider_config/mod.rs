@@ -1,0 +1,169 @@
+//! The ProviderConfig and ClusterProviderConfig controllers.
+//!
+//! Per configuration: `status.users` (how many ECSInstances reference it), a `Ready` condition
+//! saying whether its credentials load (reason and message name what to fix), and the
+//! `ferroplane.io/in-use` finalizer, removed on deletion only once no ECSInstance references it
+//! (checked with a fresh list, not the cache). A change of an ECSInstance's reference, or of the
+//! config's Secret, reconciles the config at once; otherwise it is looked at every poll interval,
+//! which also re-checks temporary credentials.
+//!
+//! `config_kind` abstracts over the two kinds, `references` follows which instance references
+//! which configuration, `reconcile` is one reconcile of a configuration.
+
+mod config_kind;
+mod reconcile;
+mod references;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ECSInstance, ProviderConfig};
+use ferroplane_apis::common::ProviderConfigKind;
+use ferroplane_runtime::{Connector, ManagedController, Runtime};
+use futures::StreamExt;
+use futures::channel::mpsc::UnboundedReceiver;
+use futures::future::{BoxFuture, Shared};
+use k8s_openapi::api::core::v1::Secret as KubeSecret;
+use kube::Api;
+use kube::core::PartialObjectMeta;
+use kube::runtime::controller::Controller;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use tracing::{info, warn};
+
+use self::config_kind::ConfigKind;
+use self::reconcile::{Context, error_policy, reconcile};
+use self::references::ReferenceChanges;
+use crate::config_resolution::{ConfigResolver, uses_secret};
+use crate::ecs_instance::ClientCache;
+use crate::options::Options;
+
+/// Runs both configuration controllers until `shutdown` completes. They follow ECSInstances
+/// through the ECSInstance controller's watch and store (`instances`) rather than watching and
+/// caching every instance again.
+pub(crate) fn run<C>(
+    runtime: &Runtime,
+    options: Options,
+    instances: &ManagedController<ECSInstance, C>,
+    shutdown: Shared<BoxFuture<'static, ()>>,
+) -> impl Future<Output = ()> + Send + use<C>
+where
+    C: Connector<ECSInstance>,
+{
+    let client = runtime.client().clone();
+    let namespaced: Api<ProviderConfig> = match &options.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let cluster: Api<ClusterProviderConfig> = Api::all(client.clone());
+    let (namespaced_users, cluster_users) = follow_users(instances);
+    let store = instances.store();
+    let runtime = runtime.clone();
+    async move {
+        futures::join!(
+            run_kind(
+                &runtime,
+                client.clone(),
+                &options,
+                namespaced,
+                store.clone(),
+                namespaced_users,
+                shutdown.clone()
+            ),
+            run_kind(
+                &runtime,
+                client,
+                &options,
+                cluster,
+                store,
+                cluster_users,
+                shutdown
+            ),
+        );
+    }
+}
+
+/// The configurations whose users change, by kind, as the instances' watch sees them: one
+/// record of every instance's reference serves both configuration controllers.
+fn follow_users<C: Connector<ECSInstance>>(
+    instances: &ManagedController<ECSInstance, C>,
+) -> (
+    UnboundedReceiver<ObjectRef<ProviderConfig>>,
+    UnboundedReceiver<ObjectRef<ClusterProviderConfig>>,
+) {
+    let (namespaced, namespaced_users) = futures::channel::mpsc::unbounded();
+    let (cluster, cluster_users) = futures::channel::mpsc::unbounded();
+    let references = ReferenceChanges::default();
+    instances.observe_objects(move |instance| {
+        // A send fails only once the configuration controller has stopped.
+        for config in references.concerned(instance) {
+            match config.kind {
+                ProviderConfigKind::ProviderConfig => {
+                    let _ = namespaced.unbounded_send(config.object_ref());
+                }
+                ProviderConfigKind::ClusterProviderConfig => {
+                    let _ = cluster.unbounded_send(config.object_ref());
+                }
+            }
+        }
+    });
+    (namespaced_users, cluster_users)
+}
+
+async fn run_kind<P: ConfigKind>(
+    runtime: &Runtime,
+    client: kube::Client,
+    options: &Options,
+    api: Api<P>,
+    instances: Store<ECSInstance>,
+    users_changed: UnboundedReceiver<ObjectRef<P>>,
+    shutdown: Shared<BoxFuture<'static, ()>>,
+) {
+    let context = Arc::new(Context {
+        resolver: ConfigResolver::new(client.clone()),
+        cache: ClientCache::new(
+            options.client.clone(),
+            None,
+            Duration::ZERO,
+            runtime.external_calls(KIND_LABEL),
+        ),
+        instances,
+        recorder: runtime.recorder(),
+        poll: options.poll_interval,
+        client: client.clone(),
+    });
+    let controller = Controller::new(api, watcher::Config::default());
+    let configs = controller.store();
+    // Only names matter here: a metadata-only watch never carries credentials.
+    let secrets: Api<PartialObjectMeta<KubeSecret>> = Api::all(client);
+    let kind = P::kind(&()).into_owned();
+    info!(kind = %kind, "starting controller");
+    controller
+        .reconcile_on(users_changed)
+        .watches(
+            secrets,
+            watcher::Config::default(),
+            move |secret: PartialObjectMeta<KubeSecret>| {
+                configs
+                    .state()
+                    .iter()
+                    .filter(|c| uses_secret(c.as_ref(), &secret))
+                    .map(|c| ObjectRef::from_obj(c.as_ref()))
+                    .collect::<Vec<_>>()
+            },
+        )
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile::<P>, error_policy::<P>, context)
+        .for_each(|result| {
+            if let Err(err) = result {
+                warn!(error = %err, "provider config reconcile failed");
+            }
+            futures::future::ready(())
+        })
+        .await;
+    info!(kind = %kind, "controller stopped");
+}
+
+/// Label of the configuration controllers' external calls (STS, while checking credentials).
+const KIND_LABEL: &str = "ProviderConfig";

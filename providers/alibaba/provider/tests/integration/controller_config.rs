@@ -1,0 +1,257 @@
+//! ProviderConfig and ClusterProviderConfig: users, Ready, the in-use finalizer, Secret
+//! rotation, the JSON Secret layout, STS AssumeRole on top of a Secret.
+
+use crate::controller_support::*;
+use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID};
+use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ProviderConfig};
+use ferroplane_apis::common::{
+    Condition, ConditionStatus, ProviderConfigKind, ProviderConfigReference,
+};
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use kube::api::{DeleteParams, PostParams};
+use serde_json::json;
+
+fn ready(conditions: &[Condition]) -> Option<&Condition> {
+    conditions.iter().find(|c| c.type_ == "Ready")
+}
+
+async fn wait_config(
+    env: &Env,
+    name: &str,
+    what: &str,
+    check: impl Fn(Option<&ProviderConfig>) -> bool,
+) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let config = env.provider_config(name).await;
+        if check(config.as_ref()) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for ProviderConfig {name}: {what}; last: {config:#?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_ready_and_the_in_use_finalizer() {
+    let env = Env::start().await;
+    wait_config(&env, "default", "Ready with the finalizer", |c| {
+        c.is_some_and(|c| {
+            c.metadata
+                .finalizers
+                .iter()
+                .flatten()
+                .any(|f| f == "ferroplane.io/in-use")
+                && c.status
+                    .as_ref()
+                    .and_then(|s| ready(&s.conditions))
+                    .is_some_and(|r| {
+                        r.status == ConditionStatus::True
+                            && r.message.contains(AK)
+                            && !r.message.contains(SK)
+                    })
+        })
+    })
+    .await;
+    env.create(&instance("user-1")).await;
+    env.create(&instance("user-2")).await;
+    env.wait_ready("user-1").await;
+    wait_config(&env, "default", "two users", |c| {
+        c.and_then(|c| c.status.as_ref())
+            .is_some_and(|s| s.users == 2)
+    })
+    .await;
+
+    // Deleting a config in use: it stays, and says why.
+    Api::<ProviderConfig>::namespaced(env.client.clone(), NS)
+        .delete("default", &DeleteParams::default())
+        .await
+        .expect("delete requested");
+    wait_config(&env, "default", "InUse", |c| {
+        c.and_then(|c| c.status.as_ref())
+            .and_then(|s| ready(&s.conditions))
+            .is_some_and(|r| r.reason == "InUse" && r.message.contains("default/user-1"))
+    })
+    .await;
+    // Its users keep working, including their deletion.
+    env.delete("user-1").await;
+    env.delete("user-2").await;
+    env.wait_for("user-1", "gone", |o| o.is_none()).await;
+    env.wait_for("user-2", "gone", |o| o.is_none()).await;
+    assert!(env.mock().instances().is_empty(), "both released");
+    wait_config(&env, "default", "deleted once unused", |c| c.is_none()).await;
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_secret_is_picked_up() {
+    let env = Env::start().await;
+    // Start with a wrong secret.
+    env.put_secret(
+        CREDS,
+        &[
+            ("accessKeyId", AK),
+            ("accessKeySecret", "not-the-right-one"),
+        ],
+    )
+    .await;
+    env.create(&instance("rotate")).await;
+    env.wait_sync_error("rotate", "SignatureDoesNotMatch").await;
+    wait_config(
+        &env,
+        "default",
+        "Ready stays about loading (the keys load)",
+        |c| {
+            c.and_then(|c| c.status.as_ref())
+                .and_then(|s| ready(&s.conditions))
+                .is_some()
+        },
+    )
+    .await;
+    // Fixed: the Secret watch requeues the instance and the new version replaces the client.
+    env.put_secret(CREDS, &[("accessKeyId", AK), ("accessKeySecret", SK)])
+        .await;
+    let id = external_name(&env.wait_ready("rotate").await).expect("id");
+
+    // Rotated to a new key, the old one disabled: still synced, with the new key.
+    env.mock().add_access_key(AccessKey::new(
+        "LTAIrotated",
+        "rotated-secret",
+        DEFAULT_ACCOUNT_ID,
+    ));
+    env.put_secret(
+        CREDS,
+        &[
+            ("accessKeyId", "LTAIrotated"),
+            ("accessKeySecret", "rotated-secret"),
+        ],
+    )
+    .await;
+    wait_config(&env, "default", "new key loaded", |c| {
+        c.and_then(|c| c.status.as_ref())
+            .and_then(|s| ready(&s.conditions))
+            .is_some_and(|r| r.message.contains("LTAIrotated"))
+    })
+    .await;
+    env.mock().set_access_key_enabled(AK, false);
+    env.patch_for_provider("rotate", json!({"instanceName": "rotated"}))
+        .await;
+    env.wait_mock(&id, "renamed with the new key", |i| {
+        i.is_some_and(|i| i.instance_name == "rotated")
+    })
+    .await;
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_secret_cluster_config_and_assumed_role() {
+    let env = Env::start().await;
+    let endpoint = env.mock().endpoint();
+    // Crossplane's JSON layout under one key.
+    let json = format!(r#"{{"access_key":"{AK}","secret_key":"{SK}"}}"#);
+    env.put_secret("json-creds", &[("credentials", json.as_str())])
+        .await;
+    env.create_provider_config("json", "json-creds", Some("credentials"), &endpoint)
+        .await;
+    let mut obj = instance("from-json");
+    obj.spec.provider_config_ref = ProviderConfigReference {
+        name: "json".into(),
+        ..Default::default()
+    };
+    env.create(&obj).await;
+    env.wait_ready("from-json").await;
+
+    // A ClusterProviderConfig assuming a RAM role through STS on top of the Secret.
+    let cluster: ClusterProviderConfig = serde_json::from_value(json!({
+        "apiVersion": "alibabacloud.ferroplane.io/v1alpha1",
+        "kind": "ClusterProviderConfig",
+        "metadata": {"name": "shared"},
+        "spec": {
+            "credentials": {
+                "source": "RamRoleArn",
+                "secretRef": {"name": CREDS, "namespace": NS},
+                "ramRoleArn": {"roleArn": format!("acs:ram::{DEFAULT_ACCOUNT_ID}:role/ferroplane")},
+            },
+            "endpoint": endpoint,
+        }
+    }))
+    .expect("cluster config");
+    Api::<ClusterProviderConfig>::all(env.client.clone())
+        .create(&PostParams::default(), &cluster)
+        .await
+        .expect("created");
+    let mut obj = instance("from-role");
+    obj.spec.provider_config_ref =
+        serde_json::from_value(json!({"kind": "ClusterProviderConfig", "name": "shared"}))
+            .expect("ref");
+    env.create(&obj).await;
+    env.wait_ready("from-role").await;
+    assert!(env.mock().stats().calls_of("AssumeRole") >= 1);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let c = env.cluster_provider_config("shared").await.expect("exists");
+        if c.status.as_ref().is_some_and(|s| {
+            s.users == 1 && ready(&s.conditions).is_some_and(|r| r.status == ConditionStatus::True)
+        }) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "cluster config status: {:#?}",
+            c.status
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    env.stop().await;
+}
+
+/// Resolved configurations are reused until a watch event says their config or Secret changed:
+/// a Secret deleted behind the cache's back is not noticed, a Secret event is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolved_configs_are_kept_until_their_config_or_secret_changes() {
+    use provider_alibaba::{ConfigResolver, ResolvedConfigs};
+
+    let env = Env::start().await;
+    let configs = ResolvedConfigs::new(ConfigResolver::new(env.client.clone()));
+    let reference = ProviderConfigReference::default();
+    let first = configs.resolve(&reference, NS).await.expect("resolves");
+    assert_eq!(first.secret, Some((NS.to_owned(), CREDS.to_owned())));
+
+    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), NS);
+    let secret = secrets.get(CREDS).await.expect("secret");
+    secrets
+        .delete(CREDS, &Default::default())
+        .await
+        .expect("secret deleted");
+    let cached = configs.resolve(&reference, NS).await.expect("cached");
+    assert!(
+        std::sync::Arc::ptr_eq(&first, &cached),
+        "served from the cache"
+    );
+
+    // Another Secret's event forgets nothing; this Secret's does.
+    let mut other = secret.clone();
+    other.metadata.name = Some("unrelated".into());
+    configs.secret_changed(&other);
+    assert!(configs.resolve(&reference, NS).await.is_ok());
+    configs.secret_changed(&secret);
+    let err = configs
+        .resolve(&reference, NS)
+        .await
+        .expect_err("Secret is gone");
+    assert_eq!(err.reason(), "CredentialsSecretNotFound");
+
+    // Back again; a change of the config itself also forgets it.
+    env.put_secret(CREDS, &[("accessKeyId", AK), ("accessKeySecret", SK)])
+        .await;
+    let again = configs.resolve(&reference, NS).await.expect("resolves");
+    let config = env.provider_config("default").await.expect("config");
+    configs.config_changed(ProviderConfigKind::ProviderConfig, &config);
+    let fresh = configs.resolve(&reference, NS).await.expect("resolves");
+    assert!(!std::sync::Arc::ptr_eq(&again, &fresh), "resolved again");
+    env.stop().await;
+}

@@ -1,0 +1,9 @@
+//! Integration tests of provider-alibaba, one binary: the controllers in-process against the
+//! sandbox API server and the ECS mock.
+
+mod controller_support;
+
+mod controller_batching;
+mod controller_config;
+mod controller_failures;
+mod controller_lifecycle;

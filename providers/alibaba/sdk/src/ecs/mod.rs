@@ -1,0 +1,38 @@
+//! ECS (API version `2014-05-26`): the client, its typed actions, and their request and response
+//! types.
+//!
+//! - `client`: [`EcsClient`] and its builder; [`EcsClient::call`] sends any action;
+//! - `actions`: the typed actions, with batching (`DescribeInstances` asks for at most 100 IDs per
+//!   call, tag calls 50 resources) and pagination;
+//! - `request`: the request types and their mapping to API parameters, and the ClientToken rules;
+//! - `response`: the response types.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), alibaba_sdk::Error> {
+//! use alibaba_sdk::credentials::Credentials;
+//! use alibaba_sdk::ecs::EcsClient;
+//! let client = EcsClient::builder("cn-beijing")
+//!     .credentials(Credentials::new("AKID", "secret"))
+//!     .build()?;
+//! let instances = client.describe_instances_by_ids(&["i-123".to_owned()]).await?;
+//! # Ok(()) }
+//! ```
+
+mod actions;
+mod client;
+mod request;
+mod response;
+
+pub use client::{ECS_API_VERSION, EcsClient, EcsClientBuilder};
+pub use request::{
+    DataDisk, DescribeInstancesRequest, MAX_CLIENT_TOKEN_LEN, MAX_INSTANCE_IDS_PER_CALL,
+    MAX_TAG_RESOURCES_PER_CALL, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
+    RunInstancesRequest, StoppedMode, SystemDisk, resolve_client_token,
+};
+pub use response::{
+    AckResponse, DescribeInstanceAttributeResponse, DescribeInstancesResponse,
+    DescribeRegionsResponse, EipAddress, Instance, InstanceIdList, InstanceList, IpAddressList,
+    ListTagResourcesResponse, LockReason, LockReasonList, Region, RegionList, RunInstancesResponse,
+    SecurityGroupIdList, Tag, TagList, TagResource, TagResourceList, VpcAttributes,
+    format_minute_time, parse_minute_time,
+};
