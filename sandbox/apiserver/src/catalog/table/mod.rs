@@ -2,49 +2,23 @@
 //! for `Accept: application/json;as=Table;v=v1;g=meta.k8s.io`.
 //!
 //! A [`Printer`] decides the columns: a CRD version's `additionalPrinterColumns` (with the
-//! implicit NAME first, and AGE when the CRD declares none), a built-in kind's printer, or the
-//! default NAME/AGE. [`render_table`] turns objects into rows; each row carries the object as
+//! implicit NAME first, and AGE when the CRD declares none) or a built-in kind's printer. [`render_table`] turns objects into rows; each row carries the object as
 //! `PartialObjectMetadata` unless `?includeObject=` says otherwise. Missing column values are
 //! `null` cells, which kubectl prints as `<none>`.
 
 mod age;
 mod builtin;
+mod column;
 mod jsonpath;
 
 pub use age::human_duration;
 pub use builtin::BuiltInKind;
+use column::CREATION_TIMESTAMP_DESCRIPTION;
+pub use column::ColumnDefinition;
 pub use jsonpath::{JsonPath, JsonPathError};
 
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
-
-pub(crate) const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
-
-pub(crate) const CREATION_TIMESTAMP_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
-
-/// One entry of `Table.columnDefinitions`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ColumnDefinition {
-    pub name: String,
-    /// `string`, `integer`, `number`, `boolean` or `date`.
-    pub type_: String,
-    pub format: String,
-    pub description: String,
-    /// 0 for default columns; higher ones appear only with `kubectl get -o wide`.
-    pub priority: i64,
-}
-
-impl ColumnDefinition {
-    fn to_json(&self) -> Value {
-        json!({
-            "name": self.name,
-            "type": self.type_,
-            "format": self.format,
-            "description": self.description,
-            "priority": self.priority,
-        })
-    }
-}
 
 /// A CRD printer column: its definition and compiled JSONPath.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,7 @@
 //! Table tests of printers against objects shaped like the apiserver stores them.
 
 use super::*;
+use crate::catalog::table::column::NAME_DESCRIPTION;
 use serde_json::{Value, json};
 
 fn now() -> Timestamp {

@@ -1,7 +1,7 @@
 //! The column definitions of each built-in printer.
 
 use super::BuiltInKind;
-use crate::catalog::table::{CREATION_TIMESTAMP_DESCRIPTION, ColumnDefinition, NAME_DESCRIPTION};
+use crate::catalog::table::column::{CREATION_TIMESTAMP_DESCRIPTION, ColumnDefinition};
 
 impl BuiltInKind {
     pub(crate) fn columns(self) -> Vec<ColumnDefinition> {
@@ -281,17 +281,5 @@ fn wide(name: &str, type_: &str, description: &str) -> ColumnDefinition {
     ColumnDefinition {
         priority: 1,
         ..col(name, type_, description)
-    }
-}
-
-impl ColumnDefinition {
-    pub(crate) fn name_column() -> Self {
-        Self {
-            name: "Name".to_owned(),
-            type_: "string".to_owned(),
-            format: "name".to_owned(),
-            description: NAME_DESCRIPTION.to_owned(),
-            priority: 0,
-        }
     }
 }
