@@ -1,7 +1,8 @@
-//! ferroplane-sandbox-schema: what kube-apiserver does to a custom object before storing it, driven by the CRD version's
-//! `openAPIV3Schema`: prune unknown fields, apply defaults, validate (OpenAPI value checks,
-//! list-type uniqueness, then `x-kubernetes-validations` CEL rules), and word the failures
-//! exactly like the apiserver so kubectl users see familiar messages.
+//! ferroplane-sandbox-schema: what kube-apiserver does to a custom object before storing it,
+//! driven by the CRD version's `openAPIV3Schema`: prune unknown fields, apply defaults,
+//! validate (OpenAPI value checks, list-type uniqueness, then `x-kubernetes-validations` CEL
+//! rules), and word the failures exactly like the apiserver so kubectl users see familiar
+//! messages.
 //!
 //! Compile a [`CompiledSchema`] once per CRD version: compilation refuses what the apiserver
 //! refuses at CRD creation (non-structural schemas, bad patterns, invalid defaults, CEL rules

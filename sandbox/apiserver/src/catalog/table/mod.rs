@@ -2,7 +2,8 @@
 //! for `Accept: application/json;as=Table;v=v1;g=meta.k8s.io`.
 //!
 //! A [`Printer`] decides the columns: a CRD version's `additionalPrinterColumns` (with the
-//! implicit NAME first, and AGE when the CRD declares none) or a built-in kind's printer. [`render_table`] turns objects into rows; each row carries the object as
+//! implicit NAME first, and AGE when the CRD declares none) or a built-in kind's printer.
+//! [`render_table`] turns objects into rows; each row carries the object as
 //! `PartialObjectMetadata` unless `?includeObject=` says otherwise. Missing column values are
 //! `null` cells, which kubectl prints as `<none>`.
 
