@@ -1,0 +1,285 @@
+//! The column definitions of each built-in printer.
+
+use super::BuiltInKind;
+use crate::catalog::table::column::{CREATION_TIMESTAMP_DESCRIPTION, ColumnDefinition};
+
+impl BuiltInKind {
+    pub(crate) fn columns(self) -> Vec<ColumnDefinition> {
+        let name = ColumnDefinition::name_column();
+        let age = col("Age", "string", CREATION_TIMESTAMP_DESCRIPTION);
+        match self {
+            Self::Namespace => vec![
+                name,
+                col("Status", "string", "The status of the namespace"),
+                age,
+            ],
+            Self::Secret => vec![
+                name,
+                col(
+                    "Type",
+                    "string",
+                    "Used to facilitate programmatic handling of secret data.",
+                ),
+                col("Data", "string", "Data contains the secret data."),
+                age,
+            ],
+            Self::ConfigMap => vec![
+                name,
+                col("Data", "string", "Data contains the configuration data."),
+                age,
+            ],
+            Self::Event => vec![
+                col(
+                    "Last Seen",
+                    "string",
+                    "The time at which the most recent occurrence of this event was recorded.",
+                ),
+                col(
+                    "Type",
+                    "string",
+                    "Type of this event (Normal, Warning), new types could be added in the future",
+                ),
+                col(
+                    "Reason",
+                    "string",
+                    "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+                ),
+                col("Object", "string", "The object that this event is about."),
+                wide(
+                    "Subobject",
+                    "string",
+                    "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement.",
+                ),
+                wide("Source", "string", "The component reporting this event."),
+                col(
+                    "Message",
+                    "string",
+                    "A human-readable description of the status of this operation.",
+                ),
+                wide(
+                    "First Seen",
+                    "string",
+                    "The time at which the event was first recorded.",
+                ),
+                wide(
+                    "Count",
+                    "string",
+                    "The number of times this event has occurred.",
+                ),
+                ColumnDefinition {
+                    priority: 1,
+                    ..ColumnDefinition::name_column()
+                },
+            ],
+            Self::Service => vec![
+                name,
+                col(
+                    "Type",
+                    "string",
+                    "type determines how the Service is exposed.",
+                ),
+                col(
+                    "Cluster-IP",
+                    "string",
+                    "clusterIP is the IP address of the service.",
+                ),
+                col(
+                    "External-IP",
+                    "string",
+                    "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.",
+                ),
+                col(
+                    "Port(s)",
+                    "string",
+                    "The list of ports that are exposed by this service.",
+                ),
+                age,
+                wide(
+                    "Selector",
+                    "string",
+                    "Route service traffic to pods with label keys and values matching this selector.",
+                ),
+            ],
+            Self::Pod => vec![
+                name,
+                col(
+                    "Ready",
+                    "string",
+                    "The aggregate readiness state of this pod for accepting traffic.",
+                ),
+                col(
+                    "Status",
+                    "string",
+                    "The aggregate status of the containers in this pod.",
+                ),
+                col(
+                    "Restarts",
+                    "string",
+                    "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+                ),
+                age,
+                wide("IP", "string", "podIP address allocated to the pod."),
+                wide(
+                    "Node",
+                    "string",
+                    "NodeName indicates in which node this pod is scheduled.",
+                ),
+                wide(
+                    "Nominated Node",
+                    "string",
+                    "nominatedNodeName is set only when this pod preempts other pods on the node.",
+                ),
+                wide(
+                    "Readiness Gates",
+                    "string",
+                    "If specified, all readiness gates will be evaluated for pod readiness.",
+                ),
+            ],
+            Self::ServiceAccount => vec![
+                name,
+                col(
+                    "Secrets",
+                    "string",
+                    "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.",
+                ),
+                age,
+            ],
+            Self::Deployment => vec![
+                name,
+                col("Ready", "string", "Number of the pod with ready state"),
+                col(
+                    "Up-to-date",
+                    "string",
+                    "Total number of non-terminated pods targeted by this deployment that have the desired template spec.",
+                ),
+                col(
+                    "Available",
+                    "string",
+                    "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
+                ),
+                age,
+                wide(
+                    "Containers",
+                    "string",
+                    "Names of each container in the template.",
+                ),
+                wide(
+                    "Images",
+                    "string",
+                    "Images referenced by each container in the template.",
+                ),
+                wide(
+                    "Selector",
+                    "string",
+                    "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
+                ),
+            ],
+            Self::StatefulSet => vec![
+                name,
+                col("Ready", "string", "Number of the pod with ready state"),
+                age,
+                wide(
+                    "Containers",
+                    "string",
+                    "Names of each container in the template.",
+                ),
+                wide(
+                    "Images",
+                    "string",
+                    "Images referenced by each container in the template.",
+                ),
+            ],
+            Self::Ingress => vec![
+                name,
+                col(
+                    "Class",
+                    "string",
+                    "The name of the IngressClass resource that should be used for this Ingress.",
+                ),
+                col(
+                    "Hosts",
+                    "string",
+                    "Hosts that incoming requests are matched against before the ingress rule",
+                ),
+                col(
+                    "Address",
+                    "string",
+                    "Address is a list containing ingress points for the load-balancer",
+                ),
+                col("Ports", "string", "Ports of TLS configurations that open"),
+                age,
+            ],
+            Self::PodDisruptionBudget => vec![
+                name,
+                col(
+                    "Min Available",
+                    "string",
+                    "The minimum number of pods that must be available.",
+                ),
+                col(
+                    "Max Unavailable",
+                    "string",
+                    "The maximum number of pods that may be unavailable.",
+                ),
+                col(
+                    "Allowed Disruptions",
+                    "integer",
+                    "Calculated number of pods that may be disrupted at this time.",
+                ),
+                age,
+            ],
+            Self::Lease => vec![
+                name,
+                col(
+                    "Holder",
+                    "string",
+                    "holderIdentity contains the identity of the holder of a current lease.",
+                ),
+                age,
+            ],
+            Self::RoleBinding => vec![
+                name,
+                col(
+                    "Role",
+                    "string",
+                    "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace.",
+                ),
+                age,
+                wide("Users", "string", "Users in the roleBinding"),
+                wide("Groups", "string", "Groups in the roleBinding"),
+                wide(
+                    "ServiceAccounts",
+                    "string",
+                    "ServiceAccounts in the roleBinding",
+                ),
+            ],
+            Self::Generic => vec![
+                name,
+                ColumnDefinition {
+                    name: "Created At".to_owned(),
+                    type_: "date".to_owned(),
+                    format: String::new(),
+                    description: CREATION_TIMESTAMP_DESCRIPTION.to_owned(),
+                    priority: 0,
+                },
+            ],
+        }
+    }
+}
+
+fn col(name: &str, type_: &str, description: &str) -> ColumnDefinition {
+    ColumnDefinition {
+        name: name.to_owned(),
+        type_: type_.to_owned(),
+        format: String::new(),
+        description: description.to_owned(),
+        priority: 0,
+    }
+}
+
+fn wide(name: &str, type_: &str, description: &str) -> ColumnDefinition {
+    ColumnDefinition {
+        priority: 1,
+        ..col(name, type_, description)
+    }
+}

@@ -1,0 +1,360 @@
+//! Server-side apply: the applied configuration is merged into the live object (maps
+//! recursively, keyed lists by their merge key for built-ins, other lists replaced), the fields
+//! this manager applied before and no longer applies are removed unless another manager claims
+//! them, and a field another manager owns with another value is a conflict (409) unless
+//! `force` takes it over.
+
+use serde_json::{Map, Value};
+
+use crate::error::{ApiError, Cause};
+use crate::fields::managed::{entries, entry_subresource, field_set, record, same_entry, transfer};
+use crate::fields::ownership::{self, FieldPath};
+use crate::fields::patch::merge_key;
+use crate::meta;
+
+/// Merges an applied configuration into the live object.
+fn merge(live: &mut Value, applied: &Value, field: &str, custom: bool) {
+    match (live, applied) {
+        (Value::Object(l), Value::Object(a)) => {
+            for (k, v) in a {
+                match l.get_mut(k) {
+                    Some(existing) if !v.is_null() => merge(existing, v, k, custom),
+                    _ => {
+                        l.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (Value::Array(l), Value::Array(a)) if field == "finalizers" => {
+            for item in a {
+                if !l.contains(item) {
+                    l.push(item.clone());
+                }
+            }
+        }
+        (Value::Array(l), Value::Array(a)) if !custom => {
+            let refs: Vec<&Value> = a.iter().chain(l.iter()).collect();
+            match merge_key(field, &refs) {
+                Some(key) => {
+                    for item in a {
+                        match l
+                            .iter()
+                            .position(|c| c.get(key).is_some() && c.get(key) == item.get(key))
+                        {
+                            Some(i) => merge(&mut l[i], item, "", custom),
+                            None => l.push(item.clone()),
+                        }
+                    }
+                }
+                None => *l = a.clone(),
+            }
+        }
+        (live, applied) => *live = applied.clone(),
+    }
+}
+
+/// Removes from `live` what `previous` owned, `current` no longer owns and no `other` owns.
+fn prune(
+    live: &mut Value,
+    previous: &Map<String, Value>,
+    current: Option<&Map<String, Value>>,
+    others: &[&Map<String, Value>],
+) {
+    for (entry, sub) in previous {
+        if entry == "." {
+            continue;
+        }
+        let now = current
+            .and_then(|c| c.get(entry))
+            .and_then(Value::as_object);
+        let still: Vec<&Map<String, Value>> = others
+            .iter()
+            .filter_map(|o| o.get(entry).and_then(Value::as_object))
+            .collect();
+        let kept = current.is_some_and(|c| c.contains_key(entry)) || !still.is_empty();
+        let sub = sub.as_object();
+        if let Some(field) = entry.strip_prefix("f:") {
+            let Value::Object(map) = live else { continue };
+            if !kept {
+                map.remove(field);
+            } else if let (Some(child), Some(sub)) = (map.get_mut(field), sub) {
+                prune(child, sub, now, &still);
+            }
+        } else if let Some(key) = entry.strip_prefix("k:") {
+            let (Value::Array(items), Ok(Value::Object(id))) =
+                (&mut *live, serde_json::from_str::<Value>(key))
+            else {
+                continue;
+            };
+            let matches = |item: &Value| id.iter().all(|(k, v)| item.get(k) == Some(v));
+            if !kept {
+                items.retain(|i| !matches(i));
+            } else if let (Some(item), Some(sub)) = (items.iter_mut().find(|i| matches(i)), sub) {
+                prune(item, sub, now, &still);
+            }
+        } else if let Some(raw) = entry.strip_prefix("v:")
+            && let (Value::Array(items), Ok(v)) = (&mut *live, serde_json::from_str::<Value>(raw))
+            && !kept
+        {
+            items.retain(|i| *i != v);
+        }
+    }
+}
+
+/// Server-side apply of `applied` by `manager` onto `live` (which carries managedFields).
+/// `subresource` is `""` or `"status"`; the caller restricts the result to what that endpoint
+/// may change.
+pub fn apply(
+    live: &Value,
+    applied: &Value,
+    manager: &str,
+    subresource: &str,
+    custom: bool,
+    force: bool,
+) -> Result<Value, ApiError> {
+    let api_version = meta::str_at(applied, "/apiVersion").to_owned();
+    let mut applied_body = applied.clone();
+    if let Some(m) = applied_body
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+    {
+        m.remove("managedFields");
+        m.remove("resourceVersion");
+    }
+    let mut result = live.clone();
+    let current = field_set(&applied_body, custom);
+    let existing = entries(live);
+    let previous = existing
+        .iter()
+        .find(|e| same_entry(e, manager, "Apply", subresource))
+        .and_then(|e| e.get("fieldsV1"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let others: Vec<&Map<String, Value>> = existing
+        .iter()
+        .filter(|e| !same_entry(e, manager, "Apply", subresource))
+        .filter_map(|e| e.get("fieldsV1").and_then(Value::as_object))
+        .collect();
+    let conflicts = conflicts(
+        live,
+        &applied_body,
+        &current,
+        &existing,
+        manager,
+        subresource,
+    );
+    if !conflicts.is_empty() && !force {
+        return Err(conflict_error(&conflicts));
+    }
+    prune(&mut result, &previous, Some(&current), &others);
+    merge(&mut result, &applied_body, "", custom);
+    record(
+        &mut result,
+        manager,
+        "Apply",
+        &api_version,
+        subresource,
+        current,
+    );
+    // `force` takes the conflicting fields away from their owners.
+    let taken: Vec<FieldPath> = conflicts.into_iter().map(|c| c.path).collect();
+    transfer(&mut result, &taken, manager, "Apply", subresource);
+    Ok(result)
+}
+
+/// A field another manager owns with another value.
+struct Conflict {
+    manager: String,
+    api_version: String,
+    path: FieldPath,
+}
+
+fn conflicts(
+    live: &Value,
+    applied: &Value,
+    applied_set: &Map<String, Value>,
+    existing: &[Value],
+    manager: &str,
+    subresource: &str,
+) -> Vec<Conflict> {
+    let mut out = Vec::new();
+    for path in ownership::leaves(applied_set) {
+        let Some(live_value) = ownership::value_at(live, &path) else {
+            continue;
+        };
+        if Some(live_value) == ownership::value_at(applied, &path) {
+            continue;
+        }
+        for entry in existing.iter().filter(|e| {
+            !same_entry(e, manager, "Apply", subresource) && entry_subresource(e) == subresource
+        }) {
+            let owned = entry.get("fieldsV1").and_then(Value::as_object);
+            if owned.is_some_and(|set| ownership::owns(set, &path)) {
+                out.push(Conflict {
+                    manager: meta::str_at(entry, "/manager").to_owned(),
+                    api_version: meta::str_at(entry, "/apiVersion").to_owned(),
+                    path: path.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The apiserver's wording: `Apply failed with 1 conflict: conflict with "m" using v1: .spec.x`.
+fn conflict_error(conflicts: &[Conflict]) -> ApiError {
+    let causes = conflicts
+        .iter()
+        .map(|c| Cause {
+            reason: "FieldManagerConflict".into(),
+            message: format!("conflict with {:?} using {}", c.manager, c.api_version),
+            field: ownership::display(&c.path),
+        })
+        .collect();
+    let message = if let [only] = conflicts {
+        format!(
+            "Apply failed with 1 conflict: conflict with {:?} using {}: {}",
+            only.manager,
+            only.api_version,
+            ownership::display(&only.path)
+        )
+    } else {
+        let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+        for c in conflicts {
+            let head = format!("conflicts with {:?} using {}:", c.manager, c.api_version);
+            match groups.iter_mut().find(|(h, _)| *h == head) {
+                Some((_, paths)) => paths.push(ownership::display(&c.path)),
+                None => groups.push((head, vec![ownership::display(&c.path)])),
+            }
+        }
+        let body: Vec<String> = groups
+            .iter()
+            .map(|(head, paths)| format!("{head}\n- {}", paths.join("\n- ")))
+            .collect();
+        format!(
+            "Apply failed with {} conflicts: {}",
+            conflicts.len(),
+            body.join("\n")
+        )
+    };
+    ApiError::apply_conflicts(message, causes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fields::managed::changed_fields;
+    use serde_json::json;
+
+    #[test]
+    fn reapply_removes_fields_the_manager_dropped_but_keeps_others() {
+        let live = json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {}});
+        let first = apply(
+            &live,
+            &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"a": 1, "b": 2}}),
+            "m1",
+            "",
+            true,
+            true,
+        )
+        .expect("no conflicts");
+        let other = apply(
+            &first,
+            &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"b": 2, "c": 3}}),
+            "m2",
+            "",
+            true,
+            true,
+        )
+        .expect("no conflicts");
+        let second = apply(
+            &other,
+            &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"a": 5}}),
+            "m1",
+            "",
+            true,
+            true,
+        )
+        .expect("no conflicts");
+        assert_eq!(second["spec"], json!({"a": 5, "b": 2, "c": 3}));
+        let third = apply(
+            &second,
+            &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"c": 3}}),
+            "m2",
+            "",
+            true,
+            true,
+        )
+        .expect("no conflicts");
+        assert_eq!(third["spec"], json!({"a": 5, "c": 3}));
+        let managers: Vec<&str> = third["metadata"]["managedFields"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter_map(|e| e["manager"].as_str())
+            .collect();
+        assert_eq!(managers, vec!["m1", "m2"]);
+    }
+
+    #[test]
+    fn conflicting_applies_fail_unless_forced_and_updates_take_ownership() {
+        let lease = |holder: &str| json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"}, "spec": {"holderIdentity": holder}});
+        let live = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"}, "spec": {}});
+        let held = apply(&live, &lease("a"), "a", "", false, false).expect("first apply");
+        let error = apply(&held, &lease("b"), "b", "", false, false).expect_err("conflict");
+        assert_eq!((error.code, error.reason), (409, "Conflict"));
+        assert_eq!(
+            error.message,
+            "Apply failed with 1 conflict: conflict with \"a\" using coordination.k8s.io/v1: .spec.holderIdentity"
+        );
+        assert!(
+            apply(&held, &lease("a"), "b", "", false, false).is_ok(),
+            "same value: shared ownership"
+        );
+        let forced = apply(&held, &lease("b"), "b", "", false, true).expect("forced");
+        let managers: Vec<&str> = forced["metadata"]["managedFields"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter_map(|e| e["manager"].as_str())
+            .collect();
+        assert_eq!(managers, vec!["b"], "a lost its only field");
+
+        let mut updated = held.clone();
+        updated["spec"]["holderIdentity"] = json!("c");
+        let changed = changed_fields(&held, &updated, false);
+        record(
+            &mut updated,
+            "c",
+            "Update",
+            "coordination.k8s.io/v1",
+            "",
+            changed,
+        );
+        assert!(
+            apply(&updated, &lease("d"), "d", "", false, false)
+                .expect_err("c owns it")
+                .message
+                .contains("\"c\"")
+        );
+    }
+
+    #[test]
+    fn apply_merges_containers_by_name() {
+        let live = json!({"metadata": {"name": "d"}, "spec": {"containers": [{"name": "a", "image": "1"}, {"name": "b", "image": "1"}]}});
+        let out = apply(
+            &live,
+            &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d"}, "spec": {"containers": [{"name": "b", "image": "2"}]}}),
+            "m",
+            "",
+            false,
+            true,
+        )
+        .expect("no conflicts");
+        assert_eq!(
+            out["spec"]["containers"],
+            json!([{"name": "a", "image": "1"}, {"name": "b", "image": "2"}])
+        );
+    }
+}

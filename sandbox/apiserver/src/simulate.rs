@@ -1,0 +1,263 @@
+//! The workload simulator: there are no pods, so after each change of a Deployment or
+//! StatefulSet it writes the status the controllers would write once every pod is ready.
+//!
+//! Deployments get `Available` and `Progressing` conditions as kube-controller-manager sets
+//! them; StatefulSets get revisions but no conditions, as on a real cluster.
+
+use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::app::App;
+use crate::catalog::registry::{StoreKey, keys};
+use crate::meta;
+use crate::store::ops::options::{Target, WriteOptions};
+use crate::store::ops::update::{UpdateKind, update};
+use crate::store::state::{ChangeKind, ObjectKey};
+
+type Pending = Arc<Mutex<HashSet<(StoreKey, ObjectKey)>>>;
+
+/// Runs until shutdown.
+pub async fn run(app: Arc<App>) {
+    let mut changes = app.store.lock().subscribe();
+    let mut shutdown = app.shutdown.clone();
+    let pending: Pending = Arc::default();
+    schedule_all(&app, &pending);
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            received = changes.recv() => match received {
+                Ok(change) if is_workload(&change.key) && change.kind != ChangeKind::Deleted => {
+                    let name = meta::name_of(&change.object).to_owned();
+                    schedule(&app, &pending, change.key.clone(), (change.namespace.clone(), name));
+                }
+                Ok(_) => {}
+                Err(RecvError::Lagged(_)) => schedule_all(&app, &pending),
+                Err(RecvError::Closed) => return,
+            },
+        }
+    }
+}
+
+fn is_workload(key: &StoreKey) -> bool {
+    *key == keys::deployments() || *key == keys::statefulsets()
+}
+
+fn schedule_all(app: &Arc<App>, pending: &Pending) {
+    let objects: Vec<(StoreKey, ObjectKey)> = {
+        let state = app.store.lock();
+        [keys::deployments(), keys::statefulsets()]
+            .into_iter()
+            .flat_map(|key| {
+                state
+                    .keys_of(&key)
+                    .into_iter()
+                    .map(move |ok| (key.clone(), ok))
+            })
+            .collect()
+    };
+    for (key, ok) in objects {
+        schedule(app, pending, key, ok);
+    }
+}
+
+fn schedule(app: &Arc<App>, pending: &Pending, key: StoreKey, ok: ObjectKey) {
+    let entry = (key, ok);
+    if !pending
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(entry.clone())
+    {
+        return;
+    }
+    let app = app.clone();
+    let pending = pending.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(app.config.workload_delay).await;
+        pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&entry);
+        reconcile(&app, &entry.0, &entry.1);
+    });
+}
+
+fn reconcile(app: &App, key: &StoreKey, ok: &ObjectKey) {
+    let mut state = app.store.lock();
+    let Some(object) = state.get(key, &ok.0, &ok.1).cloned() else {
+        return;
+    };
+    let Some(def) = state.registry.find_key(key) else {
+        return;
+    };
+    let desired = if *key == keys::deployments() {
+        deployment_status(&object)
+    } else {
+        statefulset_status(&object)
+    };
+    if object.get("status") == Some(&desired) {
+        return;
+    }
+    let mut next = (*object).clone();
+    next["status"] = desired;
+    let options = WriteOptions {
+        manager: "kube-controller-manager".into(),
+        ..WriteOptions::default()
+    };
+    let target = Target {
+        def: &def,
+        namespace: &ok.0,
+        name: &ok.1,
+        subresource: "status",
+    };
+    if let Err(error) = update(&mut state, &target, next, UpdateKind::Update, &options) {
+        tracing::warn!(%error, name = %ok.1, "workload simulator could not write status");
+    }
+}
+
+fn replicas(object: &Value) -> i64 {
+    object
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(1)
+}
+
+fn generation(object: &Value) -> i64 {
+    object
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(1)
+}
+
+/// A stable, name-safe hash of the pod template, like the controllers' revision hashes.
+fn template_hash(object: &Value) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut hasher = DefaultHasher::new();
+    object
+        .get("spec")
+        .and_then(|s| s.get("template"))
+        .map(Value::to_string)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    let mut n = hasher.finish();
+    (0..10)
+        .map(|_| {
+            let c = ALPHABET[(n % ALPHABET.len() as u64) as usize] as char;
+            n /= ALPHABET.len() as u64;
+            c
+        })
+        .collect()
+}
+
+/// Copies the timestamps of an existing condition with the same type and status, so that a
+/// re-derived status is identical and not written again.
+fn condition(object: &Value, kind: &str, reason: &str, message: String) -> Value {
+    let existing = object
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|c| {
+            c.iter()
+                .find(|c| c["type"] == kind && c["status"] == "True" && c["reason"] == reason)
+        });
+    let now = meta::now_time();
+    let updated = existing
+        .and_then(|c| c.get("lastUpdateTime"))
+        .cloned()
+        .unwrap_or_else(|| json!(now));
+    let transitioned = existing
+        .and_then(|c| c.get("lastTransitionTime"))
+        .cloned()
+        .unwrap_or_else(|| json!(now));
+    json!({
+        "type": kind,
+        "status": "True",
+        "lastUpdateTime": updated,
+        "lastTransitionTime": transitioned,
+        "reason": reason,
+        "message": message,
+    })
+}
+
+/// Sets a count only when non-zero: the controllers' status omits zero counts.
+fn set_count(status: &mut Value, field: &str, n: i64) {
+    if n != 0 {
+        status[field] = json!(n);
+    }
+}
+
+pub fn deployment_status(object: &Value) -> Value {
+    let n = replicas(object);
+    let mut status = json!({"observedGeneration": generation(object)});
+    for field in [
+        "replicas",
+        "updatedReplicas",
+        "readyReplicas",
+        "availableReplicas",
+    ] {
+        set_count(&mut status, field, n);
+    }
+    let replica_set = format!("{}-{}", meta::name_of(object), template_hash(object));
+    status["conditions"] = json!([
+        condition(
+            object,
+            "Available",
+            "MinimumReplicasAvailable",
+            "Deployment has minimum availability.".into()
+        ),
+        condition(
+            object,
+            "Progressing",
+            "NewReplicaSetAvailable",
+            format!("ReplicaSet \"{replica_set}\" has successfully progressed.")
+        ),
+    ]);
+    status
+}
+
+pub fn statefulset_status(object: &Value) -> Value {
+    let n = replicas(object);
+    let revision = format!("{}-{}", meta::name_of(object), template_hash(object));
+    let mut status = json!({
+        "observedGeneration": generation(object),
+        "replicas": n,
+        "currentRevision": revision,
+        "updateRevision": revision,
+        "collisionCount": 0,
+    });
+    for field in [
+        "readyReplicas",
+        "currentReplicas",
+        "updatedReplicas",
+        "availableReplicas",
+    ] {
+        set_count(&mut status, field, n);
+    }
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deployment_status_is_stable_once_written() {
+        let mut deployment = json!({"metadata": {"name": "web", "generation": 3}, "spec": {"replicas": 2, "template": {"spec": {}}}});
+        let status = deployment_status(&deployment);
+        assert_eq!(status["readyReplicas"], 2);
+        assert_eq!(status["observedGeneration"], 3);
+        assert_eq!(status["conditions"][0]["type"], "Available");
+        deployment["status"] = status.clone();
+        assert_eq!(deployment_status(&deployment), status);
+    }
+
+    #[test]
+    fn zero_replicas_omit_counts() {
+        let sts = json!({"metadata": {"name": "db", "generation": 1}, "spec": {"replicas": 0}});
+        let status = statefulset_status(&sts);
+        assert!(status.get("readyReplicas").is_none());
+        assert_eq!(status["replicas"], 0);
+    }
+}
