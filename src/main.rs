@@ -1,6 +1,7 @@
 //! The `ferroplane` binary: command-line entry point.
 
 mod cmd;
+mod health;
 mod logging;
 
 // jemalloc returns freed memory to the system and fragments less than glibc's malloc under the

@@ -171,13 +171,6 @@ pub enum RunError {
     /// The leader-election task ended abnormally.
     #[error("leader election task for Lease {lease} failed: {message}")]
     LeaderTask { lease: String, message: String },
-    /// The HTTP server for metrics and health could not bind or serve.
-    #[error("metrics server on {addr}: {source}")]
-    MetricsServer {
-        addr: String,
-        #[source]
-        source: std::io::Error,
-    },
 }
 
 #[cfg(test)]

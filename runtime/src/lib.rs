@@ -87,7 +87,7 @@
 //! Related kinds (a ProviderConfig, its Secret) requeue the objects that use them through
 //! [`ManagedController::watches_related`] and the helpers in [`related`]. In-cluster kinds,
 //! whose external resource is a set of child objects, find what they share in [`children`].
-//! The binary serves [`health::router`] on `--metrics-addr` and wraps controllers in
+//! The binary serves [`Metrics`] on `--metrics-addr` and wraps controllers in
 //! [`leader::run_while_leader`].
 //!
 //! # Dependencies
@@ -104,7 +104,6 @@ pub mod events;
 mod external;
 mod field_manager;
 mod finalizer;
-pub mod health;
 mod idempotency;
 mod invalid;
 pub mod leader;
@@ -119,13 +118,14 @@ pub mod related;
 pub mod requeue;
 mod resource;
 mod runtime;
-pub mod status;
+mod status;
 mod versions;
 
 pub use connection_details::ConnectionDetails;
 pub use controller::ManagedController;
 pub use error::{ReconcileError, RetryClass, RunError};
 pub use external::{Creation, Deletion, ExternalRef, Update};
+pub use field_manager::FIELD_MANAGER;
 pub use idempotency::{IdempotencyKey, UID_TAG};
 pub use metrics::{ExternalCalls, Metrics};
 pub use observation::{Observation, UpToDate};

@@ -40,7 +40,7 @@ pub struct Observation {
     /// Whether `update` is needed.
     pub up_to_date: UpToDate,
     /// A JSON merge patch (RFC 7386) of `spec` filling fields the user left unset with observed
-    /// values (see [`Observation::with_late_init_for_provider`]). Applied only when the
+    /// values (see [`Observation::with_late_init`]). Applied only when the
     /// management policies allow `LateInitialize`.
     pub(crate) late_init: Option<Value>,
     /// Top-level `.status` fields to set (see [`Observation::with_status`]).
@@ -115,33 +115,12 @@ impl Observation {
     /// `forProvider` (policies, references) can be late-initialized.
     ///
     /// Fails when `observed` cannot be serialized or is not a struct or map.
-    pub fn with_late_init_for_provider(
-        mut self,
-        observed: impl Serialize,
-    ) -> Result<Self, ReconcileError> {
+    pub fn with_late_init(mut self, observed: impl Serialize) -> Result<Self, ReconcileError> {
         let for_provider = to_object(observed, "the late-initialization values")?;
         let mut spec = Map::new();
         spec.insert("forProvider".to_owned(), Value::Object(for_provider));
         self.late_init = Some(Value::Object(spec));
         Ok(self)
-    }
-
-    /// Sets `status.atProvider` from untyped JSON.
-    ///
-    /// Kept for provider-alibaba until it reports its status with [`Observation::with_status`];
-    /// to be removed then.
-    pub fn with_at_provider(mut self, at_provider: Value) -> Self {
-        self.status.insert("atProvider".to_owned(), at_provider);
-        self
-    }
-
-    /// Late-initialization as an untyped JSON merge patch of `spec`.
-    ///
-    /// Kept for provider-alibaba until it uses [`Observation::with_late_init_for_provider`];
-    /// to be removed then.
-    pub fn with_late_init(mut self, spec_patch: Value) -> Self {
-        self.late_init = Some(spec_patch);
-        self
     }
 
     pub fn with_readiness(mut self, readiness: Readiness) -> Self {
@@ -247,7 +226,7 @@ mod tests {
     #[test]
     fn late_init_goes_under_for_provider() {
         let o = Observation::found("a")
-            .with_late_init_for_provider(json!({"zoneId": "z"}))
+            .with_late_init(json!({"zoneId": "z"}))
             .expect("serializes");
         assert_eq!(o.late_init, Some(json!({"forProvider": {"zoneId": "z"}})));
     }
@@ -268,7 +247,7 @@ mod tests {
         assert_eq!(err.reason(), "SerializationError");
         assert!(err.message().contains("no JSON for this"), "{err}");
         let err = Observation::found("a")
-            .with_late_init_for_provider(3)
+            .with_late_init(3)
             .expect_err("not an object");
         assert!(err.message().contains("expected an object"), "{err}");
     }

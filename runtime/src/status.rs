@@ -1,8 +1,6 @@
 //! Status diffing: turn "the status the object should have" into the smallest JSON merge patch
 //! of `.status`, or nothing at all when the object already has it (no write, no event, no new
 //! resourceVersion). Also filters the late-initialization patch of `spec`.
-//!
-//! Public only for [`apply_merge_patch`], which provider-alibaba's tests use.
 
 use serde_json::{Map, Value};
 
@@ -50,26 +48,6 @@ fn strip_nulls(v: &Value) -> Value {
                 .collect(),
         ),
         other => other.clone(),
-    }
-}
-
-/// Applies a JSON merge patch (RFC 7386) to `target` in place.
-pub fn apply_merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(patch_map) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(Map::new());
-    }
-    if let Value::Object(target_map) = target {
-        for (k, v) in patch_map {
-            if v.is_null() {
-                target_map.remove(k);
-            } else {
-                apply_merge_patch(target_map.entry(k.clone()).or_insert(Value::Null), v);
-            }
-        }
     }
 }
 
@@ -136,6 +114,26 @@ pub(crate) fn late_init_patch(spec: &Value, patch: &Value) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Applies a JSON merge patch (RFC 7386) to `target` in place.
+    fn apply_merge_patch(target: &mut Value, patch: &Value) {
+        let Value::Object(patch_map) = patch else {
+            *target = patch.clone();
+            return;
+        };
+        if !target.is_object() {
+            *target = Value::Object(Map::new());
+        }
+        if let Value::Object(target_map) = target {
+            for (k, v) in patch_map {
+                if v.is_null() {
+                    target_map.remove(k);
+                } else {
+                    apply_merge_patch(target_map.entry(k.clone()).or_insert(Value::Null), v);
+                }
+            }
+        }
+    }
 
     #[test]
     fn diff_equal_is_none() {

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use ferroplane::controllers::{self, Kind, Options};
-use ferroplane_runtime::health::{self, Readiness};
 use ferroplane_runtime::leader::{self, LeaderConfig};
 use ferroplane_runtime::{Metrics, Runtime, RuntimeConfig};
 use tokio_util::sync::CancellationToken;
+
+use crate::health::{self, ReadyFlag};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -88,7 +89,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let runtime = Runtime::with_metrics(client.clone(), config, metrics.clone());
 
     let shutdown = CancellationToken::new();
-    let ready = Readiness::default();
+    let ready = ReadyFlag::default();
     let server = tokio::spawn(health::serve(
         args.metrics_addr,
         metrics,
@@ -127,7 +128,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     shutdown.cancel();
     match server.await {
-        Ok(result) => result.context("the metrics server failed")?,
+        Ok(result) => result?,
         Err(error) => anyhow::bail!("the metrics server task failed: {error}"),
     }
     Ok(ExitCode::SUCCESS)

@@ -375,7 +375,7 @@ impl ExternalClient<Widget> for FakeClient {
                 }
                 if spec.zone.is_none() {
                     obs = obs
-                        .with_late_init_for_provider(json!({"zone": r.zone}))
+                        .with_late_init(json!({"zone": r.zone}))
                         .expect("an object");
                 }
                 obs

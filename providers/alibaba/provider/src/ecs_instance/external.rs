@@ -21,7 +21,9 @@ use super::applied_inputs::{AppliedInputs, ChangedInputs, InputDigests};
 use super::client_cache::RegionClient;
 use super::diff::{self, InPlace, Power, RestartBound, status};
 use super::late_init::late_init;
-use super::observation::{CONN_INSTANCE_ID, at_provider_json, connection_details, readiness};
+use super::observation::{
+    CONN_INSTANCE_ID, connection_details, readiness, status as observed_status,
+};
 use super::recent_creations::RecentCreations;
 use super::reconcile_error::reconcile_error;
 use super::spec_mapping::{encode_user_data, run_instances_request};
@@ -341,11 +343,11 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         *self.observed.lock().unwrap_or_else(|p| p.into_inner()) = Some(instance.clone());
         let spec = &mr.spec.for_provider;
         let mut obs = Observation::found(&instance.instance_id)
-            .with_at_provider(at_provider_json(&instance))
+            .with_status(observed_status(&instance))?
             .with_readiness(readiness(&instance, spec.desired_status))
             .with_connection_details(connection_details(&instance));
-        if let Some(patch) = late_init(spec, &instance) {
-            obs = obs.with_late_init(patch);
+        if let Some(filled) = late_init(spec, &instance) {
+            obs = obs.with_late_init(filled)?;
         }
         if status::in_transition(&instance.status) {
             obs = obs.in_transition();

@@ -5,22 +5,52 @@
 //!
 //! The system disk is not filled in: `DescribeInstances` does not report disks.
 
+use std::collections::BTreeMap;
+
 use alibaba_sdk::ecs::Instance;
-use ferroplane_apis::alibabacloud::ECSInstanceParameters;
-use serde_json::{Map, Value, json};
+use ferroplane_apis::alibabacloud::{
+    ECSInstanceParameters, InstanceChargeType, InternetChargeType, SpotStrategy,
+};
+use serde::Serialize;
 
 use super::diff::is_reserved_tag;
 
-fn put(
-    out: &mut Map<String, Value>,
-    field: &str,
-    unset: bool,
-    value: &str,
-    valid: fn(&str) -> bool,
-) {
-    if unset && !value.is_empty() && valid(value) {
-        out.insert(field.to_owned(), Value::String(value.to_owned()));
-    }
+/// The `spec.forProvider` fields ECS fills when the user leaves them unset, with only the ones
+/// to write set. Serializes like the matching fields of [`ECSInstanceParameters`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LateInitialized {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zone_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub v_switch_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_pair_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_charge_type: Option<InstanceChargeType>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub internet_charge_type: Option<InternetChargeType>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spot_strategy: Option<SpotStrategy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub security_group_ids: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub internet_max_bandwidth_out: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deletion_protection: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tags: Option<BTreeMap<String, String>>,
+}
+
+/// `value` when the spec leaves the field unset and the value passes the schema's rule.
+fn fill(unset: bool, value: &str, valid: fn(&str) -> bool) -> Option<String> {
+    (unset && !value.is_empty() && valid(value)).then(|| value.to_owned())
 }
 
 // The CRD schema's rules for the filled fields: a value ECS reports but the schema would refuse
@@ -61,113 +91,94 @@ fn host_like(s: &str) -> bool {
         && !s.ends_with(['.', '-'])
 }
 
-fn known(value: &str, allowed: &[&str]) -> bool {
-    allowed.contains(&value)
+// Enums only with values the schema accepts, so the patch can never be refused.
+fn instance_charge_type(observed: &str) -> Option<InstanceChargeType> {
+    match observed {
+        "PostPaid" => Some(InstanceChargeType::PostPaid),
+        "PrePaid" => Some(InstanceChargeType::PrePaid),
+        _ => None,
+    }
 }
 
-/// A JSON merge patch of `spec` (`{"forProvider": {...}}`), or `None` when nothing is unset.
-pub fn late_init(spec: &ECSInstanceParameters, observed: &Instance) -> Option<Value> {
-    let mut out = Map::new();
-    put(
-        &mut out,
-        "zoneId",
-        spec.zone_id.is_none(),
-        &observed.zone_id,
-        zone_like,
-    );
-    put(
-        &mut out,
-        "instanceName",
-        spec.instance_name.is_none(),
-        &observed.instance_name,
-        name_like,
-    );
-    put(
-        &mut out,
-        "hostName",
-        spec.host_name.is_none(),
-        &observed.host_name,
-        host_like,
-    );
-    let vsw = &observed.vpc_attributes.vswitch_id;
-    put(
-        &mut out,
-        "vSwitchId",
-        spec.v_switch_id.is_none(),
-        vsw,
-        v_switch_like,
-    );
-    put(
-        &mut out,
-        "keyPairName",
-        spec.key_pair_name.is_none(),
-        &observed.key_pair_name,
-        name_like,
-    );
-    if spec.description.is_none() && (2..=256).contains(&observed.description.chars().count()) {
-        out.insert("description".into(), json!(observed.description));
+fn internet_charge_type(observed: &str) -> Option<InternetChargeType> {
+    match observed {
+        "PayByTraffic" => Some(InternetChargeType::PayByTraffic),
+        "PayByBandwidth" => Some(InternetChargeType::PayByBandwidth),
+        _ => None,
     }
-    // Enums only with values the schema accepts, so the patch can never be refused.
-    if spec.instance_charge_type.is_none()
-        && known(&observed.instance_charge_type, &["PostPaid", "PrePaid"])
-    {
-        out.insert(
-            "instanceChargeType".into(),
-            json!(observed.instance_charge_type),
-        );
+}
+
+fn spot_strategy(observed: &str) -> Option<SpotStrategy> {
+    match observed {
+        "NoSpot" => Some(SpotStrategy::NoSpot),
+        "SpotWithPriceLimit" => Some(SpotStrategy::SpotWithPriceLimit),
+        "SpotAsPriceGo" => Some(SpotStrategy::SpotAsPriceGo),
+        _ => None,
     }
-    if spec.internet_charge_type.is_none()
-        && known(
-            &observed.internet_charge_type,
-            &["PayByTraffic", "PayByBandwidth"],
-        )
-    {
-        out.insert(
-            "internetChargeType".into(),
-            json!(observed.internet_charge_type),
-        );
-    }
-    if spec.spot_strategy.is_none()
-        && known(
-            &observed.spot_strategy,
-            &["NoSpot", "SpotWithPriceLimit", "SpotAsPriceGo"],
-        )
-    {
-        out.insert("spotStrategy".into(), json!(observed.spot_strategy));
-    }
+}
+
+/// The unset `forProvider` fields with what ECS reports, or `None` when there is nothing to fill.
+pub fn late_init(spec: &ECSInstanceParameters, observed: &Instance) -> Option<LateInitialized> {
     let groups = &observed.security_group_ids.items;
-    if spec.security_group_ids.is_none()
-        && (1..=16).contains(&groups.len())
-        && groups.iter().all(|g| security_group_like(g))
-    {
-        out.insert(
-            "securityGroupIds".into(),
-            json!(observed.security_group_ids.items),
-        );
-    }
-    if spec.internet_max_bandwidth_out.is_none() && observed.internet_max_bandwidth_out <= 100 {
-        out.insert(
-            "internetMaxBandwidthOut".into(),
-            json!(observed.internet_max_bandwidth_out),
-        );
-    }
-    if spec.deletion_protection.is_none() {
-        out.insert(
-            "deletionProtection".into(),
-            json!(observed.deletion_protection),
-        );
-    }
-    if spec.tags.is_none() {
-        let tags: Map<String, Value> = observed
-            .tags
-            .items
-            .iter()
-            .filter(|t| !is_reserved_tag(&t.key))
-            .map(|t| (t.key.clone(), json!(t.value)))
-            .collect();
-        out.insert("tags".into(), Value::Object(tags));
-    }
-    (!out.is_empty()).then(|| json!({ "forProvider": out }))
+    let filled = LateInitialized {
+        zone_id: fill(spec.zone_id.is_none(), &observed.zone_id, zone_like),
+        instance_name: fill(
+            spec.instance_name.is_none(),
+            &observed.instance_name,
+            name_like,
+        ),
+        host_name: fill(spec.host_name.is_none(), &observed.host_name, host_like),
+        v_switch_id: fill(
+            spec.v_switch_id.is_none(),
+            &observed.vpc_attributes.vswitch_id,
+            v_switch_like,
+        ),
+        key_pair_name: fill(
+            spec.key_pair_name.is_none(),
+            &observed.key_pair_name,
+            name_like,
+        ),
+        description: (spec.description.is_none()
+            && (2..=256).contains(&observed.description.chars().count()))
+        .then(|| observed.description.clone()),
+        instance_charge_type: spec
+            .instance_charge_type
+            .is_none()
+            .then(|| instance_charge_type(&observed.instance_charge_type))
+            .flatten(),
+        internet_charge_type: spec
+            .internet_charge_type
+            .is_none()
+            .then(|| internet_charge_type(&observed.internet_charge_type))
+            .flatten(),
+        spot_strategy: spec
+            .spot_strategy
+            .is_none()
+            .then(|| spot_strategy(&observed.spot_strategy))
+            .flatten(),
+        security_group_ids: (spec.security_group_ids.is_none()
+            && (1..=16).contains(&groups.len())
+            && groups.iter().all(|g| security_group_like(g)))
+        .then(|| groups.clone()),
+        internet_max_bandwidth_out: (spec.internet_max_bandwidth_out.is_none()
+            && observed.internet_max_bandwidth_out <= 100)
+            .then(|| i32::try_from(observed.internet_max_bandwidth_out).ok())
+            .flatten(),
+        deletion_protection: spec
+            .deletion_protection
+            .is_none()
+            .then_some(observed.deletion_protection),
+        tags: spec.tags.is_none().then(|| {
+            observed
+                .tags
+                .items
+                .iter()
+                .filter(|t| !is_reserved_tag(&t.key))
+                .map(|t| (t.key.clone(), t.value.clone()))
+                .collect()
+        }),
+    };
+    (filled != LateInitialized::default()).then_some(filled)
 }
 
 #[cfg(test)]
@@ -175,6 +186,12 @@ mod tests {
     use super::*;
     use alibaba_sdk::ecs::{Tag, TagList};
     use ferroplane_runtime::UID_TAG;
+    use serde_json::{Value, json};
+
+    /// The filled fields as the JSON that lands under `spec.forProvider`.
+    fn for_provider(filled: LateInitialized) -> Value {
+        serde_json::to_value(filled).unwrap()
+    }
 
     fn observed() -> Instance {
         Instance {
@@ -193,8 +210,7 @@ mod tests {
 
     #[test]
     fn fills_unset_fields_and_skips_the_uid_tag() {
-        let patch = late_init(&ECSInstanceParameters::default(), &observed()).unwrap();
-        let f = &patch["forProvider"];
+        let f = &for_provider(late_init(&ECSInstanceParameters::default(), &observed()).unwrap());
         assert_eq!(f["zoneId"], "cn-beijing-a");
         assert_eq!(f["instanceChargeType"], "PostPaid");
         assert_eq!(f["spotStrategy"], "NoSpot");
@@ -207,9 +223,9 @@ mod tests {
         let mut odd = observed();
         odd.vpc_attributes.vswitch_id = "vsw-cn-beijing-a-default".into();
         odd.host_name = "-bad".into();
-        let patch = late_init(&ECSInstanceParameters::default(), &odd).unwrap();
-        assert!(patch["forProvider"].get("vSwitchId").is_none());
-        assert!(patch["forProvider"].get("hostName").is_none());
+        let patch = for_provider(late_init(&ECSInstanceParameters::default(), &odd).unwrap());
+        assert!(patch.get("vSwitchId").is_none());
+        assert!(patch.get("hostName").is_none());
     }
 
     #[test]
@@ -219,8 +235,8 @@ mod tests {
             tags: Some(Default::default()),
             ..ECSInstanceParameters::default()
         };
-        let patch = late_init(&spec, &observed()).unwrap();
-        assert!(patch["forProvider"].get("zoneId").is_none());
-        assert!(patch["forProvider"].get("tags").is_none());
+        let patch = for_provider(late_init(&spec, &observed()).unwrap());
+        assert!(patch.get("zoneId").is_none());
+        assert!(patch.get("tags").is_none());
     }
 }

@@ -2,9 +2,8 @@
 //! details. Pure.
 
 use alibaba_sdk::ecs::Instance;
-use ferroplane_apis::alibabacloud::{DesiredStatus, ECSInstanceObservation};
+use ferroplane_apis::alibabacloud::{DesiredStatus, ECSInstanceObservation, ECSInstanceStatus};
 use ferroplane_runtime::{ConnectionDetails, Readiness};
-use serde_json::Value;
 
 use super::diff::status;
 
@@ -36,9 +35,12 @@ pub fn at_provider(i: &Instance) -> ECSInstanceObservation {
     }
 }
 
-/// `status.atProvider` as the JSON the framework merges into the status.
-pub fn at_provider_json(i: &Instance) -> Value {
-    serde_json::to_value(at_provider(i)).unwrap_or(Value::Null)
+/// The status fields observe reports (`atProvider`; conditions are the framework's).
+pub fn status(i: &Instance) -> ECSInstanceStatus {
+    ECSInstanceStatus {
+        at_provider: at_provider(i),
+        ..ECSInstanceStatus::default()
+    }
 }
 
 /// Ready when the instance is in the power state the spec asks for.
@@ -106,7 +108,7 @@ mod tests {
         assert_eq!(a.private_ip_address.as_deref(), Some("172.16.0.1"));
         assert_eq!(a.creation_time.as_deref(), Some("2026-01-02T03:04Z"));
         assert_eq!(a.memory, Some(8192));
-        let json = at_provider_json(&running());
+        let json = serde_json::to_value(status(&running()).at_provider).unwrap();
         assert_eq!(json["status"], "Running");
         assert!(json.get("osName").is_none());
     }

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use ferroplane_apis::alibabacloud::{ECSInstance, ProviderConfigStatus};
 use ferroplane_apis::common::{ConditionStatus, ProviderConfigKind, names};
-use ferroplane_runtime::ReconcileError;
 use ferroplane_runtime::conditions::{self, Desired};
 use ferroplane_runtime::events::EventRecorder;
+use ferroplane_runtime::{FIELD_MANAGER, ReconcileError};
 use jiff::Timestamp;
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
@@ -26,8 +26,6 @@ use crate::ecs_instance::ClientCache;
 
 /// Finalizer that keeps a configuration while ECSInstances reference it.
 pub const IN_USE_FINALIZER: &str = "ferroplane.io/in-use";
-/// Field manager of status writes.
-const FIELD_MANAGER: &str = "ferroplane";
 /// Requeue after a failed reconcile.
 const ERROR_REQUEUE: Duration = Duration::from_secs(5);
 

@@ -1,5 +1,6 @@
-//! The HTTP endpoints the binary serves on `--metrics-addr`: `/metrics` (Prometheus text),
-//! `/healthz` (the process is alive) and `/readyz` (controllers are running).
+//! The HTTP endpoints `ferroplane run` serves on `--metrics-addr`: `/metrics` (Prometheus text),
+//! `/healthz` (the process is alive) and `/readyz` (controllers are running). Part of the binary,
+//! not the runtime, so that only the binary (and the sandbox and the mock) link an HTTP server.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -11,14 +12,14 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
 
-use crate::error::RunError;
-use crate::metrics::Metrics;
+use anyhow::Context as _;
+use ferroplane_runtime::Metrics;
 
-/// Readiness flag for `/readyz`; set it once the controllers run (or the lease is held).
+/// Flag for `/readyz`; set it once the controllers run (or the lease is held).
 #[derive(Clone, Debug, Default)]
-pub struct Readiness(Arc<AtomicBool>);
+pub struct ReadyFlag(Arc<AtomicBool>);
 
-impl Readiness {
+impl ReadyFlag {
     pub fn set(&self, ready: bool) {
         self.0.store(ready, Ordering::Release);
     }
@@ -31,11 +32,11 @@ impl Readiness {
 #[derive(Clone)]
 struct AppState {
     metrics: Metrics,
-    ready: Readiness,
+    ready: ReadyFlag,
 }
 
 /// The router with `/metrics`, `/healthz` and `/readyz`.
-pub fn router(metrics: Metrics, ready: Readiness) -> Router {
+fn router(metrics: Metrics, ready: ReadyFlag) -> Router {
     Router::new()
         .route("/metrics", get(metrics_handler))
         .route("/healthz", get(|| async { "ok" }))
@@ -65,22 +66,16 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
 pub async fn serve(
     addr: SocketAddr,
     metrics: Metrics,
-    ready: Readiness,
+    ready: ReadyFlag,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> Result<(), RunError> {
+) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|source| RunError::MetricsServer {
-            addr: addr.to_string(),
-            source,
-        })?;
+        .with_context(|| format!("cannot listen for metrics on {addr}"))?;
     axum::serve(listener, router(metrics, ready))
         .with_graceful_shutdown(shutdown)
         .await
-        .map_err(|source| RunError::MetricsServer {
-            addr: addr.to_string(),
-            source,
-        })
+        .with_context(|| format!("the metrics server on {addr} failed"))
 }
 
 #[cfg(test)]
@@ -107,7 +102,7 @@ mod tests {
         metrics
             .external_calls("ECSInstance")
             .record("RunInstances", "success");
-        let ready = Readiness::default();
+        let ready = ReadyFlag::default();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let server = tokio::spawn(
             axum::serve(listener, router(metrics, ready.clone()))
