@@ -11,7 +11,8 @@
 //!   the client's and hyper's work included.
 //!
 //! The watch figure is the extra CPU per delivered event: (patch with 2 watchers - patch
-//! without) / 2.
+//! without) / 2. In process, one read figure too: the `kubectl get` table of every object
+//! (a list rendered as a `meta.k8s.io/v1` Table with the CRD's printer columns).
 //!
 //! Run with `cargo bench -p ferroplane-sandbox --bench writes`; it prints figures, asserts
 //! nothing about time.
@@ -27,6 +28,7 @@ use serde_json::{Value, json};
 
 const OBJECTS: usize = 400;
 const ROUNDS: usize = 3;
+const TABLE_READS: usize = 20;
 const NAMESPACE: &str = "bench";
 const GROUP_PATH: &str = "/apis/alibabacloud.ferroplane.io/v1alpha1";
 
@@ -247,6 +249,19 @@ fn status_request(round: usize, i: usize) -> Request<Body> {
     )
 }
 
+/// What `kubectl get ecs` asks for: the list as a Table with the CRD's printer columns.
+fn table_request() -> Request<Body> {
+    Request::builder()
+        .method(Method::GET)
+        .uri(OBJECTS_PATH)
+        .header(
+            "Accept",
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+        )
+        .body(Body::empty())
+        .expect("request builds")
+}
+
 /// The server's own work per request, without HTTP.
 async fn in_process() {
     let config = SandboxConfig {
@@ -334,8 +349,14 @@ async fn in_process() {
         )
     })
     .await;
+    let table = timed_in_process(&sandbox, TABLE_READS, |_| table_request()).await;
+    let rendered: Value =
+        serde_json::from_slice(&call(&sandbox, table_request()).await).expect("table decodes");
+    assert_eq!(rendered["kind"], "Table");
+    assert_eq!(rendered["rows"].as_array().map(Vec::len), Some(OBJECTS));
     println!("in-process (handler, no HTTP):");
     report(create, merges, statuses, watched, events);
+    table.print(&format!("kubectl get: Table of {OBJECTS} ECSInstances"));
     sandbox.shutdown().await;
 }
 

@@ -270,6 +270,4 @@ pub fn render_table(
 #[cfg(test)]
 mod crd_tests;
 #[cfg(test)]
-mod figures;
-#[cfg(test)]
 mod tests;
