@@ -5,7 +5,7 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PropagationPolicy};
 use serde_json::Value;
 
-use super::Child;
+use super::child::Child;
 use crate::field_manager::FIELD_MANAGER;
 
 /// API calls on the children of one managed object.

@@ -3,39 +3,27 @@
 //! labels, the owner's UID label and a controller owner reference to the EtcdCluster.
 
 pub mod bootstrap;
+mod input;
+mod owner;
 mod pdb;
 mod services;
 mod statefulset;
-
-use std::collections::BTreeMap;
+#[cfg(test)]
+mod tests;
 
 use ferroplane_apis::etcd::EtcdCluster;
-use ferroplane_runtime::UID_TAG;
 use ferroplane_runtime::children::Child;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use kube::api::ObjectMeta;
-use kube::{Resource, ResourceExt};
+use kube::ResourceExt;
+
+pub use self::input::RenderInput;
 
 use self::bootstrap::Bootstrap;
+use self::owner::Owner;
 use crate::error::Error;
-use crate::names::{ClusterNames, VERSION_ANNOTATION};
-use crate::version::Release;
-
-/// What rendering needs beyond the spec.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RenderInput {
-    pub release: Release,
-    /// StatefulSet replicas: the planner decides them, never the spec directly.
-    pub replicas: u32,
-    /// Member configuration to write; `None` leaves the live ConfigMap as it is (while etcd
-    /// cannot be asked who its members are).
-    pub bootstrap: Option<Bootstrap>,
-    /// Whether children carry an owner reference to the EtcdCluster. Without one (deletion
-    /// policy Orphan), deleting the EtcdCluster leaves them running.
-    pub owned: bool,
-}
+use crate::names::ClusterNames;
 
 /// The children of one EtcdCluster.
 #[derive(Clone, Debug, PartialEq)]
@@ -115,167 +103,4 @@ fn bootstrap_ordinals(bootstrap: &Bootstrap, replicas: u32) -> Vec<u32> {
 fn initial_cluster_token(cluster: &EtcdCluster, names: &ClusterNames) -> String {
     let uid = cluster.uid().unwrap_or_default();
     format!("{}-{}", names.name, uid.chars().take(8).collect::<String>())
-}
-
-/// Owner reference and labels shared by every child.
-pub(crate) struct Owner {
-    reference: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>,
-    uid: String,
-    version: String,
-}
-
-impl Owner {
-    fn of(cluster: &EtcdCluster, owned: bool) -> Result<Self, Error> {
-        let reference = cluster
-            .controller_owner_ref(&())
-            .ok_or(Error::MissingMetadata("uid"))?;
-        let uid = reference.uid.clone();
-        Ok(Self {
-            reference: owned.then_some(reference),
-            uid,
-            version: String::new(),
-        })
-    }
-
-    fn meta(&self, name: String, names: &ClusterNames) -> ObjectMeta {
-        let mut labels = names.labels();
-        labels.insert(UID_TAG.to_owned(), self.uid.clone());
-        ObjectMeta {
-            name: Some(name),
-            namespace: Some(names.namespace.clone()),
-            labels: Some(labels),
-            owner_references: self.reference.clone().map(|r| vec![r]),
-            annotations: (!self.version.is_empty())
-                .then(|| BTreeMap::from([(VERSION_ANNOTATION.to_owned(), self.version.clone())])),
-            ..ObjectMeta::default()
-        }
-    }
-
-    fn with_version(&self, version: String) -> Self {
-        Self {
-            reference: self.reference.clone(),
-            uid: self.uid.clone(),
-            version,
-        }
-    }
-}
-
-#[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use crate::version;
-
-    pub fn cluster(spec: serde_json::Value) -> EtcdCluster {
-        let mut c: EtcdCluster = serde_json::from_value(serde_json::json!({
-            "apiVersion": "etcd.ferroplane.io/v1alpha1",
-            "kind": "EtcdCluster",
-            "metadata": {"name": "etcd", "namespace": "db", "uid": "0123456789abcdef"},
-            "spec": spec,
-        }))
-        .expect("valid EtcdCluster");
-        c.metadata.generation = Some(1);
-        c
-    }
-
-    pub fn input(c: &EtcdCluster, replicas: u32) -> RenderInput {
-        RenderInput {
-            release: version::resolve(&c.spec).expect("resolves"),
-            replicas,
-            bootstrap: Some(Bootstrap::New { size: replicas }),
-            owned: true,
-        }
-    }
-
-    #[test]
-    fn every_child_is_owned_and_labelled() {
-        let c = cluster(serde_json::json!({"size": 3}));
-        let children = render(&c, &input(&c, 3))
-            .expect("renders")
-            .into_children()
-            .expect("serializes");
-        let kinds: Vec<&str> = children.iter().map(|c| c.kind()).collect();
-        assert_eq!(
-            kinds,
-            [
-                "ConfigMap",
-                "Service",
-                "Service",
-                "StatefulSet",
-                "PodDisruptionBudget"
-            ]
-        );
-        for child in &children {
-            let meta = &child.object["metadata"];
-            assert_eq!(meta["namespace"], "db");
-            assert_eq!(
-                meta["ownerReferences"][0]["uid"],
-                "0123456789abcdef",
-                "{}",
-                child.key()
-            );
-            assert_eq!(meta["ownerReferences"][0]["controller"], true);
-            assert_eq!(meta["ownerReferences"][0]["kind"], "EtcdCluster");
-            assert_eq!(meta["labels"]["app.kubernetes.io/name"], "etcd");
-            assert_eq!(meta["labels"]["app.kubernetes.io/instance"], "etcd");
-            assert_eq!(meta["labels"]["app.kubernetes.io/managed-by"], "ferroplane");
-            assert_eq!(meta["labels"][UID_TAG], "0123456789abcdef");
-        }
-    }
-
-    #[test]
-    fn orphaned_children_have_no_owner_reference() {
-        let c = cluster(serde_json::json!({"size": 1, "deletionPolicy": "Orphan"}));
-        let mut i = input(&c, 1);
-        i.owned = false;
-        let children = render(&c, &i)
-            .expect("renders")
-            .into_children()
-            .expect("serializes");
-        for child in &children {
-            assert!(
-                child.object["metadata"].get("ownerReferences").is_none(),
-                "{}",
-                child.key()
-            );
-            assert_eq!(
-                child.object["metadata"]["labels"][UID_TAG],
-                "0123456789abcdef"
-            );
-        }
-    }
-
-    #[test]
-    fn without_a_bootstrap_decision_the_config_map_is_left_alone() {
-        let c = cluster(serde_json::json!({"size": 3}));
-        let mut i = input(&c, 3);
-        i.bootstrap = None;
-        let children = render(&c, &i)
-            .expect("renders")
-            .into_children()
-            .expect("serializes");
-        assert!(children.iter().all(|c| c.kind() != "ConfigMap"));
-    }
-
-    #[test]
-    fn config_files_cover_every_pod_and_member() {
-        let b = Bootstrap::Existing {
-            members: [0, 1, 4].into(),
-        };
-        assert_eq!(bootstrap_ordinals(&b, 3), [0, 1, 2, 4]);
-        assert_eq!(
-            bootstrap_ordinals(&Bootstrap::New { size: 3 }, 0),
-            [0, 1, 2]
-        );
-    }
-
-    #[test]
-    fn token_depends_on_the_uid() {
-        let c = cluster(serde_json::json!({"size": 1}));
-        let rendered = render(&c, &input(&c, 1)).expect("renders");
-        let data = rendered
-            .bootstrap_config
-            .and_then(|cm| cm.data)
-            .expect("data");
-        assert!(data["etcd-0.json"].contains("\"initial-cluster-token\": \"etcd-01234567\""));
-    }
 }

@@ -6,7 +6,7 @@ use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec}
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::Owner;
+use super::owner::Owner;
 use crate::names::ClusterNames;
 use crate::planner::fault_tolerance;
 
@@ -23,26 +23,5 @@ pub(super) fn render(names: &ClusterNames, owner: &Owner, members: u32) -> PodDi
             ..PodDisruptionBudgetSpec::default()
         }),
         ..PodDisruptionBudget::default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-
-    use super::super::render;
-    use super::super::tests::{cluster, input};
-
-    #[test]
-    fn max_unavailable_keeps_quorum() {
-        for (members, expected) in [(1, 0), (2, 0), (3, 1), (4, 1), (5, 2), (7, 3), (9, 4)] {
-            let c = cluster(serde_json::json!({"size": members}));
-            let pdb = render(&c, &input(&c, members)).expect("renders").pdb;
-            assert_eq!(
-                pdb.spec.expect("spec").max_unavailable,
-                Some(IntOrString::Int(expected)),
-                "{members} members"
-            );
-        }
     }
 }

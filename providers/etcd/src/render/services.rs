@@ -4,7 +4,7 @@
 use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::Owner;
+use super::owner::Owner;
 use crate::names::{CLIENT_PORT, ClusterNames, PEER_PORT};
 
 fn port(name: &str, port: i32) -> ServicePort {
@@ -43,39 +43,5 @@ pub(super) fn client(names: &ClusterNames, owner: &Owner) -> Service {
             ..ServiceSpec::default()
         }),
         ..Service::default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::render;
-    use super::super::tests::{cluster, input};
-
-    #[test]
-    fn peer_service_is_headless_and_publishes_not_ready_addresses() {
-        let c = cluster(serde_json::json!({"size": 3}));
-        let r = render(&c, &input(&c, 3)).expect("renders");
-        let spec = r.peer_service.spec.expect("spec");
-        assert_eq!(r.peer_service.metadata.name.as_deref(), Some("etcd"));
-        assert_eq!(spec.cluster_ip.as_deref(), Some("None"));
-        assert_eq!(spec.publish_not_ready_addresses, Some(true));
-        let ports: Vec<i32> = spec.ports.expect("ports").iter().map(|p| p.port).collect();
-        assert_eq!(ports, [2380, 2379]);
-    }
-
-    #[test]
-    fn client_service_exposes_2379() {
-        let c = cluster(serde_json::json!({"size": 3}));
-        let r = render(&c, &input(&c, 3)).expect("renders");
-        assert_eq!(
-            r.client_service.metadata.name.as_deref(),
-            Some("etcd-client")
-        );
-        let spec = r.client_service.spec.expect("spec");
-        assert_eq!(spec.ports.expect("ports")[0].port, 2379);
-        assert_eq!(
-            spec.selector.expect("selector")["app.kubernetes.io/instance"],
-            "etcd"
-        );
     }
 }

@@ -26,7 +26,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::{Owner, RenderInput};
+use super::input::RenderInput;
+use super::owner::Owner;
 use crate::names::{CLIENT_PORT, CONFIG_MOUNT, ClusterNames, DATA_MOUNT, PEER_PORT};
 
 /// etcd's data directory inside the data volume (a subdirectory, so that a volume's
@@ -196,112 +197,5 @@ fn probes(input: &RenderInput) -> (Probe, Probe) {
             ..Probe::default()
         };
         (tcp, http_probe("/health", 5, 3))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::render;
-    use super::super::tests::{cluster, input};
-    use super::*;
-
-    fn container_of(sts: &StatefulSet) -> &Container {
-        &sts.spec
-            .as_ref()
-            .expect("spec")
-            .template
-            .spec
-            .as_ref()
-            .expect("pod spec")
-            .containers[0]
-    }
-
-    #[test]
-    fn parallel_pods_with_the_requested_image_and_replicas() {
-        let c = cluster(serde_json::json!({"size": 3, "version": "3.5.17"}));
-        let sts = render(&c, &input(&c, 2)).expect("renders").statefulset;
-        let spec = sts.spec.as_ref().expect("spec");
-        assert_eq!(spec.replicas, Some(2));
-        assert_eq!(spec.pod_management_policy.as_deref(), Some("Parallel"));
-        assert_eq!(spec.service_name.as_deref(), Some("etcd"));
-        assert_eq!(
-            container_of(&sts).image.as_deref(),
-            Some("gcr.io/etcd-development/etcd:v3.5.17")
-        );
-        assert_eq!(
-            sts.metadata.annotations.as_ref().expect("annotations")["etcd.ferroplane.io/version"],
-            "3.5.17"
-        );
-        let command = container_of(&sts).command.clone().expect("command");
-        assert_eq!(command[1], "--config-file=/etc/etcd/$(POD_NAME).json");
-    }
-
-    #[test]
-    fn storage_becomes_a_claim_template_else_an_empty_dir() {
-        let c = cluster(
-            serde_json::json!({"size": 3, "storage": {"size": "8Gi", "storageClassName": "fast"}}),
-        );
-        let sts = render(&c, &input(&c, 3)).expect("renders").statefulset;
-        let spec = sts.spec.expect("spec");
-        let claim = &spec.volume_claim_templates.expect("claims")[0];
-        let claim_spec = claim.spec.as_ref().expect("claim spec");
-        assert_eq!(claim_spec.storage_class_name.as_deref(), Some("fast"));
-        assert_eq!(
-            claim_spec
-                .resources
-                .as_ref()
-                .and_then(|r| r.requests.as_ref())
-                .expect("requests")["storage"],
-            Quantity("8Gi".into())
-        );
-        let volumes = spec.template.spec.expect("pod").volumes.expect("volumes");
-        assert!(volumes.iter().all(|v| v.empty_dir.is_none()));
-
-        let c = cluster(serde_json::json!({"size": 1}));
-        let sts = render(&c, &input(&c, 1)).expect("renders").statefulset;
-        let spec = sts.spec.expect("spec");
-        assert!(spec.volume_claim_templates.is_none());
-        let volumes = spec.template.spec.expect("pod").volumes.expect("volumes");
-        assert!(
-            volumes
-                .iter()
-                .any(|v| v.name == "data" && v.empty_dir.is_some())
-        );
-    }
-
-    #[test]
-    fn probes_follow_the_version() {
-        let new = cluster(serde_json::json!({"size": 1, "version": "3.5.17"}));
-        let sts = render(&new, &input(&new, 1)).expect("renders").statefulset;
-        let c = container_of(&sts);
-        let path = |p: &Option<Probe>| {
-            p.as_ref()
-                .and_then(|p| p.http_get.as_ref())
-                .and_then(|h| h.path.clone())
-        };
-        assert_eq!(path(&c.liveness_probe).as_deref(), Some("/livez"));
-        assert_eq!(path(&c.readiness_probe).as_deref(), Some("/readyz"));
-
-        let old = cluster(serde_json::json!({"size": 1, "version": "3.4.23"}));
-        let sts = render(&old, &input(&old, 1)).expect("renders").statefulset;
-        let c = container_of(&sts);
-        assert!(
-            c.liveness_probe
-                .as_ref()
-                .and_then(|p| p.tcp_socket.as_ref())
-                .is_some()
-        );
-        assert_eq!(path(&c.readiness_probe).as_deref(), Some("/health"));
-    }
-
-    #[test]
-    fn resources_are_passed_through() {
-        let c = cluster(serde_json::json!({"size": 1, "resources": {"requests": {"cpu": "100m"}}}));
-        let sts = render(&c, &input(&c, 1)).expect("renders").statefulset;
-        let resources = container_of(&sts).resources.clone().expect("resources");
-        assert_eq!(
-            resources.requests.expect("requests")["cpu"],
-            Quantity("100m".into())
-        );
     }
 }

@@ -1,0 +1,54 @@
+//! The owner reference and labels every child of one EtcdCluster carries.
+
+use std::collections::BTreeMap;
+
+use ferroplane_apis::etcd::EtcdCluster;
+use ferroplane_runtime::UID_TAG;
+use kube::Resource;
+use kube::api::ObjectMeta;
+
+use crate::error::Error;
+use crate::names::{ClusterNames, VERSION_ANNOTATION};
+
+/// Owner reference and labels shared by every child.
+pub(crate) struct Owner {
+    reference: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>,
+    uid: String,
+    version: String,
+}
+
+impl Owner {
+    pub(super) fn of(cluster: &EtcdCluster, owned: bool) -> Result<Self, Error> {
+        let reference = cluster
+            .controller_owner_ref(&())
+            .ok_or(Error::MissingMetadata("uid"))?;
+        let uid = reference.uid.clone();
+        Ok(Self {
+            reference: owned.then_some(reference),
+            uid,
+            version: String::new(),
+        })
+    }
+
+    pub(super) fn meta(&self, name: String, names: &ClusterNames) -> ObjectMeta {
+        let mut labels = names.labels();
+        labels.insert(UID_TAG.to_owned(), self.uid.clone());
+        ObjectMeta {
+            name: Some(name),
+            namespace: Some(names.namespace.clone()),
+            labels: Some(labels),
+            owner_references: self.reference.clone().map(|r| vec![r]),
+            annotations: (!self.version.is_empty())
+                .then(|| BTreeMap::from([(VERSION_ANNOTATION.to_owned(), self.version.clone())])),
+            ..ObjectMeta::default()
+        }
+    }
+
+    pub(super) fn with_version(&self, version: String) -> Self {
+        Self {
+            reference: self.reference.clone(),
+            uid: self.uid.clone(),
+            version,
+        }
+    }
+}
