@@ -3,11 +3,12 @@
 //! These tests need kubectl on PATH and fail with a clear message without it.
 
 mod common;
+mod widget_crd;
 
-use std::process::Stdio;
 use std::time::Duration;
 
-use common::Harness;
+use ferroplane_testkit::TestCluster;
+use ferroplane_testkit::kubectl::{finish, kubectl_path};
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -15,7 +16,7 @@ use serde_json::{Value, json};
 
 const WIDGET: &str = "apiVersion: example.io/v1\nkind: Widget\nmetadata:\n  name: w\n  labels: {team: a}\nspec:\n  size: 3\n  region: eu\n";
 
-fn widgets(harness: &Harness) -> Api<DynamicObject> {
+fn widgets(harness: &TestCluster) -> Api<DynamicObject> {
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("example.io", "v1", "Widget"),
         "widgets",
@@ -23,41 +24,14 @@ fn widgets(harness: &Harness) -> Api<DynamicObject> {
     Api::namespaced_with(harness.client(), "default", &resource)
 }
 
-async fn with_widgets() -> Harness {
-    common::kubectl_path();
+async fn with_widgets() -> TestCluster {
+    kubectl_path();
     let harness = common::start().await;
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(common::WIDGET_CRD))
+        .kubectl()
+        .ok(&["apply", "-f", "-"], Some(widget_crd::WIDGET_CRD))
         .await;
     harness
-}
-
-/// Starts a long-running kubectl (`get -w`, `wait`) in the background.
-fn spawn_kubectl(harness: &Harness, args: &[&str]) -> tokio::process::Child {
-    tokio::process::Command::new(common::kubectl_path())
-        .arg("--kubeconfig")
-        .arg(&harness.kubeconfig)
-        .arg("--cache-dir")
-        .arg(harness.cache_dir())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kubectl starts")
-}
-
-async fn finish(child: tokio::process::Child) -> (i32, String, String) {
-    let output = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
-        .await
-        .expect("kubectl finished in time")
-        .expect("kubectl ran");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 // Real apiserver: `kubectl apply -f crd.yaml` then objects → "created"; `get` prints the CRD's
@@ -68,10 +42,11 @@ async fn finish(child: tokio::process::Child) -> (i32, String, String) {
 async fn apply_and_get_custom_objects() {
     let harness = with_widgets().await;
     let created = harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(WIDGET))
+        .kubectl()
+        .ok(&["apply", "-f", "-"], Some(WIDGET))
         .await;
     assert_eq!(created.trim(), "widget.example.io/w created");
-    let table = harness.kubectl_ok(&["get", "widgets"], None).await;
+    let table = harness.kubectl().ok(&["get", "widgets"], None).await;
     let mut lines = table.lines();
     let header: Vec<&str> = lines.next().expect("header").split_whitespace().collect();
     assert_eq!(header, vec!["NAME", "SIZE", "READY", "AGE"]);
@@ -81,49 +56,56 @@ async fn apply_and_get_custom_objects() {
 
     assert_eq!(
         harness
-            .kubectl_ok(&["get", "wd", "w", "-o", "jsonpath={.spec.policy}"], None)
+            .kubectl()
+            .ok(&["get", "wd", "w", "-o", "jsonpath={.spec.policy}"], None)
             .await,
         "Delete"
     );
     let json: Value = serde_json::from_str(
         &harness
-            .kubectl_ok(&["get", "widget", "w", "-o", "json"], None)
+            .kubectl()
+            .ok(&["get", "widget", "w", "-o", "json"], None)
             .await,
     )
     .expect("json");
     assert_eq!(json["metadata"]["generation"], 1);
     let yaml = harness
-        .kubectl_ok(&["get", "widget", "w", "-o", "yaml"], None)
+        .kubectl()
+        .ok(&["get", "widget", "w", "-o", "yaml"], None)
         .await;
     assert!(yaml.contains("size: 3"), "{yaml}");
     assert_eq!(
         harness
-            .kubectl_ok(&["get", "widgets", "-l", "team=a", "-o", "name"], None)
+            .kubectl()
+            .ok(&["get", "widgets", "-l", "team=a", "-o", "name"], None)
             .await
             .trim(),
         "widget.example.io/w"
     );
     assert_eq!(
         harness
-            .kubectl_ok(&["get", "widgets", "-l", "team!=a", "-o", "name"], None)
+            .kubectl()
+            .ok(&["get", "widgets", "-l", "team!=a", "-o", "name"], None)
             .await
             .trim(),
         ""
     );
-    let all = harness.kubectl_ok(&["get", "widgets", "-A"], None).await;
+    let all = harness.kubectl().ok(&["get", "widgets", "-A"], None).await;
     assert!(all.starts_with("NAMESPACE"), "{all}");
 
     let changed = WIDGET.replace("size: 3", "size: 4");
     assert_eq!(
         harness
-            .kubectl_ok(&["apply", "-f", "-"], Some(&changed))
+            .kubectl()
+            .ok(&["apply", "-f", "-"], Some(&changed))
             .await
             .trim(),
         "widget.example.io/w configured"
     );
     assert_eq!(
         harness
-            .kubectl_ok(
+            .kubectl()
+            .ok(
                 &[
                     "get",
                     "widget",
@@ -139,7 +121,8 @@ async fn apply_and_get_custom_objects() {
     let ssa = WIDGET.replace("name: w\n", "name: s\n");
     assert_eq!(
         harness
-            .kubectl_ok(&["apply", "--server-side", "-f", "-"], Some(&ssa))
+            .kubectl()
+            .ok(&["apply", "--server-side", "-f", "-"], Some(&ssa))
             .await
             .trim(),
         "widget.example.io/s serverside-applied"
@@ -155,7 +138,8 @@ async fn apply_and_get_custom_objects() {
 async fn validation_errors_reach_kubectl() {
     let harness = with_widgets().await;
     let too_big = harness
-        .kubectl(
+        .kubectl()
+        .run(
             &["apply", "-f", "-"],
             Some(&WIDGET.replace("size: 3", "size: 12")),
         )
@@ -169,7 +153,8 @@ async fn validation_errors_reach_kubectl() {
         too_big.stderr
     );
     let unknown = harness
-        .kubectl(
+        .kubectl()
+        .run(
             &["apply", "-f", "-"],
             Some(&format!("{WIDGET}  junk: true\n")),
         )
@@ -183,7 +168,8 @@ async fn validation_errors_reach_kubectl() {
         unknown.stderr
     );
     let bad_name = harness
-        .kubectl(
+        .kubectl()
+        .run(
             &["apply", "-f", "-"],
             Some(&WIDGET.replace("name: w", "name: Bad_W")),
         )
@@ -298,10 +284,11 @@ subjects: [{kind: ServiceAccount, name: provider, namespace: team}]
 // the Deployment READY 2/2; deleting the namespace deletes its content.
 #[tokio::test]
 async fn apply_builtins_client_and_server_side() {
-    common::kubectl_path();
+    kubectl_path();
     let harness = common::start().await;
     let applied = harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(BUILTINS))
+        .kubectl()
+        .ok(&["apply", "-f", "-"], Some(BUILTINS))
         .await;
     assert_eq!(
         applied.lines().filter(|l| l.ends_with(" created")).count(),
@@ -309,7 +296,8 @@ async fn apply_builtins_client_and_server_side() {
         "{applied}"
     );
     let again = harness
-        .kubectl_ok(&["apply", "--server-side", "-f", "-"], Some(BUILTINS))
+        .kubectl()
+        .ok(&["apply", "--server-side", "-f", "-"], Some(BUILTINS))
         .await;
     assert_eq!(
         again
@@ -321,7 +309,8 @@ async fn apply_builtins_client_and_server_side() {
     );
     assert_eq!(
         harness
-            .kubectl_ok(
+            .kubectl()
+            .ok(
                 &[
                     "get",
                     "secret",
@@ -339,14 +328,16 @@ async fn apply_builtins_client_and_server_side() {
 
     let changed = BUILTINS.replace("image: \"nginx:1\"", "image: \"nginx:2\"");
     let reapplied = harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(&changed))
+        .kubectl()
+        .ok(&["apply", "-f", "-"], Some(&changed))
         .await;
     assert!(
         reapplied.contains("deployment.apps/web configured"),
         "{reapplied}"
     );
     let images = harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[
                 "get",
                 "deploy",
@@ -361,7 +352,8 @@ async fn apply_builtins_client_and_server_side() {
         .await;
     assert_eq!(images, "nginx:2 busybox:1");
     harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[
                 "wait",
                 "--for=condition=Available",
@@ -374,7 +366,8 @@ async fn apply_builtins_client_and_server_side() {
         )
         .await;
     let deploy = harness
-        .kubectl_ok(&["get", "deploy", "-n", "team"], None)
+        .kubectl()
+        .ok(&["get", "deploy", "-n", "team"], None)
         .await;
     assert!(
         deploy
@@ -384,7 +377,8 @@ async fn apply_builtins_client_and_server_side() {
         "{deploy}"
     );
     let kinds = harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[
                 "get",
                 "sts,svc,ing,pdb,lease,cm,sa,role,rolebinding",
@@ -399,10 +393,12 @@ async fn apply_builtins_client_and_server_side() {
     assert_eq!(kinds.lines().count(), 9, "{kinds}");
 
     harness
-        .kubectl_ok(&["delete", "namespace", "team", "--timeout=10s"], None)
+        .kubectl()
+        .ok(&["delete", "namespace", "team", "--timeout=10s"], None)
         .await;
     let left = harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &["get", "deploy,secret,cm", "-n", "team", "-o", "name"],
             None,
         )
@@ -415,21 +411,24 @@ async fn apply_builtins_client_and_server_side() {
 // merge and JSON patches; `--subresource=status` patches only status.
 #[tokio::test]
 async fn patch_every_type() {
-    common::kubectl_path();
+    kubectl_path();
     let harness = common::start().await;
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(BUILTINS))
+        .kubectl()
+        .ok(&["apply", "-f", "-"], Some(BUILTINS))
         .await;
     let deploy = ["-n", "team", "deployment", "web"];
     let strategic = r#"{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"B","value":"2"}]}]}}}}"#;
     harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[&["patch"][..], &deploy[..], &["-p", strategic]].concat(),
             None,
         )
         .await;
     let env = harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[
                 "get",
                 "-n",
@@ -444,7 +443,8 @@ async fn patch_every_type() {
         .await;
     assert_eq!(env, "A B");
     let containers = harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[
                 "get",
                 "-n",
@@ -459,7 +459,8 @@ async fn patch_every_type() {
         .await;
     assert_eq!(containers, "web sidecar");
     harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[
                 &["patch"][..],
                 &deploy[..],
@@ -470,7 +471,8 @@ async fn patch_every_type() {
         )
         .await;
     harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[
                 &["patch"][..],
                 &deploy[..],
@@ -486,7 +488,8 @@ async fn patch_every_type() {
         .await;
     assert_eq!(
         harness
-            .kubectl_ok(
+            .kubectl()
+            .ok(
                 &[
                     "get",
                     "-n",
@@ -503,13 +506,16 @@ async fn patch_every_type() {
     );
 
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(common::WIDGET_CRD))
+        .kubectl()
+        .ok(&["apply", "-f", "-"], Some(widget_crd::WIDGET_CRD))
         .await;
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(WIDGET))
+        .kubectl()
+        .ok(&["apply", "-f", "-"], Some(WIDGET))
         .await;
     harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[
                 "patch",
                 "widget",
@@ -524,7 +530,8 @@ async fn patch_every_type() {
         .await;
     let widget: Value = serde_json::from_str(
         &harness
-            .kubectl_ok(&["get", "widget", "w", "-o", "json"], None)
+            .kubectl()
+            .ok(&["get", "widget", "w", "-o", "json"], None)
             .await,
     )
     .expect("json");
@@ -536,7 +543,8 @@ async fn patch_every_type() {
         (json!("Ready"), json!(3))
     );
     let strategic_on_custom = harness
-        .kubectl(
+        .kubectl()
+        .run(
             &[
                 "patch",
                 "widget",
@@ -566,12 +574,15 @@ async fn delete_waits_for_finalizers_and_wait_for_conditions() {
         "labels: {team: a}",
         "labels: {team: a}\n  finalizers: [example.io/hold]",
     );
-    harness.kubectl_ok(&["apply", "-f", "-"], Some(&held)).await;
+    harness
+        .kubectl()
+        .ok(&["apply", "-f", "-"], Some(&held))
+        .await;
 
-    let waiter = spawn_kubectl(
-        &harness,
-        &["wait", "--for=condition=Ready", "widget/w", "--timeout=15s"],
-    );
+    let waiter =
+        harness
+            .kubectl()
+            .spawn(&["wait", "--for=condition=Ready", "widget/w", "--timeout=15s"]);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let status = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
     widgets(&harness)
@@ -582,14 +593,16 @@ async fn delete_waits_for_finalizers_and_wait_for_conditions() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("condition met"), "{stdout}");
 
-    let deleter = spawn_kubectl(&harness, &["delete", "widget", "w", "--timeout=15s"]);
-    let gone = spawn_kubectl(
-        &harness,
-        &["wait", "--for=delete", "widget/w", "--timeout=15s"],
-    );
+    let deleter = harness
+        .kubectl()
+        .spawn(&["delete", "widget", "w", "--timeout=15s"]);
+    let gone = harness
+        .kubectl()
+        .spawn(&["wait", "--for=delete", "widget/w", "--timeout=15s"]);
     tokio::time::sleep(Duration::from_millis(700)).await;
     let still = harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[
                 "get",
                 "widget",
@@ -622,12 +635,14 @@ async fn delete_waits_for_finalizers_and_wait_for_conditions() {
 async fn get_watch_prints_changes() {
     let harness = with_widgets().await;
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(WIDGET))
+        .kubectl()
+        .ok(&["apply", "-f", "-"], Some(WIDGET))
         .await;
-    let watcher = spawn_kubectl(&harness, &["get", "widgets", "-w"]);
+    let watcher = harness.kubectl().spawn(&["get", "widgets", "-w"]);
     tokio::time::sleep(Duration::from_millis(700)).await;
     harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &["apply", "-f", "-"],
             Some(&WIDGET.replace("name: w\n", "name: second\n")),
         )
@@ -650,7 +665,8 @@ async fn get_watch_prints_changes() {
 async fn describe_shows_recorded_events() {
     let harness = with_widgets().await;
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(WIDGET))
+        .kubectl()
+        .ok(&["apply", "-f", "-"], Some(WIDGET))
         .await;
     let object = widgets(&harness).get("w").await.expect("exists");
     let reference = ObjectReference {
@@ -679,11 +695,15 @@ async fn describe_shows_recorded_events() {
         .publish(&event, &reference)
         .await
         .expect("published");
-    let described = harness.kubectl_ok(&["describe", "widget", "w"], None).await;
+    let described = harness
+        .kubectl()
+        .ok(&["describe", "widget", "w"], None)
+        .await;
     assert!(described.contains("CannotConnect"), "{described}");
     assert!(described.contains("endpoint unreachable"), "{described}");
     let events = harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[
                 "get",
                 "events",
@@ -705,14 +725,18 @@ async fn describe_shows_recorded_events() {
 async fn explain_custom_and_builtin_kinds() {
     let harness = with_widgets().await;
     let size = harness
-        .kubectl_ok(&["explain", "widgets.spec.size"], None)
+        .kubectl()
+        .ok(&["explain", "widgets.spec.size"], None)
         .await;
     assert!(size.contains("Number of parts."), "{size}");
-    let widget = harness.kubectl_ok(&["explain", "widget"], None).await;
+    let widget = harness.kubectl().ok(&["explain", "widget"], None).await;
     assert!(widget.contains("A widget for tests."), "{widget}");
-    let secret = harness.kubectl_ok(&["explain", "secret"], None).await;
+    let secret = harness.kubectl().ok(&["explain", "secret"], None).await;
     assert!(secret.contains("stringData"), "{secret}");
-    let deployment = harness.kubectl_ok(&["explain", "deployments"], None).await;
+    let deployment = harness
+        .kubectl()
+        .ok(&["explain", "deployments"], None)
+        .await;
     assert!(
         deployment.contains("KIND:       Deployment")
             || deployment.contains("KIND:     Deployment"),
@@ -725,14 +749,16 @@ async fn explain_custom_and_builtin_kinds() {
 // serviceaccount`) send protobuf bodies and get "<kind>/<name> created".
 #[tokio::test]
 async fn create_generators_send_protobuf() {
-    common::kubectl_path();
+    kubectl_path();
     let harness = common::start().await;
     let created = [
         harness
-            .kubectl_ok(&["create", "namespace", "team"], None)
+            .kubectl()
+            .ok(&["create", "namespace", "team"], None)
             .await,
         harness
-            .kubectl_ok(
+            .kubectl()
+            .ok(
                 &[
                     "create",
                     "configmap",
@@ -745,7 +771,8 @@ async fn create_generators_send_protobuf() {
             )
             .await,
         harness
-            .kubectl_ok(
+            .kubectl()
+            .ok(
                 &[
                     "create",
                     "secret",
@@ -759,7 +786,8 @@ async fn create_generators_send_protobuf() {
             )
             .await,
         harness
-            .kubectl_ok(
+            .kubectl()
+            .ok(
                 &["create", "serviceaccount", "provider", "-n", "team"],
                 None,
             )
@@ -776,7 +804,8 @@ async fn create_generators_send_protobuf() {
         ]
     );
     let level = harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[
                 "get",
                 "configmap",
@@ -791,7 +820,8 @@ async fn create_generators_send_protobuf() {
         .await;
     assert_eq!(level, "info");
     let key = harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[
                 "get",
                 "secret",
@@ -812,20 +842,23 @@ async fn create_generators_send_protobuf() {
 // spec.replicas follows and the controllers (here the simulator) catch up.
 #[tokio::test]
 async fn scale_deployments() {
-    common::kubectl_path();
+    kubectl_path();
     let harness = common::start().await;
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(BUILTINS))
+        .kubectl()
+        .ok(&["apply", "-f", "-"], Some(BUILTINS))
         .await;
     let scaled = harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &["scale", "deployment/web", "-n", "team", "--replicas=4"],
             None,
         )
         .await;
     assert_eq!(scaled.trim(), "deployment.apps/web scaled");
     harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(
             &[
                 "wait",
                 "-n",
@@ -838,7 +871,8 @@ async fn scale_deployments() {
         )
         .await;
     let stale = harness
-        .kubectl(
+        .kubectl()
+        .run(
             &[
                 "scale",
                 "statefulset/db",
