@@ -2,12 +2,17 @@
 //! (in a temporary directory), the CRDs the test installs, and the controllers it runs against
 //! the server. [`TestCluster::shutdown`] stops the controllers, then the server.
 
+use std::fmt::Debug;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 
 use ferroplane_runtime::{RunError, Runtime};
 use ferroplane_sandbox::{Sandbox, SandboxConfig};
+use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Resource;
+use kube::api::Api;
+use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::client_for;
@@ -50,6 +55,15 @@ impl TestCluster {
     /// An admin client of the server.
     pub fn client(&self) -> kube::Client {
         self.client.clone()
+    }
+
+    /// An API of namespaced kind `K` in namespace `default` (the client's).
+    pub fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+        K::DynamicType: Default,
+    {
+        Api::default_namespaced(self.client())
     }
 
     /// The server itself (its URL, write counters, resource version).

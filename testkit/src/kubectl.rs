@@ -54,6 +54,19 @@ impl KubectlOutput {
     pub fn success(&self) -> bool {
         self.code == 0
     }
+
+    /// stdout; panics with both outputs unless kubectl succeeded.
+    #[track_caller]
+    pub fn expect_success(self) -> String {
+        assert!(
+            self.success(),
+            "kubectl {} failed:\nstdout: {}\nstderr: {}",
+            self.args,
+            self.stdout,
+            self.stderr
+        );
+        self.stdout
+    }
 }
 
 impl Kubectl {
@@ -105,8 +118,27 @@ impl Kubectl {
         self.command(args).spawn().expect("kubectl starts")
     }
 
-    /// Runs kubectl to its end, with `stdin` as its input when given.
-    pub async fn run(&self, args: &[&str], stdin: Option<&str>) -> KubectlOutput {
+    /// Runs kubectl to its end.
+    pub async fn run(&self, args: &[&str]) -> KubectlOutput {
+        self.run_inner(args, None).await
+    }
+
+    /// Runs kubectl to its end with `stdin` as its input.
+    pub async fn run_with_input(&self, args: &[&str], stdin: &str) -> KubectlOutput {
+        self.run_inner(args, Some(stdin)).await
+    }
+
+    /// kubectl that must succeed; returns stdout.
+    pub async fn ok(&self, args: &[&str]) -> String {
+        self.run_inner(args, None).await.expect_success()
+    }
+
+    /// kubectl with `stdin` as its input that must succeed; returns stdout.
+    pub async fn ok_with_input(&self, args: &[&str], stdin: &str) -> String {
+        self.run_inner(args, Some(stdin)).await.expect_success()
+    }
+
+    async fn run_inner(&self, args: &[&str], stdin: Option<&str>) -> KubectlOutput {
         let mut command = self.command(args);
         if stdin.is_some() {
             command.stdin(Stdio::piped());
@@ -131,22 +163,9 @@ impl Kubectl {
         }
     }
 
-    /// kubectl that must succeed; returns stdout.
-    pub async fn ok(&self, args: &[&str], stdin: Option<&str>) -> String {
-        let run = self.run(args, stdin).await;
-        assert!(
-            run.success(),
-            "kubectl {} failed:\nstdout: {}\nstderr: {}",
-            run.args,
-            run.stdout,
-            run.stderr
-        );
-        run.stdout
-    }
-
     /// `kubectl apply -f -` of `yaml` that must succeed; returns stdout.
     pub async fn apply(&self, yaml: &str) -> String {
-        let run = self.run(&["apply", "-f", "-"], Some(yaml)).await;
+        let run = self.run_with_input(&["apply", "-f", "-"], yaml).await;
         assert!(
             run.success(),
             "kubectl apply failed: {}\n{yaml}",
@@ -157,7 +176,7 @@ impl Kubectl {
 
     /// `kubectl get <what> -o jsonpath=<path>`: stdout, empty when the object is missing.
     pub async fn jsonpath(&self, what: &str, path: &str) -> String {
-        self.run(&["get", what, "-o", &format!("jsonpath={path}")], None)
+        self.run(&["get", what, "-o", &format!("jsonpath={path}")])
             .await
             .stdout
     }

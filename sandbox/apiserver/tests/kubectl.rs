@@ -29,7 +29,7 @@ async fn with_widgets() -> TestCluster {
     let harness = common::start().await;
     harness
         .kubectl()
-        .ok(&["apply", "-f", "-"], Some(widget_crd::WIDGET_CRD))
+        .ok_with_input(&["apply", "-f", "-"], widget_crd::WIDGET_CRD)
         .await;
     harness
 }
@@ -43,10 +43,10 @@ async fn apply_and_get_custom_objects() {
     let harness = with_widgets().await;
     let created = harness
         .kubectl()
-        .ok(&["apply", "-f", "-"], Some(WIDGET))
+        .ok_with_input(&["apply", "-f", "-"], WIDGET)
         .await;
     assert_eq!(created.trim(), "widget.example.io/w created");
-    let table = harness.kubectl().ok(&["get", "widgets"], None).await;
+    let table = harness.kubectl().ok(&["get", "widgets"]).await;
     let mut lines = table.lines();
     let header: Vec<&str> = lines.next().expect("header").split_whitespace().collect();
     assert_eq!(header, vec!["NAME", "SIZE", "READY", "AGE"]);
@@ -57,27 +57,27 @@ async fn apply_and_get_custom_objects() {
     assert_eq!(
         harness
             .kubectl()
-            .ok(&["get", "wd", "w", "-o", "jsonpath={.spec.policy}"], None)
+            .ok(&["get", "wd", "w", "-o", "jsonpath={.spec.policy}"])
             .await,
         "Delete"
     );
     let json: Value = serde_json::from_str(
         &harness
             .kubectl()
-            .ok(&["get", "widget", "w", "-o", "json"], None)
+            .ok(&["get", "widget", "w", "-o", "json"])
             .await,
     )
     .expect("json");
     assert_eq!(json["metadata"]["generation"], 1);
     let yaml = harness
         .kubectl()
-        .ok(&["get", "widget", "w", "-o", "yaml"], None)
+        .ok(&["get", "widget", "w", "-o", "yaml"])
         .await;
     assert!(yaml.contains("size: 3"), "{yaml}");
     assert_eq!(
         harness
             .kubectl()
-            .ok(&["get", "widgets", "-l", "team=a", "-o", "name"], None)
+            .ok(&["get", "widgets", "-l", "team=a", "-o", "name"])
             .await
             .trim(),
         "widget.example.io/w"
@@ -85,19 +85,19 @@ async fn apply_and_get_custom_objects() {
     assert_eq!(
         harness
             .kubectl()
-            .ok(&["get", "widgets", "-l", "team!=a", "-o", "name"], None)
+            .ok(&["get", "widgets", "-l", "team!=a", "-o", "name"])
             .await
             .trim(),
         ""
     );
-    let all = harness.kubectl().ok(&["get", "widgets", "-A"], None).await;
+    let all = harness.kubectl().ok(&["get", "widgets", "-A"]).await;
     assert!(all.starts_with("NAMESPACE"), "{all}");
 
     let changed = WIDGET.replace("size: 3", "size: 4");
     assert_eq!(
         harness
             .kubectl()
-            .ok(&["apply", "-f", "-"], Some(&changed))
+            .ok_with_input(&["apply", "-f", "-"], &changed)
             .await
             .trim(),
         "widget.example.io/w configured"
@@ -105,16 +105,13 @@ async fn apply_and_get_custom_objects() {
     assert_eq!(
         harness
             .kubectl()
-            .ok(
-                &[
-                    "get",
-                    "widget",
-                    "w",
-                    "-o",
-                    "jsonpath={.metadata.generation}"
-                ],
-                None
-            )
+            .ok(&[
+                "get",
+                "widget",
+                "w",
+                "-o",
+                "jsonpath={.metadata.generation}"
+            ])
             .await,
         "2"
     );
@@ -122,7 +119,7 @@ async fn apply_and_get_custom_objects() {
     assert_eq!(
         harness
             .kubectl()
-            .ok(&["apply", "--server-side", "-f", "-"], Some(&ssa))
+            .ok_with_input(&["apply", "--server-side", "-f", "-"], &ssa)
             .await
             .trim(),
         "widget.example.io/s serverside-applied"
@@ -139,9 +136,9 @@ async fn validation_errors_reach_kubectl() {
     let harness = with_widgets().await;
     let too_big = harness
         .kubectl()
-        .run(
+        .run_with_input(
             &["apply", "-f", "-"],
-            Some(&WIDGET.replace("size: 3", "size: 12")),
+            &WIDGET.replace("size: 3", "size: 12"),
         )
         .await;
     assert_ne!(too_big.code, 0);
@@ -154,10 +151,7 @@ async fn validation_errors_reach_kubectl() {
     );
     let unknown = harness
         .kubectl()
-        .run(
-            &["apply", "-f", "-"],
-            Some(&format!("{WIDGET}  junk: true\n")),
-        )
+        .run_with_input(&["apply", "-f", "-"], &format!("{WIDGET}  junk: true\n"))
         .await;
     assert_ne!(unknown.code, 0);
     assert!(
@@ -169,9 +163,9 @@ async fn validation_errors_reach_kubectl() {
     );
     let bad_name = harness
         .kubectl()
-        .run(
+        .run_with_input(
             &["apply", "-f", "-"],
-            Some(&WIDGET.replace("name: w", "name: Bad_W")),
+            &WIDGET.replace("name: w", "name: Bad_W"),
         )
         .await;
     assert!(
@@ -288,7 +282,7 @@ async fn apply_builtins_client_and_server_side() {
     let harness = common::start().await;
     let applied = harness
         .kubectl()
-        .ok(&["apply", "-f", "-"], Some(BUILTINS))
+        .ok_with_input(&["apply", "-f", "-"], BUILTINS)
         .await;
     assert_eq!(
         applied.lines().filter(|l| l.ends_with(" created")).count(),
@@ -297,7 +291,7 @@ async fn apply_builtins_client_and_server_side() {
     );
     let again = harness
         .kubectl()
-        .ok(&["apply", "--server-side", "-f", "-"], Some(BUILTINS))
+        .ok_with_input(&["apply", "--server-side", "-f", "-"], BUILTINS)
         .await;
     assert_eq!(
         again
@@ -310,18 +304,15 @@ async fn apply_builtins_client_and_server_side() {
     assert_eq!(
         harness
             .kubectl()
-            .ok(
-                &[
-                    "get",
-                    "secret",
-                    "creds",
-                    "-n",
-                    "team",
-                    "-o",
-                    "jsonpath={.data.accessKeyId}"
-                ],
-                None
-            )
+            .ok(&[
+                "get",
+                "secret",
+                "creds",
+                "-n",
+                "team",
+                "-o",
+                "jsonpath={.data.accessKeyId}"
+            ])
             .await,
         "QUtJRA=="
     );
@@ -329,7 +320,7 @@ async fn apply_builtins_client_and_server_side() {
     let changed = BUILTINS.replace("image: \"nginx:1\"", "image: \"nginx:2\"");
     let reapplied = harness
         .kubectl()
-        .ok(&["apply", "-f", "-"], Some(&changed))
+        .ok_with_input(&["apply", "-f", "-"], &changed)
         .await;
     assert!(
         reapplied.contains("deployment.apps/web configured"),
@@ -337,38 +328,29 @@ async fn apply_builtins_client_and_server_side() {
     );
     let images = harness
         .kubectl()
-        .ok(
-            &[
-                "get",
-                "deploy",
-                "web",
-                "-n",
-                "team",
-                "-o",
-                "jsonpath={.spec.template.spec.containers[*].image}",
-            ],
-            None,
-        )
+        .ok(&[
+            "get",
+            "deploy",
+            "web",
+            "-n",
+            "team",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[*].image}",
+        ])
         .await;
     assert_eq!(images, "nginx:2 busybox:1");
     harness
         .kubectl()
-        .ok(
-            &[
-                "wait",
-                "--for=condition=Available",
-                "deploy/web",
-                "-n",
-                "team",
-                "--timeout=10s",
-            ],
-            None,
-        )
+        .ok(&[
+            "wait",
+            "--for=condition=Available",
+            "deploy/web",
+            "-n",
+            "team",
+            "--timeout=10s",
+        ])
         .await;
-    let deploy = harness
-        .kubectl()
-        .ok(&["get", "deploy", "-n", "team"], None)
-        .await;
+    let deploy = harness.kubectl().ok(&["get", "deploy", "-n", "team"]).await;
     assert!(
         deploy
             .lines()
@@ -378,30 +360,24 @@ async fn apply_builtins_client_and_server_side() {
     );
     let kinds = harness
         .kubectl()
-        .ok(
-            &[
-                "get",
-                "sts,svc,ing,pdb,lease,cm,sa,role,rolebinding",
-                "-n",
-                "team",
-                "-o",
-                "name",
-            ],
-            None,
-        )
+        .ok(&[
+            "get",
+            "sts,svc,ing,pdb,lease,cm,sa,role,rolebinding",
+            "-n",
+            "team",
+            "-o",
+            "name",
+        ])
         .await;
     assert_eq!(kinds.lines().count(), 9, "{kinds}");
 
     harness
         .kubectl()
-        .ok(&["delete", "namespace", "team", "--timeout=10s"], None)
+        .ok(&["delete", "namespace", "team", "--timeout=10s"])
         .await;
     let left = harness
         .kubectl()
-        .ok(
-            &["get", "deploy,secret,cm", "-n", "team", "-o", "name"],
-            None,
-        )
+        .ok(&["get", "deploy,secret,cm", "-n", "team", "-o", "name"])
         .await;
     assert_eq!(left.trim(), "");
     harness.shutdown().await;
@@ -415,123 +391,102 @@ async fn patch_every_type() {
     let harness = common::start().await;
     harness
         .kubectl()
-        .ok(&["apply", "-f", "-"], Some(BUILTINS))
+        .ok_with_input(&["apply", "-f", "-"], BUILTINS)
         .await;
     let deploy = ["-n", "team", "deployment", "web"];
     let strategic = r#"{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"B","value":"2"}]}]}}}}"#;
     harness
         .kubectl()
-        .ok(
-            &[&["patch"][..], &deploy[..], &["-p", strategic]].concat(),
-            None,
-        )
+        .ok(&[&["patch"][..], &deploy[..], &["-p", strategic]].concat())
         .await;
     let env = harness
         .kubectl()
-        .ok(
-            &[
-                "get",
-                "-n",
-                "team",
-                "deploy",
-                "web",
-                "-o",
-                "jsonpath={.spec.template.spec.containers[0].env[*].name}",
-            ],
-            None,
-        )
+        .ok(&[
+            "get",
+            "-n",
+            "team",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].env[*].name}",
+        ])
         .await;
     assert_eq!(env, "A B");
     let containers = harness
         .kubectl()
-        .ok(
+        .ok(&[
+            "get",
+            "-n",
+            "team",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[*].name}",
+        ])
+        .await;
+    assert_eq!(containers, "web sidecar");
+    harness
+        .kubectl()
+        .ok(&[
+            &["patch"][..],
+            &deploy[..],
+            &["--type=merge", "-p", r#"{"spec":{"replicas":5}}"#],
+        ]
+        .concat())
+        .await;
+    harness
+        .kubectl()
+        .ok(&[
+            &["patch"][..],
+            &deploy[..],
             &[
+                "--type=json",
+                "-p",
+                r#"[{"op":"replace","path":"/spec/replicas","value":4}]"#,
+            ],
+        ]
+        .concat())
+        .await;
+    assert_eq!(
+        harness
+            .kubectl()
+            .ok(&[
                 "get",
                 "-n",
                 "team",
                 "deploy",
                 "web",
                 "-o",
-                "jsonpath={.spec.template.spec.containers[*].name}",
-            ],
-            None,
-        )
-        .await;
-    assert_eq!(containers, "web sidecar");
-    harness
-        .kubectl()
-        .ok(
-            &[
-                &["patch"][..],
-                &deploy[..],
-                &["--type=merge", "-p", r#"{"spec":{"replicas":5}}"#],
-            ]
-            .concat(),
-            None,
-        )
-        .await;
-    harness
-        .kubectl()
-        .ok(
-            &[
-                &["patch"][..],
-                &deploy[..],
-                &[
-                    "--type=json",
-                    "-p",
-                    r#"[{"op":"replace","path":"/spec/replicas","value":4}]"#,
-                ],
-            ]
-            .concat(),
-            None,
-        )
-        .await;
-    assert_eq!(
-        harness
-            .kubectl()
-            .ok(
-                &[
-                    "get",
-                    "-n",
-                    "team",
-                    "deploy",
-                    "web",
-                    "-o",
-                    "jsonpath={.spec.replicas}"
-                ],
-                None
-            )
+                "jsonpath={.spec.replicas}"
+            ])
             .await,
         "4"
     );
 
     harness
         .kubectl()
-        .ok(&["apply", "-f", "-"], Some(widget_crd::WIDGET_CRD))
+        .ok_with_input(&["apply", "-f", "-"], widget_crd::WIDGET_CRD)
         .await;
     harness
         .kubectl()
-        .ok(&["apply", "-f", "-"], Some(WIDGET))
+        .ok_with_input(&["apply", "-f", "-"], WIDGET)
         .await;
     harness
         .kubectl()
-        .ok(
-            &[
-                "patch",
-                "widget",
-                "w",
-                "--subresource=status",
-                "--type=merge",
-                "-p",
-                r#"{"status":{"phase":"Ready"},"spec":{"size":9}}"#,
-            ],
-            None,
-        )
+        .ok(&[
+            "patch",
+            "widget",
+            "w",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"phase":"Ready"},"spec":{"size":9}}"#,
+        ])
         .await;
     let widget: Value = serde_json::from_str(
         &harness
             .kubectl()
-            .ok(&["get", "widget", "w", "-o", "json"], None)
+            .ok(&["get", "widget", "w", "-o", "json"])
             .await,
     )
     .expect("json");
@@ -544,17 +499,14 @@ async fn patch_every_type() {
     );
     let strategic_on_custom = harness
         .kubectl()
-        .run(
-            &[
-                "patch",
-                "widget",
-                "w",
-                "--type=strategic",
-                "-p",
-                r#"{"spec":{"size":2}}"#,
-            ],
-            None,
-        )
+        .run(&[
+            "patch",
+            "widget",
+            "w",
+            "--type=strategic",
+            "-p",
+            r#"{"spec":{"size":2}}"#,
+        ])
         .await;
     assert_ne!(
         strategic_on_custom.code, 0,
@@ -576,7 +528,7 @@ async fn delete_waits_for_finalizers_and_wait_for_conditions() {
     );
     harness
         .kubectl()
-        .ok(&["apply", "-f", "-"], Some(&held))
+        .ok_with_input(&["apply", "-f", "-"], &held)
         .await;
 
     let waiter =
@@ -602,16 +554,13 @@ async fn delete_waits_for_finalizers_and_wait_for_conditions() {
     tokio::time::sleep(Duration::from_millis(700)).await;
     let still = harness
         .kubectl()
-        .ok(
-            &[
-                "get",
-                "widget",
-                "w",
-                "-o",
-                "jsonpath={.metadata.deletionTimestamp}",
-            ],
-            None,
-        )
+        .ok(&[
+            "get",
+            "widget",
+            "w",
+            "-o",
+            "jsonpath={.metadata.deletionTimestamp}",
+        ])
         .await;
     assert!(
         !still.is_empty(),
@@ -636,15 +585,15 @@ async fn get_watch_prints_changes() {
     let harness = with_widgets().await;
     harness
         .kubectl()
-        .ok(&["apply", "-f", "-"], Some(WIDGET))
+        .ok_with_input(&["apply", "-f", "-"], WIDGET)
         .await;
     let watcher = harness.kubectl().spawn(&["get", "widgets", "-w"]);
     tokio::time::sleep(Duration::from_millis(700)).await;
     harness
         .kubectl()
-        .ok(
+        .ok_with_input(
             &["apply", "-f", "-"],
-            Some(&WIDGET.replace("name: w\n", "name: second\n")),
+            &WIDGET.replace("name: w\n", "name: second\n"),
         )
         .await;
     tokio::time::sleep(Duration::from_millis(700)).await;
@@ -666,7 +615,7 @@ async fn describe_shows_recorded_events() {
     let harness = with_widgets().await;
     harness
         .kubectl()
-        .ok(&["apply", "-f", "-"], Some(WIDGET))
+        .ok_with_input(&["apply", "-f", "-"], WIDGET)
         .await;
     let object = widgets(&harness).get("w").await.expect("exists");
     let reference = ObjectReference {
@@ -695,25 +644,19 @@ async fn describe_shows_recorded_events() {
         .publish(&event, &reference)
         .await
         .expect("published");
-    let described = harness
-        .kubectl()
-        .ok(&["describe", "widget", "w"], None)
-        .await;
+    let described = harness.kubectl().ok(&["describe", "widget", "w"]).await;
     assert!(described.contains("CannotConnect"), "{described}");
     assert!(described.contains("endpoint unreachable"), "{described}");
     let events = harness
         .kubectl()
-        .ok(
-            &[
-                "get",
-                "events",
-                "--field-selector",
-                "involvedObject.name=w",
-                "-o",
-                "name",
-            ],
-            None,
-        )
+        .ok(&[
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.name=w",
+            "-o",
+            "name",
+        ])
         .await;
     assert_eq!(events.lines().count(), 1, "{events}");
     harness.shutdown().await;
@@ -726,17 +669,14 @@ async fn explain_custom_and_builtin_kinds() {
     let harness = with_widgets().await;
     let size = harness
         .kubectl()
-        .ok(&["explain", "widgets.spec.size"], None)
+        .ok(&["explain", "widgets.spec.size"])
         .await;
     assert!(size.contains("Number of parts."), "{size}");
-    let widget = harness.kubectl().ok(&["explain", "widget"], None).await;
+    let widget = harness.kubectl().ok(&["explain", "widget"]).await;
     assert!(widget.contains("A widget for tests."), "{widget}");
-    let secret = harness.kubectl().ok(&["explain", "secret"], None).await;
+    let secret = harness.kubectl().ok(&["explain", "secret"]).await;
     assert!(secret.contains("stringData"), "{secret}");
-    let deployment = harness
-        .kubectl()
-        .ok(&["explain", "deployments"], None)
-        .await;
+    let deployment = harness.kubectl().ok(&["explain", "deployments"]).await;
     assert!(
         deployment.contains("KIND:       Deployment")
             || deployment.contains("KIND:     Deployment"),
@@ -752,45 +692,33 @@ async fn create_generators_send_protobuf() {
     kubectl_path();
     let harness = common::start().await;
     let created = [
+        harness.kubectl().ok(&["create", "namespace", "team"]).await,
         harness
             .kubectl()
-            .ok(&["create", "namespace", "team"], None)
+            .ok(&[
+                "create",
+                "configmap",
+                "settings",
+                "-n",
+                "team",
+                "--from-literal=level=info",
+            ])
             .await,
         harness
             .kubectl()
-            .ok(
-                &[
-                    "create",
-                    "configmap",
-                    "settings",
-                    "-n",
-                    "team",
-                    "--from-literal=level=info",
-                ],
-                None,
-            )
+            .ok(&[
+                "create",
+                "secret",
+                "generic",
+                "creds",
+                "-n",
+                "team",
+                "--from-literal=key=s3cr3t",
+            ])
             .await,
         harness
             .kubectl()
-            .ok(
-                &[
-                    "create",
-                    "secret",
-                    "generic",
-                    "creds",
-                    "-n",
-                    "team",
-                    "--from-literal=key=s3cr3t",
-                ],
-                None,
-            )
-            .await,
-        harness
-            .kubectl()
-            .ok(
-                &["create", "serviceaccount", "provider", "-n", "team"],
-                None,
-            )
+            .ok(&["create", "serviceaccount", "provider", "-n", "team"])
             .await,
     ];
     let lines: Vec<&str> = created.iter().map(|s| s.trim()).collect();
@@ -805,34 +733,28 @@ async fn create_generators_send_protobuf() {
     );
     let level = harness
         .kubectl()
-        .ok(
-            &[
-                "get",
-                "configmap",
-                "settings",
-                "-n",
-                "team",
-                "-o",
-                "jsonpath={.data.level}",
-            ],
-            None,
-        )
+        .ok(&[
+            "get",
+            "configmap",
+            "settings",
+            "-n",
+            "team",
+            "-o",
+            "jsonpath={.data.level}",
+        ])
         .await;
     assert_eq!(level, "info");
     let key = harness
         .kubectl()
-        .ok(
-            &[
-                "get",
-                "secret",
-                "creds",
-                "-n",
-                "team",
-                "-o",
-                "jsonpath={.data.key}",
-            ],
-            None,
-        )
+        .ok(&[
+            "get",
+            "secret",
+            "creds",
+            "-n",
+            "team",
+            "-o",
+            "jsonpath={.data.key}",
+        ])
         .await;
     assert_eq!(key, "czNjcjN0");
     harness.shutdown().await;
@@ -846,43 +768,34 @@ async fn scale_deployments() {
     let harness = common::start().await;
     harness
         .kubectl()
-        .ok(&["apply", "-f", "-"], Some(BUILTINS))
+        .ok_with_input(&["apply", "-f", "-"], BUILTINS)
         .await;
     let scaled = harness
         .kubectl()
-        .ok(
-            &["scale", "deployment/web", "-n", "team", "--replicas=4"],
-            None,
-        )
+        .ok(&["scale", "deployment/web", "-n", "team", "--replicas=4"])
         .await;
     assert_eq!(scaled.trim(), "deployment.apps/web scaled");
     harness
         .kubectl()
-        .ok(
-            &[
-                "wait",
-                "-n",
-                "team",
-                "deploy/web",
-                "--for=jsonpath={.status.readyReplicas}=4",
-                "--timeout=10s",
-            ],
-            None,
-        )
+        .ok(&[
+            "wait",
+            "-n",
+            "team",
+            "deploy/web",
+            "--for=jsonpath={.status.readyReplicas}=4",
+            "--timeout=10s",
+        ])
         .await;
     let stale = harness
         .kubectl()
-        .run(
-            &[
-                "scale",
-                "statefulset/db",
-                "-n",
-                "team",
-                "--current-replicas=7",
-                "--replicas=1",
-            ],
-            None,
-        )
+        .run(&[
+            "scale",
+            "statefulset/db",
+            "-n",
+            "team",
+            "--current-replicas=7",
+            "--replicas=1",
+        ])
         .await;
     assert_ne!(stale.code, 0, "the --current-replicas precondition fails");
     harness.shutdown().await;
