@@ -66,6 +66,15 @@ impl<T, L: Debug> Probe for Result<T, L> {
     }
 }
 
+/// What a probe saw, already worded: shown as it is (a `String` would be shown quoted).
+pub struct Seen(pub String);
+
+impl Debug for Seen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// A wait that ran out of time.
 #[derive(Debug)]
 pub struct TimedOut {
