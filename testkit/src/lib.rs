@@ -39,5 +39,7 @@ pub use client::{client_for, client_from_kubeconfig};
 pub use cluster::TestCluster;
 pub use controllers::{Controllers, test_runtime};
 pub use crds::{apply as apply_crds, install as install_crds};
+/// What [`TestCluster::start_with`] takes.
+pub use ferroplane_sandbox::SandboxConfig;
 pub use kubectl::{Kubectl, KubectlOutput};
 pub use wait::eventually;

@@ -4,9 +4,8 @@
 use std::time::Duration;
 
 use ferroplane_apis::application::Application;
-use ferroplane_sandbox::SandboxConfig;
 use ferroplane_testkit::wait::Wait;
-use ferroplane_testkit::{self as testkit, TestCluster, samples};
+use ferroplane_testkit::{self as testkit, SandboxConfig, TestCluster, samples};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
@@ -36,12 +35,6 @@ async fn start_env() -> TestCluster {
     env
 }
 
-fn sample() -> String {
-    samples::path("application.yaml")
-        .to_string_lossy()
-        .into_owned()
-}
-
 fn image(d: &Deployment) -> Option<String> {
     d.spec
         .as_ref()?
@@ -57,7 +50,9 @@ fn image(d: &Deployment) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_application_lifecycle_with_kubectl() {
     let env = start_env().await;
-    env.kubectl().ok(&["apply", "-f", &sample()]).await;
+    env.kubectl()
+        .ok(&["apply", "-f", &samples::path("application.yaml")])
+        .await;
 
     let deployments = env.api::<Deployment>();
     let d = eventually("the Deployment")

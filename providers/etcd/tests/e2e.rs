@@ -11,9 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ferroplane_apis::etcd::EtcdCluster;
-use ferroplane_sandbox::SandboxConfig;
 use ferroplane_testkit::wait::Wait;
-use ferroplane_testkit::{self as testkit, TestCluster, samples};
+use ferroplane_testkit::{self as testkit, SandboxConfig, TestCluster, samples};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -56,12 +55,6 @@ async fn start_env<F: MembershipFactory>(factory: impl FnOnce(kube::Client) -> F
     env
 }
 
-fn sample() -> String {
-    samples::path("etcdcluster.yaml")
-        .to_string_lossy()
-        .into_owned()
-}
-
 fn image(s: &StatefulSet) -> Option<String> {
     s.spec
         .as_ref()?
@@ -96,7 +89,9 @@ fn condition(c: &EtcdCluster, type_: &str) -> Option<(String, String, String)> {
 async fn sample_cluster_without_reachable_etcd() {
     let env =
         start_env(|_| GatewayFactory::new(&GatewayConfig::default()).expect("http client")).await;
-    env.kubectl().ok(&["apply", "-f", &sample()]).await;
+    env.kubectl()
+        .ok(&["apply", "-f", &samples::path("etcdcluster.yaml")])
+        .await;
 
     let sets = env.api::<StatefulSet>();
     let sts = eventually("the StatefulSet")
@@ -481,7 +476,9 @@ async fn scaling_goes_through_the_membership_api_one_member_at_a_time() {
         .unwrap_or_else(|p| p.into_inner())
         .clone()
         .expect("factory built");
-    env.kubectl().ok(&["apply", "-f", &sample()]).await;
+    env.kubectl()
+        .ok(&["apply", "-f", &samples::path("etcdcluster.yaml")])
+        .await;
     env.kubectl()
         .ok(&[
             "wait",
