@@ -192,14 +192,8 @@ async fn sample_application_lifecycle_with_kubectl() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn orphan_policy_leaves_the_children_without_owner() {
     let env = start_env().await;
-    let manifest = env.dir().join("orphan.yaml");
-    std::fs::write(
-        &manifest,
-        "apiVersion: apps.ferroplane.io/v1alpha1\nkind: Application\nmetadata:\n  name: keep\n  namespace: default\nspec:\n  image: nginx:1.27\n  deletionPolicy: Orphan\n",
-    )
-    .expect("write manifest");
     env.kubectl()
-        .ok(&["apply", "-f", &manifest.to_string_lossy()])
+        .apply("apiVersion: apps.ferroplane.io/v1alpha1\nkind: Application\nmetadata:\n  name: keep\n  namespace: default\nspec:\n  image: nginx:1.27\n  deletionPolicy: Orphan\n")
         .await;
     env.kubectl()
         .ok(&[

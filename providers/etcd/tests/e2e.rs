@@ -566,14 +566,8 @@ async fn scaling_goes_through_the_membership_api_one_member_at_a_time() {
 async fn orphan_policy_leaves_the_cluster_running() {
     let env =
         start_env(|_| GatewayFactory::new(&GatewayConfig::default()).expect("http client")).await;
-    let manifest = env.dir().join("orphan.yaml");
-    std::fs::write(
-        &manifest,
-        "apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: keep\n  namespace: default\nspec:\n  size: 1\n  deletionPolicy: Orphan\n",
-    )
-    .expect("write manifest");
     env.kubectl()
-        .ok(&["apply", "-f", &manifest.to_string_lossy()])
+        .apply("apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: keep\n  namespace: default\nspec:\n  size: 1\n  deletionPolicy: Orphan\n")
         .await;
     env.kubectl()
         .ok(&[
