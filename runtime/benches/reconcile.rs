@@ -5,19 +5,18 @@
 //! `cargo bench -p ferroplane-runtime --bench reconcile` (N from `FERROPLANE_BENCH_OBJECTS`,
 //! default 200).
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
 use ferroplane_apis::common::ConditionStatus;
 use ferroplane_apis::common::names::{READY, REASON_AVAILABLE};
 use ferroplane_runtime::requeue::RequeuePolicy;
 use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime, RuntimeConfig};
+use ferroplane_testkit::Controllers;
+use ferroplane_testkit::conditions::has_condition;
+use ferroplane_testkit::widget::*;
 use kube::api::{Api, ListParams};
 
-async fn all_ready(h: &Harness, n: usize) -> bool {
+async fn all_ready(h: &WidgetEnv, n: usize) -> bool {
     let list = h
         .widgets()
         .list(&ListParams::default())
@@ -27,7 +26,7 @@ async fn all_ready(h: &Harness, n: usize) -> bool {
         && list
             .items
             .iter()
-            .all(|w| is(w, READY, ConditionStatus::True, REASON_AVAILABLE))
+            .all(|w| has_condition(w, READY, ConditionStatus::True, REASON_AVAILABLE))
 }
 
 #[tokio::main]
@@ -36,7 +35,7 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let poll = Duration::from_secs(2);
     let runtime = Runtime::new(
         h.client.clone(),
@@ -58,12 +57,12 @@ async fn main() {
         Api::<Widget>::namespaced(h.client.clone(), NS),
         h.connector(),
     );
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(controller.run(async move {
-        let _ = stopped.await;
-    }));
+    let controllers = Controllers::spawn(runtime, |_, shutdown| async move {
+        controller.run(shutdown.cancelled_owned()).await;
+        Ok(())
+    });
 
-    h.sandbox.reset_writes();
+    h.sandbox().reset_writes();
     let started = Instant::now();
     for i in 0..n {
         h.create(&widget(&format!("bench-{i}"), 1)).await;
@@ -76,7 +75,7 @@ async fn main() {
     // Creates by the test itself are writes too; subtract them.
     let writes = h.widget_writes() - n as u64;
 
-    h.sandbox.reset_writes();
+    h.sandbox().reset_writes();
     let observes_before = h.cloud.calls("observe");
     tokio::time::sleep(poll * 3).await;
     let steady_writes = h.widget_writes();
@@ -109,7 +108,6 @@ async fn main() {
         observes as f64 / n as f64 / 3.0
     );
 
-    let _ = stop.send(());
-    let _ = task.await;
-    h.sandbox.shutdown().await;
+    controllers.stop().await;
+    h.shutdown().await;
 }

@@ -2,45 +2,39 @@
 //! requeue when a related ProviderConfig appears, watch restarts, error backoff, missing
 //! credentials during deletion, and 409 conflicts on status writes.
 
-mod common;
-
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::*;
 use ferroplane_apis::common::names::{
     READY, REASON_AVAILABLE, REASON_RECONCILE_ERROR, REASON_RECONCILE_SUCCESS, SYNCED,
 };
 use ferroplane_apis::common::{ConditionStatus, ProviderConfigKind};
 use ferroplane_runtime::related::provider_config_mapper;
 use ferroplane_runtime::{ControllerConfig, ManagedController, RetryClass, Runtime, RuntimeConfig};
+use ferroplane_testkit::conditions::{condition, has_condition, has_finalizer};
+use ferroplane_testkit::faulty_client::{WritePlan, faulty_client};
+use ferroplane_testkit::widget::*;
+use ferroplane_testkit::{Controllers, eventually};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::watcher;
 use serde_json::json;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 struct Running {
-    stop: oneshot::Sender<()>,
-    task: JoinHandle<()>,
+    controllers: Controllers,
     runtime: Runtime,
 }
 
 impl Running {
     async fn stop(self) {
-        let _ = self.stop.send(());
-        tokio::time::timeout(Duration::from_secs(10), self.task)
-            .await
-            .expect("controller stops in time")
-            .expect("controller task");
+        self.controllers.stop().await;
     }
 }
 
 /// Runs the Widget controller with `client`, watching ConfigMaps as its ProviderConfigs.
-fn run_controller(h: &Harness, client: kube::Client, backoff_base: Duration) -> Running {
+fn run_controller(h: &WidgetEnv, client: kube::Client, backoff_base: Duration) -> Running {
     let mut requeue = fast_policy();
     requeue.backoff_base = backoff_base;
     requeue.backoff_max = backoff_base * 4;
@@ -65,19 +59,18 @@ fn run_controller(h: &Harness, client: kube::Client, backoff_base: Duration) -> 
         watcher::Config::default(),
         provider_config_mapper::<ConfigMap, Widget>(ProviderConfigKind::ProviderConfig),
     );
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(controller.run(async move {
-        let _ = stopped.await;
-    }));
+    let controllers = Controllers::spawn(runtime.clone(), |_, shutdown| async move {
+        controller.run(shutdown.cancelled_owned()).await;
+        Ok(())
+    });
     Running {
-        stop,
-        task,
+        controllers,
         runtime,
     }
 }
 
 fn ready(w: Option<&Widget>) -> bool {
-    w.is_some_and(|w| is(w, READY, ConditionStatus::True, REASON_AVAILABLE))
+    w.is_some_and(|w| has_condition(w, READY, ConditionStatus::True, REASON_AVAILABLE))
 }
 
 #[tokio::test]
@@ -86,7 +79,7 @@ async fn controller_creates_updates_and_deletes() {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_test_writer()
         .try_init();
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let running = run_controller(&h, h.client.clone(), Duration::from_millis(100));
     h.create(&widget("life", 1)).await;
     h.wait_for("life", Duration::from_secs(10), ready).await;
@@ -129,12 +122,12 @@ async fn controller_creates_updates_and_deletes() {
         "{metrics}"
     );
     running.stop().await;
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_new_provider_config_requeues_the_objects_that_use_it() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     // Backoff far beyond the test's patience: only the related watch can bring the retry.
     let running = run_controller(&h, h.client.clone(), Duration::from_secs(300));
     let mut w = widget("waits", 1);
@@ -149,17 +142,17 @@ async fn a_new_provider_config_requeues_the_objects_that_use_it() {
     h.create_config("late-cfg").await;
     h.wait_for("waits", Duration::from_secs(10), ready).await;
     running.stop().await;
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn controller_survives_watch_restarts() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let plan = Arc::new(Mutex::new(WritePlan::default()));
     let generation = plan.lock().expect("plan").watch_generation.clone();
     let running = run_controller(
         &h,
-        faulty_client(&h.sandbox, plan.clone()),
+        faulty_client(&h.cluster.url(), "widgets", plan.clone()),
         Duration::from_millis(100),
     );
     h.create(&widget("before", 1)).await;
@@ -194,12 +187,12 @@ async fn controller_survives_watch_restarts() {
         "the re-watches were refused"
     );
     running.stop().await;
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn errors_back_off_exponentially_and_reset_on_success() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let r = h.reconciler();
     let w = h.create(&widget("flaky", 1)).await;
     let throttled = || Fault {
@@ -238,7 +231,7 @@ async fn errors_back_off_exponentially_and_reset_on_success() {
 
     r.reconcile(&h.latest(&w).await).await.expect("recovers");
     let got = h.get("flaky").await;
-    assert!(is(
+    assert!(has_condition(
         &got,
         SYNCED,
         ConditionStatus::True,
@@ -269,12 +262,12 @@ async fn errors_back_off_exponentially_and_reset_on_success() {
         r.error_action(&w, &err),
         Action::requeue(fast_policy().poll_interval)
     );
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn deletion_without_credentials_reports_and_waits_instead_of_leaking() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let r = h.reconciler();
     let w = h.create(&widget("nocreds", 1)).await;
     r.reconcile(&h.latest(&w).await).await.expect("create");
@@ -309,12 +302,12 @@ async fn deletion_without_credentials_reports_and_waits_instead_of_leaking() {
     r.reconcile(&h.latest(&w).await).await.expect("deleted");
     assert!(h.get_opt("nocreds").await.is_none());
     assert_eq!(h.cloud.count(), 0);
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn status_write_conflict_requeues_soon_without_reporting_an_error() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let connector = h.connector();
     let r = ferroplane_runtime::Reconciler::new(&h.runtime(), connector.clone(), fast_policy());
     let w = h.create(&widget("race", 1)).await;
@@ -346,7 +339,7 @@ async fn status_write_conflict_requeues_soon_without_reporting_an_error() {
     );
     let got = h.get("race").await;
     assert!(
-        is(
+        has_condition(
             &got,
             SYNCED,
             ConditionStatus::True,
@@ -373,12 +366,12 @@ async fn status_write_conflict_requeues_soon_without_reporting_an_error() {
             .as_deref(),
         Some("zone-c")
     );
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn pausing_and_resuming_through_the_watch() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let running = run_controller(&h, h.client.clone(), Duration::from_millis(100));
     h.create(&widget("pz", 1)).await;
     h.wait_for("pz", Duration::from_secs(10), ready).await;
@@ -389,7 +382,7 @@ async fn pausing_and_resuming_through_the_watch() {
         .await
         .expect("pause");
     h.wait_for("pz", Duration::from_secs(10), |w| {
-        w.is_some_and(|w| is(w, SYNCED, ConditionStatus::False, "ReconcilePaused"))
+        w.is_some_and(|w| has_condition(w, SYNCED, ConditionStatus::False, "ReconcilePaused"))
     })
     .await;
     let size = json!({"spec": {"forProvider": {"size": 9}}});
@@ -410,12 +403,12 @@ async fn pausing_and_resuming_through_the_watch() {
     })
     .await;
     running.stop().await;
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn controller_retries_failures_with_backoff_until_they_clear() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     for _ in 0..3 {
         h.cloud.fail_next(
             "create",
@@ -439,7 +432,7 @@ async fn controller_retries_failures_with_backoff_until_they_clear() {
         "{metrics}"
     );
     running.stop().await;
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
@@ -452,7 +445,7 @@ async fn an_object_that_does_not_decode_is_reported_and_does_not_stop_the_others
     let mut crd = serde_json::to_value(Widget::crd()).expect("crd json");
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["forProvider"]
         ["properties"]["size"] = json!({"x-kubernetes-int-or-string": true});
-    let h = Harness::start_with_crd(serde_json::from_value(crd).expect("crd")).await;
+    let h = WidgetEnv::start_with_crd(serde_json::from_value(crd).expect("crd")).await;
     let resource = ApiResource::erase::<Widget>(&());
     let dynamic: Api<DynamicObject> = Api::namespaced_with(h.client.clone(), NS, &resource);
     let mut bad = DynamicObject::new("bad", &resource).within(NS);
@@ -467,37 +460,31 @@ async fn an_object_that_does_not_decode_is_reported_and_does_not_stop_the_others
     h.create(&widget("good", 1)).await;
     h.wait_for("good", Duration::from_secs(10), ready).await;
 
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let obj = dynamic.get("bad").await.expect("bad widget");
-        let message = obj.data["status"]["conditions"][0]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        if message.contains("cannot decode this Widget") {
-            assert_eq!(obj.data["status"]["conditions"][0]["status"], "False");
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "bad widget not reported: {:?}",
-            obj.data
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !h
-        .event_reasons("bad")
-        .await
-        .contains(&"CannotDecodeObject".to_owned())
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no CannotDecodeObject event"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let obj = eventually("the bad widget to be reported")
+        .within(Duration::from_secs(10))
+        .until_async(|| async {
+            let obj = dynamic.get("bad").await.expect("bad widget");
+            let message = obj.data["status"]["conditions"][0]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            if message.contains("cannot decode this Widget") {
+                Ok(obj)
+            } else {
+                Err(obj.data)
+            }
+        })
+        .await;
+    assert_eq!(obj.data["status"]["conditions"][0]["status"], "False");
+    eventually("a CannotDecodeObject event")
+        .within(Duration::from_secs(5))
+        .until_async(|| async {
+            h.event_reasons("bad")
+                .await
+                .contains(&"CannotDecodeObject".to_owned())
+        })
+        .await;
     assert_eq!(h.cloud.count(), 1, "only the good widget was created");
     running.stop().await;
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }

@@ -4,18 +4,18 @@
 //! runs. Each time exactly one external resource exists, the object records its name, and no
 //! human had to remove anything.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::*;
 use ferroplane_apis::common::ConditionStatus;
 use ferroplane_apis::common::names::{READY, REASON_AVAILABLE};
+use ferroplane_testkit::conditions::{external_name, has_condition, has_finalizer};
+use ferroplane_testkit::faulty_client::{WriteFault, WritePlan};
+use ferroplane_testkit::widget::*;
 use kube::api::DeleteParams;
 
 /// Resources in the fake cloud tagged with this object's UID.
-fn resources_for(h: &Harness, w: &Widget) -> Vec<String> {
+fn resources_for(h: &WidgetEnv, w: &Widget) -> Vec<String> {
     let uid = w.metadata.uid.clone().expect("uid");
     h.cloud
         .lock()
@@ -27,13 +27,13 @@ fn resources_for(h: &Harness, w: &Widget) -> Vec<String> {
 }
 
 /// Runs fresh reconcilers until the widget is Ready, then checks the invariants.
-async fn recover_and_check(h: &Harness, name: &str) {
+async fn recover_and_check(h: &WidgetEnv, name: &str) {
     let w = h.get(name).await;
     for _ in 0..4 {
         let fresh = h.reconciler();
         let _ = fresh.reconcile(&h.latest(&w).await).await;
         let got = h.get(name).await;
-        if is(&got, READY, ConditionStatus::True, REASON_AVAILABLE) {
+        if has_condition(&got, READY, ConditionStatus::True, REASON_AVAILABLE) {
             break;
         }
     }
@@ -51,7 +51,7 @@ async fn recover_and_check(h: &Harness, name: &str) {
     );
     assert!(has_finalizer(&got), "{name}: finalizer present");
     assert!(
-        is(&got, READY, ConditionStatus::True, REASON_AVAILABLE),
+        has_condition(&got, READY, ConditionStatus::True, REASON_AVAILABLE),
         "{name}: ready: {:?}",
         got.status
     );
@@ -59,7 +59,7 @@ async fn recover_and_check(h: &Harness, name: &str) {
 
 #[tokio::test]
 async fn kubernetes_write_lost_at_each_step_of_a_create() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     // Write 1 = finalizer, 2 = external name, 3 = status (see lifecycle test).
     for step in 1..=3u32 {
         for fault in [WriteFault::Before, WriteFault::After] {
@@ -85,12 +85,12 @@ async fn kubernetes_write_lost_at_each_step_of_a_create() {
             recover_and_check(&h, &name).await;
         }
     }
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn reconcile_killed_after_create_is_adopted_by_uid() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let w = h.create(&widget("killed", 1)).await;
     h.cloud.lock().hang_after = Some("create");
     let crashing = h.reconciler();
@@ -120,12 +120,12 @@ async fn reconcile_killed_after_create_is_adopted_by_uid() {
             .await
             .contains(&"AdoptedExternalResource".to_owned())
     );
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn lost_create_response_is_adopted() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let w = h.create(&widget("lost", 1)).await;
     h.cloud.fail_next(
         "create",
@@ -143,12 +143,12 @@ async fn lost_create_response_is_adopted() {
     assert_eq!(err.reason(), "RequestTimeout");
     recover_and_check(&h, "lost").await;
     assert_eq!(h.cloud.calls("create"), 1);
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn idempotency_key_prevents_a_duplicate_when_the_search_cannot_see_it_yet() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let w = h.create(&widget("blind", 1)).await;
     {
         let mut st = h.cloud.lock();
@@ -171,12 +171,12 @@ async fn idempotency_key_prevents_a_duplicate_when_the_search_cannot_see_it_yet(
         1,
         "the cloud deduplicated it by token"
     );
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn crash_during_delete_is_finished_by_the_next_reconcile() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let w = h.create(&widget("del", 1)).await;
     let r = h.reconciler();
     r.reconcile(&h.latest(&w).await).await.expect("create");
@@ -200,12 +200,12 @@ async fn crash_during_delete_is_finished_by_the_next_reconcile() {
         .expect("finish deletion");
     assert!(h.get_opt("del").await.is_none());
     assert!(resources_for(&h, &w).is_empty());
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn finalizer_write_lost_during_delete_is_retried() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let w = h.create(&widget("fin", 1)).await;
     h.reconciler()
         .reconcile(&h.latest(&w).await)
@@ -239,5 +239,5 @@ async fn finalizer_write_lost_during_delete_is_retried() {
         .await
         .expect("retry");
     assert!(h.get_opt("fin").await.is_none());
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }

@@ -1,10 +1,8 @@
 //! The event recorder against the sandbox: like events fold into one event's series, other
 //! reasons or objects get their own, and a series whose event is gone starts over.
 
-mod common;
-
 use ferroplane_runtime::events::EventRecorder;
-use ferroplane_sandbox::{Sandbox, SandboxConfig};
+use ferroplane_testkit::TestCluster;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::Event as KubeEvent;
 use kube::api::{Api, DeleteParams, ListParams};
@@ -46,10 +44,8 @@ async fn events_of(api: &Api<KubeEvent>, object: &str) -> Vec<KubeEvent> {
 
 #[tokio::test]
 async fn like_events_fold_into_a_series_until_their_event_is_gone() {
-    let sandbox = Sandbox::start(SandboxConfig::default())
-        .await
-        .expect("sandbox");
-    let client = common::plain_client(&sandbox);
+    let cluster = TestCluster::start().await;
+    let client = cluster.client();
     let recorder = EventRecorder::new(
         client.clone(),
         Reporter {
@@ -113,5 +109,5 @@ async fn like_events_fold_into_a_series_until_their_event_is_gone() {
     assert_eq!(renewed.len(), 1);
     assert_eq!(renewed[0].note.as_deref(), Some("again"));
     assert!(renewed[0].series.is_none());
-    sandbox.shutdown().await;
+    cluster.shutdown().await;
 }

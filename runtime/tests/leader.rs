@@ -1,14 +1,12 @@
 //! Leader election on a Lease in the sandbox: of two replicas only one runs its controllers;
 //! when the leader shuts down (releasing the lease) the other takes over.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use ferroplane_runtime::leader::{LeaderConfig, run_while_leader};
-use ferroplane_sandbox::{Sandbox, SandboxConfig};
+use ferroplane_testkit::{TestCluster, client_for, eventually};
 use tokio::sync::oneshot;
 
 #[derive(Default)]
@@ -55,29 +53,24 @@ fn replica(
     (stop, task)
 }
 
+/// Waits (at most 15 s) until `check` holds.
 async fn wait_until(what: &str, check: impl Fn() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while !check() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(what)
+        .within(Duration::from_secs(15))
+        .until(check)
+        .await;
 }
 
 #[tokio::test]
 async fn only_the_lease_holder_runs_and_the_other_takes_over() {
-    let sandbox = Sandbox::start(SandboxConfig::default())
-        .await
-        .expect("sandbox");
+    let cluster = TestCluster::start().await;
     let seen = Arc::new(Observed::default());
-    let (stop_a, task_a) = replica(common::plain_client(&sandbox), 0, seen.clone());
+    let (stop_a, task_a) = replica(client_for(&cluster.url()), 0, seen.clone());
     wait_until("replica 0 to lead", || {
         seen.running[0].load(Ordering::SeqCst)
     })
     .await;
-    let (stop_b, task_b) = replica(common::plain_client(&sandbox), 1, seen.clone());
+    let (stop_b, task_b) = replica(client_for(&cluster.url()), 1, seen.clone());
 
     // Longer than a lease duration: the follower must not start while the leader renews.
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -108,5 +101,5 @@ async fn only_the_lease_holder_runs_and_the_other_takes_over() {
     );
     assert_eq!(seen.starts[0].load(Ordering::SeqCst), 1);
     assert_eq!(seen.starts[1].load(Ordering::SeqCst), 1);
-    sandbox.shutdown().await;
+    cluster.shutdown().await;
 }

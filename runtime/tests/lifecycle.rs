@@ -2,9 +2,6 @@
 //! create, observe, late-init, update, drift, pause, import, orphan, delete, connection Secret,
 //! and the number of Kubernetes writes each costs.
 
-mod common;
-
-use common::*;
 use ferroplane_apis::common::names::{
     READY, REASON_AVAILABLE, REASON_CREATING, REASON_RECONCILE_ERROR, REASON_RECONCILE_PAUSED,
     REASON_RECONCILE_SUCCESS, SYNCED,
@@ -12,11 +9,13 @@ use ferroplane_apis::common::names::{
 use ferroplane_apis::common::{
     ConditionStatus, DeletionPolicy, LocalSecretReference, ManagementAction,
 };
+use ferroplane_testkit::conditions::{condition, external_name, has_condition, has_finalizer};
+use ferroplane_testkit::widget::*;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::json;
 
-async fn patch(h: &Harness, name: &str, body: serde_json::Value) {
+async fn patch(h: &WidgetEnv, name: &str, body: serde_json::Value) {
     h.widgets()
         .patch(name, &PatchParams::default(), &Patch::Merge(body))
         .await
@@ -25,16 +24,16 @@ async fn patch(h: &Harness, name: &str, body: serde_json::Value) {
 
 #[tokio::test]
 async fn create_costs_three_writes_then_observe_settles_and_steady_state_writes_nothing() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let r = h.reconciler();
     let w = h.create(&widget("a", 1)).await;
-    h.sandbox.reset_writes();
+    h.sandbox().reset_writes();
 
     // First reconcile: finalizer; external name together with the late-initialized zone (the
     // new resource is observed right away); status Ready with atProvider. Three writes in all.
     let first = h.latest(&w).await;
     r.reconcile(&first).await.expect("create reconcile");
-    assert_eq!(h.widget_writes(), 3, "writes: {:?}", h.sandbox.writes());
+    assert_eq!(h.widget_writes(), 3, "writes: {:?}", h.sandbox().writes());
     let (id, res) = h.cloud.only_resource();
     let w = h.get("a").await;
     assert_eq!(external_name(&w).as_deref(), Some(id.as_str()));
@@ -44,8 +43,13 @@ async fn create_costs_three_writes_then_observe_settles_and_steady_state_writes_
         Some("zone-a"),
         "late-initialized in the same write as the name"
     );
-    assert!(is(&w, READY, ConditionStatus::True, REASON_AVAILABLE));
-    assert!(is(
+    assert!(has_condition(
+        &w,
+        READY,
+        ConditionStatus::True,
+        REASON_AVAILABLE
+    ));
+    assert!(has_condition(
         &w,
         SYNCED,
         ConditionStatus::True,
@@ -81,36 +85,36 @@ async fn create_costs_three_writes_then_observe_settles_and_steady_state_writes_
 
     // The next reconcile finds nothing to write, even when the cache still hands it the
     // version from before its own writes (it reads the object instead of conflicting).
-    h.sandbox.reset_writes();
+    h.sandbox().reset_writes();
     r.reconcile(&first)
         .await
         .expect("observe reconcile on a lagging cache");
-    assert_eq!(h.widget_writes(), 0, "writes: {:?}", h.sandbox.writes());
+    assert_eq!(h.widget_writes(), 0, "writes: {:?}", h.sandbox().writes());
     r.reconcile(&h.latest(&w).await)
         .await
         .expect("observe reconcile");
-    assert_eq!(h.widget_writes(), 0, "writes: {:?}", h.sandbox.writes());
+    assert_eq!(h.widget_writes(), 0, "writes: {:?}", h.sandbox().writes());
 
     // Steady state: nothing written, no new create.
-    h.sandbox.reset_writes();
+    h.sandbox().reset_writes();
     for _ in 0..3 {
         r.reconcile(&h.latest(&w).await)
             .await
             .expect("steady reconcile");
     }
-    assert_eq!(h.widget_writes(), 0, "writes: {:?}", h.sandbox.writes());
+    assert_eq!(h.widget_writes(), 0, "writes: {:?}", h.sandbox().writes());
     assert_eq!(h.cloud.calls("create"), 1);
     let w = h.get("a").await;
     assert_eq!(
         condition(&w, READY).expect("ready").last_transition_time,
         ready_time
     );
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn spec_change_and_drift_are_updated() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let r = h.reconciler();
     let w = h.create(&widget("b", 1)).await;
     r.reconcile(&h.latest(&w).await).await.expect("create");
@@ -139,12 +143,12 @@ async fn spec_change_and_drift_are_updated() {
         .expect("revert drift");
     assert_eq!(h.cloud.only_resource().1.size, 3);
     assert_eq!(h.cloud.calls("update"), 2);
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn paused_objects_are_left_alone_until_resumed() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let r = h.reconciler();
     let mut w = widget("p", 1);
     w.metadata.annotations = Some([("ferroplane.io/paused".to_owned(), "true".to_owned())].into());
@@ -153,7 +157,7 @@ async fn paused_objects_are_left_alone_until_resumed() {
         .await
         .expect("paused reconcile");
     let got = h.get("p").await;
-    assert!(is(
+    assert!(has_condition(
         &got,
         SYNCED,
         ConditionStatus::False,
@@ -174,12 +178,12 @@ async fn paused_objects_are_left_alone_until_resumed() {
     .await;
     r.reconcile(&h.latest(&w).await).await.expect("resumed");
     assert_eq!(h.cloud.count(), 1);
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn observe_only_import_reports_but_never_changes_or_deletes() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let r = h.reconciler();
     h.cloud.insert("w-existing", 5);
     let mut w = widget("imp", 2);
@@ -194,7 +198,12 @@ async fn observe_only_import_reports_but_never_changes_or_deletes() {
     let w = h.create(&w).await;
     r.reconcile(&h.latest(&w).await).await.expect("import");
     let got = h.get("imp").await;
-    assert!(is(&got, READY, ConditionStatus::True, REASON_AVAILABLE));
+    assert!(has_condition(
+        &got,
+        READY,
+        ConditionStatus::True,
+        REASON_AVAILABLE
+    ));
     let synced = condition(&got, SYNCED).expect("synced");
     assert_eq!(synced.status, ConditionStatus::True);
     assert!(
@@ -225,12 +234,12 @@ async fn observe_only_import_reports_but_never_changes_or_deletes() {
     assert!(h.get_opt("imp").await.is_none(), "object gone");
     assert_eq!(h.cloud.count(), 1, "imported resource kept");
     assert_eq!(h.cloud.calls("delete"), 0);
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn observe_only_without_resource_reports_not_found() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let r = h.reconciler();
     let mut w = widget("nf", 2);
     w.spec.management_policies = vec![ManagementAction::Observe];
@@ -252,12 +261,12 @@ async fn observe_only_without_resource_reports_not_found() {
     assert_eq!(synced.reason, REASON_RECONCILE_ERROR);
     assert!(synced.message.contains("w-nope"), "{}", synced.message);
     assert_eq!(h.cloud.calls("create"), 0);
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn unsupported_policy_combination_is_a_clear_condition() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let r = h.reconciler();
     let mut w = widget("bad", 1);
     w.spec.management_policies = vec![ManagementAction::Observe, ManagementAction::Update];
@@ -285,12 +294,12 @@ async fn unsupported_policy_combination_is_a_clear_condition() {
             .await
             .contains(&"CannotResolveManagementPolicies".to_owned())
     );
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn orphan_deletion_keeps_the_external_resource() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let r = h.reconciler();
     let mut w = widget("o", 1);
     w.spec.deletion_policy = DeletionPolicy::Orphan;
@@ -304,12 +313,12 @@ async fn orphan_deletion_keeps_the_external_resource() {
     assert!(h.get_opt("o").await.is_none());
     assert_eq!(h.cloud.count(), 1);
     assert_eq!(h.cloud.calls("delete"), 0);
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn delete_waits_until_observe_confirms_gone() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let r = h.reconciler();
     let w = h.create(&widget("d", 1)).await;
     r.reconcile(&h.latest(&w).await).await.expect("create");
@@ -327,7 +336,12 @@ async fn delete_waits_until_observe_confirms_gone() {
             has_finalizer(&got),
             "finalizer kept while the resource exists"
         );
-        assert!(is(&got, READY, ConditionStatus::False, "Deleting"));
+        assert!(has_condition(
+            &got,
+            READY,
+            ConditionStatus::False,
+            "Deleting"
+        ));
     }
     r.reconcile(&h.latest(&w).await).await.expect("gone");
     assert!(
@@ -340,12 +354,12 @@ async fn delete_waits_until_observe_confirms_gone() {
             .await
             .contains(&"DeletedExternalResource".to_owned())
     );
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn connection_secret_is_owned_and_rewritten_only_on_change() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let r = h.reconciler();
     let mut w = widget("c", 1);
     w.spec.write_connection_secret_to_ref = Some(LocalSecretReference {
@@ -392,12 +406,12 @@ async fn connection_secret_is_owned_and_rewritten_only_on_change() {
         data["endpoint"].0,
         format!("{id}.widgets.test:4").into_bytes()
     );
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn poll_interval_annotation_sets_the_requeue() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     let r = h.reconciler();
     let mut w = widget("poll", 1);
     w.metadata.annotations =
@@ -428,12 +442,12 @@ async fn poll_interval_annotation_sets_the_requeue() {
             .message
             .contains("poll-interval")
     );
-    h.sandbox.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test]
 async fn in_transition_requeues_fast() {
-    let h = Harness::start().await;
+    let h = WidgetEnv::start().await;
     h.cloud.lock().pending_observes = 2;
     let r = h.reconciler();
     let w = h.create(&widget("t", 1)).await;
@@ -444,8 +458,13 @@ async fn in_transition_requeues_fast() {
         kube::runtime::controller::Action::requeue(fast_policy().transition_interval)
     );
     let got = h.get("t").await;
-    assert!(is(&got, READY, ConditionStatus::False, REASON_CREATING));
-    h.sandbox.shutdown().await;
+    assert!(has_condition(
+        &got,
+        READY,
+        ConditionStatus::False,
+        REASON_CREATING
+    ));
+    h.shutdown().await;
 }
 
 /// The requeue delay of an action in seconds (kube's `Action` shows it only through `Debug`,

@@ -3,11 +3,13 @@
 //! credentials can reveal end in `Synced=False` with a message naming the problem, and a retry
 //! with backoff — never a crash.
 
-use std::time::{Duration, Instant};
+use std::cell::RefCell;
+use std::time::Duration;
 
 use crate::support::{ACCESS_KEY_ID, ACCESS_KEY_SECRET, E2e};
 use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID};
 use ferroplane::controllers::Kind;
+use ferroplane_testkit::eventually;
 
 const VALID: &str = r#"
 apiVersion: alibabacloud.ferroplane.io/v1alpha1
@@ -69,9 +71,9 @@ async fn schema_mistakes_are_refused_at_apply_time() {
     let e2e = E2e::start(&[]).await;
     let cases = schema_cases();
     for (case, manifest, expected) in &cases {
-        let out = e2e.kubectl(&["apply", "-f", "-"], Some(manifest));
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{case}: kubectl apply should fail");
+        let out = e2e.kubectl(&["apply", "-f", "-"], Some(manifest)).await;
+        let stderr = out.stderr.clone();
+        assert!(!out.success(), "{case}: kubectl apply should fail");
         assert!(
             stderr.contains(expected),
             "{case}: expected {expected:?} in:\n{stderr}"
@@ -79,7 +81,8 @@ async fn schema_mistakes_are_refused_at_apply_time() {
     }
 
     // Immutable fields: edits are refused by the schema's transition rules.
-    e2e.apply(&ecs("immutable", &[], "    zoneId: cn-beijing-a\n"));
+    e2e.apply(&ecs("immutable", &[], "    zoneId: cn-beijing-a\n"))
+        .await;
     let edits = [
         (
             "regionId",
@@ -103,12 +106,14 @@ async fn schema_mistakes_are_refused_at_apply_time() {
         ),
     ];
     for (case, patch, expected) in edits {
-        let out = e2e.kubectl(
-            &["patch", "ecs", "immutable", "--type", "merge", "-p", patch],
-            None,
-        );
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "editing {case} should fail");
+        let out = e2e
+            .kubectl(
+                &["patch", "ecs", "immutable", "--type", "merge", "-p", patch],
+                None,
+            )
+            .await;
+        let stderr = out.stderr.clone();
+        assert!(!out.success(), "editing {case} should fail");
         assert!(
             stderr.contains(expected),
             "{case}: expected {expected:?} in:\n{stderr}"
@@ -154,7 +159,7 @@ async fn runtime_mistakes_end_in_an_actionable_condition() {
             .set_access_key_enabled("LTAIdisabledkey01", false)
     );
     let other_ns = format!("{}-other", e2e.namespace);
-    e2e.k(&["create", "namespace", &other_ns]);
+    e2e.k(&["create", "namespace", &other_ns]).await;
     e2e.k(&[
         "create",
         "secret",
@@ -164,7 +169,8 @@ async fn runtime_mistakes_end_in_an_actionable_condition() {
         &other_ns,
         &format!("--from-literal=accessKeyId={ACCESS_KEY_ID}"),
         &format!("--from-literal=accessKeySecret={ACCESS_KEY_SECRET}"),
-    ]);
+    ])
+    .await;
 
     let setup = [
         secret("no-secret-key", &format!("  accessKeyId: {ACCESS_KEY_ID}")),
@@ -198,7 +204,7 @@ async fn runtime_mistakes_end_in_an_actionable_condition() {
         ),
     ]
     .join("---\n");
-    e2e.apply(&setup);
+    e2e.apply(&setup).await;
 
     // (object, manifest, text Synced's message must contain)
     let cases: Vec<(&str, String, &str)> = vec![
@@ -267,49 +273,65 @@ async fn runtime_mistakes_end_in_an_actionable_condition() {
         ),
     ];
     for (_, manifest, _) in &cases {
-        e2e.apply(manifest);
+        e2e.apply(manifest).await;
     }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut pending: Vec<_> = cases.iter().collect();
-    while !pending.is_empty() {
-        pending.retain(|(name, _, expected)| {
-            let message = e2e.jsonpath(
-                &format!("ecs/{name}"),
-                "{.status.conditions[?(@.type=='Synced')].message}",
-            );
-            !message.contains(expected)
-        });
-        if Instant::now() > deadline {
-            let report: Vec<String> = pending
-                .iter()
-                .map(|(name, _, expected)| {
-                    format!(
-                        "{name}: expected {expected:?}, got {:?}",
-                        e2e.jsonpath(&format!("ecs/{name}"), "{.status.conditions}")
+    // A case leaves `pending` once its object said so.
+    let pending = RefCell::new(cases.iter().collect::<Vec<_>>());
+    let waited = eventually("every object to name its ProviderConfig's failure")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(300))
+        .try_until_async(|| async {
+            let mut reached = Vec::new();
+            let waiting = pending.borrow().clone();
+            for case in waiting {
+                let (name, _, expected) = case;
+                let message = e2e
+                    .jsonpath(
+                        &format!("ecs/{name}"),
+                        "{.status.conditions[?(@.type=='Synced')].message}",
                     )
-                })
-                .collect();
-            panic!("conditions not reached:\n{}", report.join("\n"));
+                    .await;
+                if message.contains(expected) {
+                    reached.push(*name);
+                }
+            }
+            let mut pending = pending.borrow_mut();
+            pending.retain(|(name, _, _)| !reached.contains(name));
+            pending.is_empty()
+        })
+        .await;
+    if waited.is_err() {
+        let mut report = Vec::new();
+        let left = pending.borrow().clone();
+        for (name, _, expected) in left {
+            let conditions = e2e
+                .jsonpath(&format!("ecs/{name}"), "{.status.conditions}")
+                .await;
+            report.push(format!("{name}: expected {expected:?}, got {conditions:?}"));
         }
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        panic!("conditions not reached:\n{}", report.join("\n"));
     }
     for (name, _, _) in &cases {
-        let synced = e2e.jsonpath(
-            &format!("ecs/{name}"),
-            "{.status.conditions[?(@.type=='Synced')].status}",
-        );
+        let synced = e2e
+            .jsonpath(
+                &format!("ecs/{name}"),
+                "{.status.conditions[?(@.type=='Synced')].status}",
+            )
+            .await;
         assert_eq!(synced, "False", "{name}");
-        let events = e2e.k(&[
-            "get",
-            "events",
-            "--field-selector",
-            &format!("involvedObject.name={name}"),
-        ]);
+        let events = e2e
+            .k(&[
+                "get",
+                "events",
+                "--field-selector",
+                &format!("involvedObject.name={name}"),
+            ])
+            .await;
         assert!(
             events.contains("Warning"),
             "{name}: a Warning event, got {events}"
         );
-        let described = e2e.k(&["describe", "ecs", name]);
+        let described = e2e.k(&["describe", "ecs", name]).await;
         for secret in [ACCESS_KEY_SECRET, "whatever-secret-9", "disabled-secret-1"] {
             assert!(
                 !described.contains(secret),
@@ -324,22 +346,25 @@ async fn runtime_mistakes_end_in_an_actionable_condition() {
     );
 
     // Deletion protection: the delete waits, says why, and goes through once protection is off.
-    e2e.apply(&ecs("protected", &[], "    deletionProtection: true\n"));
+    e2e.apply(&ecs("protected", &[], "    deletionProtection: true\n"))
+        .await;
     e2e.wait_jsonpath(
         "ecs/protected",
         "{.status.conditions[?(@.type=='Ready')].status}",
         "True",
     )
     .await;
-    e2e.k(&["delete", "ecs", "protected", "--wait=false"]);
+    e2e.k(&["delete", "ecs", "protected", "--wait=false"]).await;
     e2e.eventually(
         "the deletion-protection condition",
         Duration::from_secs(30),
-        || {
-            let m = e2e.jsonpath(
-                "ecs/protected",
-                "{.status.conditions[?(@.type=='Synced')].message}",
-            );
+        || async {
+            let m = e2e
+                .jsonpath(
+                    "ecs/protected",
+                    "{.status.conditions[?(@.type=='Synced')].message}",
+                )
+                .await;
             m.contains("deletion protection").then_some(())
         },
     )
@@ -357,12 +382,14 @@ async fn runtime_mistakes_end_in_an_actionable_condition() {
         "merge",
         "-p",
         r#"{"spec":{"forProvider":{"deletionProtection":false}}}"#,
-    ]);
-    e2e.k(&["wait", "--for=delete", "ecs/protected", "--timeout=60s"]);
+    ])
+    .await;
+    e2e.k(&["wait", "--for=delete", "ecs/protected", "--timeout=60s"])
+        .await;
     assert_eq!(e2e.mock().stats().instances_live, 0);
 
     // A cleanup of every failed object must not hang: nothing was created for them.
-    e2e.k(&["delete", "ecs", "--all", "--timeout=60s"]);
+    e2e.k(&["delete", "ecs", "--all", "--timeout=60s"]).await;
     println!(
         "{} runtime cases reported with the expected message, plus deletion protection",
         cases.len()

@@ -43,23 +43,31 @@ async fn create_get_edit_stop_and_delete() {
         "web-1",
         "    tags:\n      team: platform",
         "  writeConnectionSecretToRef:\n    name: web-1-conn",
-    ));
+    ))
+    .await;
     wait_ready(&e2e, "ecs/web-1").await;
 
     // Status carries what a user needs, and the printer columns show it.
-    let id = e2e.jsonpath("ecs/web-1", "{.status.atProvider.instanceId}");
+    let id = e2e
+        .jsonpath("ecs/web-1", "{.status.atProvider.instanceId}")
+        .await;
     assert!(id.starts_with("i-"), "instance id {id:?}");
     assert_eq!(
         e2e.jsonpath(
             "ecs/web-1",
             "{.metadata.annotations.ferroplane\\.io/external-name}"
-        ),
+        )
+        .await,
         id
     );
-    let public_ip = e2e.jsonpath("ecs/web-1", "{.status.atProvider.publicIpAddress}");
-    let private_ip = e2e.jsonpath("ecs/web-1", "{.status.atProvider.privateIpAddress}");
+    let public_ip = e2e
+        .jsonpath("ecs/web-1", "{.status.atProvider.publicIpAddress}")
+        .await;
+    let private_ip = e2e
+        .jsonpath("ecs/web-1", "{.status.atProvider.privateIpAddress}")
+        .await;
     assert!(!public_ip.is_empty() && !private_ip.is_empty());
-    let table = e2e.k(&["get", "ecs"]);
+    let table = e2e.k(&["get", "ecs"]).await;
     let header: Vec<&str> = table
         .lines()
         .next()
@@ -87,7 +95,7 @@ async fn create_get_edit_stop_and_delete() {
     }
 
     // The cloud holds exactly one instance for the object, tagged with its UID.
-    let instances = e2e.instances_of("ecs/web-1");
+    let instances = e2e.instances_of("ecs/web-1").await;
     assert_eq!(instances.len(), 1);
     assert_eq!(instances[0].instance_id, id);
     assert_eq!(
@@ -96,10 +104,15 @@ async fn create_get_edit_stop_and_delete() {
     );
 
     // The connection Secret has the instance ID and the addresses.
-    let conn_id = e2e.jsonpath("secret/web-1-conn", "{.data.instanceId}");
+    let conn_id = e2e
+        .jsonpath("secret/web-1-conn", "{.data.instanceId}")
+        .await;
     assert_eq!(base64_decode(&conn_id), id);
     assert_eq!(
-        base64_decode(&e2e.jsonpath("secret/web-1-conn", "{.data.publicIpAddress}")),
+        base64_decode(
+            &e2e.jsonpath("secret/web-1-conn", "{.data.publicIpAddress}")
+                .await
+        ),
         public_ip
     );
 
@@ -107,13 +120,17 @@ async fn create_get_edit_stop_and_delete() {
     e2e.k(&[
         "patch", "ecs", "web-1", "--type", "merge", "-p",
         r#"{"spec":{"forProvider":{"instanceName":"web-1-renamed","tags":{"team":"infra","env":"dev"}}}}"#,
-    ]);
-    e2e.eventually("name and tags in the mock", Duration::from_secs(30), || {
-        let i = e2e.instance(&id)?;
-        let tags_ok = i.tags.get("team").map(String::as_str) == Some("infra")
-            && i.tags.get("env").map(String::as_str) == Some("dev");
-        (i.instance_name == "web-1-renamed" && tags_ok).then_some(())
-    })
+    ]).await;
+    e2e.eventually(
+        "name and tags in the mock",
+        Duration::from_secs(30),
+        || async {
+            let i = e2e.instance(&id)?;
+            let tags_ok = i.tags.get("team").map(String::as_str) == Some("infra")
+                && i.tags.get("env").map(String::as_str) == Some("dev");
+            (i.instance_name == "web-1-renamed" && tags_ok).then_some(())
+        },
+    )
     .await;
     assert!(
         e2e.instance(&id)
@@ -132,13 +149,14 @@ async fn create_get_edit_stop_and_delete() {
         "merge",
         "-p",
         r#"{"spec":{"forProvider":{"desiredStatus":"Stopped"}}}"#,
-    ]);
+    ])
+    .await;
     e2e.wait_jsonpath("ecs/web-1", "{.status.atProvider.status}", "Stopped")
         .await;
     assert_eq!(e2e.instance(&id).expect("exists").status, "Stopped");
 
     // Delete: kubectl waits for the finalizer, which goes only once the instance is gone.
-    e2e.k(&["delete", "ecs", "web-1", "--timeout=60s"]);
+    e2e.k(&["delete", "ecs", "web-1", "--timeout=60s"]).await;
     assert!(e2e.instance(&id).is_none(), "instance {id} was released");
     let stats = e2e.mock().stats();
     assert_eq!(stats.instances_created, 1, "no duplicate: {stats:?}");
@@ -149,9 +167,11 @@ async fn create_get_edit_stop_and_delete() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instance_type_change_waits_for_allow_restart() {
     let e2e = E2e::start(&[Kind::EcsInstance]).await;
-    e2e.apply(&instance_yaml("resize", "", ""));
+    e2e.apply(&instance_yaml("resize", "", "")).await;
     wait_ready(&e2e, "ecs/resize").await;
-    let id = e2e.jsonpath("ecs/resize", "{.status.atProvider.instanceId}");
+    let id = e2e
+        .jsonpath("ecs/resize", "{.status.atProvider.instanceId}")
+        .await;
 
     e2e.k(&[
         "patch",
@@ -161,13 +181,14 @@ async fn instance_type_change_waits_for_allow_restart() {
         "merge",
         "-p",
         r#"{"spec":{"forProvider":{"instanceType":"ecs.g6.xlarge"}}}"#,
-    ]);
+    ])
+    .await;
     let conditions = e2e
         .eventually(
             "a condition naming allowRestart",
             Duration::from_secs(30),
-            || {
-                let c = e2e.jsonpath("ecs/resize", "{.status.conditions}");
+            || async {
+                let c = e2e.jsonpath("ecs/resize", "{.status.conditions}").await;
                 c.contains("allowRestart").then_some(c)
             },
         )
@@ -188,18 +209,19 @@ async fn instance_type_change_waits_for_allow_restart() {
         "merge",
         "-p",
         r#"{"spec":{"forProvider":{"allowRestart":true}}}"#,
-    ]);
+    ])
+    .await;
     e2e.eventually(
         "the new type, running again",
         Duration::from_secs(45),
-        || {
+        || async {
             let i = e2e.instance(&id)?;
             (i.instance_type == "ecs.g6.xlarge" && i.status == "Running").then_some(())
         },
     )
     .await;
     wait_ready(&e2e, "ecs/resize").await;
-    e2e.k(&["delete", "ecs", "resize", "--timeout=60s"]);
+    e2e.k(&["delete", "ecs", "resize", "--timeout=60s"]).await;
     assert_eq!(e2e.mock().stats().instances_live, 0);
     e2e.finish().await;
 }
@@ -207,10 +229,13 @@ async fn instance_type_change_waits_for_allow_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn orphan_keeps_the_instance_and_observe_only_imports_it() {
     let e2e = E2e::start(&[Kind::EcsInstance]).await;
-    e2e.apply(&instance_yaml("keeper", "", "  deletionPolicy: Orphan"));
+    e2e.apply(&instance_yaml("keeper", "", "  deletionPolicy: Orphan"))
+        .await;
     wait_ready(&e2e, "ecs/keeper").await;
-    let id = e2e.jsonpath("ecs/keeper", "{.status.atProvider.instanceId}");
-    e2e.k(&["delete", "ecs", "keeper", "--timeout=60s"]);
+    let id = e2e
+        .jsonpath("ecs/keeper", "{.status.atProvider.instanceId}")
+        .await;
+    e2e.k(&["delete", "ecs", "keeper", "--timeout=60s"]).await;
     assert!(
         e2e.instance(&id).is_some(),
         "Orphan leaves the instance in the cloud"
@@ -232,10 +257,12 @@ spec:
     imageId: centos_7_8_x64_20G_alibase_20200519.vhd
     instanceType: ecs.g6.large
 "#
-    ));
+    ))
+    .await;
     wait_ready(&e2e, "ecs/imported").await;
     assert_eq!(
-        e2e.jsonpath("ecs/imported", "{.status.atProvider.instanceId}"),
+        e2e.jsonpath("ecs/imported", "{.status.atProvider.instanceId}")
+            .await,
         id
     );
     assert_eq!(
@@ -243,7 +270,7 @@ spec:
         1,
         "importing creates nothing"
     );
-    e2e.k(&["delete", "ecs", "imported", "--timeout=60s"]);
+    e2e.k(&["delete", "ecs", "imported", "--timeout=60s"]).await;
     assert!(e2e.instance(&id).is_some(), "Observe-only never deletes");
     e2e.finish().await;
 }
@@ -256,16 +283,19 @@ async fn failures_are_reported_and_secret_rotation_recovers() {
     e2e.apply(&instance_yaml("bad-image", "", "").replace(
         "centos_7_8_x64_20G_alibase_20200519.vhd",
         "no_such_image.vhd",
-    ));
+    ))
+    .await;
     let message = e2e
         .eventually(
             "Synced=False naming the image error",
             Duration::from_secs(30),
-            || {
-                let m = e2e.jsonpath(
-                    "ecs/bad-image",
-                    "{.status.conditions[?(@.type=='Synced')].message}",
-                );
+            || async {
+                let m = e2e
+                    .jsonpath(
+                        "ecs/bad-image",
+                        "{.status.conditions[?(@.type=='Synced')].message}",
+                    )
+                    .await;
                 m.contains("InvalidImageId.NotFound").then_some(m)
             },
         )
@@ -274,14 +304,17 @@ async fn failures_are_reported_and_secret_rotation_recovers() {
         message.contains("imageId") || message.contains("image"),
         "{message}"
     );
-    let events = e2e.k(&[
-        "get",
-        "events",
-        "--field-selector",
-        "involvedObject.name=bad-image",
-    ]);
+    let events = e2e
+        .k(&[
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.name=bad-image",
+        ])
+        .await;
     assert!(events.contains("Warning"), "a Warning event: {events}");
-    e2e.k(&["delete", "ecs", "bad-image", "--timeout=60s"]);
+    e2e.k(&["delete", "ecs", "bad-image", "--timeout=60s"])
+        .await;
 
     // Wrong secret: the signature fails; the message says so without showing any secret.
     e2e.apply(
@@ -293,17 +326,20 @@ metadata:
 stringData:
   accessKeySecret: wrong-secret-value-123
 "#,
-    );
-    e2e.apply(&instance_yaml("rotated", "", ""));
+    )
+    .await;
+    e2e.apply(&instance_yaml("rotated", "", "")).await;
     let message = e2e
         .eventually(
             "Synced=False naming the signature error",
             Duration::from_secs(30),
-            || {
-                let m = e2e.jsonpath(
-                    "ecs/rotated",
-                    "{.status.conditions[?(@.type=='Synced')].message}",
-                );
+            || async {
+                let m = e2e
+                    .jsonpath(
+                        "ecs/rotated",
+                        "{.status.conditions[?(@.type=='Synced')].message}",
+                    )
+                    .await;
                 m.contains("SignatureDoesNotMatch").then_some(m)
             },
         )
@@ -313,11 +349,11 @@ stringData:
     // Rotating the Secret back is picked up without touching the ECSInstance.
     e2e.apply(&format!(
         "apiVersion: v1\nkind: Secret\nmetadata:\n  name: alibabacloud-credentials\nstringData:\n  accessKeySecret: {ACCESS_KEY_SECRET}\n"
-    ));
+    )).await;
     wait_ready(&e2e, "ecs/rotated").await;
-    let described = e2e.k(&["describe", "ecs", "rotated"]);
+    let described = e2e.k(&["describe", "ecs", "rotated"]).await;
     assert!(!described.contains(ACCESS_KEY_SECRET));
-    e2e.k(&["delete", "ecs", "rotated", "--timeout=60s"]);
+    e2e.k(&["delete", "ecs", "rotated", "--timeout=60s"]).await;
     assert_eq!(e2e.mock().stats().instances_live, 0);
     e2e.finish().await;
 }

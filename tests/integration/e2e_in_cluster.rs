@@ -8,23 +8,15 @@ use std::time::Duration;
 
 use crate::support::E2e;
 use ferroplane::controllers::Kind;
+use ferroplane_testkit::samples;
 
 const WAIT: Duration = Duration::from_secs(60);
-
-/// A sample manifest without its `namespace:` line, so that it lands in the test's namespace.
-fn sample(file: &str) -> String {
-    let path = format!("{}/deploy/samples/{file}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
-    text.lines()
-        .filter(|l| !l.trim_start().starts_with("namespace:"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn application_sample_ready_scaled_reverted_and_deleted() {
     let e2e = E2e::start(&[Kind::Application]).await;
-    e2e.apply(&sample("application.yaml"));
+    e2e.apply(&samples::without_namespace("application.yaml"))
+        .await;
     e2e.wait_jsonpath(
         "applications.apps.ferroplane.io/hello",
         "{.status.conditions[?(@.type=='Ready')].status}",
@@ -35,16 +27,21 @@ async fn application_sample_ready_scaled_reverted_and_deleted() {
         e2e.jsonpath(
             "deployment/hello",
             "{.spec.template.spec.containers[0].image}"
-        ),
+        )
+        .await,
         "nginx:1.27"
     );
-    assert_eq!(e2e.jsonpath("service/hello", "{.spec.ports[0].port}"), "80");
     assert_eq!(
-        e2e.jsonpath("ingress/hello", "{.spec.rules[0].host}"),
+        e2e.jsonpath("service/hello", "{.spec.ports[0].port}").await,
+        "80"
+    );
+    assert_eq!(
+        e2e.jsonpath("ingress/hello", "{.spec.rules[0].host}").await,
         "hello.example.com"
     );
     assert_eq!(
-        e2e.jsonpath("applications.apps.ferroplane.io/hello", "{.status.url}"),
+        e2e.jsonpath("applications.apps.ferroplane.io/hello", "{.status.url}")
+            .await,
         "http://hello.example.com/"
     );
 
@@ -55,7 +52,8 @@ async fn application_sample_ready_scaled_reverted_and_deleted() {
         "--type=merge",
         "-p",
         r#"{"spec":{"replicas":3}}"#,
-    ]);
+    ])
+    .await;
     e2e.wait_jsonpath("deployment/hello", "{.spec.replicas}", "3")
         .await;
     e2e.k(&[
@@ -65,7 +63,8 @@ async fn application_sample_ready_scaled_reverted_and_deleted() {
         "--type=json",
         "-p",
         r#"[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"evil:1"}]"#,
-    ]);
+    ])
+    .await;
     e2e.wait_jsonpath(
         "deployment/hello",
         "{.spec.template.spec.containers[0].image}",
@@ -78,23 +77,23 @@ async fn application_sample_ready_scaled_reverted_and_deleted() {
         "applications.apps.ferroplane.io",
         "hello",
         "--timeout=60s",
-    ]);
-    e2e.eventually("the Deployment to go", WAIT, || {
-        let out = e2e.kubectl(
-            &[
-                "get",
-                "deployment",
-                "hello",
-                "--ignore-not-found",
-                "-o",
-                "name",
-            ],
-            None,
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .is_empty()
-            .then_some(())
+    ])
+    .await;
+    e2e.eventually("the Deployment to go", WAIT, || async {
+        let out = e2e
+            .kubectl(
+                &[
+                    "get",
+                    "deployment",
+                    "hello",
+                    "--ignore-not-found",
+                    "-o",
+                    "name",
+                ],
+                None,
+            )
+            .await;
+        out.stdout.trim().is_empty().then_some(())
     })
     .await;
     e2e.finish().await;
@@ -103,7 +102,8 @@ async fn application_sample_ready_scaled_reverted_and_deleted() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
-    e2e.apply(&sample("etcdcluster.yaml"));
+    e2e.apply(&samples::without_namespace("etcdcluster.yaml"))
+        .await;
     e2e.wait_jsonpath(
         "etcdclusters.etcd.ferroplane.io/etcd-demo",
         "{.status.conditions[?(@.type=='Ready')].status}",
@@ -111,32 +111,39 @@ async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
     )
     .await;
     assert_eq!(
-        e2e.jsonpath("statefulset/etcd-demo", "{.spec.replicas}"),
+        e2e.jsonpath("statefulset/etcd-demo", "{.spec.replicas}")
+            .await,
         "3"
     );
     assert_eq!(
-        e2e.jsonpath("statefulset/etcd-demo", "{.spec.podManagementPolicy}"),
+        e2e.jsonpath("statefulset/etcd-demo", "{.spec.podManagementPolicy}")
+            .await,
         "Parallel"
     );
     assert_eq!(
-        e2e.jsonpath("service/etcd-demo", "{.spec.publishNotReadyAddresses}"),
+        e2e.jsonpath("service/etcd-demo", "{.spec.publishNotReadyAddresses}")
+            .await,
         "true"
     );
     assert_eq!(
-        e2e.jsonpath("poddisruptionbudget/etcd-demo", "{.spec.maxUnavailable}"),
+        e2e.jsonpath("poddisruptionbudget/etcd-demo", "{.spec.maxUnavailable}")
+            .await,
         "1"
     );
     assert_eq!(
         e2e.jsonpath(
             "etcdclusters.etcd.ferroplane.io/etcd-demo",
             "{.status.readyMembers}"
-        ),
+        )
+        .await,
         "3"
     );
-    let endpoint = e2e.jsonpath(
-        "etcdclusters.etcd.ferroplane.io/etcd-demo",
-        "{.status.clientEndpoint}",
-    );
+    let endpoint = e2e
+        .jsonpath(
+            "etcdclusters.etcd.ferroplane.io/etcd-demo",
+            "{.status.clientEndpoint}",
+        )
+        .await;
     assert_eq!(
         endpoint,
         format!("http://etcd-demo-client.{}.svc:2379", e2e.namespace)
@@ -150,7 +157,8 @@ async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
         "--type=json",
         "-p",
         r#"[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"evil:1"}]"#,
-    ]);
+    ])
+    .await;
     e2e.wait_jsonpath(
         "statefulset/etcd-demo",
         "{.spec.template.spec.containers[0].image}",
@@ -165,23 +173,27 @@ async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
         "--type=merge",
         "-p",
         r#"{"spec":{"version":"3.7.0"}}"#,
-    ]);
+    ])
+    .await;
     e2e.wait_jsonpath(
         "etcdclusters.etcd.ferroplane.io/etcd-demo",
         "{.status.conditions[?(@.type=='Synced')].status}",
         "False",
     )
     .await;
-    let message = e2e.jsonpath(
-        "etcdclusters.etcd.ferroplane.io/etcd-demo",
-        "{.status.conditions[?(@.type=='Synced')].message}",
-    );
+    let message = e2e
+        .jsonpath(
+            "etcdclusters.etcd.ferroplane.io/etcd-demo",
+            "{.status.conditions[?(@.type=='Synced')].message}",
+        )
+        .await;
     assert!(message.contains("one minor version at a time"), "{message}");
     assert_eq!(
         e2e.jsonpath(
             "statefulset/etcd-demo",
             "{.spec.template.spec.containers[0].image}"
-        ),
+        )
+        .await,
         image
     );
 
@@ -190,23 +202,23 @@ async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
         "etcdclusters.etcd.ferroplane.io",
         "etcd-demo",
         "--timeout=60s",
-    ]);
-    e2e.eventually("the StatefulSet to go", WAIT, || {
-        let out = e2e.kubectl(
-            &[
-                "get",
-                "statefulset",
-                "etcd-demo",
-                "--ignore-not-found",
-                "-o",
-                "name",
-            ],
-            None,
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .is_empty()
-            .then_some(())
+    ])
+    .await;
+    e2e.eventually("the StatefulSet to go", WAIT, || async {
+        let out = e2e
+            .kubectl(
+                &[
+                    "get",
+                    "statefulset",
+                    "etcd-demo",
+                    "--ignore-not-found",
+                    "-o",
+                    "name",
+                ],
+                None,
+            )
+            .await;
+        out.stdout.trim().is_empty().then_some(())
     })
     .await;
     e2e.finish().await;

@@ -4,30 +4,35 @@
 use std::time::Duration;
 
 use ferroplane_apis::application::Application;
+use ferroplane_testkit::wait::Wait;
+use ferroplane_testkit::{self as testkit, SandboxConfig, TestCluster, samples};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::{CustomResourceExt, ResourceExt};
 use provider_application::Options;
 
-#[path = "../../test-support/in_cluster_env.rs"]
-mod in_cluster_env;
-
-use in_cluster_env::{Env, eventually};
-
 const EVENTUALLY_TIMEOUT: Duration = Duration::from_secs(30);
 
-async fn start_env() -> Env {
-    Env::start(Application::crd(), |runtime, stopped| async move {
-        provider_application::run(&runtime, Options::default(), stopped)
-            .await
-            .expect("the controller runs");
-    })
-    .await
+/// A wait of this suite: re-checked every 100 ms for at most [`EVENTUALLY_TIMEOUT`].
+fn eventually(what: &str) -> Wait {
+    testkit::eventually(what)
+        .within(EVENTUALLY_TIMEOUT)
+        .every(Duration::from_millis(100))
 }
 
-fn sample() -> String {
-    in_cluster_env::sample("application.yaml")
+/// A sandbox with the Application CRD and the controller, started as the binary starts it.
+async fn start_env() -> TestCluster {
+    let mut env = TestCluster::start_with(SandboxConfig {
+        workload_delay: Duration::from_millis(100),
+        ..SandboxConfig::default()
+    })
+    .await;
+    env.install_crds([Application::crd()]).await;
+    env.spawn_controllers(|runtime, shutdown| async move {
+        provider_application::run(&runtime, Options::default(), shutdown.cancelled_owned()).await
+    });
+    env
 }
 
 fn image(d: &Deployment) -> Option<String> {
@@ -45,17 +50,22 @@ fn image(d: &Deployment) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_application_lifecycle_with_kubectl() {
     let env = start_env().await;
-    env.kubectl(&["apply", "-f", &sample()]);
+    env.kubectl()
+        .ok(&["apply", "-f", &samples::path("application.yaml")])
+        .await;
 
     let deployments = env.api::<Deployment>();
-    let d = eventually("the Deployment", || async {
-        deployments.get_opt("hello").await.ok().flatten()
-    })
-    .await;
+    let d = eventually("the Deployment")
+        .until_async(|| async { deployments.get_opt("hello").await.ok().flatten() })
+        .await;
     assert_eq!(d.spec.as_ref().and_then(|s| s.replicas), Some(2));
     assert_eq!(image(&d).as_deref(), Some("nginx:1.27"));
     assert_eq!(d.owner_references()[0].kind, "Application");
-    let svc = env.api::<Service>().get("hello").await.expect("Service");
+    // The controller applies the Service after the Deployment.
+    let services = env.api::<Service>();
+    let svc = eventually("the Service")
+        .until_async(|| async { services.get_opt("hello").await.ok().flatten() })
+        .await;
     let port = &svc.spec.and_then(|s| s.ports).expect("ports")[0];
     assert_eq!(
         (port.port, port.target_port.clone()),
@@ -65,17 +75,18 @@ async fn sample_application_lifecycle_with_kubectl() {
         )
     );
     let ingresses = env.api::<Ingress>();
-    eventually("the Ingress", || async {
-        ingresses.get_opt("hello").await.ok().flatten()
-    })
-    .await;
+    eventually("the Ingress")
+        .until_async(|| async { ingresses.get_opt("hello").await.ok().flatten() })
+        .await;
 
-    env.kubectl(&[
-        "wait",
-        "--for=condition=Ready",
-        "applications.apps.ferroplane.io/hello",
-        "--timeout=30s",
-    ]);
+    env.kubectl()
+        .ok(&[
+            "wait",
+            "--for=condition=Ready",
+            "applications.apps.ferroplane.io/hello",
+            "--timeout=30s",
+        ])
+        .await;
     let apps = env.api::<Application>();
     let status = apps
         .get("hello")
@@ -87,108 +98,120 @@ async fn sample_application_lifecycle_with_kubectl() {
     assert_eq!(status.available_replicas, 2);
 
     // Scale.
-    env.kubectl(&[
-        "patch",
-        "applications.apps.ferroplane.io",
-        "hello",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"replicas":3}}"#,
-    ]);
-    eventually("3 replicas", || async {
-        deployments
-            .get("hello")
-            .await
-            .ok()
-            .filter(|d| d.spec.as_ref().and_then(|s| s.replicas) == Some(3))
-    })
-    .await;
+    env.kubectl()
+        .ok(&[
+            "patch",
+            "applications.apps.ferroplane.io",
+            "hello",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"replicas":3}}"#,
+        ])
+        .await;
+    eventually("3 replicas")
+        .until_async(|| async {
+            deployments
+                .get("hello")
+                .await
+                .ok()
+                .filter(|d| d.spec.as_ref().and_then(|s| s.replicas) == Some(3))
+        })
+        .await;
 
     // A hand edit of a child is reverted.
-    env.kubectl(&[
+    env.kubectl().ok(&[
         "patch",
         "deployment",
         "hello",
         "--type=json",
         "-p",
         r#"[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"evil:1"}]"#,
-    ]);
-    eventually("the image edit to be reverted", || async {
-        deployments
-            .get("hello")
-            .await
-            .ok()
-            .filter(|d| image(d).as_deref() == Some("nginx:1.27"))
-    })
+    ])
     .await;
+    eventually("the image edit to be reverted")
+        .until_async(|| async {
+            deployments
+                .get("hello")
+                .await
+                .ok()
+                .filter(|d| image(d).as_deref() == Some("nginx:1.27"))
+        })
+        .await;
 
     // Removing `ingress` removes the Ingress; the URL falls back to the Service.
-    env.kubectl(&[
-        "patch",
-        "applications.apps.ferroplane.io",
-        "hello",
-        "--type=json",
-        "-p",
-        r#"[{"op":"remove","path":"/spec/ingress"}]"#,
-    ]);
-    eventually("the Ingress to go", || async {
-        ingresses
-            .get_opt("hello")
-            .await
-            .ok()
-            .filter(Option::is_none)
-    })
-    .await;
-    eventually("the in-cluster URL", || async {
-        apps.get("hello")
-            .await
-            .ok()
-            .and_then(|a| a.status)
-            .and_then(|s| s.url)
-            .filter(|u| u == "http://hello.default.svc.cluster.local")
-    })
-    .await;
+    env.kubectl()
+        .ok(&[
+            "patch",
+            "applications.apps.ferroplane.io",
+            "hello",
+            "--type=json",
+            "-p",
+            r#"[{"op":"remove","path":"/spec/ingress"}]"#,
+        ])
+        .await;
+    eventually("the Ingress to go")
+        .until_async(|| async {
+            ingresses
+                .get_opt("hello")
+                .await
+                .ok()
+                .filter(Option::is_none)
+        })
+        .await;
+    eventually("the in-cluster URL")
+        .until_async(|| async {
+            apps.get("hello")
+                .await
+                .ok()
+                .and_then(|a| a.status)
+                .and_then(|s| s.url)
+                .filter(|u| u == "http://hello.default.svc.cluster.local")
+        })
+        .await;
 
     // Delete removes the children.
-    env.kubectl(&[
-        "delete",
-        "applications.apps.ferroplane.io",
-        "hello",
-        "--wait=true",
-        "--timeout=30s",
-    ]);
-    eventually("the children to go", || async {
-        let d = deployments.get_opt("hello").await.ok()?;
-        let s = env.api::<Service>().get_opt("hello").await.ok()?;
-        (d.is_none() && s.is_none()).then_some(())
-    })
-    .await;
-    env.stop().await;
+    env.kubectl()
+        .ok(&[
+            "delete",
+            "applications.apps.ferroplane.io",
+            "hello",
+            "--wait=true",
+            "--timeout=30s",
+        ])
+        .await;
+    eventually("the children to go")
+        .until_async(|| async {
+            let d = deployments.get_opt("hello").await.ok()?;
+            let s = env.api::<Service>().get_opt("hello").await.ok()?;
+            (d.is_none() && s.is_none()).then_some(())
+        })
+        .await;
+    env.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn orphan_policy_leaves_the_children_without_owner() {
     let env = start_env().await;
-    let manifest = env.dir.path().join("orphan.yaml");
-    std::fs::write(
-        &manifest,
-        "apiVersion: apps.ferroplane.io/v1alpha1\nkind: Application\nmetadata:\n  name: keep\n  namespace: default\nspec:\n  image: nginx:1.27\n  deletionPolicy: Orphan\n",
-    )
-    .expect("write manifest");
-    env.kubectl(&["apply", "-f", &manifest.to_string_lossy()]);
-    env.kubectl(&[
-        "wait",
-        "--for=condition=Ready",
-        "applications.apps.ferroplane.io/keep",
-        "--timeout=30s",
-    ]);
-    env.kubectl(&[
-        "delete",
-        "applications.apps.ferroplane.io",
-        "keep",
-        "--wait=true",
-        "--timeout=30s",
-    ]);
+    env.kubectl()
+        .apply("apiVersion: apps.ferroplane.io/v1alpha1\nkind: Application\nmetadata:\n  name: keep\n  namespace: default\nspec:\n  image: nginx:1.27\n  deletionPolicy: Orphan\n")
+        .await;
+    env.kubectl()
+        .ok(&[
+            "wait",
+            "--for=condition=Ready",
+            "applications.apps.ferroplane.io/keep",
+            "--timeout=30s",
+        ])
+        .await;
+    env.kubectl()
+        .ok(&[
+            "delete",
+            "applications.apps.ferroplane.io",
+            "keep",
+            "--wait=true",
+            "--timeout=30s",
+        ])
+        .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let d = env
         .api::<Deployment>()
@@ -200,5 +223,5 @@ async fn orphan_policy_leaves_the_children_without_owner() {
         .get("keep")
         .await
         .expect("the Service is left");
-    env.stop().await;
+    env.shutdown().await;
 }

@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ferroplane_apis::etcd::EtcdCluster;
+use ferroplane_testkit::wait::Wait;
+use ferroplane_testkit::{self as testkit, SandboxConfig, TestCluster, samples};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -23,23 +25,34 @@ use provider_etcd::membership::{
 };
 use provider_etcd::names::{ClusterNames, Topology};
 
-#[path = "../../test-support/in_cluster_env.rs"]
-mod in_cluster_env;
-
-use in_cluster_env::{Env, eventually};
-
 const EVENTUALLY_TIMEOUT: Duration = Duration::from_secs(40);
 
-async fn start_env<F: MembershipFactory>(factory: impl FnOnce(kube::Client) -> F) -> Env {
-    Env::start(EtcdCluster::crd(), move |runtime, stopped| {
-        let client = runtime.client().clone();
-        provider_etcd::controller(&runtime, factory(client)).run(stopped)
-    })
-    .await
+/// A wait of this suite: re-checked every 100 ms for at most [`EVENTUALLY_TIMEOUT`].
+fn eventually(what: &str) -> Wait {
+    testkit::eventually(what)
+        .within(EVENTUALLY_TIMEOUT)
+        .every(Duration::from_millis(100))
 }
 
-fn sample() -> String {
-    in_cluster_env::sample("etcdcluster.yaml")
+/// A sandbox with the EtcdCluster CRD and the controller, whose membership clients `factory`
+/// builds (it gets the controller's kube client).
+async fn start_env<F: MembershipFactory>(factory: impl FnOnce(kube::Client) -> F) -> TestCluster {
+    let mut env = TestCluster::start_with(SandboxConfig {
+        workload_delay: Duration::from_millis(100),
+        ..SandboxConfig::default()
+    })
+    .await;
+    env.install_crds([EtcdCluster::crd()]).await;
+    env.spawn_controllers(|runtime, shutdown| {
+        let factory = factory(runtime.client().clone());
+        async move {
+            provider_etcd::controller(&runtime, factory)
+                .run(shutdown.cancelled_owned())
+                .await;
+            Ok(())
+        }
+    });
+    env
 }
 
 fn image(s: &StatefulSet) -> Option<String> {
@@ -76,13 +89,14 @@ fn condition(c: &EtcdCluster, type_: &str) -> Option<(String, String, String)> {
 async fn sample_cluster_without_reachable_etcd() {
     let env =
         start_env(|_| GatewayFactory::new(&GatewayConfig::default()).expect("http client")).await;
-    env.kubectl(&["apply", "-f", &sample()]);
+    env.kubectl()
+        .ok(&["apply", "-f", &samples::path("etcdcluster.yaml")])
+        .await;
 
     let sets = env.api::<StatefulSet>();
-    let sts = eventually("the StatefulSet", || async {
-        sets.get_opt("etcd-demo").await.ok().flatten()
-    })
-    .await;
+    let sts = eventually("the StatefulSet")
+        .until_async(|| async { sets.get_opt("etcd-demo").await.ok().flatten() })
+        .await;
     assert_eq!(replicas(&sts), Some(3));
     assert_eq!(
         image(&sts).as_deref(),
@@ -112,11 +126,11 @@ async fn sample_cluster_without_reachable_etcd() {
         .get("etcd-demo-client")
         .await
         .expect("client Service");
-    let pdb = env
-        .api::<PodDisruptionBudget>()
-        .get("etcd-demo")
-        .await
-        .expect("PDB");
+    // The controller applies the PodDisruptionBudget after the StatefulSet.
+    let pdbs = env.api::<PodDisruptionBudget>();
+    let pdb = eventually("the PDB")
+        .until_async(|| async { pdbs.get_opt("etcd-demo").await.ok().flatten() })
+        .await;
     assert_eq!(
         pdb.spec.and_then(|s| s.max_unavailable),
         Some(IntOrString::Int(1))
@@ -130,12 +144,14 @@ async fn sample_cluster_without_reachable_etcd() {
     assert_eq!(data.len(), 3);
     assert!(data["etcd-demo-2.json"].contains("\"initial-cluster-state\": \"new\""));
 
-    env.kubectl(&[
-        "wait",
-        "--for=condition=Ready",
-        "etcdclusters.etcd.ferroplane.io/etcd-demo",
-        "--timeout=40s",
-    ]);
+    env.kubectl()
+        .ok(&[
+            "wait",
+            "--for=condition=Ready",
+            "etcdclusters.etcd.ferroplane.io/etcd-demo",
+            "--timeout=40s",
+        ])
+        .await;
     let clusters = env.api::<EtcdCluster>();
     let c = clusters.get("etcd-demo").await.expect("cluster");
     let status = c.status.clone().expect("status");
@@ -155,103 +171,147 @@ async fn sample_cluster_without_reachable_etcd() {
     );
 
     // Without the membership API the size does not change.
-    env.kubectl(&[
-        "patch",
-        "etcdclusters.etcd.ferroplane.io",
-        "etcd-demo",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"size":5}}"#,
-    ]);
-    eventually("Progressing to say the resize waits", || async {
-        let c = clusters.get("etcd-demo").await.ok()?;
-        condition(&c, "Progressing").filter(|(s, _, m)| s == "True" && m.contains("waits"))
-    })
-    .await;
+    env.kubectl()
+        .ok(&[
+            "patch",
+            "etcdclusters.etcd.ferroplane.io",
+            "etcd-demo",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"size":5}}"#,
+        ])
+        .await;
+    eventually("Progressing to say the resize waits")
+        .until_async(|| async {
+            let c = clusters.get("etcd-demo").await.ok()?;
+            condition(&c, "Progressing").filter(|(s, _, m)| s == "True" && m.contains("waits"))
+        })
+        .await;
     assert_eq!(
         replicas(&sets.get("etcd-demo").await.expect("sts")),
         Some(3)
     );
-    env.kubectl(&[
-        "patch",
-        "etcdclusters.etcd.ferroplane.io",
-        "etcd-demo",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"size":3}}"#,
-    ]);
+    env.kubectl()
+        .ok(&[
+            "patch",
+            "etcdclusters.etcd.ferroplane.io",
+            "etcd-demo",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"size":3}}"#,
+        ])
+        .await;
 
     // Hand edits are reverted.
-    env.kubectl(&[
+    env.kubectl().ok(&[
         "patch",
         "statefulset",
         "etcd-demo",
         "--type=json",
         "-p",
         r#"[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"evil:1"}]"#,
-    ]);
-    eventually("the image edit to be reverted", || async {
-        sets.get("etcd-demo")
-            .await
-            .ok()
-            .filter(|s| image(s).as_deref() == Some("gcr.io/etcd-development/etcd:v3.5.17"))
-    })
+    ])
     .await;
+    eventually("the image edit to be reverted")
+        .until_async(|| async {
+            sets.get("etcd-demo")
+                .await
+                .ok()
+                .filter(|s| image(s).as_deref() == Some("gcr.io/etcd-development/etcd:v3.5.17"))
+        })
+        .await;
 
     // Skipping a minor version is refused; the cluster keeps its version.
-    env.kubectl(&[
-        "patch",
-        "etcdclusters.etcd.ferroplane.io",
-        "etcd-demo",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"version":"3.7.0"}}"#,
-    ]);
-    eventually("Synced=False with UnsupportedUpgrade", || async {
-        let c = clusters.get("etcd-demo").await.ok()?;
-        condition(&c, "Synced")
-            .filter(|(s, _, m)| s == "False" && m.contains("3.5.17") && m.contains("3.7.0"))
-    })
-    .await;
+    env.kubectl()
+        .ok(&[
+            "patch",
+            "etcdclusters.etcd.ferroplane.io",
+            "etcd-demo",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"version":"3.7.0"}}"#,
+        ])
+        .await;
+    eventually("Synced=False with UnsupportedUpgrade")
+        .until_async(|| async {
+            let c = clusters.get("etcd-demo").await.ok()?;
+            condition(&c, "Synced")
+                .filter(|(s, _, m)| s == "False" && m.contains("3.5.17") && m.contains("3.7.0"))
+        })
+        .await;
     assert_eq!(
         image(&sets.get("etcd-demo").await.expect("sts")).as_deref(),
         Some("gcr.io/etcd-development/etcd:v3.5.17")
     );
     // Deletion is not held up by the refused spec.
 
-    env.kubectl(&[
-        "delete",
-        "etcdclusters.etcd.ferroplane.io",
-        "etcd-demo",
-        "--wait=true",
-        "--timeout=40s",
-    ]);
-    eventually("the children to go", || async {
-        let s = sets.get_opt("etcd-demo").await.ok()?;
-        let svc = env
-            .api::<Service>()
-            .get_opt("etcd-demo-client")
-            .await
-            .ok()?;
-        let pdb = env
-            .api::<PodDisruptionBudget>()
-            .get_opt("etcd-demo")
-            .await
-            .ok()?;
-        (s.is_none() && svc.is_none() && pdb.is_none()).then_some(())
-    })
-    .await;
-    env.stop().await;
+    env.kubectl()
+        .ok(&[
+            "delete",
+            "etcdclusters.etcd.ferroplane.io",
+            "etcd-demo",
+            "--wait=true",
+            "--timeout=40s",
+        ])
+        .await;
+    eventually("the children to go")
+        .until_async(|| async {
+            let s = sets.get_opt("etcd-demo").await.ok()?;
+            let svc = env
+                .api::<Service>()
+                .get_opt("etcd-demo-client")
+                .await
+                .ok()?;
+            let pdb = env
+                .api::<PodDisruptionBudget>()
+                .get_opt("etcd-demo")
+                .await
+                .ok()?;
+            (s.is_none() && svc.is_none() && pdb.is_none()).then_some(())
+        })
+        .await;
+    env.shutdown().await;
 }
 
 /// An in-memory etcd: a member starts (gets its name, answers status) once the StatefulSet has
-/// a pod for its ordinal; a learner is in sync as soon as it has started.
+/// a pod for its ordinal; a learner is in sync as soon as it has started. It journals every
+/// membership change it makes, so that a test checks the order of changes from the record
+/// rather than from samples of the member list (a quick add-and-promote falls between samples).
 #[derive(Clone)]
 struct SimulatedEtcd {
     kube: kube::Client,
     names: ClusterNames,
     members: Arc<Mutex<Vec<Member>>>,
     next_id: Arc<Mutex<u64>>,
+    journal: Arc<Mutex<Vec<MembershipChange>>>,
+}
+
+/// One change of the member list, as the controller made it.
+#[derive(Clone, Debug, PartialEq)]
+enum MembershipChange {
+    Added { id: u64, is_learner: bool },
+    Promoted { id: u64 },
+    Removed { id: u64 },
+}
+
+/// The most learners the cluster had at once, replaying `journal` from a cluster without any.
+fn most_learners_at_once(journal: &[MembershipChange]) -> usize {
+    let mut learners = std::collections::BTreeSet::new();
+    let mut most = 0;
+    for change in journal {
+        match change {
+            MembershipChange::Added { id, is_learner } => {
+                if *is_learner {
+                    learners.insert(*id);
+                }
+            }
+            MembershipChange::Promoted { id } | MembershipChange::Removed { id } => {
+                learners.remove(id);
+            }
+        }
+        most = most.max(learners.len());
+    }
+    most
 }
 
 impl SimulatedEtcd {
@@ -266,6 +326,20 @@ impl SimulatedEtcd {
 
     fn locked(&self) -> std::sync::MutexGuard<'_, Vec<Member>> {
         self.members.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn record(&self, change: MembershipChange) {
+        self.journal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(change);
+    }
+
+    fn journal(&self) -> Vec<MembershipChange> {
+        self.journal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 }
 
@@ -315,6 +389,10 @@ impl Membership for SimulatedEtcd {
             is_learner: true,
         };
         self.locked().push(member.clone());
+        self.record(MembershipChange::Added {
+            id,
+            is_learner: member.is_learner,
+        });
         Ok(member)
     }
 
@@ -324,6 +402,7 @@ impl Membership for SimulatedEtcd {
             Some(m) if m.name.is_empty() => Ok(PromoteOutcome::NotCaughtUp),
             Some(m) => {
                 m.is_learner = false;
+                self.record(MembershipChange::Promoted { id });
                 Ok(PromoteOutcome::Promoted)
             }
             None => Err(MembershipError::Api {
@@ -336,6 +415,7 @@ impl Membership for SimulatedEtcd {
 
     async fn remove(&self, id: u64) -> Result<(), MembershipError> {
         self.locked().retain(|m| m.id != id);
+        self.record(MembershipChange::Removed { id });
         Ok(())
     }
 
@@ -385,6 +465,7 @@ async fn scaling_goes_through_the_membership_api_one_member_at_a_time() {
             names: ClusterNames::new("etcd-demo", "default"),
             members: Arc::default(),
             next_id: Arc::new(Mutex::new(1000)),
+            journal: Arc::default(),
         };
         *sim_for_factory.lock().unwrap_or_else(|p| p.into_inner()) = Some(etcd.clone());
         SimulatedFactory(etcd)
@@ -395,105 +476,116 @@ async fn scaling_goes_through_the_membership_api_one_member_at_a_time() {
         .unwrap_or_else(|p| p.into_inner())
         .clone()
         .expect("factory built");
-    env.kubectl(&["apply", "-f", &sample()]);
-    env.kubectl(&[
-        "wait",
-        "--for=condition=Ready",
-        "etcdclusters.etcd.ferroplane.io/etcd-demo",
-        "--timeout=40s",
-    ]);
+    env.kubectl()
+        .ok(&["apply", "-f", &samples::path("etcdcluster.yaml")])
+        .await;
+    env.kubectl()
+        .ok(&[
+            "wait",
+            "--for=condition=Ready",
+            "etcdclusters.etcd.ferroplane.io/etcd-demo",
+            "--timeout=40s",
+        ])
+        .await;
     let clusters = env.api::<EtcdCluster>();
     let c = clusters.get("etcd-demo").await.expect("cluster");
     assert_eq!(c.status.as_ref().map(|s| s.members.len()), Some(3));
     assert!(c.status.as_ref().and_then(|s| s.leader.clone()).is_some());
 
-    env.kubectl(&[
-        "patch",
-        "etcdclusters.etcd.ferroplane.io",
-        "etcd-demo",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"size":5}}"#,
-    ]);
+    env.kubectl()
+        .ok(&[
+            "patch",
+            "etcdclusters.etcd.ferroplane.io",
+            "etcd-demo",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"size":5}}"#,
+        ])
+        .await;
     let sets = env.api::<StatefulSet>();
-    let mut seen_learners = 0;
-    eventually("5 voters and 5 pods", || {
-        let etcd = etcd.clone();
-        let sets = sets.clone();
-        let learners = etcd.locked().iter().filter(|m| m.is_learner).count();
-        assert!(learners <= 1, "one learner at a time");
-        seen_learners = seen_learners.max(learners);
-        async move {
-            let voters = etcd.locked().iter().filter(|m| !m.is_learner).count();
-            let r = sets.get("etcd-demo").await.ok().as_ref().and_then(replicas);
-            (voters == 5 && r == Some(5)).then_some(())
-        }
-    })
-    .await;
-    assert_eq!(seen_learners, 1, "members joined as learners");
-    env.kubectl(&[
-        "wait",
-        "--for=condition=Ready",
-        "etcdclusters.etcd.ferroplane.io/etcd-demo",
-        "--timeout=40s",
-    ]);
+    eventually("5 voters and 5 pods")
+        .until_async(|| {
+            let etcd = etcd.clone();
+            let sets = sets.clone();
+            async move {
+                let voters = etcd.locked().iter().filter(|m| !m.is_learner).count();
+                let r = sets.get("etcd-demo").await.ok().as_ref().and_then(replicas);
+                (voters == 5 && r == Some(5)).then_some(())
+            }
+        })
+        .await;
+    let most_learners = most_learners_at_once(&etcd.journal());
+    assert!(most_learners <= 1, "one learner at a time");
+    assert_eq!(most_learners, 1, "members joined as learners");
+    env.kubectl()
+        .ok(&[
+            "wait",
+            "--for=condition=Ready",
+            "etcdclusters.etcd.ferroplane.io/etcd-demo",
+            "--timeout=40s",
+        ])
+        .await;
 
-    env.kubectl(&[
-        "patch",
-        "etcdclusters.etcd.ferroplane.io",
-        "etcd-demo",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"size":3}}"#,
-    ]);
-    eventually("3 members and 3 pods", || {
-        let etcd = etcd.clone();
-        let sets = sets.clone();
-        async move {
-            let members = etcd.locked().len();
-            let r = sets.get("etcd-demo").await.ok().as_ref().and_then(replicas);
-            assert!(
-                r.is_some_and(|r| r as usize >= members),
-                "pods go only after their members"
-            );
-            (members == 3 && r == Some(3)).then_some(())
-        }
-    })
-    .await;
+    env.kubectl()
+        .ok(&[
+            "patch",
+            "etcdclusters.etcd.ferroplane.io",
+            "etcd-demo",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"size":3}}"#,
+        ])
+        .await;
+    eventually("3 members and 3 pods")
+        .until_async(|| {
+            let etcd = etcd.clone();
+            let sets = sets.clone();
+            async move {
+                let members = etcd.locked().len();
+                let r = sets.get("etcd-demo").await.ok().as_ref().and_then(replicas);
+                assert!(
+                    r.is_some_and(|r| r as usize >= members),
+                    "pods go only after their members"
+                );
+                (members == 3 && r == Some(3)).then_some(())
+            }
+        })
+        .await;
     let names: Vec<String> = etcd.locked().iter().map(|m| m.name.clone()).collect();
     assert_eq!(names, ["etcd-demo-0", "etcd-demo-1", "etcd-demo-2"]);
-    eventually("status to list 3 members", || async {
-        let c = clusters.get("etcd-demo").await.ok()?;
-        (c.status?.members.len() == 3).then_some(())
-    })
-    .await;
-    env.stop().await;
+    eventually("status to list 3 members")
+        .until_async(|| async {
+            let c = clusters.get("etcd-demo").await.ok()?;
+            (c.status?.members.len() == 3).then_some(())
+        })
+        .await;
+    env.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn orphan_policy_leaves_the_cluster_running() {
     let env =
         start_env(|_| GatewayFactory::new(&GatewayConfig::default()).expect("http client")).await;
-    let manifest = env.dir.path().join("orphan.yaml");
-    std::fs::write(
-        &manifest,
-        "apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: keep\n  namespace: default\nspec:\n  size: 1\n  deletionPolicy: Orphan\n",
-    )
-    .expect("write manifest");
-    env.kubectl(&["apply", "-f", &manifest.to_string_lossy()]);
-    env.kubectl(&[
-        "wait",
-        "--for=condition=Ready",
-        "etcdclusters.etcd.ferroplane.io/keep",
-        "--timeout=40s",
-    ]);
-    env.kubectl(&[
-        "delete",
-        "etcdclusters.etcd.ferroplane.io",
-        "keep",
-        "--wait=true",
-        "--timeout=40s",
-    ]);
+    env.kubectl()
+        .apply("apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: keep\n  namespace: default\nspec:\n  size: 1\n  deletionPolicy: Orphan\n")
+        .await;
+    env.kubectl()
+        .ok(&[
+            "wait",
+            "--for=condition=Ready",
+            "etcdclusters.etcd.ferroplane.io/keep",
+            "--timeout=40s",
+        ])
+        .await;
+    env.kubectl()
+        .ok(&[
+            "delete",
+            "etcdclusters.etcd.ferroplane.io",
+            "keep",
+            "--wait=true",
+            "--timeout=40s",
+        ])
+        .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let sts = env
         .api::<StatefulSet>()
@@ -509,5 +601,5 @@ async fn orphan_policy_leaves_the_cluster_running() {
         .get("keep")
         .await
         .expect("the PDB is left");
-    env.stop().await;
+    env.shutdown().await;
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use ferroplane_testkit::eventually;
 use provider_etcd::membership::{GatewayClient, GatewayConfig, Membership, PromoteOutcome};
 use provider_etcd::names::Topology;
 use provider_etcd::planner::{self, Step};
@@ -186,14 +187,11 @@ impl LocalCluster {
 /// Waits until `n` voters answer their status with a leader.
 async fn wait_voters(cluster: &LocalCluster, n: usize, timeout: Duration) {
     let client = cluster.client();
-    let start = Instant::now();
-    while healthy_voters(&client, &cluster.topology).await < n {
-        assert!(
-            start.elapsed() < timeout,
-            "timed out after {timeout:?} waiting for {n} healthy voters"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    eventually(format!("{n} healthy voters"))
+        .within(timeout)
+        .every(Duration::from_millis(200))
+        .until_async(|| async { healthy_voters(&client, &cluster.topology).await >= n })
+        .await;
 }
 
 async fn healthy_voters(client: &GatewayClient, topology: &LocalTopology) -> usize {

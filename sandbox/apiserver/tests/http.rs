@@ -35,7 +35,7 @@ async fn bad_requests_get_apiserver_statuses() {
     let http = reqwest::Client::new();
     let url = format!(
         "{}/api/v1/namespaces/default/configmaps",
-        harness.sandbox.url()
+        harness.sandbox().url()
     );
     let post = |body: &'static str, content_type: &'static str| {
         http.post(&url)
@@ -68,7 +68,7 @@ async fn bad_requests_get_apiserver_statuses() {
 
     let unknown = send(http.get(format!(
         "{}/apis/example.io/v1/widgets",
-        harness.sandbox.url()
+        harness.sandbox().url()
     )))
     .await;
     assert_status(&unknown, 404, "NotFound");
@@ -108,7 +108,7 @@ async fn bad_requests_get_apiserver_statuses() {
     let missing_ns = send(
         http.post(format!(
             "{}/api/v1/namespaces/nope/configmaps",
-            harness.sandbox.url()
+            harness.sandbox().url()
         ))
         .header("Content-Type", "application/json")
         .body(r#"{"metadata":{"name":"a"}}"#),
@@ -157,7 +157,7 @@ async fn bad_requests_get_apiserver_statuses() {
 
     // Still healthy after all that.
     let healthy = http
-        .get(format!("{}/readyz", harness.sandbox.url()))
+        .get(format!("{}/readyz", harness.sandbox().url()))
         .send()
         .await
         .expect("answered");
@@ -174,7 +174,7 @@ async fn bad_requests_get_apiserver_statuses() {
 async fn version_discovery_and_openapi() {
     let harness = common::start().await;
     let http = reqwest::Client::new();
-    let base = harness.sandbox.url();
+    let base = harness.sandbox().url();
     let get = |path: &str| http.get(format!("{base}{path}"));
     let (_, version) = send(get("/version")).await;
     assert_eq!(
@@ -221,9 +221,9 @@ async fn watch_streams_history_and_honours_timeout() {
     let http = reqwest::Client::new();
     let url = format!(
         "{}/api/v1/namespaces/default/configmaps",
-        harness.sandbox.url()
+        harness.sandbox().url()
     );
-    let start_rv = harness.sandbox.resource_version();
+    let start_rv = harness.sandbox().resource_version();
     for name in ["a", "b"] {
         let body = format!("{{\"metadata\":{{\"name\":\"{name}\"}}}}");
         let answer = http
@@ -271,7 +271,7 @@ async fn watch_streams_history_and_honours_timeout() {
 async fn odd_shapes_never_crash_the_server() {
     let harness = common::start().await;
     let http = reqwest::Client::new();
-    let base = harness.sandbox.url();
+    let base = harness.sandbox().url();
     let deployments = format!("{base}/apis/apps/v1/namespaces/default/deployments");
     let created = http
         .post(&deployments)

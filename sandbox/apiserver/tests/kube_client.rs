@@ -4,12 +4,14 @@
 //! the workload simulator. Each test runs its own server.
 
 mod common;
+mod widget_crd;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use ferroplane_sandbox::SandboxConfig;
+use ferroplane_testkit::{TestCluster, eventually};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, ObjectReference};
@@ -50,7 +52,7 @@ fn widget(name: &str, spec: serde_json::Value) -> DynamicObject {
 
 async fn install_widget_crd(client: kube::Client) {
     let crds: Api<CustomResourceDefinition> = Api::all(client);
-    let crd: CustomResourceDefinition = from_yaml(common::WIDGET_CRD);
+    let crd: CustomResourceDefinition = from_yaml(widget_crd::WIDGET_CRD);
     let created = crds
         .create(&PostParams::default(), &crd)
         .await
@@ -385,7 +387,7 @@ async fn watcher_with_streaming_lists() {
 // event carrying a 410 Expired Status.
 #[tokio::test]
 async fn expired_watch_gets_an_in_stream_410() {
-    let harness = common::start_with(SandboxConfig {
+    let harness = TestCluster::start_with(SandboxConfig {
         history_capacity: 3,
         ..SandboxConfig::default()
     })
@@ -542,11 +544,14 @@ async fn owner_references_are_garbage_collected() {
             .expect("created");
         api.delete(owner, &params).await.expect("deleted");
         let api = api.clone();
-        common::eventually("the owner to go", || {
-            let api = api.clone();
-            async move { api.get_opt(owner).await.expect("readable").is_none() }
-        })
-        .await;
+        eventually("the owner to go")
+            .within(Duration::from_secs(5))
+            .every(Duration::from_millis(20))
+            .until_async(|| {
+                let api = api.clone();
+                async move { api.get_opt(owner).await.expect("readable").is_none() }
+            })
+            .await;
         let remaining = api.get_opt(dependent).await.expect("readable");
         assert_eq!(remaining.is_some(), kept, "dependent of {owner}");
         if let Some(orphan) = remaining {
@@ -596,7 +601,7 @@ async fn simulator_marks_deployments_available() {
         .await
         .expect("scaled in time")
         .expect("watch ok");
-    let writes = harness.sandbox.writes();
+    let writes = harness.sandbox().writes();
     assert_eq!(
         writes.get(&("create".to_owned(), "deployments.apps".to_owned())),
         Some(&1)

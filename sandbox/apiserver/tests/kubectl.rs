@@ -3,11 +3,12 @@
 //! These tests need kubectl on PATH and fail with a clear message without it.
 
 mod common;
+mod widget_crd;
 
-use std::process::Stdio;
 use std::time::Duration;
 
-use common::Harness;
+use ferroplane_testkit::TestCluster;
+use ferroplane_testkit::kubectl::{finish, kubectl_path};
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -15,7 +16,7 @@ use serde_json::{Value, json};
 
 const WIDGET: &str = "apiVersion: example.io/v1\nkind: Widget\nmetadata:\n  name: w\n  labels: {team: a}\nspec:\n  size: 3\n  region: eu\n";
 
-fn widgets(harness: &Harness) -> Api<DynamicObject> {
+fn widgets(harness: &TestCluster) -> Api<DynamicObject> {
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("example.io", "v1", "Widget"),
         "widgets",
@@ -23,41 +24,14 @@ fn widgets(harness: &Harness) -> Api<DynamicObject> {
     Api::namespaced_with(harness.client(), "default", &resource)
 }
 
-async fn with_widgets() -> Harness {
-    common::kubectl_path();
+async fn with_widgets() -> TestCluster {
+    kubectl_path();
     let harness = common::start().await;
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(common::WIDGET_CRD))
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], widget_crd::WIDGET_CRD)
         .await;
     harness
-}
-
-/// Starts a long-running kubectl (`get -w`, `wait`) in the background.
-fn spawn_kubectl(harness: &Harness, args: &[&str]) -> tokio::process::Child {
-    tokio::process::Command::new(common::kubectl_path())
-        .arg("--kubeconfig")
-        .arg(&harness.kubeconfig)
-        .arg("--cache-dir")
-        .arg(harness.cache_dir())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kubectl starts")
-}
-
-async fn finish(child: tokio::process::Child) -> (i32, String, String) {
-    let output = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
-        .await
-        .expect("kubectl finished in time")
-        .expect("kubectl ran");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 // Real apiserver: `kubectl apply -f crd.yaml` then objects → "created"; `get` prints the CRD's
@@ -68,10 +42,11 @@ async fn finish(child: tokio::process::Child) -> (i32, String, String) {
 async fn apply_and_get_custom_objects() {
     let harness = with_widgets().await;
     let created = harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(WIDGET))
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], WIDGET)
         .await;
     assert_eq!(created.trim(), "widget.example.io/w created");
-    let table = harness.kubectl_ok(&["get", "widgets"], None).await;
+    let table = harness.kubectl().ok(&["get", "widgets"]).await;
     let mut lines = table.lines();
     let header: Vec<&str> = lines.next().expect("header").split_whitespace().collect();
     assert_eq!(header, vec!["NAME", "SIZE", "READY", "AGE"]);
@@ -81,65 +56,70 @@ async fn apply_and_get_custom_objects() {
 
     assert_eq!(
         harness
-            .kubectl_ok(&["get", "wd", "w", "-o", "jsonpath={.spec.policy}"], None)
+            .kubectl()
+            .ok(&["get", "wd", "w", "-o", "jsonpath={.spec.policy}"])
             .await,
         "Delete"
     );
     let json: Value = serde_json::from_str(
         &harness
-            .kubectl_ok(&["get", "widget", "w", "-o", "json"], None)
+            .kubectl()
+            .ok(&["get", "widget", "w", "-o", "json"])
             .await,
     )
     .expect("json");
     assert_eq!(json["metadata"]["generation"], 1);
     let yaml = harness
-        .kubectl_ok(&["get", "widget", "w", "-o", "yaml"], None)
+        .kubectl()
+        .ok(&["get", "widget", "w", "-o", "yaml"])
         .await;
     assert!(yaml.contains("size: 3"), "{yaml}");
     assert_eq!(
         harness
-            .kubectl_ok(&["get", "widgets", "-l", "team=a", "-o", "name"], None)
+            .kubectl()
+            .ok(&["get", "widgets", "-l", "team=a", "-o", "name"])
             .await
             .trim(),
         "widget.example.io/w"
     );
     assert_eq!(
         harness
-            .kubectl_ok(&["get", "widgets", "-l", "team!=a", "-o", "name"], None)
+            .kubectl()
+            .ok(&["get", "widgets", "-l", "team!=a", "-o", "name"])
             .await
             .trim(),
         ""
     );
-    let all = harness.kubectl_ok(&["get", "widgets", "-A"], None).await;
+    let all = harness.kubectl().ok(&["get", "widgets", "-A"]).await;
     assert!(all.starts_with("NAMESPACE"), "{all}");
 
     let changed = WIDGET.replace("size: 3", "size: 4");
     assert_eq!(
         harness
-            .kubectl_ok(&["apply", "-f", "-"], Some(&changed))
+            .kubectl()
+            .ok_with_input(&["apply", "-f", "-"], &changed)
             .await
             .trim(),
         "widget.example.io/w configured"
     );
     assert_eq!(
         harness
-            .kubectl_ok(
-                &[
-                    "get",
-                    "widget",
-                    "w",
-                    "-o",
-                    "jsonpath={.metadata.generation}"
-                ],
-                None
-            )
+            .kubectl()
+            .ok(&[
+                "get",
+                "widget",
+                "w",
+                "-o",
+                "jsonpath={.metadata.generation}"
+            ])
             .await,
         "2"
     );
     let ssa = WIDGET.replace("name: w\n", "name: s\n");
     assert_eq!(
         harness
-            .kubectl_ok(&["apply", "--server-side", "-f", "-"], Some(&ssa))
+            .kubectl()
+            .ok_with_input(&["apply", "--server-side", "-f", "-"], &ssa)
             .await
             .trim(),
         "widget.example.io/s serverside-applied"
@@ -155,9 +135,10 @@ async fn apply_and_get_custom_objects() {
 async fn validation_errors_reach_kubectl() {
     let harness = with_widgets().await;
     let too_big = harness
-        .kubectl(
+        .kubectl()
+        .run_with_input(
             &["apply", "-f", "-"],
-            Some(&WIDGET.replace("size: 3", "size: 12")),
+            &WIDGET.replace("size: 3", "size: 12"),
         )
         .await;
     assert_ne!(too_big.code, 0);
@@ -169,10 +150,8 @@ async fn validation_errors_reach_kubectl() {
         too_big.stderr
     );
     let unknown = harness
-        .kubectl(
-            &["apply", "-f", "-"],
-            Some(&format!("{WIDGET}  junk: true\n")),
-        )
+        .kubectl()
+        .run_with_input(&["apply", "-f", "-"], &format!("{WIDGET}  junk: true\n"))
         .await;
     assert_ne!(unknown.code, 0);
     assert!(
@@ -183,9 +162,10 @@ async fn validation_errors_reach_kubectl() {
         unknown.stderr
     );
     let bad_name = harness
-        .kubectl(
+        .kubectl()
+        .run_with_input(
             &["apply", "-f", "-"],
-            Some(&WIDGET.replace("name: w", "name: Bad_W")),
+            &WIDGET.replace("name: w", "name: Bad_W"),
         )
         .await;
     assert!(
@@ -298,10 +278,11 @@ subjects: [{kind: ServiceAccount, name: provider, namespace: team}]
 // the Deployment READY 2/2; deleting the namespace deletes its content.
 #[tokio::test]
 async fn apply_builtins_client_and_server_side() {
-    common::kubectl_path();
+    kubectl_path();
     let harness = common::start().await;
     let applied = harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(BUILTINS))
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], BUILTINS)
         .await;
     assert_eq!(
         applied.lines().filter(|l| l.ends_with(" created")).count(),
@@ -309,7 +290,8 @@ async fn apply_builtins_client_and_server_side() {
         "{applied}"
     );
     let again = harness
-        .kubectl_ok(&["apply", "--server-side", "-f", "-"], Some(BUILTINS))
+        .kubectl()
+        .ok_with_input(&["apply", "--server-side", "-f", "-"], BUILTINS)
         .await;
     assert_eq!(
         again
@@ -321,61 +303,54 @@ async fn apply_builtins_client_and_server_side() {
     );
     assert_eq!(
         harness
-            .kubectl_ok(
-                &[
-                    "get",
-                    "secret",
-                    "creds",
-                    "-n",
-                    "team",
-                    "-o",
-                    "jsonpath={.data.accessKeyId}"
-                ],
-                None
-            )
+            .kubectl()
+            .ok(&[
+                "get",
+                "secret",
+                "creds",
+                "-n",
+                "team",
+                "-o",
+                "jsonpath={.data.accessKeyId}"
+            ])
             .await,
         "QUtJRA=="
     );
 
     let changed = BUILTINS.replace("image: \"nginx:1\"", "image: \"nginx:2\"");
     let reapplied = harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(&changed))
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], &changed)
         .await;
     assert!(
         reapplied.contains("deployment.apps/web configured"),
         "{reapplied}"
     );
     let images = harness
-        .kubectl_ok(
-            &[
-                "get",
-                "deploy",
-                "web",
-                "-n",
-                "team",
-                "-o",
-                "jsonpath={.spec.template.spec.containers[*].image}",
-            ],
-            None,
-        )
+        .kubectl()
+        .ok(&[
+            "get",
+            "deploy",
+            "web",
+            "-n",
+            "team",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[*].image}",
+        ])
         .await;
     assert_eq!(images, "nginx:2 busybox:1");
     harness
-        .kubectl_ok(
-            &[
-                "wait",
-                "--for=condition=Available",
-                "deploy/web",
-                "-n",
-                "team",
-                "--timeout=10s",
-            ],
-            None,
-        )
+        .kubectl()
+        .ok(&[
+            "wait",
+            "--for=condition=Available",
+            "deploy/web",
+            "-n",
+            "team",
+            "--timeout=10s",
+        ])
         .await;
-    let deploy = harness
-        .kubectl_ok(&["get", "deploy", "-n", "team"], None)
-        .await;
+    let deploy = harness.kubectl().ok(&["get", "deploy", "-n", "team"]).await;
     assert!(
         deploy
             .lines()
@@ -384,28 +359,25 @@ async fn apply_builtins_client_and_server_side() {
         "{deploy}"
     );
     let kinds = harness
-        .kubectl_ok(
-            &[
-                "get",
-                "sts,svc,ing,pdb,lease,cm,sa,role,rolebinding",
-                "-n",
-                "team",
-                "-o",
-                "name",
-            ],
-            None,
-        )
+        .kubectl()
+        .ok(&[
+            "get",
+            "sts,svc,ing,pdb,lease,cm,sa,role,rolebinding",
+            "-n",
+            "team",
+            "-o",
+            "name",
+        ])
         .await;
     assert_eq!(kinds.lines().count(), 9, "{kinds}");
 
     harness
-        .kubectl_ok(&["delete", "namespace", "team", "--timeout=10s"], None)
+        .kubectl()
+        .ok(&["delete", "namespace", "team", "--timeout=10s"])
         .await;
     let left = harness
-        .kubectl_ok(
-            &["get", "deploy,secret,cm", "-n", "team", "-o", "name"],
-            None,
-        )
+        .kubectl()
+        .ok(&["get", "deploy,secret,cm", "-n", "team", "-o", "name"])
         .await;
     assert_eq!(left.trim(), "");
     harness.shutdown().await;
@@ -415,116 +387,106 @@ async fn apply_builtins_client_and_server_side() {
 // merge and JSON patches; `--subresource=status` patches only status.
 #[tokio::test]
 async fn patch_every_type() {
-    common::kubectl_path();
+    kubectl_path();
     let harness = common::start().await;
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(BUILTINS))
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], BUILTINS)
         .await;
     let deploy = ["-n", "team", "deployment", "web"];
     let strategic = r#"{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"B","value":"2"}]}]}}}}"#;
     harness
-        .kubectl_ok(
-            &[&["patch"][..], &deploy[..], &["-p", strategic]].concat(),
-            None,
-        )
+        .kubectl()
+        .ok(&[&["patch"][..], &deploy[..], &["-p", strategic]].concat())
         .await;
     let env = harness
-        .kubectl_ok(
-            &[
-                "get",
-                "-n",
-                "team",
-                "deploy",
-                "web",
-                "-o",
-                "jsonpath={.spec.template.spec.containers[0].env[*].name}",
-            ],
-            None,
-        )
+        .kubectl()
+        .ok(&[
+            "get",
+            "-n",
+            "team",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].env[*].name}",
+        ])
         .await;
     assert_eq!(env, "A B");
     let containers = harness
-        .kubectl_ok(
+        .kubectl()
+        .ok(&[
+            "get",
+            "-n",
+            "team",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[*].name}",
+        ])
+        .await;
+    assert_eq!(containers, "web sidecar");
+    harness
+        .kubectl()
+        .ok(&[
+            &["patch"][..],
+            &deploy[..],
+            &["--type=merge", "-p", r#"{"spec":{"replicas":5}}"#],
+        ]
+        .concat())
+        .await;
+    harness
+        .kubectl()
+        .ok(&[
+            &["patch"][..],
+            &deploy[..],
             &[
+                "--type=json",
+                "-p",
+                r#"[{"op":"replace","path":"/spec/replicas","value":4}]"#,
+            ],
+        ]
+        .concat())
+        .await;
+    assert_eq!(
+        harness
+            .kubectl()
+            .ok(&[
                 "get",
                 "-n",
                 "team",
                 "deploy",
                 "web",
                 "-o",
-                "jsonpath={.spec.template.spec.containers[*].name}",
-            ],
-            None,
-        )
-        .await;
-    assert_eq!(containers, "web sidecar");
-    harness
-        .kubectl_ok(
-            &[
-                &["patch"][..],
-                &deploy[..],
-                &["--type=merge", "-p", r#"{"spec":{"replicas":5}}"#],
-            ]
-            .concat(),
-            None,
-        )
-        .await;
-    harness
-        .kubectl_ok(
-            &[
-                &["patch"][..],
-                &deploy[..],
-                &[
-                    "--type=json",
-                    "-p",
-                    r#"[{"op":"replace","path":"/spec/replicas","value":4}]"#,
-                ],
-            ]
-            .concat(),
-            None,
-        )
-        .await;
-    assert_eq!(
-        harness
-            .kubectl_ok(
-                &[
-                    "get",
-                    "-n",
-                    "team",
-                    "deploy",
-                    "web",
-                    "-o",
-                    "jsonpath={.spec.replicas}"
-                ],
-                None
-            )
+                "jsonpath={.spec.replicas}"
+            ])
             .await,
         "4"
     );
 
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(common::WIDGET_CRD))
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], widget_crd::WIDGET_CRD)
         .await;
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(WIDGET))
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], WIDGET)
         .await;
     harness
-        .kubectl_ok(
-            &[
-                "patch",
-                "widget",
-                "w",
-                "--subresource=status",
-                "--type=merge",
-                "-p",
-                r#"{"status":{"phase":"Ready"},"spec":{"size":9}}"#,
-            ],
-            None,
-        )
+        .kubectl()
+        .ok(&[
+            "patch",
+            "widget",
+            "w",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"phase":"Ready"},"spec":{"size":9}}"#,
+        ])
         .await;
     let widget: Value = serde_json::from_str(
         &harness
-            .kubectl_ok(&["get", "widget", "w", "-o", "json"], None)
+            .kubectl()
+            .ok(&["get", "widget", "w", "-o", "json"])
             .await,
     )
     .expect("json");
@@ -536,17 +498,15 @@ async fn patch_every_type() {
         (json!("Ready"), json!(3))
     );
     let strategic_on_custom = harness
-        .kubectl(
-            &[
-                "patch",
-                "widget",
-                "w",
-                "--type=strategic",
-                "-p",
-                r#"{"spec":{"size":2}}"#,
-            ],
-            None,
-        )
+        .kubectl()
+        .run(&[
+            "patch",
+            "widget",
+            "w",
+            "--type=strategic",
+            "-p",
+            r#"{"spec":{"size":2}}"#,
+        ])
         .await;
     assert_ne!(
         strategic_on_custom.code, 0,
@@ -566,12 +526,15 @@ async fn delete_waits_for_finalizers_and_wait_for_conditions() {
         "labels: {team: a}",
         "labels: {team: a}\n  finalizers: [example.io/hold]",
     );
-    harness.kubectl_ok(&["apply", "-f", "-"], Some(&held)).await;
+    harness
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], &held)
+        .await;
 
-    let waiter = spawn_kubectl(
-        &harness,
-        &["wait", "--for=condition=Ready", "widget/w", "--timeout=15s"],
-    );
+    let waiter =
+        harness
+            .kubectl()
+            .spawn(&["wait", "--for=condition=Ready", "widget/w", "--timeout=15s"]);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let status = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
     widgets(&harness)
@@ -582,23 +545,22 @@ async fn delete_waits_for_finalizers_and_wait_for_conditions() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("condition met"), "{stdout}");
 
-    let deleter = spawn_kubectl(&harness, &["delete", "widget", "w", "--timeout=15s"]);
-    let gone = spawn_kubectl(
-        &harness,
-        &["wait", "--for=delete", "widget/w", "--timeout=15s"],
-    );
+    let deleter = harness
+        .kubectl()
+        .spawn(&["delete", "widget", "w", "--timeout=15s"]);
+    let gone = harness
+        .kubectl()
+        .spawn(&["wait", "--for=delete", "widget/w", "--timeout=15s"]);
     tokio::time::sleep(Duration::from_millis(700)).await;
     let still = harness
-        .kubectl_ok(
-            &[
-                "get",
-                "widget",
-                "w",
-                "-o",
-                "jsonpath={.metadata.deletionTimestamp}",
-            ],
-            None,
-        )
+        .kubectl()
+        .ok(&[
+            "get",
+            "widget",
+            "w",
+            "-o",
+            "jsonpath={.metadata.deletionTimestamp}",
+        ])
         .await;
     assert!(
         !still.is_empty(),
@@ -622,14 +584,16 @@ async fn delete_waits_for_finalizers_and_wait_for_conditions() {
 async fn get_watch_prints_changes() {
     let harness = with_widgets().await;
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(WIDGET))
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], WIDGET)
         .await;
-    let watcher = spawn_kubectl(&harness, &["get", "widgets", "-w"]);
+    let watcher = harness.kubectl().spawn(&["get", "widgets", "-w"]);
     tokio::time::sleep(Duration::from_millis(700)).await;
     harness
-        .kubectl_ok(
+        .kubectl()
+        .ok_with_input(
             &["apply", "-f", "-"],
-            Some(&WIDGET.replace("name: w\n", "name: second\n")),
+            &WIDGET.replace("name: w\n", "name: second\n"),
         )
         .await;
     tokio::time::sleep(Duration::from_millis(700)).await;
@@ -650,7 +614,8 @@ async fn get_watch_prints_changes() {
 async fn describe_shows_recorded_events() {
     let harness = with_widgets().await;
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(WIDGET))
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], WIDGET)
         .await;
     let object = widgets(&harness).get("w").await.expect("exists");
     let reference = ObjectReference {
@@ -679,21 +644,19 @@ async fn describe_shows_recorded_events() {
         .publish(&event, &reference)
         .await
         .expect("published");
-    let described = harness.kubectl_ok(&["describe", "widget", "w"], None).await;
+    let described = harness.kubectl().ok(&["describe", "widget", "w"]).await;
     assert!(described.contains("CannotConnect"), "{described}");
     assert!(described.contains("endpoint unreachable"), "{described}");
     let events = harness
-        .kubectl_ok(
-            &[
-                "get",
-                "events",
-                "--field-selector",
-                "involvedObject.name=w",
-                "-o",
-                "name",
-            ],
-            None,
-        )
+        .kubectl()
+        .ok(&[
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.name=w",
+            "-o",
+            "name",
+        ])
         .await;
     assert_eq!(events.lines().count(), 1, "{events}");
     harness.shutdown().await;
@@ -705,14 +668,15 @@ async fn describe_shows_recorded_events() {
 async fn explain_custom_and_builtin_kinds() {
     let harness = with_widgets().await;
     let size = harness
-        .kubectl_ok(&["explain", "widgets.spec.size"], None)
+        .kubectl()
+        .ok(&["explain", "widgets.spec.size"])
         .await;
     assert!(size.contains("Number of parts."), "{size}");
-    let widget = harness.kubectl_ok(&["explain", "widget"], None).await;
+    let widget = harness.kubectl().ok(&["explain", "widget"]).await;
     assert!(widget.contains("A widget for tests."), "{widget}");
-    let secret = harness.kubectl_ok(&["explain", "secret"], None).await;
+    let secret = harness.kubectl().ok(&["explain", "secret"]).await;
     assert!(secret.contains("stringData"), "{secret}");
-    let deployment = harness.kubectl_ok(&["explain", "deployments"], None).await;
+    let deployment = harness.kubectl().ok(&["explain", "deployments"]).await;
     assert!(
         deployment.contains("KIND:       Deployment")
             || deployment.contains("KIND:     Deployment"),
@@ -725,44 +689,36 @@ async fn explain_custom_and_builtin_kinds() {
 // serviceaccount`) send protobuf bodies and get "<kind>/<name> created".
 #[tokio::test]
 async fn create_generators_send_protobuf() {
-    common::kubectl_path();
+    kubectl_path();
     let harness = common::start().await;
     let created = [
+        harness.kubectl().ok(&["create", "namespace", "team"]).await,
         harness
-            .kubectl_ok(&["create", "namespace", "team"], None)
+            .kubectl()
+            .ok(&[
+                "create",
+                "configmap",
+                "settings",
+                "-n",
+                "team",
+                "--from-literal=level=info",
+            ])
             .await,
         harness
-            .kubectl_ok(
-                &[
-                    "create",
-                    "configmap",
-                    "settings",
-                    "-n",
-                    "team",
-                    "--from-literal=level=info",
-                ],
-                None,
-            )
+            .kubectl()
+            .ok(&[
+                "create",
+                "secret",
+                "generic",
+                "creds",
+                "-n",
+                "team",
+                "--from-literal=key=s3cr3t",
+            ])
             .await,
         harness
-            .kubectl_ok(
-                &[
-                    "create",
-                    "secret",
-                    "generic",
-                    "creds",
-                    "-n",
-                    "team",
-                    "--from-literal=key=s3cr3t",
-                ],
-                None,
-            )
-            .await,
-        harness
-            .kubectl_ok(
-                &["create", "serviceaccount", "provider", "-n", "team"],
-                None,
-            )
+            .kubectl()
+            .ok(&["create", "serviceaccount", "provider", "-n", "team"])
             .await,
     ];
     let lines: Vec<&str> = created.iter().map(|s| s.trim()).collect();
@@ -776,33 +732,29 @@ async fn create_generators_send_protobuf() {
         ]
     );
     let level = harness
-        .kubectl_ok(
-            &[
-                "get",
-                "configmap",
-                "settings",
-                "-n",
-                "team",
-                "-o",
-                "jsonpath={.data.level}",
-            ],
-            None,
-        )
+        .kubectl()
+        .ok(&[
+            "get",
+            "configmap",
+            "settings",
+            "-n",
+            "team",
+            "-o",
+            "jsonpath={.data.level}",
+        ])
         .await;
     assert_eq!(level, "info");
     let key = harness
-        .kubectl_ok(
-            &[
-                "get",
-                "secret",
-                "creds",
-                "-n",
-                "team",
-                "-o",
-                "jsonpath={.data.key}",
-            ],
-            None,
-        )
+        .kubectl()
+        .ok(&[
+            "get",
+            "secret",
+            "creds",
+            "-n",
+            "team",
+            "-o",
+            "jsonpath={.data.key}",
+        ])
         .await;
     assert_eq!(key, "czNjcjN0");
     harness.shutdown().await;
@@ -812,43 +764,38 @@ async fn create_generators_send_protobuf() {
 // spec.replicas follows and the controllers (here the simulator) catch up.
 #[tokio::test]
 async fn scale_deployments() {
-    common::kubectl_path();
+    kubectl_path();
     let harness = common::start().await;
     harness
-        .kubectl_ok(&["apply", "-f", "-"], Some(BUILTINS))
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], BUILTINS)
         .await;
     let scaled = harness
-        .kubectl_ok(
-            &["scale", "deployment/web", "-n", "team", "--replicas=4"],
-            None,
-        )
+        .kubectl()
+        .ok(&["scale", "deployment/web", "-n", "team", "--replicas=4"])
         .await;
     assert_eq!(scaled.trim(), "deployment.apps/web scaled");
     harness
-        .kubectl_ok(
-            &[
-                "wait",
-                "-n",
-                "team",
-                "deploy/web",
-                "--for=jsonpath={.status.readyReplicas}=4",
-                "--timeout=10s",
-            ],
-            None,
-        )
+        .kubectl()
+        .ok(&[
+            "wait",
+            "-n",
+            "team",
+            "deploy/web",
+            "--for=jsonpath={.status.readyReplicas}=4",
+            "--timeout=10s",
+        ])
         .await;
     let stale = harness
-        .kubectl(
-            &[
-                "scale",
-                "statefulset/db",
-                "-n",
-                "team",
-                "--current-replicas=7",
-                "--replicas=1",
-            ],
-            None,
-        )
+        .kubectl()
+        .run(&[
+            "scale",
+            "statefulset/db",
+            "-n",
+            "team",
+            "--current-replicas=7",
+            "--replicas=1",
+        ])
         .await;
     assert_ne!(stale.code, 0, "the --current-replicas precondition fails");
     harness.shutdown().await;

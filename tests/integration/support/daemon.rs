@@ -2,13 +2,16 @@
 //! against them (with debug logs captured to a file), so tests can SIGKILL the controller and
 //! read everything it logged.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ferroplane::environment::{Environment, EnvironmentConfig};
 use ferroplane_apis::alibabacloud::{ECSInstance, ECSInstanceParameters, ECSInstanceSpec};
-use ferroplane_apis::common::{ConditionStatus, DeletionPolicy};
+use ferroplane_apis::common::DeletionPolicy;
+use ferroplane_testkit::conditions::is_ready;
+use ferroplane_testkit::eventually;
+use ferroplane_testkit::wait::Seen;
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
@@ -100,10 +103,6 @@ impl Daemon {
         self.dir.path().join("controller.log")
     }
 
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
-    }
-
     pub async fn finish(mut self) {
         self.kill_controller().await;
         self.env.shutdown().await;
@@ -164,54 +163,46 @@ pub async fn delete_many(api: &Api<ECSInstance>, names: &[String]) {
         .expect("objects deleted");
 }
 
-pub fn is_ready(object: &ECSInstance) -> bool {
-    object.status.as_ref().is_some_and(|s| {
-        s.conditions
-            .iter()
-            .any(|c| c.type_ == "Ready" && c.status == ConditionStatus::True)
-    })
-}
-
 /// Waits until all `n` objects are Ready, or panics saying how far it got.
 pub async fn wait_all_ready(api: &Api<ECSInstance>, n: usize, timeout: Duration) {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let list = api.list(&ListParams::default()).await.expect("list");
-        let ready = list.items.iter().filter(|o| is_ready(o)).count();
-        if ready == n {
-            return;
-        }
-        if Instant::now() > deadline {
+    eventually(format!("all {n} ECSInstances Ready"))
+        .within(timeout)
+        .every(Duration::from_millis(250))
+        .until_async(|| async {
+            let list = api.list(&ListParams::default()).await.expect("list");
+            let ready = list.items.iter().filter(|o| is_ready(*o)).count();
+            if ready == n {
+                return Ok(());
+            }
             let stuck: Vec<String> = list
                 .items
                 .iter()
-                .filter(|o| !is_ready(o))
+                .filter(|o| !is_ready(*o))
                 .take(3)
                 .map(|o| format!("{:?}", o.status))
                 .collect();
-            panic!("only {ready} of {n} Ready after {timeout:?}; e.g. {stuck:#?}");
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+            Err(Seen(format!("only {ready} of {n} Ready; e.g. {stuck:#?}")))
+        })
+        .await;
 }
 
 /// Waits until no ECSInstance is left.
 pub async fn wait_all_gone(api: &Api<ECSInstance>, timeout: Duration) {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let left = api
-            .list(&ListParams::default())
-            .await
-            .expect("list")
-            .items
-            .len();
-        if left == 0 {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{left} ECSInstances still there after {timeout:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    eventually("no ECSInstance left")
+        .within(timeout)
+        .every(Duration::from_millis(250))
+        .until_async(|| async {
+            let left = api
+                .list(&ListParams::default())
+                .await
+                .expect("list")
+                .items
+                .len();
+            if left == 0 {
+                Ok(())
+            } else {
+                Err(Seen(format!("{left} ECSInstances still there")))
+            }
+        })
+        .await;
 }

@@ -1,45 +1,47 @@
-//! Harness for the kubectl-driven end-to-end tests.
+//! Harness for the kubectl-driven end-to-end tests, on ferroplane-testkit.
 //!
 //! By default every test starts its own sandbox environment (API server, ECS mock, controllers;
-//! see `ferroplane::environment`). With `FERROPLANE_E2E_KUBECONFIG` set, the same tests run
-//! against that cluster instead: the CRDs are applied there, and the ECS mock and the controllers
-//! run in the test process, watching only the test's namespace.
+//! see `ferroplane::environment`, which `ferroplane sandbox` runs). With
+//! `FERROPLANE_E2E_KUBECONFIG` set, the same tests run against that cluster instead: the CRDs are
+//! applied there, and the ECS mock and the controllers run in the test process, watching only
+//! the test's namespace.
 //!
 //! Each test gets its own namespace with a Secret and a ProviderConfig `default` pointing at the
 //! mock, and its own kubectl `--cache-dir`.
 
-#![allow(dead_code)] // the harness serves the sandbox and the real-cluster modes; no test uses all of it
-
 pub mod daemon;
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID, InstanceSummary, MockConfig, MockServer};
 use ferroplane::controllers::{self, Kind, Options};
 use ferroplane::environment::{Environment, EnvironmentConfig};
 use ferroplane_runtime::{Runtime, RuntimeConfig};
+use ferroplane_testkit::{
+    Controllers, Kubectl, KubectlOutput, apply_crds, client_from_kubeconfig, ecs_mock, eventually,
+};
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use tokio_util::sync::CancellationToken;
+use kube::api::{Api, DeleteParams, PostParams};
 
 pub const ACCESS_KEY_ID: &str = "LTAIe2etestkey0001";
 pub const ACCESS_KEY_SECRET: &str = "e2e-secret-never-logged-7f3a";
+
+/// How often the tests re-run a kubectl probe.
+const KUBECTL_INTERVAL: Duration = Duration::from_millis(200);
 
 enum Backend {
     Sandbox(Box<Environment>),
     Cluster {
         mock: MockServer,
-        stop: CancellationToken,
-        controllers: tokio::task::JoinHandle<()>,
+        controllers: Controllers,
     },
 }
 
 pub struct E2e {
     backend: Option<Backend>,
     pub namespace: String,
-    kubeconfig: PathBuf,
+    kubectl: Kubectl,
     client: kube::Client,
     _dir: tempfile::TempDir,
 }
@@ -78,38 +80,30 @@ impl E2e {
             Some(path) => {
                 let kubeconfig = PathBuf::from(path);
                 let client = client_from_kubeconfig(&kubeconfig).await;
-                apply_crds(&client).await;
-                let mock = MockServer::start(
+                apply_crds(&client, ferroplane_apis::crds()).await;
+                let mock = ecs_mock::start(
                     MockConfig::new(ACCESS_KEY_ID, ACCESS_KEY_SECRET)
                         .with_transition_delay(Duration::from_millis(300)),
                 )
-                .await
-                .expect("ECS mock starts");
-                let stop = CancellationToken::new();
+                .await;
                 let runtime = Runtime::new(client.clone(), RuntimeConfig::default());
                 let options = Options {
                     namespace: Some(namespace.clone()),
                     ..options
                 };
-                let token = stop.clone();
-                let controllers = tokio::spawn(async move {
-                    controllers::run(&runtime, &options, token).await;
+                let controllers = Controllers::spawn(runtime, |runtime, shutdown| async move {
+                    controllers::run(&runtime, &options, shutdown).await;
+                    Ok(())
                 });
-                (
-                    Backend::Cluster {
-                        mock,
-                        stop,
-                        controllers,
-                    },
-                    kubeconfig,
-                    client,
-                )
+                (Backend::Cluster { mock, controllers }, kubeconfig, client)
             }
         };
+        let kubectl =
+            Kubectl::new(kubeconfig, dir.path().join("kubectl-cache")).in_namespace(&namespace);
         let e2e = Self {
             backend: Some(backend),
             namespace,
-            kubeconfig,
+            kubectl,
             client,
             _dir: dir,
         };
@@ -136,7 +130,8 @@ spec:
   endpoint: {endpoint}
 "#,
             endpoint = e2e.mock().endpoint()
-        ));
+        ))
+        .await;
         e2e
     }
 
@@ -147,124 +142,70 @@ spec:
         }
     }
 
-    pub fn client(&self) -> &kube::Client {
-        &self.client
-    }
-
     /// Runs kubectl in the test's namespace with its own cache dir.
-    pub fn kubectl(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut command = Command::new("kubectl");
-        command
-            .env("KUBECONFIG", &self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(self._dir.path().join("kubectl-cache"))
-            .arg("--namespace")
-            .arg(&self.namespace)
-            .args(args)
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = command
-            .spawn()
-            .expect("kubectl runs (CI installs it; see .ci/run)");
-        if let Some(text) = stdin {
-            use std::io::Write as _;
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(text.as_bytes())
-                .expect("write stdin");
+    pub async fn kubectl(&self, args: &[&str], stdin: Option<&str>) -> KubectlOutput {
+        match stdin {
+            Some(input) => self.kubectl.run_with_input(args, input).await,
+            None => self.kubectl.run(args).await,
         }
-        child.wait_with_output().expect("kubectl output")
     }
 
     /// kubectl that must succeed; returns stdout.
-    pub fn k(&self, args: &[&str]) -> String {
-        let out = self.kubectl(args, None);
-        assert!(
-            out.status.success(),
-            "kubectl {} failed: {}{}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+    pub async fn k(&self, args: &[&str]) -> String {
+        self.kubectl.ok(args).await
     }
 
     /// `kubectl apply -f -` that must succeed.
-    pub fn apply(&self, yaml: &str) -> String {
-        let out = self.kubectl(&["apply", "-f", "-"], Some(yaml));
-        assert!(
-            out.status.success(),
-            "kubectl apply failed: {}\n{yaml}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+    pub async fn apply(&self, yaml: &str) -> String {
+        self.kubectl.apply(yaml).await
     }
 
     /// `kubectl get <what> -o jsonpath=<path>`.
-    pub fn jsonpath(&self, what: &str, path: &str) -> String {
-        let out = self.kubectl(&["get", what, "-o", &format!("jsonpath={path}")], None);
-        String::from_utf8_lossy(&out.stdout).into_owned()
+    pub async fn jsonpath(&self, what: &str, path: &str) -> String {
+        self.kubectl.jsonpath(what, path).await
     }
 
-    /// Waits until `check` returns `Some`, polling every 200 ms, or panics with `what`.
-    pub async fn eventually<T>(
+    /// Re-runs `check` every 200 ms until it returns `Some`, or panics with `what`.
+    pub async fn eventually<T, Fut>(
         &self,
         what: &str,
         timeout: Duration,
-        mut check: impl FnMut() -> Option<T>,
-    ) -> T {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(value) = check() {
-                return value;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out after {timeout:?} waiting for {what}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        check: impl FnMut() -> Fut,
+    ) -> T
+    where
+        Fut: Future<Output = Option<T>>,
+    {
+        eventually(what)
+            .within(timeout)
+            .every(KUBECTL_INTERVAL)
+            .until_async(check)
+            .await
     }
 
-    /// Waits until a jsonpath of an object equals `expected`.
+    /// Waits until a jsonpath of an object equals `expected`; on timeout says what kubectl
+    /// describes.
     pub async fn wait_jsonpath(&self, what: &str, path: &str, expected: &str) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let last = self.jsonpath(what, path);
-            if last == expected {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what} {path} == {expected:?}; last {last:?}\n{}",
-                self.k(&["describe", what])
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
+        let waited = eventually(format!("{what} {path} == {expected:?}"))
+            .within(Duration::from_secs(30))
+            .every(KUBECTL_INTERVAL)
+            .try_until_async(|| async {
+                let last = self.jsonpath(what, path).await;
+                if last == expected { Ok(()) } else { Err(last) }
+            })
+            .await;
+        if let Err(timed_out) = waited {
+            panic!("{timed_out}\n{}", self.k(&["describe", what]).await);
         }
     }
 
     /// The live mock instances tagged with the UID of `kind/name` in this namespace.
-    pub fn instances_of(&self, object: &str) -> Vec<InstanceSummary> {
-        let uid = self.jsonpath(object, "{.metadata.uid}");
-        self.mock()
-            .instances()
-            .into_iter()
-            .filter(|i| i.tags.get("ferroplane.io/uid").map(String::as_str) == Some(uid.as_str()))
-            .collect()
+    pub async fn instances_of(&self, object: &str) -> Vec<InstanceSummary> {
+        let uid = self.jsonpath(object, "{.metadata.uid}").await;
+        ecs_mock::instances_of(self.mock(), &uid)
     }
 
     pub fn instance(&self, id: &str) -> Option<InstanceSummary> {
-        self.mock()
-            .instances()
-            .into_iter()
-            .find(|i| i.instance_id == id)
+        ecs_mock::instance(self.mock(), id)
     }
 
     async fn create_namespace(&self) {
@@ -286,43 +227,14 @@ spec:
     pub async fn finish(mut self) {
         match self.backend.take().expect("running") {
             Backend::Sandbox(env) => env.shutdown().await,
-            Backend::Cluster {
-                mock,
-                stop,
-                controllers,
-            } => {
+            Backend::Cluster { mock, controllers } => {
                 let namespaces: Api<Namespace> = Api::all(self.client.clone());
                 let _ = namespaces
                     .delete(&self.namespace, &DeleteParams::default())
                     .await;
-                stop.cancel();
-                let _ = controllers.await;
+                controllers.stop().await;
                 mock.shutdown().await;
             }
         }
-    }
-}
-
-async fn client_from_kubeconfig(path: &PathBuf) -> kube::Client {
-    let kubeconfig =
-        kube::config::Kubeconfig::read_from(path).expect("FERROPLANE_E2E_KUBECONFIG is readable");
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-        .await
-        .expect("kubeconfig is usable");
-    kube::Client::try_from(config).expect("client")
-}
-
-async fn apply_crds(client: &kube::Client) {
-    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in ferroplane_apis::crds() {
-        let name = crd.metadata.name.clone().expect("named");
-        api.patch(
-            &name,
-            &PatchParams::apply("ferroplane-e2e").force(),
-            &Patch::Apply(&crd),
-        )
-        .await
-        .expect("CRD applied");
     }
 }

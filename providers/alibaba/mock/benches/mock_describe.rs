@@ -4,13 +4,10 @@
 //! Run: `cargo bench -p alibaba-mock --bench mock_describe` (optional env: `BENCH_SECONDS`,
 //! default 5; `BENCH_CONCURRENCY`, default 8). Prints figures; asserts nothing about time.
 
-#[path = "../tests/integration/mock_support/mod.rs"]
-mod mock_support;
-
 use std::time::{Duration, Instant};
 
 use alibaba_mock::{DEFAULT_ACCOUNT_ID, LaunchSpec};
-use mock_support::{IMAGE, REGION, Signer, TYPE, start};
+use ferroplane_testkit::mock_requests::{IMAGE, REGION, Signer, TYPE, start};
 
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)

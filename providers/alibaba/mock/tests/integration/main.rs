@@ -2,8 +2,6 @@
 //! describe, inspection, scale, Alibaba Cloud's official SDKs) and alibaba-sdk's client against
 //! it.
 
-mod mock_support;
-
 mod client_against_mock;
 mod mock_auth;
 mod mock_describe;

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::mock_support::*;
 use alibaba_mock::AccessKey;
 use alibaba_sdk::signature::{v1, v3};
+use ferroplane_testkit::mock_requests::*;
 
 #[tokio::test]
 async fn v1_get_post_and_v3_are_accepted() {

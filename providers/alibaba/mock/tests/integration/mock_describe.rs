@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use crate::mock_support::*;
+use ferroplane_testkit::mock_requests::*;
 use serde_json::Value;
 
 fn json_ids(ids: &[String]) -> String {

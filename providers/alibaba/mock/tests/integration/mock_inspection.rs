@@ -3,8 +3,8 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use crate::mock_support::*;
 use alibaba_mock::Faults;
+use ferroplane_testkit::mock_requests::*;
 use serde_json::Value;
 
 async fn get_json(url: String) -> Value {

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use crate::mock_support::*;
 use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID, OUT_OF_STOCK_TYPE};
+use ferroplane_testkit::mock_requests::*;
 
 const DELAY: Duration = Duration::from_millis(500);
 

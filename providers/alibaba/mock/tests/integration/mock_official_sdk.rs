@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::mock_support::*;
+use ferroplane_testkit::mock_requests::*;
 
 const SKIP: i32 = 77;
 

@@ -4,8 +4,8 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use crate::mock_support::*;
 use alibaba_mock::{DEFAULT_ACCOUNT_ID, LaunchSpec};
+use ferroplane_testkit::mock_requests::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hundred_thousand_instances() {

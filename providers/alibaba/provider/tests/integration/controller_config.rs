@@ -7,6 +7,7 @@ use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ProviderConfig};
 use ferroplane_apis::common::{
     Condition, ConditionStatus, ProviderConfigKind, ProviderConfigReference,
 };
+use ferroplane_testkit::eventually;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
@@ -22,18 +23,11 @@ async fn wait_config(
     what: &str,
     check: impl Fn(Option<&ProviderConfig>) -> bool,
 ) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let config = env.provider_config(name).await;
-        if check(config.as_ref()) {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for ProviderConfig {name}: {what}; last: {config:#?}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let configs = Api::<ProviderConfig>::namespaced(env.client.clone(), NS);
+    eventually(format!("ProviderConfig {name}: {what}"))
+        .within(WAIT)
+        .for_object(&configs, name, check)
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -191,21 +185,16 @@ async fn json_secret_cluster_config_and_assumed_role() {
     env.create(&obj).await;
     env.wait_ready("from-role").await;
     assert!(env.mock().stats().calls_of("AssumeRole") >= 1);
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let c = env.cluster_provider_config("shared").await.expect("exists");
-        if c.status.as_ref().is_some_and(|s| {
-            s.users == 1 && ready(&s.conditions).is_some_and(|r| r.status == ConditionStatus::True)
-        }) {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "cluster config status: {:#?}",
-            c.status
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let clusters = Api::<ClusterProviderConfig>::all(env.client.clone());
+    eventually("ClusterProviderConfig shared: 1 user and Ready")
+        .within(WAIT)
+        .for_object(&clusters, "shared", |c| {
+            c.expect("exists").status.as_ref().is_some_and(|s| {
+                s.users == 1
+                    && ready(&s.conditions).is_some_and(|r| r.status == ConditionStatus::True)
+            })
+        })
+        .await;
     env.stop().await;
 }
 

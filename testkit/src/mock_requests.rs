@@ -1,7 +1,6 @@
-//! Shared helpers of the mock's integration tests (and its benchmark): a tiny signing client that
-//! builds raw V1 and V3 requests with the crate's signature module, so the tests exercise the
-//! mock's protocol handling directly rather than through the production client.
-#![allow(dead_code)]
+//! Raw V1- and V3-signed requests to the ECS mock, built with alibaba-sdk's signature module,
+//! so that the mock's tests and benchmark exercise its protocol handling directly rather than
+//! through the production client; and the key pair, region, image and type they use.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
