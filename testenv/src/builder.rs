@@ -164,8 +164,12 @@ impl Builder {
         let log = work.join("build.log");
         File::create(&log).map_err(Error::io(format!("creating {}", log.display())))?;
         let programs: Vec<&str> = c.programs().iter().map(|p| p.binary).collect();
+        let expect = match c {
+            Component::Kubernetes => "about 13 minutes on 2 cores with a cold Go cache",
+            Component::Etcd | Component::Kwok => "a few minutes on 2 cores with a cold Go cache",
+        };
         say(&format!(
-            "building {} {version} ({}) from the Go module proxy into {}; the first build of kubernetes takes about 13 minutes on 2 cores, later ones reuse it; log: {}",
+            "building {} {version} ({}) from the Go module proxy into {}, once: {expect}; log: {}",
             c.module(),
             programs.join(", "),
             final_dir.display(),

@@ -11,39 +11,53 @@
 pub struct GoModFacts {
     /// The `go` directive (e.g. `1.26.0`); the wrapper declares the same.
     pub go: Option<String>,
-    /// Modules replaced with a directory of the component's repository, sorted.
+    /// Modules that the component requires and replaces with a directory of its repository,
+    /// sorted. A local replace of a module it does not require is left out: etcd's go.mod, for
+    /// one, replaces `go.etcd.io/etcd` with `./FORBIDDEN_DEPENDENCY` only to make a bad import
+    /// fail loudly.
     pub local_replaces: Vec<String>,
 }
 
-/// Reads the `go` directive and the modules replaced by a relative path from go.mod text.
+/// Reads the `go` directive and the required modules replaced by a relative path from go.mod
+/// text.
 pub fn parse_go_mod(text: &str) -> GoModFacts {
     let mut go = None;
+    let mut required = Vec::new();
     let mut local_replaces = Vec::new();
-    let mut in_replace_block = false;
+    let mut block: Option<&str> = None;
     for raw in text.lines() {
         let line = raw.split("//").next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
-        if in_replace_block {
-            if line == ")" {
-                in_replace_block = false;
-            } else if let Some(module) = local_replace(line) {
-                local_replaces.push(module);
+        let (directive, body) = match block {
+            Some(_) if line == ")" => {
+                block = None;
+                continue;
             }
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix("go ") {
-            go = Some(rest.trim().to_string());
-        } else if let Some(rest) = line.strip_prefix("replace") {
-            let rest = rest.trim();
-            if rest == "(" {
-                in_replace_block = true;
-            } else if let Some(module) = local_replace(rest) {
-                local_replaces.push(module);
+            Some(d) => (d, line),
+            None => {
+                let (d, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+                let rest = rest.trim();
+                if rest == "(" {
+                    block = Some(if d == "require" || d == "replace" {
+                        d
+                    } else {
+                        "other"
+                    });
+                    continue;
+                }
+                (d, rest)
             }
+        };
+        match directive {
+            "go" => go = Some(body.to_string()),
+            "require" => required.extend(body.split_whitespace().next().map(str::to_string)),
+            "replace" => local_replaces.extend(local_replace(body)),
+            _ => {}
         }
     }
+    local_replaces.retain(|m| required.contains(m));
     local_replaces.sort();
     local_replaces.dedup();
     GoModFacts { go, local_replaces }
@@ -101,6 +115,7 @@ godebug default=go1.26\n\
 require (\n\
 \tgithub.com/spf13/cobra v1.10.2\n\
 \tk8s.io/api v0.0.0\n\
+\tk8s.io/apimachinery v0.0.0 // indirect\n\
 )\n\
 \n\
 replace (\n\
@@ -119,8 +134,11 @@ replace (\n\
     #[test]
     fn reads_single_line_and_parent_directory_replaces() {
         let text = "module go.etcd.io/etcd/server/v3\ngo 1.25\n\
+require go.etcd.io/etcd/api/v3 v3.6.0\n\
+require (\n\tgo.etcd.io/etcd/client/v3 v3.6.0\n)\n\
 replace go.etcd.io/etcd/api/v3 => ../api\n\
-replace go.etcd.io/etcd/client/v3 v3.6.0 => ../client/v3\n";
+replace go.etcd.io/etcd/client/v3 v3.6.0 => ../client/v3\n\
+replace go.etcd.io/etcd => ./FORBIDDEN_DEPENDENCY\n";
         let facts = parse_go_mod(text);
         assert_eq!(
             facts.local_replaces,
