@@ -72,6 +72,8 @@ pub struct Ports {
 }
 
 pub const LOOPBACK: &str = "127.0.0.1";
+/// The front proxy's user name: the only one whose X-Remote-User headers the API server trusts.
+pub const FRONT_PROXY_CLIENT: &str = "front-proxy-client";
 /// Only written into Services: nothing routes to it (there is no kube-proxy).
 pub const SERVICE_CIDR: &str = "10.96.0.0/16";
 /// The `kubernetes` Service's address, in the API server's certificate.
@@ -120,14 +122,31 @@ pub fn apiserver_args(l: &Layout, p: &Ports) -> Vec<String> {
         flag("etcd-servers", etcd_url(p)),
         flag("bind-address", LOOPBACK),
         flag("advertise-address", LOOPBACK),
+        // The `kubernetes` Service's endpoints would be the advertised address, and since 1.37
+        // the API server refuses a loopback one there; nothing in this cluster dials that
+        // Service (there is no pod network), so it keeps no endpoints.
+        flag("endpoint-reconciler-type", "none"),
         flag("secure-port", p.apiserver.to_string()),
         flag("tls-cert-file", s(&l.pki("apiserver.crt"))),
         flag("tls-private-key-file", s(&l.pki("apiserver.key"))),
         flag("client-ca-file", s(&l.pki("ca.crt"))),
         flag("service-account-issuer", apiserver_url(p)),
-        flag("service-account-key-file", s(&l.pki("sa.key"))),
+        flag("service-account-key-file", s(&l.pki("sa.pub"))),
         flag("service-account-signing-key-file", s(&l.pki("sa.key"))),
         flag("authorization-mode", "Node,RBAC"),
+        flag(
+            "requestheader-client-ca-file",
+            s(&l.pki("front-proxy-ca.crt")),
+        ),
+        flag("requestheader-allowed-names", FRONT_PROXY_CLIENT),
+        flag("requestheader-username-headers", "X-Remote-User"),
+        flag("requestheader-group-headers", "X-Remote-Group"),
+        flag("requestheader-extra-headers-prefix", "X-Remote-Extra-"),
+        flag(
+            "proxy-client-cert-file",
+            s(&l.pki("front-proxy-client.crt")),
+        ),
+        flag("proxy-client-key-file", s(&l.pki("front-proxy-client.key"))),
         flag("enable-admission-plugins", "NodeRestriction"),
         flag("service-cluster-ip-range", SERVICE_CIDR),
         flag("allow-privileged", "true"),

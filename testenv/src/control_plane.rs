@@ -117,7 +117,17 @@ impl ControlPlane {
             &binaries.kube_apiserver,
             comp::apiserver_args(&layout, &ports),
         )?;
-        let client = admin_client(&layout.kubeconfig()).await?;
+        // /readyz answers anyone (system:public-info-viewer): plain HTTPS with the CA will do.
+        let readyz = format!("{server}/readyz");
+        wait_until(&mut processes, "kube-apiserver", timeout, || async {
+            match http.get(&readyz).send().await {
+                Ok(r) if r.status().is_success() => r.text().await.is_ok_and(|t| t.trim() == "ok"),
+                _ => false,
+            }
+        })
+        .await?;
+        let admin_kubeconfig = layout.component_kubeconfig("admin");
+        let client = admin_client(&admin_kubeconfig).await?;
         wait_until(&mut processes, "kube-apiserver", timeout, || async {
             let req = http::Request::get("/readyz").body(Vec::new());
             match req {
@@ -172,6 +182,10 @@ impl ControlPlane {
         })
         .await?;
 
+        // Written only now, so that whoever waits for D/kubeconfig finds a working cluster.
+        let admin = std::fs::read_to_string(&admin_kubeconfig)
+            .map_err(Error::io("reading the admin kubeconfig"))?;
+        write_private(&layout.kubeconfig(), &admin)?;
         let started_in = started.elapsed();
         let ready = serde_json::json!({
             "server": server,
@@ -432,7 +446,20 @@ fn free_ports() -> Result<Ports> {
 }
 
 fn write_pki(layout: &Layout) -> Result<Ca> {
-    let ca = Ca::new()?;
+    let ca = Ca::new("ferroplane-testenv-ca")?;
+    let front_proxy_ca = Ca::new("ferroplane-testenv-front-proxy-ca")?;
+    let front_proxy_client = front_proxy_ca.client(comp::FRONT_PROXY_CLIENT, None)?;
+    std::fs::write(layout.pki("front-proxy-ca.crt"), &front_proxy_ca.cert_pem)
+        .map_err(Error::io("writing front-proxy-ca.crt"))?;
+    std::fs::write(
+        layout.pki("front-proxy-client.crt"),
+        &front_proxy_client.cert_pem,
+    )
+    .map_err(Error::io("writing front-proxy-client.crt"))?;
+    write_private(
+        &layout.pki("front-proxy-client.key"),
+        &front_proxy_client.key_pem,
+    )?;
     let apiserver = ca.serving(
         "kube-apiserver",
         &[
@@ -458,18 +485,20 @@ fn write_pki(layout: &Layout) -> Result<Ca> {
             .map_err(Error::io(format!("writing {name}.crt")))?;
         write_private(&layout.pki(&format!("{name}.key")), &pair.key_pem)?;
     }
-    write_private(&layout.pki("sa.key"), &pki::service_account_key()?)?;
+    let (sa_private, sa_public) = pki::service_account_keys()?;
+    write_private(&layout.pki("sa.key"), &sa_private)?;
+    std::fs::write(layout.pki("sa.pub"), sa_public).map_err(Error::io("writing sa.pub"))?;
     Ok(ca)
 }
 
-/// The admin's kubeconfig and one per component, each with its own client certificate: the
+/// The admin's kubeconfig (copied to D/kubeconfig once all is healthy) and one per component, each with its own client certificate: the
 /// controller-manager and the scheduler as the users Kubernetes' default RBAC grants to them,
 /// kwok (which writes any node's and pod's status) in `system:masters`.
 fn write_kubeconfigs(layout: &Layout, server: &str, ca: &Ca) -> Result<()> {
     let users: [(&str, PathBuf, &str, Option<&str>); 4] = [
         (
             "admin",
-            layout.kubeconfig(),
+            layout.component_kubeconfig("admin"),
             "ferroplane-testenv-admin",
             Some("system:masters"),
         ),

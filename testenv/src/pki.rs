@@ -1,7 +1,9 @@
 //! Certificates and keys of one control plane, made fresh at every start: a CA, serving
 //! certificates for the API server, controller-manager and scheduler (127.0.0.1 and the names
 //! the in-cluster `kubernetes` Service answers to), client certificates whose subject Kubernetes
-//! reads as user (CN) and group (O), and the key that signs ServiceAccount tokens. All keys are
+//! reads as user (CN) and group (O), the key that signs ServiceAccount tokens, and a second CA
+//! for the front proxy (the API server's client certificate towards aggregated API servers, which
+//! the controller-manager and scheduler also read to authenticate requests to their ports). All keys are
 //! ECDSA P-256, written as PKCS#8 PEM, which every component reads.
 
 use rcgen::{
@@ -25,12 +27,12 @@ pub struct Ca {
 }
 
 impl Ca {
-    pub fn new() -> Result<Self> {
+    pub fn new(common_name: &str) -> Result<Self> {
         let key = KeyPair::generate()?;
         let mut params = CertificateParams::default();
         params
             .distinguished_name
-            .push(DnType::CommonName, "ferroplane-testenv-ca");
+            .push(DnType::CommonName, common_name);
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params.key_usages = vec![
             KeyUsagePurpose::KeyCertSign,
@@ -84,10 +86,12 @@ impl Ca {
     }
 }
 
-/// A private key for signing ServiceAccount tokens (the API server verifies with its public half,
-/// which it reads from the same file).
-pub fn service_account_key() -> Result<String> {
-    Ok(KeyPair::generate()?.serialize_pem())
+/// The key pair that signs ServiceAccount tokens: (private key, public key), both PEM. The API
+/// server and the controller-manager sign with the private half; the API server verifies with
+/// the public one, which it wants in a file of its own.
+pub fn service_account_keys() -> Result<(String, String)> {
+    let key = KeyPair::generate()?;
+    Ok((key.serialize_pem(), key.public_key_pem()))
 }
 
 #[cfg(test)]
@@ -96,7 +100,7 @@ mod tests {
 
     #[test]
     fn certificates_and_keys_are_pem() {
-        let ca = Ca::new().unwrap();
+        let ca = Ca::new("test-ca").unwrap();
         assert!(ca.cert_pem.starts_with("-----BEGIN CERTIFICATE-----"));
         assert!(ca.key_pem.starts_with("-----BEGIN PRIVATE KEY-----"));
         let serving = ca
@@ -105,6 +109,8 @@ mod tests {
         assert!(serving.cert_pem.starts_with("-----BEGIN CERTIFICATE-----"));
         let client = ca.client("admin", Some("system:masters")).unwrap();
         assert_ne!(client.cert_pem, serving.cert_pem);
-        assert!(service_account_key().unwrap().contains("PRIVATE KEY"));
+        let (private, public) = service_account_keys().unwrap();
+        assert!(private.starts_with("-----BEGIN PRIVATE KEY-----"));
+        assert!(public.starts_with("-----BEGIN PUBLIC KEY-----"));
     }
 }

@@ -131,30 +131,29 @@ impl Processes {
         self.children.iter_mut().find(|c| c.name == name)
     }
 
-    /// SIGTERM to all, newest first; whatever still runs after `grace` gets SIGKILL.
+    /// Stops them one by one, newest first (kwok and the controllers before the API server,
+    /// the API server before etcd, which it still writes to while it shuts down): SIGTERM, then
+    /// SIGKILL if it still runs after `grace`.
     pub fn stop_all(&mut self, grace: Duration) {
-        for c in self.children.iter().rev() {
-            // SAFETY: kill(2) with a pid this process started and has not reaped yet.
+        while let Some(mut c) = self.children.pop() {
+            // SAFETY: kill(2) on a pid this process started and has not reaped yet.
             unsafe {
                 libc::kill(c.child.id() as libc::pid_t, libc::SIGTERM);
             }
-        }
-        let deadline = Instant::now() + grace;
-        for c in self.children.iter_mut().rev() {
+            let deadline = Instant::now() + grace;
             loop {
                 match c.child.try_wait() {
                     Ok(Some(_)) | Err(_) => break,
                     Ok(None) if Instant::now() >= deadline => {
-                        tracing::warn!(name = c.name, "did not stop after SIGTERM; killing it");
+                        tracing::warn!(name = c.name, "still running after SIGTERM; killing it");
                         let _ = c.child.kill();
                         let _ = c.child.wait();
                         break;
                     }
-                    Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+                    Ok(None) => std::thread::sleep(Duration::from_millis(20)),
                 }
             }
         }
-        self.children.clear();
     }
 }
 
