@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use crate::error::{Error, Result, tail};
+use crate::error::{BuildFailure, Error, Result, tail};
 use crate::gomod;
 use crate::versions::{Component, Versions};
 
@@ -369,14 +369,14 @@ impl GoRunner<'_> {
     }
 
     fn failed(&self, args: &[&str], status: &str) -> Error {
-        Error::Build {
+        Error::Build(Box::new(BuildFailure {
             component: self.component.name(),
             version: self.version.to_string(),
             command: format!("go {}", args.join(" ")),
             status: status.to_string(),
             log: self.log.to_path_buf(),
             tail: tail(self.log, 30),
-        }
+        }))
     }
 }
 

@@ -100,14 +100,20 @@ impl ControlPlane {
             comp::etcd_args(&layout, &ports),
         )?;
         let etcd_health = format!("{}/health", comp::etcd_url(&ports));
-        wait_until(&mut processes, "etcd", timeout, || async {
-            match http.get(&etcd_health).send().await {
-                Ok(r) if r.status().is_success() => {
-                    r.text().await.is_ok_and(|t| t.contains("\"true\""))
+        wait_until(
+            &mut processes,
+            "etcd",
+            "etcd's /health",
+            timeout,
+            || async {
+                match http.get(&etcd_health).send().await {
+                    Ok(r) if r.status().is_success() => {
+                        r.text().await.is_ok_and(|t| t.contains("\"true\""))
+                    }
+                    _ => false,
                 }
-                _ => false,
-            }
-        })
+            },
+        )
         .await?;
 
         start(
@@ -119,26 +125,25 @@ impl ControlPlane {
         )?;
         // /readyz answers anyone (system:public-info-viewer): plain HTTPS with the CA will do.
         let readyz = format!("{server}/readyz");
-        wait_until(&mut processes, "kube-apiserver", timeout, || async {
-            match http.get(&readyz).send().await {
-                Ok(r) if r.status().is_success() => r.text().await.is_ok_and(|t| t.trim() == "ok"),
-                _ => false,
-            }
-        })
+        wait_until(
+            &mut processes,
+            "kube-apiserver",
+            "kube-apiserver's /readyz",
+            timeout,
+            || async {
+                match http.get(&readyz).send().await {
+                    Ok(r) if r.status().is_success() => {
+                        r.text().await.is_ok_and(|t| t.trim() == "ok")
+                    }
+                    _ => false,
+                }
+            },
+        )
         .await?;
         let admin_kubeconfig = layout.component_kubeconfig("admin");
         let client = admin_client(&admin_kubeconfig).await?;
-        wait_until(&mut processes, "kube-apiserver", timeout, || async {
-            let req = http::Request::get("/readyz").body(Vec::new());
-            match req {
-                Ok(req) => client
-                    .request_text(req)
-                    .await
-                    .is_ok_and(|t| t.trim() == "ok"),
-                Err(_) => false,
-            }
-        })
-        .await?;
+        // The admin's client certificate works, or the start fails here, saying so.
+        client.apiserver_version().await?;
 
         start_rest(&mut processes, &layout, &binaries, &ports)?;
         let nodes = register_nodes(&client, opts.nodes).await?;
@@ -148,7 +153,8 @@ impl ControlPlane {
             ("kube-scheduler", ports.scheduler),
         ] {
             let url = format!("https://{}:{port}/healthz", comp::LOOPBACK);
-            wait_until(&mut processes, name, timeout, || async {
+            let what = format!("{name}'s /healthz");
+            wait_until(&mut processes, name, &what, timeout, || async {
                 match http.get(&url).send().await {
                     Ok(r) => r.status().is_success(),
                     Err(_) => false,
@@ -160,26 +166,33 @@ impl ControlPlane {
         wait_until(
             &mut processes,
             "kube-controller-manager",
+            "the default ServiceAccount, which kube-controller-manager creates",
             timeout,
             || async { matches!(accounts.get_opt("default").await, Ok(Some(_))) },
         )
         .await?;
         let node_api: Api<Node> = Api::all(client.clone());
-        wait_until(&mut processes, "kwok", timeout, || async {
-            let mut ready = 0;
-            for n in &nodes {
-                if node_api
-                    .get_opt(n)
-                    .await
-                    .ok()
-                    .flatten()
-                    .is_some_and(|n| is_ready(&n))
-                {
-                    ready += 1;
+        wait_until(
+            &mut processes,
+            "kwok",
+            "every fake node Ready, which kwok reports",
+            timeout,
+            || async {
+                let mut ready = 0;
+                for n in &nodes {
+                    if node_api
+                        .get_opt(n)
+                        .await
+                        .ok()
+                        .flatten()
+                        .is_some_and(|n| is_ready(&n))
+                    {
+                        ready += 1;
+                    }
                 }
-            }
-            ready == nodes.len()
-        })
+                ready == nodes.len()
+            },
+        )
         .await?;
 
         // Written only now, so that whoever waits for D/kubeconfig finds a working cluster.
@@ -344,10 +357,12 @@ fn start_rest(
     )
 }
 
-/// Polls `probe` every 200 ms until it holds, failing at once when any process has ended.
+/// Polls `probe` every 200 ms until `what` holds, failing at once when any process has ended;
+/// a timeout points at `program`'s log.
 async fn wait_until<F, Fut>(
     processes: &mut Processes,
-    name: &'static str,
+    program: &'static str,
+    what: &str,
     timeout: Duration,
     mut probe: F,
 ) -> Result<()>
@@ -359,16 +374,16 @@ where
     loop {
         processes.check_all_running()?;
         if probe().await {
-            tracing::info!(name, took = %human(started.elapsed()), "healthy");
+            tracing::info!(took = %human(started.elapsed()), "{what}: ok");
             return Ok(());
         }
         if started.elapsed() > timeout {
             let log = processes
-                .get_mut(name)
+                .get_mut(program)
                 .map(|c| c.log.clone())
                 .unwrap_or_default();
             return Err(Error::NotReady {
-                what: name.to_string(),
+                what: what.to_string(),
                 seconds: timeout.as_secs(),
                 log,
             });
@@ -623,7 +638,7 @@ mod tests {
     fn a_directory_with_foreign_files_is_refused() {
         let t = tempfile::tempdir().unwrap();
         std::fs::write(t.path().join("notes.txt"), "mine").unwrap();
-        let err = prepare_dir(Some(t.path())).err().expect("refused");
+        let err = prepare_dir(Some(t.path())).expect_err("refused");
         assert!(err.to_string().contains("not empty"), "{err}");
         assert!(t.path().join("notes.txt").exists());
     }

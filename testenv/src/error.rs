@@ -12,18 +12,8 @@ pub enum Error {
     )]
     GoMissing,
 
-    #[error(
-        "building {component} {version} failed: `{command}` {status}; last lines of {}:\n{tail}",
-        log.display()
-    )]
-    Build {
-        component: &'static str,
-        version: String,
-        command: String,
-        status: String,
-        log: PathBuf,
-        tail: String,
-    },
+    #[error("{0}")]
+    Build(Box<BuildFailure>),
 
     #[error("{what}: {source}")]
     Io {
@@ -58,6 +48,32 @@ pub enum Error {
 
     #[error("{0}")]
     Dir(String),
+}
+
+/// Which `go` command failed while building a component, and the end of its log.
+#[derive(Debug)]
+pub struct BuildFailure {
+    pub component: &'static str,
+    pub version: String,
+    pub command: String,
+    pub status: String,
+    pub log: PathBuf,
+    pub tail: String,
+}
+
+impl std::fmt::Display for BuildFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "building {} {} failed: `{}` {}; last lines of {}:\n{}",
+            self.component,
+            self.version,
+            self.command,
+            self.status,
+            self.log.display(),
+            self.tail
+        )
+    }
 }
 
 impl Error {

@@ -2,9 +2,9 @@
 //! certificates for the API server, controller-manager and scheduler (127.0.0.1 and the names
 //! the in-cluster `kubernetes` Service answers to), client certificates whose subject Kubernetes
 //! reads as user (CN) and group (O), the key that signs ServiceAccount tokens, and a second CA
-//! for the front proxy (the API server's client certificate towards aggregated API servers, which
-//! the controller-manager and scheduler also read to authenticate requests to their ports). All keys are
-//! ECDSA P-256, written as PKCS#8 PEM, which every component reads.
+//! for the front proxy (the API server's client certificate towards aggregated API servers,
+//! which the controller-manager and scheduler also read to authenticate requests to their
+//! ports). All keys are ECDSA P-256, written as PKCS#8 PEM, which every component reads.
 
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
