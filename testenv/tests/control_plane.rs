@@ -198,8 +198,16 @@ async fn a_statefulset_claims_volumes_that_bind_to_static_volumes(cp: &ControlPl
     })
     .await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), "stores");
-    let pod = pods.get("db-0").await.expect("pod db-0 exists");
-    assert_eq!(pod.status.and_then(|s| s.phase).as_deref(), Some("Pending"));
+    eventually("pod db-0 Pending, unschedulable while its claim is unbound", || async {
+        let status = pods.get("db-0").await.ok()?.status?;
+        let unschedulable = status.conditions.iter().flatten().any(|c| {
+            c.type_ == "PodScheduled"
+                && c.status == "False"
+                && c.reason.as_deref() == Some("Unschedulable")
+        });
+        (status.phase.as_deref() == Some("Pending") && unschedulable).then_some(())
+    })
+    .await;
 
     // A static volume per claim, as an admin would make: the volume controller binds them.
     let volumes: Api<PersistentVolume> = Api::all(client.clone());
