@@ -1,65 +1,9 @@
-//! The command lines of the five programs, and where their files sit in the control plane's
-//! directory. Pure, so the rules "loopback only" and "RBAC enforced" are checked by unit tests.
+//! The command lines of the five programs: their flags, ports and the files of D they read.
+//! Pure, so the rules "loopback only" and "RBAC enforced" are checked by unit tests.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// Where a control plane keeps its files, all under one directory D.
-#[derive(Debug, Clone)]
-pub struct Layout {
-    pub dir: PathBuf,
-}
-
-impl Layout {
-    pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
-    }
-    /// The admin's kubeconfig.
-    pub fn kubeconfig(&self) -> PathBuf {
-        self.dir.join("kubeconfig")
-    }
-    /// Written once every component is healthy.
-    pub fn ready(&self) -> PathBuf {
-        self.dir.join("ready")
-    }
-    /// Marks D as a control plane's directory, so a later start may clear it.
-    pub fn marker(&self) -> PathBuf {
-        self.dir.join(".ferroplane-testenv")
-    }
-    pub fn pki(&self, file: &str) -> PathBuf {
-        self.dir.join("pki").join(file)
-    }
-    pub fn etcd_data(&self) -> PathBuf {
-        self.dir.join("etcd")
-    }
-    pub fn component_kubeconfig(&self, component: &str) -> PathBuf {
-        self.dir
-            .join("kubeconfigs")
-            .join(format!("{component}.kubeconfig"))
-    }
-    pub fn service_account_kubeconfig(&self, namespace: &str, name: &str) -> PathBuf {
-        self.dir
-            .join("serviceaccounts")
-            .join(format!("{namespace}.{name}.kubeconfig"))
-    }
-    pub fn log(&self, program: &str) -> PathBuf {
-        self.dir.join("logs").join(format!("{program}.log"))
-    }
-    /// Everything a start writes, for clearing a directory a previous run left.
-    pub fn entries(&self) -> Vec<PathBuf> {
-        [
-            "kubeconfig",
-            "ready",
-            "pki",
-            "etcd",
-            "kubeconfigs",
-            "serviceaccounts",
-            "logs",
-        ]
-        .iter()
-        .map(|e| self.dir.join(e))
-        .collect()
-    }
-}
+use crate::layout::Layout;
 
 /// The loopback ports of one control plane.
 #[derive(Debug, Clone, Copy)]

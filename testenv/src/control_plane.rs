@@ -6,10 +6,8 @@
 //! controller-manager creates (pods cannot be created before it exists); every fake Node Ready.
 //! Only then are `D/kubeconfig` and `D/ready` written.
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::TcpListener;
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -20,10 +18,12 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Api, Client, Config};
 
 use crate::builder::{Binaries, Builder, human};
-use crate::components::{self as comp, KWOK_NODE_ANNOTATION, Layout, Ports};
+use crate::components::{self as comp, Ports};
+use crate::credentials::{write_kubeconfigs, write_pki, write_private};
 use crate::error::{Error, Result};
 use crate::kubeconfig::{self, Credential};
-use crate::pki::{self, Ca};
+use crate::layout::{Layout, prepare_dir};
+use crate::nodes::{is_ready, register_nodes};
 use crate::process::Processes;
 use crate::versions::Versions;
 
@@ -392,54 +392,6 @@ where
     }
 }
 
-/// D, made or cleared; a directory with other files in it is refused rather than emptied.
-fn prepare_dir(dir: Option<&Path>) -> Result<(Layout, Option<tempfile::TempDir>)> {
-    let (layout, tempdir) = match dir {
-        Some(d) => (Layout::new(d), None),
-        None => {
-            let t = tempfile::Builder::new()
-                .prefix("ferroplane-testenv-")
-                .tempdir()
-                .map_err(Error::io("creating a temporary directory"))?;
-            (Layout::new(t.path()), Some(t))
-        }
-    };
-    let d = &layout.dir;
-    let has_files = std::fs::read_dir(d).is_ok_and(|mut e| e.next().is_some());
-    if has_files {
-        if !layout.marker().exists() {
-            return Err(Error::Dir(format!(
-                "{} is not empty and no control plane made it: give `--dir` a new or empty directory",
-                d.display()
-            )));
-        }
-        for entry in layout.entries() {
-            if entry.is_dir() {
-                std::fs::remove_dir_all(&entry)
-            } else if entry.exists() {
-                std::fs::remove_file(&entry)
-            } else {
-                Ok(())
-            }
-            .map_err(Error::io(format!("clearing {}", entry.display())))?;
-        }
-    }
-    for sub in [
-        d.join("pki"),
-        d.join("kubeconfigs"),
-        d.join("logs"),
-        d.join("serviceaccounts"),
-    ] {
-        std::fs::create_dir_all(&sub).map_err(Error::io(format!("creating {}", sub.display())))?;
-    }
-    std::fs::write(
-        layout.marker(),
-        "made by ferroplane-testenv: `up --dir` clears what it wrote here before starting again\n",
-    )
-    .map_err(Error::io("writing the directory marker"))?;
-    Ok((layout, tempdir))
-}
-
 /// Five free loopback ports, all held until all are chosen so that none is handed out twice.
 fn free_ports() -> Result<Ports> {
     let listeners: Vec<TcpListener> = (0..5)
@@ -460,113 +412,6 @@ fn free_ports() -> Result<Ports> {
     Ok(ports)
 }
 
-fn write_pki(layout: &Layout) -> Result<Ca> {
-    let ca = Ca::new("ferroplane-testenv-ca")?;
-    let front_proxy_ca = Ca::new("ferroplane-testenv-front-proxy-ca")?;
-    let front_proxy_client = front_proxy_ca.client(comp::FRONT_PROXY_CLIENT, None)?;
-    std::fs::write(layout.pki("front-proxy-ca.crt"), &front_proxy_ca.cert_pem)
-        .map_err(Error::io("writing front-proxy-ca.crt"))?;
-    std::fs::write(
-        layout.pki("front-proxy-client.crt"),
-        &front_proxy_client.cert_pem,
-    )
-    .map_err(Error::io("writing front-proxy-client.crt"))?;
-    write_private(
-        &layout.pki("front-proxy-client.key"),
-        &front_proxy_client.key_pem,
-    )?;
-    let apiserver = ca.serving(
-        "kube-apiserver",
-        &[
-            comp::LOOPBACK,
-            "localhost",
-            comp::KUBERNETES_SERVICE_IP,
-            "kubernetes",
-            "kubernetes.default",
-            "kubernetes.default.svc",
-            "kubernetes.default.svc.cluster.local",
-        ],
-    )?;
-    let kcm = ca.serving("kube-controller-manager", &[comp::LOOPBACK, "localhost"])?;
-    let scheduler = ca.serving("kube-scheduler", &[comp::LOOPBACK, "localhost"])?;
-    std::fs::write(layout.pki("ca.crt"), &ca.cert_pem).map_err(Error::io("writing ca.crt"))?;
-    write_private(&layout.pki("ca.key"), &ca.key_pem)?;
-    for (name, pair) in [
-        ("apiserver", &apiserver),
-        ("controller-manager", &kcm),
-        ("scheduler", &scheduler),
-    ] {
-        std::fs::write(layout.pki(&format!("{name}.crt")), &pair.cert_pem)
-            .map_err(Error::io(format!("writing {name}.crt")))?;
-        write_private(&layout.pki(&format!("{name}.key")), &pair.key_pem)?;
-    }
-    let (sa_private, sa_public) = pki::service_account_keys()?;
-    write_private(&layout.pki("sa.key"), &sa_private)?;
-    std::fs::write(layout.pki("sa.pub"), sa_public).map_err(Error::io("writing sa.pub"))?;
-    Ok(ca)
-}
-
-/// The admin's kubeconfig (copied to D/kubeconfig once all is healthy) and one per component, each with its own client certificate: the
-/// controller-manager and the scheduler as the users Kubernetes' default RBAC grants to them,
-/// kwok (which writes any node's and pod's status) in `system:masters`.
-fn write_kubeconfigs(layout: &Layout, server: &str, ca: &Ca) -> Result<()> {
-    let users: [(&str, PathBuf, &str, Option<&str>); 4] = [
-        (
-            "admin",
-            layout.component_kubeconfig("admin"),
-            "ferroplane-testenv-admin",
-            Some("system:masters"),
-        ),
-        (
-            "kube-controller-manager",
-            layout.component_kubeconfig("kube-controller-manager"),
-            "system:kube-controller-manager",
-            None,
-        ),
-        (
-            "kube-scheduler",
-            layout.component_kubeconfig("kube-scheduler"),
-            "system:kube-scheduler",
-            None,
-        ),
-        (
-            "kwok",
-            layout.component_kubeconfig("kwok"),
-            "kwok-controller",
-            Some("system:masters"),
-        ),
-    ];
-    for (context, path, user, group) in users {
-        let pair = ca.client(user, group)?;
-        let text = kubeconfig::render(
-            &format!("testenv-{context}"),
-            server,
-            &ca.cert_pem,
-            Credential::ClientCertificate {
-                cert_pem: &pair.cert_pem,
-                key_pem: &pair.key_pem,
-            },
-            None,
-        );
-        write_private(&path, &text)?;
-    }
-    Ok(())
-}
-
-/// Writes a file only its owner can read: it holds a key or a token.
-fn write_private(path: &Path, text: &str) -> Result<()> {
-    use std::io::Write as _;
-    let _ = std::fs::remove_file(path);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(Error::io(format!("creating {}", path.display())))?;
-    f.write_all(text.as_bytes())
-        .map_err(Error::io(format!("writing {}", path.display())))
-}
-
 async fn admin_client(kubeconfig: &Path) -> Result<Client> {
     let file = Kubeconfig::read_from(kubeconfig).map_err(|e| Error::Kubeconfig(e.to_string()))?;
     let config = Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
@@ -575,83 +420,9 @@ async fn admin_client(kubeconfig: &Path) -> Result<Client> {
     Ok(Client::try_from(config)?)
 }
 
-/// A Node for kwok to play: no taints (ordinary pods schedule onto it), the labels a kubelet
-/// sets, and the annotation kwok selects its nodes by.
-pub fn fake_node(name: &str) -> Node {
-    let labels = BTreeMap::from([
-        ("kubernetes.io/hostname".to_string(), name.to_string()),
-        ("kubernetes.io/os".to_string(), "linux".to_string()),
-        ("kubernetes.io/arch".to_string(), "amd64".to_string()),
-        ("type".to_string(), "kwok".to_string()),
-    ]);
-    let annotations = BTreeMap::from([(
-        KWOK_NODE_ANNOTATION.0.to_string(),
-        KWOK_NODE_ANNOTATION.1.to_string(),
-    )]);
-    Node {
-        metadata: ObjectMeta {
-            name: Some(name.to_string()),
-            labels: Some(labels),
-            annotations: Some(annotations),
-            ..ObjectMeta::default()
-        },
-        ..Node::default()
-    }
-}
-
-async fn register_nodes(client: &Client, count: usize) -> Result<Vec<String>> {
-    let api: Api<Node> = Api::all(client.clone());
-    let mut names = Vec::with_capacity(count);
-    for i in 0..count {
-        let name = format!("fake-node-{i}");
-        api.create(&PostParams::default(), &fake_node(&name))
-            .await?;
-        names.push(name);
-    }
-    Ok(names)
-}
-
-pub fn is_ready(node: &Node) -> bool {
-    node.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_fake_node_is_handed_to_kwok_and_takes_pods() {
-        let n = fake_node("fake-node-0");
-        let annotations = n.metadata.annotations.unwrap();
-        assert_eq!(
-            annotations.get("kwok.x-k8s.io/node").map(String::as_str),
-            Some("fake")
-        );
-        assert!(n.spec.and_then(|s| s.taints).is_none());
-        assert!(!is_ready(&Node::default()));
-    }
-
-    #[test]
-    fn a_directory_with_foreign_files_is_refused() {
-        let t = tempfile::tempdir().unwrap();
-        std::fs::write(t.path().join("notes.txt"), "mine").unwrap();
-        let err = prepare_dir(Some(t.path())).expect_err("refused");
-        assert!(err.to_string().contains("not empty"), "{err}");
-        assert!(t.path().join("notes.txt").exists());
-    }
-
-    #[test]
-    fn a_directory_of_an_earlier_run_is_cleared() {
-        let t = tempfile::tempdir().unwrap();
-        prepare_dir(Some(t.path())).unwrap();
-        std::fs::write(t.path().join("ready"), "{}").unwrap();
-        prepare_dir(Some(t.path())).unwrap();
-        assert!(!t.path().join("ready").exists());
-        assert!(t.path().join("logs").is_dir());
-    }
 
     #[test]
     fn free_ports_are_distinct() {

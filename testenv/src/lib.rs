@@ -13,20 +13,25 @@
 //! ```
 //!
 //! The flow: `versions` (what) → `builder` + `gomod` (build once, cached) → `pki` and
-//! `kubeconfig` (credentials) → `components` (command lines) → `process` (children that never
-//! outlive their owner) → `control_plane` (start in order, wait until healthy).
+//! `kubeconfig` → `credentials` (the files) → `components` (command lines) → `process` (children
+//! that never outlive their owner) → `control_plane` (start in order, wait until healthy) →
+//! `nodes` (the fake nodes kwok plays).
 
 mod builder;
 mod components;
 mod control_plane;
+mod credentials;
 mod error;
 mod gomod;
 mod kubeconfig;
+mod layout;
+mod nodes;
 mod pki;
 mod process;
 mod versions;
 
 pub use builder::{Binaries, Builder};
-pub use control_plane::{ControlPlane, Options, fake_node, is_ready};
+pub use control_plane::{ControlPlane, Options};
 pub use error::{Error, Result};
+pub use nodes::{fake_node, is_ready};
 pub use versions::{Component, Versions};

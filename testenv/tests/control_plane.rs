@@ -198,15 +198,18 @@ async fn a_statefulset_claims_volumes_that_bind_to_static_volumes(cp: &ControlPl
     })
     .await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), "stores");
-    eventually("pod db-0 Pending, unschedulable while its claim is unbound", || async {
-        let status = pods.get("db-0").await.ok()?.status?;
-        let unschedulable = status.conditions.iter().flatten().any(|c| {
-            c.type_ == "PodScheduled"
-                && c.status == "False"
-                && c.reason.as_deref() == Some("Unschedulable")
-        });
-        (status.phase.as_deref() == Some("Pending") && unschedulable).then_some(())
-    })
+    eventually(
+        "pod db-0 Pending, unschedulable while its claim is unbound",
+        || async {
+            let status = pods.get("db-0").await.ok()?.status?;
+            let unschedulable = status.conditions.iter().flatten().any(|c| {
+                c.type_ == "PodScheduled"
+                    && c.status == "False"
+                    && c.reason.as_deref() == Some("Unschedulable")
+            });
+            (status.phase.as_deref() == Some("Pending") && unschedulable).then_some(())
+        },
+    )
     .await;
 
     // A static volume per claim, as an admin would make: the volume controller binds them.
