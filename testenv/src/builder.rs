@@ -301,6 +301,9 @@ impl GoRunner<'_> {
             .env("GOWORK", "off")
             // The user's GOFLAGS would apply to the wrapper; the flags needed are on the line.
             .env("GOFLAGS", "");
+        // `up` stopped by a signal while building leaves no `go` behind: the thread that waits
+        // for it ends with the process.
+        crate::process::die_with_starting_thread(&mut cmd);
         cmd
     }
 

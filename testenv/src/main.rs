@@ -57,9 +57,23 @@ async fn run() -> ExitCode {
     let result = match cli.command {
         Cmd::Build => {
             let builder = Builder::new(cli.cache);
-            tokio::task::spawn_blocking(move || builder.ensure_all().map(|_| ()))
-                .await
-                .expect("the build thread does not panic")
+            let built = tokio::task::spawn_blocking(move || {
+                builder.ensure_all()?;
+                Ok(Component::ALL.map(|c| {
+                    (
+                        c,
+                        builder.versions().of(c).to_string(),
+                        builder.component_dir(c),
+                    )
+                }))
+            })
+            .await
+            .expect("the build thread does not panic");
+            built.map(|components| {
+                for (c, version, dir) in components {
+                    eprintln!("{} {version}: {}", c.name(), dir.display());
+                }
+            })
         }
         Cmd::Versions => {
             let builder = Builder::new(cli.cache);

@@ -19,6 +19,26 @@ use crate::error::{Error, Result, tail};
 
 type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
 
+/// Makes the kernel SIGKILL the program once the thread that starts it ends (the process being
+/// killed included).
+pub fn die_with_starting_thread(cmd: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the child between fork and exec and only makes
+    // async-signal-safe system calls (prctl, getppid), allocating nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The owner may have died before the prctl took effect.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
 /// One running program of the control plane.
 pub struct Supervised {
     pub name: &'static str,
@@ -91,21 +111,7 @@ impl Processes {
             .stdout(out)
             .stderr(err)
             .process_group(0);
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: the closure runs in the child between fork and exec and only makes
-        // async-signal-safe system calls (prctl, getppid), allocating nothing.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // The owner may have died before the prctl took effect.
-                if libc::getppid() != parent {
-                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-                }
-                Ok(())
-            });
-        }
+        die_with_starting_thread(&mut cmd);
         let (reply_tx, reply_rx) = mpsc::channel();
         let requests = self.requests.as_ref().expect("spawner runs until drop");
         requests
