@@ -21,7 +21,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Build every component that is not cached yet (about 13 minutes cold on 2 cores).
+    /// Build every component that is not cached yet (about 11 minutes cold on 2 cores).
     Build,
     /// Start the control plane; writes D/kubeconfig and D/ready once healthy, and stops every
     /// process on SIGTERM or Ctrl-C.
