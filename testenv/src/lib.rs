@@ -1,0 +1,37 @@
+//! A real Kubernetes control plane for ferroplane's tests and for people: kube-apiserver,
+//! kube-controller-manager and kube-scheduler from the `k8s.io/kubernetes` Go module, etcd from
+//! `go.etcd.io/etcd/server/v3` and kwok's controller (fake nodes whose pods are reported Running
+//! without containers), built once per pinned version and started on 127.0.0.1.
+//!
+//! ```no_run
+//! # async fn demo() -> ferroplane_testenv::Result<()> {
+//! use ferroplane_testenv::{ControlPlane, Options};
+//! let cp = ControlPlane::start(Options::default()).await?;
+//! let client = cp.client(); // admin
+//! let sa = cp.service_account_kubeconfig("ferroplane-system", "ferroplane").await?;
+//! # drop((client, sa)); Ok(()) }
+//! ```
+//!
+//! The flow: `versions` (what) → `builder` + `gomod` (build once, cached) → `pki` and
+//! `kubeconfig` → `credentials` (the files) → `components` (command lines) → `process` (children
+//! that never outlive their owner) → `control_plane` (start in order, wait until healthy) →
+//! `nodes` (the fake nodes kwok plays).
+
+mod builder;
+mod components;
+mod control_plane;
+mod credentials;
+mod error;
+mod gomod;
+mod kubeconfig;
+mod layout;
+mod nodes;
+mod pki;
+mod process;
+mod versions;
+
+pub use builder::{Binaries, Builder};
+pub use control_plane::{ControlPlane, Options};
+pub use error::{Error, Result};
+pub use nodes::{fake_node, is_ready};
+pub use versions::{Component, Versions};

@@ -1,0 +1,206 @@
+//! What the control plane is built from: the three Go components, their pinned versions (read
+//! from `versions.yaml`, the one file that lists them) and the facts the builder needs about each
+//! (module, binaries, linker flags). Pure: nothing here touches the disk or the network.
+
+use serde::Deserialize;
+
+use crate::Error;
+
+/// The pinned versions, as `versions.yaml` in this crate lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Versions {
+    pub kubernetes: String,
+    pub etcd: String,
+    pub kwok: String,
+}
+
+impl Versions {
+    /// The versions this crate was built with.
+    pub fn pinned() -> Self {
+        Self::parse(include_str!("../versions.yaml")).expect("testenv/versions.yaml is valid")
+    }
+
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        let versions: Versions = serde_saphyr::from_str(text)
+            .map_err(|e| Error::Versions(format!("versions.yaml: {e}")))?;
+        for c in Component::ALL {
+            let v = versions.of(c);
+            if parse_semver(v).is_none() {
+                return Err(Error::Versions(format!(
+                    "versions.yaml: {} version {v:?} is not vMAJOR.MINOR.PATCH",
+                    c.name()
+                )));
+            }
+        }
+        Ok(versions)
+    }
+
+    pub fn of(&self, component: Component) -> &str {
+        match component {
+            Component::Kubernetes => &self.kubernetes,
+            Component::Etcd => &self.etcd,
+            Component::Kwok => &self.kwok,
+        }
+    }
+}
+
+/// One Go module the control plane is built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Component {
+    Kubernetes,
+    Etcd,
+    Kwok,
+}
+
+/// A program built from a component: its Go package and the file name it gets in the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Program {
+    pub package: &'static str,
+    pub binary: &'static str,
+}
+
+impl Component {
+    pub const ALL: [Component; 3] = [Component::Kubernetes, Component::Etcd, Component::Kwok];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Component::Kubernetes => "kubernetes",
+            Component::Etcd => "etcd",
+            Component::Kwok => "kwok",
+        }
+    }
+
+    pub fn module(self) -> &'static str {
+        match self {
+            Component::Kubernetes => "k8s.io/kubernetes",
+            Component::Etcd => "go.etcd.io/etcd/server/v3",
+            Component::Kwok => "sigs.k8s.io/kwok",
+        }
+    }
+
+    pub fn programs(self) -> &'static [Program] {
+        match self {
+            Component::Kubernetes => &[
+                Program {
+                    package: "k8s.io/kubernetes/cmd/kube-apiserver",
+                    binary: "kube-apiserver",
+                },
+                Program {
+                    package: "k8s.io/kubernetes/cmd/kube-controller-manager",
+                    binary: "kube-controller-manager",
+                },
+                Program {
+                    package: "k8s.io/kubernetes/cmd/kube-scheduler",
+                    binary: "kube-scheduler",
+                },
+            ],
+            // etcd's server module has its `main` package at the module root.
+            Component::Etcd => &[Program {
+                package: "go.etcd.io/etcd/server/v3",
+                binary: "etcd",
+            }],
+            Component::Kwok => &[Program {
+                package: "sigs.k8s.io/kwok/cmd/kwok",
+                binary: "kwok",
+            }],
+        }
+    }
+
+    /// The version to pin the modules that the component's own go.mod replaces with a path inside
+    /// its repository (`=> ./staging/src/k8s.io/api`, `=> ../api`): those paths do not exist in
+    /// the module the proxy serves, so the wrapper replaces each with its published tag.
+    /// Kubernetes publishes its staging modules as v0.MINOR.PATCH of the release (k8s.io/api
+    /// v0.37.2 belongs to v1.37.2); etcd tags its modules with the release's own version.
+    pub fn published_tag_of_local_modules(self, version: &str) -> String {
+        match self {
+            Component::Kubernetes => {
+                let (_, minor, patch) = parse_semver(version).unwrap_or((1, 0, 0));
+                format!("v0.{minor}.{patch}")
+            }
+            Component::Etcd | Component::Kwok => version.to_string(),
+        }
+    }
+
+    /// `-ldflags` for `go build`: stripped (-s -w), and the version the programs report. Without
+    /// the gitVersion a kube-apiserver built from the module says `v0.0.0-master+$Format:%H$`,
+    /// which kubectl fails to parse; etcd's version is a constant in its source.
+    pub fn ldflags(self, version: &str) -> String {
+        let mut flags = vec!["-s".to_string(), "-w".to_string()];
+        match self {
+            Component::Kubernetes => {
+                let (major, minor, _) = parse_semver(version).unwrap_or((0, 0, 0));
+                let pkg = "k8s.io/component-base/version";
+                flags.push(format!("-X {pkg}.gitVersion={version}"));
+                flags.push(format!("-X {pkg}.gitMajor={major}"));
+                flags.push(format!("-X {pkg}.gitMinor={minor}"));
+                flags.push(format!("-X {pkg}.gitTreeState=clean"));
+            }
+            Component::Etcd => {}
+            Component::Kwok => {
+                let bare = version.trim_start_matches('v');
+                flags.push(format!("-X sigs.k8s.io/kwok/pkg/consts.Version={bare}"));
+            }
+        }
+        flags.join(" ")
+    }
+}
+
+/// `v1.37.2` → (1, 37, 2); anything else (pre-releases included) → None.
+pub fn parse_semver(version: &str) -> Option<(u64, u64, u64)> {
+    let mut parts = version.strip_prefix('v')?.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    let patch = parts.next()?.parse().ok()?;
+    parts.next().is_none().then_some((major, minor, patch))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pinned_file_parses_and_meets_the_issue_floor() {
+        let v = Versions::pinned();
+        let (major, minor, _) = parse_semver(&v.kubernetes).unwrap();
+        assert!(
+            major == 1 && minor >= 34,
+            "kubernetes {} is older than 1.34",
+            v.kubernetes
+        );
+        let (major, minor, _) = parse_semver(&v.etcd).unwrap();
+        assert!(
+            major == 3 && minor >= 6,
+            "etcd {} is older than 3.6",
+            v.etcd
+        );
+    }
+
+    #[test]
+    fn a_version_that_is_not_semver_is_refused() {
+        let err = Versions::parse("kubernetes: v1.37\netcd: v3.6.16\nkwok: v0.8.0\n").unwrap_err();
+        assert!(err.to_string().contains("kubernetes"), "{err}");
+        assert!(Versions::parse("kubernetes: v1.37.2\netcd: v3.6.16\n").is_err());
+    }
+
+    #[test]
+    fn staging_modules_take_the_v0_tag_of_the_release() {
+        assert_eq!(
+            Component::Kubernetes.published_tag_of_local_modules("v1.37.2"),
+            "v0.37.2"
+        );
+        assert_eq!(
+            Component::Etcd.published_tag_of_local_modules("v3.6.16"),
+            "v3.6.16"
+        );
+    }
+
+    #[test]
+    fn kubernetes_reports_its_real_version() {
+        let flags = Component::Kubernetes.ldflags("v1.37.2");
+        assert!(flags.starts_with("-s -w "));
+        assert!(flags.contains("-X k8s.io/component-base/version.gitVersion=v1.37.2"));
+        assert!(flags.contains("version.gitMajor=1 "));
+        assert!(flags.contains("version.gitMinor=37 "));
+    }
+}
