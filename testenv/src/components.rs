@@ -98,17 +98,32 @@ pub fn apiserver_args(l: &Layout, p: &Ports) -> Vec<String> {
     ]
 }
 
-pub fn controller_manager_args(l: &Layout, p: &Ports) -> Vec<String> {
-    let kubeconfig = s(&l.component_kubeconfig("kube-controller-manager"));
+/// What the controller-manager and the scheduler share: their kubeconfig (also for delegated
+/// authentication and authorization of their own endpoints), a loopback serving port with the
+/// certificate `<cert>.crt`, no leader election and no profiling.
+fn component_args(l: &Layout, component: &str, port: u16, cert: &str) -> Vec<String> {
+    let kubeconfig = s(&l.component_kubeconfig(component));
     vec![
         flag("kubeconfig", kubeconfig.clone()),
         flag("authentication-kubeconfig", kubeconfig.clone()),
         flag("authorization-kubeconfig", kubeconfig),
         flag("bind-address", LOOPBACK),
-        flag("secure-port", p.controller_manager.to_string()),
-        flag("tls-cert-file", s(&l.pki("controller-manager.crt"))),
-        flag("tls-private-key-file", s(&l.pki("controller-manager.key"))),
+        flag("secure-port", port.to_string()),
+        flag("tls-cert-file", s(&l.pki(&format!("{cert}.crt")))),
+        flag("tls-private-key-file", s(&l.pki(&format!("{cert}.key")))),
         flag("leader-elect", "false"),
+        flag("profiling", "false"),
+    ]
+}
+
+pub fn controller_manager_args(l: &Layout, p: &Ports) -> Vec<String> {
+    let mut args = component_args(
+        l,
+        "kube-controller-manager",
+        p.controller_manager,
+        "controller-manager",
+    );
+    args.extend([
         // Every controller but node IPAM, which would want pod CIDRs for nodes.
         flag("controllers", "*,-nodeipam"),
         // Each controller runs as its own ServiceAccount, so RBAC applies to them as in a cluster.
@@ -117,23 +132,12 @@ pub fn controller_manager_args(l: &Layout, p: &Ports) -> Vec<String> {
         flag("root-ca-file", s(&l.pki("ca.crt"))),
         flag("cluster-signing-cert-file", s(&l.pki("ca.crt"))),
         flag("cluster-signing-key-file", s(&l.pki("ca.key"))),
-        flag("profiling", "false"),
-    ]
+    ]);
+    args
 }
 
 pub fn scheduler_args(l: &Layout, p: &Ports) -> Vec<String> {
-    let kubeconfig = s(&l.component_kubeconfig("kube-scheduler"));
-    vec![
-        flag("kubeconfig", kubeconfig.clone()),
-        flag("authentication-kubeconfig", kubeconfig.clone()),
-        flag("authorization-kubeconfig", kubeconfig),
-        flag("bind-address", LOOPBACK),
-        flag("secure-port", p.scheduler.to_string()),
-        flag("tls-cert-file", s(&l.pki("scheduler.crt"))),
-        flag("tls-private-key-file", s(&l.pki("scheduler.key"))),
-        flag("leader-elect", "false"),
-        flag("profiling", "false"),
-    ]
+    component_args(l, "kube-scheduler", p.scheduler, "scheduler")
 }
 
 /// The annotation that hands a Node to kwok.
