@@ -103,9 +103,10 @@ impl ErrorResponse {
                 "Throttling",
                 "Request was denied due to request throttling, please try again after 5 minutes.",
             ),
-            "Throttling.Api" => {
-                Self::bad_request("Throttling.Api", "Request was denied due to api flow control.")
-            }
+            "Throttling.Api" => Self::bad_request(
+                "Throttling.Api",
+                "Request was denied due to api flow control.",
+            ),
             "Throttling.User" => Self::throttled(),
             "Forbidden.RAM" => Self::forbidden(
                 "Forbidden.RAM",
@@ -248,8 +249,18 @@ mod tests {
             assert_eq!(e.code, *code);
             assert!(e.status >= 400, "{code}");
         }
-        assert_eq!(ErrorResponse::injectable("OperationConflict").unwrap().status, 409);
-        assert_eq!(ErrorResponse::injectable("Forbidden.InstanceNotFound").unwrap().status, 403);
+        assert_eq!(
+            ErrorResponse::injectable("OperationConflict")
+                .unwrap()
+                .status,
+            409
+        );
+        assert_eq!(
+            ErrorResponse::injectable("Forbidden.InstanceNotFound")
+                .unwrap()
+                .status,
+            403
+        );
         assert!(ErrorResponse::injectable("NoSuchCode").is_none());
     }
 

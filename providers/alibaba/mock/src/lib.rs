@@ -51,7 +51,8 @@ use tokio::task::JoinHandle;
 pub use auth::{AccessKey, StsCredentials};
 pub use catalog::OUT_OF_STOCK_TYPE;
 pub use config::{
-    DEFAULT_ACCOUNT_ID, DurationError, ErrorInjection, Faults, FaultsError, MockConfig, parse_duration,
+    DEFAULT_ACCOUNT_ID, DurationError, ErrorInjection, Faults, FaultsError, MockConfig,
+    parse_duration,
 };
 pub use error::{ErrorResponse, MockError};
 pub use instance::InstanceSummary;
