@@ -29,7 +29,7 @@ pub struct Faults {
     /// repeated meanwhile answers `LastTokenProcessing`).
     #[serde(rename = "latencyMs", with = "millis")]
     pub latency: Duration,
-    /// `x-acs-retry-after` (milliseconds) sent with injected throttling, when set.
+    /// `x-acs-retry-after` (milliseconds) sent with every throttling answer, when set.
     #[serde(rename = "retryAfterMs", default)]
     pub retry_after_ms: Option<u64>,
     /// Fraction (0–1) of requests processed whose response is then dropped.

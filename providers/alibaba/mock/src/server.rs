@@ -100,7 +100,7 @@ async fn api(
             let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST);
             let mut response =
                 json_response(status, &error.body(&request_id, host), Some(&request_id));
-            if error.code == "Throttling.User"
+            if error.code.starts_with("Throttling")
                 && let Some(ms) = settings.faults.retry_after_ms
             {
                 response
