@@ -4,6 +4,11 @@
 //! optional `ALIBABA_CLOUD_SECURITY_TOKEN`. An ECS error prints its code, message and request ID
 //! on stderr and exits with status 1; anything else that fails (no credentials, unreachable
 //! endpoint) is reported by `main` and exits with status 1 too.
+//!
+//! Safe on a real account, as Alibaba's official SDKs are: an action that takes a `ClientToken`
+//! gets a fresh one (a UUID) when `--param ClientToken=...` is not given, so a retry after a lost
+//! response cannot act twice; a write without a token is sent once and never retried (see
+//! [`alibaba_sdk::ecs::retry_safety`]).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -11,7 +16,7 @@ use std::time::Duration;
 
 use alibaba_sdk::Error;
 use alibaba_sdk::credentials::{CredentialsProvider, EnvProvider};
-use alibaba_sdk::ecs::EcsClient;
+use alibaba_sdk::ecs::{EcsClient, RetrySafety, retry_safety};
 use alibaba_sdk::rpc::{HttpMethod, Params, RetryPolicy, SignatureVersion};
 use anyhow::Context as _;
 
@@ -56,7 +61,8 @@ struct CallArgs {
     #[arg(long, value_enum, default_value_t = Method::Post, ignore_case = true)]
     method: Method,
 
-    /// Attempts in total for throttling, 5xx and transport errors (1 disables retries).
+    /// Attempts in total for throttling, 5xx and transport errors (1 disables retries). Writes
+    /// without a ClientToken are never retried.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=20))]
     max_attempts: u16,
 
@@ -119,16 +125,20 @@ async fn call(
             Method::Get => HttpMethod::Get,
             Method::Post => HttpMethod::Post,
         })
-        .request_timeout(Duration::from_secs(args.timeout_secs))
-        .retry(RetryPolicy {
+        .request_timeout(Duration::from_secs(args.timeout_secs));
+    let mut params: Params = args.params.into_iter().collect();
+    let retry = match retry_safety(&args.action, &mut params) {
+        RetrySafety::ReadOnly | RetrySafety::Idempotent => RetryPolicy {
             max_attempts: usize::from(args.max_attempts),
             ..RetryPolicy::default()
-        });
+        },
+        RetrySafety::NotIdempotent => RetryPolicy::none(),
+    };
+    builder = builder.retry(retry);
     if let Some(endpoint) = &args.endpoint {
         builder = builder.endpoint(endpoint);
     }
     let client = builder.build().context("cannot set up the ECS client")?;
-    let params: Params = args.params.into_iter().collect();
     match client.call(&args.action, &params).await {
         Ok(response) => {
             serde_json::to_writer_pretty(&mut *out, &response)?;
@@ -267,5 +277,67 @@ mod tests {
         let err = String::from_utf8(err).unwrap();
         assert!(err.contains("SignatureDoesNotMatch"), "{err}");
         assert!(!err.contains("wrong-secret"));
+    }
+
+    #[tokio::test]
+    async fn lost_responses_never_create_or_act_twice() {
+        let mock = MockServer::start(
+            MockConfig::new("cli-ak", "cli-secret")
+                .with_transition_delay(Duration::ZERO)
+                .with_faults(alibaba_mock::Faults {
+                    drop_rate: 1.0,
+                    ..alibaba_mock::Faults::default()
+                }),
+        )
+        .await
+        .unwrap();
+        let endpoint = mock.endpoint();
+        let args = call_args(&[
+            "call",
+            "RunInstances",
+            "--endpoint",
+            &endpoint,
+            "--param",
+            "ImageId=centos_7_8_x64_20G_alibase_20200519.vhd",
+            "--param",
+            "InstanceType=ecs.g6.large",
+        ]);
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let result = call(
+            args,
+            Credentials::new("cli-ak", "cli-secret"),
+            &mut out,
+            &mut err,
+        )
+        .await;
+        assert!(result.is_err(), "every answer is lost");
+        let stats = mock.stats();
+        assert!(
+            stats.calls_of("RunInstances") > 1,
+            "the create is retried with its ClientToken: {stats:?}"
+        );
+        assert_eq!(stats.instances_created, 1, "{stats:?}");
+        assert_eq!(mock.instances().len(), 1);
+
+        // A write without a token is sent once, never retried.
+        let id = mock.instances()[0].instance_id.clone();
+        let args = call_args(&[
+            "call",
+            "StopInstance",
+            "--endpoint",
+            &endpoint,
+            "--param",
+            &format!("InstanceId={id}"),
+        ]);
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let result = call(
+            args,
+            Credentials::new("cli-ak", "cli-secret"),
+            &mut out,
+            &mut err,
+        )
+        .await;
+        assert!(result.is_err());
+        assert_eq!(mock.stats().calls_of("StopInstance"), 1);
     }
 }

@@ -8,7 +8,9 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use alibaba_mock::{DEFAULT_ACCOUNT_ID, Faults, MockConfig, MockServer, parse_duration};
+use alibaba_mock::{
+    DEFAULT_ACCOUNT_ID, ErrorInjection, Faults, MockConfig, MockServer, parse_duration,
+};
 use alibaba_sdk::Secret;
 use anyhow::Context as _;
 
@@ -57,6 +59,30 @@ pub struct Args {
     /// Most live instances per account; more answers QuotaExceed.ElasticQuota.
     #[arg(long)]
     instance_quota: Option<usize>,
+
+    /// An ECS error for the next calls, repeatable: CODE[:ACTION[:TIMES]], e.g.
+    /// OperationConflict:StopInstance:2 or Forbidden.RAM (every action, once). More can be
+    /// added at run time with POST /_mock/errors.
+    #[arg(long = "inject-error", value_name = "CODE[:ACTION[:TIMES]]", value_parser = parse_injection)]
+    inject_errors: Vec<ErrorInjection>,
+}
+
+fn parse_injection(raw: &str) -> Result<ErrorInjection, String> {
+    let mut parts = raw.split(':');
+    let code = parts.next().unwrap_or_default();
+    let action = parts.next().filter(|a| !a.is_empty() && *a != "*");
+    let times = match parts.next() {
+        None => 1,
+        Some(n) => n
+            .parse()
+            .map_err(|_| format!("`{n}` in `{raw}` is not a number of calls"))?,
+    };
+    if parts.next().is_some() {
+        return Err(format!("`{raw}` is not CODE[:ACTION[:TIMES]]"));
+    }
+    let injection = ErrorInjection::new(code, action, times);
+    injection.validate().map_err(|e| e.to_string())?;
+    Ok(injection)
 }
 
 fn parse_secret(value: &str) -> Result<Secret, std::convert::Infallible> {
@@ -78,6 +104,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_transition_delay(args.transition_delay)
         .with_faults(faults);
     config.instance_quota = args.instance_quota;
+    config.injections = args.inject_errors;
     if let Some(key) = config.access_keys.first_mut() {
         key.account_id = args.account_id;
     }
@@ -91,4 +118,28 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     tracing::info!("stopping the ECS mock");
     mock.shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn injected_errors_parse() {
+        assert_eq!(
+            parse_injection("OperationConflict:StopInstance:2").unwrap(),
+            ErrorInjection::new("OperationConflict", Some("StopInstance"), 2)
+        );
+        assert_eq!(
+            parse_injection("Forbidden.RAM").unwrap(),
+            ErrorInjection::new("Forbidden.RAM", None, 1)
+        );
+        assert_eq!(
+            parse_injection("Throttling.Api:*:5").unwrap(),
+            ErrorInjection::new("Throttling.Api", None, 5)
+        );
+        for bad in ["NoSuchCode", "Throttling:A:x", "Throttling:A:1:2"] {
+            assert!(parse_injection(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -29,7 +29,7 @@ pub struct Faults {
     /// repeated meanwhile answers `LastTokenProcessing`).
     #[serde(rename = "latencyMs", with = "millis")]
     pub latency: Duration,
-    /// `x-acs-retry-after` (milliseconds) sent with injected throttling, when set.
+    /// `x-acs-retry-after` (milliseconds) sent with every throttling answer, when set.
     #[serde(rename = "retryAfterMs", default)]
     pub retry_after_ms: Option<u64>,
     /// Fraction (0–1) of requests processed whose response is then dropped.
@@ -53,12 +53,57 @@ pub struct FaultsPatch {
     pub api_rate_limit_per_minute: Option<u32>,
 }
 
+/// A scripted error: the next `times` calls of `action` (any ECS action when `None`) are
+/// answered with ECS's error `code` (one of [`crate::ErrorResponse::INJECTABLE_CODES`]) after
+/// authentication, instead of being processed. The body of `POST /_mock/errors`, e.g.
+/// `{"code":"OperationConflict","action":"StopInstance","times":2}`; `times` defaults to 1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ErrorInjection {
+    /// The ECS error code to answer with.
+    pub code: String,
+    /// The action it applies to; `None` is every ECS action.
+    #[serde(default)]
+    pub action: Option<String>,
+    /// How many calls get it.
+    #[serde(default = "one")]
+    pub times: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl ErrorInjection {
+    /// `code` for the next `times` calls of `action`.
+    pub fn new(code: impl Into<String>, action: Option<&str>, times: u32) -> Self {
+        Self {
+            code: code.into(),
+            action: action.map(str::to_owned),
+            times,
+        }
+    }
+
+    /// Checks that the code is one the mock can answer with.
+    pub fn validate(&self) -> Result<(), FaultsError> {
+        if crate::ErrorResponse::injectable(&self.code).is_none() {
+            return Err(FaultsError::UnknownCode {
+                code: self.code.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Why a faults setting was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FaultsError {
     /// A rate outside 0–1.
     #[error("{name} must be a fraction between 0 and 1, got {value}")]
     Rate { name: &'static str, value: f64 },
+    /// An injected error code the mock does not know.
+    #[error("cannot inject {code:?}: known codes are {}", crate::ErrorResponse::INJECTABLE_CODES.join(", "))]
+    UnknownCode { code: String },
 }
 
 impl Faults {
@@ -127,6 +172,8 @@ pub struct MockConfig {
     pub nonce_window: Duration,
     /// Most nonces remembered; the oldest are forgotten first.
     pub nonce_capacity: usize,
+    /// Scripted errors pending at start (see [`ErrorInjection`]).
+    pub injections: Vec<ErrorInjection>,
 }
 
 impl MockConfig {
@@ -144,6 +191,7 @@ impl MockConfig {
             instance_quota: None,
             nonce_window: MAX_SKEW + Duration::from_secs(60),
             nonce_capacity: 1_000_000,
+            injections: Vec::new(),
         }
     }
 
@@ -156,6 +204,12 @@ impl MockConfig {
     /// Sets the faults.
     pub fn with_faults(mut self, faults: Faults) -> Self {
         self.faults = faults;
+        self
+    }
+
+    /// Adds a scripted error pending at start.
+    pub fn with_error(mut self, injection: ErrorInjection) -> Self {
+        self.injections.push(injection);
         self
     }
 

@@ -74,6 +74,77 @@ impl ErrorResponse {
         )
     }
 
+    /// `IncorrectInstanceStatus.Initializing` (403): ECS answers it to writes on an instance that
+    /// is still Pending, right after RunInstances.
+    pub fn initializing() -> Self {
+        Self::forbidden(
+            "IncorrectInstanceStatus.Initializing",
+            "The specified instance is in initializing status.",
+        )
+    }
+
+    /// `OperationConflict` (409): another operation on the resource is in flight.
+    pub fn operation_conflict() -> Self {
+        Self::new(
+            409,
+            "OperationConflict",
+            "Request was denied due to conflict with a previous request.",
+        )
+    }
+
+    /// The error ECS answers with `code`, with its real HTTP status and message shape, for the
+    /// codes tests may inject (see [`crate::ErrorInjection`]); `None` for any other code.
+    pub fn injectable(code: &str) -> Option<Self> {
+        Some(match code {
+            "IncorrectInstanceStatus" => Self::incorrect_status(),
+            "IncorrectInstanceStatus.Initializing" => Self::initializing(),
+            "OperationConflict" => Self::operation_conflict(),
+            "Throttling" => Self::bad_request(
+                "Throttling",
+                "Request was denied due to request throttling, please try again after 5 minutes.",
+            ),
+            "Throttling.Api" => Self::bad_request(
+                "Throttling.Api",
+                "Request was denied due to api flow control.",
+            ),
+            "Throttling.User" => Self::throttled(),
+            "Forbidden.RAM" => Self::forbidden(
+                "Forbidden.RAM",
+                "User not authorized to operate on the specified resource, or this API doesn't support RAM.",
+            ),
+            "Forbidden.InstanceNotFound" => Self::forbidden(
+                "Forbidden.InstanceNotFound",
+                "The specified instance is not found.",
+            ),
+            "ChargeTypeViolation" => Self::forbidden(
+                "ChargeTypeViolation",
+                "The operation is not permitted due to charge type of the instance.",
+            ),
+            "InternalError" => Self::new(
+                500,
+                "InternalError",
+                "The request processing has failed due to some unknown error.",
+            ),
+            "ServiceUnavailable" => Self::service_unavailable(),
+            _ => return None,
+        })
+    }
+
+    /// Every code [`Self::injectable`] knows.
+    pub const INJECTABLE_CODES: &'static [&'static str] = &[
+        "IncorrectInstanceStatus",
+        "IncorrectInstanceStatus.Initializing",
+        "OperationConflict",
+        "Throttling",
+        "Throttling.Api",
+        "Throttling.User",
+        "Forbidden.RAM",
+        "Forbidden.InstanceNotFound",
+        "ChargeTypeViolation",
+        "InternalError",
+        "ServiceUnavailable",
+    ];
+
     /// `InvalidInstanceId.NotFound` (404).
     pub fn instance_not_found(id: &str) -> Self {
         Self::not_found(
@@ -169,6 +240,28 @@ mod tests {
                 .unwrap()
                 .contains("MissingParameter")
         );
+    }
+
+    #[test]
+    fn every_injectable_code_has_its_error() {
+        for code in ErrorResponse::INJECTABLE_CODES {
+            let e = ErrorResponse::injectable(code).unwrap();
+            assert_eq!(e.code, *code);
+            assert!(e.status >= 400, "{code}");
+        }
+        assert_eq!(
+            ErrorResponse::injectable("OperationConflict")
+                .unwrap()
+                .status,
+            409
+        );
+        assert_eq!(
+            ErrorResponse::injectable("Forbidden.InstanceNotFound")
+                .unwrap()
+                .status,
+            403
+        );
+        assert!(ErrorResponse::injectable("NoSuchCode").is_none());
     }
 
     #[test]

@@ -51,7 +51,8 @@ use tokio::task::JoinHandle;
 pub use auth::{AccessKey, StsCredentials};
 pub use catalog::OUT_OF_STOCK_TYPE;
 pub use config::{
-    DEFAULT_ACCOUNT_ID, DurationError, Faults, FaultsError, MockConfig, parse_duration,
+    DEFAULT_ACCOUNT_ID, DurationError, ErrorInjection, Faults, FaultsError, MockConfig,
+    parse_duration,
 };
 pub use error::{ErrorResponse, MockError};
 pub use instance::InstanceSummary;
@@ -137,6 +138,14 @@ impl MockServer {
     pub fn set_faults(&self, faults: Faults) -> Result<(), FaultsError> {
         faults.validate()?;
         write(&self.shared.settings).faults = faults;
+        Ok(())
+    }
+
+    /// Answers the next `injection.times` calls of its action with its error code (after
+    /// authentication, before processing); adds to the injections already pending.
+    pub fn inject_error(&self, injection: ErrorInjection) -> Result<(), FaultsError> {
+        injection.validate()?;
+        lock(&self.shared.injections).push(injection);
         Ok(())
     }
 

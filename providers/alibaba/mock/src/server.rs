@@ -5,6 +5,9 @@
 //! - `GET /_mock/faults` → the current [`crate::Faults`]; `POST /_mock/faults` with a partial JSON
 //!   body (`{"throttleRate":0.1,"errorRate":0,"latencyMs":50,"retryAfterMs":1000,"dropRate":0,
 //!   "apiRateLimitPerMinute":600}`; a limit of 0 removes it) changes them.
+//! - `POST /_mock/errors` with a [`crate::ErrorInjection`]
+//!   (`{"code":"OperationConflict","action":"StopInstance","times":2}`) scripts an ECS error for
+//!   the next calls; `GET /_mock/errors` lists those still pending.
 
 use std::sync::Arc;
 
@@ -16,7 +19,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use serde_json::{Value, json};
 
-use crate::config::FaultsPatch;
+use crate::config::{ErrorInjection, FaultsPatch};
 use crate::locks::{lock, write};
 use crate::state::{ApiRequest, InFlight, Shared};
 
@@ -26,6 +29,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/_mock/stats", get(stats))
         .route("/_mock/instances", get(instances))
         .route("/_mock/faults", get(faults).post(set_faults))
+        .route("/_mock/errors", get(errors).post(inject_error))
         .route("/", any(api))
         .fallback(not_found)
         .with_state(shared)
@@ -96,7 +100,7 @@ async fn api(
             let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST);
             let mut response =
                 json_response(status, &error.body(&request_id, host), Some(&request_id));
-            if error.code == "Throttling.User"
+            if error.code.starts_with("Throttling")
                 && let Some(ms) = settings.faults.retry_after_ms
             {
                 response
@@ -190,5 +194,30 @@ async fn set_faults(State(shared): State<Arc<Shared>>, body: Bytes) -> Response 
             &json!({"error": e.to_string()}),
             None,
         ),
+    }
+}
+
+async fn errors(State(shared): State<Arc<Shared>>) -> Response {
+    let pending = lock(&shared.injections).clone();
+    match serde_json::to_value(pending) {
+        Ok(v) => json_response(StatusCode::OK, &v, None),
+        Err(e) => json_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &json!({"error": e.to_string()}),
+            None,
+        ),
+    }
+}
+
+async fn inject_error(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let injection = serde_json::from_slice::<ErrorInjection>(&body)
+        .map_err(|e| format!("invalid error injection JSON: {e}; fields: code, action, times"))
+        .and_then(|i| i.validate().map(|()| i).map_err(|e| e.to_string()));
+    match injection {
+        Ok(injection) => {
+            lock(&shared.injections).push(injection);
+            errors(State(shared)).await
+        }
+        Err(e) => json_response(StatusCode::BAD_REQUEST, &json!({"error": e}), None),
     }
 }

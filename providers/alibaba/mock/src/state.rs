@@ -12,7 +12,7 @@ use rand::Rng as _;
 use serde_json::Value;
 
 use crate::auth::{self, Caller, KeyStore, NonceCache, SignedRequest};
-use crate::config::{Faults, MockConfig};
+use crate::config::{ErrorInjection, Faults, MockConfig};
 use crate::error::ErrorResponse;
 use crate::instance::InstanceSummary;
 use crate::locks::{lock, read, write};
@@ -39,6 +39,8 @@ pub struct Shared {
     pub limiter: Mutex<RateLimiter>,
     /// ClientTokens whose call is still being answered (see [`InFlight`]).
     pub in_flight: Mutex<HashSet<TokenInFlight>>,
+    /// Scripted errors still to answer, oldest first.
+    pub injections: Mutex<Vec<ErrorInjection>>,
 }
 
 /// A ClientToken call that is processed but not yet answered.
@@ -147,6 +149,7 @@ impl Shared {
             counters: Mutex::new(Counters::default()),
             limiter: Mutex::new(RateLimiter::default()),
             in_flight: Mutex::new(HashSet::new()),
+            injections: Mutex::new(config.injections.clone()),
         }
     }
 
@@ -265,6 +268,11 @@ impl Shared {
             let keys = read(&self.keys);
             Some(auth::authenticate(&keys, &self.nonces, &signed, now)?)
         };
+        if caller.is_some()
+            && let Some(error) = self.take_injection(label)
+        {
+            return Err(error);
+        }
         if let (Some(caller), Some(limit)) =
             (&caller, self.settings().faults.api_rate_limit_per_minute)
         {
@@ -312,6 +320,21 @@ impl Shared {
             }
             (false, None) => Err(ecs_actions::action_not_found()),
         }
+    }
+
+    /// The scripted error for this call of `action`, if one is pending (and counts it).
+    fn take_injection(&self, action: &str) -> Option<ErrorResponse> {
+        let mut injections = lock(&self.injections);
+        let index = injections
+            .iter()
+            .position(|i| i.action.as_deref().is_none_or(|a| a == action))?;
+        let injection = &mut injections[index];
+        let error = ErrorResponse::injectable(&injection.code);
+        injection.times = injection.times.saturating_sub(1);
+        if injection.times == 0 {
+            injections.remove(index);
+        }
+        error
     }
 
     fn inject_faults(&self) -> Result<(), ErrorResponse> {

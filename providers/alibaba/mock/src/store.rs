@@ -442,6 +442,8 @@ impl Store {
         }
         match (i.status(now), force) {
             (Status::Stopped, _) | (Status::Running, true) => Ok(()),
+            // Right after RunInstances, ECS refuses a release with this code.
+            (Status::Pending, _) => Err(ErrorResponse::initializing()),
             _ => Err(ErrorResponse::incorrect_status()),
         }
     }

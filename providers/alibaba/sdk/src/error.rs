@@ -155,6 +155,9 @@ impl From<ApiError> for Error {
     }
 }
 
+/// ECS's 403 for an instance that no longer exists.
+const INSTANCE_NOT_FOUND_403: &str = "Forbidden.InstanceNotFound";
+
 /// Codes that are retried even though the HTTP status is 4xx.
 const RETRYABLE_CODES: &[&str] = &["SignatureNonceUsed", "LastTokenProcessing"];
 
@@ -219,14 +222,30 @@ impl Error {
         self.code_is(is_throttling_code)
     }
 
-    /// A resource does not exist (any `*.NotFound` except an unknown AccessKeyId).
+    /// A resource does not exist (any `*.NotFound` except an unknown AccessKeyId, and
+    /// `Forbidden.InstanceNotFound`).
     pub fn is_not_found(&self) -> bool {
-        self.code_is(|c| c.ends_with(".NotFound") && !c.starts_with("InvalidAccessKeyId"))
+        self.is_instance_not_found()
+            || self.code_is(|c| c.ends_with(".NotFound") && !c.starts_with("InvalidAccessKeyId"))
     }
 
-    /// The instance does not exist (`InvalidInstanceId.NotFound`): deleted, or never created.
+    /// The instance does not exist: `InvalidInstanceId.NotFound` (deleted, or never created), or
+    /// `Forbidden.InstanceNotFound` (403), which ECS answers for an instance already released;
+    /// Terraform's alicloud provider treats both as gone.
     pub fn is_instance_not_found(&self) -> bool {
-        self.code_is(|c| c == "InvalidInstanceId.NotFound")
+        self.code_is(|c| c == "InvalidInstanceId.NotFound" || c == INSTANCE_NOT_FOUND_403)
+    }
+
+    /// The operation is not allowed for the instance's billing method (`ChargeTypeViolation`),
+    /// e.g. releasing an unexpired subscription instance.
+    pub fn is_charge_type_violation(&self) -> bool {
+        self.code_is(|c| c == "ChargeTypeViolation")
+    }
+
+    /// The RAM policy of the caller does not allow this action (`Forbidden.RAM`); the action is
+    /// [`ApiError::action`], so the missing permission is `ecs:<action>`.
+    pub fn is_ram_denied(&self) -> bool {
+        self.code_is(|c| c == "Forbidden.RAM")
     }
 
     /// The resource is in a state that does not allow the operation (`IncorrectInstanceStatus*`)
@@ -255,9 +274,10 @@ impl Error {
         self.code_is(|c| c.starts_with("InvalidSecurityToken"))
     }
 
-    /// The RAM policy does not allow the action.
+    /// The RAM policy does not allow the action (`Forbidden*`, except
+    /// `Forbidden.InstanceNotFound`, which means the instance is gone).
     pub fn is_forbidden(&self) -> bool {
-        self.code_is(|c| c.starts_with("Forbidden"))
+        self.code_is(|c| c.starts_with("Forbidden") && c != INSTANCE_NOT_FOUND_403)
     }
 
     /// A quota is exhausted or the zone has no stock: only the user can fix it.
@@ -360,6 +380,8 @@ mod tests {
             ("IdempotentParameterMismatch", 400),
             ("InvalidOperation.DeletionProtection", 403),
             ("Forbidden.RAM", 403),
+            ("Forbidden.InstanceNotFound", 403),
+            ("ChargeTypeViolation", 403),
         ] {
             assert!(!api(code, status).is_retryable(), "{code}");
         }
@@ -376,6 +398,13 @@ mod tests {
     fn predicates() {
         assert!(api("InvalidInstanceId.NotFound", 404).is_not_found());
         assert!(api("InvalidInstanceId.NotFound", 404).is_instance_not_found());
+        assert!(api("Forbidden.InstanceNotFound", 403).is_instance_not_found());
+        assert!(api("Forbidden.InstanceNotFound", 403).is_not_found());
+        assert!(!api("Forbidden.InstanceNotFound", 403).is_forbidden());
+        assert!(api("Forbidden.RAM", 403).is_forbidden());
+        assert!(api("Forbidden.RAM", 403).is_ram_denied());
+        assert!(api("ChargeTypeViolation", 403).is_charge_type_violation());
+        assert!(api("IncorrectInstanceStatus.Initializing", 403).is_wrong_state());
         assert!(!api("InvalidAccessKeyId.NotFound", 404).is_not_found());
         assert!(api("InvalidAccessKeyId.NotFound", 404).is_bad_credentials());
         assert!(api("SignatureDoesNotMatch", 400).is_bad_credentials());

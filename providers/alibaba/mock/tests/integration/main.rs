@@ -5,6 +5,7 @@
 mod client_against_mock;
 mod mock_auth;
 mod mock_describe;
+mod mock_injected_errors;
 mod mock_inspection;
 mod mock_instances;
 mod mock_official_sdk;

@@ -76,22 +76,31 @@ impl EcsExternal {
         result.map_err(|e| reconcile_error(&e, &self.config))
     }
 
+    /// The instance `id`, or `None` when ECS says it does not exist. That includes
+    /// `Forbidden.InstanceNotFound`, ECS's 403 for a released instance, which Terraform's alicloud
+    /// provider treats as gone too (as a permission error, a delete would stall on it).
     async fn describe(&self, id: &str) -> Result<Option<Instance>, ReconcileError> {
-        match &self.client.batcher {
-            Some(batcher) => batcher
-                .describe(id)
-                .await
-                .map_err(|e| reconcile_error(&e, &self.config)),
+        let result = match &self.client.batcher {
+            Some(batcher) => batcher.describe(id).await.map_err(ErrorRef::Shared),
             None => {
                 let ids = [id.to_owned()];
-                let found = self
-                    .call(
-                        "DescribeInstances",
-                        self.client.ecs.describe_instances_by_ids(&ids),
-                    )
-                    .await?;
-                Ok(found.into_iter().find(|i| i.instance_id == id))
+                let result = self.client.ecs.describe_instances_by_ids(&ids).await;
+                self.calls.record(
+                    "DescribeInstances",
+                    match &result {
+                        Ok(_) => "success",
+                        Err(e) => e.code().unwrap_or(e.reason()),
+                    },
+                );
+                result
+                    .map(|found| found.into_iter().find(|i| i.instance_id == id))
+                    .map_err(ErrorRef::Owned)
             }
+        };
+        match result {
+            Ok(found) => Ok(found),
+            Err(e) if e.get().is_instance_not_found() => Ok(None),
+            Err(e) => Err(reconcile_error(e.get(), &self.config)),
         }
     }
 
@@ -511,6 +520,21 @@ impl ExternalClient<ECSInstance> for EcsExternal {
                 Ok(Deletion::Gone)
             }
             Err(e) => Err(reconcile_error(&e, &self.config)),
+        }
+    }
+}
+
+/// An SDK error as the batcher shares it or as a direct call returns it.
+enum ErrorRef {
+    Shared(Arc<Error>),
+    Owned(Error),
+}
+
+impl ErrorRef {
+    fn get(&self) -> &Error {
+        match self {
+            Self::Shared(e) => e,
+            Self::Owned(e) => e,
         }
     }
 }

@@ -5,12 +5,14 @@
 //! | failure | reason | retry |
 //! |---|---|---|
 //! | unknown / disabled AccessKey, bad signature, expired token | `InvalidCredentials` | when the config or Secret changes |
-//! | RAM policy denies the action | `Forbidden` | until the spec changes |
+//! | RAM policy denies the action (the message names the missing `ecs:<Action>` permission) | `Forbidden` | until the spec changes |
+//! | operation not allowed for the billing method (`ChargeTypeViolation`) | `ChargeTypeViolation` | until the spec changes |
 //! | throttling | `Throttled` | backoff |
 //! | unknown region, image, instance type, vSwitch, security group, bad parameter | `InvalidParameter` | until the spec changes |
 //! | quota / no stock | `QuotaExceeded` / `NoStock` | until the spec changes |
 //! | deletion protection | `DeletionProtection` | until the spec changes |
-//! | instance busy (wrong state, conflict, token in flight) | `InstanceBusy` | backoff |
+//! | instance busy (wrong state, still initializing, conflict, token in flight) | `InstanceBusy` | backoff |
+//! | `Forbidden.InstanceNotFound` | none: observe and delete treat it as gone before mapping | - |
 //! | endpoint unreachable, timeout, 5xx | `EndpointUnreachable` / `ServerError` | backoff |
 
 use alibaba_sdk::Error;
@@ -58,9 +60,18 @@ pub fn reconcile_error(err: &Error, config: &str) -> ReconcileError {
             RetryClass::WaitForDependency,
         )
     } else if err.is_forbidden() {
+        let action = err.api().map_or("", |api| api.action.as_str());
         (
             "Forbidden",
-            "the RAM user or role is not allowed to call this action: grant it an ECS policy (e.g. AliyunECSFullAccess)".into(),
+            format!(
+                "the RAM user or role of {config} is not allowed to call {action}: grant it the RAM permission ecs:{action} (for example through the system policy AliyunECSFullAccess)"
+            ),
+            RetryClass::UntilSpecChanges,
+        )
+    } else if err.is_charge_type_violation() {
+        (
+            "ChargeTypeViolation",
+            "ECS does not allow this operation for the instance's billing method (spec.forProvider.instanceChargeType), e.g. releasing an unexpired subscription instance: change the spec or the instance's charge type".into(),
             RetryClass::UntilSpecChanges,
         )
     } else if err.is_deletion_protection() {
@@ -237,6 +248,26 @@ mod tests {
                 "ServerError",
                 RetryClass::Backoff,
             ),
+            (
+                "IncorrectInstanceStatus.Initializing",
+                403,
+                "InstanceBusy",
+                RetryClass::Backoff,
+            ),
+            (
+                "OperationConflict",
+                409,
+                "InstanceBusy",
+                RetryClass::Backoff,
+            ),
+            ("Throttling", 400, "Throttled", RetryClass::Backoff),
+            ("Throttling.Api", 400, "Throttled", RetryClass::Backoff),
+            (
+                "ChargeTypeViolation",
+                403,
+                "ChargeTypeViolation",
+                RetryClass::UntilSpecChanges,
+            ),
         ];
         for (code, status, reason, retry) in cases {
             let e = reconcile_error(&api(code, status), "ProviderConfig ns/default");
@@ -245,6 +276,13 @@ mod tests {
             assert!(e.message().contains(code), "{code}: {}", e.message());
             assert!(e.message().contains("REQ-7"), "{code}: {}", e.message());
         }
+    }
+
+    #[test]
+    fn forbidden_ram_names_the_missing_permission_and_no_secret() {
+        let e = reconcile_error(&api("Forbidden.RAM", 403), "ProviderConfig ns/default");
+        assert!(e.message().contains("ecs:RunInstances"), "{}", e.message());
+        assert!(e.message().contains("ProviderConfig ns/default"));
     }
 
     #[test]

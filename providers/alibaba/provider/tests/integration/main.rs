@@ -5,5 +5,6 @@ mod controller_support;
 
 mod controller_batching;
 mod controller_config;
+mod controller_ecs_errors;
 mod controller_failures;
 mod controller_lifecycle;

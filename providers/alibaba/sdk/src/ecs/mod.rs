@@ -4,6 +4,8 @@
 //! - `client`: [`EcsClient`] and its builder; [`EcsClient::call`] sends any action;
 //! - `actions`: the typed actions, with batching (`DescribeInstances` asks for at most 100 IDs per
 //!   call, tag calls 50 resources) and pagination;
+//! - `idempotency`: which calls may be retried after a lost response, and the table of actions
+//!   that take a `ClientToken`;
 //! - `request`: the request types and their mapping to API parameters, and the ClientToken rules;
 //! - `response`: the response types.
 //!
@@ -20,10 +22,14 @@
 
 mod actions;
 mod client;
+mod idempotency;
 mod request;
 mod response;
 
 pub use client::{ECS_API_VERSION, EcsClient, EcsClientBuilder};
+pub use idempotency::{
+    CLIENT_TOKEN_ACTIONS, RetrySafety, is_read_only, retry_safety, takes_client_token,
+};
 pub use request::{
     DataDisk, DescribeInstancesRequest, MAX_CLIENT_TOKEN_LEN, MAX_INSTANCE_IDS_PER_CALL,
     MAX_TAG_RESOURCES_PER_CALL, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
