@@ -14,6 +14,7 @@ use ferroplane_runtime::related::provider_config_mapper;
 use ferroplane_runtime::{ControllerConfig, ManagedController, RetryClass, Runtime, RuntimeConfig};
 use ferroplane_testkit::conditions::{condition, has_condition, has_finalizer};
 use ferroplane_testkit::faulty_client::{WritePlan, faulty_client};
+use ferroplane_testkit::wait::Seen;
 use ferroplane_testkit::widget::*;
 use ferroplane_testkit::{Controllers, eventually};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -108,19 +109,24 @@ async fn controller_creates_updates_and_deletes() {
     assert_eq!(h.cloud.count(), 0);
     assert_eq!(h.cloud.calls("create"), 1);
 
-    let metrics = running.runtime.metrics().encode();
-    assert!(
-        metrics.contains(r#"ferroplane_reconciles_total{kind="Widget",result="success"}"#),
-        "{metrics}"
-    );
-    assert!(
-        metrics.contains(r#"ferroplane_time_to_first_ready_seconds_count{kind="Widget"} 1"#),
-        "{metrics}"
-    );
-    assert!(
-        metrics.contains(r#"ferroplane_time_to_delete_seconds_count{kind="Widget"} 1"#),
-        "{metrics}"
-    );
+    // The metrics are recorded just after the writes the test waited for (status, finalizer
+    // removal): wait for them rather than read them once.
+    let expected = [
+        r#"ferroplane_reconciles_total{kind="Widget",result="success"}"#,
+        r#"ferroplane_time_to_first_ready_seconds_count{kind="Widget"} 1"#,
+        r#"ferroplane_time_to_delete_seconds_count{kind="Widget"} 1"#,
+    ];
+    eventually("the reconcile, first-ready and delete metrics")
+        .within(Duration::from_secs(10))
+        .until(|| {
+            let metrics = running.runtime.metrics().encode();
+            if expected.iter().all(|line| metrics.contains(line)) {
+                Ok(())
+            } else {
+                Err(Seen(metrics))
+            }
+        })
+        .await;
     running.stop().await;
     h.shutdown().await;
 }

@@ -60,14 +60,6 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         for attempt in 0..2 {
             if !obs.exists {
                 self.remove_finalizer(api, &obj).await?;
-                let name = ext.name().unwrap_or("(never created)");
-                self.events
-                    .normal(
-                        &obj,
-                        reasons::DELETED,
-                        format!("external resource {name} is gone"),
-                    )
-                    .await;
                 if let Some(asked) = obj.meta().deletion_timestamp.as_ref() {
                     let took = Timestamp::now().duration_since(asked.0);
                     self.metrics.deleted(
@@ -76,6 +68,14 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                         Duration::try_from(took).unwrap_or_default(),
                     );
                 }
+                let name = ext.name().unwrap_or("(never created)");
+                self.events
+                    .normal(
+                        &obj,
+                        reasons::DELETED,
+                        format!("external resource {name} is gone"),
+                    )
+                    .await;
                 if let (Some(ns), Some(target)) =
                     (obj.namespace(), obj.write_connection_secret_to_ref())
                 {
