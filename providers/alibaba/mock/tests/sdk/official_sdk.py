@@ -72,6 +72,9 @@ def classic_sdk():
     check(found[0]["Tags"]["Tag"][0] == {"TagKey": "origin", "TagValue": "python sdk v1"},
           "classic SDK: tags with spaces round-trip")
 
+    # A running instance (not one still Pending, which ECS answers with
+    # IncorrectInstanceStatus.Initializing) cannot be deleted without Force.
+    wait_running(lambda: status_v1(call, DescribeInstancesRequest, ids[0]))
     delete = DeleteInstanceRequest()
     delete.set_InstanceId(ids[0])
     try:
@@ -81,7 +84,6 @@ def classic_sdk():
         check(e.get_error_code() == "IncorrectInstanceStatus",
               "classic SDK: IncorrectInstanceStatus surfaces as ServerException")
 
-    wait_running(lambda: status_v1(call, DescribeInstancesRequest, ids[0]))
     delete.set_Force(True)
     call(delete)
     stop = StopInstanceRequest()
