@@ -181,6 +181,20 @@ mod tests {
         args
     }
 
+    /// Runs `ecs` with `argv` and the given secret for access key `cli-ak`; returns the result
+    /// and what it printed to stdout and stderr.
+    async fn run_call(argv: &[&str], secret: &str) -> (anyhow::Result<ExitCode>, Vec<u8>, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let result = call(
+            call_args(argv),
+            Credentials::new("cli-ak", secret),
+            &mut out,
+            &mut err,
+        )
+        .await;
+        (result, out, String::from_utf8(err).unwrap())
+    }
+
     #[test]
     fn parses_params_and_options() {
         let args = call_args(&[
@@ -215,47 +229,38 @@ mod tests {
         .unwrap();
         let endpoint = mock.endpoint();
         for signature in ["v1", "v3"] {
-            let args = call_args(&[
-                "call",
-                "DescribeRegions",
-                "--endpoint",
-                &endpoint,
-                "--signature",
-                signature,
-            ]);
-            let (mut out, mut err) = (Vec::new(), Vec::new());
-            let code = call(
-                args,
-                Credentials::new("cli-ak", "cli-secret"),
-                &mut out,
-                &mut err,
+            let (result, out, _) = run_call(
+                &[
+                    "call",
+                    "DescribeRegions",
+                    "--endpoint",
+                    &endpoint,
+                    "--signature",
+                    signature,
+                ],
+                "cli-secret",
             )
-            .await
-            .unwrap();
+            .await;
+            let code = result.unwrap();
             assert_eq!(code, ExitCode::SUCCESS);
             let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
             assert!(json["Regions"]["Region"].is_array(), "{json}");
         }
 
-        let args = call_args(&[
-            "call",
-            "DescribeInstanceAttribute",
-            "--endpoint",
-            &endpoint,
-            "--param",
-            "InstanceId=i-doesnotexist",
-        ]);
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = call(
-            args,
-            Credentials::new("cli-ak", "cli-secret"),
-            &mut out,
-            &mut err,
+        let (result, out, err) = run_call(
+            &[
+                "call",
+                "DescribeInstanceAttribute",
+                "--endpoint",
+                &endpoint,
+                "--param",
+                "InstanceId=i-doesnotexist",
+            ],
+            "cli-secret",
         )
-        .await
-        .unwrap();
+        .await;
+        let code = result.unwrap();
         assert_eq!(code, ExitCode::FAILURE);
-        let err = String::from_utf8(err).unwrap();
         assert!(
             err.starts_with("error: InvalidInstanceId.NotFound: "),
             "{err}"
@@ -263,18 +268,13 @@ mod tests {
         assert!(err.contains("request id: "), "{err}");
         assert!(out.is_empty());
 
-        let args = call_args(&["call", "DescribeRegions", "--endpoint", &endpoint]);
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = call(
-            args,
-            Credentials::new("cli-ak", "wrong-secret"),
-            &mut out,
-            &mut err,
+        let (result, _, err) = run_call(
+            &["call", "DescribeRegions", "--endpoint", &endpoint],
+            "wrong-secret",
         )
-        .await
-        .unwrap();
+        .await;
+        let code = result.unwrap();
         assert_eq!(code, ExitCode::FAILURE);
-        let err = String::from_utf8(err).unwrap();
         assert!(err.contains("SignatureDoesNotMatch"), "{err}");
         assert!(!err.contains("wrong-secret"));
     }
@@ -292,22 +292,18 @@ mod tests {
         .await
         .unwrap();
         let endpoint = mock.endpoint();
-        let args = call_args(&[
-            "call",
-            "RunInstances",
-            "--endpoint",
-            &endpoint,
-            "--param",
-            "ImageId=centos_7_8_x64_20G_alibase_20200519.vhd",
-            "--param",
-            "InstanceType=ecs.g6.large",
-        ]);
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let result = call(
-            args,
-            Credentials::new("cli-ak", "cli-secret"),
-            &mut out,
-            &mut err,
+        let (result, _, _) = run_call(
+            &[
+                "call",
+                "RunInstances",
+                "--endpoint",
+                &endpoint,
+                "--param",
+                "ImageId=centos_7_8_x64_20G_alibase_20200519.vhd",
+                "--param",
+                "InstanceType=ecs.g6.large",
+            ],
+            "cli-secret",
         )
         .await;
         assert!(result.is_err(), "every answer is lost");
@@ -321,20 +317,16 @@ mod tests {
 
         // A write without a token is sent once, never retried.
         let id = mock.instances()[0].instance_id.clone();
-        let args = call_args(&[
-            "call",
-            "StopInstance",
-            "--endpoint",
-            &endpoint,
-            "--param",
-            &format!("InstanceId={id}"),
-        ]);
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let result = call(
-            args,
-            Credentials::new("cli-ak", "cli-secret"),
-            &mut out,
-            &mut err,
+        let (result, _, _) = run_call(
+            &[
+                "call",
+                "StopInstance",
+                "--endpoint",
+                &endpoint,
+                "--param",
+                &format!("InstanceId={id}"),
+            ],
+            "cli-secret",
         )
         .await;
         assert!(result.is_err());
