@@ -35,7 +35,33 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
     ]
     .into_iter()
     .map(reflow_descriptions)
+    .map(non_nullable_enums)
     .collect()
+}
+
+/// An optional enum field comes out of the schema generator as `nullable` with `null` among its
+/// values, so a wrong value's error lists `null` as a choice. The API server prunes a `null` in a
+/// non-nullable field before validation, so dropping both keeps `null` meaning "absent" and
+/// lists only the real choices.
+fn non_nullable_enums(crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    fn walk(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                if let Some(serde_json::Value::Array(choices)) = map.get_mut("enum")
+                    && choices.iter().any(serde_json::Value::is_null)
+                {
+                    choices.retain(|c| !c.is_null());
+                    map.remove("nullable");
+                }
+                map.values_mut().for_each(walk);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::to_value(&crd).expect("a CRD serializes to JSON");
+    walk(&mut value);
+    serde_json::from_value(value).expect("non-nullable enums keep the CRD valid")
 }
 
 /// Doc comments are wrapped at 100 columns; `kubectl explain` wraps again, so a hard line break
@@ -100,6 +126,31 @@ pub fn crd_file_name(crd: &CustomResourceDefinition) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn no_enum_lists_null_as_a_choice() {
+        for crd in super::crds() {
+            let text = serde_json::to_string(&crd).unwrap();
+            let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let mut stack = vec![&value];
+            while let Some(v) = stack.pop() {
+                match v {
+                    serde_json::Value::Object(map) => {
+                        if let Some(serde_json::Value::Array(choices)) = map.get("enum") {
+                            assert!(
+                                !choices.iter().any(serde_json::Value::is_null),
+                                "{}: {choices:?}",
+                                crd.spec.names.kind
+                            );
+                        }
+                        stack.extend(map.values());
+                    }
+                    serde_json::Value::Array(items) => stack.extend(items),
+                    _ => {}
+                }
+            }
+        }
+    }
+
     #[test]
     fn reflow_joins_lines_but_keeps_paragraphs() {
         assert_eq!(super::reflow("a b\nc d\n\ne"), "a b c d\n\ne");

@@ -98,6 +98,11 @@ pub struct ECSInstanceSpec {
 #[x_kube(validation = Rule::new("!has(oldSelf.vSwitchId) || has(self.vSwitchId)").message("vSwitchId cannot be removed once set"))]
 #[x_kube(validation = Rule::new("!has(oldSelf.instanceChargeType) || has(self.instanceChargeType)").message("instanceChargeType cannot be removed once set"))]
 #[x_kube(validation = Rule::new("!has(self.spotStrategy) || self.spotStrategy == 'NoSpot' || !has(self.instanceChargeType) || self.instanceChargeType == 'PostPaid'").message("spot instances must be PostPaid"))]
+#[x_kube(validation = Rule::new("(!has(self.period) && !has(self.periodUnit) && !has(self.autoRenew) && !has(self.autoRenewPeriod)) || (has(self.instanceChargeType) && self.instanceChargeType == 'PrePaid')").message("period, periodUnit, autoRenew and autoRenewPeriod apply only to instanceChargeType: PrePaid"))]
+#[x_kube(validation = Rule::new("!has(self.period) || (has(self.periodUnit) && self.periodUnit == 'Week' ? self.period in [1, 2, 3, 4] : self.period in [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 24, 36, 48, 60])").message("period must be 1-4 when periodUnit is Week, or one of 1-9, 12, 24, 36, 48, 60 when periodUnit is Month (the default)"))]
+#[x_kube(validation = Rule::new("!has(self.autoRenewPeriod) || (has(self.periodUnit) && self.periodUnit == 'Week' ? self.autoRenewPeriod in [1, 2, 3] : self.autoRenewPeriod in [1, 2, 3, 6, 12, 24, 36, 48, 60])").message("autoRenewPeriod must be 1-3 when periodUnit is Week, or one of 1, 2, 3, 6, 12, 24, 36, 48, 60 when periodUnit is Month (the default)"))]
+#[x_kube(validation = Rule::new("!has(self.autoRenewPeriod) || (has(self.autoRenew) && self.autoRenew)").message("autoRenewPeriod needs autoRenew: true"))]
+#[x_kube(validation = Rule::new("!has(self.stoppedMode) || self.stoppedMode != 'StopCharging' || !has(self.instanceChargeType) || self.instanceChargeType == 'PostPaid'").message("stoppedMode StopCharging (economical mode) applies only to pay-as-you-go (PostPaid) instances; a PrePaid instance is billed while stopped"))]
 pub struct ECSInstanceParameters {
     /// Region of the instance, e.g. `cn-beijing` or `ap-southeast-1`. Immutable.
     #[schemars(
@@ -179,6 +184,37 @@ pub struct ECSInstanceParameters {
     #[x_kube(validation = Rule::new("self == oldSelf").message("instanceChargeType is immutable"))]
     pub instance_charge_type: Option<InstanceChargeType>,
 
+    /// Subscription length, in `periodUnit`s, bought when a `PrePaid` instance is created; required
+    /// for `PrePaid`. Week: 1 to 4; Month: 1 to 9, 12, 24, 36, 48 or 60. Immutable: renew in the
+    /// console or with `autoRenew`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("period is immutable: the subscription is bought at creation; renew it in the console or with autoRenew"))]
+    pub period: Option<i32>,
+
+    /// Unit of `period` and `autoRenewPeriod`: `Month` (default) or `Week`. Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("periodUnit is immutable"))]
+    pub period_unit: Option<PeriodUnit>,
+
+    /// Renew a `PrePaid` instance automatically before it expires (default false). Set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("autoRenew is set at creation; change auto-renewal in the console"))]
+    pub auto_renew: Option<bool>,
+
+    /// Length of each automatic renewal, in `periodUnit`s (default 1). Week: 1 to 3; Month: 1, 2,
+    /// 3, 6, 12, 24, 36, 48 or 60. Needs `autoRenew: true`. Set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("autoRenewPeriod is set at creation; change auto-renewal in the console"))]
+    pub auto_renew_period: Option<i32>,
+
+    /// How a pay-as-you-go instance stops when `desiredStatus` is `Stopped` or for a restart:
+    /// `KeepCharging` keeps its vCPUs, memory and public IP (and is billed for them);
+    /// `StopCharging` (economical mode) stops billing for them, but the public IP may change and
+    /// the next start can fail when the zone has no stock. Absent: the account's default.
+    /// Applies to the next stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_mode: Option<StoppedMode>,
+
     /// Spot (preemptible) strategy for pay-as-you-go instances.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spot_strategy: Option<SpotStrategy>,
@@ -204,10 +240,11 @@ pub struct ECSInstanceParameters {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password_secret_ref: Option<LocalSecretKeySelector>,
 
-    /// cloud-init user data as plain text; ferroplane Base64-encodes it. At most 24 KiB (32 KiB
-    /// once encoded, the ECS limit). A change needs a restart (`allowRestart`).
+    /// cloud-init user data as plain text; ferroplane Base64-encodes it. At most 32 KiB of UTF-8
+    /// before encoding, the ECS limit. A change needs a restart (`allowRestart`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 24576))]
+    #[schemars(length(max = 32768))]
+    #[x_kube(validation = Rule::new("size(bytes(self)) <= 32768").message("userData must be at most 32 KiB (32768 bytes of UTF-8) before Base64 encoding, the ECS limit"))]
     pub user_data: Option<String>,
 
     /// Tags on the instance, at most 19 (ferroplane adds `ferroplane.io/uid`). Keys may not
@@ -245,6 +282,20 @@ pub enum InternetChargeType {
 pub enum InstanceChargeType {
     PostPaid,
     PrePaid,
+}
+
+/// Unit of a subscription length.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum PeriodUnit {
+    Month,
+    Week,
+}
+
+/// How a stopped pay-as-you-go instance is billed.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum StoppedMode {
+    KeepCharging,
+    StopCharging,
 }
 
 /// Spot (preemptible) strategy.
@@ -336,6 +387,16 @@ pub struct ECSInstanceObservation {
     /// Operating system name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub os_name: Option<String>,
+    /// Billing method: `PostPaid` or `PrePaid`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_charge_type: Option<String>,
+    /// When a `PrePaid` instance's subscription expires (minute precision); ECS releases it only
+    /// after that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expired_time: Option<String>,
+    /// How the stopped instance is billed: `KeepCharging` or `StopCharging`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_mode: Option<String>,
 }
 
 /// Observed state of an ECSInstance.

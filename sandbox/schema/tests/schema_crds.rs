@@ -281,3 +281,82 @@ fn cluster_provider_config_needs_secret_namespace() {
         vec!["spec.credentials: Invalid value: \"object\": source Secret needs secretRef"]
     );
 }
+
+#[test]
+fn subscription_stopped_mode_and_user_data_rules() {
+    let schemas = schemas();
+    let ecs = sample("ecsinstance.yaml");
+    let schema = schema_for(&schemas, &ecs);
+    let errors_of = |patch: Value| admit(schema, &patched(&ecs, patch), None);
+
+    let prepaid = |extra: Value| {
+        let mut fp = json!({"instanceChargeType": "PrePaid"});
+        merge(&mut fp, &extra);
+        json!({"spec": {"forProvider": fp}})
+    };
+    for ok in [
+        json!({"period": 1}),
+        json!({"period": 60, "autoRenew": true, "autoRenewPeriod": 12}),
+        json!({"period": 4, "periodUnit": "Week", "autoRenew": true, "autoRenewPeriod": 3}),
+    ] {
+        assert_eq!(errors_of(prepaid(ok.clone())), Vec::<String>::new(), "{ok}");
+    }
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            prepaid(json!({"period": 10})),
+            "period must be 1-4 when periodUnit is Week",
+        ),
+        (
+            prepaid(json!({"period": 5, "periodUnit": "Week"})),
+            "period must be 1-4 when periodUnit is Week",
+        ),
+        (
+            prepaid(
+                json!({"period": 1, "periodUnit": "Week", "autoRenew": true, "autoRenewPeriod": 4}),
+            ),
+            "autoRenewPeriod must be 1-3 when periodUnit is Week",
+        ),
+        (
+            prepaid(json!({"period": 1, "autoRenewPeriod": 1})),
+            "autoRenewPeriod needs autoRenew: true",
+        ),
+        (
+            json!({"spec": {"forProvider": {"period": 1}}}),
+            "period, periodUnit, autoRenew and autoRenewPeriod apply only to instanceChargeType: PrePaid",
+        ),
+        (
+            prepaid(json!({"period": 1, "stoppedMode": "StopCharging"})),
+            "stoppedMode StopCharging (economical mode) applies only to pay-as-you-go (PostPaid) instances",
+        ),
+        (
+            json!({"spec": {"forProvider": {"stoppedMode": "Paused"}}}),
+            "spec.forProvider.stoppedMode: Unsupported value: \"Paused\": supported values: \"KeepCharging\", \"StopCharging\"",
+        ),
+        (
+            json!({"spec": {"forProvider": {"desiredStatus": "Paused"}}}),
+            "spec.forProvider.desiredStatus: Unsupported value: \"Paused\": supported values: \"Running\", \"Stopped\"",
+        ),
+        (
+            // 11,000 three-byte characters: under the length limit, over 32 KiB of UTF-8.
+            json!({"spec": {"forProvider": {"userData": "€".repeat(11_000)}}}),
+            "userData must be at most 32 KiB (32768 bytes of UTF-8) before Base64 encoding",
+        ),
+    ];
+    for (patch, want) in cases {
+        let errors = errors_of(patch.clone());
+        assert!(
+            errors.iter().any(|e| e.contains(want)),
+            "{patch}: expected {want:?} among {errors:?}"
+        );
+        assert!(
+            errors.iter().all(|e| !e.contains("null")),
+            "{patch}: {errors:?}"
+        );
+    }
+    assert_eq!(
+        errors_of(
+            json!({"spec": {"forProvider": {"stoppedMode": "StopCharging", "userData": "#!/bin/sh\n"}}})
+        ),
+        Vec::<String>::new()
+    );
+}

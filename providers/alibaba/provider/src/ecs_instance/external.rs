@@ -26,7 +26,7 @@ use super::observation::{
 };
 use super::recent_creations::RecentCreations;
 use super::reconcile_error::reconcile_error;
-use super::spec_mapping::{encode_user_data, run_instances_request};
+use super::spec_mapping::{encode_user_data, launch_refusal, run_instances_request, stopped_mode};
 
 /// The ECS side of one ECSInstance reconcile.
 pub struct EcsExternal {
@@ -300,7 +300,7 @@ impl EcsExternal {
         Ok(())
     }
 
-    async fn power(&self, id: &str, power: Power) -> Result<(), ReconcileError> {
+    async fn power(&self, mr: &ECSInstance, id: &str, power: Power) -> Result<(), ReconcileError> {
         match power {
             Power::Start => {
                 self.call("StartInstance", self.client.ecs.start_instance(id))
@@ -309,7 +309,11 @@ impl EcsExternal {
             Power::Stop => {
                 self.call(
                     "StopInstance",
-                    self.client.ecs.stop_instance(id, false, None),
+                    self.client.ecs.stop_instance(
+                        id,
+                        false,
+                        mr.spec.for_provider.stopped_mode.map(stopped_mode),
+                    ),
                 )
                 .await?
             }
@@ -385,6 +389,9 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         mr: &ECSInstance,
         key: &IdempotencyKey,
     ) -> Result<Creation, ReconcileError> {
+        if let Some(refusal) = launch_refusal(&mr.spec.for_provider) {
+            return Err(ReconcileError::terminal("InvalidSpec", refusal));
+        }
         let password = self.password(mr).await?;
         let request = run_instances_request(
             &mr.spec.for_provider,
@@ -436,7 +443,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
                 self.inputs.record(&ext.uid, digests);
             } else if spec.allow_restart.unwrap_or(false) && instance.status == status::RUNNING {
                 // Stop now; the next reconcile finds it Stopped, changes everything, starts it.
-                self.power(id, Power::Stop).await?;
+                self.power(mr, id, Power::Stop).await?;
                 in_progress = true;
             }
         } else if changed != ChangedInputs::default() {
@@ -445,7 +452,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         if let Some(power) = plan.power
             && !in_progress
         {
-            self.power(id, power).await?;
+            self.power(mr, id, power).await?;
             in_progress = true;
         }
 
@@ -500,6 +507,18 @@ impl ExternalClient<ECSInstance> for EcsExternal {
                 self.client.ecs.modify_instance_attribute(&request),
             )
             .await?;
+        }
+        if instance.is_unexpired_subscription(jiff::Timestamp::now()) {
+            let expiry = instance
+                .expired_time
+                .map(|t| format!(" until {t}"))
+                .unwrap_or_default();
+            return Err(ReconcileError::terminal(
+                "SubscriptionNotExpired",
+                format!(
+                    "instance {id} is a subscription (PrePaid) instance, paid for{expiry}; ECS releases a subscription instance only after it expires. Set deletionPolicy: Orphan to remove the object and keep the instance (unsubscribe it in the console), or wait for the expiry: ferroplane retries the release then"
+                ),
+            ));
         }
         if status::in_transition(&instance.status) {
             return Ok(Deletion::InProgress);

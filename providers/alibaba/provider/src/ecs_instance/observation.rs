@@ -32,6 +32,14 @@ pub fn at_provider(i: &Instance) -> ECSInstanceObservation {
         cpu: (i.cpu > 0).then(|| i32::try_from(i.cpu).unwrap_or(i32::MAX)),
         memory: (i.memory > 0).then(|| i64::try_from(i.memory).unwrap_or(i64::MAX)),
         os_name: non_empty(&i.os_name),
+        instance_charge_type: non_empty(&i.instance_charge_type),
+        // Pay-as-you-go instances report a placeholder date decades away: only a subscription's
+        // expiry means something.
+        expired_time: i
+            .expired_time
+            .filter(|_| i.instance_charge_type == "PrePaid")
+            .map(|t| t.strftime("%Y-%m-%dT%H:%MZ").to_string()),
+        stopped_mode: non_empty(&i.stopped_mode).filter(|m| m != "Not-applicable"),
     }
 }
 

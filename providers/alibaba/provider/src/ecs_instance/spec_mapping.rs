@@ -2,11 +2,12 @@
 //! wire names of the spec's enums. Pure.
 
 use alibaba_sdk::Secret;
-use alibaba_sdk::ecs::{DataDisk, RunInstancesRequest, SystemDisk, Tag};
+use alibaba_sdk::ecs::{self, DataDisk, RunInstancesRequest, SystemDisk, Tag};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use ferroplane_apis::alibabacloud::{
-    DiskCategory, ECSInstanceParameters, InstanceChargeType, InternetChargeType, SpotStrategy,
+    DiskCategory, ECSInstanceParameters, InstanceChargeType, InternetChargeType, PeriodUnit,
+    SpotStrategy, StoppedMode,
 };
 use ferroplane_runtime::UID_TAG;
 
@@ -24,6 +25,29 @@ pub fn internet_charge_type(v: InternetChargeType) -> &'static str {
         InternetChargeType::PayByTraffic => "PayByTraffic",
         InternetChargeType::PayByBandwidth => "PayByBandwidth",
     }
+}
+
+/// `Month` / `Week`.
+pub fn period_unit(v: PeriodUnit) -> &'static str {
+    match v {
+        PeriodUnit::Month => "Month",
+        PeriodUnit::Week => "Week",
+    }
+}
+
+/// The SDK's `StopInstance` mode.
+pub fn stopped_mode(v: StoppedMode) -> ecs::StoppedMode {
+    match v {
+        StoppedMode::KeepCharging => ecs::StoppedMode::KeepCharging,
+        StoppedMode::StopCharging => ecs::StoppedMode::StopCharging,
+    }
+}
+
+/// Why a spec cannot be launched as it is, found before any call (ECS would refuse it).
+pub fn launch_refusal(p: &ECSInstanceParameters) -> Option<String> {
+    (p.instance_charge_type == Some(InstanceChargeType::PrePaid) && p.period.is_none()).then(|| {
+        "instanceChargeType PrePaid needs spec.forProvider.period (and periodUnit, Month by default): ECS buys the subscription for that long".to_owned()
+    })
 }
 
 /// `NoSpot` / `SpotWithPriceLimit` / `SpotAsPriceGo`.
@@ -91,6 +115,10 @@ pub fn run_instances_request(
         instance_charge_type: p
             .instance_charge_type
             .map(|v| instance_charge_type(v).to_owned()),
+        period: p.period.map(non_negative),
+        period_unit: p.period_unit.map(|v| period_unit(v).to_owned()),
+        auto_renew: p.auto_renew,
+        auto_renew_period: p.auto_renew_period.map(non_negative),
         spot_strategy: p.spot_strategy.map(|v| spot_strategy(v).to_owned()),
         internet_charge_type: p
             .internet_charge_type
@@ -163,6 +191,33 @@ mod tests {
         assert_eq!(params.get("Tag.2.Value"), Some("uid-1"));
         assert_eq!(params.get("Password"), Some("Passw0rd!"));
         assert!(!format!("{r:?}").contains("Passw0rd!"));
+    }
+
+    #[test]
+    fn maps_a_subscription() {
+        let mut p = spec();
+        p.instance_charge_type = Some(InstanceChargeType::PrePaid);
+        assert!(launch_refusal(&p).is_some_and(|m| m.contains("period")));
+        p.period = Some(2);
+        p.period_unit = Some(PeriodUnit::Week);
+        p.auto_renew = Some(true);
+        p.auto_renew_period = Some(1);
+        assert_eq!(launch_refusal(&p), None);
+        let params = run_instances_request(&p, "t", "u", None).to_params("t");
+        assert_eq!(params.get("InstanceChargeType"), Some("PrePaid"));
+        assert_eq!(params.get("Period"), Some("2"));
+        assert_eq!(params.get("PeriodUnit"), Some("Week"));
+        assert_eq!(params.get("AutoRenew"), Some("true"));
+        assert_eq!(params.get("AutoRenewPeriod"), Some("1"));
+    }
+
+    #[test]
+    fn pay_as_you_go_sends_no_subscription_parameters() {
+        let params = run_instances_request(&spec(), "t", "u", None).to_params("t");
+        for name in ["Period", "PeriodUnit", "AutoRenew", "AutoRenewPeriod"] {
+            assert_eq!(params.get(name), None, "{name}");
+        }
+        assert_eq!(launch_refusal(&spec()), None);
     }
 
     #[test]

@@ -79,6 +79,14 @@ pub struct RunInstancesRequest {
     pub password: Option<Secret>,
     pub key_pair_name: Option<String>,
     pub instance_charge_type: Option<String>,
+    /// `Period`: subscription length for `PrePaid`, in `period_unit`s.
+    pub period: Option<u32>,
+    /// `PeriodUnit`: `Month` (the API's default) or `Week`.
+    pub period_unit: Option<String>,
+    /// `AutoRenew` (PrePaid only).
+    pub auto_renew: Option<bool>,
+    /// `AutoRenewPeriod` (with `AutoRenew`).
+    pub auto_renew_period: Option<u32>,
     pub spot_strategy: Option<String>,
     pub internet_charge_type: Option<String>,
     pub internet_max_bandwidth_out: Option<u32>,
@@ -109,6 +117,10 @@ impl RunInstancesRequest {
             .opt("Password", self.password.as_ref().map(Secret::expose))
             .opt("KeyPairName", self.key_pair_name.as_ref())
             .opt("InstanceChargeType", self.instance_charge_type.as_ref())
+            .opt("Period", self.period)
+            .opt("PeriodUnit", self.period_unit.as_ref())
+            .opt("AutoRenew", self.auto_renew)
+            .opt("AutoRenewPeriod", self.auto_renew_period)
             .opt("SpotStrategy", self.spot_strategy.as_ref())
             .opt("InternetChargeType", self.internet_charge_type.as_ref())
             .opt("InternetMaxBandwidthOut", self.internet_max_bandwidth_out)

@@ -146,6 +146,12 @@ pub struct Instance {
     /// When it last started.
     #[serde(deserialize_with = "minute_time")]
     pub start_time: Option<jiff::Timestamp>,
+    /// When a subscription (`PrePaid`) instance expires; pay-as-you-go instances report a date
+    /// far in the future.
+    #[serde(deserialize_with = "minute_time")]
+    pub expired_time: Option<jiff::Timestamp>,
+    /// How a stopped instance is billed: `KeepCharging`, `StopCharging` or `Not-applicable`.
+    pub stopped_mode: String,
     /// Whether deletion protection is on.
     pub deletion_protection: bool,
     /// VPC placement.
@@ -177,6 +183,11 @@ impl Instance {
             .items
             .first()
             .map(String::as_str)
+    }
+
+    /// A subscription instance that has not expired at `now`: ECS refuses to release it.
+    pub fn is_unexpired_subscription(&self, now: jiff::Timestamp) -> bool {
+        self.instance_charge_type == "PrePaid" && self.expired_time.is_none_or(|t| t > now)
     }
 
     /// A tag's value.
@@ -407,6 +418,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(response.instance_ids(), ["i-1", "i-2"]);
+    }
+
+    #[test]
+    fn only_an_unexpired_subscription_is_unreleasable() {
+        let at = |s: &str| parse_minute_time(s).unwrap();
+        let now = at("2026-06-01T00:00Z").unwrap();
+        let instance = |charge: &str, expiry: &str| -> Instance {
+            serde_json::from_str(&format!(
+                r#"{{"InstanceChargeType":"{charge}","ExpiredTime":"{expiry}","StoppedMode":"KeepCharging"}}"#
+            ))
+            .unwrap()
+        };
+        let prepaid = instance("PrePaid", "2026-07-01T16:00Z");
+        assert_eq!(prepaid.expired_time, at("2026-07-01T16:00Z"));
+        assert_eq!(prepaid.stopped_mode, "KeepCharging");
+        assert!(prepaid.is_unexpired_subscription(now));
+        assert!(!instance("PrePaid", "2026-05-01T16:00Z").is_unexpired_subscription(now));
+        assert!(!instance("PostPaid", "2099-12-31T15:59Z").is_unexpired_subscription(now));
     }
 
     #[test]
