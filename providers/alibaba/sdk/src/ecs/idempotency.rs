@@ -7,7 +7,10 @@ use crate::rpc::Params;
 
 /// ECS actions (version 2014-05-26) whose API reference documents a `ClientToken` parameter
 /// ("ensures the idempotence of the request"). `AllocatePublicIpAddress` is not among them: it
-/// takes `InstanceId`, `IpAddress` and `VlanId` only.
+/// takes `InstanceId`, `IpAddress` and `VlanId` only. An action belongs here only when its
+/// reference was checked: one missing is merely never retried, one listed wrongly would be retried
+/// with a token ECS ignores (so `CopyImage`, whose reference here could not be confirmed to take
+/// one, is left out).
 pub const CLIENT_TOKEN_ACTIONS: &[&str] = &[
     "RunInstances",
     "CreateInstance",
@@ -24,7 +27,6 @@ pub const CLIENT_TOKEN_ACTIONS: &[&str] = &[
     "CreateSnapshot",
     "CreateSnapshotGroup",
     "CreateImage",
-    "CopyImage",
     "CreateSecurityGroup",
     "AuthorizeSecurityGroup",
     "AuthorizeSecurityGroupEgress",
