@@ -3,7 +3,7 @@
 //! It holds the signatures ([`signature`], V1 and V3), the endpoints ([`endpoint`]), the
 //! credentials and their sources ([`credentials`]), STS ([`sts`]), the signed transport with its
 //! retries ([`rpc`]), the errors ([`Error`], [`ApiError`], [`CredentialsError`]) and per product
-//! its actions, request and response types ([`ecs`]; later `vpc`, `oss`).
+//! its actions, request and response types ([`ecs`], [`vpc`]; later `oss`).
 //!
 //! Flow of one call: [`ecs::EcsClient`] → [`rpc::RpcClient`] (credentials from a
 //! [`credentials::CredentialsProvider`], request built and signed by [`rpc::prepare`] with
@@ -25,6 +25,8 @@ mod secret;
 pub mod signature;
 mod signing_credentials;
 pub mod sts;
+pub mod vpc;
+mod wire;
 
 pub use error::{ApiError, CredentialsError, Error};
 pub use secret::Secret;

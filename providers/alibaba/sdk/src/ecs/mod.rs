@@ -7,7 +7,8 @@
 //! - `idempotency`: which calls may be retried after a lost response, and the table of actions
 //!   that take a `ClientToken`;
 //! - `request`: the request types and their mapping to API parameters, and the ClientToken rules;
-//! - `response`: the response types.
+//! - `response`: the response types;
+//! - `security_groups`: security groups and their rules (an ECS product, unlike VPCs).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), alibaba_sdk::Error> {
@@ -25,6 +26,7 @@ mod client;
 mod idempotency;
 mod request;
 mod response;
+mod security_groups;
 
 pub use client::{ECS_API_VERSION, EcsClient, EcsClientBuilder};
 pub use idempotency::{
@@ -41,4 +43,10 @@ pub use response::{
     ListTagResourcesResponse, LockReason, LockReasonList, Region, RegionList, RunInstancesResponse,
     SecurityGroupIdList, Tag, TagList, TagResource, TagResourceList, VpcAttributes,
     format_minute_time, parse_minute_time,
+};
+pub use security_groups::{
+    CreateSecurityGroupRequest, CreateSecurityGroupResponse,
+    DescribeSecurityGroupAttributeResponse, DescribeSecurityGroupsResponse, Direction,
+    MAX_RULES_PER_CALL, MAX_SECURITY_GROUP_IDS_PER_CALL, Permission, PermissionList, Rule,
+    SecurityGroup, SecurityGroupList,
 };

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Deserializer};
 
+use crate::wire::wrapped_list;
+
 /// A tag as ECS returns it (`TagKey`/`TagValue`; requests say `Key`/`Value`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
@@ -27,33 +29,6 @@ impl Tag {
             value: value.into(),
         }
     }
-}
-
-/// Declares a `{"<Inner>": [T]}` wrapper that decodes into a `Vec<T>`; a null or missing
-/// wrapper or list is empty.
-macro_rules! wrapped_list {
-    ($name:ident, $inner:literal, $item:ty) => {
-        #[derive(Debug, Clone, PartialEq, Default)]
-        #[doc = concat!("The `{\"", $inner, "\": [...]}` wrapper ECS puts around a list.")]
-        pub struct $name {
-            #[doc = "The items."]
-            pub items: Vec<$item>,
-        }
-
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                #[derive(Deserialize)]
-                struct Wire {
-                    #[serde(rename = $inner, default, deserialize_with = "null_as_default")]
-                    items: Vec<$item>,
-                }
-                let wire = Option::<Wire>::deserialize(deserializer)?;
-                Ok(Self {
-                    items: wire.map(|w| w.items).unwrap_or_default(),
-                })
-            }
-        }
-    };
 }
 
 wrapped_list!(IpAddressList, "IpAddress", String);
@@ -306,14 +281,6 @@ pub struct ListTagResourcesResponse {
     pub next_token: Option<String>,
     /// The pairs.
     pub tag_resources: TagResourceList,
-}
-
-fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Default + Deserialize<'de>,
-{
-    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// Decodes ECS instance times: `2017-12-10T04:04Z` (minute precision) or with seconds; an empty
