@@ -160,15 +160,17 @@ pub trait Managed {
 }
 
 /// Implements [`Managed`] for a kind whose spec and status carry the shared fields under their
-/// usual names. `provider_config` selects whether the kind has a `providerConfigRef`.
+/// usual names, and [`HasReferences`](crate::references::HasReferences) (empty unless
+/// `references = &[...]` is given). `provider_config` selects whether the kind has a
+/// `providerConfigRef`.
 #[macro_export]
 macro_rules! impl_managed {
-    ($kind:ty, provider_config) => {
+    (@managed $kind:ty, provider_config) => {
         $crate::impl_managed!(@common $kind, fn provider_config_ref(&self) -> Option<&$crate::common::ProviderConfigReference> {
             Some(&self.spec.provider_config_ref)
         });
     };
-    ($kind:ty, in_cluster) => {
+    (@managed $kind:ty, in_cluster) => {
         $crate::impl_managed!(@common $kind, fn provider_config_ref(&self) -> Option<&$crate::common::ProviderConfigReference> {
             None
         });
@@ -192,5 +194,17 @@ macro_rules! impl_managed {
                 self.status.as_ref().and_then(|s| s.observed_generation)
             }
         }
+    };
+    ($kind:ty, $scope:ident, references = $refs:expr) => {
+        $crate::impl_managed!(@managed $kind, $scope);
+        impl $crate::references::HasReferences for $kind {
+            fn reference_fields() -> &'static [$crate::references::ReferenceField] {
+                $refs
+            }
+        }
+    };
+    ($kind:ty, $scope:ident) => {
+        $crate::impl_managed!(@managed $kind, $scope);
+        impl $crate::references::HasReferences for $kind {}
     };
 }

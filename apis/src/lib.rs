@@ -11,6 +11,7 @@ pub mod alibabacloud;
 pub mod application;
 pub mod common;
 pub mod etcd;
+pub mod references;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
@@ -30,6 +31,9 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         alibabacloud::ProviderConfig::crd(),
         alibabacloud::ClusterProviderConfig::crd(),
         alibabacloud::ECSInstance::crd(),
+        alibabacloud::VPC::crd(),
+        alibabacloud::VSwitch::crd(),
+        alibabacloud::SecurityGroup::crd(),
         etcd::EtcdCluster::crd(),
         application::Application::crd(),
     ]

@@ -114,6 +114,7 @@ mod provider;
 mod ratelimit;
 mod readiness;
 mod reconciler;
+pub mod references;
 pub mod related;
 pub mod requeue;
 mod resource;

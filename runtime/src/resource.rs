@@ -1,6 +1,7 @@
 //! What a Rust type must be to be reconciled as a managed kind.
 
 use ferroplane_apis::common::Managed;
+use ferroplane_apis::references::HasReferences;
 use k8s_openapi::NamespaceResourceScope;
 use kube::Resource;
 use serde::Serialize;
@@ -11,6 +12,7 @@ use serde::de::DeserializeOwned;
 pub trait ManagedResource:
     Resource<DynamicType = (), Scope = NamespaceResourceScope>
     + Managed
+    + HasReferences
     + Clone
     + Serialize
     + DeserializeOwned
@@ -24,6 +26,7 @@ pub trait ManagedResource:
 impl<T> ManagedResource for T where
     T: Resource<DynamicType = (), Scope = NamespaceResourceScope>
         + Managed
+        + HasReferences
         + Clone
         + Serialize
         + DeserializeOwned

@@ -6,10 +6,12 @@ use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::network::{SECURITY_GROUP_KIND, VSWITCH_KIND};
 use crate::common::{
     Condition, DeletionPolicy, LocalSecretKeySelector, LocalSecretReference, ManagementAction,
     ProviderConfigReference, default_management_policies,
 };
+use crate::references::{Reference, ReferenceField, Selector};
 
 /// The desired state of an ECS instance and how ferroplane manages it.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -163,10 +165,29 @@ pub struct ECSInstanceParameters {
     #[x_kube(validation = Rule::new("self == oldSelf").message("vSwitchId is immutable"))]
     pub v_switch_id: Option<String>,
 
-    /// Security groups, `sg-...`, at most 16. Changed in place.
+    /// A `VSwitch` object of this namespace whose ID becomes `vSwitchId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub v_switch_id_ref: Option<Reference>,
+
+    /// Labels of a `VSwitch` object of this namespace whose ID becomes `vSwitchId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub v_switch_id_selector: Option<Selector>,
+
+    /// Security groups, `sg-...`, at most 16. Changed in place. Written by ferroplane from
+    /// `securityGroupIdRefs` / `securityGroupIdSelector` when those are used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 16), inner(regex(pattern = r"^sg-[a-z0-9]+$")))]
     pub security_group_ids: Option<Vec<String>>,
+
+    /// `SecurityGroup` objects of this namespace whose IDs become `securityGroupIds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 16))]
+    pub security_group_id_refs: Option<Vec<Reference>>,
+
+    /// Labels of `SecurityGroup` objects of this namespace whose IDs become `securityGroupIds`
+    /// (every Ready match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_group_id_selector: Option<Selector>,
 
     /// Outbound public bandwidth in Mbit/s, 0 to 100. Greater than 0 gives the instance a public
     /// IP address. Changed in place.
@@ -415,4 +436,23 @@ pub struct ECSInstanceStatus {
     pub observed_generation: Option<i64>,
 }
 
-crate::impl_managed!(ECSInstance, provider_config);
+crate::impl_managed!(
+    ECSInstance,
+    provider_config,
+    references = &[
+        ReferenceField {
+            field: "vSwitchId",
+            reference: "vSwitchIdRef",
+            selector: "vSwitchIdSelector",
+            many: false,
+            target: VSWITCH_KIND,
+        },
+        ReferenceField {
+            field: "securityGroupIds",
+            reference: "securityGroupIdRefs",
+            selector: "securityGroupIdSelector",
+            many: true,
+            target: SECURITY_GROUP_KIND,
+        },
+    ]
+);

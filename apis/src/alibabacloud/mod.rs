@@ -1,7 +1,16 @@
-//! Group `alibabacloud.ferroplane.io`: ECS instances and the configurations holding credentials.
+//! Group `alibabacloud.ferroplane.io`: ECS instances, the network they launch into (VPCs,
+//! vSwitches, security groups) and the configurations holding credentials.
 
 pub mod ecs_instance;
+pub mod network;
 pub mod provider_config;
+pub mod security_group;
+pub mod vpc;
+pub mod vswitch;
 
 pub use ecs_instance::*;
+pub use network::*;
 pub use provider_config::*;
+pub use security_group::*;
+pub use vpc::*;
+pub use vswitch::*;

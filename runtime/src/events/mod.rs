@@ -26,6 +26,8 @@ pub(crate) mod reasons {
     pub const CANNOT_LATE_INITIALIZE: &str = "CannotLateInitialize";
     pub const CANNOT_PUBLISH_CONNECTION: &str = "CannotPublishConnectionDetails";
     pub const CANNOT_RESOLVE_POLICIES: &str = "CannotResolveManagementPolicies";
+    pub const RESOLVED_REFERENCES: &str = "ResolvedReferences";
+    pub const CANNOT_RESOLVE_REFERENCES: &str = "CannotResolveReferences";
     pub const CANNOT_RECORD: &str = "CannotRecordExternalName";
 }
 

@@ -255,6 +255,12 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             return Ok(Finish::Gone);
         }
 
+        // References: fill the literals the spec names by reference before anything uses the
+        // spec, so no cloud call is made with a half-filled request.
+        if !deleting {
+            self.resolve_references(&api, &mut obj).await?;
+        }
+
         // Connect: resolve ProviderConfig and credentials. Failing here during deletion keeps
         // the finalizer: the resource still exists and must not leak.
         let client = match self.connector.connect(&obj).await {

@@ -26,6 +26,7 @@ use crate::observation::{Observation, UpToDate};
 use crate::policy::Policies;
 use crate::provider::{Connector, ExternalClient};
 use crate::readiness::Readiness;
+use crate::references;
 use crate::requeue::RequeuePolicy;
 use crate::resource::ManagedResource;
 use crate::status;
@@ -287,6 +288,58 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             }
         }
         self.record_external_name(api, obj, name).await
+    }
+
+    pub(super) async fn resolve_references(
+        &self,
+        api: &Api<K>,
+        obj: &mut K,
+    ) -> Result<(), ReconcileError> {
+        let fill = match references::resolve(&self.client, &*obj).await {
+            Ok(Some(fill)) => fill,
+            Ok(None) => return Ok(()),
+            Err(err) => {
+                return Err(self
+                    .fail(api, obj, reasons::CANNOT_RESOLVE_REFERENCES, err, None)
+                    .await);
+            }
+        };
+        let body = json!({
+            "spec": {"forProvider": fill},
+            "metadata": {"resourceVersion": obj.resource_version()},
+        });
+        match api
+            .patch(
+                &obj.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(body),
+            )
+            .await
+        {
+            Ok(updated) => {
+                *obj = updated;
+                self.versions.note(&object_key(&*obj), &*obj);
+                let resolved = fill
+                    .iter()
+                    .map(|(field, value)| format!("{field}={value}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.events
+                    .normal(
+                        &*obj,
+                        reasons::RESOLVED_REFERENCES,
+                        format!("resolved references: {resolved}"),
+                    )
+                    .await;
+                Ok(())
+            }
+            Err(e) => {
+                let err = ReconcileError::kube("cannot write resolved references", e);
+                Err(self
+                    .fail(api, obj, reasons::CANNOT_RESOLVE_REFERENCES, err, None)
+                    .await)
+            }
+        }
     }
 
     pub(super) async fn late_initialize(

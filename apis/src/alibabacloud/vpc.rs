@@ -1,0 +1,141 @@
+//! `VPC`: a virtual private cloud.
+
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::network::Tags;
+use crate::common::{
+    Condition, DeletionPolicy, LocalSecretReference, ManagementAction, ProviderConfigReference,
+    default_management_policies,
+};
+
+/// A virtual private cloud.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "alibabacloud.ferroplane.io",
+    version = "v1alpha1",
+    kind = "VPC",
+    plural = "vpcs",
+    singular = "vpc",
+    namespaced,
+    status = "VPCStatus",
+    category = "ferroplane",
+    category = "managed",
+    doc = "An Alibaba Cloud VPC (virtual private cloud). ferroplane creates it with CreateVpc, reports it in status.atProvider and deletes it when the object is deleted (unless deletionPolicy is Orphan); it waits for the VPC's vSwitches and security groups to go first.",
+    printcolumn(
+        name = "READY",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status"
+    ),
+    printcolumn(
+        name = "SYNCED",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Synced')].status"
+    ),
+    printcolumn(
+        name = "EXTERNAL-NAME",
+        type_ = "string",
+        json_path = ".metadata.annotations.ferroplane\\.io/external-name"
+    ),
+    printcolumn(
+        name = "CIDR",
+        type_ = "string",
+        json_path = ".status.atProvider.cidrBlock"
+    ),
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct VPCSpec {
+    /// `Delete` deletes the VPC with the object; `Orphan` leaves it in the cloud.
+    #[serde(default)]
+    pub deletion_policy: DeletionPolicy,
+    /// What ferroplane may do: any of Observe, Create, Update, Delete, LateInitialize, or `*`.
+    #[serde(default = "default_management_policies")]
+    #[schemars(length(min = 1, max = 6), extend("x-kubernetes-list-type" = "set"))]
+    pub management_policies: Vec<ManagementAction>,
+    /// The ProviderConfig (same namespace) or ClusterProviderConfig with the credentials.
+    #[serde(default)]
+    pub provider_config_ref: ProviderConfigReference,
+    /// When set, ferroplane writes `vpcId` to this Secret in the object's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_connection_secret_to_ref: Option<LocalSecretReference>,
+    /// The desired VPC, with the VPC API's parameter names.
+    pub for_provider: VPCParameters,
+}
+
+/// CreateVpc parameters.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!has(oldSelf.cidrBlock) || has(self.cidrBlock)").message("cidrBlock cannot be removed once set"))]
+pub struct VPCParameters {
+    /// Region, e.g. `cn-beijing`. Immutable.
+    #[schemars(
+        regex(pattern = r"^[a-z]{2,4}-[a-z0-9-]+[0-9a-z]$"),
+        length(min = 4, max = 64)
+    )]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("regionId is immutable; create a new VPC in the other region"))]
+    pub region_id: String,
+    /// IPv4 range, e.g. `10.0.0.0/8`, `172.16.0.0/12`, `192.168.0.0/16` or a subnet of one (mask
+    /// 8 to 28). Absent: the API's default, `172.16.0.0/12`. Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^([0-9]{1,3}\.){3}[0-9]{1,3}/([89]|1[0-9]|2[0-8])$"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("cidrBlock is immutable; create a new VPC"))]
+    pub cidr_block: Option<String>,
+    /// Name, 1 to 128 characters, not starting with `http://` or `https://`. Set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 128))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("vpcName is set at creation"))]
+    pub vpc_name: Option<String>,
+    /// Description, 1 to 256 characters. Set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 256))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("description is set at creation"))]
+    pub description: Option<String>,
+    /// Tags. Set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("maxProperties" = 19))]
+    #[x_kube(validation = Rule::new("self.all(k, !k.startsWith('aliyun') && !k.startsWith('acs:') && k != 'ferroplane.io/uid' && size(k) <= 128 && size(self[k]) <= 128)").message("tag keys and values must be at most 128 characters; keys must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("tags are set at creation"))]
+    pub tags: Option<Tags>,
+}
+
+/// What ferroplane observed of the VPC.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VPCObservation {
+    /// `vpc-...`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id: Option<String>,
+    /// `Pending` or `Available`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// The IPv4 range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr_block: Option<String>,
+    /// The VPC's router.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub v_router_id: Option<String>,
+}
+
+/// Observed state of a VPC.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VPCStatus {
+    /// What was observed in the cloud.
+    #[serde(default)]
+    pub at_provider: VPCObservation,
+    /// `Ready` and `Synced`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Vec<Condition>,
+    /// The `metadata.generation` last reconciled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+crate::impl_managed!(VPC, provider_config);

@@ -1,0 +1,169 @@
+//! `VSwitch`: a zone's subnet of a VPC.
+
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::network::{Tags, VPC_ID_REFERENCE};
+use crate::common::{
+    Condition, DeletionPolicy, LocalSecretReference, ManagementAction, ProviderConfigReference,
+    default_management_policies,
+};
+use crate::references::{Reference, Selector};
+
+/// A vSwitch.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "alibabacloud.ferroplane.io",
+    version = "v1alpha1",
+    kind = "VSwitch",
+    plural = "vswitches",
+    singular = "vswitch",
+    namespaced,
+    status = "VSwitchStatus",
+    shortname = "vsw",
+    category = "ferroplane",
+    category = "managed",
+    doc = "An Alibaba Cloud vSwitch: a subnet of a VPC in one zone. ferroplane creates it with CreateVSwitch once its VPC is known (vpcId, or the VPC object named by vpcIdRef / vpcIdSelector), and deletes it when the object is deleted (unless deletionPolicy is Orphan), waiting while instances still use it.",
+    printcolumn(
+        name = "READY",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status"
+    ),
+    printcolumn(
+        name = "SYNCED",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Synced')].status"
+    ),
+    printcolumn(
+        name = "EXTERNAL-NAME",
+        type_ = "string",
+        json_path = ".metadata.annotations.ferroplane\\.io/external-name"
+    ),
+    printcolumn(
+        name = "ZONE",
+        type_ = "string",
+        json_path = ".spec.forProvider.zoneId"
+    ),
+    printcolumn(
+        name = "CIDR",
+        type_ = "string",
+        json_path = ".spec.forProvider.cidrBlock"
+    ),
+    printcolumn(
+        name = "VPC",
+        type_ = "string",
+        json_path = ".spec.forProvider.vpcId",
+        priority = 1
+    ),
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct VSwitchSpec {
+    /// `Delete` deletes the vSwitch with the object; `Orphan` leaves it in the cloud.
+    #[serde(default)]
+    pub deletion_policy: DeletionPolicy,
+    /// What ferroplane may do: any of Observe, Create, Update, Delete, LateInitialize, or `*`.
+    #[serde(default = "default_management_policies")]
+    #[schemars(length(min = 1, max = 6), extend("x-kubernetes-list-type" = "set"))]
+    pub management_policies: Vec<ManagementAction>,
+    /// The ProviderConfig (same namespace) or ClusterProviderConfig with the credentials.
+    #[serde(default)]
+    pub provider_config_ref: ProviderConfigReference,
+    /// When set, ferroplane writes `vSwitchId` to this Secret in the object's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_connection_secret_to_ref: Option<LocalSecretReference>,
+    /// The desired vSwitch, with the VPC API's parameter names.
+    pub for_provider: VSwitchParameters,
+}
+
+/// CreateVSwitch parameters.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("has(self.vpcId) || has(self.vpcIdRef) || has(self.vpcIdSelector)").message("set the VPC: vpcId, vpcIdRef or vpcIdSelector"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.vpcId) || has(self.vpcId)").message("vpcId cannot be removed once set"))]
+pub struct VSwitchParameters {
+    /// Region, e.g. `cn-beijing`; the VPC's. Immutable.
+    #[schemars(
+        regex(pattern = r"^[a-z]{2,4}-[a-z0-9-]+[0-9a-z]$"),
+        length(min = 4, max = 64)
+    )]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("regionId is immutable"))]
+    pub region_id: String,
+    /// Zone, e.g. `cn-beijing-h`. Immutable.
+    #[schemars(length(min = 4, max = 64))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("zoneId is immutable; create a new VSwitch in the other zone"))]
+    pub zone_id: String,
+    /// IPv4 range inside the VPC's, mask 16 to 29, e.g. `172.16.1.0/24`. Immutable.
+    #[schemars(regex(pattern = r"^([0-9]{1,3}\.){3}[0-9]{1,3}/(1[6-9]|2[0-9])$"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("cidrBlock is immutable; create a new VSwitch"))]
+    pub cidr_block: String,
+    /// The VPC, `vpc-...`. Written by ferroplane from `vpcIdRef` / `vpcIdSelector` when those are
+    /// used. Immutable once set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^vpc-[a-z0-9]+$"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("vpcId is immutable; create a new VSwitch in the other VPC"))]
+    pub vpc_id: Option<String>,
+    /// A `VPC` object of this namespace whose ID becomes `vpcId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id_ref: Option<Reference>,
+    /// Labels of a `VPC` object of this namespace whose ID becomes `vpcId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id_selector: Option<Selector>,
+    /// Name, 1 to 128 characters. Set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 128))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("vSwitchName is set at creation"))]
+    pub v_switch_name: Option<String>,
+    /// Description, 1 to 256 characters. Set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 256))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("description is set at creation"))]
+    pub description: Option<String>,
+    /// Tags. Set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("maxProperties" = 19))]
+    #[x_kube(validation = Rule::new("self.all(k, !k.startsWith('aliyun') && !k.startsWith('acs:') && k != 'ferroplane.io/uid' && size(k) <= 128 && size(self[k]) <= 128)").message("tag keys and values must be at most 128 characters; keys must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("tags are set at creation"))]
+    pub tags: Option<Tags>,
+}
+
+/// What ferroplane observed of the vSwitch.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VSwitchObservation {
+    /// `vsw-...`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub v_switch_id: Option<String>,
+    /// `Pending` or `Available`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// Its VPC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id: Option<String>,
+    /// Free private addresses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_ip_address_count: Option<i64>,
+}
+
+/// Observed state of a VSwitch.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VSwitchStatus {
+    /// What was observed in the cloud.
+    #[serde(default)]
+    pub at_provider: VSwitchObservation,
+    /// `Ready` and `Synced`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Vec<Condition>,
+    /// The `metadata.generation` last reconciled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+crate::impl_managed!(VSwitch, provider_config, references = &[VPC_ID_REFERENCE]);
