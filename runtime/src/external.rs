@@ -80,10 +80,14 @@ impl Update {
 
 /// The result of `delete`. Either way, the finalizer is removed only once `observe` reports the
 /// resource gone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Deletion {
     /// The resource is gone (or was already): the framework observes again at once to confirm.
     Gone,
     /// Deletion was accepted and takes a while: the framework observes again soon.
     InProgress,
+    /// The cloud refuses the deletion for now for an expected reason that resolves itself (a
+    /// VPC whose vSwitches are still being deleted): the framework says why in Synced and a
+    /// Normal event, not as a failure, and tries again soon.
+    Waiting(String),
 }

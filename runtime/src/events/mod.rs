@@ -27,6 +27,7 @@ pub(crate) mod reasons {
     pub const CANNOT_PUBLISH_CONNECTION: &str = "CannotPublishConnectionDetails";
     pub const CANNOT_RESOLVE_POLICIES: &str = "CannotResolveManagementPolicies";
     pub const RESOLVED_REFERENCES: &str = "ResolvedReferences";
+    pub const DELETION_WAITING: &str = "WaitingToDelete";
     pub const CANNOT_RESOLVE_REFERENCES: &str = "CannotResolveReferences";
     pub const CANNOT_RECORD: &str = "CannotRecordExternalName";
 }

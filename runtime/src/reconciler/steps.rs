@@ -114,6 +114,19 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 // Confirm with a fresh observe rather than trusting the delete call.
                 Deletion::Gone => obs = self.observe(api, &mut obj, client, &ext).await?,
                 Deletion::InProgress => break,
+                Deletion::Waiting(why) => {
+                    self.write_status(
+                        api,
+                        &mut obj,
+                        &[conditions::deleting(), conditions::synced(why.clone())],
+                        &Map::new(),
+                    )
+                    .await?;
+                    self.events
+                        .normal(&obj, reasons::DELETION_WAITING, why)
+                        .await;
+                    break;
+                }
             }
         }
         Ok(Finish::Done(

@@ -31,6 +31,7 @@
 //! events.
 
 mod config_resolution;
+mod config_watches;
 mod ecs_instance;
 mod options;
 mod provider_config;
