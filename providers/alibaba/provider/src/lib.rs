@@ -33,6 +33,7 @@
 mod config_resolution;
 mod config_watches;
 mod ecs_instance;
+mod network;
 mod options;
 mod provider_config;
 
@@ -46,6 +47,7 @@ pub use config_resolution::{ConfigResolver, ResolvedConfigs};
 pub use options::{ClientOverrides, Options};
 
 use crate::ecs_instance::ecs_instance_controller;
+use crate::network::network_controllers;
 
 /// Runs the ECSInstance, ProviderConfig and ClusterProviderConfig controllers with the Kubernetes
 /// client of `runtime` until `shutdown` completes, then lets running reconciles finish.
@@ -59,7 +61,14 @@ pub async fn run(
 ) -> Result<(), RunError> {
     let shutdown = shutdown.boxed().shared();
     let ecs = ecs_instance_controller(runtime, &options);
+    let (vpcs, vswitches, groups) = network_controllers(runtime, &options);
     let configs = provider_config::run(runtime, options, &ecs, shutdown.clone());
-    futures::join!(ecs.run(shutdown), configs);
+    futures::join!(
+        ecs.run(shutdown.clone()),
+        vpcs.run(shutdown.clone()),
+        vswitches.run(shutdown.clone()),
+        groups.run(shutdown),
+        configs
+    );
     Ok(())
 }

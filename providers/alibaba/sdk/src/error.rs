@@ -242,6 +242,12 @@ impl Error {
         self.code_is(|c| c == "ChargeTypeViolation")
     }
 
+    /// Other resources still depend on the one to delete (`DependencyViolation*`: a VPC with
+    /// vSwitches, a vSwitch or security group instances use).
+    pub fn is_dependency_violation(&self) -> bool {
+        self.code_is(|c| c.starts_with("DependencyViolation"))
+    }
+
     /// The RAM policy of the caller does not allow this action (`Forbidden.RAM`); the action is
     /// [`ApiError::action`], so the missing permission is `ecs:<action>`.
     pub fn is_ram_denied(&self) -> bool {

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use alibaba_sdk::credentials::SharedCredentialsProvider;
 use alibaba_sdk::ecs::EcsClient;
+use alibaba_sdk::endpoint::{Network, parse_endpoint};
+use alibaba_sdk::vpc::{VpcClient, vpc_endpoint};
 use ferroplane_runtime::ExternalCalls;
 
 use super::batcher::Batcher;
@@ -20,6 +22,8 @@ use crate::options::ClientOverrides;
 #[derive(Clone, Debug)]
 pub struct RegionClient {
     pub ecs: EcsClient,
+    /// The VPC API of the same region, with the same credentials and settings.
+    pub vpc: VpcClient,
     /// `None` when batching is off.
     pub batcher: Option<Arc<Batcher>>,
 }
@@ -78,7 +82,27 @@ impl ClientCache {
             config: config.display.clone(),
             source,
         })?;
+        // An endpoint override stands for every product (the mock and proxies serve them all on
+        // one address); otherwise the VPC API has its own regional endpoint.
+        let vpc_url = match &config.endpoint {
+            Some(endpoint) => parse_endpoint(endpoint).map_err(alibaba_sdk::Error::from),
+            None => {
+                let network = if config.use_vpc_endpoint {
+                    Network::Vpc
+                } else {
+                    Network::Public
+                };
+                vpc_endpoint(region, network).map_err(alibaba_sdk::Error::from)
+            }
+        };
+        let vpc = vpc_url
+            .and_then(|url| VpcClient::with_settings_of(&ecs, url))
+            .map_err(|source| ConfigError::Client {
+                config: config.display.clone(),
+                source,
+            })?;
         let client = RegionClient {
+            vpc,
             batcher: self.batch_window.map(|window| {
                 Arc::new(Batcher::new(
                     ecs.clone(),

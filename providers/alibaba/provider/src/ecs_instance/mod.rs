@@ -32,5 +32,6 @@ mod recent_creations;
 mod reconcile_error;
 mod spec_mapping;
 
-pub(crate) use client_cache::ClientCache;
+pub(crate) use client_cache::{ClientCache, RegionClient};
 pub(crate) use controller::ecs_instance_controller;
+pub(crate) use reconcile_error::reconcile_error;

@@ -1,0 +1,141 @@
+//! [`NetworkConnector`]: ProviderConfig → credentials → the cached ECS and VPC clients of the
+//! object's region, handed out as [`NetworkClients`], which is the external client of all three
+//! network kinds.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use alibaba_sdk::Error;
+use ferroplane_apis::alibabacloud::{SecurityGroup, VPC, VSwitch};
+use ferroplane_runtime::{
+    Connector, ExternalCalls, ExternalClient, ManagedResource, ReconcileError,
+};
+use kube::ResourceExt;
+
+use super::errors::network_error;
+use crate::config_resolution::{ConfigResolver, ResolvedConfigs};
+use crate::ecs_instance::{ClientCache, RegionClient};
+use crate::options::Options;
+
+/// A network kind: where its region is.
+pub(crate) trait NetworkKind: ManagedResource {
+    fn region(&self) -> &str;
+}
+
+impl NetworkKind for VPC {
+    fn region(&self) -> &str {
+        &self.spec.for_provider.region_id
+    }
+}
+
+impl NetworkKind for VSwitch {
+    fn region(&self) -> &str {
+        &self.spec.for_provider.region_id
+    }
+}
+
+impl NetworkKind for SecurityGroup {
+    fn region(&self) -> &str {
+        &self.spec.for_provider.region_id
+    }
+}
+
+/// Connects network objects to their region's APIs. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct NetworkConnector {
+    configs: Arc<ResolvedConfigs>,
+    cache: Arc<ClientCache>,
+    calls: ExternalCalls,
+}
+
+impl NetworkConnector {
+    pub fn new(kube: kube::Client, options: &Options, calls: ExternalCalls) -> Self {
+        Self {
+            configs: Arc::new(ResolvedConfigs::new(ConfigResolver::new(kube))),
+            // No batching: network objects are few, each observed on its own.
+            cache: Arc::new(ClientCache::new(
+                options.client.clone(),
+                None,
+                options.poll_interval,
+                calls.clone(),
+            )),
+            calls,
+        }
+    }
+
+    /// The resolved configurations, for the watches that tell them about changes.
+    pub fn configs(&self) -> Arc<ResolvedConfigs> {
+        self.configs.clone()
+    }
+}
+
+impl<K> Connector<K> for NetworkConnector
+where
+    K: NetworkKind,
+    NetworkClients: ExternalClient<K>,
+{
+    type Client = NetworkClients;
+
+    async fn connect(&self, mr: &K) -> Result<NetworkClients, ReconcileError> {
+        let namespace = mr.namespace().unwrap_or_default();
+        let reference = mr.provider_config_ref().cloned().unwrap_or_default();
+        let config = self
+            .configs
+            .resolve(&reference, &namespace)
+            .await
+            .map_err(|e| e.into_reconcile())?;
+        let region = self
+            .cache
+            .client(&config, mr.region())
+            .map_err(|e| e.into_reconcile())?;
+        Ok(NetworkClients {
+            region,
+            config: config.display.clone(),
+            calls: self.calls.clone(),
+        })
+    }
+}
+
+/// The clients of one reconcile.
+pub(crate) struct NetworkClients {
+    pub region: RegionClient,
+    /// The configuration's name, for messages.
+    pub config: String,
+    calls: ExternalCalls,
+}
+
+impl NetworkClients {
+    /// Sends one call, counts it, maps its error.
+    pub async fn call<T>(
+        &self,
+        action: &str,
+        call: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, ReconcileError> {
+        self.raw(action, call)
+            .await
+            .map_err(|e| network_error(&e, &self.config))
+    }
+
+    /// Sends one call and counts it, leaving the error to the caller (for codes that are
+    /// answers, such as NotFound or DependencyViolation).
+    pub async fn raw<T>(
+        &self,
+        action: &str,
+        call: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        let result = call.await;
+        self.calls.record(
+            action,
+            match &result {
+                Ok(_) => "success",
+                Err(e) => e.code().unwrap_or(e.reason()),
+            },
+        );
+        result
+    }
+
+    /// Maps an error kept by [`Self::raw`].
+    pub fn error(&self, err: &Error) -> ReconcileError {
+        network_error(err, &self.config)
+    }
+}

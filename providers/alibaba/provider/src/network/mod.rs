@@ -1,0 +1,74 @@
+//! The network kinds: `VPC`, `VSwitch` and `SecurityGroup` (entry: [`network_controllers`]).
+//!
+//! They share one connector (`connector`: ProviderConfig → credentials → the region's ECS and
+//! VPC clients, cached like the ECSInstance's), one error mapping (`errors`: a dependency the
+//! cloud still sees is a wait, not a failure) and the framework's guarantees: creates carry a
+//! ClientToken from the object's UID and a `ferroplane.io/uid` tag, so a lost response creates
+//! nothing twice and a lost ID is found again by the tag. The VPC of a vSwitch or security group
+//! comes from `vpcIdRef` / `vpcIdSelector` through the runtime's references.
+//!
+//! - `vpc`, `vswitch`: create, observe, delete (their settings are fixed at creation);
+//! - `security_group` with `rules`: the rules are kept exactly as the spec lists them.
+
+mod connector;
+mod errors;
+mod rules;
+mod security_group;
+mod vpc;
+mod vswitch;
+
+use ferroplane_apis::alibabacloud::{SecurityGroup, VPC, VSwitch};
+use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime, references};
+use kube::runtime::watcher;
+
+pub(crate) use self::connector::NetworkConnector;
+use crate::config_watches::watch_provider_configs;
+use crate::options::Options;
+
+/// The three controllers. A VSwitch or SecurityGroup waiting for its VPC reference is reconciled
+/// as soon as that VPC changes (becomes Ready), not at its next backoff.
+pub(crate) fn network_controllers(
+    runtime: &Runtime,
+    options: &Options,
+) -> (
+    ManagedController<VPC, NetworkConnector>,
+    ManagedController<VSwitch, NetworkConnector>,
+    ManagedController<SecurityGroup, NetworkConnector>,
+) {
+    let client = runtime.client().clone();
+    let controller = |kind: &str| {
+        let connector =
+            NetworkConnector::new(client.clone(), options, runtime.external_calls(kind));
+        (connector.configs(), connector)
+    };
+    let config = ControllerConfig {
+        concurrency: options.max_concurrent_reconciles,
+        requeue: options.requeue_policy(),
+    };
+
+    let (resolved, connector) = controller("VPC");
+    let vpcs = ManagedController::new(runtime, options.api(&client), connector)
+        .with_config(config.clone());
+    let vpcs = watch_provider_configs(vpcs, &client, options, resolved, None);
+
+    let (resolved, connector) = controller("VSwitch");
+    let vswitches = ManagedController::new(runtime, options.api(&client), connector)
+        .with_config(config.clone())
+        .watches_related(
+            options.api::<VPC>(&client),
+            watcher::Config::default(),
+            references::referencing::<VPC, VSwitch>,
+        );
+    let vswitches = watch_provider_configs(vswitches, &client, options, resolved, None);
+
+    let (resolved, connector) = controller("SecurityGroup");
+    let groups = ManagedController::new(runtime, options.api(&client), connector)
+        .with_config(config)
+        .watches_related(
+            options.api::<VPC>(&client),
+            watcher::Config::default(),
+            references::referencing::<VPC, SecurityGroup>,
+        );
+    let groups = watch_provider_configs(groups, &client, options, resolved, None);
+    (vpcs, vswitches, groups)
+}

@@ -1,0 +1,223 @@
+//! The `SecurityGroup` kind's external client: `CreateSecurityGroup` in the resolved VPC,
+//! `DescribeSecurityGroups` (by ID, or by the UID tag) and `DescribeSecurityGroupAttribute` for
+//! the rules of each direction, which `update` makes match the spec (revoke what the spec does
+//! not list, authorize what is missing), `DeleteSecurityGroup`.
+
+use std::collections::BTreeSet;
+
+use alibaba_sdk::ecs::{CreateSecurityGroupRequest, Direction, Rule, SecurityGroup as Group, Tag};
+use ferroplane_apis::alibabacloud::{
+    SecurityGroup, SecurityGroupObservation, SecurityGroupParameters,
+};
+use ferroplane_runtime::{
+    ConnectionDetails, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
+    Observation, ReconcileError, UID_TAG, Update,
+};
+
+use super::connector::NetworkClients;
+use super::rules::{RulePlan, desired};
+
+/// Connection Secret key.
+const CONN_SECURITY_GROUP_ID: &str = "securityGroupId";
+
+const DIRECTIONS: [Direction; 2] = [Direction::Ingress, Direction::Egress];
+
+fn tags(p: &SecurityGroupParameters, uid: &str) -> Vec<Tag> {
+    let mut tags: Vec<Tag> = p
+        .tags
+        .iter()
+        .flatten()
+        .filter(|(k, _)| k.as_str() != UID_TAG)
+        .map(|(k, v)| Tag::new(k, v))
+        .collect();
+    tags.push(Tag::new(UID_TAG, uid));
+    tags
+}
+
+impl NetworkClients {
+    async fn find_group(&self, ext: &ExternalRef) -> Result<Option<Group>, ReconcileError> {
+        let (ids, tags) = match ext.name() {
+            Some(id) => (vec![id.to_owned()], Vec::new()),
+            None => (Vec::new(), vec![Tag::new(UID_TAG, &ext.uid)]),
+        };
+        let found = self
+            .call(
+                "DescribeSecurityGroups",
+                self.region.ecs.describe_security_groups(&ids, &tags),
+            )
+            .await?;
+        Ok(found
+            .into_iter()
+            .filter(|g| ext.name().is_none_or(|id| g.security_group_id == id))
+            .min_by(|a, b| a.security_group_id.cmp(&b.security_group_id)))
+    }
+
+    async fn rules(
+        &self,
+        id: &str,
+        direction: Direction,
+    ) -> Result<BTreeSet<Rule>, ReconcileError> {
+        let attribute = self
+            .call(
+                "DescribeSecurityGroupAttribute",
+                self.region.ecs.describe_security_group_rules(id, direction),
+            )
+            .await?;
+        Ok(attribute
+            .permissions
+            .items
+            .iter()
+            .filter(|p| p.direction.is_empty() || p.direction == direction.as_str())
+            .map(|p| p.to_rule(direction))
+            .collect())
+    }
+
+    async fn plans(
+        &self,
+        id: &str,
+        p: &SecurityGroupParameters,
+    ) -> Result<Vec<(Direction, RulePlan, usize)>, ReconcileError> {
+        let mut plans = Vec::new();
+        for direction in DIRECTIONS {
+            let actual = self.rules(id, direction).await?;
+            let plan = RulePlan::new(&desired(p, direction), &actual);
+            plans.push((direction, plan, actual.len()));
+        }
+        Ok(plans)
+    }
+}
+
+impl ExternalClient<SecurityGroup> for NetworkClients {
+    async fn observe(
+        &self,
+        mr: &SecurityGroup,
+        ext: &ExternalRef,
+    ) -> Result<Observation, ReconcileError> {
+        let Some(group) = self.find_group(ext).await? else {
+            return Ok(Observation::missing());
+        };
+        let id = group.security_group_id.as_str();
+        let plans = self.plans(id, &mr.spec.for_provider).await?;
+        let count = |d: Direction| {
+            plans
+                .iter()
+                .find(|(direction, _, _)| *direction == d)
+                .and_then(|(_, _, n)| i32::try_from(*n).ok())
+        };
+        let status = serde_json::json!({
+            "atProvider": SecurityGroupObservation {
+                security_group_id: Some(id.to_owned()),
+                vpc_id: (!group.vpc_id.is_empty()).then(|| group.vpc_id.clone()),
+                ingress_rule_count: count(Direction::Ingress),
+                egress_rule_count: count(Direction::Egress),
+            }
+        });
+        let mut observation = Observation::found(id)
+            .with_status(status)?
+            .with_late_init(serde_json::json!({
+                "vpcId": (!group.vpc_id.is_empty()).then(|| group.vpc_id.clone()),
+            }))?
+            .with_connection_details(
+                ConnectionDetails::new().with(CONN_SECURITY_GROUP_ID, id.as_bytes()),
+            );
+        let drift: Vec<String> = plans
+            .iter()
+            .filter(|(_, plan, _)| !plan.is_empty())
+            .map(|(direction, plan, _)| plan.describe(*direction))
+            .collect();
+        if !drift.is_empty() {
+            observation = observation.with_diff(drift.join("; "));
+        }
+        Ok(observation)
+    }
+
+    async fn create(
+        &self,
+        mr: &SecurityGroup,
+        key: &IdempotencyKey,
+    ) -> Result<Creation, ReconcileError> {
+        let p = &mr.spec.for_provider;
+        let Some(vpc_id) = p.vpc_id.clone() else {
+            return Err(ReconcileError::dependency(
+                "ReferenceNotResolved",
+                "the VPC is not known yet: set spec.forProvider.vpcId, vpcIdRef or vpcIdSelector",
+            ));
+        };
+        let request = CreateSecurityGroupRequest {
+            vpc_id: Some(vpc_id),
+            security_group_name: p.security_group_name.clone(),
+            description: p.description.clone(),
+            tags: tags(p, key.uid()),
+            client_token: Some(key.token().to_owned()),
+        };
+        let created = self
+            .call(
+                "CreateSecurityGroup",
+                self.region.ecs.create_security_group(&request),
+            )
+            .await?;
+        // The rules follow in the first update, once observe sees the group.
+        Ok(
+            Creation::new(&created.security_group_id).with_connection_details(
+                ConnectionDetails::new()
+                    .with(CONN_SECURITY_GROUP_ID, created.security_group_id.as_bytes()),
+            ),
+        )
+    }
+
+    async fn update(
+        &self,
+        mr: &SecurityGroup,
+        ext: &ExternalRef,
+    ) -> Result<Update, ReconcileError> {
+        let id = ext.name().unwrap_or_default();
+        for (direction, plan, _) in self.plans(id, &mr.spec.for_provider).await? {
+            // Revoke first: a rule whose priority or policy changed is one revoke and one
+            // authorize, and the group's rule quota counts both while both exist.
+            if !plan.revoke.is_empty() {
+                self.call(
+                    "RevokeSecurityGroup",
+                    self.region
+                        .ecs
+                        .revoke_security_group(id, direction, &plan.revoke),
+                )
+                .await?;
+            }
+            if !plan.authorize.is_empty() {
+                self.call(
+                    "AuthorizeSecurityGroup",
+                    self.region
+                        .ecs
+                        .authorize_security_group(id, direction, &plan.authorize),
+                )
+                .await?;
+            }
+        }
+        Ok(Update::done())
+    }
+
+    async fn delete(
+        &self,
+        _mr: &SecurityGroup,
+        ext: &ExternalRef,
+    ) -> Result<Deletion, ReconcileError> {
+        let Some(id) = ext.name() else {
+            return Ok(Deletion::Gone);
+        };
+        match self
+            .raw(
+                "DeleteSecurityGroup",
+                self.region.ecs.delete_security_group(id),
+            )
+            .await
+        {
+            Ok(_) => Ok(Deletion::InProgress),
+            Err(e) if e.is_not_found() => Ok(Deletion::Gone),
+            Err(e) if e.is_dependency_violation() => Ok(Deletion::Waiting(format!(
+                "security group {id} is still used by instances or referenced by other groups ({}); it is deleted once they are gone",
+                e.code().unwrap_or_default()
+            ))),
+            Err(e) => Err(self.error(&e)),
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! The `VSwitch` kind's external client: `CreateVSwitch` in the resolved VPC,
+//! `DescribeVSwitches` (by ID, or by the UID tag), `DeleteVSwitch`. Its settings are fixed at
+//! creation.
+
+use alibaba_sdk::vpc::{self, CreateVSwitchRequest, Tag};
+use ferroplane_apis::alibabacloud::{VSwitch, VSwitchObservation, VSwitchParameters};
+use ferroplane_runtime::{
+    ConnectionDetails, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
+    Observation, Readiness, ReconcileError, UID_TAG, Update,
+};
+
+use super::connector::NetworkClients;
+
+/// Connection Secret key.
+const CONN_VSWITCH_ID: &str = "vSwitchId";
+
+fn tags(p: &VSwitchParameters, uid: &str) -> Vec<Tag> {
+    let mut tags: Vec<Tag> = p
+        .tags
+        .iter()
+        .flatten()
+        .filter(|(k, _)| k.as_str() != UID_TAG)
+        .map(|(k, v)| Tag::new(k, v))
+        .collect();
+    tags.push(Tag::new(UID_TAG, uid));
+    tags
+}
+
+fn non_empty(s: &str) -> Option<String> {
+    (!s.is_empty()).then(|| s.to_owned())
+}
+
+fn observed(found: &vpc::VSwitch) -> Result<Observation, ReconcileError> {
+    let status = serde_json::json!({
+        "atProvider": VSwitchObservation {
+            v_switch_id: non_empty(&found.vswitch_id),
+            status: non_empty(&found.status),
+            vpc_id: non_empty(&found.vpc_id),
+            available_ip_address_count: i64::try_from(found.available_ip_address_count).ok(),
+        }
+    });
+    let readiness = match found.status.as_str() {
+        vpc::status::AVAILABLE => Readiness::Available,
+        vpc::status::PENDING => Readiness::Creating,
+        other => Readiness::Unavailable(format!("the vSwitch is {other}")),
+    };
+    let mut observation = Observation::found(&found.vswitch_id)
+        .with_status(status)?
+        .with_late_init(serde_json::json!({"vpcId": non_empty(&found.vpc_id)}))?
+        .with_readiness(readiness)
+        .with_connection_details(
+            ConnectionDetails::new().with(CONN_VSWITCH_ID, found.vswitch_id.as_bytes()),
+        );
+    if found.status == vpc::status::PENDING {
+        observation = observation.in_transition();
+    }
+    Ok(observation)
+}
+
+impl ExternalClient<VSwitch> for NetworkClients {
+    async fn observe(
+        &self,
+        _mr: &VSwitch,
+        ext: &ExternalRef,
+    ) -> Result<Observation, ReconcileError> {
+        let tags = [Tag::new(UID_TAG, &ext.uid)];
+        let found = match ext.name() {
+            Some(id) => {
+                self.call(
+                    "DescribeVSwitches",
+                    self.region.vpc.describe_vswitches(Some(id), None, &[]),
+                )
+                .await?
+            }
+            None => {
+                self.call(
+                    "DescribeVSwitches",
+                    self.region.vpc.describe_vswitches(None, None, &tags),
+                )
+                .await?
+            }
+        };
+        match found
+            .iter()
+            .filter(|v| ext.name().is_none_or(|id| v.vswitch_id == id))
+            .min_by(|a, b| a.vswitch_id.cmp(&b.vswitch_id))
+        {
+            Some(v) => observed(v),
+            None => Ok(Observation::missing()),
+        }
+    }
+
+    async fn create(&self, mr: &VSwitch, key: &IdempotencyKey) -> Result<Creation, ReconcileError> {
+        let p = &mr.spec.for_provider;
+        // References are resolved before connect, and CEL requires one of the three: an empty
+        // vpcId here means the reference has not been written yet.
+        let Some(vpc_id) = p.vpc_id.clone() else {
+            return Err(ReconcileError::dependency(
+                "ReferenceNotResolved",
+                "the VPC is not known yet: set spec.forProvider.vpcId, vpcIdRef or vpcIdSelector",
+            ));
+        };
+        let request = CreateVSwitchRequest {
+            vpc_id,
+            zone_id: p.zone_id.clone(),
+            cidr_block: p.cidr_block.clone(),
+            vswitch_name: p.v_switch_name.clone(),
+            description: p.description.clone(),
+            tags: tags(p, key.uid()),
+            client_token: Some(key.token().to_owned()),
+        };
+        let created = self
+            .call("CreateVSwitch", self.region.vpc.create_vswitch(&request))
+            .await?;
+        Ok(Creation::new(&created.vswitch_id).with_connection_details(
+            ConnectionDetails::new().with(CONN_VSWITCH_ID, created.vswitch_id.as_bytes()),
+        ))
+    }
+
+    async fn update(&self, _mr: &VSwitch, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
+        Ok(Update::done())
+    }
+
+    async fn delete(&self, _mr: &VSwitch, ext: &ExternalRef) -> Result<Deletion, ReconcileError> {
+        let Some(id) = ext.name() else {
+            return Ok(Deletion::Gone);
+        };
+        match self
+            .raw("DeleteVSwitch", self.region.vpc.delete_vswitch(id))
+            .await
+        {
+            Ok(_) => Ok(Deletion::InProgress),
+            Err(e) if e.is_not_found() => Ok(Deletion::Gone),
+            Err(e) if e.is_dependency_violation() || e.is_wrong_state() => {
+                Ok(Deletion::Waiting(format!(
+                    "vSwitch {id} is still in use by instances or other resources ({}); it is deleted once they are gone",
+                    e.code().unwrap_or_default()
+                )))
+            }
+            Err(e) => Err(self.error(&e)),
+        }
+    }
+}
