@@ -2,12 +2,13 @@
 //! wired to requeue instances when their ProviderConfig, ClusterProviderConfig or credentials
 //! Secret (or their `passwordSecretRef` Secret) changes.
 
-use ferroplane_apis::alibabacloud::ECSInstance;
-use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime};
+use ferroplane_apis::alibabacloud::{ECSInstance, SecurityGroup, VSwitch};
+use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime, references};
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
 
 use super::connector::EcsConnector;
 use crate::config_watches::watch_provider_configs;
@@ -25,12 +26,22 @@ pub fn ecs_instance_controller(
     let client = runtime.client().clone();
     let connector = EcsConnector::new(client.clone(), options, runtime.external_calls(KIND));
     let resolved = connector.configs();
-    let controller = ManagedController::new(runtime, options.api(&client), connector).with_config(
-        ControllerConfig {
+    // An instance waiting for a referenced VSwitch or SecurityGroup goes on once it is Ready.
+    let controller = ManagedController::new(runtime, options.api(&client), connector)
+        .with_config(ControllerConfig {
             concurrency: options.max_concurrent_reconciles,
             requeue: options.requeue_policy(),
-        },
-    );
+        })
+        .watches_related(
+            options.api::<VSwitch>(&client),
+            watcher::Config::default(),
+            references::referencing::<VSwitch, ECSInstance>,
+        )
+        .watches_related(
+            options.api::<SecurityGroup>(&client),
+            watcher::Config::default(),
+            references::referencing::<SecurityGroup, ECSInstance>,
+        );
     watch_provider_configs(
         controller,
         &client,
