@@ -98,10 +98,17 @@ where
 {
     let text = std::fs::read_to_string(deploy_dir("samples").join(file)).expect("sample exists");
     let sample: serde_json::Value = serde_saphyr::from_str(&text).expect("sample is YAML");
+    assert_fits::<K>(&sample, file);
+}
+
+fn assert_fits<K>(sample: &serde_json::Value, file: &str)
+where
+    K: serde::de::DeserializeOwned + serde::Serialize,
+{
     let typed: K = serde_json::from_value(sample.clone())
         .unwrap_or_else(|e| panic!("{file} does not fit its type: {e}"));
     let back = serde_json::to_value(&typed).expect("serializes");
-    assert_subset(&sample, &back, file, "");
+    assert_subset(sample, &back, file, "");
 }
 
 fn assert_subset(sample: &serde_json::Value, typed: &serde_json::Value, file: &str, path: &str) {
@@ -133,6 +140,21 @@ fn samples_fit_their_types() {
     assert_sample_fits::<alibabacloud::ClusterProviderConfig>("clusterproviderconfig.yaml");
     assert_sample_fits::<etcd::EtcdCluster>("etcdcluster.yaml");
     assert_sample_fits::<application::Application>("application.yaml");
+    let stack = std::fs::read_to_string(deploy_dir("samples").join("stack.yaml")).unwrap();
+    for doc in stack.split("\n---\n") {
+        let value: serde_json::Value = serde_saphyr::from_str(doc).expect("stack document");
+        match value["kind"].as_str() {
+            Some("VPC") => assert_fits::<alibabacloud::VPC>(&value, "stack.yaml VPC"),
+            Some("VSwitch") => assert_fits::<alibabacloud::VSwitch>(&value, "stack.yaml VSwitch"),
+            Some("SecurityGroup") => {
+                assert_fits::<alibabacloud::SecurityGroup>(&value, "stack.yaml SecurityGroup")
+            }
+            Some("ECSInstance") => {
+                assert_fits::<alibabacloud::ECSInstance>(&value, "stack.yaml ECSInstance")
+            }
+            other => panic!("stack.yaml: unexpected kind {other:?}"),
+        }
+    }
 }
 
 #[test]

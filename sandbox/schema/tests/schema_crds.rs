@@ -24,6 +24,22 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Every document of a (possibly multi-document) YAML file.
+fn load_all(path: &Path) -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    text.split("\n---\n")
+        .filter(|doc| {
+            doc.lines()
+                .any(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        })
+        .map(|doc| {
+            serde_saphyr::from_str(doc)
+                .unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
+        })
+        .collect()
+}
+
 fn load(path: &Path) -> Value {
     let text =
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
@@ -115,13 +131,15 @@ fn every_sample_is_admitted_and_defaulted() {
     let files = yaml_files(&repo_dir("deploy/samples"));
     assert!(!files.is_empty(), "deploy/samples holds no samples");
     for file in files {
-        let object = load(&file);
-        let schema = schema_for(&schemas, &object);
-        let errors = admit(schema, &object, None);
-        assert!(errors.is_empty(), "{}: {errors:?}", file.display());
-        // Re-applying the same object is an update that changes nothing: transition rules pass.
-        let errors = admit(schema, &object, Some(&object));
-        assert!(errors.is_empty(), "{} (update): {errors:?}", file.display());
+        for object in load_all(&file) {
+            let schema = schema_for(&schemas, &object);
+            let errors = admit(schema, &object, None);
+            assert!(errors.is_empty(), "{}: {errors:?}", file.display());
+            // Re-applying the same object is an update that changes nothing: transition rules
+            // pass.
+            let errors = admit(schema, &object, Some(&object));
+            assert!(errors.is_empty(), "{} (update): {errors:?}", file.display());
+        }
     }
 }
 
@@ -358,5 +376,78 @@ fn subscription_stopped_mode_and_user_data_rules() {
             json!({"spec": {"forProvider": {"stoppedMode": "StopCharging", "userData": "#!/bin/sh\n"}}})
         ),
         Vec::<String>::new()
+    );
+}
+
+#[test]
+fn network_kinds_refuse_what_their_apis_cannot_change() {
+    let schemas = schemas();
+    let docs = load_all(&repo_dir("deploy/samples").join("stack.yaml"));
+    let kinds: Vec<&str> = docs.iter().filter_map(|d| d["kind"].as_str()).collect();
+    assert_eq!(kinds, ["VPC", "VSwitch", "SecurityGroup", "ECSInstance"]);
+    let (vpc, vswitch, group) = (&docs[0], &docs[1], &docs[2]);
+    let cases: Vec<(&Value, Value, &str)> = vec![
+        (
+            vpc,
+            json!({"spec": {"forProvider": {"cidrBlock": "10.30.0.0/16"}}}),
+            "cidrBlock is immutable",
+        ),
+        (
+            vswitch,
+            json!({"spec": {"forProvider": {"zoneId": "cn-beijing-a"}}}),
+            "zoneId is immutable",
+        ),
+        (
+            vswitch,
+            json!({"spec": {"forProvider": {"cidrBlock": "10.20.2.0/24"}}}),
+            "cidrBlock is immutable",
+        ),
+    ];
+    for (base, patch, want) in cases {
+        let schema = schema_for(&schemas, base);
+        let errors = admit(schema, &patched(base, patch.clone()), Some(base));
+        assert!(
+            errors.iter().any(|e| e.contains(want)),
+            "{patch}: expected {want:?} among {errors:?}"
+        );
+    }
+    // vpcId, once resolved, stays.
+    let resolved = patched(
+        vswitch,
+        json!({"spec": {"forProvider": {"vpcId": "vpc-abc"}}}),
+    );
+    let schema = schema_for(&schemas, vswitch);
+    assert!(admit(schema, &resolved, Some(vswitch)).is_empty());
+    let moved = patched(
+        &resolved,
+        json!({"spec": {"forProvider": {"vpcId": "vpc-def"}}}),
+    );
+    assert!(
+        admit(schema, &moved, Some(&resolved))
+            .iter()
+            .any(|e| e.contains("vpcId is immutable"))
+    );
+    // The VPC must be named one way or another.
+    let nameless = patched(
+        vswitch,
+        json!({"spec": {"forProvider": {"vpcIdRef": null}}}),
+    );
+    assert!(
+        admit(schema, &nameless, None)
+            .iter()
+            .any(|e| e.contains("set the VPC: vpcId, vpcIdRef or vpcIdSelector"))
+    );
+    // A rule's port range follows its protocol.
+    let schema = schema_for(&schemas, group);
+    let bad = patched(
+        group,
+        json!({"spec": {"forProvider": {"ingress": [
+            {"ipProtocol": "icmp", "portRange": "22/22", "sourceCidrIp": "0.0.0.0/0"}
+        ]}}}),
+    );
+    assert!(
+        admit(schema, &bad, None)
+            .iter()
+            .any(|e| e.contains("-1/-1 for icmp, gre and all"))
     );
 }
