@@ -248,6 +248,7 @@ async fn create_provider_config(
                 }),
                 rrsa: None,
                 ram_role_arn: None,
+                instance_role: None,
             },
             connection: ConnectionSettings {
                 endpoint: Some(endpoint.to_owned()),

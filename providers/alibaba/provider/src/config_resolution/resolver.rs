@@ -436,6 +436,7 @@ mod tests {
                     }),
                     rrsa: None,
                     ram_role_arn: None,
+                    instance_role: None,
                 },
                 connection: Default::default(),
             },
