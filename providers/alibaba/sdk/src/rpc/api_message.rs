@@ -52,13 +52,19 @@ mod tests {
         let message = "Specified signature is not matched with our calculation. server string to sign is:GET&%2F&AccessKeyId%3DLTAI5tExampleKeyId%26Action%3DDescribeInstances%26SignatureNonce%3Dabc";
         let shown = shown_message("SignatureDoesNotMatch", message, &[&id]);
         assert!(!shown.contains("LTAI5tExampleKeyId"), "{shown}");
-        assert!(!shown.to_lowercase().contains("string to sign is"), "{shown}");
+        assert!(
+            !shown.to_lowercase().contains("string to sign is"),
+            "{shown}"
+        );
         assert!(!shown.contains("SignatureNonce"), "{shown}");
         assert!(
             shown.starts_with("Specified signature is not matched with our calculation."),
             "{shown}"
         );
-        assert!(shown.contains("AccessKeySecret belongs to the AccessKeyId"), "{shown}");
+        assert!(
+            shown.contains("AccessKeySecret belongs to the AccessKeyId"),
+            "{shown}"
+        );
     }
 
     #[test]
@@ -70,7 +76,11 @@ mod tests {
             &[&id],
         );
         assert_eq!(shown, "Specified access key is not found: <redacted>");
-        let plain = shown_message("InvalidInstanceId.NotFound", "The instance does not exist.", &[]);
+        let plain = shown_message(
+            "InvalidInstanceId.NotFound",
+            "The instance does not exist.",
+            &[],
+        );
         assert_eq!(plain, "The instance does not exist.");
     }
 }

@@ -430,11 +430,15 @@ mod tests {
         assert!(!shown.contains("SignatureNonce"), "{shown}");
         assert!(!shown.contains("GET&%2F"), "{shown}");
         assert!(shown.contains("SignatureDoesNotMatch"), "{shown}");
-        assert!(shown.contains("AccessKeySecret belongs to the AccessKeyId"), "{shown}");
+        assert!(
+            shown.contains("AccessKeySecret belongs to the AccessKeyId"),
+            "{shown}"
+        );
         assert!(shown.contains("4C3B-R2"), "the request ID stays: {shown}");
         // An AccessKeyId quoted anywhere else in a message is redacted too.
         let body = br#"{"RequestId":"R3","Code":"InvalidAccessKeyId.Inactive","Message":"Specified access key is disabled: LTAI5tTenantKeyId42"}"#;
-        let shown = parse_error_body("DescribeInstances", 403, body, None, &secret_refs).to_string();
+        let shown =
+            parse_error_body("DescribeInstances", 403, body, None, &secret_refs).to_string();
         assert!(!shown.contains("LTAI5tTenantKeyId42"), "{shown}");
     }
 
