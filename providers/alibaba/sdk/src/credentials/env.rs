@@ -41,7 +41,9 @@ pub const ENV_ECS_METADATA_DISABLED: &str = "ALIBABA_CLOUD_ECS_METADATA_DISABLED
 /// Where environment variables are read: the process environment, or a function (tests pass
 /// their own, since the process environment is shared by every test thread).
 #[derive(Clone)]
-pub struct EnvLookup(Arc<dyn Fn(&str) -> Option<String> + Send + Sync>);
+pub struct EnvLookup(Arc<LookupFn>);
+
+type LookupFn = dyn Fn(&str) -> Option<String> + Send + Sync;
 
 impl EnvLookup {
     /// The process environment.
