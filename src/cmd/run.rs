@@ -54,10 +54,23 @@ pub struct Args {
     #[arg(long, default_value_t = 50.0)]
     rate_limit: f64,
 
+    /// An endpoint namespaced ProviderConfigs may name in `endpoint` or `stsEndpoint`, besides
+    /// `https://*.aliyuncs.com`: a URL (`http://10.0.0.5:8080`: exactly that scheme, host and
+    /// port) or a host name (`https` on port 443). Repeat for more.
+    #[arg(long = "allow-endpoint", value_name = "URL_OR_HOST", value_parser = parse_allowed_endpoint)]
+    allow_endpoint: Vec<String>,
+
     /// Observe each ECS instance with its own DescribeInstances call instead of batches of 100
     /// (what other providers do; for comparisons only).
     #[arg(long, hide = true)]
     no_batch_describe: bool,
+}
+
+fn parse_allowed_endpoint(text: &str) -> Result<String, String> {
+    provider_alibaba::EndpointAllowList::default()
+        .allow(text)
+        .map(|()| text.to_owned())
+        .map_err(|e| e.to_string())
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -79,6 +92,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         poll_interval: args.poll_interval,
         max_concurrent_reconciles: args.max_concurrent_reconciles,
         batch_describe: !args.no_batch_describe,
+        allowed_endpoints: allowed_endpoints(&args.allow_endpoint)?,
     };
     let config = RuntimeConfig {
         instance: Some(identity.clone()),
@@ -132,6 +146,15 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(error) => anyhow::bail!("the metrics server task failed: {error}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn allowed_endpoints(entries: &[String]) -> anyhow::Result<provider_alibaba::EndpointAllowList> {
+    let mut list = provider_alibaba::EndpointAllowList::default();
+    for entry in entries {
+        list.allow(entry)
+            .with_context(|| format!("invalid --allow-endpoint {entry}"))?;
+    }
+    Ok(list)
 }
 
 fn default_identity() -> String {

@@ -105,9 +105,11 @@ fn matches(allowed: &Allowed, url: &Url) -> bool {
     let host = url.host_str().unwrap_or_default();
     match allowed {
         Allowed::Host(name) => url.scheme() == "https" && url.port().is_none() && host == name,
-        Allowed::Origin { scheme, host: h, port } => {
-            url.scheme() == scheme && host == h && url.port_or_known_default() == Some(*port)
-        }
+        Allowed::Origin {
+            scheme,
+            host: h,
+            port,
+        } => url.scheme() == scheme && host == h && url.port_or_known_default() == Some(*port),
     }
 }
 
@@ -147,7 +149,10 @@ mod tests {
         ] {
             assert!(list.check(refused).is_err(), "{refused}");
         }
-        let message = list.check("http://100.100.100.200/").unwrap_err().to_string();
+        let message = list
+            .check("http://100.100.100.200/")
+            .unwrap_err()
+            .to_string();
         assert!(message.contains("--allow-endpoint"), "{message}");
     }
 
@@ -167,7 +172,10 @@ mod tests {
         assert!(list.check("http://ecs.proxy.example").is_err());
         assert!(list.check("https://ecs.proxy.example:444").is_err());
         assert!(list.check("https://x.ecs.proxy.example").is_err());
-        let message = list.check("http://100.100.100.200").unwrap_err().to_string();
+        let message = list
+            .check("http://100.100.100.200")
+            .unwrap_err()
+            .to_string();
         assert!(message.contains("http://127.0.0.1:18080"), "{message}");
         assert!(EndpointAllowList::default().allow("ftp://x").is_err());
     }

@@ -49,7 +49,11 @@ impl ResolvedConfigs {
         let key = key(reference, namespace);
         let epoch = {
             let entries = self.lock();
-            entries.by_config.get(&key).cloned().map_or(Err(entries.epoch), Ok)
+            entries
+                .by_config
+                .get(&key)
+                .cloned()
+                .map_or(Err(entries.epoch), Ok)
         };
         let epoch = match epoch {
             Ok(hit) => {

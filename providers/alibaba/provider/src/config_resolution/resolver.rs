@@ -29,7 +29,9 @@ use kube::{Api, Resource, ResourceExt};
 
 use super::endpoint_policy::{EndpointAllowList, EndpointRefusal};
 use super::secret_keys::{SecretKeysError, credentials_from_secret};
-use super::tenancy::{NamespaceRefusal, namespace_allowed, namespaced_source_refusal, needs_labels};
+use super::tenancy::{
+    NamespaceRefusal, namespace_allowed, namespaced_source_refusal, needs_labels,
+};
 use crate::options::ClientOverrides;
 
 /// Where credentials come from, with Secret contents already read.
@@ -245,7 +247,11 @@ impl ConfigResolver {
 
     /// Whether `resolved` serves objects of `namespace` (its `allowedNamespaces`). Reads the
     /// Namespace only when a selector has to be evaluated.
-    pub async fn admit(&self, resolved: &ResolvedConfig, namespace: &str) -> Result<(), ConfigError> {
+    pub async fn admit(
+        &self,
+        resolved: &ResolvedConfig,
+        namespace: &str,
+    ) -> Result<(), ConfigError> {
         let Some(allowed) = resolved.allowed_namespaces.as_ref() else {
             return Ok(());
         };
@@ -268,7 +274,9 @@ impl ConfigResolver {
             namespace: namespace.to_owned(),
             detail: match refusal {
                 NamespaceRefusal::NotSelected => None,
-                NamespaceRefusal::InvalidSelector(e) => Some(format!("its selector is invalid: {e}")),
+                NamespaceRefusal::InvalidSelector(e) => {
+                    Some(format!("its selector is invalid: {e}"))
+                }
             },
         })
     }
@@ -425,14 +433,14 @@ impl ConfigResolver {
             ("stsEndpoint", config.sts_endpoint()),
         ] {
             if let Some(endpoint) = endpoint {
-                self.endpoints
-                    .check(endpoint)
-                    .map_err(|refusal| ConfigError::EndpointNotAllowed {
+                self.endpoints.check(endpoint).map_err(|refusal| {
+                    ConfigError::EndpointNotAllowed {
                         config: display.to_owned(),
                         field,
                         endpoint: endpoint.to_owned(),
                         refusal,
-                    })?;
+                    }
+                })?;
             }
         }
         Ok(())
@@ -562,9 +570,15 @@ impl ResolvedConfig {
                     .metadata_endpoint
                     .as_deref()
                     .unwrap_or(DEFAULT_METADATA_ENDPOINT);
-                let mut provider = ImdsProvider::new(parse_endpoint(endpoint).map_err(|e| client_error(e.into()))?)
-                    .map_err(|e| client_error(e.into()))?;
-                if let Some(role) = settings.role_name.clone().or_else(|| env.get(ENV_ECS_METADATA)) {
+                let mut provider = ImdsProvider::new(
+                    parse_endpoint(endpoint).map_err(|e| client_error(e.into()))?,
+                )
+                .map_err(|e| client_error(e.into()))?;
+                if let Some(role) = settings
+                    .role_name
+                    .clone()
+                    .or_else(|| env.get(ENV_ECS_METADATA))
+                {
                     provider = provider.role_name(role);
                 }
                 Arc::new(CachingProvider::new(provider))

@@ -10,15 +10,17 @@
 
 use std::collections::BTreeMap;
 
-use ferroplane_apis::alibabacloud::{AllowedNamespaces, CredentialsSource, NamespacesFrom, ProviderCredentials};
+use ferroplane_apis::alibabacloud::{
+    AllowedNamespaces, CredentialsSource, NamespacesFrom, ProviderCredentials,
+};
 use kube::core::{Selector, SelectorExt};
 
 /// Why a namespaced ProviderConfig's credentials are refused, if they are.
 pub fn namespaced_source_refusal(credentials: &ProviderCredentials) -> Option<&'static str> {
     match credentials.source {
-        CredentialsSource::Environment => Some(
-            "source Environment would use the controller's own ALIBABA_CLOUD_* identity",
-        ),
+        CredentialsSource::Environment => {
+            Some("source Environment would use the controller's own ALIBABA_CLOUD_* identity")
+        }
         CredentialsSource::Rrsa => Some("source RRSA would use the controller's own OIDC role"),
         CredentialsSource::InstanceRole => {
             Some("source InstanceRole would use the RAM role of the controller's node")
@@ -76,7 +78,9 @@ pub enum NamespaceRefusal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ferroplane_apis::alibabacloud::{CredentialsSecretRef, RamRoleArnCredentials, RrsaCredentials};
+    use ferroplane_apis::alibabacloud::{
+        CredentialsSecretRef, RamRoleArnCredentials, RrsaCredentials,
+    };
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
     fn credentials(source: CredentialsSource, secret: bool) -> ProviderCredentials {
@@ -88,11 +92,13 @@ mod tests {
                 key: None,
             }),
             rrsa: None,
-            ram_role_arn: (source == CredentialsSource::RamRoleArn).then(|| RamRoleArnCredentials {
-                role_arn: "acs:ram::1:role/r".into(),
-                role_session_name: None,
-                external_id: None,
-                duration_seconds: None,
+            ram_role_arn: (source == CredentialsSource::RamRoleArn).then(|| {
+                RamRoleArnCredentials {
+                    role_arn: "acs:ram::1:role/r".into(),
+                    role_session_name: None,
+                    external_id: None,
+                    duration_seconds: None,
+                }
             }),
             instance_role: None,
         }
@@ -100,8 +106,14 @@ mod tests {
 
     #[test]
     fn only_own_secrets_for_namespaced_configs() {
-        assert_eq!(namespaced_source_refusal(&credentials(CredentialsSource::Secret, true)), None);
-        assert_eq!(namespaced_source_refusal(&credentials(CredentialsSource::RamRoleArn, true)), None);
+        assert_eq!(
+            namespaced_source_refusal(&credentials(CredentialsSource::Secret, true)),
+            None
+        );
+        assert_eq!(
+            namespaced_source_refusal(&credentials(CredentialsSource::RamRoleArn, true)),
+            None
+        );
         for (source, secret) in [
             (CredentialsSource::Environment, false),
             (CredentialsSource::Environment, true),
@@ -123,7 +135,10 @@ mod tests {
     }
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect()
     }
 
     #[test]

@@ -31,7 +31,8 @@ impl EcsConnector {
         let window = options.batching.then_some(options.batch_window);
         Self {
             configs: Arc::new(ResolvedConfigs::new(
-                ConfigResolver::new(kube.clone()).allow_endpoints(options.allowed_endpoints.clone()),
+                ConfigResolver::new(kube.clone())
+                    .allow_endpoints(options.allowed_endpoints.clone()),
             )),
             cache: Arc::new(ClientCache::new(
                 options.client.clone(),

@@ -209,9 +209,8 @@ async fn resolved_configs_are_kept_until_their_config_or_secret_changes() {
     let mock_allowed = EndpointAllowList::default()
         .with(&env.mock().endpoint())
         .expect("a URL");
-    let configs = ResolvedConfigs::new(
-        ConfigResolver::new(env.client.clone()).allow_endpoints(mock_allowed),
-    );
+    let configs =
+        ResolvedConfigs::new(ConfigResolver::new(env.client.clone()).allow_endpoints(mock_allowed));
     let reference = ProviderConfigReference::default();
     let first = configs.resolve(&reference, NS).await.expect("resolves");
     assert_eq!(first.secret, Some((NS.to_owned(), CREDS.to_owned())));
