@@ -63,6 +63,8 @@ pub struct ResolvedConfig {
     pub version: String,
     /// The credentials Secret read, as (namespace, name), if any.
     pub secret: Option<(String, String)>,
+    /// The resourceVersion of that Secret when it was read.
+    pub secret_version: Option<String>,
     pub source: Source,
     pub endpoint: Option<String>,
     pub region: Option<String>,
@@ -400,6 +402,7 @@ impl ConfigResolver {
         Ok(ResolvedConfig {
             uid: config.meta().uid.clone().unwrap_or_else(|| display.clone()),
             version: format!("{generation}/{secret_version}"),
+            secret_version: secret.as_ref().map(|_| secret_version.clone()),
             secret,
             display,
             source,

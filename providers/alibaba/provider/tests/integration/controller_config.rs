@@ -126,10 +126,22 @@ async fn a_rotated_secret_is_picked_up() {
         ],
     )
     .await;
+    // The status names the Secret version in use, never the AccessKeyId.
+    let rotated_version = Api::<Secret>::namespaced(env.client.clone(), NS)
+        .get(CREDS)
+        .await
+        .expect("secret")
+        .metadata
+        .resource_version
+        .expect("a resourceVersion");
     wait_config(&env, "default", "new key loaded", |c| {
         c.and_then(|c| c.status.as_ref())
             .and_then(|s| ready(&s.conditions))
-            .is_some_and(|r| r.message.contains("LTAIrotated"))
+            .is_some_and(|r| {
+                r.message
+                    .contains(&format!("at resourceVersion {rotated_version}"))
+                    && !r.message.contains("LTAIrotated")
+            })
     })
     .await;
     env.mock().set_access_key_enabled(AK, false);
