@@ -49,11 +49,7 @@ impl ResolvedConfigs {
         let key = key(reference, namespace);
         let epoch = {
             let entries = self.lock();
-            entries
-                .by_config
-                .get(&key)
-                .cloned()
-                .map_or(Err(entries.epoch), Ok)
+            entries.by_config.get(&key).cloned().ok_or(entries.epoch)
         };
         let epoch = match epoch {
             Ok(hit) => {
