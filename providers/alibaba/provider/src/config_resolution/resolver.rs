@@ -647,6 +647,70 @@ mod tests {
         ));
     }
 
+    fn resolved(region: Option<&str>, vpc: bool, sts: Option<&str>) -> ResolvedConfig {
+        ResolvedConfig {
+            display: "ClusterProviderConfig c".into(),
+            uid: "u".into(),
+            version: "1/".into(),
+            secret: None,
+            secret_version: None,
+            source: Source::Environment,
+            endpoint: None,
+            region: region.map(str::to_owned),
+            use_vpc_endpoint: vpc,
+            sts_endpoint: sts.map(str::to_owned),
+            signature: SignatureVersion::V1,
+            allowed_namespaces: None,
+        }
+    }
+
+    #[test]
+    fn sts_endpoint_precedence_and_the_vpc_network() {
+        use alibaba_sdk::credentials::{ENV_STS_ENDPOINT, EnvLookup};
+        let clean = ClientOverrides {
+            environment: EnvLookup::from_pairs(Vec::<(String, String)>::new()),
+            ..ClientOverrides::default()
+        };
+        let url = |r: ResolvedConfig, o: &ClientOverrides| r.sts_url(o).unwrap().to_string();
+        assert_eq!(
+            url(resolved(Some("cn-beijing"), true, None), &clean),
+            "https://sts-vpc.cn-beijing.aliyuncs.com/"
+        );
+        assert_eq!(
+            url(resolved(Some("cn-beijing"), false, None), &clean),
+            "https://sts.cn-beijing.aliyuncs.com/"
+        );
+        let error = resolved(None, true, None).sts_url(&clean).unwrap_err();
+        assert!(error.to_string().contains("needs a region"), "{error}");
+        let with_env = ClientOverrides {
+            environment: EnvLookup::from_pairs([(
+                ENV_STS_ENDPOINT,
+                "sts-vpc.cn-shanghai.aliyuncs.com",
+            )]),
+            ..ClientOverrides::default()
+        };
+        assert_eq!(
+            url(resolved(Some("cn-beijing"), true, None), &with_env),
+            "https://sts-vpc.cn-shanghai.aliyuncs.com/"
+        );
+        let with_override = ClientOverrides {
+            sts_endpoint: Some("http://127.0.0.1:9".into()),
+            ..with_env.clone()
+        };
+        assert_eq!(
+            url(resolved(None, false, None), &with_override),
+            "http://127.0.0.1:9/"
+        );
+        assert_eq!(
+            url(
+                resolved(None, false, Some("https://sts.eu-central-1.aliyuncs.com")),
+                &with_override
+            ),
+            "https://sts.eu-central-1.aliyuncs.com/",
+            "the configuration's stsEndpoint wins"
+        );
+    }
+
     #[test]
     fn errors_have_reasons_and_wait_for_dependencies() {
         let e = ConfigError::NotFound {

@@ -339,3 +339,140 @@ async fn a_cluster_config_serves_only_the_namespaces_it_allows() {
     assert_eq!(env.mock().instances().len(), 1);
     env.stop().await;
 }
+
+/// A stand-in for the ECS metadata service on 127.0.0.1 (IMDSv2: a token first, then the role
+/// listing and its credentials), handing out STS credentials the mock issued. Records the paths
+/// it served with a valid token.
+struct FakeMetadata {
+    url: String,
+    served: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    credentials: std::sync::Arc<std::sync::Mutex<Option<alibaba_mock::StsCredentials>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+const METADATA_TOKEN: &str = "imds-token-for-test";
+const NODE_ROLE: &str = "ecs-node-role";
+
+impl FakeMetadata {
+    async fn start() -> Self {
+        use axum::http::{HeaderMap, StatusCode};
+        use axum::routing::{get, put};
+        type Shared<T> = std::sync::Arc<std::sync::Mutex<T>>;
+        let served: Shared<Vec<String>> = Shared::default();
+        let credentials: Shared<Option<alibaba_mock::StsCredentials>> = Shared::default();
+        let authorized = |headers: &HeaderMap| {
+            headers
+                .get("x-aliyun-ecs-metadata-token")
+                .is_some_and(|v| v == METADATA_TOKEN)
+        };
+        let app = axum::Router::new()
+            .route(
+                "/latest/api/token",
+                put(|headers: HeaderMap| async move {
+                    if headers.contains_key("x-aliyun-ecs-metadata-token-ttl-seconds") {
+                        (StatusCode::OK, METADATA_TOKEN.to_owned())
+                    } else {
+                        (StatusCode::BAD_REQUEST, String::new())
+                    }
+                }),
+            )
+            .route(
+                "/latest/meta-data/ram/security-credentials/",
+                get({
+                    let served = served.clone();
+                    move |headers: HeaderMap| async move {
+                        if !authorized(&headers) {
+                            return (StatusCode::UNAUTHORIZED, String::new());
+                        }
+                        served.lock().unwrap().push("list".into());
+                        (StatusCode::OK, format!("{NODE_ROLE}\n"))
+                    }
+                }),
+            )
+            .route(
+                &format!("/latest/meta-data/ram/security-credentials/{NODE_ROLE}"),
+                get({
+                    let served = served.clone();
+                    let credentials = credentials.clone();
+                    move |headers: HeaderMap| async move {
+                        let issued = credentials.lock().unwrap().clone();
+                        match (authorized(&headers), issued) {
+                            (true, Some(c)) => {
+                                served.lock().unwrap().push(NODE_ROLE.into());
+                                let body = json!({
+                                    "AccessKeyId": c.access_key_id,
+                                    "AccessKeySecret": c.access_key_secret,
+                                    "SecurityToken": c.security_token,
+                                    "Expiration": c.expiration.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                                    "Code": "Success"
+                                });
+                                (StatusCode::OK, body.to_string())
+                            }
+                            _ => (StatusCode::UNAUTHORIZED, String::new()),
+                        }
+                    }
+                }),
+            );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self {
+            url,
+            served,
+            credentials,
+            task,
+        }
+    }
+}
+
+impl Drop for FakeMetadata {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_role_cluster_config_uses_the_metadata_service() {
+    let metadata = FakeMetadata::start().await;
+    let mut options = options_with_controller_identity();
+    options.client.metadata_endpoint = Some(metadata.url.clone());
+    let env = Env::start_with(options, MockConfig::new(AK, SK)).await;
+    *metadata.credentials.lock().unwrap() = Some(env.mock().issue_sts_credentials(
+        alibaba_mock::DEFAULT_ACCOUNT_ID,
+        std::time::Duration::from_secs(6 * 3600),
+    ));
+    let cluster: ClusterProviderConfig = serde_json::from_value(json!({
+        "apiVersion": "alibabacloud.ferroplane.io/v1alpha1",
+        "kind": "ClusterProviderConfig",
+        "metadata": {"name": "node-role"},
+        "spec": {"credentials": {"source": "InstanceRole"}, "endpoint": env.mock().endpoint()}
+    }))
+    .expect("cluster config");
+    Api::<ClusterProviderConfig>::all(env.client.clone())
+        .create(&PostParams::default(), &cluster)
+        .await
+        .expect("created");
+    create_instance(
+        &env,
+        NS,
+        "on-node-role",
+        "ClusterProviderConfig",
+        "node-role",
+    )
+    .await;
+    env.wait_ready("on-node-role").await;
+    let served = metadata.served.lock().unwrap().clone();
+    assert!(
+        served.iter().any(|p| p == "list"),
+        "the role name was discovered: {served:?}"
+    );
+    assert!(
+        served.iter().any(|p| p == NODE_ROLE),
+        "its credentials were read with a token: {served:?}"
+    );
+    env.stop().await;
+}
