@@ -476,3 +476,54 @@ async fn an_instance_role_cluster_config_uses_the_metadata_service() {
     );
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signature_mismatch_leaves_no_access_key_id_in_status_or_events() {
+    let env = start().await;
+    let key_id = "LTAI5tTenantVisible77";
+    env.mock().add_access_key(alibaba_mock::AccessKey::new(
+        key_id,
+        "the-right-secret",
+        alibaba_mock::DEFAULT_ACCOUNT_ID,
+    ));
+    env.put_secret(
+        "mismatch",
+        &[
+            ("accessKeyId", key_id),
+            ("accessKeySecret", "a-wrong-secret"),
+        ],
+    )
+    .await;
+    env.create_provider_config("mismatch", "mismatch", None, &env.mock().endpoint())
+        .await;
+    create_instance(&env, NS, "mismatched", "ProviderConfig", "mismatch").await;
+    let message = env
+        .wait_sync_error("mismatched", "SignatureDoesNotMatch")
+        .await;
+    assert!(message.contains("AccessKeySecret"), "a hint: {message}");
+
+    let instance = env.get("mismatched").await.expect("exists");
+    let config = env.provider_config("mismatch").await.expect("exists");
+    let status = format!(
+        "{} {}",
+        serde_json::to_string(&instance.status).expect("json"),
+        serde_json::to_string(&config.status).expect("json")
+    );
+    assert!(!status.contains(key_id), "{status}");
+    assert!(
+        !status.to_lowercase().contains("string to sign is"),
+        "{status}"
+    );
+    let events = ferroplane_testkit::events::about(&env.client, NS, "mismatched").await;
+    assert!(!events.is_empty(), "the failure was recorded as events");
+    let events = format!(
+        "{events:?} {:?}",
+        ferroplane_testkit::events::about(&env.client, NS, "mismatch").await
+    );
+    assert!(!events.contains(key_id), "{events}");
+    assert!(
+        !events.to_lowercase().contains("string to sign is"),
+        "{events}"
+    );
+    env.stop().await;
+}
