@@ -163,3 +163,20 @@ fn default_identity() -> String {
         .unwrap_or_else(|_| "ferroplane".to_owned());
     format!("{host}-{}", std::process::id())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allow_endpoint_takes_urls_and_hosts_and_refuses_the_rest() {
+        assert!(parse_allowed_endpoint("http://10.0.0.5:8080").is_ok());
+        assert!(parse_allowed_endpoint("ecs.proxy.example").is_ok());
+        let error = parse_allowed_endpoint("ftp://10.0.0.5").unwrap_err();
+        assert!(error.contains("http or https"), "{error}");
+        let list = allowed_endpoints(&["http://10.0.0.5:8080".to_owned()]).unwrap();
+        assert!(list.check("http://10.0.0.5:8080/").is_ok());
+        assert!(list.check("http://10.0.0.5:8081/").is_err());
+        assert!(list.check("https://ecs.cn-beijing.aliyuncs.com").is_ok());
+    }
+}
