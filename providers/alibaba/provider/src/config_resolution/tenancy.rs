@@ -38,7 +38,7 @@ pub fn namespaced_source_refusal(credentials: &ProviderCredentials) -> Option<&'
     }
 }
 
-/// Why `allowed` does not admit a namespace with `labels`; `None` when it does.
+/// Whether `allowed` admits a namespace with `labels`, and why not.
 pub fn namespace_allowed(
     allowed: &AllowedNamespaces,
     labels: &BTreeMap<String, String>,

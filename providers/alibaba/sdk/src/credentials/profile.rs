@@ -88,8 +88,14 @@ impl ProfileProvider {
     }
 
     /// Whether a profile is configured at all: a profile is named, or the file exists.
-    pub fn is_configured(&self) -> bool {
-        self.env.get(ENV_PROFILE).is_some() || self.path().is_some_and(|p| p.is_file())
+    pub async fn is_configured(&self) -> bool {
+        if self.env.get(ENV_PROFILE).is_some() {
+            return true;
+        }
+        match self.path() {
+            Some(path) => tokio::fs::metadata(&path).await.is_ok_and(|m| m.is_file()),
+            None => false,
+        }
     }
 
     async fn fetch(&self) -> Result<Credentials, CredentialsError> {
@@ -240,7 +246,7 @@ impl EnvironmentProvider {
     }
 
     async fn fetch(&self) -> Result<Credentials, CredentialsError> {
-        if !self.variables.is_configured() && self.profile.is_configured() {
+        if !self.variables.is_configured() && self.profile.is_configured().await {
             return self.profile.credentials().await;
         }
         self.variables.read()
