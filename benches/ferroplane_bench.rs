@@ -64,6 +64,9 @@ struct Args {
     kubeconfig: Option<std::path::PathBuf>,
     #[arg(long, hide = true)]
     no_batch_describe: bool,
+    /// Internal: the ECS mock's endpoint, which the namespaced ProviderConfigs name.
+    #[arg(long, hide = true)]
+    allow_endpoint: Vec<String>,
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -107,6 +110,14 @@ async fn run_controller(args: Args) -> anyhow::Result<()> {
         poll_interval: args.poll_interval,
         max_concurrent_reconciles: args.concurrency,
         batch_describe: !args.no_batch_describe,
+        allowed_endpoints: {
+            let mut list = provider_alibaba::EndpointAllowList::default();
+            for entry in &args.allow_endpoint {
+                list.allow(entry)
+                    .with_context(|| format!("invalid --allow-endpoint {entry}"))?;
+            }
+            list
+        },
     };
     let stop = CancellationToken::new();
     let signal = stop.clone();
@@ -123,7 +134,12 @@ struct Child {
 }
 
 impl Child {
-    fn spawn(args: &Args, kubeconfig: &std::path::Path, batching: bool) -> anyhow::Result<Self> {
+    fn spawn(
+        args: &Args,
+        kubeconfig: &std::path::Path,
+        ecs_endpoint: &str,
+        batching: bool,
+    ) -> anyhow::Result<Self> {
         let exe = std::env::current_exe().context("cannot find this program")?;
         let mut command = tokio::process::Command::new(exe);
         command
@@ -136,6 +152,8 @@ impl Child {
             .arg(args.concurrency.to_string())
             .arg("--rate-limit")
             .arg(args.rate_limit.to_string())
+            .arg("--allow-endpoint")
+            .arg(ecs_endpoint)
             .env(
                 "RUST_LOG",
                 std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
@@ -200,7 +218,12 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
 
     // 2. The controller, then N ECSInstances until all are Ready.
     env.sandbox().reset_writes();
-    let child = Child::spawn(&args, &env.info().kubeconfig, true)?;
+    let child = Child::spawn(
+        &args,
+        &env.info().kubeconfig,
+        &env.info().ecs_endpoint,
+        true,
+    )?;
     let started = Instant::now();
     create_instances(&client, BENCH_NAMESPACE, n, args.concurrency as usize).await?;
     let created = started.elapsed();
@@ -255,7 +278,12 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
     println!("controller peak RSS: {peak_rss:.1} MiB");
 
     // ... and unbatched, with a fresh controller (one DescribeInstances per object).
-    let child = Child::spawn(&args, &env.info().kubeconfig, false)?;
+    let child = Child::spawn(
+        &args,
+        &env.info().kubeconfig,
+        &env.info().ecs_endpoint,
+        false,
+    )?;
     // Let the restarted controller's initial pass over every object go by first.
     tokio::time::sleep(args.poll_interval).await;
     let unbatched = steady_state_describe_calls(&env, &args).await;

@@ -42,6 +42,9 @@ pub struct Options {
     pub max_concurrent_reconciles: u16,
     /// Coalesce ECS observations into `DescribeInstances` calls of up to 100 IDs.
     pub batch_describe: bool,
+    /// Endpoints a namespaced ProviderConfig may name besides `https://*.aliyuncs.com`
+    /// (`--allow-endpoint`; the sandbox adds its ECS mock).
+    pub allowed_endpoints: provider_alibaba::EndpointAllowList,
 }
 
 impl Default for Options {
@@ -52,6 +55,7 @@ impl Default for Options {
             poll_interval: Duration::from_secs(60),
             max_concurrent_reconciles: 16,
             batch_describe: true,
+            allowed_endpoints: provider_alibaba::EndpointAllowList::default(),
         }
     }
 }
@@ -89,6 +93,7 @@ pub async fn run(runtime: &Runtime, options: &Options, shutdown: CancellationTok
                     poll_interval: options.poll_interval,
                     max_concurrent_reconciles: options.max_concurrent_reconciles,
                     batching: options.batch_describe,
+                    allowed_endpoints: options.allowed_endpoints.clone(),
                     ..provider_alibaba::Options::default()
                 };
                 let runtime = runtime.clone();

@@ -124,8 +124,16 @@ impl Environment {
         .await?;
         write_info(&config.dir, &info)?;
 
+        let mut controller_options = config.controllers;
+        if let Some(options) = controller_options.as_mut() {
+            // The `default` ProviderConfig is namespaced and names the mock: allow its endpoint.
+            options
+                .allowed_endpoints
+                .allow(&info.ecs_endpoint)
+                .context("the ECS mock's endpoint is not a URL")?;
+        }
         let stop_controllers = CancellationToken::new();
-        let controllers = config.controllers.map(|options| {
+        let controllers = controller_options.map(|options| {
             let runtime = Runtime::with_metrics(
                 client.clone(),
                 RuntimeConfig {
@@ -248,6 +256,7 @@ async fn create_provider_config(
                 }),
                 rrsa: None,
                 ram_role_arn: None,
+                instance_role: None,
             },
             connection: ConnectionSettings {
                 endpoint: Some(endpoint.to_owned()),

@@ -54,10 +54,23 @@ pub struct Args {
     #[arg(long, default_value_t = 50.0)]
     rate_limit: f64,
 
+    /// An endpoint namespaced ProviderConfigs may name in `endpoint` or `stsEndpoint`, besides
+    /// `https://*.aliyuncs.com`: a URL (`http://10.0.0.5:8080`: exactly that scheme, host and
+    /// port) or a host name (`https` on port 443). Repeat for more.
+    #[arg(long = "allow-endpoint", value_name = "URL_OR_HOST", value_parser = parse_allowed_endpoint)]
+    allow_endpoint: Vec<String>,
+
     /// Observe each ECS instance with its own DescribeInstances call instead of batches of 100
     /// (what other providers do; for comparisons only).
     #[arg(long, hide = true)]
     no_batch_describe: bool,
+}
+
+fn parse_allowed_endpoint(text: &str) -> Result<String, String> {
+    provider_alibaba::EndpointAllowList::default()
+        .allow(text)
+        .map(|()| text.to_owned())
+        .map_err(|e| e.to_string())
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -79,6 +92,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         poll_interval: args.poll_interval,
         max_concurrent_reconciles: args.max_concurrent_reconciles,
         batch_describe: !args.no_batch_describe,
+        allowed_endpoints: allowed_endpoints(&args.allow_endpoint)?,
     };
     let config = RuntimeConfig {
         instance: Some(identity.clone()),
@@ -134,9 +148,35 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn allowed_endpoints(entries: &[String]) -> anyhow::Result<provider_alibaba::EndpointAllowList> {
+    let mut list = provider_alibaba::EndpointAllowList::default();
+    for entry in entries {
+        list.allow(entry)
+            .with_context(|| format!("invalid --allow-endpoint {entry}"))?;
+    }
+    Ok(list)
+}
+
 fn default_identity() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_owned())
         .unwrap_or_else(|_| "ferroplane".to_owned());
     format!("{host}-{}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allow_endpoint_takes_urls_and_hosts_and_refuses_the_rest() {
+        assert!(parse_allowed_endpoint("http://10.0.0.5:8080").is_ok());
+        assert!(parse_allowed_endpoint("ecs.proxy.example").is_ok());
+        let error = parse_allowed_endpoint("ftp://10.0.0.5").unwrap_err();
+        assert!(error.contains("http or https"), "{error}");
+        let list = allowed_endpoints(&["http://10.0.0.5:8080".to_owned()]).unwrap();
+        assert!(list.check("http://10.0.0.5:8080/").is_ok());
+        assert!(list.check("http://10.0.0.5:8081/").is_err());
+        assert!(list.check("https://ecs.cn-beijing.aliyuncs.com").is_ok());
+    }
 }

@@ -40,6 +40,7 @@ pub async fn create_provider_config(
                 }),
                 rrsa: None,
                 ram_role_arn: None,
+                instance_role: None,
             },
             connection: ConnectionSettings {
                 endpoint: Some(endpoint.into()),

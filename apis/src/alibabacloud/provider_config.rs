@@ -1,5 +1,6 @@
 //! `ProviderConfig` and `ClusterProviderConfig`: where ECSInstances get Alibaba Cloud credentials.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -7,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::common::Condition;
 
 /// Alibaba Cloud credentials and endpoint for the ECSInstances of one namespace.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[kube(
     group = "alibabacloud.ferroplane.io",
     version = "v1alpha1",
@@ -17,7 +18,7 @@ use crate::common::Condition;
     namespaced,
     status = "ProviderConfigStatus",
     category = "ferroplane",
-    doc = "Alibaba Cloud credentials and endpoint used by the ECSInstances of this namespace that name it in providerConfigRef. It can only read Secrets in its own namespace.",
+    doc = "Alibaba Cloud credentials and endpoint used by the ECSInstances of this namespace that name it in providerConfigRef. It can only read Secrets in its own namespace, and only with source Secret or RamRoleArn (with a secretRef).",
     printcolumn(
         name = "SOURCE",
         type_ = "string",
@@ -36,6 +37,9 @@ use crate::common::Condition;
     )
 )]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("self.credentials.source == 'Secret' || self.credentials.source == 'RamRoleArn'").message("a namespaced ProviderConfig may only use credentials.source Secret or RamRoleArn (with a secretRef in its own namespace): Environment, RRSA and InstanceRole are the controller's own identity and are allowed only in a ClusterProviderConfig, which an administrator shares through spec.allowedNamespaces"))]
+#[x_kube(validation = Rule::new("self.credentials.source != 'RamRoleArn' || has(self.credentials.secretRef)").message("a namespaced ProviderConfig with source RamRoleArn needs credentials.secretRef: without it the role would be assumed with the controller's own identity; put an AccessKey in a Secret of this namespace, or ask an administrator for a ClusterProviderConfig"))]
+#[x_kube(validation = Rule::new("!has(self.credentials.rrsa) && !has(self.credentials.instanceRole)").message("credentials.rrsa and credentials.instanceRole (and with them an OIDC token file) are not allowed in a namespaced ProviderConfig; they belong in a ClusterProviderConfig"))]
 pub struct ProviderConfigSpec {
     /// Where the credentials come from.
     pub credentials: ProviderCredentials,
@@ -55,7 +59,7 @@ pub struct ProviderConfigSpec {
     singular = "clusterproviderconfig",
     status = "ProviderConfigStatus",
     category = "ferroplane",
-    doc = "Cluster-wide Alibaba Cloud credentials and endpoint, usable by ECSInstances of every namespace that name it in providerConfigRef (kind ClusterProviderConfig).",
+    doc = "Cluster-wide Alibaba Cloud credentials and endpoint, usable by the managed resources that name it in providerConfigRef (kind ClusterProviderConfig) in the namespaces spec.allowedNamespaces allows (all of them when it is absent).",
     printcolumn(
         name = "SOURCE",
         type_ = "string",
@@ -81,6 +85,33 @@ pub struct ClusterProviderConfigSpec {
     /// Endpoint, region and signature settings.
     #[serde(flatten)]
     pub connection: ConnectionSettings,
+    /// Which namespaces' managed resources may use this configuration. Absent: every namespace
+    /// (`from: All`). A managed resource in a namespace not allowed gets Synced=False and
+    /// nothing is created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_namespaces: Option<AllowedNamespaces>,
+}
+
+/// The namespaces allowed to use a ClusterProviderConfig, in the shape of Gateway API's
+/// `allowedRoutes.namespaces`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("self.from != 'Selector' || has(self.selector)").message("allowedNamespaces.from Selector needs allowedNamespaces.selector (a label selector on Namespaces)"))]
+pub struct AllowedNamespaces {
+    /// `All` (every namespace) or `Selector` (the namespaces whose labels match `selector`).
+    pub from: NamespacesFrom,
+    /// Label selector on Namespace objects; required with `from: Selector`, ignored otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+}
+
+/// How `allowedNamespaces` chooses namespaces.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum NamespacesFrom {
+    /// Every namespace.
+    All,
+    /// The namespaces whose labels match the selector.
+    Selector,
 }
 
 /// How to reach ECS; the same for both configuration kinds.
@@ -96,10 +127,17 @@ pub struct ConnectionSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[a-z]{2,4}-[a-z0-9-]+[0-9a-z]$"))]
     pub region: Option<String>,
-    /// Use the VPC-internal endpoint `ecs-vpc.<region>.aliyuncs.com` (only reachable from inside
-    /// Alibaba Cloud). Ignored when `endpoint` is set.
+    /// Use the VPC-internal endpoints `ecs-vpc.<region>.aliyuncs.com` and, for credentials,
+    /// `sts-vpc.<region>.aliyuncs.com` (only reachable from inside Alibaba Cloud; STS then needs
+    /// `region`). Ignored for an endpoint that is set explicitly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub use_vpc_endpoint: Option<bool>,
+    /// STS endpoint for the credential sources that call STS (`RamRoleArn`, `RRSA`), instead of
+    /// `https://sts.<region>.aliyuncs.com` (`sts-vpc.<region>` with `useVpcEndpoint`).
+    /// Takes precedence over the controller's `ALIBABA_CLOUD_STS_ENDPOINT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(https?://)?[^\s/]+(/.*)?$"))]
+    pub sts_endpoint: Option<String>,
     /// API signature algorithm: `V1` (HMAC-SHA1, the default) or `V3` (ACS3-HMAC-SHA256).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature_version: Option<SignatureVersion>,
@@ -111,10 +149,14 @@ pub struct ConnectionSettings {
 #[x_kube(validation = Rule::new("self.source != 'Secret' || has(self.secretRef)").message("source Secret needs secretRef"))]
 #[x_kube(validation = Rule::new("self.source != 'RRSA' || has(self.rrsa)").message("source RRSA needs rrsa"))]
 #[x_kube(validation = Rule::new("self.source != 'RamRoleArn' || has(self.ramRoleArn)").message("source RamRoleArn needs ramRoleArn"))]
+#[x_kube(validation = Rule::new("!has(self.instanceRole) || self.source == 'InstanceRole'").message("credentials.instanceRole is used only with source InstanceRole"))]
 pub struct ProviderCredentials {
     /// `Secret` (keys in a Secret), `Environment` (the provider pod's `ALIBABA_CLOUD_*`
-    /// variables), `RRSA` (OIDC role on ACK) or `RamRoleArn` (STS AssumeRole on top of the
-    /// Secret when `secretRef` is set, else on top of the environment).
+    /// variables, else its `~/.aliyun/config.json` profile), `RRSA` (OIDC role on ACK),
+    /// `InstanceRole` (the ECS instance RAM role, from the metadata service) or `RamRoleArn`
+    /// (STS AssumeRole on top of the Secret when `secretRef` is set, else on top of the
+    /// environment). A namespaced ProviderConfig may use only `Secret` and `RamRoleArn` with a
+    /// `secretRef`: the others are the controller's own identity.
     pub source: CredentialsSource,
     /// The Secret holding the access key. Without `key` it has the keys `accessKeyId`,
     /// `accessKeySecret` and optionally `securityToken`; with `key`, that entry holds JSON
@@ -128,6 +170,21 @@ pub struct ProviderCredentials {
     /// Role to assume for source `RamRoleArn`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ram_role_arn: Option<RamRoleArnCredentials>,
+    /// Settings of source `InstanceRole` (optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_role: Option<InstanceRoleCredentials>,
+}
+
+/// The ECS instance RAM role (source `InstanceRole`), read from the metadata service with
+/// IMDSv2 tokens.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceRoleCredentials {
+    /// Name of the RAM role attached to the instance. Absent: the controller's
+    /// `ALIBABA_CLOUD_ECS_METADATA`, else the role the metadata service lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64))]
+    pub role_name: Option<String>,
 }
 
 /// Credential sources.
@@ -138,6 +195,7 @@ pub enum CredentialsSource {
     #[serde(rename = "RRSA")]
     Rrsa,
     RamRoleArn,
+    InstanceRole,
 }
 
 /// Signature algorithm for ECS calls.
@@ -231,11 +289,15 @@ pub trait ProviderConfigSettings {
     fn endpoint(&self) -> Option<&str>;
     fn region(&self) -> Option<&str>;
     fn use_vpc_endpoint(&self) -> bool;
+    fn sts_endpoint(&self) -> Option<&str>;
     fn signature_version(&self) -> SignatureVersion;
+    /// The namespaces allowed to use the configuration: `None` for a namespaced ProviderConfig
+    /// (only its own namespace can name it) and for a ClusterProviderConfig open to all.
+    fn allowed_namespaces(&self) -> Option<&AllowedNamespaces>;
 }
 
 macro_rules! impl_settings {
-    ($kind:ty) => {
+    ($kind:ty, $allowed:path) => {
         impl ProviderConfigSettings for $kind {
             fn credentials(&self) -> &ProviderCredentials {
                 &self.spec.credentials
@@ -249,12 +311,26 @@ macro_rules! impl_settings {
             fn use_vpc_endpoint(&self) -> bool {
                 self.spec.connection.use_vpc_endpoint.unwrap_or(false)
             }
+            fn sts_endpoint(&self) -> Option<&str> {
+                self.spec.connection.sts_endpoint.as_deref()
+            }
             fn signature_version(&self) -> SignatureVersion {
                 self.spec.connection.signature_version.unwrap_or_default()
+            }
+            fn allowed_namespaces(&self) -> Option<&AllowedNamespaces> {
+                $allowed(self)
             }
         }
     };
 }
 
-impl_settings!(ProviderConfig);
-impl_settings!(ClusterProviderConfig);
+fn open_to_own_namespace(_: &ProviderConfig) -> Option<&AllowedNamespaces> {
+    None
+}
+
+fn cluster_allowed_namespaces(config: &ClusterProviderConfig) -> Option<&AllowedNamespaces> {
+    config.spec.allowed_namespaces.as_ref()
+}
+
+impl_settings!(ProviderConfig, open_to_own_namespace);
+impl_settings!(ClusterProviderConfig, cluster_allowed_namespaces);

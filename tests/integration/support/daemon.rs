@@ -65,6 +65,8 @@ impl Daemon {
                 "--metrics-addr",
                 "127.0.0.1:0",
             ])
+            // The `default` ProviderConfig is namespaced and names the mock.
+            .args(["--allow-endpoint", &self.env.info().ecs_endpoint])
             .args([
                 "--poll-interval",
                 "2s",

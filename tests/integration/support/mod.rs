@@ -87,10 +87,15 @@ impl E2e {
                 )
                 .await;
                 let runtime = Runtime::new(client.clone(), RuntimeConfig::default());
-                let options = Options {
+                let mut options = Options {
                     namespace: Some(namespace.clone()),
                     ..options
                 };
+                // The ProviderConfig below is namespaced and names the mock.
+                options
+                    .allowed_endpoints
+                    .allow(&mock.endpoint())
+                    .expect("the mock's endpoint is a URL");
                 let controllers = Controllers::spawn(runtime, |runtime, shutdown| async move {
                     controllers::run(&runtime, &options, shutdown).await;
                     Ok(())

@@ -27,8 +27,9 @@
 //! to an instance's `passwordSecretRef` Secret reconciles the instances concerned at once; status
 //! writes to configurations do not. The process needs get/list/watch on Secrets in every
 //! namespace (a ClusterProviderConfig may name any namespace), get/list/watch/patch on the three
-//! kinds and their `/status`, create/patch on Secrets for connection details, and create on
-//! events.
+//! kinds and their `/status`, create/patch on Secrets for connection details, create on
+//! events, and get on Namespaces (a ClusterProviderConfig with `allowedNamespaces.from:
+//! Selector` is checked against the managed resource's Namespace labels on every reconcile).
 
 mod config_resolution;
 mod config_watches;
@@ -43,7 +44,7 @@ use ferroplane_runtime::{RunError, Runtime};
 use futures::FutureExt;
 
 // The integration tests check the resolved-config cache against a live API server.
-pub use config_resolution::{ConfigResolver, ResolvedConfigs};
+pub use config_resolution::{ConfigResolver, EndpointAllowList, EndpointRefusal, ResolvedConfigs};
 pub use options::{ClientOverrides, Options};
 
 use crate::ecs_instance::ecs_instance_controller;

@@ -3,9 +3,12 @@
 
 use std::time::Duration;
 
+use alibaba_sdk::credentials::EnvLookup;
 use alibaba_sdk::rpc::RetryPolicy;
 use ferroplane_runtime::requeue::RequeuePolicy;
 use kube::{Api, Resource};
+
+use crate::config_resolution::EndpointAllowList;
 
 /// How the controllers run. `Default` watches every namespace, polls every 60 s and batches
 /// observations.
@@ -26,6 +29,9 @@ pub struct Options {
     pub batch_window: Duration,
     /// Overrides of the ECS client settings.
     pub client: ClientOverrides,
+    /// Endpoints a namespaced ProviderConfig may name in `endpoint` or `stsEndpoint` besides
+    /// Alibaba Cloud's `https://*.aliyuncs.com` (`ferroplane run --allow-endpoint`).
+    pub allowed_endpoints: EndpointAllowList,
 }
 
 impl Default for Options {
@@ -38,6 +44,7 @@ impl Default for Options {
             batching: true,
             batch_window: Duration::from_millis(5),
             client: ClientOverrides::default(),
+            allowed_endpoints: EndpointAllowList::default(),
         }
     }
 }
@@ -52,8 +59,15 @@ pub struct ClientOverrides {
     /// Retries of throttling, 5xx and network failures inside one call.
     pub retry: Option<RetryPolicy>,
     /// STS endpoint for `RamRoleArn` and `RRSA` credentials, instead of
-    /// `https://sts.<region>.aliyuncs.com` (e.g. the ECS mock, which serves STS too).
+    /// `https://sts.<region>.aliyuncs.com` (e.g. the ECS mock, which serves STS too). A
+    /// configuration's own `stsEndpoint` still wins.
     pub sts_endpoint: Option<String>,
+    /// Where the credential sources that stand for the controller read `ALIBABA_CLOUD_*`
+    /// variables and `HOME` (default: the process environment; tests pass their own).
+    pub environment: EnvLookup,
+    /// The ECS metadata service for source `InstanceRole`, instead of
+    /// `http://100.100.100.200` (tests point it at a local stand-in).
+    pub metadata_endpoint: Option<String>,
 }
 
 impl Options {

@@ -2,7 +2,7 @@
 //!
 //! ECS: `https://ecs.<region>.aliyuncs.com`, except `cn-hangzhou` (`ecs-cn-hangzhou.aliyuncs.com`);
 //! VPC-internal `https://ecs-vpc.<region>.aliyuncs.com`. STS: `https://sts.aliyuncs.com` or
-//! `https://sts.<region>.aliyuncs.com`. Any endpoint can be overridden with a full URL, plain
+//! `https://sts.<region>.aliyuncs.com`, VPC-internal `https://sts-vpc.<region>.aliyuncs.com`. Any endpoint can be overridden with a full URL, plain
 //! `http` included, for private endpoints, proxies and the local mock.
 
 use url::Url;
@@ -38,6 +38,11 @@ pub enum EndpointError {
         /// The rejected value.
         region: String,
     },
+    /// The VPC-internal STS endpoint is regional.
+    #[error(
+        "the VPC-internal STS endpoint sts-vpc.<region>.aliyuncs.com needs a region: set the configuration's region (or ALIBABA_CLOUD_STS_REGION), or set stsEndpoint"
+    )]
+    VpcStsNeedsRegion,
 }
 
 /// Checks that a region ID can be placed in a host name.
@@ -68,14 +73,20 @@ pub fn ecs_endpoint(region: &str, network: Network) -> Result<Url, EndpointError
     parse_endpoint(&format!("https://{host}"))
 }
 
-/// The STS endpoint: regional when a region is given, else the global one.
-pub fn sts_endpoint(region: Option<&str>) -> Result<Url, EndpointError> {
-    match region {
-        Some(region) => {
+/// The STS endpoint: regional when a region is given, else the global one; on the VPC network
+/// `sts-vpc.<region>`, which exists only per region.
+pub fn sts_endpoint(region: Option<&str>, network: Network) -> Result<Url, EndpointError> {
+    match (region, network) {
+        (Some(region), network) => {
             validate_region(region)?;
-            parse_endpoint(&format!("https://sts.{region}.aliyuncs.com"))
+            let prefix = match network {
+                Network::Public => "sts",
+                Network::Vpc => "sts-vpc",
+            };
+            parse_endpoint(&format!("https://{prefix}.{region}.aliyuncs.com"))
         }
-        None => parse_endpoint("https://sts.aliyuncs.com"),
+        (None, Network::Public) => parse_endpoint("https://sts.aliyuncs.com"),
+        (None, Network::Vpc) => Err(EndpointError::VpcStsNeedsRegion),
     }
 }
 
@@ -133,13 +144,26 @@ mod tests {
     #[test]
     fn sts_endpoints() {
         assert_eq!(
-            sts_endpoint(None).unwrap().as_str(),
+            sts_endpoint(None, Network::Public).unwrap().as_str(),
             "https://sts.aliyuncs.com/"
         );
         assert_eq!(
-            sts_endpoint(Some("cn-shanghai")).unwrap().as_str(),
+            sts_endpoint(Some("cn-shanghai"), Network::Public)
+                .unwrap()
+                .as_str(),
             "https://sts.cn-shanghai.aliyuncs.com/"
         );
+        assert_eq!(
+            sts_endpoint(Some("cn-shanghai"), Network::Vpc)
+                .unwrap()
+                .as_str(),
+            "https://sts-vpc.cn-shanghai.aliyuncs.com/"
+        );
+        assert_eq!(
+            sts_endpoint(None, Network::Vpc).unwrap_err(),
+            EndpointError::VpcStsNeedsRegion
+        );
+        assert!(sts_endpoint(Some("x/y"), Network::Vpc).is_err());
     }
 
     #[test]

@@ -73,6 +73,14 @@ pub enum CredentialsError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The CLI configuration file (`~/.aliyun/config.json`) has no usable profile.
+    #[error("cannot use the profile in {}: {detail}", path.display())]
+    Profile {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong, without any credential value.
+        detail: String,
+    },
     /// The credentials are unusable as given.
     #[error("invalid credentials: {reason}")]
     Invalid {

@@ -5,13 +5,18 @@
 //!   the config's own namespace for a namespaced ProviderConfig), the credential source, the
 //!   endpoint settings and the version key clients are cached under;
 //! - `secret_keys`: the AccessKey in a credentials Secret's data, in either accepted layout;
+//! - `tenancy` and `endpoint_policy`: what a namespaced configuration may use (its own Secrets,
+//!   allowed endpoints) and which namespaces a ClusterProviderConfig serves;
 //! - `resolved_configs`: resolved configurations kept until a watch event says their config or
 //!   Secret changed.
 
+mod endpoint_policy;
 mod resolved_configs;
 mod resolver;
 mod secret_keys;
+mod tenancy;
 
+pub use endpoint_policy::{EndpointAllowList, EndpointRefusal};
 pub use resolved_configs::ResolvedConfigs;
 pub use resolver::ConfigResolver;
 pub(crate) use resolver::{ConfigError, ResolvedConfig, display, uses_secret};

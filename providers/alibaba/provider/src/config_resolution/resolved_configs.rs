@@ -38,7 +38,9 @@ impl ResolvedConfigs {
     }
 
     /// The configuration `reference` names for an object in `namespace`, from the cache or
-    /// freshly resolved. Failures are not kept: the next reconcile tries again.
+    /// freshly resolved. Failures are not kept: the next reconcile tries again. Whether the
+    /// configuration admits `namespace` is checked on every call (a cached ClusterProviderConfig
+    /// serves many namespaces, and a Namespace's labels change without a config event).
     pub async fn resolve(
         &self,
         reference: &ProviderConfigReference,
@@ -47,10 +49,14 @@ impl ResolvedConfigs {
         let key = key(reference, namespace);
         let epoch = {
             let entries = self.lock();
-            if let Some(hit) = entries.by_config.get(&key) {
-                return Ok(hit.clone());
+            entries.by_config.get(&key).cloned().ok_or(entries.epoch)
+        };
+        let epoch = match epoch {
+            Ok(hit) => {
+                self.resolver.admit(&hit, namespace).await?;
+                return Ok(hit);
             }
-            entries.epoch
+            Err(epoch) => epoch,
         };
         let resolved = Arc::new(self.resolver.resolve(reference, namespace).await?);
         let mut entries = self.lock();

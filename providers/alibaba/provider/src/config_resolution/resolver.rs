@@ -2,26 +2,36 @@
 //! ClusterProviderConfig, its credentials Secret (only from the config's own namespace for a
 //! namespaced ProviderConfig), the credential source and the endpoint settings, plus the version
 //! key clients are cached under.
+//!
+//! Tenancy is checked here, before any connection: a namespaced ProviderConfig may use only its
+//! namespace's Secrets and endpoints on the [`EndpointAllowList`]; a ClusterProviderConfig only
+//! serves the namespaces its `allowedNamespaces` admits (read from the Namespace's labels).
 
 use std::sync::Arc;
 
 use alibaba_sdk::Error;
 use alibaba_sdk::credentials::{
-    CachingProvider, Credentials, EnvProvider, OidcRoleProvider, RamRoleArnProvider,
-    SharedCredentialsProvider,
+    CachingProvider, Credentials, DEFAULT_METADATA_ENDPOINT, ENV_ECS_METADATA,
+    ENV_ECS_METADATA_DISABLED, EnvironmentProvider, ImdsProvider, OidcRoleProvider,
+    RamRoleArnProvider, SharedCredentialsProvider, StsEndpointChoice,
 };
-use alibaba_sdk::endpoint::{parse_endpoint, sts_endpoint};
+use alibaba_sdk::endpoint::parse_endpoint;
 use alibaba_sdk::rpc::{ClientConfig, SignatureVersion};
 use ferroplane_apis::alibabacloud::{
-    ClusterProviderConfig, CredentialsSource, ProviderConfig, ProviderConfigSettings,
-    RamRoleArnCredentials, RrsaCredentials, SignatureVersion as ApiSignatureVersion,
+    AllowedNamespaces, ClusterProviderConfig, CredentialsSource, InstanceRoleCredentials,
+    ProviderConfig, ProviderConfigSettings, RamRoleArnCredentials, RrsaCredentials,
+    SignatureVersion as ApiSignatureVersion,
 };
 use ferroplane_apis::common::{ProviderConfigKind, ProviderConfigReference};
 use ferroplane_runtime::ReconcileError;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::{Api, Resource, ResourceExt};
 
+use super::endpoint_policy::{EndpointAllowList, EndpointRefusal};
 use super::secret_keys::{SecretKeysError, credentials_from_secret};
+use super::tenancy::{
+    NamespaceRefusal, namespace_allowed, namespaced_source_refusal, needs_labels,
+};
 use crate::options::ClientOverrides;
 
 /// Where credentials come from, with Secret contents already read.
@@ -38,6 +48,8 @@ pub enum Source {
         role: RamRoleArnCredentials,
         base: Option<Credentials>,
     },
+    /// The ECS instance RAM role, from the metadata service.
+    InstanceRole(InstanceRoleCredentials),
 }
 
 /// A configuration, resolved.
@@ -51,11 +63,17 @@ pub struct ResolvedConfig {
     pub version: String,
     /// The credentials Secret read, as (namespace, name), if any.
     pub secret: Option<(String, String)>,
+    /// The resourceVersion of that Secret when it was read.
+    pub secret_version: Option<String>,
     pub source: Source,
     pub endpoint: Option<String>,
     pub region: Option<String>,
     pub use_vpc_endpoint: bool,
+    /// STS endpoint set in the configuration.
+    pub sts_endpoint: Option<String>,
     pub signature: SignatureVersion,
+    /// The namespaces a ClusterProviderConfig admits (`None`: all, or a namespaced config).
+    pub allowed_namespaces: Option<AllowedNamespaces>,
 }
 
 /// Why a configuration cannot be used.
@@ -113,6 +131,28 @@ pub enum ConfigError {
         #[source]
         source: Error,
     },
+    #[error(
+        "{config}: {why}; a namespaced ProviderConfig may only use credentials.source Secret, or RamRoleArn with a secretRef, in its own namespace. Use a ClusterProviderConfig set up by an administrator for the controller's identity"
+    )]
+    SourceNotAllowed { config: String, why: &'static str },
+    #[error(
+        "{config}: spec.{field} {endpoint} is not allowed: {refusal}. Remove it to use the region's Alibaba Cloud endpoint, or use a ClusterProviderConfig"
+    )]
+    EndpointNotAllowed {
+        config: String,
+        field: &'static str,
+        endpoint: String,
+        refusal: EndpointRefusal,
+    },
+    #[error(
+        "{config} does not allow namespace {namespace} (spec.allowedNamespaces{}); ask its administrator to admit the namespace, or use a ProviderConfig of this namespace",
+        detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default()
+    )]
+    NamespaceNotAllowed {
+        config: String,
+        namespace: String,
+        detail: Option<String>,
+    },
 }
 
 impl ConfigError {
@@ -130,6 +170,9 @@ impl ConfigError {
             Self::SecretKeys { .. } => "CredentialsKeyMissing",
             Self::Kube { .. } => "KubernetesApiError",
             Self::Client { .. } => "InvalidProviderConfig",
+            Self::SourceNotAllowed { .. } => "CredentialsSourceNotAllowed",
+            Self::EndpointNotAllowed { .. } => "EndpointNotAllowed",
+            Self::NamespaceNotAllowed { .. } => "NamespaceNotAllowed",
         }
     }
 
@@ -159,35 +202,85 @@ pub fn uses_secret<P: ProviderConfigSettings + Resource, S: Resource>(
     secret_ref.name == secret.name_any() && namespace == secret.meta().namespace.as_deref()
 }
 
-/// Reads configurations and Secrets through the Kubernetes API.
+/// Reads configurations, Secrets and Namespaces through the Kubernetes API.
 #[derive(Clone)]
 pub struct ConfigResolver {
     client: kube::Client,
+    endpoints: EndpointAllowList,
 }
 
 impl ConfigResolver {
+    /// A resolver with the default endpoint allow-list (Alibaba Cloud's `https` endpoints).
     pub fn new(client: kube::Client) -> Self {
-        Self { client }
+        Self {
+            client,
+            endpoints: EndpointAllowList::default(),
+        }
     }
 
-    /// Resolves the reference of an object in `namespace`.
+    /// Namespaced configurations may use these endpoints.
+    pub fn allow_endpoints(mut self, endpoints: EndpointAllowList) -> Self {
+        self.endpoints = endpoints;
+        self
+    }
+
+    /// Resolves the reference of an object in `namespace`, refusing a ClusterProviderConfig
+    /// that does not admit the namespace.
     pub async fn resolve(
         &self,
         reference: &ProviderConfigReference,
         namespace: &str,
     ) -> Result<ResolvedConfig, ConfigError> {
-        match reference.kind {
+        let resolved = match reference.kind {
             ProviderConfigKind::ProviderConfig => {
                 let api: Api<ProviderConfig> = Api::namespaced(self.client.clone(), namespace);
                 let config = self.get(&api, reference, Some(namespace)).await?;
-                self.resolve_config(&config).await
+                self.resolve_config(&config).await?
             }
             ProviderConfigKind::ClusterProviderConfig => {
                 let api: Api<ClusterProviderConfig> = Api::all(self.client.clone());
                 let config = self.get(&api, reference, None).await?;
-                self.resolve_config(&config).await
+                self.resolve_config(&config).await?
             }
-        }
+        };
+        self.admit(&resolved, namespace).await?;
+        Ok(resolved)
+    }
+
+    /// Whether `resolved` serves objects of `namespace` (its `allowedNamespaces`). Reads the
+    /// Namespace only when a selector has to be evaluated.
+    pub async fn admit(
+        &self,
+        resolved: &ResolvedConfig,
+        namespace: &str,
+    ) -> Result<(), ConfigError> {
+        let Some(allowed) = resolved.allowed_namespaces.as_ref() else {
+            return Ok(());
+        };
+        let labels = if needs_labels(Some(allowed)) {
+            let api: Api<Namespace> = Api::all(self.client.clone());
+            match api.get_opt(namespace).await {
+                Ok(found) => found.map(|ns| ns.labels().clone()).unwrap_or_default(),
+                Err(source) => {
+                    return Err(ConfigError::Kube {
+                        config: resolved.display.clone(),
+                        source,
+                    });
+                }
+            }
+        } else {
+            Default::default()
+        };
+        namespace_allowed(allowed, &labels).map_err(|refusal| ConfigError::NamespaceNotAllowed {
+            config: resolved.display.clone(),
+            namespace: namespace.to_owned(),
+            detail: match refusal {
+                NamespaceRefusal::NotSelected => None,
+                NamespaceRefusal::InvalidSelector(e) => {
+                    Some(format!("its selector is invalid: {e}"))
+                }
+            },
+        })
     }
 
     async fn get<P>(
@@ -221,6 +314,9 @@ impl ConfigResolver {
         let display = display(config);
         let credentials = config.credentials();
         let config_ns = config.meta().namespace.clone();
+        if config_ns.is_some() {
+            self.check_tenant_config(config, &display)?;
+        }
         let mut secret_version = String::new();
         let mut secret = None;
         let mut from_secret = None;
@@ -298,22 +394,59 @@ impl ConfigResolver {
                 })?,
                 base: from_secret,
             },
+            CredentialsSource::InstanceRole => {
+                Source::InstanceRole(credentials.instance_role.clone().unwrap_or_default())
+            }
         };
         let generation = config.meta().generation.unwrap_or_default();
         Ok(ResolvedConfig {
             uid: config.meta().uid.clone().unwrap_or_else(|| display.clone()),
             version: format!("{generation}/{secret_version}"),
+            secret_version: secret.as_ref().map(|_| secret_version.clone()),
             secret,
             display,
             source,
             endpoint: config.endpoint().map(str::to_owned),
             region: config.region().map(str::to_owned),
             use_vpc_endpoint: config.use_vpc_endpoint(),
+            sts_endpoint: config.sts_endpoint().map(str::to_owned),
             signature: match config.signature_version() {
                 ApiSignatureVersion::V1 => SignatureVersion::V1,
                 ApiSignatureVersion::V3 => SignatureVersion::V3,
             },
+            allowed_namespaces: config.allowed_namespaces().cloned(),
         })
+    }
+
+    /// What a tenant's (namespaced) configuration may not do, refused before anything is read
+    /// or connected to: the controller's own identity, and endpoints off the allow-list.
+    fn check_tenant_config<P: ProviderConfigSettings>(
+        &self,
+        config: &P,
+        display: &str,
+    ) -> Result<(), ConfigError> {
+        if let Some(why) = namespaced_source_refusal(config.credentials()) {
+            return Err(ConfigError::SourceNotAllowed {
+                config: display.to_owned(),
+                why,
+            });
+        }
+        for (field, endpoint) in [
+            ("endpoint", config.endpoint()),
+            ("stsEndpoint", config.sts_endpoint()),
+        ] {
+            if let Some(endpoint) = endpoint {
+                self.endpoints.check(endpoint).map_err(|refusal| {
+                    ConfigError::EndpointNotAllowed {
+                        config: display.to_owned(),
+                        field,
+                        endpoint: endpoint.to_owned(),
+                        refusal,
+                    }
+                })?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -344,6 +477,20 @@ impl ResolvedConfig {
         config
     }
 
+    /// The STS endpoint: `stsEndpoint` of the configuration, else the controller's override,
+    /// else `ALIBABA_CLOUD_STS_ENDPOINT`, else `sts[-vpc].<region>.aliyuncs.com`.
+    pub fn sts_url(&self, overrides: &ClientOverrides) -> Result<url::Url, Error> {
+        Ok(StsEndpointChoice {
+            explicit: self
+                .sts_endpoint
+                .as_deref()
+                .or(overrides.sts_endpoint.as_deref()),
+            region: self.region.as_deref(),
+            vpc: self.use_vpc_endpoint,
+        }
+        .resolve(&overrides.environment)?)
+    }
+
     /// The credentials provider, cached: temporary credentials are reused until shortly before
     /// they expire.
     pub fn credentials_provider(
@@ -354,20 +501,19 @@ impl ResolvedConfig {
             config: self.display.clone(),
             source,
         };
-        let sts = || -> Result<url::Url, Error> {
-            match &overrides.sts_endpoint {
-                Some(url) => Ok(parse_endpoint(url)?),
-                None => Ok(sts_endpoint(self.region.as_deref())?),
-            }
-        };
+        let env = &overrides.environment;
         let config = self.client_config(overrides);
+        let environment = || {
+            // A RamRoleArn profile needs STS; an AK profile does not, so an STS endpoint that
+            // cannot be formed only matters to the former.
+            EnvironmentProvider::new(env.clone(), self.sts_url(overrides).ok(), config.clone())
+        };
         let provider: SharedCredentialsProvider = match &self.source {
             Source::Static(credentials) => Arc::new(credentials.clone()),
-            Source::Environment => Arc::new(CachingProvider::new(EnvProvider::new())),
+            Source::Environment => Arc::new(CachingProvider::new(environment())),
             Source::Rrsa(rrsa) => {
-                let env = |name: &str| std::env::var(name).ok();
                 let mut provider = OidcRoleProvider::from_env_lookup(
-                    sts().map_err(client_error)?,
+                    self.sts_url(overrides).map_err(client_error)?,
                     config,
                     |name| {
                         use alibaba_sdk::credentials::{
@@ -379,7 +525,7 @@ impl ResolvedConfig {
                             n if n == ENV_OIDC_TOKEN_FILE => rrsa.oidc_token_file.clone(),
                             _ => None,
                         };
-                        from_spec.or_else(|| env(name))
+                        from_spec.or_else(|| env.get(name))
                     },
                 )
                 .map_err(client_error)?;
@@ -391,10 +537,10 @@ impl ResolvedConfig {
             Source::RamRole { role, base } => {
                 let base: SharedCredentialsProvider = match base {
                     Some(credentials) => Arc::new(credentials.clone()),
-                    None => Arc::new(CachingProvider::new(EnvProvider::new())),
+                    None => Arc::new(CachingProvider::new(environment())),
                 };
                 let mut provider = RamRoleArnProvider::with_config(
-                    sts().map_err(client_error)?,
+                    self.sts_url(overrides).map_err(client_error)?,
                     base,
                     role.role_arn.clone(),
                     config,
@@ -408,6 +554,35 @@ impl ResolvedConfig {
                 }
                 if let Some(seconds) = role.duration_seconds.and_then(|s| u64::try_from(s).ok()) {
                     provider = provider.duration(std::time::Duration::from_secs(seconds));
+                }
+                Arc::new(CachingProvider::new(provider))
+            }
+            Source::InstanceRole(settings) => {
+                if env.is_true(ENV_ECS_METADATA_DISABLED) {
+                    return Err(ConfigError::Client {
+                        config: self.display.clone(),
+                        source: alibaba_sdk::CredentialsError::Invalid {
+                            reason: format!(
+                                "source InstanceRole is disabled by {ENV_ECS_METADATA_DISABLED}=true in the controller's environment"
+                            ),
+                        }
+                        .into(),
+                    });
+                }
+                let endpoint = overrides
+                    .metadata_endpoint
+                    .as_deref()
+                    .unwrap_or(DEFAULT_METADATA_ENDPOINT);
+                let mut provider = ImdsProvider::new(
+                    parse_endpoint(endpoint).map_err(|e| client_error(e.into()))?,
+                )
+                .map_err(|e| client_error(e.into()))?;
+                if let Some(role) = settings
+                    .role_name
+                    .clone()
+                    .or_else(|| env.get(ENV_ECS_METADATA))
+                {
+                    provider = provider.role_name(role);
                 }
                 Arc::new(CachingProvider::new(provider))
             }
@@ -436,6 +611,7 @@ mod tests {
                     }),
                     rrsa: None,
                     ram_role_arn: None,
+                    instance_role: None,
                 },
                 connection: Default::default(),
             },
@@ -469,6 +645,70 @@ mod tests {
             &config("team-a", Some("team-a")),
             &secret("team-a", "creds")
         ));
+    }
+
+    fn resolved(region: Option<&str>, vpc: bool, sts: Option<&str>) -> ResolvedConfig {
+        ResolvedConfig {
+            display: "ClusterProviderConfig c".into(),
+            uid: "u".into(),
+            version: "1/".into(),
+            secret: None,
+            secret_version: None,
+            source: Source::Environment,
+            endpoint: None,
+            region: region.map(str::to_owned),
+            use_vpc_endpoint: vpc,
+            sts_endpoint: sts.map(str::to_owned),
+            signature: SignatureVersion::V1,
+            allowed_namespaces: None,
+        }
+    }
+
+    #[test]
+    fn sts_endpoint_precedence_and_the_vpc_network() {
+        use alibaba_sdk::credentials::{ENV_STS_ENDPOINT, EnvLookup};
+        let clean = ClientOverrides {
+            environment: EnvLookup::from_pairs(Vec::<(String, String)>::new()),
+            ..ClientOverrides::default()
+        };
+        let url = |r: ResolvedConfig, o: &ClientOverrides| r.sts_url(o).unwrap().to_string();
+        assert_eq!(
+            url(resolved(Some("cn-beijing"), true, None), &clean),
+            "https://sts-vpc.cn-beijing.aliyuncs.com/"
+        );
+        assert_eq!(
+            url(resolved(Some("cn-beijing"), false, None), &clean),
+            "https://sts.cn-beijing.aliyuncs.com/"
+        );
+        let error = resolved(None, true, None).sts_url(&clean).unwrap_err();
+        assert!(error.to_string().contains("needs a region"), "{error}");
+        let with_env = ClientOverrides {
+            environment: EnvLookup::from_pairs([(
+                ENV_STS_ENDPOINT,
+                "sts-vpc.cn-shanghai.aliyuncs.com",
+            )]),
+            ..ClientOverrides::default()
+        };
+        assert_eq!(
+            url(resolved(Some("cn-beijing"), true, None), &with_env),
+            "https://sts-vpc.cn-shanghai.aliyuncs.com/"
+        );
+        let with_override = ClientOverrides {
+            sts_endpoint: Some("http://127.0.0.1:9".into()),
+            ..with_env.clone()
+        };
+        assert_eq!(
+            url(resolved(None, false, None), &with_override),
+            "http://127.0.0.1:9/"
+        );
+        assert_eq!(
+            url(
+                resolved(None, false, Some("https://sts.eu-central-1.aliyuncs.com")),
+                &with_override
+            ),
+            "https://sts.eu-central-1.aliyuncs.com/",
+            "the configuration's stsEndpoint wins"
+        );
     }
 
     #[test]

@@ -30,7 +30,10 @@ impl EcsConnector {
     pub fn new(kube: kube::Client, options: &Options, calls: ExternalCalls) -> Self {
         let window = options.batching.then_some(options.batch_window);
         Self {
-            configs: Arc::new(ResolvedConfigs::new(ConfigResolver::new(kube.clone()))),
+            configs: Arc::new(ResolvedConfigs::new(
+                ConfigResolver::new(kube.clone())
+                    .allow_endpoints(options.allowed_endpoints.clone()),
+            )),
             cache: Arc::new(ClientCache::new(
                 options.client.clone(),
                 window,

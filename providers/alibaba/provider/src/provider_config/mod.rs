@@ -121,7 +121,8 @@ async fn run_kind<P: ConfigKind>(
     shutdown: Shared<BoxFuture<'static, ()>>,
 ) {
     let context = Arc::new(Context {
-        resolver: ConfigResolver::new(client.clone()),
+        resolver: ConfigResolver::new(client.clone())
+            .allow_endpoints(options.allowed_endpoints.clone()),
         cache: ClientCache::new(
             options.client.clone(),
             None,

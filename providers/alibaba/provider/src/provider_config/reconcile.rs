@@ -21,7 +21,7 @@ use tracing::warn;
 
 use super::config_kind::ConfigKind;
 use super::references::references;
-use crate::config_resolution::{ConfigResolver, display};
+use crate::config_resolution::{ConfigResolver, ResolvedConfig, display};
 use crate::ecs_instance::ClientCache;
 
 /// Finalizer that keeps a configuration while ECSInstances reference it.
@@ -178,17 +178,28 @@ async fn credentials_condition<P: ConfigKind>(ctx: &Context, config: &P) -> Desi
         Ok(p) => p,
         Err(e) => return failed(e.reason(), e.to_string()),
     };
+    // The message names the source, never the AccessKeyId: whoever reads the config's status
+    // (a namespace's users, or every user for a ClusterProviderConfig) need not learn it.
     match provider.credentials().await {
-        Ok(credentials) => Desired {
+        Ok(_) => Desired {
             type_: names::READY,
             status: ConditionStatus::True,
             reason: names::REASON_AVAILABLE,
-            message: format!(
-                "credentials of AccessKeyId {} loaded",
-                credentials.access_key_id
-            ),
+            message: loaded_message(config, &resolved),
         },
         Err(e) => failed("CredentialsError", format!("{}: {e}", resolved.display)),
+    }
+}
+
+/// Which credentials loaded, by source and Secret version: enough to tell that a rotated
+/// Secret is in use, without the AccessKeyId.
+fn loaded_message<P: ConfigKind>(config: &P, resolved: &ResolvedConfig) -> String {
+    let source = config.credentials().source;
+    match (&resolved.secret, &resolved.secret_version) {
+        (Some((namespace, name)), Some(version)) => format!(
+            "credentials (source {source:?}) loaded from Secret {namespace}/{name} at resourceVersion {version}"
+        ),
+        _ => format!("credentials (source {source:?}) loaded"),
     }
 }
 

@@ -45,7 +45,8 @@ async fn users_ready_and_the_in_use_finalizer() {
                     .and_then(|s| ready(&s.conditions))
                     .is_some_and(|r| {
                         r.status == ConditionStatus::True
-                            && r.message.contains(AK)
+                            && r.message.contains("loaded")
+                            && !r.message.contains(AK)
                             && !r.message.contains(SK)
                     })
         })
@@ -125,10 +126,22 @@ async fn a_rotated_secret_is_picked_up() {
         ],
     )
     .await;
+    // The status names the Secret version in use, never the AccessKeyId.
+    let rotated_version = Api::<Secret>::namespaced(env.client.clone(), NS)
+        .get(CREDS)
+        .await
+        .expect("secret")
+        .metadata
+        .resource_version
+        .expect("a resourceVersion");
     wait_config(&env, "default", "new key loaded", |c| {
         c.and_then(|c| c.status.as_ref())
             .and_then(|s| ready(&s.conditions))
-            .is_some_and(|r| r.message.contains("LTAIrotated"))
+            .is_some_and(|r| {
+                r.message
+                    .contains(&format!("at resourceVersion {rotated_version}"))
+                    && !r.message.contains("LTAIrotated")
+            })
     })
     .await;
     env.mock().set_access_key_enabled(AK, false);
@@ -202,10 +215,14 @@ async fn json_secret_cluster_config_and_assumed_role() {
 /// a Secret deleted behind the cache's back is not noticed, a Secret event is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolved_configs_are_kept_until_their_config_or_secret_changes() {
-    use provider_alibaba::{ConfigResolver, ResolvedConfigs};
+    use provider_alibaba::{ConfigResolver, EndpointAllowList, ResolvedConfigs};
 
     let env = Env::start().await;
-    let configs = ResolvedConfigs::new(ConfigResolver::new(env.client.clone()));
+    let mock_allowed = EndpointAllowList::default()
+        .with(&env.mock().endpoint())
+        .expect("a URL");
+    let configs =
+        ResolvedConfigs::new(ConfigResolver::new(env.client.clone()).allow_endpoints(mock_allowed));
     let reference = ProviderConfigReference::default();
     let first = configs.resolve(&reference, NS).await.expect("resolves");
     assert_eq!(first.secret, Some((NS.to_owned(), CREDS.to_owned())));

@@ -20,7 +20,13 @@ fn using(name: &str, config: &str) -> ECSInstance {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credential_problems_name_what_to_fix() {
-    let env = Env::start().await;
+    // The unreachable endpoint below must pass the allow-list to be tried at all.
+    let mut options = test_options();
+    options
+        .allowed_endpoints
+        .allow("http://127.0.0.1:1")
+        .expect("a URL");
+    let env = Env::start_with(options, MockConfig::new(AK, SK)).await;
     let endpoint = env.mock().endpoint();
 
     // A ProviderConfig that does not exist.

@@ -6,6 +6,7 @@
 //! It knows the credentials trait, not its sources, so STS and the credential sources that call
 //! STS sit on top of it without a cycle.
 
+mod api_message;
 mod params;
 mod retry;
 mod signed_request;

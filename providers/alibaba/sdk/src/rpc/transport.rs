@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use tracing::Instrument as _;
 use url::Url;
 
+use super::api_message::shown_message;
 use super::params::{Params, SENSITIVE_PARAMS};
 use super::retry::RetryPolicy;
 use super::signed_request::{
@@ -272,9 +273,15 @@ impl RpcClient {
     }
 }
 
+/// What must not appear in an error message: the credentials' secrets, their AccessKeyId
+/// (identifying, and quoted by the server's string to sign) and the sensitive parameters.
 fn secrets_of(credentials: Option<&Credentials>, params: &Params) -> Vec<Secret> {
     let mut out: Vec<Secret> = credentials
-        .map(|c| c.secrets().into_iter().cloned().collect())
+        .map(|c| {
+            let mut all: Vec<Secret> = c.secrets().into_iter().cloned().collect();
+            all.push(Secret::new(c.access_key_id.clone()));
+            all
+        })
         .unwrap_or_default();
     out.extend(
         SENSITIVE_PARAMS
@@ -317,8 +324,8 @@ pub(crate) fn parse_error_body(
             recommend,
         }) if !code.is_empty() => ApiError {
             action: action.to_owned(),
+            message: shown_message(&code, message.as_deref().unwrap_or_default(), secrets),
             code,
-            message: redact(message.as_deref().unwrap_or_default(), secrets),
             request_id,
             http_status,
             recommend,
@@ -406,6 +413,33 @@ mod tests {
         assert_eq!(api.request_id.as_deref(), Some("R1"));
         assert!(!error.to_string().contains("sts-token"), "{error}");
         assert!(error.is_bad_credentials());
+    }
+
+    #[test]
+    fn a_signature_error_shows_neither_the_string_to_sign_nor_the_access_key_id() {
+        // What ECS answers to a wrong AccessKeySecret: the message quotes the string to sign,
+        // AccessKeyId included, percent-encoded once inside it and twice in the query form.
+        let credentials = Credentials::new("LTAI5tTenantKeyId42", "wrong-secret-value");
+        let secrets = secrets_of(Some(&credentials), &Params::new());
+        let secret_refs: Vec<&Secret> = secrets.iter().collect();
+        let body = br#"{"RequestId":"4C3B-R2","HostId":"ecs.cn-beijing.aliyuncs.com","Code":"SignatureDoesNotMatch","Message":"Specified signature is not matched with our calculation. server string to sign is:GET&%2F&AccessKeyId%3DLTAI5tTenantKeyId42%26Action%3DDescribeInstances%26Format%3DJSON%26RegionId%3Dcn-beijing%26SignatureMethod%3DHMAC-SHA1%26SignatureNonce%3D5d7c%26SignatureVersion%3D1.0%26Timestamp%3D2026-11-25T10%253A00%253A00Z%26Version%3D2014-05-26","Recommend":"https://api.aliyun.com/troubleshoot?q=SignatureDoesNotMatch"}"#;
+        let error = parse_error_body("DescribeInstances", 400, body, None, &secret_refs);
+        let shown = error.to_string();
+        assert!(!shown.contains("LTAI5tTenantKeyId42"), "{shown}");
+        assert!(!shown.contains("AccessKeyId%3D"), "{shown}");
+        assert!(!shown.contains("SignatureNonce"), "{shown}");
+        assert!(!shown.contains("GET&%2F"), "{shown}");
+        assert!(shown.contains("SignatureDoesNotMatch"), "{shown}");
+        assert!(
+            shown.contains("AccessKeySecret belongs to the AccessKeyId"),
+            "{shown}"
+        );
+        assert!(shown.contains("4C3B-R2"), "the request ID stays: {shown}");
+        // An AccessKeyId quoted anywhere else in a message is redacted too.
+        let body = br#"{"RequestId":"R3","Code":"InvalidAccessKeyId.Inactive","Message":"Specified access key is disabled: LTAI5tTenantKeyId42"}"#;
+        let shown =
+            parse_error_body("DescribeInstances", 403, body, None, &secret_refs).to_string();
+        assert!(!shown.contains("LTAI5tTenantKeyId42"), "{shown}");
     }
 
     #[test]

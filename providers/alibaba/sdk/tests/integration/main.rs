@@ -5,4 +5,5 @@
 mod client_support;
 
 mod client_credentials;
+mod client_profile;
 mod client_transport;

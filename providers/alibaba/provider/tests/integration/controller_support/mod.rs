@@ -52,7 +52,7 @@ pub fn test_options() -> Options {
                 max_delay: Duration::from_millis(100),
                 max_elapsed: Duration::from_secs(2),
             }),
-            sts_endpoint: None,
+            ..ClientOverrides::default()
         },
         ..Options::default()
     }
@@ -70,6 +70,12 @@ impl Env {
         cluster.install_crds(ferroplane_apis::crds()).await;
         let mock = ecs_mock::start(mock.with_transition_delay(Duration::from_millis(100))).await;
         options.client.sts_endpoint = Some(mock.endpoint());
+        // The `default` ProviderConfig is namespaced and names the mock: allow it, as
+        // `ferroplane sandbox` does.
+        options
+            .allowed_endpoints
+            .allow(&mock.endpoint())
+            .expect("the mock's endpoint is a URL");
         let client = cluster.client();
         ecs_mock::use_mock(&client, NS, &mock, CREDS, (AK, SK)).await;
         cluster.spawn_controllers(|runtime, shutdown| async move {
