@@ -5,11 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferroplane_apis::alibabacloud::{ECSInstance, ProviderConfigStatus};
+use ferroplane_apis::alibabacloud::{
+    ECSInstance, ProviderConfigStatus, SecurityGroup, VPC, VSwitch,
+};
 use ferroplane_apis::common::{ConditionStatus, ProviderConfigKind, names};
 use ferroplane_runtime::conditions::{self, Desired};
 use ferroplane_runtime::events::EventRecorder;
-use ferroplane_runtime::{FIELD_MANAGER, ReconcileError};
+use ferroplane_runtime::{FIELD_MANAGER, ManagedResource, ReconcileError};
 use jiff::Timestamp;
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
@@ -43,30 +45,42 @@ fn api_for<P: ConfigKind>(client: &kube::Client, config: &P) -> Api<P> {
     P::api_in(client.clone(), config.namespace().as_deref())
 }
 
-/// Users according to a fresh list (the deletion decision must not trust a cache).
-async fn live_users<P: ConfigKind>(
+/// Objects of kind `K` that use `config`, as `Kind namespace/name`, from a fresh list.
+async fn live_users_of<P: ConfigKind, K: ManagedResource>(
     ctx: &Context,
     config: &P,
 ) -> Result<Vec<String>, ReconcileError> {
-    let api: Api<ECSInstance> = match (P::KIND, config.namespace()) {
+    let kind = K::kind(&());
+    let api: Api<K> = match (P::KIND, config.namespace()) {
         (ProviderConfigKind::ProviderConfig, Some(ns)) => Api::namespaced(ctx.client.clone(), &ns),
         _ => Api::all(ctx.client.clone()),
     };
     let list = api.list(&ListParams::default()).await.map_err(|e| {
-        ReconcileError::retryable(
-            "KubernetesApiError",
-            format!("cannot list ECSInstances: {e}"),
-        )
+        ReconcileError::retryable("KubernetesApiError", format!("cannot list {kind}s: {e}"))
     })?;
     Ok(list
         .items
         .iter()
-        .filter(|i| references(i, config))
+        .filter(|i| references(*i, config))
         .map(|i| match i.namespace() {
-            Some(ns) => format!("{ns}/{}", i.name_any()),
-            None => i.name_any(),
+            Some(ns) => format!("{kind} {ns}/{}", i.name_any()),
+            None => format!("{kind} {}", i.name_any()),
         })
         .collect())
+}
+
+/// Users of every Alibaba kind according to fresh lists (the deletion decision must not trust a
+/// cache): a configuration deleted under a VPC would leave the VPC without credentials to delete
+/// it with.
+async fn live_users<P: ConfigKind>(
+    ctx: &Context,
+    config: &P,
+) -> Result<Vec<String>, ReconcileError> {
+    let mut users = live_users_of::<P, ECSInstance>(ctx, config).await?;
+    users.extend(live_users_of::<P, VPC>(ctx, config).await?);
+    users.extend(live_users_of::<P, VSwitch>(ctx, config).await?);
+    users.extend(live_users_of::<P, SecurityGroup>(ctx, config).await?);
+    Ok(users)
 }
 
 pub(super) async fn reconcile<P: ConfigKind>(
@@ -102,7 +116,7 @@ pub(super) async fn reconcile<P: ConfigKind>(
         }
         let shown: Vec<&str> = users.iter().take(5).map(String::as_str).collect();
         let message = format!(
-            "{} is still used by {} ECSInstance(s) ({}{}); it is deleted once they are gone",
+            "{} is still used by {} managed resource(s) ({}{}); it is deleted once they are gone",
             display(&config),
             users.len(),
             shown.join(", "),

@@ -74,7 +74,10 @@ impl ReferenceChanges {
     }
 }
 
-pub(super) fn references<P: ConfigKind>(instance: &ECSInstance, config: &P) -> bool {
+pub(super) fn references<P: ConfigKind, K: Managed + ResourceExt>(
+    instance: &K,
+    config: &P,
+) -> bool {
     let Some(r) = instance.provider_config_ref() else {
         return false;
     };
