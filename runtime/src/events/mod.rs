@@ -27,6 +27,8 @@ pub(crate) mod reasons {
     pub const CANNOT_PUBLISH_CONNECTION: &str = "CannotPublishConnectionDetails";
     pub const CANNOT_RESOLVE_POLICIES: &str = "CannotResolveManagementPolicies";
     pub const CANNOT_RECORD: &str = "CannotRecordExternalName";
+    pub const CANNOT_CLAIM: &str = "CannotClaimExternalResource";
+    pub const OWNED_ELSEWHERE: &str = "ExternalResourceOwnedElsewhere";
 }
 
 /// Largest event note the API accepts is 1 kB.

@@ -31,6 +31,7 @@ use crate::finalizer;
 use crate::idempotency::UID_TAG;
 use crate::metrics::{Metrics, ObjectState};
 use crate::observation::UpToDate;
+use crate::ownership::Verdict;
 use crate::policy::Policies;
 use crate::provider::Connector;
 use crate::ratelimit::RateLimiter;
@@ -39,6 +40,7 @@ use crate::resource::ManagedResource;
 use crate::runtime::Runtime;
 use crate::versions::KnownVersions;
 
+mod ownership;
 mod report;
 mod steps;
 
@@ -255,6 +257,13 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             return Ok(Finish::Gone);
         }
 
+        // Deleting: say so at once, before connect, observe and delete, which take a while or
+        // may fail (a user watching `kubectl get` sees Ready=False/Deleting, not a stale True).
+        if deleting {
+            self.write_status(&api, &mut obj, &[conditions::deleting()], &Map::new())
+                .await?;
+        }
+
         // Connect: resolve ProviderConfig and credentials. Failing here during deletion keeps
         // the finalizer: the resource still exists and must not leak.
         let client = match self.connector.connect(&obj).await {
@@ -277,6 +286,14 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             uid: uid(&obj),
         };
         let obs = self.observe(&api, &mut obj, &client, &ext).await?;
+
+        // Ownership: a resource whose tag names another live object is never adopted, changed or
+        // deleted for this one (while deleting, this object lets go of it); an untagged or
+        // orphaned one is taken over below, once the finalizer is in place.
+        let verdict = self.ownership(&api, &mut obj, &ext, &obs).await?;
+        if let Verdict::Refuse(err) = verdict {
+            return self.refuse(&api, obj, &ext, err, deleting).await;
+        }
 
         // Adopt: record a name observe found (an unrecorded create, or a corrected name) before
         // anything else, so it is never lost again.
@@ -316,6 +333,14 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         // very next write.
         if !obs.exists {
             return self.create(&api, obj, &client, &ext, &policies).await;
+        }
+
+        // Take over: rewrite the ownership tag of an imported untagged or orphaned resource, so
+        // that no other object can take it from this one. Only when the policies allow changing
+        // the resource; an observe-only import leaves it as it is.
+        if matches!(verdict, Verdict::Claim) && policies.should_update() {
+            self.claim(&api, &mut obj, &client, &ext, &obs.owner)
+                .await?;
         }
 
         // Late-initialize: fill spec fields the user left unset with what the resource has,

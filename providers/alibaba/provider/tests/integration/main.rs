@@ -8,3 +8,4 @@ mod controller_config;
 mod controller_ecs_errors;
 mod controller_failures;
 mod controller_lifecycle;
+mod controller_tenancy;
