@@ -260,7 +260,15 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         // Deleting: say so at once, before connect, observe and delete, which take a while or
         // may fail (a user watching `kubectl get` sees Ready=False/Deleting, not a stale True).
         if deleting {
-            self.write_status(&api, &mut obj, &[conditions::deleting()], &Map::new())
+            let mut desired = vec![conditions::deleting()];
+            // A note of a healthy Synced is about a spec that no longer matters; a failure stays
+            // until a step of the deletion succeeds. One write either way.
+            if conditions::find(obj.conditions(), names::SYNCED)
+                .is_some_and(|c| c.status == ConditionStatus::True)
+            {
+                desired.push(conditions::synced(""));
+            }
+            self.write_status(&api, &mut obj, &desired, &Map::new())
                 .await?;
         }
 
