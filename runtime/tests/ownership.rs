@@ -138,3 +138,41 @@ async fn untagged_and_orphaned_resources_are_taken_over() {
     assert_eq!(h.cloud.calls("delete"), 0);
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_controller_that_may_not_look_in_every_namespace_refuses_a_foreign_tag() {
+    use ferroplane_testkit::faulty_client::WritePlan;
+    use std::sync::{Arc, Mutex};
+
+    let h = WidgetEnv::start().await;
+    let r = h.reconciler();
+    // A resource tagged for an object that is gone (deleted with Orphan).
+    let mut gone = widget("gone", 1);
+    gone.spec.deletion_policy = DeletionPolicy::Orphan;
+    let gone = h.create(&gone).await;
+    r.reconcile(&h.latest(&gone).await).await.expect("create");
+    delete(&h, "gone").await;
+    r.reconcile(&h.latest(&gone).await).await.expect("orphaned");
+    let (id, before) = h.cloud.only_resource();
+
+    // Namespaced RBAC: the owner cannot be looked up, so the resource is not taken.
+    let namespaced = h.faulty_reconciler(Arc::new(Mutex::new(WritePlan {
+        forbid_cluster_wide: Some("widgets".into()),
+        ..WritePlan::default()
+    })));
+    let heir = h.create(&importer("heir", &id, 9)).await;
+    let err = namespaced
+        .reconcile(&h.latest(&heir).await)
+        .await
+        .expect_err("fails closed");
+    assert_eq!(err.reason(), OWNED_ELSEWHERE);
+    assert!(err.message().contains("may not list"), "{err}");
+    assert_eq!(h.cloud.only_resource(), (id.clone(), before));
+
+    // Allowed to look: the owner is gone, so the import proceeds.
+    r.reconcile(&h.latest(&heir).await).await.expect("import");
+    let res = h.cloud.lock().resources[&id].clone();
+    assert_eq!(res.uid, heir.metadata.uid.clone().expect("uid"));
+    assert_eq!(res.size, 9);
+    h.shutdown().await;
+}
