@@ -109,7 +109,13 @@ impl ConnectionSecrets {
         };
         let written = match live {
             // Create, never apply: a Secret someone makes meanwhile is a conflict, not ours.
-            None => api.create(&PostParams::default(), &secret).await.map(drop),
+            None => {
+                let params = PostParams {
+                    field_manager: Some(FIELD_MANAGER.to_owned()),
+                    ..PostParams::default()
+                };
+                api.create(&params, &secret).await.map(drop)
+            }
             Some(_) => {
                 let params = PatchParams::apply(FIELD_MANAGER).force();
                 api.patch(&target.name, &params, &Patch::Apply(&secret))
