@@ -566,3 +566,25 @@ impl ErrorRef {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alibaba_sdk::ecs::TagList;
+
+    fn tagged(tags: Vec<Tag>) -> Instance {
+        Instance {
+            instance_id: "i-1".into(),
+            tags: TagList { items: tags },
+            ..Instance::default()
+        }
+    }
+
+    #[test]
+    fn the_owner_is_the_uid_tag_value_only() {
+        let owned = tagged(vec![Tag::new("env", "dev"), Tag::new(UID_TAG, "uid-a")]);
+        assert_eq!(owner_tag(&owned), Some("uid-a"));
+        assert_eq!(owner_tag(&tagged(vec![Tag::new("env", "uid-a")])), None);
+        assert_eq!(owner_tag(&tagged(Vec::new())), None);
+    }
+}
