@@ -97,13 +97,26 @@ pub(crate) fn synced(note: impl Into<String>) -> Desired {
     )
 }
 
-/// `Synced=False/ReconcileError` with what went wrong.
-pub(crate) fn sync_error(message: impl Into<String>) -> Desired {
+/// Errors that are refusals to touch something another object owns: their reason is the
+/// `Synced` condition's reason too (instead of `ReconcileError`), so users and alerts can match it.
+const REFUSAL_REASONS: &[&str] = &[
+    crate::ownership::OWNED_ELSEWHERE,
+    crate::connection_secret::NOT_CONTROLLED,
+];
+
+/// `Synced=False` for a failed step: reason `ReconcileError`, or the error's own reason when it is
+/// a refusal (see [`REFUSAL_REASONS`]); the message is the error's.
+pub(crate) fn sync_failure(err: &crate::error::ReconcileError) -> Desired {
+    let reason = REFUSAL_REASONS
+        .iter()
+        .find(|r| **r == err.reason())
+        .copied()
+        .unwrap_or(names::REASON_RECONCILE_ERROR);
     Desired::new(
         names::SYNCED,
         ConditionStatus::False,
-        names::REASON_RECONCILE_ERROR,
-        message,
+        reason,
+        err.to_string(),
     )
 }
 
@@ -224,8 +237,21 @@ mod tests {
 
     #[test]
     fn long_messages_are_truncated_on_a_char_boundary() {
-        let d = sync_error("é".repeat(MAX_MESSAGE_LEN));
+        let err = crate::error::ReconcileError::retryable("X", "é".repeat(MAX_MESSAGE_LEN));
+        let d = sync_failure(&err);
         assert!(d.message.len() <= MAX_MESSAGE_LEN + '…'.len_utf8());
         assert!(d.message.ends_with('…'));
+    }
+
+    #[test]
+    fn refusals_keep_their_reason_other_failures_are_reconcile_errors() {
+        use crate::error::ReconcileError;
+        let refused = ReconcileError::terminal(crate::ownership::OWNED_ELSEWHERE, "not yours");
+        let d = sync_failure(&refused);
+        assert_eq!(d.reason, "ExternalResourceOwnedElsewhere");
+        assert_eq!(d.status, ConditionStatus::False);
+        let other = ReconcileError::retryable("Throttling", "slow down");
+        assert_eq!(sync_failure(&other).reason, names::REASON_RECONCILE_ERROR);
+        assert_eq!(sync_failure(&other).message, "Throttling: slow down");
     }
 }

@@ -1,6 +1,7 @@
 //! The connection Secret (`spec.writeConnectionSecretToRef`): the provider's connection
 //! details written to a Secret in the object's namespace, owned by the object (garbage-collected
-//! with it) and rewritten only when the details change.
+//! with it) and rewritten only when the details change. A Secret the object does not control
+//! (an existing credentials Secret, another application's) is never written, so never collected.
 //!
 //! A digest of the last published details per Secret is kept in memory, so a steady-state poll
 //! costs no API call at all; after a restart, and every [`RECHECK_AFTER`] (in case someone
@@ -13,13 +14,16 @@ use std::time::{Duration, Instant};
 use ferroplane_apis::common::LocalSecretReference;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ObjectMeta, Patch, PatchParams};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Client, Resource, ResourceExt};
 use sha2::{Digest, Sha256};
 
 use crate::connection_details::ConnectionDetails;
 use crate::error::ReconcileError;
 use crate::field_manager::FIELD_MANAGER;
+
+/// Condition and error reason for a connection Secret this object does not control.
+pub const NOT_CONTROLLED: &str = "ConnectionSecretNotControlled";
 
 /// How long a published digest is trusted before the Secret is read again.
 pub const RECHECK_AFTER: Duration = Duration::from_secs(600);
@@ -44,6 +48,10 @@ impl ConnectionSecrets {
     }
 
     /// Makes the Secret hold exactly `details`, owned by `owner`. Returns whether it wrote.
+    ///
+    /// A Secret that exists and is not controlled by `owner` (no controller owner reference with
+    /// its UID) is never written: a credentials Secret or another application's password must not
+    /// be overwritten, nor become garbage-collected with the managed object.
     pub async fn publish<K: Resource<DynamicType = ()>>(
         &self,
         owner: &K,
@@ -64,21 +72,10 @@ impl ConnectionSecrets {
             .await
             .map_err(|e| ReconcileError::kube(&what, e))?;
         if let Some(live) = &live {
-            let foreign_owner = live
-                .owner_references()
-                .iter()
-                .find(|o| o.controller == Some(true) && o.uid != owner_uid);
-            if let Some(other) = foreign_owner {
-                return Err(ReconcileError::terminal(
-                    "ConnectionSecretOwnedElsewhere",
-                    format!(
-                        "{what}: it is controlled by {} {}; choose another writeConnectionSecretToRef.name",
-                        other.kind, other.name
-                    ),
-                ));
+            if !controls(live, &owner_uid) {
+                return Err(not_controlled(&what, live));
             }
-            let owned = live.owner_references().iter().any(|o| o.uid == owner_uid);
-            if owned && live.data.as_ref().map(to_plain) == Some(details.as_map().clone()) {
+            if live.data.as_ref().map(to_plain) == Some(details.as_map().clone()) {
                 self.remember(key, digest);
                 return Ok(false);
             }
@@ -94,6 +91,10 @@ impl ConnectionSecrets {
                 name: Some(target.name.clone()),
                 namespace: Some(namespace.clone()),
                 owner_references: Some(vec![owner_ref]),
+                // The precondition: a Secret replaced since it was read is not written.
+                resource_version: live
+                    .as_ref()
+                    .and_then(|l| l.metadata.resource_version.clone()),
                 ..ObjectMeta::default()
             },
             data: Some(
@@ -106,10 +107,23 @@ impl ConnectionSecrets {
             type_: Some("Opaque".to_owned()),
             ..Secret::default()
         };
-        let params = PatchParams::apply(FIELD_MANAGER).force();
-        api.patch(&target.name, &params, &Patch::Apply(&secret))
-            .await
-            .map_err(|e| ReconcileError::kube(&what, e))?;
+        let written = match live {
+            // Create, never apply: a Secret someone makes meanwhile is a conflict, not ours.
+            None => {
+                let params = PostParams {
+                    field_manager: Some(FIELD_MANAGER.to_owned()),
+                    ..PostParams::default()
+                };
+                api.create(&params, &secret).await.map(drop)
+            }
+            Some(_) => {
+                let params = PatchParams::apply(FIELD_MANAGER).force();
+                api.patch(&target.name, &params, &Patch::Apply(&secret))
+                    .await
+                    .map(drop)
+            }
+        };
+        written.map_err(|e| ReconcileError::kube(&what, e))?;
         self.remember(key, digest);
         Ok(true)
     }
@@ -139,6 +153,34 @@ impl ConnectionSecrets {
     }
 }
 
+/// Whether `owner_uid` is the controller of `secret`.
+fn controls(secret: &Secret, owner_uid: &str) -> bool {
+    secret
+        .owner_references()
+        .iter()
+        .any(|o| o.controller == Some(true) && o.uid == owner_uid)
+}
+
+/// The refusal to write `secret`; names its controller when it has one (owner references are
+/// namespace-local, so that object is in the same namespace).
+fn not_controlled(what: &str, secret: &Secret) -> ReconcileError {
+    let controller = secret
+        .owner_references()
+        .iter()
+        .find(|o| o.controller == Some(true));
+    let whose = match controller {
+        Some(other) => format!("it is controlled by {} {}", other.kind, other.name),
+        None => "it exists and was not created for this object".to_owned(),
+    };
+    ReconcileError::terminal(
+        NOT_CONTROLLED,
+        format!(
+            "{what}: {whose}, and ferroplane writes only connection Secrets it controls; it is left unchanged. \
+             Choose another spec.writeConnectionSecretToRef.name, or delete that Secret if it is not needed"
+        ),
+    )
+}
+
 fn to_plain(data: &BTreeMap<String, ByteString>) -> BTreeMap<String, Vec<u8>> {
     data.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect()
 }
@@ -160,6 +202,45 @@ fn digest(owner_uid: &str, details: &ConnectionDetails) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+
+    fn secret_owned_by(uid: &str, controller: Option<bool>) -> Secret {
+        Secret {
+            metadata: ObjectMeta {
+                owner_references: Some(vec![OwnerReference {
+                    api_version: "x/v1".into(),
+                    kind: "Widget".into(),
+                    name: "w".into(),
+                    uid: uid.into(),
+                    controller,
+                    block_owner_deletion: None,
+                }]),
+                ..ObjectMeta::default()
+            },
+            ..Secret::default()
+        }
+    }
+
+    #[test]
+    fn only_a_controller_reference_with_the_uid_controls() {
+        assert!(controls(&secret_owned_by("u", Some(true)), "u"));
+        assert!(!controls(&secret_owned_by("u", None), "u"));
+        assert!(!controls(&secret_owned_by("v", Some(true)), "u"));
+        assert!(!controls(&Secret::default(), "u"));
+    }
+
+    #[test]
+    fn the_refusal_says_what_to_do() {
+        let err = not_controlled("cannot write connection Secret ns/s", &Secret::default());
+        assert_eq!(err.reason(), NOT_CONTROLLED);
+        assert!(
+            err.message().contains("not created for this object"),
+            "{err}"
+        );
+        let err = not_controlled("w", &secret_owned_by("v", Some(true)));
+        assert!(err.message().contains("controlled by Widget w"), "{err}");
+    }
 
     #[test]
     fn digest_distinguishes_boundaries_and_owners() {

@@ -16,6 +16,11 @@
 //! - **Never a leak.** The finalizer goes only after `observe` reports the resource gone, or the
 //!   policies say orphan. A missing ProviderConfig or Secret during deletion is reported and
 //!   waited for.
+//! - **Tenants stay apart.** A resource whose [`UID_TAG`] names another live managed object is
+//!   never adopted, changed or deleted (`Synced=False`, reason [`OWNED_ELSEWHERE`], the owner
+//!   named only when it is in the same namespace); an untagged or orphaned one is taken over
+//!   ([`ExternalClient::claim`]). A connection Secret the object does not control is never
+//!   written. See [`ExternalOwner`].
 //! - **Errors are visible.** Every failure sets `Synced=False` with the [`ReconcileError`]'s reason
 //!   and message, emits a Warning event, and is retried according to its [`RetryClass`].
 //! - **Status is cheap.** Nothing is written when nothing changed; a create costs at most three
@@ -25,9 +30,11 @@
 //!   reconciling.
 //!
 //! # The reconcile, in order
-//! get → paused? → valid policies? → deleting with orphan? → connect → observe (adopt a found
-//! name) → deleting? (delete, wait for observe to say gone, drop finalizer) → ensure finalizer →
-//! missing? (create, save the name at once) → late-initialize → outdated? (update) → connection
+//! get → paused? → valid policies? → deleting with orphan? → deleting? (Ready=False/Deleting at
+//! once) → connect → observe → owned by another live object? (refuse; while deleting, let go
+//! without a cloud delete) → adopt a found name → deleting? (delete, wait for observe to say
+//! gone, drop finalizer) → ensure finalizer → missing? (create, save the name at once) → take
+//! over an untagged or orphaned resource → late-initialize → outdated? (update) → connection
 //! Secret → status and conditions → requeue (poll interval with jitter; sooner in transition).
 //! See [`Reconciler`].
 //!
@@ -109,6 +116,7 @@ mod invalid;
 pub mod leader;
 mod metrics;
 mod observation;
+mod ownership;
 mod policy;
 mod provider;
 mod ratelimit;
@@ -130,6 +138,7 @@ pub use field_manager::FIELD_MANAGER;
 pub use idempotency::{IdempotencyKey, UID_TAG};
 pub use metrics::{ExternalCalls, Metrics};
 pub use observation::{Observation, UpToDate};
+pub use ownership::{ExternalOwner, OWNED_ELSEWHERE};
 pub use provider::{Connector, ExternalClient};
 pub use readiness::Readiness;
 pub use reconciler::Reconciler;

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use crate::conditions::Desired;
 use crate::connection_details::ConnectionDetails;
 use crate::error::ReconcileError;
+use crate::ownership::ExternalOwner;
 use crate::readiness::Readiness;
 
 /// Does the external resource match the spec?
@@ -59,6 +60,11 @@ pub struct Observation {
     /// `Degraded` of in-cluster kinds), merged the same way and after them: a `Ready` here
     /// refines the one derived from `readiness` (e.g. a specific reason).
     pub conditions: Vec<Desired>,
+    /// Whose the resource is, by its ownership tag (see [`Observation::with_owner_tag`]).
+    /// Cloud kinds must report it: the framework then refuses a resource another live object
+    /// owns and takes over an untagged or orphaned one through
+    /// [`ExternalClient::claim`](crate::ExternalClient::claim).
+    pub owner: ExternalOwner,
 }
 
 impl Observation {
@@ -75,6 +81,7 @@ impl Observation {
             connection_details: ConnectionDetails::new(),
             note: None,
             conditions: Vec::new(),
+            owner: ExternalOwner::NotReported,
         }
     }
 
@@ -142,6 +149,14 @@ impl Observation {
     /// Adds a kind-specific condition (see [`Observation::conditions`]).
     pub fn with_condition(mut self, condition: Desired) -> Self {
         self.conditions.push(condition);
+        self
+    }
+
+    /// The value of the resource's [`UID_TAG`](crate::UID_TAG) tag (`None`: it has none). A cloud
+    /// kind reports it from every observe of an existing resource, so that no object adopts,
+    /// changes or deletes a resource another live object owns.
+    pub fn with_owner_tag(mut self, value: Option<&str>) -> Self {
+        self.owner = ExternalOwner::from_tag(value);
         self
     }
 

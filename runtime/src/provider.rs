@@ -46,6 +46,28 @@ pub trait ExternalClient<K>: Send + Sync {
         ext: &ExternalRef,
     ) -> impl Future<Output = Result<Update, ReconcileError>> + Send;
 
+    /// Takes the resource over for this object: rewrites its ownership tag
+    /// ([`UID_TAG`](crate::UID_TAG)) to `ext.uid`. Called when `observe` reported the resource
+    /// untagged or tagged by an object that no longer exists, and the management policies allow
+    /// `Update`. Kinds that report no ownership tag are never asked; the default refuses, so a
+    /// kind that reports tags but cannot rewrite them never manages a resource it did not claim.
+    fn claim(
+        &self,
+        mr: &K,
+        ext: &ExternalRef,
+    ) -> impl Future<Output = Result<(), ReconcileError>> + Send {
+        let _ = mr;
+        let name = ext.name().unwrap_or("(unnamed)").to_owned();
+        async move {
+            Err(ReconcileError::terminal(
+                "OwnershipTagNotWritable",
+                format!(
+                    "external resource {name} has no ownership tag naming this object, and this kind cannot write one; it is left alone"
+                ),
+            ))
+        }
+    }
+
     /// Deletes the resource. Idempotent: "already gone" is `Ok(Deletion::Gone)`.
     fn delete(
         &self,

@@ -1,5 +1,6 @@
 //! The event recorder against the sandbox: like events fold into one event's series, other
-//! reasons or objects get their own, and a series whose event is gone starts over.
+//! reasons or objects get their own, a series shows its latest note, and a series whose event is
+//! gone starts over.
 
 use ferroplane_runtime::events::EventRecorder;
 use ferroplane_testkit::TestCluster;
@@ -78,7 +79,8 @@ async fn like_events_fold_into_a_series_until_their_event_is_gone() {
     assert_eq!(folded.len(), 1, "repeats patch the first event");
     let series = folded[0].series.as_ref().expect("series");
     assert_eq!(series.count, 3);
-    assert_eq!(folded[0].note.as_deref(), Some("first"));
+    // A series says why it happened the last time, not the first.
+    assert_eq!(folded[0].note.as_deref(), Some("third"));
 
     // Another reason, or the same reason about another object: events of their own.
     recorder

@@ -1,6 +1,8 @@
 //! A kube client that fails where a crash would: its N-th write to one resource never reaches
 //! the server or loses its response, watch requests are refused, and open watch streams end on
 //! demand (a dropped connection). For the framework's "never a duplicate, never stuck" tests.
+//! It can also be refused, with the API server's 403, lists of a resource across all namespaces
+//! (what a controller installed with namespaced Roles only meets).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,17 +26,47 @@ pub struct WritePlan {
     pub fail_watches: u32,
     /// Bumping it ends every open watch stream at its next chunk (a dropped connection).
     pub watch_generation: Arc<AtomicU32>,
+    /// GETs of this resource (plural) across all namespaces are answered 403 Forbidden.
+    pub forbid_cluster_wide: Option<String>,
+}
+
+/// The Status a Kubernetes API server answers to a request RBAC does not allow.
+fn forbidden_status(plural: &str) -> Vec<u8> {
+    serde_json::json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": format!(
+            "{plural} is forbidden: User \"system:serviceaccount:ferroplane-system:ferroplane\" cannot list resource \"{plural}\" at the cluster scope"
+        ),
+        "reason": "Forbidden",
+        "details": {"kind": plural},
+        "code": 403
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// Whether `path` reads `plural` across all namespaces (`/apis/g/v/plural`, no namespace).
+fn is_cluster_wide(path: &str, plural: &str) -> bool {
+    !path.contains("/namespaces/") && path.ends_with(&format!("/{plural}"))
 }
 
 /// A response body that ends once the plan's watch generation moves past the one it was
 /// opened in.
 struct KillableBody<B> {
-    inner: Pin<Box<B>>,
+    /// `None`: the answer is `canned`, made here.
+    inner: Option<Pin<Box<B>>>,
+    canned: Option<Vec<u8>>,
     opened: u32,
     generation: Arc<AtomicU32>,
 }
 
-impl<B: http_body::Body> http_body::Body for KillableBody<B> {
+impl<B: http_body::Body> http_body::Body for KillableBody<B>
+where
+    B::Data: From<Vec<u8>>,
+{
     type Data = B::Data;
     type Error = B::Error;
 
@@ -45,7 +77,14 @@ impl<B: http_body::Body> http_body::Body for KillableBody<B> {
         if self.generation.load(Ordering::SeqCst) != self.opened {
             return Poll::Ready(None);
         }
-        self.inner.as_mut().poll_frame(cx)
+        match self.inner.as_mut() {
+            Some(inner) => inner.as_mut().poll_frame(cx),
+            None => Poll::Ready(
+                self.canned
+                    .take()
+                    .map(|bytes| Ok(http_body::Frame::data(bytes.into()))),
+            ),
+        }
     }
 }
 
@@ -66,6 +105,7 @@ where
     S::Future: Send + 'static,
     S::Error: Into<BoxError>,
     B: http_body::Body + Send + 'static,
+    B::Data: From<Vec<u8>>,
 {
     type Response = http::Response<KillableBody<B>>;
     type Error = BoxError;
@@ -84,6 +124,23 @@ where
         {
             let mut plan = self.plan.lock().unwrap_or_else(|p| p.into_inner());
             generation = plan.watch_generation.clone();
+            if let Some(plural) = plan.forbid_cluster_wide.as_deref()
+                && req.method() == http::Method::GET
+                && is_cluster_wide(req.uri().path(), plural)
+            {
+                let body = KillableBody {
+                    inner: None,
+                    canned: Some(forbidden_status(plural)),
+                    opened: generation.load(Ordering::SeqCst),
+                    generation,
+                };
+                let response = http::Response::builder()
+                    .status(http::StatusCode::FORBIDDEN)
+                    .header(http::header::CONTENT_TYPE, "application/json")
+                    .body(body)
+                    .map_err(|e| -> BoxError { e.into() });
+                return Box::pin(async move { response });
+            }
             if is_watch && plan.fail_watches > 0 {
                 plan.fail_watches -= 1;
                 return Box::pin(async {
@@ -111,7 +168,8 @@ where
                 None => {
                     let resp = fut.await.map_err(Into::into)?;
                     Ok(resp.map(|inner| KillableBody {
-                        inner: Box::pin(inner),
+                        inner: Some(Box::pin(inner)),
+                        canned: None,
                         opened,
                         generation,
                     }))

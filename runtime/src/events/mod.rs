@@ -30,6 +30,8 @@ pub(crate) mod reasons {
     pub const DELETION_WAITING: &str = "WaitingToDelete";
     pub const CANNOT_RESOLVE_REFERENCES: &str = "CannotResolveReferences";
     pub const CANNOT_RECORD: &str = "CannotRecordExternalName";
+    pub const CANNOT_CLAIM: &str = "CannotClaimExternalResource";
+    pub const OWNED_ELSEWHERE: &str = "ExternalResourceOwnedElsewhere";
 }
 
 /// Largest event note the API accepts is 1 kB.

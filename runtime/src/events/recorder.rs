@@ -1,7 +1,9 @@
 //! Publishes `events.k8s.io/v1` Events, folding repeats into a series the way Kubernetes
 //! recorders do: an event like one published in the last [`SERIES_WINDOW`] (same type, reason,
 //! action, reporter and object) is not created again; the first one's `series` is patched with
-//! the new count and time.
+//! the new count and time, and its `note` with the latest message (what a reader of the series
+//! needs: why it failed the last time, not the first; Kubernetes' and kube-runtime's recorders
+//! keep the first note).
 //!
 //! Written here rather than taken from kube-runtime's `Recorder`, which keeps a whole `Event`
 //! (about 2 KB) per object for its series and scans all of them on every publish: O(N) memory
@@ -94,7 +96,7 @@ impl EventRecorder {
                 last_observed_time: MicroTime(Timestamp::now()),
             };
             let api: Api<KubeEvent> = Api::namespaced(self.inner.client.clone(), &namespace);
-            let patch = json!({ "series": series });
+            let patch = json!({ "series": series, "note": event.note });
             match api
                 .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await

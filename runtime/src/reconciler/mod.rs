@@ -31,6 +31,7 @@ use crate::finalizer;
 use crate::idempotency::UID_TAG;
 use crate::metrics::{Metrics, ObjectState};
 use crate::observation::UpToDate;
+use crate::ownership::Verdict;
 use crate::policy::Policies;
 use crate::provider::Connector;
 use crate::ratelimit::RateLimiter;
@@ -39,6 +40,7 @@ use crate::resource::ManagedResource;
 use crate::runtime::Runtime;
 use crate::versions::KnownVersions;
 
+mod ownership;
 mod report;
 mod steps;
 
@@ -255,9 +257,22 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             return Ok(Finish::Gone);
         }
 
-        // References: fill the literals the spec names by reference before anything uses the
-        // spec, so no cloud call is made with a half-filled request.
-        if !deleting {
+        // Deleting: say so at once, before connect, observe and delete, which take a while or
+        // may fail (a user watching `kubectl get` sees Ready=False/Deleting, not a stale True).
+        if deleting {
+            let mut desired = vec![conditions::deleting()];
+            // A note of a healthy Synced is about a spec that no longer matters; a failure stays
+            // until a step of the deletion succeeds. One write either way.
+            if conditions::find(obj.conditions(), names::SYNCED)
+                .is_some_and(|c| c.status == ConditionStatus::True)
+            {
+                desired.push(conditions::synced(""));
+            }
+            self.write_status(&api, &mut obj, &desired, &Map::new())
+                .await?;
+        } else {
+            // References: fill the literals the spec names by reference before anything uses the
+            // spec, so no cloud call is made with a half-filled request.
             self.resolve_references(&api, &mut obj).await?;
         }
 
@@ -283,6 +298,14 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             uid: uid(&obj),
         };
         let obs = self.observe(&api, &mut obj, &client, &ext).await?;
+
+        // Ownership: a resource whose tag names another live object is never adopted, changed or
+        // deleted for this one (while deleting, this object lets go of it); an untagged or
+        // orphaned one is taken over below, once the finalizer is in place.
+        let verdict = self.ownership(&api, &mut obj, &ext, &obs).await?;
+        if let Verdict::Refuse(err) = verdict {
+            return self.refuse(&api, obj, &ext, err, deleting).await;
+        }
 
         // Adopt: record a name observe found (an unrecorded create, or a corrected name) before
         // anything else, so it is never lost again.
@@ -322,6 +345,14 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         // very next write.
         if !obs.exists {
             return self.create(&api, obj, &client, &ext, &policies).await;
+        }
+
+        // Take over: rewrite the ownership tag of an imported untagged or orphaned resource, so
+        // that no other object can take it from this one. Only when the policies allow changing
+        // the resource; an observe-only import leaves it as it is.
+        if matches!(verdict, Verdict::Claim) && policies.should_update() {
+            self.claim(&api, &mut obj, &client, &ext, &obs.owner)
+                .await?;
         }
 
         // Late-initialize: fill spec fields the user left unset with what the resource has,

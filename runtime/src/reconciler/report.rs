@@ -69,7 +69,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         if err.is_conflict() {
             return err;
         }
-        let mut desired = vec![conditions::sync_error(err.to_string())];
+        let mut desired = vec![conditions::sync_failure(&err)];
         desired.extend(ready);
         if let Err(status_err) = self.write_status(api, obj, &desired, &Map::new()).await {
             warn!(error = %status_err, "cannot record the failure in status");

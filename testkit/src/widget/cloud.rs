@@ -199,7 +199,9 @@ fn observation(id: &str, r: &Res) -> Observation {
         state: Some(r.state.clone()),
         zone: Some(r.zone.clone()),
     };
+    // An empty `uid` is a resource without an ownership tag (made outside ferroplane).
     let mut obs = Observation::found(id)
+        .with_owner_tag(Some(r.uid.as_str()))
         .with_status(WidgetStatus {
             at_provider: Some(at_provider),
             ..WidgetStatus::default()
@@ -361,6 +363,23 @@ impl ExternalClient<Widget> for FakeClient {
             r.label = mr.spec.for_provider.label.clone();
         }
         Ok(Update::done())
+    }
+
+    async fn claim(&self, _mr: &Widget, ext: &ExternalRef) -> Result<(), ReconcileError> {
+        let (fault, _, _) = self.enter("claim");
+        if let Some(f) = fault {
+            return Err(fault_error("claim", &f));
+        }
+        let id = ext
+            .name()
+            .ok_or_else(|| ReconcileError::terminal("NoExternalName", "no external name"))?;
+        let mut st = self.cloud.lock();
+        let r = st
+            .resources
+            .get_mut(id)
+            .ok_or_else(|| ReconcileError::retryable("NotFound", format!("{id} not found")))?;
+        r.uid = ext.uid.clone();
+        Ok(())
     }
 
     async fn delete(&self, _mr: &Widget, ext: &ExternalRef) -> Result<Deletion, ReconcileError> {

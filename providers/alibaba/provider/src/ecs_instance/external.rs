@@ -322,6 +322,16 @@ impl EcsExternal {
     }
 }
 
+/// The value of the instance's ownership tag, if it has one.
+fn owner_tag(instance: &Instance) -> Option<&str> {
+    instance
+        .tags
+        .items
+        .iter()
+        .find(|t| t.key == UID_TAG)
+        .map(|t| t.value.as_str())
+}
+
 fn not_found_for_update(id: &str) -> ReconcileError {
     ReconcileError::retryable(
         "InstanceNotFound",
@@ -356,6 +366,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         *self.observed.lock().unwrap_or_else(|p| p.into_inner()) = Some(instance.clone());
         let spec = &mr.spec.for_provider;
         let mut obs = Observation::found(&instance.instance_id)
+            .with_owner_tag(owner_tag(&instance))
             .with_status(observed_status(&instance))?
             .with_readiness(readiness(&instance, spec.desired_status))
             .with_connection_details(connection_details(&instance));
@@ -472,6 +483,23 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         })
     }
 
+    /// Points the instance's `ferroplane.io/uid` tag at this object (`TagResources` overwrites
+    /// the value of a key the instance already has).
+    async fn claim(&self, _mr: &ECSInstance, ext: &ExternalRef) -> Result<(), ReconcileError> {
+        let Some(id) = ext.name() else {
+            return Err(not_found_for_update("(unknown)"));
+        };
+        self.touched(id);
+        let ids = [id.to_owned()];
+        self.call(
+            "TagResources",
+            self.client
+                .ecs
+                .tag_resources(&ids, &[Tag::new(UID_TAG, &ext.uid)]),
+        )
+        .await
+    }
+
     async fn delete(
         &self,
         mr: &ECSInstance,
@@ -555,5 +583,27 @@ impl ErrorRef {
             Self::Shared(e) => e,
             Self::Owned(e) => e,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alibaba_sdk::ecs::TagList;
+
+    fn tagged(tags: Vec<Tag>) -> Instance {
+        Instance {
+            instance_id: "i-1".into(),
+            tags: TagList { items: tags },
+            ..Instance::default()
+        }
+    }
+
+    #[test]
+    fn the_owner_is_the_uid_tag_value_only() {
+        let owned = tagged(vec![Tag::new("env", "dev"), Tag::new(UID_TAG, "uid-a")]);
+        assert_eq!(owner_tag(&owned), Some("uid-a"));
+        assert_eq!(owner_tag(&tagged(vec![Tag::new("env", "uid-a")])), None);
+        assert_eq!(owner_tag(&tagged(Vec::new())), None);
     }
 }

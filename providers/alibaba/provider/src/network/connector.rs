@@ -17,24 +17,28 @@ use crate::config_resolution::{ConfigResolver, ResolvedConfigs};
 use crate::ecs_instance::{ClientCache, RegionClient};
 use crate::options::Options;
 
-/// A network kind: where its region is.
+/// A network kind: where its region is, and the RAM service prefix of the API it calls.
 pub(crate) trait NetworkKind: ManagedResource {
+    const PRODUCT: &'static str;
     fn region(&self) -> &str;
 }
 
 impl NetworkKind for VPC {
+    const PRODUCT: &'static str = "vpc";
     fn region(&self) -> &str {
         &self.spec.for_provider.region_id
     }
 }
 
 impl NetworkKind for VSwitch {
+    const PRODUCT: &'static str = "vpc";
     fn region(&self) -> &str {
         &self.spec.for_provider.region_id
     }
 }
 
 impl NetworkKind for SecurityGroup {
+    const PRODUCT: &'static str = "ecs";
     fn region(&self) -> &str {
         &self.spec.for_provider.region_id
     }
@@ -91,6 +95,7 @@ where
         Ok(NetworkClients {
             region,
             config: config.display.clone(),
+            product: K::PRODUCT,
             calls: self.calls.clone(),
         })
     }
@@ -101,6 +106,8 @@ pub(crate) struct NetworkClients {
     pub region: RegionClient,
     /// The configuration's name, for messages.
     pub config: String,
+    /// RAM service prefix for permission messages.
+    product: &'static str,
     calls: ExternalCalls,
 }
 
@@ -113,7 +120,7 @@ impl NetworkClients {
     ) -> Result<T, ReconcileError> {
         self.raw(action, call)
             .await
-            .map_err(|e| network_error(&e, &self.config))
+            .map_err(|e| network_error(&e, &self.config, self.product))
     }
 
     /// Sends one call and counts it, leaving the error to the caller (for codes that are
@@ -136,6 +143,6 @@ impl NetworkClients {
 
     /// Maps an error kept by [`Self::raw`].
     pub fn error(&self, err: &Error) -> ReconcileError {
-        network_error(err, &self.config)
+        network_error(err, &self.config, self.product)
     }
 }

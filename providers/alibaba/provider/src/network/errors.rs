@@ -6,24 +6,10 @@ use ferroplane_runtime::{ReconcileError, RetryClass};
 
 use crate::ecs_instance::reconcile_error;
 
-/// Actions of the VPC API (their RAM permissions are `vpc:<Action>`).
-const VPC_ACTIONS: &[&str] = &[
-    "CreateVpc",
-    "DescribeVpcs",
-    "DeleteVpc",
-    "CreateVSwitch",
-    "DescribeVSwitches",
-    "DeleteVSwitch",
-];
-
-pub(crate) fn network_error(err: &Error, config: &str) -> ReconcileError {
+/// `product` is the RAM service prefix of the API the kind calls (`vpc` or `ecs`).
+pub(crate) fn network_error(err: &Error, config: &str, product: &str) -> ReconcileError {
     if err.is_forbidden() && !err.is_bad_credentials() {
         let action = err.api().map_or("", |api| api.action.as_str());
-        let product = if VPC_ACTIONS.contains(&action) {
-            "vpc"
-        } else {
-            "ecs"
-        };
         return ReconcileError::new(
             "Forbidden",
             format!(

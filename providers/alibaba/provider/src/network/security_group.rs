@@ -113,6 +113,7 @@ impl ExternalClient<SecurityGroup> for NetworkClients {
             }
         });
         let mut observation = Observation::found(id)
+            .with_owner_tag(group.tag(UID_TAG))
             .with_status(status)?
             .with_late_init(serde_json::json!({
                 "vpcId": (!group.vpc_id.is_empty()).then(|| group.vpc_id.clone()),
@@ -194,6 +195,17 @@ impl ExternalClient<SecurityGroup> for NetworkClients {
             }
         }
         Ok(Update::done())
+    }
+
+    async fn claim(&self, _mr: &SecurityGroup, ext: &ExternalRef) -> Result<(), ReconcileError> {
+        let id = ext.name().unwrap_or_default();
+        self.call(
+            "TagResources",
+            self.region
+                .ecs
+                .tag_security_group(id, &[Tag::new(UID_TAG, &ext.uid)]),
+        )
+        .await
     }
 
     async fn delete(

@@ -48,6 +48,7 @@ fn observed(found: &vpc::Vpc) -> Result<Observation, ReconcileError> {
         }
     });
     let mut observation = Observation::found(&found.vpc_id)
+        .with_owner_tag(found.tag(UID_TAG))
         .with_status(status)?
         .with_late_init(serde_json::json!({"cidrBlock": non_empty(&found.cidr_block)}))?
         .with_readiness(readiness(&found.status))
@@ -105,6 +106,18 @@ impl ExternalClient<VPC> for NetworkClients {
 
     async fn update(&self, _mr: &VPC, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
         Ok(Update::done())
+    }
+
+    async fn claim(&self, _mr: &VPC, ext: &ExternalRef) -> Result<(), ReconcileError> {
+        let id = ext.name().unwrap_or_default();
+        self.call(
+            "TagResources",
+            self.region
+                .vpc
+                .tag_resource("VPC", id, &[Tag::new(UID_TAG, &ext.uid)]),
+        )
+        .await
+        .map(drop)
     }
 
     async fn delete(&self, _mr: &VPC, ext: &ExternalRef) -> Result<Deletion, ReconcileError> {

@@ -45,6 +45,7 @@ fn observed(found: &vpc::VSwitch) -> Result<Observation, ReconcileError> {
         other => Readiness::Unavailable(format!("the vSwitch is {other}")),
     };
     let mut observation = Observation::found(&found.vswitch_id)
+        .with_owner_tag(found.tag(UID_TAG))
         .with_status(status)?
         .with_late_init(serde_json::json!({"vpcId": non_empty(&found.vpc_id)}))?
         .with_readiness(readiness)
@@ -119,6 +120,18 @@ impl ExternalClient<VSwitch> for NetworkClients {
 
     async fn update(&self, _mr: &VSwitch, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
         Ok(Update::done())
+    }
+
+    async fn claim(&self, _mr: &VSwitch, ext: &ExternalRef) -> Result<(), ReconcileError> {
+        let id = ext.name().unwrap_or_default();
+        self.call(
+            "TagResources",
+            self.region
+                .vpc
+                .tag_resource("VSWITCH", id, &[Tag::new(UID_TAG, &ext.uid)]),
+        )
+        .await
+        .map(drop)
     }
 
     async fn delete(&self, _mr: &VSwitch, ext: &ExternalRef) -> Result<Deletion, ReconcileError> {

@@ -8,4 +8,5 @@ mod controller_config;
 mod controller_ecs_errors;
 mod controller_failures;
 mod controller_lifecycle;
+mod controller_tenancy;
 mod controller_tenancy_credentials;

@@ -327,6 +327,20 @@ impl EcsClient {
         Ok(())
     }
 
+    /// `TagResources` on one security group: adds or overwrites these tags.
+    pub async fn tag_security_group(
+        &self,
+        security_group_id: &str,
+        tags: &[Tag],
+    ) -> Result<(), Error> {
+        let mut p = Params::new();
+        p.set("ResourceType", "securitygroup")
+            .set("ResourceId.1", security_group_id);
+        set_tags(&mut p, tags);
+        self.call_typed::<AckResponse>("TagResources", &p).await?;
+        Ok(())
+    }
+
     /// `DeleteSecurityGroup` (no instance may use it, no other group may reference it).
     pub async fn delete_security_group(
         &self,

@@ -94,6 +94,21 @@ impl VpcClient {
         .await
     }
 
+    /// `TagResources` on one resource of the VPC API (`resource_type` `VPC` or `VSWITCH`): adds
+    /// or overwrites these tags.
+    pub async fn tag_resource(
+        &self,
+        resource_type: &str,
+        resource_id: &str,
+        tags: &[Tag],
+    ) -> Result<AckResponse, Error> {
+        let mut p = Params::new();
+        p.set("ResourceType", resource_type)
+            .set("ResourceId.1", resource_id);
+        set_tags(&mut p, tags);
+        self.call_typed("TagResources", &p).await
+    }
+
     /// `DeleteVSwitch` (no instance or other resource may use it).
     pub async fn delete_vswitch(&self, vswitch_id: &str) -> Result<AckResponse, Error> {
         let mut p = Params::new();

@@ -1,0 +1,261 @@
+//! Who owns an external resource: the managed object its ownership tag ([`UID_TAG`]) names.
+//!
+//! A cloud resource belongs to at most one managed object. When `observe` reports a tag that
+//! names another object, the framework asks the API server whether that object still exists
+//! ([`find_owner`]) and then decides ([`decide`]):
+//! - the tag names this object, or the kind does not report tags (in-cluster kinds, whose
+//!   children carry owner references instead): go on;
+//! - no tag, or a tag whose object is gone (deleted with `deletionPolicy: Orphan`): go on, and
+//!   take the resource over by rewriting the tag (as Crossplane's import does);
+//! - a tag whose object exists, or one the controller cannot check: refuse. The resource is never
+//!   changed or deleted for this object, and the message names the owner only when it lives in
+//!   the same namespace (another tenant's object names are not this tenant's business).
+//!
+//! "Still exists" is answered by listing the kind's object metadata in every namespace, paged,
+//! from the API server rather than the controller's cache: the cache may not have been filled
+//! yet at startup, and a controller restricted to one namespace caches only that one. When the
+//! list is forbidden (a namespaced install), the answer is unknown and the resource is refused:
+//! never adopt what might be another tenant's.
+
+use kube::api::{Api, ListParams};
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
+
+use crate::error::{ReconcileError, RetryClass};
+use crate::idempotency::UID_TAG;
+
+/// Condition and error reason for a resource owned by another live managed object.
+pub const OWNED_ELSEWHERE: &str = "ExternalResourceOwnedElsewhere";
+
+/// Objects fetched per page when looking for an owner.
+const PAGE: u32 = 500;
+
+/// What `observe` found in the resource's ownership tag.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ExternalOwner {
+    /// The kind does not track ownership with a tag (the default): nothing is checked.
+    #[default]
+    NotReported,
+    /// The resource has no ownership tag: made outside ferroplane, or by a tool that does not tag.
+    Untagged,
+    /// The tag names the object with this UID.
+    Uid(String),
+}
+
+impl ExternalOwner {
+    /// From the value of the tag, if the resource has one (an empty value counts as none).
+    pub fn from_tag(value: Option<&str>) -> Self {
+        match value.filter(|v| !v.is_empty()) {
+            Some(uid) => Self::Uid(uid.to_owned()),
+            None => Self::Untagged,
+        }
+    }
+}
+
+/// The object a tag names, as the API server answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum OwnerStatus {
+    /// It exists (maybe being deleted), in this namespace under this name.
+    Live { namespace: String, name: String },
+    /// No object of the kind has the UID.
+    Gone,
+    /// The controller may not look (its RBAC does not allow listing every namespace).
+    Unverifiable,
+}
+
+/// What the reconcile does with the resource.
+#[derive(Debug)]
+pub(crate) enum Verdict {
+    /// It is this object's: go on.
+    Ours,
+    /// Nobody (alive) owns it: go on, and rewrite the tag to this object's UID when allowed.
+    Claim,
+    /// Another object owns it, or may: touch nothing.
+    Refuse(ReconcileError),
+}
+
+/// Whether `reported` needs [`find_owner`] before [`decide`]: only a tag naming another UID.
+pub(crate) fn other_uid<'a>(reported: &'a ExternalOwner, own_uid: &str) -> Option<&'a str> {
+    match reported {
+        ExternalOwner::Uid(uid) if uid != own_uid => Some(uid),
+        _ => None,
+    }
+}
+
+/// The decision for an object in `namespace` about resource `external_name` of `kind`, given the
+/// tag `observe` reported and, for a tag naming another UID, what [`find_owner`] answered.
+pub(crate) fn decide(
+    kind: &str,
+    namespace: &str,
+    external_name: &str,
+    reported: &ExternalOwner,
+    own_uid: &str,
+    owner: Option<&OwnerStatus>,
+) -> Verdict {
+    match reported {
+        ExternalOwner::NotReported => Verdict::Ours,
+        ExternalOwner::Uid(uid) if uid == own_uid => Verdict::Ours,
+        ExternalOwner::Untagged => Verdict::Claim,
+        ExternalOwner::Uid(_) => match owner {
+            Some(OwnerStatus::Gone) => Verdict::Claim,
+            Some(OwnerStatus::Live {
+                namespace: owner_ns,
+                name,
+            }) if owner_ns == namespace => Verdict::Refuse(refusal(format!(
+                "external resource {external_name} belongs to {kind} {name} in this namespace \
+                 (its {UID_TAG} tag names that object), and a resource is managed by one object \
+                 only: import another resource, or delete {name} with deletionPolicy: Orphan \
+                 first; until then nothing is changed or deleted for this object"
+            ))),
+            Some(OwnerStatus::Live { .. }) => Verdict::Refuse(refusal(format!(
+                "external resource {external_name} belongs to another {kind} outside this \
+                 namespace (its {UID_TAG} tag names that object), so it cannot be imported \
+                 here; nothing is changed or deleted for this object"
+            ))),
+            // Never asked, or not allowed to ask: fail closed.
+            Some(OwnerStatus::Unverifiable) | None => Verdict::Refuse(refusal(format!(
+                "external resource {external_name} is tagged ({UID_TAG}) as another {kind}'s, \
+                 and this controller may not list {kind}s in every namespace to check whether \
+                 that object still exists; it is left alone. If its owner is gone, remove the \
+                 {UID_TAG} tag from the resource to import it"
+            ))),
+        },
+    }
+}
+
+fn refusal(message: String) -> ReconcileError {
+    // Polled: the owner may go away (deleted with Orphan), and then the import proceeds.
+    ReconcileError::new(OWNED_ELSEWHERE, message, RetryClass::UntilSpecChanges)
+}
+
+/// Looks for the object of kind `K` whose UID is `uid`, in every namespace (metadata only,
+/// paged, stopping at the first match).
+pub(crate) async fn find_owner<K>(client: &Client, uid: &str) -> Result<OwnerStatus, ReconcileError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let api: Api<K> = Api::all(client.clone());
+    let mut params = ListParams::default().limit(PAGE);
+    loop {
+        let page = match api.list_metadata(&params).await {
+            Ok(page) => page,
+            Err(kube::Error::Api(status)) if status.code == 403 => {
+                return Ok(OwnerStatus::Unverifiable);
+            }
+            Err(e) => {
+                return Err(ReconcileError::kube(
+                    "cannot check which object owns the external resource",
+                    e,
+                ));
+            }
+        };
+        if let Some(found) = page
+            .items
+            .iter()
+            .find(|o| o.metadata.uid.as_deref() == Some(uid))
+        {
+            return Ok(OwnerStatus::Live {
+                namespace: found.metadata.namespace.clone().unwrap_or_default(),
+                name: found.metadata.name.clone().unwrap_or_default(),
+            });
+        }
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => return Ok(OwnerStatus::Gone),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(namespace: &str) -> OwnerStatus {
+        OwnerStatus::Live {
+            namespace: namespace.into(),
+            name: "web".into(),
+        }
+    }
+
+    fn verdict(reported: ExternalOwner, owner: Option<OwnerStatus>) -> Verdict {
+        decide(
+            "ECSInstance",
+            "team-b",
+            "i-1",
+            &reported,
+            "me",
+            owner.as_ref(),
+        )
+    }
+
+    fn refused_message(v: Verdict) -> String {
+        match v {
+            Verdict::Refuse(e) => {
+                assert_eq!(e.reason(), OWNED_ELSEWHERE);
+                e.message().to_owned()
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn own_untracked_and_unowned_resources_go_on() {
+        assert!(matches!(
+            verdict(ExternalOwner::NotReported, None),
+            Verdict::Ours
+        ));
+        assert!(matches!(
+            verdict(ExternalOwner::Uid("me".into()), None),
+            Verdict::Ours
+        ));
+        assert!(matches!(
+            verdict(ExternalOwner::Untagged, None),
+            Verdict::Claim
+        ));
+        assert!(matches!(
+            verdict(ExternalOwner::Uid("other".into()), Some(OwnerStatus::Gone)),
+            Verdict::Claim
+        ));
+    }
+
+    #[test]
+    fn another_namespace_owner_is_refused_without_naming_it() {
+        let message = refused_message(verdict(
+            ExternalOwner::Uid("uid-of-a".into()),
+            Some(live("team-a")),
+        ));
+        assert!(!message.contains("team-a"), "{message}");
+        assert!(!message.contains("web"), "{message}");
+        assert!(!message.contains("uid-of-a"), "the owner's UID: {message}");
+        assert!(message.contains("i-1"), "{message}");
+    }
+
+    #[test]
+    fn a_same_namespace_owner_is_named() {
+        let message = refused_message(verdict(
+            ExternalOwner::Uid("other".into()),
+            Some(live("team-b")),
+        ));
+        assert!(message.contains("ECSInstance web"), "{message}");
+    }
+
+    #[test]
+    fn an_owner_that_cannot_be_checked_is_refused() {
+        for owner in [Some(OwnerStatus::Unverifiable), None] {
+            let message = refused_message(verdict(ExternalOwner::Uid("other".into()), owner));
+            assert!(message.contains("remove the"), "{message}");
+        }
+    }
+
+    #[test]
+    fn only_a_foreign_tag_needs_a_lookup() {
+        assert_eq!(other_uid(&ExternalOwner::Uid("x".into()), "me"), Some("x"));
+        assert_eq!(other_uid(&ExternalOwner::Uid("me".into()), "me"), None);
+        assert_eq!(other_uid(&ExternalOwner::Untagged, "me"), None);
+        assert_eq!(ExternalOwner::from_tag(Some("")), ExternalOwner::Untagged);
+        assert_eq!(
+            ExternalOwner::from_tag(Some("u")),
+            ExternalOwner::Uid("u".into())
+        );
+    }
+}

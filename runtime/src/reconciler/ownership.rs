@@ -1,0 +1,124 @@
+//! The ownership steps of a reconcile (see [`crate::ownership`]): decide whose the observed
+//! resource is, refuse one another live object owns (and, while deleting, let go of it without
+//! a cloud delete), and take over an untagged or orphaned one.
+
+use kube::Api;
+use kube::ResourceExt;
+
+use super::{Finish, Reconciler};
+use crate::conditions;
+use crate::error::ReconcileError;
+use crate::events::reasons;
+use crate::external::ExternalRef;
+use crate::idempotency::UID_TAG;
+use crate::observation::Observation;
+use crate::ownership::{self, ExternalOwner, Verdict};
+use crate::provider::{Connector, ExternalClient};
+use crate::readiness::Readiness;
+use crate::resource::ManagedResource;
+
+impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
+    /// Whose the resource `observe` found is, for this object. Looks the tagged owner up only
+    /// when the tag names another object.
+    pub(super) async fn ownership(
+        &self,
+        api: &Api<K>,
+        obj: &mut K,
+        ext: &ExternalRef,
+        obs: &Observation,
+    ) -> Result<Verdict, ReconcileError> {
+        if !obs.exists {
+            return Ok(Verdict::Ours);
+        }
+        let owner = match ownership::other_uid(&obs.owner, &ext.uid) {
+            Some(uid) => match ownership::find_owner::<K>(&self.client, uid).await {
+                Ok(found) => Some(found),
+                Err(err) => {
+                    return Err(self
+                        .fail(api, obj, reasons::CANNOT_OBSERVE, err, None)
+                        .await);
+                }
+            },
+            None => None,
+        };
+        let name = obs
+            .external_name
+            .as_deref()
+            .or(ext.name())
+            .unwrap_or("(unnamed)");
+        Ok(ownership::decide(
+            &self.kind,
+            &obj.namespace().unwrap_or_default(),
+            name,
+            &obs.owner,
+            &ext.uid,
+            owner.as_ref(),
+        ))
+    }
+
+    /// Touches nothing of a resource another object owns (or may own). While deleting, the
+    /// finalizer goes without a cloud delete: the resource is not this object's to delete.
+    pub(super) async fn refuse(
+        &self,
+        api: &Api<K>,
+        mut obj: K,
+        ext: &ExternalRef,
+        err: ReconcileError,
+        deleting: bool,
+    ) -> Result<Finish, ReconcileError> {
+        let name = ext.name().unwrap_or("(unnamed)").to_owned();
+        if deleting {
+            self.remove_finalizer(api, &obj).await?;
+            self.events
+                .normal(
+                    &obj,
+                    reasons::ORPHANED,
+                    format!(
+                        "left external resource {name} in place: it is not this object's ({})",
+                        err.reason()
+                    ),
+                )
+                .await;
+            if let (Some(ns), Some(target)) =
+                (obj.namespace(), obj.write_connection_secret_to_ref())
+            {
+                self.secrets.forget(&ns, &target.name);
+            }
+            return Ok(Finish::Gone);
+        }
+        let ready = conditions::ready(&Readiness::Unavailable(format!(
+            "external resource {name} is managed by another object"
+        )));
+        Err(self
+            .fail(api, &mut obj, reasons::OWNED_ELSEWHERE, err, Some(ready))
+            .await)
+    }
+
+    /// Rewrites the ownership tag of an untagged or orphaned resource to this object's UID.
+    pub(super) async fn claim(
+        &self,
+        api: &Api<K>,
+        obj: &mut K,
+        client: &C::Client,
+        ext: &ExternalRef,
+        previous: &ExternalOwner,
+    ) -> Result<(), ReconcileError> {
+        if let Err(e) = client.claim(obj, ext).await {
+            let err = e.context("cannot take over the external resource");
+            return Err(self.fail(api, obj, reasons::CANNOT_CLAIM, err, None).await);
+        }
+        let name = ext.name().unwrap_or("(unnamed)");
+        let why = match previous {
+            ExternalOwner::Uid(_) => "the object it was tagged for no longer exists",
+            _ => "it had no owner",
+        };
+        self.events
+            .normal(
+                &*obj,
+                reasons::ADOPTED,
+                format!("took over external resource {name} ({why}): its {UID_TAG} tag now names this object"),
+            )
+            .await;
+        Ok(())
+    }
+}
