@@ -92,6 +92,14 @@ impl ErrorResponse {
         )
     }
 
+    /// `ChargeTypeViolation` (403): e.g. releasing a subscription instance before it expired.
+    pub fn charge_type_violation() -> Self {
+        Self::forbidden(
+            "ChargeTypeViolation",
+            "The operation is not permitted due to charge type of the instance.",
+        )
+    }
+
     /// The error ECS answers with `code`, with its real HTTP status and message shape, for the
     /// codes tests may inject (see [`crate::ErrorInjection`]); `None` for any other code.
     pub fn injectable(code: &str) -> Option<Self> {
@@ -116,10 +124,7 @@ impl ErrorResponse {
                 "Forbidden.InstanceNotFound",
                 "The specified instance is not found.",
             ),
-            "ChargeTypeViolation" => Self::forbidden(
-                "ChargeTypeViolation",
-                "The operation is not permitted due to charge type of the instance.",
-            ),
+            "ChargeTypeViolation" => Self::charge_type_violation(),
             "InternalError" => Self::new(
                 500,
                 "InternalError",

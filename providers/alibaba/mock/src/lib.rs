@@ -27,18 +27,24 @@
 
 mod auth;
 mod catalog;
+mod cidr;
 mod config;
+pub mod defaults;
 mod ecs_actions;
 mod error;
 mod instance;
 mod launch;
 mod locks;
+mod network;
 mod received_params;
+mod security_group_actions;
 mod server;
 mod state;
 mod stats;
 mod store;
 mod sts_actions;
+mod subscription;
+mod vpc_actions;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -205,6 +211,21 @@ impl MockServer {
         lock(&self.shared.store)
             .get(instance_id)
             .map(|i| i.status(Timestamp::now()).as_str().to_owned())
+    }
+
+    /// Ends the subscription of a `PrePaid` instance now, as if its period had run out (so
+    /// DeleteInstance with `TerminateSubscription` may release it); false when the instance
+    /// does not exist or is pay-as-you-go.
+    pub fn expire_subscription(&self, instance_id: &str) -> bool {
+        let now = Timestamp::now();
+        let mut store = lock(&self.shared.store);
+        match store.get_mut(instance_id) {
+            Some(i) if i.expires_at.is_some() => {
+                i.expires_at = Some(now);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Stops accepting connections and waits for the server task to end.

@@ -143,6 +143,8 @@ async fn client_token_idempotency() {
                 ("RegionId", REGION),
                 ("ImageId", IMAGE),
                 ("InstanceType", TYPE),
+                ("VSwitchId", VSWITCH),
+                ("SecurityGroupId", SECURITY_GROUP),
                 ("ClientToken", "tok-1"),
                 ("Amount", "2"),
                 ("InstanceName", "web"),
@@ -159,6 +161,8 @@ async fn client_token_idempotency() {
             ("RegionId", REGION),
             ("ImageId", IMAGE),
             ("InstanceType", TYPE),
+            ("VSwitchId", VSWITCH),
+            ("SecurityGroupId", SECURITY_GROUP),
             ("ClientToken", "tok-1"),
             ("Amount", "2"),
             ("InstanceName", "db"),
@@ -226,6 +230,8 @@ async fn catalogue_quota_and_stock_errors() {
                     ("RegionId", region),
                     ("ImageId", image),
                     ("InstanceType", itype),
+                    ("VSwitchId", VSWITCH),
+                    ("SecurityGroupId", SECURITY_GROUP),
                 ],
             )
             .await
@@ -254,6 +260,8 @@ async fn catalogue_quota_and_stock_errors() {
                     ("RegionId", REGION),
                     ("ImageId", IMAGE),
                     ("InstanceType", TYPE),
+                    ("VSwitchId", VSWITCH),
+                    ("SecurityGroupId", SECURITY_GROUP),
                     ("Amount", amount),
                 ],
             )
@@ -271,6 +279,8 @@ async fn catalogue_quota_and_stock_errors() {
             ("RegionId", REGION),
             ("ImageId", IMAGE),
             ("InstanceType", TYPE),
+            ("VSwitchId", VSWITCH),
+            ("SecurityGroupId", SECURITY_GROUP),
         ],
     )
     .await
@@ -282,6 +292,8 @@ async fn catalogue_quota_and_stock_errors() {
                 ("RegionId", REGION),
                 ("ImageId", IMAGE),
                 ("InstanceType", "ecs.c6.large"),
+                ("VSwitchId", VSWITCH),
+                ("SecurityGroupId", SECURITY_GROUP),
                 ("DryRun", "true"),
             ],
         )
@@ -300,7 +312,10 @@ async fn run_parameters_are_validated_and_reflected() {
                 ("RegionId", REGION),
                 ("ImageId", IMAGE),
                 ("InstanceType", TYPE),
+                ("VSwitchId", VSWITCH),
+                ("SecurityGroupId", SECURITY_GROUP),
             ];
+            p.retain(|(k, _)| !extra.iter().any(|(e, _)| e == k));
             p.extend(extra);
             let resp = s.ecs("RunInstances", &p).await;
             assert_eq!(resp.code(), code, "{}", resp.body);
@@ -344,9 +359,8 @@ async fn run_parameters_are_validated_and_reflected() {
             ("HostName", "web-1"),
             ("Description", "front end"),
             ("ZoneId", "cn-hangzhou-h"),
-            ("VSwitchId", "vsw-app"),
-            ("SecurityGroupIds.1", "sg-a"),
-            ("SecurityGroupIds.2", "sg-b"),
+            ("VSwitchId", "vsw-k3l5df6vk6n7t4iwvwm2ox"),
+            ("SecurityGroupIds.1", SECURITY_GROUP),
             ("InternetMaxBandwidthOut", "5"),
             ("Password", "Passw0rd!"),
             ("Tag.1.Key", "env"),
@@ -361,10 +375,23 @@ async fn run_parameters_are_validated_and_reflected() {
     assert_eq!(i["InstanceName"], "web-1");
     assert_eq!(i["HostName"], "web-1");
     assert_eq!(i["ZoneId"], "cn-hangzhou-h");
-    assert_eq!(i["VpcAttributes"]["VSwitchId"], "vsw-app");
+    assert_eq!(
+        i["VpcAttributes"]["VSwitchId"],
+        alibaba_mock::defaults::vswitch_id("cn-hangzhou-h")
+    );
+    assert_eq!(
+        i["VpcAttributes"]["VpcId"],
+        alibaba_mock::defaults::vpc_id(REGION)
+    );
+    assert!(
+        i["VpcAttributes"]["PrivateIpAddress"]["IpAddress"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("172.16.")
+    );
     assert_eq!(
         i["SecurityGroupIds"]["SecurityGroupId"],
-        serde_json::json!(["sg-a", "sg-b"])
+        serde_json::json!([SECURITY_GROUP])
     );
     assert_eq!(
         i["PublicIpAddress"]["IpAddress"].as_array().unwrap().len(),
@@ -391,7 +418,7 @@ async fn modify_attribute_and_spec() {
             ("InstanceName", "renamed"),
             ("Description", "d"),
             ("HostName", "h-1"),
-            ("SecurityGroupIds.1", "sg-z"),
+            ("SecurityGroupIds.1", SECURITY_GROUP),
         ],
     )
     .await
@@ -410,8 +437,14 @@ async fn modify_attribute_and_spec() {
     );
     assert_eq!(
         i["SecurityGroupIds"]["SecurityGroupId"],
-        serde_json::json!(["sg-z"])
+        serde_json::json!([SECURITY_GROUP])
     );
+    s.ecs(
+        "ModifyInstanceAttribute",
+        &[("InstanceId", &id), ("SecurityGroupIds.1", "sg-z")],
+    )
+    .await
+    .expect_error(404, "InvalidSecurityGroupId.NotFound");
     s.ecs(
         "ModifyInstanceAttribute",
         &[("InstanceId", &id), ("UserData", "ZWNobyBoaQ==")],
@@ -518,6 +551,8 @@ async fn repeated_token_while_in_flight_gets_last_token_processing() {
                 ("RegionId", REGION),
                 ("ImageId", IMAGE),
                 ("InstanceType", TYPE),
+                ("VSwitchId", VSWITCH),
+                ("SecurityGroupId", SECURITY_GROUP),
                 ("ClientToken", "slow-1"),
             ],
         )
