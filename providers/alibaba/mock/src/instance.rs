@@ -175,6 +175,8 @@ pub struct StoredInstance {
     pub user_data: Option<String>,
     /// When it was created.
     pub created_at: Timestamp,
+    /// When it starts to show in listings (creation plus the visibility lag).
+    pub visible_from: Timestamp,
     /// Power state.
     pub lifecycle: Lifecycle,
     /// `StopCharging` or `KeepCharging` after a stop.

@@ -44,6 +44,7 @@ mod stats;
 mod store;
 mod sts_actions;
 mod subscription;
+mod visibility;
 mod vpc_actions;
 
 use std::net::SocketAddr;
@@ -158,6 +159,12 @@ impl MockServer {
     /// Changes the transition delay for operations from now on.
     pub fn set_transition_delay(&self, delay: Duration) {
         write(&self.shared.settings).transition_delay = delay;
+    }
+
+    /// Changes the visibility lag of listings for creates and releases from now on.
+    pub fn set_visibility_lag(&self, lag: Duration) {
+        write(&self.shared.settings).visibility_lag = lag;
+        lock(&self.shared.store).visibility_lag = lag;
     }
 
     /// Changes the per-account instance quota (`None`: unlimited).

@@ -27,6 +27,7 @@ pub struct Settings {
     pub transition_delay: Duration,
     pub faults: Faults,
     pub instance_quota: Option<usize>,
+    pub visibility_lag: Duration,
 }
 
 /// Everything the server and the library handle share.
@@ -152,10 +153,11 @@ impl Shared {
                 transition_delay: config.transition_delay,
                 faults: config.faults,
                 instance_quota: config.instance_quota,
+                visibility_lag: config.visibility_lag,
             }),
             keys: RwLock::new(keys),
             nonces: Mutex::new(NonceCache::new(config.nonce_window, config.nonce_capacity)),
-            store: Mutex::new(Store::default()),
+            store: Mutex::new(Store::with_visibility_lag(config.visibility_lag)),
             counters: Mutex::new(Counters::default()),
             limiter: Mutex::new(RateLimiter::default()),
             in_flight: Mutex::new(HashSet::new()),

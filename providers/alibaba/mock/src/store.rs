@@ -17,6 +17,7 @@ use crate::error::ErrorResponse;
 use crate::instance::{Lifecycle, Phase, Status, StoredInstance};
 use crate::launch::LaunchSpec;
 use crate::network::NetworkStore;
+use crate::visibility::{Releasing, after_lag};
 
 type Scope = (Arc<str>, &'static str);
 
@@ -142,6 +143,10 @@ pub struct Store {
     created_total: u64,
     /// VPCs, vSwitches and security groups per account.
     pub network: NetworkStore,
+    /// How long creates and releases take to show in listings.
+    pub visibility_lag: Duration,
+    /// Released instances still listed during the lag.
+    releasing: Releasing,
 }
 
 fn new_instance_id() -> String {
@@ -169,6 +174,14 @@ impl Store {
     /// The public address an instance gets when bandwidth is first granted.
     pub fn public_ip(seq: u64) -> Ipv4Addr {
         addresses(seq, crate::defaults::vpc_cidr()).1
+    }
+
+    /// An empty store whose listings lag creates and releases by `lag`.
+    pub fn with_visibility_lag(lag: Duration) -> Self {
+        Self {
+            visibility_lag: lag,
+            ..Self::default()
+        }
     }
 
     /// Instances ever created.
@@ -257,6 +270,7 @@ impl Store {
                 key_pair_name: spec.key_pair_name.clone().unwrap_or_default(),
                 user_data: spec.user_data.clone(),
                 created_at: now,
+                visible_from: after_lag(now, self.visibility_lag),
                 lifecycle: Lifecycle::new(Phase::Created, now, delay),
                 stopped_mode: "KeepCharging",
                 client_token: spec.client_token.clone(),
@@ -381,6 +395,25 @@ impl Store {
                         .filter_map(|id| self.instances.get(id)),
                 ),
             };
+        let matching = matching.filter(|i| i.visible_from <= now);
+        let released: Vec<&StoredInstance> = self
+            .releasing
+            .listed(account_id, region_id, now)
+            .into_iter()
+            .filter(|i| {
+                filters
+                    .instance_ids
+                    .as_ref()
+                    .is_none_or(|ids| ids.contains(&i.id))
+            })
+            .collect();
+        let matching: Box<dyn Iterator<Item = &StoredInstance>> = if released.is_empty() {
+            Box::new(matching)
+        } else {
+            let mut all: Vec<&StoredInstance> = matching.chain(released).collect();
+            all.sort_unstable_by_key(|i| i.seq);
+            Box::new(all.into_iter())
+        };
         let mut total = 0;
         let mut page = Vec::new();
         let mut more = false;
@@ -526,6 +559,8 @@ impl Store {
         }
         for id in ids {
             if let Some(instance) = self.instances.remove(id) {
+                self.releasing
+                    .push(instance.clone(), now, self.visibility_lag);
                 if let Some(scope) = self
                     .by_scope
                     .get_mut(&(instance.account_id.clone(), instance.region_id))

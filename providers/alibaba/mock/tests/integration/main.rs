@@ -12,3 +12,4 @@ mod mock_launch_rules;
 mod mock_network;
 mod mock_official_sdk;
 mod mock_scale;
+mod mock_visibility;
