@@ -175,10 +175,7 @@ pub fn instance_type_in_stock(id: &str) -> Result<&'static InstanceType, ErrorRe
     if t.in_stock {
         Ok(t)
     } else {
-        Err(ErrorResponse::forbidden(
-            "OperationDenied.NoStock",
-            "The requested resource is sold out in the specified zone; try other types of resources or other regions and zones.",
-        ))
+        Err(ErrorResponse::no_stock())
     }
 }
 

@@ -92,6 +92,15 @@ impl ErrorResponse {
         )
     }
 
+    /// `OperationDenied.NoStock` (403): the zone has no capacity for the instance type (at
+    /// RunInstances, or when starting an instance stopped without charging).
+    pub fn no_stock() -> Self {
+        Self::forbidden(
+            "OperationDenied.NoStock",
+            "The requested resource is sold out in the specified zone; try other types of resources or other regions and zones.",
+        )
+    }
+
     /// `ChargeTypeViolation` (403): e.g. releasing a subscription instance before it expired.
     pub fn charge_type_violation() -> Self {
         Self::forbidden(
@@ -125,6 +134,7 @@ impl ErrorResponse {
                 "The specified instance is not found.",
             ),
             "ChargeTypeViolation" => Self::charge_type_violation(),
+            "OperationDenied.NoStock" => Self::no_stock(),
             "InternalError" => Self::new(
                 500,
                 "InternalError",
@@ -146,6 +156,7 @@ impl ErrorResponse {
         "Forbidden.RAM",
         "Forbidden.InstanceNotFound",
         "ChargeTypeViolation",
+        "OperationDenied.NoStock",
         "InternalError",
         "ServiceUnavailable",
     ];

@@ -311,6 +311,8 @@ impl StoredInstance {
             private_ip_address: self.private_ip.to_string(),
             tags: self.tags.iter().cloned().collect(),
             client_token: self.client_token.clone(),
+            compute_charged: !(self.stopped_mode == "StopCharging"
+                && self.status(now) == Status::Stopped),
         }
     }
 }
@@ -434,6 +436,9 @@ pub struct InstanceSummary {
     pub private_ip_address: String,
     pub tags: BTreeMap<String, String>,
     pub client_token: Option<String>,
+    /// Whether its vCPUs and memory are charged: false once stopped with `StopCharging`.
+    #[serde(default)]
+    pub compute_charged: bool,
 }
 
 /// `ecs.g6.large` → `ecs.g6`.

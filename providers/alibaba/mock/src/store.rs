@@ -457,11 +457,21 @@ impl Store {
         now: Timestamp,
         delay: Duration,
     ) -> Result<(), ErrorResponse> {
+        let ip_seq = self.next_seq;
         let i = self.find_mut(account_id, None, id)?;
         if i.status(now) != Status::Stopped {
             return Err(ErrorResponse::incorrect_status());
         }
         i.lifecycle = Lifecycle::new(Phase::Started, now, delay);
+        // Stopped without charging, it lost its public IP: it gets a new one.
+        let new_ip = i.bandwidth_out > 0 && i.public_ip.is_none();
+        if new_ip {
+            i.public_ip = Some(Store::public_ip(ip_seq));
+        }
+        i.stopped_mode = "KeepCharging";
+        if new_ip {
+            self.next_seq += 1;
+        }
         Ok(())
     }
 
@@ -479,11 +489,17 @@ impl Store {
             return Err(ErrorResponse::incorrect_status());
         }
         i.lifecycle = Lifecycle::new(Phase::Stopped, now, delay);
+        // Economical mode applies to pay-as-you-go instances only; a subscription keeps charging.
+        let stop_charging = stop_charging && i.expires_at.is_none();
         i.stopped_mode = if stop_charging {
             "StopCharging"
         } else {
             "KeepCharging"
         };
+        if stop_charging {
+            // Its vCPUs and memory are released with its public IP.
+            i.public_ip = None;
+        }
         Ok(())
     }
 

@@ -568,3 +568,81 @@ async fn repeated_token_while_in_flight_gets_last_token_processing() {
     );
     assert_eq!(mock.stats().instances_created, 1);
 }
+
+#[tokio::test]
+async fn stop_charging_releases_the_public_ip_and_start_may_find_no_stock() {
+    let mock = start(Duration::ZERO).await;
+    let s = Signer::new(&mock);
+    let id = s.run(&[("InternetMaxBandwidthOut", "5")]).await.remove(0);
+    let public_ip = |i: &serde_json::Value| {
+        i["PublicIpAddress"]["IpAddress"]
+            .as_array()
+            .unwrap()
+            .first()
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    };
+    let attr = |s: Signer, id: String| async move {
+        s.ecs("DescribeInstanceAttribute", &[("InstanceId", &id)])
+            .await
+            .ok()
+    };
+    let first = public_ip(&attr(s.clone(), id.clone()).await).expect("a public IP");
+    assert_eq!(
+        attr(s.clone(), id.clone()).await["StoppedMode"],
+        "Not-applicable"
+    );
+    s.ecs(
+        "StopInstance",
+        &[("InstanceId", &id), ("StoppedMode", "Economy")],
+    )
+    .await
+    .expect_error(400, "InvalidParameter");
+
+    // KeepCharging keeps the address and the compute charge.
+    s.ecs(
+        "StopInstance",
+        &[("InstanceId", &id), ("StoppedMode", "KeepCharging")],
+    )
+    .await
+    .ok();
+    let i = attr(s.clone(), id.clone()).await;
+    assert_eq!(
+        (i["Status"].as_str(), i["StoppedMode"].as_str()),
+        (Some("Stopped"), Some("KeepCharging"))
+    );
+    assert_eq!(public_ip(&i).as_deref(), Some(first.as_str()));
+    assert!(mock.instances()[0].compute_charged);
+    s.ecs("StartInstance", &[("InstanceId", &id)]).await.ok();
+
+    // StopCharging releases the address and stops charging vCPUs and memory.
+    s.ecs(
+        "StopInstance",
+        &[("InstanceId", &id), ("StoppedMode", "StopCharging")],
+    )
+    .await
+    .ok();
+    let i = attr(s.clone(), id.clone()).await;
+    assert_eq!(i["StoppedMode"], "StopCharging");
+    assert_eq!(public_ip(&i), None);
+    assert!(!mock.instances()[0].compute_charged);
+    let described = instances(&s.describe(&[]).await);
+    assert_eq!(described[0]["StoppedMode"], "StopCharging");
+
+    // Restarting may find the zone sold out; the instance stays Stopped.
+    mock.inject_error(alibaba_mock::ErrorInjection::new(
+        "OperationDenied.NoStock",
+        Some("StartInstance"),
+        1,
+    ))
+    .unwrap();
+    s.ecs("StartInstance", &[("InstanceId", &id)])
+        .await
+        .expect_error(403, "OperationDenied.NoStock");
+    assert_eq!(s.status(&id).await, "Stopped");
+    s.ecs("StartInstance", &[("InstanceId", &id)]).await.ok();
+    let i = attr(s.clone(), id.clone()).await;
+    let second = public_ip(&i).expect("a new public IP on start");
+    assert_ne!(second, first);
+    assert!(mock.instances()[0].compute_charged);
+}
