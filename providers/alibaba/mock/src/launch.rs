@@ -38,7 +38,7 @@ pub struct LaunchSpec {
     pub internet_charge_type: Option<String>,
     /// `InstanceChargeType`: `PostPaid` (default) or `PrePaid`.
     pub instance_charge_type: Option<String>,
-    /// `Period`: required for `PrePaid` (see [`Subscription`]).
+    /// `Period`: required for `PrePaid`; 1–9, 12, 24, 36, 48 or 60 months, or 1–4 weeks.
     pub period: Option<u32>,
     /// `PeriodUnit`: `Month` (default) or `Week`.
     pub period_unit: Option<String>,

@@ -1,18 +1,24 @@
-//! alibaba-mock: an in-process fake of Alibaba Cloud ECS (API version `2014-05-26`) and STS
-//! (`2015-04-01`) on one HTTP port, for tests, benchmarks, the sandbox and `ferroplane ecs-mock`.
+//! alibaba-mock: an in-process fake of Alibaba Cloud ECS (API version `2014-05-26`), the VPC API
+//! (`2016-04-28`) and STS (`2015-04-01`) on one HTTP port, for tests, benchmarks, the sandbox and
+//! `ferroplane ecs-mock`; the request's `Version` selects the API.
 //!
 //! It refuses what the real API refuses, with the real error code and HTTP status: V1 and V3
 //! signatures verified with alibaba-sdk's [`alibaba_sdk::signature`] (the code that signs), nonce
 //! and timestamp checks (at most 15 minutes of clock skew), access keys per account and STS
 //! credentials, the instance state machine with a configurable transition delay (computed lazily
-//! from timestamps), ClientToken idempotency, filters and both pagination styles, tags, a
-//! catalogue of regions, instance types and images, and fault injection. The actions served are
-//! the `ACTIONS` lists of `ecs_actions` and `sts_actions`; the crate's integration tests pin the
-//! behaviour, also against Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
+//! from timestamps), RunInstances' placement rules (a security group and a vSwitch of its VPC)
+//! and subscription rules (`Period`, no release before expiry), ClientToken idempotency, filters
+//! and both pagination styles, tags, an optional visibility lag of listings, a catalogue of
+//! regions, instance types and images, VPCs, vSwitches and security groups with their dependency
+//! rules (every account starts with the default network of [`defaults`]), and fault injection.
+//! The actions served are the `ACTIONS` lists of `ecs_actions`, `security_group_actions`,
+//! `vpc_actions` and `sts_actions`; the crate's integration tests pin the behaviour, also against
+//! Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
 //!
 //! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `ecs_actions` /
-//! `sts_actions` → `store` → `instance`, with `received_params`, `launch`, `catalog`, `config`,
-//! `stats`, `locks` and `error` underneath.
+//! `security_group_actions` / `vpc_actions` / `sts_actions` → `store` (instances, with `network`
+//! and `visibility`) → `instance`, with `received_params`, `launch`, `subscription`, `catalog`,
+//! `cidr`, `defaults`, `config`, `stats`, `locks` and `error` underneath.
 //!
 //! It depends on alibaba-sdk for its `signature` module only, and on nothing of Kubernetes or of
 //! the controllers; the SDK and the controllers must not depend on it (only their tests may).
