@@ -131,6 +131,8 @@ pub struct AccountNetwork {
     pub vpcs: HashMap<String, Vpc>,
     pub vswitches: HashMap<String, VSwitch>,
     pub groups: HashMap<String, SecurityGroup>,
+    /// Answers of create calls by (action, ClientToken), with the fingerprint of their parameters.
+    tokens: HashMap<(&'static str, String), (u64, serde_json::Value)>,
     next_seq: u64,
 }
 
@@ -236,6 +238,39 @@ impl AccountNetwork {
             );
         }
         network
+    }
+
+    /// The earlier answer of a create call repeated with its `ClientToken` (the same parameters,
+    /// fingerprint `print`), `IdempotentParameterMismatch` when the parameters differ, `None` for
+    /// a new call.
+    pub fn replay(
+        &self,
+        action: &'static str,
+        token: Option<&str>,
+        print: u64,
+    ) -> Result<Option<serde_json::Value>, ErrorResponse> {
+        let Some(token) = token else {
+            return Ok(None);
+        };
+        match self.tokens.get(&(action, token.to_owned())) {
+            None => Ok(None),
+            Some((earlier, reply)) if *earlier == print => Ok(Some(reply.clone())),
+            Some(_) => Err(crate::store::idempotent_mismatch()),
+        }
+    }
+
+    /// Records the answer of a create call made with `token`.
+    pub fn remember(
+        &mut self,
+        action: &'static str,
+        token: Option<&str>,
+        print: u64,
+        reply: &serde_json::Value,
+    ) {
+        if let Some(token) = token {
+            self.tokens
+                .insert((action, token.to_owned()), (print, reply.clone()));
+        }
     }
 
     /// The next creation sequence number.

@@ -12,7 +12,7 @@ use crate::ecs_actions::{ActionContext, action_not_found, dry_run, dry_run_passe
 use crate::error::ErrorResponse;
 use crate::network::{Direction, Rule, SecurityGroup, random_id};
 use crate::received_params::ReceivedParams;
-use crate::store::Store;
+use crate::store::{Store, fingerprint};
 
 /// The security-group actions the mock serves.
 pub const ACTIONS: &[&str] = &[
@@ -106,6 +106,11 @@ fn create(
         .get("VpcId")
         .map_or_else(|| crate::defaults::vpc_id(region.id), str::to_owned);
     network.vpc(region.id, &vpc_id)?;
+    let token = p.get("ClientToken");
+    let print = fingerprint(&(&vpc_id, name, description, group_type));
+    if let Some(reply) = network.replay("CreateSecurityGroup", token, print)? {
+        return Ok(reply);
+    }
     if dry_run(p)? {
         return Err(dry_run_passed());
     }
@@ -122,7 +127,9 @@ fn create(
         rules: Vec::new(),
     };
     network.groups.insert(id.clone(), group);
-    Ok(json!({"SecurityGroupId": id}))
+    let reply = json!({"SecurityGroupId": id});
+    network.remember("CreateSecurityGroup", token, print, &reply);
+    Ok(reply)
 }
 
 fn describe(

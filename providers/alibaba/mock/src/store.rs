@@ -608,7 +608,8 @@ impl Store {
     }
 }
 
-fn idempotent_mismatch() -> ErrorResponse {
+/// `IdempotentParameterMismatch` (400): a ClientToken reused with other parameters.
+pub(crate) fn idempotent_mismatch() -> ErrorResponse {
     ErrorResponse::bad_request(
         "IdempotentParameterMismatch",
         "The ClientToken was already used with different parameters; use a new ClientToken for a different request.",

@@ -11,7 +11,7 @@ use crate::ecs_actions::{ActionContext, action_not_found, dry_run, dry_run_passe
 use crate::error::ErrorResponse;
 use crate::network::{AccountNetwork, VSwitch, Vpc, network_status, random_id, vswitch_not_found};
 use crate::received_params::ReceivedParams;
-use crate::store::Store;
+use crate::store::{Store, fingerprint};
 
 /// The VPC API version.
 pub const VERSION: &str = "2016-04-28";
@@ -143,6 +143,11 @@ fn create_vpc(
         crate::launch::check_client_token(token)?;
     }
     let network = store.network.account(&ctx.caller.account_id);
+    let token = p.get("ClientToken");
+    let print = fingerprint(&(cidr, name, description));
+    if let Some(reply) = network.replay("CreateVpc", token, print)? {
+        return Ok(reply);
+    }
     if network
         .vpcs
         .values()
@@ -179,6 +184,7 @@ fn create_vpc(
         "ResourceGroupId": "",
     });
     network.vpcs.insert(id, vpc);
+    network.remember("CreateVpc", token, print, &reply);
     Ok(reply)
 }
 
@@ -322,6 +328,11 @@ fn create_vswitch(
         crate::launch::check_client_token(token)?;
     }
     let network = store.network.account(&ctx.caller.account_id);
+    let token = p.get("ClientToken");
+    let print = fingerprint(&(vpc_id, zone_id, cidr_text, name, description));
+    if let Some(reply) = network.replay("CreateVSwitch", token, print)? {
+        return Ok(reply);
+    }
     let vpc = network.vpc(region.id, vpc_id)?;
     if network_status(vpc.ready_at, ctx.now) != "Available" {
         return Err(incorrect_vpc_status());
@@ -380,7 +391,9 @@ fn create_vswitch(
         ready_at: ready_at(ctx),
     };
     network.vswitches.insert(id.clone(), vswitch);
-    Ok(json!({"VSwitchId": id}))
+    let reply = json!({"VSwitchId": id});
+    network.remember("CreateVSwitch", token, print, &reply);
+    Ok(reply)
 }
 
 fn describe_vswitches(

@@ -544,6 +544,33 @@ async fn security_group_rules_in_both_forms() {
     assert_eq!(left.len(), 1, "{attr}");
     assert_eq!(str_of(&left[0], "IpProtocol"), "ICMP");
 
+    // A create repeated with its ClientToken answers the first result; other parameters with
+    // the same token are refused.
+    let token = [
+        ("ClientToken", "sg-token-1"),
+        ("SecurityGroupName", "tokened"),
+    ];
+    let first = sg(&s, "CreateSecurityGroup", &token).await.ok();
+    let again = sg(&s, "CreateSecurityGroup", &token).await.ok();
+    assert_eq!(first["SecurityGroupId"], again["SecurityGroupId"]);
+    sg(
+        &s,
+        "CreateSecurityGroup",
+        &[
+            ("ClientToken", "sg-token-1"),
+            ("SecurityGroupName", "other"),
+        ],
+    )
+    .await
+    .expect_error(400, "IdempotentParameterMismatch");
+    sg(
+        &s,
+        "DeleteSecurityGroup",
+        &[("SecurityGroupId", str_of(&first, "SecurityGroupId"))],
+    )
+    .await
+    .ok();
+
     // A group another group's rule refers to cannot be deleted.
     let other = str_of(
         &sg(&s, "CreateSecurityGroup", &[]).await.ok(),
