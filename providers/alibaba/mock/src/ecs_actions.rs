@@ -235,11 +235,22 @@ pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
     if let Some(sg) = p.get("SecurityGroupId") {
         if !security_group_ids.is_empty() {
             return Err(ErrorResponse::bad_request(
-                "InvalidParameter.Conflict",
+                "InvalidSecurityGroupId.SingleIdAndMultiIdConflict",
                 "You cannot specify both SecurityGroupId and SecurityGroupIds.N; use one of them.",
             ));
         }
         security_group_ids.push(sg.to_owned());
+    }
+    for (i, id) in security_group_ids.iter().enumerate() {
+        if security_group_ids[..i].contains(id) {
+            return Err(ErrorResponse::bad_request(
+                "InvalidParameter.SecurityGroupIdRepeated",
+                format!(
+                    "The security group \"{}\" is given more than once in SecurityGroupIds.N.",
+                    crate::error::truncate(id, 64)
+                ),
+            ));
+        }
     }
     let tags = p
         .key_values("Tag", MAX_TAGS)

@@ -340,7 +340,8 @@ impl AccountNetwork {
         let vpc_id = &self.group(region.id, first)?.vpc_id;
         for id in &group_ids[1..] {
             if &self.group(region.id, id)?.vpc_id != vpc_id {
-                return Err(mismatch(
+                return Err(ErrorResponse::bad_request(
+                    "InvalidSecurityGroup.VpcMismatch",
                     "The specified security groups are not in the same VPC.",
                 ));
             }

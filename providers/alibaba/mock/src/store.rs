@@ -575,8 +575,10 @@ impl Store {
         }
         for id in ids {
             if let Some(instance) = self.instances.remove(id) {
-                self.releasing
-                    .push(instance.clone(), now, self.visibility_lag);
+                if !self.visibility_lag.is_zero() {
+                    self.releasing
+                        .push(instance.clone(), now, self.visibility_lag);
+                }
                 if let Some(scope) = self
                     .by_scope
                     .get_mut(&(instance.account_id.clone(), instance.region_id))

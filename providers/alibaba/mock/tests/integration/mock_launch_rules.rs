@@ -40,7 +40,16 @@ async fn placement_needs_a_security_group_and_a_vswitch_of_its_vpc() {
                 ("SecurityGroupIds.1", SECURITY_GROUP),
             ],
             400,
-            "InvalidParameter.Conflict",
+            "InvalidSecurityGroupId.SingleIdAndMultiIdConflict",
+        ),
+        (
+            vec![
+                ("VSwitchId", VSWITCH),
+                ("SecurityGroupIds.1", SECURITY_GROUP),
+                ("SecurityGroupIds.2", SECURITY_GROUP),
+            ],
+            400,
+            "InvalidParameter.SecurityGroupIdRepeated",
         ),
         (
             vec![

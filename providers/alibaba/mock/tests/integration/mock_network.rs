@@ -214,6 +214,13 @@ async fn vpcs_and_vswitches_are_validated_and_deleted_only_without_dependents() 
     s.ecs("RunInstances", &refs)
         .await
         .expect_error(400, "InvalidParameter.Mismatch");
+    let mut two_vpcs = refs.clone();
+    two_vpcs.retain(|(k, _)| *k != "SecurityGroupId");
+    two_vpcs.push(("SecurityGroupIds.1", SECURITY_GROUP));
+    two_vpcs.push(("SecurityGroupIds.2", &group));
+    s.ecs("RunInstances", &two_vpcs)
+        .await
+        .expect_error(400, "InvalidSecurityGroup.VpcMismatch");
     assert_eq!(mock.stats().instances_created, 0, "nothing was created");
     eventually("the new vSwitch is Available")
         .within(Duration::from_secs(5))
