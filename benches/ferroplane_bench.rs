@@ -351,6 +351,10 @@ fn instance(name: String) -> ECSInstance {
                 instance_type: "ecs.g6.large".into(),
                 instance_name: Some(name.clone()),
                 internet_max_bandwidth_out: Some(1),
+                v_switch_id: alibaba_mock::defaults::first_vswitch_id("cn-beijing"),
+                security_group_ids: Some(vec![alibaba_mock::defaults::security_group_id(
+                    "cn-beijing",
+                )]),
                 ..ECSInstanceParameters::default()
             },
         },

@@ -302,6 +302,16 @@ mod tests {
                 "ImageId=centos_7_8_x64_20G_alibase_20200519.vhd",
                 "--param",
                 "InstanceType=ecs.g6.large",
+                "--param",
+                &format!(
+                    "VSwitchId={}",
+                    alibaba_mock::defaults::vswitch_id("cn-hangzhou-b")
+                ),
+                "--param",
+                &format!(
+                    "SecurityGroupId={}",
+                    alibaba_mock::defaults::security_group_id("cn-hangzhou")
+                ),
             ],
             "cli-secret",
         )

@@ -16,9 +16,14 @@ use anyhow::Context as _;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Address to listen on; port 0 picks a free port.
+    /// Address to listen on; port 0 picks a free port. Only a loopback address, unless
+    /// --allow-remote is given: the mock accepts the key given here from anyone who reaches it.
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: SocketAddr,
+
+    /// Allow --listen on a non-loopback address (reachable from other machines).
+    #[arg(long)]
+    allow_remote: bool,
 
     /// AccessKeyId the mock accepts.
     #[arg(long, env = "FERROPLANE_MOCK_ACCESS_KEY_ID")]
@@ -56,6 +61,11 @@ pub struct Args {
     #[arg(long, default_value = "0", value_parser = parse_duration)]
     latency: Duration,
 
+    /// How long a new instance stays out of DescribeInstances and tag searches, and a released
+    /// one stays in them, as on the real cloud (e.g. 0, 2s). Default 0: consistent at once.
+    #[arg(long, default_value = "0", value_parser = parse_duration)]
+    visibility_lag: Duration,
+
     /// Most live instances per account; more answers QuotaExceed.ElasticQuota.
     #[arg(long)]
     instance_quota: Option<usize>,
@@ -85,11 +95,37 @@ fn parse_injection(raw: &str) -> Result<ErrorInjection, String> {
     Ok(injection)
 }
 
+/// Why `--listen` was refused.
+#[derive(Debug, PartialEq, Eq)]
+pub struct RemoteListen(SocketAddr);
+
+impl std::fmt::Display for RemoteListen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "refusing to listen on {}: not a loopback address, and the mock accepts its key from anyone who reaches it; use --listen 127.0.0.1:PORT, or pass --allow-remote if other machines must reach it",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for RemoteListen {}
+
+/// A loopback `listen` address is always fine; any other needs `allow_remote`.
+fn check_listen(listen: SocketAddr, allow_remote: bool) -> Result<(), RemoteListen> {
+    if listen.ip().is_loopback() || allow_remote {
+        Ok(())
+    } else {
+        Err(RemoteListen(listen))
+    }
+}
+
 fn parse_secret(value: &str) -> Result<Secret, std::convert::Infallible> {
     Ok(Secret::new(value))
 }
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    check_listen(args.listen, args.allow_remote)?;
     let faults = Faults {
         throttle_rate: args.throttle_rate,
         error_rate: args.error_rate,
@@ -102,6 +138,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut config = MockConfig::new(args.access_key_id, args.access_key_secret.expose())
         .with_listen(args.listen)
         .with_transition_delay(args.transition_delay)
+        .with_visibility_lag(args.visibility_lag)
         .with_faults(faults);
     config.instance_quota = args.instance_quota;
     config.injections = args.inject_errors;
@@ -123,6 +160,44 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_non_loopback_listen_address_needs_allow_remote() {
+        use clap::Parser as _;
+
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let parse = |extra: &[&str]| {
+            let mut argv = vec![
+                "ecs-mock",
+                "--access-key-id",
+                "ak",
+                "--access-key-secret",
+                "sk",
+            ];
+            argv.extend_from_slice(extra);
+            Cli::try_parse_from(argv).unwrap().args
+        };
+        let local = parse(&[]);
+        assert!(check_listen(local.listen, local.allow_remote).is_ok());
+        assert_eq!(local.visibility_lag, Duration::ZERO);
+        for addr in ["[::1]:0", "127.0.0.2:8080"] {
+            let a = parse(&["--listen", addr]);
+            assert!(check_listen(a.listen, a.allow_remote).is_ok(), "{addr}");
+        }
+        for addr in ["0.0.0.0:8080", "[::]:0", "192.168.1.10:80"] {
+            let a = parse(&["--listen", addr]);
+            let error = check_listen(a.listen, a.allow_remote).unwrap_err();
+            assert!(error.to_string().contains("--allow-remote"), "{error}");
+            let a = parse(&["--listen", addr, "--allow-remote"]);
+            assert!(check_listen(a.listen, a.allow_remote).is_ok(), "{addr}");
+        }
+        let lagged = parse(&["--visibility-lag", "2s"]);
+        assert_eq!(lagged.visibility_lag, Duration::from_secs(2));
+    }
 
     #[test]
     fn injected_errors_parse() {

@@ -14,6 +14,10 @@ pub const SECRET: &str = "test-secret";
 pub const REGION: &str = "cn-hangzhou";
 pub const IMAGE: &str = "centos_7_8_x64_20G_alibase_20200519.vhd";
 pub const TYPE: &str = "ecs.g6.large";
+/// The mock's default vSwitch of `cn-hangzhou-b` (the first zone of [`REGION`]).
+pub const VSWITCH: &str = "vsw-gxeeybn7eajlv0lc1j5e80";
+/// The mock's default security group of [`REGION`].
+pub const SECURITY_GROUP: &str = "sg-erfnbthki6j1jhzgoeu5df";
 pub const ECS: &str = "2014-05-26";
 pub const STS: &str = "2015-04-01";
 
@@ -259,13 +263,21 @@ impl Signer {
         send(req).await
     }
 
-    /// Creates `amount` instances and returns their IDs.
+    /// Creates `amount` instances and returns their IDs; placed in the mock's default network
+    /// (default vSwitch of the first zone, default security group) unless `extra` names a
+    /// vSwitch or security group.
     pub async fn run(&self, extra: &[(&str, &str)]) -> Vec<String> {
         let mut params = vec![
             ("RegionId", REGION),
             ("ImageId", IMAGE),
             ("InstanceType", TYPE),
         ];
+        if !extra.iter().any(|(k, _)| *k == "VSwitchId") {
+            params.push(("VSwitchId", VSWITCH));
+        }
+        if !extra.iter().any(|(k, _)| k.starts_with("SecurityGroupId")) {
+            params.push(("SecurityGroupId", SECURITY_GROUP));
+        }
         params.extend_from_slice(extra);
         let body = self.ecs("RunInstances", &params).await.ok();
         ids(&body)

@@ -22,6 +22,8 @@ spec:
     imageId: centos_7_8_x64_20G_alibase_20200519.vhd
     instanceType: ecs.g6.large
     instanceName: web-server
+    vSwitchId: vsw-eafxvpknkjnma5xpiqaf0w
+    securityGroupIds: [sg-y2fkm5jxbput7ntjcm6tbw]
 "#;
 
 fn ecs(name: &str, replace: &[(&str, &str)], extra_for_provider: &str) -> String {

@@ -22,6 +22,8 @@ spec:
     instanceType: ecs.g6.large
     instanceName: {name}
     internetMaxBandwidthOut: 5
+    vSwitchId: vsw-eafxvpknkjnma5xpiqaf0w
+    securityGroupIds: [sg-y2fkm5jxbput7ntjcm6tbw]
 {extra_for_provider}
 "#
     )

@@ -125,6 +125,10 @@ pub fn instance(name: &str, deletion_policy: DeletionPolicy) -> ECSInstance {
                 instance_type: "ecs.g6.large".into(),
                 instance_name: Some(name.to_owned()),
                 internet_max_bandwidth_out: Some(1),
+                v_switch_id: alibaba_mock::defaults::first_vswitch_id("cn-beijing"),
+                security_group_ids: Some(vec![alibaba_mock::defaults::security_group_id(
+                    "cn-beijing",
+                )]),
                 ..ECSInstanceParameters::default()
             },
         },

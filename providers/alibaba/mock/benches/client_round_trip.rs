@@ -44,7 +44,8 @@ fn round_trips(budget: Duration) {
             "cn-hangzhou",
             "centos_7_8_x64_20G_alibase_20200519.vhd",
             "ecs.g6.large",
-        );
+        )
+        .with_default_network();
         let ids = match mock.create_instances(DEFAULT_ACCOUNT_ID, &spec, 100) {
             Ok(ids) => ids,
             Err(error) => {

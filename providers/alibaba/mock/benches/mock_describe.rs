@@ -39,7 +39,7 @@ async fn run() {
     let ids = mock
         .create_instances(
             DEFAULT_ACCOUNT_ID,
-            &LaunchSpec::new(REGION, IMAGE, TYPE),
+            &LaunchSpec::new(REGION, IMAGE, TYPE).with_default_network(),
             10_000,
         )
         .expect("seed instances");

@@ -48,16 +48,6 @@ impl CatalogRegion {
             .next()
             .unwrap_or_else(|| format!("{}-a", self.id))
     }
-
-    /// The default VPC of the region (every account gets the same ID in the mock).
-    pub fn default_vpc(&self) -> String {
-        format!("vpc-{}-default", self.id)
-    }
-
-    /// The default vSwitch of a zone.
-    pub fn default_vswitch(zone_id: &str) -> String {
-        format!("vsw-{zone_id}-default")
-    }
 }
 
 const REGIONS: &[CatalogRegion] = &[
@@ -185,10 +175,7 @@ pub fn instance_type_in_stock(id: &str) -> Result<&'static InstanceType, ErrorRe
     if t.in_stock {
         Ok(t)
     } else {
-        Err(ErrorResponse::forbidden(
-            "OperationDenied.NoStock",
-            "The requested resource is sold out in the specified zone; try other types of resources or other regions and zones.",
-        ))
+        Err(ErrorResponse::no_stock())
     }
 }
 

@@ -174,6 +174,9 @@ pub struct MockConfig {
     pub nonce_capacity: usize,
     /// Scripted errors pending at start (see [`ErrorInjection`]).
     pub injections: Vec<ErrorInjection>,
+    /// How long a new instance stays out of DescribeInstances and tag searches, and a released
+    /// one stays in them, as on the real cloud. Default zero (consistent at once).
+    pub visibility_lag: Duration,
 }
 
 impl MockConfig {
@@ -192,7 +195,14 @@ impl MockConfig {
             nonce_window: MAX_SKEW + Duration::from_secs(60),
             nonce_capacity: 1_000_000,
             injections: Vec::new(),
+            visibility_lag: Duration::ZERO,
         }
+    }
+
+    /// Sets the visibility lag of listings.
+    pub fn with_visibility_lag(mut self, lag: Duration) -> Self {
+        self.visibility_lag = lag;
+        self
     }
 
     /// Sets the transition delay.

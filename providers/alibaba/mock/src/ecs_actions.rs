@@ -13,7 +13,8 @@ use crate::error::ErrorResponse;
 use crate::instance::{InstanceView, Status};
 use crate::launch::{self, LaunchSpec, MAX_TAGS};
 use crate::received_params::ReceivedParams;
-use crate::store::{Filters, Paging, Store};
+use crate::security_group_actions;
+use crate::store::{Filters, Paging, Release, Store};
 
 /// The ECS API version.
 pub const VERSION: &str = "2014-05-26";
@@ -100,13 +101,12 @@ pub fn dispatch(
         }
         "DeleteInstance" => {
             let id = p.required("InstanceId")?.to_owned();
-            let force = p.bool("Force")?.unwrap_or(false);
-            p.bool("TerminateSubscription")?;
+            let release = release(p)?;
             if dry_run(p)? {
                 store.find(account, None, &id)?;
                 return Err(dry_run_passed());
             }
-            store.delete(account, None, &[id], force, None, ctx.now)?;
+            store.delete(account, None, &[id], release, None, ctx.now)?;
             json!({})
         }
         "DeleteInstances" => {
@@ -115,8 +115,7 @@ pub fn dispatch(
             if ids.is_empty() {
                 return Err(ErrorResponse::missing("InstanceId.1"));
             }
-            let force = p.bool("Force")?.unwrap_or(false);
-            p.bool("TerminateSubscription")?;
+            let release = release(p)?;
             let token = p.get("ClientToken");
             if let Some(t) = token {
                 launch::check_client_token(t)?;
@@ -127,7 +126,7 @@ pub fn dispatch(
                 }
                 return Err(dry_run_passed());
             }
-            store.delete(account, Some(region.id), &ids, force, token, ctx.now)?;
+            store.delete(account, Some(region.id), &ids, release, token, ctx.now)?;
             json!({})
         }
         "ModifyInstanceAttribute" => modify_attribute(store, ctx, p)?,
@@ -136,6 +135,9 @@ pub fn dispatch(
         "UntagResources" => untag_resources(store, ctx, p)?,
         "ListTagResources" => list_tag_resources(store, ctx, p)?,
         "DescribeRegions" => describe_regions(),
+        other if security_group_actions::ACTIONS.contains(&other) => {
+            security_group_actions::dispatch(store, ctx, other, p)?
+        }
         _ => return Err(action_not_found()),
     };
     Ok(with_request_id(result, ctx.request_id).to_string())
@@ -192,16 +194,35 @@ fn with_request_id(mut value: Value, request_id: &str) -> Value {
     value
 }
 
-fn dry_run(p: &ReceivedParams) -> Result<bool, ErrorResponse> {
+/// One page (`number` from 1, `size` items) of `items`, and the total.
+pub fn page_of<T: Copy>(items: &[T], number: usize, size: usize) -> (usize, Vec<T>) {
+    let start = number
+        .saturating_sub(1)
+        .saturating_mul(size)
+        .min(items.len());
+    let end = start.saturating_add(size).min(items.len());
+    (items.len(), items[start..end].to_vec())
+}
+
+/// `DryRun`.
+pub fn dry_run(p: &ReceivedParams) -> Result<bool, ErrorResponse> {
     Ok(p.bool("DryRun")?.unwrap_or(false))
 }
 
 /// ECS answers a successful dry run with this error.
-fn dry_run_passed() -> ErrorResponse {
+pub fn dry_run_passed() -> ErrorResponse {
     ErrorResponse::bad_request(
         "DryRunOperation",
         "Request validation has been passed with DryRun flag set.",
     )
+}
+
+/// `Force` and `TerminateSubscription` of DeleteInstance(s).
+fn release(p: &ReceivedParams) -> Result<Release, ErrorResponse> {
+    Ok(Release {
+        force: p.bool("Force")?.unwrap_or(false),
+        terminate_subscription: p.bool("TerminateSubscription")?.unwrap_or(false),
+    })
 }
 
 fn owned(p: &ReceivedParams, name: &str) -> Option<String> {
@@ -212,8 +233,24 @@ fn owned(p: &ReceivedParams, name: &str) -> Option<String> {
 pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
     let mut security_group_ids = p.list("SecurityGroupIds", 16)?;
     if let Some(sg) = p.get("SecurityGroupId") {
-        security_group_ids.insert(0, sg.to_owned());
-        security_group_ids.dedup();
+        if !security_group_ids.is_empty() {
+            return Err(ErrorResponse::bad_request(
+                "InvalidSecurityGroupId.SingleIdAndMultiIdConflict",
+                "You cannot specify both SecurityGroupId and SecurityGroupIds.N; use one of them.",
+            ));
+        }
+        security_group_ids.push(sg.to_owned());
+    }
+    for (i, id) in security_group_ids.iter().enumerate() {
+        if security_group_ids[..i].contains(id) {
+            return Err(ErrorResponse::bad_request(
+                "InvalidParameter.SecurityGroupIdRepeated",
+                format!(
+                    "The security group \"{}\" is given more than once in SecurityGroupIds.N.",
+                    crate::error::truncate(id, 64)
+                ),
+            ));
+        }
     }
     let tags = p
         .key_values("Tag", MAX_TAGS)
@@ -243,6 +280,10 @@ pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
         internet_max_bandwidth_out: p.number::<u32>("InternetMaxBandwidthOut")?.unwrap_or(0),
         internet_charge_type: owned(p, "InternetChargeType"),
         instance_charge_type: owned(p, "InstanceChargeType"),
+        period: p.number::<u32>("Period")?,
+        period_unit: owned(p, "PeriodUnit"),
+        auto_renew: p.bool("AutoRenew")?.unwrap_or(false),
+        auto_renew_period: p.number::<u32>("AutoRenewPeriod")?,
         spot_strategy: owned(p, "SpotStrategy"),
         system_disk_category: owned(p, "SystemDisk.Category"),
         system_disk_size: p.number::<u32>("SystemDisk.Size")?,
@@ -263,7 +304,7 @@ fn run_instances(
     let spec = launch_spec(p)?;
     let amount = p.number_in::<usize>("Amount", 1, 100)?.unwrap_or(1);
     if dry_run(p)? {
-        spec.resolve()?;
+        spec.resolve(store.network.account(&ctx.caller.account_id), ctx.now)?;
         return Err(dry_run_passed());
     }
     let ids = store.launch(
@@ -360,11 +401,18 @@ fn modify_attribute(
     host.map(launch::check_host_name).transpose()?;
     user_data.map(launch::check_user_data).transpose()?;
     p.get("Password").map(launch::check_password).transpose()?;
-    if groups.iter().any(|g| !g.starts_with("sg-") || g.len() < 4) {
-        return Err(ErrorResponse::not_found(
-            "InvalidSecurityGroupId.NotFound",
-            "The specified SecurityGroupId does not exist.",
-        ));
+    let (region_id, vpc_id) = {
+        let i = store.find(&ctx.caller.account_id, None, id)?;
+        (i.region_id, i.vpc_id.clone())
+    };
+    let network = store.network.account(&ctx.caller.account_id);
+    for group in &groups {
+        if network.group(region_id, group)?.vpc_id != vpc_id {
+            return Err(ErrorResponse::bad_request(
+                "InvalidSecurityGroup.VpcMismatch",
+                "The specified security group and the instance are not in the same VPC.",
+            ));
+        }
     }
     let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
     if user_data.is_some() && instance.status(ctx.now) != Status::Stopped {

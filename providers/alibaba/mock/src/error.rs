@@ -92,6 +92,23 @@ impl ErrorResponse {
         )
     }
 
+    /// `OperationDenied.NoStock` (403): the zone has no capacity for the instance type (at
+    /// RunInstances, or when starting an instance stopped without charging).
+    pub fn no_stock() -> Self {
+        Self::forbidden(
+            "OperationDenied.NoStock",
+            "The requested resource is sold out in the specified zone; try other types of resources or other regions and zones.",
+        )
+    }
+
+    /// `ChargeTypeViolation` (403): e.g. releasing a subscription instance before it expired.
+    pub fn charge_type_violation() -> Self {
+        Self::forbidden(
+            "ChargeTypeViolation",
+            "The operation is not permitted due to charge type of the instance.",
+        )
+    }
+
     /// The error ECS answers with `code`, with its real HTTP status and message shape, for the
     /// codes tests may inject (see [`crate::ErrorInjection`]); `None` for any other code.
     pub fn injectable(code: &str) -> Option<Self> {
@@ -116,10 +133,8 @@ impl ErrorResponse {
                 "Forbidden.InstanceNotFound",
                 "The specified instance is not found.",
             ),
-            "ChargeTypeViolation" => Self::forbidden(
-                "ChargeTypeViolation",
-                "The operation is not permitted due to charge type of the instance.",
-            ),
+            "ChargeTypeViolation" => Self::charge_type_violation(),
+            "OperationDenied.NoStock" => Self::no_stock(),
             "InternalError" => Self::new(
                 500,
                 "InternalError",
@@ -141,6 +156,7 @@ impl ErrorResponse {
         "Forbidden.RAM",
         "Forbidden.InstanceNotFound",
         "ChargeTypeViolation",
+        "OperationDenied.NoStock",
         "InternalError",
         "ServiceUnavailable",
     ];

@@ -114,6 +114,9 @@ impl Lifecycle {
     }
 }
 
+/// The `ExpiredTime` ECS reports for pay-as-you-go instances.
+pub const POST_PAID_EXPIRY: &str = "2099-12-31T15:59Z";
+
 /// Formats a time with minute precision, as instance descriptions do (`2017-12-10T04:04Z`).
 pub fn minute_time(ts: Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%MZ").to_string()
@@ -144,6 +147,8 @@ pub struct StoredInstance {
     pub image: &'static Image,
     /// `PostPaid` or `PrePaid`.
     pub charge_type: &'static str,
+    /// When a `PrePaid` instance's subscription ends.
+    pub expires_at: Option<Timestamp>,
     /// `NoSpot`, `SpotWithPriceLimit` or `SpotAsPriceGo`.
     pub spot_strategy: &'static str,
     /// `PayByTraffic` or `PayByBandwidth`.
@@ -170,6 +175,8 @@ pub struct StoredInstance {
     pub user_data: Option<String>,
     /// When it was created.
     pub created_at: Timestamp,
+    /// When it starts to show in listings (creation plus the visibility lag).
+    pub visible_from: Timestamp,
     /// Power state.
     pub lifecycle: Lifecycle,
     /// `StopCharging` or `KeepCharging` after a stop.
@@ -182,6 +189,11 @@ impl StoredInstance {
     /// Status at `now`.
     pub fn status(&self, now: Timestamp) -> Status {
         self.lifecycle.status(now)
+    }
+
+    /// Whether this is a subscription instance whose period has not ended at `now`.
+    pub fn unexpired_subscription(&self, now: Timestamp) -> bool {
+        self.expires_at.is_some_and(|end| now < end)
     }
 
     /// Whether the instance carries tag `key` (with `value`, when given).
@@ -227,7 +239,10 @@ impl StoredInstance {
             instance_network_type: "vpc",
             creation_time: minute_time(self.created_at),
             start_time: self.start_time(now),
-            expired_time: "2099-12-31T15:59Z",
+            expired_time: self
+                .expires_at
+                .map_or_else(|| POST_PAID_EXPIRY.to_owned(), minute_time),
+            auto_release_time: "",
             stopped_mode: if status == Status::Stopped {
                 self.stopped_mode
             } else {
@@ -296,6 +311,8 @@ impl StoredInstance {
             private_ip_address: self.private_ip.to_string(),
             tags: self.tags.iter().cloned().collect(),
             client_token: self.client_token.clone(),
+            compute_charged: !(self.stopped_mode == "StopCharging"
+                && self.status(now) == Status::Stopped),
         }
     }
 }
@@ -330,7 +347,8 @@ pub struct InstanceView<'a> {
     pub instance_network_type: &'static str,
     pub creation_time: String,
     pub start_time: String,
-    pub expired_time: &'static str,
+    pub expired_time: String,
+    pub auto_release_time: &'static str,
     pub stopped_mode: &'static str,
     pub deletion_protection: bool,
     pub key_pair_name: &'a str,
@@ -418,6 +436,9 @@ pub struct InstanceSummary {
     pub private_ip_address: String,
     pub tags: BTreeMap<String, String>,
     pub client_token: Option<String>,
+    /// Whether its vCPUs and memory are charged: false once stopped with `StopCharging`.
+    #[serde(default)]
+    pub compute_charged: bool,
 }
 
 /// `ecs.g6.large` → `ecs.g6`.

@@ -1,8 +1,12 @@
 //! What a new instance is made from ([`LaunchSpec`]) and the checks RunInstances applies to it,
 //! shared by the HTTP action and the library API.
 
+use jiff::Timestamp;
+
 use crate::catalog::{self, CatalogRegion, Image, InstanceType};
 use crate::error::{ErrorResponse, truncate};
+use crate::network::{AccountNetwork, Placement};
+use crate::subscription::Subscription;
 
 /// Most tags a resource may carry.
 pub const MAX_TAGS: usize = 20;
@@ -12,7 +16,7 @@ pub const MAX_TAGS: usize = 20;
 pub struct LaunchSpec {
     /// `RegionId`.
     pub region_id: String,
-    /// `ZoneId`; the region's first zone (or the vSwitch's zone) when absent.
+    /// `ZoneId`; the vSwitch's zone when absent (and it must match the vSwitch's).
     pub zone_id: Option<String>,
     /// `ImageId`.
     pub image_id: String,
@@ -24,9 +28,9 @@ pub struct LaunchSpec {
     pub description: Option<String>,
     /// `HostName` (2–64 characters).
     pub host_name: Option<String>,
-    /// `VSwitchId` (`vsw-…`); the zone's default vSwitch when absent.
+    /// `VSwitchId` (`vsw-…`): required, since every security group is of the VPC type.
     pub vswitch_id: Option<String>,
-    /// `SecurityGroupId` / `SecurityGroupIds.N` (`sg-…`).
+    /// `SecurityGroupId` / `SecurityGroupIds.N` (`sg-…`): at least one, all in the vSwitch's VPC.
     pub security_group_ids: Vec<String>,
     /// `InternetMaxBandwidthOut` (0–100); above 0 gives a public IP.
     pub internet_max_bandwidth_out: u32,
@@ -34,6 +38,14 @@ pub struct LaunchSpec {
     pub internet_charge_type: Option<String>,
     /// `InstanceChargeType`: `PostPaid` (default) or `PrePaid`.
     pub instance_charge_type: Option<String>,
+    /// `Period`: required for `PrePaid`; 1–9, 12, 24, 36, 48 or 60 months, or 1–4 weeks.
+    pub period: Option<u32>,
+    /// `PeriodUnit`: `Month` (default) or `Week`.
+    pub period_unit: Option<String>,
+    /// `AutoRenew` (PrePaid only).
+    pub auto_renew: bool,
+    /// `AutoRenewPeriod` (PrePaid only).
+    pub auto_renew_period: Option<u32>,
     /// `SpotStrategy`: `NoSpot` (default), `SpotWithPriceLimit`, `SpotAsPriceGo`.
     pub spot_strategy: Option<String>,
     /// `SystemDisk.Category`.
@@ -58,12 +70,12 @@ pub struct LaunchSpec {
 #[derive(Debug, Clone)]
 pub struct ResolvedLaunch {
     pub region: &'static CatalogRegion,
-    pub zone_id: String,
-    pub vpc_id: String,
-    pub vswitch_id: String,
+    pub placement: Placement,
     pub instance_type: &'static InstanceType,
     pub image: &'static Image,
     pub charge_type: &'static str,
+    /// For `PrePaid`: the subscription terms.
+    pub subscription: Option<Subscription>,
     pub spot_strategy: &'static str,
     pub internet_charge_type: &'static str,
     pub system_disk_category: String,
@@ -265,7 +277,22 @@ pub fn too_many_tags() -> ErrorResponse {
 }
 
 impl LaunchSpec {
-    /// A minimal spec: region, image and type.
+    /// Places the instance in the mock's default network: the default vSwitch of the region's
+    /// first zone (or of `zone_id`, when set) and the region's default security group (see
+    /// [`crate::defaults`]).
+    pub fn with_default_network(mut self) -> Self {
+        let zone = self.zone_id.clone().or_else(|| {
+            catalog::region_by_id(&self.region_id)
+                .ok()
+                .map(CatalogRegion::default_zone)
+        });
+        self.vswitch_id = zone.as_deref().map(crate::defaults::vswitch_id);
+        self.security_group_ids = vec![crate::defaults::security_group_id(&self.region_id)];
+        self
+    }
+
+    /// A minimal spec: region, image and type (no placement: see
+    /// [`LaunchSpec::with_default_network`]).
     pub fn new(
         region_id: impl Into<String>,
         image_id: impl Into<String>,
@@ -279,9 +306,14 @@ impl LaunchSpec {
         }
     }
 
-    /// Checks every field and resolves catalogue entries and defaults, in the order ECS reports
-    /// problems: region, syntax of the parameters, then catalogue lookups and stock.
-    pub fn resolve(&self) -> Result<ResolvedLaunch, ErrorResponse> {
+    /// Checks every field and resolves catalogue entries, network and defaults, in the order ECS
+    /// reports problems: region, syntax of the parameters, billing, placement (security groups
+    /// and vSwitch of `network`), then catalogue lookups and stock.
+    pub fn resolve(
+        &self,
+        network: &AccountNetwork,
+        now: Timestamp,
+    ) -> Result<ResolvedLaunch, ErrorResponse> {
         let region = catalog::region_by_id(&self.region_id)?;
         if let Some(name) = &self.instance_name {
             check_instance_name(name)?;
@@ -331,15 +363,14 @@ impl LaunchSpec {
             "InvalidSystemDiskCategory.ValueNotSupported",
             "SystemDisk.Category",
         )?;
-        for sg in &self.security_group_ids {
-            if !sg.starts_with("sg-") || sg.len() < 4 {
-                return Err(ErrorResponse::not_found(
-                    "InvalidSecurityGroupId.NotFound",
-                    "The specified SecurityGroupId does not exist.",
-                ));
-            }
-        }
-        let (zone_id, vswitch_id) = self.placement(region)?;
+        let subscription = Subscription::resolve(self, charge_type, spot_strategy)?;
+        let placement = network.placement(
+            region,
+            self.zone_id.as_deref(),
+            self.vswitch_id.as_deref(),
+            &self.security_group_ids,
+            now,
+        )?;
         let image = catalog::image_by_id(&self.image_id)?;
         let instance_type = catalog::instance_type(&self.instance_type)?;
         let system_disk_size = self.system_disk_size.unwrap_or(image.size_gib.max(40));
@@ -355,68 +386,16 @@ impl LaunchSpec {
         let instance_type = catalog::instance_type_in_stock(instance_type.id)?;
         Ok(ResolvedLaunch {
             region,
-            zone_id,
-            vpc_id: region.default_vpc(),
-            vswitch_id,
+            placement,
             instance_type,
             image,
             charge_type,
+            subscription,
             spot_strategy,
             internet_charge_type,
             system_disk_category: system_disk_category.to_owned(),
             system_disk_size,
         })
-    }
-
-    /// Zone and vSwitch: a zone's default vSwitch (`vsw-<zone>-default`) pins the zone; any other
-    /// `vsw-…` ID is taken to be in the default VPC, in `ZoneId` or the region's first zone.
-    fn placement(&self, region: &CatalogRegion) -> Result<(String, String), ErrorResponse> {
-        let zone_not_found = || {
-            ErrorResponse::not_found(
-                "InvalidZoneId.NotFound",
-                "The specified ZoneId does not exist in this region.",
-            )
-        };
-        if let Some(zone) = &self.zone_id
-            && !region.has_zone(zone)
-        {
-            return Err(zone_not_found());
-        }
-        match &self.vswitch_id {
-            None => {
-                let zone = self
-                    .zone_id
-                    .clone()
-                    .unwrap_or_else(|| region.default_zone());
-                let vsw = CatalogRegion::default_vswitch(&zone);
-                Ok((zone, vsw))
-            }
-            Some(vsw) => {
-                if !vsw.starts_with("vsw-") || vsw.len() < 5 {
-                    return Err(ErrorResponse::not_found(
-                        "InvalidVSwitchId.NotFound",
-                        "The specified VSwitchId does not exist.",
-                    ));
-                }
-                let pinned = vsw
-                    .strip_prefix("vsw-")
-                    .and_then(|rest| rest.strip_suffix("-default"))
-                    .filter(|zone| zone.starts_with(region.id));
-                match (pinned, &self.zone_id) {
-                    (Some(zone), _) if !region.has_zone(zone) => Err(ErrorResponse::not_found(
-                        "InvalidVSwitchId.NotFound",
-                        "The specified VSwitchId does not exist.",
-                    )),
-                    (Some(zone), Some(asked)) if zone != asked => Err(ErrorResponse::bad_request(
-                        "InvalidVSwitchId.ZoneMismatch",
-                        "The specified VSwitchId is not in the specified ZoneId.",
-                    )),
-                    (Some(zone), _) => Ok((zone.to_owned(), vsw.clone())),
-                    (None, Some(zone)) => Ok((zone.clone(), vsw.clone())),
-                    (None, None) => Ok((region.default_zone(), vsw.clone())),
-                }
-            }
-        }
     }
 }
 
@@ -430,14 +409,23 @@ mod tests {
             "centos_7_8_x64_20G_alibase_20200519.vhd",
             "ecs.g6.large",
         )
+        .with_default_network()
+    }
+
+    fn resolve(s: &LaunchSpec) -> Result<ResolvedLaunch, ErrorResponse> {
+        s.resolve(&AccountNetwork::seeded(), Timestamp::now())
     }
 
     #[test]
     fn defaults_are_filled_in() {
-        let r = spec().resolve().unwrap();
-        assert_eq!(r.zone_id, "cn-hangzhou-b");
-        assert_eq!(r.vswitch_id, "vsw-cn-hangzhou-b-default");
-        assert_eq!(r.vpc_id, "vpc-cn-hangzhou-default");
+        let r = resolve(&spec()).unwrap();
+        assert_eq!(r.placement.zone_id, "cn-hangzhou-b");
+        assert_eq!(
+            r.placement.vswitch_id,
+            crate::defaults::vswitch_id("cn-hangzhou-b")
+        );
+        assert_eq!(r.placement.vpc_id, crate::defaults::vpc_id("cn-hangzhou"));
+        assert!(r.subscription.is_none());
         assert_eq!(
             (r.charge_type, r.spot_strategy, r.internet_charge_type),
             ("PostPaid", "NoSpot", "PayByTraffic")
@@ -447,7 +435,7 @@ mod tests {
 
     #[test]
     fn catalogue_errors() {
-        let code = |s: LaunchSpec| s.resolve().unwrap_err().code;
+        let code = |s: LaunchSpec| resolve(&s).unwrap_err().code;
         assert_eq!(
             code(LaunchSpec {
                 region_id: "xx".into(),
@@ -487,7 +475,7 @@ mod tests {
 
     #[test]
     fn syntax_errors() {
-        let code = |s: LaunchSpec| s.resolve().unwrap_err().code;
+        let code = |s: LaunchSpec| resolve(&s).unwrap_err().code;
         assert_eq!(
             code(LaunchSpec {
                 instance_name: Some("x".into()),
@@ -507,7 +495,7 @@ mod tests {
                 instance_name: Some("中文名".into()),
                 ..spec()
             }
-            .resolve()
+            .resolve(&AccountNetwork::seeded(), Timestamp::now())
             .is_ok()
         );
         assert_eq!(
@@ -571,35 +559,27 @@ mod tests {
     }
 
     #[test]
-    fn vswitch_placement() {
+    fn placement_comes_from_the_network() {
         let s = LaunchSpec {
-            vswitch_id: Some("vsw-cn-hangzhou-h-default".into()),
+            vswitch_id: Some(crate::defaults::vswitch_id("cn-hangzhou-h")),
             ..spec()
         };
-        assert_eq!(s.resolve().unwrap().zone_id, "cn-hangzhou-h");
+        assert_eq!(resolve(&s).unwrap().placement.zone_id, "cn-hangzhou-h");
+        let bare = LaunchSpec::new(
+            "cn-hangzhou",
+            "centos_7_8_x64_20G_alibase_20200519.vhd",
+            "ecs.g6.large",
+        );
+        assert_eq!(resolve(&bare).unwrap_err().code, "MissingParameter");
         let s = LaunchSpec {
             vswitch_id: Some("vsw-abc".into()),
-            zone_id: Some("cn-hangzhou-i".into()),
             ..spec()
         };
-        let r = s.resolve().unwrap();
-        assert_eq!(
-            (r.zone_id.as_str(), r.vswitch_id.as_str()),
-            ("cn-hangzhou-i", "vsw-abc")
-        );
+        assert_eq!(resolve(&s).unwrap_err().code, "InvalidVSwitchId.NotFound");
         let s = LaunchSpec {
-            vswitch_id: Some("nope".into()),
+            instance_charge_type: Some("PrePaid".into()),
             ..spec()
         };
-        assert_eq!(s.resolve().unwrap_err().code, "InvalidVSwitchId.NotFound");
-        let s = LaunchSpec {
-            vswitch_id: Some("vsw-cn-hangzhou-h-default".into()),
-            zone_id: Some("cn-hangzhou-b".into()),
-            ..spec()
-        };
-        assert_eq!(
-            s.resolve().unwrap_err().code,
-            "InvalidVSwitchId.ZoneMismatch"
-        );
+        assert_eq!(resolve(&s).unwrap_err().code, "MissingParamter");
     }
 }

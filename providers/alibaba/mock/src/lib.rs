@@ -1,18 +1,24 @@
-//! alibaba-mock: an in-process fake of Alibaba Cloud ECS (API version `2014-05-26`) and STS
-//! (`2015-04-01`) on one HTTP port, for tests, benchmarks, the sandbox and `ferroplane ecs-mock`.
+//! alibaba-mock: an in-process fake of Alibaba Cloud ECS (API version `2014-05-26`), the VPC API
+//! (`2016-04-28`) and STS (`2015-04-01`) on one HTTP port, for tests, benchmarks, the sandbox and
+//! `ferroplane ecs-mock`; the request's `Version` selects the API.
 //!
 //! It refuses what the real API refuses, with the real error code and HTTP status: V1 and V3
 //! signatures verified with alibaba-sdk's [`alibaba_sdk::signature`] (the code that signs), nonce
 //! and timestamp checks (at most 15 minutes of clock skew), access keys per account and STS
 //! credentials, the instance state machine with a configurable transition delay (computed lazily
-//! from timestamps), ClientToken idempotency, filters and both pagination styles, tags, a
-//! catalogue of regions, instance types and images, and fault injection. The actions served are
-//! the `ACTIONS` lists of `ecs_actions` and `sts_actions`; the crate's integration tests pin the
-//! behaviour, also against Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
+//! from timestamps), RunInstances' placement rules (a security group and a vSwitch of its VPC)
+//! and subscription rules (`Period`, no release before expiry), ClientToken idempotency, filters
+//! and both pagination styles, tags, an optional visibility lag of listings, a catalogue of
+//! regions, instance types and images, VPCs, vSwitches and security groups with their dependency
+//! rules (every account starts with the default network of [`defaults`]), and fault injection.
+//! The actions served are the `ACTIONS` lists of `ecs_actions`, `security_group_actions`,
+//! `vpc_actions` and `sts_actions`; the crate's integration tests pin the behaviour, also against
+//! Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
 //!
 //! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `ecs_actions` /
-//! `sts_actions` → `store` → `instance`, with `received_params`, `launch`, `catalog`, `config`,
-//! `stats`, `locks` and `error` underneath.
+//! `security_group_actions` / `vpc_actions` / `sts_actions` → `store` (instances, with `network`
+//! and `visibility`) → `instance`, with `received_params`, `launch`, `subscription`, `catalog`,
+//! `cidr`, `defaults`, `config`, `stats`, `locks` and `error` underneath.
 //!
 //! It depends on alibaba-sdk for its `signature` module only, and on nothing of Kubernetes or of
 //! the controllers; the SDK and the controllers must not depend on it (only their tests may).
@@ -27,18 +33,25 @@
 
 mod auth;
 mod catalog;
+mod cidr;
 mod config;
+pub mod defaults;
 mod ecs_actions;
 mod error;
 mod instance;
 mod launch;
 mod locks;
+mod network;
 mod received_params;
+mod security_group_actions;
 mod server;
 mod state;
 mod stats;
 mod store;
 mod sts_actions;
+mod subscription;
+mod visibility;
+mod vpc_actions;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -154,6 +167,12 @@ impl MockServer {
         write(&self.shared.settings).transition_delay = delay;
     }
 
+    /// Changes the visibility lag of listings for creates and releases from now on.
+    pub fn set_visibility_lag(&self, lag: Duration) {
+        write(&self.shared.settings).visibility_lag = lag;
+        lock(&self.shared.store).visibility_lag = lag;
+    }
+
     /// Changes the per-account instance quota (`None`: unlimited).
     pub fn set_instance_quota(&self, quota: Option<usize>) {
         write(&self.shared.settings).instance_quota = quota;
@@ -205,6 +224,21 @@ impl MockServer {
         lock(&self.shared.store)
             .get(instance_id)
             .map(|i| i.status(Timestamp::now()).as_str().to_owned())
+    }
+
+    /// Ends the subscription of a `PrePaid` instance now, as if its period had run out (so
+    /// DeleteInstance with `TerminateSubscription` may release it); false when the instance
+    /// does not exist or is pay-as-you-go.
+    pub fn expire_subscription(&self, instance_id: &str) -> bool {
+        let now = Timestamp::now();
+        let mut store = lock(&self.shared.store);
+        match store.get_mut(instance_id) {
+            Some(i) if i.expires_at.is_some() => {
+                i.expires_at = Some(now);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Stops accepting connections and waits for the server task to end.

@@ -130,7 +130,7 @@ async fn not_found(uri: Uri) -> Response {
         "RequestId": request_id,
         "HostId": "ecs.aliyuncs.com",
         "Code": "InvalidAction.NotFound",
-        "Message": format!("No API is served at path {}; ECS is served at /.", crate::error::truncate(uri.path(), 128)),
+        "Message": format!("No API is served at path {}; ECS, VPC and STS are served at /.", crate::error::truncate(uri.path(), 128)),
         "Recommend": "",
     });
     json_response(StatusCode::NOT_FOUND, &body, Some(&request_id))

@@ -19,7 +19,7 @@ use crate::locks::{lock, read, write};
 use crate::received_params::{ReceivedParams, decode_form};
 use crate::stats::{Counters, MockStats};
 use crate::store::Store;
-use crate::{ecs_actions, sts_actions};
+use crate::{ecs_actions, security_group_actions, sts_actions, vpc_actions};
 
 /// Settings that may change at run time.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,6 +27,7 @@ pub struct Settings {
     pub transition_delay: Duration,
     pub faults: Faults,
     pub instance_quota: Option<usize>,
+    pub visibility_lag: Duration,
 }
 
 /// Everything the server and the library handle share.
@@ -103,6 +104,14 @@ impl RateLimiter {
     }
 }
 
+/// The API a request's `Version` selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Product {
+    Ecs,
+    Vpc,
+    Sts,
+}
+
 /// One HTTP request as the pipeline sees it.
 pub struct ApiRequest<'a> {
     pub method: &'a str,
@@ -124,6 +133,8 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 fn action_label(action: &str) -> &'static str {
     ecs_actions::ACTIONS
         .iter()
+        .chain(security_group_actions::ACTIONS)
+        .chain(vpc_actions::ACTIONS)
         .chain(sts_actions::ACTIONS)
         .find(|a| **a == action)
         .copied()
@@ -142,10 +153,11 @@ impl Shared {
                 transition_delay: config.transition_delay,
                 faults: config.faults,
                 instance_quota: config.instance_quota,
+                visibility_lag: config.visibility_lag,
             }),
             keys: RwLock::new(keys),
             nonces: Mutex::new(NonceCache::new(config.nonce_window, config.nonce_capacity)),
-            store: Mutex::new(Store::default()),
+            store: Mutex::new(Store::with_visibility_lag(config.visibility_lag)),
             counters: Mutex::new(Counters::default()),
             limiter: Mutex::new(RateLimiter::default()),
             in_flight: Mutex::new(HashSet::new()),
@@ -239,26 +251,32 @@ impl Shared {
         let label = action_label(&action);
         lock(&self.counters).call(label);
         let version = from("x-acs-version", "Version")?;
-        let is_sts = match version.as_str() {
-            ecs_actions::VERSION => false,
-            sts_actions::VERSION => true,
+        let product = match version.as_str() {
+            ecs_actions::VERSION => Product::Ecs,
+            sts_actions::VERSION => Product::Sts,
+            vpc_actions::VERSION => Product::Vpc,
             _ => {
                 return Err(ErrorResponse::bad_request(
                     "InvalidVersion",
                     format!(
-                        "Specified parameter Version is not valid: this endpoint serves ECS {} and STS {}.",
+                        "Specified parameter Version is not valid: this endpoint serves ECS {}, VPC {} and STS {}.",
                         ecs_actions::VERSION,
+                        vpc_actions::VERSION,
                         sts_actions::VERSION
                     ),
                 ));
             }
         };
-        let served = if is_sts {
-            sts_actions::ACTIONS
-        } else {
-            ecs_actions::ACTIONS
+        let is_sts = product == Product::Sts;
+        let served = match product {
+            Product::Sts => sts_actions::ACTIONS.contains(&label),
+            Product::Vpc => vpc_actions::ACTIONS.contains(&label),
+            Product::Ecs => {
+                ecs_actions::ACTIONS.contains(&label)
+                    || security_group_actions::ACTIONS.contains(&label)
+            }
         };
-        if !served.contains(&label) {
+        if !served {
             return Err(ecs_actions::action_not_found());
         }
         self.inject_faults()?;
@@ -311,7 +329,12 @@ impl Shared {
                         "The last request with this ClientToken is still being processed; retry later.",
                     ));
                 }
-                let answer = self.ecs(&caller, label, &params, request.request_id, now)?;
+                let answer = if product == Product::Vpc {
+                    self.vpc(&caller, label, &params, now)
+                        .map(with_request_id)?
+                } else {
+                    self.ecs(&caller, label, &params, request.request_id, now)?
+                };
                 if let (Some(slot), Some(key)) = (in_flight, token) {
                     lock(&self.in_flight).insert(key.clone());
                     *slot = Some(key);
@@ -350,6 +373,24 @@ impl Shared {
             return Err(ErrorResponse::service_unavailable());
         }
         Ok(())
+    }
+
+    fn vpc(
+        &self,
+        caller: &Caller,
+        action: &str,
+        params: &ReceivedParams,
+        now: Timestamp,
+    ) -> Result<Value, ErrorResponse> {
+        let settings = self.settings();
+        let ctx = ecs_actions::ActionContext {
+            caller,
+            request_id: "",
+            now,
+            delay: settings.transition_delay,
+            quota: settings.instance_quota,
+        };
+        vpc_actions::dispatch(&mut lock(&self.store), &ctx, action, params)
     }
 
     fn ecs(

@@ -16,6 +16,8 @@ use rand::Rng as _;
 use crate::error::ErrorResponse;
 use crate::instance::{Lifecycle, Phase, Status, StoredInstance};
 use crate::launch::LaunchSpec;
+use crate::network::NetworkStore;
+use crate::visibility::{Releasing, after_lag};
 
 type Scope = (Arc<str>, &'static str);
 
@@ -38,6 +40,24 @@ pub fn fingerprint(value: &impl Hash) -> u64 {
     let mut hasher = DefaultHasher::new();
     value.hash(&mut hasher);
     hasher.finish()
+}
+
+/// How DeleteInstance(s) was asked to release: `Force` and `TerminateSubscription`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Release {
+    pub force: bool,
+    pub terminate_subscription: bool,
+}
+
+#[cfg(test)]
+impl Release {
+    /// `Force` only.
+    pub fn forced(force: bool) -> Self {
+        Self {
+            force,
+            terminate_subscription: false,
+        }
+    }
 }
 
 /// Filters of `DescribeInstances`; `None`/empty means "any".
@@ -121,6 +141,12 @@ pub struct Store {
     tokens: HashMap<TokenKey, TokenRecord>,
     next_seq: u64,
     created_total: u64,
+    /// VPCs, vSwitches and security groups per account.
+    pub network: NetworkStore,
+    /// How long creates and releases take to show in listings.
+    pub visibility_lag: Duration,
+    /// Released instances still listed during the lag.
+    releasing: Releasing,
 }
 
 fn new_instance_id() -> String {
@@ -134,10 +160,12 @@ fn new_instance_id() -> String {
     id
 }
 
-/// Private addresses come from 172.16.0.0/12, public ones from 47.96.0.0/11, one per instance.
-fn addresses(seq: u64) -> (Ipv4Addr, Ipv4Addr) {
+/// The private address of the `seq`-th instance in a vSwitch's block (skipping the first 10
+/// addresses, and wrapping in a full block), and its public one from 47.96.0.0/12.
+fn addresses(seq: u64, block: crate::cidr::Cidr) -> (Ipv4Addr, Ipv4Addr) {
+    let usable = block.size().saturating_sub(16).max(1);
+    let private = block.address(10 + seq % usable);
     let n = u32::try_from(seq % ((1 << 20) - 16)).unwrap_or(0) + 10;
-    let private = Ipv4Addr::from(u32::from(Ipv4Addr::new(172, 16, 0, 0)) + n);
     let public = Ipv4Addr::from(u32::from(Ipv4Addr::new(47, 96, 0, 0)) + n);
     (private, public)
 }
@@ -145,7 +173,15 @@ fn addresses(seq: u64) -> (Ipv4Addr, Ipv4Addr) {
 impl Store {
     /// The public address an instance gets when bandwidth is first granted.
     pub fn public_ip(seq: u64) -> Ipv4Addr {
-        addresses(seq).1
+        addresses(seq, crate::defaults::vpc_cidr()).1
+    }
+
+    /// An empty store whose listings lag creates and releases by `lag`.
+    pub fn with_visibility_lag(lag: Duration) -> Self {
+        Self {
+            visibility_lag: lag,
+            ..Self::default()
+        }
     }
 
     /// Instances ever created.
@@ -169,7 +205,7 @@ impl Store {
         delay: Duration,
         quota: Option<usize>,
     ) -> Result<Vec<String>, ErrorResponse> {
-        let resolved = spec.resolve()?;
+        let resolved = spec.resolve(self.network.account(account_id), now)?;
         let token_key = spec.client_token.as_ref().map(|token| TokenKey {
             account_id: account_id.clone(),
             region_id: spec.region_id.clone(),
@@ -204,13 +240,13 @@ impl Store {
             }
             let seq = self.next_seq;
             self.next_seq += 1;
-            let (private_ip, public_ip) = addresses(seq);
+            let (private_ip, public_ip) = addresses(seq, resolved.placement.vswitch_cidr);
             let instance = StoredInstance {
                 id: id.clone(),
                 seq,
                 account_id: account_id.clone(),
                 region_id: resolved.region.id,
-                zone_id: resolved.zone_id.clone(),
+                zone_id: resolved.placement.zone_id.clone(),
                 name: spec.instance_name.clone().unwrap_or_else(|| id.clone()),
                 description: spec.description.clone().unwrap_or_default(),
                 host_name: spec
@@ -220,11 +256,12 @@ impl Store {
                 instance_type: resolved.instance_type,
                 image: resolved.image,
                 charge_type: resolved.charge_type,
+                expires_at: resolved.subscription.map(|s| s.expiry(now)),
                 spot_strategy: resolved.spot_strategy,
                 internet_charge_type: resolved.internet_charge_type,
                 bandwidth_out: spec.internet_max_bandwidth_out,
-                vpc_id: resolved.vpc_id.clone(),
-                vswitch_id: resolved.vswitch_id.clone(),
+                vpc_id: resolved.placement.vpc_id.clone(),
+                vswitch_id: resolved.placement.vswitch_id.clone(),
                 private_ip,
                 public_ip: (spec.internet_max_bandwidth_out > 0).then_some(public_ip),
                 security_group_ids: spec.security_group_ids.clone(),
@@ -233,6 +270,7 @@ impl Store {
                 key_pair_name: spec.key_pair_name.clone().unwrap_or_default(),
                 user_data: spec.user_data.clone(),
                 created_at: now,
+                visible_from: after_lag(now, self.visibility_lag),
                 lifecycle: Lifecycle::new(Phase::Created, now, delay),
                 stopped_mode: "KeepCharging",
                 client_token: spec.client_token.clone(),
@@ -267,6 +305,24 @@ impl Store {
     /// The instance, whoever owns it.
     pub fn get(&self, id: &str) -> Option<&StoredInstance> {
         self.instances.get(id)
+    }
+
+    /// The account's instances in a region, oldest first.
+    pub fn in_region<'a>(
+        &'a self,
+        account_id: &Arc<str>,
+        region_id: &'static str,
+    ) -> impl Iterator<Item = &'a StoredInstance> + 'a {
+        self.by_scope
+            .get(&(account_id.clone(), region_id))
+            .into_iter()
+            .flat_map(|ids| ids.values())
+            .filter_map(|id| self.instances.get(id))
+    }
+
+    /// Mutable [`Store::get`].
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut StoredInstance> {
+        self.instances.get_mut(id)
     }
 
     /// The instance if it belongs to the account (and region, when given).
@@ -339,6 +395,25 @@ impl Store {
                         .filter_map(|id| self.instances.get(id)),
                 ),
             };
+        let matching = matching.filter(|i| i.visible_from <= now);
+        let released: Vec<&StoredInstance> = self
+            .releasing
+            .listed(account_id, region_id, now)
+            .into_iter()
+            .filter(|i| {
+                filters
+                    .instance_ids
+                    .as_ref()
+                    .is_none_or(|ids| ids.contains(&i.id))
+            })
+            .collect();
+        let matching: Box<dyn Iterator<Item = &StoredInstance>> = if released.is_empty() {
+            Box::new(matching)
+        } else {
+            let mut all: Vec<&StoredInstance> = matching.chain(released).collect();
+            all.sort_unstable_by_key(|i| i.seq);
+            Box::new(all.into_iter())
+        };
         let mut total = 0;
         let mut page = Vec::new();
         let mut more = false;
@@ -382,11 +457,21 @@ impl Store {
         now: Timestamp,
         delay: Duration,
     ) -> Result<(), ErrorResponse> {
+        let ip_seq = self.next_seq;
         let i = self.find_mut(account_id, None, id)?;
         if i.status(now) != Status::Stopped {
             return Err(ErrorResponse::incorrect_status());
         }
         i.lifecycle = Lifecycle::new(Phase::Started, now, delay);
+        // Stopped without charging, it lost its public IP: it gets a new one.
+        let new_ip = i.bandwidth_out > 0 && i.public_ip.is_none();
+        if new_ip {
+            i.public_ip = Some(Store::public_ip(ip_seq));
+        }
+        i.stopped_mode = "KeepCharging";
+        if new_ip {
+            self.next_seq += 1;
+        }
         Ok(())
     }
 
@@ -404,11 +489,17 @@ impl Store {
             return Err(ErrorResponse::incorrect_status());
         }
         i.lifecycle = Lifecycle::new(Phase::Stopped, now, delay);
+        // Economical mode applies to pay-as-you-go instances only; a subscription keeps charging.
+        let stop_charging = stop_charging && i.expires_at.is_none();
         i.stopped_mode = if stop_charging {
             "StopCharging"
         } else {
             "KeepCharging"
         };
+        if stop_charging {
+            // Its vCPUs and memory are released with its public IP.
+            i.public_ip = None;
+        }
         Ok(())
     }
 
@@ -428,10 +519,12 @@ impl Store {
         Ok(())
     }
 
-    /// Checks that an instance may be released now.
+    /// Checks that an instance may be released now: not protected, pay-as-you-go or an expired
+    /// subscription released with `TerminateSubscription`, and Stopped (or Running with
+    /// `Force`).
     fn check_deletable(
         i: &StoredInstance,
-        force: bool,
+        release: Release,
         now: Timestamp,
     ) -> Result<(), ErrorResponse> {
         if i.deletion_protection {
@@ -440,7 +533,12 @@ impl Store {
                 "The instance is protected from deletion; turn DeletionProtection off with ModifyInstanceAttribute first.",
             ));
         }
-        match (i.status(now), force) {
+        if i.expires_at.is_some()
+            && (i.unexpired_subscription(now) || !release.terminate_subscription)
+        {
+            return Err(ErrorResponse::charge_type_violation());
+        }
+        match (i.status(now), release.force) {
             (Status::Stopped, _) | (Status::Running, true) => Ok(()),
             // Right after RunInstances, ECS refuses a release with this code.
             (Status::Pending, _) => Err(ErrorResponse::initializing()),
@@ -454,7 +552,7 @@ impl Store {
         account_id: &Arc<str>,
         region_id: Option<&str>,
         ids: &[String],
-        force: bool,
+        release: Release,
         client_token: Option<&str>,
         now: Timestamp,
     ) -> Result<(), ErrorResponse> {
@@ -464,7 +562,7 @@ impl Store {
             action: "DeleteInstances",
             token: token.to_owned(),
         });
-        let print = fingerprint(&(ids, force));
+        let print = fingerprint(&(ids, release));
         if let Some(record) = token_key.as_ref().and_then(|k| self.tokens.get(k)) {
             return if record.fingerprint == print {
                 Ok(())
@@ -473,10 +571,14 @@ impl Store {
             };
         }
         for id in ids {
-            Self::check_deletable(self.find(account_id, region_id, id)?, force, now)?;
+            Self::check_deletable(self.find(account_id, region_id, id)?, release, now)?;
         }
         for id in ids {
             if let Some(instance) = self.instances.remove(id) {
+                if !self.visibility_lag.is_zero() {
+                    self.releasing
+                        .push(instance.clone(), now, self.visibility_lag);
+                }
                 if let Some(scope) = self
                     .by_scope
                     .get_mut(&(instance.account_id.clone(), instance.region_id))
@@ -508,7 +610,8 @@ impl Store {
     }
 }
 
-fn idempotent_mismatch() -> ErrorResponse {
+/// `IdempotentParameterMismatch` (400): a ClientToken reused with other parameters.
+pub(crate) fn idempotent_mismatch() -> ErrorResponse {
     ErrorResponse::bad_request(
         "IdempotentParameterMismatch",
         "The ClientToken was already used with different parameters; use a new ClientToken for a different request.",
@@ -525,6 +628,7 @@ mod tests {
             "centos_7_8_x64_20G_alibase_20200519.vhd",
             "ecs.g6.large",
         )
+        .with_default_network()
     }
 
     fn now() -> Timestamp {
@@ -636,7 +740,7 @@ mod tests {
         );
         assert_eq!(
             store
-                .delete(&acct, None, &ids, true, None, now())
+                .delete(&acct, None, &ids, Release::forced(true), None, now())
                 .unwrap_err()
                 .code,
             "InvalidOperation.DeletionProtection"
@@ -647,13 +751,13 @@ mod tests {
             .deletion_protection = false;
         assert_eq!(
             store
-                .delete(&acct, None, &ids[..1], false, None, now())
+                .delete(&acct, None, &ids[..1], Release::forced(false), None, now())
                 .unwrap_err()
                 .code,
             "IncorrectInstanceStatus"
         );
         store
-            .delete(&acct, None, &ids[..1], true, None, now())
+            .delete(&acct, None, &ids[..1], Release::forced(true), None, now())
             .unwrap();
         assert_eq!(store.live(), 1);
         assert!(
@@ -664,8 +768,39 @@ mod tests {
     }
 
     #[test]
+    fn no_release_while_starting_or_stopping() {
+        let mut store = Store::default();
+        let acct: Arc<str> = Arc::from("1");
+        let t0 = now();
+        let delay = Duration::from_secs(10);
+        let at = |secs: i64| {
+            t0.checked_add(jiff::SignedDuration::from_secs(secs))
+                .unwrap()
+        };
+        let ids = store.launch(&acct, &spec(), 1, t0, delay, None).unwrap();
+        let code = |store: &mut Store, force: bool, t: Timestamp| {
+            store
+                .delete(&acct, None, &ids, Release::forced(force), None, t)
+                .unwrap_err()
+                .code
+        };
+        assert_eq!(
+            code(&mut store, true, at(5)),
+            "IncorrectInstanceStatus.Initializing"
+        );
+        assert_eq!(code(&mut store, true, at(15)), "IncorrectInstanceStatus");
+        assert_eq!(code(&mut store, false, at(25)), "IncorrectInstanceStatus");
+        store.stop("1", &ids[0], false, at(25), delay).unwrap();
+        assert_eq!(code(&mut store, true, at(30)), "IncorrectInstanceStatus");
+        store
+            .delete(&acct, None, &ids, Release::forced(false), None, at(40))
+            .unwrap();
+    }
+
+    #[test]
     fn addresses_are_distinct_per_sequence() {
-        assert_ne!(addresses(0), addresses(1));
-        assert_eq!(addresses(0).0, Ipv4Addr::new(172, 16, 0, 10));
+        let block = crate::defaults::vswitch_cidr(1);
+        assert_ne!(addresses(0, block), addresses(1, block));
+        assert_eq!(addresses(0, block).0, Ipv4Addr::new(172, 16, 16, 10));
     }
 }

@@ -53,6 +53,8 @@ fn run_request(name: &str) -> RunInstancesRequest {
         instance_name: Some(name.into()),
         internet_max_bandwidth_out: Some(5),
         tags: vec![Tag::new("ferroplane.io/uid", name)],
+        vswitch_id: alibaba_mock::defaults::first_vswitch_id(REGION),
+        security_group_ids: vec![alibaba_mock::defaults::security_group_id(REGION)],
         ..RunInstancesRequest::default()
     }
 }
@@ -233,7 +235,7 @@ async fn every_call_with_v3() {
 #[tokio::test]
 async fn describe_instances_batches_by_100_and_follows_every_page() {
     let mock = mock().await;
-    let spec = LaunchSpec::new(REGION, IMAGE, TYPE);
+    let spec = LaunchSpec::new(REGION, IMAGE, TYPE).with_default_network();
     let ids = mock
         .create_instances(DEFAULT_ACCOUNT_ID, &spec, 250)
         .unwrap();

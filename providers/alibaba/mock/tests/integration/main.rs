@@ -8,5 +8,8 @@ mod mock_describe;
 mod mock_injected_errors;
 mod mock_inspection;
 mod mock_instances;
+mod mock_launch_rules;
+mod mock_network;
 mod mock_official_sdk;
 mod mock_scale;
+mod mock_visibility;

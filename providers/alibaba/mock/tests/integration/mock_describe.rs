@@ -143,6 +143,7 @@ async fn filters_by_status_name_tag_zone_vpc() {
             ("Tag.1.Key", "tier"),
             ("Tag.1.Value", "front"),
             ("ZoneId", "cn-hangzhou-h"),
+            ("VSwitchId", "vsw-k3l5df6vk6n7t4iwvwm2ox"),
         ])
         .await;
     let db = s
@@ -177,7 +178,10 @@ async fn filters_by_status_name_tag_zone_vpc() {
     );
     assert_eq!(count(s.describe(&[("ZoneId", "cn-hangzhou-h")]).await), 3);
     assert_eq!(
-        count(s.describe(&[("VpcId", "vpc-cn-hangzhou-default")]).await),
+        count(
+            s.describe(&[("VpcId", &alibaba_mock::defaults::vpc_id(REGION))])
+                .await
+        ),
         5
     );
     assert_eq!(count(s.describe(&[("VpcId", "vpc-other")]).await), 0);

@@ -37,6 +37,8 @@ async fn launch(client: &EcsClient) -> String {
     let request = RunInstancesRequest {
         image_id: "centos_7_8_x64_20G_alibase_20200519.vhd".into(),
         instance_type: "ecs.g6.large".into(),
+        vswitch_id: alibaba_mock::defaults::first_vswitch_id("cn-hangzhou"),
+        security_group_ids: vec![alibaba_mock::defaults::security_group_id("cn-hangzhou")],
         ..RunInstancesRequest::default()
     };
     client.run_instances(&request).await.unwrap().instance_ids()[0].clone()

@@ -234,6 +234,8 @@ async fn malformed_input_gets_errors_not_panics() {
             ("RegionId", REGION),
             ("ImageId", IMAGE),
             ("InstanceType", TYPE),
+            ("VSwitchId", VSWITCH),
+            ("SecurityGroupId", SECURITY_GROUP),
             ("InstanceName", &"x".repeat(100_000)),
         ],
     )
@@ -270,6 +272,8 @@ async fn dropped_responses_still_take_effect() {
         ("RegionId", REGION),
         ("ImageId", IMAGE),
         ("InstanceType", TYPE),
+        ("VSwitchId", VSWITCH),
+        ("SecurityGroupId", SECURITY_GROUP),
         ("ClientToken", "lost-1"),
     ] {
         query.insert(k.into(), v.into());

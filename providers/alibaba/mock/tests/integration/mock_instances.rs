@@ -143,6 +143,8 @@ async fn client_token_idempotency() {
                 ("RegionId", REGION),
                 ("ImageId", IMAGE),
                 ("InstanceType", TYPE),
+                ("VSwitchId", VSWITCH),
+                ("SecurityGroupId", SECURITY_GROUP),
                 ("ClientToken", "tok-1"),
                 ("Amount", "2"),
                 ("InstanceName", "web"),
@@ -159,6 +161,8 @@ async fn client_token_idempotency() {
             ("RegionId", REGION),
             ("ImageId", IMAGE),
             ("InstanceType", TYPE),
+            ("VSwitchId", VSWITCH),
+            ("SecurityGroupId", SECURITY_GROUP),
             ("ClientToken", "tok-1"),
             ("Amount", "2"),
             ("InstanceName", "db"),
@@ -226,6 +230,8 @@ async fn catalogue_quota_and_stock_errors() {
                     ("RegionId", region),
                     ("ImageId", image),
                     ("InstanceType", itype),
+                    ("VSwitchId", VSWITCH),
+                    ("SecurityGroupId", SECURITY_GROUP),
                 ],
             )
             .await
@@ -254,6 +260,8 @@ async fn catalogue_quota_and_stock_errors() {
                     ("RegionId", REGION),
                     ("ImageId", IMAGE),
                     ("InstanceType", TYPE),
+                    ("VSwitchId", VSWITCH),
+                    ("SecurityGroupId", SECURITY_GROUP),
                     ("Amount", amount),
                 ],
             )
@@ -271,6 +279,8 @@ async fn catalogue_quota_and_stock_errors() {
             ("RegionId", REGION),
             ("ImageId", IMAGE),
             ("InstanceType", TYPE),
+            ("VSwitchId", VSWITCH),
+            ("SecurityGroupId", SECURITY_GROUP),
         ],
     )
     .await
@@ -282,6 +292,8 @@ async fn catalogue_quota_and_stock_errors() {
                 ("RegionId", REGION),
                 ("ImageId", IMAGE),
                 ("InstanceType", "ecs.c6.large"),
+                ("VSwitchId", VSWITCH),
+                ("SecurityGroupId", SECURITY_GROUP),
                 ("DryRun", "true"),
             ],
         )
@@ -300,7 +312,10 @@ async fn run_parameters_are_validated_and_reflected() {
                 ("RegionId", REGION),
                 ("ImageId", IMAGE),
                 ("InstanceType", TYPE),
+                ("VSwitchId", VSWITCH),
+                ("SecurityGroupId", SECURITY_GROUP),
             ];
+            p.retain(|(k, _)| !extra.iter().any(|(e, _)| e == k));
             p.extend(extra);
             let resp = s.ecs("RunInstances", &p).await;
             assert_eq!(resp.code(), code, "{}", resp.body);
@@ -344,9 +359,8 @@ async fn run_parameters_are_validated_and_reflected() {
             ("HostName", "web-1"),
             ("Description", "front end"),
             ("ZoneId", "cn-hangzhou-h"),
-            ("VSwitchId", "vsw-app"),
-            ("SecurityGroupIds.1", "sg-a"),
-            ("SecurityGroupIds.2", "sg-b"),
+            ("VSwitchId", "vsw-k3l5df6vk6n7t4iwvwm2ox"),
+            ("SecurityGroupIds.1", SECURITY_GROUP),
             ("InternetMaxBandwidthOut", "5"),
             ("Password", "Passw0rd!"),
             ("Tag.1.Key", "env"),
@@ -361,10 +375,23 @@ async fn run_parameters_are_validated_and_reflected() {
     assert_eq!(i["InstanceName"], "web-1");
     assert_eq!(i["HostName"], "web-1");
     assert_eq!(i["ZoneId"], "cn-hangzhou-h");
-    assert_eq!(i["VpcAttributes"]["VSwitchId"], "vsw-app");
+    assert_eq!(
+        i["VpcAttributes"]["VSwitchId"],
+        alibaba_mock::defaults::vswitch_id("cn-hangzhou-h")
+    );
+    assert_eq!(
+        i["VpcAttributes"]["VpcId"],
+        alibaba_mock::defaults::vpc_id(REGION)
+    );
+    assert!(
+        i["VpcAttributes"]["PrivateIpAddress"]["IpAddress"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("172.16.")
+    );
     assert_eq!(
         i["SecurityGroupIds"]["SecurityGroupId"],
-        serde_json::json!(["sg-a", "sg-b"])
+        serde_json::json!([SECURITY_GROUP])
     );
     assert_eq!(
         i["PublicIpAddress"]["IpAddress"].as_array().unwrap().len(),
@@ -391,7 +418,7 @@ async fn modify_attribute_and_spec() {
             ("InstanceName", "renamed"),
             ("Description", "d"),
             ("HostName", "h-1"),
-            ("SecurityGroupIds.1", "sg-z"),
+            ("SecurityGroupIds.1", SECURITY_GROUP),
         ],
     )
     .await
@@ -410,8 +437,14 @@ async fn modify_attribute_and_spec() {
     );
     assert_eq!(
         i["SecurityGroupIds"]["SecurityGroupId"],
-        serde_json::json!(["sg-z"])
+        serde_json::json!([SECURITY_GROUP])
     );
+    s.ecs(
+        "ModifyInstanceAttribute",
+        &[("InstanceId", &id), ("SecurityGroupIds.1", "sg-z")],
+    )
+    .await
+    .expect_error(404, "InvalidSecurityGroupId.NotFound");
     s.ecs(
         "ModifyInstanceAttribute",
         &[("InstanceId", &id), ("UserData", "ZWNobyBoaQ==")],
@@ -518,6 +551,8 @@ async fn repeated_token_while_in_flight_gets_last_token_processing() {
                 ("RegionId", REGION),
                 ("ImageId", IMAGE),
                 ("InstanceType", TYPE),
+                ("VSwitchId", VSWITCH),
+                ("SecurityGroupId", SECURITY_GROUP),
                 ("ClientToken", "slow-1"),
             ],
         )
@@ -532,4 +567,82 @@ async fn repeated_token_while_in_flight_gets_last_token_processing() {
         "same IDs once settled"
     );
     assert_eq!(mock.stats().instances_created, 1);
+}
+
+#[tokio::test]
+async fn stop_charging_releases_the_public_ip_and_start_may_find_no_stock() {
+    let mock = start(Duration::ZERO).await;
+    let s = Signer::new(&mock);
+    let id = s.run(&[("InternetMaxBandwidthOut", "5")]).await.remove(0);
+    let public_ip = |i: &serde_json::Value| {
+        i["PublicIpAddress"]["IpAddress"]
+            .as_array()
+            .unwrap()
+            .first()
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    };
+    let attr = |s: Signer, id: String| async move {
+        s.ecs("DescribeInstanceAttribute", &[("InstanceId", &id)])
+            .await
+            .ok()
+    };
+    let first = public_ip(&attr(s.clone(), id.clone()).await).expect("a public IP");
+    assert_eq!(
+        attr(s.clone(), id.clone()).await["StoppedMode"],
+        "Not-applicable"
+    );
+    s.ecs(
+        "StopInstance",
+        &[("InstanceId", &id), ("StoppedMode", "Economy")],
+    )
+    .await
+    .expect_error(400, "InvalidParameter");
+
+    // KeepCharging keeps the address and the compute charge.
+    s.ecs(
+        "StopInstance",
+        &[("InstanceId", &id), ("StoppedMode", "KeepCharging")],
+    )
+    .await
+    .ok();
+    let i = attr(s.clone(), id.clone()).await;
+    assert_eq!(
+        (i["Status"].as_str(), i["StoppedMode"].as_str()),
+        (Some("Stopped"), Some("KeepCharging"))
+    );
+    assert_eq!(public_ip(&i).as_deref(), Some(first.as_str()));
+    assert!(mock.instances()[0].compute_charged);
+    s.ecs("StartInstance", &[("InstanceId", &id)]).await.ok();
+
+    // StopCharging releases the address and stops charging vCPUs and memory.
+    s.ecs(
+        "StopInstance",
+        &[("InstanceId", &id), ("StoppedMode", "StopCharging")],
+    )
+    .await
+    .ok();
+    let i = attr(s.clone(), id.clone()).await;
+    assert_eq!(i["StoppedMode"], "StopCharging");
+    assert_eq!(public_ip(&i), None);
+    assert!(!mock.instances()[0].compute_charged);
+    let described = instances(&s.describe(&[]).await);
+    assert_eq!(described[0]["StoppedMode"], "StopCharging");
+
+    // Restarting may find the zone sold out; the instance stays Stopped.
+    mock.inject_error(alibaba_mock::ErrorInjection::new(
+        "OperationDenied.NoStock",
+        Some("StartInstance"),
+        1,
+    ))
+    .unwrap();
+    s.ecs("StartInstance", &[("InstanceId", &id)])
+        .await
+        .expect_error(403, "OperationDenied.NoStock");
+    assert_eq!(s.status(&id).await, "Stopped");
+    s.ecs("StartInstance", &[("InstanceId", &id)]).await.ok();
+    let i = attr(s.clone(), id.clone()).await;
+    let second = public_ip(&i).expect("a new public IP on start");
+    assert_ne!(second, first);
+    assert!(mock.instances()[0].compute_charged);
 }

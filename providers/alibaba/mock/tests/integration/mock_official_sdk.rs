@@ -1,6 +1,7 @@
 //! Alibaba Cloud's official Python SDKs against the mock: the classic V1 SDK
 //! (`aliyun-python-sdk-core`, `aliyun-python-sdk-ecs`) and the generated V3 SDK
-//! (`alibabacloud_ecs20140526`). The script is `tests/sdk/official_sdk.py`.
+//! (`alibabacloud_ecs20140526`), and the classic VPC SDK (`aliyun-python-sdk-vpc`). The script is
+//! `tests/sdk/official_sdk.py`.
 //!
 //! The interpreter is `$FERROPLANE_SDK_PYTHON`, else `python3`. The test skips, with a notice,
 //! only when no interpreter runs or none of the SDK packages is importable.
@@ -24,6 +25,8 @@ async fn official_python_sdks_work_against_the_mock() {
         .env("MOCK_PORT", mock.addr().port().to_string())
         .env("MOCK_AK", AK)
         .env("MOCK_SECRET", SECRET)
+        .env("MOCK_VSWITCH", VSWITCH)
+        .env("MOCK_SECURITY_GROUP", SECURITY_GROUP)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -44,7 +47,7 @@ async fn official_python_sdks_work_against_the_mock() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     if output.status.code() == Some(SKIP) {
         println!(
-            "SKIPPED official SDK test: {} (pip install aliyun-python-sdk-core aliyun-python-sdk-ecs alibabacloud_ecs20140526)",
+            "SKIPPED official SDK test: {} (pip install aliyun-python-sdk-core aliyun-python-sdk-ecs aliyun-python-sdk-vpc alibabacloud_ecs20140526)",
             stdout.trim()
         );
         return;
@@ -58,4 +61,10 @@ async fn official_python_sdks_work_against_the_mock() {
     assert!(stdout.contains("all official SDK checks passed"));
     let stats = mock.stats();
     assert!(stats.calls_of("RunInstances") >= 2, "{stats:?}");
+    if stdout.contains("VPC SDK: CreateVpc") {
+        assert!(
+            stats.calls_of("CreateVpc") >= 1 && stats.calls_of("DeleteVpc") >= 1,
+            "{stats:?}"
+        );
+    }
 }

@@ -12,7 +12,7 @@ async fn hundred_thousand_instances() {
     let mock = start(Duration::from_secs(600)).await;
     let spec = LaunchSpec {
         tags: vec![("fleet".into(), "scale".into())],
-        ..LaunchSpec::new(REGION, IMAGE, TYPE)
+        ..LaunchSpec::new(REGION, IMAGE, TYPE).with_default_network()
     };
     let mut ids = Vec::with_capacity(100_000);
     for _ in 0..10 {
@@ -24,7 +24,7 @@ async fn hundred_thousand_instances() {
     // A few in another region must not show up in this region's listings.
     mock.create_instances(
         DEFAULT_ACCOUNT_ID,
-        &LaunchSpec::new("cn-beijing", IMAGE, TYPE),
+        &LaunchSpec::new("cn-beijing", IMAGE, TYPE).with_default_network(),
         10,
     )
     .unwrap();

@@ -1,11 +1,13 @@
 """Drives the ECS mock with Alibaba Cloud's official Python SDKs.
 
 Run by providers/alibaba/mock/tests/integration/mock_official_sdk.rs with MOCK_HOST (127.0.0.1), MOCK_PORT,
-MOCK_AK and MOCK_SECRET in the environment. Exit codes: 0 all checks passed, 1 a check failed,
+MOCK_AK, MOCK_SECRET, MOCK_VSWITCH and MOCK_SECURITY_GROUP (the mock's default vSwitch and security group
+in cn-hangzhou, where instances are launched) in the environment. Exit codes: 0 all checks passed, 1 a check failed,
 77 the SDK packages are not importable (the Rust test then skips with a notice).
 
 Classic SDK (V1): aliyun-python-sdk-core + aliyun-python-sdk-ecs.
 Generated SDK (V3): alibabacloud_ecs20140526 (with alibabacloud_tea_openapi).
+Classic VPC SDK: aliyun-python-sdk-vpc (CreateVpc, DescribeVpcs, CreateVSwitch, DeleteVSwitch, DeleteVpc).
 """
 
 import json
@@ -19,6 +21,8 @@ HOST = os.environ["MOCK_HOST"]
 PORT = int(os.environ["MOCK_PORT"])
 AK = os.environ["MOCK_AK"]
 SECRET = os.environ["MOCK_SECRET"]
+VSWITCH = os.environ["MOCK_VSWITCH"]
+SECURITY_GROUP = os.environ["MOCK_SECURITY_GROUP"]
 REGION = "cn-hangzhou"
 IMAGE = "centos_7_8_x64_20G_alibase_20200519.vhd"
 
@@ -53,6 +57,8 @@ def classic_sdk():
     run = RunInstancesRequest()
     run.set_ImageId(IMAGE)
     run.set_InstanceType("ecs.g6.large")
+    run.set_VSwitchId(VSWITCH)
+    run.set_SecurityGroupId(SECURITY_GROUP)
     run.set_Amount(2)
     run.set_InstanceName("sdk-v1")
     run.set_ClientToken("sdk-v1-token")
@@ -148,6 +154,8 @@ def generated_sdk():
         region_id=REGION,
         image_id=IMAGE,
         instance_type="ecs.c6.large",
+        v_switch_id=VSWITCH,
+        security_group_id=SECURITY_GROUP,
         amount=3,
         instance_name="sdk-v3",
         internet_max_bandwidth_out=5,
@@ -187,6 +195,86 @@ def generated_sdk():
               "generated SDK (V3): SignatureDoesNotMatch (got %r)" % getattr(e, "code", e))
 
 
+def vpc_sdk():
+    from aliyunsdkcore.client import AcsClient
+    from aliyunsdkcore.acs_exception.exceptions import ServerException
+    from aliyunsdkvpc.request.v20160428.CreateVpcRequest import CreateVpcRequest
+    from aliyunsdkvpc.request.v20160428.CreateVSwitchRequest import CreateVSwitchRequest
+    from aliyunsdkvpc.request.v20160428.DeleteVSwitchRequest import DeleteVSwitchRequest
+    from aliyunsdkvpc.request.v20160428.DeleteVpcRequest import DeleteVpcRequest
+    from aliyunsdkvpc.request.v20160428.DescribeVSwitchesRequest import DescribeVSwitchesRequest
+    from aliyunsdkvpc.request.v20160428.DescribeVpcsRequest import DescribeVpcsRequest
+
+    client = AcsClient(AK, SECRET, REGION, port=PORT, auto_retry=False)
+
+    def call(request):
+        request.set_endpoint(HOST)
+        request.set_protocol_type("http")
+        request.set_accept_format("json")
+        return json.loads(client.do_action_with_exception(request))
+
+    create = CreateVpcRequest()
+    create.set_CidrBlock("192.168.0.0/16")
+    create.set_VpcName("sdk-vpc")
+    vpc_id = call(create)["VpcId"]
+    check(vpc_id.startswith("vpc-"), "VPC SDK: CreateVpc")
+
+    def vpc_status():
+        describe = DescribeVpcsRequest()
+        describe.set_VpcId(vpc_id)
+        vpcs = call(describe)["Vpcs"]["Vpc"]
+        check(len(vpcs) == 1 and vpcs[0]["VpcName"] == "sdk-vpc", "VPC SDK: DescribeVpcs finds it")
+        return vpcs[0]["Status"]
+
+    wait_for("VPC is Available", lambda: vpc_status() == "Available")
+    default = DescribeVpcsRequest()
+    default.set_IsDefault(True)
+    check(call(default)["Vpcs"]["Vpc"][0]["VSwitchIds"]["VSwitchId"][0] == VSWITCH,
+          "VPC SDK: the default VPC holds the default vSwitch")
+
+    vswitch = CreateVSwitchRequest()
+    vswitch.set_VpcId(vpc_id)
+    vswitch.set_ZoneId("cn-hangzhou-h")
+    vswitch.set_CidrBlock("10.0.0.0/24")
+    try:
+        call(vswitch)
+        check(False, "VPC SDK: a vSwitch block outside its VPC must fail")
+    except ServerException as e:
+        check(e.get_error_code() == "InvalidParameter", "VPC SDK: block outside the VPC refused")
+    vswitch.set_CidrBlock("192.168.1.0/24")
+    vswitch_id = call(vswitch)["VSwitchId"]
+    check(vswitch_id.startswith("vsw-"), "VPC SDK: CreateVSwitch")
+
+    def vswitch_status():
+        describe = DescribeVSwitchesRequest()
+        describe.set_VSwitchId(vswitch_id)
+        return call(describe)["VSwitches"]["VSwitch"][0]["Status"]
+
+    wait_for("vSwitch is Available", lambda: vswitch_status() == "Available")
+    delete_vpc = DeleteVpcRequest()
+    delete_vpc.set_VpcId(vpc_id)
+    try:
+        call(delete_vpc)
+        check(False, "VPC SDK: a VPC with a vSwitch must not be deleted")
+    except ServerException as e:
+        check(e.get_error_code() == "DependencyViolation.VSwitch", "VPC SDK: DependencyViolation.VSwitch")
+    delete_vswitch = DeleteVSwitchRequest()
+    delete_vswitch.set_VSwitchId(vswitch_id)
+    call(delete_vswitch)
+    call(delete_vpc)
+    gone = DescribeVpcsRequest()
+    gone.set_VpcId(vpc_id)
+    check(call(gone)["TotalCount"] == 0, "VPC SDK: DeleteVSwitch then DeleteVpc")
+
+
+def wait_for(what, condition):
+    deadline = time.time() + 10
+    while not condition():
+        if time.time() > deadline:
+            check(False, what)
+        time.sleep(0.05)
+
+
 def importable(*modules):
     missing = []
     for module in modules:
@@ -211,6 +299,11 @@ def main():
         print("SKIP generated SDK: not importable: %s" % ", ".join(generated_missing), flush=True)
     else:
         generated_sdk()
+    vpc_missing = importable("aliyunsdkcore", "aliyunsdkvpc")
+    if vpc_missing:
+        print("SKIP VPC SDK: not importable: %s" % ", ".join(vpc_missing), flush=True)
+    else:
+        vpc_sdk()
     print("all official SDK checks passed", flush=True)
 
 

@@ -302,6 +302,8 @@ mod tests {
             region_id: "cn-beijing".into(),
             image_id: "aliyun_3_x64_20G_alibase_20240528.vhd".into(),
             instance_type: "ecs.g6.large".into(),
+            vswitch_id: alibaba_mock::defaults::first_vswitch_id("cn-beijing"),
+            security_group_ids: vec![alibaba_mock::defaults::security_group_id("cn-beijing")],
             ..LaunchSpec::default()
         };
         let ids = mock

@@ -27,6 +27,8 @@ async fn describe_calls_per_round(batching: bool, rounds: u32) -> (u64, u64) {
         region_id: REGION.into(),
         image_id: IMAGE.into(),
         instance_type: TYPE.into(),
+        vswitch_id: alibaba_mock::defaults::first_vswitch_id(REGION),
+        security_group_ids: vec![alibaba_mock::defaults::security_group_id(REGION)],
         ..LaunchSpec::default()
     };
     let ids = env

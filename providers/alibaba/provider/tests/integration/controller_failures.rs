@@ -304,6 +304,8 @@ async fn an_immutable_field_that_differs_from_the_cloud_is_reported() {
         image_id: IMAGE.into(),
         instance_type: TYPE.into(),
         instance_name: Some("existing".into()),
+        vswitch_id: alibaba_mock::defaults::first_vswitch_id(REGION),
+        security_group_ids: vec![alibaba_mock::defaults::security_group_id(REGION)],
         ..alibaba_mock::LaunchSpec::default()
     };
     let id = env

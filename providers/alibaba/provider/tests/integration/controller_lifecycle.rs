@@ -187,6 +187,8 @@ async fn import_by_external_name_observe_only() {
         instance_type: TYPE.into(),
         instance_name: Some("legacy".into()),
         internet_max_bandwidth_out: 1,
+        vswitch_id: alibaba_mock::defaults::first_vswitch_id(REGION),
+        security_group_ids: vec![alibaba_mock::defaults::security_group_id(REGION)],
         ..LaunchSpec::default()
     };
     let id = env

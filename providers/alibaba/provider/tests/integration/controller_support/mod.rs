@@ -232,6 +232,8 @@ pub fn instance(name: &str) -> ECSInstance {
                 instance_type: TYPE.into(),
                 instance_name: Some(name.into()),
                 internet_max_bandwidth_out: Some(5),
+                v_switch_id: alibaba_mock::defaults::first_vswitch_id(REGION),
+                security_group_ids: Some(vec![alibaba_mock::defaults::security_group_id(REGION)]),
                 ..ECSInstanceParameters::default()
             },
         },

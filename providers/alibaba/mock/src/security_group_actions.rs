@@ -1,0 +1,537 @@
+//! ECS's security-group actions (version `2014-05-26`): CreateSecurityGroup,
+//! DescribeSecurityGroups, DescribeSecurityGroupAttribute, AuthorizeSecurityGroup(Egress),
+//! RevokeSecurityGroup(Egress) and DeleteSecurityGroup. Rules are given flat (`IpProtocol`,
+//! `PortRange`, …) or as `Permissions.N.*`, as the current API documents.
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+use crate::catalog::{self, CatalogRegion};
+use crate::cidr::Cidr;
+use crate::ecs_actions::{ActionContext, action_not_found, dry_run, dry_run_passed, page_of};
+use crate::error::ErrorResponse;
+use crate::network::{Direction, Rule, SecurityGroup, random_id};
+use crate::received_params::ReceivedParams;
+use crate::store::{Store, fingerprint};
+
+/// The security-group actions the mock serves.
+pub const ACTIONS: &[&str] = &[
+    "CreateSecurityGroup",
+    "DescribeSecurityGroups",
+    "DescribeSecurityGroupAttribute",
+    "AuthorizeSecurityGroup",
+    "RevokeSecurityGroup",
+    "AuthorizeSecurityGroupEgress",
+    "RevokeSecurityGroupEgress",
+    "DeleteSecurityGroup",
+];
+
+/// Most rules one call may carry (`Permissions.N`).
+const MAX_PERMISSIONS: usize = 100;
+/// Most rules a group holds.
+const MAX_RULES: usize = 200;
+
+/// Runs a security-group `action`.
+pub fn dispatch(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    action: &str,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let region = catalog::region_by_id(p.required("RegionId")?)?;
+    match action {
+        "CreateSecurityGroup" => create(store, ctx, region, p),
+        "DescribeSecurityGroups" => describe(store, ctx, region, p),
+        "DescribeSecurityGroupAttribute" => attribute(store, ctx, region, p),
+        "AuthorizeSecurityGroup" => authorize(store, ctx, region, p, Direction::Ingress),
+        "AuthorizeSecurityGroupEgress" => authorize(store, ctx, region, p, Direction::Egress),
+        "RevokeSecurityGroup" => revoke(store, ctx, region, p, Direction::Ingress),
+        "RevokeSecurityGroupEgress" => revoke(store, ctx, region, p, Direction::Egress),
+        "DeleteSecurityGroup" => delete(store, ctx, region, p),
+        _ => Err(action_not_found()),
+    }
+}
+
+fn bad(code: &'static str, message: impl Into<String>) -> ErrorResponse {
+    ErrorResponse::bad_request(code, message)
+}
+
+fn create(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let name = p.get("SecurityGroupName");
+    if let Some(n) = name {
+        let len = n.chars().count();
+        if !(2..=128).contains(&len)
+            || !n.chars().next().is_some_and(char::is_alphabetic)
+            || n.starts_with("http://")
+            || n.starts_with("https://")
+        {
+            return Err(bad(
+                "InvalidSecurityGroupName.Malformed",
+                "The specified SecurityGroupName is not valid: 2 to 128 characters, starting with a letter, not with http:// or https://.",
+            ));
+        }
+    }
+    let description = p.get("Description");
+    if let Some(d) = description
+        && (!(2..=256).contains(&d.chars().count())
+            || d.starts_with("http://")
+            || d.starts_with("https://"))
+    {
+        return Err(bad(
+            "InvalidSecurityGroupDiscription.Malformed",
+            "The specified Description is not valid: 2 to 256 characters, not starting with http:// or https://.",
+        ));
+    }
+    let group_type = match p.get("SecurityGroupType") {
+        None | Some("normal") => "normal",
+        Some("enterprise") => "enterprise",
+        Some(_) => {
+            return Err(bad(
+                "InvalidSecurityGroupType.NotSupported",
+                "The specified SecurityGroupType is not supported: use normal or enterprise.",
+            ));
+        }
+    };
+    if let Some(token) = p.get("ClientToken") {
+        crate::launch::check_client_token(token)?;
+    }
+    let network = store.network.account(&ctx.caller.account_id);
+    // Without VpcId the group goes to the region's default VPC (classic network is gone).
+    let vpc_id = p
+        .get("VpcId")
+        .map_or_else(|| crate::defaults::vpc_id(region.id), str::to_owned);
+    network.vpc(region.id, &vpc_id)?;
+    let token = p.get("ClientToken");
+    let print = fingerprint(&(&vpc_id, name, description, group_type));
+    if let Some(reply) = network.replay("CreateSecurityGroup", token, print)? {
+        return Ok(reply);
+    }
+    if dry_run(p)? {
+        return Err(dry_run_passed());
+    }
+    let id = random_id("sg");
+    let group = SecurityGroup {
+        id: id.clone(),
+        seq: network.seq(),
+        region_id: region.id,
+        vpc_id,
+        name: name.unwrap_or_default().to_owned(),
+        description: description.unwrap_or_default().to_owned(),
+        group_type,
+        created_at: ctx.now,
+        rules: Vec::new(),
+    };
+    network.groups.insert(id.clone(), group);
+    let reply = json!({"SecurityGroupId": id});
+    network.remember("CreateSecurityGroup", token, print, &reply);
+    Ok(reply)
+}
+
+fn describe(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let vpc_id = p.get("VpcId");
+    let mut ids = p.json_string_array("SecurityGroupIds")?;
+    if let Some(one) = p.get("SecurityGroupId") {
+        ids.get_or_insert_with(Vec::new).push(one.to_owned());
+    }
+    let name = p.get("SecurityGroupName");
+    let number = p
+        .number_in::<usize>("PageNumber", 1, usize::MAX / 64)?
+        .unwrap_or(1);
+    let size = p.number_in::<usize>("PageSize", 1, 50)?.unwrap_or(10);
+    let network = store.network.account(&ctx.caller.account_id);
+    let mut groups: Vec<&SecurityGroup> = network
+        .groups
+        .values()
+        .filter(|g| g.region_id == region.id)
+        .filter(|g| vpc_id.is_none_or(|v| v == g.vpc_id))
+        .filter(|g| ids.as_ref().is_none_or(|ids| ids.contains(&g.id)))
+        .filter(|g| name.is_none_or(|n| n == g.name))
+        .collect();
+    groups.sort_unstable_by_key(|g| g.seq);
+    let (total, page) = page_of(&groups, number, size);
+    let views: Vec<Value> = page
+        .iter()
+        .map(|g| {
+            json!({
+                "SecurityGroupId": g.id,
+                "SecurityGroupName": g.name,
+                "Description": g.description,
+                "VpcId": g.vpc_id,
+                "SecurityGroupType": g.group_type,
+                "CreationTime": g.created_at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                "ServiceManaged": false,
+                "ResourceGroupId": "",
+                "RuleCount": g.rules.len(),
+                "Tags": {"Tag": []},
+            })
+        })
+        .collect();
+    Ok(json!({
+        "RegionId": region.id,
+        "TotalCount": total,
+        "PageNumber": number,
+        "PageSize": size,
+        "SecurityGroups": {"SecurityGroup": views},
+    }))
+}
+
+fn rule_view(r: &Rule) -> Value {
+    let (source_cidr, dest_cidr, source_group, dest_group) = match r.direction {
+        Direction::Ingress => (r.peer_cidr.as_str(), "", r.peer_group.as_str(), ""),
+        Direction::Egress => ("", r.peer_cidr.as_str(), "", r.peer_group.as_str()),
+    };
+    let policy = if r.policy == "drop" { "Drop" } else { "Accept" };
+    json!({
+        "SecurityGroupRuleId": r.id,
+        "Direction": r.direction.as_str(),
+        "IpProtocol": r.ip_protocol.to_ascii_uppercase(),
+        "PortRange": r.port_range,
+        "SourceCidrIp": source_cidr,
+        "DestCidrIp": dest_cidr,
+        "SourceGroupId": source_group,
+        "DestGroupId": dest_group,
+        "Policy": policy,
+        "Priority": r.priority.to_string(),
+        "Description": r.description,
+        "NicType": r.nic_type,
+        "CreateTime": r.created_at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        "Ipv6SourceCidrIp": "",
+        "Ipv6DestCidrIp": "",
+        "SourcePortRange": "",
+        "DestPortRange": "",
+    })
+}
+
+fn attribute(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let id = p.required("SecurityGroupId")?;
+    let direction = match p.get("Direction") {
+        None | Some("all") => None,
+        Some("ingress") => Some(Direction::Ingress),
+        Some("egress") => Some(Direction::Egress),
+        Some(_) => return Err(ErrorResponse::invalid("Direction")),
+    };
+    let network = store.network.account(&ctx.caller.account_id);
+    let g = network.group(region.id, id)?;
+    let permissions: Vec<Value> = g
+        .rules
+        .iter()
+        .filter(|r| direction.is_none_or(|d| d == r.direction))
+        .map(rule_view)
+        .collect();
+    Ok(json!({
+        "RegionId": region.id,
+        "SecurityGroupId": g.id,
+        "SecurityGroupName": g.name,
+        "Description": g.description,
+        "VpcId": g.vpc_id,
+        "InnerAccessPolicy": "Accept",
+        "Permissions": {"Permission": permissions},
+    }))
+}
+
+/// The names of one rule's parameters: flat (`IpProtocol`) or `Permissions.N.IpProtocol`.
+struct RuleParams<'a> {
+    p: &'a ReceivedParams,
+    prefix: String,
+}
+
+impl RuleParams<'_> {
+    fn name(&self, field: &str) -> String {
+        format!("{}{field}", self.prefix)
+    }
+
+    fn get(&self, field: &str) -> Option<&str> {
+        self.p.get(&self.name(field))
+    }
+}
+
+/// `tcp`, `udp`, `icmp`, `icmpv6`, `gre` or `all` (any case).
+fn protocol(r: &RuleParams<'_>) -> Result<String, ErrorResponse> {
+    let name = r.name("IpProtocol");
+    let value = r
+        .get("IpProtocol")
+        .ok_or_else(|| ErrorResponse::missing(&name))?
+        .to_ascii_lowercase();
+    if ["tcp", "udp", "icmp", "icmpv6", "gre", "all"].contains(&value.as_str()) {
+        Ok(value)
+    } else {
+        Err(bad(
+            "InvalidIpProtocol.Malformed",
+            format!(
+                "The specified parameter \"{name}\" is not valid: use TCP, UDP, ICMP, ICMPv6, GRE or ALL."
+            ),
+        ))
+    }
+}
+
+/// `start/end` within 1–65535 for TCP and UDP; `-1/-1` for the others.
+fn port_range(r: &RuleParams<'_>, protocol: &str) -> Result<String, ErrorResponse> {
+    let name = r.name("PortRange");
+    let value = r
+        .get("PortRange")
+        .ok_or_else(|| ErrorResponse::missing(&name))?;
+    let malformed = || {
+        bad(
+            "InvalidPortRange.Malformed",
+            format!(
+                "The specified parameter \"{name}\" is not valid: TCP and UDP take start/end within 1-65535 (e.g. 22/22), other protocols -1/-1."
+            ),
+        )
+    };
+    let (start, end) = value.split_once('/').ok_or_else(malformed)?;
+    let (start, end): (i32, i32) = (
+        start.parse().map_err(|_| malformed())?,
+        end.parse().map_err(|_| malformed())?,
+    );
+    let ok = match protocol {
+        "tcp" | "udp" => (1..=65535).contains(&start) && (start..=65535).contains(&end),
+        _ => start == -1 && end == -1,
+    };
+    if ok {
+        Ok(value.to_owned())
+    } else {
+        Err(malformed())
+    }
+}
+
+/// One rule from its parameters; `Some(Rule)` with everything checked.
+fn parse_rule(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    r: &RuleParams<'_>,
+    direction: Direction,
+) -> Result<Rule, ErrorResponse> {
+    let ip_protocol = protocol(r)?;
+    let port_range = port_range(r, &ip_protocol)?;
+    let (cidr_field, group_field, cidr_code) = match direction {
+        Direction::Ingress => (
+            "SourceCidrIp",
+            "SourceGroupId",
+            "InvalidSourceCidrIp.Malformed",
+        ),
+        Direction::Egress => ("DestCidrIp", "DestGroupId", "InvalidDestCidrIp.Malformed"),
+    };
+    let peer_cidr = r.get(cidr_field).unwrap_or_default();
+    let peer_group = r.get(group_field).unwrap_or_default();
+    if peer_cidr.is_empty() && peer_group.is_empty() {
+        return Err(ErrorResponse::missing(&r.name(cidr_field)));
+    }
+    if !peer_cidr.is_empty() && Cidr::parse(peer_cidr, true).is_none() {
+        return Err(bad(
+            cidr_code,
+            format!(
+                "The specified parameter \"{}\" is not a valid IPv4 address or CIDR block.",
+                r.name(cidr_field)
+            ),
+        ));
+    }
+    if !peer_group.is_empty() {
+        store
+            .network
+            .account(&ctx.caller.account_id)
+            .group(region.id, peer_group)?;
+    }
+    let policy = match r.get("Policy").map(str::to_ascii_lowercase).as_deref() {
+        None | Some("accept") => "accept",
+        Some("drop") => "drop",
+        Some(_) => {
+            return Err(bad(
+                "InvalidPolicy.Malformed",
+                format!(
+                    "The specified parameter \"{}\" is not valid: use accept or drop.",
+                    r.name("Policy")
+                ),
+            ));
+        }
+    };
+    let priority = match r.get("Priority") {
+        None => 1,
+        Some(v) => v
+            .parse::<u32>()
+            .ok()
+            .filter(|p| (1..=100).contains(p))
+            .ok_or_else(|| {
+                bad(
+                    "InvalidPriority.Malformed",
+                    format!(
+                        "The specified parameter \"{}\" is not valid: 1 to 100.",
+                        r.name("Priority")
+                    ),
+                )
+            })?,
+    };
+    let description = r.get("Description").unwrap_or_default();
+    if description.chars().count() > 512
+        || description.starts_with("http://")
+        || description.starts_with("https://")
+    {
+        return Err(bad(
+            "InvalidDescription.Malformed",
+            "The specified rule Description is not valid: at most 512 characters, not starting with http:// or https://.",
+        ));
+    }
+    let nic_type = match r.get("NicType") {
+        None | Some("intranet") => "intranet",
+        Some("internet") => "internet",
+        Some(_) => return Err(ErrorResponse::invalid(&r.name("NicType"))),
+    };
+    Ok(Rule {
+        id: random_id("sgr"),
+        direction,
+        ip_protocol,
+        port_range,
+        peer_cidr: peer_cidr.to_owned(),
+        peer_group: peer_group.to_owned(),
+        policy: policy.to_owned(),
+        priority,
+        description: description.to_owned(),
+        nic_type: nic_type.to_owned(),
+        created_at: Timestamp::now(),
+    })
+}
+
+/// The rules of a call: every `Permissions.N`, or the flat parameters when there are none.
+fn parse_rules(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+    direction: Direction,
+) -> Result<Vec<Rule>, ErrorResponse> {
+    let indices = p.indices("Permissions")?;
+    if indices.len() > MAX_PERMISSIONS {
+        return Err(ErrorResponse::invalid("Permissions"));
+    }
+    let prefixes: Vec<String> = if indices.is_empty() {
+        vec![String::new()]
+    } else {
+        indices
+            .iter()
+            .map(|n| format!("Permissions.{n}."))
+            .collect()
+    };
+    prefixes
+        .into_iter()
+        .map(|prefix| parse_rule(store, ctx, region, &RuleParams { p, prefix }, direction))
+        .collect()
+}
+
+fn authorize(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+    direction: Direction,
+) -> Result<Value, ErrorResponse> {
+    let id = p.required("SecurityGroupId")?;
+    store
+        .network
+        .account(&ctx.caller.account_id)
+        .group(region.id, id)?;
+    let rules = parse_rules(store, ctx, region, p, direction)?;
+    let group = store
+        .network
+        .account(&ctx.caller.account_id)
+        .group_mut(region.id, id)?;
+    let added: Vec<Rule> = rules
+        .into_iter()
+        .filter(|r| !group.rules.iter().any(|e| e.same_as(r)))
+        .collect();
+    if group.rules.len() + added.len() > MAX_RULES {
+        return Err(ErrorResponse::forbidden(
+            "RulesPerGroupLimitExceeded",
+            format!("A security group holds at most {MAX_RULES} rules."),
+        ));
+    }
+    if dry_run(p)? {
+        return Err(dry_run_passed());
+    }
+    // An existing identical rule is left as it is: authorizing it again succeeds.
+    group.rules.extend(added);
+    Ok(json!({}))
+}
+
+fn revoke(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+    direction: Direction,
+) -> Result<Value, ErrorResponse> {
+    let id = p.required("SecurityGroupId")?;
+    store
+        .network
+        .account(&ctx.caller.account_id)
+        .group(region.id, id)?;
+    let rule_ids = p.list("SecurityGroupRuleId", MAX_PERMISSIONS)?;
+    let rules = if rule_ids.is_empty() {
+        parse_rules(store, ctx, region, p, direction)?
+    } else {
+        Vec::new()
+    };
+    if dry_run(p)? {
+        return Err(dry_run_passed());
+    }
+    let group = store
+        .network
+        .account(&ctx.caller.account_id)
+        .group_mut(region.id, id)?;
+    // Revoking a rule that does not exist succeeds without change.
+    group.rules.retain(|e| {
+        let by_id = e.direction == direction && rule_ids.contains(&e.id);
+        !(by_id || rules.iter().any(|r| r.same_as(e)))
+    });
+    Ok(json!({}))
+}
+
+fn delete(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let id = p.required("SecurityGroupId")?;
+    let account = ctx.caller.account_id.clone();
+    let in_use = store
+        .in_region(&account, region.id)
+        .any(|i| i.security_group_ids.iter().any(|g| g == id));
+    let network = store.network.account(&account);
+    network.group(region.id, id)?;
+    if in_use {
+        return Err(ErrorResponse::forbidden(
+            "DependencyViolation",
+            "There is still instance(s) in the specified security group.",
+        ));
+    }
+    if network
+        .groups
+        .values()
+        .any(|g| g.id != id && g.rules.iter().any(|r| r.peer_group == id))
+    {
+        return Err(ErrorResponse::forbidden(
+            "DependencyViolation",
+            "The specified security group has been authorized in another one.",
+        ));
+    }
+    if dry_run(p)? {
+        return Err(dry_run_passed());
+    }
+    network.groups.remove(id);
+    Ok(json!({}))
+}
