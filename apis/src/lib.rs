@@ -10,6 +10,7 @@
 pub mod alibabacloud;
 pub mod application;
 pub mod common;
+pub mod deploy;
 pub mod etcd;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

@@ -1,11 +1,16 @@
 //! One sandbox API server for one test: an admin client, a kubeconfig and a kubectl of its own
 //! (in a temporary directory), the CRDs the test installs, and the controllers it runs against
 //! the server. [`TestCluster::shutdown`] stops the controllers, then the server.
+//!
+//! The controllers run as ferroplane's ServiceAccount with deploy/'s cluster RBAC (every
+//! provider's role, embedded from the YAML files by `ferroplane_apis::deploy`), which the sandbox
+//! enforces: a call the manifests do not grant fails with the apiserver's 403, as in a cluster.
 
 use std::fmt::Debug;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 
+use ferroplane_apis::deploy::{self, ALL_PROVIDERS, SERVICE_ACCOUNT, SERVICE_ACCOUNT_NAMESPACE};
 use ferroplane_runtime::{RunError, Runtime};
 use ferroplane_sandbox::{Sandbox, SandboxConfig};
 use k8s_openapi::NamespaceResourceScope;
@@ -15,7 +20,7 @@ use kube::api::Api;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::client_for;
+use crate::client::{client_for, client_from_kubeconfig};
 use crate::controllers::{Controllers, test_runtime};
 use crate::crds;
 use crate::kubectl::Kubectl;
@@ -24,6 +29,8 @@ use crate::kubectl::Kubectl;
 pub struct TestCluster {
     sandbox: Sandbox,
     client: kube::Client,
+    /// ferroplane's ServiceAccount: what the controllers use.
+    controller_client: kube::Client,
     dir: tempfile::TempDir,
     kubectl: Kubectl,
     controllers: Vec<Controllers>,
@@ -43,9 +50,25 @@ impl TestCluster {
             .write_kubeconfig(dir.path())
             .expect("kubeconfig written");
         let kubectl = Kubectl::new(kubeconfig, dir.path().join("kubectl-cache"));
+        let rbac: Vec<serde_json::Value> = deploy::cluster_rbac(&ALL_PROVIDERS)
+            .iter()
+            .flat_map(|m| m.objects().expect("deploy/'s manifests parse"))
+            .collect();
+        sandbox
+            .create_objects(&rbac)
+            .expect("deploy/'s RBAC is created");
+        let controller_kubeconfig = sandbox
+            .write_service_account_kubeconfig(
+                dir.path(),
+                SERVICE_ACCOUNT_NAMESPACE,
+                SERVICE_ACCOUNT,
+            )
+            .expect("the controller's kubeconfig is written");
+        let controller_client = client_from_kubeconfig(&controller_kubeconfig).await;
         Self {
             sandbox,
             client,
+            controller_client,
             dir,
             kubectl,
             controllers: Vec::new(),
@@ -89,9 +112,15 @@ impl TestCluster {
         &self.kubectl
     }
 
-    /// A runtime for controllers against this server (see [`test_runtime`]).
+    /// A client of the server as ferroplane's ServiceAccount, limited to deploy/'s RBAC.
+    pub fn controller_client(&self) -> kube::Client {
+        self.controller_client.clone()
+    }
+
+    /// A runtime for controllers against this server (see [`test_runtime`]), as ferroplane's
+    /// ServiceAccount.
     pub fn runtime(&self) -> Runtime {
-        test_runtime(self.client())
+        test_runtime(self.controller_client())
     }
 
     /// Creates `crds` on the server.
@@ -99,8 +128,8 @@ impl TestCluster {
         crds::install(&self.client, crds).await;
     }
 
-    /// Runs controllers against this server until [`TestCluster::shutdown`]; see
-    /// [`Controllers::spawn`].
+    /// Runs controllers against this server, as ferroplane's ServiceAccount, until
+    /// [`TestCluster::shutdown`]; see [`Controllers::spawn`].
     pub fn spawn_controllers<F, Fut>(&mut self, run: F)
     where
         F: FnOnce(Runtime, CancellationToken) -> Fut,

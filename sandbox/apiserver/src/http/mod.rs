@@ -4,11 +4,14 @@
 //! (`answer`, `render`). API-server semantics live in the store, never here.
 
 mod answer;
+mod authorize;
 mod codec;
+mod host;
 mod options;
 mod protobuf;
 mod render;
 mod resource;
+mod review;
 mod route;
 mod scale;
 mod watch;
@@ -28,6 +31,9 @@ use crate::http::route::Route;
 
 pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
+    if let Err(error) = host::check(&parts.headers, &parts.uri, app.port()) {
+        return error.into_response();
+    }
     let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
         Ok(bytes) => bytes,
         Err(_) => return ApiError::too_large(MAX_BODY).into_response(),
@@ -36,7 +42,18 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
     let Some(route) = route::parse(parts.uri.path()) else {
         return ApiError::no_route().into_response();
     };
+    let identity = match authorize::check(&app, &parts.method, &route, &query, &parts.headers) {
+        Ok(identity) => identity,
+        Err(error) => return error.into_response(),
+    };
     let result = match route {
+        Route::Resource(path) if authorize::is_self_review(&path) => {
+            if parts.method == Method::POST {
+                review::serve(&app, &identity, &parts.headers, &bytes)
+            } else {
+                Err(ApiError::method_not_allowed())
+            }
+        }
         Route::Resource(path) => resource::serve(
             app,
             ResourceRequest {
