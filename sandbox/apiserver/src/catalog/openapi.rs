@@ -419,3 +419,50 @@ mod tests {
         assert!(document(&registry, "apis/nope/v1").is_none());
     }
 }
+
+/// The media type kubectl asks `/openapi/v2` for: gnostic's `openapi_v2.Document` in protobuf.
+pub const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+
+/// `/openapi/v2` as JSON: a Swagger 2.0 document without definitions. kubectl's client-side
+/// validation (it validates each item of a `kind: List` against it) skips kinds it has no
+/// definition for, and its patch code falls back to OpenAPI v3 and the built-in types; the
+/// server-side `fieldValidation` still checks every object.
+pub fn v2() -> Value {
+    json!({
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": crate::catalog::discovery::GIT_VERSION},
+        "paths": {},
+        "definitions": {},
+    })
+}
+
+/// [`v2`] in protobuf (`openapi_v2.Document`: `swagger` = 1, `info` = 2 with `title` = 1 and
+/// `version` = 2, `paths` = 8).
+pub fn v2_protobuf() -> Vec<u8> {
+    fn field(out: &mut Vec<u8>, number: u8, bytes: &[u8]) {
+        out.push((number << 3) | 2);
+        let mut length = bytes.len();
+        loop {
+            let byte = (length & 0x7f) as u8;
+            length >>= 7;
+            if length == 0 {
+                out.push(byte);
+                break;
+            }
+            out.push(byte | 0x80);
+        }
+        out.extend_from_slice(bytes);
+    }
+    let mut info = Vec::new();
+    field(&mut info, 1, b"Kubernetes");
+    field(
+        &mut info,
+        2,
+        crate::catalog::discovery::GIT_VERSION.as_bytes(),
+    );
+    let mut document = Vec::new();
+    field(&mut document, 1, b"2.0");
+    field(&mut document, 2, &info);
+    field(&mut document, 8, &[]);
+    document
+}

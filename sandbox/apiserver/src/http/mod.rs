@@ -65,7 +65,7 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
             },
         ),
         other if parts.method == Method::GET || parts.method == Method::HEAD => {
-            Ok(meta_endpoint(&app, other))
+            Ok(meta_endpoint(&app, other, &parts.headers))
         }
         _ => Err(ApiError::method_not_allowed()),
     };
@@ -73,7 +73,7 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
 }
 
 /// `/version`, health, discovery and OpenAPI.
-fn meta_endpoint(app: &App, route: Route) -> Response {
+fn meta_endpoint(app: &App, route: Route, headers: &axum::http::HeaderMap) -> Response {
     let found = match route {
         Route::Version => Some(discovery::version()),
         Route::Health => {
@@ -91,7 +91,22 @@ fn meta_endpoint(app: &App, route: Route) -> Response {
         Route::OpenApiDocument(path) => app
             .store
             .read_registry(|registry| openapi::document(registry, &path)),
-        Route::OpenApiV2 | Route::Resource(_) => None,
+        Route::OpenApiV2 => {
+            let accept = headers
+                .get(header::ACCEPT)
+                .and_then(|a| a.to_str().ok())
+                .unwrap_or_default();
+            if accept.contains(openapi::V2_PROTOBUF) {
+                return (
+                    StatusCode::OK,
+                    [(header::CONTENT_TYPE, openapi::V2_PROTOBUF)],
+                    openapi::v2_protobuf(),
+                )
+                    .into_response();
+            }
+            Some(openapi::v2())
+        }
+        Route::Resource(_) => None,
     };
     match found {
         Some(value) => codec::ok(&value),

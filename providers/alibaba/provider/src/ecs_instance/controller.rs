@@ -39,7 +39,7 @@ pub fn ecs_instance_controller(
     let configs: Api<ProviderConfig> = options.api(&client);
     let cluster_configs: Api<ClusterProviderConfig> = Api::all(client.clone());
     // Only names and versions matter: a metadata-only watch never carries credentials.
-    let secrets: Api<PartialObjectMeta<Secret>> = Api::all(client.clone());
+    let secrets: Api<PartialObjectMeta<Secret>> = options.api(&client);
     let config_store = controller.reflect(configs.clone(), watcher::Config::default());
     let cluster_store = controller.reflect(cluster_configs.clone(), watcher::Config::default());
 

@@ -136,7 +136,7 @@ async fn run_kind<P: ConfigKind>(
     let controller = Controller::new(api, watcher::Config::default());
     let configs = controller.store();
     // Only names matter here: a metadata-only watch never carries credentials.
-    let secrets: Api<PartialObjectMeta<KubeSecret>> = Api::all(client);
+    let secrets: Api<PartialObjectMeta<KubeSecret>> = options.api(&client);
     let kind = P::kind(&()).into_owned();
     info!(kind = %kind, "starting controller");
     controller
