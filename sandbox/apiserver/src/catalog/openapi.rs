@@ -422,6 +422,8 @@ mod tests {
 
 /// The media type kubectl asks `/openapi/v2` for: gnostic's `openapi_v2.Document` in protobuf.
 pub const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+/// How kube-apiserver labels that answer (Go's mime parser refuses the `@` of the request's).
+pub const V2_PROTOBUF_ANSWER: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 
 /// `/openapi/v2` as JSON: a Swagger 2.0 document without definitions. kubectl's client-side
 /// validation (it validates each item of a `kind: List` against it) skips kinds it has no

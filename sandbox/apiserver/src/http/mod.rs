@@ -99,7 +99,7 @@ fn meta_endpoint(app: &App, route: Route, headers: &axum::http::HeaderMap) -> Re
             if accept.contains(openapi::V2_PROTOBUF) {
                 return (
                     StatusCode::OK,
-                    [(header::CONTENT_TYPE, openapi::V2_PROTOBUF)],
+                    [(header::CONTENT_TYPE, openapi::V2_PROTOBUF_ANSWER)],
                     openapi::v2_protobuf(),
                 )
                     .into_response();
