@@ -25,6 +25,19 @@ use crate::controllers::{Controllers, test_runtime};
 use crate::crds;
 use crate::kubectl::Kubectl;
 
+/// Which of deploy/'s RBAC the controllers' ServiceAccount gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rbac {
+    /// The cluster install of every provider (deploy/rbac/).
+    Cluster,
+    /// The namespaced install (deploy/namespaced/) of `providers` in `namespace`, which is
+    /// created: Roles and RoleBindings only, for controllers run with that namespace.
+    Namespaced {
+        namespace: String,
+        providers: Vec<deploy::Provider>,
+    },
+}
+
 /// A running sandbox API server with what a test needs to talk to it.
 pub struct TestCluster {
     sandbox: Sandbox,
@@ -36,6 +49,31 @@ pub struct TestCluster {
     controllers: Vec<Controllers>,
 }
 
+/// The objects `rbac` creates, in order.
+fn rbac_objects(rbac: &Rbac) -> Vec<serde_json::Value> {
+    let parse = |m: &deploy::Manifest| m.objects().expect("deploy/'s manifests parse");
+    match rbac {
+        Rbac::Cluster => deploy::cluster_rbac(&ALL_PROVIDERS)
+            .iter()
+            .flat_map(parse)
+            .collect(),
+        Rbac::Namespaced {
+            namespace,
+            providers,
+        } => {
+            let mut objects: Vec<serde_json::Value> =
+                deploy::MANAGER.iter().flat_map(parse).collect();
+            objects.push(serde_json::json!({
+                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace},
+            }));
+            objects.extend(
+                deploy::namespaced_rbac(providers, namespace).expect("deploy/namespaced/ parses"),
+            );
+            objects
+        }
+    }
+}
+
 impl TestCluster {
     /// A sandbox with the default configuration.
     pub async fn start() -> Self {
@@ -43,6 +81,11 @@ impl TestCluster {
     }
 
     pub async fn start_with(config: SandboxConfig) -> Self {
+        Self::start_with_rbac(config, Rbac::Cluster).await
+    }
+
+    /// A sandbox whose controllers get `rbac`.
+    pub async fn start_with_rbac(config: SandboxConfig, rbac: Rbac) -> Self {
         let sandbox = Sandbox::start(config).await.expect("sandbox starts");
         let client = client_for(&sandbox.url());
         let dir = tempfile::tempdir().expect("temp dir");
@@ -50,12 +93,8 @@ impl TestCluster {
             .write_kubeconfig(dir.path())
             .expect("kubeconfig written");
         let kubectl = Kubectl::new(kubeconfig, dir.path().join("kubectl-cache"));
-        let rbac: Vec<serde_json::Value> = deploy::cluster_rbac(&ALL_PROVIDERS)
-            .iter()
-            .flat_map(|m| m.objects().expect("deploy/'s manifests parse"))
-            .collect();
         sandbox
-            .create_objects(&rbac)
+            .create_objects(&rbac_objects(&rbac))
             .expect("deploy/'s RBAC is created");
         let controller_kubeconfig = sandbox
             .write_service_account_kubeconfig(
@@ -139,11 +178,22 @@ impl TestCluster {
         self.controllers.push(controllers);
     }
 
-    /// Stops the controllers (each must stop cleanly), then the server.
+    /// Stops the controllers (each must stop cleanly), then the server. Fails the test when
+    /// RBAC refused the controllers anything: deploy/ must grant every call they make.
     pub async fn shutdown(self) {
+        let ran_controllers = !self.controllers.is_empty();
         for controllers in self.controllers {
             controllers.stop().await;
         }
+        let refusals = self.sandbox.refusals();
         self.sandbox.shutdown().await;
+        if ran_controllers {
+            assert!(
+                refusals.is_empty(),
+                "deploy/'s RBAC refused the controllers {} request(s):\n{}",
+                refusals.len(),
+                refusals.join("\n")
+            );
+        }
     }
 }

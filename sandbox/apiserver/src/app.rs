@@ -76,6 +76,8 @@ pub struct App {
     pub address: String,
     /// The ServiceAccount tokens issued so far.
     pub tokens: Tokens,
+    /// The messages of the 403s answered so far, oldest first.
+    pub refusals: Mutex<Vec<String>>,
 }
 
 impl App {
@@ -88,6 +90,7 @@ impl App {
             shutdown,
             address,
             tokens: Tokens::default(),
+            refusals: Mutex::default(),
         }
     }
 

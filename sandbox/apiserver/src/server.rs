@@ -142,6 +142,16 @@ impl Sandbox {
         Ok(())
     }
 
+    /// The messages of the 403s RBAC answered so far, oldest first: a test that runs the
+    /// controllers under deploy/'s rules can check that they needed nothing more.
+    pub fn refusals(&self) -> Vec<String> {
+        self.app
+            .refusals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// A bearer token that authenticates as ServiceAccount `namespace/name` (the user
     /// `system:serviceaccount:<namespace>:<name>`), whose requests RBAC then authorizes. It is
     /// refused with 401 while the ServiceAccount does not exist.

@@ -63,6 +63,10 @@ fn authorize(app: &App, user: &User, attributes: &ResourceAttributes) -> ApiResu
     }
     let error = auth::forbidden(user, attributes);
     tracing::debug!(message = %error.message, "forbidden");
+    app.refusals
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(error.message.clone());
     Err(error)
 }
 
