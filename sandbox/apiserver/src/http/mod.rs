@@ -23,7 +23,7 @@ use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::app::App;
-use crate::catalog::{discovery, openapi};
+use crate::catalog::{discovery, openapi, openapi_v2};
 use crate::error::ApiError;
 use crate::http::codec::{MAX_BODY, Query};
 use crate::http::resource::ResourceRequest;
@@ -96,15 +96,15 @@ fn meta_endpoint(app: &App, route: Route, headers: &axum::http::HeaderMap) -> Re
                 .get(header::ACCEPT)
                 .and_then(|a| a.to_str().ok())
                 .unwrap_or_default();
-            if accept.contains(openapi::V2_PROTOBUF) {
+            if accept.contains(openapi_v2::PROTOBUF) {
                 return (
                     StatusCode::OK,
-                    [(header::CONTENT_TYPE, openapi::V2_PROTOBUF_ANSWER)],
-                    openapi::v2_protobuf(),
+                    [(header::CONTENT_TYPE, openapi_v2::PROTOBUF_ANSWER)],
+                    openapi_v2::protobuf(),
                 )
                     .into_response();
             }
-            Some(openapi::v2())
+            Some(openapi_v2::document())
         }
         Route::Resource(_) => None,
     };
