@@ -231,7 +231,19 @@ fn install_rbac(
         deploy::SERVICE_ACCOUNT_NAMESPACE,
         deploy::SERVICE_ACCOUNT,
     );
-    std::fs::write(&path, yaml).with_context(|| format!("cannot write {}", path.display()))?;
+    {
+        use std::io::Write as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        // The token is the controller's identity: readable by its owner only.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut file| file.write_all(yaml.as_bytes()))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     Ok(std::path::absolute(&path).unwrap_or(path))
 }
 

@@ -180,7 +180,10 @@ impl Sandbox {
         let path = dir.join(format!("{namespace}.{name}.kubeconfig"));
         std::fs::create_dir_all(dir)
             .and_then(|()| {
-                std::fs::write(&path, self.service_account_kubeconfig_yaml(namespace, name))
+                write_private(
+                    &path,
+                    &self.service_account_kubeconfig_yaml(namespace, name),
+                )
             })
             .map_err(|source| SandboxError::Kubeconfig {
                 path: path.clone(),
@@ -238,6 +241,19 @@ impl Sandbox {
             let _ = simulator.await;
         }
     }
+}
+
+/// Writes a file only its owner can read (it holds a token).
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?
+        .write_all(text.as_bytes())
 }
 
 impl Drop for Sandbox {

@@ -96,7 +96,16 @@ pub fn attributes(
         "DELETE" => "deletecollection",
         _ => return None,
     };
-    let name = path.name.clone().unwrap_or_default();
+    // kube-apiserver authorizes a list or watch of one name (a `metadata.name` field selector)
+    // as a request for that name, so that `resourceNames` rules can allow it.
+    let name = match &path.name {
+        Some(name) => name.clone(),
+        None if matches!(verb, "list" | "watch") => query
+            .get("fieldSelector")
+            .and_then(selected_name)
+            .unwrap_or_default(),
+        None => String::new(),
+    };
     // A namespace is its own namespace in the attributes.
     let namespace = if path.group.is_empty() && path.plural == "namespaces" {
         name.clone()
@@ -110,6 +119,19 @@ pub fn attributes(
         subresource: path.subresource.clone().unwrap_or_default(),
         namespace,
         name,
+    })
+}
+
+/// The name an exact `metadata.name` requirement of a field selector selects.
+fn selected_name(selector: &str) -> Option<String> {
+    selector.split(',').find_map(|requirement| {
+        let (field, value) = requirement
+            .split_once("==")
+            .or_else(|| requirement.split_once('='))?;
+        // `metadata.name!=x` leaves `metadata.name!` here, which is not the field.
+        (field.trim() == "metadata.name")
+            .then(|| value.trim().to_owned())
+            .filter(|v| !v.is_empty())
     })
 }
 
@@ -189,5 +211,15 @@ mod tests {
         assert_eq!(namespace.namespace, "team");
         let all = attrs(Method::GET, "/apis/apps/v1/deployments");
         assert_eq!((all.namespace.as_str(), all.verb.as_str()), ("", "list"));
+        let one = attrs(
+            Method::GET,
+            "/api/v1/namespaces/a/secrets?watch=1&fieldSelector=metadata.name%3Dcreds",
+        );
+        assert_eq!((one.verb.as_str(), one.name.as_str()), ("watch", "creds"));
+        let not = attrs(
+            Method::GET,
+            "/api/v1/namespaces/a/secrets?fieldSelector=metadata.name!%3Dcreds",
+        );
+        assert_eq!(not.name, "");
     }
 }
