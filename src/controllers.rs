@@ -26,6 +26,16 @@ impl Kind {
     pub fn all() -> Vec<Kind> {
         Kind::value_variants().to_vec()
     }
+
+    /// The provider whose RBAC in deploy/ this kind needs.
+    pub fn provider(self) -> ferroplane_apis::deploy::Provider {
+        use ferroplane_apis::deploy::Provider;
+        match self {
+            Kind::EcsInstance => Provider::Alibaba,
+            Kind::EtcdCluster => Provider::Etcd,
+            Kind::Application => Provider::Application,
+        }
+    }
 }
 
 /// Settings shared by all controllers of a process.
@@ -33,8 +43,8 @@ impl Kind {
 pub struct Options {
     /// Kinds to run.
     pub kinds: Vec<Kind>,
-    /// Watch only this namespace; `None` watches all. (ECSInstance only: the in-cluster kinds
-    /// watch every namespace.)
+    /// Watch only this namespace, for every kind (the managed objects, their children and the
+    /// Secrets and ProviderConfigs they use); `None` watches all.
     pub namespace: Option<String>,
     /// How often a resource is observed when nothing changes.
     pub poll_interval: Duration,
@@ -105,7 +115,8 @@ pub async fn run(runtime: &Runtime, options: &Options, shutdown: CancellationTok
             }
             Kind::EtcdCluster => {
                 let runtime = runtime.clone();
-                let etcd = provider_etcd::Options::default();
+                let mut etcd = provider_etcd::Options::default();
+                etcd.namespace = options.namespace.clone();
                 running.push(tokio::spawn(async move {
                     if let Err(error) = provider_etcd::run(&runtime, etcd, stop).await {
                         tracing::error!(%error, "the EtcdCluster controller failed");
@@ -114,7 +125,8 @@ pub async fn run(runtime: &Runtime, options: &Options, shutdown: CancellationTok
             }
             Kind::Application => {
                 let runtime = runtime.clone();
-                let application = provider_application::Options::default();
+                let mut application = provider_application::Options::default();
+                application.namespace = options.namespace.clone();
                 running.push(tokio::spawn(async move {
                     if let Err(error) = provider_application::run(&runtime, application, stop).await
                     {

@@ -2,6 +2,9 @@
 //! a Secret with the mock's credentials and the `default` ProviderConfig pointing at the mock,
 //! and (optionally) every controller in this process. `ferroplane sandbox`, the end-to-end tests
 //! and the benchmark all start it the same way.
+//!
+//! The controllers run as ferroplane's ServiceAccount (`controller.kubeconfig`), bound to the
+//! cluster RBAC of deploy/ for the kinds they run, which the sandbox enforces as a cluster does.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,6 +15,7 @@ use ferroplane_apis::alibabacloud::{
     ConnectionSettings, CredentialsSecretRef, CredentialsSource, ProviderConfig,
     ProviderConfigSpec, ProviderCredentials,
 };
+use ferroplane_apis::deploy;
 use ferroplane_runtime::{Metrics, Runtime, RuntimeConfig};
 use ferroplane_sandbox::{Sandbox, SandboxConfig};
 use k8s_openapi::api::core::v1::Secret;
@@ -67,6 +71,8 @@ impl EnvironmentConfig {
 #[serde(rename_all = "camelCase")]
 pub struct SandboxInfo {
     pub kubeconfig: PathBuf,
+    /// The controller's kubeconfig: ferroplane's ServiceAccount, limited to deploy/'s RBAC.
+    pub controller_kubeconfig: PathBuf,
     pub api_server: String,
     pub ecs_endpoint: String,
 }
@@ -107,8 +113,14 @@ impl Environment {
             .write_kubeconfig(&config.dir)
             .context("cannot write the kubeconfig")?;
         let kubeconfig = std::path::absolute(&kubeconfig).unwrap_or(kubeconfig);
+        let kinds = config
+            .controllers
+            .as_ref()
+            .map_or_else(controllers::Kind::all, |o| o.kinds.clone());
+        let controller_kubeconfig = install_rbac(&sandbox, &config.dir, &kinds)?;
         let info = SandboxInfo {
             kubeconfig,
+            controller_kubeconfig,
             api_server: sandbox.url(),
             ecs_endpoint: mock.endpoint(),
         };
@@ -133,19 +145,25 @@ impl Environment {
                 .context("the ECS mock's endpoint is not a URL")?;
         }
         let stop_controllers = CancellationToken::new();
-        let controllers = controller_options.map(|options| {
-            let runtime = Runtime::with_metrics(
-                client.clone(),
-                RuntimeConfig {
-                    rate_limit: 0.0,
-                    controller: options.controller_config(),
-                    ..RuntimeConfig::default()
-                },
-                Metrics::new(),
-            );
-            let stop = stop_controllers.clone();
-            tokio::spawn(async move { controllers::run(&runtime, &options, stop).await })
-        });
+        let controller_client = match controller_options {
+            Some(_) => Some(client_from_kubeconfig(&info.controller_kubeconfig).await?),
+            None => None,
+        };
+        let controllers = controller_options
+            .zip(controller_client)
+            .map(|(options, client)| {
+                let runtime = Runtime::with_metrics(
+                    client,
+                    RuntimeConfig {
+                        rate_limit: 0.0,
+                        controller: options.controller_config(),
+                        ..RuntimeConfig::default()
+                    },
+                    Metrics::new(),
+                );
+                let stop = stop_controllers.clone();
+                tokio::spawn(async move { controllers::run(&runtime, &options, stop).await })
+            });
 
         Ok(Self {
             sandbox,
@@ -196,6 +214,53 @@ pub fn client_for(api_server: &str) -> anyhow::Result<kube::Client> {
         .parse()
         .with_context(|| format!("bad API server URL {api_server}"))?;
     let config = kube::Config::new(url);
+    kube::Client::try_from(config).context("cannot build a client for the sandbox")
+}
+
+/// deploy/'s cluster RBAC for `kinds` (with the common, leader-election and connection-Secret
+/// roles) and ferroplane's ServiceAccount; writes `dir/controller.kubeconfig` for that account
+/// and returns its path.
+fn install_rbac(
+    sandbox: &Sandbox,
+    dir: &Path,
+    kinds: &[controllers::Kind],
+) -> anyhow::Result<PathBuf> {
+    let providers: Vec<deploy::Provider> = kinds.iter().map(|k| k.provider()).collect();
+    let mut objects = Vec::new();
+    for manifest in deploy::cluster_rbac(&providers) {
+        objects.extend(manifest.objects()?);
+    }
+    sandbox
+        .create_objects(&objects)
+        .context("cannot create deploy/'s RBAC in the sandbox")?;
+    let path = dir.join("controller.kubeconfig");
+    let yaml = sandbox.service_account_kubeconfig_yaml(
+        deploy::SERVICE_ACCOUNT_NAMESPACE,
+        deploy::SERVICE_ACCOUNT,
+    );
+    {
+        use std::io::Write as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        // The token is the controller's identity: readable by its owner only.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut file| file.write_all(yaml.as_bytes()))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(std::path::absolute(&path).unwrap_or(path))
+}
+
+/// A client from a kubeconfig file, with its current context.
+async fn client_from_kubeconfig(path: &Path) -> anyhow::Result<kube::Client> {
+    let kubeconfig = kube::config::Kubeconfig::read_from(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .with_context(|| format!("{} is not a usable kubeconfig", path.display()))?;
     kube::Client::try_from(config).context("cannot build a client for the sandbox")
 }
 

@@ -10,6 +10,7 @@
 pub mod alibabacloud;
 pub mod application;
 pub mod common;
+pub mod deploy;
 pub mod etcd;
 pub mod references;
 

@@ -20,8 +20,8 @@ pub struct Args {
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = Kind::all())]
     kinds: Vec<Kind>,
 
-    /// Watch only this namespace (default: all namespaces). Applies to ECSInstance; the
-    /// in-cluster kinds always watch every namespace.
+    /// Watch only this namespace (default: all namespaces), for every kind: what a namespaced
+    /// install (deploy/namespaced/, Roles only) allows.
     #[arg(long)]
     namespace: Option<String>,
 

@@ -3,7 +3,8 @@
 //!
 //! Without `--api-only` it also starts the ECS mock, installs the CRDs, creates the
 //! `alibabacloud-credentials` Secret and the `default` ProviderConfig pointing at the mock, and
-//! runs every controller (see `ferroplane::environment`).
+//! runs every controller as ferroplane's ServiceAccount under deploy/'s RBAC, which the sandbox
+//! enforces (see `ferroplane::environment`).
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -100,6 +101,8 @@ async fn run_full(args: Args) -> anyhow::Result<ExitCode> {
          \x20 Kubernetes API  {api}\n\
          \x20 ECS mock        {ecs}\n\
          \x20 ProviderConfig  default/default, credentials in Secret default/{secret}\n\
+         \x20 Controllers     as ServiceAccount ferroplane-system/ferroplane, with deploy/rbac/'s rules\n\
+         \x20                 ({controller_kubeconfig})\n\
          \n\
          Try, in another terminal:\n\
          \x20 export KUBECONFIG={kubeconfig}\n\
@@ -114,6 +117,7 @@ async fn run_full(args: Args) -> anyhow::Result<ExitCode> {
         api = info.api_server,
         ecs = info.ecs_endpoint,
         secret = ferroplane::environment::CREDENTIALS_SECRET,
+        controller_kubeconfig = info.controller_kubeconfig.display(),
     )
     .context("cannot write to stdout")?;
     stdout.flush().context("cannot flush stdout")?;

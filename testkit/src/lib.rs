@@ -36,7 +36,7 @@ pub mod wait;
 pub mod widget;
 
 pub use client::{client_for, client_from_kubeconfig};
-pub use cluster::TestCluster;
+pub use cluster::{Rbac, TestCluster};
 pub use controllers::{Controllers, test_runtime};
 pub use crds::{apply as apply_crds, install as install_crds};
 /// What [`TestCluster::start_with`] takes.

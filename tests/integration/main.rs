@@ -6,4 +6,5 @@ mod support;
 mod bad_input;
 mod e2e_ecs;
 mod e2e_in_cluster;
+mod rbac;
 mod reliability;

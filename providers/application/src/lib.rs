@@ -33,26 +33,44 @@ use kube::api::Api;
 
 use crate::controller::ApplicationConnector;
 
-/// What the Application controller can be configured with. Nothing yet: it watches every
-/// namespace and takes its concurrency and poll interval from the runtime's
-/// [`ControllerConfig`](ferroplane_runtime::ControllerConfig). Here so that every provider
-/// starts the same way.
+/// What the Application controller can be configured with: the namespace it watches. It takes
+/// its concurrency and poll interval from the runtime's
+/// [`ControllerConfig`](ferroplane_runtime::ControllerConfig).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Options {}
+pub struct Options {
+    /// Watch Applications and their children in this namespace only (`ferroplane run
+    /// --namespace`, a namespaced install's Roles); `None` watches all namespaces.
+    pub namespace: Option<String>,
+}
 
-/// Builds the Application controller: Applications in all namespaces and the children they own.
-fn controller(runtime: &Runtime) -> ManagedController<Application, ApplicationConnector> {
+/// `Api` of `K` in `namespace`, or in all namespaces.
+fn api_in<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+{
+    match namespace {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    }
+}
+
+/// Builds the Application controller: Applications in `namespace` (all when `None`) and the
+/// children they own.
+fn controller(
+    runtime: &Runtime,
+    namespace: Option<&str>,
+) -> ManagedController<Application, ApplicationConnector> {
     let client = runtime.client().clone();
     let children = || watch_config(&[]);
     ManagedController::new(
         runtime,
-        Api::<Application>::all(client.clone()),
+        api_in::<Application>(&client, namespace),
         ApplicationConnector::new(client.clone()),
     )
-    .owns(Api::<Deployment>::all(client.clone()), children())
-    .owns(Api::<Service>::all(client.clone()), children())
-    .owns(Api::<Ingress>::all(client), children())
+    .owns(api_in::<Deployment>(&client, namespace), children())
+    .owns(api_in::<Service>(&client, namespace), children())
+    .owns(api_in::<Ingress>(&client, namespace), children())
 }
 
 /// Runs the Application controller until `shutdown` completes, then lets running reconciles
@@ -62,8 +80,10 @@ pub async fn run(
     options: Options,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), RunError> {
-    // Nothing to apply yet; destructuring makes a field added later impossible to overlook.
-    let Options {} = options;
-    controller(runtime).run(shutdown).await;
+    // Destructuring makes a field added later impossible to overlook.
+    let Options { namespace } = options;
+    controller(runtime, namespace.as_deref())
+        .run(shutdown)
+        .await;
     Ok(())
 }

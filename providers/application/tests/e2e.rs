@@ -4,11 +4,14 @@
 use std::time::Duration;
 
 use ferroplane_apis::application::Application;
+use ferroplane_apis::common::ConditionStatus;
+use ferroplane_apis::deploy::Provider;
 use ferroplane_testkit::wait::Wait;
-use ferroplane_testkit::{self as testkit, SandboxConfig, TestCluster, samples};
+use ferroplane_testkit::{self as testkit, Rbac, SandboxConfig, TestCluster, samples};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
+use kube::api::Api;
 use kube::{CustomResourceExt, ResourceExt};
 use provider_application::Options;
 
@@ -223,5 +226,58 @@ async fn orphan_policy_leaves_the_children_without_owner() {
         .get("keep")
         .await
         .expect("the Service is left");
+    env.shutdown().await;
+}
+
+// The namespaced install: with `namespace` set and only deploy/namespaced/'s Roles in it, the
+// controller reconciles the Applications of that namespace (every watch stays there, or RBAC
+// would refuse it and `shutdown` would fail the test) and never sees another namespace's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespaced_install_reconciles_its_namespace_only() {
+    let mut env = TestCluster::start_with_rbac(
+        SandboxConfig {
+            workload_delay: Duration::from_millis(100),
+            ..SandboxConfig::default()
+        },
+        Rbac::Namespaced {
+            namespace: "team-a".into(),
+            providers: vec![Provider::Application],
+        },
+    )
+    .await;
+    env.install_crds([Application::crd()]).await;
+    env.kubectl().ok(&["create", "namespace", "team-b"]).await;
+    env.spawn_controllers(|runtime, shutdown| async move {
+        let mut options = Options::default();
+        options.namespace = Some("team-a".into());
+        provider_application::run(&runtime, options, shutdown.cancelled_owned()).await
+    });
+    let sample = std::fs::read_to_string(samples::path("application.yaml")).expect("the sample");
+    for namespace in ["team-a", "team-b"] {
+        env.kubectl()
+            .ok_with_input(
+                &["apply", "-n", namespace, "-f", "-"],
+                &sample.replace("namespace: default", &format!("namespace: {namespace}")),
+            )
+            .await;
+    }
+    let team_a: Api<Application> = Api::namespaced(env.client(), "team-a");
+    eventually("team-a's Application Ready")
+        .until_async(|| async {
+            let app = team_a.get("hello").await.ok()?;
+            app.status
+                .as_ref()?
+                .conditions
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == ConditionStatus::True)
+                .then_some(())
+        })
+        .await;
+    let team_b: Api<Application> = Api::namespaced(env.client(), "team-b");
+    let untouched = team_b.get("hello").await.expect("team-b's Application");
+    assert!(untouched.status.is_none(), "{:?}", untouched.status);
+    assert!(untouched.metadata.finalizers.is_none());
+    let deployments: Api<Deployment> = Api::namespaced(env.client(), "team-b");
+    assert!(deployments.get_opt("hello").await.expect("get").is_none());
     env.shutdown().await;
 }

@@ -61,6 +61,20 @@ use crate::names::APP_NAME_LABEL;
 pub struct Options {
     /// Timeouts of the calls to each cluster's membership API (etcd's JSON gateway).
     pub gateway: GatewayConfig,
+    /// Watch EtcdClusters and their children in this namespace only (`ferroplane run
+    /// --namespace`, a namespaced install's Roles); `None` watches all namespaces.
+    pub namespace: Option<String>,
+}
+
+/// `Api` of `K` in `namespace`, or in all namespaces.
+fn api_in<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+{
+    match namespace {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    }
 }
 
 /// Builds the EtcdCluster controller with `factory` for membership clients. Watches
@@ -69,18 +83,31 @@ pub fn controller<F: MembershipFactory>(
     runtime: &Runtime,
     factory: F,
 ) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
+    controller_in(runtime, factory, None)
+}
+
+/// [`controller`] watching EtcdClusters and their children in `namespace` only (all when
+/// `None`).
+pub fn controller_in<F: MembershipFactory>(
+    runtime: &Runtime,
+    factory: F,
+    namespace: Option<&str>,
+) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
     let client = runtime.client().clone();
     let events = Events::new(runtime.recorder());
     let children = || watch_config(&[APP_NAME_LABEL]);
     ManagedController::new(
         runtime,
-        Api::<EtcdCluster>::all(client.clone()),
+        api_in::<EtcdCluster>(&client, namespace),
         EtcdConnector::new(client.clone(), factory, events),
     )
-    .owns(Api::<StatefulSet>::all(client.clone()), children())
-    .owns(Api::<Service>::all(client.clone()), children())
-    .owns(Api::<ConfigMap>::all(client.clone()), children())
-    .owns(Api::<PodDisruptionBudget>::all(client), children())
+    .owns(api_in::<StatefulSet>(&client, namespace), children())
+    .owns(api_in::<Service>(&client, namespace), children())
+    .owns(api_in::<ConfigMap>(&client, namespace), children())
+    .owns(
+        api_in::<PodDisruptionBudget>(&client, namespace),
+        children(),
+    )
 }
 
 /// Runs the EtcdCluster controller with the production membership client until `shutdown`
@@ -95,6 +122,8 @@ pub async fn run(
         kind: "EtcdCluster",
         source: Box::new(e),
     })?;
-    controller(runtime, factory).run(shutdown).await;
+    controller_in(runtime, factory, options.namespace.as_deref())
+        .run(shutdown)
+        .await;
     Ok(())
 }

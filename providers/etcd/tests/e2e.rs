@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ferroplane_apis::deploy::Provider;
 use ferroplane_apis::etcd::EtcdCluster;
 use ferroplane_testkit::wait::Wait;
-use ferroplane_testkit::{self as testkit, SandboxConfig, TestCluster, samples};
+use ferroplane_testkit::{self as testkit, Rbac, SandboxConfig, TestCluster, samples};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -601,5 +602,57 @@ async fn orphan_policy_leaves_the_cluster_running() {
         .get("keep")
         .await
         .expect("the PDB is left");
+    env.shutdown().await;
+}
+
+// The namespaced install: with `--namespace team-a` and only deploy/namespaced/'s Roles there,
+// the controller renders team-a's cluster (every watch stays in team-a, or RBAC would refuse it
+// and `shutdown` would fail the test) and never sees team-b's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespaced_install_reconciles_its_namespace_only() {
+    let mut env = TestCluster::start_with_rbac(
+        SandboxConfig {
+            workload_delay: Duration::from_millis(100),
+            ..SandboxConfig::default()
+        },
+        Rbac::Namespaced {
+            namespace: "team-a".into(),
+            providers: vec![Provider::Etcd],
+        },
+    )
+    .await;
+    env.install_crds([EtcdCluster::crd()]).await;
+    env.kubectl().ok(&["create", "namespace", "team-b"]).await;
+    env.spawn_controllers(|runtime, shutdown| {
+        let factory = GatewayFactory::new(&GatewayConfig::default()).expect("http client");
+        async move {
+            provider_etcd::controller_in(&runtime, factory, Some("team-a"))
+                .run(shutdown.cancelled_owned())
+                .await;
+            Ok(())
+        }
+    });
+    let sample = std::fs::read_to_string(samples::path("etcdcluster.yaml")).expect("the sample");
+    for namespace in ["team-a", "team-b"] {
+        env.kubectl()
+            .ok_with_input(
+                &["apply", "-n", namespace, "-f", "-"],
+                &sample.replace("namespace: default", &format!("namespace: {namespace}")),
+            )
+            .await;
+    }
+    let team_a: Api<StatefulSet> = Api::namespaced(env.client(), "team-a");
+    eventually("team-a's StatefulSet")
+        .until_async(|| async { team_a.get_opt("etcd-demo").await.ok().flatten() })
+        .await;
+    let pdbs: Api<PodDisruptionBudget> = Api::namespaced(env.client(), "team-a");
+    eventually("team-a's PDB")
+        .until_async(|| async { pdbs.get_opt("etcd-demo").await.ok().flatten() })
+        .await;
+    let team_b: Api<StatefulSet> = Api::namespaced(env.client(), "team-b");
+    assert!(team_b.get_opt("etcd-demo").await.expect("get").is_none());
+    let untouched: Api<EtcdCluster> = Api::namespaced(env.client(), "team-b");
+    let untouched = untouched.get("etcd-demo").await.expect("team-b's cluster");
+    assert!(untouched.metadata.finalizers.is_none());
     env.shutdown().await;
 }

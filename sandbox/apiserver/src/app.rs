@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::auth::Tokens;
 use crate::store::Store;
 
 /// How the sandbox runs.
@@ -73,6 +74,10 @@ pub struct App {
     pub shutdown: watch::Receiver<bool>,
     /// `127.0.0.1:<port>`.
     pub address: String,
+    /// The ServiceAccount tokens issued so far.
+    pub tokens: Tokens,
+    /// The messages of the 403s answered so far, oldest first.
+    pub refusals: Mutex<Vec<String>>,
 }
 
 impl App {
@@ -84,6 +89,16 @@ impl App {
             writes: WriteCounter::default(),
             shutdown,
             address,
+            tokens: Tokens::default(),
+            refusals: Mutex::default(),
         }
+    }
+
+    /// The port served, as `Host` headers must name it.
+    pub fn port(&self) -> u16 {
+        self.address
+            .rsplit_once(':')
+            .and_then(|(_, port)| port.parse().ok())
+            .unwrap_or_default()
     }
 }

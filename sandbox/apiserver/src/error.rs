@@ -158,6 +158,28 @@ impl ApiError {
         Self::new(403, "Forbidden", message)
     }
 
+    /// 403 of the authorizer, naming the object (`kind` is the resource's plural, as the
+    /// apiserver fills it).
+    pub fn forbidden_object(message: String, name: &str, group: &str, plural: &str) -> Self {
+        Self::new(403, "Forbidden", message).with_details(name, group, plural)
+    }
+
+    /// 401 of a request whose credentials the server does not accept.
+    pub fn unauthorized() -> Self {
+        Self::new(401, "Unauthorized", "Unauthorized")
+    }
+
+    /// 421 of a request whose Host header names another server (DNS rebinding).
+    pub fn misdirected(host: &str) -> Self {
+        Self::new(
+            421,
+            "MisdirectedRequest",
+            format!(
+                "the Host header {host:?} is not one this server serves; use 127.0.0.1, localhost or [::1] with its port"
+            ),
+        )
+    }
+
     pub fn method_not_allowed() -> Self {
         Self::new(
             405,

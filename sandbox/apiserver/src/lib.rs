@@ -24,6 +24,7 @@
 //! ferroplane; the rest of the workspace uses it only through [`Sandbox`] and [`SandboxConfig`].
 
 mod app;
+mod auth;
 mod catalog;
 mod error;
 mod fields;

@@ -18,6 +18,12 @@ use crate::{http, simulate};
 pub enum SandboxError {
     #[error("cannot listen on 127.0.0.1:{port}: {source}")]
     Bind { port: u16, source: std::io::Error },
+    #[error("cannot create {kind} {name:?}: {message}")]
+    Create {
+        kind: String,
+        name: String,
+        message: String,
+    },
     #[error("cannot write the kubeconfig to {path}: {source}")]
     Kubeconfig {
         path: PathBuf,
@@ -96,6 +102,96 @@ impl Sandbox {
         )
     }
 
+    /// Creates `objects` (each with `apiVersion`, `kind` and `metadata`) as the administrator,
+    /// in order; an object that already exists is left as it is. For what a test or the sandbox
+    /// sets up before clients connect, such as deploy/'s RBAC.
+    pub fn create_objects(&self, objects: &[serde_json::Value]) -> Result<(), SandboxError> {
+        for object in objects {
+            let api_version = object["apiVersion"].as_str().unwrap_or_default();
+            let kind = object["kind"].as_str().unwrap_or_default();
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            let failed = |message: String| SandboxError::Create {
+                kind: kind.to_owned(),
+                name: name.to_owned(),
+                message,
+            };
+            let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+            let def = self
+                .app
+                .store
+                .read_registry(|registry| registry.find_kind(group, version, kind))
+                .ok_or_else(|| failed(format!("{api_version} {kind} is not served")))?;
+            let namespace = object["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("default");
+            let namespace = if def.namespaced { namespace } else { "" };
+            match self.app.store.create(
+                &def,
+                namespace,
+                object.clone(),
+                &crate::store::ops::options::WriteOptions {
+                    manager: "ferroplane-sandbox".to_owned(),
+                    ..Default::default()
+                },
+            ) {
+                Ok(_) => {}
+                Err(error) if error.code == 409 => {}
+                Err(error) => return Err(failed(error.message)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The messages of the 403s RBAC answered so far, oldest first: a test that runs the
+    /// controllers under deploy/'s rules can check that they needed nothing more.
+    pub fn refusals(&self) -> Vec<String> {
+        self.app
+            .refusals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// A bearer token that authenticates as ServiceAccount `namespace/name` (the user
+    /// `system:serviceaccount:<namespace>:<name>`), whose requests RBAC then authorizes. It is
+    /// refused with 401 while the ServiceAccount does not exist.
+    pub fn service_account_token(&self, namespace: &str, name: &str) -> String {
+        self.app.tokens.issue(namespace, name)
+    }
+
+    /// A kubeconfig that reaches this server as ServiceAccount `namespace/name` (a fresh token;
+    /// see [`Sandbox::service_account_token`]), namespace `namespace`.
+    pub fn service_account_kubeconfig_yaml(&self, namespace: &str, name: &str) -> String {
+        let token = self.service_account_token(namespace, name);
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: ferroplane-sandbox\n  cluster:\n    server: {url}\ncontexts:\n- name: {name}\n  context:\n    cluster: ferroplane-sandbox\n    user: {name}\n    namespace: {namespace}\ncurrent-context: {name}\nusers:\n- name: {name}\n  user:\n    token: {token}\npreferences: {{}}\n",
+            url = self.url()
+        )
+    }
+
+    /// Writes `dir/<namespace>.<name>.kubeconfig` (see
+    /// [`Sandbox::service_account_kubeconfig_yaml`]) and returns its path.
+    pub fn write_service_account_kubeconfig(
+        &self,
+        dir: &Path,
+        namespace: &str,
+        name: &str,
+    ) -> Result<PathBuf, SandboxError> {
+        let path = dir.join(format!("{namespace}.{name}.kubeconfig"));
+        std::fs::create_dir_all(dir)
+            .and_then(|()| {
+                write_private(
+                    &path,
+                    &self.service_account_kubeconfig_yaml(namespace, name),
+                )
+            })
+            .map_err(|source| SandboxError::Kubeconfig {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(path)
+    }
+
     /// Writes `dir/kubeconfig` (creating `dir`) and returns its path.
     pub fn write_kubeconfig(&self, dir: &Path) -> Result<PathBuf, SandboxError> {
         let path = dir.join("kubeconfig");
@@ -145,6 +241,19 @@ impl Sandbox {
             let _ = simulator.await;
         }
     }
+}
+
+/// Writes a file only its owner can read (it holds a token).
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?
+        .write_all(text.as_bytes())
 }
 
 impl Drop for Sandbox {

@@ -800,3 +800,123 @@ async fn scale_deployments() {
     assert_ne!(stale.code, 0, "the --current-replicas precondition fails");
     harness.shutdown().await;
 }
+
+// Real apiserver: `kubectl apply -f` of a `kind: List` validates each item against
+// `/openapi/v2` (asked for in protobuf), then creates each item; a re-apply configures them.
+#[tokio::test]
+async fn apply_a_list() {
+    let harness = with_widgets().await;
+    let list = format!(
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: l1\n  data: {{a: b}}\n- {}",
+        WIDGET.trim_end().replace('\n', "\n  ")
+    );
+    let created = harness
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], &list)
+        .await;
+    assert_eq!(
+        created.lines().collect::<Vec<_>>(),
+        vec!["configmap/l1 created", "widget.example.io/w created"]
+    );
+    let changed = list.replace("{a: b}", "{a: c}");
+    let configured = harness
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], &changed)
+        .await;
+    assert_eq!(
+        configured.lines().collect::<Vec<_>>(),
+        vec!["configmap/l1 configured", "widget.example.io/w unchanged"]
+    );
+    harness.shutdown().await;
+}
+
+// Real apiserver (kube-apiserver v1.37.2): a PUT whose metadata.uid differs from the stored
+// object's fails the storage precondition with 409; a patch of any kind that changes it is 422
+// `metadata.uid: Invalid value: "<uid>": field is immutable`.
+#[tokio::test]
+async fn uid_changes_are_refused() {
+    let harness = with_widgets().await;
+    harness
+        .kubectl()
+        .ok_with_input(&["apply", "-f", "-"], WIDGET)
+        .await;
+    let uid = harness
+        .kubectl()
+        .ok(&["get", "widget", "w", "-o", "jsonpath={.metadata.uid}"])
+        .await;
+    let other = "00000000-0000-0000-0000-000000000002";
+    let merge = harness
+        .kubectl()
+        .run(&[
+            "patch",
+            "widget",
+            "w",
+            "--type=merge",
+            "-p",
+            &format!("{{\"metadata\":{{\"uid\":\"{other}\"}}}}"),
+        ])
+        .await;
+    // kubectl words the 422 from its details, as it does for a real server's.
+    assert_eq!(
+        merge.stderr.trim(),
+        format!(
+            "The Widget \"w\" is invalid: metadata.uid: Invalid value: \"{other}\": field is immutable"
+        ),
+        "{merge:?}"
+    );
+    let api = widgets(&harness);
+    let json_patch = api
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::<Value>::Json(
+                serde_json::from_value(
+                    json!([{"op": "replace", "path": "/metadata/uid", "value": other}]),
+                )
+                .unwrap(),
+            ),
+        )
+        .await
+        .expect_err("a JSON patch of the uid");
+    assert!(
+        matches!(&json_patch, kube::Error::Api(s) if s.code == 422),
+        "{json_patch}"
+    );
+    let apply = api
+        .patch(
+            "w",
+            &PatchParams::apply("t"),
+            &Patch::Apply(json!({"apiVersion": "example.io/v1", "kind": "Widget", "metadata": {"name": "w", "uid": other}})),
+        )
+        .await
+        .expect_err("an apply of another uid");
+    assert!(
+        matches!(&apply, kube::Error::Api(s) if s.code == 422),
+        "{apply}"
+    );
+
+    let mut object = api.get("w").await.expect("the widget");
+    object.metadata.uid = Some(other.to_owned());
+    let replaced = api
+        .replace("w", &Default::default(), &object)
+        .await
+        .expect_err("a PUT with another uid");
+    let kube::Error::Api(status) = replaced else {
+        panic!("{replaced}");
+    };
+    assert_eq!(status.code, 409);
+    assert_eq!(
+        status.message,
+        format!(
+            "Operation cannot be fulfilled on widgets.example.io \"w\": StorageError: invalid object, Code: 4, Key: /registry/example.io/widgets/default/w, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {other}, UID in object meta: {uid}"
+        )
+    );
+    assert_eq!(
+        harness
+            .kubectl()
+            .ok(&["get", "widget", "w", "-o", "jsonpath={.metadata.uid}"])
+            .await,
+        uid
+    );
+    harness.shutdown().await;
+}

@@ -36,58 +36,70 @@ where
     C: Connector<K>,
 {
     let configs: Api<ProviderConfig> = options.api(client);
-    let cluster_configs: Api<ClusterProviderConfig> = Api::all(client.clone());
     // Only names and versions matter: a metadata-only watch never carries credentials.
-    let secrets: Api<PartialObjectMeta<Secret>> = Api::all(client.clone());
+    let secrets: Api<PartialObjectMeta<Secret>> = options.api(client);
     let config_store = controller.reflect(configs.clone(), watcher::Config::default());
-    let cluster_store = controller.reflect(cluster_configs.clone(), watcher::Config::default());
-
     let by_config =
         related::provider_config_mapper::<ProviderConfig, K>(ProviderConfigKind::ProviderConfig);
-    let by_cluster_config = related::provider_config_mapper::<ClusterProviderConfig, K>(
-        ProviderConfigKind::ClusterProviderConfig,
-    );
     let via_config = related::via_provider_configs::<PartialObjectMeta<Secret>, ProviderConfig, K>(
         config_store,
         ProviderConfigKind::ProviderConfig,
         uses_secret,
     );
-    let via_cluster_config =
-        related::via_provider_configs::<PartialObjectMeta<Secret>, ClusterProviderConfig, K>(
-            cluster_store,
-            ProviderConfigKind::ClusterProviderConfig,
-            uses_secret,
-        );
     let config_changes = SpecChanges::default();
-    let cluster_changes = SpecChanges::default();
-    let secret_changes = SpecChanges::default();
-    // The resolved-config cache hears of every change before the objects are requeued.
-    let (config_resolved, cluster_resolved, secret_resolved) =
-        (resolved.clone(), resolved.clone(), resolved);
-    controller
-        .watches_related(configs, watcher::Config::default(), move |c, store| {
+    let config_resolved = resolved.clone();
+    controller =
+        controller.watches_related(configs, watcher::Config::default(), move |c, store| {
             config_resolved.config_changed(ProviderConfigKind::ProviderConfig, c);
             config_changes.filter(c, || by_config(c, store))
-        })
-        .watches_related(
+        });
+
+    // ClusterProviderConfigs are cluster-scoped: a namespaced install (`--namespace`, Roles
+    // only) can neither watch nor use them.
+    let via_cluster_config = if options.namespace.is_none() {
+        let cluster_configs: Api<ClusterProviderConfig> = Api::all(client.clone());
+        let cluster_store = controller.reflect(cluster_configs.clone(), watcher::Config::default());
+        let by_cluster_config = related::provider_config_mapper::<ClusterProviderConfig, K>(
+            ProviderConfigKind::ClusterProviderConfig,
+        );
+        let cluster_changes = SpecChanges::default();
+        let cluster_resolved = resolved.clone();
+        controller = controller.watches_related(
             cluster_configs,
             watcher::Config::default(),
             move |c, store| {
                 cluster_resolved.config_changed(ProviderConfigKind::ClusterProviderConfig, c);
                 cluster_changes.filter(c, || by_cluster_config(c, store))
             },
-        )
-        .watches_related(secrets, watcher::Config::default(), move |s, store| {
-            secret_resolved.secret_changed(s);
-            secret_changes.filter(s, || {
-                let mut refs = via_config(s, store);
+        );
+        Some(related::via_provider_configs::<
+            PartialObjectMeta<Secret>,
+            ClusterProviderConfig,
+            K,
+        >(
+            cluster_store,
+            ProviderConfigKind::ClusterProviderConfig,
+            uses_secret,
+        ))
+    } else {
+        None
+    };
+
+    // The resolved-config cache hears of every change before the objects are requeued.
+    let secret_changes = SpecChanges::default();
+    controller.watches_related(secrets, watcher::Config::default(), move |s, store| {
+        resolved.secret_changed(s);
+        secret_changes.filter(s, || {
+            let mut refs = via_config(s, store);
+            if let Some(via_cluster_config) = &via_cluster_config {
                 refs.extend(via_cluster_config(s, store));
-                if let Some(extra) = &extra_secret_users {
-                    refs.extend(extra(s, store));
-                }
-                refs
-            })
+            }
+            if let Some(extra) = &extra_secret_users {
+                refs.extend(extra(s, store));
+            }
+            refs
         })
+    })
 }
 
 /// Remembers the last version of each related object seen, so that only changes that matter

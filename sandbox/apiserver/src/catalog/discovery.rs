@@ -18,11 +18,14 @@ const VERBS: &[&str] = &[
     "watch",
 ];
 
+/// The Kubernetes release the sandbox answers as.
+pub const GIT_VERSION: &str = "v1.33.0";
+
 pub fn version() -> Value {
     json!({
         "major": "1",
         "minor": "33",
-        "gitVersion": "v1.33.0",
+        "gitVersion": GIT_VERSION,
         "gitCommit": "ferroplane-sandbox",
         "gitTreeState": "clean",
         "buildDate": "2025-04-23T00:00:00Z",

@@ -337,6 +337,13 @@ impl Registry {
             .cloned()
     }
 
+    /// The resource that serves `kind` in `group`/`version`.
+    pub fn find_kind(&self, group: &str, version: &str, kind: &str) -> Option<Arc<ResourceDef>> {
+        self.all()
+            .find(|d| d.group == group && d.version == version && d.kind == kind)
+            .cloned()
+    }
+
     /// Any served version of the store key: used to name kinds in background work.
     pub fn find_key(&self, key: &StoreKey) -> Option<Arc<ResourceDef>> {
         self.all()

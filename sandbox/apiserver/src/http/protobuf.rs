@@ -94,6 +94,35 @@ const SERVICE_ACCOUNT: &[Field] = &[
     (4, "automountServiceAccountToken", Kind::Bool),
 ];
 
+const RESOURCE_ATTRIBUTES: &[Field] = &[
+    (1, "namespace", Kind::Str),
+    (2, "verb", Kind::Str),
+    (3, "group", Kind::Str),
+    (4, "version", Kind::Str),
+    (5, "resource", Kind::Str),
+    (6, "subresource", Kind::Str),
+    (7, "name", Kind::Str),
+];
+
+const NON_RESOURCE_ATTRIBUTES: &[Field] = &[(1, "path", Kind::Str), (2, "verb", Kind::Str)];
+
+/// What `kubectl auth can-i` sends.
+const SELF_SUBJECT_ACCESS_REVIEW: &[Field] = &[
+    (1, "metadata", Kind::Message(OBJECT_META)),
+    (
+        2,
+        "spec",
+        Kind::Message(&[
+            (1, "resourceAttributes", Kind::Message(RESOURCE_ATTRIBUTES)),
+            (
+                2,
+                "nonResourceAttributes",
+                Kind::Message(NON_RESOURCE_ATTRIBUTES),
+            ),
+        ]),
+    ),
+];
+
 const TYPE_META: &[Field] = &[(1, "apiVersion", Kind::Str), (2, "kind", Kind::Str)];
 
 fn malformed(why: &str) -> ApiError {
@@ -267,6 +296,7 @@ pub fn decode(bytes: &[u8]) -> ApiResult<Value> {
         ("v1", "Secret") => SECRET,
         ("v1", "Namespace") => NAMESPACE,
         ("v1", "ServiceAccount") => SERVICE_ACCOUNT,
+        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => SELF_SUBJECT_ACCESS_REVIEW,
         _ => {
             return Err(ApiError::unsupported_media_type(
                 &format!("{MEDIA_TYPE} ({api_version} {kind})"),

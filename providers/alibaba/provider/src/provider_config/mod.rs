@@ -71,15 +71,21 @@ where
                 namespaced_users,
                 shutdown.clone()
             ),
-            run_kind(
-                &runtime,
-                client,
-                &options,
-                cluster,
-                store,
-                cluster_users,
-                shutdown
-            ),
+            async {
+                // Cluster-scoped: not for a namespaced install (Roles only).
+                if options.namespace.is_none() {
+                    run_kind(
+                        &runtime,
+                        client,
+                        &options,
+                        cluster,
+                        store,
+                        cluster_users,
+                        shutdown,
+                    )
+                    .await;
+                }
+            },
         );
     }
 }
@@ -137,7 +143,7 @@ async fn run_kind<P: ConfigKind>(
     let controller = Controller::new(api, watcher::Config::default());
     let configs = controller.store();
     // Only names matter here: a metadata-only watch never carries credentials.
-    let secrets: Api<PartialObjectMeta<KubeSecret>> = Api::all(client);
+    let secrets: Api<PartialObjectMeta<KubeSecret>> = options.api(&client);
     let kind = P::kind(&()).into_owned();
     info!(kind = %kind, "starting controller");
     controller

@@ -9,7 +9,7 @@ use crate::fields::{apply, patch};
 use crate::meta;
 use crate::store::ops::create::{check_type, create};
 use crate::store::ops::options::{Target, WriteOptions, Written};
-use crate::store::ops::update::{UpdateKind, check_resource_version, update};
+use crate::store::ops::update::{UpdateKind, check_resource_version, forbid_uid_change, update};
 use crate::store::state::State;
 use crate::store::views;
 
@@ -47,6 +47,7 @@ pub fn patch(
     if !patched.is_object() {
         return Err(ApiError::bad_request("the patched object is not an object"));
     }
+    forbid_uid_change(target, &patched, &current)?;
     update(
         state,
         target,
@@ -117,6 +118,7 @@ fn server_side_apply(
         def.is_custom(),
         force,
     )?;
+    forbid_uid_change(target, &merged, &current)?;
     update(
         state,
         target,

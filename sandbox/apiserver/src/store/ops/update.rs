@@ -107,7 +107,58 @@ fn current_for(state: &State, target: &Target, body: &Value) -> ApiResult<Arc<Va
         ));
     }
     check_resource_version(target, body, &current)?;
+    check_uid_precondition(target, body, &current)?;
     Ok(current)
+}
+
+/// A PUT body's `metadata.uid` is a precondition of the storage layer: a different uid is the
+/// apiserver's 409 `StorageError: invalid object`.
+fn check_uid_precondition(target: &Target, body: &Value, current: &Value) -> ApiResult<()> {
+    let wanted = meta::str_at(body, "/metadata/uid");
+    let stored = meta::uid_of(current);
+    if wanted.is_empty() || wanted == stored {
+        return Ok(());
+    }
+    let def = target.def;
+    let namespace = target.stored_namespace();
+    let key = match (def.is_custom(), namespace.is_empty()) {
+        (true, true) => format!("/registry/{}/{}/{}", def.group, def.plural, target.name),
+        (true, false) => format!(
+            "/registry/{}/{}/{namespace}/{}",
+            def.group, def.plural, target.name
+        ),
+        (false, true) => format!("/registry/{}/{}", def.plural, target.name),
+        (false, false) => format!("/registry/{}/{namespace}/{}", def.plural, target.name),
+    };
+    Err(ApiError::conflict(
+        &def.group_resource(),
+        &def.group,
+        &def.plural,
+        target.name,
+        &format!(
+            "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {wanted}, UID in object meta: {stored}"
+        ),
+    ))
+}
+
+/// A patch (of any kind) may not change `metadata.uid`: the apiserver's 422 `field is
+/// immutable`. `patched` is the object after the patch, `current` the stored one.
+pub fn forbid_uid_change(target: &Target, patched: &Value, current: &Value) -> ApiResult<()> {
+    let wanted = meta::str_at(patched, "/metadata/uid");
+    if wanted.is_empty() || wanted == meta::uid_of(current) {
+        return Ok(());
+    }
+    let message = format!("Invalid value: \"{wanted}\": field is immutable");
+    Err(ApiError::invalid(
+        &target.def.kind,
+        &target.def.group,
+        target.name,
+        vec![Cause {
+            reason: "FieldValueInvalid".to_owned(),
+            message,
+            field: "metadata.uid".to_owned(),
+        }],
+    ))
 }
 
 /// A `metadata.resourceVersion` in a body is a precondition: 409 when the object changed since.
