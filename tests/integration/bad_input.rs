@@ -53,7 +53,7 @@ fn schema_cases() -> Vec<(&'static str, String, &'static str)> {
         ("instance name that is a URL", ecs("c12", &[("web-server", "http://web")], ""), "instanceName must not start with http://"),
         ("reserved tag prefix", ecs("c13", &[], "    tags:\n      aliyun-team: x\n"), "must not start with 'aliyun'"),
         ("too many tags", ecs("c14", &[], &format!("    tags:\n{many_tags}")), "spec.forProvider.tags"),
-        ("huge userData", ecs("c15", &[], &format!("    userData: \"{}\"\n", "x".repeat(30_000))), "spec.forProvider.userData"),
+        ("huge userData", ecs("c15", &[], &format!("    userData: \"{}\"\n", "x".repeat(33_000))), "spec.forProvider.userData"),
         ("unknown management policy", ecs("c16", &[("spec:\n", "spec:\n  managementPolicies: [Sometimes]\n")], ""), "Unsupported value: \"Sometimes\""),
         ("malformed vSwitchId", ecs("c17", &[], "    vSwitchId: subnet-1\n"), "spec.forProvider.vSwitchId in body should match"),
         ("malformed security group", ecs("c18", &[], "    securityGroupIds: [default]\n"), "should match '^sg-"),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::support::{ACCESS_KEY_ID, ACCESS_KEY_SECRET, E2e};
 use ferroplane::controllers::Kind;
 
-const RULE: &str = "/rules/4/verbs";
+const RULE: &str = "/rules/5/verbs";
 
 fn set_secret_verbs(verbs: &str) -> String {
     format!(r#"[{{"op":"replace","path":"{RULE}","value":{verbs}}}]"#)
@@ -27,7 +27,7 @@ async fn a_verb_missing_from_deploy_shows_as_a_condition() {
     let rule = e2e
         .jsonpath(
             "clusterrole/ferroplane-alibaba",
-            "{.rules[4].resources[0]} {.rules[4].verbs}",
+            "{.rules[5].resources[0]} {.rules[5].verbs}",
         )
         .await;
     assert_eq!(rule, r#"secrets ["get","list","watch"]"#);
@@ -73,6 +73,8 @@ spec:
     regionId: cn-beijing
     imageId: centos_7_8_x64_20G_alibase_20200519.vhd
     instanceType: ecs.g6.large
+    vSwitchId: vsw-eafxvpknkjnma5xpiqaf0w
+    securityGroupIds: [sg-y2fkm5jxbput7ntjcm6tbw]
 "#,
         endpoint = e2e.mock().endpoint()
     ))

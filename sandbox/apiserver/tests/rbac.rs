@@ -119,11 +119,13 @@ async fn the_controller_account_is_refused_what_deploy_does_not_grant() {
         )
     );
 
-    let namespace = send(as_sa(http.get(format!("{base}/api/v1/namespaces/team")))).await;
+    // Reading a Namespace is granted (a ClusterProviderConfig's allowedNamespaces selector
+    // matches its labels); deleting one is not.
+    let namespace = send(as_sa(http.delete(format!("{base}/api/v1/namespaces/team")))).await;
     assert_eq!(
         namespace.1["message"],
         format!(
-            "namespaces \"team\" is forbidden: User \"{SA_USER}\" cannot get resource \"namespaces\" in API group \"\" in the namespace \"team\""
+            "namespaces \"team\" is forbidden: User \"{SA_USER}\" cannot delete resource \"namespaces\" in API group \"\" in the namespace \"team\""
         )
     );
     harness.shutdown().await;
