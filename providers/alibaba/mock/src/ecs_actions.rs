@@ -131,6 +131,12 @@ pub fn dispatch(
         }
         "ModifyInstanceAttribute" => modify_attribute(store, ctx, p)?,
         "ModifyInstanceSpec" => modify_spec(store, ctx, p)?,
+        "TagResources"
+            if p.get("ResourceType")
+                .is_some_and(|t| t.eq_ignore_ascii_case("securitygroup")) =>
+        {
+            crate::security_group_actions::tag_groups(store, ctx, p)?
+        }
         "TagResources" => tag_resources(store, ctx, p)?,
         "UntagResources" => untag_resources(store, ctx, p)?,
         "ListTagResources" => list_tag_resources(store, ctx, p)?,

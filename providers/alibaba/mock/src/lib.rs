@@ -42,6 +42,7 @@ mod instance;
 mod launch;
 mod locks;
 mod network;
+mod network_tags;
 mod received_params;
 mod security_group_actions;
 mod server;

@@ -2,6 +2,7 @@
 //! network of [`crate::defaults`] the first time an account is seen, and the placement rules
 //! RunInstances applies with them.
 
+use crate::network_tags::Tags;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -36,6 +37,7 @@ pub struct Vpc {
     pub ready_at: Timestamp,
     pub vrouter_id: String,
     pub route_table_id: String,
+    pub tags: Tags,
 }
 
 /// A vSwitch.
@@ -52,6 +54,7 @@ pub struct VSwitch {
     pub is_default: bool,
     pub created_at: Timestamp,
     pub ready_at: Timestamp,
+    pub tags: Tags,
 }
 
 /// Direction of a security-group rule.
@@ -114,6 +117,7 @@ pub struct SecurityGroup {
     pub group_type: &'static str,
     pub created_at: Timestamp,
     pub rules: Vec<Rule>,
+    pub tags: Tags,
 }
 
 /// Where RunInstances puts an instance.
@@ -199,6 +203,7 @@ impl AccountNetwork {
                     ready_at: epoch,
                     vrouter_id: defaults::stable_id("vrt", &vpc_id),
                     route_table_id: defaults::stable_id("vtb", &vpc_id),
+                    tags: Tags::new(),
                 },
             );
             for (zone_id, id, cidr) in defaults::region_vswitches(region) {
@@ -217,6 +222,7 @@ impl AccountNetwork {
                         is_default: true,
                         created_at: epoch,
                         ready_at: epoch,
+                        tags: Tags::new(),
                     },
                 );
             }
@@ -234,6 +240,7 @@ impl AccountNetwork {
                     group_type: "normal",
                     created_at: epoch,
                     rules: Vec::new(),
+                    tags: Tags::new(),
                 },
             );
         }

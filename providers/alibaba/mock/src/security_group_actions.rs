@@ -11,6 +11,7 @@ use crate::cidr::Cidr;
 use crate::ecs_actions::{ActionContext, action_not_found, dry_run, dry_run_passed, page_of};
 use crate::error::ErrorResponse;
 use crate::network::{Direction, Rule, SecurityGroup, random_id};
+use crate::network_tags;
 use crate::received_params::ReceivedParams;
 use crate::store::{Store, fingerprint};
 
@@ -107,7 +108,8 @@ fn create(
         .map_or_else(|| crate::defaults::vpc_id(region.id), str::to_owned);
     network.vpc(region.id, &vpc_id)?;
     let token = p.get("ClientToken");
-    let print = fingerprint(&(&vpc_id, name, description, group_type));
+    let tags = network_tags::parse(p)?;
+    let print = fingerprint(&(&vpc_id, name, description, group_type, &tags));
     if let Some(reply) = network.replay("CreateSecurityGroup", token, print)? {
         return Ok(reply);
     }
@@ -125,6 +127,7 @@ fn create(
         group_type,
         created_at: ctx.now,
         rules: Vec::new(),
+        tags,
     };
     network.groups.insert(id.clone(), group);
     let reply = json!({"SecurityGroupId": id});
@@ -144,6 +147,7 @@ fn describe(
         ids.get_or_insert_with(Vec::new).push(one.to_owned());
     }
     let name = p.get("SecurityGroupName");
+    let tag_filter = network_tags::filter(p)?;
     let number = p
         .number_in::<usize>("PageNumber", 1, usize::MAX / 64)?
         .unwrap_or(1);
@@ -156,6 +160,7 @@ fn describe(
         .filter(|g| vpc_id.is_none_or(|v| v == g.vpc_id))
         .filter(|g| ids.as_ref().is_none_or(|ids| ids.contains(&g.id)))
         .filter(|g| name.is_none_or(|n| n == g.name))
+        .filter(|g| network_tags::matches(&g.tags, &tag_filter))
         .collect();
     groups.sort_unstable_by_key(|g| g.seq);
     let (total, page) = page_of(&groups, number, size);
@@ -172,7 +177,7 @@ fn describe(
                 "ServiceManaged": false,
                 "ResourceGroupId": "",
                 "RuleCount": g.rules.len(),
-                "Tags": {"Tag": []},
+                "Tags": network_tags::ecs_view(&g.tags),
             })
         })
         .collect();
@@ -533,5 +538,32 @@ fn delete(
         return Err(dry_run_passed());
     }
     network.groups.remove(id);
+    Ok(json!({}))
+}
+
+/// ECS `TagResources` with `ResourceType=securitygroup`.
+pub fn tag_groups(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let region = catalog::region_by_id(p.required("RegionId")?)?;
+    let ids = p.list("ResourceId", 50)?;
+    if ids.is_empty() {
+        return Err(ErrorResponse::missing("ResourceId.1"));
+    }
+    let tags = network_tags::parse(p)?;
+    if tags.is_empty() {
+        return Err(ErrorResponse::missing("Tag.1.Key"));
+    }
+    let network = store.network.account(&ctx.caller.account_id);
+    for id in &ids {
+        network.group(region.id, id)?;
+    }
+    for id in &ids {
+        if let Some(group) = network.groups.get_mut(id) {
+            network_tags::merge(&mut group.tags, &tags)?;
+        }
+    }
     Ok(json!({}))
 }

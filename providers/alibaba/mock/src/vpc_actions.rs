@@ -10,6 +10,7 @@ use crate::cidr::Cidr;
 use crate::ecs_actions::{ActionContext, action_not_found, dry_run, dry_run_passed, page_of};
 use crate::error::ErrorResponse;
 use crate::network::{AccountNetwork, VSwitch, Vpc, network_status, random_id, vswitch_not_found};
+use crate::network_tags;
 use crate::received_params::ReceivedParams;
 use crate::store::{Store, fingerprint};
 
@@ -24,6 +25,7 @@ pub const ACTIONS: &[&str] = &[
     "CreateVSwitch",
     "DescribeVSwitches",
     "DeleteVSwitch",
+    "TagResources",
 ];
 
 /// Most VPCs per region and account.
@@ -46,6 +48,7 @@ pub fn dispatch(
         "CreateVSwitch" => create_vswitch(store, ctx, region, p),
         "DescribeVSwitches" => describe_vswitches(store, ctx, region, p),
         "DeleteVSwitch" => delete_vswitch(store, ctx, region, p),
+        "TagResources" => tag_resources(store, ctx, region, p),
         _ => Err(action_not_found()),
     }
 }
@@ -142,9 +145,10 @@ fn create_vpc(
     if let Some(token) = p.get("ClientToken") {
         crate::launch::check_client_token(token)?;
     }
+    let tags = network_tags::parse(p)?;
     let network = store.network.account(&ctx.caller.account_id);
     let token = p.get("ClientToken");
-    let print = fingerprint(&(cidr, name, description));
+    let print = fingerprint(&(cidr, name, description, &tags));
     if let Some(reply) = network.replay("CreateVpc", token, print)? {
         return Ok(reply);
     }
@@ -176,6 +180,7 @@ fn create_vpc(
         ready_at: ready_at(ctx),
         vrouter_id: random_id("vrt"),
         route_table_id: random_id("vtb"),
+        tags,
     };
     let reply = json!({
         "VpcId": vpc.id,
@@ -209,6 +214,7 @@ fn vpc_view(network: &AccountNetwork, vpc: &Vpc, now: Timestamp, owner: &str) ->
         "RouterTableIds": {"RouterTableIds": [vpc.route_table_id]},
         "ResourceGroupId": "",
         "OwnerId": owner,
+        "Tags": network_tags::vpc_view(&vpc.tags),
     })
 }
 
@@ -247,6 +253,7 @@ fn describe_vpcs(
     let ids = id_list(p, "VpcId")?;
     let name = p.get("VpcName");
     let is_default = p.bool("IsDefault")?;
+    let tag_filter = network_tags::filter(p)?;
     let (number, size) = paging(p)?;
     let network = store.network.account(&ctx.caller.account_id);
     let mut vpcs: Vec<&Vpc> = network
@@ -256,6 +263,7 @@ fn describe_vpcs(
         .filter(|v| ids.as_ref().is_none_or(|ids| ids.contains(&v.id)))
         .filter(|v| name.is_none_or(|n| n == v.name))
         .filter(|v| is_default.is_none_or(|d| d == v.is_default))
+        .filter(|v| network_tags::matches(&v.tags, &tag_filter))
         .collect();
     vpcs.sort_unstable_by_key(|v| v.seq);
     let (total, page) = page_of(&vpcs, number, size);
@@ -329,7 +337,8 @@ fn create_vswitch(
     }
     let network = store.network.account(&ctx.caller.account_id);
     let token = p.get("ClientToken");
-    let print = fingerprint(&(vpc_id, zone_id, cidr_text, name, description));
+    let tags = network_tags::parse(p)?;
+    let print = fingerprint(&(vpc_id, zone_id, cidr_text, name, description, &tags));
     if let Some(reply) = network.replay("CreateVSwitch", token, print)? {
         return Ok(reply);
     }
@@ -389,6 +398,7 @@ fn create_vswitch(
         is_default: false,
         created_at: ctx.now,
         ready_at: ready_at(ctx),
+        tags,
     };
     network.vswitches.insert(id.clone(), vswitch);
     let reply = json!({"VSwitchId": id});
@@ -406,6 +416,7 @@ fn describe_vswitches(
     let ids = id_list(p, "VSwitchId")?;
     let zone_id = p.get("ZoneId");
     let name = p.get("VSwitchName");
+    let tag_filter = network_tags::filter(p)?;
     let is_default = p.bool("IsDefault")?;
     let (number, size) = paging(p)?;
     let account = ctx.caller.account_id.clone();
@@ -423,6 +434,7 @@ fn describe_vswitches(
         .filter(|s| zone_id.is_none_or(|z| z == s.zone_id))
         .filter(|s| name.is_none_or(|n| n == s.name))
         .filter(|s| is_default.is_none_or(|d| d == s.is_default))
+        .filter(|s| network_tags::matches(&s.tags, &tag_filter))
         .collect();
     switches.sort_unstable_by_key(|s| s.seq);
     let (total, page) = page_of(&switches, number, size);
@@ -453,6 +465,7 @@ fn describe_vswitches(
             "ResourceGroupId": "",
             "RouteTable": {"RouteTableId": route_table, "RouteTableType": "System"},
             "OwnerId": owner,
+            "Tags": network_tags::vpc_view(&s.tags),
         })
     };
     Ok(json!({
@@ -496,6 +509,58 @@ fn delete_vswitch(
         return Err(dry_run_passed());
     }
     network.vswitches.remove(id);
+    Ok(json!({}))
+}
+
+/// `TagResources` of the VPC API: `ResourceType` `VPC` or `VSWITCH`, `ResourceId.N`, `Tag.N`.
+fn tag_resources(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let resource_type = p.required("ResourceType")?.to_ascii_uppercase();
+    let ids = p.list("ResourceId", 50)?;
+    if ids.is_empty() {
+        return Err(ErrorResponse::missing("ResourceId.1"));
+    }
+    let tags = network_tags::parse(p)?;
+    if tags.is_empty() {
+        return Err(ErrorResponse::missing("Tag.1.Key"));
+    }
+    let network = store.network.account(&ctx.caller.account_id);
+    // Check every resource before changing any.
+    for id in &ids {
+        match resource_type.as_str() {
+            "VPC" => {
+                network.vpc(region.id, id)?;
+            }
+            "VSWITCH" => {
+                if network
+                    .vswitches
+                    .get(id)
+                    .is_none_or(|s| s.region_id != region.id)
+                {
+                    return Err(vswitch_not_found());
+                }
+            }
+            _ => {
+                return Err(ErrorResponse::bad_request(
+                    "InvalidResourceType.NotSupported",
+                    "The specified ResourceType is not supported: use VPC or VSWITCH.",
+                ));
+            }
+        }
+    }
+    for id in &ids {
+        let existing = match resource_type.as_str() {
+            "VPC" => network.vpcs.get_mut(id).map(|v| &mut v.tags),
+            _ => network.vswitches.get_mut(id).map(|s| &mut s.tags),
+        };
+        if let Some(existing) = existing {
+            network_tags::merge(existing, &tags)?;
+        }
+    }
     Ok(json!({}))
 }
 

@@ -609,3 +609,97 @@ async fn security_group_rules_in_both_forms() {
     let listed = sg(&s, "DescribeSecurityGroups", &[]).await.ok();
     assert_eq!(listed["TotalCount"], 1, "only the default group is left");
 }
+
+#[tokio::test]
+async fn network_resources_carry_tags_found_by_filters_and_rewritten_by_tag_resources() {
+    let mock = start(Duration::ZERO).await;
+    let s = Signer::new(&mock);
+    let created = vpc(
+        &s,
+        "CreateVpc",
+        &[("Tag.1.Key", "ferroplane.io/uid"), ("Tag.1.Value", "u-1")],
+    )
+    .await
+    .ok();
+    let vpc_id = str_of(&created, "VpcId").to_owned();
+    let by_tag = |value: &'static str| {
+        let s = s.clone();
+        async move {
+            vpc(
+                &s,
+                "DescribeVpcs",
+                &[("Tag.1.Key", "ferroplane.io/uid"), ("Tag.1.Value", value)],
+            )
+            .await
+            .ok()
+        }
+    };
+    let found = by_tag("u-1").await;
+    assert_eq!(found["TotalCount"], 1);
+    assert_eq!(
+        found["Vpcs"]["Vpc"][0]["Tags"]["Tag"][0],
+        serde_json::json!({"Key": "ferroplane.io/uid", "Value": "u-1"})
+    );
+    vpc(
+        &s,
+        "TagResources",
+        &[
+            ("ResourceType", "VPC"),
+            ("ResourceId.1", &vpc_id),
+            ("Tag.1.Key", "ferroplane.io/uid"),
+            ("Tag.1.Value", "u-2"),
+        ],
+    )
+    .await
+    .ok();
+    assert_eq!(by_tag("u-1").await["TotalCount"], 0);
+    assert_eq!(by_tag("u-2").await["TotalCount"], 1);
+    vpc(
+        &s,
+        "TagResources",
+        &[
+            ("ResourceType", "VSWITCH"),
+            ("ResourceId.1", "vsw-missing"),
+            ("Tag.1.Key", "k"),
+        ],
+    )
+    .await
+    .expect_error(404, "InvalidVSwitchId.NotFound");
+
+    let group = sg(
+        &s,
+        "CreateSecurityGroup",
+        &[
+            ("VpcId", &vpc_id),
+            ("Tag.1.Key", "team"),
+            ("Tag.1.Value", "a"),
+        ],
+    )
+    .await
+    .ok();
+    let group_id = str_of(&group, "SecurityGroupId").to_owned();
+    sg(
+        &s,
+        "TagResources",
+        &[
+            ("ResourceType", "securitygroup"),
+            ("ResourceId.1", &group_id),
+            ("Tag.1.Key", "team"),
+            ("Tag.1.Value", "b"),
+        ],
+    )
+    .await
+    .ok();
+    let groups = sg(
+        &s,
+        "DescribeSecurityGroups",
+        &[("Tag.1.Key", "team"), ("Tag.1.Value", "b")],
+    )
+    .await
+    .ok();
+    assert_eq!(groups["TotalCount"], 1);
+    assert_eq!(
+        groups["SecurityGroups"]["SecurityGroup"][0]["Tags"]["Tag"][0],
+        serde_json::json!({"TagKey": "team", "TagValue": "b"})
+    );
+}

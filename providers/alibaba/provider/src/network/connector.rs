@@ -55,7 +55,9 @@ pub(crate) struct NetworkConnector {
 impl NetworkConnector {
     pub fn new(kube: kube::Client, options: &Options, calls: ExternalCalls) -> Self {
         Self {
-            configs: Arc::new(ResolvedConfigs::new(ConfigResolver::new(kube))),
+            configs: Arc::new(ResolvedConfigs::new(
+                ConfigResolver::new(kube).allow_endpoints(options.allowed_endpoints.clone()),
+            )),
             // No batching: network objects are few, each observed on its own.
             cache: Arc::new(ClientCache::new(
                 options.client.clone(),

@@ -8,5 +8,6 @@ mod controller_config;
 mod controller_ecs_errors;
 mod controller_failures;
 mod controller_lifecycle;
+mod controller_network;
 mod controller_tenancy;
 mod controller_tenancy_credentials;

@@ -1,0 +1,100 @@
+//! Tags on VPCs, vSwitches and security groups: given at creation (`Tag.N.Key/Value`), added or
+//! overwritten by `TagResources`, reported by the describes (the VPC API as `Key`/`Value`, ECS as
+//! `TagKey`/`TagValue`) and matched by their `Tag.N` filters.
+
+use serde_json::{Value, json};
+
+use crate::error::ErrorResponse;
+use crate::launch::{self, MAX_TAGS};
+use crate::received_params::ReceivedParams;
+
+/// Tags of one resource, in the order given.
+pub type Tags = Vec<(String, String)>;
+
+/// The `Tag.N` of a create or `TagResources` call.
+pub fn parse(p: &ReceivedParams) -> Result<Tags, ErrorResponse> {
+    let tags: Tags = p
+        .key_values("Tag", MAX_TAGS)
+        .map_err(|e| {
+            if e.code == "InvalidParameter" {
+                launch::too_many_tags()
+            } else {
+                e
+            }
+        })?
+        .into_iter()
+        .map(|(k, v)| (k, v.unwrap_or_default()))
+        .collect();
+    launch::check_tags(&tags)?;
+    Ok(tags)
+}
+
+/// The `Tag.N` filter of a describe: every key given must be present, with the value when one
+/// is given.
+pub fn filter(p: &ReceivedParams) -> Result<Vec<(String, Option<String>)>, ErrorResponse> {
+    p.key_values("Tag", MAX_TAGS)
+}
+
+/// Whether `tags` pass `filter`.
+pub fn matches(tags: &Tags, filter: &[(String, Option<String>)]) -> bool {
+    filter.iter().all(|(key, value)| {
+        tags.iter()
+            .any(|(k, v)| k == key && value.as_ref().is_none_or(|want| want == v))
+    })
+}
+
+/// Adds `new` to `tags`, overwriting the values of keys already there; refuses to go over the
+/// limit.
+pub fn merge(tags: &mut Tags, new: &Tags) -> Result<(), ErrorResponse> {
+    let added = new
+        .iter()
+        .filter(|(k, _)| !tags.iter().any(|(existing, _)| existing == k))
+        .count();
+    if tags.len() + added > MAX_TAGS {
+        return Err(launch::too_many_tags());
+    }
+    for (key, value) in new {
+        match tags.iter_mut().find(|(k, _)| k == key) {
+            Some(existing) => existing.1.clone_from(value),
+            None => tags.push((key.clone(), value.clone())),
+        }
+    }
+    Ok(())
+}
+
+/// `{"Tag": [{"Key", "Value"}]}`, as the VPC API reports tags.
+pub fn vpc_view(tags: &Tags) -> Value {
+    json!({"Tag": tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect::<Vec<_>>()})
+}
+
+/// `{"Tag": [{"TagKey", "TagValue"}]}`, as ECS reports tags.
+pub fn ecs_view(tags: &Tags) -> Value {
+    json!({"Tag": tags.iter().map(|(k, v)| json!({"TagKey": k, "TagValue": v})).collect::<Vec<_>>()})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_and_merges() {
+        let mut tags: Tags = vec![("a".into(), "1".into())];
+        assert!(matches(&tags, &[("a".into(), None)]));
+        assert!(matches(&tags, &[("a".into(), Some("1".into()))]));
+        assert!(!matches(&tags, &[("a".into(), Some("2".into()))]));
+        assert!(!matches(&tags, &[("b".into(), None)]));
+        merge(
+            &mut tags,
+            &vec![("a".into(), "2".into()), ("b".into(), "3".into())],
+        )
+        .unwrap();
+        assert_eq!(
+            tags,
+            vec![("a".into(), "2".into()), ("b".into(), "3".into())]
+        );
+        let many: Tags = (0..MAX_TAGS)
+            .map(|i| (format!("k{i}"), String::new()))
+            .collect();
+        assert!(merge(&mut tags, &many).is_err());
+    }
+}

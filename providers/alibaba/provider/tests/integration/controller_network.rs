@@ -1,0 +1,290 @@
+//! The network kinds against the mock: a stack of VPC, VSwitch, SecurityGroup and an ECSInstance
+//! referencing them by name, applied at once in reverse order and deleted at once; a reference
+//! to a missing VSwitch; a security group rule added behind ferroplane's back.
+
+use alibaba_sdk::credentials::Credentials;
+use alibaba_sdk::ecs::{Direction, EcsClient, Rule};
+use alibaba_sdk::endpoint::parse_endpoint;
+use alibaba_sdk::vpc::VpcClient;
+use ferroplane_apis::alibabacloud::{ECSInstance, SecurityGroup, VPC, VSwitch};
+use ferroplane_apis::common::ConditionStatus;
+use ferroplane_apis::common::names::SYNCED;
+use ferroplane_testkit::conditions::is_ready;
+use ferroplane_testkit::eventually;
+use kube::api::{Api, DeleteParams, PostParams};
+use serde_json::Value;
+
+use crate::controller_support::{AK, Env, NS, REGION, SK, WAIT, condition, external_name};
+
+/// The documents of `deploy/samples/stack.yaml`.
+fn stack() -> Vec<Value> {
+    let text = ferroplane_testkit::samples::read("stack.yaml");
+    text.split("\n---\n")
+        .map(|doc| serde_saphyr::from_str(doc).expect("stack document"))
+        .collect()
+}
+
+fn of_kind<K: serde::de::DeserializeOwned>(docs: &[Value], kind: &str) -> K {
+    let doc = docs
+        .iter()
+        .find(|d| d["kind"] == kind)
+        .unwrap_or_else(|| panic!("the stack has a {kind}"));
+    serde_json::from_value(doc.clone()).expect("fits its type")
+}
+
+/// Signed clients of the mock, to look at what the controllers made.
+fn cloud(env: &Env) -> (EcsClient, VpcClient) {
+    let ecs = EcsClient::builder(REGION)
+        .credentials(Credentials::new(AK, SK))
+        .endpoint(env.mock().endpoint())
+        .build()
+        .expect("ECS client");
+    let vpc = VpcClient::with_settings_of(&ecs, parse_endpoint(&env.mock().endpoint()).unwrap())
+        .expect("VPC client");
+    (ecs, vpc)
+}
+
+async fn wait_ready<K>(env: &Env, name: &str) -> K
+where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + ferroplane_apis::common::Managed
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let api: Api<K> = Api::namespaced(env.client.clone(), NS);
+    eventually(format!("{} {name}: Ready=True", K::kind(&())))
+        .within(WAIT)
+        .for_object(&api, name, |o| o.is_some_and(is_ready))
+        .await
+        .expect("exists")
+}
+
+async fn wait_gone<K>(env: &Env, name: &str)
+where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let api: Api<K> = Api::namespaced(env.client.clone(), NS);
+    eventually(format!("{} {name}: gone", K::kind(&())))
+        .within(WAIT)
+        .for_object(&api, name, |o| o.is_none())
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stack_applied_at_once_becomes_ready_and_is_deleted_at_once() {
+    let env = Env::start().await;
+    let docs = stack();
+    let vpc: VPC = of_kind(&docs, "VPC");
+    let vswitch: VSwitch = of_kind(&docs, "VSwitch");
+    let group: SecurityGroup = of_kind(&docs, "SecurityGroup");
+    let instance: ECSInstance = of_kind(&docs, "ECSInstance");
+    let pp = PostParams::default();
+    // Dependents first: each waits for what it references.
+    let instances: Api<ECSInstance> = Api::namespaced(env.client.clone(), NS);
+    let groups: Api<SecurityGroup> = Api::namespaced(env.client.clone(), NS);
+    let vswitches: Api<VSwitch> = Api::namespaced(env.client.clone(), NS);
+    let vpcs: Api<VPC> = Api::namespaced(env.client.clone(), NS);
+    instances.create(&pp, &instance).await.expect("instance");
+    groups.create(&pp, &group).await.expect("group");
+    vswitches.create(&pp, &vswitch).await.expect("vswitch");
+    vpcs.create(&pp, &vpc).await.expect("vpc");
+
+    let vpc: VPC = wait_ready(&env, "web").await;
+    let vswitch: VSwitch = wait_ready(&env, "web-h").await;
+    let group: SecurityGroup = wait_ready(&env, "web-ssh").await;
+    let instance: ECSInstance = wait_ready(&env, "web-1").await;
+    let vpc_id = external_name(&vpc).expect("VPC ID").to_owned();
+    let vswitch_id = external_name(&vswitch).expect("vSwitch ID").to_owned();
+    let group_id = external_name(&group).expect("group ID").to_owned();
+    let instance_id = external_name(&instance).expect("instance ID").to_owned();
+    // The references were written into the literals.
+    assert_eq!(
+        vswitch.spec.for_provider.vpc_id.as_deref(),
+        Some(vpc_id.as_str())
+    );
+    assert_eq!(
+        group.spec.for_provider.vpc_id.as_deref(),
+        Some(vpc_id.as_str())
+    );
+    assert_eq!(
+        instance.spec.for_provider.v_switch_id.as_deref(),
+        Some(vswitch_id.as_str())
+    );
+    assert_eq!(
+        instance.spec.for_provider.security_group_ids,
+        Some(vec![group_id.clone()])
+    );
+
+    // In the cloud: the instance runs in that vSwitch and group; the group has the spec's rule.
+    let (ecs, vpc_api) = cloud(&env);
+    let found = ecs
+        .describe_instances_by_ids(std::slice::from_ref(&instance_id))
+        .await
+        .expect("describe");
+    let found = found.first().expect("instance exists");
+    assert_eq!(found.vpc_attributes.vswitch_id, vswitch_id);
+    assert_eq!(found.vpc_attributes.vpc_id, vpc_id);
+    assert_eq!(found.security_group_ids.items, vec![group_id.clone()]);
+    let rules = ecs
+        .describe_security_group_rules(&group_id, Direction::Ingress)
+        .await
+        .expect("rules");
+    let rules: Vec<Rule> = rules
+        .permissions
+        .items
+        .iter()
+        .map(|p| p.to_rule(Direction::Ingress))
+        .collect();
+    assert_eq!(rules.len(), 1, "{rules:?}");
+    assert_eq!(
+        (rules[0].port_range.as_str(), rules[0].cidr_ip.as_str()),
+        ("22/22", "203.0.113.0/24")
+    );
+
+    // One command deletes them all; each waits for its dependents in the cloud.
+    let dp = DeleteParams::default();
+    vpcs.delete("web", &dp).await.expect("delete vpc");
+    vswitches
+        .delete("web-h", &dp)
+        .await
+        .expect("delete vswitch");
+    groups.delete("web-ssh", &dp).await.expect("delete group");
+    instances
+        .delete("web-1", &dp)
+        .await
+        .expect("delete instance");
+    wait_gone::<ECSInstance>(&env, "web-1").await;
+    wait_gone::<SecurityGroup>(&env, "web-ssh").await;
+    wait_gone::<VSwitch>(&env, "web-h").await;
+    wait_gone::<VPC>(&env, "web").await;
+    assert!(
+        vpc_api
+            .describe_vpcs(std::slice::from_ref(&vpc_id), &[])
+            .await
+            .expect("describe vpcs")
+            .is_empty(),
+        "VPC {vpc_id} left behind"
+    );
+    assert!(
+        vpc_api
+            .describe_vswitches(Some(&vswitch_id), None, &[])
+            .await
+            .expect("describe vswitches")
+            .is_empty(),
+        "vSwitch {vswitch_id} left behind"
+    );
+    assert!(
+        ecs.describe_security_groups(std::slice::from_ref(&group_id), &[])
+            .await
+            .expect("describe groups")
+            .is_empty(),
+        "security group {group_id} left behind"
+    );
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_to_a_missing_vswitch_creates_nothing_until_it_is_ready() {
+    let env = Env::start().await;
+    let docs = stack();
+    let instance: ECSInstance = of_kind(&docs, "ECSInstance");
+    let instances: Api<ECSInstance> = Api::namespaced(env.client.clone(), NS);
+    instances
+        .create(&PostParams::default(), &instance)
+        .await
+        .expect("instance");
+    let message = env
+        .wait_sync_error("web-1", "vSwitchIdRef names VSwitch web-h")
+        .await;
+    assert!(message.contains("does not exist"), "{message}");
+    assert!(env.mock().instances().is_empty(), "nothing is created");
+
+    // The referenced objects arrive: the instance goes on by itself.
+    let pp = PostParams::default();
+    Api::<VPC>::namespaced(env.client.clone(), NS)
+        .create(&pp, &of_kind::<VPC>(&docs, "VPC"))
+        .await
+        .expect("vpc");
+    Api::<VSwitch>::namespaced(env.client.clone(), NS)
+        .create(&pp, &of_kind::<VSwitch>(&docs, "VSwitch"))
+        .await
+        .expect("vswitch");
+    Api::<SecurityGroup>::namespaced(env.client.clone(), NS)
+        .create(&pp, &of_kind::<SecurityGroup>(&docs, "SecurityGroup"))
+        .await
+        .expect("group");
+    let ready: ECSInstance = wait_ready(&env, "web-1").await;
+    assert_eq!(env.mock().instances().len(), 1);
+    assert!(
+        condition(&ready, SYNCED).is_some_and(|c| c.status == ConditionStatus::True),
+        "{ready:?}"
+    );
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_added_behind_ferroplanes_back_is_revoked() {
+    let env = Env::start().await;
+    let docs = stack();
+    let pp = PostParams::default();
+    Api::<VPC>::namespaced(env.client.clone(), NS)
+        .create(&pp, &of_kind::<VPC>(&docs, "VPC"))
+        .await
+        .expect("vpc");
+    Api::<SecurityGroup>::namespaced(env.client.clone(), NS)
+        .create(&pp, &of_kind::<SecurityGroup>(&docs, "SecurityGroup"))
+        .await
+        .expect("group");
+    let group: SecurityGroup = wait_ready(&env, "web-ssh").await;
+    let group_id = external_name(&group).expect("group ID").to_owned();
+    let (ecs, _) = cloud(&env);
+    let console = Rule {
+        ip_protocol: "all".into(),
+        port_range: "-1/-1".into(),
+        cidr_ip: "0.0.0.0/0".into(),
+        policy: "accept".into(),
+        priority: 1,
+        description: String::new(),
+    };
+    ecs.authorize_security_group(
+        &group_id,
+        Direction::Ingress,
+        std::slice::from_ref(&console),
+    )
+    .await
+    .expect("a rule added in the console");
+    eventually(format!(
+        "security group {group_id}: the console rule revoked"
+    ))
+    .within(WAIT)
+    .until_async(|| {
+        let ecs = ecs.clone();
+        let group_id = group_id.clone();
+        let console = console.clone();
+        async move {
+            let rules = ecs
+                .describe_security_group_rules(&group_id, Direction::Ingress)
+                .await
+                .expect("rules");
+            let rules: Vec<Rule> = rules
+                .permissions
+                .items
+                .iter()
+                .map(|p| p.to_rule(Direction::Ingress))
+                .collect();
+            rules.len() == 1 && !rules.contains(&console)
+        }
+    })
+    .await;
+    env.stop().await;
+}
