@@ -132,6 +132,10 @@ pub mod names {
     pub const EXTERNAL_NAME: &str = "ferroplane.io/external-name";
     /// `"true"` stops all reconciliation of the object until it is removed.
     pub const PAUSED: &str = "ferroplane.io/paused";
+    /// When ferroplane created the external resource named by [`EXTERNAL_NAME`] (RFC 3339):
+    /// a cloud that lists new resources late must not make a restarted controller think it is
+    /// gone (and create or forget it).
+    pub const EXTERNAL_CREATE_SUCCEEDED: &str = "ferroplane.io/external-create-succeeded";
     /// Per-object poll interval, e.g. `30s` or `5m`.
     pub const POLL_INTERVAL: &str = "ferroplane.io/poll-interval";
 

@@ -32,6 +32,10 @@ pub struct RequeuePolicy {
     pub backoff_max: Duration,
     /// Shortest poll interval an annotation may ask for (default 5 s), to protect cloud quotas.
     pub min_poll_interval: Duration,
+    /// How long after its creation a resource the cloud does not list yet is taken to be still
+    /// appearing rather than gone (default 120 s): eventually consistent APIs list new resources
+    /// late, and concluding "gone" would create a second one or drop the finalizer of a live one.
+    pub visibility_grace: Duration,
 }
 
 impl Default for RequeuePolicy {
@@ -43,6 +47,7 @@ impl Default for RequeuePolicy {
             backoff_base: Duration::from_secs(1),
             backoff_max: Duration::from_secs(300),
             min_poll_interval: Duration::from_secs(5),
+            visibility_grace: Duration::from_secs(120),
         }
     }
 }

@@ -326,6 +326,10 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             self.events.normal(&obj, reasons::ADOPTED, note).await;
         }
 
+        if obs.exists {
+            self.forget_creation_time(&api, &mut obj).await?;
+        }
+
         // Deleting: delete while it exists; the finalizer goes only once observe says gone.
         if deleting {
             return self.finish_deletion(&api, obj, &client, ext, obs).await;
@@ -344,6 +348,11 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         // Create: idempotent end to end (same key on every retry), and the name is saved in the
         // very next write.
         if !obs.exists {
+            // Not listed, but created a moment ago (maybe by a process that died since): the
+            // cloud lists it late. Creating now would make a second one under a new token.
+            if let (Some(name), Some(left)) = (ext.name(), self.recently_created(&obj)) {
+                return self.await_visibility(&api, obj, name, left, false).await;
+            }
             return self.create(&api, obj, &client, &ext, &policies).await;
         }
 

@@ -59,6 +59,13 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         mut obs: Observation,
     ) -> Result<Finish, ReconcileError> {
         for attempt in 0..2 {
+            // Not listed yet after a recent create is not gone: dropping the finalizer now would
+            // leak the resource.
+            if !obs.exists
+                && let (Some(name), Some(left)) = (ext.name(), self.recently_created(&obj))
+            {
+                return self.await_visibility(api, obj, name, left, true).await;
+            }
             if !obs.exists {
                 self.remove_finalizer(api, &obj).await?;
                 if let Some(asked) = obj.meta().deletion_timestamp.as_ref() {
@@ -198,8 +205,14 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             .and_then(|o| o.late_init.as_ref())
             .and_then(|patch| status::late_init_patch(spec.as_ref()?, patch));
         // If this write is lost the next observe finds the resource by its UID tag.
-        self.record_creation(api, &mut obj, &creation.external_name, late_fill.as_ref())
-            .await?;
+        self.record_creation(
+            api,
+            &mut obj,
+            &creation.external_name,
+            late_fill.as_ref(),
+            first_look.is_some(),
+        )
+        .await?;
         info!(external_name = %creation.external_name, "created external resource");
         // One event for both: events are writes too, and a create storm is where they add up.
         let mut note = format!("created external resource {}", creation.external_name);
@@ -268,6 +281,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         obj: &mut K,
         name: &str,
         late_fill: Option<&Value>,
+        visible: bool,
     ) -> Result<(), ReconcileError> {
         if let Some(fill) = late_fill {
             let body = json!({
@@ -300,7 +314,88 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 }
             }
         }
-        self.record_external_name(api, obj, name).await
+        // A resource the cloud does not list yet gets the time of its creation beside its name,
+        // so that until it appears no process mistakes it for gone (see `recently_created`).
+        let annotations = if visible {
+            json!({names::EXTERNAL_NAME: name})
+        } else {
+            json!({
+                names::EXTERNAL_NAME: name,
+                names::EXTERNAL_CREATE_SUCCEEDED: Timestamp::now().to_string(),
+            })
+        };
+        self.record_annotations(api, obj, annotations, name).await
+    }
+
+    /// The resource is listed now: its creation time has done its job (one write, and only for
+    /// a cloud that lists new resources late).
+    pub(super) async fn forget_creation_time(
+        &self,
+        api: &Api<K>,
+        obj: &mut K,
+    ) -> Result<(), ReconcileError> {
+        if !obj
+            .annotations()
+            .contains_key(names::EXTERNAL_CREATE_SUCCEEDED)
+        {
+            return Ok(());
+        }
+        let name = obj
+            .annotations()
+            .get(names::EXTERNAL_NAME)
+            .cloned()
+            .unwrap_or_default();
+        self.record_annotations(
+            api,
+            obj,
+            json!({names::EXTERNAL_CREATE_SUCCEEDED: null}),
+            &name,
+        )
+        .await
+    }
+
+    /// Waits for a recently created resource the cloud does not list yet: says so in Synced and
+    /// looks again soon, neither creating another nor letting the object go.
+    pub(super) async fn await_visibility(
+        &self,
+        api: &Api<K>,
+        mut obj: K,
+        name: &str,
+        left: Duration,
+        deleting: bool,
+    ) -> Result<Finish, ReconcileError> {
+        let note = format!(
+            "external resource {name} was created moments ago and is not listed by the cloud yet; waiting up to {}s for it to appear",
+            left.as_secs().max(1)
+        );
+        let (ready, state) = if deleting {
+            (conditions::deleting(), ObjectState::Deleting)
+        } else {
+            (conditions::creating(), ObjectState::NotReady)
+        };
+        self.write_status(
+            api,
+            &mut obj,
+            &[ready, conditions::synced(note)],
+            &Map::new(),
+        )
+        .await?;
+        Ok(Finish::Done(
+            Action::requeue(self.jitter(self.policy.transition_interval.min(left))),
+            state,
+        ))
+    }
+
+    /// Whether the resource named by the external name was created so recently that the cloud
+    /// may not list it yet (see [`RequeuePolicy::visibility_grace`]).
+    pub(super) fn recently_created(&self, obj: &K) -> Option<Duration> {
+        let at: Timestamp = obj
+            .annotations()
+            .get(names::EXTERNAL_CREATE_SUCCEEDED)?
+            .parse()
+            .ok()?;
+        let age = Duration::try_from(Timestamp::now().duration_since(at)).unwrap_or_default();
+        (age < self.policy.visibility_grace).then(|| self.policy.visibility_grace - age)
     }
 
     pub(super) async fn resolve_references(
@@ -420,9 +515,20 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         obj: &mut K,
         name: &str,
     ) -> Result<(), ReconcileError> {
+        self.record_annotations(api, obj, json!({names::EXTERNAL_NAME: name}), name)
+            .await
+    }
+
+    async fn record_annotations(
+        &self,
+        api: &Api<K>,
+        obj: &mut K,
+        annotations: Value,
+        name: &str,
+    ) -> Result<(), ReconcileError> {
         // No resourceVersion precondition: this write must land even if the object changed;
-        // it only sets one annotation.
-        let body = json!({"metadata": {"annotations": {names::EXTERNAL_NAME: name}}});
+        // it only sets annotations.
+        let body = json!({"metadata": {"annotations": annotations}});
         match api
             .patch(
                 &obj.name_any(),

@@ -29,6 +29,8 @@ pub fn fast_policy() -> RequeuePolicy {
         backoff_base: Duration::from_millis(100),
         backoff_max: Duration::from_secs(2),
         min_poll_interval: Duration::from_millis(100),
+        // The fake cloud lists what it creates at once.
+        visibility_grace: Duration::ZERO,
     }
 }
 
