@@ -43,6 +43,8 @@ pub struct EnvironmentConfig {
     pub ecs_port: u16,
     /// How long ECS instances stay Pending, Starting or Stopping in the mock.
     pub transition_delay: Duration,
+    /// How late the mock lists new instances and unlists released ones, as ECS does.
+    pub visibility_lag: Duration,
     /// Let the API server mark Deployments and StatefulSets ready.
     pub simulate_workloads: bool,
     /// Controllers to run in this process; `None` runs none (a separate `ferroplane run` may).
@@ -50,13 +52,15 @@ pub struct EnvironmentConfig {
 }
 
 impl EnvironmentConfig {
-    /// The defaults of `ferroplane sandbox`: free ports, 2 s transitions, every controller.
+    /// The defaults of `ferroplane sandbox`: free ports, 2 s transitions, a 1 s visibility lag,
+    /// every controller.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
             api_port: 0,
             ecs_port: 0,
             transition_delay: Duration::from_secs(2),
+            visibility_lag: Duration::from_secs(1),
             simulate_workloads: true,
             controllers: Some(Options {
                 poll_interval: Duration::from_secs(30),
@@ -101,7 +105,8 @@ impl Environment {
 
         let (access_key_id, access_key_secret) = mock_credentials();
         let mut mock_config = MockConfig::new(&access_key_id, &access_key_secret)
-            .with_transition_delay(config.transition_delay);
+            .with_transition_delay(config.transition_delay)
+            .with_visibility_lag(config.visibility_lag);
         mock_config.listen = ([127, 0, 0, 1], config.ecs_port).into();
         let mock = MockServer::start(mock_config)
             .await

@@ -25,6 +25,11 @@ pub struct Args {
     #[arg(long, default_value = "2s", value_parser = parse_mock_duration)]
     transition_delay: Duration,
 
+    /// How late the mock lists new instances and unlists released ones, as ECS does (eventual
+    /// consistency); `0` lists them at once.
+    #[arg(long, default_value = "1s", value_parser = parse_mock_duration)]
+    visibility_lag: Duration,
+
     /// How often the controllers observe each resource when nothing changes.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     poll_interval: Duration,
@@ -85,6 +90,7 @@ async fn run_full(args: Args) -> anyhow::Result<ExitCode> {
     let mut config = EnvironmentConfig::new(&args.dir);
     config.api_port = args.port;
     config.transition_delay = args.transition_delay;
+    config.visibility_lag = args.visibility_lag;
     config.simulate_workloads = !args.no_simulate_workloads;
     if let Some(options) = config.controllers.as_mut() {
         options.poll_interval = args.poll_interval;

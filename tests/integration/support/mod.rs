@@ -9,6 +9,9 @@
 //! Each test gets its own namespace with a Secret and a ProviderConfig `default` pointing at the
 //! mock, and its own kubectl `--cache-dir`.
 
+/// The mock's eventual consistency in the end-to-end suite.
+pub const VISIBILITY_LAG: Duration = Duration::from_secs(1);
+
 pub mod daemon;
 
 use std::path::PathBuf;
@@ -64,6 +67,9 @@ impl E2e {
             None => {
                 let mut config = EnvironmentConfig::new(dir.path());
                 config.transition_delay = Duration::from_millis(300);
+                // ECS lists new instances late and released ones for a while: the suite must end
+                // with no duplicate and no leak all the same.
+                config.visibility_lag = VISIBILITY_LAG;
                 config.controllers = Some(options);
                 let env = Environment::start(config)
                     .await
@@ -83,7 +89,8 @@ impl E2e {
                 apply_crds(&client, ferroplane_apis::crds()).await;
                 let mock = ecs_mock::start(
                     MockConfig::new(ACCESS_KEY_ID, ACCESS_KEY_SECRET)
-                        .with_transition_delay(Duration::from_millis(300)),
+                        .with_transition_delay(Duration::from_millis(300))
+                        .with_visibility_lag(VISIBILITY_LAG),
                 )
                 .await;
                 let runtime = Runtime::new(client.clone(), RuntimeConfig::default());

@@ -12,7 +12,7 @@ use alibaba_sdk::{Error, Secret};
 use ferroplane_apis::alibabacloud::ECSInstance;
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalCalls, ExternalClient, ExternalRef,
-    IdempotencyKey, Observation, Readiness, ReconcileError, UID_TAG, Update,
+    IdempotencyKey, Observation, ReconcileError, UID_TAG, Update,
 };
 use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::{Api, ResourceExt};
@@ -349,15 +349,13 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             Some(id) => self.describe(id).await?,
             None => self.find_by_uid(&ext.uid).await?,
         };
+        // Not listed: gone, or created a moment ago and not listed yet, which the framework
+        // tells apart by the creation time it recorded (it survives a restart; this process's
+        // memory does not).
         let Some(instance) = found else {
-            if let Some(id) = ext.name() {
-                if self.recent.is_recent(id) {
-                    // Created a moment ago and not listed yet: wait; never create it again,
-                    // never drop the finalizer of an instance that is about to appear.
-                    return Ok(Observation::found(id)
-                        .with_readiness(Readiness::Creating)
-                        .in_transition());
-                }
+            if let Some(id) = ext.name()
+                && !self.recent.is_recent(id)
+            {
                 self.gone(id, &ext.uid);
             }
             return Ok(Observation::missing());
