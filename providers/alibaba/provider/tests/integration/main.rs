@@ -11,3 +11,4 @@ mod controller_lifecycle;
 mod controller_network;
 mod controller_tenancy;
 mod controller_tenancy_credentials;
+mod controller_visibility;

@@ -1,0 +1,47 @@
+//! ECS lists a new instance late and a released one for a while (eventual consistency). With the
+//! mock doing the same, one object makes exactly one instance, and its deletion waits for the
+//! release instead of dropping the finalizer of an instance it cannot see yet.
+
+use std::time::Duration;
+
+use alibaba_mock::MockConfig;
+use ferroplane_apis::common::names::EXTERNAL_CREATE_SUCCEEDED;
+
+use crate::controller_support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_listed_instance_is_created_once_and_released_once() {
+    let lag = Duration::from_secs(2);
+    let env = Env::start_with(
+        test_options(),
+        MockConfig::new(AK, SK).with_visibility_lag(lag),
+    )
+    .await;
+    env.create(&instance("late")).await;
+    // While the mock does not list it, the object says why it waits.
+    env.wait_for("late", "waiting for the new instance to be listed", |o| {
+        o.and_then(|o| condition(o, "Synced"))
+            .is_some_and(|c| c.message.contains("is not listed by the cloud yet"))
+    })
+    .await;
+    let ready = env.wait_ready("late").await;
+    let stats = env.mock().stats();
+    assert_eq!(stats.instances_created, 1, "{stats:?}");
+    assert_eq!(stats.calls.get("RunInstances"), Some(&1), "{stats:?}");
+    // Listed now: the creation time has done its job.
+    env.wait_for("late", "creation time forgotten once listed", |o| {
+        o.is_some_and(|o| {
+            !o.metadata
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key(EXTERNAL_CREATE_SUCCEEDED))
+        })
+    })
+    .await;
+    let id = external_name(&ready).expect("instance ID").to_owned();
+    env.delete("late").await;
+    env.wait_for("late", "gone", |o| o.is_none()).await;
+    assert_eq!(env.mock().stats().instances_live, 0);
+    assert!(env.mock_instance(&id).is_none_or(|i| i.status != "Running"));
+    env.stop().await;
+}
