@@ -550,7 +550,12 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             return Ok(Deletion::InProgress);
         }
         let force = instance.status != status::STOPPED;
-        let result = self.client.ecs.delete_instance(id, force).await;
+        // Unexpired subscriptions were refused above; an expired one needs its own flag.
+        let result = if instance.instance_charge_type == "PrePaid" {
+            self.client.ecs.delete_expired_subscription(id, force).await
+        } else {
+            self.client.ecs.delete_instance(id, force).await
+        };
         self.calls.record(
             "DeleteInstance",
             match &result {

@@ -1,6 +1,7 @@
 //! Integration tests of provider-alibaba, one binary: the controllers in-process against the
 //! sandbox API server and the ECS mock.
 
+mod controller_subscription;
 mod controller_support;
 
 mod controller_batching;
@@ -9,6 +10,7 @@ mod controller_ecs_errors;
 mod controller_failures;
 mod controller_lifecycle;
 mod controller_network;
+mod controller_subscription;
 mod controller_tenancy;
 mod controller_tenancy_credentials;
 mod controller_visibility;

@@ -170,6 +170,18 @@ impl EcsClient {
         self.call_typed("DeleteInstance", &p).await
     }
 
+    /// `DeleteInstance` of an expired subscription (`PrePaid`) instance: ECS releases one only
+    /// with `TerminateSubscription=true`.
+    pub async fn delete_expired_subscription(
+        &self,
+        instance_id: &str,
+        force: bool,
+    ) -> Result<AckResponse, Error> {
+        let mut p = instance_params(instance_id);
+        p.set("Force", force).set("TerminateSubscription", true);
+        self.call_typed("DeleteInstance", &p).await
+    }
+
     /// `DeleteInstances` for at most 100 IDs, idempotent through the ClientToken.
     pub async fn delete_instances(
         &self,
