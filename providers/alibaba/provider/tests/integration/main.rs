@@ -1,7 +1,6 @@
 //! Integration tests of provider-alibaba, one binary: the controllers in-process against the
 //! sandbox API server and the ECS mock.
 
-mod controller_subscription;
 mod controller_support;
 
 mod controller_batching;
