@@ -272,7 +272,7 @@ pub struct ECSInstanceParameters {
     /// start with `aliyun` or `acs:`. Changed in place.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 19))]
-    #[x_kube(validation = Rule::new("self.all(k, !k.startsWith('aliyun') && !k.startsWith('acs:') && k != 'ferroplane.io/uid' && size(k) <= 128)").message("tag keys must be at most 128 characters and must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'"))]
+    #[x_kube(validation = Rule::new("self.all(k, !k.startsWith('aliyun') && !k.startsWith('acs:') && k != 'ferroplane.io/uid' && size(k) <= 128 && size(self[k]) <= 128)").message("tag keys and values must be at most 128 characters; keys must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'"))]
     pub tags: Option<BTreeMap<String, String>>,
 
     /// When true, the instance cannot be released, not even by ferroplane: set it to false

@@ -186,7 +186,15 @@ fn broken_variants_are_rejected() {
                 &ecs,
                 json!({"spec": {"forProvider": {"tags": {"aliyun-x": "y"}}}}),
             ),
-            "spec.forProvider.tags: Invalid value: \"object\": tag keys must be at most 128 characters and must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'",
+            "spec.forProvider.tags: Invalid value: \"object\": tag keys and values must be at most 128 characters; keys must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'",
+        ),
+        (
+            "tag value too long",
+            patched(
+                &ecs,
+                json!({"spec": {"forProvider": {"tags": {"team": "x".repeat(129)}}}}),
+            ),
+            "tag keys and values must be at most 128 characters; keys must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'",
         ),
         (
             "malformed security group",
