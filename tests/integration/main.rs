@@ -6,5 +6,6 @@ mod support;
 mod bad_input;
 mod e2e_ecs;
 mod e2e_in_cluster;
+mod e2e_network;
 mod rbac;
 mod reliability;
