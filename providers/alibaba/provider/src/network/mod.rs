@@ -25,6 +25,26 @@ pub(crate) use self::connector::NetworkConnector;
 use crate::config_watches::watch_provider_configs;
 use crate::options::Options;
 
+/// The tags to create a resource with: the spec's, and the UID tag (which the spec may not set).
+fn uid_tagged<T>(
+    tags: Option<&ferroplane_apis::alibabacloud::Tags>,
+    uid: &str,
+    tag: impl Fn(&str, &str) -> T,
+) -> Vec<T> {
+    let mut out: Vec<T> = tags
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| k.as_str() != ferroplane_runtime::UID_TAG)
+        .map(|(k, v)| tag(k, v))
+        .collect();
+    out.push(tag(ferroplane_runtime::UID_TAG, uid));
+    out
+}
+
+fn non_empty(s: &str) -> Option<String> {
+    (!s.is_empty()).then(|| s.to_owned())
+}
+
 /// The three controllers. A VSwitch or SecurityGroup waiting for its VPC reference is reconciled
 /// as soon as that VPC changes (becomes Ready), not at its next backoff.
 pub(crate) fn network_controllers(

@@ -16,23 +16,12 @@ use ferroplane_runtime::{
 
 use super::connector::NetworkClients;
 use super::rules::{RulePlan, desired};
+use super::uid_tagged;
 
 /// Connection Secret key.
 const CONN_SECURITY_GROUP_ID: &str = "securityGroupId";
 
 const DIRECTIONS: [Direction; 2] = [Direction::Ingress, Direction::Egress];
-
-fn tags(p: &SecurityGroupParameters, uid: &str) -> Vec<Tag> {
-    let mut tags: Vec<Tag> = p
-        .tags
-        .iter()
-        .flatten()
-        .filter(|(k, _)| k.as_str() != UID_TAG)
-        .map(|(k, v)| Tag::new(k, v))
-        .collect();
-    tags.push(Tag::new(UID_TAG, uid));
-    tags
-}
 
 impl NetworkClients {
     async fn find_group(&self, ext: &ExternalRef) -> Result<Option<Group>, ReconcileError> {
@@ -148,7 +137,7 @@ impl ExternalClient<SecurityGroup> for NetworkClients {
             vpc_id: Some(vpc_id),
             security_group_name: p.security_group_name.clone(),
             description: p.description.clone(),
-            tags: tags(p, key.uid()),
+            tags: uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v)),
             client_token: Some(key.token().to_owned()),
         };
         let created = self

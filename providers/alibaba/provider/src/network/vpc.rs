@@ -3,28 +3,17 @@
 //! nothing to update.
 
 use alibaba_sdk::vpc::{self, CreateVpcRequest, Tag};
-use ferroplane_apis::alibabacloud::{VPC, VPCObservation, VPCParameters};
+use ferroplane_apis::alibabacloud::{VPC, VPCObservation};
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
     Observation, Readiness, ReconcileError, UID_TAG, Update,
 };
 
 use super::connector::NetworkClients;
+use super::{non_empty, uid_tagged};
 
 /// Connection Secret key.
 const CONN_VPC_ID: &str = "vpcId";
-
-fn tags(p: &VPCParameters, uid: &str) -> Vec<Tag> {
-    let mut tags: Vec<Tag> = p
-        .tags
-        .iter()
-        .flatten()
-        .filter(|(k, _)| k.as_str() != UID_TAG)
-        .map(|(k, v)| Tag::new(k, v))
-        .collect();
-    tags.push(Tag::new(UID_TAG, uid));
-    tags
-}
 
 fn readiness(status: &str) -> Readiness {
     match status {
@@ -32,10 +21,6 @@ fn readiness(status: &str) -> Readiness {
         vpc::status::PENDING => Readiness::Creating,
         other => Readiness::Unavailable(format!("the VPC is {other}")),
     }
-}
-
-fn non_empty(s: &str) -> Option<String> {
-    (!s.is_empty()).then(|| s.to_owned())
 }
 
 fn observed(found: &vpc::Vpc) -> Result<Observation, ReconcileError> {
@@ -93,7 +78,7 @@ impl ExternalClient<VPC> for NetworkClients {
             cidr_block: p.cidr_block.clone(),
             vpc_name: p.vpc_name.clone(),
             description: p.description.clone(),
-            tags: tags(p, key.uid()),
+            tags: uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v)),
             client_token: Some(key.token().to_owned()),
         };
         let created = self
@@ -142,7 +127,7 @@ mod tests {
 
     #[test]
     fn the_uid_tag_is_added_and_cannot_be_forged() {
-        let p = VPCParameters {
+        let p = ferroplane_apis::alibabacloud::VPCParameters {
             tags: Some(
                 [
                     (UID_TAG.to_owned(), "forged".to_owned()),
@@ -150,10 +135,10 @@ mod tests {
                 ]
                 .into(),
             ),
-            ..VPCParameters::default()
+            ..ferroplane_apis::alibabacloud::VPCParameters::default()
         };
         assert_eq!(
-            tags(&p, "real"),
+            uid_tagged(p.tags.as_ref(), "real", |k, v| Tag::new(k, v)),
             vec![Tag::new("team", "a"), Tag::new(UID_TAG, "real")]
         );
     }

@@ -3,32 +3,17 @@
 //! creation.
 
 use alibaba_sdk::vpc::{self, CreateVSwitchRequest, Tag};
-use ferroplane_apis::alibabacloud::{VSwitch, VSwitchObservation, VSwitchParameters};
+use ferroplane_apis::alibabacloud::{VSwitch, VSwitchObservation};
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
     Observation, Readiness, ReconcileError, UID_TAG, Update,
 };
 
 use super::connector::NetworkClients;
+use super::{non_empty, uid_tagged};
 
 /// Connection Secret key.
 const CONN_VSWITCH_ID: &str = "vSwitchId";
-
-fn tags(p: &VSwitchParameters, uid: &str) -> Vec<Tag> {
-    let mut tags: Vec<Tag> = p
-        .tags
-        .iter()
-        .flatten()
-        .filter(|(k, _)| k.as_str() != UID_TAG)
-        .map(|(k, v)| Tag::new(k, v))
-        .collect();
-    tags.push(Tag::new(UID_TAG, uid));
-    tags
-}
-
-fn non_empty(s: &str) -> Option<String> {
-    (!s.is_empty()).then(|| s.to_owned())
-}
 
 fn observed(found: &vpc::VSwitch) -> Result<Observation, ReconcileError> {
     let status = serde_json::json!({
@@ -107,7 +92,7 @@ impl ExternalClient<VSwitch> for NetworkClients {
             cidr_block: p.cidr_block.clone(),
             vswitch_name: p.v_switch_name.clone(),
             description: p.description.clone(),
-            tags: tags(p, key.uid()),
+            tags: uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v)),
             client_token: Some(key.token().to_owned()),
         };
         let created = self
