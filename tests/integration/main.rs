@@ -9,3 +9,4 @@ mod e2e_in_cluster;
 mod e2e_network;
 mod rbac;
 mod reliability;
+mod reliability_network;
