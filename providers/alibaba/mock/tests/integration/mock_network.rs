@@ -82,7 +82,9 @@ async fn a_fresh_account_has_a_default_network_per_region() {
 
 #[tokio::test]
 async fn vpcs_and_vswitches_are_validated_and_deleted_only_without_dependents() {
-    let mock = start(Duration::from_millis(300)).await;
+    // Long enough that the calls made while the new VPC must still be Pending finish inside it,
+    // even on a loaded machine.
+    let mock = start(Duration::from_secs(3)).await;
     let s = Signer::new(&mock);
     for (params, code) in [
         (
@@ -140,7 +142,7 @@ async fn vpcs_and_vswitches_are_validated_and_deleted_only_without_dependents() 
         .await
         .expect_error(400, "IncorrectVpcStatus");
     eventually("the new VPC is Available")
-        .within(Duration::from_secs(5))
+        .within(Duration::from_secs(20))
         .until_async(|| {
             let (s, id) = (s.clone(), vpc_id.clone());
             async move { status(s, id).await == "Available" }
@@ -223,7 +225,7 @@ async fn vpcs_and_vswitches_are_validated_and_deleted_only_without_dependents() 
         .expect_error(400, "InvalidSecurityGroup.VpcMismatch");
     assert_eq!(mock.stats().instances_created, 0, "nothing was created");
     eventually("the new vSwitch is Available")
-        .within(Duration::from_secs(5))
+        .within(Duration::from_secs(20))
         .until_async(|| {
             let s = s.clone();
             let id = vswitch_id.clone();

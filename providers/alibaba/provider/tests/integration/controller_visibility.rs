@@ -11,7 +11,8 @@ use crate::controller_support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_late_listed_instance_is_created_once_and_released_once() {
-    let lag = Duration::from_secs(2);
+    // Long enough for a reconcile to see the instance unlisted, even on a loaded machine.
+    let lag = Duration::from_secs(5);
     let env = Env::start_with(
         test_options(),
         MockConfig::new(AK, SK).with_visibility_lag(lag),
