@@ -291,19 +291,8 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 },
                 "spec": fill,
             });
-            match api
-                .patch(
-                    &obj.name_any(),
-                    &PatchParams::default(),
-                    &Patch::Merge(body),
-                )
-                .await
-            {
-                Ok(updated) => {
-                    *obj = updated;
-                    self.versions.note(&object_key(&*obj), &*obj);
-                    return Ok(());
-                }
+            match self.merge_patch(api, obj, body).await {
+                Ok(()) => return Ok(()),
                 Err(kube::Error::Api(e)) if e.code == 409 => {
                     debug!("spec changed while creating; saving the external name alone");
                 }
@@ -416,17 +405,8 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             "spec": {"forProvider": fill},
             "metadata": {"resourceVersion": obj.resource_version()},
         });
-        match api
-            .patch(
-                &obj.name_any(),
-                &PatchParams::default(),
-                &Patch::Merge(body),
-            )
-            .await
-        {
-            Ok(updated) => {
-                *obj = updated;
-                self.versions.note(&object_key(&*obj), &*obj);
+        match self.merge_patch(api, obj, body).await {
+            Ok(()) => {
                 let resolved = fill
                     .iter()
                     .map(|(field, value)| format!("{field}={value}"))
@@ -450,6 +430,20 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         }
     }
 
+    /// Merge-patches the object, keeps the answer as the object, and notes its version so that
+    /// the watch does not reconcile again for this process's own write.
+    async fn merge_patch(&self, api: &Api<K>, obj: &mut K, body: Value) -> Result<(), kube::Error> {
+        *obj = api
+            .patch(
+                &obj.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(body),
+            )
+            .await?;
+        self.versions.note(&object_key(&*obj), &*obj);
+        Ok(())
+    }
+
     pub(super) async fn late_initialize(
         &self,
         api: &Api<K>,
@@ -464,17 +458,8 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             return Ok(());
         };
         let body = json!({"spec": fill, "metadata": {"resourceVersion": obj.resource_version()}});
-        match api
-            .patch(
-                &obj.name_any(),
-                &PatchParams::default(),
-                &Patch::Merge(body),
-            )
-            .await
-        {
-            Ok(updated) => {
-                *obj = updated;
-                self.versions.note(&object_key(&*obj), &*obj);
+        match self.merge_patch(api, obj, body).await {
+            Ok(()) => {
                 self.events
                     .normal(&*obj, reasons::LATE_INITIALIZED, late_init_note(&fill))
                     .await;
@@ -529,19 +514,8 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         // No resourceVersion precondition: this write must land even if the object changed;
         // it only sets annotations.
         let body = json!({"metadata": {"annotations": annotations}});
-        match api
-            .patch(
-                &obj.name_any(),
-                &PatchParams::default(),
-                &Patch::Merge(body),
-            )
-            .await
-        {
-            Ok(updated) => {
-                *obj = updated;
-                self.versions.note(&object_key(&*obj), &*obj);
-                Ok(())
-            }
+        match self.merge_patch(api, obj, body).await {
+            Ok(()) => Ok(()),
             Err(e) => {
                 let err = ReconcileError::kube(&format!("cannot record external name {name}"), e);
                 Err(self.fail(api, obj, reasons::CANNOT_RECORD, err, None).await)
