@@ -62,12 +62,7 @@ impl EcsClient {
         action: &str,
         params: &Params,
     ) -> Result<T, Error> {
-        if params.contains("RegionId") {
-            return self.rpc.call_json(action, params).await;
-        }
-        let mut with_region = params.clone();
-        with_region.set("RegionId", &*self.region);
-        self.rpc.call_json(action, &with_region).await
+        self.rpc.call_json_in(&self.region, action, params).await
     }
 }
 

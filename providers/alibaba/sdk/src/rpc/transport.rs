@@ -166,6 +166,22 @@ impl RpcClient {
         decode_json(action, &response, false)
     }
 
+    /// Like [`Self::call_json`], with `RegionId` set to `region` unless `params` sets it: the
+    /// regional products (ECS, VPC) take the client's region by default.
+    pub async fn call_json_in<T: DeserializeOwned>(
+        &self,
+        region: &str,
+        action: &str,
+        params: &Params,
+    ) -> Result<T, Error> {
+        if params.contains("RegionId") {
+            return self.call_json(action, params).await;
+        }
+        let mut with_region = params.clone();
+        with_region.set("RegionId", region);
+        self.call_json(action, &with_region).await
+    }
+
     async fn attempt(&self, action: &str, params: &Params) -> Result<RawResponse, Error> {
         let credentials = match &self.inner.credentials {
             Some(provider) => Some(provider.credentials().await?),
