@@ -501,23 +501,7 @@ fn tag_resources(
 ) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
     check_resource_type(p)?;
-    let ids = resource_ids(p, true)?;
-    let tags: Vec<(String, String)> = p
-        .key_values("Tag", MAX_TAGS)
-        .map_err(|e| {
-            if e.code == "InvalidParameter" {
-                launch::too_many_tags()
-            } else {
-                e
-            }
-        })?
-        .into_iter()
-        .map(|(k, v)| (k, v.unwrap_or_default()))
-        .collect();
-    if tags.is_empty() {
-        return Err(ErrorResponse::missing("Tag.1.Key"));
-    }
-    launch::check_tags(&tags)?;
+    let (ids, tags) = crate::network_tags::tag_request(p)?;
     let account = &ctx.caller.account_id;
     for id in &ids {
         let instance = store.find(account, Some(region.id), id)?;

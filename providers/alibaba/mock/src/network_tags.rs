@@ -1,6 +1,6 @@
-//! Tags on VPCs, vSwitches and security groups: given at creation (`Tag.N.Key/Value`), added or
-//! overwritten by `TagResources`, reported by the describes (the VPC API as `Key`/`Value`, ECS as
-//! `TagKey`/`TagValue`) and matched by their `Tag.N` filters.
+//! Tags as the APIs take them (`Tag.N.Key/Value` on creates and `TagResources`, for instances too)
+//! and, for VPCs, vSwitches and security groups, as they keep, report (the VPC API as
+//! `Key`/`Value`, ECS as `TagKey`/`TagValue`) and filter them.
 
 use serde_json::{Value, json};
 
@@ -27,6 +27,19 @@ pub fn parse(p: &ReceivedParams) -> Result<Tags, ErrorResponse> {
         .collect();
     launch::check_tags(&tags)?;
     Ok(tags)
+}
+
+/// The `ResourceId.N` (at most 50) and `Tag.N` of a `TagResources` call, both required.
+pub fn tag_request(p: &ReceivedParams) -> Result<(Vec<String>, Tags), ErrorResponse> {
+    let ids = p.list("ResourceId", 50)?;
+    if ids.is_empty() {
+        return Err(ErrorResponse::missing("ResourceId.1"));
+    }
+    let tags = parse(p)?;
+    if tags.is_empty() {
+        return Err(ErrorResponse::missing("Tag.1.Key"));
+    }
+    Ok((ids, tags))
 }
 
 /// The `Tag.N` filter of a describe: every key given must be present, with the value when one

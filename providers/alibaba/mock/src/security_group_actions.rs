@@ -548,14 +548,7 @@ pub fn tag_groups(
     p: &ReceivedParams,
 ) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
-    let ids = p.list("ResourceId", 50)?;
-    if ids.is_empty() {
-        return Err(ErrorResponse::missing("ResourceId.1"));
-    }
-    let tags = network_tags::parse(p)?;
-    if tags.is_empty() {
-        return Err(ErrorResponse::missing("Tag.1.Key"));
-    }
+    let (ids, tags) = network_tags::tag_request(p)?;
     let network = store.network.account(&ctx.caller.account_id);
     for id in &ids {
         network.group(region.id, id)?;

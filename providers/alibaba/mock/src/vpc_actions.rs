@@ -520,14 +520,7 @@ fn tag_resources(
     p: &ReceivedParams,
 ) -> Result<Value, ErrorResponse> {
     let resource_type = p.required("ResourceType")?.to_ascii_uppercase();
-    let ids = p.list("ResourceId", 50)?;
-    if ids.is_empty() {
-        return Err(ErrorResponse::missing("ResourceId.1"));
-    }
-    let tags = network_tags::parse(p)?;
-    if tags.is_empty() {
-        return Err(ErrorResponse::missing("Tag.1.Key"));
-    }
+    let (ids, tags) = network_tags::tag_request(p)?;
     let network = store.network.account(&ctx.caller.account_id);
     // Check every resource before changing any.
     for id in &ids {
