@@ -31,6 +31,7 @@
 //! events, and get on Namespaces (a ClusterProviderConfig with `allowedNamespaces.from:
 //! Selector` is checked against the managed resource's Namespace labels on every reconcile).
 
+mod call_metrics;
 mod config_resolution;
 mod config_watches;
 mod ecs_instance;

@@ -17,6 +17,7 @@
 //! reconcile never acts on what it has just made stale. An instance absent from an answer is gone
 //! (ECS omits unknown IDs instead of failing).
 
+use crate::call_metrics::record_call;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -229,13 +230,7 @@ impl Batcher {
                     .describe_instances_page(&request, chunk, None)
                     .await
                     .map(|page| page.instances.items);
-                self.calls.record(
-                    "DescribeInstances",
-                    match &result {
-                        Ok(_) => "success",
-                        Err(e) => e.code().unwrap_or(e.reason()),
-                    },
-                );
+                record_call(&self.calls, "DescribeInstances", &result);
                 (chunk, result)
             })
             .collect::<Vec<_>>();

@@ -1,6 +1,7 @@
 //! [`EcsExternal`]: `observe`, `create`, `update` and `delete` of one ECS instance, for one
 //! reconcile (the connector makes a new one each time, so it may remember what `observe` saw).
 
+use crate::call_metrics::record_call;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
@@ -66,13 +67,7 @@ impl EcsExternal {
         call: impl Future<Output = Result<T, Error>>,
     ) -> Result<T, ReconcileError> {
         let result = call.await;
-        self.calls.record(
-            action,
-            match &result {
-                Ok(_) => "success",
-                Err(e) => e.code().unwrap_or(e.reason()),
-            },
-        );
+        record_call(&self.calls, action, &result);
         result.map_err(|e| reconcile_error(&e, &self.config))
     }
 
@@ -85,13 +80,7 @@ impl EcsExternal {
             None => {
                 let ids = [id.to_owned()];
                 let result = self.client.ecs.describe_instances_by_ids(&ids).await;
-                self.calls.record(
-                    "DescribeInstances",
-                    match &result {
-                        Ok(_) => "success",
-                        Err(e) => e.code().unwrap_or(e.reason()),
-                    },
-                );
+                record_call(&self.calls, "DescribeInstances", &result);
                 result
                     .map(|found| found.into_iter().find(|i| i.instance_id == id))
                     .map_err(ErrorRef::Owned)
@@ -556,13 +545,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         } else {
             self.client.ecs.delete_instance(id, force).await
         };
-        self.calls.record(
-            "DeleteInstance",
-            match &result {
-                Ok(_) => "success",
-                Err(e) => e.code().unwrap_or(e.reason()),
-            },
-        );
+        record_call(&self.calls, "DeleteInstance", &result);
         match result {
             Ok(_) => Ok(Deletion::InProgress),
             Err(e) if e.is_instance_not_found() => {

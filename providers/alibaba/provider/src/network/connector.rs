@@ -2,6 +2,7 @@
 //! object's region, handed out as [`NetworkClients`], which is the external client of all three
 //! network kinds.
 
+use crate::call_metrics::record_call;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -133,13 +134,7 @@ impl NetworkClients {
         call: impl Future<Output = Result<T, Error>>,
     ) -> Result<T, Error> {
         let result = call.await;
-        self.calls.record(
-            action,
-            match &result {
-                Ok(_) => "success",
-                Err(e) => e.code().unwrap_or(e.reason()),
-            },
-        );
+        record_call(&self.calls, action, &result);
         result
     }
 
