@@ -151,6 +151,28 @@ pub mod names {
     pub const REASON_RECONCILE_PAUSED: &str = "ReconcilePaused";
 }
 
+// The status of every cloud kind (its doc comment is what `kubectl explain` shows).
+/// Observed state: the external resource as last observed (`atProvider`), the `Ready` and
+/// `Synced` conditions, and the generation last reconciled.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(
+    rename_all = "camelCase",
+    bound(deserialize = "O: Deserialize<'de> + Default")
+)]
+#[schemars(bound = "O: JsonSchema + Default + Serialize")]
+pub struct CloudStatus<O> {
+    /// What was observed in the cloud.
+    #[serde(default)]
+    pub at_provider: O,
+    /// `Ready` and `Synced`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Vec<Condition>,
+    /// The `metadata.generation` last reconciled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
 /// Read access to the fields every managed kind shares; the framework in `ferroplane-runtime`
 /// works on any type that implements it.
 pub trait Managed {

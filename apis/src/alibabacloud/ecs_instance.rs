@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::network::{SECURITY_GROUP_KIND, VSWITCH_KIND};
 use crate::common::{
-    Condition, DeletionPolicy, LocalSecretKeySelector, LocalSecretReference, ManagementAction,
+    CloudStatus, DeletionPolicy, LocalSecretKeySelector, LocalSecretReference, ManagementAction,
     ProviderConfigReference, default_management_policies,
 };
 use crate::references::{Reference, ReferenceField, Selector};
@@ -421,20 +421,7 @@ pub struct ECSInstanceObservation {
 }
 
 /// Observed state of an ECSInstance.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ECSInstanceStatus {
-    /// What was observed in the cloud.
-    #[serde(default)]
-    pub at_provider: ECSInstanceObservation,
-    /// `Ready` and `Synced`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
-    pub conditions: Vec<Condition>,
-    /// The `metadata.generation` last reconciled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-}
+pub type ECSInstanceStatus = CloudStatus<ECSInstanceObservation>;
 
 crate::impl_managed!(
     ECSInstance,

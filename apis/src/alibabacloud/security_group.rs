@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::network::{Tags, VPC_ID_REFERENCE};
 use crate::common::{
-    Condition, DeletionPolicy, LocalSecretReference, ManagementAction, ProviderConfigReference,
+    CloudStatus, DeletionPolicy, LocalSecretReference, ManagementAction, ProviderConfigReference,
     default_management_policies,
 };
 use crate::references::{Reference, Selector};
@@ -236,20 +236,7 @@ pub struct SecurityGroupObservation {
 }
 
 /// Observed state of a SecurityGroup.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SecurityGroupStatus {
-    /// What was observed in the cloud.
-    #[serde(default)]
-    pub at_provider: SecurityGroupObservation,
-    /// `Ready` and `Synced`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
-    pub conditions: Vec<Condition>,
-    /// The `metadata.generation` last reconciled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-}
+pub type SecurityGroupStatus = CloudStatus<SecurityGroupObservation>;
 
 crate::impl_managed!(
     SecurityGroup,

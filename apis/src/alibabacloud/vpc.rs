@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::network::Tags;
 use crate::common::{
-    Condition, DeletionPolicy, LocalSecretReference, ManagementAction, ProviderConfigReference,
+    CloudStatus, DeletionPolicy, LocalSecretReference, ManagementAction, ProviderConfigReference,
     default_management_policies,
 };
 
@@ -123,19 +123,6 @@ pub struct VPCObservation {
 }
 
 /// Observed state of a VPC.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct VPCStatus {
-    /// What was observed in the cloud.
-    #[serde(default)]
-    pub at_provider: VPCObservation,
-    /// `Ready` and `Synced`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
-    pub conditions: Vec<Condition>,
-    /// The `metadata.generation` last reconciled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-}
+pub type VPCStatus = CloudStatus<VPCObservation>;
 
 crate::impl_managed!(VPC, provider_config);
