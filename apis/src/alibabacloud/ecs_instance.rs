@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::network::{SECURITY_GROUP_KIND, VSWITCH_KIND};
+use super::network::{TAGS_MESSAGE, TAGS_RULE};
 use crate::common::{
     CloudStatus, DeletionPolicy, LocalSecretKeySelector, LocalSecretReference, ManagementAction,
     ProviderConfigReference, default_management_policies,
@@ -272,7 +273,7 @@ pub struct ECSInstanceParameters {
     /// start with `aliyun` or `acs:`. Changed in place.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 19))]
-    #[x_kube(validation = Rule::new("self.all(k, !k.startsWith('aliyun') && !k.startsWith('acs:') && k != 'ferroplane.io/uid' && size(k) <= 128 && size(self[k]) <= 128)").message("tag keys and values must be at most 128 characters; keys must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'"))]
+    #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
     pub tags: Option<BTreeMap<String, String>>,
 
     /// When true, the instance cannot be released, not even by ferroplane: set it to false

@@ -40,6 +40,11 @@ pub const VPC_ID_REFERENCE: ReferenceField = ReferenceField {
     target: VPC_KIND,
 };
 
+/// The CEL rule every kind's `tags` carries, and its message: the limits ECS and VPC enforce
+/// on tags, and the UID tag that only ferroplane writes.
+pub const TAGS_RULE: &str = "self.all(k, !k.startsWith('aliyun') && !k.startsWith('acs:') && k != 'ferroplane.io/uid' && size(k) <= 128 && size(self[k]) <= 128)";
+pub const TAGS_MESSAGE: &str = "tag keys and values must be at most 128 characters; keys must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'";
+
 /// Tags: at most 20, keys up to 128 characters not starting with `aliyun` or `acs:`, values up to
 /// 128 characters; ferroplane adds `ferroplane.io/uid`.
 pub type Tags = BTreeMap<String, String>;

@@ -4,6 +4,7 @@ use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::network::{TAGS_MESSAGE, TAGS_RULE};
 use super::network::{Tags, VPC_ID_REFERENCE};
 use crate::common::{
     CloudStatus, DeletionPolicy, LocalSecretReference, ManagementAction, ProviderConfigReference,
@@ -127,7 +128,7 @@ pub struct VSwitchParameters {
     /// Tags. Set at creation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 19))]
-    #[x_kube(validation = Rule::new("self.all(k, !k.startsWith('aliyun') && !k.startsWith('acs:') && k != 'ferroplane.io/uid' && size(k) <= 128 && size(self[k]) <= 128)").message("tag keys and values must be at most 128 characters; keys must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'"))]
+    #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("tags are set at creation"))]
     pub tags: Option<Tags>,
 }
