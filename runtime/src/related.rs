@@ -81,6 +81,25 @@ where
     }
 }
 
+/// Managed objects of `namespace` that use a `ClusterProviderConfig`: the ones whose admission
+/// (a config's `allowedNamespaces` selector) may change when the Namespace's labels do.
+pub fn using_cluster_provider_configs_in<K: ManagedResource>(
+    store: &Store<K>,
+    namespace: &str,
+) -> Vec<ObjectRef<K>> {
+    store
+        .state()
+        .iter()
+        .filter(|obj| {
+            obj.namespace().as_deref() == Some(namespace)
+                && obj
+                    .provider_config_ref()
+                    .is_some_and(|r| r.kind == ProviderConfigKind::ClusterProviderConfig)
+        })
+        .map(|obj| ObjectRef::from_obj(obj.as_ref()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,6 +200,16 @@ mod tests {
             "default",
         );
         assert_eq!(names(cluster), vec!["a/t3", "b/t4"]);
+    }
+
+    #[test]
+    fn a_namespace_reaches_its_objects_that_use_cluster_configs() {
+        let store = store();
+        assert_eq!(
+            names(using_cluster_provider_configs_in(&store, "a")),
+            vec!["a/t3"]
+        );
+        assert!(using_cluster_provider_configs_in(&store, "c").is_empty());
     }
 
     #[test]

@@ -1,14 +1,15 @@
 //! Requeues of managed objects when what their credentials come from changes: their
-//! ProviderConfig or ClusterProviderConfig (spec changes only) or the credentials Secret of one.
-//! Every Alibaba kind is wired the same way by [`watch_provider_configs`].
+//! ProviderConfig or ClusterProviderConfig (spec changes only), the credentials Secret of one, or
+//! the labels of their Namespace (a ClusterProviderConfig's `allowedNamespaces` selector matches
+//! them). Every Alibaba kind is wired the same way by [`watch_provider_configs`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ProviderConfig};
 use ferroplane_apis::common::ProviderConfigKind;
 use ferroplane_runtime::{Connector, ManagedController, ManagedResource, related};
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
@@ -72,6 +73,16 @@ where
                 cluster_changes.filter(c, || by_cluster_config(c, store))
             },
         );
+        // A namespace labelled into (or out of) a ClusterProviderConfig's `allowedNamespaces`
+        // is admitted (or refused) at once, not at its objects' next retry.
+        let namespaces: Api<PartialObjectMeta<Namespace>> = Api::all(client.clone());
+        let label_changes = LabelChanges::default();
+        controller =
+            controller.watches_related(namespaces, watcher::Config::default(), move |ns, store| {
+                label_changes.filter(ns, || {
+                    related::using_cluster_provider_configs_in(store, &ns.name_any())
+                })
+            });
         Some(related::via_provider_configs::<
             PartialObjectMeta<Secret>,
             ClusterProviderConfig,
@@ -131,6 +142,33 @@ impl SpecChanges {
     }
 }
 
+/// Remembers the labels of each Namespace seen, so that only a change of labels requeues the
+/// objects of a namespace. The first sight of a namespace requeues nothing: its objects are
+/// reconciled when they are first seen themselves.
+#[derive(Default)]
+pub struct LabelChanges {
+    seen: Mutex<HashMap<String, BTreeMap<String, String>>>,
+}
+
+impl LabelChanges {
+    pub fn filter<R: Resource, K: Resource>(
+        &self,
+        related: &R,
+        refs: impl FnOnce() -> Vec<ObjectRef<K>>,
+    ) -> Vec<ObjectRef<K>> {
+        let labels = related.meta().labels.clone().unwrap_or_default();
+        let previous = self
+            .seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(related.name_any(), labels.clone());
+        match previous {
+            Some(previous) if previous != labels => refs(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +185,30 @@ mod tests {
         c.metadata.generation = Some(generation);
         c.metadata.resource_version = Some(rv.into());
         c
+    }
+
+    fn namespace(labels: &[(&str, &str)]) -> PartialObjectMeta<Namespace> {
+        let mut ns = PartialObjectMeta::<Namespace>::default();
+        ns.metadata.name = Some("team-a".into());
+        ns.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        );
+        ns
+    }
+
+    #[test]
+    fn only_label_changes_of_a_namespace_requeue_its_objects() {
+        let changes = LabelChanges::default();
+        let one = || vec![ObjectRef::<ECSInstance>::new("a").within("team-a")];
+        let tenant = namespace(&[("tenant", "a")]);
+        assert!(changes.filter(&tenant, one).is_empty(), "first sight");
+        assert!(changes.filter(&tenant, one).is_empty(), "same labels");
+        let labelled = namespace(&[("tenant", "a"), ("ferroplane", "allowed")]);
+        assert_eq!(changes.filter(&labelled, one).len(), 1, "label added");
+        assert_eq!(changes.filter(&tenant, one).len(), 1, "label removed");
     }
 
     #[test]

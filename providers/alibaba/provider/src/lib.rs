@@ -23,12 +23,13 @@
 //! ```
 //!
 //! # Requeues and permissions
-//! A change to a ProviderConfig's or ClusterProviderConfig's spec, to its credentials Secret, or
-//! to an instance's `passwordSecretRef` Secret reconciles the instances concerned at once; status
-//! writes to configurations do not. The process needs get/list/watch on Secrets in every
+//! A change to a ProviderConfig's or ClusterProviderConfig's spec, to its credentials Secret, to
+//! an instance's `passwordSecretRef` Secret, or to the labels of a Namespace whose objects use a
+//! ClusterProviderConfig reconciles the objects concerned at once; status writes to
+//! configurations do not. The process needs get/list/watch on Secrets in every
 //! namespace (a ClusterProviderConfig may name any namespace), get/list/watch/patch on the three
 //! kinds and their `/status`, create/patch on Secrets for connection details, create on
-//! events, and get on Namespaces (a ClusterProviderConfig with `allowedNamespaces.from:
+//! events, and get/list/watch on Namespaces (a ClusterProviderConfig with `allowedNamespaces.from:
 //! Selector` is checked against the managed resource's Namespace labels on every reconcile).
 
 mod call_metrics;

@@ -337,6 +337,27 @@ async fn a_cluster_config_serves_only_the_namespaces_it_allows() {
         "only team-a's instance was created"
     );
     assert_eq!(env.mock().instances().len(), 1);
+
+    // Labelling team-b into the selector admits its object: the Namespace watch requeues it.
+    let label = json!({"metadata": {"labels": {"ferroplane.io/tenant": "true"}}});
+    Api::<Namespace>::all(env.client.clone())
+        .patch(
+            "team-b",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&label),
+        )
+        .await
+        .expect("namespace labelled");
+    wait_condition(
+        &env,
+        "team-b",
+        "outsider",
+        READY,
+        ConditionStatus::True,
+        "Available",
+    )
+    .await;
+    assert_eq!(env.mock().instances().len(), 2);
     env.stop().await;
 }
 
