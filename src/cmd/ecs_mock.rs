@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use alibaba_mock::{
-    DEFAULT_ACCOUNT_ID, ErrorInjection, Faults, MockConfig, MockServer, parse_duration,
+    ApiRateLimits, DEFAULT_ACCOUNT_ID, ErrorInjection, Faults, MockConfig, MockServer,
+    parse_api_rate_limits, parse_duration,
 };
 use alibaba_sdk::Secret;
 use anyhow::Context as _;
@@ -56,6 +57,12 @@ pub struct Args {
     /// Calls allowed per account, region and action in each minute; more answer Throttling.User.
     #[arg(long)]
     api_rate_limit_per_minute: Option<u32>,
+
+    /// Per-action quotas over --api-rate-limit-per-minute, as ECS's table of API rate limits:
+    /// `RunInstances=600,DescribeInstances=3000` (calls per account, region and minute; a
+    /// `/min` suffix is accepted). May be given several times.
+    #[arg(long, value_parser = parse_api_rate_limits)]
+    api_rate_limit: Vec<ApiRateLimits>,
 
     /// Delay added before every API answer (e.g. 0, 50ms).
     #[arg(long, default_value = "0", value_parser = parse_duration)]
@@ -141,6 +148,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_visibility_lag(args.visibility_lag)
         .with_faults(faults);
     config.instance_quota = args.instance_quota;
+    config.api_rate_limits = args.api_rate_limit.into_iter().flatten().collect();
     config.injections = args.inject_errors;
     if let Some(key) = config.access_keys.first_mut() {
         key.account_id = args.account_id;

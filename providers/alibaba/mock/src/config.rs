@@ -177,6 +177,43 @@ pub struct MockConfig {
     /// How long a new instance stays out of DescribeInstances and tag searches, and a released
     /// one stays in them, as on the real cloud. Default zero (consistent at once).
     pub visibility_lag: Duration,
+    /// Calls allowed per (account, region) and wall-clock minute, per action; they override
+    /// [`Faults::api_rate_limit_per_minute`] for their actions, as ECS's own table of API rate
+    /// limits differs per action.
+    pub api_rate_limits: ApiRateLimits,
+}
+
+/// Per-action quotas: action name → calls per minute.
+pub type ApiRateLimits = std::collections::BTreeMap<String, u32>;
+
+/// Why a per-action quota was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid API rate limit {entry:?}: expected ACTION=CALLS or ACTION=CALLS/min with CALLS > 0, e.g. RunInstances=600/min"
+)]
+pub struct RateLimitSyntaxError {
+    pub entry: String,
+}
+
+/// Parses `RunInstances=600,DescribeInstances=3000/min` (a `/min` suffix is optional: the
+/// window is always a wall-clock minute, as ECS's is).
+pub fn parse_api_rate_limits(text: &str) -> Result<ApiRateLimits, RateLimitSyntaxError> {
+    let mut limits = ApiRateLimits::new();
+    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let refused = || RateLimitSyntaxError {
+            entry: entry.to_owned(),
+        };
+        let (action, calls) = entry.split_once('=').ok_or_else(refused)?;
+        let calls = calls.trim();
+        let calls = calls.strip_suffix("/min").unwrap_or(calls);
+        let calls: u32 = calls.parse().map_err(|_| refused())?;
+        let action = action.trim();
+        if calls == 0 || action.is_empty() || !action.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return Err(refused());
+        }
+        limits.insert(action.to_owned(), calls);
+    }
+    Ok(limits)
 }
 
 impl MockConfig {
@@ -196,6 +233,7 @@ impl MockConfig {
             nonce_capacity: 1_000_000,
             injections: Vec::new(),
             visibility_lag: Duration::ZERO,
+            api_rate_limits: ApiRateLimits::new(),
         }
     }
 
@@ -214,6 +252,12 @@ impl MockConfig {
     /// Sets the faults.
     pub fn with_faults(mut self, faults: Faults) -> Self {
         self.faults = faults;
+        self
+    }
+
+    /// Limits `action` to `calls_per_minute` per (account, region) and wall-clock minute.
+    pub fn with_api_rate_limit(mut self, action: impl Into<String>, calls_per_minute: u32) -> Self {
+        self.api_rate_limits.insert(action.into(), calls_per_minute);
         self
     }
 

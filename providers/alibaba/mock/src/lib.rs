@@ -65,8 +65,8 @@ use tokio::task::JoinHandle;
 pub use auth::{AccessKey, StsCredentials};
 pub use catalog::OUT_OF_STOCK_TYPE;
 pub use config::{
-    DEFAULT_ACCOUNT_ID, DurationError, ErrorInjection, Faults, FaultsError, MockConfig,
-    parse_duration,
+    ApiRateLimits, DEFAULT_ACCOUNT_ID, DurationError, ErrorInjection, Faults, FaultsError,
+    MockConfig, RateLimitSyntaxError, parse_api_rate_limits, parse_duration,
 };
 pub use error::{ErrorResponse, MockError};
 pub use instance::InstanceSummary;
@@ -172,6 +172,16 @@ impl MockServer {
     pub fn set_visibility_lag(&self, lag: Duration) {
         write(&self.shared.settings).visibility_lag = lag;
         lock(&self.shared.store).visibility_lag = lag;
+    }
+
+    /// Limits `action` to `calls_per_minute` per (account, region) and wall-clock minute, over
+    /// the faults' all-actions limit; `None` removes the action's own limit.
+    pub fn set_api_rate_limit(&self, action: &str, calls_per_minute: Option<u32>) {
+        let mut limits = write(&self.shared.api_rate_limits);
+        match calls_per_minute {
+            Some(calls) => limits.insert(action.to_owned(), calls),
+            None => limits.remove(action),
+        };
     }
 
     /// Changes the per-account instance quota (`None`: unlimited).

@@ -12,7 +12,7 @@ use rand::Rng as _;
 use serde_json::Value;
 
 use crate::auth::{self, Caller, KeyStore, NonceCache, SignedRequest};
-use crate::config::{ErrorInjection, Faults, MockConfig};
+use crate::config::{ApiRateLimits, ErrorInjection, Faults, MockConfig};
 use crate::error::ErrorResponse;
 use crate::instance::InstanceSummary;
 use crate::locks::{lock, read, write};
@@ -38,6 +38,8 @@ pub struct Shared {
     pub store: Mutex<Store>,
     pub counters: Mutex<Counters>,
     pub limiter: Mutex<RateLimiter>,
+    /// Per-action quotas, over the all-actions one of the faults.
+    pub api_rate_limits: RwLock<ApiRateLimits>,
     /// ClientTokens whose call is still being answered (see [`InFlight`]).
     pub in_flight: Mutex<HashSet<TokenInFlight>>,
     /// Scripted errors still to answer, oldest first.
@@ -160,6 +162,7 @@ impl Shared {
             store: Mutex::new(Store::with_visibility_lag(config.visibility_lag)),
             counters: Mutex::new(Counters::default()),
             limiter: Mutex::new(RateLimiter::default()),
+            api_rate_limits: RwLock::new(config.api_rate_limits.clone()),
             in_flight: Mutex::new(HashSet::new()),
             injections: Mutex::new(config.injections.clone()),
         }
@@ -291,9 +294,11 @@ impl Shared {
         {
             return Err(error);
         }
-        if let (Some(caller), Some(limit)) =
-            (&caller, self.settings().faults.api_rate_limit_per_minute)
-        {
+        let limit = read(&self.api_rate_limits)
+            .get(label)
+            .copied()
+            .or(self.settings().faults.api_rate_limit_per_minute);
+        if let (Some(caller), Some(limit)) = (&caller, limit) {
             let region = params.get("RegionId").unwrap_or_default().to_owned();
             let key = (caller.account_id.clone(), region, label);
             if !lock(&self.limiter).admit(key, limit, now) {

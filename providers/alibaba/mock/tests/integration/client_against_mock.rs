@@ -12,7 +12,9 @@ use alibaba_sdk::ecs::{
     RunInstancesRequest, StoppedMode, Tag,
 };
 use alibaba_sdk::endpoint::parse_endpoint;
-use alibaba_sdk::rpc::{ClientConfig, HttpMethod, RetryPolicy, SignatureVersion};
+use alibaba_sdk::rpc::{
+    ClientConfig, HttpMethod, Params, QUOTA_EVIDENCE, RetryPolicy, SAFETY, SignatureVersion,
+};
 
 const AK: &str = "client-ak";
 const SK: &str = "client-secret";
@@ -306,6 +308,54 @@ async fn injected_throttling_is_retried_until_it_succeeds() {
     mock.set_faults(Faults::default()).unwrap();
     create.await.unwrap().unwrap();
     assert_eq!(mock.stats().instances_created, 1);
+}
+
+#[tokio::test]
+async fn a_spent_quota_makes_the_client_pace_that_action() {
+    let mock = mock().await;
+    let client = EcsClient::builder(REGION)
+        .endpoint(mock.endpoint())
+        .credentials(Credentials::new(AK, SK))
+        .retry(RetryPolicy::none())
+        .build()
+        .unwrap();
+    let rpc = client.rpc().clone();
+    let call = || {
+        let rpc = rpc.clone();
+        async move {
+            rpc.call_json_in::<serde_json::Value>(REGION, "DescribeRegions", &Params::new())
+                .await
+        }
+    };
+    for _ in 0..30 {
+        call().await.expect("passes");
+    }
+    // The quota runs out: every call in flight is refused.
+    mock.set_faults(Faults {
+        throttle_rate: 1.0,
+        ..Faults::default()
+    })
+    .unwrap();
+    let refused = futures::future::join_all((0..QUOTA_EVIDENCE).map(|_| call())).await;
+    assert!(
+        refused
+            .iter()
+            .all(|r| r.as_ref().is_err_and(|e| e.is_throttling()))
+    );
+    mock.set_faults(Faults::default()).unwrap();
+    // The next call is the lane's probe, sent after its pause; it passes and the lane learns
+    // the rate that passed in the minute before.
+    call().await.expect("the probe passes");
+    let rate = rpc
+        .paced_rate(REGION, "DescribeRegions")
+        .expect("the action is paced");
+    assert!((rate - 30.0 / 60.0 * SAFETY).abs() < 1e-9, "{rate}");
+    assert_eq!(
+        mock.stats().errors_of("Throttling.User"),
+        u64::from(QUOTA_EVIDENCE),
+        "no call but the refused ones was throttled"
+    );
+    assert_eq!(rpc.paced_rate(REGION, "DescribeInstances"), None);
 }
 
 #[tokio::test]

@@ -294,6 +294,27 @@ async fn dropped_responses_still_take_effect() {
 }
 
 #[tokio::test]
+async fn per_action_api_rate_limits_override_the_all_actions_one() {
+    let mock = start(Duration::ZERO).await;
+    mock.set_api_rate_limit("DescribeInstances", Some(2));
+    let s = Signer::new(&mock);
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        statuses.push(s.describe_status().await);
+    }
+    // A minute boundary in between would reset the window: allow one extra success then.
+    let ok = statuses.iter().filter(|s| **s == 200).count();
+    assert!((2..=3).contains(&ok), "{statuses:?}");
+    assert_eq!(mock.stats().errors_of("Throttling.User"), (4 - ok) as u64);
+    // DescribeRegions has no limit of its own and there is no all-actions one.
+    for _ in 0..4 {
+        assert_eq!(s.ecs("DescribeRegions", &[]).await.status, 200);
+    }
+    mock.set_api_rate_limit("DescribeInstances", None);
+    assert_eq!(s.describe_status().await, 200);
+}
+
+#[tokio::test]
 async fn per_minute_api_rate_limit() {
     let mock = start(Duration::ZERO).await;
     let s = Signer::new(&mock);

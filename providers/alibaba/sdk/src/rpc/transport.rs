@@ -12,6 +12,7 @@ use tracing::Instrument as _;
 use url::Url;
 
 use super::api_message::shown_message;
+use super::pacing::QuotaPacer;
 use super::params::{Params, SENSITIVE_PARAMS};
 use super::retry::RetryPolicy;
 use super::signed_request::{
@@ -40,6 +41,9 @@ pub struct ClientConfig {
     pub retry: RetryPolicy,
     /// The `User-Agent` header.
     pub user_agent: String,
+    /// Pace calls per region and action when the API says the quota is spent (see
+    /// [`QuotaPacer`]) instead of letting every call retry on its own.
+    pub quota_pacing: bool,
 }
 
 impl Default for ClientConfig {
@@ -51,6 +55,7 @@ impl Default for ClientConfig {
             request_timeout: Duration::from_secs(30),
             retry: RetryPolicy::default(),
             user_agent: USER_AGENT.to_owned(),
+            quota_pacing: true,
         }
     }
 }
@@ -71,6 +76,7 @@ struct Inner {
     version: String,
     config: ClientConfig,
     credentials: Option<SharedCredentialsProvider>,
+    pacer: QuotaPacer,
 }
 
 /// A client for one RPC-style API (product version + endpoint). Cheap to clone: clones share
@@ -104,6 +110,7 @@ impl RpcClient {
                 version: version.into(),
                 config,
                 credentials,
+                pacer: QuotaPacer::default(),
             }),
         })
     }
@@ -137,7 +144,7 @@ impl RpcClient {
             action,
             endpoint = %endpoint_label(&self.inner.endpoint)
         );
-        let attempt = || async { self.attempt(action, params).await };
+        let attempt = || async { self.paced_attempt(action, params).await };
         attempt
             .retry(policy.backoff())
             .sleep(tokio::time::sleep)
@@ -180,6 +187,30 @@ impl RpcClient {
         let mut with_region = params.clone();
         with_region.set("RegionId", region);
         self.call_json(action, &with_region).await
+    }
+
+    /// The rate (calls per second) the client holds `action` in `region` to after a spent
+    /// quota; `None` when it is not paced.
+    pub fn paced_rate(&self, region: &str, action: &str) -> Option<f64> {
+        self.inner.pacer.rate(region, action)
+    }
+
+    /// One attempt, sent when the quota pacer admits it and reported back to it.
+    async fn paced_attempt(&self, action: &str, params: &Params) -> Result<RawResponse, Error> {
+        if !self.inner.config.quota_pacing {
+            return self.attempt(action, params).await;
+        }
+        let region = params.get("RegionId").unwrap_or_default();
+        let permit = self.inner.pacer.acquire(region, action).await;
+        let result = self.attempt(action, params).await;
+        match &result {
+            Err(error) if error.is_throttling() => permit.throttled(error.retry_after()),
+            // Any answer but throttling shows the quota was not spent.
+            Ok(_) | Err(Error::Api(_) | Error::InvalidResponse { .. }) => permit.passed(),
+            // No answer: the call says nothing about the quota.
+            Err(_) => drop(permit),
+        }
+        result
     }
 
     async fn attempt(&self, action: &str, params: &Params) -> Result<RawResponse, Error> {
