@@ -96,6 +96,13 @@ pub struct EtcdClusterSpec {
     /// CPU and memory requests and limits of each member.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<ResourceRequirements>,
+    /// Whether ferroplane may replace a member whose pod keeps crashing: remove it from etcd
+    /// and let it rejoin with an empty volume, only while the other members keep quorum. Off by
+    /// default: a crash loop (an OOM, a bad image) looks the same as lost data from outside, and
+    /// the member's data may be the only healthy copy; the member is reported in the `Degraded`
+    /// condition (reason `MemberFlapping`) instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replace_failed_members: bool,
 }
 
 fn default_size() -> i32 {
