@@ -38,6 +38,13 @@ use crate::scaling::{self, Observed};
 use crate::status::{self, Membership as MembershipState};
 use crate::version::{self, Release, Version};
 
+/// Field manager of every server-side apply of an EtcdCluster's children: one per kind, so that
+/// the Application controller never silently takes this kind's fields, nor this kind its.
+pub const FIELD_MANAGER: &str = "ferroplane-etcdcluster";
+
+/// Reason of the error naming a child that exists and is not this cluster's.
+pub const CHILD_NOT_OURS: &str = "ChildNotOurs";
+
 /// Restarts after which a pod that is not ready counts as crash-looping.
 const CRASH_LOOP_RESTARTS: i32 = 3;
 
@@ -95,7 +102,7 @@ impl<F: MembershipFactory> Connector<EtcdCluster> for EtcdConnector<F> {
         let names = render::cluster_names(mr).map_err(to_reconcile)?;
         Ok(EtcdClient {
             kube: self.client.clone(),
-            children: Children::new(self.client.clone()),
+            children: Children::with_field_manager(self.client.clone(), FIELD_MANAGER),
             membership: self.factory.for_cluster(&names),
             events: self.events.clone(),
             names,
@@ -441,18 +448,36 @@ fn all_children(mr: &EtcdCluster) -> Result<Vec<Child>, ReconcileError> {
 
 impl<M: Membership> EtcdClient<M> {
     /// While the object is being deleted only existence matters, and nothing about the spec
-    /// (an invalid version, say) may stand in the way.
+    /// (an invalid version, say) may stand in the way. Objects that are not this cluster's do
+    /// not count: they are never deleted with it.
     async fn observe_deletion(&self, mr: &EtcdCluster) -> Result<Observation, ReconcileError> {
+        let uid = mr.uid().unwrap_or_default();
         for child in all_children(mr)? {
             let live =
                 self.children.get(&child).await.map_err(|e| {
                     to_reconcile(Error::kube(format!("reading {}", child.key()), e))
                 })?;
-            if live.is_some() {
+            if live.is_some_and(|l| children::holder(&l, &uid) == children::Holder::Us) {
                 return Ok(Observation::found(self.names.name.clone()));
             }
         }
         Ok(Observation::missing())
+    }
+
+    /// Refuses, before anything is read from or written to the cluster, when an object with a
+    /// child's name exists and is not this cluster's (another object's, or made by hand): it is
+    /// never adopted, changed or deleted.
+    async fn refuse_foreign(&self, mr: &EtcdCluster) -> Result<(), ReconcileError> {
+        let uid = mr.uid().unwrap_or_default();
+        match self
+            .children
+            .foreign(&all_children(mr)?, &uid)
+            .await
+            .map_err(|e| to_reconcile(Error::kube("checking who holds the children", e)))?
+        {
+            Some(message) => Err(ReconcileError::terminal(CHILD_NOT_OURS, message)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -465,6 +490,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         if mr.metadata.deletion_timestamp.is_some() {
             return self.observe_deletion(mr).await;
         }
+        self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
         let desired = self.desired(mr, &snap, None)?;
         let uid = mr.uid().unwrap_or_default();
@@ -534,6 +560,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         mr: &EtcdCluster,
         _key: &IdempotencyKey,
     ) -> Result<Creation, ReconcileError> {
+        self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
         let desired = self.desired(mr, &snap, None)?;
         self.apply_all(&desired).await?;
@@ -542,6 +569,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
     }
 
     async fn update(&self, mr: &EtcdCluster, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
+        self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
         let replicas = snap.replicas.unwrap_or(0);
         let applied = if snap.membership.is_ok() && snap.step.is_change() {
@@ -599,8 +627,18 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         _ext: &ExternalRef,
     ) -> Result<Deletion, ReconcileError> {
         let children = all_children(mr)?;
+        let uid = mr.uid().unwrap_or_default();
         let mut all_gone = true;
         for child in children.iter().rev() {
+            // Only this cluster's children go with it; an object that merely has a child's
+            // name is left alone.
+            let live =
+                self.children.get(child).await.map_err(|e| {
+                    to_reconcile(Error::kube(format!("reading {}", child.key()), e))
+                })?;
+            if !live.is_some_and(|l| children::holder(&l, &uid) == children::Holder::Us) {
+                continue;
+            }
             let gone =
                 self.children.delete(child).await.map_err(|e| {
                     to_reconcile(Error::kube(format!("deleting {}", child.key()), e))

@@ -143,12 +143,12 @@ pub fn check_change(from: Version, to: Version) -> Result<(), SpecError> {
     if from.major != to.major || to.minor < from.minor {
         return refuse(None);
     }
-    if to.minor > from.minor + 1 {
-        let next = Version::new(from.major, from.minor + 1, 0);
-        return refuse(Some(format!("{}.{}.x", next.major, next.minor)));
-    }
-    if (from.minor, to.minor) == (5, 6) && from.major == 3 && from < MIN_3_5_FOR_3_6 {
+    // The first hop of the path: 3.5 leaves for 3.6 and later only from a fixed patch.
+    if from.major == 3 && from.minor == 5 && to.minor >= 6 && from < MIN_3_5_FOR_3_6 {
         return refuse(Some(MIN_3_5_FOR_3_6.to_string()));
+    }
+    if to.minor > from.minor + 1 {
+        return refuse(Some(format!("{}.{}.x", from.major, from.minor + 1)));
     }
     Ok(())
 }
@@ -269,6 +269,13 @@ mod tests {
         assert!(check_change(v(3, 5, 26), v(3, 6, 4)).is_ok());
         let skip = check_change(v(3, 4, 23), v(3, 6, 0)).expect_err("skips 3.5");
         assert!(skip.to_string().contains("3.5.x"), "{skip}");
+        let skip = check_change(v(3, 5, 17), v(3, 7, 0)).expect_err("skips 3.6");
+        assert!(
+            skip.to_string().contains("3.5.24"),
+            "first the patch: {skip}"
+        );
+        let skip = check_change(v(3, 5, 24), v(3, 7, 0)).expect_err("skips 3.6");
+        assert!(skip.to_string().contains("3.6.x"), "{skip}");
         assert!(
             check_change(v(3, 6, 0), v(3, 5, 24)).is_err(),
             "a minor downgrade needs etcd's downgrade API"
