@@ -7,7 +7,8 @@
 //! - `create` applies the children of a new cluster (all members bootstrap together);
 //! - `update` carries out one membership step, then applies the children (server-side apply,
 //!   forced, so hand edits are reverted);
-//! - `delete` removes the children (member volumes are kept, as a StatefulSet does).
+//! - `delete` removes the children that are this cluster's (member volumes are kept:
+//!   `whenDeleted: Retain`).
 //!
 //! With deletion policy Orphan the children carry no owner reference, so the framework's orphan
 //! path (drop the finalizer, touch nothing) leaves them running.
