@@ -800,6 +800,66 @@ async fn orphan_policy_leaves_the_cluster_running() {
     env.shutdown().await;
 }
 
+// A ConfigMap someone made under the name of the bootstrap ConfigMap is never taken over: the
+// cluster says which object is in the way and renders nothing else until it is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_same_named_object_made_by_hand_is_not_adopted() {
+    let env =
+        start_env(|_| GatewayFactory::new(&GatewayConfig::default()).expect("http client")).await;
+    env.kubectl()
+        .apply("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: etcd-demo-bootstrap\n  namespace: default\ndata:\n  mine: \"yes\"\n")
+        .await;
+    env.kubectl()
+        .ok(&["apply", "-f", &samples::path("etcdcluster.yaml")])
+        .await;
+    let clusters = env.api::<EtcdCluster>();
+    let (_, reason, message) = eventually("Synced=False naming the ConfigMap")
+        .until_async(|| async {
+            let c = clusters.get("etcd-demo").await.ok()?;
+            condition(&c, "Synced").filter(|(s, _, _)| s == "False")
+        })
+        .await;
+    assert!(
+        message.contains("ConfigMap/etcd-demo-bootstrap"),
+        "{reason}: {message}"
+    );
+    let cm = env
+        .api::<ConfigMap>()
+        .get("etcd-demo-bootstrap")
+        .await
+        .expect("the hand-made ConfigMap");
+    assert_eq!(
+        cm.data.expect("data"),
+        BTreeMap::from([("mine".to_owned(), "yes".to_owned())]),
+        "unchanged"
+    );
+    assert!(cm.metadata.owner_references.is_none());
+    assert!(
+        env.api::<StatefulSet>()
+            .get_opt("etcd-demo")
+            .await
+            .expect("get")
+            .is_none(),
+        "nothing else was rendered"
+    );
+
+    // Deleting the cluster leaves the ConfigMap it never had.
+    env.kubectl()
+        .ok(&[
+            "delete",
+            "etcdclusters.etcd.ferroplane.io",
+            "etcd-demo",
+            "--wait=true",
+            "--timeout=40s",
+        ])
+        .await;
+    env.api::<ConfigMap>()
+        .get("etcd-demo-bootstrap")
+        .await
+        .expect("the hand-made ConfigMap is left");
+    env.shutdown().await;
+}
+
 // The namespaced install: with `--namespace team-a` and only deploy/namespaced/'s Roles there,
 // the controller renders team-a's cluster (every watch stays in team-a, or RBAC would refuse it
 // and `shutdown` would fail the test) and never sees team-b's.
