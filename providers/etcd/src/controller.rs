@@ -43,6 +43,9 @@ use crate::version::{self, Release, Version};
 /// the Application controller never silently takes this kind's fields, nor this kind its.
 pub const FIELD_MANAGER: &str = "ferroplane-etcdcluster";
 
+/// Event reason: a removed member's data volume was deleted.
+pub const VOLUME_DELETED: &str = "VolumeDeleted";
+
 /// Reason of the error naming a child that exists and is not this cluster's.
 pub const CHILD_NOT_OURS: &str = "ChildNotOurs";
 
@@ -347,13 +350,28 @@ impl<M: Membership> EtcdClient<M> {
             Api::namespaced(self.kube.clone(), &self.names.namespace);
         for &ordinal in ordinals {
             let name = self.names.data_volume(ordinal);
-            ignore_not_found(pvcs.delete(&name, &DeleteParams::default()).await).map_err(|e| {
-                to_reconcile(Error::kube(
-                    format!("deleting volume {name} of a removed member"),
-                    e,
-                ))
-            })?;
-            info!(cluster = %self.names.name, volume = %name, "deleted the volume of a removed member");
+            let deleted = match pvcs.delete(&name, &DeleteParams::default()).await {
+                Ok(_) => true,
+                Err(kube::Error::Api(s)) if s.code == 404 => false,
+                Err(e) => {
+                    return Err(to_reconcile(Error::kube(
+                        format!("deleting volume {name} of a removed member"),
+                        e,
+                    )));
+                }
+            };
+            if deleted {
+                info!(cluster = %self.names.name, volume = %name, "deleted the volume of a removed member");
+                self.events
+                    .normal(
+                        mr,
+                        VOLUME_DELETED,
+                        format!(
+                            "deleted volume {name}: its member was removed from etcd, which refuses to start a pod on a removed member's data"
+                        ),
+                    )
+                    .await;
+            }
         }
         Ok(())
     }
