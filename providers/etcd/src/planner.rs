@@ -8,8 +8,8 @@
 //! 2. A member added but not started: grow the StatefulSet so its pod exists, or wait for it;
 //!    remove it instead if it is no longer wanted. When its pod exists and keeps crashing, the
 //!    pod holds data of an earlier member (a volume that outlived a removal: etcd refuses it
-//!    with "the member has been permanently removed from the cluster"): restart it empty. The
-//!    member never started, so that data is no member's copy of the cluster's.
+//!    with "the member has been permanently removed from the cluster"): when it is a learner,
+//!    restart it empty. It never started, so that data is no member's copy of the cluster's.
 //! 3. A started learner: promote it once healthy (etcd itself refuses while it lags), or remove it
 //!    when no longer wanted.
 //! 4. A failed voter (its pod crash-loops while the member does not answer): reported as
@@ -172,7 +172,10 @@ pub fn plan(view: &ClusterView) -> Step {
         if o >= replicas {
             return Step::ScaleStatefulSet { replicas: o + 1 };
         }
-        if m.health == Health::Failed {
+        // Only a learner: it was added by ferroplane for an empty pod and never started, so
+        // whatever its volume holds is no member's data. An unstarted voter (a new cluster's
+        // member) is left to a human.
+        if m.is_learner && m.health == Health::Failed {
             return Step::RestartEmpty { ordinal: o };
         }
         return Step::Wait(format!("member {o} was added and its pod is starting"));
@@ -538,6 +541,12 @@ mod tests {
         assert_eq!(
             plan(&view(3, 2, members.clone())),
             Step::RestartEmpty { ordinal: 1 }
+        );
+        let mut unstarted_voter = members.clone();
+        unstarted_voter[1].is_learner = false;
+        assert!(
+            matches!(plan(&view(3, 2, unstarted_voter)), Step::Wait(_)),
+            "a voter's volume is never emptied"
         );
         // Without a pod yet, the pod comes first.
         assert_eq!(
