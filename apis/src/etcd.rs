@@ -80,7 +80,9 @@ pub struct EtcdClusterSpec {
     #[serde(default = "default_size")]
     #[schemars(range(min = 1, max = 9))]
     pub size: i32,
-    /// etcd version, e.g. `3.5.17` (default). An upgrade may not skip a minor version.
+    /// etcd version, e.g. `3.5.17` (default). Changes are judged against the version the
+    /// members report: an upgrade may not skip a minor version, 3.5 moves to 3.6 only from
+    /// 3.5.24 or later (etcd's documented path), and a minor downgrade is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^3\.[0-9]+\.[0-9]+$"))]
     pub version: Option<String>,

@@ -14,7 +14,7 @@ pub enum SpecError {
     )]
     VersionImageMismatch { version: String, image: String },
     #[error(
-        "cannot change etcd from {from} (what the members run) to {to}: {}",
+        "cannot change etcd from {from} (the version the cluster runs) to {to}: {}",
         upgrade_advice(required.as_deref())
     )]
     UnsupportedUpgrade {
