@@ -80,7 +80,9 @@ pub struct EtcdClusterSpec {
     #[serde(default = "default_size")]
     #[schemars(range(min = 1, max = 9))]
     pub size: i32,
-    /// etcd version, e.g. `3.5.17` (default). An upgrade may not skip a minor version.
+    /// etcd version, e.g. `3.5.17` (default). Changes are judged against the version the
+    /// members report: an upgrade may not skip a minor version, 3.5 moves to 3.6 only from
+    /// 3.5.24 or later (etcd's documented path), and a minor downgrade is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^3\.[0-9]+\.[0-9]+$"))]
     pub version: Option<String>,
@@ -96,6 +98,13 @@ pub struct EtcdClusterSpec {
     /// CPU and memory requests and limits of each member.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<ResourceRequirements>,
+    /// Whether ferroplane may replace a member whose pod keeps crashing: remove it from etcd
+    /// and let it rejoin with an empty volume, only while the other members keep quorum. Off by
+    /// default: a crash loop (an OOM, a bad image) looks the same as lost data from outside, and
+    /// the member's data may be the only healthy copy; the member is reported in the `Degraded`
+    /// condition (reason `MemberFlapping`) instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replace_failed_members: bool,
 }
 
 fn default_size() -> i32 {

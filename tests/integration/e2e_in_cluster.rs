@@ -2,7 +2,7 @@
 //! kubectl as a user would, with the samples from `deploy/samples` (moved into the test's
 //! namespace). Runs against the sandbox by default and a real cluster with
 //! `FERROPLANE_E2E_KUBECONFIG`. The test process cannot reach etcd pods, so EtcdCluster status
-//! comes from the StatefulSet (membership Unknown) in both cases.
+//! comes from the StatefulSet (membership Unknown, hence Ready=False) in both cases.
 
 use std::time::Duration;
 
@@ -104,12 +104,26 @@ async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
     e2e.apply(&samples::without_namespace("etcdcluster.yaml"))
         .await;
+    // Every pod ready, but membership unknown: not Ready.
+    e2e.wait_jsonpath(
+        "etcdclusters.etcd.ferroplane.io/etcd-demo",
+        "{.status.readyMembers}",
+        "3",
+    )
+    .await;
     e2e.wait_jsonpath(
         "etcdclusters.etcd.ferroplane.io/etcd-demo",
         "{.status.conditions[?(@.type=='Ready')].status}",
-        "True",
+        "False",
     )
     .await;
+    let ready = e2e
+        .jsonpath(
+            "etcdclusters.etcd.ferroplane.io/etcd-demo",
+            "{.status.conditions[?(@.type=='Ready')].message}",
+        )
+        .await;
+    assert!(ready.contains("membership is unknown"), "{ready}");
     assert_eq!(
         e2e.jsonpath("statefulset/etcd-demo", "{.spec.replicas}")
             .await,
@@ -147,6 +161,39 @@ async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
     assert_eq!(
         endpoint,
         format!("http://etcd-demo-client.{}.svc:2379", e2e.namespace)
+    );
+
+    // A deleted bootstrap ConfigMap comes back, while etcd is unreachable too.
+    let files = e2e
+        .jsonpath("configmap/etcd-demo-bootstrap", "{.data}")
+        .await;
+    e2e.k(&["delete", "configmap", "etcd-demo-bootstrap"]).await;
+    e2e.eventually("the bootstrap ConfigMap to come back", WAIT, || async {
+        let out = e2e
+            .kubectl(
+                &[
+                    "get",
+                    "configmap",
+                    "etcd-demo-bootstrap",
+                    "--ignore-not-found",
+                    "-o",
+                    "jsonpath={.data}",
+                ],
+                None,
+            )
+            .await;
+        (out.stdout == files).then_some(())
+    })
+    .await;
+    // A hand scale is reverted.
+    e2e.k(&["scale", "statefulset", "etcd-demo", "--replicas=5"])
+        .await;
+    e2e.wait_jsonpath("statefulset/etcd-demo", "{.spec.replicas}", "3")
+        .await;
+    assert_eq!(
+        e2e.jsonpath("poddisruptionbudget/etcd-demo", "{.spec.maxUnavailable}")
+            .await,
+        "1"
     );
 
     let image = "gcr.io/etcd-development/etcd:v3.5.17";
@@ -187,7 +234,10 @@ async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
             "{.status.conditions[?(@.type=='Synced')].message}",
         )
         .await;
-    assert!(message.contains("one minor version at a time"), "{message}");
+    assert!(
+        message.contains("3.5.17") && message.contains("3.5.24"),
+        "names the version to go through first: {message}"
+    );
     assert_eq!(
         e2e.jsonpath(
             "statefulset/etcd-demo",
@@ -221,5 +271,85 @@ async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
         out.stdout.trim().is_empty().then_some(())
     })
     .await;
+    e2e.finish().await;
+}
+
+// Name collisions: an Application named like an EtcdCluster, and one named like a Deployment
+// made by hand. Neither takes what it did not make, each says which object is in the way, and
+// deleting it leaves that object alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_named_objects_are_never_adopted() {
+    let e2e = E2e::start(&[Kind::EtcdCluster, Kind::Application]).await;
+    e2e.apply(&samples::without_namespace("etcdcluster.yaml"))
+        .await;
+    e2e.wait_jsonpath("service/etcd-demo", "{.spec.clusterIP}", "None")
+        .await;
+    e2e.apply("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels:\n    app: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.25\n").await;
+    let web_before = e2e.jsonpath("deployment/web", "{.spec}").await;
+
+    for (name, in_the_way) in [
+        ("etcd-demo", "Service/etcd-demo"),
+        ("web", "Deployment/web"),
+    ] {
+        e2e.apply(&format!(
+            "apiVersion: apps.ferroplane.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\nspec:\n  image: nginx:1.27\n"
+        ))
+        .await;
+        let object = format!("applications.apps.ferroplane.io/{name}");
+        e2e.wait_jsonpath(
+            &object,
+            "{.status.conditions[?(@.type=='Synced')].status}",
+            "False",
+        )
+        .await;
+        let message = e2e
+            .jsonpath(&object, "{.status.conditions[?(@.type=='Synced')].message}")
+            .await;
+        assert!(message.contains(in_the_way), "{message}");
+    }
+    assert_eq!(
+        e2e.jsonpath("service/etcd-demo", "{.spec.clusterIP}").await,
+        "None",
+        "the EtcdCluster's peer Service is still its own"
+    );
+    assert_eq!(
+        e2e.jsonpath("service/etcd-demo", "{.metadata.ownerReferences[0].kind}")
+            .await,
+        "EtcdCluster"
+    );
+    assert_eq!(
+        e2e.jsonpath("deployment/web", "{.spec}").await,
+        web_before,
+        "the hand-made Deployment is unchanged"
+    );
+    assert_eq!(
+        e2e.jsonpath("deployment/web", "{.metadata.ownerReferences}")
+            .await,
+        ""
+    );
+
+    for name in ["etcd-demo", "web"] {
+        e2e.k(&[
+            "delete",
+            "applications.apps.ferroplane.io",
+            name,
+            "--timeout=60s",
+        ])
+        .await;
+    }
+    assert_eq!(
+        e2e.jsonpath(
+            "deployment/web",
+            "{.spec.template.spec.containers[0].image}"
+        )
+        .await,
+        "nginx:1.25",
+        "deleting the Application left the Deployment it never had"
+    );
+    assert_eq!(
+        e2e.jsonpath("service/etcd-demo", "{.metadata.ownerReferences[0].kind}")
+            .await,
+        "EtcdCluster"
+    );
     e2e.finish().await;
 }

@@ -6,7 +6,7 @@
 //! Application leaves them running.
 
 use ferroplane_apis::application::{Application, ApplicationStatus};
-use ferroplane_runtime::children::{self, Child, Children, owned};
+use ferroplane_runtime::children::{self, Child, Children, Holder, holder, owned};
 use ferroplane_runtime::{
     ConnectionDetails, Connector, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
     Observation, ReconcileError, UID_TAG, Update,
@@ -19,6 +19,13 @@ use serde_json::{Value, json};
 use crate::error::Error;
 use crate::render::{self, Rendered};
 use crate::status;
+
+/// Field manager of every server-side apply of an Application's children: one per kind, so
+/// that the EtcdCluster controller never silently takes this kind's fields, nor this kind its.
+pub const FIELD_MANAGER: &str = "ferroplane-application";
+
+/// Reason of the error naming a child that exists and is not this Application's.
+pub const CHILD_NOT_OURS: &str = "ChildNotOurs";
 
 /// In-cluster kinds need no credentials: the connector hands out the Kubernetes client.
 pub struct ApplicationConnector {
@@ -37,7 +44,7 @@ impl Connector<Application> for ApplicationConnector {
     async fn connect(&self, _mr: &Application) -> Result<ApplicationClient, ReconcileError> {
         Ok(ApplicationClient {
             kube: self.client.clone(),
-            children: Children::new(self.client.clone()),
+            children: Children::with_field_manager(self.client.clone(), FIELD_MANAGER),
         })
     }
 }
@@ -45,6 +52,17 @@ impl Connector<Application> for ApplicationConnector {
 pub struct ApplicationClient {
     kube: Client,
     children: Children,
+}
+
+/// `app` with an Ingress (a placeholder when its spec has none): every child it can have.
+fn with_any_ingress(app: &Application) -> Result<Application, Error> {
+    let mut with_ingress = app.clone();
+    if with_ingress.spec.ingress.is_none() {
+        with_ingress.spec.ingress = Some(serde_json::from_value(
+            json!({"host": "placeholder.invalid"}),
+        )?);
+    }
+    Ok(with_ingress)
 }
 
 /// The Ingress a spec without `ingress` no longer wants: ours (by UID label), still there.
@@ -68,6 +86,23 @@ impl ApplicationClient {
             .get(child)
             .await
             .map_err(|e| Error::kube(format!("reading {}", child.key()), e))
+    }
+
+    /// Refuses when an object with the name of a child the spec asks for exists and is not this
+    /// Application's (another object's, or made by hand): it is never adopted, changed or
+    /// deleted.
+    async fn refuse_foreign(&self, app: &Application) -> Result<(), ReconcileError> {
+        let uid = app.uid().unwrap_or_default();
+        let children = render::render(app, owned(app))?.children()?;
+        match self
+            .children
+            .foreign(&children, &uid)
+            .await
+            .map_err(|e| Error::kube("checking who holds the children", e))?
+        {
+            Some(message) => Err(ReconcileError::terminal(CHILD_NOT_OURS, message)),
+            None => Ok(()),
+        }
     }
 
     async fn apply(&self, app: &Application) -> Result<(), Error> {
@@ -96,6 +131,9 @@ impl ExternalClient<Application> for ApplicationClient {
         app: &Application,
         _ext: &ExternalRef,
     ) -> Result<Observation, ReconcileError> {
+        if app.metadata.deletion_timestamp.is_none() {
+            self.refuse_foreign(app).await?;
+        }
         let rendered: Rendered = render::render(app, owned(app))?;
         let uid = app.uid().unwrap_or_default();
         let mut existing = 0;
@@ -151,6 +189,7 @@ impl ExternalClient<Application> for ApplicationClient {
         app: &Application,
         _key: &IdempotencyKey,
     ) -> Result<Creation, ReconcileError> {
+        self.refuse_foreign(app).await?;
         self.apply(app).await?;
         Ok(Creation::new(app.name_any()))
     }
@@ -160,6 +199,7 @@ impl ExternalClient<Application> for ApplicationClient {
         app: &Application,
         _ext: &ExternalRef,
     ) -> Result<Update, ReconcileError> {
+        self.refuse_foreign(app).await?;
         self.apply(app).await?;
         Ok(Update::done())
     }
@@ -169,19 +209,21 @@ impl ExternalClient<Application> for ApplicationClient {
         app: &Application,
         _ext: &ExternalRef,
     ) -> Result<Deletion, ReconcileError> {
-        let mut with_ingress = app.clone();
-        if with_ingress.spec.ingress.is_none() {
-            with_ingress.spec.ingress = Some(
-                serde_json::from_value(json!({"host": "placeholder.invalid"}))
-                    .map_err(Error::from)?,
-            );
-        }
+        let uid = app.uid().unwrap_or_default();
         let mut all_gone = true;
-        for child in render::render(&with_ingress, true)?
+        for child in render::render(&with_any_ingress(app)?, true)?
             .children()?
             .iter()
             .rev()
         {
+            // Only this Application's children go with it; an object that merely has a child's
+            // name (a Deployment made by hand, another kind's Service) is left alone.
+            let Some(live) = self.live(child).await? else {
+                continue;
+            };
+            if holder(&live, &uid) != Holder::Us {
+                continue;
+            }
             all_gone &= self
                 .children
                 .delete(child)

@@ -9,7 +9,7 @@ use ferroplane_apis::deploy::Provider;
 use ferroplane_testkit::wait::Wait;
 use ferroplane_testkit::{self as testkit, Rbac, SandboxConfig, TestCluster, samples};
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::Api;
 use kube::{CustomResourceExt, ResourceExt};
@@ -206,6 +206,20 @@ async fn orphan_policy_leaves_the_children_without_owner() {
             "--timeout=30s",
         ])
         .await;
+    // A dependent the garbage collector must take: once it is gone, the collector has dealt
+    // with the Application's deletion, and what it left stays.
+    let uid = env
+        .api::<Application>()
+        .get("keep")
+        .await
+        .expect("app")
+        .uid()
+        .expect("uid");
+    env.kubectl()
+        .apply(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep-sentinel\n  namespace: default\n  ownerReferences:\n  - apiVersion: apps.ferroplane.io/v1alpha1\n    kind: Application\n    name: keep\n    uid: {uid}\n"
+        ))
+        .await;
     env.kubectl()
         .ok(&[
             "delete",
@@ -215,7 +229,16 @@ async fn orphan_policy_leaves_the_children_without_owner() {
             "--timeout=30s",
         ])
         .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let configs = env.api::<ConfigMap>();
+    eventually("the garbage collector to take the owned sentinel")
+        .until_async(|| async {
+            configs
+                .get_opt("keep-sentinel")
+                .await
+                .ok()
+                .filter(Option::is_none)
+        })
+        .await;
     let d = env
         .api::<Deployment>()
         .get("keep")
@@ -226,6 +249,77 @@ async fn orphan_policy_leaves_the_children_without_owner() {
         .get("keep")
         .await
         .expect("the Service is left");
+    env.shutdown().await;
+}
+
+// A Deployment made by hand is never adopted by an Application of the same name: the
+// Application says which object is in the way, nothing of the Deployment changes, and deleting
+// the Application leaves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_same_named_deployment_made_by_hand_is_left_alone() {
+    let env = start_env().await;
+    env.kubectl()
+        .apply("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\n  labels:\n    app: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.25\n")
+        .await;
+    let deployments = env.api::<Deployment>();
+    let before = deployments
+        .get("web")
+        .await
+        .expect("the hand-made Deployment");
+    env.kubectl()
+        .apply("apiVersion: apps.ferroplane.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\n  namespace: default\nspec:\n  image: nginx:1.27\n")
+        .await;
+    let apps = env.api::<Application>();
+    let message = eventually("Synced=False naming the Deployment")
+        .until_async(|| async {
+            let app = apps.get("web").await.ok()?;
+            let synced = app
+                .status?
+                .conditions
+                .into_iter()
+                .find(|c| c.type_ == "Synced")?;
+            (synced.status == ConditionStatus::False).then_some(synced.message)
+        })
+        .await;
+    assert!(message.contains("Deployment/web"), "{message}");
+    let after = deployments.get("web").await.expect("still there");
+    // (its status moves on: the sandbox's workload simulator rolls it out)
+    assert_eq!(after.spec, before.spec, "spec unchanged");
+    assert_eq!(after.metadata.labels, before.metadata.labels);
+    assert!(after.owner_references().is_empty());
+    let writers: Vec<String> = after
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|m| m.manager)
+        .collect();
+    assert!(
+        !writers.iter().any(|w| w.starts_with("ferroplane")),
+        "ferroplane wrote to it: {writers:?}"
+    );
+    assert!(
+        env.api::<Service>()
+            .get_opt("web")
+            .await
+            .expect("get")
+            .is_none()
+    );
+
+    env.kubectl()
+        .ok(&[
+            "delete",
+            "applications.apps.ferroplane.io",
+            "web",
+            "--wait=true",
+            "--timeout=30s",
+        ])
+        .await;
+    let left = deployments
+        .get("web")
+        .await
+        .expect("the Deployment is left");
+    assert_eq!(image(&left).as_deref(), Some("nginx:1.25"));
     env.shutdown().await;
 }
 

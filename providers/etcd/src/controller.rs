@@ -7,11 +7,13 @@
 //! - `create` applies the children of a new cluster (all members bootstrap together);
 //! - `update` carries out one membership step, then applies the children (server-side apply,
 //!   forced, so hand edits are reverted);
-//! - `delete` removes the children (member volumes are kept, as a StatefulSet does).
+//! - `delete` removes the children that are this cluster's (member volumes are kept:
+//!   `whenDeleted: Retain`).
 //!
 //! With deletion policy Orphan the children carry no owner reference, so the framework's orphan
 //! path (drop the finalizer, touch nothing) leaves them running.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use ferroplane_apis::etcd::EtcdCluster;
@@ -22,20 +24,30 @@ use ferroplane_runtime::{
     Observation, ReconcileError, Update,
 };
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod};
 use kube::api::{Api, DeleteParams, ListParams};
 use kube::{Client, ResourceExt};
 use tracing::info;
 
 use crate::error::{Error, SpecError};
 use crate::membership::{GatewayClient, Membership};
-use crate::names::{ClusterNames, MAX_NAME_LEN, VERSION_ANNOTATION};
+use crate::names::{ClusterNames, MAX_NAME_LEN, REPLICAS_ANNOTATION, VERSION_ANNOTATION};
 use crate::planner::{self, Step};
 use crate::render::bootstrap::Bootstrap;
-use crate::render::{self, RenderInput};
+use crate::render::{self, BootstrapFiles, RenderInput};
 use crate::scaling::{self, Observed};
 use crate::status::{self, Membership as MembershipState};
 use crate::version::{self, Release, Version};
+
+/// Field manager of every server-side apply of an EtcdCluster's children: one per kind, so that
+/// the Application controller never silently takes this kind's fields, nor this kind its.
+pub const FIELD_MANAGER: &str = "ferroplane-etcdcluster";
+
+/// Event reason: a removed member's data volume was deleted.
+pub const VOLUME_DELETED: &str = "VolumeDeleted";
+
+/// Reason of the error naming a child that exists and is not this cluster's.
+pub const CHILD_NOT_OURS: &str = "ChildNotOurs";
 
 /// Restarts after which a pod that is not ready counts as crash-looping.
 const CRASH_LOOP_RESTARTS: i32 = 3;
@@ -94,7 +106,7 @@ impl<F: MembershipFactory> Connector<EtcdCluster> for EtcdConnector<F> {
         let names = render::cluster_names(mr).map_err(to_reconcile)?;
         Ok(EtcdClient {
             kube: self.client.clone(),
-            children: Children::new(self.client.clone()),
+            children: Children::with_field_manager(self.client.clone(), FIELD_MANAGER),
             membership: self.factory.for_cluster(&names),
             events: self.events.clone(),
             names,
@@ -115,8 +127,13 @@ pub struct EtcdClient<M> {
 struct Snapshot {
     release: Release,
     statefulset: Option<StatefulSet>,
+    /// The StatefulSet replicas ferroplane decided (its annotation; the live value for a
+    /// StatefulSet rendered before the annotation existed), whatever a hand edit set since.
+    replicas: Option<u32>,
     membership: Result<Observed, String>,
     step: Step,
+    /// The member configuration files to apply while membership is unknown.
+    kept_bootstrap: Option<BootstrapFiles>,
 }
 
 fn to_reconcile(e: Error) -> ReconcileError {
@@ -132,6 +149,31 @@ fn desired_size(mr: &EtcdCluster) -> Result<u32, ReconcileError> {
         .ok()
         .filter(|s| (1..=9).contains(s))
         .ok_or_else(|| to_reconcile(SpecError::BadSize(mr.spec.size).into()))
+}
+
+/// The replicas ferroplane last set on the StatefulSet: its annotation, else (rendered before
+/// the annotation existed) the live value.
+fn intended_replicas(sts: &StatefulSet) -> u32 {
+    sts.annotations()
+        .get(REPLICAS_ANNOTATION)
+        .and_then(|r| r.parse().ok())
+        .or_else(|| {
+            sts.spec
+                .as_ref()
+                .and_then(|s| s.replicas)
+                .and_then(|r| u32::try_from(r).ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The oldest version a member that answered reports running: what an upgrade starts from.
+fn running_version(observed: &Observed) -> Option<Version> {
+    observed
+        .members
+        .iter()
+        .filter_map(|m| m.status.as_ref())
+        .filter_map(|s| Version::parse(&s.version))
+        .min()
 }
 
 fn crash_looping(pod: &Pod) -> bool {
@@ -168,21 +210,17 @@ impl<M: Membership> EtcdClient<M> {
             .get_opt(&self.names.statefulset())
             .await
             .map_err(|e| to_reconcile(Error::kube("reading the StatefulSet", e)))?;
-        if let Some(running) = statefulset
-            .as_ref()
-            .and_then(|s| s.annotations().get(VERSION_ANNOTATION))
-            .and_then(|v| Version::parse(v))
-        {
-            version::check_change(running, release.version).map_err(|e| to_reconcile(e.into()))?;
-        }
         let Some(sts) = statefulset.as_ref() else {
             return Ok(Snapshot {
                 release,
                 statefulset,
+                replicas: None,
                 membership: Err("the StatefulSet does not exist yet".into()),
                 step: Step::Steady,
+                kept_bootstrap: None,
             });
         };
+        let replicas = intended_replicas(sts);
         let pods: Api<Pod> = Api::namespaced(self.kube.clone(), &self.names.namespace);
         let selector = self
             .names
@@ -204,25 +242,138 @@ impl<M: Membership> EtcdClient<M> {
             failing.contains(&self.names.member(o))
         })
         .await;
-        let replicas = sts
-            .spec
+        // The version the members run, as they report it; the StatefulSet's annotation says
+        // only what was last rendered (a rollout may not have reached every member).
+        let running = membership
             .as_ref()
-            .and_then(|s| s.replicas)
-            .and_then(|r| u32::try_from(r).ok())
-            .unwrap_or(0);
-        let (membership, step) = match membership {
+            .ok()
+            .and_then(running_version)
+            .or_else(|| {
+                sts.annotations()
+                    .get(VERSION_ANNOTATION)
+                    .and_then(|v| Version::parse(v))
+            });
+        if let Some(running) = running {
+            version::check_change(running, release.version).map_err(|e| to_reconcile(e.into()))?;
+        }
+        let (membership, step, kept_bootstrap) = match membership {
             Ok(observed) => {
-                let step = planner::plan(&observed.planner_view(size, replicas));
-                (Ok(observed), step)
+                let view = observed
+                    .planner_view(size, replicas)
+                    .replacing_failed(mr.spec.replace_failed_members);
+                let step = planner::plan(&view);
+                (Ok(observed), step, None)
             }
-            Err(e) => (Err(e.to_string()), Step::Steady),
+            Err(e) => {
+                let kept = self.kept_bootstrap(mr, replicas).await?;
+                (Err(e.to_string()), Step::Steady, Some(kept))
+            }
         };
         Ok(Snapshot {
             release,
             statefulset,
+            replicas: Some(replicas),
             membership,
             step,
+            kept_bootstrap,
         })
+    }
+
+    /// The bootstrap files while etcd cannot be asked: the live ConfigMap's, or, when it was
+    /// deleted, the configuration of the members the status last listed (of a new cluster of
+    /// the current replicas when it never listed any).
+    async fn kept_bootstrap(
+        &self,
+        mr: &EtcdCluster,
+        replicas: u32,
+    ) -> Result<BootstrapFiles, ReconcileError> {
+        let api: Api<ConfigMap> = Api::namespaced(self.kube.clone(), &self.names.namespace);
+        let live = api
+            .get_opt(&self.names.bootstrap_config())
+            .await
+            .map_err(|e| to_reconcile(Error::kube("reading the bootstrap ConfigMap", e)))?;
+        if let Some(data) = live.and_then(|cm| cm.data) {
+            return Ok(BootstrapFiles::Keep(data));
+        }
+        let known: BTreeSet<u32> = mr
+            .status
+            .as_ref()
+            .map(|s| {
+                s.members
+                    .iter()
+                    .filter_map(|m| self.names.ordinal_of(&m.name))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(BootstrapFiles::Render(if known.is_empty() {
+            Bootstrap::New { size: replicas }
+        } else {
+            Bootstrap::Existing { members: known }
+        }))
+    }
+
+    /// Whether a data volume of `ordinals` is still being deleted: a pod created now would
+    /// mount it (and lose it under itself, or start on a removed member's data).
+    async fn volume_being_deleted(
+        &self,
+        mr: &EtcdCluster,
+        ordinals: std::ops::Range<u32>,
+    ) -> Result<Option<String>, ReconcileError> {
+        if mr.spec.storage.is_none() {
+            return Ok(None);
+        }
+        let pvcs: Api<PersistentVolumeClaim> =
+            Api::namespaced(self.kube.clone(), &self.names.namespace);
+        for ordinal in ordinals {
+            let name = self.names.data_volume(ordinal);
+            let live = pvcs
+                .get_opt(&name)
+                .await
+                .map_err(|e| to_reconcile(Error::kube(format!("reading volume {name}"), e)))?;
+            if live.is_some_and(|pvc| pvc.metadata.deletion_timestamp.is_some()) {
+                return Ok(Some(name));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Deletes the data volumes of `ordinals` (their members were removed from etcd).
+    async fn delete_volumes(
+        &self,
+        mr: &EtcdCluster,
+        ordinals: &[u32],
+    ) -> Result<(), ReconcileError> {
+        if mr.spec.storage.is_none() {
+            return Ok(());
+        }
+        let pvcs: Api<PersistentVolumeClaim> =
+            Api::namespaced(self.kube.clone(), &self.names.namespace);
+        for &ordinal in ordinals {
+            let name = self.names.data_volume(ordinal);
+            let deleted = match pvcs.delete(&name, &DeleteParams::default()).await {
+                Ok(_) => true,
+                Err(kube::Error::Api(s)) if s.code == 404 => false,
+                Err(e) => {
+                    return Err(to_reconcile(Error::kube(
+                        format!("deleting volume {name} of a removed member"),
+                        e,
+                    )));
+                }
+            };
+            if deleted {
+                info!(cluster = %self.names.name, volume = %name, "deleted the volume of a removed member");
+                self.events
+                    .normal(
+                        mr,
+                        VOLUME_DELETED,
+                        format!(
+                            "deleted volume {name}: its member was removed from etcd, which refuses to start a pod on a removed member's data"
+                        ),
+                    )
+                    .await;
+            }
+        }
+        Ok(())
     }
 
     /// The children to apply, with the StatefulSet at `replicas`.
@@ -233,22 +384,21 @@ impl<M: Membership> EtcdClient<M> {
         replicas: Option<u32>,
     ) -> Result<Vec<Child>, ReconcileError> {
         let size = desired_size(mr)?;
-        let live_replicas = snap
-            .statefulset
-            .as_ref()
-            .and_then(|s| s.spec.as_ref())
-            .and_then(|s| s.replicas)
-            .and_then(|r| u32::try_from(r).ok());
-        let (replicas, bootstrap) = match (&snap.membership, live_replicas) {
-            (_, None) => (size, Some(Bootstrap::New { size })),
-            (Ok(observed), Some(live)) => (
-                replicas.unwrap_or(live),
-                Some(Bootstrap::Existing {
+        let (replicas, bootstrap) = match (&snap.membership, snap.replicas) {
+            (_, None) => (size, BootstrapFiles::Render(Bootstrap::New { size })),
+            (Ok(observed), Some(current)) => (
+                replicas.unwrap_or(current),
+                BootstrapFiles::Render(Bootstrap::Existing {
                     members: observed.ordinals(),
                 }),
             ),
             // Without membership, nothing changes size and the member configuration stays.
-            (Err(_), Some(live)) => (live, None),
+            (Err(_), Some(current)) => (
+                current,
+                snap.kept_bootstrap
+                    .clone()
+                    .unwrap_or(BootstrapFiles::Render(Bootstrap::New { size: current })),
+            ),
         };
         let input = RenderInput {
             release: snap.release.clone(),
@@ -278,7 +428,7 @@ impl<M: Membership> EtcdClient<M> {
             let pvcs: Api<PersistentVolumeClaim> =
                 Api::namespaced(self.kube.clone(), &self.names.namespace);
             ignore_not_found(
-                pvcs.delete(&format!("data-{pod}"), &DeleteParams::default())
+                pvcs.delete(&self.names.data_volume(ordinal), &DeleteParams::default())
                     .await,
             )
             .map_err(|e| to_reconcile(Error::kube(format!("deleting the volume of {pod}"), e)))?;
@@ -307,7 +457,7 @@ fn all_children(mr: &EtcdCluster) -> Result<Vec<Child>, ReconcileError> {
     let input = RenderInput {
         release,
         replicas: 0,
-        bootstrap: Some(Bootstrap::New { size: 0 }),
+        bootstrap: BootstrapFiles::Render(Bootstrap::New { size: 0 }),
         owned: true,
     };
     render::render(mr, &input)
@@ -317,18 +467,36 @@ fn all_children(mr: &EtcdCluster) -> Result<Vec<Child>, ReconcileError> {
 
 impl<M: Membership> EtcdClient<M> {
     /// While the object is being deleted only existence matters, and nothing about the spec
-    /// (an invalid version, say) may stand in the way.
+    /// (an invalid version, say) may stand in the way. Objects that are not this cluster's do
+    /// not count: they are never deleted with it.
     async fn observe_deletion(&self, mr: &EtcdCluster) -> Result<Observation, ReconcileError> {
+        let uid = mr.uid().unwrap_or_default();
         for child in all_children(mr)? {
             let live =
                 self.children.get(&child).await.map_err(|e| {
                     to_reconcile(Error::kube(format!("reading {}", child.key()), e))
                 })?;
-            if live.is_some() {
+            if live.is_some_and(|l| children::holder(&l, &uid) == children::Holder::Us) {
                 return Ok(Observation::found(self.names.name.clone()));
             }
         }
         Ok(Observation::missing())
+    }
+
+    /// Refuses, before anything is read from or written to the cluster, when an object with a
+    /// child's name exists and is not this cluster's (another object's, or made by hand): it is
+    /// never adopted, changed or deleted.
+    async fn refuse_foreign(&self, mr: &EtcdCluster) -> Result<(), ReconcileError> {
+        let uid = mr.uid().unwrap_or_default();
+        match self
+            .children
+            .foreign(&all_children(mr)?, &uid)
+            .await
+            .map_err(|e| to_reconcile(Error::kube("checking who holds the children", e)))?
+        {
+            Some(message) => Err(ReconcileError::terminal(CHILD_NOT_OURS, message)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -341,6 +509,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         if mr.metadata.deletion_timestamp.is_some() {
             return self.observe_deletion(mr).await;
         }
+        self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
         let desired = self.desired(mr, &snap, None)?;
         let uid = mr.uid().unwrap_or_default();
@@ -362,6 +531,12 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         }
         if existing == 0 {
             return Ok(Observation::missing());
+        }
+        if let Step::Flapping { why, .. } = &snap.step {
+            // Repeated on every poll while it lasts; the recorder counts repeats of one event.
+            self.events
+                .warning(mr, status::conditions::MEMBER_FLAPPING, why.clone())
+                .await;
         }
         if snap.step.is_change() {
             diffs.push(format!(
@@ -404,6 +579,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         mr: &EtcdCluster,
         _key: &IdempotencyKey,
     ) -> Result<Creation, ReconcileError> {
+        self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
         let desired = self.desired(mr, &snap, None)?;
         self.apply_all(&desired).await?;
@@ -412,14 +588,9 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
     }
 
     async fn update(&self, mr: &EtcdCluster, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
+        self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
-        let replicas = snap
-            .statefulset
-            .as_ref()
-            .and_then(|s| s.spec.as_ref())
-            .and_then(|s| s.replicas)
-            .and_then(|r| u32::try_from(r).ok())
-            .unwrap_or(0);
+        let replicas = snap.replicas.unwrap_or(0);
         let applied = if snap.membership.is_ok() && snap.step.is_change() {
             scaling::apply(&snap.step, &self.membership, &self.names, replicas)
                 .await
@@ -444,13 +615,24 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         } else {
             snap
         };
-        let desired = self.desired(mr, &snap, applied.scale_to)?;
+        let mut scale_to = applied.scale_to;
+        if let Some(to) = scale_to.filter(|to| *to > replicas)
+            && let Some(volume) = self.volume_being_deleted(mr, replicas..to).await?
+        {
+            info!(cluster = %self.names.name, %volume, "scale-up waits for a removed member's volume to go");
+            scale_to = None;
+        }
+        let desired = self.desired(mr, &snap, scale_to)?;
         self.apply_all(&desired).await?;
+        self.delete_volumes(mr, &applied.delete_volumes).await?;
         if let Some(ordinal) = applied.restart_empty {
             self.restart_empty(mr, ordinal).await?;
         }
         Ok(
-            if applied.changed_membership || applied.scale_to.is_some() {
+            if applied.changed_membership
+                || applied.scale_to.is_some()
+                || applied.restart_empty.is_some()
+            {
                 Update::in_progress()
             } else {
                 Update::done()
@@ -464,8 +646,18 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         _ext: &ExternalRef,
     ) -> Result<Deletion, ReconcileError> {
         let children = all_children(mr)?;
+        let uid = mr.uid().unwrap_or_default();
         let mut all_gone = true;
         for child in children.iter().rev() {
+            // Only this cluster's children go with it; an object that merely has a child's
+            // name is left alone.
+            let live =
+                self.children.get(child).await.map_err(|e| {
+                    to_reconcile(Error::kube(format!("reading {}", child.key()), e))
+                })?;
+            if !live.is_some_and(|l| children::holder(&l, &uid) == children::Holder::Us) {
+                continue;
+            }
             let gone =
                 self.children.delete(child).await.map_err(|e| {
                     to_reconcile(Error::kube(format!("deleting {}", child.key()), e))

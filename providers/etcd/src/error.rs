@@ -14,10 +14,15 @@ pub enum SpecError {
     )]
     VersionImageMismatch { version: String, image: String },
     #[error(
-        "cannot change etcd from {from} to {to}: etcd upgrades one minor version at a time and cannot downgrade; \
-         go through each minor version (e.g. 3.4 → 3.5 → 3.6) and wait for Ready in between"
+        "cannot change etcd from {from} (the version the cluster runs) to {to}: {}",
+        upgrade_advice(required.as_deref())
     )]
-    UnsupportedUpgrade { from: String, to: String },
+    UnsupportedUpgrade {
+        from: String,
+        to: String,
+        /// The version to move to first, when there is a path.
+        required: Option<String>,
+    },
     #[error(
         "name {name:?} is {len} characters long; EtcdCluster names may have at most {max} so that pod names stay valid DNS labels"
     )]
@@ -28,6 +33,15 @@ pub enum SpecError {
     },
     #[error("size {0} is out of range; use 1 to 9 members")]
     BadSize(i32),
+}
+
+fn upgrade_advice(required: Option<&str>) -> String {
+    match required {
+        Some(required) => format!(
+            "etcd's documented upgrade path goes through {required} first; set spec.version to {required}, wait for Ready, then change it again"
+        ),
+        None => "etcd changes one minor version at a time, upward (a minor downgrade needs etcd's downgrade procedure, which ferroplane does not run), and never the major version; set spec.version back to the running minor version".to_owned(),
+    }
 }
 
 impl SpecError {

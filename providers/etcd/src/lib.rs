@@ -20,11 +20,20 @@
 //! (`initial-cluster-state: new`, peers `<name>-<i>.<name>.<ns>.svc:2380`). Afterwards every
 //! change goes through etcd's membership API, one member at a time, never losing quorum:
 //! growth adds a learner before its pod exists and promotes it once it has caught up; shrinking
-//! removes the highest member before its pod goes. A member whose pod keeps crashing while the
-//! rest of the cluster is healthy (typically: its data was lost, so etcd refuses its old
-//! identity) is removed and added back as a learner, and its pod and volume are deleted so that
-//! it starts empty and joins as a new member. When etcd cannot be reached, nothing changes size
-//! and status comes from the StatefulSet (see `status`).
+//! removes the highest member before its pod goes. A removed member's volume (`data-<pod>`) is
+//! deleted (the StatefulSet's `whenScaled: Delete`, and the controller itself), and a scale-up
+//! waits while one is still being deleted: etcd refuses to start a pod on a removed member's
+//! data. A learner whose pod still fails on such data is restarted empty. A voter whose pod keeps
+//! crashing is reported (`Degraded`, reason `MemberFlapping`, and a Warning event), not removed:
+//! its data may be the only healthy copy. Only with `spec.replaceFailedMembers` and while quorum
+//! holds without it is it removed and added back empty. When etcd cannot be reached, nothing
+//! changes size, the member configuration is kept (or restored from the status's members),
+//! status comes from the StatefulSet and the cluster is not Ready (see `status`).
+//!
+//! # Ownership
+//! Children are written under the field manager [`controller::FIELD_MANAGER`] and are changed,
+//! adopted or deleted only when their controller reference or `ferroplane.io/uid` label names
+//! the cluster: a same-named object someone else made fails the reconcile (`ChildNotOurs`).
 //!
 //! # Dependencies
 //! Of ferroplane's crates, only `ferroplane-apis` and `ferroplane-runtime` (and reqwest for the

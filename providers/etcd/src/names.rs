@@ -14,6 +14,10 @@ pub const APP_NAME_LABEL: (&str, &str) = ("app.kubernetes.io/name", "etcd");
 /// Annotation on the StatefulSet recording the etcd version it runs, read back to refuse
 /// upgrades that skip a minor version.
 pub const VERSION_ANNOTATION: &str = "etcd.ferroplane.io/version";
+/// Annotation on the StatefulSet recording the replicas ferroplane set, so that a hand
+/// `kubectl scale` is reverted also while etcd cannot be asked (its `spec.replicas` is then no
+/// longer what ferroplane decided).
+pub const REPLICAS_ANNOTATION: &str = "etcd.ferroplane.io/replicas";
 /// Where each member's data volume is mounted.
 pub const DATA_MOUNT: &str = "/var/lib/etcd";
 /// Where the bootstrap ConfigMap is mounted.
@@ -53,6 +57,12 @@ impl ClusterNames {
 
     pub fn pdb(&self) -> String {
         self.name.clone()
+    }
+
+    /// The PersistentVolumeClaim a StatefulSet creates for the data of an ordinal's pod (claim
+    /// template `data`).
+    pub fn data_volume(&self, ordinal: u32) -> String {
+        format!("data-{}", self.member(ordinal))
     }
 
     /// The ConfigMap holding one etcd configuration file per member.

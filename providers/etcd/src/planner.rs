@@ -6,12 +6,18 @@
 //! Rules, in priority order:
 //! 1. A member ferroplane did not create (peer URL not of this cluster) blocks all changes.
 //! 2. A member added but not started: grow the StatefulSet so its pod exists, or wait for it;
-//!    remove it instead if it is no longer wanted.
+//!    remove it instead if it is no longer wanted. When its pod exists and keeps crashing, the
+//!    pod holds data of an earlier member (a volume that outlived a removal: etcd refuses it
+//!    with "the member has been permanently removed from the cluster"): when it is a learner,
+//!    restart it empty. It never started, so that data is no member's copy of the cluster's.
 //! 3. A started learner: promote it once healthy (etcd itself refuses while it lags), or remove it
 //!    when no longer wanted.
-//! 4. A failed voter (its pod crash-loops while the others are healthy, e.g. its data was lost):
-//!    remove it if quorum survives; rule 7 then adds it back as a learner, and because its pod
-//!    exists the pod restarts with an empty data directory.
+//! 4. A failed voter (its pod crash-loops while the member does not answer): reported as
+//!    flapping and left alone, because its data may be the only healthy copy (an OOM or a bad
+//!    image look the same as lost data from outside). Only when the spec allows replacement
+//!    (`replaceFailedMembers`) and quorum survives without it is it removed; rule 7 then adds it
+//!    back as a learner, and because its pod exists the pod restarts with an empty data
+//!    directory. A failed voter above the desired size is removed like any scale-down.
 //! 5. Too many voters: remove the highest ordinal, only if the remaining healthy voters still
 //!    form a quorum of the remaining voters.
 //! 6. More pods than members need: shrink the StatefulSet (only pods without a member go).
@@ -48,6 +54,18 @@ pub struct ClusterView {
     pub desired_size: u32,
     pub statefulset_replicas: u32,
     pub members: Vec<PlannedMember>,
+    /// Whether a failed voter may be removed and rejoin empty (`spec.replaceFailedMembers`).
+    pub replace_failed: bool,
+}
+
+impl ClusterView {
+    /// The view with replacement of failed voters allowed or not.
+    pub fn replacing_failed(self, allowed: bool) -> Self {
+        Self {
+            replace_failed: allowed,
+            ..self
+        }
+    }
 }
 
 /// Why a member is removed.
@@ -91,12 +109,27 @@ pub enum Step {
     ScaleStatefulSet {
         replicas: u32,
     },
+    /// Delete the pod and data volume of a member that was added but whose pod keeps failing on
+    /// data left by an earlier member, so that it starts empty and joins.
+    RestartEmpty {
+        ordinal: u32,
+    },
+    /// A voter keeps failing; it is reported, not removed (see rule 4). Not a change.
+    Flapping {
+        id: u64,
+        ordinal: u32,
+        /// Why it is not replaced automatically.
+        why: String,
+    },
 }
 
 impl Step {
     /// Whether the step changes etcd membership or the StatefulSet.
     pub fn is_change(&self) -> bool {
-        !matches!(self, Step::Steady | Step::Wait(_) | Step::Blocked(_))
+        !matches!(
+            self,
+            Step::Steady | Step::Wait(_) | Step::Blocked(_) | Step::Flapping { .. }
+        )
     }
 }
 
@@ -139,6 +172,12 @@ pub fn plan(view: &ClusterView) -> Step {
         if o >= replicas {
             return Step::ScaleStatefulSet { replicas: o + 1 };
         }
+        // Only a learner: it was added by ferroplane for an empty pod and never started, so
+        // whatever its volume holds is no member's data. An unstarted voter (a new cluster's
+        // member) is left to a human.
+        if m.is_learner && m.health == Health::Failed {
+            return Step::RestartEmpty { ordinal: o };
+        }
         return Step::Wait(format!("member {o} was added and its pod is starting"));
     }
 
@@ -164,18 +203,29 @@ pub fn plan(view: &ClusterView) -> Step {
     // 4. Failed voters.
     if let Some(m) = members.iter().find(|m| m.health == Health::Failed) {
         let o = ordinal(m);
-        if !safe_to_remove(members, m.id) {
-            return Step::Blocked(format!(
-                "member {o} has failed and replacing it would lose quorum ({}); restore it or recover the cluster from a snapshot",
-                healthy_summary(members)
-            ));
-        }
-        if o >= desired {
+        let safe = safe_to_remove(members, m.id);
+        if o >= desired && safe {
             return Step::Remove {
                 id: m.id,
                 ordinal: o,
                 why: Removal::ScaleDown,
             };
+        }
+        if !view.replace_failed {
+            return Step::Flapping {
+                id: m.id,
+                ordinal: o,
+                why: format!(
+                    "member {o} keeps crashing and does not answer; it is not removed automatically because its data may be the only healthy copy (check the pod's logs: an OOM or a bad image look the same as lost data). Set spec.replaceFailedMembers: true to let ferroplane replace it with an empty member while quorum allows ({})",
+                    healthy_summary(members)
+                ),
+            };
+        }
+        if !safe {
+            return Step::Blocked(format!(
+                "member {o} has failed and replacing it would lose quorum ({}); restore it or recover the cluster from a snapshot",
+                healthy_summary(members)
+            ));
         }
         return Step::Replace {
             id: m.id,
@@ -296,6 +346,7 @@ mod tests {
             desired_size: desired,
             statefulset_replicas: replicas,
             members,
+            replace_failed: false,
         }
     }
 
@@ -443,11 +494,22 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_member_is_replaced_when_quorum_survives() {
+    fn a_failed_member_is_only_reported_unless_replacement_is_allowed() {
         let mut members = healthy_voters(3);
         members[1].health = Failed;
+        match plan(&view(3, 3, members.clone())) {
+            Step::Flapping {
+                id: 101,
+                ordinal: 1,
+                why,
+            } => {
+                assert!(why.contains("replaceFailedMembers"), "{why}");
+            }
+            other => panic!("expected Flapping, got {other:?}"),
+        }
+        assert!(!plan(&view(3, 3, members.clone())).is_change());
         assert_eq!(
-            plan(&view(3, 3, members)),
+            plan(&view(3, 3, members).replacing_failed(true)),
             Step::Replace {
                 id: 101,
                 ordinal: 1
@@ -460,10 +522,37 @@ mod tests {
         let mut members = healthy_voters(3);
         members[1].health = Failed;
         members[2].health = Unhealthy;
-        assert!(matches!(plan(&view(3, 3, members)), Step::Blocked(_)));
+        assert!(matches!(
+            plan(&view(3, 3, members).replacing_failed(true)),
+            Step::Blocked(_)
+        ));
         let mut single = healthy_voters(1);
         single[0].health = Failed;
-        assert!(matches!(plan(&view(1, 1, single)), Step::Blocked(_)));
+        assert!(matches!(
+            plan(&view(1, 1, single).replacing_failed(true)),
+            Step::Blocked(_)
+        ));
+    }
+
+    #[test]
+    fn an_added_member_whose_pod_fails_on_stale_data_restarts_empty() {
+        let mut members = healthy_voters(1);
+        members.push(learner(1, false, Failed));
+        assert_eq!(
+            plan(&view(3, 2, members.clone())),
+            Step::RestartEmpty { ordinal: 1 }
+        );
+        let mut unstarted_voter = members.clone();
+        unstarted_voter[1].is_learner = false;
+        assert!(
+            matches!(plan(&view(3, 2, unstarted_voter)), Step::Wait(_)),
+            "a voter's volume is never emptied"
+        );
+        // Without a pod yet, the pod comes first.
+        assert_eq!(
+            plan(&view(3, 1, members)),
+            Step::ScaleStatefulSet { replicas: 2 }
+        );
     }
 
     #[test]
@@ -482,6 +571,7 @@ mod tests {
 
     #[test]
     fn after_a_replacement_the_member_comes_back_without_scaling() {
+        // (replacement itself needs spec.replaceFailedMembers; see above)
         let members = vec![voter(0, Healthy), voter(2, Healthy)];
         assert_eq!(
             plan(&view(3, 3, members.clone())),

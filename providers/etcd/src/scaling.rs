@@ -45,6 +45,7 @@ impl Observed {
                     health: m.health,
                 })
                 .collect(),
+            replace_failed: false,
         }
     }
 
@@ -89,7 +90,8 @@ impl Observed {
 
 /// Lists the members and asks each one for its status (concurrently). `failed(ordinal)` says
 /// whether a member's pod is known to be crash-looping: an unreachable member whose pod keeps
-/// failing is [`Health::Failed`].
+/// failing is [`Health::Failed`] (started or not: a member added but never started whose pod
+/// crash-loops is typically stuck on data an earlier member left in its volume).
 pub async fn observe<M: Membership>(
     client: &M,
     topology: &impl Topology,
@@ -124,7 +126,7 @@ pub async fn observe<M: Membership>(
             }
             let health = match (answered, ordinal) {
                 (true, _) => Health::Healthy,
-                (false, Some(o)) if member.started() && failed(o) => Health::Failed,
+                (false, Some(o)) if failed(o) => Health::Failed,
                 (false, _) => Health::Unhealthy,
             };
             ObservedMember {
@@ -146,6 +148,11 @@ pub struct Applied {
     /// Delete this ordinal's pod and data volume so that it starts empty and joins as the
     /// learner just added for it.
     pub restart_empty: Option<u32>,
+    /// Delete the data volumes (PVC `data-<pod>`) of these ordinals, whose pods are gone or
+    /// going: a removed member's data must never be mounted again by a pod of the same ordinal
+    /// (etcd refuses to start on it: "the member has been permanently removed from the
+    /// cluster"). A StatefulSet keeps such volumes unless its retention policy says otherwise.
+    pub delete_volumes: Vec<u32>,
     /// An event: (reason, message).
     pub event: Option<(&'static str, String)>,
     /// Whether membership changed; when it did, observe again before the next step.
@@ -158,6 +165,7 @@ pub mod reasons {
     pub const MEMBER_PROMOTED: &str = "MemberPromoted";
     pub const MEMBER_REMOVED: &str = "MemberRemoved";
     pub const MEMBER_REPLACED: &str = "MemberReplaced";
+    pub const MEMBER_RESTARTED_EMPTY: &str = "MemberRestartedEmpty";
 }
 
 /// Carries out `step`'s membership part. `statefulset_replicas` tells whether the pod of a
@@ -171,14 +179,29 @@ pub async fn apply<M: Membership>(
 ) -> Result<Applied, MembershipError> {
     let mut applied = Applied::default();
     match *step {
-        Step::Steady | Step::Wait(_) | Step::Blocked(_) => {}
-        Step::ScaleStatefulSet { replicas } => applied.scale_to = Some(replicas),
+        Step::Steady | Step::Wait(_) | Step::Blocked(_) | Step::Flapping { .. } => {}
+        Step::ScaleStatefulSet { replicas } => {
+            applied.scale_to = Some(replicas);
+            applied.delete_volumes = (replicas..statefulset_replicas).collect();
+        }
+        Step::RestartEmpty { ordinal } => {
+            applied.restart_empty = Some(ordinal);
+            applied.event = Some((
+                reasons::MEMBER_RESTARTED_EMPTY,
+                format!(
+                    "{} was added but its pod keeps failing on data an earlier member left in its volume; its pod and volume are deleted so that it starts empty",
+                    topology.member_name(ordinal)
+                ),
+            ));
+        }
         Step::AddLearner { ordinal } => {
             let member = client.add_learner(&topology.peer_url(ordinal)).await?;
             applied.changed_membership = true;
             let pod_exists = ordinal < statefulset_replicas;
             if pod_exists {
                 applied.restart_empty = Some(ordinal);
+            } else {
+                applied.delete_volumes = vec![ordinal];
             }
             applied.event = Some((
                 reasons::MEMBER_ADDED,

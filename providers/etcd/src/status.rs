@@ -30,6 +30,7 @@ pub mod conditions {
     pub const STABLE: &str = "Stable";
     pub const MEMBER_UNHEALTHY: &str = "MemberUnhealthy";
     pub const BLOCKED: &str = "Blocked";
+    pub const MEMBER_FLAPPING: &str = "MemberFlapping";
     pub const ALL_MEMBERS_HEALTHY: &str = "AllMembersHealthy";
     pub const MEMBERSHIP_UNKNOWN: &str = "MembershipUnknown";
 }
@@ -140,6 +141,15 @@ pub fn report(
                     notes.push(why.clone());
                     Desired::new(DEGRADED, ConditionStatus::True, BLOCKED, why.clone())
                 }
+                Step::Flapping { why, .. } => {
+                    notes.push(why.clone());
+                    Desired::new(
+                        DEGRADED,
+                        ConditionStatus::True,
+                        MEMBER_FLAPPING,
+                        why.clone(),
+                    )
+                }
                 _ if !unhealthy.is_empty() => Desired::new(
                     DEGRADED,
                     ConditionStatus::True,
@@ -149,8 +159,10 @@ pub fn report(
                 _ => Desired::new(DEGRADED, ConditionStatus::False, ALL_MEMBERS_HEALTHY, ""),
             };
             let progressing = match step {
-                Step::Steady | Step::Blocked(_) if rolling => rolling_condition(),
-                Step::Steady | Step::Blocked(_) => {
+                Step::Steady | Step::Blocked(_) | Step::Flapping { .. } if rolling => {
+                    rolling_condition()
+                }
+                Step::Steady | Step::Blocked(_) | Step::Flapping { .. } => {
                     Desired::new(PROGRESSING, ConditionStatus::False, STABLE, "")
                 }
                 other => Desired::new(
@@ -211,14 +223,9 @@ pub fn report(
             } else {
                 Desired::new(PROGRESSING, ConditionStatus::False, STABLE, "")
             };
-            (
-                Vec::new(),
-                None,
-                available,
-                progressing,
-                degraded,
-                replicas == desired,
-            )
+            // Pods being ready says nothing about etcd's members (a pod can be ready in a
+            // cluster that lost a member, or hold a removed member's data): never Ready here.
+            (Vec::new(), None, available, progressing, degraded, false)
         }
     };
 
@@ -226,6 +233,10 @@ pub fn report(
         Readiness::Creating
     } else if ready >= desired && healthy_all && !rolling {
         Readiness::Available
+    } else if let Membership::Unknown { why } = membership {
+        Readiness::Unavailable(format!(
+            "{ready} of {desired} member pods ready, but etcd's membership is unknown ({why})"
+        ))
     } else {
         Readiness::Unavailable(format!("{ready} of {desired} members ready"))
     };
@@ -276,7 +287,10 @@ fn rolling_condition() -> Desired {
 pub fn describe(step: &Step, names: &ClusterNames) -> String {
     match step {
         Step::Steady => "membership matches the spec".into(),
-        Step::Wait(why) | Step::Blocked(why) => why.clone(),
+        Step::Wait(why) | Step::Blocked(why) | Step::Flapping { why, .. } => why.clone(),
+        Step::RestartEmpty { ordinal } => {
+            format!("restarting {} with an empty volume", names.member(*ordinal))
+        }
         Step::AddLearner { ordinal } => format!("adding {} as a learner", names.member(*ordinal)),
         Step::Promote { ordinal, .. } => {
             format!("promoting learner {} to voter", names.member(*ordinal))
@@ -453,7 +467,7 @@ mod tests {
     }
 
     #[test]
-    fn unknown_membership_falls_back_to_the_statefulset() {
+    fn unknown_membership_falls_back_to_the_statefulset_and_is_never_ready() {
         let names = ClusterNames::new("e", "ns");
         let m = Membership::Unknown {
             why: "connection refused".into(),
@@ -461,7 +475,12 @@ mod tests {
         let r = report(&names, 3, Some(&sts(3, 3)), &m);
         assert_eq!(r.status.ready_members, 3);
         assert!(r.status.members.is_empty());
-        assert_eq!(r.readiness, Readiness::Available);
+        match &r.readiness {
+            Readiness::Unavailable(why) => {
+                assert!(why.contains("membership is unknown"), "{why}");
+            }
+            other => panic!("all pods ready but membership unknown: {other:?}"),
+        }
         assert_eq!(
             find(&r, conditions::DEGRADED).status,
             ConditionStatus::Unknown

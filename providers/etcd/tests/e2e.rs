@@ -145,16 +145,17 @@ async fn sample_cluster_without_reachable_etcd() {
     assert_eq!(data.len(), 3);
     assert!(data["etcd-demo-2.json"].contains("\"initial-cluster-state\": \"new\""));
 
-    env.kubectl()
-        .ok(&[
-            "wait",
-            "--for=condition=Ready",
-            "etcdclusters.etcd.ferroplane.io/etcd-demo",
-            "--timeout=40s",
-        ])
-        .await;
+    // All three pods are ready, but without etcd nobody knows whether they form a cluster.
     let clusters = env.api::<EtcdCluster>();
-    let c = clusters.get("etcd-demo").await.expect("cluster");
+    let c = eventually("Ready=False while membership is unknown, with the pods ready")
+        .until_async(|| async {
+            let c = clusters.get("etcd-demo").await.ok()?;
+            let ready_pods = c.status.as_ref()?.ready_members == 3;
+            let (status, _, message) = condition(&c, "Ready")?;
+            (ready_pods && status == "False" && message.contains("membership is unknown"))
+                .then_some(c)
+        })
+        .await;
     let status = c.status.clone().expect("status");
     assert_eq!(status.ready_members, 3);
     assert_eq!(
@@ -202,6 +203,36 @@ async fn sample_cluster_without_reachable_etcd() {
             r#"{"spec":{"size":3}}"#,
         ])
         .await;
+
+    // The bootstrap ConfigMap comes back when deleted, with the same files, also while etcd
+    // cannot be asked for its members.
+    env.kubectl()
+        .ok(&["delete", "configmap", "etcd-demo-bootstrap"])
+        .await;
+    let configs = env.api::<ConfigMap>();
+    let restored = eventually("the bootstrap ConfigMap to come back")
+        .until_async(|| async { configs.get_opt("etcd-demo-bootstrap").await.ok().flatten() })
+        .await;
+    assert_eq!(restored.data.expect("data"), data);
+
+    // The replicas are ferroplane's: a hand scale is reverted, and the PDB follows the spec.
+    env.kubectl()
+        .ok(&["scale", "statefulset", "etcd-demo", "--replicas=5"])
+        .await;
+    eventually("the hand scale to be reverted")
+        .until_async(|| async {
+            let s = sets.get("etcd-demo").await.ok()?;
+            (replicas(&s) == Some(3) && s.metadata.generation.unwrap_or(0) > 1).then_some(())
+        })
+        .await;
+    assert_eq!(
+        pdbs.get("etcd-demo")
+            .await
+            .expect("PDB")
+            .spec
+            .and_then(|s| s.max_unavailable),
+        Some(IntOrString::Int(1))
+    );
 
     // Hand edits are reverted.
     env.kubectl().ok(&[
@@ -285,14 +316,26 @@ struct SimulatedEtcd {
     members: Arc<Mutex<Vec<Member>>>,
     next_id: Arc<Mutex<u64>>,
     journal: Arc<Mutex<Vec<MembershipChange>>>,
+    /// The etcd version every member reports.
+    version: Arc<Mutex<String>>,
 }
 
 /// One change of the member list, as the controller made it.
 #[derive(Clone, Debug, PartialEq)]
 enum MembershipChange {
-    Added { id: u64, is_learner: bool },
-    Promoted { id: u64 },
-    Removed { id: u64 },
+    Added {
+        id: u64,
+        is_learner: bool,
+    },
+    Promoted {
+        id: u64,
+    },
+    /// `pods`: the StatefulSet's replicas when the member was removed.
+    Removed {
+        id: u64,
+        ordinal: u32,
+        pods: u32,
+    },
 }
 
 /// The most learners the cluster had at once, replaying `journal` from a cluster without any.
@@ -306,7 +349,7 @@ fn most_learners_at_once(journal: &[MembershipChange]) -> usize {
                     learners.insert(*id);
                 }
             }
-            MembershipChange::Promoted { id } | MembershipChange::Removed { id } => {
+            MembershipChange::Promoted { id } | MembershipChange::Removed { id, .. } => {
                 learners.remove(id);
             }
         }
@@ -415,8 +458,20 @@ impl Membership for SimulatedEtcd {
     }
 
     async fn remove(&self, id: u64) -> Result<(), MembershipError> {
-        self.locked().retain(|m| m.id != id);
-        self.record(MembershipChange::Removed { id });
+        let pods = self.sts_replicas().await;
+        let mut members = self.locked();
+        let ordinal = members
+            .iter()
+            .find(|m| m.id == id)
+            .and_then(|m| {
+                m.peer_urls
+                    .iter()
+                    .find_map(|u| self.names.ordinal_of_peer_url(u))
+            })
+            .unwrap_or(u32::MAX);
+        members.retain(|m| m.id != id);
+        drop(members);
+        self.record(MembershipChange::Removed { id, ordinal, pods });
         Ok(())
     }
 
@@ -434,7 +489,11 @@ impl Membership for SimulatedEtcd {
             .map(|m| MemberStatus {
                 member_id: m.id,
                 leader,
-                version: "3.5.17".into(),
+                version: self
+                    .version
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone(),
                 raft_index: 1,
                 is_learner: m.is_learner,
                 errors: vec![],
@@ -456,10 +515,12 @@ impl MembershipFactory for SimulatedFactory {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scaling_goes_through_the_membership_api_one_member_at_a_time() {
+/// A sandbox whose EtcdCluster `etcd-demo` in `default` talks to a [`SimulatedEtcd`] whose
+/// members report `version`.
+async fn start_simulated(version: &str) -> (TestCluster, SimulatedEtcd) {
     let sim = Arc::new(Mutex::new(None::<SimulatedEtcd>));
     let sim_for_factory = sim.clone();
+    let version = version.to_owned();
     let env = start_env(move |kube| {
         let etcd = SimulatedEtcd {
             kube,
@@ -467,6 +528,7 @@ async fn scaling_goes_through_the_membership_api_one_member_at_a_time() {
             members: Arc::default(),
             next_id: Arc::new(Mutex::new(1000)),
             journal: Arc::default(),
+            version: Arc::new(Mutex::new(version)),
         };
         *sim_for_factory.lock().unwrap_or_else(|p| p.into_inner()) = Some(etcd.clone());
         SimulatedFactory(etcd)
@@ -477,6 +539,60 @@ async fn scaling_goes_through_the_membership_api_one_member_at_a_time() {
         .unwrap_or_else(|p| p.into_inner())
         .clone()
         .expect("factory built");
+    (env, etcd)
+}
+
+// The StatefulSet says 3.5.24 (the spec was changed to it), but the members still run 3.5.17
+// (the rollout has not reached them): moving on to 3.6 is judged by what they run, and
+// refused with the version to go through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_is_judged_by_the_version_the_members_run() {
+    let (env, _etcd) = start_simulated("3.5.17").await;
+    let sample = std::fs::read_to_string(samples::path("etcdcluster.yaml")).expect("the sample");
+    env.kubectl()
+        .apply(&sample.replace("\"3.5.17\"", "\"3.5.24\""))
+        .await;
+    let sets = env.api::<StatefulSet>();
+    eventually("the StatefulSet at 3.5.24")
+        .until_async(|| async {
+            sets.get_opt("etcd-demo")
+                .await
+                .ok()
+                .flatten()
+                .filter(|s| image(s).is_some_and(|i| i.ends_with(":v3.5.24")))
+        })
+        .await;
+    env.kubectl()
+        .ok(&[
+            "patch",
+            "etcdclusters.etcd.ferroplane.io",
+            "etcd-demo",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"version":"3.6.0"}}"#,
+        ])
+        .await;
+    let clusters = env.api::<EtcdCluster>();
+    let (_, _, message) = eventually("Synced=False naming the intermediate version")
+        .until_async(|| async {
+            let c = clusters.get("etcd-demo").await.ok()?;
+            condition(&c, "Synced").filter(|(s, _, m)| s == "False" && m.contains("3.6.0"))
+        })
+        .await;
+    assert!(
+        message.contains("3.5.17") && message.contains("3.5.24"),
+        "names what the members run and the version to go through: {message}"
+    );
+    assert!(
+        image(&sets.get("etcd-demo").await.expect("sts")).is_some_and(|i| i.ends_with(":v3.5.24")),
+        "nothing rolled to 3.6"
+    );
+    env.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scaling_goes_through_the_membership_api_one_member_at_a_time() {
+    let (env, etcd) = start_simulated("3.5.17").await;
     env.kubectl()
         .ok(&["apply", "-f", &samples::path("etcdcluster.yaml")])
         .await;
@@ -544,14 +660,27 @@ async fn scaling_goes_through_the_membership_api_one_member_at_a_time() {
             async move {
                 let members = etcd.locked().len();
                 let r = sets.get("etcd-demo").await.ok().as_ref().and_then(replicas);
-                assert!(
-                    r.is_some_and(|r| r as usize >= members),
-                    "pods go only after their members"
-                );
                 (members == 3 && r == Some(3)).then_some(())
             }
         })
         .await;
+    let removals: Vec<(u32, u32)> = etcd
+        .journal()
+        .iter()
+        .filter_map(|c| match c {
+            MembershipChange::Removed { ordinal, pods, .. } => Some((*ordinal, *pods)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        removals.iter().map(|(o, _)| *o).collect::<Vec<_>>(),
+        [4, 3],
+        "the highest member first"
+    );
+    assert!(
+        removals.iter().all(|(ordinal, pods)| ordinal < pods),
+        "each member went while its pod still ran (pods go only after their members): {removals:?}"
+    );
     let names: Vec<String> = etcd.locked().iter().map(|m| m.name.clone()).collect();
     assert_eq!(names, ["etcd-demo-0", "etcd-demo-1", "etcd-demo-2"]);
     eventually("status to list 3 members")
@@ -568,15 +697,69 @@ async fn orphan_policy_leaves_the_cluster_running() {
     let env =
         start_env(|_| GatewayFactory::new(&GatewayConfig::default()).expect("http client")).await;
     env.kubectl()
-        .apply("apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: keep\n  namespace: default\nspec:\n  size: 1\n  deletionPolicy: Orphan\n")
+        .apply("apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: keep\n  namespace: default\nspec:\n  size: 1\n")
         .await;
+    let configs = env.api::<ConfigMap>();
+    eventually("the children, owned by the cluster")
+        .until_async(|| async {
+            let pdb = env
+                .api::<PodDisruptionBudget>()
+                .get_opt("keep")
+                .await
+                .ok()??;
+            let cm = configs.get_opt("keep-bootstrap").await.ok()??;
+            (!pdb.metadata.owner_references.unwrap_or_default().is_empty()
+                && !cm.metadata.owner_references.unwrap_or_default().is_empty())
+            .then_some(())
+        })
+        .await;
+    // Switching to Orphan takes the owner reference off every child, the ConfigMap included,
+    // also while etcd is unreachable; otherwise the garbage collector would take it.
     env.kubectl()
         .ok(&[
-            "wait",
-            "--for=condition=Ready",
-            "etcdclusters.etcd.ferroplane.io/keep",
-            "--timeout=40s",
+            "patch",
+            "etcdclusters.etcd.ferroplane.io",
+            "keep",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"deletionPolicy":"Orphan"}}"#,
         ])
+        .await;
+    eventually("no child to keep an owner reference")
+        .until_async(|| async {
+            let sts = env.api::<StatefulSet>().get_opt("keep").await.ok()??;
+            let pdb = env
+                .api::<PodDisruptionBudget>()
+                .get_opt("keep")
+                .await
+                .ok()??;
+            let cm = configs.get_opt("keep-bootstrap").await.ok()??;
+            let svc = env.api::<Service>().get_opt("keep-client").await.ok()??;
+            [
+                sts.metadata.owner_references,
+                pdb.metadata.owner_references,
+                cm.metadata.owner_references,
+                svc.metadata.owner_references,
+            ]
+            .into_iter()
+            .all(|refs| refs.unwrap_or_default().is_empty())
+            .then_some(())
+        })
+        .await;
+    // A dependent the garbage collector must take: once it is gone, the collector has dealt
+    // with the cluster's deletion, and what it left stays.
+    let uid = env
+        .api::<EtcdCluster>()
+        .get("keep")
+        .await
+        .expect("cluster")
+        .metadata
+        .uid
+        .expect("uid");
+    env.kubectl()
+        .apply(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep-sentinel\n  namespace: default\n  ownerReferences:\n  - apiVersion: etcd.ferroplane.io/v1alpha1\n    kind: EtcdCluster\n    name: keep\n    uid: {uid}\n"
+        ))
         .await;
     env.kubectl()
         .ok(&[
@@ -587,7 +770,15 @@ async fn orphan_policy_leaves_the_cluster_running() {
             "--timeout=40s",
         ])
         .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    eventually("the garbage collector to take the owned sentinel")
+        .until_async(|| async {
+            configs
+                .get_opt("keep-sentinel")
+                .await
+                .ok()
+                .filter(Option::is_none)
+        })
+        .await;
     let sts = env
         .api::<StatefulSet>()
         .get("keep")
@@ -602,6 +793,70 @@ async fn orphan_policy_leaves_the_cluster_running() {
         .get("keep")
         .await
         .expect("the PDB is left");
+    configs
+        .get("keep-bootstrap")
+        .await
+        .expect("the bootstrap ConfigMap is left, or restarted pods could not start");
+    env.shutdown().await;
+}
+
+// A ConfigMap someone made under the name of the bootstrap ConfigMap is never taken over: the
+// cluster says which object is in the way and renders nothing else until it is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_same_named_object_made_by_hand_is_not_adopted() {
+    let env =
+        start_env(|_| GatewayFactory::new(&GatewayConfig::default()).expect("http client")).await;
+    env.kubectl()
+        .apply("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: etcd-demo-bootstrap\n  namespace: default\ndata:\n  mine: \"yes\"\n")
+        .await;
+    env.kubectl()
+        .ok(&["apply", "-f", &samples::path("etcdcluster.yaml")])
+        .await;
+    let clusters = env.api::<EtcdCluster>();
+    let (_, reason, message) = eventually("Synced=False naming the ConfigMap")
+        .until_async(|| async {
+            let c = clusters.get("etcd-demo").await.ok()?;
+            condition(&c, "Synced").filter(|(s, _, _)| s == "False")
+        })
+        .await;
+    assert!(
+        message.contains("ConfigMap/etcd-demo-bootstrap"),
+        "{reason}: {message}"
+    );
+    let cm = env
+        .api::<ConfigMap>()
+        .get("etcd-demo-bootstrap")
+        .await
+        .expect("the hand-made ConfigMap");
+    assert_eq!(
+        cm.data.expect("data"),
+        BTreeMap::from([("mine".to_owned(), "yes".to_owned())]),
+        "unchanged"
+    );
+    assert!(cm.metadata.owner_references.is_none());
+    assert!(
+        env.api::<StatefulSet>()
+            .get_opt("etcd-demo")
+            .await
+            .expect("get")
+            .is_none(),
+        "nothing else was rendered"
+    );
+
+    // Deleting the cluster leaves the ConfigMap it never had.
+    env.kubectl()
+        .ok(&[
+            "delete",
+            "etcdclusters.etcd.ferroplane.io",
+            "etcd-demo",
+            "--wait=true",
+            "--timeout=40s",
+        ])
+        .await;
+    env.api::<ConfigMap>()
+        .get("etcd-demo-bootstrap")
+        .await
+        .expect("the hand-made ConfigMap is left");
     env.shutdown().await;
 }
 

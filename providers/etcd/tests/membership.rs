@@ -1,6 +1,12 @@
 //! The membership client, the planner and the member configuration files against real etcd
 //! processes (Debian's `etcd-server`, etcd 3.4) on 127.0.0.1: bootstrap, growth through a
-//! learner, shrink, and the rejoin of a member whose data was lost.
+//! learner, shrink, shrink then grow again with the volumes kept, and the rejoin of a member
+//! whose data was lost.
+//!
+//! A "pod" is an etcd process and its "PVC" is a data directory, which, as a StatefulSet's
+//! claim, outlives the pod: scaling down stops processes and keeps their directories; only
+//! what the controller asks for ([`scaling::Applied::delete_volumes`], `restart_empty`) deletes
+//! one.
 //!
 //! Every test owns its processes; a Drop guard kills them, also when the test fails.
 
@@ -121,7 +127,11 @@ impl LocalCluster {
         );
         let config_path = self.dir.path().join(format!("m{ordinal}.json"));
         std::fs::write(&config_path, config.to_file()).expect("write config");
-        let log = std::fs::File::create(self.dir.path().join(format!("m{ordinal}.log")))
+        // Appended to, so that the log of a member keeps what its earlier "pods" said.
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join(format!("m{ordinal}.log")))
             .expect("log file");
         let child = Command::new(etcd_binary())
             .arg(format!("--config-file={}", config_path.display()))
@@ -168,8 +178,8 @@ impl LocalCluster {
         GatewayClient::new(endpoints, &GatewayConfig::default()).expect("client")
     }
 
-    /// StatefulSet semantics: pods below `replicas` run, the others are deleted with their data
-    /// (a scaled-down member's volume is not reused).
+    /// StatefulSet semantics: pods below `replicas` run, the others stop; their volumes (data
+    /// directories) stay, as a StatefulSet's claims do, until deleted.
     fn scale(&mut self, replicas: u32, bootstrap: &Bootstrap) {
         for o in 0..MAX_MEMBERS {
             let running = self.processes[o as usize].is_some();
@@ -177,10 +187,19 @@ impl LocalCluster {
                 self.start(o, bootstrap);
             } else if o >= replicas && running {
                 self.stop(o);
-                self.wipe(o);
             }
         }
         self.replicas = replicas;
+    }
+
+    /// Deletes the volume of `ordinal`, which must have no pod (a PVC in use is only deleted once
+    /// its pod is gone).
+    fn delete_volume(&mut self, ordinal: u32) {
+        assert!(
+            self.processes[ordinal as usize].is_none(),
+            "the controller deleted the volume of running member {ordinal}"
+        );
+        self.wipe(ordinal);
     }
 }
 
@@ -234,9 +253,33 @@ async fn get(client_url: &str, key: &str) -> Option<String> {
     String::from_utf8(STANDARD.decode(encoded).ok()?).ok()
 }
 
+/// How [`converge_with`] plays the controller.
+#[derive(Clone, Copy)]
+struct Controller {
+    /// `spec.replaceFailedMembers`.
+    replace_failed: bool,
+    /// Whether volume deletions the controller asks for happen; `false` models a claim that
+    /// outlived its member anyway (deleted by hand and restored, a controller that crashed
+    /// between the steps, a cluster without the retention policy).
+    volumes_deleted: bool,
+}
+
+const CONTROLLER: Controller = Controller {
+    replace_failed: false,
+    volumes_deleted: true,
+};
+
 /// Runs the planner against the real cluster until it is steady at `desired` members, the way
 /// the controller does (one step per round, observing in between). Returns the steps taken.
 async fn converge(cluster: &mut LocalCluster, desired: u32) -> Vec<Step> {
+    converge_with(cluster, desired, CONTROLLER).await
+}
+
+async fn converge_with(
+    cluster: &mut LocalCluster,
+    desired: u32,
+    controller: Controller,
+) -> Vec<Step> {
     let client = cluster.client();
     let mut steps = Vec::new();
     let start = Instant::now();
@@ -255,10 +298,17 @@ async fn converge(cluster: &mut LocalCluster, desired: u32) -> Vec<Step> {
                 }
                 Err(e) => panic!("observe failed: {e}"),
             };
-        let step = planner::plan(&observed.planner_view(desired, cluster.replicas));
+        let view = observed
+            .planner_view(desired, cluster.replicas)
+            .replacing_failed(controller.replace_failed);
+        let step = planner::plan(&view);
         match &step {
             Step::Steady => return steps,
             Step::Blocked(why) => panic!("planner blocked: {why}"),
+            Step::Flapping { .. } => {
+                steps.push(step);
+                return steps;
+            }
             Step::Wait(_) => {
                 tokio::time::sleep(Duration::from_millis(300)).await;
                 continue;
@@ -282,6 +332,11 @@ async fn converge(cluster: &mut LocalCluster, desired: u32) -> Vec<Step> {
         };
         if let Some(replicas) = applied.scale_to {
             cluster.scale(replicas, &bootstrap);
+        }
+        if controller.volumes_deleted {
+            for &ordinal in &applied.delete_volumes {
+                cluster.delete_volume(ordinal);
+            }
         }
         if let Some(ordinal) = applied.restart_empty {
             cluster.stop(ordinal);
@@ -411,21 +466,96 @@ fn steps_id(steps: &[Step], index: usize) -> u64 {
     }
 }
 
+/// Voters of the cluster that answer, by name.
+async fn voter_names(client: &GatewayClient) -> BTreeSet<String> {
+    client
+        .list()
+        .await
+        .expect("list")
+        .into_iter()
+        .filter(|m| !m.is_learner && m.started())
+        .map(|m| m.name)
+        .collect()
+}
+
+fn names(list: &[&str]) -> BTreeSet<String> {
+    list.iter().map(|n| (*n).to_owned()).collect()
+}
+
 #[tokio::test]
-async fn a_member_whose_data_was_lost_is_replaced_and_rejoins() {
+async fn shrink_then_grow_again_with_the_volumes_kept() {
     let mut cluster = LocalCluster::new();
     cluster.scale(3, &Bootstrap::New { size: 3 });
     let client = cluster.client();
     wait_voters(&cluster, 3, Duration::from_secs(30)).await;
     put(&cluster.topology.client_url(0), "k", "v").await;
-    let before = client.list().await.expect("list");
-    let old_id = before.iter().find(|m| m.name == "m2").expect("m2").id;
 
-    // The disk of m2 is lost; its pod restarts with the same identity and no data. etcd then
-    // usually stops at the leader's first heartbeat (it commits beyond the empty log): the crash
-    // loop the controller must end. When an append happens to reach it first, it catches up
-    // quietly instead; lose the disk again then, until it stops, as a pod's would keep doing.
-    let mut stopped = false;
+    let down = converge(&mut cluster, 1).await;
+    assert_eq!(
+        down.last(),
+        Some(&Step::ScaleStatefulSet { replicas: 1 }),
+        "{down:?}"
+    );
+    assert!(
+        !cluster.data_dir(1).exists() && !cluster.data_dir(2).exists(),
+        "the removed members' volumes are deleted once their pods are gone"
+    );
+    assert!(cluster.data_dir(0).exists());
+
+    let up = converge(&mut cluster, 3).await;
+    assert!(
+        !up.iter().any(|s| matches!(s, Step::RestartEmpty { .. })),
+        "no member had to recover from stale data: {up:?}"
+    );
+    assert_eq!(
+        voter_names(&client).await,
+        names(&["m0", "m1", "m2"]),
+        "{up:?}"
+    );
+    wait_voters(&cluster, 3, Duration::from_secs(30)).await;
+    assert_eq!(
+        get(&cluster.topology.client_url(2), "k").await.as_deref(),
+        Some("v")
+    );
+}
+
+#[tokio::test]
+async fn a_learner_stuck_on_a_removed_member_s_volume_restarts_empty() {
+    let kept = Controller {
+        volumes_deleted: false,
+        ..CONTROLLER
+    };
+    let mut cluster = LocalCluster::new();
+    cluster.scale(3, &Bootstrap::New { size: 3 });
+    let client = cluster.client();
+    wait_voters(&cluster, 3, Duration::from_secs(30)).await;
+    converge_with(&mut cluster, 2, kept).await;
+    assert!(
+        cluster.data_dir(2).exists(),
+        "m2's volume outlived its member"
+    );
+
+    // m2's new pod starts on the removed member's data, which etcd refuses; the learner added
+    // for it never starts until its volume is emptied.
+    let up = converge_with(&mut cluster, 3, kept).await;
+    assert!(
+        up.contains(&Step::RestartEmpty { ordinal: 2 }),
+        "{up:?}\nm2 log:\n{}",
+        cluster.log(2)
+    );
+    assert!(
+        cluster.log(2).contains("permanently removed"),
+        "m2 first failed on the old data:\n{}",
+        cluster.log(2)
+    );
+    assert_eq!(voter_names(&client).await, names(&["m0", "m1", "m2"]));
+}
+
+/// Loses m2's disk until its etcd stops: it restarts with the same identity and no data. etcd
+/// then usually stops at the leader's first heartbeat (it commits beyond the empty log), the
+/// crash loop a pod would show. When an append happens to reach it first, it catches up quietly
+/// instead; lose the disk again then, as a pod's would keep doing.
+async fn lose_the_disk_of_m2(cluster: &mut LocalCluster) {
     for _ in 0..5 {
         cluster.stop(2);
         cluster.wipe(2);
@@ -440,17 +570,56 @@ async fn a_member_whose_data_was_lost_is_replaced_and_rejoins() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         if cluster.exited(2) {
-            stopped = true;
-            break;
+            return;
         }
     }
-    assert!(
-        stopped,
+    panic!(
         "m2 kept running on an empty data directory, 5 times:\n{}",
         cluster.log(2)
     );
+}
+
+#[tokio::test]
+async fn a_failing_member_is_reported_and_kept_unless_replacement_is_allowed() {
+    let mut cluster = LocalCluster::new();
+    cluster.scale(3, &Bootstrap::New { size: 3 });
+    let client = cluster.client();
+    wait_voters(&cluster, 3, Duration::from_secs(30)).await;
+    let before = client.list().await.expect("list");
+    lose_the_disk_of_m2(&mut cluster).await;
 
     let steps = converge(&mut cluster, 3).await;
+    assert!(
+        matches!(steps.as_slice(), [Step::Flapping { ordinal: 2, .. }]),
+        "{steps:?}"
+    );
+    assert_eq!(
+        client.list().await.expect("list"),
+        before,
+        "no member was removed"
+    );
+}
+
+#[tokio::test]
+async fn a_member_whose_data_was_lost_is_replaced_and_rejoins_when_allowed() {
+    let mut cluster = LocalCluster::new();
+    cluster.scale(3, &Bootstrap::New { size: 3 });
+    let client = cluster.client();
+    wait_voters(&cluster, 3, Duration::from_secs(30)).await;
+    put(&cluster.topology.client_url(0), "k", "v").await;
+    let before = client.list().await.expect("list");
+    let old_id = before.iter().find(|m| m.name == "m2").expect("m2").id;
+    lose_the_disk_of_m2(&mut cluster).await;
+
+    let steps = converge_with(
+        &mut cluster,
+        3,
+        Controller {
+            replace_failed: true,
+            ..CONTROLLER
+        },
+    )
+    .await;
     assert!(
         matches!(steps[0], Step::Replace { ordinal: 2, .. }),
         "{steps:?}\nm2 log:\n{}",

@@ -4,10 +4,13 @@
 use serde_json::Value;
 
 /// The first field where `live` differs from `desired`, as a path like
-/// `spec.template.spec.containers[0].image`, or `None` when every field of `desired` is present
+/// `spec.template.spec.containers[name=etcd].image`, or `None` when every field of `desired` is present
 /// in `live` with the same value. Fields only in `live` (defaults, other managers' fields,
-/// status) are not drift. Empty objects, empty lists and nulls in `desired` match absent
-/// fields, and a number matches the same number written as a string (int-or-string fields).
+/// status) are not drift, and neither are items another writer added to a list keyed by
+/// `name` (an env entry, a sidecar container, a volume: server-side apply merges those lists by
+/// name, so they are not ours); other lists must match item for item. Empty objects, empty
+/// lists and nulls in `desired` match absent fields, and a number matches the same number
+/// written as a string (int-or-string fields).
 pub fn drift(desired: &Value, live: &Value) -> Option<String> {
     drift_at(desired, live, String::new())
 }
@@ -19,6 +22,12 @@ fn is_empty(v: &Value) -> bool {
         Value::Array(a) => a.is_empty(),
         _ => false,
     }
+}
+
+/// Whether every item of a desired list is an object with a string `name`: such lists are
+/// merged by name by server-side apply.
+fn keyed_by_name(items: &[Value]) -> bool {
+    !items.is_empty() && items.iter().all(|i| i["name"].is_string())
 }
 
 fn drift_at(desired: &Value, live: &Value, path: String) -> Option<String> {
@@ -40,6 +49,14 @@ fn drift_at(desired: &Value, live: &Value, path: String) -> Option<String> {
                 Some(lv) => drift_at(dv, lv, child_path),
                 None if is_empty(dv) => None,
                 None => Some(child_path),
+            }
+        }),
+        (Value::Array(d), Value::Array(l)) if keyed_by_name(d) => d.iter().find_map(|dv| {
+            let name = &dv["name"];
+            let item_path = format!("{path}[name={}]", name.as_str().unwrap_or_default());
+            match l.iter().find(|lv| lv["name"] == *name) {
+                Some(lv) => drift_at(dv, lv, item_path),
+                None => Some(item_path),
             }
         }),
         (Value::Array(d), Value::Array(l)) => {
@@ -77,7 +94,7 @@ mod tests {
         let live = json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x:1"}]}}}});
         assert_eq!(
             drift(&desired, &live).as_deref(),
-            Some("spec.template.spec.containers[0].image")
+            Some("spec.template.spec.containers[name=c].image")
         );
         assert_eq!(
             drift(&json!({"a": {"b": 1}}), &json!({})).as_deref(),
@@ -86,6 +103,26 @@ mod tests {
         assert_eq!(
             drift(&json!({"l": [1, 2]}), &json!({"l": [1]})).as_deref(),
             Some("l")
+        );
+    }
+
+    #[test]
+    fn items_another_writer_added_to_a_named_list_are_not_drift() {
+        let desired = json!({"env": [{"name": "A", "value": "1"}], "args": ["x"]});
+        let live = json!({"env": [{"name": "INJECTED", "value": "y"}, {"name": "A", "value": "1"}], "args": ["x"]});
+        assert_eq!(drift(&desired, &live), None);
+        let changed = json!({"env": [{"name": "A", "value": "2"}], "args": ["x"]});
+        assert_eq!(
+            drift(&desired, &changed).as_deref(),
+            Some("env[name=A].value")
+        );
+        let gone = json!({"env": [{"name": "B", "value": "1"}], "args": ["x"]});
+        assert_eq!(drift(&desired, &gone).as_deref(), Some("env[name=A]"));
+        let extra_arg = json!({"env": [{"name": "A", "value": "1"}], "args": ["x", "y"]});
+        assert_eq!(
+            drift(&desired, &extra_arg).as_deref(),
+            Some("args"),
+            "a list without keys is atomic"
         );
     }
 

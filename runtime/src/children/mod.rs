@@ -14,7 +14,9 @@ mod ownership;
 
 pub use child::Child;
 pub use client::Children;
-pub use ownership::{MANAGED_BY, MANAGED_BY_LABEL, owned, watch_config};
+pub use ownership::{
+    Holder, MANAGED_BY, MANAGED_BY_LABEL, holder, owned, refusal_message, watch_config,
+};
 
 use serde_json::Value;
 

@@ -1,5 +1,7 @@
 //! What rendering takes besides the spec: the facts the controller observed or decided.
 
+use std::collections::BTreeMap;
+
 use super::bootstrap::Bootstrap;
 use crate::version::Release;
 
@@ -9,10 +11,20 @@ pub struct RenderInput {
     pub release: Release,
     /// StatefulSet replicas: the planner decides them, never the spec directly.
     pub replicas: u32,
-    /// Member configuration to write; `None` leaves the live ConfigMap as it is (while etcd
-    /// cannot be asked who its members are).
-    pub bootstrap: Option<Bootstrap>,
+    /// The member configuration files of the bootstrap ConfigMap.
+    pub bootstrap: BootstrapFiles,
     /// Whether children carry an owner reference to the EtcdCluster. Without one (deletion
     /// policy Orphan), deleting the EtcdCluster leaves them running.
     pub owned: bool,
+}
+
+/// Where the bootstrap ConfigMap's files come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BootstrapFiles {
+    /// Rendered for this membership.
+    Render(Bootstrap),
+    /// Kept as they are (while etcd cannot be asked who its members are): the live ConfigMap's
+    /// files, or those recovered when it was deleted. The ConfigMap is still applied, so that
+    /// its labels and owner reference follow the deletion policy.
+    Keep(BTreeMap<String, String>),
 }

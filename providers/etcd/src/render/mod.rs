@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::ResourceExt;
 
-pub use self::input::RenderInput;
+pub use self::input::{BootstrapFiles, RenderInput};
 
 use self::bootstrap::Bootstrap;
 use self::owner::Owner;
@@ -30,7 +30,7 @@ use crate::names::ClusterNames;
 pub struct Rendered {
     pub peer_service: Service,
     pub client_service: Service,
-    pub bootstrap_config: Option<ConfigMap>,
+    pub bootstrap_config: ConfigMap,
     pub statefulset: StatefulSet,
     pub pdb: PodDisruptionBudget,
 }
@@ -39,15 +39,13 @@ impl Rendered {
     /// The children in apply order: configuration and Services before the pods that use them.
     pub fn into_children(self) -> Result<Vec<Child>, Error> {
         let ser = |what| move |source| Error::Serialize { what, source };
-        let mut children = Vec::with_capacity(5);
-        if let Some(cm) = &self.bootstrap_config {
-            children.push(Child::from_typed(cm).map_err(ser("ConfigMap"))?);
-        }
-        children.push(Child::from_typed(&self.peer_service).map_err(ser("Service"))?);
-        children.push(Child::from_typed(&self.client_service).map_err(ser("Service"))?);
-        children.push(Child::from_typed(&self.statefulset).map_err(ser("StatefulSet"))?);
-        children.push(Child::from_typed(&self.pdb).map_err(ser("PodDisruptionBudget"))?);
-        Ok(children)
+        Ok(vec![
+            Child::from_typed(&self.bootstrap_config).map_err(ser("ConfigMap"))?,
+            Child::from_typed(&self.peer_service).map_err(ser("Service"))?,
+            Child::from_typed(&self.client_service).map_err(ser("Service"))?,
+            Child::from_typed(&self.statefulset).map_err(ser("StatefulSet"))?,
+            Child::from_typed(&self.pdb).map_err(ser("PodDisruptionBudget"))?,
+        ])
     }
 }
 
@@ -59,23 +57,30 @@ pub fn render(cluster: &EtcdCluster, input: &RenderInput) -> Result<Rendered, Er
     Ok(Rendered {
         peer_service: services::peer(&names, &owner),
         client_service: services::client(&names, &owner),
-        bootstrap_config: input.bootstrap.as_ref().map(|b| {
-            let data = bootstrap::config_files(
-                &names,
-                bootstrap_ordinals(b, input.replicas),
-                b,
-                &token,
-                statefulset::DATA_DIR,
-            );
-            ConfigMap {
-                metadata: owner.meta(names.bootstrap_config(), &names),
-                data: Some(data),
-                ..ConfigMap::default()
-            }
-        }),
+        bootstrap_config: ConfigMap {
+            metadata: owner.meta(names.bootstrap_config(), &names),
+            data: Some(match &input.bootstrap {
+                BootstrapFiles::Render(b) => bootstrap::config_files(
+                    &names,
+                    bootstrap_ordinals(b, input.replicas),
+                    b,
+                    &token,
+                    statefulset::DATA_DIR,
+                ),
+                BootstrapFiles::Keep(files) => files.clone(),
+            }),
+            ..ConfigMap::default()
+        },
         statefulset: statefulset::render(cluster, &names, &owner, input),
-        pdb: pdb::render(&names, &owner, input.replicas),
+        pdb: pdb::render(&names, &owner, pdb_members(cluster, input.replicas)),
     })
+}
+
+/// Members the PodDisruptionBudget protects: the spec's size, never more than the pods the
+/// controller runs (while growing, the new members do not count yet), and never what a hand
+/// edit of the StatefulSet says.
+fn pdb_members(cluster: &EtcdCluster, replicas: u32) -> u32 {
+    u32::try_from(cluster.spec.size).unwrap_or(0).min(replicas)
 }
 
 /// Names of `cluster`'s children.

@@ -8,13 +8,15 @@ use kube::Resource;
 use kube::api::ObjectMeta;
 
 use crate::error::Error;
-use crate::names::{ClusterNames, VERSION_ANNOTATION};
+use crate::names::{ClusterNames, REPLICAS_ANNOTATION, VERSION_ANNOTATION};
 
 /// Owner reference and labels shared by every child.
 pub(crate) struct Owner {
     reference: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>,
     uid: String,
+    /// Annotations of the StatefulSet: the version and replicas it was rendered with.
     version: String,
+    replicas: Option<u32>,
 }
 
 impl Owner {
@@ -27,6 +29,7 @@ impl Owner {
             reference: owned.then_some(reference),
             uid,
             version: String::new(),
+            replicas: None,
         })
     }
 
@@ -38,17 +41,25 @@ impl Owner {
             namespace: Some(names.namespace.clone()),
             labels: Some(labels),
             owner_references: self.reference.clone().map(|r| vec![r]),
-            annotations: (!self.version.is_empty())
-                .then(|| BTreeMap::from([(VERSION_ANNOTATION.to_owned(), self.version.clone())])),
+            annotations: (!self.version.is_empty()).then(|| {
+                let mut annotations =
+                    BTreeMap::from([(VERSION_ANNOTATION.to_owned(), self.version.clone())]);
+                if let Some(replicas) = self.replicas {
+                    annotations.insert(REPLICAS_ANNOTATION.to_owned(), replicas.to_string());
+                }
+                annotations
+            }),
             ..ObjectMeta::default()
         }
     }
 
-    pub(super) fn with_version(&self, version: String) -> Self {
+    /// The owner of the StatefulSet, which records the version and replicas it runs.
+    pub(super) fn with_version(&self, version: String, replicas: u32) -> Self {
         Self {
             reference: self.reference.clone(),
             uid: self.uid.clone(),
             version,
+            replicas: Some(replicas),
         }
     }
 }

@@ -9,6 +9,12 @@
 //!   for each to be Ready, which with the PodDisruptionBudget keeps quorum through an upgrade.
 //! - Each pod reads its own configuration file from the bootstrap ConfigMap
 //!   (see [`super::bootstrap`]); `POD_NAME` picks the file.
+//! - Volumes: `whenScaled: Delete`, because a scaled-down pod's member has been removed from
+//!   etcd, and etcd refuses to start a pod of the same ordinal on its data later ("the member
+//!   has been permanently removed from the cluster"); the controller deletes those claims as
+//!   well (clusters without the retention policy, or a claim that outlived it). `whenDeleted:
+//!   Retain`: deleting the StatefulSet (the EtcdCluster) keeps the data, as the deletion policy
+//!   promises nothing more.
 //! - Probes: with `/livez` and `/readyz` (3.4.29+, 3.5.11+) liveness does not depend on a leader;
 //!   older versions only have `/health`, which fails without a leader, so liveness is a TCP check
 //!   there: restarting members of a cluster without quorum only makes it worse.
@@ -16,7 +22,10 @@
 use std::collections::BTreeMap;
 
 use ferroplane_apis::etcd::EtcdCluster;
-use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy};
+use k8s_openapi::api::apps::v1::{
+    StatefulSet, StatefulSetPersistentVolumeClaimRetentionPolicy, StatefulSetSpec,
+    StatefulSetUpdateStrategy,
+};
 use k8s_openapi::api::core::v1::{
     ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource,
     HTTPGetAction, ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSpec,
@@ -42,7 +51,7 @@ pub(super) fn render(
     owner: &Owner,
     input: &RenderInput,
 ) -> StatefulSet {
-    let owner = owner.with_version(input.release.version.to_string());
+    let owner = owner.with_version(input.release.version.to_string(), input.replicas);
     let mut pod_labels = names.labels();
     pod_labels.extend(names.selector());
     let storage = cluster.spec.storage.as_ref();
@@ -108,6 +117,12 @@ pub(super) fn render(
                     ..PodSpec::default()
                 }),
             },
+            persistent_volume_claim_retention_policy: storage.map(|_| {
+                StatefulSetPersistentVolumeClaimRetentionPolicy {
+                    when_deleted: Some("Retain".to_owned()),
+                    when_scaled: Some("Delete".to_owned()),
+                }
+            }),
             volume_claim_templates: claims,
             ..StatefulSetSpec::default()
         }),

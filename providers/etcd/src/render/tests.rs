@@ -1,5 +1,7 @@
 //! Rendering tests: fixtures, then what each child must look like.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::core::v1::{Container, Probe};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -24,7 +26,7 @@ fn input(c: &EtcdCluster, replicas: u32) -> RenderInput {
     RenderInput {
         release: version::resolve(&c.spec).expect("resolves"),
         replicas,
-        bootstrap: Some(Bootstrap::New { size: replicas }),
+        bootstrap: BootstrapFiles::Render(Bootstrap::New { size: replicas }),
         owned: true,
     }
 }
@@ -88,18 +90,6 @@ fn orphaned_children_have_no_owner_reference() {
 }
 
 #[test]
-fn without_a_bootstrap_decision_the_config_map_is_left_alone() {
-    let c = cluster(serde_json::json!({"size": 3}));
-    let mut i = input(&c, 3);
-    i.bootstrap = None;
-    let children = render(&c, &i)
-        .expect("renders")
-        .into_children()
-        .expect("serializes");
-    assert!(children.iter().all(|c| c.kind() != "ConfigMap"));
-}
-
-#[test]
 fn config_files_cover_every_pod_and_member() {
     let b = Bootstrap::Existing {
         members: [0, 1, 4].into(),
@@ -115,10 +105,7 @@ fn config_files_cover_every_pod_and_member() {
 fn token_depends_on_the_uid() {
     let c = cluster(serde_json::json!({"size": 1}));
     let rendered = render(&c, &input(&c, 1)).expect("renders");
-    let data = rendered
-        .bootstrap_config
-        .and_then(|cm| cm.data)
-        .expect("data");
+    let data = rendered.bootstrap_config.data.expect("data");
     assert!(data["etcd-0.json"].contains("\"initial-cluster-token\": \"etcd-01234567\""));
 }
 
@@ -135,6 +122,42 @@ fn max_unavailable_keeps_quorum() {
             "{members} members"
         );
     }
+}
+
+#[test]
+fn the_pdb_follows_the_spec_not_more_pods() {
+    let c = cluster(serde_json::json!({"size": 3}));
+    for (replicas, expected) in [(5, 1), (3, 1), (1, 0)] {
+        let pdb = render(&c, &input(&c, replicas)).expect("renders").pdb;
+        assert_eq!(
+            pdb.spec.expect("spec").max_unavailable,
+            Some(IntOrString::Int(expected)),
+            "size 3 with {replicas} pods"
+        );
+    }
+}
+
+#[test]
+fn kept_bootstrap_files_are_applied_unchanged_with_the_policy_s_owner() {
+    let c = cluster(serde_json::json!({"size": 3, "deletionPolicy": "Orphan"}));
+    let files = BTreeMap::from([("etcd-0.json".to_owned(), "{}".to_owned())]);
+    let rendered = render(
+        &c,
+        &RenderInput {
+            bootstrap: BootstrapFiles::Keep(files.clone()),
+            owned: false,
+            ..input(&c, 3)
+        },
+    )
+    .expect("renders");
+    assert_eq!(rendered.bootstrap_config.data, Some(files));
+    assert!(
+        rendered
+            .bootstrap_config
+            .metadata
+            .owner_references
+            .is_none()
+    );
 }
 
 // services
@@ -215,6 +238,21 @@ fn storage_becomes_a_claim_template_else_an_empty_dir() {
             .and_then(|r| r.requests.as_ref())
             .expect("requests")["storage"],
         Quantity("8Gi".into())
+    );
+    let retention = spec
+        .persistent_volume_claim_retention_policy
+        .expect("a retention policy");
+    assert_eq!(
+        (
+            retention.when_scaled.as_deref(),
+            retention.when_deleted.as_deref()
+        ),
+        (Some("Delete"), Some("Retain")),
+        "a scaled-down member's data must not come back with its ordinal"
+    );
+    assert_eq!(
+        sts.metadata.annotations.expect("annotations")[crate::names::REPLICAS_ANNOTATION],
+        "3"
     );
     let volumes = spec.template.spec.expect("pod").volumes.expect("volumes");
     assert!(volumes.iter().all(|v| v.empty_dir.is_none()));
