@@ -15,7 +15,7 @@
 //! The flow: `versions` (what) → `builder` + `gomod` (build once, cached) → `pki` and
 //! `kubeconfig` → `credentials` (the files) → `components` (command lines) → `process` (children
 //! that never outlive their owner) → `control_plane` (start in order, wait until healthy) →
-//! `nodes` (the fake nodes kwok plays).
+//! `nodes` (the fake nodes kwok plays); `shared`: one control plane for a whole test binary.
 
 mod builder;
 mod components;
@@ -28,10 +28,12 @@ mod layout;
 mod nodes;
 mod pki;
 mod process;
+mod shared;
 mod versions;
 
 pub use builder::{Binaries, Builder};
-pub use control_plane::{ControlPlane, Options};
+pub use control_plane::{Access, ControlPlane, Options};
 pub use error::{Error, Result};
 pub use nodes::{fake_node, is_ready};
+pub use shared::shared;
 pub use versions::{Component, Versions};
