@@ -24,6 +24,9 @@ mod reliability;
 #[path = "../integration/reliability_network.rs"]
 mod reliability_network;
 
+// Only here: EtcdCluster with real etcd members behind the real StatefulSet controller.
+mod etcd_members;
+
 // Not here: `rbac.rs` edits the ferroplane-alibaba ClusterRole, which every test of the shared
 // control plane's controllers relies on.
 

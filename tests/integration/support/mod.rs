@@ -20,6 +20,7 @@
 pub const VISIBILITY_LAG: Duration = Duration::from_secs(1);
 
 pub mod daemon;
+pub mod etcd_members;
 
 /// The API server a test binary's suites run against (its `main.rs` sets `SERVER`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +58,8 @@ enum Backend {
     Cluster {
         mock: MockServer,
         controllers: Controllers,
+        /// On the real control plane, when the test runs the EtcdCluster controller.
+        etcd: Option<etcd_members::EtcdHarness>,
     },
 }
 
@@ -87,8 +90,19 @@ impl E2e {
             (Server::RealControlPlane, _) => {
                 let cluster = real_cluster::shared().await;
                 let client = cluster.admin_client().await;
-                let backend =
-                    in_cluster(cluster.controller_client().await, &namespace, options).await;
+                let controller_client = cluster.controller_client().await;
+                let mut options = options;
+                // EtcdCluster's controller runs with real members (see `etcd_members`).
+                let etcd = options.kinds.contains(&Kind::EtcdCluster).then(|| {
+                    options.kinds.retain(|k| *k != Kind::EtcdCluster);
+                    etcd_members::EtcdHarness::start(
+                        client.clone(),
+                        controller_runtime(controller_client.clone(), &options),
+                        &namespace,
+                        dir.path(),
+                    )
+                });
+                let backend = in_cluster(controller_client, &namespace, options, etcd).await;
                 (backend, cluster.admin_kubeconfig(), client)
             }
             (Server::Sandbox, None) => {
@@ -113,7 +127,7 @@ impl E2e {
             (Server::Sandbox, Some(kubeconfig)) => {
                 let client = client_from_kubeconfig(&kubeconfig).await;
                 apply_crds(&client, ferroplane_apis::crds()).await;
-                let backend = in_cluster(client.clone(), &namespace, options).await;
+                let backend = in_cluster(client.clone(), &namespace, options, None).await;
                 (backend, kubeconfig, client)
             }
         };
@@ -158,6 +172,17 @@ spec:
         match self.backend.as_ref().expect("running") {
             Backend::Sandbox(env) => env.mock(),
             Backend::Cluster { mock, .. } => mock,
+        }
+    }
+
+    /// The real etcd members of the test's namespace (real control plane, EtcdCluster kind).
+    #[allow(dead_code, reason = "used by tests/real_control_plane only")]
+    pub fn etcd_members(&self) -> &ferroplane_testenv::EtcdMembers {
+        match self.backend.as_ref().expect("running") {
+            Backend::Cluster {
+                etcd: Some(etcd), ..
+            } => &etcd.members,
+            _ => panic!("real etcd members run only on the real control plane, for EtcdCluster"),
         }
     }
 
@@ -246,12 +271,19 @@ spec:
     pub async fn finish(mut self) {
         match self.backend.take().expect("running") {
             Backend::Sandbox(env) => env.shutdown().await,
-            Backend::Cluster { mock, controllers } => {
+            Backend::Cluster {
+                mock,
+                controllers,
+                etcd,
+            } => {
                 let namespaces: Api<Namespace> = Api::all(self.client.clone());
                 let _ = namespaces
                     .delete(&self.namespace, &DeleteParams::default())
                     .await;
                 controllers.stop().await;
+                if let Some(etcd) = etcd {
+                    etcd.controller.stop().await;
+                }
                 mock.shutdown().await;
             }
         }
@@ -260,14 +292,19 @@ spec:
 
 /// The ECS mock and the controllers in the test process, against a cluster, watching only
 /// `namespace`; `controller_client` is who they act as.
-async fn in_cluster(controller_client: kube::Client, namespace: &str, options: Options) -> Backend {
+async fn in_cluster(
+    controller_client: kube::Client,
+    namespace: &str,
+    options: Options,
+    etcd: Option<etcd_members::EtcdHarness>,
+) -> Backend {
     let mock = ecs_mock::start(
         MockConfig::new(ACCESS_KEY_ID, ACCESS_KEY_SECRET)
             .with_transition_delay(Duration::from_millis(300))
             .with_visibility_lag(VISIBILITY_LAG),
     )
     .await;
-    let runtime = Runtime::new(controller_client, RuntimeConfig::default());
+    let runtime = controller_runtime(controller_client, &options);
     let mut options = Options {
         namespace: Some(namespace.to_owned()),
         ..options
@@ -281,5 +318,22 @@ async fn in_cluster(controller_client: kube::Client, namespace: &str, options: O
         controllers::run(&runtime, &options, shutdown).await;
         Ok(())
     });
-    Backend::Cluster { mock, controllers }
+    Backend::Cluster {
+        mock,
+        controllers,
+        etcd,
+    }
+}
+
+/// A runtime as the sandbox environment makes it: no client-side rate limit, the options' poll
+/// interval and concurrency.
+fn controller_runtime(client: kube::Client, options: &Options) -> Runtime {
+    Runtime::new(
+        client,
+        RuntimeConfig {
+            rate_limit: 0.0,
+            controller: options.controller_config(),
+            ..RuntimeConfig::default()
+        },
+    )
 }
