@@ -115,6 +115,7 @@ async fn wait_ready_with_voters(e2e: &E2e, name: &str, n: u32, version: &str) {
             .etcd_members()
             .members()
             .into_iter()
+            .filter(|m| m.pod.starts_with(&format!("{name}-")))
             .map(|m| (m.pod, m.version))
             .collect();
         let all_of_version = processes.len() == n as usize

@@ -11,9 +11,13 @@
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
+
+/// The next member address of this process (its runners must not hand out one twice).
+static NEXT_ADDRESS: AtomicU32 = AtomicU32::new(1);
 
 /// A pod, by namespace and name.
 pub type PodKey = (String, String);
@@ -66,10 +70,11 @@ impl MemberAddresses {
     pub(crate) fn register(&self, pod: &PodKey, dns_name: Option<String>) -> Result<Ipv4Addr> {
         let (ip, changed) = {
             let mut table = self.lock();
-            let next = table.addresses.len() as u32 + 1;
             let mut changed = false;
             let ip = *table.addresses.entry(pod.clone()).or_insert_with(|| {
                 changed = true;
+                // One sequence for the whole process: all its runners share 127.B.0.0/16.
+                let next = NEXT_ADDRESS.fetch_add(1, Ordering::Relaxed);
                 Ipv4Addr::new(
                     127,
                     self.second_octet,
