@@ -166,6 +166,12 @@ async fn three_real_members_become_ready_as_voters() {
     e2e.finish().await;
 }
 
+// Issue 15 (branch etcdsafe): scaling down keeps the removed member's claim, as a StatefulSet
+// does, and the controller does not clear it; scaling up again re-adds `<name>-1` as a new
+// learner while its pod starts on the old member's data, and etcd answers "rejected Raft
+// message to mismatch member" until the test times out (3 → 1 passes). Run with `--ignored`
+// once that fix is merged.
+#[ignore = "fails until issue 15: the removed member's PVC is reused by the re-added learner"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scaling_three_to_one_to_three_changes_the_real_membership() {
     let (_, current) = versions();
