@@ -17,6 +17,23 @@ use provider_etcd::controller::MembershipFactory;
 use provider_etcd::membership::{GatewayClient, GatewayConfig};
 use provider_etcd::names::ClusterNames;
 
+/// Builds the etcd release of `deploy/samples/etcdcluster.yaml` when missing (about a minute
+/// on 2 cores), before the test: the runner would otherwise build it while the test waits.
+pub async fn ensure_sample_release() {
+    let sample: serde_json::Value =
+        serde_saphyr::from_str(&ferroplane_testkit::samples::read("etcdcluster.yaml"))
+            .expect("the EtcdCluster sample is YAML");
+    let version = sample["spec"]["version"]
+        .as_str()
+        .expect("the EtcdCluster sample names its version")
+        .trim_start_matches('v')
+        .to_owned();
+    tokio::task::spawn_blocking(move || Builder::new(None).ensure_etcd(&format!("v{version}")))
+        .await
+        .expect("the build does not panic")
+        .unwrap_or_else(|e| panic!("the sample's etcd builds: {e}"));
+}
+
 /// Membership clients that resolve the cluster's names to the test's members.
 #[derive(Clone)]
 struct LoopbackFactory {

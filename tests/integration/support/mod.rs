@@ -93,6 +93,9 @@ impl E2e {
                 let controller_client = cluster.controller_client().await;
                 let mut options = options;
                 // EtcdCluster's controller runs with real members (see `etcd_members`).
+                if options.kinds.contains(&Kind::EtcdCluster) {
+                    etcd_members::ensure_sample_release().await;
+                }
                 let etcd = options.kinds.contains(&Kind::EtcdCluster).then(|| {
                     options.kinds.retain(|k| *k != Kind::EtcdCluster);
                     etcd_members::EtcdHarness::start(
