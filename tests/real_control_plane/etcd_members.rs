@@ -91,6 +91,24 @@ async fn etcd_members(e2e: &E2e, name: &str) -> Result<Vec<(String, bool)>, Stri
     Ok(members)
 }
 
+/// name → member ID, as etcd lists its members.
+async fn etcd_member_ids(e2e: &E2e, name: &str) -> Result<Vec<(String, String)>, String> {
+    let list = etcd_call(e2e, name, "/v3/cluster/member/list").await?;
+    let mut ids: Vec<(String, String)> = list["members"]
+        .as_array()
+        .ok_or_else(|| format!("no members in {list}"))?
+        .iter()
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap_or_default().to_owned(),
+                m["ID"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    ids.sort();
+    Ok(ids)
+}
+
 fn voters(name: &str, n: u32) -> Vec<(String, bool)> {
     (0..n).map(|i| (format!("{name}-{i}"), false)).collect()
 }
@@ -163,6 +181,50 @@ async fn three_real_members_become_ready_as_voters() {
         .await
         .expect("etcd answers its status");
     assert_eq!(version["version"], current.as_str(), "{version}");
+    e2e.finish().await;
+}
+
+// The real StatefulSet controller replaces a deleted pod; its member starts again on the data of
+// the claim it keeps, under the same member ID (a member that lost its data could not).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_member_pod_comes_back_on_its_kept_volume() {
+    let (_, current) = versions();
+    ensure_releases(&[&current]).await;
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    e2e.apply(&cluster_yaml("kept", 3, &current, "Delete"))
+        .await;
+    wait_ready_with_voters(&e2e, "kept", 3, &current).await;
+    let ids = etcd_member_ids(&e2e, "kept")
+        .await
+        .expect("etcd lists its members");
+    let old_uid = e2e.jsonpath("pod/kept-1", "{.metadata.uid}").await;
+    let volume = e2e.jsonpath("pvc/data-kept-1", "{.spec.volumeName}").await;
+
+    e2e.k(&["delete", "pod", "kept-1", "--wait=false"]).await;
+    e2e.eventually(
+        "kept-1 replaced and its member running again",
+        WAIT,
+        || async {
+            let member = e2e
+                .etcd_members()
+                .members()
+                .into_iter()
+                .find(|m| m.pod == "kept-1")?;
+            (member.pod_uid != old_uid).then_some(())
+        },
+    )
+    .await;
+    wait_ready_with_voters(&e2e, "kept", 3, &current).await;
+    assert_eq!(
+        etcd_member_ids(&e2e, "kept").await,
+        Ok(ids),
+        "the same three members, kept-1 with its old ID"
+    );
+    assert_eq!(
+        e2e.jsonpath("pvc/data-kept-1", "{.spec.volumeName}").await,
+        volume,
+        "the same volume"
+    );
     e2e.finish().await;
 }
 
