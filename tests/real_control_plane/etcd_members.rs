@@ -197,6 +197,10 @@ async fn a_deleted_member_pod_comes_back_on_its_kept_volume() {
     let ids = etcd_member_ids(&e2e, "kept")
         .await
         .expect("etcd lists its members");
+    assert!(
+        ids.len() == 3 && ids.iter().all(|(_, id)| !id.is_empty()),
+        "{ids:?}"
+    );
     let old_uid = e2e.jsonpath("pod/kept-1", "{.metadata.uid}").await;
     let volume = e2e.jsonpath("pvc/data-kept-1", "{.spec.volumeName}").await;
 
