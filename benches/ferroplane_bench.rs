@@ -1,6 +1,8 @@
 //! `cargo run --release --bin ferroplane-bench -- --instances N`: ferroplane at scale, measured.
 //!
-//! Runs the sandbox API server and the ECS mock (transition delay 0) in this process and the
+//! Runs the API server (`--cluster sandbox`, the default: the sandbox in this process; `--cluster
+//! real`: the real control plane of ferroplane-testenv) and the ECS mock (transition delay 0) in
+//! this process and the
 //! ECSInstance controller in a child process (this program re-executed with `--controller`, the
 //! same code path as `ferroplane run`), so the controller's memory is measured alone. Then:
 //! 1. floor: a bare client creates N ECSInstances and patches each one's status once;
@@ -11,6 +13,8 @@
 //! 5. the controller's peak resident memory (VmHWM).
 //!
 //! The last line of stdout is one JSON object with the headline figures.
+
+mod cluster;
 
 // The allocator of the `ferroplane` binary, so that the controller is measured as it runs.
 #[global_allocator]
@@ -23,8 +27,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use clap::Parser;
+use cluster::{Cluster, ClusterKind};
 use ferroplane::controllers::{self, Kind, Options};
-use ferroplane::environment::{Environment, EnvironmentConfig};
 use ferroplane_apis::alibabacloud::{ECSInstance, ECSInstanceParameters, ECSInstanceSpec};
 use ferroplane_runtime::{Runtime, RuntimeConfig};
 use futures::{StreamExt, TryStreamExt};
@@ -41,6 +45,10 @@ const FLOOR_NAMESPACE: &str = "floor";
     about = "Scale benchmark of the ECSInstance controller against the sandbox and the ECS mock"
 )]
 struct Args {
+    /// The API server: the sandbox, or the real kube-apiserver of ferroplane-testenv (built on
+    /// first use, about 10 minutes on 2 cores).
+    #[arg(long, value_enum, default_value = "sandbox")]
+    cluster: ClusterKind,
     /// Number of ECSInstances.
     #[arg(long, default_value_t = 1000)]
     instances: usize,
@@ -187,19 +195,15 @@ impl Child {
 
 async fn run_benchmark(args: Args) -> anyhow::Result<()> {
     let n = args.instances;
-    let dir = tempfile::tempdir()?;
-    let mut config = EnvironmentConfig::new(dir.path());
-    config.transition_delay = Duration::ZERO;
-    config.simulate_workloads = false;
-    config.controllers = None;
-    let env = Environment::start(config).await?;
-    let client = env.client().clone();
+    let mut env = Cluster::start(args.cluster).await?;
+    let client = env.client();
     for ns in [BENCH_NAMESPACE, FLOOR_NAMESPACE] {
         create_namespace(&client, ns).await?;
     }
     copy_credentials(&client).await?;
     println!(
-        "ferroplane-bench: {n} ECSInstances, concurrency {}, poll interval {:?}, rate limit {}",
+        "ferroplane-bench: {n} ECSInstances on {}, concurrency {}, poll interval {:?}, rate limit {}",
+        env.describe(),
         args.concurrency,
         args.poll_interval,
         if args.rate_limit > 0.0 {
@@ -217,13 +221,8 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
     );
 
     // 2. The controller, then N ECSInstances until all are Ready.
-    env.sandbox().reset_writes();
-    let child = Child::spawn(
-        &args,
-        &env.info().kubeconfig,
-        &env.info().ecs_endpoint,
-        true,
-    )?;
+    env.reset_writes().await?;
+    let child = Child::spawn(&args, &env.kubeconfig(), &env.ecs_endpoint(), true)?;
     let started = Instant::now();
     create_instances(&client, BENCH_NAMESPACE, n, args.concurrency as usize).await?;
     let created = started.elapsed();
@@ -237,7 +236,7 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
     );
 
     // 3. Writes and cloud calls of the create phase.
-    let writes = env.sandbox().writes();
+    let writes = env.writes().await?;
     let object_writes: u64 = writes
         .iter()
         .filter(|((verb, resource), _)| verb != "create" && resource.starts_with("ecsinstances."))
@@ -271,22 +270,17 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
 
     // 4. Steady state, batched, once the create phase's last observations have gone by.
     tokio::time::sleep(args.poll_interval).await;
-    let batched = steady_state_describe_calls(&env, &args).await;
+    let batched = steady_state_describe_calls(env.mock(), &args).await;
     let peak_rss = child.peak_rss_mib().unwrap_or(f64::NAN);
     child.stop().await;
     println!("steady state, batched: {batched:.1} DescribeInstances per poll round");
     println!("controller peak RSS: {peak_rss:.1} MiB");
 
     // ... and unbatched, with a fresh controller (one DescribeInstances per object).
-    let child = Child::spawn(
-        &args,
-        &env.info().kubeconfig,
-        &env.info().ecs_endpoint,
-        false,
-    )?;
+    let child = Child::spawn(&args, &env.kubeconfig(), &env.ecs_endpoint(), false)?;
     // Let the restarted controller's initial pass over every object go by first.
     tokio::time::sleep(args.poll_interval).await;
-    let unbatched = steady_state_describe_calls(&env, &args).await;
+    let unbatched = steady_state_describe_calls(env.mock(), &args).await;
     child.stop().await;
     println!(
         "steady state, unbatched: {unbatched:.1} DescribeInstances per poll round ({:.0}x more)",
@@ -295,6 +289,7 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
 
     env.shutdown().await;
     let summary = serde_json::json!({
+        "cluster": format!("{:?}", args.cluster).to_lowercase(),
         "instances": n,
         "seconds_to_ready": round2(to_ready.as_secs_f64()),
         "floor_seconds": round2(floor.as_secs_f64()),
@@ -318,17 +313,15 @@ fn print_calls(title: &str, calls: &BTreeMap<String, u64>) {
     }
 }
 
-async fn steady_state_describe_calls(env: &Environment, args: &Args) -> f64 {
-    let before = env
-        .mock()
+async fn steady_state_describe_calls(mock: &alibaba_mock::MockServer, args: &Args) -> f64 {
+    let before = mock
         .stats()
         .calls
         .get("DescribeInstances")
         .copied()
         .unwrap_or(0);
     tokio::time::sleep(args.poll_interval * args.rounds).await;
-    let after = env
-        .mock()
+    let after = mock
         .stats()
         .calls
         .get("DescribeInstances")

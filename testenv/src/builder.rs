@@ -18,7 +18,7 @@ use serde::Deserialize;
 
 use crate::error::{BuildFailure, Error, Result, tail};
 use crate::gomod;
-use crate::versions::{Component, Versions};
+use crate::versions::{Component, Versions, parse_semver};
 
 /// kwok's own Stage definitions that make its nodes Ready, keep their Leases fresh, and move
 /// pods bound to them to Running (and away once deleted), read from the kwok module at the pinned
@@ -88,12 +88,31 @@ impl Builder {
 
     /// Where a component's programs live once built.
     pub fn component_dir(&self, c: Component) -> PathBuf {
-        self.cache
-            .join(format!("{}-{}", c.name(), self.versions.of(c)))
+        self.component_dir_at(c, self.versions.of(c))
+    }
+
+    fn component_dir_at(&self, c: Component, version: &str) -> PathBuf {
+        self.cache.join(format!("{}-{version}", c.name()))
     }
 
     pub fn is_built(&self, c: Component) -> bool {
-        self.component_dir(c).join(BUILD_INFO).is_file()
+        self.is_built_at(c, self.versions.of(c))
+    }
+
+    fn is_built_at(&self, c: Component, version: &str) -> bool {
+        self.component_dir_at(c, version).join(BUILD_INFO).is_file()
+    }
+
+    /// The `etcd` program of any release `vMAJOR.MINOR.PATCH` (an EtcdCluster member's
+    /// version), built from `go.etcd.io/etcd/server/v3` first when missing and cached like the
+    /// pinned components.
+    pub fn ensure_etcd(&self, version: &str) -> Result<PathBuf> {
+        if parse_semver(version).is_none() {
+            return Err(Error::Versions(format!(
+                "etcd version {version:?} is not vMAJOR.MINOR.PATCH"
+            )));
+        }
+        Ok(self.ensure_at(Component::Etcd, version)?.join("etcd"))
     }
 
     /// The programs, building whatever is missing first.
@@ -115,8 +134,12 @@ impl Builder {
 
     /// The component's directory, built first when missing.
     pub fn ensure(&self, c: Component) -> Result<PathBuf> {
-        let dir = self.component_dir(c);
-        if self.is_built(c) {
+        self.ensure_at(c, self.versions.of(c))
+    }
+
+    fn ensure_at(&self, c: Component, version: &str) -> Result<PathBuf> {
+        let dir = self.component_dir_at(c, version);
+        if self.is_built_at(c, version) {
             return Ok(dir);
         }
         fs::create_dir_all(&self.cache)
@@ -137,22 +160,22 @@ impl Builder {
                 .map_err(Error::io(format!("locking {}", lock_path.display())))?;
         }
         // Another process may have finished it while this one waited.
-        if self.is_built(c) {
+        if self.is_built_at(c, version) {
             return Ok(dir);
         }
-        self.build(c)?;
+        self.build(c, version)?;
         Ok(dir)
     }
 
-    fn build(&self, c: Component) -> Result<()> {
-        let version = self.versions.of(c).to_string();
+    fn build(&self, c: Component, version: &str) -> Result<()> {
+        let version = version.to_owned();
         let started = Instant::now();
         let work = self
             .cache
             .join("build")
             .join(format!("{}-{version}", c.name()));
         let partial = self.cache.join(format!("{}-{version}.partial", c.name()));
-        let final_dir = self.component_dir(c);
+        let final_dir = self.component_dir_at(c, &version);
         for d in [&partial, &final_dir] {
             if d.exists() {
                 fs::remove_dir_all(d).map_err(Error::io(format!("removing {}", d.display())))?;

@@ -273,7 +273,81 @@ impl ControlPlane {
     /// exist) with a token from the TokenRequest API, valid for 24 hours, and returns its path.
     /// The token is written only into that file (mode 0600), never logged.
     pub async fn service_account_kubeconfig(&self, namespace: &str, name: &str) -> Result<PathBuf> {
-        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), namespace);
+        self.access()
+            .issue_service_account_kubeconfig(&self.client, namespace, name)
+            .await
+    }
+
+    /// What another task or thread (with a tokio runtime of its own) needs to reach this control
+    /// plane: [`Access`] makes its clients in the caller's runtime.
+    pub fn access(&self) -> Access {
+        Access {
+            server: self.server.clone(),
+            ca_pem: self.ca_pem.clone(),
+            layout: self.layout.clone(),
+        }
+    }
+
+    /// Stops every process (SIGTERM, then SIGKILL after 10 s) and removes `D/ready`; a
+    /// temporary directory is removed too.
+    pub fn stop(mut self) {
+        self.processes.stop_all(Duration::from_secs(10));
+        let _ = std::fs::remove_file(self.layout.ready());
+    }
+}
+
+impl Drop for ControlPlane {
+    fn drop(&mut self) {
+        self.processes.stop_all(Duration::from_secs(5));
+        let _ = std::fs::remove_file(self.layout.ready());
+    }
+}
+
+/// The addresses and credentials of a running control plane, without its processes: cheap to
+/// clone, usable from any tokio runtime (a kube client is bound to the runtime that made it, so
+/// every client is made by the caller).
+#[derive(Debug, Clone)]
+pub struct Access {
+    server: String,
+    ca_pem: String,
+    layout: Layout,
+}
+
+impl Access {
+    /// The admin's kubeconfig (user in `system:masters`).
+    pub fn kubeconfig_path(&self) -> PathBuf {
+        self.layout.kubeconfig()
+    }
+
+    /// The API server's URL (https, 127.0.0.1).
+    pub fn server_url(&self) -> &str {
+        &self.server
+    }
+
+    /// The control plane's directory D.
+    pub fn dir(&self) -> &Path {
+        &self.layout.dir
+    }
+
+    /// A new admin client, bound to the caller's tokio runtime.
+    pub async fn client(&self) -> Result<Client> {
+        admin_client(&self.layout.kubeconfig()).await
+    }
+
+    /// [`ControlPlane::service_account_kubeconfig`], with an admin client of the caller's.
+    pub async fn service_account_kubeconfig(&self, namespace: &str, name: &str) -> Result<PathBuf> {
+        let admin = self.client().await?;
+        self.issue_service_account_kubeconfig(&admin, namespace, name)
+            .await
+    }
+
+    async fn issue_service_account_kubeconfig(
+        &self,
+        admin: &Client,
+        namespace: &str,
+        name: &str,
+    ) -> Result<PathBuf> {
+        let api: Api<ServiceAccount> = Api::namespaced(admin.clone(), namespace);
         let request = TokenRequest {
             metadata: ObjectMeta::default(),
             spec: TokenRequestSpec {
@@ -300,20 +374,6 @@ impl ControlPlane {
         );
         write_private(&path, &text)?;
         Ok(path)
-    }
-
-    /// Stops every process (SIGTERM, then SIGKILL after 10 s) and removes `D/ready`; a
-    /// temporary directory is removed too.
-    pub fn stop(mut self) {
-        self.processes.stop_all(Duration::from_secs(10));
-        let _ = std::fs::remove_file(self.layout.ready());
-    }
-}
-
-impl Drop for ControlPlane {
-    fn drop(&mut self) {
-        self.processes.stop_all(Duration::from_secs(5));
-        let _ = std::fs::remove_file(self.layout.ready());
     }
 }
 

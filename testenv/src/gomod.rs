@@ -16,13 +16,18 @@ pub struct GoModFacts {
     /// one, replaces `go.etcd.io/etcd` with `./FORBIDDEN_DEPENDENCY` only to make a bad import
     /// fail loudly.
     pub local_replaces: Vec<String>,
+    /// The version each module is required at. Kubernetes requires its staging modules at the
+    /// placeholder `v0.0.0`; etcd at their real tags, which differ from the release's where a
+    /// module has another major version (etcd 3.5 requires `go.etcd.io/etcd/client/v2` at
+    /// `v2.305.x`).
+    pub required: std::collections::BTreeMap<String, String>,
 }
 
 /// Reads the `go` directive and the required modules replaced by a relative path from go.mod
 /// text.
 pub fn parse_go_mod(text: &str) -> GoModFacts {
     let mut go = None;
-    let mut required = Vec::new();
+    let mut required = std::collections::BTreeMap::new();
     let mut local_replaces = Vec::new();
     let mut block: Option<&str> = None;
     for raw in text.lines() {
@@ -52,15 +57,24 @@ pub fn parse_go_mod(text: &str) -> GoModFacts {
         };
         match directive {
             "go" => go = Some(body.to_string()),
-            "require" => required.extend(body.split_whitespace().next().map(str::to_string)),
+            "require" => {
+                let mut words = body.split_whitespace();
+                if let (Some(module), Some(version)) = (words.next(), words.next()) {
+                    required.insert(module.to_string(), version.to_string());
+                }
+            }
             "replace" => local_replaces.extend(local_replace(body)),
             _ => {}
         }
     }
-    local_replaces.retain(|m| required.contains(m));
+    local_replaces.retain(|m| required.contains_key(m));
     local_replaces.sort();
     local_replaces.dedup();
-    GoModFacts { go, local_replaces }
+    GoModFacts {
+        go,
+        local_replaces,
+        required,
+    }
 }
 
 /// `k8s.io/api => ./staging/src/k8s.io/api` → Some("k8s.io/api"); a replacement by another
@@ -74,7 +88,8 @@ fn local_replace(directive: &str) -> Option<String> {
     left.split_whitespace().next().map(str::to_string)
 }
 
-/// The wrapper's go.mod: requires `module@version` and pins every local replace to `tag`.
+/// The wrapper's go.mod: requires `module@version` and pins every local replace to the version
+/// the component requires it at, or to `tag` where that is the placeholder `v0.0.0`.
 pub fn wrapper_go_mod(
     wrapper_name: &str,
     go: Option<&str>,
@@ -94,7 +109,11 @@ pub fn wrapper_go_mod(
     if !facts.local_replaces.is_empty() {
         out.push_str("\nreplace (\n");
         for m in &facts.local_replaces {
-            out.push_str(&format!("\t{m} => {m} {tag}\n"));
+            let pinned = match facts.required.get(m).map(String::as_str) {
+                Some(v) if v != "v0.0.0" => v,
+                _ => tag,
+            };
+            out.push_str(&format!("\t{m} => {m} {pinned}\n"));
         }
         out.push_str(")\n");
     }
@@ -163,5 +182,25 @@ replace go.etcd.io/etcd => ./FORBIDDEN_DEPENDENCY\n";
         assert!(text.contains("\tk8s.io/api => k8s.io/api v0.37.2\n"));
         assert!(text.contains("\tk8s.io/apimachinery => k8s.io/apimachinery v0.37.2\n"));
         assert!(!text.contains("github.com/foo/bar"));
+    }
+
+    #[test]
+    fn a_module_of_another_major_version_keeps_its_required_tag() {
+        let text = "module go.etcd.io/etcd/server/v3\ngo 1.23\n\
+require (\n\tgo.etcd.io/etcd/api/v3 v3.5.35\n\tgo.etcd.io/etcd/client/v2 v2.305.35\n)\n\
+replace (\n\tgo.etcd.io/etcd/api/v3 => ../api\n\tgo.etcd.io/etcd/client/v2 => ../client/v2\n)\n";
+        let facts = parse_go_mod(text);
+        let text = wrapper_go_mod(
+            "w",
+            facts.go.as_deref(),
+            "go.etcd.io/etcd/server/v3",
+            "v3.5.35",
+            &facts,
+            "v3.5.35",
+        );
+        assert!(
+            text.contains("\tgo.etcd.io/etcd/client/v2 => go.etcd.io/etcd/client/v2 v2.305.35\n")
+        );
+        assert!(text.contains("\tgo.etcd.io/etcd/api/v3 => go.etcd.io/etcd/api/v3 v3.5.35\n"));
     }
 }

@@ -15,23 +15,33 @@
 //! The flow: `versions` (what) → `builder` + `gomod` (build once, cached) → `pki` and
 //! `kubeconfig` → `credentials` (the files) → `components` (command lines) → `process` (children
 //! that never outlive their owner) → `control_plane` (start in order, wait until healthy) →
-//! `nodes` (the fake nodes kwok plays).
+//! `nodes` (the fake nodes kwok plays); `shared`: one control plane for a whole test binary;
+//! `provisioner` (PersistentVolumes for claims) and `etcd_members` (real etcd processes for the
+//! etcd pods kwok reports Running).
 
 mod builder;
 mod components;
 mod control_plane;
 mod credentials;
 mod error;
+pub mod etcd_members;
 mod gomod;
 mod kubeconfig;
 mod layout;
+mod metrics;
 mod nodes;
 mod pki;
 mod process;
+mod provisioner;
+mod shared;
 mod versions;
 
 pub use builder::{Binaries, Builder};
-pub use control_plane::{ControlPlane, Options};
+pub use control_plane::{Access, ControlPlane, Options};
 pub use error::{Error, Result};
+pub use etcd_members::{EtcdMembers, MemberAddresses, MemberProcess};
+pub use metrics::{Writes, apiserver_writes, read_apiserver_writes};
 pub use nodes::{fake_node, is_ready};
+pub use provisioner::Provisioner;
+pub use shared::shared;
 pub use versions::{Component, Versions};

@@ -35,6 +35,9 @@ enum Cmd {
     },
     /// Print the pinned versions and whether each is built.
     Versions,
+    /// Build etcd releases for EtcdCluster members (`etcd_members`), e.g. `v3.5.35 v3.6.16`;
+    /// without a version, the pinned `etcd_upgrade_from`.
+    BuildEtcd { versions: Vec<String> },
 }
 
 fn main() -> ExitCode {
@@ -55,6 +58,21 @@ async fn run() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
+        Cmd::BuildEtcd { mut versions } => {
+            let builder = Builder::new(cli.cache);
+            if versions.is_empty() {
+                versions.push(builder.versions().etcd_upgrade_from.clone());
+            }
+            tokio::task::spawn_blocking(move || {
+                for version in versions {
+                    let etcd = builder.ensure_etcd(&version)?;
+                    eprintln!("etcd {version}: {}", etcd.display());
+                }
+                Ok(())
+            })
+            .await
+            .expect("the build thread does not panic")
+        }
         Cmd::Build => {
             let builder = Builder::new(cli.cache);
             let built = tokio::task::spawn_blocking(move || {

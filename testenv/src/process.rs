@@ -91,6 +91,22 @@ impl Processes {
         })
     }
 
+    /// Starts `cmd` through the spawner thread (in a process group of its own, dying with that
+    /// thread) without supervising it: the caller owns the child, stops and reaps it.
+    pub fn spawn_owned(&self, mut cmd: Command) -> Result<Child> {
+        cmd.process_group(0);
+        die_with_starting_thread(&mut cmd);
+        let (reply_tx, reply_rx) = mpsc::channel();
+        let requests = self.requests.as_ref().expect("spawner runs until drop");
+        requests
+            .send((cmd, reply_tx))
+            .map_err(|_| Error::io("starting a process")(std::io::Error::other("spawner gone")))?;
+        reply_rx
+            .recv()
+            .map_err(|_| Error::io("starting a process")(std::io::Error::other("spawner gone")))?
+            .map_err(Error::io("starting a process"))
+    }
+
     /// Starts `program` with `args`, stdout and stderr appended to `log`.
     pub fn start(
         &mut self,

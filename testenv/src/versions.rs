@@ -13,6 +13,9 @@ pub struct Versions {
     pub kubernetes: String,
     pub etcd: String,
     pub kwok: String,
+    /// The older etcd of the EtcdCluster member tests (the latest 3.5 release); not part of the
+    /// control plane, built by [`crate::Builder::ensure_etcd`] when first needed.
+    pub etcd_upgrade_from: String,
 }
 
 impl Versions {
@@ -32,6 +35,12 @@ impl Versions {
                     c.name()
                 )));
             }
+        }
+        if parse_semver(&versions.etcd_upgrade_from).is_none() {
+            return Err(Error::Versions(format!(
+                "versions.yaml: etcd_upgrade_from {:?} is not vMAJOR.MINOR.PATCH",
+                versions.etcd_upgrade_from
+            )));
         }
         Ok(versions)
     }
@@ -174,11 +183,16 @@ mod tests {
             "etcd {} is older than 3.6",
             v.etcd
         );
+        let (major, minor, _) = parse_semver(&v.etcd_upgrade_from).unwrap();
+        assert_eq!((major, minor), (3, 5), "{}", v.etcd_upgrade_from);
     }
 
     #[test]
     fn a_version_that_is_not_semver_is_refused() {
-        let err = Versions::parse("kubernetes: v1.37\netcd: v3.6.16\nkwok: v0.8.0\n").unwrap_err();
+        let err = Versions::parse(
+            "kubernetes: v1.37\netcd: v3.6.16\nkwok: v0.8.0\netcd_upgrade_from: v3.5.35\n",
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("kubernetes"), "{err}");
         assert!(Versions::parse("kubernetes: v1.37.2\netcd: v3.6.16\n").is_err());
     }

@@ -14,6 +14,8 @@
 //! - [`widget`]: the framework's own test kind and its fake cloud; [`faulty_client`]: a kube
 //!   client that fails where a crash would.
 //! - [`samples`]: the manifests in `deploy/samples/`.
+//! - [`real_cluster`]: the real control plane of `ferroplane-testenv` with ferroplane installed
+//!   as deploy/ installs it (one per test binary, or one of a test's own).
 //!
 //! # Dependencies
 //! Any of ferroplane's library crates except the providers and the binary: a provider's or the
@@ -30,6 +32,7 @@ pub mod events;
 pub mod faulty_client;
 pub mod kubectl;
 pub mod mock_requests;
+pub mod real_cluster;
 pub mod samples;
 pub mod secrets;
 pub mod wait;

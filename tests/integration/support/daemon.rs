@@ -1,23 +1,75 @@
-//! A sandbox and an ECS mock in the test process, and `ferroplane run` as a separate process
+//! An API server and an ECS mock in the test process, and `ferroplane run` as a separate process
 //! against them (with debug logs captured to a file), so tests can SIGKILL the controller and
 //! read everything it logged.
+//!
+//! The API server is the sandbox, or (`crate::SERVER`) a real control plane of the test's own:
+//! these tests put their objects in `default` and list cluster-wide, so they do not share one.
+//! Either way the controller runs as ferroplane's ServiceAccount with deploy/'s RBAC, and
+//! `default` holds the mock's credentials Secret and the ProviderConfig `default` naming it.
 
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use ferroplane::environment::{Environment, EnvironmentConfig};
+use alibaba_mock::{MockConfig, MockServer};
+use ferroplane::environment::{
+    CREDENTIALS_SECRET, Environment, EnvironmentConfig, PROVIDER_CONFIG,
+};
 use ferroplane_apis::alibabacloud::{ECSInstance, ECSInstanceParameters, ECSInstanceSpec};
 use ferroplane_apis::common::DeletionPolicy;
 use ferroplane_testkit::conditions::is_ready;
-use ferroplane_testkit::eventually;
+use ferroplane_testkit::real_cluster::Dedicated;
 use ferroplane_testkit::wait::Seen;
+use ferroplane_testkit::{ecs_mock, eventually, secrets};
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
-/// The sandbox + mock, and at most one controller process at a time.
+use super::Server;
+
+/// The namespace of the credentials, the ProviderConfig and the tests' objects.
+const NAMESPACE: &str = "default";
+
+/// The API server and the mock the controller process runs against.
+pub enum DaemonEnv {
+    Sandbox(Box<Environment>),
+    Real {
+        // Declared first: the mock stops before the control plane.
+        mock: MockServer,
+        cluster: Box<Dedicated>,
+    },
+}
+
+impl DaemonEnv {
+    /// The ECS mock, for its statistics and fault injection.
+    pub fn mock(&self) -> &MockServer {
+        match self {
+            Self::Sandbox(env) => env.mock(),
+            Self::Real { mock, .. } => mock,
+        }
+    }
+
+    fn controller_kubeconfig(&self) -> PathBuf {
+        match self {
+            Self::Sandbox(env) => env.info().controller_kubeconfig.clone(),
+            Self::Real { cluster, .. } => cluster.cluster().controller_kubeconfig().to_owned(),
+        }
+    }
+
+    async fn shutdown(self) {
+        match self {
+            Self::Sandbox(env) => env.shutdown().await,
+            Self::Real { mock, cluster } => {
+                mock.shutdown().await;
+                drop(cluster);
+            }
+        }
+    }
+}
+
+/// The API server + mock, and at most one controller process at a time.
 pub struct Daemon {
-    pub env: Environment,
+    pub env: DaemonEnv,
+    client: kube::Client,
     dir: tempfile::TempDir,
     child: Option<tokio::process::Child>,
     starts: u32,
@@ -29,23 +81,63 @@ impl Daemon {
         let mut config = EnvironmentConfig::new(dir.path());
         config.transition_delay = transition_delay;
         config.controllers = None;
-        let env = Environment::start(config)
-            .await
-            .expect("environment starts");
+        let (env, client) = match crate::SERVER {
+            Server::Sandbox => {
+                let env = Environment::start(config)
+                    .await
+                    .expect("environment starts");
+                let client = env.client().clone();
+                (DaemonEnv::Sandbox(Box::new(env)), client)
+            }
+            Server::RealControlPlane => {
+                let cluster = Dedicated::start().await;
+                let client = cluster.cluster().admin_client().await;
+                let (id, secret) = (
+                    "LTAIreal0daemon0001",
+                    uuid::Uuid::new_v4().simple().to_string(),
+                );
+                let mock = ecs_mock::start(
+                    MockConfig::new(id, &secret)
+                        .with_transition_delay(config.transition_delay)
+                        .with_visibility_lag(config.visibility_lag),
+                )
+                .await;
+                secrets::put(
+                    &client,
+                    NAMESPACE,
+                    CREDENTIALS_SECRET,
+                    &[("accessKeyId", id), ("accessKeySecret", &secret)],
+                )
+                .await;
+                ecs_mock::create_provider_config(
+                    &client,
+                    NAMESPACE,
+                    PROVIDER_CONFIG,
+                    CREDENTIALS_SECRET,
+                    None,
+                    &mock.endpoint(),
+                )
+                .await;
+                let cluster = Box::new(cluster);
+                (DaemonEnv::Real { mock, cluster }, client)
+            }
+        };
         Self {
             env,
+            client,
             dir,
             child: None,
             starts: 0,
         }
     }
 
+    /// An admin client.
     pub fn client(&self) -> &kube::Client {
-        self.env.client()
+        &self.client
     }
 
     pub fn api(&self) -> Api<ECSInstance> {
-        Api::namespaced(self.client().clone(), "default")
+        Api::namespaced(self.client().clone(), NAMESPACE)
     }
 
     /// Starts `ferroplane run` (debug logs appended to `controller.log`).
@@ -66,7 +158,7 @@ impl Daemon {
                 "127.0.0.1:0",
             ])
             // The `default` ProviderConfig is namespaced and names the mock.
-            .args(["--allow-endpoint", &self.env.info().ecs_endpoint])
+            .args(["--allow-endpoint", &self.env.mock().endpoint()])
             .args([
                 "--poll-interval",
                 "2s",
@@ -75,7 +167,8 @@ impl Daemon {
                 "--log-format",
                 "json",
             ])
-            .env("KUBECONFIG", &self.env.info().kubeconfig)
+            // ferroplane's ServiceAccount: a verb deploy/ does not grant fails the controller.
+            .env("KUBECONFIG", self.env.controller_kubeconfig())
             .env(
                 "RUST_LOG",
                 "debug,hyper=info,h2=info,tower=info,rustls=info",

@@ -1,10 +1,17 @@
 //! Harness for the kubectl-driven end-to-end tests, on ferroplane-testkit.
 //!
-//! By default every test starts its own sandbox environment (API server, ECS mock, controllers;
-//! see `ferroplane::environment`, which `ferroplane sandbox` runs). With
-//! `FERROPLANE_E2E_KUBECONFIG` set, the same tests run against that cluster instead: the CRDs are
-//! applied there, and the ECS mock and the controllers run in the test process, watching only
-//! the test's namespace.
+//! The same test bodies run against two API servers, one test binary each: `tests/integration`
+//! (this directory) against the sandbox, `tests/real_control_plane` (which includes these files)
+//! against the real Kubernetes control plane of `ferroplane-testenv`; each binary's `main.rs`
+//! says which in its `SERVER`.
+//!
+//! On the sandbox every test starts its own environment (API server, ECS mock, controllers; see
+//! `ferroplane::environment`, which `ferroplane sandbox` runs). On the real control plane the
+//! tests of one binary share one (`ferroplane_testkit::real_cluster::shared`) with ferroplane's
+//! CRDs and deploy/'s RBAC installed; the ECS mock and the controllers run in the test process,
+//! watching only the test's namespace, as ferroplane's ServiceAccount. With
+//! `FERROPLANE_E2E_KUBECONFIG` set, the sandbox binary's tests run against that cluster instead
+//! (CRDs applied there, the controllers with that kubeconfig).
 //!
 //! Each test gets its own namespace with a Secret and a ProviderConfig `default` pointing at the
 //! mock, and its own kubectl `--cache-dir`.
@@ -13,6 +20,18 @@
 pub const VISIBILITY_LAG: Duration = Duration::from_secs(1);
 
 pub mod daemon;
+pub mod etcd_members;
+
+/// The API server a test binary's suites run against (its `main.rs` sets `SERVER`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code, reason = "each test binary names one of them")]
+pub enum Server {
+    /// `ferroplane::environment`'s in-memory API server, one per test.
+    Sandbox,
+    /// The real kube-apiserver, controller-manager, scheduler, etcd and kwok of
+    /// `ferroplane-testenv`.
+    RealControlPlane,
+}
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -23,6 +42,7 @@ use ferroplane::environment::{Environment, EnvironmentConfig};
 use ferroplane_runtime::{Runtime, RuntimeConfig};
 use ferroplane_testkit::{
     Controllers, Kubectl, KubectlOutput, apply_crds, client_from_kubeconfig, ecs_mock, eventually,
+    real_cluster,
 };
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, PostParams};
@@ -38,6 +58,8 @@ enum Backend {
     Cluster {
         mock: MockServer,
         controllers: Controllers,
+        /// On the real control plane, when the test runs the EtcdCluster controller.
+        etcd: Option<etcd_members::EtcdHarness>,
     },
 }
 
@@ -63,8 +85,30 @@ impl E2e {
             ..Options::default()
         };
         let namespace = format!("e2e-{}", &uuid::Uuid::new_v4().simple().to_string()[..10]);
-        let (backend, kubeconfig, client) = match std::env::var_os("FERROPLANE_E2E_KUBECONFIG") {
-            None => {
+        let external = std::env::var_os("FERROPLANE_E2E_KUBECONFIG").map(PathBuf::from);
+        let (backend, kubeconfig, client) = match (crate::SERVER, external) {
+            (Server::RealControlPlane, _) => {
+                let cluster = real_cluster::shared().await;
+                let client = cluster.admin_client().await;
+                let controller_client = cluster.controller_client().await;
+                let mut options = options;
+                // EtcdCluster's controller runs with real members (see `etcd_members`).
+                if options.kinds.contains(&Kind::EtcdCluster) {
+                    etcd_members::ensure_sample_release().await;
+                }
+                let etcd = options.kinds.contains(&Kind::EtcdCluster).then(|| {
+                    options.kinds.retain(|k| *k != Kind::EtcdCluster);
+                    etcd_members::EtcdHarness::start(
+                        client.clone(),
+                        controller_runtime(controller_client.clone(), &options),
+                        &namespace,
+                        dir.path(),
+                    )
+                });
+                let backend = in_cluster(controller_client, &namespace, options, etcd).await;
+                (backend, cluster.admin_kubeconfig(), client)
+            }
+            (Server::Sandbox, None) => {
                 let mut config = EnvironmentConfig::new(dir.path());
                 config.transition_delay = Duration::from_millis(300);
                 // ECS lists new instances late and released ones for a while: the suite must end
@@ -83,31 +127,11 @@ impl E2e {
                 let client = env.client().clone();
                 (Backend::Sandbox(Box::new(env)), kubeconfig, client)
             }
-            Some(path) => {
-                let kubeconfig = PathBuf::from(path);
+            (Server::Sandbox, Some(kubeconfig)) => {
                 let client = client_from_kubeconfig(&kubeconfig).await;
                 apply_crds(&client, ferroplane_apis::crds()).await;
-                let mock = ecs_mock::start(
-                    MockConfig::new(ACCESS_KEY_ID, ACCESS_KEY_SECRET)
-                        .with_transition_delay(Duration::from_millis(300))
-                        .with_visibility_lag(VISIBILITY_LAG),
-                )
-                .await;
-                let runtime = Runtime::new(client.clone(), RuntimeConfig::default());
-                let mut options = Options {
-                    namespace: Some(namespace.clone()),
-                    ..options
-                };
-                // The ProviderConfig below is namespaced and names the mock.
-                options
-                    .allowed_endpoints
-                    .allow(&mock.endpoint())
-                    .expect("the mock's endpoint is a URL");
-                let controllers = Controllers::spawn(runtime, |runtime, shutdown| async move {
-                    controllers::run(&runtime, &options, shutdown).await;
-                    Ok(())
-                });
-                (Backend::Cluster { mock, controllers }, kubeconfig, client)
+                let backend = in_cluster(client.clone(), &namespace, options, None).await;
+                (backend, kubeconfig, client)
             }
         };
         let kubectl =
@@ -151,6 +175,17 @@ spec:
         match self.backend.as_ref().expect("running") {
             Backend::Sandbox(env) => env.mock(),
             Backend::Cluster { mock, .. } => mock,
+        }
+    }
+
+    /// The real etcd members of the test's namespace (real control plane, EtcdCluster kind).
+    #[allow(dead_code, reason = "used by tests/real_control_plane only")]
+    pub fn etcd_members(&self) -> &ferroplane_testenv::EtcdMembers {
+        match self.backend.as_ref().expect("running") {
+            Backend::Cluster {
+                etcd: Some(etcd), ..
+            } => &etcd.members,
+            _ => panic!("real etcd members run only on the real control plane, for EtcdCluster"),
         }
     }
 
@@ -235,18 +270,73 @@ spec:
             .expect("namespace created");
     }
 
-    /// Stops the controllers and servers; on a real cluster also deletes the namespace.
+    /// Stops the controllers and servers; on a cluster also deletes the namespace.
     pub async fn finish(mut self) {
         match self.backend.take().expect("running") {
             Backend::Sandbox(env) => env.shutdown().await,
-            Backend::Cluster { mock, controllers } => {
+            Backend::Cluster {
+                mock,
+                controllers,
+                etcd,
+            } => {
                 let namespaces: Api<Namespace> = Api::all(self.client.clone());
                 let _ = namespaces
                     .delete(&self.namespace, &DeleteParams::default())
                     .await;
                 controllers.stop().await;
+                if let Some(etcd) = etcd {
+                    etcd.controller.stop().await;
+                }
                 mock.shutdown().await;
             }
         }
     }
+}
+
+/// The ECS mock and the controllers in the test process, against a cluster, watching only
+/// `namespace`; `controller_client` is who they act as.
+async fn in_cluster(
+    controller_client: kube::Client,
+    namespace: &str,
+    options: Options,
+    etcd: Option<etcd_members::EtcdHarness>,
+) -> Backend {
+    let mock = ecs_mock::start(
+        MockConfig::new(ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+            .with_transition_delay(Duration::from_millis(300))
+            .with_visibility_lag(VISIBILITY_LAG),
+    )
+    .await;
+    let runtime = controller_runtime(controller_client, &options);
+    let mut options = Options {
+        namespace: Some(namespace.to_owned()),
+        ..options
+    };
+    // The ProviderConfig the test creates is namespaced and names the mock.
+    options
+        .allowed_endpoints
+        .allow(&mock.endpoint())
+        .expect("the mock's endpoint is a URL");
+    let controllers = Controllers::spawn(runtime, |runtime, shutdown| async move {
+        controllers::run(&runtime, &options, shutdown).await;
+        Ok(())
+    });
+    Backend::Cluster {
+        mock,
+        controllers,
+        etcd,
+    }
+}
+
+/// A runtime as the sandbox environment makes it: no client-side rate limit, the options' poll
+/// interval and concurrency.
+fn controller_runtime(client: kube::Client, options: &Options) -> Runtime {
+    Runtime::new(
+        client,
+        RuntimeConfig {
+            rate_limit: 0.0,
+            controller: options.controller_config(),
+            ..RuntimeConfig::default()
+        },
+    )
 }

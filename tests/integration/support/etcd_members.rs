@@ -1,0 +1,93 @@
+//! EtcdCluster on the real control plane: real etcd members for its pods and a controller that
+//! reaches them.
+//!
+//! The real StatefulSet controller makes the pods and their claims; a provisioner
+//! (`ferroplane_testenv::Provisioner`) gives the claims volumes and `EtcdMembers` starts a real
+//! etcd for each pod kwok reports Running, on a loopback address of its own. In a cluster the
+//! controller reaches etcd at its client Service's DNS name; here the same production membership
+//! client (`GatewayClient`) runs with an HTTP client whose resolver is the members' address
+//! table, the one thing that differs from a cluster.
+
+use std::path::Path;
+
+use ferroplane_runtime::Runtime;
+use ferroplane_testenv::{Builder, EtcdMembers, MemberAddresses, Provisioner};
+use ferroplane_testkit::Controllers;
+use provider_etcd::controller::MembershipFactory;
+use provider_etcd::membership::{GatewayClient, GatewayConfig};
+use provider_etcd::names::ClusterNames;
+
+/// Builds the etcd release of `deploy/samples/etcdcluster.yaml` when missing (about a minute
+/// on 2 cores), before the test: the runner would otherwise build it while the test waits.
+pub async fn ensure_sample_release() {
+    let sample: serde_json::Value =
+        serde_saphyr::from_str(&ferroplane_testkit::samples::read("etcdcluster.yaml"))
+            .expect("the EtcdCluster sample is YAML");
+    let version = sample["spec"]["version"]
+        .as_str()
+        .expect("the EtcdCluster sample names its version")
+        .trim_start_matches('v')
+        .to_owned();
+    tokio::task::spawn_blocking(move || Builder::new(None).ensure_etcd(&format!("v{version}")))
+        .await
+        .expect("the build does not panic")
+        .unwrap_or_else(|e| panic!("the sample's etcd builds: {e}"));
+}
+
+/// Membership clients that resolve the cluster's names to the test's members.
+#[derive(Clone)]
+struct LoopbackFactory {
+    http: reqwest::Client,
+}
+
+impl LoopbackFactory {
+    fn new(addresses: MemberAddresses) -> Self {
+        let config = GatewayConfig::default();
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .timeout(config.request_timeout)
+            .no_proxy()
+            .dns_resolver(addresses)
+            .build()
+            .expect("an HTTP client for the members");
+        Self { http }
+    }
+}
+
+impl MembershipFactory for LoopbackFactory {
+    type Client = GatewayClient;
+    fn for_cluster(&self, names: &ClusterNames) -> GatewayClient {
+        GatewayClient::with_http(self.http.clone(), vec![names.client_endpoint()])
+    }
+}
+
+/// The members, their volumes and the EtcdCluster controller of one namespace.
+pub struct EtcdHarness {
+    #[allow(dead_code, reason = "read by tests/real_control_plane only")]
+    pub members: EtcdMembers,
+    _provisioner: Provisioner,
+    pub controller: Controllers,
+}
+
+impl EtcdHarness {
+    /// `admin` runs the provisioner and the members; the controller runs on `runtime`.
+    pub fn start(admin: kube::Client, runtime: Runtime, namespace: &str, dir: &Path) -> Self {
+        let provisioner = Provisioner::start(admin.clone(), namespace, dir)
+            .expect("the storage provisioner starts");
+        let members = EtcdMembers::start(admin, namespace, dir, Builder::new(None))
+            .expect("the etcd member runner starts");
+        let factory = LoopbackFactory::new(members.addresses());
+        let namespace = namespace.to_owned();
+        let controller = Controllers::spawn(runtime, |runtime, shutdown| async move {
+            provider_etcd::controller_in(&runtime, factory, Some(&namespace))
+                .run(shutdown.cancelled_owned())
+                .await;
+            Ok(())
+        });
+        Self {
+            members,
+            _provisioner: provisioner,
+            controller,
+        }
+    }
+}
