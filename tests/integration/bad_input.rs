@@ -68,8 +68,7 @@ fn schema_cases() -> Vec<(&'static str, String, &'static str)> {
     ]
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schema_mistakes_are_refused_at_apply_time() {
+pub(crate) async fn schema_mistakes_are_refused_at_apply_time() {
     let e2e = E2e::start(&[]).await;
     let cases = schema_cases();
     for (case, manifest, expected) in &cases {
@@ -147,8 +146,7 @@ fn using(config: &str, name: &str, replace: &[(&str, &str)]) -> String {
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn runtime_mistakes_end_in_an_actionable_condition() {
+pub(crate) async fn runtime_mistakes_end_in_an_actionable_condition() {
     let e2e = E2e::start(&[Kind::EcsInstance]).await;
     let endpoint = e2e.mock().endpoint();
     e2e.mock().add_access_key(AccessKey::new(

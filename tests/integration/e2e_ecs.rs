@@ -38,8 +38,7 @@ async fn wait_ready(e2e: &E2e, object: &str) {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn create_get_edit_stop_and_delete() {
+pub(crate) async fn create_get_edit_stop_and_delete() {
     let e2e = E2e::start(&[Kind::EcsInstance]).await;
     e2e.apply(&instance_yaml(
         "web-1",
@@ -166,8 +165,7 @@ async fn create_get_edit_stop_and_delete() {
     e2e.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn instance_type_change_waits_for_allow_restart() {
+pub(crate) async fn instance_type_change_waits_for_allow_restart() {
     let e2e = E2e::start(&[Kind::EcsInstance]).await;
     e2e.apply(&instance_yaml("resize", "", "")).await;
     wait_ready(&e2e, "ecs/resize").await;
@@ -228,8 +226,7 @@ async fn instance_type_change_waits_for_allow_restart() {
     e2e.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn orphan_keeps_the_instance_and_observe_only_imports_it() {
+pub(crate) async fn orphan_keeps_the_instance_and_observe_only_imports_it() {
     let e2e = E2e::start(&[Kind::EcsInstance]).await;
     e2e.apply(&instance_yaml("keeper", "", "  deletionPolicy: Orphan"))
         .await;
@@ -277,8 +274,7 @@ spec:
     e2e.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn failures_are_reported_and_secret_rotation_recovers() {
+pub(crate) async fn failures_are_reported_and_secret_rotation_recovers() {
     let e2e = E2e::start(&[Kind::EcsInstance]).await;
 
     // An image the region does not have: the cloud's code, in a condition the user can act on.

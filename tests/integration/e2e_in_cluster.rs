@@ -12,8 +12,7 @@ use ferroplane_testkit::samples;
 
 const WAIT: Duration = Duration::from_secs(60);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn application_sample_ready_scaled_reverted_and_deleted() {
+pub(crate) async fn application_sample_ready_scaled_reverted_and_deleted() {
     let e2e = E2e::start(&[Kind::Application]).await;
     e2e.apply(&samples::without_namespace("application.yaml"))
         .await;
@@ -99,8 +98,7 @@ async fn application_sample_ready_scaled_reverted_and_deleted() {
     e2e.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
+pub(crate) async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
     e2e.apply(&samples::without_namespace("etcdcluster.yaml"))
         .await;
@@ -277,8 +275,7 @@ async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
 // Name collisions: an Application named like an EtcdCluster, and one named like a Deployment
 // made by hand. Neither takes what it did not make, each says which object is in the way, and
 // deleting it leaves that object alone.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn same_named_objects_are_never_adopted() {
+pub(crate) async fn same_named_objects_are_never_adopted() {
     let e2e = E2e::start(&[Kind::EtcdCluster, Kind::Application]).await;
     e2e.apply(&samples::without_namespace("etcdcluster.yaml"))
         .await;

@@ -16,8 +16,7 @@ const OBJECTS: [&str; 4] = [
     "ecsinstances.alibabacloud.ferroplane.io/web-1",
 ];
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_stack_sample_is_applied_and_deleted_in_one_command() {
+pub(crate) async fn the_stack_sample_is_applied_and_deleted_in_one_command() {
     let e2e = E2e::start(&[Kind::EcsInstance]).await;
     let stack = samples::without_namespace("stack.yaml");
     e2e.apply(&stack).await;

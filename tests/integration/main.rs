@@ -1,16 +1,68 @@
-//! End-to-end tests of the ferroplane binary and library, one binary: kubectl against the sandbox
-//! (or a real cluster via FERROPLANE_E2E_KUBECONFIG), bad input, and the reliability runs.
-//! `tests/real_control_plane` runs the same suites against the real control plane.
+//! End-to-end tests of the ferroplane binary and library, in one binary, against two API
+//! servers: every test body of the modules below runs once on the sandbox (`sandbox::...`) and
+//! once on the real Kubernetes control plane that `ferroplane-testenv` builds and starts
+//! (`real_control_plane::...`: kube-apiserver, kube-controller-manager with the real
+//! StatefulSet, Deployment and garbage-collector controllers, kube-scheduler, etcd and kwok's
+//! fake nodes). There the controllers run as ferroplane's ServiceAccount with deploy/'s RBAC, so
+//! a missing permission fails a test. Test filters: `sandbox::`, `real_control_plane::`, or a
+//! module name such as `reliability`.
+//!
+//! Only on the sandbox: `rbac`, which edits the ferroplane-alibaba ClusterRole that every test of
+//! the shared real control plane relies on. Only on the real control plane: `etcd_members`,
+//! EtcdCluster with real etcd members behind the real StatefulSet controller (the sandbox runs
+//! no pods).
 
 mod support;
-
-/// The API server of this binary's suites.
-const SERVER: support::Server = support::Server::Sandbox;
 
 mod bad_input;
 mod e2e_ecs;
 mod e2e_in_cluster;
 mod e2e_network;
+mod etcd_members;
 mod rbac;
 mod reliability;
 mod reliability_network;
+
+/// Declares, per module, a test for each listed body, run on `$server`.
+macro_rules! tests_on {
+    ($server:expr; $($module:ident { $($test:ident),* $(,)? })*) => {
+        $(
+            mod $module {
+                $(
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                    async fn $test() {
+                        crate::support::on($server, crate::$module::$test()).await
+                    }
+                )*
+            }
+        )*
+    };
+}
+
+/// Each test with an API server of its own (`ferroplane::environment`).
+mod sandbox {
+    tests_on! { crate::support::Server::Sandbox;
+        bad_input { schema_mistakes_are_refused_at_apply_time, runtime_mistakes_end_in_an_actionable_condition }
+        e2e_ecs { create_get_edit_stop_and_delete, instance_type_change_waits_for_allow_restart, orphan_keeps_the_instance_and_observe_only_imports_it, failures_are_reported_and_secret_rotation_recovers }
+        e2e_in_cluster { application_sample_ready_scaled_reverted_and_deleted, etcdcluster_sample_ready_reverted_refused_and_deleted, same_named_objects_are_never_adopted }
+        e2e_network { the_stack_sample_is_applied_and_deleted_in_one_command }
+        reliability { throttling_and_server_errors_neither_duplicate_nor_leak, sigkill_during_create_and_delete_storms_converges }
+        reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }
+        rbac { a_verb_missing_from_deploy_shows_as_a_condition }
+    }
+}
+
+/// The tests share one control plane (one namespace each); the reliability tests, which use
+/// `default` and list cluster-wide, start one of their own. The first run builds the control
+/// plane (about 10 minutes on 2 cores); later starts take about 9 s.
+mod real_control_plane {
+    tests_on! { crate::support::Server::RealControlPlane;
+        bad_input { schema_mistakes_are_refused_at_apply_time, runtime_mistakes_end_in_an_actionable_condition }
+        e2e_ecs { create_get_edit_stop_and_delete, instance_type_change_waits_for_allow_restart, orphan_keeps_the_instance_and_observe_only_imports_it, failures_are_reported_and_secret_rotation_recovers }
+        e2e_in_cluster { application_sample_ready_scaled_reverted_and_deleted, etcdcluster_sample_ready_reverted_refused_and_deleted, same_named_objects_are_never_adopted }
+        e2e_network { the_stack_sample_is_applied_and_deleted_in_one_command }
+        reliability { throttling_and_server_errors_neither_duplicate_nor_leak, sigkill_during_create_and_delete_storms_converges }
+        reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }
+        etcd_members { three_real_members_become_ready_as_voters, a_deleted_member_pod_comes_back_on_its_kept_volume, scaling_three_to_one_to_three_changes_the_real_membership, a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries, deletion_removes_the_members_or_orphans_them_running }
+    }
+}

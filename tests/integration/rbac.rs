@@ -17,8 +17,7 @@ fn set_secret_verbs(verbs: &str) -> String {
 // creates nothing in the cloud and reports the apiserver's 403 in the Synced condition (never
 // the Secret's content). The ClusterRole is edited in the sandbox only: on a real cluster this
 // suite's controller does not run as the ServiceAccount.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_verb_missing_from_deploy_shows_as_a_condition() {
+pub(crate) async fn a_verb_missing_from_deploy_shows_as_a_condition() {
     if std::env::var_os("FERROPLANE_E2E_KUBECONFIG").is_some() {
         eprintln!("sandbox only: the real cluster's controller runs with the admin kubeconfig");
         return;

@@ -25,8 +25,7 @@ fn names(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}-{i:04}")).collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn throttling_and_server_errors_neither_duplicate_nor_leak() {
+pub(crate) async fn throttling_and_server_errors_neither_duplicate_nor_leak() {
     let n = if full() { 300 } else { 60 };
     let mut daemon = Daemon::start(Duration::from_millis(200)).await;
     daemon
@@ -82,8 +81,7 @@ async fn throttling_and_server_errors_neither_duplicate_nor_leak() {
     daemon.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_during_create_and_delete_storms_converges() {
+pub(crate) async fn sigkill_during_create_and_delete_storms_converges() {
     let n = if full() { 200 } else { 40 };
     let kills_per_storm = if full() { 10 } else { 5 };
     let mut daemon = Daemon::start(Duration::from_millis(300)).await;

@@ -91,8 +91,7 @@ where
         .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_network_stack_under_faults_neither_duplicates_nor_leaks() {
+pub(crate) async fn a_network_stack_under_faults_neither_duplicates_nor_leaks() {
     let (switches, groups, n) = if full() { (10, 10, 300) } else { (3, 3, 24) };
     let timeout = Duration::from_secs(if full() { 600 } else { 180 });
     let mut daemon = Daemon::start(Duration::from_millis(200)).await;

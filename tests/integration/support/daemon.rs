@@ -2,7 +2,7 @@
 //! against them (with debug logs captured to a file), so tests can SIGKILL the controller and
 //! read everything it logged.
 //!
-//! The API server is the sandbox, or (`crate::SERVER`) a real control plane of the test's own:
+//! The API server is the sandbox, or (`super::server()`) a real control plane of the test's own:
 //! these tests put their objects in `default` and list cluster-wide, so they do not share one.
 //! Either way the controller runs as ferroplane's ServiceAccount with deploy/'s RBAC, and
 //! `default` holds the mock's credentials Secret and the ProviderConfig `default` naming it.
@@ -81,7 +81,7 @@ impl Daemon {
         let mut config = EnvironmentConfig::new(dir.path());
         config.transition_delay = transition_delay;
         config.controllers = None;
-        let (env, client) = match crate::SERVER {
+        let (env, client) = match super::server() {
             Server::Sandbox => {
                 let env = Environment::start(config)
                     .await

@@ -63,7 +63,6 @@ impl MembershipFactory for LoopbackFactory {
 
 /// The members, their volumes and the EtcdCluster controller of one namespace.
 pub struct EtcdHarness {
-    #[allow(dead_code, reason = "read by tests/real_control_plane only")]
     pub members: EtcdMembers,
     _provisioner: Provisioner,
     pub controller: Controllers,

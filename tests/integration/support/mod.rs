@@ -1,9 +1,8 @@
 //! Harness for the kubectl-driven end-to-end tests, on ferroplane-testkit.
 //!
-//! The same test bodies run against two API servers, one test binary each: `tests/integration`
-//! (this directory) against the sandbox, `tests/real_control_plane` (which includes these files)
-//! against the real Kubernetes control plane of `ferroplane-testenv`; each binary's `main.rs`
-//! says which in its `SERVER`.
+//! The same test bodies run against two API servers (see `main.rs`): the sandbox and the real
+//! Kubernetes control plane of `ferroplane-testenv`. Each test runs its body through [`on`],
+//! which says which server the harness starts or joins.
 //!
 //! On the sandbox every test starts its own environment (API server, ECS mock, controllers; see
 //! `ferroplane::environment`, which `ferroplane sandbox` runs). On the real control plane the
@@ -20,11 +19,26 @@
 pub const VISIBILITY_LAG: Duration = Duration::from_secs(1);
 
 pub mod daemon;
+
+tokio::task_local! {
+    static SERVER: Server;
+}
+
+/// Runs a test body with `server` as the API server the harness uses.
+pub async fn on(server: Server, body: impl Future<Output = ()>) {
+    SERVER.scope(server, body).await
+}
+
+/// The API server of the running test.
+pub fn server() -> Server {
+    SERVER
+        .try_with(|server| *server)
+        .expect("test bodies run through support::on, which names their API server")
+}
 pub mod etcd_members;
 
-/// The API server a test binary's suites run against (its `main.rs` sets `SERVER`).
+/// The API server a test runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(dead_code, reason = "each test binary names one of them")]
 pub enum Server {
     /// `ferroplane::environment`'s in-memory API server, one per test.
     Sandbox,
@@ -86,7 +100,7 @@ impl E2e {
         };
         let namespace = format!("e2e-{}", &uuid::Uuid::new_v4().simple().to_string()[..10]);
         let external = std::env::var_os("FERROPLANE_E2E_KUBECONFIG").map(PathBuf::from);
-        let (backend, kubeconfig, client) = match (crate::SERVER, external) {
+        let (backend, kubeconfig, client) = match (server(), external) {
             (Server::RealControlPlane, _) => {
                 let cluster = real_cluster::shared().await;
                 let client = cluster.admin_client().await;
@@ -179,7 +193,6 @@ spec:
     }
 
     /// The real etcd members of the test's namespace (real control plane, EtcdCluster kind).
-    #[allow(dead_code, reason = "used by tests/real_control_plane only")]
     pub fn etcd_members(&self) -> &ferroplane_testenv::EtcdMembers {
         match self.backend.as_ref().expect("running") {
             Backend::Cluster {

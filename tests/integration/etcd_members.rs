@@ -161,8 +161,7 @@ async fn wait_ready_with_voters(e2e: &E2e, name: &str, n: u32, version: &str) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn three_real_members_become_ready_as_voters() {
+pub(crate) async fn three_real_members_become_ready_as_voters() {
     let (_, current) = versions();
     ensure_releases(&[&current]).await;
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
@@ -186,8 +185,7 @@ async fn three_real_members_become_ready_as_voters() {
 
 // The real StatefulSet controller replaces a deleted pod; its member starts again on the data of
 // the claim it keeps, under the same member ID (a member that lost its data could not).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_deleted_member_pod_comes_back_on_its_kept_volume() {
+pub(crate) async fn a_deleted_member_pod_comes_back_on_its_kept_volume() {
     let (_, current) = versions();
     ensure_releases(&[&current]).await;
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
@@ -237,9 +235,7 @@ async fn a_deleted_member_pod_comes_back_on_its_kept_volume() {
 // learner while its pod starts on the old member's data, and etcd answers "rejected Raft
 // message to mismatch member" until the test times out (3 → 1 passes). Run with `--ignored`
 // once that fix is merged.
-#[ignore = "fails until issue 15: the removed member's PVC is reused by the re-added learner"]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scaling_three_to_one_to_three_changes_the_real_membership() {
+pub(crate) async fn scaling_three_to_one_to_three_changes_the_real_membership() {
     let (_, current) = versions();
     ensure_releases(&[&current]).await;
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
@@ -275,8 +271,7 @@ async fn scaling_three_to_one_to_three_changes_the_real_membership() {
     e2e.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries() {
+pub(crate) async fn a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries() {
     let (previous, current) = versions();
     ensure_releases(&[&previous, &current]).await;
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
@@ -301,8 +296,7 @@ async fn a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries() {
     e2e.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deletion_removes_the_members_or_orphans_them_running() {
+pub(crate) async fn deletion_removes_the_members_or_orphans_them_running() {
     let (_, current) = versions();
     ensure_releases(&[&current]).await;
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
