@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use ferroplane_sandbox_schema::CompiledSchema;
 
+use crate::catalog::builtin_openapi::BuiltinOpenApi;
 use crate::catalog::table::Printer;
+use crate::fields::shape::Shape;
 
 /// One served resource in one group-version.
 #[derive(Debug, Clone)]
@@ -80,6 +82,19 @@ impl ResourceDef {
 
     pub fn is_custom(&self) -> bool {
         self.crd.is_some()
+    }
+
+    /// The root of the kind's schema, for the list semantics of patches and server-side
+    /// apply: the CRD's `openAPIV3Schema`, or the real apiserver's schema of a built-in kind.
+    pub fn shape(&self) -> Shape<'_> {
+        let openapi = BuiltinOpenApi::get();
+        match &self.crd {
+            Some(crd) => Shape::custom(crd.schema.as_ref(), openapi.schemas()),
+            None => match openapi.kind_schema(&self.group, &self.version, &self.kind) {
+                Some(root) => Shape::builtin(root, openapi.schemas()),
+                None => Shape::unknown(),
+            },
+        }
     }
 
     /// Deployments and StatefulSets serve `/scale`.

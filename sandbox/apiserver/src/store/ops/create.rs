@@ -79,7 +79,7 @@ pub fn create(
         meta::set_finalizers(&mut object, &finalizers);
     }
     let warnings = admission::admit(def, &mut object, None, options.validation)?;
-    let fields = managed::field_set(&object, def.is_custom());
+    let fields = managed::field_set(&object, def.shape());
     let operation = if options.apply { "Apply" } else { "Update" };
     managed::record(
         &mut object,

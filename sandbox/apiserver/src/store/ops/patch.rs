@@ -72,7 +72,7 @@ fn apply_patch(
             patch::merge_patch(object, body);
             Ok(())
         }
-        PatchKind::Strategic => patch::strategic_merge_patch(object, body)
+        PatchKind::Strategic => patch::strategic_merge_patch(object, body, target.def.shape())
             .map_err(|e| ApiError::bad_request(e.to_string())),
         PatchKind::Json => patch::json_patch(object, body).map_err(|e| match e {
             patch::PatchError::TestFailed => ApiError::invalid(
@@ -115,7 +115,7 @@ fn server_side_apply(
         &body,
         &options.manager,
         target.subresource,
-        def.is_custom(),
+        def.shape(),
         force,
     )?;
     forbid_uid_change(target, &merged, &current)?;

@@ -47,7 +47,7 @@ pub fn update(
         bump_generation(&mut object, &current);
     }
     if kind == UpdateKind::Update {
-        let fields = managed::changed_fields(&current, &object, def.is_custom());
+        let fields = managed::changed_fields(&current, &object, def.shape());
         managed::record(
             &mut object,
             &options.manager,
