@@ -7,7 +7,9 @@
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, Cause};
-use crate::fields::managed::{entries, entry_subresource, field_set, record, same_entry, transfer};
+use crate::fields::managed::{
+    applied_set, entries, entry_subresource, record, same_entry, transfer,
+};
 use crate::fields::ownership::{self, FieldPath};
 use crate::fields::shape::{ListType, Shape};
 use crate::meta;
@@ -15,6 +17,9 @@ use crate::meta;
 /// Merges an applied configuration into the live object, lists by their schema's list type.
 fn merge(live: &mut Value, applied: &Value, shape: Shape<'_>) {
     match (live, applied) {
+        (live @ Value::Object(_), applied @ Value::Object(_)) if shape.is_atomic_map() => {
+            *live = applied.clone();
+        }
         (Value::Object(l), Value::Object(a)) => {
             for (k, v) in a {
                 match l.get_mut(k) {
@@ -118,7 +123,7 @@ pub fn apply(
         m.remove("resourceVersion");
     }
     let mut result = live.clone();
-    let current = field_set(&applied_body, shape);
+    let current = applied_set(&applied_body, shape);
     let existing = entries(live);
     let previous = existing
         .iter()

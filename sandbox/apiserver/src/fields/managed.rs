@@ -24,8 +24,26 @@ const UNOWNED_METADATA: &[&str] = &[
     "selfLink",
 ];
 
-/// The `FieldsV1` set of an object (or patch body).
+/// Which operation a set is for: they mark objects differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetForm {
+    /// What an Update adds: every object it adds carries `.` (the object itself).
+    Update,
+    /// What an apply sets: only list items carry `.`.
+    Apply,
+}
+
+/// The `FieldsV1` set of an object an Update creates.
 pub fn field_set(object: &Value, shape: Shape<'_>) -> Map<String, Value> {
+    set_of(object, shape, SetForm::Update)
+}
+
+/// The `FieldsV1` set of an applied configuration: what its manager owns.
+pub fn applied_set(object: &Value, shape: Shape<'_>) -> Map<String, Value> {
+    set_of(object, shape, SetForm::Apply)
+}
+
+fn set_of(object: &Value, shape: Shape<'_>, form: SetForm) -> Map<String, Value> {
     let mut out = Map::new();
     let Value::Object(map) = object else {
         return out;
@@ -41,7 +59,7 @@ pub fn field_set(object: &Value, shape: Shape<'_>) -> Map<String, Value> {
                         if UNOWNED_METADATA.contains(&mk.as_str()) {
                             continue;
                         }
-                        meta_set.insert(format!("f:{mk}"), node(mv, meta_shape.field(mk)));
+                        meta_set.insert(format!("f:{mk}"), node(mv, meta_shape.field(mk), form));
                     }
                 }
                 if !meta_set.is_empty() {
@@ -49,22 +67,24 @@ pub fn field_set(object: &Value, shape: Shape<'_>) -> Map<String, Value> {
                 }
             }
             _ => {
-                out.insert(format!("f:{key}"), node(value, shape.field(key)));
+                out.insert(format!("f:{key}"), node(value, shape.field(key), form));
             }
         }
     }
     out
 }
 
-/// The set entry of one value: objects by their fields, map lists by `k:` item keys, sets by
-/// `v:` values, anything else (atomic lists included) as a leaf.
-fn node(value: &Value, shape: Shape<'_>) -> Value {
+/// The set entry of one value: objects by their fields (atomic maps whole), map lists by `k:`
+/// item keys, sets by `v:` values, anything else (atomic lists included) as a leaf.
+fn node(value: &Value, shape: Shape<'_>, form: SetForm) -> Value {
     match value {
-        Value::Object(m) if !m.is_empty() => {
+        Value::Object(m) if !m.is_empty() && !shape.is_atomic_map() => {
             let mut set = Map::new();
-            set.insert(".".into(), json!({}));
+            if form == SetForm::Update {
+                set.insert(".".into(), json!({}));
+            }
             for (k, v) in m {
-                set.insert(format!("f:{k}"), node(v, shape.field(k)));
+                set.insert(format!("f:{k}"), node(v, shape.field(k), form));
             }
             Value::Object(set)
         }
@@ -84,7 +104,7 @@ fn node(value: &Value, shape: Shape<'_>) -> Value {
                     if id.is_empty() {
                         continue;
                     }
-                    let mut child = match node(item, item_shape) {
+                    let mut child = match node(item, item_shape, form) {
                         Value::Object(m) => m,
                         _ => Map::new(),
                     };
@@ -158,14 +178,14 @@ fn insert_changed(
     shape: Shape<'_>,
 ) {
     match (old, new) {
-        (Some(Value::Object(old_map)), Value::Object(new_map)) => {
+        (Some(Value::Object(old_map)), Value::Object(new_map)) if !shape.is_atomic_map() => {
             let changed = changed_entries(old_map, new_map.iter(), shape);
             if !changed.is_empty() {
                 out.insert(format!("f:{key}"), Value::Object(changed));
             }
         }
         _ => {
-            out.insert(format!("f:{key}"), node(new, shape));
+            out.insert(format!("f:{key}"), node(new, shape, SetForm::Update));
         }
     }
 }

@@ -152,6 +152,14 @@ impl<'a> Shape<'a> {
         }
     }
 
+    /// Whether the object here is owned and applied whole (`x-kubernetes-map-type: atomic`,
+    /// as label selectors are).
+    pub fn is_atomic_map(&self) -> bool {
+        self.extension("x-kubernetes-map-type")
+            .and_then(Value::as_str)
+            == Some("atomic")
+    }
+
     /// How strategic merge patch treats the list here.
     pub fn patch_strategy(&self) -> PatchStrategy<'a> {
         let merges = self
