@@ -135,6 +135,12 @@ pub mod keys {
     pub fn statefulsets() -> StoreKey {
         StoreKey::new("apps", "statefulsets")
     }
+    pub fn persistent_volume_claims() -> StoreKey {
+        StoreKey::new("", "persistentvolumeclaims")
+    }
+    pub fn pods() -> StoreKey {
+        StoreKey::new("", "pods")
+    }
 }
 
 /// `(group, version, kind, plural, namespaced, status subresource, short names, categories)`.
@@ -193,6 +199,16 @@ const BUILTINS: &[Builtin] = &[
         &[],
     ),
     ("", "v1", "Pod", "pods", true, true, &["po"], &["all"]),
+    (
+        "",
+        "v1",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        true,
+        true,
+        &["pvc"],
+        &[],
+    ),
     (
         "apps",
         "v1",

@@ -174,6 +174,41 @@ impl BuiltInKind {
                     "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
                 ),
             ],
+            Self::PersistentVolumeClaim => vec![
+                name,
+                col(
+                    "Status",
+                    "string",
+                    "phase represents the current phase of PersistentVolumeClaim.",
+                ),
+                col(
+                    "Volume",
+                    "string",
+                    "volumeName is the binding reference to the PersistentVolume backing this claim.",
+                ),
+                col(
+                    "Capacity",
+                    "string",
+                    "capacity represents the actual resources of the underlying volume.",
+                ),
+                col(
+                    "Access Modes",
+                    "string",
+                    "accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
+                ),
+                col("StorageClass", "string", "StorageClass of the pvc"),
+                col(
+                    "VolumeAttributesClass",
+                    "string",
+                    "VolumeAttributesClass of the pvc",
+                ),
+                age,
+                wide(
+                    "VolumeMode",
+                    "string",
+                    "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.",
+                ),
+            ],
             Self::StatefulSet => vec![
                 name,
                 col("Ready", "string", "Number of the pod with ready state"),

@@ -7,6 +7,7 @@ mod event;
 mod fields;
 mod network;
 mod pod;
+mod storage;
 
 use super::age::age;
 use fields::{containers, get, int, items, label_selector, len, s};
@@ -25,6 +26,7 @@ pub enum BuiltInKind {
     ServiceAccount,
     Deployment,
     StatefulSet,
+    PersistentVolumeClaim,
     Ingress,
     PodDisruptionBudget,
     Lease,
@@ -47,6 +49,7 @@ impl BuiltInKind {
             ("", "ServiceAccount") => Self::ServiceAccount,
             ("apps", "Deployment") => Self::Deployment,
             ("apps", "StatefulSet") => Self::StatefulSet,
+            ("", "PersistentVolumeClaim") => Self::PersistentVolumeClaim,
             ("networking.k8s.io", "Ingress") => Self::Ingress,
             ("policy", "PodDisruptionBudget") => Self::PodDisruptionBudget,
             ("coordination.k8s.io", "Lease") => Self::Lease,
@@ -105,6 +108,7 @@ impl BuiltInKind {
                     json!(containers(o, "image")),
                 ]
             }
+            Self::PersistentVolumeClaim => storage::claim_cells(o, name, created),
             Self::Ingress => network::ingress_cells(o, name, created),
             Self::PodDisruptionBudget => {
                 let bound = |field: &str| match get(o, &["spec", field]) {

@@ -2,7 +2,10 @@
 //! StatefulSet it writes the status the controllers would write once every pod is ready.
 //!
 //! Deployments get `Available` and `Progressing` conditions as kube-controller-manager sets
-//! them; StatefulSets get revisions but no conditions, as on a real cluster.
+//! them; StatefulSets get revisions but no conditions, as on a real cluster, and their
+//! PersistentVolumeClaims (`claims`): created, bound, kept or deleted per retention policy.
+
+mod claims;
 
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -30,11 +33,15 @@ pub async fn run(app: Arc<App>) {
         tokio::select! {
             _ = shutdown.changed() => return,
             received = changes.recv() => match received {
-                Ok(change) if is_workload(&change.key) && change.kind != ChangeKind::Deleted => {
-                    let name = meta::name_of(&change.object).to_owned();
-                    schedule(&app, &pending, change.key.clone(), (change.namespace.clone(), name));
+                Ok(change) => {
+                    if is_workload(&change.key) && change.kind != ChangeKind::Deleted {
+                        let name = meta::name_of(&change.object).to_owned();
+                        schedule(&app, &pending, change.key.clone(), (change.namespace.clone(), name));
+                    }
+                    if uses_claims(&change.key) {
+                        schedule_claims(&app, &pending, &change.namespace);
+                    }
                 }
-                Ok(_) => {}
                 Err(RecvError::Lagged(_)) => schedule_all(&app, &pending),
                 Err(RecvError::Closed) => return,
             },
@@ -44,6 +51,21 @@ pub async fn run(app: Arc<App>) {
 
 fn is_workload(key: &StoreKey) -> bool {
     *key == keys::deployments() || *key == keys::statefulsets()
+}
+
+/// Changes of these may bind, release or change the use of claims in their namespace.
+fn uses_claims(key: &StoreKey) -> bool {
+    *key == keys::statefulsets() || *key == keys::persistent_volume_claims() || *key == keys::pods()
+}
+
+/// The claims of a namespace, reconciled as one entry (an empty name).
+fn schedule_claims(app: &Arc<App>, pending: &Pending, namespace: &str) {
+    schedule(
+        app,
+        pending,
+        keys::persistent_volume_claims(),
+        (namespace.to_owned(), String::new()),
+    );
 }
 
 fn schedule_all(app: &Arc<App>, pending: &Pending) {
@@ -59,8 +81,21 @@ fn schedule_all(app: &Arc<App>, pending: &Pending) {
             })
             .collect()
     };
+    let namespaces: Vec<String> = {
+        let state = app.store.lock();
+        let mut namespaces: Vec<String> = state
+            .keys_of(&keys::persistent_volume_claims())
+            .into_iter()
+            .map(|(namespace, _)| namespace)
+            .collect();
+        namespaces.dedup();
+        namespaces
+    };
     for (key, ok) in objects {
         schedule(app, pending, key, ok);
+    }
+    for namespace in namespaces {
+        schedule_claims(app, pending, &namespace);
     }
 }
 
@@ -87,6 +122,10 @@ fn schedule(app: &Arc<App>, pending: &Pending, key: StoreKey, ok: ObjectKey) {
 
 fn reconcile(app: &App, key: &StoreKey, ok: &ObjectKey) {
     let mut state = app.store.lock();
+    if *key == keys::persistent_volume_claims() {
+        claims::reconcile_namespace(&mut state, &ok.0);
+        return;
+    }
     let Some(object) = state.get(key, &ok.0, &ok.1).cloned() else {
         return;
     };
@@ -98,6 +137,9 @@ fn reconcile(app: &App, key: &StoreKey, ok: &ObjectKey) {
     } else {
         statefulset_status(&object)
     };
+    if *key == keys::statefulsets() {
+        claims::reconcile_statefulset(&mut state, &object);
+    }
     if object.get("status") == Some(&desired) {
         return;
     }
