@@ -138,6 +138,9 @@ pub mod keys {
     pub fn persistent_volume_claims() -> StoreKey {
         StoreKey::new("", "persistentvolumeclaims")
     }
+    pub fn replicasets() -> StoreKey {
+        StoreKey::new("apps", "replicasets")
+    }
     pub fn pods() -> StoreKey {
         StoreKey::new("", "pods")
     }
@@ -199,6 +202,28 @@ const BUILTINS: &[Builtin] = &[
         &[],
     ),
     ("", "v1", "Pod", "pods", true, true, &["po"], &["all"]),
+    ("", "v1", "Node", "nodes", false, true, &["no"], &[]),
+    (
+        "apps",
+        "v1",
+        "ReplicaSet",
+        "replicasets",
+        true,
+        true,
+        &["rs"],
+        &["all"],
+    ),
+    ("batch", "v1", "Job", "jobs", true, true, &[], &["all"]),
+    (
+        "batch",
+        "v1",
+        "CronJob",
+        "cronjobs",
+        true,
+        true,
+        &["cj"],
+        &["all"],
+    ),
     (
         "",
         "v1",

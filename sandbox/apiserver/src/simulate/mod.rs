@@ -3,9 +3,11 @@
 //!
 //! Deployments get `Available` and `Progressing` conditions as kube-controller-manager sets
 //! them; StatefulSets get revisions but no conditions, as on a real cluster, and their
-//! PersistentVolumeClaims (`claims`): created, bound, kept or deleted per retention policy.
+//! PersistentVolumeClaims (`claims`): created, bound, kept or deleted per retention policy;
+//! Deployments their ReplicaSets (`replicasets`), one per template revision.
 
 mod claims;
+mod replicasets;
 
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -131,6 +133,17 @@ fn reconcile(app: &App, key: &StoreKey, ok: &ObjectKey) {
     };
     let Some(def) = state.registry.find_key(key) else {
         return;
+    };
+    let object = if *key == keys::deployments() {
+        let revision =
+            replicasets::reconcile_deployment(&mut state, &object, &template_hash(&object));
+        replicasets::annotate_revision(&mut state, &def, &object, revision);
+        match state.get(key, &ok.0, &ok.1).cloned() {
+            Some(object) => object,
+            None => return,
+        }
+    } else {
+        object
     };
     let desired = if *key == keys::deployments() {
         deployment_status(&object)

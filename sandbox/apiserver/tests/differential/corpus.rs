@@ -104,7 +104,7 @@ fn everyday() -> Vec<Sequence> {
                 out("create configmap settings --from-literal=a=1 --from-literal=b=2"),
                 out("get configmap settings -o jsonpath={.data}"),
                 out("get configmaps"),
-                out("describe configmap settings"),
+                outcome("describe configmap settings"),
             ],
         ),
         seq(
@@ -117,11 +117,16 @@ fn everyday() -> Vec<Sequence> {
         ),
         seq(
             "create-secret-tls-missing-file",
-            vec![outcome("create secret tls t --cert=/nonexistent --key=/nonexistent")],
+            vec![outcome(
+                "create secret tls t --cert=/nonexistent --key=/nonexistent",
+            )],
         ),
         seq(
             "create-serviceaccount",
-            vec![out("create serviceaccount robot"), out("get serviceaccounts robot")],
+            vec![
+                out("create serviceaccount robot"),
+                out("get serviceaccounts robot"),
+            ],
         ),
         seq(
             "create-deployment",
@@ -274,6 +279,7 @@ fn everyday() -> Vec<Sequence> {
             vec![
                 with_input(out("apply --server-side -f -"), DEPLOYMENT),
                 with_input(out("apply --server-side -f -"), DEPLOYMENT),
+                out("rollout status deployment/web --timeout=60s"),
                 out("get deployment web -o jsonpath={.metadata.managedFields[*].manager}"),
             ],
         ),
@@ -292,10 +298,7 @@ fn everyday() -> Vec<Sequence> {
                 out("get deployment web -o jsonpath={.spec.replicas}"),
             ],
         ),
-        seq(
-            "explain",
-            vec![out("explain deployment.spec.strategy")],
-        ),
+        seq("explain", vec![out("explain deployment.spec.strategy")]),
         seq("explain-pod", vec![outcome("explain pods.spec.containers")]),
         seq(
             "delete-deployment",

@@ -92,7 +92,11 @@ async fn kubectl_answers_as_a_real_control_plane_does() {
     let corpus = corpus::sequences();
     let mut names = BTreeSet::new();
     for sequence in &corpus {
-        assert!(names.insert(sequence.name.clone()), "{} twice", sequence.name);
+        assert!(
+            names.insert(sequence.name.clone()),
+            "{} twice",
+            sequence.name
+        );
     }
     let mut unexplained = Vec::new();
     let mut explained = BTreeSet::new();

@@ -20,9 +20,15 @@ static RULES: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         ),
         (r"\b[0-9]+(\.[0-9]+)?(s|m|h|d)([0-9]+(s|m|h))?\b", "<age>"),
         (r"<invalid>", "<age>"),
-        (r"\b[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\b", "<ip>"),
+        (
+            r"\b[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\b",
+            "<ip>",
+        ),
         (r"\b(pvc-)<uid>", "$1<volume>"),
-        (r"-[bcdfghjklmnpqrstvwxz2456789]{8,10}(-[bcdfghjklmnpqrstvwxz2456789]{5})?\b", "-<hash>"),
+        (
+            r"-[bcdfghjklmnpqrstvwxz2456789]{8,10}(-[bcdfghjklmnpqrstvwxz2456789]{5})?\b",
+            "-<hash>",
+        ),
         (r"-[bcdfghjklmnpqrstvwxz2456789]{5}\b", "-<suffix>"),
         (r"[ \t]+", " "),
     ]
@@ -37,8 +43,10 @@ pub fn output(text: &str, _namespace: &str) -> String {
     for (rule, replacement) in RULES.iter() {
         text = rule.replace_all(&text, *replacement).into_owned();
     }
+    // Progress lines of `rollout status` depend on when the controllers write.
     text.lines()
         .map(str::trim_end)
+        .filter(|line| !line.starts_with("Waiting for "))
         .collect::<Vec<_>>()
         .join("\n")
 }
