@@ -134,30 +134,19 @@ fn reconcile(app: &App, key: &StoreKey, ok: &ObjectKey) {
     let Some(def) = state.registry.find_key(key) else {
         return;
     };
-    let object = if *key == keys::deployments() {
+    let mut next = (*object).clone();
+    if *key == keys::deployments() {
         let revision =
             replicasets::reconcile_deployment(&mut state, &object, &template_hash(&object));
-        replicasets::annotate_revision(&mut state, &def, &object, revision);
-        match state.get(key, &ok.0, &ok.1).cloned() {
-            Some(object) => object,
-            None => return,
-        }
+        replicasets::set_revision(&mut next, revision);
+        next["status"] = deployment_status(&object);
     } else {
-        object
-    };
-    let desired = if *key == keys::deployments() {
-        deployment_status(&object)
-    } else {
-        statefulset_status(&object)
-    };
-    if *key == keys::statefulsets() {
         claims::reconcile_statefulset(&mut state, &object);
+        next["status"] = statefulset_status(&object);
     }
-    if object.get("status") == Some(&desired) {
+    if next == *object {
         return;
     }
-    let mut next = (*object).clone();
-    next["status"] = desired;
     let options = WriteOptions {
         manager: "kube-controller-manager".into(),
         ..WriteOptions::default()

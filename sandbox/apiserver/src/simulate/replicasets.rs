@@ -179,21 +179,10 @@ pub fn reconcile_deployment(state: &mut State, deployment: &Value, hash: &str) -
     revision
 }
 
-/// Sets the Deployment's revision annotation, as the controller does.
-pub fn annotate_revision(state: &mut State, def: &ResourceDef, deployment: &Value, revision: i64) {
-    let wanted = revision.to_string();
-    if deployment
-        .pointer("/metadata/annotations")
-        .and_then(|a| a.get(REVISION))
-        .and_then(Value::as_str)
-        == Some(wanted.as_str())
-    {
-        return;
-    }
-    let mut next = deployment.clone();
-    let annotations = meta::metadata_mut(&mut next)
+/// Sets the Deployment's revision annotation; the controller writes it with the status.
+pub fn set_revision(deployment: &mut Value, revision: i64) {
+    let annotations = meta::metadata_mut(deployment)
         .entry("annotations")
         .or_insert_with(|| json!({}));
-    annotations[REVISION] = json!(wanted);
-    write(state, def, next, "");
+    annotations[REVISION] = json!(revision.to_string());
 }
