@@ -354,6 +354,17 @@ fn message(bytes: &[u8], name: &str) -> ApiResult<Value> {
             }
         }
     }
+    // Go writes every non-pointer string to protobuf, empty or not, and leaves the empty ones
+    // out of JSON (`omitempty`) unless the field is required.
+    let required = BuiltinOpenApi::get()
+        .schemas()
+        .get(name)
+        .and_then(|schema| schema.get("required"))
+        .and_then(Value::as_array);
+    out.retain(|field, value| {
+        value.as_str() != Some("")
+            || required.is_some_and(|r| r.iter().any(|f| f.as_str() == Some(field)))
+    });
     Ok(Value::Object(out))
 }
 
