@@ -4,10 +4,12 @@
 //! Deployments get `Available` and `Progressing` conditions as kube-controller-manager sets
 //! them; StatefulSets get revisions but no conditions, as on a real cluster, and their
 //! PersistentVolumeClaims (`claims`): created, bound, kept or deleted per retention policy;
-//! Deployments their ReplicaSets (`replicasets`), one per template revision.
+//! Deployments their ReplicaSets (`replicasets`), one per template revision; every namespace
+//! its `default` ServiceAccount (`service_accounts`).
 
 mod claims;
 mod replicasets;
+mod service_accounts;
 
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -43,6 +45,11 @@ pub async fn run(app: Arc<App>) {
                     if uses_claims(&change.key) {
                         schedule_claims(&app, &pending, &change.namespace);
                     }
+                    let new_namespace =
+                        change.key == keys::namespaces() && change.kind != ChangeKind::Deleted;
+                    if new_namespace || change.key == keys::service_accounts() {
+                        schedule_accounts(&app, &pending, &account_namespace(&change));
+                    }
                 }
                 Err(RecvError::Lagged(_)) => schedule_all(&app, &pending),
                 Err(RecvError::Closed) => return,
@@ -58,6 +65,25 @@ fn is_workload(key: &StoreKey) -> bool {
 /// Changes of these may bind, release or change the use of claims in their namespace.
 fn uses_claims(key: &StoreKey) -> bool {
     *key == keys::statefulsets() || *key == keys::persistent_volume_claims() || *key == keys::pods()
+}
+
+/// The namespace whose default ServiceAccount a change concerns.
+fn account_namespace(change: &crate::store::state::Change) -> String {
+    if change.key == keys::namespaces() {
+        meta::name_of(&change.object).to_owned()
+    } else {
+        change.namespace.clone()
+    }
+}
+
+/// A namespace's default ServiceAccount, reconciled under the namespace's key.
+fn schedule_accounts(app: &Arc<App>, pending: &Pending, namespace: &str) {
+    schedule(
+        app,
+        pending,
+        keys::namespaces(),
+        (String::new(), namespace.to_owned()),
+    );
 }
 
 /// The claims of a namespace, reconciled as one entry (an empty name).
@@ -99,6 +125,16 @@ fn schedule_all(app: &Arc<App>, pending: &Pending) {
     for namespace in namespaces {
         schedule_claims(app, pending, &namespace);
     }
+    let all_namespaces: Vec<String> = app
+        .store
+        .lock()
+        .keys_of(&keys::namespaces())
+        .into_iter()
+        .map(|(_, name)| name)
+        .collect();
+    for namespace in all_namespaces {
+        schedule_accounts(app, pending, &namespace);
+    }
 }
 
 fn schedule(app: &Arc<App>, pending: &Pending, key: StoreKey, ok: ObjectKey) {
@@ -126,6 +162,10 @@ fn reconcile(app: &App, key: &StoreKey, ok: &ObjectKey) {
     let mut state = app.store.lock();
     if *key == keys::persistent_volume_claims() {
         claims::reconcile_namespace(&mut state, &ok.0);
+        return;
+    }
+    if *key == keys::namespaces() {
+        service_accounts::ensure_default(&mut state, &ok.1);
         return;
     }
     let Some(object) = state.get(key, &ok.0, &ok.1).cloned() else {

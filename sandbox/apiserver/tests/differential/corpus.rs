@@ -479,7 +479,10 @@ fn per_kind() -> Vec<Sequence> {
             &format!("{}-patch-merge", kind.name),
             vec![
                 create(),
-                out_step(&format!("patch {r} x --type=merge -p '{}'", kind.merge_patch)),
+                out_step(&format!(
+                    "patch {r} x --type=merge -p '{}'",
+                    kind.merge_patch
+                )),
             ],
         ));
         out.push(seq(
