@@ -148,8 +148,15 @@ fn schedule(app: &Arc<App>, pending: &Pending, key: StoreKey, ok: ObjectKey) {
     }
     let app = app.clone();
     let pending = pending.clone();
+    // Rollouts take `workload_delay`; the serviceaccount controller answers at once, as a
+    // real one does within milliseconds.
+    let delay = if entry.0 == keys::namespaces() {
+        std::time::Duration::ZERO
+    } else {
+        app.config.workload_delay
+    };
     tokio::spawn(async move {
-        tokio::time::sleep(app.config.workload_delay).await;
+        tokio::time::sleep(delay).await;
         pending
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
