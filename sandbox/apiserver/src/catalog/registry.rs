@@ -141,6 +141,9 @@ pub mod keys {
     pub fn replicasets() -> StoreKey {
         StoreKey::new("apps", "replicasets")
     }
+    pub fn jobs() -> StoreKey {
+        StoreKey::new("batch", "jobs")
+    }
     pub fn service_accounts() -> StoreKey {
         StoreKey::new("", "serviceaccounts")
     }

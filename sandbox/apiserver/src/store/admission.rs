@@ -7,6 +7,7 @@
 //! schemas).
 
 pub mod claims;
+mod jobs;
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -63,6 +64,8 @@ pub fn admit(
         service_defaults(object, old);
     } else if key == keys::persistent_volume_claims() {
         claims::admit_claim(object, old)?;
+    } else if key == keys::jobs() {
+        jobs::admit_job(object, old)?;
     }
     if def.is_custom() {
         return admit_custom(def, object, old, validation);
