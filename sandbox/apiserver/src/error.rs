@@ -143,6 +143,11 @@ impl ApiError {
         error
     }
 
+    /// 422 about the request rather than an object (a failed JSON patch `test`).
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(422, "Invalid", message)
+    }
+
     /// 409 of a server-side apply whose fields other managers own with other values.
     pub fn apply_conflicts(message: String, causes: Vec<Cause>) -> Self {
         let mut error = Self::new(409, "Conflict", message);

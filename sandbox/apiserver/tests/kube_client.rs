@@ -737,3 +737,43 @@ async fn a_watch_from_a_paged_list_sees_changes_made_while_paging() {
     assert_eq!(seen.as_deref(), Some("changed"));
     harness.shutdown().await;
 }
+
+// kube-controller-manager gives every namespace a `default` ServiceAccount, and re-creates it.
+#[tokio::test]
+async fn every_namespace_has_a_default_service_account() {
+    use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+    let harness = common::start().await;
+    let namespaces: Api<Namespace> = Api::all(harness.client());
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "team"}})).expect("valid");
+    namespaces
+        .create(&PostParams::default(), &namespace)
+        .await
+        .expect("created");
+    let accounts: Api<ServiceAccount> = Api::namespaced(harness.client(), "team");
+    let present = || {
+        let accounts = accounts.clone();
+        async move {
+            accounts
+                .get_opt("default")
+                .await
+                .expect("readable")
+                .is_some()
+        }
+    };
+    eventually("the default ServiceAccount")
+        .within(Duration::from_secs(5))
+        .every(Duration::from_millis(20))
+        .until_async(present)
+        .await;
+    accounts
+        .delete("default", &DeleteParams::default())
+        .await
+        .expect("deleted");
+    eventually("the default ServiceAccount to come back")
+        .within(Duration::from_secs(5))
+        .every(Duration::from_millis(20))
+        .until_async(present)
+        .await;
+    harness.shutdown().await;
+}

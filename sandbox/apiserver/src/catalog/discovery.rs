@@ -158,6 +158,8 @@ mod tests {
         assert_eq!(
             names,
             vec![
+                "replicasets",
+                "replicasets/status",
                 "deployments",
                 "deployments/scale",
                 "deployments/status",

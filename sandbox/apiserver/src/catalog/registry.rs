@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use ferroplane_sandbox_schema::CompiledSchema;
 
+use crate::catalog::builtin_openapi::BuiltinOpenApi;
 use crate::catalog::table::Printer;
+use crate::fields::shape::Shape;
 
 /// One served resource in one group-version.
 #[derive(Debug, Clone)]
@@ -82,6 +84,19 @@ impl ResourceDef {
         self.crd.is_some()
     }
 
+    /// The root of the kind's schema, for the list semantics of patches and server-side
+    /// apply: the CRD's `openAPIV3Schema`, or the real apiserver's schema of a built-in kind.
+    pub fn shape(&self) -> Shape<'_> {
+        let openapi = BuiltinOpenApi::get();
+        match &self.crd {
+            Some(crd) => Shape::custom(crd.schema.as_ref(), openapi.schemas()),
+            None => match openapi.kind_schema(&self.group, &self.version, &self.kind) {
+                Some(root) => Shape::builtin(root, openapi.schemas()),
+                None => Shape::unknown(),
+            },
+        }
+    }
+
     /// Deployments and StatefulSets serve `/scale`.
     pub fn has_scale(&self) -> bool {
         let key = self.store_key();
@@ -119,6 +134,21 @@ pub mod keys {
     }
     pub fn statefulsets() -> StoreKey {
         StoreKey::new("apps", "statefulsets")
+    }
+    pub fn persistent_volume_claims() -> StoreKey {
+        StoreKey::new("", "persistentvolumeclaims")
+    }
+    pub fn replicasets() -> StoreKey {
+        StoreKey::new("apps", "replicasets")
+    }
+    pub fn jobs() -> StoreKey {
+        StoreKey::new("batch", "jobs")
+    }
+    pub fn service_accounts() -> StoreKey {
+        StoreKey::new("", "serviceaccounts")
+    }
+    pub fn pods() -> StoreKey {
+        StoreKey::new("", "pods")
     }
 }
 
@@ -178,6 +208,38 @@ const BUILTINS: &[Builtin] = &[
         &[],
     ),
     ("", "v1", "Pod", "pods", true, true, &["po"], &["all"]),
+    ("", "v1", "Node", "nodes", false, true, &["no"], &[]),
+    (
+        "apps",
+        "v1",
+        "ReplicaSet",
+        "replicasets",
+        true,
+        true,
+        &["rs"],
+        &["all"],
+    ),
+    ("batch", "v1", "Job", "jobs", true, true, &[], &["all"]),
+    (
+        "batch",
+        "v1",
+        "CronJob",
+        "cronjobs",
+        true,
+        true,
+        &["cj"],
+        &["all"],
+    ),
+    (
+        "",
+        "v1",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        true,
+        true,
+        &["pvc"],
+        &[],
+    ),
     (
         "apps",
         "v1",

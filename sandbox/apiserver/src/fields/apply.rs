@@ -7,48 +7,49 @@
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, Cause};
-use crate::fields::managed::{entries, entry_subresource, field_set, record, same_entry, transfer};
+use crate::fields::managed::{
+    applied_set, entries, entry_subresource, record, same_entry, transfer,
+};
 use crate::fields::ownership::{self, FieldPath};
-use crate::fields::patch::merge_key;
+use crate::fields::shape::{ListType, Shape};
 use crate::meta;
 
-/// Merges an applied configuration into the live object.
-fn merge(live: &mut Value, applied: &Value, field: &str, custom: bool) {
+/// Merges an applied configuration into the live object, lists by their schema's list type.
+fn merge(live: &mut Value, applied: &Value, shape: Shape<'_>) {
     match (live, applied) {
+        (live @ Value::Object(_), applied @ Value::Object(_)) if shape.is_atomic_map() => {
+            *live = applied.clone();
+        }
         (Value::Object(l), Value::Object(a)) => {
             for (k, v) in a {
                 match l.get_mut(k) {
-                    Some(existing) if !v.is_null() => merge(existing, v, k, custom),
+                    Some(existing) if !v.is_null() => merge(existing, v, shape.field(k)),
                     _ => {
                         l.insert(k.clone(), v.clone());
                     }
                 }
             }
         }
-        (Value::Array(l), Value::Array(a)) if field == "finalizers" => {
-            for item in a {
-                if !l.contains(item) {
-                    l.push(item.clone());
-                }
-            }
-        }
-        (Value::Array(l), Value::Array(a)) if !custom => {
-            let refs: Vec<&Value> = a.iter().chain(l.iter()).collect();
-            match merge_key(field, &refs) {
-                Some(key) => {
-                    for item in a {
-                        match l
-                            .iter()
-                            .position(|c| c.get(key).is_some() && c.get(key) == item.get(key))
-                        {
-                            Some(i) => merge(&mut l[i], item, "", custom),
-                            None => l.push(item.clone()),
-                        }
+        (Value::Array(l), Value::Array(a)) => match shape.list_type() {
+            ListType::Set => {
+                for item in a {
+                    if !l.contains(item) {
+                        l.push(item.clone());
                     }
                 }
-                None => *l = a.clone(),
             }
-        }
+            ListType::Map(keys) => {
+                let items = shape.items();
+                for item in a {
+                    let id = items.identity(item, &keys);
+                    match l.iter().position(|c| items.identity(c, &keys) == id) {
+                        Some(i) => merge(&mut l[i], item, items),
+                        None => l.push(item.clone()),
+                    }
+                }
+            }
+            ListType::Atomic => *l = a.clone(),
+        },
         (live, applied) => *live = applied.clone(),
     }
 }
@@ -109,7 +110,7 @@ pub fn apply(
     applied: &Value,
     manager: &str,
     subresource: &str,
-    custom: bool,
+    shape: Shape<'_>,
     force: bool,
 ) -> Result<Value, ApiError> {
     let api_version = meta::str_at(applied, "/apiVersion").to_owned();
@@ -122,7 +123,7 @@ pub fn apply(
         m.remove("resourceVersion");
     }
     let mut result = live.clone();
-    let current = field_set(&applied_body, custom);
+    let current = applied_set(&applied_body, shape);
     let existing = entries(live);
     let previous = existing
         .iter()
@@ -136,19 +137,12 @@ pub fn apply(
         .filter(|e| !same_entry(e, manager, "Apply", subresource))
         .filter_map(|e| e.get("fieldsV1").and_then(Value::as_object))
         .collect();
-    let conflicts = conflicts(
-        live,
-        &applied_body,
-        &current,
-        &existing,
-        manager,
-        subresource,
-    );
+    prune(&mut result, &previous, Some(&current), &others);
+    merge(&mut result, &applied_body, shape);
+    let conflicts = conflicts(live, &result, &current, &existing, manager, subresource);
     if !conflicts.is_empty() && !force {
         return Err(conflict_error(&conflicts));
     }
-    prune(&mut result, &previous, Some(&current), &others);
-    merge(&mut result, &applied_body, "", custom);
     record(
         &mut result,
         manager,
@@ -170,9 +164,11 @@ struct Conflict {
     path: FieldPath,
 }
 
+/// The applied fields whose merged value differs from the live one while another manager owns
+/// them (compared after the merge, so key fields the apply left to their defaults match).
 fn conflicts(
     live: &Value,
-    applied: &Value,
+    merged: &Value,
     applied_set: &Map<String, Value>,
     existing: &[Value],
     manager: &str,
@@ -183,7 +179,7 @@ fn conflicts(
         let Some(live_value) = ownership::value_at(live, &path) else {
             continue;
         };
-        if Some(live_value) == ownership::value_at(applied, &path) {
+        if Some(live_value) == ownership::value_at(merged, &path) {
             continue;
         }
         for entry in existing.iter().filter(|e| {
@@ -245,6 +241,7 @@ fn conflict_error(conflicts: &[Conflict]) -> ApiError {
 mod tests {
     use super::*;
     use crate::fields::managed::changed_fields;
+    use crate::fields::shape::{builtin_kind, schemaless_custom_kind};
     use serde_json::json;
 
     #[test]
@@ -255,7 +252,7 @@ mod tests {
             &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"a": 1, "b": 2}}),
             "m1",
             "",
-            true,
+            schemaless_custom_kind(),
             true,
         )
         .expect("no conflicts");
@@ -264,7 +261,7 @@ mod tests {
             &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"b": 2, "c": 3}}),
             "m2",
             "",
-            true,
+            schemaless_custom_kind(),
             true,
         )
         .expect("no conflicts");
@@ -273,7 +270,7 @@ mod tests {
             &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"a": 5}}),
             "m1",
             "",
-            true,
+            schemaless_custom_kind(),
             true,
         )
         .expect("no conflicts");
@@ -283,7 +280,7 @@ mod tests {
             &json!({"apiVersion": "example.io/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"c": 3}}),
             "m2",
             "",
-            true,
+            schemaless_custom_kind(),
             true,
         )
         .expect("no conflicts");
@@ -301,18 +298,19 @@ mod tests {
     fn conflicting_applies_fail_unless_forced_and_updates_take_ownership() {
         let lease = |holder: &str| json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"}, "spec": {"holderIdentity": holder}});
         let live = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"}, "spec": {}});
-        let held = apply(&live, &lease("a"), "a", "", false, false).expect("first apply");
-        let error = apply(&held, &lease("b"), "b", "", false, false).expect_err("conflict");
+        let shape = builtin_kind("coordination.k8s.io", "Lease");
+        let held = apply(&live, &lease("a"), "a", "", shape, false).expect("first apply");
+        let error = apply(&held, &lease("b"), "b", "", shape, false).expect_err("conflict");
         assert_eq!((error.code, error.reason), (409, "Conflict"));
         assert_eq!(
             error.message,
             "Apply failed with 1 conflict: conflict with \"a\" using coordination.k8s.io/v1: .spec.holderIdentity"
         );
         assert!(
-            apply(&held, &lease("a"), "b", "", false, false).is_ok(),
+            apply(&held, &lease("a"), "b", "", shape, false).is_ok(),
             "same value: shared ownership"
         );
-        let forced = apply(&held, &lease("b"), "b", "", false, true).expect("forced");
+        let forced = apply(&held, &lease("b"), "b", "", shape, true).expect("forced");
         let managers: Vec<&str> = forced["metadata"]["managedFields"]
             .as_array()
             .expect("list")
@@ -323,7 +321,7 @@ mod tests {
 
         let mut updated = held.clone();
         updated["spec"]["holderIdentity"] = json!("c");
-        let changed = changed_fields(&held, &updated, false);
+        let changed = changed_fields(&held, &updated, shape);
         record(
             &mut updated,
             "c",
@@ -333,7 +331,7 @@ mod tests {
             changed,
         );
         assert!(
-            apply(&updated, &lease("d"), "d", "", false, false)
+            apply(&updated, &lease("d"), "d", "", shape, false)
                 .expect_err("c owns it")
                 .message
                 .contains("\"c\"")
@@ -348,13 +346,55 @@ mod tests {
             &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d"}, "spec": {"containers": [{"name": "b", "image": "2"}]}}),
             "m",
             "",
-            false,
+            builtin_kind("", "Pod"),
             true,
         )
         .expect("no conflicts");
         assert_eq!(
             out["spec"]["containers"],
             json!([{"name": "a", "image": "1"}, {"name": "b", "image": "2"}])
+        );
+    }
+
+    #[test]
+    fn reapplying_volume_claim_templates_keeps_one_template() {
+        let sts = builtin_kind("apps", "StatefulSet");
+        let applied = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "etcd"},
+            "spec": {"volumeClaimTemplates": [{"metadata": {"name": "data"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}});
+        let mut live =
+            json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "etcd"}});
+        for _ in 0..5 {
+            live = apply(&live, &applied, "m", "", sts, false).expect("no conflicts");
+        }
+        assert_eq!(live["spec"], applied["spec"]);
+        let owned = &live["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"];
+        assert_eq!(
+            owned["f:volumeClaimTemplates"],
+            json!({}),
+            "atomic: owned whole"
+        );
+    }
+
+    #[test]
+    fn ports_are_keyed_by_port_and_defaulted_protocol() {
+        let pod = builtin_kind("", "Pod");
+        let live = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80, "protocol": "TCP"}]}]}});
+        let out = apply(&live, &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80, "name": "http"}]}]}}),
+            "m", "", pod, true).expect("no conflicts");
+        assert_eq!(
+            out["spec"]["containers"][0]["ports"],
+            json!([{"containerPort": 80, "protocol": "TCP", "name": "http"}])
+        );
+        let owned = &out["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]["f:containers"]["k:{\"name\":\"c\"}"]
+            ["f:ports"];
+        assert!(
+            owned
+                .get("k:{\"containerPort\":80,\"protocol\":\"TCP\"}")
+                .is_some(),
+            "{owned}"
         );
     }
 }

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::fields::ownership::{self, FieldPath};
-use crate::fields::patch::merge_key;
+use crate::fields::shape::{ListType, Shape};
 use crate::meta;
 
 /// Identity fields that no manager owns.
@@ -24,8 +24,26 @@ const UNOWNED_METADATA: &[&str] = &[
     "selfLink",
 ];
 
-/// The `FieldsV1` set of an object (or patch body).
-pub fn field_set(object: &Value, custom: bool) -> Map<String, Value> {
+/// Which operation a set is for: they mark objects differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetForm {
+    /// What an Update adds: every object it adds carries `.` (the object itself).
+    Update,
+    /// What an apply sets: only list items carry `.`.
+    Apply,
+}
+
+/// The `FieldsV1` set of an object an Update creates.
+pub fn field_set(object: &Value, shape: Shape<'_>) -> Map<String, Value> {
+    set_of(object, shape, SetForm::Update)
+}
+
+/// The `FieldsV1` set of an applied configuration: what its manager owns.
+pub fn applied_set(object: &Value, shape: Shape<'_>) -> Map<String, Value> {
+    set_of(object, shape, SetForm::Apply)
+}
+
+fn set_of(object: &Value, shape: Shape<'_>, form: SetForm) -> Map<String, Value> {
     let mut out = Map::new();
     let Value::Object(map) = object else {
         return out;
@@ -34,13 +52,14 @@ pub fn field_set(object: &Value, custom: bool) -> Map<String, Value> {
         match key.as_str() {
             "apiVersion" | "kind" => {}
             "metadata" => {
+                let meta_shape = shape.field("metadata");
                 let mut meta_set = Map::new();
                 if let Value::Object(m) = value {
                     for (mk, mv) in m {
                         if UNOWNED_METADATA.contains(&mk.as_str()) {
                             continue;
                         }
-                        meta_set.insert(format!("f:{mk}"), node(mk, mv, custom));
+                        meta_set.insert(format!("f:{mk}"), node(mv, meta_shape.field(mk), form));
                     }
                 }
                 if !meta_set.is_empty() {
@@ -48,47 +67,54 @@ pub fn field_set(object: &Value, custom: bool) -> Map<String, Value> {
                 }
             }
             _ => {
-                out.insert(format!("f:{key}"), node(key, value, custom));
+                out.insert(format!("f:{key}"), node(value, shape.field(key), form));
             }
         }
     }
     out
 }
 
-fn node(field: &str, value: &Value, custom: bool) -> Value {
+/// The set entry of one value: objects by their fields (atomic maps whole), map lists by `k:`
+/// item keys, sets by `v:` values, anything else (atomic lists included) as a leaf.
+fn node(value: &Value, shape: Shape<'_>, form: SetForm) -> Value {
     match value {
-        Value::Object(m) if !m.is_empty() => {
+        Value::Object(m) if !m.is_empty() && !shape.is_atomic_map() => {
             let mut set = Map::new();
-            set.insert(".".into(), json!({}));
+            if form == SetForm::Update {
+                set.insert(".".into(), json!({}));
+            }
             for (k, v) in m {
-                set.insert(format!("f:{k}"), node(k, v, custom));
+                set.insert(format!("f:{k}"), node(v, shape.field(k), form));
             }
             Value::Object(set)
         }
-        Value::Array(items) if field == "finalizers" => {
-            let set: Map<String, Value> = items
-                .iter()
-                .map(|i| (format!("v:{i}"), json!({})))
-                .collect();
-            Value::Object(set)
-        }
-        Value::Array(items) if !custom && !items.is_empty() => {
-            let refs: Vec<&Value> = items.iter().collect();
-            let Some(key) = merge_key(field, &refs) else {
-                return json!({});
-            };
-            let mut set = Map::new();
-            for item in items {
-                let Some(id) = item.get(key) else { continue };
-                let mut child = match node("", item, custom) {
-                    Value::Object(m) => m,
-                    _ => Map::new(),
-                };
-                child.insert(".".into(), json!({}));
-                set.insert(format!("k:{}", json!({ key: id })), Value::Object(child));
+        Value::Array(items) if !items.is_empty() => match shape.list_type() {
+            ListType::Set => {
+                let set: Map<String, Value> = items
+                    .iter()
+                    .map(|i| (format!("v:{i}"), json!({})))
+                    .collect();
+                Value::Object(set)
             }
-            Value::Object(set)
-        }
+            ListType::Map(keys) => {
+                let item_shape = shape.items();
+                let mut set = Map::new();
+                for item in items {
+                    let id = item_shape.identity(item, &keys);
+                    if id.is_empty() {
+                        continue;
+                    }
+                    let mut child = match node(item, item_shape, form) {
+                        Value::Object(m) => m,
+                        _ => Map::new(),
+                    };
+                    child.insert(".".into(), json!({}));
+                    set.insert(format!("k:{}", Value::Object(id)), Value::Object(child));
+                }
+                Value::Object(set)
+            }
+            ListType::Atomic => json!({}),
+        },
         _ => json!({}),
     }
 }
@@ -96,7 +122,7 @@ fn node(field: &str, value: &Value, custom: bool) -> Value {
 /// The `FieldsV1` set of what `new` adds or changes relative to `old`: what an Update
 /// manager takes ownership of. Only the differences are visited: unchanged fields cost a
 /// comparison, not a set entry.
-pub fn changed_fields(old: &Value, new: &Value, custom: bool) -> Map<String, Value> {
+pub fn changed_fields(old: &Value, new: &Value, shape: Shape<'_>) -> Map<String, Value> {
     let mut out = Map::new();
     let Value::Object(new_map) = new else {
         return out;
@@ -115,13 +141,13 @@ pub fn changed_fields(old: &Value, new: &Value, custom: bool) -> Map<String, Val
             let owned = new_meta
                 .iter()
                 .filter(|(k, _)| !UNOWNED_METADATA.contains(&k.as_str()));
-            let changed = changed_entries(old_meta, owned, custom);
+            let changed = changed_entries(old_meta, owned, shape.field("metadata"));
             if !changed.is_empty() {
                 out.insert("f:metadata".into(), Value::Object(changed));
             }
             continue;
         }
-        insert_changed(&mut out, key, old_value, value, custom);
+        insert_changed(&mut out, key, old_value, value, shape.field(key));
     }
     out
 }
@@ -130,13 +156,13 @@ pub fn changed_fields(old: &Value, new: &Value, custom: bool) -> Map<String, Val
 fn changed_entries<'a>(
     old: &Map<String, Value>,
     new: impl Iterator<Item = (&'a String, &'a Value)>,
-    custom: bool,
+    shape: Shape<'_>,
 ) -> Map<String, Value> {
     let mut out = Map::new();
     for (key, value) in new {
         let old_value = old.get(key);
         if old_value != Some(value) {
-            insert_changed(&mut out, key, old_value, value, custom);
+            insert_changed(&mut out, key, old_value, value, shape.field(key));
         }
     }
     out
@@ -149,17 +175,17 @@ fn insert_changed(
     key: &str,
     old: Option<&Value>,
     new: &Value,
-    custom: bool,
+    shape: Shape<'_>,
 ) {
     match (old, new) {
-        (Some(Value::Object(old_map)), Value::Object(new_map)) => {
-            let changed = changed_entries(old_map, new_map.iter(), custom);
+        (Some(Value::Object(old_map)), Value::Object(new_map)) if !shape.is_atomic_map() => {
+            let changed = changed_entries(old_map, new_map.iter(), shape);
             if !changed.is_empty() {
                 out.insert(format!("f:{key}"), Value::Object(changed));
             }
         }
         _ => {
-            out.insert(format!("f:{key}"), node(key, new, custom));
+            out.insert(format!("f:{key}"), node(new, shape, SetForm::Update));
         }
     }
 }
@@ -288,13 +314,14 @@ pub fn transfer(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fields::shape::{builtin_kind, schemaless_custom_kind};
 
     #[test]
     fn field_set_uses_merge_keys_for_builtins() {
         let set = field_set(
             &json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x", "labels": {"a": "b"}},
                     "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}}),
-            false,
+            builtin_kind("apps", "Deployment"),
         );
         let containers = &set["f:spec"]["f:template"]["f:spec"]["f:containers"];
         assert!(
@@ -309,13 +336,17 @@ mod tests {
     fn changed_fields_only_names_what_changed() {
         let old = json!({"metadata": {"name": "x", "labels": {"a": "1"}}, "spec": {"a": 1, "b": {"c": 1, "d": 2}}});
         let new = json!({"metadata": {"name": "x", "labels": {"a": "1"}}, "spec": {"a": 1, "b": {"c": 1, "d": 3}}});
-        let set = changed_fields(&old, &new, true);
+        let set = changed_fields(&old, &new, schemaless_custom_kind());
         assert_eq!(Value::Object(set), json!({"f:spec": {"f:b": {"f:d": {}}}}));
     }
 
     /// The definition `changed_fields` must match: the whole field set of `new`, less what
     /// equals `old` (the straightforward form, which visits every field).
-    fn changed_fields_by_definition(old: &Value, new: &Value, custom: bool) -> Map<String, Value> {
+    fn changed_fields_by_definition(
+        old: &Value,
+        new: &Value,
+        shape: Shape<'_>,
+    ) -> Map<String, Value> {
         fn prune_unchanged(set: &mut Map<String, Value>, old: &Value, new: &Value) {
             set.retain(|entry, sub| {
                 let Some(field) = entry.strip_prefix("f:") else {
@@ -335,7 +366,7 @@ mod tests {
                 true
             });
         }
-        let mut out = field_set(new, custom);
+        let mut out = field_set(new, shape);
         prune_unchanged(&mut out, old, new);
         out
     }
@@ -357,11 +388,11 @@ mod tests {
         ];
         for old in &objects {
             for new in &objects {
-                for custom in [true, false] {
+                for shape in [schemaless_custom_kind(), builtin_kind("", "Pod")] {
                     assert_eq!(
-                        changed_fields(old, new, custom),
-                        changed_fields_by_definition(old, new, custom),
-                        "old {old}, new {new}, custom {custom}"
+                        changed_fields(old, new, shape),
+                        changed_fields_by_definition(old, new, shape),
+                        "old {old}, new {new}, shape {shape:?}"
                     );
                 }
             }
@@ -374,24 +405,24 @@ mod tests {
         let set = changed_fields(
             &json!({"spec": {"a": {"x": 1}}}),
             &json!({"spec": {"a": {}}}),
-            true,
+            schemaless_custom_kind(),
         );
         assert!(set.is_empty(), "{set:?}");
         // Without old metadata every owned metadata field is new; identity fields never count.
         let new = json!({"apiVersion": "v1", "kind": "K",
             "metadata": {"name": "x", "resourceVersion": "5", "labels": {"a": "1"}}, "spec": {"a": 1}});
         assert_eq!(
-            Value::Object(changed_fields(&json!({}), &new, true)),
+            Value::Object(changed_fields(&json!({}), &new, schemaless_custom_kind())),
             json!({"f:metadata": {"f:labels": {".": {}, "f:a": {}}}, "f:spec": {".": {}, "f:a": {}}})
         );
         let mut touched = new.clone();
         touched["metadata"]["resourceVersion"] = json!("6");
-        assert!(changed_fields(&new, &touched, true).is_empty());
-        // Lists are claimed whole: keyed by their merge key for built-ins, finalizers by value.
+        assert!(changed_fields(&new, &touched, schemaless_custom_kind()).is_empty());
+        // Lists are claimed as their schema says: containers by name, finalizers by value.
         let old = json!({"metadata": {"finalizers": ["a"]}, "spec": {"containers": [{"name": "web", "image": "a"}]}});
         let new = json!({"metadata": {"finalizers": ["a", "b"]}, "spec": {"containers": [{"name": "web", "image": "b"}]}});
         assert_eq!(
-            Value::Object(changed_fields(&old, &new, false)),
+            Value::Object(changed_fields(&old, &new, builtin_kind("", "Pod"))),
             json!({
                 "f:metadata": {"f:finalizers": {"v:\"a\"": {}, "v:\"b\"": {}}},
                 "f:spec": {"f:containers": {"k:{\"name\":\"web\"}": {".": {}, "f:image": {}, "f:name": {}}}}

@@ -1,13 +1,14 @@
 //! The three update patch formats: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and
 //! strategic merge patch.
 //!
-//! Strategic merge patch is implemented for the merge keys the served built-ins use (containers,
-//! ports, env, volumes, volumeMounts, conditions, ownerReferences, imagePullSecrets, finalizers as
-//! a set) and the `$patch`, `$retainKeys`, `$setElementOrder` and `$deleteFromPrimitiveList`
-//! directives; every other list is replaced, as JSON merge patch does, which is also what the
-//! apiserver does for lists without a patch strategy.
+//! Strategic merge patch takes each list's strategy and merge key from the kind's schema
+//! (`fields::shape`, the real apiserver's OpenAPI for built-ins) and supports the `$patch`,
+//! `$retainKeys`, `$setElementOrder` and `$deleteFromPrimitiveList` directives; a list without a
+//! patch strategy is replaced, as the apiserver does.
 
 use serde_json::{Map, Value};
+
+use crate::fields::shape::{PatchStrategy, Shape};
 
 /// A patch that cannot be applied: answered as 422 (JSON patch `test`) or 400.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -202,35 +203,13 @@ pub fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
     Ok(())
 }
 
-/// The merge key of a list field for strategic merge patch, judged by field name and items.
-pub fn merge_key(field: &str, items: &[&Value]) -> Option<&'static str> {
-    let has = |k: &str| items.iter().any(|i| i.get(k).is_some());
-    match field {
-        "containers"
-        | "initContainers"
-        | "ephemeralContainers"
-        | "env"
-        | "volumes"
-        | "imagePullSecrets"
-        | "volumeClaimTemplates" => Some("name"),
-        "volumeMounts" | "volumeDevices" => Some("mountPath"),
-        "ports" if has("containerPort") => Some("containerPort"),
-        "ports" => Some("port"),
-        "conditions" => Some("type"),
-        "ownerReferences" => Some("uid"),
-        "hostAliases" => Some("ip"),
-        "topologySpreadConstraints" => Some("topologyKey"),
-        _ => None,
-    }
-}
-
-/// Primitive lists that strategic merge patch merges as sets.
-fn is_primitive_set(field: &str) -> bool {
-    matches!(field, "finalizers")
-}
-
-/// Strategic merge patch for built-in kinds.
-pub fn strategic_merge_patch(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
+/// Strategic merge patch for built-in kinds: lists follow their schema's
+/// `x-kubernetes-patch-strategy` and `x-kubernetes-patch-merge-key`.
+pub fn strategic_merge_patch(
+    target: &mut Value,
+    patch: &Value,
+    shape: Shape<'_>,
+) -> Result<(), PatchError> {
     let Value::Object(patch_map) = patch else {
         return Err(PatchError::Invalid(
             "a strategic merge patch must be an object".into(),
@@ -268,18 +247,20 @@ pub fn strategic_merge_patch(target: &mut Value, patch: &Value) -> Result<(), Pa
             target_map.remove(key);
             continue;
         }
+        let field = shape.field(key);
         match (target_map.get_mut(key), value) {
-            (Some(Value::Array(current)), Value::Array(items)) => {
-                let refs: Vec<&Value> = items.iter().chain(current.iter()).collect();
-                if let Some(merge_key) = merge_key(key, &refs) {
-                    merge_list(current, items, merge_key)?;
-                } else if is_primitive_set(key) {
+            (Some(Value::Array(current)), Value::Array(items)) => match field.patch_strategy() {
+                PatchStrategy::MergeByKey(merge_key) => {
+                    merge_list(current, items, merge_key, field.items())?
+                }
+                PatchStrategy::MergeScalars => {
                     for item in items {
                         if !current.contains(item) {
                             current.push(item.clone());
                         }
                     }
-                } else {
+                }
+                PatchStrategy::Replace => {
                     let mut replacement = value.clone();
                     strip_directives(&mut replacement);
                     *current = match replacement {
@@ -287,15 +268,15 @@ pub fn strategic_merge_patch(target: &mut Value, patch: &Value) -> Result<(), Pa
                         _ => Vec::new(),
                     };
                 }
-            }
+            },
             (Some(existing @ Value::Object(_)), Value::Object(_)) => {
-                strategic_merge_patch(existing, value)?
+                strategic_merge_patch(existing, value, field)?
             }
             // A new sub-object is patched into an empty one, so its `null`s delete nothing instead
             // of being stored (kubectl's three-way patch of a Secret's stringData sends them).
             (_, Value::Object(_)) => {
                 let mut fresh = Value::Object(Map::new());
-                strategic_merge_patch(&mut fresh, value)?;
+                strategic_merge_patch(&mut fresh, value, field)?;
                 target_map.insert(key.clone(), fresh);
             }
             _ => {
@@ -308,7 +289,12 @@ pub fn strategic_merge_patch(target: &mut Value, patch: &Value) -> Result<(), Pa
     Ok(())
 }
 
-fn merge_list(current: &mut Vec<Value>, items: &[Value], key: &str) -> Result<(), PatchError> {
+fn merge_list(
+    current: &mut Vec<Value>,
+    items: &[Value],
+    key: &str,
+    item_shape: Shape<'_>,
+) -> Result<(), PatchError> {
     if items
         .iter()
         .any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace"))
@@ -335,7 +321,7 @@ fn merge_list(current: &mut Vec<Value>, items: &[Value], key: &str) -> Result<()
                 current.remove(i);
             }
             (None, true) => {}
-            (Some(i), false) => strategic_merge_patch(&mut current[i], item)?,
+            (Some(i), false) => strategic_merge_patch(&mut current[i], item, item_shape)?,
             (None, false) => {
                 let mut added = item.clone();
                 strip_directives(&mut added);
@@ -360,6 +346,7 @@ fn strip_directives(value: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fields::shape::builtin_kind;
     use serde_json::json;
 
     #[test]
@@ -404,8 +391,12 @@ mod tests {
     #[test]
     fn strategic_merge_patch_drops_nulls_inside_new_objects() {
         let mut doc = json!({"data": {"a": "b25l"}});
-        strategic_merge_patch(&mut doc, &json!({"stringData": {"a": null, "b": "wrong"}}))
-            .expect("applies");
+        strategic_merge_patch(
+            &mut doc,
+            &json!({"stringData": {"a": null, "b": "wrong"}}),
+            builtin_kind("", "Secret"),
+        )
+        .expect("applies");
         assert_eq!(
             doc,
             json!({"data": {"a": "b25l"}, "stringData": {"b": "wrong"}})
@@ -427,6 +418,7 @@ mod tests {
                     {"name": "b", "$patch": "delete"}
                 ]
             }}}}),
+            builtin_kind("apps", "Deployment"),
         )
         .expect("applies");
         assert_eq!(
@@ -439,21 +431,38 @@ mod tests {
 
     #[test]
     fn strategic_merge_patch_finalizers_are_a_set_and_args_are_replaced() {
-        let mut doc = json!({"metadata": {"finalizers": ["a"]}, "args": ["x", "y"]});
+        let pod = builtin_kind("", "Pod");
+        let mut doc = json!({"metadata": {"finalizers": ["a"]},
+                             "spec": {"containers": [{"name": "c", "args": ["x", "y"]}]}});
         strategic_merge_patch(
             &mut doc,
-            &json!({"metadata": {"finalizers": ["a", "b"]}, "args": ["z"]}),
+            &json!({"metadata": {"finalizers": ["a", "b"]},
+                    "spec": {"containers": [{"name": "c", "args": ["z"]}]}}),
+            pod,
         )
         .expect("applies");
         assert_eq!(
             doc,
-            json!({"metadata": {"finalizers": ["a", "b"]}, "args": ["z"]})
+            json!({"metadata": {"finalizers": ["a", "b"]},
+                   "spec": {"containers": [{"name": "c", "args": ["z"]}]}})
         );
         strategic_merge_patch(
             &mut doc,
             &json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["a"]}}),
+            pod,
         )
         .expect("applies");
         assert_eq!(doc["metadata"]["finalizers"], json!(["b"]));
+    }
+
+    #[test]
+    fn strategic_merge_patch_replaces_volume_claim_templates_as_the_schema_says() {
+        let mut doc = json!({"spec": {"volumeClaimTemplates": [{"metadata": {"name": "data"}}]}});
+        let patch = json!({"spec": {"volumeClaimTemplates": [{"metadata": {"name": "data"}}]}});
+        for _ in 0..3 {
+            strategic_merge_patch(&mut doc, &patch, builtin_kind("apps", "StatefulSet"))
+                .expect("applies");
+        }
+        assert_eq!(doc, patch);
     }
 }

@@ -1,129 +1,102 @@
-//! Kubernetes protobuf request bodies for the simple kinds kubectl's generators create
-//! (`kubectl create namespace|configmap|secret|serviceaccount` send
-//! `application/vnd.kubernetes.protobuf`), decoded to JSON with a field table per message.
+//! Kubernetes protobuf request bodies (`application/vnd.kubernetes.protobuf`, what kubectl's
+//! generators and client-go's typed clients send) decoded to JSON for every built-in kind.
 //!
-//! The envelope is the magic `k8s\0` followed by a `runtime.Unknown` whose `raw` field holds the
-//! object. Other kinds answer 415 (see the README).
+//! The envelope is the magic `k8s\0` followed by a `runtime.Unknown` whose `typeMeta` names the
+//! kind and whose `raw` field holds the object. Each message is read with its field table
+//! (`protobuf/fields.json.gz`: field numbers and wire kinds from kube-rs's k8s-pb types,
+//! JSON names from the real apiserver's OpenAPI; see `protobuf/generate.py`), and the
+//! apimachinery types with their own JSON form (Time, MicroTime, Duration, IntOrString,
+//! Quantity, FieldsV1, RawExtension, apiextensions JSON) are rendered as JSON renders them.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::sync::OnceLock;
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use crate::catalog::builtin_openapi::BuiltinOpenApi;
 use crate::error::{ApiError, ApiResult};
 
 pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
 
-/// How one field number decodes.
-#[derive(Debug, Clone, Copy)]
+/// The field tables, compiled into the binary.
+const FIELD_TABLE: &[u8] = include_bytes!("../../protobuf/fields.json.gz");
+
+/// How a field's values are encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Str,
-    Int,
+    Int32,
+    Int64,
     Bool,
-    RepeatedStr,
-    /// `map<string, string>`.
-    MapStr,
-    /// `map<string, bytes>`, values base64.
+    Double,
+    Bytes,
+    Message,
+    /// A Go struct embedded in its parent: its fields are the parent's in JSON.
+    Inline,
+    MapString,
     MapBytes,
-    /// `meta.v1.Time`, as RFC 3339.
-    Time,
-    Message(&'static [Field]),
-    RepeatedMessage(&'static [Field]),
+    MapMessage,
 }
 
-type Field = (u64, &'static str, Kind);
+#[derive(Debug, Clone)]
+struct Field {
+    json_name: String,
+    kind: Kind,
+    repeated: bool,
+    message: Option<String>,
+}
 
-const OWNER_REFERENCE: &[Field] = &[
-    (1, "kind", Kind::Str),
-    (3, "name", Kind::Str),
-    (4, "uid", Kind::Str),
-    (5, "apiVersion", Kind::Str),
-    (6, "controller", Kind::Bool),
-    (7, "blockOwnerDeletion", Kind::Bool),
-];
+type Messages = HashMap<String, HashMap<u64, Field>>;
 
-const OBJECT_META: &[Field] = &[
-    (1, "name", Kind::Str),
-    (2, "generateName", Kind::Str),
-    (3, "namespace", Kind::Str),
-    (5, "uid", Kind::Str),
-    (6, "resourceVersion", Kind::Str),
-    (7, "generation", Kind::Int),
-    (8, "creationTimestamp", Kind::Time),
-    (11, "labels", Kind::MapStr),
-    (12, "annotations", Kind::MapStr),
-    (
-        13,
-        "ownerReferences",
-        Kind::RepeatedMessage(OWNER_REFERENCE),
-    ),
-    (14, "finalizers", Kind::RepeatedStr),
-];
+fn messages() -> &'static Messages {
+    static TABLE: OnceLock<Messages> = OnceLock::new();
+    TABLE.get_or_init(|| parse_table(FIELD_TABLE).expect("the bundled protobuf field table parses"))
+}
 
-const CONFIG_MAP: &[Field] = &[
-    (1, "metadata", Kind::Message(OBJECT_META)),
-    (2, "data", Kind::MapStr),
-    (3, "binaryData", Kind::MapBytes),
-    (4, "immutable", Kind::Bool),
-];
-
-const SECRET: &[Field] = &[
-    (1, "metadata", Kind::Message(OBJECT_META)),
-    (2, "data", Kind::MapBytes),
-    (3, "type", Kind::Str),
-    (4, "stringData", Kind::MapStr),
-    (5, "immutable", Kind::Bool),
-];
-
-const NAMESPACE: &[Field] = &[
-    (1, "metadata", Kind::Message(OBJECT_META)),
-    (
-        2,
-        "spec",
-        Kind::Message(&[(1, "finalizers", Kind::RepeatedStr)]),
-    ),
-];
-
-const LOCAL_REFERENCE: &[Field] = &[(1, "name", Kind::Str)];
-
-const SERVICE_ACCOUNT: &[Field] = &[
-    (1, "metadata", Kind::Message(OBJECT_META)),
-    (
-        3,
-        "imagePullSecrets",
-        Kind::RepeatedMessage(LOCAL_REFERENCE),
-    ),
-    (4, "automountServiceAccountToken", Kind::Bool),
-];
-
-const RESOURCE_ATTRIBUTES: &[Field] = &[
-    (1, "namespace", Kind::Str),
-    (2, "verb", Kind::Str),
-    (3, "group", Kind::Str),
-    (4, "version", Kind::Str),
-    (5, "resource", Kind::Str),
-    (6, "subresource", Kind::Str),
-    (7, "name", Kind::Str),
-];
-
-const NON_RESOURCE_ATTRIBUTES: &[Field] = &[(1, "path", Kind::Str), (2, "verb", Kind::Str)];
-
-/// What `kubectl auth can-i` sends.
-const SELF_SUBJECT_ACCESS_REVIEW: &[Field] = &[
-    (1, "metadata", Kind::Message(OBJECT_META)),
-    (
-        2,
-        "spec",
-        Kind::Message(&[
-            (1, "resourceAttributes", Kind::Message(RESOURCE_ATTRIBUTES)),
-            (
-                2,
-                "nonResourceAttributes",
-                Kind::Message(NON_RESOURCE_ATTRIBUTES),
-            ),
-        ]),
-    ),
-];
-
-const TYPE_META: &[Field] = &[(1, "apiVersion", Kind::Str), (2, "kind", Kind::Str)];
+fn parse_table(compressed: &[u8]) -> Result<Messages, String> {
+    let mut text = Vec::new();
+    flate2::read::GzDecoder::new(compressed)
+        .read_to_end(&mut text)
+        .map_err(|e| e.to_string())?;
+    let document: Value = serde_json::from_slice(&text).map_err(|e| e.to_string())?;
+    let Some(all) = document.get("messages").and_then(Value::as_object) else {
+        return Err("no `messages` object".into());
+    };
+    let mut out = Messages::new();
+    for (name, fields) in all {
+        let mut table = HashMap::new();
+        for field in fields.as_array().map(Vec::as_slice).unwrap_or_default() {
+            let kind = match field[2].as_str() {
+                Some("string") => Kind::Str,
+                Some("int32") => Kind::Int32,
+                Some("int64") => Kind::Int64,
+                Some("bool") => Kind::Bool,
+                Some("double") => Kind::Double,
+                Some("bytes") => Kind::Bytes,
+                Some("message") => Kind::Message,
+                Some("inline") => Kind::Inline,
+                Some("map_string") => Kind::MapString,
+                Some("map_bytes") => Kind::MapBytes,
+                Some("map_message") => Kind::MapMessage,
+                other => return Err(format!("{name}: unknown field kind {other:?}")),
+            };
+            let tag = field[0].as_u64().ok_or_else(|| format!("{name}: a tag"))?;
+            table.insert(
+                tag,
+                Field {
+                    json_name: field[1].as_str().unwrap_or_default().to_owned(),
+                    kind,
+                    repeated: field[3].as_bool().unwrap_or(false),
+                    message: field[4].as_str().map(str::to_owned),
+                },
+            );
+        }
+        out.insert(name.clone(), table);
+    }
+    Ok(out)
+}
 
 fn malformed(why: &str) -> ApiError {
     ApiError::bad_request(format!("failed to decode the protobuf body: {why}"))
@@ -137,7 +110,8 @@ struct Reader<'a> {
 enum Wire<'a> {
     Varint(u64),
     Length(&'a [u8]),
-    Fixed,
+    Fixed64(u64),
+    Fixed32,
 }
 
 impl<'a> Reader<'a> {
@@ -174,8 +148,8 @@ impl<'a> Reader<'a> {
         let wire = match key & 7 {
             0 => Wire::Varint(self.varint()?),
             1 => {
-                self.take(8)?;
-                Wire::Fixed
+                let bytes: [u8; 8] = self.take(8)?.try_into().map_err(|_| malformed("fixed64"))?;
+                Wire::Fixed64(u64::from_le_bytes(bytes))
             }
             2 => {
                 let length =
@@ -184,7 +158,7 @@ impl<'a> Reader<'a> {
             }
             5 => {
                 self.take(4)?;
-                Wire::Fixed
+                Wire::Fixed32
             }
             other => return Err(malformed(&format!("unsupported wire type {other}"))),
         };
@@ -196,73 +170,201 @@ fn text(bytes: &[u8]) -> ApiResult<String> {
     String::from_utf8(bytes.to_vec()).map_err(|_| malformed("a string is not UTF-8"))
 }
 
-fn map_entry(bytes: &[u8], base64_values: bool) -> ApiResult<(String, Value)> {
+fn base64(bytes: &[u8]) -> Value {
+    json!(base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+/// The varints and length fields of a small message, by number.
+fn fields_of(bytes: &[u8]) -> ApiResult<Vec<(u64, Wire<'_>)>> {
     let mut reader = Reader { bytes };
-    let (mut key, mut value) = (String::new(), Value::String(String::new()));
-    while let Some((number, wire)) = reader.next()? {
-        if let Wire::Length(raw) = wire {
-            match number {
-                1 => key = text(raw)?,
-                2 if base64_values => {
-                    value = json!(base64::engine::general_purpose::STANDARD.encode(raw))
-                }
-                2 => value = json!(text(raw)?),
-                _ => {}
+    let mut out = Vec::new();
+    while let Some(field) = reader.next()? {
+        out.push(field);
+    }
+    Ok(out)
+}
+
+fn varint_at(fields: &[(u64, Wire<'_>)], number: u64) -> i64 {
+    fields
+        .iter()
+        .find_map(|(n, w)| match w {
+            Wire::Varint(v) if *n == number => Some(*v as i64),
+            _ => None,
+        })
+        .unwrap_or(0)
+}
+
+fn bytes_at<'a>(fields: &[(u64, Wire<'a>)], number: u64) -> &'a [u8] {
+    fields
+        .iter()
+        .find_map(|(n, w)| match w {
+            Wire::Length(raw) if *n == number => Some(*raw),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// `meta.v1.Time` (seconds) or `MicroTime` (microseconds), as RFC 3339.
+fn time(bytes: &[u8], micro: bool) -> ApiResult<Value> {
+    let fields = fields_of(bytes)?;
+    let (seconds, nanos) = (varint_at(&fields, 1), varint_at(&fields, 2));
+    let timestamp = jiff::Timestamp::new(seconds, if micro { nanos as i32 } else { 0 })
+        .map_err(|_| malformed("time out of range"))?;
+    let format = if micro {
+        "%Y-%m-%dT%H:%M:%S%.6fZ"
+    } else {
+        "%Y-%m-%dT%H:%M:%SZ"
+    };
+    Ok(json!(timestamp.strftime(format).to_string()))
+}
+
+/// A message with a JSON form of its own, if `name` is one.
+fn special(name: &str, bytes: &[u8]) -> Option<ApiResult<Value>> {
+    let raw_json = |bytes: &[u8]| -> ApiResult<Value> {
+        let fields = fields_of(bytes)?;
+        let raw = bytes_at(&fields, 1);
+        if raw.is_empty() {
+            return Ok(json!({}));
+        }
+        serde_json::from_slice(raw).map_err(|_| malformed("embedded JSON does not parse"))
+    };
+    Some(match name {
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Time" => time(bytes, false),
+        "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime" => time(bytes, true),
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Duration" => fields_of(bytes).map(|fields| {
+            let nanos = varint_at(&fields, 1);
+            json!(format!("{}s", nanos as f64 / 1e9))
+        }),
+        "io.k8s.apimachinery.pkg.util.intstr.IntOrString" => fields_of(bytes).and_then(|f| {
+            if varint_at(&f, 1) == 1 {
+                text(bytes_at(&f, 3)).map(|s| json!(s))
+            } else {
+                Ok(json!(varint_at(&f, 2) as i32))
             }
+        }),
+        "io.k8s.apimachinery.pkg.api.resource.Quantity" => {
+            fields_of(bytes).and_then(|f| text(bytes_at(&f, 1)).map(|s| json!(s)))
         }
-    }
-    Ok((key, value))
+        "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1"
+        | "io.k8s.apimachinery.pkg.runtime.RawExtension"
+        | "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON" => raw_json(bytes),
+        _ => return None,
+    })
 }
 
-fn time(bytes: &[u8]) -> ApiResult<Value> {
+/// One value of a field.
+fn value(field: &Field, wire: Wire<'_>) -> ApiResult<Value> {
+    let wrong = || {
+        malformed(&format!(
+            "field {} has the wrong wire type",
+            field.json_name
+        ))
+    };
+    Ok(match (field.kind, wire) {
+        (Kind::Str, Wire::Length(raw)) => json!(text(raw)?),
+        (Kind::Bytes, Wire::Length(raw)) => base64(raw),
+        (Kind::Int32, Wire::Varint(v)) => json!(v as i64 as i32),
+        (Kind::Int64, Wire::Varint(v)) => json!(v as i64),
+        (Kind::Bool, Wire::Varint(v)) => json!(v != 0),
+        (Kind::Double, Wire::Fixed64(bits)) => json!(f64::from_bits(bits)),
+        (Kind::Message, Wire::Length(raw)) => {
+            message(raw, field.message.as_deref().unwrap_or_default())?
+        }
+        _ => return Err(wrong()),
+    })
+}
+
+/// One entry of a `map<string, ...>` field.
+fn map_entry(field: &Field, bytes: &[u8]) -> ApiResult<(String, Value)> {
     let mut reader = Reader { bytes };
-    let mut seconds = 0i64;
+    let (mut key, mut entry) = (String::new(), Value::Null);
     while let Some((number, wire)) = reader.next()? {
-        if let (1, Wire::Varint(v)) = (number, wire) {
-            seconds = v as i64;
+        match (number, wire) {
+            (1, Wire::Length(raw)) => key = text(raw)?,
+            (2, Wire::Length(raw)) => {
+                entry = match field.kind {
+                    Kind::MapBytes => base64(raw),
+                    Kind::MapMessage => message(raw, field.message.as_deref().unwrap_or_default())?,
+                    _ => json!(text(raw)?),
+                }
+            }
+            _ => {}
         }
     }
-    let timestamp =
-        jiff::Timestamp::from_second(seconds).map_err(|_| malformed("time out of range"))?;
-    Ok(json!(timestamp.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()))
+    if entry.is_null() {
+        entry = match field.kind {
+            Kind::MapMessage => message(&[], field.message.as_deref().unwrap_or_default())?,
+            Kind::MapBytes | Kind::MapString => json!(""),
+            _ => Value::Null,
+        };
+    }
+    Ok((key, entry))
 }
 
-fn message(bytes: &[u8], fields: &[Field]) -> ApiResult<Value> {
+/// The message `name` (a schema name), as JSON.
+fn message(bytes: &[u8], name: &str) -> ApiResult<Value> {
+    if let Some(value) = special(name, bytes) {
+        return value;
+    }
+    let Some(fields) = messages().get(name) else {
+        return Err(malformed(&format!("no field table for {name}")));
+    };
     let mut out = Map::new();
     let mut reader = Reader { bytes };
     while let Some((number, wire)) = reader.next()? {
-        let Some(&(_, name, kind)) = fields.iter().find(|(n, _, _)| *n == number) else {
+        let Some(field) = fields.get(&number) else {
             continue;
         };
-        match (kind, wire) {
-            (Kind::Str, Wire::Length(raw)) => {
-                out.insert(name.into(), json!(text(raw)?));
-            }
-            (Kind::Int, Wire::Varint(v)) => {
-                out.insert(name.into(), json!(v as i64));
-            }
-            (Kind::Bool, Wire::Varint(v)) => {
-                out.insert(name.into(), json!(v != 0));
-            }
-            (Kind::RepeatedStr, Wire::Length(raw)) => push(&mut out, name, json!(text(raw)?)),
-            (Kind::MapStr | Kind::MapBytes, Wire::Length(raw)) => {
-                let (key, value) = map_entry(raw, matches!(kind, Kind::MapBytes))?;
-                if let Value::Object(map) = out.entry(name).or_insert_with(|| json!({})) {
-                    map.insert(key, value);
+        let name = field.json_name.as_str();
+        match field.kind {
+            Kind::Inline => {
+                let Wire::Length(raw) = wire else {
+                    return Err(malformed(&format!("{name} is not length-delimited")));
+                };
+                if let Value::Object(inner) =
+                    message(raw, field.message.as_deref().unwrap_or_default())?
+                {
+                    out.extend(inner);
                 }
             }
-            (Kind::Time, Wire::Length(raw)) => {
-                out.insert(name.into(), time(raw)?);
+            Kind::MapString | Kind::MapBytes | Kind::MapMessage => {
+                let Wire::Length(raw) = wire else {
+                    return Err(malformed(&format!("map {name} is not length-delimited")));
+                };
+                let (key, entry) = map_entry(field, raw)?;
+                if let Value::Object(map) = out.entry(name).or_insert_with(|| json!({})) {
+                    map.insert(key, entry);
+                }
             }
-            (Kind::Message(inner), Wire::Length(raw)) => {
-                out.insert(name.into(), message(raw, inner)?);
+            // Packed repeated scalars (numbers in one length-delimited field).
+            Kind::Int32 | Kind::Int64 | Kind::Bool if field.repeated => {
+                if let Wire::Length(raw) = wire {
+                    let mut packed = Reader { bytes: raw };
+                    while !packed.bytes.is_empty() {
+                        let v = packed.varint()?;
+                        push(&mut out, name, value(field, Wire::Varint(v))?);
+                    }
+                } else {
+                    push(&mut out, name, value(field, wire)?);
+                }
             }
-            (Kind::RepeatedMessage(inner), Wire::Length(raw)) => {
-                push(&mut out, name, message(raw, inner)?)
+            _ if field.repeated => push(&mut out, name, value(field, wire)?),
+            _ => {
+                out.insert(name.to_owned(), value(field, wire)?);
             }
-            _ => return Err(malformed(&format!("field {name} has the wrong wire type"))),
         }
     }
+    // Go writes every non-pointer string to protobuf, empty or not, and leaves the empty ones
+    // out of JSON (`omitempty`) unless the field is required.
+    let required = BuiltinOpenApi::get()
+        .schemas()
+        .get(name)
+        .and_then(|schema| schema.get("required"))
+        .and_then(Value::as_array);
+    out.retain(|field, value| {
+        value.as_str() != Some("")
+            || required.is_some_and(|r| r.iter().any(|f| f.as_str() == Some(field)))
+    });
     Ok(Value::Object(out))
 }
 
@@ -272,39 +374,35 @@ fn push(out: &mut Map<String, Value>, name: &str, value: Value) {
     }
 }
 
-/// Decodes a protobuf body of one of the supported kinds into JSON.
+/// Decodes a protobuf body of a built-in kind into JSON.
 pub fn decode(bytes: &[u8]) -> ApiResult<Value> {
     let envelope = bytes
         .strip_prefix(b"k8s\0")
         .ok_or_else(|| malformed("missing the k8s protobuf magic"))?;
     let mut reader = Reader { bytes: envelope };
-    let (mut type_meta, mut raw) = (json!({}), None);
+    let (mut api_version, mut kind, mut raw) = (String::new(), String::new(), None);
     while let Some((number, wire)) = reader.next()? {
         match (number, wire) {
-            (1, Wire::Length(bytes)) => type_meta = message(bytes, TYPE_META)?,
+            (1, Wire::Length(type_meta)) => {
+                let fields = fields_of(type_meta)?;
+                api_version = text(bytes_at(&fields, 1))?;
+                kind = text(bytes_at(&fields, 2))?;
+            }
             (2, Wire::Length(bytes)) => raw = Some(bytes),
             _ => {}
         }
     }
-    let api_version = type_meta["apiVersion"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let kind = type_meta["kind"].as_str().unwrap_or_default().to_owned();
-    let fields = match (api_version.as_str(), kind.as_str()) {
-        ("v1", "ConfigMap") => CONFIG_MAP,
-        ("v1", "Secret") => SECRET,
-        ("v1", "Namespace") => NAMESPACE,
-        ("v1", "ServiceAccount") => SERVICE_ACCOUNT,
-        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => SELF_SUBJECT_ACCESS_REVIEW,
-        _ => {
-            return Err(ApiError::unsupported_media_type(
-                &format!("{MEDIA_TYPE} ({api_version} {kind})"),
-                &["application/json", "application/yaml"],
-            ));
-        }
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", &api_version));
+    let Some(name) = BuiltinOpenApi::get()
+        .kind_schema_name(group, version, &kind)
+        .filter(|name| messages().contains_key(*name))
+    else {
+        return Err(ApiError::unsupported_media_type(
+            &format!("{MEDIA_TYPE} ({api_version} {kind})"),
+            &["application/json", "application/yaml"],
+        ));
     };
-    let mut object = message(raw.unwrap_or_default(), fields)?;
+    let mut object = message(raw.unwrap_or_default(), name)?;
     object["apiVersion"] = json!(api_version);
     object["kind"] = json!(kind);
     Ok(object)
@@ -367,9 +465,15 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_kinds_and_garbage_are_rejected() {
+    fn every_built_in_kind_decodes_and_others_are_refused() {
+        let replicas = [0x08, 3]; // DeploymentSpec.replicas = 3 (field 1, varint)
+        let spec = field(2, &replicas);
         assert_eq!(
-            decode(&envelope("apps/v1", "Deployment", &[]))
+            decode(&envelope("apps/v1", "Deployment", &spec)).expect("decodes"),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": 3}})
+        );
+        assert_eq!(
+            decode(&envelope("example.io/v1", "Widget", &[]))
                 .expect_err("unsupported")
                 .code,
             415

@@ -6,6 +6,9 @@
 //! Every call into the schema crate is in this file (the registry only compiles and keeps the
 //! schemas).
 
+pub mod claims;
+mod jobs;
+
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
@@ -59,6 +62,10 @@ pub fn admit(
         workload_defaults(object, false);
     } else if key.group.is_empty() && key.plural == "services" {
         service_defaults(object, old);
+    } else if key == keys::persistent_volume_claims() {
+        claims::admit_claim(object, old)?;
+    } else if key == keys::jobs() {
+        jobs::admit_job(object, old)?;
     }
     if def.is_custom() {
         return admit_custom(def, object, old, validation);

@@ -74,6 +74,7 @@ impl Store {
     pub fn new(history_capacity: usize) -> Self {
         let mut state = State::new(history_capacity);
         create_default_namespaces(&mut state);
+        crate::store::ops::node::create_default_node(&mut state);
         Self {
             state: Mutex::new(state),
         }

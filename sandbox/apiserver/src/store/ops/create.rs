@@ -78,8 +78,12 @@ pub fn create(
         }
         meta::set_finalizers(&mut object, &finalizers);
     }
+    // An apply owns what it applied; an Update what it created, defaults included.
+    let applied = options
+        .apply
+        .then(|| managed::applied_set(&object, def.shape()));
     let warnings = admission::admit(def, &mut object, None, options.validation)?;
-    let fields = managed::field_set(&object, def.is_custom());
+    let fields = applied.unwrap_or_else(|| managed::field_set(&object, def.shape()));
     let operation = if options.apply { "Apply" } else { "Update" };
     managed::record(
         &mut object,

@@ -8,6 +8,7 @@
 
 pub mod create;
 pub mod delete;
+pub mod node;
 pub mod options;
 pub mod patch;
 pub mod scale;

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::error::{ApiError, ApiResult, Cause};
+use crate::error::{ApiError, ApiResult};
 use crate::fields::{apply, patch};
 use crate::meta;
 use crate::store::ops::create::{check_type, create};
@@ -72,19 +72,12 @@ fn apply_patch(
             patch::merge_patch(object, body);
             Ok(())
         }
-        PatchKind::Strategic => patch::strategic_merge_patch(object, body)
+        PatchKind::Strategic => patch::strategic_merge_patch(object, body, target.def.shape())
             .map_err(|e| ApiError::bad_request(e.to_string())),
         PatchKind::Json => patch::json_patch(object, body).map_err(|e| match e {
-            patch::PatchError::TestFailed => ApiError::invalid(
-                &target.def.kind,
-                &target.def.group,
-                target.name,
-                vec![Cause {
-                    reason: "FieldValueInvalid".into(),
-                    message: "the server rejected our request due to an error in our request"
-                        .into(),
-                    field: String::new(),
-                }],
+            // kube-apiserver's Status names no object: `details: {}`.
+            patch::PatchError::TestFailed => ApiError::invalid_request(
+                "the server rejected our request due to an error in our request",
             ),
             patch::PatchError::Invalid(message) => ApiError::bad_request(message),
         }),
@@ -115,7 +108,7 @@ fn server_side_apply(
         &body,
         &options.manager,
         target.subresource,
-        def.is_custom(),
+        def.shape(),
         force,
     )?;
     forbid_uid_change(target, &merged, &current)?;

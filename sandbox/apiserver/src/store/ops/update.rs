@@ -47,7 +47,7 @@ pub fn update(
         bump_generation(&mut object, &current);
     }
     if kind == UpdateKind::Update {
-        let fields = managed::changed_fields(&current, &object, def.is_custom());
+        let fields = managed::changed_fields(&current, &object, def.shape());
         managed::record(
             &mut object,
             &options.manager,
@@ -182,6 +182,11 @@ fn take_current_parts(target: &Target, body: Value, current: &Value, kind: Updat
     let mut next = body;
     if target.subresource == "status" {
         let status = next.as_object_mut().and_then(|b| b.remove("status"));
+        // A Deployment's status strategy keeps annotation changes (the deployment controller
+        // writes its revision annotation with the status); other kinds' status writes change
+        // the status only.
+        let annotations = (target.def.store_key() == keys::deployments())
+            .then(|| next.pointer("/metadata/annotations").cloned());
         let managed_fields = (kind == UpdateKind::Apply).then(|| {
             next.pointer_mut("/metadata/managedFields")
                 .map(Value::take)
@@ -192,6 +197,15 @@ fn take_current_parts(target: &Target, body: Value, current: &Value, kind: Updat
         stored_except_status(&mut next, current);
         if let Some(status) = status {
             next["status"] = status;
+        }
+        match annotations {
+            Some(Some(annotations)) => {
+                meta::metadata_mut(&mut next).insert("annotations".into(), annotations);
+            }
+            Some(None) => {
+                meta::metadata_mut(&mut next).remove("annotations");
+            }
+            None => {}
         }
         if let Some(managed_fields) = managed_fields {
             next["metadata"]["managedFields"] = managed_fields;

@@ -135,15 +135,8 @@ impl BuiltInKind {
                     "If specified, all readiness gates will be evaluated for pod readiness.",
                 ),
             ],
-            Self::ServiceAccount => vec![
-                name,
-                col(
-                    "Secrets",
-                    "string",
-                    "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.",
-                ),
-                age,
-            ],
+            // kube-apiserver 1.37 prints no SECRETS column (token Secrets are gone).
+            Self::ServiceAccount => vec![name, age],
             Self::Deployment => vec![
                 name,
                 col("Ready", "string", "Number of the pod with ready state"),
@@ -172,6 +165,177 @@ impl BuiltInKind {
                     "Selector",
                     "string",
                     "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
+                ),
+            ],
+            Self::ReplicaSet => vec![
+                name,
+                col(
+                    "Desired",
+                    "integer",
+                    "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+                ),
+                col(
+                    "Current",
+                    "integer",
+                    "Replicas is the most recently observed number of non-terminating pods. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+                ),
+                col(
+                    "Ready",
+                    "integer",
+                    "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
+                ),
+                age,
+                wide(
+                    "Containers",
+                    "string",
+                    "Names of each container in the template.",
+                ),
+                wide(
+                    "Images",
+                    "string",
+                    "Images referenced by each container in the template.",
+                ),
+                wide(
+                    "Selector",
+                    "string",
+                    "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+                ),
+            ],
+            Self::Job => vec![
+                name,
+                col("Status", "string", "Status of the job."),
+                col(
+                    "Completions",
+                    "string",
+                    "The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.",
+                ),
+                col("Duration", "string", "Time required to complete the job."),
+                age,
+                wide(
+                    "Containers",
+                    "string",
+                    "Names of each container in the template.",
+                ),
+                wide(
+                    "Images",
+                    "string",
+                    "Images referenced by each container in the template.",
+                ),
+                wide(
+                    "Selector",
+                    "string",
+                    "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+                ),
+            ],
+            Self::CronJob => vec![
+                name,
+                col(
+                    "Schedule",
+                    "string",
+                    "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.",
+                ),
+                col(
+                    "Timezone",
+                    "string",
+                    "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones.",
+                ),
+                col(
+                    "Suspend",
+                    "boolean",
+                    "This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.",
+                ),
+                col(
+                    "Active",
+                    "integer",
+                    "A list of pointers to currently running jobs.",
+                ),
+                col(
+                    "Last Schedule",
+                    "string",
+                    "Information when was the last time the job was successfully scheduled.",
+                ),
+                age,
+                wide(
+                    "Containers",
+                    "string",
+                    "Names of each container in the template.",
+                ),
+                wide(
+                    "Images",
+                    "string",
+                    "Images referenced by each container in the template.",
+                ),
+                wide(
+                    "Selector",
+                    "string",
+                    "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+                ),
+            ],
+            Self::Node => vec![
+                name,
+                col("Status", "string", "The status of the node"),
+                col("Roles", "string", "The roles of the node"),
+                age,
+                col("Version", "string", "Kubelet Version reported by the node."),
+                wide(
+                    "Internal-IP",
+                    "string",
+                    "List of addresses reachable to the node.",
+                ),
+                wide(
+                    "External-IP",
+                    "string",
+                    "List of addresses reachable to the node.",
+                ),
+                wide(
+                    "OS-Image",
+                    "string",
+                    "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
+                ),
+                wide(
+                    "Kernel-Version",
+                    "string",
+                    "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
+                ),
+                wide(
+                    "Container-Runtime",
+                    "string",
+                    "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
+                ),
+            ],
+            Self::PersistentVolumeClaim => vec![
+                name,
+                col(
+                    "Status",
+                    "string",
+                    "phase represents the current phase of PersistentVolumeClaim.",
+                ),
+                col(
+                    "Volume",
+                    "string",
+                    "volumeName is the binding reference to the PersistentVolume backing this claim.",
+                ),
+                col(
+                    "Capacity",
+                    "string",
+                    "capacity represents the actual resources of the underlying volume.",
+                ),
+                col(
+                    "Access Modes",
+                    "string",
+                    "accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
+                ),
+                col("StorageClass", "string", "StorageClass of the pvc"),
+                col(
+                    "VolumeAttributesClass",
+                    "string",
+                    "VolumeAttributesClass of the pvc",
+                ),
+                age,
+                wide(
+                    "VolumeMode",
+                    "string",
+                    "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.",
                 ),
             ],
             Self::StatefulSet => vec![

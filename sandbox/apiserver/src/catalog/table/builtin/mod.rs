@@ -2,11 +2,13 @@
 //! including the `priority: 1` ones kubectl shows only with `-o wide`), computed from the
 //! object's JSON the way the apiserver's Go printers compute them from typed objects.
 
+mod batch;
 mod columns;
 mod event;
 mod fields;
 mod network;
 mod pod;
+mod storage;
 
 use super::age::age;
 use fields::{containers, get, int, items, label_selector, len, s};
@@ -25,6 +27,11 @@ pub enum BuiltInKind {
     ServiceAccount,
     Deployment,
     StatefulSet,
+    ReplicaSet,
+    Job,
+    CronJob,
+    Node,
+    PersistentVolumeClaim,
     Ingress,
     PodDisruptionBudget,
     Lease,
@@ -47,6 +54,11 @@ impl BuiltInKind {
             ("", "ServiceAccount") => Self::ServiceAccount,
             ("apps", "Deployment") => Self::Deployment,
             ("apps", "StatefulSet") => Self::StatefulSet,
+            ("", "PersistentVolumeClaim") => Self::PersistentVolumeClaim,
+            ("apps", "ReplicaSet") => Self::ReplicaSet,
+            ("batch", "Job") => Self::Job,
+            ("batch", "CronJob") => Self::CronJob,
+            ("", "Node") => Self::Node,
             ("networking.k8s.io", "Ingress") => Self::Ingress,
             ("policy", "PodDisruptionBudget") => Self::PodDisruptionBudget,
             ("coordination.k8s.io", "Lease") => Self::Lease,
@@ -79,7 +91,7 @@ impl BuiltInKind {
             Self::Event => event::event_cells(o, now),
             Self::Service => network::service_cells(o, name, created),
             Self::Pod => pod::pod_cells(o, name, created, now),
-            Self::ServiceAccount => vec![name, json!(len(o, &["secrets"])), json!(created)],
+            Self::ServiceAccount => vec![name, json!(created)],
             Self::Deployment => {
                 let desired = int(o, &["spec", "replicas"]).unwrap_or(1);
                 let ready = int(o, &["status", "readyReplicas"]).unwrap_or(0);
@@ -105,6 +117,17 @@ impl BuiltInKind {
                     json!(containers(o, "image")),
                 ]
             }
+            Self::PersistentVolumeClaim => storage::claim_cells(o, name, created),
+            Self::ReplicaSet => batch::replicaset_cells(o, name, created),
+            Self::Job => batch::job_cells(o, name, created),
+            Self::CronJob => {
+                let last = match get(o, &["status", "lastScheduleTime"]).and_then(Value::as_str) {
+                    Some(time) => age(Some(time), now),
+                    None => "<none>".to_owned(),
+                };
+                batch::cronjob_cells(o, name, created, last)
+            }
+            Self::Node => batch::node_cells(o, name, created),
             Self::Ingress => network::ingress_cells(o, name, created),
             Self::PodDisruptionBudget => {
                 let bound = |field: &str| match get(o, &["spec", field]) {

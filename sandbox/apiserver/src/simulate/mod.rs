@@ -2,7 +2,14 @@
 //! StatefulSet it writes the status the controllers would write once every pod is ready.
 //!
 //! Deployments get `Available` and `Progressing` conditions as kube-controller-manager sets
-//! them; StatefulSets get revisions but no conditions, as on a real cluster.
+//! them; StatefulSets get revisions but no conditions, as on a real cluster, and their
+//! PersistentVolumeClaims (`claims`): created, bound, kept or deleted per retention policy;
+//! Deployments their ReplicaSets (`replicasets`), one per template revision; every namespace
+//! its `default` ServiceAccount (`service_accounts`).
+
+mod claims;
+mod replicasets;
+mod service_accounts;
 
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -30,11 +37,20 @@ pub async fn run(app: Arc<App>) {
         tokio::select! {
             _ = shutdown.changed() => return,
             received = changes.recv() => match received {
-                Ok(change) if is_workload(&change.key) && change.kind != ChangeKind::Deleted => {
-                    let name = meta::name_of(&change.object).to_owned();
-                    schedule(&app, &pending, change.key.clone(), (change.namespace.clone(), name));
+                Ok(change) => {
+                    if is_workload(&change.key) && change.kind != ChangeKind::Deleted {
+                        let name = meta::name_of(&change.object).to_owned();
+                        schedule(&app, &pending, change.key.clone(), (change.namespace.clone(), name));
+                    }
+                    if uses_claims(&change.key) {
+                        schedule_claims(&app, &pending, &change.namespace);
+                    }
+                    let new_namespace =
+                        change.key == keys::namespaces() && change.kind != ChangeKind::Deleted;
+                    if new_namespace || change.key == keys::service_accounts() {
+                        schedule_accounts(&app, &pending, &account_namespace(&change));
+                    }
                 }
-                Ok(_) => {}
                 Err(RecvError::Lagged(_)) => schedule_all(&app, &pending),
                 Err(RecvError::Closed) => return,
             },
@@ -44,6 +60,40 @@ pub async fn run(app: Arc<App>) {
 
 fn is_workload(key: &StoreKey) -> bool {
     *key == keys::deployments() || *key == keys::statefulsets()
+}
+
+/// Changes of these may bind, release or change the use of claims in their namespace.
+fn uses_claims(key: &StoreKey) -> bool {
+    *key == keys::statefulsets() || *key == keys::persistent_volume_claims() || *key == keys::pods()
+}
+
+/// The namespace whose default ServiceAccount a change concerns.
+fn account_namespace(change: &crate::store::state::Change) -> String {
+    if change.key == keys::namespaces() {
+        meta::name_of(&change.object).to_owned()
+    } else {
+        change.namespace.clone()
+    }
+}
+
+/// A namespace's default ServiceAccount, reconciled under the namespace's key.
+fn schedule_accounts(app: &Arc<App>, pending: &Pending, namespace: &str) {
+    schedule(
+        app,
+        pending,
+        keys::namespaces(),
+        (String::new(), namespace.to_owned()),
+    );
+}
+
+/// The claims of a namespace, reconciled as one entry (an empty name).
+fn schedule_claims(app: &Arc<App>, pending: &Pending, namespace: &str) {
+    schedule(
+        app,
+        pending,
+        keys::persistent_volume_claims(),
+        (namespace.to_owned(), String::new()),
+    );
 }
 
 fn schedule_all(app: &Arc<App>, pending: &Pending) {
@@ -59,8 +109,31 @@ fn schedule_all(app: &Arc<App>, pending: &Pending) {
             })
             .collect()
     };
+    let namespaces: Vec<String> = {
+        let state = app.store.lock();
+        let mut namespaces: Vec<String> = state
+            .keys_of(&keys::persistent_volume_claims())
+            .into_iter()
+            .map(|(namespace, _)| namespace)
+            .collect();
+        namespaces.dedup();
+        namespaces
+    };
     for (key, ok) in objects {
         schedule(app, pending, key, ok);
+    }
+    for namespace in namespaces {
+        schedule_claims(app, pending, &namespace);
+    }
+    let all_namespaces: Vec<String> = app
+        .store
+        .lock()
+        .keys_of(&keys::namespaces())
+        .into_iter()
+        .map(|(_, name)| name)
+        .collect();
+    for namespace in all_namespaces {
+        schedule_accounts(app, pending, &namespace);
     }
 }
 
@@ -75,8 +148,15 @@ fn schedule(app: &Arc<App>, pending: &Pending, key: StoreKey, ok: ObjectKey) {
     }
     let app = app.clone();
     let pending = pending.clone();
+    // Rollouts take `workload_delay`; the serviceaccount controller answers at once, as a
+    // real one does within milliseconds.
+    let delay = if entry.0 == keys::namespaces() {
+        std::time::Duration::ZERO
+    } else {
+        app.config.workload_delay
+    };
     tokio::spawn(async move {
-        tokio::time::sleep(app.config.workload_delay).await;
+        tokio::time::sleep(delay).await;
         pending
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -87,22 +167,33 @@ fn schedule(app: &Arc<App>, pending: &Pending, key: StoreKey, ok: ObjectKey) {
 
 fn reconcile(app: &App, key: &StoreKey, ok: &ObjectKey) {
     let mut state = app.store.lock();
+    if *key == keys::persistent_volume_claims() {
+        claims::reconcile_namespace(&mut state, &ok.0);
+        return;
+    }
+    if *key == keys::namespaces() {
+        service_accounts::ensure_default(&mut state, &ok.1);
+        return;
+    }
     let Some(object) = state.get(key, &ok.0, &ok.1).cloned() else {
         return;
     };
     let Some(def) = state.registry.find_key(key) else {
         return;
     };
-    let desired = if *key == keys::deployments() {
-        deployment_status(&object)
+    let mut next = (*object).clone();
+    if *key == keys::deployments() {
+        let revision =
+            replicasets::reconcile_deployment(&mut state, &object, &template_hash(&object));
+        replicasets::set_revision(&mut next, revision);
+        next["status"] = deployment_status(&object);
     } else {
-        statefulset_status(&object)
-    };
-    if object.get("status") == Some(&desired) {
+        claims::reconcile_statefulset(&mut state, &object);
+        next["status"] = statefulset_status(&object);
+    }
+    if next == *object {
         return;
     }
-    let mut next = (*object).clone();
-    next["status"] = desired;
     let options = WriteOptions {
         manager: "kube-controller-manager".into(),
         ..WriteOptions::default()

@@ -1,0 +1,156 @@
+//! The differential check: a corpus of request sequences (`corpus`) replayed with kubectl
+//! against the sandbox and a real control plane (`ferroplane-testenv`), each sequence in a
+//! namespace of its own, and the answers compared after removing what differs by nature
+//! (`normalize`: uids, resourceVersions, times, ages, addresses, generated suffixes). A
+//! difference fails the test unless `sandbox/differential-allowlist.yaml` lists it with its
+//! reason; an allow-list entry that no longer differs fails it too, so the list stays true.
+
+mod corpus;
+mod normalize;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use corpus::{Compare, Sequence, Step};
+use ferroplane_testenv::{ControlPlane, Options};
+use ferroplane_testkit::{Kubectl, TestCluster};
+use serde::Deserialize;
+
+/// One known difference and why it is accepted.
+#[derive(Debug, Deserialize)]
+struct Allowed {
+    sequence: String,
+    step: usize,
+    reason: String,
+}
+
+fn allow_list() -> Vec<Allowed> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../differential-allowlist.yaml");
+    let text = std::fs::read_to_string(&path).expect("the allow-list exists");
+    let entries: Vec<Allowed> = serde_saphyr::from_str(&text).expect("the allow-list parses");
+    for entry in &entries {
+        assert!(
+            !entry.reason.trim().is_empty(),
+            "{}#{}: an allowed difference needs its reason",
+            entry.sequence,
+            entry.step
+        );
+    }
+    entries
+}
+
+/// What one step answered, as compared.
+#[derive(Debug, PartialEq, Eq)]
+struct Answer {
+    success: bool,
+    output: String,
+}
+
+async fn run(kubectl: &Kubectl, namespace: &str, step: &Step) -> Answer {
+    let mut args: Vec<&str> = vec!["--namespace", namespace];
+    args.extend(step.args.iter().map(String::as_str));
+    let out = match &step.stdin {
+        Some(input) => kubectl.run_with_input(&args, input).await,
+        None => kubectl.run(&args).await,
+    };
+    let output = match step.compare {
+        Compare::Outcome if out.success() => String::new(),
+        Compare::Outcome => normalize::error(&out.stderr, namespace),
+        Compare::Output => format!(
+            "{}{}",
+            normalize::output(&out.stdout, namespace),
+            normalize::error(&out.stderr, namespace)
+        ),
+    };
+    Answer {
+        success: out.success(),
+        output,
+    }
+}
+
+/// Runs every step of a sequence on one server; the answers.
+async fn replay(kubectl: &Kubectl, namespace: &str, sequence: &Sequence) -> Vec<Answer> {
+    let setup = kubectl.run(&["create", "namespace", namespace]).await;
+    assert!(setup.success(), "namespace {namespace}: {}", setup.stderr);
+    let mut answers = Vec::new();
+    for step in &sequence.steps {
+        answers.push(run(kubectl, namespace, step).await);
+    }
+    answers
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_answers_as_a_real_control_plane_does() {
+    let real = ControlPlane::start(Options::default())
+        .await
+        .expect("the control plane starts");
+    let sandbox = TestCluster::start().await;
+    let cache = tempfile::tempdir().expect("a cache dir");
+    let real_kubectl = Kubectl::new(real.kubeconfig_path(), cache.path().join("real"));
+    let allowed = allow_list();
+
+    let corpus = corpus::sequences();
+    let mut names = BTreeSet::new();
+    for sequence in &corpus {
+        assert!(
+            names.insert(sequence.name.clone()),
+            "{} twice",
+            sequence.name
+        );
+    }
+    let mut unexplained = Vec::new();
+    let mut explained = BTreeSet::new();
+    for (index, sequence) in corpus.iter().enumerate() {
+        let namespace = format!("d{index}");
+        let want = replay(&real_kubectl, &namespace, sequence).await;
+        let got = replay(sandbox.kubectl(), &namespace, sequence).await;
+        for (step, (w, g)) in want.iter().zip(&got).enumerate() {
+            if w == g {
+                continue;
+            }
+            match allowed
+                .iter()
+                .position(|a| a.sequence == sequence.name && a.step == step)
+            {
+                Some(i) => {
+                    explained.insert(i);
+                }
+                None => unexplained.push(format!(
+                    "{}#{step}: kubectl {}\n  real:    {} {:?}\n  sandbox: {} {:?}",
+                    sequence.name,
+                    sequence.steps[step].args.join(" "),
+                    w.success,
+                    w.output,
+                    g.success,
+                    g.output
+                )),
+            }
+        }
+    }
+    real.stop();
+    sandbox.shutdown().await;
+    let stale: Vec<String> = allowed
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !explained.contains(i))
+        .map(|(_, a)| format!("{}#{}", a.sequence, a.step))
+        .collect();
+    eprintln!(
+        "{} sequences, {} steps; {} allowed differences, {} unexplained",
+        corpus.len(),
+        corpus.iter().map(|s| s.steps.len()).sum::<usize>(),
+        explained.len(),
+        unexplained.len()
+    );
+    assert!(
+        unexplained.is_empty(),
+        "{} unexplained differences (fix the sandbox or list them with a reason in \
+         sandbox/differential-allowlist.yaml):\n{}",
+        unexplained.len(),
+        unexplained.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "allow-list entries that no longer differ: {stale:?}"
+    );
+}
