@@ -530,7 +530,7 @@ fn check_resource_type(p: &ReceivedParams) -> Result<(), ErrorResponse> {
         t if t.eq_ignore_ascii_case("instance") => Ok(()),
         _ => Err(ErrorResponse::bad_request(
             "InvalidResourceType.NotSupported",
-            "Only ResourceType \"instance\" is supported by this endpoint.",
+            "Only ResourceType \"instance\", \"disk\" and \"securitygroup\" are supported by this endpoint.",
         )),
     }
 }
