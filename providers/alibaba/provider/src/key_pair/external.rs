@@ -101,6 +101,17 @@ impl ExternalClient<KeyPair> for NetworkClients {
         Ok(Update::done())
     }
 
+    async fn claim(&self, _mr: &KeyPair, ext: &ExternalRef) -> Result<(), ReconcileError> {
+        let name = ext.name().unwrap_or_default();
+        self.call(
+            "TagResources",
+            self.region
+                .ecs
+                .tag_key_pair(name, &[Tag::new(UID_TAG, &ext.uid)]),
+        )
+        .await
+    }
+
     async fn delete(&self, _mr: &KeyPair, ext: &ExternalRef) -> Result<Deletion, ReconcileError> {
         let Some(name) = ext.name() else {
             return Ok(Deletion::Gone);

@@ -12,7 +12,10 @@ use kube::api::{Api, DeleteParams, PostParams};
 
 use alibaba_mock::DEFAULT_ACCOUNT_ID;
 
-use crate::controller_support::{Env, NS, REGION, WAIT, external_name, instance};
+use alibaba_sdk::credentials::Credentials;
+use alibaba_sdk::ecs::EcsClient;
+
+use crate::controller_support::{AK, Env, NS, REGION, SK, WAIT, external_name, instance};
 
 /// An OpenSSH public key made with ssh-keygen (private half discarded) and its MD5 fingerprint.
 const PUBLIC_KEY: &str = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQCssLvIevGFoGOuVcTzca6vQAfctErHt+jxk4nFH4uJdjJInbAuR9q27Vq62pZN9pBEyjT/x8zDZSTTmSm9QdFPOUjzAANRPN0p0x0cw2wVgtujX9fAWFxqh5jyv+EIORKGvPfftnUlv55Flzl5C0M2nawKpscHg30pmYgaSR5i73Z8CMllaLJBCySAqxmVnHpxlKYuQIDIZ9j8+myd3y37HEMcKvG4v59MOh8XtvLQ4At4MtKfTh6vA02iH5UpM0OuD1T4gesLhfT3/e4QCZ8agSUAhFMAEmPuAbC1bZjZNRzL0yDEg2wM8Kl0cB+ab6I8sG6wN9MdQ48b0tNOMB8n test";
@@ -162,5 +165,44 @@ async fn a_generated_private_key_goes_to_the_connection_secret_only() {
         .await;
     let again = secrets.get("gen-key").await.expect("Secret");
     assert_eq!(private_key(&again).as_deref(), Some(key.as_str()));
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untagged_key_pair_of_the_same_name_is_claimed_with_the_uid_tag() {
+    let env = Env::start().await;
+    let ecs = EcsClient::builder(REGION)
+        .credentials(Credentials::new(AK, SK))
+        .endpoint(env.mock().endpoint())
+        .build()
+        .expect("ECS client");
+    ecs.import_key_pair("shared", PUBLIC_KEY, &[])
+        .await
+        .expect("imported outside ferroplane");
+    let pairs: Api<KeyPair> = Api::namespaced(env.client.clone(), NS);
+    let created = pairs
+        .create(
+            &PostParams::default(),
+            &key_pair("shared", Some(PUBLIC_KEY), None),
+        )
+        .await
+        .expect("KeyPair created");
+    let uid = created.metadata.uid.clone().expect("uid");
+    eventually("KeyPair shared: Ready")
+        .within(WAIT)
+        .for_object(&pairs, "shared", |o| o.is_some_and(is_ready))
+        .await;
+    let found = ecs
+        .describe_key_pair("shared")
+        .await
+        .expect("describe")
+        .expect("exists");
+    let owner = found
+        .tags
+        .items
+        .iter()
+        .find(|t| t.key == ferroplane_runtime::UID_TAG)
+        .map(|t| t.value.clone());
+    assert_eq!(owner.as_deref(), Some(uid.as_str()));
     env.stop().await;
 }
