@@ -145,6 +145,32 @@ async fn a_disk_is_attached_by_reference_grown_detached_and_released() {
     })
     .await;
     wait_synced(&disks, "data-1").await;
+    // A shrink, and a level outside cloud_essd, are refused at admission.
+    let shrink = disks
+        .patch(
+            "data-1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {"size": 20}}})),
+        )
+        .await
+        .expect_err("a shrink is refused");
+    assert!(
+        shrink.to_string().contains("size cannot shrink"),
+        "{shrink}"
+    );
+    let mut ssd = disk("ssd", &zone, "vm-1");
+    ssd.spec.for_provider.category = Some("cloud_ssd".into());
+    ssd.spec.for_provider.performance_level = Some("PL1".into());
+    let refused = disks
+        .create(&PostParams::default(), &ssd)
+        .await
+        .expect_err("a performance level on cloud_ssd is refused");
+    assert!(
+        refused
+            .to_string()
+            .contains("performanceLevel applies to category cloud_essd only"),
+        "{refused}"
+    );
 
     // Detached behind ferroplane's back: attached again at the next poll.
     let ecs = EcsClient::builder(REGION)

@@ -206,3 +206,45 @@ async fn an_untagged_key_pair_of_the_same_name_is_claimed_with_the_uid_tag() {
     assert_eq!(owner.as_deref(), Some(uid.as_str()));
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admission_refuses_a_generated_key_without_a_secret_and_a_changed_public_key() {
+    let env = Env::start().await;
+    let pairs: Api<KeyPair> = Api::namespaced(env.client.clone(), NS);
+    let refused = pairs
+        .create(&PostParams::default(), &key_pair("lost", None, None))
+        .await
+        .expect_err("a generated key without a connection Secret is refused");
+    assert!(
+        refused
+            .to_string()
+            .contains("set writeConnectionSecretToRef"),
+        "{refused}"
+    );
+    pairs
+        .create(
+            &PostParams::default(),
+            &key_pair("fixed", Some(PUBLIC_KEY), None),
+        )
+        .await
+        .expect("KeyPair created");
+    eventually("KeyPair fixed: Ready")
+        .within(WAIT)
+        .for_object(&pairs, "fixed", |o| o.is_some_and(is_ready))
+        .await;
+    let changed = pairs
+        .patch(
+            "fixed",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(serde_json::json!({
+                "spec": {"forProvider": {"publicKey": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQC other"}}
+            })),
+        )
+        .await
+        .expect_err("publicKey is immutable");
+    assert!(
+        changed.to_string().contains("publicKey is immutable"),
+        "{changed}"
+    );
+    env.stop().await;
+}
