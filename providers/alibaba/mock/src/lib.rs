@@ -10,14 +10,18 @@
 //! and subscription rules (`Period`, no release before expiry), ClientToken idempotency, filters
 //! and both pagination styles, tags, an optional visibility lag of listings, a catalogue of
 //! regions, instance types and images, VPCs, vSwitches and security groups with their dependency
-//! rules (every account starts with the default network of [`defaults`]), and fault injection.
-//! The actions served are the `ACTIONS` lists of `ecs_actions`, `security_group_actions`,
-//! `vpc_actions` and `sts_actions`; the crate's integration tests pin the behaviour, also against
-//! Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
+//! rules (every account starts with the default network of [`defaults`]), cloud disks (`disks`:
+//! the system and data disks of each instance, and disks created apart, with ECS's attach,
+//! resize, performance-level and release rules) and SSH key pairs (`key_pairs`), and fault
+//! injection. The actions served are the `ACTIONS` lists of `ecs_actions`,
+//! `security_group_actions`, `disk_actions`, `key_pair_actions`, `vpc_actions` and
+//! `sts_actions`; the crate's integration tests pin the behaviour, also against Alibaba Cloud's
+//! official Python SDKs (`tests/sdk/official_sdk.py`).
 //!
 //! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `ecs_actions` /
-//! `security_group_actions` / `vpc_actions` / `sts_actions` → `store` (instances, with `network`
-//! and `visibility`) → `instance`, with `received_params`, `launch`, `subscription`, `catalog`,
+//! `security_group_actions` / `disk_actions` / `key_pair_actions` / `vpc_actions` /
+//! `sts_actions` → `store` (instances, with `network`, `disks`, `key_pairs` and `visibility`) →
+//! `instance`, with `md5`, `received_params`, `launch`, `subscription`, `catalog`,
 //! `cidr`, `defaults`, `config`, `stats`, `locks` and `error` underneath.
 //!
 //! It depends on alibaba-sdk for its `signature` module only, and on nothing of Kubernetes or of
@@ -36,11 +40,16 @@ mod catalog;
 mod cidr;
 mod config;
 pub mod defaults;
+mod disk_actions;
+mod disks;
 mod ecs_actions;
 mod error;
 mod instance;
+mod key_pair_actions;
+mod key_pairs;
 mod launch;
 mod locks;
+mod md5;
 mod network;
 mod network_tags;
 mod received_params;
@@ -68,6 +77,7 @@ pub use config::{
     ApiRateLimits, DEFAULT_ACCOUNT_ID, DurationError, ErrorInjection, Faults, FaultsError,
     MockConfig, RateLimitSyntaxError, parse_api_rate_limits, parse_duration,
 };
+pub use disks::DiskSummary;
 pub use error::{ErrorResponse, MockError};
 pub use instance::InstanceSummary;
 pub use launch::LaunchSpec;
@@ -141,6 +151,38 @@ impl MockServer {
     /// Every live instance, oldest first.
     pub fn instances(&self) -> Vec<InstanceSummary> {
         self.shared.instances()
+    }
+
+    /// Every disk (any account), oldest first.
+    pub fn disks(&self) -> Vec<DiskSummary> {
+        let mut store = lock(&self.shared.store);
+        store.disks.settle(Timestamp::now());
+        store
+            .disks
+            .all()
+            .into_iter()
+            .map(disks::Disk::summary)
+            .collect()
+    }
+
+    /// The names of the key pairs `account_id` holds in `region_id`, oldest first.
+    pub fn key_pair_names(&self, account_id: &str, region_id: &str) -> Vec<String> {
+        let Ok(region) = catalog::region_by_id(region_id) else {
+            return Vec::new();
+        };
+        lock(&self.shared.store)
+            .key_pairs
+            .in_region(&Arc::from(account_id), region.id)
+            .into_iter()
+            .map(|k| k.name.clone())
+            .collect()
+    }
+
+    /// The key pair name an instance (any account) carries, if the instance exists.
+    pub fn instance_key_pair(&self, instance_id: &str) -> Option<String> {
+        lock(&self.shared.store)
+            .get(instance_id)
+            .map(|i| i.key_pair_name.clone())
     }
 
     /// The faults in force.

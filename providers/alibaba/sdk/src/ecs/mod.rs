@@ -8,7 +8,8 @@
 //!   that take a `ClientToken`;
 //! - `request`: the request types and their mapping to API parameters, and the ClientToken rules;
 //! - `response`: the response types;
-//! - `security_groups`: security groups and their rules (an ECS product, unlike VPCs).
+//! - `security_groups`: security groups and their rules (an ECS product, unlike VPCs);
+//! - `disks`: cloud disks; `key_pairs`: SSH key pairs.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), alibaba_sdk::Error> {
@@ -23,14 +24,24 @@
 
 mod actions;
 mod client;
+mod disks;
 mod idempotency;
+mod key_pairs;
 mod request;
 mod response;
 mod security_groups;
 
 pub use client::{ECS_API_VERSION, EcsClient, EcsClientBuilder};
+pub use disks::{
+    CreateDiskRequest, CreateDiskResponse, DescribeDisksRequest, DescribeDisksResponse, Disk,
+    DiskList, MAX_DISK_IDS_PER_CALL, ModifyDiskAttributeRequest, ResizeType,
+};
 pub use idempotency::{
     CLIENT_TOKEN_ACTIONS, RetrySafety, is_read_only, retry_safety, takes_client_token,
+};
+pub use key_pairs::{
+    DescribeKeyPairsResponse, KeyPair, KeyPairBindResponse, KeyPairCreated, KeyPairList,
+    KeyPairResult, KeyPairResultList, MAX_INSTANCES_PER_KEY_PAIR_CALL,
 };
 pub use request::{
     DataDisk, DescribeInstancesRequest, MAX_CLIENT_TOKEN_LEN, MAX_INSTANCE_IDS_PER_CALL,
