@@ -30,8 +30,7 @@ fn instance_with_key_pair() -> String {
     with_ref
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_disk_and_a_key_pair_through_their_whole_life() {
+pub(crate) async fn a_disk_and_a_key_pair_through_their_whole_life() {
     let e2e = E2e::start(&[Kind::EcsInstance]).await;
     e2e.apply(&samples::without_namespace("keypair.yaml")).await;
     e2e.apply(&instance_with_key_pair()).await;
