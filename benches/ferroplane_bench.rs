@@ -65,6 +65,14 @@ struct Args {
     /// Reconciles per second across the controller (0 = unlimited; `ferroplane run` defaults to 50).
     #[arg(long, default_value_t = 0.0)]
     rate_limit: f64,
+    /// The account's API quota per action in the mock, as Alibaba Cloud's Quota Center lists
+    /// it: `RunInstances=600/min` (per region and wall-clock minute; a list or several flags).
+    /// With a RunInstances quota the benchmark reports the quota floor beside the time to Ready.
+    #[arg(long, value_parser = alibaba_mock::parse_api_rate_limits)]
+    api_rate_limit: Vec<alibaba_mock::ApiRateLimits>,
+    /// Latency the mock adds to every ECS answer (e.g. 100ms).
+    #[arg(long, default_value = "0", value_parser = parse_duration)]
+    latency: Duration,
     /// Internal: run the controller against `--kubeconfig` (the child process).
     #[arg(long, hide = true)]
     controller: bool,
@@ -213,6 +221,26 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
         }
     );
 
+    let quotas: alibaba_mock::ApiRateLimits = args
+        .api_rate_limit
+        .iter()
+        .flatten()
+        .map(|(a, n)| (a.clone(), *n))
+        .collect();
+    for (action, per_minute) in &quotas {
+        env.mock().set_api_rate_limit(action, Some(*per_minute));
+        println!("ECS quota: {action} {per_minute} calls per minute");
+    }
+    if !args.latency.is_zero() {
+        env.mock()
+            .set_faults(alibaba_mock::Faults {
+                latency: args.latency,
+                ..alibaba_mock::Faults::default()
+            })
+            .context("cannot set the mock's latency")?;
+        println!("ECS latency: {:?} per answer", args.latency);
+    }
+
     // 1. The floor: what a bare client needs to create N objects and patch each status once.
     let floor = measure_floor(&client, n, args.concurrency as usize).await?;
     println!(
@@ -261,6 +289,29 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
         "instances created {} / live {} (expected {n} / {n})",
         stats.instances_created, stats.instances_live
     );
+    let ecs_calls: u64 = stats.calls.values().sum();
+    let throttled: u64 = stats
+        .errors
+        .iter()
+        .filter(|(code, _)| code.starts_with("Throttling"))
+        .map(|(_, count)| count)
+        .sum();
+    let ecs_calls_per_create = ecs_calls as f64 / n as f64;
+    let throttled_fraction = throttled as f64 / (ecs_calls as f64).max(1.0);
+    println!(
+        "  => {ecs_calls_per_create:.2} ECS calls per created instance, {throttled} of {ecs_calls} answers throttled ({:.1} %)",
+        throttled_fraction * 100.0
+    );
+    // What the RunInstances quota alone allows: N creates at its rate.
+    let quota_floor = quotas
+        .get("RunInstances")
+        .map(|per_minute| n as f64 / (f64::from(*per_minute) / 60.0));
+    if let Some(quota_floor) = quota_floor {
+        println!(
+            "quota floor: {quota_floor:.1} s for {n} RunInstances; Ready after {:.2}x that",
+            to_ready.as_secs_f64() / quota_floor
+        );
+    }
     if stats.instances_created != n as u64 {
         bail!(
             "expected exactly {n} instances created, the mock created {}",
@@ -296,6 +347,9 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
         "describe_calls_per_poll": round2(batched),
         "unbatched_describe_calls_per_poll": round2(unbatched),
         "kube_writes_per_create": round2(writes_per_create),
+        "ecs_calls_per_create": round2(ecs_calls_per_create),
+        "throttled_fraction": round2(throttled_fraction * 1000.0) / 1000.0,
+        "quota_floor_seconds": quota_floor.map(round2),
         "peak_rss_mib": round2(peak_rss),
     });
     println!("{summary}");
