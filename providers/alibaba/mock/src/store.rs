@@ -274,6 +274,10 @@ impl Store {
                 lifecycle: Lifecycle::new(Phase::Created, now, delay),
                 stopped_mode: "KeepCharging",
                 client_token: spec.client_token.clone(),
+                ram_role_name: spec.ram_role_name.clone(),
+                metadata: resolved.metadata,
+                resource_group_id: resolved.resource_group_id.clone(),
+                spot: resolved.spot,
             };
             self.by_scope
                 .entry(scope.clone())

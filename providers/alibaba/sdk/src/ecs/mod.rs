@@ -8,6 +8,8 @@
 //!   that take a `ClientToken`;
 //! - `request`: the request types and their mapping to API parameters, and the ClientToken rules;
 //! - `response`: the response types;
+//! - `instance_settings`: network billing and bandwidth, metadata options, RAM role and resource
+//!   group of an instance, changed in place;
 //! - `security_groups`: security groups and their rules (an ECS product, unlike VPCs).
 //!
 //! ```no_run
@@ -24,6 +26,7 @@
 mod actions;
 mod client;
 mod idempotency;
+mod instance_settings;
 mod request;
 mod response;
 mod security_groups;
@@ -31,6 +34,10 @@ mod security_groups;
 pub use client::{ECS_API_VERSION, EcsClient, EcsClientBuilder};
 pub use idempotency::{
     CLIENT_TOKEN_ACTIONS, RetrySafety, is_read_only, retry_safety, takes_client_token,
+};
+pub use instance_settings::{
+    DescribeInstanceRamRoleResponse, InstanceRamRole, MetadataOptionsChange, NetworkSpecChange,
+    RamRoleResult,
 };
 pub use request::{
     DataDisk, DescribeInstancesRequest, MAX_CLIENT_TOKEN_LEN, MAX_INSTANCE_IDS_PER_CALL,
@@ -40,7 +47,8 @@ pub use request::{
 pub use response::{
     AckResponse, DescribeInstanceAttributeResponse, DescribeInstancesResponse,
     DescribeRegionsResponse, EipAddress, Instance, InstanceIdList, InstanceList, IpAddressList,
-    ListTagResourcesResponse, LockReason, LockReasonList, Region, RegionList, RunInstancesResponse,
+    Ipv6Set, Ipv6SetList, ListTagResourcesResponse, LockReason, LockReasonList, MetadataOptions,
+    NetworkInterface, NetworkInterfaceList, Region, RegionList, RunInstancesResponse,
     SecurityGroupIdList, Tag, TagList, TagResource, TagResourceList, VpcAttributes,
     format_minute_time, parse_minute_time,
 };

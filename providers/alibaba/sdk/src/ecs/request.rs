@@ -100,6 +100,24 @@ pub struct RunInstancesRequest {
     pub amount: Option<u32>,
     pub client_token: Option<String>,
     pub dry_run: bool,
+    /// Instance RAM role to attach at creation.
+    pub ram_role_name: Option<String>,
+    /// `enabled` or `disabled`.
+    pub http_endpoint: Option<String>,
+    /// `optional` or `required`.
+    pub http_tokens: Option<String>,
+    /// 1–64.
+    pub http_put_response_hop_limit: Option<u32>,
+    /// `rg-...`.
+    pub resource_group_id: Option<String>,
+    /// Hourly price limit for `SpotWithPriceLimit`.
+    pub spot_price_limit: Option<f64>,
+    /// Spot protection period in hours (0–6).
+    pub spot_duration: Option<u32>,
+    /// `Terminate` or `Stop`.
+    pub spot_interruption_behavior: Option<String>,
+    /// `Active` or `Deactive`.
+    pub security_enhancement_strategy: Option<String>,
 }
 
 impl RunInstancesRequest {
@@ -126,7 +144,22 @@ impl RunInstancesRequest {
             .opt("InternetMaxBandwidthOut", self.internet_max_bandwidth_out)
             .opt("UserData", self.user_data.as_ref())
             .opt("DeletionProtection", self.deletion_protection)
-            .opt("Amount", self.amount);
+            .opt("Amount", self.amount)
+            .opt("RamRoleName", self.ram_role_name.as_ref())
+            .opt("HttpEndpoint", self.http_endpoint.as_ref())
+            .opt("HttpTokens", self.http_tokens.as_ref())
+            .opt("HttpPutResponseHopLimit", self.http_put_response_hop_limit)
+            .opt("ResourceGroupId", self.resource_group_id.as_ref())
+            .opt("SpotPriceLimit", self.spot_price_limit)
+            .opt("SpotDuration", self.spot_duration)
+            .opt(
+                "SpotInterruptionBehavior",
+                self.spot_interruption_behavior.as_ref(),
+            )
+            .opt(
+                "SecurityEnhancementStrategy",
+                self.security_enhancement_strategy.as_ref(),
+            );
         match self.security_group_ids.as_slice() {
             [] => {}
             [one] => {
