@@ -311,9 +311,10 @@ pub struct ECSInstanceParameters {
     #[x_kube(validation = Rule::new("self == oldSelf").message("dataDisks are immutable after creation"))]
     pub data_disks: Option<Vec<DataDisk>>,
 
-    /// Name of an SSH key pair registered in the region (Linux images).
+    /// Name of an SSH key pair registered in the region (Linux images). Set at creation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 2, max = 128))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("keyPairName is set at creation; to log in with another key pair, create a new ECSInstance (or bind the key pair in the console)"))]
     pub key_pair_name: Option<String>,
 
     /// Secret key in this namespace holding the instance's login password (8 to 30 characters,
@@ -445,9 +446,10 @@ pub struct SystemDisk {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[x_kube(validation = Rule::new("self == oldSelf").message("systemDisk.category is immutable"))]
     pub category: Option<DiskCategory>,
-    /// Size in GiB, 20 to 2048, and at least the image size.
+    /// Size in GiB, 20 to 2048, and at least the image size. Set at creation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 20, max = 2048))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("systemDisk.size is set at creation; resize the system disk in the console, then set the new size here"))]
     pub size: Option<i32>,
 }
 

@@ -6,8 +6,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use alibaba_sdk::ecs::{
-    DescribeInstancesRequest, Instance, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
-    Tag,
+    DescribeInstancesRequest, Instance, MetadataOptionsChange, ModifyInstanceAttributeRequest,
+    ModifyInstanceSpecRequest, NetworkSpecChange, Tag,
 };
 use alibaba_sdk::{Error, Secret};
 use ferroplane_apis::alibabacloud::ECSInstance;
@@ -21,6 +21,7 @@ use kube::{Api, ResourceExt};
 use super::applied_inputs::{AppliedInputs, ChangedInputs, InputDigests};
 use super::client_cache::RegionClient;
 use super::diff::{self, InPlace, Power, RestartBound, status};
+use super::field_diffs::Observed;
 use super::late_init::late_init;
 use super::observation::{
     CONN_INSTANCE_ID, connection_details, readiness, status as observed_status,
@@ -197,7 +198,34 @@ impl EcsExternal {
         }
     }
 
-    async fn apply_in_place(&self, id: &str, change: &InPlace) -> Result<(), ReconcileError> {
+    /// The instance's RAM role (`""`: none) when the spec names one; `None` (not compared)
+    /// otherwise, so instances without `ramRoleName` cost no extra call.
+    async fn ram_role(&self, mr: &ECSInstance, id: &str) -> Result<Option<String>, ReconcileError> {
+        if mr.spec.for_provider.ram_role_name.is_none() {
+            return Ok(None);
+        }
+        let ids = [id.to_owned()];
+        let roles = self
+            .call(
+                "DescribeInstanceRamRole",
+                self.client.ecs.describe_instance_ram_roles(&ids),
+            )
+            .await?;
+        Ok(Some(
+            roles
+                .into_iter()
+                .find(|r| r.instance_id == id)
+                .map(|r| r.ram_role_name)
+                .unwrap_or_default(),
+        ))
+    }
+
+    async fn apply_in_place(
+        &self,
+        id: &str,
+        change: &InPlace,
+        observed: &Instance,
+    ) -> Result<(), ReconcileError> {
         if change.has_attributes() {
             let request = ModifyInstanceAttributeRequest {
                 instance_id: id.to_owned(),
@@ -213,15 +241,58 @@ impl EcsExternal {
             )
             .await?;
         }
-        if let Some(bandwidth) = change.bandwidth_out {
-            let request = ModifyInstanceSpecRequest {
-                instance_id: id.to_owned(),
-                internet_max_bandwidth_out: Some(bandwidth),
-                ..ModifyInstanceSpecRequest::default()
+        if change.has_network_spec() {
+            // A pay-as-you-go instance rising from 0 Mbit/s gets a public IP only when asked.
+            let request = NetworkSpecChange {
+                internet_max_bandwidth_out: change.bandwidth_out,
+                network_charge_type: change.internet_charge_type.clone(),
+                allocate_public_ip: change.bandwidth_out.is_some_and(|b| b > 0)
+                    && observed.public_ip().is_none(),
             };
             self.call(
-                "ModifyInstanceSpec",
-                self.client.ecs.modify_instance_spec(&request),
+                "ModifyInstanceNetworkSpec",
+                self.client.ecs.modify_instance_network_spec(id, &request),
+            )
+            .await?;
+        }
+        if change.has_metadata_options() {
+            let request = MetadataOptionsChange {
+                http_endpoint: change.http_endpoint.clone().unwrap_or_else(|| {
+                    Some(observed.metadata_options.http_endpoint.clone())
+                        .filter(|e| !e.is_empty())
+                        .unwrap_or_else(|| "enabled".to_owned())
+                }),
+                http_tokens: change.http_tokens.clone(),
+                http_put_response_hop_limit: change.http_put_response_hop_limit,
+            };
+            self.call(
+                "ModifyInstanceMetadataOptions",
+                self.client
+                    .ecs
+                    .modify_instance_metadata_options(id, &request),
+            )
+            .await?;
+        }
+        if let Some((attached, wanted)) = &change.ram_role {
+            let ids = [id.to_owned()];
+            // An instance holds one role: the old one goes first.
+            if let Some(old) = attached {
+                self.call(
+                    "DetachInstanceRamRole",
+                    self.client.ecs.detach_instance_ram_role(&ids, Some(old)),
+                )
+                .await?;
+            }
+            self.call(
+                "AttachInstanceRamRole",
+                self.client.ecs.attach_instance_ram_role(&ids, wanted),
+            )
+            .await?;
+        }
+        if let Some(group) = &change.resource_group_id {
+            self.call(
+                "JoinResourceGroup",
+                self.client.ecs.join_resource_group(id, group),
             )
             .await?;
         }
@@ -354,7 +425,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         let spec = &mr.spec.for_provider;
         let mut obs = Observation::found(&instance.instance_id)
             .with_owner_tag(owner_tag(&instance))
-            .with_status(observed_status(&instance))?
+            .with_status(observed_status(&instance, None))?
             .with_readiness(readiness(&instance, spec.desired_status))
             .with_connection_details(connection_details(&instance));
         if let Some(filled) = late_init(spec, &instance) {
@@ -371,7 +442,16 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         let changed = self
             .inputs
             .changed(&ext.uid, Self::digests(mr, password.as_ref()));
-        let plan = diff::plan(spec, &instance, changed);
+        let ram_role = self.ram_role(mr, &instance.instance_id).await?;
+        obs = obs.with_status(observed_status(&instance, ram_role.as_deref()))?;
+        let plan = diff::plan(
+            spec,
+            &Observed {
+                instance: &instance,
+                ram_role: ram_role.as_deref(),
+                inputs: changed,
+            },
+        );
         let verdict = diff::verdict(&plan, &instance.status, spec.allow_restart.unwrap_or(false));
         if let Some(diff) = verdict.diff {
             obs = obs.with_diff(diff);
@@ -427,11 +507,19 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         let password = self.password(mr).await?;
         let digests = Self::digests(mr, password.as_ref());
         let changed = self.inputs.changed(&ext.uid, digests);
-        let plan = diff::plan(spec, &instance, changed);
+        let ram_role = self.ram_role(mr, id).await?;
+        let plan = diff::plan(
+            spec,
+            &Observed {
+                instance: &instance,
+                ram_role: ram_role.as_deref(),
+                inputs: changed,
+            },
+        );
         // Whatever happens below, the next observe must ask ECS again.
         self.touched(id);
 
-        self.apply_in_place(id, &plan.in_place).await?;
+        self.apply_in_place(id, &plan.in_place, &instance).await?;
 
         let mut in_progress = false;
         if !plan.restart.is_empty() {
