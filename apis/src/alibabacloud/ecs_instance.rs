@@ -107,6 +107,16 @@ pub struct ECSInstanceSpec {
 #[x_kube(validation = Rule::new("!has(self.autoRenewPeriod) || (has(self.periodUnit) && self.periodUnit == 'Week' ? self.autoRenewPeriod in [1, 2, 3] : self.autoRenewPeriod in [1, 2, 3, 6, 12, 24, 36, 48, 60])").message("autoRenewPeriod must be 1-3 when periodUnit is Week, or one of 1, 2, 3, 6, 12, 24, 36, 48, 60 when periodUnit is Month (the default)"))]
 #[x_kube(validation = Rule::new("!has(self.autoRenewPeriod) || (has(self.autoRenew) && self.autoRenew)").message("autoRenewPeriod needs autoRenew: true"))]
 #[x_kube(validation = Rule::new("!has(self.stoppedMode) || self.stoppedMode != 'StopCharging' || !has(self.instanceChargeType) || self.instanceChargeType == 'PostPaid'").message("stoppedMode StopCharging (economical mode) applies only to pay-as-you-go (PostPaid) instances; a PrePaid instance is billed while stopped"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.period) || has(self.period)").message("period cannot be removed once set: the subscription is bought at creation"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.period) || has(self.periodUnit) == has(oldSelf.periodUnit)").message("periodUnit cannot be added or removed after creation: the subscription is bought at creation"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.period) || has(self.autoRenew) == has(oldSelf.autoRenew)").message("autoRenew cannot be added or removed after creation: auto-renewal is set at creation; change it in the console"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.period) || has(self.autoRenewPeriod) == has(oldSelf.autoRenewPeriod)").message("autoRenewPeriod cannot be added or removed after creation: auto-renewal is set at creation; change it in the console"))]
+#[x_kube(validation = Rule::new("has(self.spotPriceLimit) == has(oldSelf.spotPriceLimit)").message("spotPriceLimit cannot be added or removed after creation: ECS fixes it at creation; create a new ECSInstance"))]
+#[x_kube(validation = Rule::new("has(self.spotDuration) == has(oldSelf.spotDuration)").message("spotDuration cannot be added or removed after creation: ECS fixes it at creation; create a new ECSInstance"))]
+#[x_kube(validation = Rule::new("has(self.spotInterruptionBehavior) == has(oldSelf.spotInterruptionBehavior)").message("spotInterruptionBehavior cannot be added or removed after creation: ECS fixes it at creation; create a new ECSInstance"))]
+#[x_kube(validation = Rule::new("has(self.securityEnhancementStrategy) == has(oldSelf.securityEnhancementStrategy)").message("securityEnhancementStrategy cannot be added or removed after creation: it only applies when the instance is created"))]
+#[x_kube(validation = Rule::new("has(self.systemDisk) == has(oldSelf.systemDisk)").message("systemDisk cannot be added or removed after creation: the system disk is created with the instance"))]
+#[x_kube(validation = Rule::new("has(self.dataDisks) == has(oldSelf.dataDisks)").message("dataDisks cannot be added or removed after creation: data disks are created with the instance; create a new ECSInstance to have other ones"))]
 pub struct ECSInstanceParameters {
     /// Region of the instance, e.g. `cn-beijing` or `ap-southeast-1`. Immutable.
     #[schemars(
@@ -441,6 +451,8 @@ pub enum DiskCategory {
 /// The system disk.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("has(self.category) == has(oldSelf.category)").message("systemDisk.category cannot be added or removed after creation: the system disk is created with the instance"))]
+#[x_kube(validation = Rule::new("has(self.size) == has(oldSelf.size)").message("systemDisk.size cannot be added or removed after creation: the system disk is created with the instance"))]
 pub struct SystemDisk {
     /// Disk category, e.g. `cloud_essd`. Immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -257,6 +257,43 @@ mod tests {
         }
     }
 
+    /// Every rule text under forProvider (its own and its nested objects').
+    fn all_rules(schema: &Value, out: &mut Vec<String>) {
+        if let Some(rules) = schema["x-kubernetes-validations"].as_array() {
+            out.extend(
+                rules
+                    .iter()
+                    .filter_map(|r| r["rule"].as_str())
+                    .map(str::to_owned),
+            );
+        }
+        if let Some(props) = schema["properties"].as_object() {
+            for sub in props.values() {
+                all_rules(sub, out);
+            }
+        }
+    }
+
+    #[test]
+    fn immutable_properties_cannot_be_added_or_removed_unnoticed() {
+        // A transition rule on a property runs only when it exists before and after: adding or
+        // removing it needs a rule on the parent, unless observe compares it with the cloud.
+        let mut rules = Vec::new();
+        all_rules(&for_provider_schema(), &mut rules);
+        for f in FIELDS {
+            let FieldClass::Immutable { check: None } = f.class else {
+                continue;
+            };
+            let leaf = f.path.rsplit('.').next().unwrap_or(f.path);
+            let needle = format!("has(oldSelf.{leaf})");
+            assert!(
+                rules.iter().any(|r| r.contains(&needle)),
+                "immutable {} has no rule with {needle}: adding or removing it would be silently ignored",
+                f.path
+            );
+        }
+    }
+
     /// Rows `| `path` | class | action |` of the README's ECSInstance field table.
     fn readme_rows() -> Vec<(String, String, String)> {
         let readme = std::fs::read_to_string(

@@ -7,6 +7,7 @@ mod controller_batching;
 mod controller_config;
 mod controller_ecs_errors;
 mod controller_failures;
+mod controller_fields;
 mod controller_lifecycle;
 mod controller_network;
 mod controller_subscription;
