@@ -146,7 +146,7 @@ async fn in_place_fields_reach_the_instance_and_drift_is_reverted() {
     ecs.join_resource_group(&id, resource_groups::OTHERS[1])
         .await
         .expect("console moves the group");
-    ecs.detach_instance_ram_role(&[id.clone()], None)
+    ecs.detach_instance_ram_role(std::slice::from_ref(&id), None)
         .await
         .expect("console detaches the role");
     env.wait_mock(&id, "drift reverted", |i| {
