@@ -35,6 +35,8 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         alibabacloud::VPC::crd(),
         alibabacloud::VSwitch::crd(),
         alibabacloud::SecurityGroup::crd(),
+        alibabacloud::Disk::crd(),
+        alibabacloud::KeyPair::crd(),
         etcd::EtcdCluster::crd(),
         application::Application::crd(),
     ]

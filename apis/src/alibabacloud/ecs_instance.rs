@@ -327,6 +327,15 @@ pub struct ECSInstanceParameters {
     #[x_kube(validation = Rule::new("self == oldSelf").message("keyPairName is set at creation; to log in with another key pair, create a new ECSInstance (or bind the key pair in the console)"))]
     pub key_pair_name: Option<String>,
 
+    /// A `KeyPair` object of this namespace whose key pair name becomes `keyPairName`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_pair_name_ref: Option<Reference>,
+
+    /// Labels of a `KeyPair` object of this namespace whose key pair name becomes
+    /// `keyPairName`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_pair_name_selector: Option<Selector>,
+
     /// Secret key in this namespace holding the instance's login password (8 to 30 characters,
     /// three of: upper case, lower case, digits, special characters). A change takes effect after
     /// a restart, which ferroplane only does when `allowRestart` is true.
@@ -679,5 +688,6 @@ crate::impl_managed!(
             many: true,
             target: SECURITY_GROUP_KIND,
         },
+        super::key_pair::KEY_PAIR_NAME_REFERENCE,
     ]
 );

@@ -1,14 +1,19 @@
 //! Group `alibabacloud.ferroplane.io`: ECS instances, the network they launch into (VPCs,
-//! vSwitches, security groups) and the configurations holding credentials.
+//! vSwitches, security groups), their disks and SSH key pairs, and the configurations holding
+//! credentials.
 
+pub mod disk;
 pub mod ecs_instance;
+pub mod key_pair;
 pub mod network;
 pub mod provider_config;
 pub mod security_group;
 pub mod vpc;
 pub mod vswitch;
 
+pub use disk::*;
 pub use ecs_instance::*;
+pub use key_pair::*;
 pub use network::*;
 pub use provider_config::*;
 pub use security_group::*;

@@ -144,6 +144,12 @@ pub fn dispatch(
         {
             crate::security_group_actions::tag_groups(store, ctx, p)?
         }
+        "TagResources" if crate::disk_actions::is_disk_tag_call(p) => {
+            crate::disk_actions::tag_disks(store, ctx, p)?
+        }
+        "UntagResources" if crate::disk_actions::is_disk_tag_call(p) => {
+            crate::disk_actions::untag_disks(store, ctx, p)?
+        }
         "TagResources" => tag_resources(store, ctx, p)?,
         "UntagResources" => untag_resources(store, ctx, p)?,
         "ListTagResources" => list_tag_resources(store, ctx, p)?,
@@ -156,6 +162,12 @@ pub fn dispatch(
         "JoinResourceGroup" => settings::join_resource_group(store, ctx, p)?,
         other if security_group_actions::ACTIONS.contains(&other) => {
             security_group_actions::dispatch(store, ctx, other, p)?
+        }
+        other if crate::disk_actions::ACTIONS.contains(&other) => {
+            crate::disk_actions::dispatch(store, ctx, other, p)?
+        }
+        other if crate::key_pair_actions::ACTIONS.contains(&other) => {
+            crate::key_pair_actions::dispatch(store, ctx, other, p)?
         }
         _ => return Err(action_not_found()),
     };
@@ -306,7 +318,8 @@ pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
         spot_strategy: owned(p, "SpotStrategy"),
         system_disk_category: owned(p, "SystemDisk.Category"),
         system_disk_size: p.number::<u32>("SystemDisk.Size")?,
-        data_disks: u32::try_from(p.indices("DataDisk")?.len()).unwrap_or(u32::MAX),
+        system_disk_performance_level: owned(p, "SystemDisk.PerformanceLevel"),
+        data_disks: data_disks(p)?,
         tags,
         user_data: owned(p, "UserData"),
         deletion_protection: p.bool("DeletionProtection")?.unwrap_or(false),
@@ -324,6 +337,36 @@ pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
     })
 }
 
+/// The `DataDisk.N.*` parameters, in index order.
+fn data_disks(p: &ReceivedParams) -> Result<Vec<launch::DataDiskSpec>, ErrorResponse> {
+    let indices = p.indices("DataDisk")?;
+    if indices.len() > launch::MAX_DATA_DISKS {
+        return Err(ErrorResponse::bad_request(
+            "InvalidDataDiskCount.LimitExceed",
+            format!(
+                "An instance is created with at most {} data disks; attach more later with AttachDisk.",
+                launch::MAX_DATA_DISKS
+            ),
+        ));
+    }
+    indices
+        .into_iter()
+        .map(|n| {
+            let field = |name: &str| format!("DataDisk.{n}.{name}");
+            Ok(launch::DataDiskSpec {
+                category: owned(p, &field("Category")),
+                size: p.number::<u32>(&field("Size"))?,
+                performance_level: owned(p, &field("PerformanceLevel")),
+                snapshot_id: owned(p, &field("SnapshotId")),
+                disk_name: owned(p, &field("DiskName")),
+                description: owned(p, &field("Description")),
+                encrypted: p.bool(&field("Encrypted"))?.unwrap_or(false),
+                delete_with_instance: p.bool(&field("DeleteWithInstance"))?,
+            })
+        })
+        .collect()
+}
+
 fn run_instances(
     store: &mut Store,
     ctx: &ActionContext<'_>,
@@ -332,7 +375,13 @@ fn run_instances(
     let spec = launch_spec(p)?;
     let amount = p.number_in::<usize>("Amount", 1, 100)?.unwrap_or(1);
     if dry_run(p)? {
-        spec.resolve(store.network.account(&ctx.caller.account_id), ctx.now)?;
+        let resolved = spec.resolve(store.network.account(&ctx.caller.account_id), ctx.now)?;
+        store.check_key_pair(
+            &ctx.caller.account_id,
+            resolved.region.id,
+            resolved.image,
+            &spec,
+        )?;
         return Err(dry_run_passed());
     }
     let ids = store.launch(

@@ -4,6 +4,7 @@
 use jiff::Timestamp;
 
 use crate::catalog::{self, CatalogRegion, Image, InstanceType};
+use crate::disks::{self, DiskSpec};
 use crate::error::{ErrorResponse, truncate};
 use crate::instance::{MetadataOptions, SpotSettings};
 use crate::network::{AccountNetwork, Placement};
@@ -53,8 +54,10 @@ pub struct LaunchSpec {
     pub system_disk_category: Option<String>,
     /// `SystemDisk.Size` in GiB (20–500, at least the image size).
     pub system_disk_size: Option<u32>,
-    /// Number of `DataDisk.N` entries.
-    pub data_disks: u32,
+    /// `SystemDisk.PerformanceLevel` (`cloud_essd` only; `PL1` by default).
+    pub system_disk_performance_level: Option<String>,
+    /// `DataDisk.N.*`: the data disks created with the instance.
+    pub data_disks: Vec<DataDiskSpec>,
     /// `Tag.N.Key` / `Tag.N.Value`.
     pub tags: Vec<(String, String)>,
     /// `UserData` (Base64, at most 32 KiB decoded).
@@ -85,6 +88,27 @@ pub struct LaunchSpec {
     pub security_enhancement_strategy: Option<String>,
 }
 
+/// One `DataDisk.N` of RunInstances.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct DataDiskSpec {
+    /// `DataDisk.N.Category` (`cloud_efficiency` by default).
+    pub category: Option<String>,
+    /// `DataDisk.N.Size` in GiB (required: the mock has no snapshots).
+    pub size: Option<u32>,
+    /// `DataDisk.N.PerformanceLevel` (`cloud_essd` only).
+    pub performance_level: Option<String>,
+    /// `DataDisk.N.SnapshotId`.
+    pub snapshot_id: Option<String>,
+    /// `DataDisk.N.DiskName`.
+    pub disk_name: Option<String>,
+    /// `DataDisk.N.Description`.
+    pub description: Option<String>,
+    /// `DataDisk.N.Encrypted`.
+    pub encrypted: bool,
+    /// `DataDisk.N.DeleteWithInstance` (true by default).
+    pub delete_with_instance: Option<bool>,
+}
+
 /// A spec checked against the catalogue, with every default filled in.
 #[derive(Debug, Clone)]
 pub struct ResolvedLaunch {
@@ -102,6 +126,9 @@ pub struct ResolvedLaunch {
     pub metadata: MetadataOptions,
     pub resource_group_id: String,
     pub spot: SpotSettings,
+    /// The disks to create with each instance.
+    pub system_disk: DiskSpec,
+    pub data_disks: Vec<DiskSpec>,
 }
 
 /// `HttpEndpoint`, `HttpTokens` and `HttpPutResponseHopLimit`, checked; unset ones keep
@@ -406,6 +433,55 @@ pub fn too_many_tags() -> ErrorResponse {
     )
 }
 
+/// Most `DataDisk.N` one instance is created with.
+pub const MAX_DATA_DISKS: usize = 16;
+
+impl DataDiskSpec {
+    /// Checks the disk as RunInstances does and makes it a disk of `zone_id`.
+    fn resolve(&self, zone_id: &str) -> Result<DiskSpec, ErrorResponse> {
+        if let Some(snapshot) = &self.snapshot_id {
+            return Err(ErrorResponse::not_found(
+                "InvalidDataDiskSnapshotId.NotFound",
+                format!(
+                    "The specified DataDisk.N.SnapshotId \"{}\" does not exist.",
+                    truncate(snapshot, 64)
+                ),
+            ));
+        }
+        let category = disks::category(self.category.as_deref().unwrap_or("cloud_efficiency"))
+            .map_err(|_| {
+                ErrorResponse::bad_request(
+                    "InvalidDataDiskCategory.ValueNotSupported",
+                    format!(
+                        "The specified DataDisk.N.Category is not valid: use one of {}.",
+                        disks::CATEGORIES.join(", ")
+                    ),
+                )
+            })?;
+        let level = disks::performance_level(category, self.performance_level.as_deref())?;
+        let size = self
+            .size
+            .ok_or_else(|| ErrorResponse::missing("DataDisk.N.Size"))?;
+        disks::check_data_disk_size(
+            category,
+            level,
+            size,
+            "InvalidDataDiskSize.ValueNotSupported",
+        )?;
+        Ok(DiskSpec {
+            zone_id: zone_id.to_owned(),
+            name: self.disk_name.clone().unwrap_or_default(),
+            description: self.description.clone().unwrap_or_default(),
+            category,
+            size,
+            performance_level: level,
+            encrypted: self.encrypted,
+            delete_with_instance: self.delete_with_instance.unwrap_or(true),
+            ..DiskSpec::default()
+        })
+    }
+}
+
 impl LaunchSpec {
     /// Places the instance in the mock's default network: the default vSwitch of the region's
     /// first zone (or of `zone_id`, when set) and the region's default security group (see
@@ -525,6 +601,27 @@ impl LaunchSpec {
                 ),
             ));
         }
+        let system_disk = DiskSpec {
+            zone_id: placement.zone_id.clone(),
+            category: disks::category(system_disk_category).map_err(|_| {
+                ErrorResponse::bad_request(
+                    "InvalidSystemDiskCategory.ValueNotSupported",
+                    "The specified SystemDisk.Category is not supported.",
+                )
+            })?,
+            size: system_disk_size,
+            performance_level: disks::performance_level(
+                system_disk_category,
+                self.system_disk_performance_level.as_deref(),
+            )?,
+            delete_with_instance: true,
+            ..DiskSpec::default()
+        };
+        let data_disks = self
+            .data_disks
+            .iter()
+            .map(|d| d.resolve(&placement.zone_id))
+            .collect::<Result<Vec<_>, _>>()?;
         let instance_type = catalog::instance_type_in_stock(instance_type.id)?;
         Ok(ResolvedLaunch {
             region,
@@ -540,6 +637,8 @@ impl LaunchSpec {
             metadata,
             resource_group_id,
             spot,
+            system_disk,
+            data_disks,
         })
     }
 }

@@ -36,12 +36,17 @@ mod catalog;
 mod cidr;
 mod config;
 pub mod defaults;
+mod disk_actions;
+mod disks;
 mod ecs_actions;
 mod error;
 mod instance;
 mod instance_settings_actions;
+mod key_pair_actions;
+mod key_pairs;
 mod launch;
 mod locks;
+mod md5;
 mod network;
 mod network_tags;
 mod received_params;
@@ -70,6 +75,7 @@ pub use config::{
     DEFAULT_ACCOUNT_ID, DurationError, ErrorInjection, Faults, FaultsError, MockConfig,
     parse_duration,
 };
+pub use disks::DiskSummary;
 pub use error::{ErrorResponse, MockError};
 pub use instance::InstanceSummary;
 pub use launch::LaunchSpec;
@@ -143,6 +149,36 @@ impl MockServer {
     /// Every live instance, oldest first.
     pub fn instances(&self) -> Vec<InstanceSummary> {
         self.shared.instances()
+    }
+
+    /// Every disk (any account), oldest first.
+    pub fn disks(&self) -> Vec<DiskSummary> {
+        lock(&self.shared.store)
+            .disks
+            .all()
+            .into_iter()
+            .map(disks::Disk::summary)
+            .collect()
+    }
+
+    /// The names of the key pairs `account_id` holds in `region_id`, oldest first.
+    pub fn key_pair_names(&self, account_id: &str, region_id: &str) -> Vec<String> {
+        let Ok(region) = catalog::region_by_id(region_id) else {
+            return Vec::new();
+        };
+        lock(&self.shared.store)
+            .key_pairs
+            .in_region(&Arc::from(account_id), region.id)
+            .into_iter()
+            .map(|k| k.name.clone())
+            .collect()
+    }
+
+    /// The key pair name an instance (any account) carries, if the instance exists.
+    pub fn instance_key_pair(&self, instance_id: &str) -> Option<String> {
+        lock(&self.shared.store)
+            .get(instance_id)
+            .map(|i| i.key_pair_name.clone())
     }
 
     /// The faults in force.

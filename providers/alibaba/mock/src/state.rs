@@ -19,7 +19,9 @@ use crate::locks::{lock, read, write};
 use crate::received_params::{ReceivedParams, decode_form};
 use crate::stats::{Counters, MockStats};
 use crate::store::Store;
-use crate::{ecs_actions, security_group_actions, sts_actions, vpc_actions};
+use crate::{
+    disk_actions, ecs_actions, key_pair_actions, security_group_actions, sts_actions, vpc_actions,
+};
 
 /// Settings that may change at run time.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -134,6 +136,8 @@ fn action_label(action: &str) -> &'static str {
     ecs_actions::ACTIONS
         .iter()
         .chain(security_group_actions::ACTIONS)
+        .chain(disk_actions::ACTIONS)
+        .chain(key_pair_actions::ACTIONS)
         .chain(vpc_actions::ACTIONS)
         .chain(sts_actions::ACTIONS)
         .find(|a| **a == action)
@@ -274,6 +278,8 @@ impl Shared {
             Product::Ecs => {
                 ecs_actions::ACTIONS.contains(&label)
                     || security_group_actions::ACTIONS.contains(&label)
+                    || disk_actions::ACTIONS.contains(&label)
+                    || key_pair_actions::ACTIONS.contains(&label)
             }
         };
         if !served {

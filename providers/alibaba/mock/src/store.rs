@@ -13,8 +13,10 @@ use std::time::Duration;
 use jiff::Timestamp;
 use rand::Rng as _;
 
+use crate::disks::DiskStore;
 use crate::error::ErrorResponse;
 use crate::instance::{Lifecycle, Phase, Status, StoredInstance};
+use crate::key_pairs::KeyPairStore;
 use crate::launch::LaunchSpec;
 use crate::network::NetworkStore;
 use crate::visibility::{Releasing, after_lag};
@@ -93,7 +95,7 @@ pub struct Page<'a> {
 }
 
 /// `*` matches any run of characters; everything else literally.
-fn glob_match(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
     let mut parts = pattern.split('*');
     let first = parts.next().unwrap_or_default();
     let Some(mut rest) = text.strip_prefix(first) else {
@@ -143,6 +145,10 @@ pub struct Store {
     created_total: u64,
     /// VPCs, vSwitches and security groups per account.
     pub network: NetworkStore,
+    /// Cloud disks.
+    pub disks: DiskStore,
+    /// SSH key pairs.
+    pub key_pairs: KeyPairStore,
     /// How long creates and releases take to show in listings.
     pub visibility_lag: Duration,
     /// Released instances still listed during the lag.
@@ -206,6 +212,7 @@ impl Store {
         quota: Option<usize>,
     ) -> Result<Vec<String>, ErrorResponse> {
         let resolved = spec.resolve(self.network.account(account_id), now)?;
+        self.check_key_pair(account_id, resolved.region.id, resolved.image, spec)?;
         let token_key = spec.client_token.as_ref().map(|token| TokenKey {
             account_id: account_id.clone(),
             region_id: spec.region_id.clone(),
@@ -290,6 +297,14 @@ impl Store {
                     .insert(id.clone());
             }
             self.instances.insert(id.clone(), instance);
+            self.disks.create_for_instance(
+                (account_id, resolved.region.id),
+                &id,
+                resolved.image.id,
+                &resolved.system_disk,
+                &resolved.data_disks,
+                now,
+            );
             ids.push(id);
         }
         *self.live_per_account.entry(account_id.clone()).or_default() += amount;
@@ -304,6 +319,30 @@ impl Store {
             );
         }
         Ok(ids)
+    }
+
+    /// RunInstances' key-pair rules: `KeyPairName` must name a key pair of the account in the
+    /// region, and Windows instances take none.
+    pub fn check_key_pair(
+        &self,
+        account_id: &Arc<str>,
+        region_id: &'static str,
+        image: &crate::catalog::Image,
+        spec: &LaunchSpec,
+    ) -> Result<(), ErrorResponse> {
+        let Some(name) = spec.key_pair_name.as_deref().filter(|n| !n.is_empty()) else {
+            return Ok(());
+        };
+        if image.os_type == "windows" {
+            return Err(ErrorResponse::forbidden(
+                "DependencyViolation.WindowsInstance",
+                "The instance creating is windows, cannot use ssh key pair to login",
+            ));
+        }
+        if self.key_pairs.get(account_id, region_id, name).is_none() {
+            return Err(crate::key_pairs::not_found(404, name));
+        }
+        Ok(())
     }
 
     /// The instance, whoever owns it.
@@ -579,6 +618,7 @@ impl Store {
         }
         for id in ids {
             if let Some(instance) = self.instances.remove(id) {
+                self.disks.release_instance(id, now);
                 if !self.visibility_lag.is_zero() {
                     self.releasing
                         .push(instance.clone(), now, self.visibility_lag);

@@ -5,9 +5,11 @@
 mod client_against_mock;
 mod mock_auth;
 mod mock_describe;
+mod mock_disks;
 mod mock_injected_errors;
 mod mock_inspection;
 mod mock_instances;
+mod mock_key_pairs;
 mod mock_launch_rules;
 mod mock_network;
 mod mock_official_sdk;

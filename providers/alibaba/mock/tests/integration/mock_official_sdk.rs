@@ -61,6 +61,20 @@ async fn official_python_sdks_work_against_the_mock() {
     assert!(stdout.contains("all official SDK checks passed"));
     let stats = mock.stats();
     assert!(stats.calls_of("RunInstances") >= 2, "{stats:?}");
+    if stdout.contains("classic SDK: DeleteKeyPairs") {
+        for action in [
+            "CreateDisk",
+            "AttachDisk",
+            "ResizeDisk",
+            "DetachDisk",
+            "DeleteDisk",
+            "ImportKeyPair",
+            "DescribeKeyPairs",
+            "DeleteKeyPairs",
+        ] {
+            assert!(stats.calls_of(action) >= 1, "{action}: {stats:?}");
+        }
+    }
     if stdout.contains("VPC SDK: CreateVpc") {
         assert!(
             stats.calls_of("CreateVpc") >= 1 && stats.calls_of("DeleteVpc") >= 1,

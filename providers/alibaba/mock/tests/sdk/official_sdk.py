@@ -8,6 +8,8 @@ in cn-hangzhou, where instances are launched) in the environment. Exit codes: 0 
 Classic SDK (V1): aliyun-python-sdk-core + aliyun-python-sdk-ecs.
 Generated SDK (V3): alibabacloud_ecs20140526 (with alibabacloud_tea_openapi).
 Classic VPC SDK: aliyun-python-sdk-vpc (CreateVpc, DescribeVpcs, CreateVSwitch, DeleteVSwitch, DeleteVpc).
+Disks and key pairs with the classic SDK: CreateDisk, AttachDisk, ResizeDisk, DetachDisk, DeleteDisk;
+ImportKeyPair, DescribeKeyPairs, DeleteKeyPairs.
 """
 
 import json
@@ -25,6 +27,15 @@ VSWITCH = os.environ["MOCK_VSWITCH"]
 SECURITY_GROUP = os.environ["MOCK_SECURITY_GROUP"]
 REGION = "cn-hangzhou"
 IMAGE = "centos_7_8_x64_20G_alibase_20200519.vhd"
+# An OpenSSH RSA public key made with ssh-keygen (its private half was discarded) and the MD5
+# fingerprint `ssh-keygen -l -E md5` prints for it.
+PUBLIC_KEY = (
+    "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQCssLvIevGFoGOuVcTzca6vQAfctErHt+jxk4nFH4uJdjJInbAuR9q27Vq62pZN9pBEy"
+    "jT/x8zDZSTTmSm9QdFPOUjzAANRPN0p0x0cw2wVgtujX9fAWFxqh5jyv+EIORKGvPfftnUlv55Flzl5C0M2nawKpscHg30pmYgaSR5i73Z8"
+    "CMllaLJBCySAqxmVnHpxlKYuQIDIZ9j8+myd3y37HEMcKvG4v59MOh8XtvLQ4At4MtKfTh6vA02iH5UpM0OuD1T4gesLhfT3/e4QCZ8agSUAh"
+    "FMAEmPuAbC1bZjZNRzL0yDEg2wM8Kl0cB+ab6I8sG6wN9MdQ48b0tNOMB8n ferroplane-test"
+)
+PUBLIC_KEY_MD5 = "92:19:96:01:1e:1c:fd:e7:db:39:da:20:85:57:ca:31"
 
 
 def check(condition, message):
@@ -117,6 +128,103 @@ def classic_sdk():
         check(False, "classic SDK: an unknown key must fail")
     except ServerException as e:
         check(e.get_error_code() == "InvalidAccessKeyId.NotFound", "classic SDK: unknown key")
+
+
+def classic_disks_and_key_pairs():
+    from aliyunsdkcore.client import AcsClient
+    from aliyunsdkcore.acs_exception.exceptions import ServerException
+    from aliyunsdkecs.request.v20140526.AttachDiskRequest import AttachDiskRequest
+    from aliyunsdkecs.request.v20140526.CreateDiskRequest import CreateDiskRequest
+    from aliyunsdkecs.request.v20140526.DeleteDiskRequest import DeleteDiskRequest
+    from aliyunsdkecs.request.v20140526.DeleteKeyPairsRequest import DeleteKeyPairsRequest
+    from aliyunsdkecs.request.v20140526.DescribeDisksRequest import DescribeDisksRequest
+    from aliyunsdkecs.request.v20140526.DescribeInstancesRequest import DescribeInstancesRequest
+    from aliyunsdkecs.request.v20140526.DescribeKeyPairsRequest import DescribeKeyPairsRequest
+    from aliyunsdkecs.request.v20140526.DetachDiskRequest import DetachDiskRequest
+    from aliyunsdkecs.request.v20140526.ImportKeyPairRequest import ImportKeyPairRequest
+    from aliyunsdkecs.request.v20140526.ResizeDiskRequest import ResizeDiskRequest
+    from aliyunsdkecs.request.v20140526.RunInstancesRequest import RunInstancesRequest
+
+    client = AcsClient(AK, SECRET, REGION, port=PORT, auto_retry=False)
+
+    def call(request):
+        request.set_endpoint(HOST)
+        request.set_protocol_type("http")
+        request.set_accept_format("json")
+        return json.loads(client.do_action_with_exception(request))
+
+    run = RunInstancesRequest()
+    run.set_ImageId(IMAGE)
+    run.set_InstanceType("ecs.g6.large")
+    run.set_VSwitchId(VSWITCH)
+    run.set_SecurityGroupId(SECURITY_GROUP)
+    instance = call(run)["InstanceIdSets"]["InstanceIdSet"][0]
+    wait_running(lambda: status_v1(call, DescribeInstancesRequest, instance))
+
+    create = CreateDiskRequest()
+    create.set_ZoneId("cn-hangzhou-b")
+    create.set_DiskCategory("cloud_essd")
+    create.set_Size(40)
+    create.set_DiskName("sdk-disk")
+    disk = call(create)["DiskId"]
+    check(disk.startswith("d-"), "classic SDK: CreateDisk")
+
+    def described():
+        request = DescribeDisksRequest()
+        request.set_DiskIds(json.dumps([disk]))
+        return call(request)["Disks"]["Disk"][0]
+
+    attach = AttachDiskRequest()
+    attach.set_InstanceId(instance)
+    attach.set_DiskId(disk)
+    call(attach)
+    check(described()["Status"] == "In_use" and described()["InstanceId"] == instance, "classic SDK: AttachDisk")
+
+    resize = ResizeDiskRequest()
+    resize.set_DiskId(disk)
+    resize.set_NewSize(20)
+    try:
+        call(resize)
+        check(False, "classic SDK: shrinking a disk must fail")
+    except ServerException as e:
+        check(e.get_error_code() == "InvalidDiskSize.TooSmall", "classic SDK: ResizeDisk never shrinks")
+    resize.set_NewSize(100)
+    resize.set_Type("online")
+    call(resize)
+    check(described()["Size"] == 100, "classic SDK: ResizeDisk online")
+
+    delete = DeleteDiskRequest()
+    delete.set_DiskId(disk)
+    try:
+        call(delete)
+        check(False, "classic SDK: deleting an attached disk must fail")
+    except ServerException as e:
+        check(e.get_error_code() == "DiskStillAttached", "classic SDK: an attached disk is not deleted")
+
+    detach = DetachDiskRequest()
+    detach.set_InstanceId(instance)
+    detach.set_DiskId(disk)
+    call(detach)
+    check(described()["Status"] == "Available", "classic SDK: DetachDisk")
+    call(delete)
+    remaining = DescribeDisksRequest()
+    remaining.set_DiskIds(json.dumps([disk]))
+    check(call(remaining)["TotalCount"] == 0, "classic SDK: DeleteDisk")
+
+    imported = ImportKeyPairRequest()
+    imported.set_KeyPairName("sdk-key")
+    imported.set_PublicKeyBody(PUBLIC_KEY)
+    answer = call(imported)
+    check(answer["KeyPairFingerPrint"] == PUBLIC_KEY_MD5,
+          "classic SDK: ImportKeyPair fingerprint is the MD5 ssh-keygen prints")
+    listed = DescribeKeyPairsRequest()
+    listed.set_KeyPairName("sdk-key")
+    pairs = call(listed)["KeyPairs"]["KeyPair"]
+    check([p["KeyPairName"] for p in pairs] == ["sdk-key"], "classic SDK: DescribeKeyPairs")
+    remove = DeleteKeyPairsRequest()
+    remove.set_KeyPairNames(json.dumps(["sdk-key"]))
+    call(remove)
+    check(call(listed)["TotalCount"] == 0, "classic SDK: DeleteKeyPairs")
 
 
 def status_v1(call, describe_class, instance_id):
@@ -295,6 +403,7 @@ def main():
         print("SKIP classic SDK: not importable: %s" % ", ".join(classic_missing), flush=True)
     else:
         classic_sdk()
+        classic_disks_and_key_pairs()
     if generated_missing:
         print("SKIP generated SDK: not importable: %s" % ", ".join(generated_missing), flush=True)
     else:

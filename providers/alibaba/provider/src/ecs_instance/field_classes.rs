@@ -140,6 +140,8 @@ pub const FIELDS: &[Field] = &[
     immutable("systemDisk.size", None),
     immutable("dataDisks", None),
     immutable("keyPairName", Some(d::key_pair_name)),
+    management("keyPairNameRef", "resolved once into keyPairName"),
+    management("keyPairNameSelector", "resolved once into keyPairName"),
     restart("passwordSecretRef", ATTRIBUTE, d::password),
     restart("userData", ATTRIBUTE, d::user_data),
     in_place("tags", "TagResources + UntagResources", d::tags),

@@ -10,7 +10,8 @@
 //! - `response`: the response types;
 //! - `instance_settings`: network billing and bandwidth, metadata options, RAM role and resource
 //!   group of an instance, changed in place;
-//! - `security_groups`: security groups and their rules (an ECS product, unlike VPCs).
+//! - `security_groups`: security groups and their rules (an ECS product, unlike VPCs);
+//! - `disks`: cloud disks; `key_pairs`: SSH key pairs.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), alibaba_sdk::Error> {
@@ -25,19 +26,29 @@
 
 mod actions;
 mod client;
+mod disks;
 mod idempotency;
 mod instance_settings;
+mod key_pairs;
 mod request;
 mod response;
 mod security_groups;
 
 pub use client::{ECS_API_VERSION, EcsClient, EcsClientBuilder};
+pub use disks::{
+    CreateDiskRequest, CreateDiskResponse, DescribeDisksRequest, DescribeDisksResponse, Disk,
+    DiskList, MAX_DISK_IDS_PER_CALL, ModifyDiskAttributeRequest, ResizeType,
+};
 pub use idempotency::{
     CLIENT_TOKEN_ACTIONS, RetrySafety, is_read_only, retry_safety, takes_client_token,
 };
 pub use instance_settings::{
     DescribeInstanceRamRoleResponse, InstanceRamRole, MetadataOptionsChange, NetworkSpecChange,
     RamRoleResult,
+};
+pub use key_pairs::{
+    DescribeKeyPairsResponse, KeyPair, KeyPairBindResponse, KeyPairCreated, KeyPairList,
+    KeyPairResult, KeyPairResultList, MAX_INSTANCES_PER_KEY_PAIR_CALL,
 };
 pub use request::{
     DataDisk, DescribeInstancesRequest, MAX_CLIENT_TOKEN_LEN, MAX_INSTANCE_IDS_PER_CALL,
