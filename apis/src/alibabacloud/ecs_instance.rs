@@ -321,10 +321,11 @@ pub struct ECSInstanceParameters {
     #[x_kube(validation = Rule::new("self == oldSelf").message("dataDisks are immutable after creation"))]
     pub data_disks: Option<Vec<DataDisk>>,
 
-    /// Name of an SSH key pair registered in the region (Linux images). Set at creation.
+    /// Name of an SSH key pair registered in the region (Linux images). Changed in place
+    /// (DetachKeyPair, AttachKeyPair); the new key takes effect at the next start or reboot of
+    /// the instance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 2, max = 128))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("keyPairName is set at creation; to log in with another key pair, create a new ECSInstance (or bind the key pair in the console)"))]
     pub key_pair_name: Option<String>,
 
     /// A `KeyPair` object of this namespace whose key pair name becomes `keyPairName`.
@@ -462,16 +463,23 @@ pub enum DiskCategory {
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("has(self.category) == has(oldSelf.category)").message("systemDisk.category cannot be added or removed after creation: the system disk is created with the instance"))]
 #[x_kube(validation = Rule::new("has(self.size) == has(oldSelf.size)").message("systemDisk.size cannot be added or removed after creation: the system disk is created with the instance"))]
+#[x_kube(validation = Rule::new("!has(self.performanceLevel) || (has(self.category) && self.category == 'cloud_essd')").message("systemDisk.performanceLevel applies to category cloud_essd only"))]
 pub struct SystemDisk {
     /// Disk category, e.g. `cloud_essd`. Immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[x_kube(validation = Rule::new("self == oldSelf").message("systemDisk.category is immutable"))]
     pub category: Option<DiskCategory>,
-    /// Size in GiB, 20 to 2048, and at least the image size. Set at creation.
+    /// Size in GiB, 20 to 2048, and at least the image size. Grown in place (ResizeDisk,
+    /// online); never shrinks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 20, max = 2048))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("systemDisk.size is set at creation; resize the system disk in the console, then set the new size here"))]
+    #[x_kube(validation = Rule::new("self >= oldSelf").message("systemDisk.size cannot shrink: ECS only grows disks; create a new ECSInstance for a smaller system disk"))]
     pub size: Option<i32>,
+    /// `PL0` to `PL3` (cloud_essd only; ECS's default is `PL1`). Changed in place
+    /// (ModifyDiskSpec).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["PL0", "PL1", "PL2", "PL3"]))]
+    pub performance_level: Option<String>,
 }
 
 /// A data disk created with the instance.
@@ -626,6 +634,13 @@ pub struct ECSInstanceObservation {
     /// Why the instance is locked (e.g. `financial`), if it is.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub operation_locks: Vec<String>,
+    /// The system disk (DescribeDisks; reported when the spec sets `systemDisk` or
+    /// `dataDisks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_disk: Option<InstanceDiskObservation>,
+    /// IDs of the data disks attached to the instance (DescribeDisks, as `systemDisk`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub data_disk_ids: Vec<String>,
     /// Tags on the instance, ferroplane's own included.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: BTreeMap<String, String>,
@@ -650,6 +665,24 @@ pub struct NetworkInterfaceObservation {
     /// IPv6 addresses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ipv6_addresses: Vec<String>,
+}
+
+/// A disk of the instance.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceDiskObservation {
+    /// `d-...`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_id: Option<String>,
+    /// E.g. `cloud_essd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i32>,
+    /// `PL0`–`PL3` (cloud_essd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub performance_level: Option<String>,
 }
 
 /// The metadata service settings of the instance.

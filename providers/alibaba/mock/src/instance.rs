@@ -380,6 +380,7 @@ impl StoredInstance {
             http_put_response_hop_limit: self.metadata.http_put_response_hop_limit,
             resource_group_id: self.resource_group_id.clone(),
             spot_strategy: self.spot_strategy.to_owned(),
+            key_pair_name: self.key_pair_name.clone(),
         }
     }
 }
@@ -571,6 +572,9 @@ pub struct InstanceSummary {
     /// `NoSpot`, `SpotWithPriceLimit` or `SpotAsPriceGo`.
     #[serde(default)]
     pub spot_strategy: String,
+    /// The bound SSH key pair (empty when none).
+    #[serde(default)]
+    pub key_pair_name: String,
 }
 
 /// The primary network interface's ID, derived from the instance ID.

@@ -40,6 +40,12 @@ pub struct InPlace {
     /// (role attached now, role to attach).
     pub ram_role: Option<(Option<String>, String)>,
     pub resource_group_id: Option<String>,
+    /// (key pair bound now, key pair to bind).
+    pub key_pair: Option<(Option<String>, String)>,
+    /// (system disk, new size in GiB).
+    pub system_disk_size: Option<(String, u32)>,
+    /// (system disk, performance level).
+    pub system_disk_performance_level: Option<(String, String)>,
 }
 
 impl InPlace {
@@ -80,6 +86,13 @@ impl InPlace {
             Change::HttpPutResponseHopLimit(v) => self.http_put_response_hop_limit = Some(v),
             Change::RamRoleName { from, to } => self.ram_role = Some((from, to)),
             Change::ResourceGroupId(v) => self.resource_group_id = Some(v),
+            Change::KeyPairName { from, to } => self.key_pair = Some((from, to)),
+            Change::SystemDiskSize { disk_id, size } => {
+                self.system_disk_size = Some((disk_id, size));
+            }
+            Change::SystemDiskPerformanceLevel { disk_id, level } => {
+                self.system_disk_performance_level = Some((disk_id, level));
+            }
             Change::InstanceType(_)
             | Change::HostName(_)
             | Change::Password
@@ -238,6 +251,7 @@ mod tests {
                 instance: i,
                 ram_role: None,
                 inputs,
+                disks: None,
             },
         )
     }
@@ -459,6 +473,7 @@ mod new_field_tests {
                 instance: &i,
                 ram_role: Some("old-role"),
                 inputs: ChangedInputs::default(),
+                disks: None,
             },
         );
         assert_eq!(
@@ -502,6 +517,7 @@ mod new_field_tests {
                 instance: &i,
                 ram_role: None,
                 inputs: ChangedInputs::default(),
+                disks: None,
             },
         );
         assert_eq!(unknown.in_place.ram_role, None);
@@ -511,6 +527,7 @@ mod new_field_tests {
                 instance: &i,
                 ram_role: Some(""),
                 inputs: ChangedInputs::default(),
+                disks: None,
             },
         );
         assert_eq!(none.in_place.ram_role, Some((None, "web-role".to_owned())));
@@ -528,6 +545,7 @@ mod new_field_tests {
                 instance: &i,
                 ram_role: None,
                 inputs: ChangedInputs::default(),
+                disks: None,
             },
         );
         assert_eq!(p.immutable.len(), 1, "{:?}", p.immutable);

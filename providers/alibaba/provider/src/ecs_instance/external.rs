@@ -6,8 +6,9 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use alibaba_sdk::ecs::{
-    DescribeInstancesRequest, Instance, MetadataOptionsChange, ModifyInstanceAttributeRequest,
-    ModifyInstanceSpecRequest, NetworkSpecChange, Tag,
+    DescribeDisksRequest, DescribeInstancesRequest, Disk, Instance, KeyPairBindResponse,
+    MetadataOptionsChange, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
+    NetworkSpecChange, ResizeType, Tag,
 };
 use alibaba_sdk::{Error, Secret};
 use ferroplane_apis::alibabacloud::ECSInstance;
@@ -220,6 +221,40 @@ impl EcsExternal {
         ))
     }
 
+    /// The instance's disks when the spec sets `systemDisk` or `dataDisks`; `None` (not
+    /// compared, not reported) otherwise, so other instances cost no extra call.
+    async fn disks(&self, mr: &ECSInstance, id: &str) -> Result<Option<Vec<Disk>>, ReconcileError> {
+        let p = &mr.spec.for_provider;
+        if p.system_disk.is_none() && p.data_disks.is_none() {
+            return Ok(None);
+        }
+        let request = DescribeDisksRequest {
+            instance_id: Some(id.to_owned()),
+            ..DescribeDisksRequest::default()
+        };
+        self.call("DescribeDisks", self.client.ecs.describe_disks(&request))
+            .await
+            .map(Some)
+    }
+
+    /// `AttachKeyPair` / `DetachKeyPair` answer per instance: a failure for this one is an error.
+    fn key_pair_outcome(
+        action: &str,
+        id: &str,
+        response: &KeyPairBindResponse,
+    ) -> Result<(), ReconcileError> {
+        match response.failures().first() {
+            None => Ok(()),
+            Some(failed) => Err(ReconcileError::retryable(
+                "KeyPairNotBound",
+                format!(
+                    "{action} for instance {id} failed: {} ({}) [request id {}]",
+                    failed.message, failed.code, response.request_id
+                ),
+            )),
+        }
+    }
+
     async fn apply_in_place(
         &self,
         id: &str,
@@ -286,6 +321,39 @@ impl EcsExternal {
             self.call(
                 "AttachInstanceRamRole",
                 self.client.ecs.attach_instance_ram_role(&ids, wanted),
+            )
+            .await?;
+        }
+        if let Some((bound, wanted)) = &change.key_pair {
+            let ids = [id.to_owned()];
+            if let Some(old) = bound {
+                let r = self
+                    .call("DetachKeyPair", self.client.ecs.detach_key_pair(old, &ids))
+                    .await?;
+                Self::key_pair_outcome("DetachKeyPair", id, &r)?;
+            }
+            let r = self
+                .call(
+                    "AttachKeyPair",
+                    self.client.ecs.attach_key_pair(wanted, &ids),
+                )
+                .await?;
+            Self::key_pair_outcome("AttachKeyPair", id, &r)?;
+        }
+        if let Some((disk, size)) = &change.system_disk_size {
+            // Online while it runs (no restart); offline otherwise, effective at the next start.
+            let how = if observed.status == status::RUNNING {
+                ResizeType::Online
+            } else {
+                ResizeType::Offline
+            };
+            self.call("ResizeDisk", self.client.ecs.resize_disk(disk, *size, how))
+                .await?;
+        }
+        if let Some((disk, level)) = &change.system_disk_performance_level {
+            self.call(
+                "ModifyDiskSpec",
+                self.client.ecs.modify_disk_performance_level(disk, level),
             )
             .await?;
         }
@@ -425,7 +493,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         let spec = &mr.spec.for_provider;
         let mut obs = Observation::found(&instance.instance_id)
             .with_owner_tag(owner_tag(&instance))
-            .with_status(observed_status(&instance, None))?
+            .with_status(observed_status(&instance, None, None))?
             .with_readiness(readiness(&instance, spec.desired_status))
             .with_connection_details(connection_details(&instance));
         if let Some(filled) = late_init(spec, &instance) {
@@ -443,13 +511,19 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             .inputs
             .changed(&ext.uid, Self::digests(mr, password.as_ref()));
         let ram_role = self.ram_role(mr, &instance.instance_id).await?;
-        obs = obs.with_status(observed_status(&instance, ram_role.as_deref()))?;
+        let disks = self.disks(mr, &instance.instance_id).await?;
+        obs = obs.with_status(observed_status(
+            &instance,
+            ram_role.as_deref(),
+            disks.as_deref(),
+        ))?;
         let plan = diff::plan(
             spec,
             &Observed {
                 instance: &instance,
                 ram_role: ram_role.as_deref(),
                 inputs: changed,
+                disks: disks.as_deref(),
             },
         );
         let verdict = diff::verdict(&plan, &instance.status, spec.allow_restart.unwrap_or(false));
@@ -508,12 +582,14 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         let digests = Self::digests(mr, password.as_ref());
         let changed = self.inputs.changed(&ext.uid, digests);
         let ram_role = self.ram_role(mr, id).await?;
+        let disks = self.disks(mr, id).await?;
         let plan = diff::plan(
             spec,
             &Observed {
                 instance: &instance,
                 ram_role: ram_role.as_deref(),
                 inputs: changed,
+                disks: disks.as_deref(),
             },
         );
         // Whatever happens below, the next observe must ask ECS again.

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use alibaba_sdk::ecs::{Instance, Tag};
+use alibaba_sdk::ecs::{Disk, Instance, Tag};
 use ferroplane_apis::alibabacloud::{ECSInstanceParameters, HttpEndpoint, HttpTokens};
 use ferroplane_runtime::UID_TAG;
 
@@ -20,6 +20,16 @@ pub struct Observed<'a> {
     pub ram_role: Option<&'a str>,
     /// Password and user data changed since they were applied.
     pub inputs: ChangedInputs,
+    /// The instance's disks, when they were asked for (`DescribeDisks`); `None` when not
+    /// looked up.
+    pub disks: Option<&'a [Disk]>,
+}
+
+impl Observed<'_> {
+    /// The system disk, when the disks were looked up.
+    pub fn system_disk(&self) -> Option<&Disk> {
+        self.disks?.iter().find(|d| d.disk_type == "system")
+    }
 }
 
 /// One change that makes the instance match a property of the spec.
@@ -43,6 +53,18 @@ pub enum Change {
         to: String,
     },
     ResourceGroupId(String),
+    KeyPairName {
+        from: Option<String>,
+        to: String,
+    },
+    SystemDiskSize {
+        disk_id: String,
+        size: u32,
+    },
+    SystemDiskPerformanceLevel {
+        disk_id: String,
+        level: String,
+    },
     InstanceType(String),
     HostName(String),
     Password,
@@ -357,9 +379,53 @@ pub fn spot_strategy(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff
 }
 
 pub fn key_pair_name(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
-    immutable(
-        "keyPairName",
-        s.key_pair_name.as_deref(),
-        &o.instance.key_pair_name,
-    )
+    let have = &o.instance.key_pair_name;
+    differs(s.key_pair_name.as_deref(), have.as_str()).map(|to| {
+        diff(
+            "keyPairName",
+            have,
+            to,
+            Change::KeyPairName {
+                from: (!have.is_empty()).then(|| have.clone()),
+                to: to.to_owned(),
+            },
+        )
+    })
+}
+
+pub fn system_disk_size(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s
+        .system_disk
+        .as_ref()?
+        .size
+        .and_then(|n| u32::try_from(n).ok())?;
+    let disk = o.system_disk()?;
+    // Disks never shrink (the CRD refuses a smaller size): only growth is a change.
+    (want > disk.size).then(|| {
+        diff(
+            "systemDisk.size",
+            disk.size,
+            want,
+            Change::SystemDiskSize {
+                disk_id: disk.disk_id.clone(),
+                size: want,
+            },
+        )
+    })
+}
+
+pub fn system_disk_performance_level(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s.system_disk.as_ref()?.performance_level.as_deref()?;
+    let disk = o.system_disk()?;
+    (want != disk.performance_level).then(|| {
+        diff(
+            "systemDisk.performanceLevel",
+            &disk.performance_level,
+            want,
+            Change::SystemDiskPerformanceLevel {
+                disk_id: disk.disk_id.clone(),
+                level: want.to_owned(),
+            },
+        )
+    })
 }

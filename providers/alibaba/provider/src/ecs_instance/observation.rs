@@ -1,10 +1,10 @@
 //! The observed instance → `status.atProvider`, the `Ready` condition and the connection
 //! details. Pure.
 
-use alibaba_sdk::ecs::{Instance, NetworkInterface};
+use alibaba_sdk::ecs::{Disk, Instance, NetworkInterface};
 use ferroplane_apis::alibabacloud::{
-    DesiredStatus, ECSInstanceObservation, ECSInstanceStatus, MetadataOptionsObservation,
-    NetworkInterfaceObservation,
+    DesiredStatus, ECSInstanceObservation, ECSInstanceStatus, InstanceDiskObservation,
+    MetadataOptionsObservation, NetworkInterfaceObservation,
 };
 use ferroplane_runtime::{ConnectionDetails, Readiness};
 
@@ -54,8 +54,22 @@ fn metadata_options(i: &Instance) -> Option<MetadataOptionsObservation> {
     })
 }
 
-/// `status.atProvider`; `ram_role` is the instance RAM role when it was looked up (`""`: none).
-pub fn at_provider(i: &Instance, ram_role: Option<&str>) -> ECSInstanceObservation {
+fn disk(d: &Disk) -> InstanceDiskObservation {
+    InstanceDiskObservation {
+        disk_id: non_empty(&d.disk_id),
+        category: non_empty(&d.category),
+        size: (d.size > 0).then(|| int(d.size)),
+        performance_level: non_empty(&d.performance_level),
+    }
+}
+
+/// `status.atProvider`; `ram_role` is the instance RAM role and `disks` its disks, when they
+/// were looked up (`""`: no role).
+pub fn at_provider(
+    i: &Instance,
+    ram_role: Option<&str>,
+    disks: Option<&[Disk]>,
+) -> ECSInstanceObservation {
     let spot = !i.spot_strategy.is_empty() && i.spot_strategy != "NoSpot";
     let network_interfaces: Vec<NetworkInterfaceObservation> = i
         .network_interfaces
@@ -122,6 +136,17 @@ pub fn at_provider(i: &Instance, ram_role: Option<&str>) -> ECSInstanceObservati
             .iter()
             .map(|l| l.lock_reason.clone())
             .collect(),
+        system_disk: disks
+            .into_iter()
+            .flatten()
+            .find(|d| d.disk_type == "system")
+            .map(disk),
+        data_disk_ids: disks
+            .into_iter()
+            .flatten()
+            .filter(|d| d.disk_type == "data")
+            .map(|d| d.disk_id.clone())
+            .collect(),
         tags: i
             .tags
             .items
@@ -132,9 +157,9 @@ pub fn at_provider(i: &Instance, ram_role: Option<&str>) -> ECSInstanceObservati
 }
 
 /// The status fields observe reports (`atProvider`; conditions are the framework's).
-pub fn status(i: &Instance, ram_role: Option<&str>) -> ECSInstanceStatus {
+pub fn status(i: &Instance, ram_role: Option<&str>, disks: Option<&[Disk]>) -> ECSInstanceStatus {
     ECSInstanceStatus {
-        at_provider: at_provider(i, ram_role),
+        at_provider: at_provider(i, ram_role, disks),
         ..ECSInstanceStatus::default()
     }
 }
@@ -198,13 +223,13 @@ mod tests {
 
     #[test]
     fn status_fields() {
-        let a = at_provider(&running(), None);
+        let a = at_provider(&running(), None, None);
         assert_eq!(a.instance_id.as_deref(), Some("i-1"));
         assert_eq!(a.public_ip_address.as_deref(), Some("47.0.0.1"));
         assert_eq!(a.private_ip_address.as_deref(), Some("172.16.0.1"));
         assert_eq!(a.creation_time.as_deref(), Some("2026-01-02T03:04Z"));
         assert_eq!(a.memory, Some(8192));
-        let json = serde_json::to_value(status(&running(), None).at_provider).unwrap();
+        let json = serde_json::to_value(status(&running(), None, None).at_provider).unwrap();
         assert_eq!(json["status"], "Running");
         assert!(json.get("osName").is_none());
     }

@@ -129,6 +129,7 @@ pub fn run_instances_request(
         system_disk: p.system_disk.as_ref().map(|d| SystemDisk {
             category: d.category.map(|c| disk_category(c).to_owned()),
             size: d.size.map(non_negative),
+            performance_level: d.performance_level.clone(),
         }),
         data_disks: p
             .data_disks
@@ -197,6 +198,7 @@ mod tests {
         p.system_disk = Some(SpecSystemDisk {
             category: Some(DiskCategory::CloudEssd),
             size: Some(40),
+            performance_level: Some("PL2".into()),
         });
         p.user_data = Some("#!/bin/sh\necho hi".into());
         p.tags = Some([("env".to_owned(), "dev".to_owned())].into());
@@ -207,6 +209,7 @@ mod tests {
         assert_eq!(params.get("InstanceName"), Some("web-1"));
         assert_eq!(params.get("SecurityGroupId"), Some("sg-1"));
         assert_eq!(params.get("SystemDisk.Category"), Some("cloud_essd"));
+        assert_eq!(params.get("SystemDisk.PerformanceLevel"), Some("PL2"));
         assert_eq!(params.get("SpotStrategy"), Some("SpotAsPriceGo"));
         assert_eq!(params.get("UserData"), Some("IyEvYmluL3NoCmVjaG8gaGk="));
         assert_eq!(params.get("Tag.1.Key"), Some("env"));

@@ -5,7 +5,7 @@
 
 use alibaba_mock::resource_groups;
 use alibaba_sdk::credentials::Credentials;
-use alibaba_sdk::ecs::{EcsClient, MetadataOptionsChange};
+use alibaba_sdk::ecs::{DescribeDisksRequest, EcsClient, MetadataOptionsChange};
 use ferroplane_apis::alibabacloud::ECSInstance;
 use ferroplane_apis::common::ConditionStatus;
 use ferroplane_apis::common::names::SYNCED;
@@ -215,6 +215,7 @@ async fn immutable_fields_are_refused_at_admission_with_what_to_do() {
     p.system_disk = Some(ferroplane_apis::alibabacloud::SystemDisk {
         category: None,
         size: Some(40),
+        performance_level: None,
     });
     env.create(&obj).await;
     let ready = env.wait_ready("spot-1").await;
@@ -256,8 +257,8 @@ async fn immutable_fields_are_refused_at_admission_with_what_to_do() {
             "securityEnhancementStrategy is immutable",
         ),
         (
-            json!({"systemDisk": {"size": 60}}),
-            "systemDisk.size is set at creation",
+            json!({"systemDisk": {"size": 30}}),
+            "systemDisk.size cannot shrink",
         ),
         (json!({"zoneId": "cn-beijing-b"}), "zoneId is immutable"),
         (
@@ -281,5 +282,101 @@ async fn immutable_fields_are_refused_at_admission_with_what_to_do() {
             "{patch}: {err} does not say {message:?}"
         );
     }
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_pair_and_system_disk_change_in_place() {
+    let env = Env::start().await;
+    let ecs = console(&env);
+    for name in ["key-a", "key-b"] {
+        ecs.create_key_pair(name, &[])
+            .await
+            .expect("key pair created");
+    }
+    let mut obj = instance("disk-1");
+    obj.spec.for_provider.key_pair_name = Some("key-a".into());
+    obj.spec.for_provider.system_disk = Some(ferroplane_apis::alibabacloud::SystemDisk {
+        category: Some(ferroplane_apis::alibabacloud::DiskCategory::CloudEssd),
+        size: Some(40),
+        performance_level: Some("PL1".into()),
+    });
+    env.create(&obj).await;
+    let ready = env.wait_ready("disk-1").await;
+    let id = external_name(&ready).expect("external name");
+    let ready = env
+        .wait_for("disk-1", "atProvider.systemDisk reported", |o| {
+            o.and_then(|o| o.status.as_ref())
+                .is_some_and(|s| s.at_provider.system_disk.is_some())
+        })
+        .await
+        .expect("exists");
+    let at = &ready.status.as_ref().expect("status").at_provider;
+    let system = at.system_disk.as_ref().expect("system disk");
+    assert_eq!(system.size, Some(40));
+    assert_eq!(system.category.as_deref(), Some("cloud_essd"));
+    assert_eq!(at.key_pair_name.as_deref(), Some("key-a"));
+    let disk_id = system.disk_id.clone().expect("disk id");
+
+    // Another key pair, a bigger and faster system disk, on the Running instance.
+    env.patch_for_provider(
+        "disk-1",
+        json!({"keyPairName": "key-b", "systemDisk": {"size": 60, "performanceLevel": "PL0"}}),
+    )
+    .await;
+    env.wait_mock(&id, "key pair replaced", |i| {
+        i.is_some_and(|i| i.key_pair_name == "key-b" && i.status == "Running")
+    })
+    .await;
+    let disk = eventually("system disk resized to 60 GiB at PL0")
+        .within(WAIT)
+        .until_async(|| async {
+            let disks = ecs
+                .describe_disks(&DescribeDisksRequest {
+                    disk_ids: vec![disk_id.clone()],
+                    ..DescribeDisksRequest::default()
+                })
+                .await
+                .expect("DescribeDisks");
+            match disks.first() {
+                Some(d) if d.size == 60 && d.performance_level == "PL0" => Ok(d.clone()),
+                other => Err(other.cloned()),
+            }
+        })
+        .await;
+    assert_eq!(disk.instance_id, id);
+    wait_synced(&env, "disk-1").await;
+    let notes = events::about(&env.client, NS, "disk-1").await;
+    assert!(
+        notes.iter().any(|(_, note)| note.contains("keyPairName")
+            && note.contains("effective at the next start")),
+        "{notes:?}"
+    );
+
+    // Detached behind ferroplane's back: bound again at the next poll.
+    let detached = ecs
+        .detach_key_pair("key-b", std::slice::from_ref(&id))
+        .await
+        .expect("console detaches the key pair");
+    assert!(detached.failures().is_empty(), "{detached:?}");
+    env.wait_mock(&id, "key pair bound again", |i| {
+        i.is_some_and(|i| i.key_pair_name == "key-b")
+    })
+    .await;
+
+    // Disks never shrink: refused at admission.
+    let err = env
+        .instances()
+        .patch(
+            "disk-1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {"systemDisk": {"size": 50}}}})),
+        )
+        .await
+        .expect_err("a smaller system disk is refused");
+    assert!(
+        err.to_string().contains("systemDisk.size cannot shrink"),
+        "{err}"
+    );
     env.stop().await;
 }

@@ -47,6 +47,8 @@ pub struct SystemDisk {
     pub category: Option<String>,
     /// GiB.
     pub size: Option<u32>,
+    /// `PL0`–`PL3` (cloud_essd).
+    pub performance_level: Option<String>,
 }
 
 /// A data disk of a new instance.
@@ -171,7 +173,11 @@ impl RunInstancesRequest {
         }
         if let Some(disk) = &self.system_disk {
             p.opt("SystemDisk.Category", disk.category.as_ref())
-                .opt("SystemDisk.Size", disk.size);
+                .opt("SystemDisk.Size", disk.size)
+                .opt(
+                    "SystemDisk.PerformanceLevel",
+                    disk.performance_level.as_ref(),
+                );
         }
         for (i, disk) in self.data_disks.iter().enumerate() {
             let n = i + 1;
@@ -338,6 +344,7 @@ mod tests {
             system_disk: Some(SystemDisk {
                 category: Some("cloud_essd".into()),
                 size: Some(40),
+                performance_level: None,
             }),
             data_disks: vec![DataDisk {
                 size: Some(100),
