@@ -5,6 +5,7 @@ mod support;
 
 mod bad_input;
 mod e2e_ecs;
+mod e2e_ecs_fields;
 mod e2e_in_cluster;
 mod e2e_network;
 mod rbac;
