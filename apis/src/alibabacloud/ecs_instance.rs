@@ -109,8 +109,6 @@ pub struct ECSInstanceSpec {
 #[x_kube(validation = Rule::new("!has(self.stoppedMode) || self.stoppedMode != 'StopCharging' || !has(self.instanceChargeType) || self.instanceChargeType == 'PostPaid'").message("stoppedMode StopCharging (economical mode) applies only to pay-as-you-go (PostPaid) instances; a PrePaid instance is billed while stopped"))]
 #[x_kube(validation = Rule::new("!has(oldSelf.period) || has(self.period)").message("period cannot be removed once set: the subscription is bought at creation"))]
 #[x_kube(validation = Rule::new("!has(oldSelf.period) || has(self.periodUnit) == has(oldSelf.periodUnit)").message("periodUnit cannot be added or removed after creation: the subscription is bought at creation"))]
-#[x_kube(validation = Rule::new("!has(oldSelf.period) || has(self.autoRenew) == has(oldSelf.autoRenew)").message("autoRenew cannot be added or removed after creation: auto-renewal is set at creation; change it in the console"))]
-#[x_kube(validation = Rule::new("!has(oldSelf.period) || has(self.autoRenewPeriod) == has(oldSelf.autoRenewPeriod)").message("autoRenewPeriod cannot be added or removed after creation: auto-renewal is set at creation; change it in the console"))]
 #[x_kube(validation = Rule::new("has(self.spotPriceLimit) == has(oldSelf.spotPriceLimit)").message("spotPriceLimit cannot be added or removed after creation: ECS fixes it at creation; create a new ECSInstance"))]
 #[x_kube(validation = Rule::new("has(self.spotDuration) == has(oldSelf.spotDuration)").message("spotDuration cannot be added or removed after creation: ECS fixes it at creation; create a new ECSInstance"))]
 #[x_kube(validation = Rule::new("has(self.spotInterruptionBehavior) == has(oldSelf.spotInterruptionBehavior)").message("spotInterruptionBehavior cannot be added or removed after creation: ECS fixes it at creation; create a new ECSInstance"))]
@@ -230,15 +228,15 @@ pub struct ECSInstanceParameters {
     #[x_kube(validation = Rule::new("self == oldSelf").message("periodUnit is immutable"))]
     pub period_unit: Option<PeriodUnit>,
 
-    /// Renew a `PrePaid` instance automatically before it expires (default false). Set at creation.
+    /// Renew a `PrePaid` instance automatically before it expires (default false). Changed in
+    /// place (ModifyInstanceAutoRenewAttribute).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("autoRenew is set at creation; change auto-renewal in the console"))]
     pub auto_renew: Option<bool>,
 
     /// Length of each automatic renewal, in `periodUnit`s (default 1). Week: 1 to 3; Month: 1, 2,
-    /// 3, 6, 12, 24, 36, 48 or 60. Needs `autoRenew: true`. Set at creation.
+    /// 3, 6, 12, 24, 36, 48 or 60. Needs `autoRenew: true`. Changed in place
+    /// (ModifyInstanceAutoRenewAttribute).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("autoRenewPeriod is set at creation; change auto-renewal in the console"))]
     pub auto_renew_period: Option<i32>,
 
     /// How a pay-as-you-go instance stops when `desiredStatus` is `Stopped` or for a restart:

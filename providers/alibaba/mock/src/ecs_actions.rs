@@ -42,6 +42,8 @@ pub const ACTIONS: &[&str] = &[
     "DetachInstanceRamRole",
     "DescribeInstanceRamRole",
     "JoinResourceGroup",
+    "ModifyInstanceAutoRenewAttribute",
+    "DescribeInstanceAutoRenewAttribute",
 ];
 
 /// What an action needs besides its parameters.
@@ -160,6 +162,8 @@ pub fn dispatch(
         "DetachInstanceRamRole" => settings::detach_ram_role(store, ctx, p)?,
         "DescribeInstanceRamRole" => settings::describe_ram_role(store, ctx, p)?,
         "JoinResourceGroup" => settings::join_resource_group(store, ctx, p)?,
+        "ModifyInstanceAutoRenewAttribute" => settings::modify_auto_renew(store, ctx, p)?,
+        "DescribeInstanceAutoRenewAttribute" => settings::describe_auto_renew(store, ctx, p)?,
         other if security_group_actions::ACTIONS.contains(&other) => {
             security_group_actions::dispatch(store, ctx, other, p)?
         }

@@ -191,6 +191,19 @@ pub struct StoredInstance {
     pub resource_group_id: String,
     /// Spot settings fixed at creation.
     pub spot: SpotSettings,
+    /// Auto-renewal of a subscription (`PrePaid`) instance; `None` for pay-as-you-go.
+    pub renewal: Option<Renewal>,
+}
+
+/// The auto-renewal settings of a subscription instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Renewal {
+    /// Renewed automatically before it expires.
+    pub auto_renew: bool,
+    /// Length of each renewal, in `unit`s.
+    pub duration: u32,
+    /// `Month`, `Week` or `Year`.
+    pub unit: &'static str,
 }
 
 /// The metadata service settings of an instance.

@@ -1,8 +1,9 @@
 //! ECS actions that change one setting of running instances: the public network billing and
 //! bandwidth (`ModifyInstanceNetworkSpec`), the metadata service
 //! (`ModifyInstanceMetadataOptions`), the instance RAM role (`AttachInstanceRamRole`,
-//! `DetachInstanceRamRole`, `DescribeInstanceRamRole`) and the resource group
-//! (`JoinResourceGroup`).
+//! `DetachInstanceRamRole`, `DescribeInstanceRamRole`), the resource group
+//! (`JoinResourceGroup`) and the auto-renewal of subscription instances
+//! (`ModifyInstanceAutoRenewAttribute`, `DescribeInstanceAutoRenewAttribute`).
 
 use serde_json::{Value, json};
 
@@ -254,4 +255,119 @@ pub(crate) fn join_resource_group(
     let instance = store.find_mut(&ctx.caller.account_id, Some(region.id), id)?;
     instance.resource_group_id = group.to_owned();
     Ok(json!({}))
+}
+
+/// The renewal lengths ECS accepts per unit.
+fn check_renewal_duration(unit: &str, duration: u32) -> Result<(), ErrorResponse> {
+    let allowed: &[u32] = match unit {
+        "Month" => &[1, 2, 3, 6, 12, 24, 36, 48, 60],
+        "Week" => &[1, 2, 3, 4],
+        "Year" => &[1, 2, 3, 4, 5],
+        _ => {
+            return Err(ErrorResponse::bad_request(
+                "InvalidPeriodUnit.ValueNotSupported",
+                "The specified PeriodUnit is not supported: Month, Week or Year.",
+            ));
+        }
+    };
+    if allowed.contains(&duration) {
+        Ok(())
+    } else {
+        Err(ErrorResponse::bad_request(
+            "InvalidDuration.ValueNotSupported",
+            format!(
+                "The specified Duration is not supported for PeriodUnit {unit}: one of {allowed:?}."
+            ),
+        ))
+    }
+}
+
+/// Comma-separated `InstanceId` of the auto-renewal actions: 1 to 100 IDs.
+fn comma_ids(p: &ReceivedParams) -> Result<Vec<String>, ErrorResponse> {
+    let ids: Vec<String> = p
+        .required("InstanceId")?
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if ids.is_empty() || ids.len() > 100 {
+        return Err(ErrorResponse::invalid("InstanceId"));
+    }
+    Ok(ids)
+}
+
+pub(crate) fn modify_auto_renew(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let region = catalog::region_by_id(p.required("RegionId")?)?;
+    let ids = comma_ids(p)?;
+    let status = match p.get("RenewalStatus") {
+        None => None,
+        Some(s @ ("AutoRenewal" | "Normal" | "NotRenewal")) => Some(s),
+        Some(_) => return Err(ErrorResponse::invalid("RenewalStatus")),
+    };
+    let auto_renew = match status {
+        Some(s) => s == "AutoRenewal",
+        None => p.bool("AutoRenew")?.unwrap_or(false),
+    };
+    let duration = p.number::<u32>("Duration")?;
+    let unit = p.get("PeriodUnit");
+    if let Some(d) = duration {
+        check_renewal_duration(unit.unwrap_or("Month"), d)?;
+    }
+    let account = &ctx.caller.account_id;
+    for id in &ids {
+        if store.find(account, Some(region.id), id)?.renewal.is_none() {
+            // Only subscription instances renew.
+            return Err(ErrorResponse::charge_type_violation());
+        }
+    }
+    for id in &ids {
+        let instance = store.find_mut(account, Some(region.id), id)?;
+        if let Some(r) = instance.renewal.as_mut() {
+            r.auto_renew = auto_renew;
+            if let Some(d) = duration {
+                r.duration = d;
+                r.unit = match unit.unwrap_or("Month") {
+                    "Week" => "Week",
+                    "Year" => "Year",
+                    _ => "Month",
+                };
+            }
+        }
+    }
+    Ok(json!({}))
+}
+
+pub(crate) fn describe_auto_renew(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let region = catalog::region_by_id(p.required("RegionId")?)?;
+    let ids = comma_ids(p)?;
+    let account = &ctx.caller.account_id;
+    let found: Vec<Value> = ids
+        .iter()
+        .filter_map(|id| store.find(account, Some(region.id), id).ok())
+        .filter_map(|i| {
+            let r = i.renewal?;
+            Some(json!({
+                "InstanceId": i.id,
+                "AutoRenewEnabled": r.auto_renew,
+                "Duration": r.duration,
+                "PeriodUnit": r.unit,
+                "RenewalStatus": if r.auto_renew { "AutoRenewal" } else { "Normal" },
+            }))
+        })
+        .collect();
+    Ok(json!({
+        "TotalCount": found.len(),
+        "PageNumber": 1,
+        "PageSize": 100,
+        "InstanceRenewAttributes": {"InstanceRenewAttribute": found},
+    }))
 }

@@ -46,6 +46,8 @@ pub struct InPlace {
     pub system_disk_size: Option<(String, u32)>,
     /// (system disk, performance level).
     pub system_disk_performance_level: Option<(String, String)>,
+    /// (renew automatically, length of each renewal).
+    pub auto_renew: Option<(bool, Option<u32>)>,
 }
 
 impl InPlace {
@@ -87,6 +89,7 @@ impl InPlace {
             Change::RamRoleName { from, to } => self.ram_role = Some((from, to)),
             Change::ResourceGroupId(v) => self.resource_group_id = Some(v),
             Change::KeyPairName { from, to } => self.key_pair = Some((from, to)),
+            Change::AutoRenew { enabled, duration } => self.auto_renew = Some((enabled, duration)),
             Change::SystemDiskSize { disk_id, size } => {
                 self.system_disk_size = Some((disk_id, size));
             }
@@ -252,6 +255,7 @@ mod tests {
                 ram_role: None,
                 inputs,
                 disks: None,
+                renewal: None,
             },
         )
     }
@@ -474,6 +478,7 @@ mod new_field_tests {
                 ram_role: Some("old-role"),
                 inputs: ChangedInputs::default(),
                 disks: None,
+                renewal: None,
             },
         );
         assert_eq!(
@@ -518,6 +523,7 @@ mod new_field_tests {
                 ram_role: None,
                 inputs: ChangedInputs::default(),
                 disks: None,
+                renewal: None,
             },
         );
         assert_eq!(unknown.in_place.ram_role, None);
@@ -528,6 +534,7 @@ mod new_field_tests {
                 ram_role: Some(""),
                 inputs: ChangedInputs::default(),
                 disks: None,
+                renewal: None,
             },
         );
         assert_eq!(none.in_place.ram_role, Some((None, "web-role".to_owned())));
@@ -546,6 +553,7 @@ mod new_field_tests {
                 ram_role: None,
                 inputs: ChangedInputs::default(),
                 disks: None,
+                renewal: None,
             },
         );
         assert_eq!(p.immutable.len(), 1, "{:?}", p.immutable);

@@ -6,12 +6,12 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use alibaba_sdk::ecs::{
-    DescribeDisksRequest, DescribeInstancesRequest, Disk, Instance, KeyPairBindResponse,
-    MetadataOptionsChange, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
-    NetworkSpecChange, ResizeType, Tag,
+    AutoRenewChange, DescribeDisksRequest, DescribeInstancesRequest, Disk, Instance,
+    InstanceRenewAttribute, KeyPairBindResponse, MetadataOptionsChange,
+    ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest, NetworkSpecChange, ResizeType, Tag,
 };
 use alibaba_sdk::{Error, Secret};
-use ferroplane_apis::alibabacloud::ECSInstance;
+use ferroplane_apis::alibabacloud::{ECSInstance, PeriodUnit};
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalCalls, ExternalClient, ExternalRef,
     IdempotencyKey, Observation, ReconcileError, UID_TAG, Update,
@@ -29,7 +29,9 @@ use super::observation::{
 };
 use super::recent_creations::RecentCreations;
 use super::reconcile_error::reconcile_error;
-use super::spec_mapping::{encode_user_data, launch_refusal, run_instances_request, stopped_mode};
+use super::spec_mapping::{
+    encode_user_data, launch_refusal, period_unit, run_instances_request, stopped_mode,
+};
 
 /// The ECS side of one ECSInstance reconcile.
 pub struct EcsExternal {
@@ -237,6 +239,31 @@ impl EcsExternal {
             .map(Some)
     }
 
+    /// The auto-renewal of a subscription instance whose spec sets `autoRenew` or
+    /// `autoRenewPeriod`; `None` (not compared) otherwise.
+    async fn renewal(
+        &self,
+        mr: &ECSInstance,
+        instance: &Instance,
+    ) -> Result<Option<InstanceRenewAttribute>, ReconcileError> {
+        let p = &mr.spec.for_provider;
+        if instance.instance_charge_type != "PrePaid"
+            || (p.auto_renew.is_none() && p.auto_renew_period.is_none())
+        {
+            return Ok(None);
+        }
+        let ids = [instance.instance_id.clone()];
+        let found = self
+            .call(
+                "DescribeInstanceAutoRenewAttribute",
+                self.client.ecs.describe_instance_auto_renew_attribute(&ids),
+            )
+            .await?;
+        Ok(found
+            .into_iter()
+            .find(|r| r.instance_id == instance.instance_id))
+    }
+
     /// `AttachKeyPair` / `DetachKeyPair` answer per instance: a failure for this one is an error.
     fn key_pair_outcome(
         action: &str,
@@ -260,6 +287,7 @@ impl EcsExternal {
         id: &str,
         change: &InPlace,
         observed: &Instance,
+        unit: Option<PeriodUnit>,
     ) -> Result<(), ReconcileError> {
         if change.has_attributes() {
             let request = ModifyInstanceAttributeRequest {
@@ -354,6 +382,21 @@ impl EcsExternal {
             self.call(
                 "ModifyDiskSpec",
                 self.client.ecs.modify_disk_performance_level(disk, level),
+            )
+            .await?;
+        }
+        if let Some((enabled, duration)) = change.auto_renew {
+            let request = AutoRenewChange {
+                auto_renew: enabled,
+                duration,
+                period_unit: duration
+                    .map(|_| period_unit(unit.unwrap_or(PeriodUnit::Month)).to_owned()),
+            };
+            self.call(
+                "ModifyInstanceAutoRenewAttribute",
+                self.client
+                    .ecs
+                    .modify_instance_auto_renew_attribute(id, &request),
             )
             .await?;
         }
@@ -512,6 +555,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             .changed(&ext.uid, Self::digests(mr, password.as_ref()));
         let ram_role = self.ram_role(mr, &instance.instance_id).await?;
         let disks = self.disks(mr, &instance.instance_id).await?;
+        let renewal = self.renewal(mr, &instance).await?;
         obs = obs.with_status(observed_status(
             &instance,
             ram_role.as_deref(),
@@ -524,6 +568,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
                 ram_role: ram_role.as_deref(),
                 inputs: changed,
                 disks: disks.as_deref(),
+                renewal: renewal.as_ref(),
             },
         );
         let verdict = diff::verdict(&plan, &instance.status, spec.allow_restart.unwrap_or(false));
@@ -583,6 +628,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         let changed = self.inputs.changed(&ext.uid, digests);
         let ram_role = self.ram_role(mr, id).await?;
         let disks = self.disks(mr, id).await?;
+        let renewal = self.renewal(mr, &instance).await?;
         let plan = diff::plan(
             spec,
             &Observed {
@@ -590,12 +636,14 @@ impl ExternalClient<ECSInstance> for EcsExternal {
                 ram_role: ram_role.as_deref(),
                 inputs: changed,
                 disks: disks.as_deref(),
+                renewal: renewal.as_ref(),
             },
         );
         // Whatever happens below, the next observe must ask ECS again.
         self.touched(id);
 
-        self.apply_in_place(id, &plan.in_place, &instance).await?;
+        self.apply_in_place(id, &plan.in_place, &instance, spec.period_unit)
+            .await?;
 
         let mut in_progress = false;
         if !plan.restart.is_empty() {

@@ -90,6 +90,7 @@ const fn management(path: &'static str, what: &'static str) -> Field {
 const ATTRIBUTE: &str = "ModifyInstanceAttribute";
 const NETWORK_SPEC: &str = "ModifyInstanceNetworkSpec";
 const METADATA: &str = "ModifyInstanceMetadataOptions";
+const AUTO_RENEW: &str = "ModifyInstanceAutoRenewAttribute";
 
 /// Every property of `spec.forProvider` and its class.
 pub const FIELDS: &[Field] = &[
@@ -115,8 +116,8 @@ pub const FIELDS: &[Field] = &[
     immutable("instanceChargeType", Some(d::instance_charge_type)),
     immutable("period", None),
     immutable("periodUnit", None),
-    immutable("autoRenew", None),
-    immutable("autoRenewPeriod", None),
+    in_place("autoRenew", AUTO_RENEW, d::auto_renew),
+    in_place("autoRenewPeriod", AUTO_RENEW, d::auto_renew_period),
     management("stoppedMode", "StopInstance StoppedMode of the next stop"),
     immutable("spotStrategy", Some(d::spot_strategy)),
     immutable("spotPriceLimit", None),

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use alibaba_sdk::ecs::{Disk, Instance, Tag};
+use alibaba_sdk::ecs::{Disk, Instance, InstanceRenewAttribute, Tag};
 use ferroplane_apis::alibabacloud::{ECSInstanceParameters, HttpEndpoint, HttpTokens};
 use ferroplane_runtime::UID_TAG;
 
@@ -23,6 +23,9 @@ pub struct Observed<'a> {
     /// The instance's disks, when they were asked for (`DescribeDisks`); `None` when not
     /// looked up.
     pub disks: Option<&'a [Disk]>,
+    /// The auto-renewal of a subscription instance, when it was asked for
+    /// (`DescribeInstanceAutoRenewAttribute`); `None` when not looked up.
+    pub renewal: Option<&'a InstanceRenewAttribute>,
 }
 
 impl Observed<'_> {
@@ -56,6 +59,11 @@ pub enum Change {
     KeyPairName {
         from: Option<String>,
         to: String,
+    },
+    /// Renew automatically (or not), for `duration` units each time.
+    AutoRenew {
+        enabled: bool,
+        duration: Option<u32>,
     },
     SystemDiskSize {
         disk_id: String,
@@ -426,6 +434,40 @@ pub fn system_disk_performance_level(s: &ECSInstanceParameters, o: &Observed<'_>
                 disk_id: disk.disk_id.clone(),
                 level: want.to_owned(),
             },
+        )
+    })
+}
+
+/// The auto-renewal the spec asks for, as one change (both properties share the action).
+fn auto_renew_change(s: &ECSInstanceParameters, have: &InstanceRenewAttribute) -> Change {
+    Change::AutoRenew {
+        enabled: s.auto_renew.unwrap_or(have.auto_renew_enabled),
+        duration: s.auto_renew_period.and_then(|n| u32::try_from(n).ok()),
+    }
+}
+
+pub fn auto_renew(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s.auto_renew?;
+    let have = o.renewal?;
+    (want != have.auto_renew_enabled).then(|| {
+        diff(
+            "autoRenew",
+            have.auto_renew_enabled,
+            want,
+            auto_renew_change(s, have),
+        )
+    })
+}
+
+pub fn auto_renew_period(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s.auto_renew_period.and_then(|n| u32::try_from(n).ok())?;
+    let have = o.renewal?;
+    (want != have.duration).then(|| {
+        diff(
+            "autoRenewPeriod",
+            have.duration,
+            want,
+            auto_renew_change(s, have),
         )
     })
 }

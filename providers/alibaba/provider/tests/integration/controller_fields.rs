@@ -380,3 +380,64 @@ async fn key_pair_and_system_disk_change_in_place() {
     );
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_renewal_of_a_subscription_changes_in_place() {
+    let env = Env::start().await;
+    let ecs = console(&env);
+    let mut obj = instance("sub-1");
+    let p = &mut obj.spec.for_provider;
+    p.instance_charge_type = Some(ferroplane_apis::alibabacloud::InstanceChargeType::PrePaid);
+    p.period = Some(1);
+    p.auto_renew = Some(false);
+    env.create(&obj).await;
+    let ready = env.wait_ready("sub-1").await;
+    let id = external_name(&ready).expect("external name");
+    let renewal = |want_enabled: bool, want_duration: u32| {
+        let ecs = ecs.clone();
+        let id = id.clone();
+        async move {
+            let found = ecs
+                .describe_instance_auto_renew_attribute(std::slice::from_ref(&id))
+                .await
+                .expect("DescribeInstanceAutoRenewAttribute");
+            match found.first() {
+                Some(r) if r.auto_renew_enabled == want_enabled && r.duration == want_duration => {
+                    Ok(())
+                }
+                other => Err(other.cloned()),
+            }
+        }
+    };
+
+    env.patch_for_provider("sub-1", json!({"autoRenew": true, "autoRenewPeriod": 3}))
+        .await;
+    eventually("auto-renewal on, 3 months at a time")
+        .within(WAIT)
+        .until_async(|| renewal(true, 3))
+        .await;
+    wait_synced(&env, "sub-1").await;
+
+    // Turned off in the console: on again at the next poll.
+    ecs.modify_instance_auto_renew_attribute(
+        &id,
+        &alibaba_sdk::ecs::AutoRenewChange {
+            auto_renew: false,
+            duration: None,
+            period_unit: None,
+        },
+    )
+    .await
+    .expect("console turns auto-renewal off");
+    eventually("auto-renewal restored")
+        .within(WAIT)
+        .until_async(|| renewal(true, 3))
+        .await;
+    assert!(
+        env.mock()
+            .stats()
+            .calls_of("ModifyInstanceAutoRenewAttribute")
+            >= 3
+    );
+    env.stop().await;
+}

@@ -1,7 +1,9 @@
 //! Instance settings changed in place: public network billing and bandwidth
 //! (`ModifyInstanceNetworkSpec`), the metadata service (`ModifyInstanceMetadataOptions`), the
 //! instance RAM role (`AttachInstanceRamRole`, `DetachInstanceRamRole`,
-//! `DescribeInstanceRamRole`) and the resource group (`JoinResourceGroup`).
+//! `DescribeInstanceRamRole`), the resource group (`JoinResourceGroup`) and the auto-renewal of
+//! subscription instances (`ModifyInstanceAutoRenewAttribute`,
+//! `DescribeInstanceAutoRenewAttribute`).
 
 use serde::Deserialize;
 
@@ -114,6 +116,45 @@ fn first_failure(action: &str, request_id: String, results: &[RamRoleResult]) ->
     }))
 }
 
+/// The auto-renewal of one subscription instance (`DescribeInstanceAutoRenewAttribute`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct InstanceRenewAttribute {
+    /// The instance.
+    pub instance_id: String,
+    /// Renewed automatically before it expires.
+    pub auto_renew_enabled: bool,
+    /// Length of each renewal, in `period_unit`s.
+    pub duration: u32,
+    /// `Month`, `Week` or `Year`.
+    pub period_unit: String,
+    /// `AutoRenewal`, `Normal` or `NotRenewal`.
+    pub renewal_status: String,
+}
+
+wrapped_list!(
+    InstanceRenewAttributeList,
+    "InstanceRenewAttribute",
+    InstanceRenewAttribute
+);
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+struct DescribeAutoRenewResponse {
+    instance_renew_attributes: InstanceRenewAttributeList,
+}
+
+/// `ModifyInstanceAutoRenewAttribute`: renew automatically or not, and for how long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutoRenewChange {
+    /// Renew automatically.
+    pub auto_renew: bool,
+    /// Length of each renewal (with `period_unit`); unchanged when unset.
+    pub duration: Option<u32>,
+    /// `Month` (default), `Week` or `Year`.
+    pub period_unit: Option<String>,
+}
+
 fn json_ids(ids: &[String]) -> String {
     serde_json::to_string(ids).unwrap_or_else(|_| "[]".to_owned())
 }
@@ -216,6 +257,53 @@ impl EcsClient {
         let r: DescribeInstanceRamRoleResponse =
             self.call_typed("DescribeInstanceRamRole", &p).await?;
         Ok(r.instance_ram_role_sets.items)
+    }
+
+    /// `ModifyInstanceAutoRenewAttribute` of one subscription instance (ECS refuses
+    /// pay-as-you-go ones).
+    pub async fn modify_instance_auto_renew_attribute(
+        &self,
+        instance_id: &str,
+        change: &AutoRenewChange,
+    ) -> Result<AckResponse, Error> {
+        let mut p = Params::new();
+        p.set("InstanceId", instance_id)
+            .set("AutoRenew", change.auto_renew)
+            .set(
+                "RenewalStatus",
+                if change.auto_renew {
+                    "AutoRenewal"
+                } else {
+                    "Normal"
+                },
+            )
+            .opt("Duration", change.duration)
+            .opt("PeriodUnit", change.period_unit.as_ref());
+        self.call_typed("ModifyInstanceAutoRenewAttribute", &p)
+            .await
+    }
+
+    /// `DescribeInstanceAutoRenewAttribute` of at most 100 subscription instances.
+    pub async fn describe_instance_auto_renew_attribute(
+        &self,
+        instance_ids: &[String],
+    ) -> Result<Vec<InstanceRenewAttribute>, Error> {
+        if instance_ids.is_empty() || instance_ids.len() > 100 {
+            return Err(Error::InvalidRequest {
+                action: "DescribeInstanceAutoRenewAttribute".into(),
+                reason: format!(
+                    "{} instance IDs given; between 1 and 100 are allowed",
+                    instance_ids.len()
+                ),
+            });
+        }
+        let mut p = Params::new();
+        p.set("InstanceId", instance_ids.join(","))
+            .set("PageSize", 100);
+        let r: DescribeAutoRenewResponse = self
+            .call_typed("DescribeInstanceAutoRenewAttribute", &p)
+            .await?;
+        Ok(r.instance_renew_attributes.items)
     }
 
     /// `JoinResourceGroup` of one instance.

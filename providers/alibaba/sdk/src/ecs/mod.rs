@@ -43,8 +43,8 @@ pub use idempotency::{
     CLIENT_TOKEN_ACTIONS, RetrySafety, is_read_only, retry_safety, takes_client_token,
 };
 pub use instance_settings::{
-    DescribeInstanceRamRoleResponse, InstanceRamRole, MetadataOptionsChange, NetworkSpecChange,
-    RamRoleResult,
+    AutoRenewChange, DescribeInstanceRamRoleResponse, InstanceRamRole, InstanceRenewAttribute,
+    MetadataOptionsChange, NetworkSpecChange, RamRoleResult,
 };
 pub use key_pairs::{
     DescribeKeyPairsResponse, KeyPair, KeyPairBindResponse, KeyPairCreated, KeyPairList,
