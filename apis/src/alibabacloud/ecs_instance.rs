@@ -107,8 +107,8 @@ pub struct ECSInstanceSpec {
 #[x_kube(validation = Rule::new("!has(self.autoRenewPeriod) || (has(self.periodUnit) && self.periodUnit == 'Week' ? self.autoRenewPeriod in [1, 2, 3] : self.autoRenewPeriod in [1, 2, 3, 6, 12, 24, 36, 48, 60])").message("autoRenewPeriod must be 1-3 when periodUnit is Week, or one of 1, 2, 3, 6, 12, 24, 36, 48, 60 when periodUnit is Month (the default)"))]
 #[x_kube(validation = Rule::new("!has(self.autoRenewPeriod) || (has(self.autoRenew) && self.autoRenew)").message("autoRenewPeriod needs autoRenew: true"))]
 #[x_kube(validation = Rule::new("!has(self.stoppedMode) || self.stoppedMode != 'StopCharging' || !has(self.instanceChargeType) || self.instanceChargeType == 'PostPaid'").message("stoppedMode StopCharging (economical mode) applies only to pay-as-you-go (PostPaid) instances; a PrePaid instance is billed while stopped"))]
-#[x_kube(validation = Rule::new("!has(oldSelf.period) || has(self.period)").message("period cannot be removed once set: the subscription is bought at creation"))]
-#[x_kube(validation = Rule::new("!has(oldSelf.period) || has(self.periodUnit) == has(oldSelf.periodUnit)").message("periodUnit cannot be added or removed after creation: the subscription is bought at creation"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.period) || has(self.period) || (has(self.instanceChargeType) && self.instanceChargeType == 'PostPaid')").message("period cannot be removed while the instance stays PrePaid: the subscription is bought for that long"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.period) || !has(self.period) || has(self.periodUnit) == has(oldSelf.periodUnit)").message("periodUnit cannot be added or removed after creation: the subscription is bought at creation"))]
 #[x_kube(validation = Rule::new("has(self.spotPriceLimit) == has(oldSelf.spotPriceLimit)").message("spotPriceLimit cannot be added or removed after creation: ECS fixes it at creation; create a new ECSInstance"))]
 #[x_kube(validation = Rule::new("has(self.spotDuration) == has(oldSelf.spotDuration)").message("spotDuration cannot be added or removed after creation: ECS fixes it at creation; create a new ECSInstance"))]
 #[x_kube(validation = Rule::new("has(self.spotInterruptionBehavior) == has(oldSelf.spotInterruptionBehavior)").message("spotInterruptionBehavior cannot be added or removed after creation: ECS fixes it at creation; create a new ECSInstance"))]
@@ -211,9 +211,10 @@ pub struct ECSInstanceParameters {
     pub internet_charge_type: Option<InternetChargeType>,
 
     /// How the instance is billed: `PostPaid` (pay-as-you-go, the default) or `PrePaid`
-    /// (subscription). Immutable.
+    /// (subscription). Changed in place (ModifyInstanceChargeType): to `PrePaid` with `period`
+    /// (and `periodUnit`), to `PostPaid` by removing the subscription fields, as ECS allows it
+    /// for the account.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("instanceChargeType is immutable"))]
     pub instance_charge_type: Option<InstanceChargeType>,
 
     /// Subscription length, in `periodUnit`s, bought when a `PrePaid` instance is created; required

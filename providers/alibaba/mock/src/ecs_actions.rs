@@ -44,6 +44,7 @@ pub const ACTIONS: &[&str] = &[
     "JoinResourceGroup",
     "ModifyInstanceAutoRenewAttribute",
     "DescribeInstanceAutoRenewAttribute",
+    "ModifyInstanceChargeType",
 ];
 
 /// What an action needs besides its parameters.
@@ -164,6 +165,7 @@ pub fn dispatch(
         "JoinResourceGroup" => settings::join_resource_group(store, ctx, p)?,
         "ModifyInstanceAutoRenewAttribute" => settings::modify_auto_renew(store, ctx, p)?,
         "DescribeInstanceAutoRenewAttribute" => settings::describe_auto_renew(store, ctx, p)?,
+        "ModifyInstanceChargeType" => settings::modify_charge_type(store, ctx, p)?,
         other if security_group_actions::ACTIONS.contains(&other) => {
             security_group_actions::dispatch(store, ctx, other, p)?
         }

@@ -2,8 +2,9 @@
 //! bandwidth (`ModifyInstanceNetworkSpec`), the metadata service
 //! (`ModifyInstanceMetadataOptions`), the instance RAM role (`AttachInstanceRamRole`,
 //! `DetachInstanceRamRole`, `DescribeInstanceRamRole`), the resource group
-//! (`JoinResourceGroup`) and the auto-renewal of subscription instances
-//! (`ModifyInstanceAutoRenewAttribute`, `DescribeInstanceAutoRenewAttribute`).
+//! (`JoinResourceGroup`), the billing method (`ModifyInstanceChargeType`) and the auto-renewal of
+//! subscription instances (`ModifyInstanceAutoRenewAttribute`,
+//! `DescribeInstanceAutoRenewAttribute`).
 
 use serde_json::{Value, json};
 
@@ -370,4 +371,67 @@ pub(crate) fn describe_auto_renew(
         "PageSize": 100,
         "InstanceRenewAttributes": {"InstanceRenewAttribute": found},
     }))
+}
+
+pub(crate) fn modify_charge_type(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    catalog::region_by_id(p.required("RegionId")?)?;
+    let ids = instance_ids(p)?;
+    if ids.len() > 20 {
+        return Err(ErrorResponse::bad_request(
+            "InvalidInstanceIds.Malformed",
+            "The specified instanceIds are not valid: at most 20.",
+        ));
+    }
+    let target = match p.get("InstanceChargeType").unwrap_or("PrePaid") {
+        "PrePaid" => "PrePaid",
+        "PostPaid" => "PostPaid",
+        _ => {
+            return Err(ErrorResponse::bad_request(
+                "InvalidInstanceChargeType.ValueNotSupported",
+                "The specified InstanceChargeType is not supported: PrePaid or PostPaid.",
+            ));
+        }
+    };
+    if let Some(token) = p.get("ClientToken") {
+        launch::check_client_token(token)?;
+    }
+    let terms = launch::LaunchSpec {
+        period: p.number::<u32>("Period")?,
+        period_unit: p.get("PeriodUnit").map(str::to_owned),
+        ..launch::LaunchSpec::default()
+    };
+    let account = &ctx.caller.account_id;
+    let mut subscriptions = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let instance = store.find(account, None, id)?;
+        if !matches!(instance.status(ctx.now), Status::Running | Status::Stopped) {
+            return Err(ErrorResponse::incorrect_status());
+        }
+        subscriptions.push(crate::subscription::Subscription::resolve(
+            &terms,
+            target,
+            instance.spot_strategy,
+        )?);
+    }
+    if crate::ecs_actions::dry_run(p)? {
+        return Err(crate::ecs_actions::dry_run_passed());
+    }
+    for (id, subscription) in ids.iter().zip(subscriptions) {
+        let instance = store.find_mut(account, None, id)?;
+        instance.charge_type = target;
+        instance.expires_at = subscription.map(|s| s.expiry(ctx.now));
+        instance.renewal = subscription.map(|s| crate::instance::Renewal {
+            auto_renew: false,
+            duration: s.auto_renew_period,
+            unit: match s.unit {
+                crate::subscription::PeriodUnit::Month => "Month",
+                crate::subscription::PeriodUnit::Week => "Week",
+            },
+        });
+    }
+    Ok(json!({"OrderId": format!("{:015}", ctx.now.as_millisecond())}))
 }

@@ -46,6 +46,8 @@ pub struct InPlace {
     pub system_disk_size: Option<(String, u32)>,
     /// (system disk, performance level).
     pub system_disk_performance_level: Option<(String, String)>,
+    /// (billing method, period, period unit).
+    pub charge_type: Option<(String, Option<u32>, Option<String>)>,
     /// (renew automatically, length of each renewal).
     pub auto_renew: Option<(bool, Option<u32>)>,
 }
@@ -89,6 +91,9 @@ impl InPlace {
             Change::RamRoleName { from, to } => self.ram_role = Some((from, to)),
             Change::ResourceGroupId(v) => self.resource_group_id = Some(v),
             Change::KeyPairName { from, to } => self.key_pair = Some((from, to)),
+            Change::InstanceChargeType { to, period, unit } => {
+                self.charge_type = Some((to, period, unit));
+            }
             Change::AutoRenew { enabled, duration } => self.auto_renew = Some((enabled, duration)),
             Change::SystemDiskSize { disk_id, size } => {
                 self.system_disk_size = Some((disk_id, size));

@@ -385,6 +385,23 @@ impl EcsExternal {
             )
             .await?;
         }
+        if let Some((to, period, unit)) = &change.charge_type {
+            if to == "PrePaid" && period.is_none() {
+                return Err(ReconcileError::terminal(
+                    "InvalidSpec",
+                    format!(
+                        "instance {id}: instanceChargeType PrePaid needs spec.forProvider.period (and periodUnit, Month by default): ECS buys the subscription for that long"
+                    ),
+                ));
+            }
+            self.call(
+                "ModifyInstanceChargeType",
+                self.client
+                    .ecs
+                    .modify_instance_charge_type(id, to, *period, unit.as_deref()),
+            )
+            .await?;
+        }
         if let Some((enabled, duration)) = change.auto_renew {
             let request = AutoRenewChange {
                 auto_renew: enabled,

@@ -113,7 +113,11 @@ pub const FIELDS: &[Field] = &[
         d::internet_max_bandwidth_out,
     ),
     in_place("internetChargeType", NETWORK_SPEC, d::internet_charge_type),
-    immutable("instanceChargeType", Some(d::instance_charge_type)),
+    in_place(
+        "instanceChargeType",
+        "ModifyInstanceChargeType",
+        d::instance_charge_type,
+    ),
     immutable("period", None),
     immutable("periodUnit", None),
     in_place("autoRenew", AUTO_RENEW, d::auto_renew),

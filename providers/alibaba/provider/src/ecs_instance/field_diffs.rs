@@ -60,6 +60,12 @@ pub enum Change {
         from: Option<String>,
         to: String,
     },
+    /// Bill the instance as `to` (`PrePaid` for `period` `unit`s).
+    InstanceChargeType {
+        to: String,
+        period: Option<u32>,
+        unit: Option<String>,
+    },
     /// Renew automatically (or not), for `duration` units each time.
     AutoRenew {
         enabled: bool,
@@ -367,11 +373,24 @@ pub fn v_switch_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> 
 }
 
 pub fn instance_charge_type(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
-    immutable(
-        "instanceChargeType",
-        s.instance_charge_type.map(self::instance_charge_type_name),
-        &o.instance.instance_charge_type,
-    )
+    let want = s
+        .instance_charge_type
+        .map(self::instance_charge_type_name)?;
+    let have = &o.instance.instance_charge_type;
+    (!have.is_empty() && want != have).then(|| {
+        diff(
+            "instanceChargeType",
+            have,
+            want,
+            Change::InstanceChargeType {
+                to: want.to_owned(),
+                period: s.period.and_then(|n| u32::try_from(n).ok()),
+                unit: s
+                    .period_unit
+                    .map(|u| super::spec_mapping::period_unit(u).to_owned()),
+            },
+        )
+    })
 }
 
 fn instance_charge_type_name(v: ferroplane_apis::alibabacloud::InstanceChargeType) -> &'static str {

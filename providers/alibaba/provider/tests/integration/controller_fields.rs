@@ -441,3 +441,42 @@ async fn auto_renewal_of_a_subscription_changes_in_place() {
     );
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn billing_changes_between_pay_as_you_go_and_subscription_in_place() {
+    let env = Env::start().await;
+    env.create(&instance("bill-1")).await;
+    env.wait_ready("bill-1").await;
+    let charge = |want: &'static str, expiry: bool| {
+        move |o: Option<&ECSInstance>| {
+            o.and_then(|o| o.status.as_ref()).is_some_and(|s| {
+                s.at_provider.instance_charge_type.as_deref() == Some(want)
+                    && s.at_provider.expired_time.is_some() == expiry
+            })
+        }
+    };
+    env.wait_for("bill-1", "PostPaid", charge("PostPaid", false))
+        .await;
+
+    // Pay-as-you-go → subscription for one month.
+    env.patch_for_provider(
+        "bill-1",
+        json!({"instanceChargeType": "PrePaid", "period": 1}),
+    )
+    .await;
+    env.wait_for("bill-1", "PrePaid with an expiry", charge("PrePaid", true))
+        .await;
+    wait_synced(&env, "bill-1").await;
+
+    // And back, removing the subscription fields.
+    env.patch_for_provider(
+        "bill-1",
+        json!({"instanceChargeType": "PostPaid", "period": null}),
+    )
+    .await;
+    env.wait_for("bill-1", "PostPaid again", charge("PostPaid", false))
+        .await;
+    wait_synced(&env, "bill-1").await;
+    assert_eq!(env.mock().stats().calls_of("ModifyInstanceChargeType"), 2);
+    env.stop().await;
+}

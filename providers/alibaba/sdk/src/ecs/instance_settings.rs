@@ -1,7 +1,8 @@
 //! Instance settings changed in place: public network billing and bandwidth
 //! (`ModifyInstanceNetworkSpec`), the metadata service (`ModifyInstanceMetadataOptions`), the
 //! instance RAM role (`AttachInstanceRamRole`, `DetachInstanceRamRole`,
-//! `DescribeInstanceRamRole`), the resource group (`JoinResourceGroup`) and the auto-renewal of
+//! `DescribeInstanceRamRole`), the resource group (`JoinResourceGroup`), the billing method
+//! (`ModifyInstanceChargeType`) and the auto-renewal of
 //! subscription instances (`ModifyInstanceAutoRenewAttribute`,
 //! `DescribeInstanceAutoRenewAttribute`).
 
@@ -304,6 +305,27 @@ impl EcsClient {
             .call_typed("DescribeInstanceAutoRenewAttribute", &p)
             .await?;
         Ok(r.instance_renew_attributes.items)
+    }
+
+    /// `ModifyInstanceChargeType` of one instance to `charge_type` (`PrePaid` needs `period`,
+    /// in `period_unit`s, Month by default); paid automatically, idempotent through a fresh
+    /// ClientToken.
+    pub async fn modify_instance_charge_type(
+        &self,
+        instance_id: &str,
+        charge_type: &str,
+        period: Option<u32>,
+        period_unit: Option<&str>,
+    ) -> Result<AckResponse, Error> {
+        let token = resolve_client_token("ModifyInstanceChargeType", None)?;
+        let mut p = Params::new();
+        p.set("InstanceIds", json_ids(&[instance_id.to_owned()]))
+            .set("InstanceChargeType", charge_type)
+            .opt("Period", period)
+            .opt("PeriodUnit", period_unit)
+            .set("AutoPay", true)
+            .set("ClientToken", token);
+        self.call_typed("ModifyInstanceChargeType", &p).await
     }
 
     /// `JoinResourceGroup` of one instance.
