@@ -134,10 +134,10 @@ pub struct ECSInstanceParameters {
     #[x_kube(validation = Rule::new("self == oldSelf").message("zoneId is immutable"))]
     pub zone_id: Option<String>,
 
-    /// Image to boot from, e.g. `centos_7_8_x64_20G_alibase_20200519.vhd` or `m-...`. Immutable;
-    /// to change the operating system, create a new instance.
+    /// Image to boot from, e.g. `centos_7_8_x64_20G_alibase_20200519.vhd` or `m-...`. A change
+    /// replaces the system disk (ReplaceSystemDisk: its data is lost) while the instance is
+    /// stopped, which ferroplane only does when `allowRestart` is true.
     #[schemars(length(min = 1, max = 256))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("imageId is immutable; create a new ECSInstance to change the image"))]
     pub image_id: String,
 
     /// Instance type, e.g. `ecs.g6.large`. Changing it needs a stop and start of the instance,

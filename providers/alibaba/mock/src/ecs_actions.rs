@@ -45,6 +45,7 @@ pub const ACTIONS: &[&str] = &[
     "ModifyInstanceAutoRenewAttribute",
     "DescribeInstanceAutoRenewAttribute",
     "ModifyInstanceChargeType",
+    "ReplaceSystemDisk",
 ];
 
 /// What an action needs besides its parameters.
@@ -166,6 +167,7 @@ pub fn dispatch(
         "ModifyInstanceAutoRenewAttribute" => settings::modify_auto_renew(store, ctx, p)?,
         "DescribeInstanceAutoRenewAttribute" => settings::describe_auto_renew(store, ctx, p)?,
         "ModifyInstanceChargeType" => settings::modify_charge_type(store, ctx, p)?,
+        "ReplaceSystemDisk" => settings::replace_system_disk(store, ctx, p)?,
         other if security_group_actions::ACTIONS.contains(&other) => {
             security_group_actions::dispatch(store, ctx, other, p)?
         }

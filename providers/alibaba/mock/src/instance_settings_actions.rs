@@ -2,8 +2,8 @@
 //! bandwidth (`ModifyInstanceNetworkSpec`), the metadata service
 //! (`ModifyInstanceMetadataOptions`), the instance RAM role (`AttachInstanceRamRole`,
 //! `DetachInstanceRamRole`, `DescribeInstanceRamRole`), the resource group
-//! (`JoinResourceGroup`), the billing method (`ModifyInstanceChargeType`) and the auto-renewal of
-//! subscription instances (`ModifyInstanceAutoRenewAttribute`,
+//! (`JoinResourceGroup`), the billing method (`ModifyInstanceChargeType`), the image
+//! (`ReplaceSystemDisk`, Stopped instances only) and the auto-renewal of subscription instances (`ModifyInstanceAutoRenewAttribute`,
 //! `DescribeInstanceAutoRenewAttribute`).
 
 use serde_json::{Value, json};
@@ -434,4 +434,41 @@ pub(crate) fn modify_charge_type(
         });
     }
     Ok(json!({"OrderId": format!("{:015}", ctx.now.as_millisecond())}))
+}
+
+pub(crate) fn replace_system_disk(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let id = p.required("InstanceId")?;
+    let image = catalog::image_by_id(p.required("ImageId")?)?;
+    let size = p.number::<u32>("SystemDisk.Size")?;
+    if let Some(token) = p.get("ClientToken") {
+        launch::check_client_token(token)?;
+    }
+    if let Some(password) = p.get("Password") {
+        launch::check_password(password)?;
+    }
+    let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
+    // ECS replaces the system disk of a Stopped instance only.
+    if instance.status(ctx.now) != Status::Stopped {
+        return Err(ErrorResponse::incorrect_status());
+    }
+    if let Some(size) = size
+        && (size < image.size_gib.max(20) || size > 500)
+    {
+        return Err(ErrorResponse::bad_request(
+            "InvalidSystemDiskSize.ValueNotSupported",
+            format!(
+                "SystemDisk.Size must be between {} and 500 GiB for this image.",
+                image.size_gib.max(20)
+            ),
+        ));
+    }
+    instance.image = image;
+    if let Some(name) = p.get("KeyPairName") {
+        instance.key_pair_name = name.to_owned();
+    }
+    Ok(json!({"DiskId": format!("d-{}", instance.id.trim_start_matches("i-"))}))
 }

@@ -102,6 +102,7 @@ impl InPlace {
                 self.system_disk_performance_level = Some((disk_id, level));
             }
             Change::InstanceType(_)
+            | Change::ImageId(_)
             | Change::HostName(_)
             | Change::Password
             | Change::UserData
@@ -114,6 +115,7 @@ impl InPlace {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RestartBound {
     pub instance_type: Option<String>,
+    pub image_id: Option<String>,
     pub host_name: Option<String>,
     pub password: bool,
     pub user_data: bool,
@@ -122,6 +124,7 @@ pub struct RestartBound {
 impl RestartBound {
     pub fn is_empty(&self) -> bool {
         self.instance_type.is_none()
+            && self.image_id.is_none()
             && self.host_name.is_none()
             && !self.password
             && !self.user_data
@@ -130,6 +133,7 @@ impl RestartBound {
     fn take(&mut self, change: Change) {
         match change {
             Change::InstanceType(v) => self.instance_type = Some(v),
+            Change::ImageId(v) => self.image_id = Some(v),
             Change::HostName(v) => self.host_name = Some(v),
             Change::Password => self.password = true,
             Change::UserData => self.user_data = true,
@@ -421,7 +425,9 @@ mod tests {
         s.image_id = "img-2".into();
         s.v_switch_id = Some("vsw-b".into());
         let p = plan_with(&s, &observed(), ChangedInputs::default());
-        assert_eq!(p.immutable.len(), 3, "{:?}", p.immutable);
+        assert_eq!(p.immutable.len(), 2, "{:?}", p.immutable);
+        // The image is replaced through a restart, not refused.
+        assert_eq!(p.restart.image_id.as_deref(), Some("img-2"));
         assert!(p.immutable[0].contains("zoneId is \"cn-beijing-a\" in ECS but \"cn-beijing-b\""));
         assert!(
             verdict(&p, "Running", false)

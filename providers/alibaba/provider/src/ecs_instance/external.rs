@@ -452,6 +452,19 @@ impl EcsExternal {
         mr: &ECSInstance,
         password: Option<&Secret>,
     ) -> Result<(), ReconcileError> {
+        if let Some(image) = &change.image_id {
+            // A new system disk: the login comes from the spec's key pair or password.
+            self.call(
+                "ReplaceSystemDisk",
+                self.client.ecs.replace_system_disk(
+                    id,
+                    image,
+                    mr.spec.for_provider.key_pair_name.as_deref(),
+                    password,
+                ),
+            )
+            .await?;
+        }
         if let Some(instance_type) = &change.instance_type {
             let request = ModifyInstanceSpecRequest {
                 instance_id: id.to_owned(),

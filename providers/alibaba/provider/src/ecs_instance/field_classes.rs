@@ -96,7 +96,7 @@ const AUTO_RENEW: &str = "ModifyInstanceAutoRenewAttribute";
 pub const FIELDS: &[Field] = &[
     immutable("regionId", Some(d::region_id)),
     immutable("zoneId", Some(d::zone_id)),
-    immutable("imageId", Some(d::image_id)),
+    restart("imageId", "ReplaceSystemDisk", d::image_id),
     restart("instanceType", "ModifyInstanceSpec", d::instance_type),
     in_place("instanceName", ATTRIBUTE, d::instance_name),
     in_place("description", ATTRIBUTE, d::description),

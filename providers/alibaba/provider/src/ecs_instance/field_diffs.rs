@@ -80,6 +80,7 @@ pub enum Change {
         level: String,
     },
     InstanceType(String),
+    ImageId(String),
     HostName(String),
     Password,
     UserData,
@@ -361,7 +362,15 @@ pub fn zone_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
 }
 
 pub fn image_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
-    immutable("imageId", Some(&s.image_id), &o.instance.image_id)
+    let have = &o.instance.image_id;
+    (!have.is_empty() && &s.image_id != have).then(|| {
+        diff(
+            "imageId",
+            have,
+            &s.image_id,
+            Change::ImageId(s.image_id.clone()),
+        )
+    })
 }
 
 pub fn v_switch_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {

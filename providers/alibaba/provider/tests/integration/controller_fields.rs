@@ -480,3 +480,39 @@ async fn billing_changes_between_pay_as_you_go_and_subscription_in_place() {
     assert_eq!(env.mock().stats().calls_of("ModifyInstanceChargeType"), 2);
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_image_replaces_the_system_disk_only_with_allow_restart() {
+    let env = Env::start().await;
+    env.create(&instance("img-1")).await;
+    let ready = env.wait_ready("img-1").await;
+    let id = external_name(&ready).expect("external name");
+    let other = "ubuntu_20_04_x64_20G_alibase_20240130.vhd";
+
+    // Without allowRestart: the change waits and Synced says why.
+    env.patch_for_provider("img-1", json!({"imageId": other}))
+        .await;
+    let message = env
+        .wait_for("img-1", "RestartPending naming imageId", |o| {
+            o.and_then(|o| condition(o, SYNCED)).is_some_and(|c| {
+                c.message.contains("RestartPending") && c.message.contains("imageId")
+            })
+        })
+        .await
+        .and_then(|o| condition(&o, SYNCED).map(|c| c.message.clone()))
+        .expect("synced condition");
+    assert!(message.contains("allowRestart"), "{message}");
+    assert_eq!(env.mock().stats().calls_of("ReplaceSystemDisk"), 0);
+    assert_eq!(env.mock_instance(&id).expect("instance").image_id, IMAGE);
+
+    // With it: stop, replace the system disk, start.
+    env.patch_for_provider("img-1", json!({"allowRestart": true}))
+        .await;
+    env.wait_mock(&id, "new image, running again", |i| {
+        i.is_some_and(|i| i.image_id == other && i.status == "Running")
+    })
+    .await;
+    wait_synced(&env, "img-1").await;
+    assert_eq!(env.mock().stats().calls_of("ReplaceSystemDisk"), 1);
+    env.stop().await;
+}

@@ -156,6 +156,16 @@ pub struct AutoRenewChange {
     pub period_unit: Option<String>,
 }
 
+/// The `ReplaceSystemDisk` response.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct ReplaceSystemDiskResponse {
+    /// The request ID.
+    pub request_id: String,
+    /// The new system disk.
+    pub disk_id: String,
+}
+
 fn json_ids(ids: &[String]) -> String {
     serde_json::to_string(ids).unwrap_or_else(|_| "[]".to_owned())
 }
@@ -326,6 +336,25 @@ impl EcsClient {
             .set("AutoPay", true)
             .set("ClientToken", token);
         self.call_typed("ModifyInstanceChargeType", &p).await
+    }
+
+    /// `ReplaceSystemDisk` of a Stopped instance with a new one from `image_id` (the old
+    /// disk's data is lost); the login is the key pair or password given. Returns the new disk.
+    pub async fn replace_system_disk(
+        &self,
+        instance_id: &str,
+        image_id: &str,
+        key_pair_name: Option<&str>,
+        password: Option<&crate::Secret>,
+    ) -> Result<ReplaceSystemDiskResponse, Error> {
+        let token = resolve_client_token("ReplaceSystemDisk", None)?;
+        let mut p = Params::new();
+        p.set("InstanceId", instance_id)
+            .set("ImageId", image_id)
+            .opt("KeyPairName", key_pair_name)
+            .opt("Password", password.map(crate::Secret::expose))
+            .set("ClientToken", token);
+        self.call_typed("ReplaceSystemDisk", &p).await
     }
 
     /// `JoinResourceGroup` of one instance.

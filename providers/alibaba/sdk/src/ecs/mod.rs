@@ -44,7 +44,7 @@ pub use idempotency::{
 };
 pub use instance_settings::{
     AutoRenewChange, DescribeInstanceRamRoleResponse, InstanceRamRole, InstanceRenewAttribute,
-    MetadataOptionsChange, NetworkSpecChange, RamRoleResult,
+    MetadataOptionsChange, NetworkSpecChange, RamRoleResult, ReplaceSystemDiskResponse,
 };
 pub use key_pairs::{
     DescribeKeyPairsResponse, KeyPair, KeyPairBindResponse, KeyPairCreated, KeyPairList,
