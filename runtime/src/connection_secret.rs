@@ -71,9 +71,22 @@ impl ConnectionSecrets {
             .get_opt(&target.name)
             .await
             .map_err(|e| ReconcileError::kube(&what, e))?;
+        let mut details = details.clone();
         if let Some(live) = &live {
             if !controls(live, &owner_uid) {
                 return Err(not_controlled(&what, live));
+            }
+            // A retained value (returned once by the cloud) stays while the details lack it.
+            let kept: Vec<(String, Vec<u8>)> = details
+                .retained()
+                .filter(|k| details.get(k).is_none())
+                .filter_map(|k| {
+                    let value = live.data.as_ref()?.get(k)?;
+                    Some((k.to_owned(), value.0.clone()))
+                })
+                .collect();
+            for (key, value) in kept {
+                details.insert(key, value);
             }
             if live.data.as_ref().map(to_plain) == Some(details.as_map().clone()) {
                 self.remember(key, digest);

@@ -154,6 +154,12 @@ pub fn dispatch(
         "UntagResources" if crate::disk_actions::is_disk_tag_call(p) => {
             crate::disk_actions::untag_disks(store, ctx, p)?
         }
+        "TagResources" if crate::key_pair_actions::is_key_pair_tag_call(p) => {
+            crate::key_pair_actions::tag_key_pairs(store, ctx, p, false)?
+        }
+        "UntagResources" if crate::key_pair_actions::is_key_pair_tag_call(p) => {
+            crate::key_pair_actions::tag_key_pairs(store, ctx, p, true)?
+        }
         "TagResources" => tag_resources(store, ctx, p)?,
         "UntagResources" => untag_resources(store, ctx, p)?,
         "ListTagResources" => list_tag_resources(store, ctx, p)?,
@@ -560,7 +566,7 @@ fn check_resource_type(p: &ReceivedParams) -> Result<(), ErrorResponse> {
         t if t.eq_ignore_ascii_case("instance") => Ok(()),
         _ => Err(ErrorResponse::bad_request(
             "InvalidResourceType.NotSupported",
-            "Only ResourceType \"instance\" is supported by this endpoint.",
+            "Only ResourceType \"instance\", \"disk\", \"keypair\" and \"securitygroup\" are supported by this endpoint.",
         )),
     }
 }

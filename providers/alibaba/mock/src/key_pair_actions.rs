@@ -282,3 +282,60 @@ fn bind(
         "Results": {"Result": results},
     }))
 }
+
+/// Whether a tag call (`TagResources` / `UntagResources`) is about key pairs (`ResourceId.N`
+/// are key pair names).
+pub fn is_key_pair_tag_call(p: &ReceivedParams) -> bool {
+    p.get("ResourceType")
+        .is_some_and(|t| t.eq_ignore_ascii_case("keypair"))
+}
+
+fn key_pair_missing(name: &str) -> ErrorResponse {
+    ErrorResponse::not_found(
+        "InvalidResourceId.NotFound",
+        format!(
+            "The specified ResourceId \"{}\" does not exist: no key pair of that name in the region.",
+            crate::error::truncate(name, 128)
+        ),
+    )
+}
+
+/// `TagResources` / `UntagResources` with `ResourceType=keypair`: all key pairs or none.
+pub fn tag_key_pairs(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+    untag: bool,
+) -> Result<Value, ErrorResponse> {
+    let region = catalog::region_by_id(p.required("RegionId")?)?;
+    let account = ctx.caller.account_id.clone();
+    let (names, tags) = if untag {
+        let names = p.list("ResourceId", 50)?;
+        if names.is_empty() {
+            return Err(ErrorResponse::missing("ResourceId.1"));
+        }
+        (names, Vec::new())
+    } else {
+        network_tags::tag_request(p)?
+    };
+    let keys = p.list("TagKey", crate::launch::MAX_TAGS)?;
+    let all = p.bool("All")?.unwrap_or(false);
+    for name in &names {
+        let pair = store
+            .key_pairs
+            .get(&account, region.id, name)
+            .ok_or_else(|| key_pair_missing(name))?;
+        let mut merged = pair.tags.clone();
+        network_tags::merge(&mut merged, &tags)?;
+    }
+    for name in &names {
+        if let Some(pair) = store.key_pairs.get_mut(&account, region.id, name) {
+            if untag {
+                pair.tags.retain(|(k, _)| !all && !keys.contains(k));
+            } else {
+                network_tags::merge(&mut pair.tags, &tags)?;
+            }
+        }
+    }
+    Ok(json!({}))
+}

@@ -253,6 +253,18 @@ impl KeyPairStore {
             .and_then(|m| m.get(name))
     }
 
+    /// Mutable [`KeyPairStore::get`].
+    pub fn get_mut(
+        &mut self,
+        account_id: &Arc<str>,
+        region_id: &'static str,
+        name: &str,
+    ) -> Option<&mut KeyPair> {
+        self.pairs
+            .get_mut(&(account_id.clone(), region_id))
+            .and_then(|m| m.get_mut(name))
+    }
+
     /// The account's key pairs in a region, oldest first.
     pub fn in_region(&self, account_id: &Arc<str>, region_id: &'static str) -> Vec<&KeyPair> {
         let mut all: Vec<&KeyPair> = self

@@ -10,14 +10,18 @@
 //! and subscription rules (`Period`, no release before expiry), ClientToken idempotency, filters
 //! and both pagination styles, tags, an optional visibility lag of listings, a catalogue of
 //! regions, instance types and images, VPCs, vSwitches and security groups with their dependency
-//! rules (every account starts with the default network of [`defaults`]), and fault injection.
-//! The actions served are the `ACTIONS` lists of `ecs_actions`, `security_group_actions`,
-//! `vpc_actions` and `sts_actions`; the crate's integration tests pin the behaviour, also against
-//! Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
+//! rules (every account starts with the default network of [`defaults`]), cloud disks (`disks`:
+//! the system and data disks of each instance, and disks created apart, with ECS's attach,
+//! resize, performance-level and release rules) and SSH key pairs (`key_pairs`), and fault
+//! injection. The actions served are the `ACTIONS` lists of `ecs_actions`,
+//! `security_group_actions`, `disk_actions`, `key_pair_actions`, `vpc_actions` and
+//! `sts_actions`; the crate's integration tests pin the behaviour, also against Alibaba Cloud's
+//! official Python SDKs (`tests/sdk/official_sdk.py`).
 //!
 //! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `ecs_actions` /
-//! `security_group_actions` / `vpc_actions` / `sts_actions` → `store` (instances, with `network`
-//! and `visibility`) → `instance`, with `received_params`, `launch`, `subscription`, `catalog`,
+//! `security_group_actions` / `disk_actions` / `key_pair_actions` / `vpc_actions` /
+//! `sts_actions` → `store` (instances, with `network`, `disks`, `key_pairs` and `visibility`) →
+//! `instance`, with `md5`, `received_params`, `launch`, `subscription`, `catalog`,
 //! `cidr`, `defaults`, `config`, `stats`, `locks` and `error` underneath.
 //!
 //! It depends on alibaba-sdk for its `signature` module only, and on nothing of Kubernetes or of

@@ -34,7 +34,9 @@
 mod call_metrics;
 mod config_resolution;
 mod config_watches;
+mod disk;
 mod ecs_instance;
+mod key_pair;
 mod network;
 mod options;
 mod provider_config;
@@ -48,7 +50,9 @@ use futures::FutureExt;
 pub use config_resolution::{ConfigResolver, EndpointAllowList, EndpointRefusal, ResolvedConfigs};
 pub use options::{ClientOverrides, Options};
 
+use crate::disk::disk_controller;
 use crate::ecs_instance::ecs_instance_controller;
+use crate::key_pair::key_pair_controller;
 use crate::network::network_controllers;
 
 /// Runs the ECSInstance, ProviderConfig and ClusterProviderConfig controllers with the Kubernetes
@@ -64,12 +68,16 @@ pub async fn run(
     let shutdown = shutdown.boxed().shared();
     let ecs = ecs_instance_controller(runtime, &options);
     let (vpcs, vswitches, groups) = network_controllers(runtime, &options);
+    let disks = disk_controller(runtime, &options);
+    let key_pairs = key_pair_controller(runtime, &options);
     let configs = provider_config::run(runtime, options, &ecs, shutdown.clone());
     futures::join!(
         ecs.run(shutdown.clone()),
         vpcs.run(shutdown.clone()),
         vswitches.run(shutdown.clone()),
-        groups.run(shutdown),
+        groups.run(shutdown.clone()),
+        disks.run(shutdown.clone()),
+        key_pairs.run(shutdown),
         configs
     );
     Ok(())

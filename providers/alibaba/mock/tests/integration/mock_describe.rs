@@ -370,11 +370,18 @@ async fn tags_add_remove_list_and_limits() {
         .await
         .expect_error(400, "InvalidTagCount");
     let mut other_type = base.to_vec();
-    other_type[1] = ("ResourceType", "disk");
+    other_type[1] = ("ResourceType", "snapshot");
     other_type.extend([("ResourceId.1", ids[0].as_str()), ("Tag.1.Key", "x")]);
     s.ecs("TagResources", &other_type)
         .await
         .expect_error(400, "InvalidResourceType.NotSupported");
+    // Disks are tagged too: an instance ID is no disk.
+    let mut as_disk = base.to_vec();
+    as_disk[1] = ("ResourceType", "disk");
+    as_disk.extend([("ResourceId.1", ids[0].as_str()), ("Tag.1.Key", "x")]);
+    s.ecs("TagResources", &as_disk)
+        .await
+        .expect_error(404, "InvalidDiskId.NotFound");
     let mut missing = base.to_vec();
     missing.extend([("ResourceId.1", "i-missing"), ("Tag.1.Key", "x")]);
     s.ecs("TagResources", &missing)

@@ -97,6 +97,53 @@ async fn import_describe_and_delete() {
         fingerprint.as_str()
     );
     assert!(listed["KeyPairs"]["KeyPair"][0].get("PublicKey").is_none());
+    // Tags through TagResources / UntagResources, the key pair's name as resource ID.
+    ecs(
+        &s,
+        "TagResources",
+        &[
+            ("ResourceType", "keypair"),
+            ("ResourceId.1", "web"),
+            ("Tag.1.Key", "owner"),
+            ("Tag.1.Value", "me"),
+        ],
+    )
+    .await
+    .ok();
+    let tagged = ecs(
+        &s,
+        "DescribeKeyPairs",
+        &[("Tag.1.Key", "owner"), ("Tag.1.Value", "me")],
+    )
+    .await
+    .ok();
+    assert_eq!(tagged["TotalCount"], 1);
+    ecs(
+        &s,
+        "TagResources",
+        &[
+            ("ResourceType", "keypair"),
+            ("ResourceId.1", "nope"),
+            ("Tag.1.Key", "owner"),
+        ],
+    )
+    .await
+    .expect_error(404, "InvalidResourceId.NotFound");
+    ecs(
+        &s,
+        "UntagResources",
+        &[
+            ("ResourceType", "keypair"),
+            ("ResourceId.1", "web"),
+            ("TagKey.1", "owner"),
+        ],
+    )
+    .await
+    .ok();
+    let untagged = ecs(&s, "DescribeKeyPairs", &[("Tag.1.Key", "owner")])
+        .await
+        .ok();
+    assert_eq!(untagged["TotalCount"], 0);
     ecs(&s, "DeleteKeyPairs", &[("KeyPairNames", "web")])
         .await
         .expect_error(400, "InvalidKeyPairNames.ValueNotSupported");

@@ -2,7 +2,7 @@
 //! wired to requeue instances when their ProviderConfig, ClusterProviderConfig or credentials
 //! Secret (or their `passwordSecretRef` Secret) changes.
 
-use ferroplane_apis::alibabacloud::{ECSInstance, SecurityGroup, VSwitch};
+use ferroplane_apis::alibabacloud::{ECSInstance, KeyPair, SecurityGroup, VSwitch};
 use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime, references};
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
@@ -41,6 +41,11 @@ pub fn ecs_instance_controller(
             options.api::<SecurityGroup>(&client),
             watcher::Config::default(),
             references::referencing::<SecurityGroup, ECSInstance>,
+        )
+        .watches_related(
+            options.api::<KeyPair>(&client),
+            watcher::Config::default(),
+            references::referencing::<KeyPair, ECSInstance>,
         );
     watch_provider_configs(
         controller,

@@ -21,12 +21,12 @@ use ferroplane_apis::alibabacloud::{SecurityGroup, VPC, VSwitch};
 use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime, references};
 use kube::runtime::watcher;
 
-pub(crate) use self::connector::NetworkConnector;
+pub(crate) use self::connector::{NetworkClients, NetworkConnector, NetworkKind};
 use crate::config_watches::watch_provider_configs;
 use crate::options::Options;
 
 /// The tags to create a resource with: the spec's, and the UID tag (which the spec may not set).
-fn uid_tagged<T>(
+pub(crate) fn uid_tagged<T>(
     tags: Option<&ferroplane_apis::alibabacloud::Tags>,
     uid: &str,
     tag: impl Fn(&str, &str) -> T,
@@ -41,7 +41,7 @@ fn uid_tagged<T>(
     out
 }
 
-fn non_empty(s: &str) -> Option<String> {
+pub(crate) fn non_empty(s: &str) -> Option<String> {
     (!s.is_empty()).then(|| s.to_owned())
 }
 

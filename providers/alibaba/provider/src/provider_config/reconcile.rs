@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferroplane_apis::alibabacloud::{
-    ECSInstance, ProviderConfigStatus, SecurityGroup, VPC, VSwitch,
+    Disk, ECSInstance, KeyPair, ProviderConfigStatus, SecurityGroup, VPC, VSwitch,
 };
 use ferroplane_apis::common::{ConditionStatus, ProviderConfigKind, names};
 use ferroplane_runtime::conditions::{self, Desired};
@@ -80,6 +80,8 @@ async fn live_users<P: ConfigKind>(
     users.extend(live_users_of::<P, VPC>(ctx, config).await?);
     users.extend(live_users_of::<P, VSwitch>(ctx, config).await?);
     users.extend(live_users_of::<P, SecurityGroup>(ctx, config).await?);
+    users.extend(live_users_of::<P, Disk>(ctx, config).await?);
+    users.extend(live_users_of::<P, KeyPair>(ctx, config).await?);
     Ok(users)
 }
 

@@ -156,6 +156,16 @@ impl EcsClient {
         Ok(found)
     }
 
+    /// `TagResources` on one key pair (named by its name): adds or overwrites these tags.
+    pub async fn tag_key_pair(&self, name: &str, tags: &[Tag]) -> Result<(), Error> {
+        let mut p = Params::new();
+        p.set("ResourceType", "keypair").set("ResourceId.1", name);
+        set_tags(&mut p, tags);
+        self.call_typed::<super::response::AckResponse>("TagResources", &p)
+            .await?;
+        Ok(())
+    }
+
     /// `DeleteKeyPairs` (ECS refuses while an instance uses one of them; unknown names are
     /// ignored).
     pub async fn delete_key_pairs(&self, names: &[String]) -> Result<(), Error> {

@@ -1,0 +1,250 @@
+//! The KeyPair kind against the mock: an imported key used by an ECSInstance through
+//! `keyPairNameRef`, kept while the instance uses it and deleted after; a generated key whose
+//! private key goes into the connection Secret only, and stays there across later polls.
+
+use ferroplane_apis::alibabacloud::{KeyPair, KeyPairParameters, KeyPairSpec};
+use ferroplane_apis::common::{DeletionPolicy, LocalSecretReference, default_management_policies};
+use ferroplane_apis::references::Reference;
+use ferroplane_testkit::conditions::is_ready;
+use ferroplane_testkit::eventually;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, DeleteParams, PostParams};
+
+use alibaba_mock::DEFAULT_ACCOUNT_ID;
+
+use alibaba_sdk::credentials::Credentials;
+use alibaba_sdk::ecs::EcsClient;
+
+use crate::controller_support::{AK, Env, NS, REGION, SK, WAIT, external_name, instance};
+
+/// An OpenSSH public key made with ssh-keygen (private half discarded) and its MD5 fingerprint.
+const PUBLIC_KEY: &str = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQCssLvIevGFoGOuVcTzca6vQAfctErHt+jxk4nFH4uJdjJInbAuR9q27Vq62pZN9pBEyjT/x8zDZSTTmSm9QdFPOUjzAANRPN0p0x0cw2wVgtujX9fAWFxqh5jyv+EIORKGvPfftnUlv55Flzl5C0M2nawKpscHg30pmYgaSR5i73Z8CMllaLJBCySAqxmVnHpxlKYuQIDIZ9j8+myd3y37HEMcKvG4v59MOh8XtvLQ4At4MtKfTh6vA02iH5UpM0OuD1T4gesLhfT3/e4QCZ8agSUAhFMAEmPuAbC1bZjZNRzL0yDEg2wM8Kl0cB+ab6I8sG6wN9MdQ48b0tNOMB8n test";
+const FINGERPRINT: &str = "92:19:96:01:1e:1c:fd:e7:db:39:da:20:85:57:ca:31";
+
+fn key_pair(name: &str, public_key: Option<&str>, secret: Option<&str>) -> KeyPair {
+    let mut obj = KeyPair::new(
+        name,
+        KeyPairSpec {
+            deletion_policy: DeletionPolicy::Delete,
+            management_policies: default_management_policies(),
+            provider_config_ref: Default::default(),
+            write_connection_secret_to_ref: secret.map(|s| LocalSecretReference { name: s.into() }),
+            for_provider: KeyPairParameters {
+                region_id: REGION.into(),
+                public_key: public_key.map(str::to_owned),
+                ..KeyPairParameters::default()
+            },
+        },
+    );
+    obj.metadata.namespace = Some(NS.into());
+    obj
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_imported_key_pair_is_used_by_reference_and_deleted_after_its_instance() {
+    let env = Env::start().await;
+    let pairs: Api<KeyPair> = Api::namespaced(env.client.clone(), NS);
+    // The instance first: it waits for its reference.
+    let mut vm = instance("vm-k");
+    vm.spec.for_provider.key_pair_name_ref = Some(Reference {
+        name: "laptop".into(),
+    });
+    env.create(&vm).await;
+    pairs
+        .create(
+            &PostParams::default(),
+            &key_pair("laptop", Some(PUBLIC_KEY), None),
+        )
+        .await
+        .expect("KeyPair created");
+    let kp = eventually("KeyPair laptop: Ready")
+        .within(WAIT)
+        .for_object(&pairs, "laptop", |o| o.is_some_and(is_ready))
+        .await
+        .expect("exists");
+    assert_eq!(external_name(&kp).as_deref(), Some("laptop"));
+    let observed = kp
+        .status
+        .as_ref()
+        .map(|s| &s.at_provider)
+        .expect("atProvider");
+    assert_eq!(observed.finger_print.as_deref(), Some(FINGERPRINT));
+    let vm = env.wait_ready("vm-k").await;
+    assert_eq!(
+        vm.spec.for_provider.key_pair_name.as_deref(),
+        Some("laptop")
+    );
+    let id = external_name(&vm).expect("instance ID");
+    assert_eq!(env.mock().instance_key_pair(&id).as_deref(), Some("laptop"));
+
+    // ECS refuses to delete a key pair in use: the KeyPair waits for its instance.
+    pairs
+        .delete("laptop", &DeleteParams::default())
+        .await
+        .expect("delete");
+    eventually("a WaitingToDelete event for the KeyPair")
+        .within(WAIT)
+        .until_async(|| async {
+            let reasons = ferroplane_testkit::events::reasons(&env.client, NS, "laptop").await;
+            if reasons.iter().any(|r| r == "WaitingToDelete") {
+                Ok(())
+            } else {
+                Err(Box::new(reasons))
+            }
+        })
+        .await;
+    assert_eq!(
+        env.mock().key_pair_names(DEFAULT_ACCOUNT_ID, REGION),
+        ["laptop"]
+    );
+    env.delete("vm-k").await;
+    eventually("KeyPair laptop: gone")
+        .within(WAIT)
+        .for_object(&pairs, "laptop", |o| o.is_none())
+        .await;
+    assert!(
+        env.mock()
+            .key_pair_names(DEFAULT_ACCOUNT_ID, REGION)
+            .is_empty()
+    );
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_private_key_goes_to_the_connection_secret_only() {
+    let env = Env::start().await;
+    let pairs: Api<KeyPair> = Api::namespaced(env.client.clone(), NS);
+    pairs
+        .create(
+            &PostParams::default(),
+            &key_pair("gen", None, Some("gen-key")),
+        )
+        .await
+        .expect("KeyPair created");
+    let kp = eventually("KeyPair gen: Ready")
+        .within(WAIT)
+        .for_object(&pairs, "gen", |o| o.is_some_and(is_ready))
+        .await
+        .expect("exists");
+    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), NS);
+    let private_key = |s: &Secret| {
+        s.data
+            .as_ref()
+            .and_then(|d| d.get("privateKey"))
+            .map(|v| String::from_utf8_lossy(&v.0).into_owned())
+    };
+    let secret = eventually("Secret gen-key with the private key")
+        .within(WAIT)
+        .for_object(&secrets, "gen-key", |s| {
+            s.and_then(private_key)
+                .is_some_and(|k| k.starts_with("-----BEGIN PRIVATE KEY-----"))
+        })
+        .await
+        .expect("exists");
+    let key = private_key(&secret).expect("private key");
+    // Nowhere else: not in the status, not in the events.
+    let status = serde_json::to_string(&kp.status).expect("status");
+    assert!(!status.contains("PRIVATE KEY"), "{status}");
+    let events = ferroplane_testkit::events::about(&env.client, NS, "gen").await;
+    assert!(
+        events.iter().all(|(_, note)| !note.contains("PRIVATE KEY")),
+        "{events:?}"
+    );
+    // Later polls (which cannot see the private key) keep it in the Secret.
+    let seen = env.mock().stats().calls_of("DescribeKeyPairs");
+    eventually("two more polls of the key pair")
+        .within(WAIT)
+        .until(|| {
+            let now = env.mock().stats().calls_of("DescribeKeyPairs");
+            if now >= seen + 2 {
+                Ok(())
+            } else {
+                Err(Box::new(now))
+            }
+        })
+        .await;
+    let again = secrets.get("gen-key").await.expect("Secret");
+    assert_eq!(private_key(&again).as_deref(), Some(key.as_str()));
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untagged_key_pair_of_the_same_name_is_claimed_with_the_uid_tag() {
+    let env = Env::start().await;
+    let ecs = EcsClient::builder(REGION)
+        .credentials(Credentials::new(AK, SK))
+        .endpoint(env.mock().endpoint())
+        .build()
+        .expect("ECS client");
+    ecs.import_key_pair("shared", PUBLIC_KEY, &[])
+        .await
+        .expect("imported outside ferroplane");
+    let pairs: Api<KeyPair> = Api::namespaced(env.client.clone(), NS);
+    let created = pairs
+        .create(
+            &PostParams::default(),
+            &key_pair("shared", Some(PUBLIC_KEY), None),
+        )
+        .await
+        .expect("KeyPair created");
+    let uid = created.metadata.uid.clone().expect("uid");
+    eventually("KeyPair shared: Ready")
+        .within(WAIT)
+        .for_object(&pairs, "shared", |o| o.is_some_and(is_ready))
+        .await;
+    let found = ecs
+        .describe_key_pair("shared")
+        .await
+        .expect("describe")
+        .expect("exists");
+    let owner = found
+        .tags
+        .items
+        .iter()
+        .find(|t| t.key == ferroplane_runtime::UID_TAG)
+        .map(|t| t.value.clone());
+    assert_eq!(owner.as_deref(), Some(uid.as_str()));
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admission_refuses_a_generated_key_without_a_secret_and_a_changed_public_key() {
+    let env = Env::start().await;
+    let pairs: Api<KeyPair> = Api::namespaced(env.client.clone(), NS);
+    let refused = pairs
+        .create(&PostParams::default(), &key_pair("lost", None, None))
+        .await
+        .expect_err("a generated key without a connection Secret is refused");
+    assert!(
+        refused
+            .to_string()
+            .contains("set writeConnectionSecretToRef"),
+        "{refused}"
+    );
+    pairs
+        .create(
+            &PostParams::default(),
+            &key_pair("fixed", Some(PUBLIC_KEY), None),
+        )
+        .await
+        .expect("KeyPair created");
+    eventually("KeyPair fixed: Ready")
+        .within(WAIT)
+        .for_object(&pairs, "fixed", |o| o.is_some_and(is_ready))
+        .await;
+    let changed = pairs
+        .patch(
+            "fixed",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(serde_json::json!({
+                "spec": {"forProvider": {"publicKey": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQC other"}}
+            })),
+        )
+        .await
+        .expect_err("publicKey is immutable");
+    assert!(
+        changed.to_string().contains("publicKey is immutable"),
+        "{changed}"
+    );
+    env.stop().await;
+}
