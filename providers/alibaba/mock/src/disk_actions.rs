@@ -33,6 +33,7 @@ pub fn dispatch(
     action: &str,
     p: &ReceivedParams,
 ) -> Result<Value, ErrorResponse> {
+    store.disks.settle(ctx.now);
     match action {
         "CreateDisk" => create(store, ctx, p),
         "DescribeDisks" => describe(store, ctx, p),
@@ -361,7 +362,7 @@ fn attach(
         &instance,
         delete_with_instance,
         bootable,
-        ctx.now,
+        (ctx.now, ctx.delay),
     )?;
     Ok(json!({}))
 }
@@ -381,7 +382,7 @@ fn detach(
         disk_id,
         &instance,
         delete_with_instance,
-        ctx.now,
+        (ctx.now, ctx.delay),
     )?;
     Ok(json!({}))
 }
@@ -481,6 +482,7 @@ pub fn tag_disks(
     p: &ReceivedParams,
 ) -> Result<Value, ErrorResponse> {
     catalog::region_by_id(p.required("RegionId")?)?;
+    store.disks.settle(ctx.now);
     let (ids, tags) = network_tags::tag_request(p)?;
     let account = &ctx.caller.account_id;
     for id in &ids {

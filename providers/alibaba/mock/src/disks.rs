@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use jiff::Timestamp;
 use rand::Rng as _;
@@ -31,6 +32,24 @@ pub const PERFORMANCE_LEVELS: &[&str] = &["PL0", "PL1", "PL2", "PL3"];
 
 /// Largest system disk, in GiB.
 pub const MAX_SYSTEM_DISK_GIB: u32 = 2048;
+
+/// A change of attachment in progress: ECS answers AttachDisk and DetachDisk at once and the
+/// disk is `Attaching` / `Detaching` for a while (the mock's transition delay).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    Attaching,
+    Detaching,
+}
+
+impl Transition {
+    /// The status ECS reports meanwhile.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Attaching => "Attaching",
+            Self::Detaching => "Detaching",
+        }
+    }
+}
 
 /// Whether a disk is an instance's system disk or a data disk (`Type` in DescribeDisks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -178,11 +197,18 @@ pub struct Disk {
     pub attached_at: Option<Timestamp>,
     pub detached_at: Option<Timestamp>,
     pub tags: Vec<(String, String)>,
+    /// An attach or detach in progress, and when it completes. While detaching, `instance_id`
+    /// still names the instance.
+    pub transition: Option<(Transition, Timestamp)>,
 }
 
 impl Disk {
-    /// `In_use` when attached, else `Available`.
+    /// `Attaching` / `Detaching` during a change, else `In_use` when attached, else `Available`
+    /// (as of the last [`DiskStore::settle`]).
     pub fn status(&self) -> &'static str {
+        if let Some((transition, _)) = self.transition {
+            return transition.as_str();
+        }
         if self.instance_id.is_some() {
             "In_use"
         } else {
@@ -279,6 +305,15 @@ pub fn disk_not_found(id: &str) -> ErrorResponse {
     )
 }
 
+/// When a change started at `now` completes; `None` when it completes at once.
+fn until(now: Timestamp, delay: Duration) -> Option<Timestamp> {
+    if delay.is_zero() {
+        return None;
+    }
+    let delay = jiff::SignedDuration::try_from(delay).ok()?;
+    now.checked_add(delay).ok()
+}
+
 fn new_disk_id() -> String {
     const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
     let mut rng = rand::rng();
@@ -300,6 +335,22 @@ pub struct DiskStore {
 }
 
 impl DiskStore {
+    /// Completes the attaches and detaches whose time has come.
+    pub fn settle(&mut self, now: Timestamp) {
+        for disk in self.disks.values_mut() {
+            match disk.transition {
+                Some((Transition::Detaching, until)) if until <= now => {
+                    disk.instance_id = None;
+                    disk.device.clear();
+                    disk.detached_at = Some(until);
+                    disk.transition = None;
+                }
+                Some((Transition::Attaching, until)) if until <= now => disk.transition = None,
+                _ => {}
+            }
+        }
+    }
+
     /// The disk if it belongs to the account.
     pub fn find(&self, account_id: &str, id: &str) -> Result<&Disk, ErrorResponse> {
         self.disks
@@ -375,6 +426,7 @@ impl DiskStore {
                 attached_at: None,
                 detached_at: None,
                 tags: spec.tags.clone(),
+                transition: None,
             },
         );
         id
@@ -471,7 +523,7 @@ impl DiskStore {
         instance: &InstanceFacts,
         delete_with_instance: Option<bool>,
         bootable: bool,
-        now: Timestamp,
+        (now, delay): (Timestamp, Duration),
     ) -> Result<(), ErrorResponse> {
         let has_system_disk = self
             .of_instance(&instance.id)
@@ -488,10 +540,13 @@ impl DiskStore {
                 ),
             ));
         }
-        if disk.instance_id.is_some() {
+        if disk.status() != "Available" {
             return Err(ErrorResponse::forbidden(
                 "IncorrectDiskStatus",
-                "The operation is not supported in this status: the disk is attached (In_use); detach it first.",
+                format!(
+                    "The operation is not supported in this status: the disk is {}, not Available.",
+                    disk.status()
+                ),
             ));
         }
         if bootable {
@@ -518,6 +573,7 @@ impl DiskStore {
             device
         };
         disk.attached_at = Some(now);
+        disk.transition = until(now, delay).map(|t| (Transition::Attaching, t));
         if let Some(delete) = delete_with_instance {
             disk.delete_with_instance = delete;
         }
@@ -532,9 +588,15 @@ impl DiskStore {
         disk_id: &str,
         instance: &InstanceFacts,
         delete_with_instance: Option<bool>,
-        now: Timestamp,
+        (now, delay): (Timestamp, Duration),
     ) -> Result<(), ErrorResponse> {
         let disk = self.find_mut(account_id, disk_id)?;
+        if disk.transition.is_some() {
+            return Err(incorrect_disk_status(&format!(
+                "the disk is {}; try again once it is In_use",
+                disk.status()
+            )));
+        }
         match disk.instance_id.as_deref() {
             None => {
                 return Err(incorrect_disk_status(
@@ -563,9 +625,14 @@ impl DiskStore {
                 ));
             }
         }
-        disk.instance_id = None;
-        disk.device.clear();
-        disk.detached_at = Some(now);
+        match until(now, delay) {
+            Some(t) => disk.transition = Some((Transition::Detaching, t)),
+            None => {
+                disk.instance_id = None;
+                disk.device.clear();
+                disk.detached_at = Some(now);
+            }
+        }
         disk.delete_with_instance = match disk.disk_type {
             DiskType::System => delete_with_instance.unwrap_or(true),
             DiskType::Data => false,
@@ -584,6 +651,12 @@ impl DiskStore {
         instance: Option<&InstanceFacts>,
     ) -> Result<(), ErrorResponse> {
         let disk = self.find_mut(account_id, disk_id)?;
+        if disk.transition.is_some() {
+            return Err(incorrect_disk_status(&format!(
+                "the disk is {}",
+                disk.status()
+            )));
+        }
         if new_size <= disk.size {
             return Err(ErrorResponse::forbidden(
                 "InvalidDiskSize.TooSmall",
@@ -645,6 +718,12 @@ impl DiskStore {
         instance: Option<&InstanceFacts>,
     ) -> Result<(), ErrorResponse> {
         let disk = self.find_mut(account_id, disk_id)?;
+        if disk.transition.is_some() {
+            return Err(incorrect_disk_status(&format!(
+                "the disk is {}",
+                disk.status()
+            )));
+        }
         let category = new_category.unwrap_or(disk.category);
         if level.is_some() && category != "cloud_essd" {
             return Err(ErrorResponse::forbidden(
@@ -741,6 +820,12 @@ impl DiskStore {
         let Ok(disk) = self.find(account_id, disk_id) else {
             return Ok(());
         };
+        if disk.transition.is_some() {
+            return Err(incorrect_disk_status(&format!(
+                "the disk is {}; release it once it is Available",
+                disk.status()
+            )));
+        }
         if disk.instance_id.is_some() {
             return Err(ErrorResponse::forbidden(
                 "DiskStillAttached",
@@ -768,6 +853,7 @@ impl DiskStore {
                 disk.instance_id = None;
                 disk.device.clear();
                 disk.detached_at = Some(now);
+                disk.transition = None;
             }
         }
     }
@@ -807,6 +893,10 @@ mod tests {
 
     fn now() -> Timestamp {
         Timestamp::now()
+    }
+
+    fn at_once() -> (Timestamp, Duration) {
+        (now(), Duration::ZERO)
     }
 
     #[test]
@@ -852,24 +942,24 @@ mod tests {
         };
         let code = |r: Result<(), ErrorResponse>| r.unwrap_err().code;
         assert_eq!(
-            code(store.attach("1", &id, &other_zone, None, false, now())),
+            code(store.attach("1", &id, &other_zone, None, false, at_once())),
             "ResourcesNotInSameZone"
         );
         assert_eq!(
-            code(store.attach("1", &id, &instance(Status::Pending), None, false, now())),
+            code(store.attach("1", &id, &instance(Status::Pending), None, false, at_once())),
             "IncorrectInstanceStatus"
         );
         assert_eq!(
-            code(store.attach("2", &id, &instance(Status::Running), None, false, now())),
+            code(store.attach("2", &id, &instance(Status::Running), None, false, at_once())),
             "InvalidDiskId.NotFound"
         );
         store
-            .attach("1", &id, &instance(Status::Running), None, false, now())
+            .attach("1", &id, &instance(Status::Running), None, false, at_once())
             .unwrap();
         assert_eq!(store.find("1", &id).unwrap().status(), "In_use");
         assert_eq!(store.find("1", &id).unwrap().device, "/dev/xvdb");
         assert_eq!(
-            code(store.attach("1", &id, &instance(Status::Running), None, false, now())),
+            code(store.attach("1", &id, &instance(Status::Running), None, false, at_once())),
             "IncorrectDiskStatus"
         );
         assert_eq!(code(store.delete("1", &id)), "DiskStillAttached");
@@ -878,14 +968,14 @@ mod tests {
             ..instance(Status::Running)
         };
         assert_eq!(
-            code(store.detach("1", &id, &elsewhere, None, now())),
+            code(store.detach("1", &id, &elsewhere, None, at_once())),
             "DependencyViolation"
         );
         store
-            .detach("1", &id, &instance(Status::Stopped), None, now())
+            .detach("1", &id, &instance(Status::Stopped), None, at_once())
             .unwrap();
         assert_eq!(
-            code(store.detach("1", &id, &instance(Status::Stopped), None, now())),
+            code(store.detach("1", &id, &instance(Status::Stopped), None, at_once())),
             "IncorrectDiskStatus"
         );
         store.delete("1", &id).unwrap();
@@ -912,11 +1002,23 @@ mod tests {
         assert_eq!(disks[1].device, "/dev/xvdb");
         let code = |r: Result<(), ErrorResponse>| r.unwrap_err().code;
         assert_eq!(
-            code(store.detach("1", &disks[0].id, &instance(Status::Running), None, now())),
+            code(store.detach(
+                "1",
+                &disks[0].id,
+                &instance(Status::Running),
+                None,
+                at_once()
+            )),
             "IncorrectInstanceStatus"
         );
         store
-            .detach("1", &disks[0].id, &instance(Status::Stopped), None, now())
+            .detach(
+                "1",
+                &disks[0].id,
+                &instance(Status::Stopped),
+                None,
+                at_once(),
+            )
             .unwrap();
         store
             .attach(
@@ -925,7 +1027,7 @@ mod tests {
                 &instance(Status::Stopped),
                 None,
                 true,
-                now(),
+                at_once(),
             )
             .unwrap();
         store.release_instance("i-1", now());
@@ -991,6 +1093,55 @@ mod tests {
             code(store.modify_spec("1", &ssd, None, Some("PL1"), None)),
             "OperationDenied"
         );
+    }
+
+    #[test]
+    fn attaching_and_detaching_take_the_transition_delay() {
+        let mut store = DiskStore::default();
+        let acct: Arc<str> = Arc::from("1");
+        let id = store
+            .create(&acct, "cn-hangzhou", &spec(40), None, now())
+            .unwrap();
+        let t0 = now();
+        let delay = Duration::from_secs(10);
+        let at = |secs: i64| {
+            t0.checked_add(jiff::SignedDuration::from_secs(secs))
+                .unwrap()
+        };
+        let running = instance(Status::Running);
+        store
+            .attach("1", &id, &running, None, false, (t0, delay))
+            .unwrap();
+        assert_eq!(store.find("1", &id).unwrap().status(), "Attaching");
+        let code = |r: Result<(), ErrorResponse>| r.unwrap_err().code;
+        assert_eq!(
+            code(store.detach("1", &id, &running, None, (at(1), delay))),
+            "IncorrectDiskStatus"
+        );
+        assert_eq!(
+            code(store.resize("1", &id, 50, false, Some(&running))),
+            "IncorrectDiskStatus"
+        );
+        store.settle(at(10));
+        assert_eq!(store.find("1", &id).unwrap().status(), "In_use");
+        store
+            .detach("1", &id, &running, None, (at(11), delay))
+            .unwrap();
+        assert_eq!(store.find("1", &id).unwrap().status(), "Detaching");
+        assert_eq!(
+            store.find("1", &id).unwrap().instance_id.as_deref(),
+            Some("i-1")
+        );
+        assert_eq!(code(store.delete("1", &id)), "IncorrectDiskStatus");
+        store.settle(at(20));
+        assert_eq!(store.find("1", &id).unwrap().status(), "Detaching");
+        store.settle(at(21));
+        let disk = store.find("1", &id).unwrap();
+        assert_eq!(
+            (disk.status(), disk.instance_id.as_deref()),
+            ("Available", None)
+        );
+        store.delete("1", &id).unwrap();
     }
 
     #[test]

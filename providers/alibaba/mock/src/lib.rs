@@ -157,7 +157,9 @@ impl MockServer {
 
     /// Every disk (any account), oldest first.
     pub fn disks(&self) -> Vec<DiskSummary> {
-        lock(&self.shared.store)
+        let mut store = lock(&self.shared.store);
+        store.disks.settle(Timestamp::now());
+        store
             .disks
             .all()
             .into_iter()

@@ -178,7 +178,9 @@ def classic_disks_and_key_pairs():
     attach.set_InstanceId(instance)
     attach.set_DiskId(disk)
     call(attach)
-    check(described()["Status"] == "In_use" and described()["InstanceId"] == instance, "classic SDK: AttachDisk")
+    # ECS attaches asynchronously: Attaching, then In_use.
+    wait_for("classic SDK: AttachDisk",
+             lambda: described()["Status"] == "In_use" and described()["InstanceId"] == instance)
 
     resize = ResizeDiskRequest()
     resize.set_DiskId(disk)
@@ -205,7 +207,7 @@ def classic_disks_and_key_pairs():
     detach.set_InstanceId(instance)
     detach.set_DiskId(disk)
     call(detach)
-    check(described()["Status"] == "Available", "classic SDK: DetachDisk")
+    wait_for("classic SDK: DetachDisk", lambda: described()["Status"] == "Available")
     call(delete)
     remaining = DescribeDisksRequest()
     remaining.set_DiskIds(json.dumps([disk]))

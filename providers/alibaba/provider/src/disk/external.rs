@@ -19,7 +19,8 @@ use crate::network::{NetworkClients, non_empty, uid_tagged};
 /// Connection Secret key.
 const CONN_DISK_ID: &str = "diskId";
 
-/// Disk statuses that settle by themselves.
+/// Disk statuses that settle by themselves: a disk being made, and a change of attachment
+/// (ECS answers AttachDisk / DetachDisk at once and changes the disk in about a minute).
 const TRANSITIONS: &[&str] = &["Creating", "Attaching", "Detaching", "ReIniting"];
 
 fn observation(disk: &CloudDisk) -> DiskObservation {
@@ -102,8 +103,10 @@ impl ExternalClient<Disk> for NetworkClients {
             return Ok(Observation::missing());
         };
         let readiness = match disk.status.as_str() {
-            "Available" | "In_use" => Readiness::Available,
-            s if TRANSITIONS.contains(&s) => Readiness::Creating,
+            "Available" | "In_use" | "Attaching" | "Detaching" | "ReIniting" => {
+                Readiness::Available
+            }
+            "Creating" => Readiness::Creating,
             other => Readiness::Unavailable(format!("the disk is {other}")),
         };
         let mut observation = Observation::found(&disk.disk_id)
@@ -156,22 +159,16 @@ impl ExternalClient<Disk> for NetworkClients {
         let Some(disk) = self.find_disk(ext).await? else {
             return Ok(Update::in_progress());
         };
+        if TRANSITIONS.contains(&disk.status.as_str()) {
+            return Ok(Update::in_progress());
+        }
         let plan = DiskPlan::new(&mr.spec.for_provider, &disk);
         let ecs = &self.region.ecs;
         let id = disk.disk_id.as_str();
-        if let Some(from) = &plan.detach_from {
-            self.call("DetachDisk", ecs.detach_disk(id, from)).await?;
-        }
+        // What works whether or not the disk is attached comes first; a detach leaves the disk
+        // Detaching for a while, so an attach elsewhere waits for a later cycle.
         if let Some(size) = plan.grow_to {
-            let current = CloudDisk {
-                instance_id: if plan.detach_from.is_some() {
-                    String::new()
-                } else {
-                    disk.instance_id.clone()
-                },
-                ..disk.clone()
-            };
-            self.grow(&current, size).await?;
+            self.grow(&disk, size).await?;
         }
         if let Some(level) = &plan.performance_level {
             self.call(
@@ -194,6 +191,14 @@ impl ExternalClient<Disk> for NetworkClients {
         if !plan.untag.is_empty() {
             self.call("UntagResources", ecs.untag_disk(id, &plan.untag))
                 .await?;
+        }
+        if let Some(from) = &plan.detach_from {
+            self.call("DetachDisk", ecs.detach_disk(id, from)).await?;
+            return Ok(if plan.attach_to.is_some() {
+                Update::in_progress()
+            } else {
+                Update::done()
+            });
         }
         if let Some(to) = &plan.attach_to {
             self.call("AttachDisk", ecs.attach_disk(id, to, None))
@@ -219,6 +224,10 @@ impl ExternalClient<Disk> for NetworkClients {
             return Ok(Deletion::Gone);
         };
         let ecs = &self.region.ecs;
+        if TRANSITIONS.contains(&disk.status.as_str()) {
+            // Being attached or detached: released once that is over.
+            return Ok(Deletion::InProgress);
+        }
         if disk.is_attached() {
             // A disk is released only once detached.
             self.call(
