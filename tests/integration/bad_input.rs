@@ -91,9 +91,9 @@ pub(crate) async fn schema_mistakes_are_refused_at_apply_time() {
             "regionId is immutable",
         ),
         (
-            "imageId",
-            r#"{"spec":{"forProvider":{"imageId":"ubuntu_22_04_x64_20G_alibase_20230515.vhd"}}}"#,
-            "imageId is immutable",
+            "vSwitchId",
+            r#"{"spec":{"forProvider":{"vSwitchId":"vsw-other0000000000000"}}}"#,
+            "vSwitchId is immutable",
         ),
         (
             "zoneId",

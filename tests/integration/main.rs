@@ -17,6 +17,7 @@ mod support;
 mod bad_input;
 mod e2e_disks;
 mod e2e_ecs;
+mod e2e_ecs_fields;
 mod e2e_in_cluster;
 mod e2e_network;
 mod etcd_members;

@@ -100,12 +100,21 @@ pub struct ECSInstanceSpec {
 #[x_kube(validation = Rule::new("!has(oldSelf.zoneId) || has(self.zoneId)").message("zoneId cannot be removed once set"))]
 #[x_kube(validation = Rule::new("!has(oldSelf.vSwitchId) || has(self.vSwitchId)").message("vSwitchId cannot be removed once set"))]
 #[x_kube(validation = Rule::new("!has(oldSelf.instanceChargeType) || has(self.instanceChargeType)").message("instanceChargeType cannot be removed once set"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.spotStrategy) || has(self.spotStrategy)").message("spotStrategy cannot be removed once set: ECS fixes it at creation"))]
 #[x_kube(validation = Rule::new("!has(self.spotStrategy) || self.spotStrategy == 'NoSpot' || !has(self.instanceChargeType) || self.instanceChargeType == 'PostPaid'").message("spot instances must be PostPaid"))]
 #[x_kube(validation = Rule::new("(!has(self.period) && !has(self.periodUnit) && !has(self.autoRenew) && !has(self.autoRenewPeriod)) || (has(self.instanceChargeType) && self.instanceChargeType == 'PrePaid')").message("period, periodUnit, autoRenew and autoRenewPeriod apply only to instanceChargeType: PrePaid"))]
 #[x_kube(validation = Rule::new("!has(self.period) || (has(self.periodUnit) && self.periodUnit == 'Week' ? self.period in [1, 2, 3, 4] : self.period in [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 24, 36, 48, 60])").message("period must be 1-4 when periodUnit is Week, or one of 1-9, 12, 24, 36, 48, 60 when periodUnit is Month (the default)"))]
 #[x_kube(validation = Rule::new("!has(self.autoRenewPeriod) || (has(self.periodUnit) && self.periodUnit == 'Week' ? self.autoRenewPeriod in [1, 2, 3] : self.autoRenewPeriod in [1, 2, 3, 6, 12, 24, 36, 48, 60])").message("autoRenewPeriod must be 1-3 when periodUnit is Week, or one of 1, 2, 3, 6, 12, 24, 36, 48, 60 when periodUnit is Month (the default)"))]
 #[x_kube(validation = Rule::new("!has(self.autoRenewPeriod) || (has(self.autoRenew) && self.autoRenew)").message("autoRenewPeriod needs autoRenew: true"))]
 #[x_kube(validation = Rule::new("!has(self.stoppedMode) || self.stoppedMode != 'StopCharging' || !has(self.instanceChargeType) || self.instanceChargeType == 'PostPaid'").message("stoppedMode StopCharging (economical mode) applies only to pay-as-you-go (PostPaid) instances; a PrePaid instance is billed while stopped"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.period) || has(self.period) || (has(self.instanceChargeType) && self.instanceChargeType == 'PostPaid')").message("period cannot be removed while the instance stays PrePaid: the subscription is bought for that long"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.period) || !has(self.period) || has(self.periodUnit) == has(oldSelf.periodUnit)").message("periodUnit cannot be added or removed after creation: the subscription is bought at creation"))]
+#[x_kube(validation = Rule::new("has(self.spotPriceLimit) == has(oldSelf.spotPriceLimit)").message("spotPriceLimit cannot be added or removed after creation: ECS fixes it at creation; create a new ECSInstance"))]
+#[x_kube(validation = Rule::new("has(self.spotDuration) == has(oldSelf.spotDuration)").message("spotDuration cannot be added or removed after creation: ECS fixes it at creation; create a new ECSInstance"))]
+#[x_kube(validation = Rule::new("has(self.spotInterruptionBehavior) == has(oldSelf.spotInterruptionBehavior)").message("spotInterruptionBehavior cannot be added or removed after creation: ECS fixes it at creation; create a new ECSInstance"))]
+#[x_kube(validation = Rule::new("has(self.securityEnhancementStrategy) == has(oldSelf.securityEnhancementStrategy)").message("securityEnhancementStrategy cannot be added or removed after creation: it only applies when the instance is created"))]
+#[x_kube(validation = Rule::new("has(self.systemDisk) == has(oldSelf.systemDisk)").message("systemDisk cannot be added or removed after creation: the system disk is created with the instance"))]
+#[x_kube(validation = Rule::new("has(self.dataDisks) == has(oldSelf.dataDisks)").message("dataDisks cannot be added or removed after creation: data disks are created with the instance; create a new ECSInstance to have other ones"))]
 pub struct ECSInstanceParameters {
     /// Region of the instance, e.g. `cn-beijing` or `ap-southeast-1`. Immutable.
     #[schemars(
@@ -125,10 +134,10 @@ pub struct ECSInstanceParameters {
     #[x_kube(validation = Rule::new("self == oldSelf").message("zoneId is immutable"))]
     pub zone_id: Option<String>,
 
-    /// Image to boot from, e.g. `centos_7_8_x64_20G_alibase_20200519.vhd` or `m-...`. Immutable;
-    /// to change the operating system, create a new instance.
+    /// Image to boot from, e.g. `centos_7_8_x64_20G_alibase_20200519.vhd` or `m-...`. A change
+    /// replaces the system disk (ReplaceSystemDisk: its data is lost) while the instance is
+    /// stopped, which ferroplane only does when `allowRestart` is true.
     #[schemars(length(min = 1, max = 256))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("imageId is immutable; create a new ECSInstance to change the image"))]
     pub image_id: String,
 
     /// Instance type, e.g. `ecs.g6.large`. Changing it needs a stop and start of the instance,
@@ -196,14 +205,16 @@ pub struct ECSInstanceParameters {
     #[schemars(range(min = 0, max = 100))]
     pub internet_max_bandwidth_out: Option<i32>,
 
-    /// How public traffic is billed: `PayByTraffic` or `PayByBandwidth`.
+    /// How public traffic is billed: `PayByTraffic` or `PayByBandwidth`. Changed in place
+    /// (ModifyInstanceNetworkSpec).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub internet_charge_type: Option<InternetChargeType>,
 
     /// How the instance is billed: `PostPaid` (pay-as-you-go, the default) or `PrePaid`
-    /// (subscription). Immutable.
+    /// (subscription). Changed in place (ModifyInstanceChargeType): to `PrePaid` with `period`
+    /// (and `periodUnit`), to `PostPaid` by removing the subscription fields, as ECS allows it
+    /// for the account.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("instanceChargeType is immutable"))]
     pub instance_charge_type: Option<InstanceChargeType>,
 
     /// Subscription length, in `periodUnit`s, bought when a `PrePaid` instance is created; required
@@ -218,15 +229,15 @@ pub struct ECSInstanceParameters {
     #[x_kube(validation = Rule::new("self == oldSelf").message("periodUnit is immutable"))]
     pub period_unit: Option<PeriodUnit>,
 
-    /// Renew a `PrePaid` instance automatically before it expires (default false). Set at creation.
+    /// Renew a `PrePaid` instance automatically before it expires (default false). Changed in
+    /// place (ModifyInstanceAutoRenewAttribute).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("autoRenew is set at creation; change auto-renewal in the console"))]
     pub auto_renew: Option<bool>,
 
     /// Length of each automatic renewal, in `periodUnit`s (default 1). Week: 1 to 3; Month: 1, 2,
-    /// 3, 6, 12, 24, 36, 48 or 60. Needs `autoRenew: true`. Set at creation.
+    /// 3, 6, 12, 24, 36, 48 or 60. Needs `autoRenew: true`. Changed in place
+    /// (ModifyInstanceAutoRenewAttribute).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("autoRenewPeriod is set at creation; change auto-renewal in the console"))]
     pub auto_renew_period: Option<i32>,
 
     /// How a pay-as-you-go instance stops when `desiredStatus` is `Stopped` or for a restart:
@@ -237,9 +248,67 @@ pub struct ECSInstanceParameters {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_mode: Option<StoppedMode>,
 
-    /// Spot (preemptible) strategy for pay-as-you-go instances.
+    /// Spot (preemptible) strategy for pay-as-you-go instances. Immutable: ECS sets it at
+    /// creation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spotStrategy is immutable: ECS fixes it at creation; create a new ECSInstance with the other strategy"))]
     pub spot_strategy: Option<SpotStrategy>,
+
+    /// Highest hourly price, in the account's currency, for `spotStrategy: SpotWithPriceLimit`
+    /// (up to 3 decimal places). Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spotPriceLimit is immutable: ECS fixes it at creation; create a new ECSInstance with the other price limit"))]
+    pub spot_price_limit: Option<f64>,
+
+    /// Protection period of a spot instance in hours, 0 to 6 (0: none, the default of ECS is 1).
+    /// Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 6))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spotDuration is immutable: ECS fixes it at creation; create a new ECSInstance with the other protection period"))]
+    pub spot_duration: Option<i32>,
+
+    /// What ECS does when it reclaims a spot instance: `Terminate` (release, the default) or
+    /// `Stop` (economical stop). Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("spotInterruptionBehavior is immutable: ECS fixes it at creation; create a new ECSInstance with the other behavior"))]
+    pub spot_interruption_behavior: Option<SpotInterruptionBehavior>,
+
+    /// `Active` installs the free security agent (Cloud Security Center) from the image at
+    /// creation, `Deactive` does not. Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("securityEnhancementStrategy is immutable: it only applies when the instance is created; install or remove the security agent inside the instance"))]
+    pub security_enhancement_strategy: Option<SecurityEnhancementStrategy>,
+
+    /// Instance RAM role (a role trusted by `ecs.aliyuncs.com`) whose temporary credentials the
+    /// metadata service hands to the instance. Changed in place
+    /// (DetachInstanceRamRole / AttachInstanceRamRole).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64), regex(pattern = r"^[A-Za-z0-9.@-]+$"))]
+    pub ram_role_name: Option<String>,
+
+    /// Metadata service tokens: `required` makes the instance use IMDSv2 (token) requests only,
+    /// `optional` (the ECS default) accepts both. Changed in place
+    /// (ModifyInstanceMetadataOptions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_tokens: Option<HttpTokens>,
+
+    /// The metadata service inside the instance: `enabled` (the ECS default) or `disabled`.
+    /// Changed in place (ModifyInstanceMetadataOptions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_endpoint: Option<HttpEndpoint>,
+
+    /// How many network hops a metadata token response (HTTP PUT) may travel, 1 to 64.
+    /// Changed in place (ModifyInstanceMetadataOptions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 64))]
+    pub http_put_response_hop_limit: Option<i32>,
+
+    /// Resource group of the instance, `rg-...`; the account's default group when unset.
+    /// Changed in place (JoinResourceGroup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^rg-[a-z0-9]+$"))]
+    pub resource_group_id: Option<String>,
 
     /// System disk. Its category is immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -251,7 +320,9 @@ pub struct ECSInstanceParameters {
     #[x_kube(validation = Rule::new("self == oldSelf").message("dataDisks are immutable after creation"))]
     pub data_disks: Option<Vec<DataDisk>>,
 
-    /// Name of an SSH key pair registered in the region (Linux images).
+    /// Name of an SSH key pair registered in the region (Linux images). Changed in place
+    /// (DetachKeyPair, AttachKeyPair); the new key takes effect at the next start or reboot of
+    /// the instance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 2, max = 128))]
     pub key_pair_name: Option<String>,
@@ -337,6 +408,36 @@ pub enum SpotStrategy {
     SpotAsPriceGo,
 }
 
+/// What ECS does with a spot instance it reclaims.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum SpotInterruptionBehavior {
+    Terminate,
+    Stop,
+}
+
+/// Whether the security agent is installed at creation.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum SecurityEnhancementStrategy {
+    Active,
+    Deactive,
+}
+
+/// Whether metadata requests need a token (IMDSv2).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HttpTokens {
+    Optional,
+    Required,
+}
+
+/// Whether the metadata service answers inside the instance.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HttpEndpoint {
+    Enabled,
+    Disabled,
+}
+
 /// Power state of the instance.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 pub enum DesiredStatus {
@@ -359,15 +460,25 @@ pub enum DiskCategory {
 /// The system disk.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("has(self.category) == has(oldSelf.category)").message("systemDisk.category cannot be added or removed after creation: the system disk is created with the instance"))]
+#[x_kube(validation = Rule::new("has(self.size) == has(oldSelf.size)").message("systemDisk.size cannot be added or removed after creation: the system disk is created with the instance"))]
+#[x_kube(validation = Rule::new("!has(self.performanceLevel) || (has(self.category) && self.category == 'cloud_essd')").message("systemDisk.performanceLevel applies to category cloud_essd only"))]
 pub struct SystemDisk {
     /// Disk category, e.g. `cloud_essd`. Immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[x_kube(validation = Rule::new("self == oldSelf").message("systemDisk.category is immutable"))]
     pub category: Option<DiskCategory>,
-    /// Size in GiB, 20 to 2048, and at least the image size.
+    /// Size in GiB, 20 to 2048, and at least the image size. Grown in place (ResizeDisk,
+    /// online); never shrinks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 20, max = 2048))]
+    #[x_kube(validation = Rule::new("self >= oldSelf").message("systemDisk.size cannot shrink: ECS only grows disks; create a new ECSInstance for a smaller system disk"))]
     pub size: Option<i32>,
+    /// `PL0` to `PL3` (cloud_essd only; ECS's default is `PL1`). Changed in place
+    /// (ModifyDiskSpec).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["PL0", "PL1", "PL2", "PL3"]))]
+    pub performance_level: Option<String>,
 }
 
 /// A data disk created with the instance.
@@ -428,6 +539,164 @@ pub struct ECSInstanceObservation {
     /// How the stopped instance is billed: `KeepCharging` or `StopCharging`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_mode: Option<String>,
+    /// Region of the instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region_id: Option<String>,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_name: Option<String>,
+    /// Description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Host name of the guest OS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_name: Option<String>,
+    /// Image the instance runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<String>,
+    /// Instance type family, e.g. `ecs.g6`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type_family: Option<String>,
+    /// `linux` or `windows`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_type: Option<String>,
+    /// Serial number of the instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial_number: Option<String>,
+    /// When the instance last started (minute precision).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<String>,
+    /// VPC of the instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id: Option<String>,
+    /// vSwitch of the instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub v_switch_id: Option<String>,
+    /// Every private IPv4 address of the instance.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub private_ip_addresses: Vec<String>,
+    /// IPv6 addresses of the primary network interface.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ipv6_addresses: Vec<String>,
+    /// The elastic IP bound to the instance, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eip_address: Option<String>,
+    /// Security groups the instance is in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub security_group_ids: Vec<String>,
+    /// Network interfaces attached to the instance.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network_interfaces: Vec<NetworkInterfaceObservation>,
+    /// `PayByTraffic` or `PayByBandwidth`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internet_charge_type: Option<String>,
+    /// Outbound public bandwidth in Mbit/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internet_max_bandwidth_out: Option<i32>,
+    /// Inbound public bandwidth in Mbit/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internet_max_bandwidth_in: Option<i32>,
+    /// `NoSpot`, `SpotWithPriceLimit` or `SpotAsPriceGo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_strategy: Option<String>,
+    /// Highest hourly price of a `SpotWithPriceLimit` instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_price_limit: Option<f64>,
+    /// Protection period of a spot instance, in hours.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_duration: Option<i32>,
+    /// What ECS does when it reclaims the spot instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_interruption_behavior: Option<String>,
+    /// Whether ECS refuses to release the instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_protection: Option<bool>,
+    /// SSH key pair bound to the instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_pair_name: Option<String>,
+    /// Instance RAM role attached to the instance (DescribeInstanceRamRole; reported when
+    /// `ramRoleName` is in the spec).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram_role_name: Option<String>,
+    /// Resource group of the instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_group_id: Option<String>,
+    /// Metadata service settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata_options: Option<MetadataOptionsObservation>,
+    /// Deployment set the instance belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment_set_id: Option<String>,
+    /// CPU credit mode of a burstable instance: `Standard` or `Unlimited`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit_specification: Option<String>,
+    /// Why the instance is locked (e.g. `financial`), if it is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub operation_locks: Vec<String>,
+    /// The system disk (DescribeDisks; reported when the spec sets `systemDisk` or
+    /// `dataDisks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_disk: Option<InstanceDiskObservation>,
+    /// IDs of the data disks attached to the instance (DescribeDisks, as `systemDisk`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub data_disk_ids: Vec<String>,
+    /// Tags on the instance, ferroplane's own included.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+}
+
+/// A network interface of the instance.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkInterfaceObservation {
+    /// `eni-...`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interface_id: Option<String>,
+    /// `Primary` or `Secondary`.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub interface_type: Option<String>,
+    /// MAC address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac_address: Option<String>,
+    /// Primary private IPv4 address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary_ip_address: Option<String>,
+    /// IPv6 addresses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ipv6_addresses: Vec<String>,
+}
+
+/// A disk of the instance.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceDiskObservation {
+    /// `d-...`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_id: Option<String>,
+    /// E.g. `cloud_essd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i32>,
+    /// `PL0`–`PL3` (cloud_essd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub performance_level: Option<String>,
+}
+
+/// The metadata service settings of the instance.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetadataOptionsObservation {
+    /// `enabled` or `disabled`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_endpoint: Option<String>,
+    /// `optional` or `required`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_tokens: Option<String>,
+    /// Hop limit of token responses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_put_response_hop_limit: Option<i32>,
 }
 
 /// Observed state of an ECSInstance.

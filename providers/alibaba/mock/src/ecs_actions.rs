@@ -11,6 +11,7 @@ use crate::auth::Caller;
 use crate::catalog;
 use crate::error::ErrorResponse;
 use crate::instance::{InstanceView, Status};
+use crate::instance_settings_actions as settings;
 use crate::launch::{self, LaunchSpec, MAX_TAGS};
 use crate::received_params::ReceivedParams;
 use crate::security_group_actions;
@@ -35,6 +36,16 @@ pub const ACTIONS: &[&str] = &[
     "UntagResources",
     "ListTagResources",
     "DescribeRegions",
+    "ModifyInstanceNetworkSpec",
+    "ModifyInstanceMetadataOptions",
+    "AttachInstanceRamRole",
+    "DetachInstanceRamRole",
+    "DescribeInstanceRamRole",
+    "JoinResourceGroup",
+    "ModifyInstanceAutoRenewAttribute",
+    "DescribeInstanceAutoRenewAttribute",
+    "ModifyInstanceChargeType",
+    "ReplaceSystemDisk",
 ];
 
 /// What an action needs besides its parameters.
@@ -153,6 +164,16 @@ pub fn dispatch(
         "UntagResources" => untag_resources(store, ctx, p)?,
         "ListTagResources" => list_tag_resources(store, ctx, p)?,
         "DescribeRegions" => describe_regions(),
+        "ModifyInstanceNetworkSpec" => settings::modify_network_spec(store, ctx, p)?,
+        "ModifyInstanceMetadataOptions" => settings::modify_metadata_options(store, ctx, p)?,
+        "AttachInstanceRamRole" => settings::attach_ram_role(store, ctx, p)?,
+        "DetachInstanceRamRole" => settings::detach_ram_role(store, ctx, p)?,
+        "DescribeInstanceRamRole" => settings::describe_ram_role(store, ctx, p)?,
+        "JoinResourceGroup" => settings::join_resource_group(store, ctx, p)?,
+        "ModifyInstanceAutoRenewAttribute" => settings::modify_auto_renew(store, ctx, p)?,
+        "DescribeInstanceAutoRenewAttribute" => settings::describe_auto_renew(store, ctx, p)?,
+        "ModifyInstanceChargeType" => settings::modify_charge_type(store, ctx, p)?,
+        "ReplaceSystemDisk" => settings::replace_system_disk(store, ctx, p)?,
         other if security_group_actions::ACTIONS.contains(&other) => {
             security_group_actions::dispatch(store, ctx, other, p)?
         }
@@ -318,6 +339,15 @@ pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
         deletion_protection: p.bool("DeletionProtection")?.unwrap_or(false),
         key_pair_name: owned(p, "KeyPairName"),
         client_token: owned(p, "ClientToken"),
+        ram_role_name: owned(p, "RamRoleName"),
+        http_endpoint: owned(p, "HttpEndpoint"),
+        http_tokens: owned(p, "HttpTokens"),
+        http_put_response_hop_limit: p.number::<u32>("HttpPutResponseHopLimit")?,
+        resource_group_id: owned(p, "ResourceGroupId"),
+        spot_price_limit: owned(p, "SpotPriceLimit"),
+        spot_duration: p.number::<u32>("SpotDuration")?,
+        spot_interruption_behavior: owned(p, "SpotInterruptionBehavior"),
+        security_enhancement_strategy: owned(p, "SecurityEnhancementStrategy"),
     })
 }
 

@@ -183,6 +183,60 @@ pub struct StoredInstance {
     pub stopped_mode: &'static str,
     /// The ClientToken it was created with.
     pub client_token: Option<String>,
+    /// The instance RAM role attached to it (`AttachInstanceRamRole`).
+    pub ram_role_name: Option<String>,
+    /// Metadata service settings (`ModifyInstanceMetadataOptions`).
+    pub metadata: MetadataOptions,
+    /// `ResourceGroupId` (`JoinResourceGroup`).
+    pub resource_group_id: String,
+    /// Spot settings fixed at creation.
+    pub spot: SpotSettings,
+    /// Auto-renewal of a subscription (`PrePaid`) instance; `None` for pay-as-you-go.
+    pub renewal: Option<Renewal>,
+}
+
+/// The auto-renewal settings of a subscription instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Renewal {
+    /// Renewed automatically before it expires.
+    pub auto_renew: bool,
+    /// Length of each renewal, in `unit`s.
+    pub duration: u32,
+    /// `Month`, `Week` or `Year`.
+    pub unit: &'static str,
+}
+
+/// The metadata service settings of an instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetadataOptions {
+    /// `enabled` or `disabled`.
+    pub http_endpoint: &'static str,
+    /// `optional` or `required`.
+    pub http_tokens: &'static str,
+    /// 1–64.
+    pub http_put_response_hop_limit: u32,
+}
+
+impl Default for MetadataOptions {
+    /// What ECS gives an instance launched without metadata options.
+    fn default() -> Self {
+        Self {
+            http_endpoint: "enabled",
+            http_tokens: "optional",
+            http_put_response_hop_limit: 1,
+        }
+    }
+}
+
+/// The spot settings of an instance, as `RunInstances` fixed them.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SpotSettings {
+    /// `SpotPriceLimit` (0 when none).
+    pub price_limit: f64,
+    /// `SpotDuration` in hours.
+    pub duration: u32,
+    /// `Terminate` or `Stop`.
+    pub interruption_behavior: &'static str,
 }
 
 impl StoredInstance {
@@ -289,6 +343,24 @@ impl StoredInstance {
                     .collect(),
             },
             operation_locks: OperationLocksView { lock_reason: [] },
+            resource_group_id: &self.resource_group_id,
+            spot_price_limit: self.spot.price_limit,
+            spot_duration: self.spot.duration,
+            spot_interruption_behavior: self.spot.interruption_behavior,
+            metadata_options: MetadataOptionsView {
+                http_endpoint: self.metadata.http_endpoint,
+                http_tokens: self.metadata.http_tokens,
+                http_put_response_hop_limit: self.metadata.http_put_response_hop_limit,
+            },
+            network_interfaces: NetworkInterfacesView {
+                network_interface: [NetworkInterfaceView {
+                    network_interface_id: eni_id(&self.id),
+                    mac_address: mac_address(self.seq),
+                    primary_ip_address: self.private_ip.to_string(),
+                    type_: "Primary",
+                    ipv6_sets: Ipv6SetsView { ipv6_set: [] },
+                }],
+            },
         }
     }
 
@@ -313,6 +385,15 @@ impl StoredInstance {
             client_token: self.client_token.clone(),
             compute_charged: !(self.stopped_mode == "StopCharging"
                 && self.status(now) == Status::Stopped),
+            internet_charge_type: self.internet_charge_type.to_owned(),
+            internet_max_bandwidth_out: self.bandwidth_out,
+            ram_role_name: self.ram_role_name.clone(),
+            http_endpoint: self.metadata.http_endpoint.to_owned(),
+            http_tokens: self.metadata.http_tokens.to_owned(),
+            http_put_response_hop_limit: self.metadata.http_put_response_hop_limit,
+            resource_group_id: self.resource_group_id.clone(),
+            spot_strategy: self.spot_strategy.to_owned(),
+            key_pair_name: self.key_pair_name.clone(),
         }
     }
 }
@@ -360,6 +441,47 @@ pub struct InstanceView<'a> {
     pub security_group_ids: SecurityGroupIdsView<'a>,
     pub tags: TagsView<'a>,
     pub operation_locks: OperationLocksView,
+    pub resource_group_id: &'a str,
+    pub spot_price_limit: f64,
+    pub spot_duration: u32,
+    pub spot_interruption_behavior: &'static str,
+    pub metadata_options: MetadataOptionsView,
+    pub network_interfaces: NetworkInterfacesView,
+}
+
+/// `MetadataOptions`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MetadataOptionsView {
+    pub http_endpoint: &'static str,
+    pub http_tokens: &'static str,
+    pub http_put_response_hop_limit: u32,
+}
+
+/// `{"NetworkInterface": [...]}` (the primary interface only in the mock).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct NetworkInterfacesView {
+    pub network_interface: [NetworkInterfaceView; 1],
+}
+
+/// One network interface.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct NetworkInterfaceView {
+    pub network_interface_id: String,
+    pub mac_address: String,
+    pub primary_ip_address: String,
+    #[serde(rename = "Type")]
+    pub type_: &'static str,
+    pub ipv6_sets: Ipv6SetsView,
+}
+
+/// `{"Ipv6Set": []}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Ipv6SetsView {
+    pub ipv6_set: [&'static str; 0],
 }
 
 /// `VpcAttributes`.
@@ -439,6 +561,44 @@ pub struct InstanceSummary {
     /// Whether its vCPUs and memory are charged: false once stopped with `StopCharging`.
     #[serde(default)]
     pub compute_charged: bool,
+    /// `PayByTraffic` or `PayByBandwidth`.
+    #[serde(default)]
+    pub internet_charge_type: String,
+    /// Outbound public bandwidth in Mbit/s.
+    #[serde(default)]
+    pub internet_max_bandwidth_out: u32,
+    /// The attached instance RAM role.
+    #[serde(default)]
+    pub ram_role_name: Option<String>,
+    /// `enabled` or `disabled`.
+    #[serde(default)]
+    pub http_endpoint: String,
+    /// `optional` or `required`.
+    #[serde(default)]
+    pub http_tokens: String,
+    /// Metadata token hop limit.
+    #[serde(default)]
+    pub http_put_response_hop_limit: u32,
+    /// The resource group.
+    #[serde(default)]
+    pub resource_group_id: String,
+    /// `NoSpot`, `SpotWithPriceLimit` or `SpotAsPriceGo`.
+    #[serde(default)]
+    pub spot_strategy: String,
+    /// The bound SSH key pair (empty when none).
+    #[serde(default)]
+    pub key_pair_name: String,
+}
+
+/// The primary network interface's ID, derived from the instance ID.
+fn eni_id(instance_id: &str) -> String {
+    format!("eni-{}", instance_id.trim_start_matches("i-"))
+}
+
+/// A MAC address of Alibaba's `00:16:3e` prefix, unique per instance sequence.
+fn mac_address(seq: u64) -> String {
+    let b = seq.to_be_bytes();
+    format!("00:16:3e:{:02x}:{:02x}:{:02x}", b[5], b[6], b[7])
 }
 
 /// `ecs.g6.large` → `ecs.g6`.

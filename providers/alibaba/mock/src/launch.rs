@@ -6,6 +6,7 @@ use jiff::Timestamp;
 use crate::catalog::{self, CatalogRegion, Image, InstanceType};
 use crate::disks::{self, DiskSpec};
 use crate::error::{ErrorResponse, truncate};
+use crate::instance::{MetadataOptions, SpotSettings};
 use crate::network::{AccountNetwork, Placement};
 use crate::subscription::Subscription;
 
@@ -67,6 +68,24 @@ pub struct LaunchSpec {
     pub key_pair_name: Option<String>,
     /// `ClientToken` (ASCII, at most 64 characters).
     pub client_token: Option<String>,
+    /// `RamRoleName`.
+    pub ram_role_name: Option<String>,
+    /// `HttpEndpoint`: `enabled` (default) or `disabled`.
+    pub http_endpoint: Option<String>,
+    /// `HttpTokens`: `optional` (default) or `required`.
+    pub http_tokens: Option<String>,
+    /// `HttpPutResponseHopLimit` (1–64).
+    pub http_put_response_hop_limit: Option<u32>,
+    /// `ResourceGroupId`; the account's default group when absent.
+    pub resource_group_id: Option<String>,
+    /// `SpotPriceLimit` as sent (a decimal number).
+    pub spot_price_limit: Option<String>,
+    /// `SpotDuration` (0–6 hours).
+    pub spot_duration: Option<u32>,
+    /// `SpotInterruptionBehavior`: `Terminate` (default) or `Stop`.
+    pub spot_interruption_behavior: Option<String>,
+    /// `SecurityEnhancementStrategy`: `Active` or `Deactive`.
+    pub security_enhancement_strategy: Option<String>,
 }
 
 /// One `DataDisk.N` of RunInstances.
@@ -104,9 +123,104 @@ pub struct ResolvedLaunch {
     pub internet_charge_type: &'static str,
     pub system_disk_category: String,
     pub system_disk_size: u32,
+    pub metadata: MetadataOptions,
+    pub resource_group_id: String,
+    pub spot: SpotSettings,
     /// The disks to create with each instance.
     pub system_disk: DiskSpec,
     pub data_disks: Vec<DiskSpec>,
+}
+
+/// `HttpEndpoint`, `HttpTokens` and `HttpPutResponseHopLimit`, checked; unset ones keep
+/// `current`.
+pub fn metadata_options(
+    http_endpoint: Option<&str>,
+    http_tokens: Option<&str>,
+    hop_limit: Option<u32>,
+    current: MetadataOptions,
+) -> Result<MetadataOptions, ErrorResponse> {
+    let http_endpoint = match http_endpoint {
+        None => current.http_endpoint,
+        Some("enabled") => "enabled",
+        Some("disabled") => "disabled",
+        Some(_) => {
+            return Err(ErrorResponse::bad_request(
+                "InvalidHttpEndpoint.NotSupported",
+                "The specified HttpEndpoint not supported, you can use enabled(default) or disabled.",
+            ));
+        }
+    };
+    let http_tokens = match http_tokens {
+        None => current.http_tokens,
+        Some("optional") => "optional",
+        Some("required") => "required",
+        Some(_) => {
+            return Err(ErrorResponse::bad_request(
+                "InvalidHttpTokens.NotSupported",
+                "The specified HttpTokens not supported, you can use optional(default) or required.",
+            ));
+        }
+    };
+    let http_put_response_hop_limit = match hop_limit {
+        None => current.http_put_response_hop_limit,
+        Some(n) if (1..=64).contains(&n) => n,
+        Some(_) => {
+            return Err(ErrorResponse::bad_request(
+                "InvalidHttpPutResponseHopLimit.NotSupported",
+                "The specified HttpPutResponseHopLimit is not supported: 1 to 64.",
+            ));
+        }
+    };
+    Ok(MetadataOptions {
+        http_endpoint,
+        http_tokens,
+        http_put_response_hop_limit,
+    })
+}
+
+/// The spot settings of a launch: only spot instances take them.
+fn spot_settings(spec: &LaunchSpec, spot_strategy: &str) -> Result<SpotSettings, ErrorResponse> {
+    let price_limit = spec
+        .spot_price_limit
+        .as_deref()
+        .map(|p| {
+            p.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| ErrorResponse::invalid("SpotPriceLimit"))
+        })
+        .transpose()?;
+    if price_limit.is_some() && spot_strategy != "SpotWithPriceLimit" {
+        return Err(ErrorResponse::bad_request(
+            "InvalidSpotPriceLimit.LowerThanPublicPrice",
+            "SpotPriceLimit applies only when SpotStrategy is SpotWithPriceLimit.",
+        ));
+    }
+    let duration = spec.spot_duration.unwrap_or(1);
+    if duration > 6 {
+        return Err(ErrorResponse::bad_request(
+            "InvalidSpotDuration",
+            "The specified SpotDuration is invalid: 0 to 6 hours.",
+        ));
+    }
+    let interruption_behavior = one_of(
+        spec.spot_interruption_behavior.as_deref(),
+        &["Terminate", "Stop"],
+        "InvalidSpotInterruptionBehavior",
+        "SpotInterruptionBehavior",
+    )?;
+    one_of(
+        spec.security_enhancement_strategy.as_deref(),
+        &["Active", "Deactive"],
+        "InvalidSecurityEnhancementStrategy",
+        "SecurityEnhancementStrategy",
+    )?;
+    let spot = spot_strategy != "NoSpot";
+    Ok(SpotSettings {
+        price_limit: price_limit.unwrap_or(0.0),
+        duration: if spot { duration } else { 0 },
+        interruption_behavior: if spot { interruption_behavior } else { "" },
+    })
 }
 
 fn one_of(
@@ -249,6 +363,22 @@ pub fn check_password(password: &str) -> Result<(), ErrorResponse> {
         ));
     }
     Ok(())
+}
+
+/// `RamRoleName`: 1–64 characters of letters, digits, `.`, `@` and `-`, as RAM allows.
+pub fn check_ram_role_name(name: &str) -> Result<(), ErrorResponse> {
+    let ok = (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'@' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(ErrorResponse::bad_request(
+            "InvalidRamRoleName.Malformed",
+            "The specified RamRoleName is invalid: 1 to 64 characters of letters, digits, '.', '@' and '-'.",
+        ))
+    }
 }
 
 /// Validates one tag as ECS does.
@@ -439,6 +569,18 @@ impl LaunchSpec {
             "InvalidSystemDiskCategory.ValueNotSupported",
             "SystemDisk.Category",
         )?;
+        let metadata = metadata_options(
+            self.http_endpoint.as_deref(),
+            self.http_tokens.as_deref(),
+            self.http_put_response_hop_limit,
+            MetadataOptions::default(),
+        )?;
+        let spot = spot_settings(self, spot_strategy)?;
+        if let Some(role) = &self.ram_role_name {
+            check_ram_role_name(role)?;
+        }
+        let resource_group_id =
+            crate::resource_groups::resolve(self.resource_group_id.as_deref())?.to_owned();
         let subscription = Subscription::resolve(self, charge_type, spot_strategy)?;
         let placement = network.placement(
             region,
@@ -492,6 +634,9 @@ impl LaunchSpec {
             internet_charge_type,
             system_disk_category: system_disk_category.to_owned(),
             system_disk_size,
+            metadata,
+            resource_group_id,
+            spot,
             system_disk,
             data_disks,
         })

@@ -15,7 +15,7 @@ use rand::Rng as _;
 
 use crate::disks::DiskStore;
 use crate::error::ErrorResponse;
-use crate::instance::{Lifecycle, Phase, Status, StoredInstance};
+use crate::instance::{Lifecycle, Phase, Renewal, Status, StoredInstance};
 use crate::key_pairs::KeyPairStore;
 use crate::launch::LaunchSpec;
 use crate::network::NetworkStore;
@@ -281,6 +281,18 @@ impl Store {
                 lifecycle: Lifecycle::new(Phase::Created, now, delay),
                 stopped_mode: "KeepCharging",
                 client_token: spec.client_token.clone(),
+                ram_role_name: spec.ram_role_name.clone(),
+                metadata: resolved.metadata,
+                resource_group_id: resolved.resource_group_id.clone(),
+                spot: resolved.spot,
+                renewal: resolved.subscription.map(|s| Renewal {
+                    auto_renew: s.auto_renew,
+                    duration: s.auto_renew_period,
+                    unit: match s.unit {
+                        crate::subscription::PeriodUnit::Month => "Month",
+                        crate::subscription::PeriodUnit::Week => "Week",
+                    },
+                }),
             };
             self.by_scope
                 .entry(scope.clone())

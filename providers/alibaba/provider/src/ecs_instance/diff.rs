@@ -1,15 +1,13 @@
 //! `spec.forProvider` vs the instance ECS reports → a [`Plan`]: changes made in place, changes
-//! that need the instance stopped (instance type, host name, password, user data), the power
-//! state, and immutable fields that differ. Pure.
-
-use std::collections::{BTreeMap, BTreeSet};
+//! that need the instance stopped, the power state, and immutable fields that differ. Driven by
+//! [`FIELDS`]: every property classed in place or restart-bound is compared by its diff. Pure.
 
 use alibaba_sdk::ecs::{Instance, Tag};
 use ferroplane_apis::alibabacloud::{DesiredStatus, ECSInstanceParameters};
-use ferroplane_runtime::UID_TAG;
 
-use super::applied_inputs::ChangedInputs;
-use super::spec_mapping::instance_charge_type;
+use super::field_classes::{FIELDS, FieldClass};
+pub use super::field_diffs::is_reserved_tag;
+use super::field_diffs::{Change, Observed};
 
 /// ECS instance states.
 pub mod status {
@@ -33,8 +31,25 @@ pub struct InPlace {
     pub security_group_ids: Option<Vec<String>>,
     pub deletion_protection: Option<bool>,
     pub bandwidth_out: Option<u32>,
+    pub internet_charge_type: Option<String>,
     pub tags_to_set: Vec<Tag>,
     pub tags_to_remove: Vec<String>,
+    pub http_tokens: Option<String>,
+    pub http_endpoint: Option<String>,
+    pub http_put_response_hop_limit: Option<u32>,
+    /// (role attached now, role to attach).
+    pub ram_role: Option<(Option<String>, String)>,
+    pub resource_group_id: Option<String>,
+    /// (key pair bound now, key pair to bind).
+    pub key_pair: Option<(Option<String>, String)>,
+    /// (system disk, new size in GiB).
+    pub system_disk_size: Option<(String, u32)>,
+    /// (system disk, performance level).
+    pub system_disk_performance_level: Option<(String, String)>,
+    /// (billing method, period, period unit).
+    pub charge_type: Option<(String, Option<u32>, Option<String>)>,
+    /// (renew automatically, length of each renewal).
+    pub auto_renew: Option<(bool, Option<u32>)>,
 }
 
 impl InPlace {
@@ -45,12 +60,62 @@ impl InPlace {
             || self.security_group_ids.is_some()
             || self.deletion_protection.is_some()
     }
+
+    /// Whether `ModifyInstanceNetworkSpec` has something to do.
+    pub fn has_network_spec(&self) -> bool {
+        self.bandwidth_out.is_some() || self.internet_charge_type.is_some()
+    }
+
+    /// Whether `ModifyInstanceMetadataOptions` has something to do.
+    pub fn has_metadata_options(&self) -> bool {
+        self.http_tokens.is_some()
+            || self.http_endpoint.is_some()
+            || self.http_put_response_hop_limit.is_some()
+    }
+
+    fn take(&mut self, change: Change) {
+        match change {
+            Change::InstanceName(v) => self.instance_name = Some(v),
+            Change::Description(v) => self.description = Some(v),
+            Change::SecurityGroupIds(v) => self.security_group_ids = Some(v),
+            Change::DeletionProtection(v) => self.deletion_protection = Some(v),
+            Change::BandwidthOut(v) => self.bandwidth_out = Some(v),
+            Change::InternetChargeType(v) => self.internet_charge_type = Some(v),
+            Change::Tags { set, remove } => {
+                self.tags_to_set = set;
+                self.tags_to_remove = remove;
+            }
+            Change::HttpTokens(v) => self.http_tokens = Some(v),
+            Change::HttpEndpoint(v) => self.http_endpoint = Some(v),
+            Change::HttpPutResponseHopLimit(v) => self.http_put_response_hop_limit = Some(v),
+            Change::RamRoleName { from, to } => self.ram_role = Some((from, to)),
+            Change::ResourceGroupId(v) => self.resource_group_id = Some(v),
+            Change::KeyPairName { from, to } => self.key_pair = Some((from, to)),
+            Change::InstanceChargeType { to, period, unit } => {
+                self.charge_type = Some((to, period, unit));
+            }
+            Change::AutoRenew { enabled, duration } => self.auto_renew = Some((enabled, duration)),
+            Change::SystemDiskSize { disk_id, size } => {
+                self.system_disk_size = Some((disk_id, size));
+            }
+            Change::SystemDiskPerformanceLevel { disk_id, level } => {
+                self.system_disk_performance_level = Some((disk_id, level));
+            }
+            Change::InstanceType(_)
+            | Change::ImageId(_)
+            | Change::HostName(_)
+            | Change::Password
+            | Change::UserData
+            | Change::Immutable => {}
+        }
+    }
 }
 
 /// Changes that need the instance stopped (and started again to take effect).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RestartBound {
     pub instance_type: Option<String>,
+    pub image_id: Option<String>,
     pub host_name: Option<String>,
     pub password: bool,
     pub user_data: bool,
@@ -59,9 +124,21 @@ pub struct RestartBound {
 impl RestartBound {
     pub fn is_empty(&self) -> bool {
         self.instance_type.is_none()
+            && self.image_id.is_none()
             && self.host_name.is_none()
             && !self.password
             && !self.user_data
+    }
+
+    fn take(&mut self, change: Change) {
+        match change {
+            Change::InstanceType(v) => self.instance_type = Some(v),
+            Change::ImageId(v) => self.image_id = Some(v),
+            Change::HostName(v) => self.host_name = Some(v),
+            Change::Password => self.password = true,
+            Change::UserData => self.user_data = true,
+            _ => {}
+        }
     }
 }
 
@@ -85,99 +162,35 @@ pub struct Plan {
     pub restart_changes: Vec<String>,
 }
 
-fn differs<T: PartialEq>(desired: Option<&T>, observed: &T) -> bool {
-    desired.is_some_and(|d| d != observed)
-}
-
-/// The plan that makes `observed` match `spec`. `inputs` says whether the password or user data
-/// changed since they were applied (ECS does not report them).
-pub fn plan(spec: &ECSInstanceParameters, observed: &Instance, inputs: ChangedInputs) -> Plan {
+/// The plan that makes the observed instance match `spec`: every field of [`FIELDS`] with a
+/// diff is compared.
+pub fn plan(spec: &ECSInstanceParameters, observed: &Observed<'_>) -> Plan {
     let mut plan = Plan::default();
-    let change = |lines: &mut Vec<String>, field: &str, from: &str, to: &str| {
-        lines.push(format!("{field}: {from:?} → {to:?}"));
-    };
-
-    if differs(spec.instance_name.as_ref(), &observed.instance_name) {
-        let to = spec.instance_name.clone().unwrap_or_default();
-        change(
-            &mut plan.changes,
-            "instanceName",
-            &observed.instance_name,
-            &to,
-        );
-        plan.in_place.instance_name = Some(to);
-    }
-    if differs(spec.description.as_ref(), &observed.description) {
-        let to = spec.description.clone().unwrap_or_default();
-        change(&mut plan.changes, "description", &observed.description, &to);
-        plan.in_place.description = Some(to);
-    }
-    if let Some(groups) = &spec.security_group_ids {
-        let want: BTreeSet<&String> = groups.iter().collect();
-        let have: BTreeSet<&String> = observed.security_group_ids.items.iter().collect();
-        if want != have {
-            plan.changes.push(format!(
-                "securityGroupIds: {:?} → {:?}",
-                observed.security_group_ids.items, groups
-            ));
-            plan.in_place.security_group_ids = Some(groups.clone());
+    for field in FIELDS {
+        match field.class {
+            FieldClass::InPlace { action, diff } => {
+                if let Some(d) = diff(spec, observed) {
+                    plan.changes.push(format!("{} ({action})", d.line));
+                    plan.in_place.take(d.change);
+                }
+            }
+            FieldClass::Restart { action, diff } => {
+                if let Some(d) = diff(spec, observed) {
+                    plan.restart_changes.push(format!("{} ({action})", d.line));
+                    plan.restart.take(d.change);
+                }
+            }
+            FieldClass::Immutable { check: Some(check) } => {
+                if let Some(d) = check(spec, observed) {
+                    plan.immutable.push(d.line);
+                }
+            }
+            FieldClass::Immutable { check: None } | FieldClass::Management { .. } => {}
         }
     }
-    if let Some(protect) = spec.deletion_protection
-        && protect != observed.deletion_protection
-    {
-        plan.changes.push(format!(
-            "deletionProtection: {} → {protect}",
-            observed.deletion_protection
-        ));
-        plan.in_place.deletion_protection = Some(protect);
-    }
-    if let Some(bandwidth) = spec
-        .internet_max_bandwidth_out
-        .and_then(|b| u32::try_from(b).ok())
-        && bandwidth != observed.internet_max_bandwidth_out
-    {
-        plan.changes.push(format!(
-            "internetMaxBandwidthOut: {} → {bandwidth}",
-            observed.internet_max_bandwidth_out
-        ));
-        plan.in_place.bandwidth_out = Some(bandwidth);
-    }
-    if let Some(tags) = &spec.tags {
-        diff_tags(tags, observed, &mut plan);
-    }
-
-    if spec.instance_type != observed.instance_type && !observed.instance_type.is_empty() {
-        change(
-            &mut plan.restart_changes,
-            "instanceType",
-            &observed.instance_type,
-            &spec.instance_type,
-        );
-        plan.restart.instance_type = Some(spec.instance_type.clone());
-    }
-    if differs(spec.host_name.as_ref(), &observed.host_name) {
-        let to = spec.host_name.clone().unwrap_or_default();
-        change(
-            &mut plan.restart_changes,
-            "hostName",
-            &observed.host_name,
-            &to,
-        );
-        plan.restart.host_name = Some(to);
-    }
-    if inputs.password {
-        plan.restart.password = true;
-        plan.restart_changes
-            .push("password (the passwordSecretRef Secret changed)".to_owned());
-    }
-    if inputs.user_data {
-        plan.restart.user_data = true;
-        plan.restart_changes.push("userData".to_owned());
-    }
-
+    let instance: &Instance = observed.instance;
     let desired = spec.desired_status.unwrap_or(DesiredStatus::Running);
-    plan.power = match (desired, observed.status.as_str()) {
+    plan.power = match (desired, instance.status.as_str()) {
         (DesiredStatus::Running, status::STOPPED) => Some(Power::Start),
         (DesiredStatus::Stopped, status::RUNNING) => Some(Power::Stop),
         _ => None,
@@ -185,79 +198,14 @@ pub fn plan(spec: &ECSInstanceParameters, observed: &Instance, inputs: ChangedIn
     if let Some(power) = plan.power {
         plan.changes.push(format!(
             "status: {} → {}",
-            observed.status,
+            instance.status,
             match power {
                 Power::Start => status::RUNNING,
                 Power::Stop => status::STOPPED,
             }
         ));
     }
-
-    immutable(spec, observed, &mut plan.immutable);
     plan
-}
-
-fn diff_tags(tags: &BTreeMap<String, String>, observed: &Instance, plan: &mut Plan) {
-    let have: BTreeMap<&str, &str> = observed
-        .tags
-        .items
-        .iter()
-        .filter(|t| !is_reserved_tag(&t.key))
-        .map(|t| (t.key.as_str(), t.value.as_str()))
-        .collect();
-    for (k, v) in tags.iter().filter(|(k, _)| !is_reserved_tag(k)) {
-        if have.get(k.as_str()) != Some(&v.as_str()) {
-            plan.in_place.tags_to_set.push(Tag::new(k, v));
-        }
-    }
-    for k in have.keys() {
-        if !tags.contains_key(*k) {
-            plan.in_place.tags_to_remove.push((*k).to_owned());
-        }
-    }
-    if !plan.in_place.tags_to_set.is_empty() || !plan.in_place.tags_to_remove.is_empty() {
-        let set: Vec<&str> = plan
-            .in_place
-            .tags_to_set
-            .iter()
-            .map(|t| t.key.as_str())
-            .collect();
-        plan.changes.push(format!(
-            "tags: set {set:?}, remove {:?}",
-            plan.in_place.tags_to_remove
-        ));
-    }
-}
-
-/// Tags ferroplane never changes: its UID tag and the cloud's own (`acs:`, `aliyun`).
-pub fn is_reserved_tag(key: &str) -> bool {
-    key == UID_TAG || key.starts_with("acs:") || key.starts_with("aliyun")
-}
-
-fn immutable(spec: &ECSInstanceParameters, observed: &Instance, out: &mut Vec<String>) {
-    let mut check = |field: &str, desired: Option<&str>, actual: &str| {
-        if let Some(desired) = desired
-            && !actual.is_empty()
-            && desired != actual
-        {
-            out.push(format!(
-                "{field} is {actual:?} in ECS but {desired:?} in the spec"
-            ));
-        }
-    };
-    check("regionId", Some(&spec.region_id), &observed.region_id);
-    check("zoneId", spec.zone_id.as_deref(), &observed.zone_id);
-    check("imageId", Some(&spec.image_id), &observed.image_id);
-    check(
-        "vSwitchId",
-        spec.v_switch_id.as_deref(),
-        &observed.vpc_attributes.vswitch_id,
-    );
-    check(
-        "instanceChargeType",
-        spec.instance_charge_type.map(instance_charge_type),
-        &observed.instance_charge_type,
-    );
 }
 
 /// What `observe` reports for a plan.
@@ -302,8 +250,24 @@ pub fn verdict(plan: &Plan, observed_status: &str, allow_restart: bool) -> Verdi
 
 #[cfg(test)]
 mod tests {
+    use super::super::applied_inputs::ChangedInputs;
     use super::*;
-    use alibaba_sdk::ecs::{SecurityGroupIdList, TagList, VpcAttributes};
+    use alibaba_sdk::ecs::{MetadataOptions, SecurityGroupIdList, TagList, VpcAttributes};
+    use ferroplane_runtime::UID_TAG;
+    use std::collections::BTreeMap;
+
+    fn plan_with(s: &ECSInstanceParameters, i: &Instance, inputs: ChangedInputs) -> Plan {
+        plan(
+            s,
+            &Observed {
+                instance: i,
+                ram_role: None,
+                inputs,
+                disks: None,
+                renewal: None,
+            },
+        )
+    }
 
     fn spec() -> ECSInstanceParameters {
         ECSInstanceParameters {
@@ -325,6 +289,13 @@ mod tests {
             zone_id: "cn-beijing-a".into(),
             instance_charge_type: "PostPaid".into(),
             host_name: "web-host".into(),
+            internet_charge_type: "PayByTraffic".into(),
+            metadata_options: MetadataOptions {
+                http_endpoint: "enabled".into(),
+                http_tokens: "optional".into(),
+                http_put_response_hop_limit: 1,
+            },
+            resource_group_id: "rg-default".into(),
             vpc_attributes: VpcAttributes {
                 vswitch_id: "vsw-a".into(),
                 ..VpcAttributes::default()
@@ -345,7 +316,7 @@ mod tests {
 
     #[test]
     fn matching_spec_has_an_empty_plan() {
-        let p = plan(&spec(), &observed(), ChangedInputs::default());
+        let p = plan_with(&spec(), &observed(), ChangedInputs::default());
         assert_eq!(p, Plan::default());
         assert_eq!(verdict(&p, "Running", false), Verdict::default());
     }
@@ -364,7 +335,7 @@ mod tests {
             ]
             .into(),
         );
-        let p = plan(&s, &observed(), ChangedInputs::default());
+        let p = plan_with(&s, &observed(), ChangedInputs::default());
         assert_eq!(p.in_place.instance_name.as_deref(), Some("api"));
         assert_eq!(
             p.in_place.security_group_ids.as_ref().map(Vec::len),
@@ -378,6 +349,7 @@ mod tests {
         );
         assert_eq!(p.in_place.tags_to_remove, vec!["old".to_owned()]);
         assert!(p.restart.is_empty() && p.immutable.is_empty() && p.power.is_none());
+        assert_eq!(p.changes.len(), 5, "{:?}", p.changes);
         let v = verdict(&p, "Running", false);
         assert!(v.diff.unwrap().contains("instanceName: \"web\" → \"api\""));
         assert!(v.note.is_none());
@@ -387,7 +359,7 @@ mod tests {
     fn the_uid_tag_is_never_touched() {
         let mut s = spec();
         s.tags = Some(BTreeMap::new());
-        let p = plan(&s, &observed(), ChangedInputs::default());
+        let p = plan_with(&s, &observed(), ChangedInputs::default());
         assert_eq!(
             p.in_place.tags_to_remove,
             vec!["env".to_owned(), "old".to_owned()]
@@ -403,7 +375,7 @@ mod tests {
             password: true,
             user_data: false,
         };
-        let p = plan(&s, &observed(), inputs);
+        let p = plan_with(&s, &observed(), inputs);
         assert_eq!(p.restart.instance_type.as_deref(), Some("ecs.g6.xlarge"));
         assert!(p.restart.password);
         let waiting = verdict(&p, "Running", false);
@@ -429,19 +401,19 @@ mod tests {
         let mut s = spec();
         s.desired_status = Some(DesiredStatus::Stopped);
         assert_eq!(
-            plan(&s, &observed(), ChangedInputs::default()).power,
+            plan_with(&s, &observed(), ChangedInputs::default()).power,
             Some(Power::Stop)
         );
         let mut stopped = observed();
         stopped.status = "Stopped".into();
         assert_eq!(
-            plan(&spec(), &stopped, ChangedInputs::default()).power,
+            plan_with(&spec(), &stopped, ChangedInputs::default()).power,
             Some(Power::Start)
         );
         let mut stopping = observed();
         stopping.status = "Stopping".into();
         assert_eq!(
-            plan(&spec(), &stopping, ChangedInputs::default()).power,
+            plan_with(&spec(), &stopping, ChangedInputs::default()).power,
             None
         );
     }
@@ -452,8 +424,10 @@ mod tests {
         s.zone_id = Some("cn-beijing-b".into());
         s.image_id = "img-2".into();
         s.v_switch_id = Some("vsw-b".into());
-        let p = plan(&s, &observed(), ChangedInputs::default());
-        assert_eq!(p.immutable.len(), 3, "{:?}", p.immutable);
+        let p = plan_with(&s, &observed(), ChangedInputs::default());
+        assert_eq!(p.immutable.len(), 2, "{:?}", p.immutable);
+        // The image is replaced through a restart, not refused.
+        assert_eq!(p.restart.image_id.as_deref(), Some("img-2"));
         assert!(p.immutable[0].contains("zoneId is \"cn-beijing-a\" in ECS but \"cn-beijing-b\""));
         assert!(
             verdict(&p, "Running", false)
@@ -461,5 +435,139 @@ mod tests {
                 .unwrap()
                 .contains("(immutable)")
         );
+    }
+}
+
+#[cfg(test)]
+mod new_field_tests {
+    use super::*;
+    use crate::ecs_instance::applied_inputs::ChangedInputs;
+    use alibaba_sdk::ecs::MetadataOptions;
+    use ferroplane_apis::alibabacloud::{HttpEndpoint, HttpTokens, InternetChargeType};
+
+    fn instance() -> Instance {
+        Instance {
+            instance_id: "i-1".into(),
+            status: "Running".into(),
+            instance_type: "ecs.g6.large".into(),
+            internet_charge_type: "PayByTraffic".into(),
+            internet_max_bandwidth_out: 5,
+            metadata_options: MetadataOptions {
+                http_endpoint: "enabled".into(),
+                http_tokens: "optional".into(),
+                http_put_response_hop_limit: 1,
+            },
+            resource_group_id: "rg-a".into(),
+            ..Instance::default()
+        }
+    }
+
+    fn spec() -> ECSInstanceParameters {
+        ECSInstanceParameters {
+            region_id: String::new(),
+            image_id: String::new(),
+            instance_type: "ecs.g6.large".into(),
+            ..ECSInstanceParameters::default()
+        }
+    }
+
+    #[test]
+    fn network_metadata_role_and_group_changes_are_planned() {
+        let mut s = spec();
+        s.internet_charge_type = Some(InternetChargeType::PayByBandwidth);
+        s.internet_max_bandwidth_out = Some(20);
+        s.http_tokens = Some(HttpTokens::Required);
+        s.http_endpoint = Some(HttpEndpoint::Enabled);
+        s.http_put_response_hop_limit = Some(3);
+        s.ram_role_name = Some("web-role".into());
+        s.resource_group_id = Some("rg-b".into());
+        let i = instance();
+        let p = plan(
+            &s,
+            &Observed {
+                instance: &i,
+                ram_role: Some("old-role"),
+                inputs: ChangedInputs::default(),
+                disks: None,
+                renewal: None,
+            },
+        );
+        assert_eq!(
+            p.in_place.internet_charge_type.as_deref(),
+            Some("PayByBandwidth")
+        );
+        assert_eq!(p.in_place.bandwidth_out, Some(20));
+        assert_eq!(p.in_place.http_tokens.as_deref(), Some("required"));
+        assert_eq!(p.in_place.http_endpoint, None, "already enabled");
+        assert_eq!(p.in_place.http_put_response_hop_limit, Some(3));
+        assert_eq!(
+            p.in_place.ram_role,
+            Some((Some("old-role".to_owned()), "web-role".to_owned()))
+        );
+        assert_eq!(p.in_place.resource_group_id.as_deref(), Some("rg-b"));
+        assert!(p.in_place.has_network_spec() && p.in_place.has_metadata_options());
+        for field in [
+            "internetChargeType",
+            "internetMaxBandwidthOut",
+            "httpTokens",
+            "httpPutResponseHopLimit",
+            "ramRoleName",
+            "resourceGroupId",
+        ] {
+            assert!(
+                p.changes.iter().any(|c| c.starts_with(field)),
+                "{field} in {:?}",
+                p.changes
+            );
+        }
+    }
+
+    #[test]
+    fn a_role_not_looked_up_is_not_compared_and_none_attached_is_attached() {
+        let mut s = spec();
+        s.ram_role_name = Some("web-role".into());
+        let i = instance();
+        let unknown = plan(
+            &s,
+            &Observed {
+                instance: &i,
+                ram_role: None,
+                inputs: ChangedInputs::default(),
+                disks: None,
+                renewal: None,
+            },
+        );
+        assert_eq!(unknown.in_place.ram_role, None);
+        let none = plan(
+            &s,
+            &Observed {
+                instance: &i,
+                ram_role: Some(""),
+                inputs: ChangedInputs::default(),
+                disks: None,
+                renewal: None,
+            },
+        );
+        assert_eq!(none.in_place.ram_role, Some((None, "web-role".to_owned())));
+    }
+
+    #[test]
+    fn a_spot_strategy_differing_in_the_cloud_is_reported_immutable() {
+        let mut s = spec();
+        s.spot_strategy = Some(ferroplane_apis::alibabacloud::SpotStrategy::SpotAsPriceGo);
+        let mut i = instance();
+        i.spot_strategy = "NoSpot".into();
+        let p = plan(
+            &s,
+            &Observed {
+                instance: &i,
+                ram_role: None,
+                inputs: ChangedInputs::default(),
+                disks: None,
+                renewal: None,
+            },
+        );
+        assert_eq!(p.immutable.len(), 1, "{:?}", p.immutable);
+        assert!(p.immutable[0].starts_with("spotStrategy"));
     }
 }

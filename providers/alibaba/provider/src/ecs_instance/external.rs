@@ -6,11 +6,12 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use alibaba_sdk::ecs::{
-    DescribeInstancesRequest, Instance, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
-    Tag,
+    AutoRenewChange, DescribeDisksRequest, DescribeInstancesRequest, Disk, Instance,
+    InstanceRenewAttribute, KeyPairBindResponse, MetadataOptionsChange,
+    ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest, NetworkSpecChange, ResizeType, Tag,
 };
 use alibaba_sdk::{Error, Secret};
-use ferroplane_apis::alibabacloud::ECSInstance;
+use ferroplane_apis::alibabacloud::{ECSInstance, PeriodUnit};
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalCalls, ExternalClient, ExternalRef,
     IdempotencyKey, Observation, ReconcileError, UID_TAG, Update,
@@ -21,13 +22,16 @@ use kube::{Api, ResourceExt};
 use super::applied_inputs::{AppliedInputs, ChangedInputs, InputDigests};
 use super::client_cache::RegionClient;
 use super::diff::{self, InPlace, Power, RestartBound, status};
+use super::field_diffs::Observed;
 use super::late_init::late_init;
 use super::observation::{
     CONN_INSTANCE_ID, connection_details, readiness, status as observed_status,
 };
 use super::recent_creations::RecentCreations;
 use super::reconcile_error::reconcile_error;
-use super::spec_mapping::{encode_user_data, launch_refusal, run_instances_request, stopped_mode};
+use super::spec_mapping::{
+    encode_user_data, launch_refusal, period_unit, run_instances_request, stopped_mode,
+};
 
 /// The ECS side of one ECSInstance reconcile.
 pub struct EcsExternal {
@@ -197,7 +201,94 @@ impl EcsExternal {
         }
     }
 
-    async fn apply_in_place(&self, id: &str, change: &InPlace) -> Result<(), ReconcileError> {
+    /// The instance's RAM role (`""`: none) when the spec names one; `None` (not compared)
+    /// otherwise, so instances without `ramRoleName` cost no extra call.
+    async fn ram_role(&self, mr: &ECSInstance, id: &str) -> Result<Option<String>, ReconcileError> {
+        if mr.spec.for_provider.ram_role_name.is_none() {
+            return Ok(None);
+        }
+        let ids = [id.to_owned()];
+        let roles = self
+            .call(
+                "DescribeInstanceRamRole",
+                self.client.ecs.describe_instance_ram_roles(&ids),
+            )
+            .await?;
+        Ok(Some(
+            roles
+                .into_iter()
+                .find(|r| r.instance_id == id)
+                .map(|r| r.ram_role_name)
+                .unwrap_or_default(),
+        ))
+    }
+
+    /// The instance's disks when the spec sets `systemDisk` or `dataDisks`; `None` (not
+    /// compared, not reported) otherwise, so other instances cost no extra call.
+    async fn disks(&self, mr: &ECSInstance, id: &str) -> Result<Option<Vec<Disk>>, ReconcileError> {
+        let p = &mr.spec.for_provider;
+        if p.system_disk.is_none() && p.data_disks.is_none() {
+            return Ok(None);
+        }
+        let request = DescribeDisksRequest {
+            instance_id: Some(id.to_owned()),
+            ..DescribeDisksRequest::default()
+        };
+        self.call("DescribeDisks", self.client.ecs.describe_disks(&request))
+            .await
+            .map(Some)
+    }
+
+    /// The auto-renewal of a subscription instance whose spec sets `autoRenew` or
+    /// `autoRenewPeriod`; `None` (not compared) otherwise.
+    async fn renewal(
+        &self,
+        mr: &ECSInstance,
+        instance: &Instance,
+    ) -> Result<Option<InstanceRenewAttribute>, ReconcileError> {
+        let p = &mr.spec.for_provider;
+        if instance.instance_charge_type != "PrePaid"
+            || (p.auto_renew.is_none() && p.auto_renew_period.is_none())
+        {
+            return Ok(None);
+        }
+        let ids = [instance.instance_id.clone()];
+        let found = self
+            .call(
+                "DescribeInstanceAutoRenewAttribute",
+                self.client.ecs.describe_instance_auto_renew_attribute(&ids),
+            )
+            .await?;
+        Ok(found
+            .into_iter()
+            .find(|r| r.instance_id == instance.instance_id))
+    }
+
+    /// `AttachKeyPair` / `DetachKeyPair` answer per instance: a failure for this one is an error.
+    fn key_pair_outcome(
+        action: &str,
+        id: &str,
+        response: &KeyPairBindResponse,
+    ) -> Result<(), ReconcileError> {
+        match response.failures().first() {
+            None => Ok(()),
+            Some(failed) => Err(ReconcileError::retryable(
+                "KeyPairNotBound",
+                format!(
+                    "{action} for instance {id} failed: {} ({}) [request id {}]",
+                    failed.message, failed.code, response.request_id
+                ),
+            )),
+        }
+    }
+
+    async fn apply_in_place(
+        &self,
+        id: &str,
+        change: &InPlace,
+        observed: &Instance,
+        unit: Option<PeriodUnit>,
+    ) -> Result<(), ReconcileError> {
         if change.has_attributes() {
             let request = ModifyInstanceAttributeRequest {
                 instance_id: id.to_owned(),
@@ -213,15 +304,123 @@ impl EcsExternal {
             )
             .await?;
         }
-        if let Some(bandwidth) = change.bandwidth_out {
-            let request = ModifyInstanceSpecRequest {
-                instance_id: id.to_owned(),
-                internet_max_bandwidth_out: Some(bandwidth),
-                ..ModifyInstanceSpecRequest::default()
+        if change.has_network_spec() {
+            // A pay-as-you-go instance rising from 0 Mbit/s gets a public IP only when asked.
+            let request = NetworkSpecChange {
+                internet_max_bandwidth_out: change.bandwidth_out,
+                network_charge_type: change.internet_charge_type.clone(),
+                allocate_public_ip: change.bandwidth_out.is_some_and(|b| b > 0)
+                    && observed.public_ip().is_none(),
             };
             self.call(
-                "ModifyInstanceSpec",
-                self.client.ecs.modify_instance_spec(&request),
+                "ModifyInstanceNetworkSpec",
+                self.client.ecs.modify_instance_network_spec(id, &request),
+            )
+            .await?;
+        }
+        if change.has_metadata_options() {
+            let request = MetadataOptionsChange {
+                http_endpoint: change.http_endpoint.clone().unwrap_or_else(|| {
+                    Some(observed.metadata_options.http_endpoint.clone())
+                        .filter(|e| !e.is_empty())
+                        .unwrap_or_else(|| "enabled".to_owned())
+                }),
+                http_tokens: change.http_tokens.clone(),
+                http_put_response_hop_limit: change.http_put_response_hop_limit,
+            };
+            self.call(
+                "ModifyInstanceMetadataOptions",
+                self.client
+                    .ecs
+                    .modify_instance_metadata_options(id, &request),
+            )
+            .await?;
+        }
+        if let Some((attached, wanted)) = &change.ram_role {
+            let ids = [id.to_owned()];
+            // An instance holds one role: the old one goes first.
+            if let Some(old) = attached {
+                self.call(
+                    "DetachInstanceRamRole",
+                    self.client.ecs.detach_instance_ram_role(&ids, Some(old)),
+                )
+                .await?;
+            }
+            self.call(
+                "AttachInstanceRamRole",
+                self.client.ecs.attach_instance_ram_role(&ids, wanted),
+            )
+            .await?;
+        }
+        if let Some((bound, wanted)) = &change.key_pair {
+            let ids = [id.to_owned()];
+            if let Some(old) = bound {
+                let r = self
+                    .call("DetachKeyPair", self.client.ecs.detach_key_pair(old, &ids))
+                    .await?;
+                Self::key_pair_outcome("DetachKeyPair", id, &r)?;
+            }
+            let r = self
+                .call(
+                    "AttachKeyPair",
+                    self.client.ecs.attach_key_pair(wanted, &ids),
+                )
+                .await?;
+            Self::key_pair_outcome("AttachKeyPair", id, &r)?;
+        }
+        if let Some((disk, size)) = &change.system_disk_size {
+            // Online while it runs (no restart); offline otherwise, effective at the next start.
+            let how = if observed.status == status::RUNNING {
+                ResizeType::Online
+            } else {
+                ResizeType::Offline
+            };
+            self.call("ResizeDisk", self.client.ecs.resize_disk(disk, *size, how))
+                .await?;
+        }
+        if let Some((disk, level)) = &change.system_disk_performance_level {
+            self.call(
+                "ModifyDiskSpec",
+                self.client.ecs.modify_disk_performance_level(disk, level),
+            )
+            .await?;
+        }
+        if let Some((to, period, unit)) = &change.charge_type {
+            if to == "PrePaid" && period.is_none() {
+                return Err(ReconcileError::terminal(
+                    "InvalidSpec",
+                    format!(
+                        "instance {id}: instanceChargeType PrePaid needs spec.forProvider.period (and periodUnit, Month by default): ECS buys the subscription for that long"
+                    ),
+                ));
+            }
+            self.call(
+                "ModifyInstanceChargeType",
+                self.client
+                    .ecs
+                    .modify_instance_charge_type(id, to, *period, unit.as_deref()),
+            )
+            .await?;
+        }
+        if let Some((enabled, duration)) = change.auto_renew {
+            let request = AutoRenewChange {
+                auto_renew: enabled,
+                duration,
+                period_unit: duration
+                    .map(|_| period_unit(unit.unwrap_or(PeriodUnit::Month)).to_owned()),
+            };
+            self.call(
+                "ModifyInstanceAutoRenewAttribute",
+                self.client
+                    .ecs
+                    .modify_instance_auto_renew_attribute(id, &request),
+            )
+            .await?;
+        }
+        if let Some(group) = &change.resource_group_id {
+            self.call(
+                "JoinResourceGroup",
+                self.client.ecs.join_resource_group(id, group),
             )
             .await?;
         }
@@ -253,6 +452,19 @@ impl EcsExternal {
         mr: &ECSInstance,
         password: Option<&Secret>,
     ) -> Result<(), ReconcileError> {
+        if let Some(image) = &change.image_id {
+            // A new system disk: the login comes from the spec's key pair or password.
+            self.call(
+                "ReplaceSystemDisk",
+                self.client.ecs.replace_system_disk(
+                    id,
+                    image,
+                    mr.spec.for_provider.key_pair_name.as_deref(),
+                    password,
+                ),
+            )
+            .await?;
+        }
         if let Some(instance_type) = &change.instance_type {
             let request = ModifyInstanceSpecRequest {
                 instance_id: id.to_owned(),
@@ -354,7 +566,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         let spec = &mr.spec.for_provider;
         let mut obs = Observation::found(&instance.instance_id)
             .with_owner_tag(owner_tag(&instance))
-            .with_status(observed_status(&instance))?
+            .with_status(observed_status(&instance, None, None))?
             .with_readiness(readiness(&instance, spec.desired_status))
             .with_connection_details(connection_details(&instance));
         if let Some(filled) = late_init(spec, &instance) {
@@ -371,7 +583,24 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         let changed = self
             .inputs
             .changed(&ext.uid, Self::digests(mr, password.as_ref()));
-        let plan = diff::plan(spec, &instance, changed);
+        let ram_role = self.ram_role(mr, &instance.instance_id).await?;
+        let disks = self.disks(mr, &instance.instance_id).await?;
+        let renewal = self.renewal(mr, &instance).await?;
+        obs = obs.with_status(observed_status(
+            &instance,
+            ram_role.as_deref(),
+            disks.as_deref(),
+        ))?;
+        let plan = diff::plan(
+            spec,
+            &Observed {
+                instance: &instance,
+                ram_role: ram_role.as_deref(),
+                inputs: changed,
+                disks: disks.as_deref(),
+                renewal: renewal.as_ref(),
+            },
+        );
         let verdict = diff::verdict(&plan, &instance.status, spec.allow_restart.unwrap_or(false));
         if let Some(diff) = verdict.diff {
             obs = obs.with_diff(diff);
@@ -427,11 +656,24 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         let password = self.password(mr).await?;
         let digests = Self::digests(mr, password.as_ref());
         let changed = self.inputs.changed(&ext.uid, digests);
-        let plan = diff::plan(spec, &instance, changed);
+        let ram_role = self.ram_role(mr, id).await?;
+        let disks = self.disks(mr, id).await?;
+        let renewal = self.renewal(mr, &instance).await?;
+        let plan = diff::plan(
+            spec,
+            &Observed {
+                instance: &instance,
+                ram_role: ram_role.as_deref(),
+                inputs: changed,
+                disks: disks.as_deref(),
+                renewal: renewal.as_ref(),
+            },
+        );
         // Whatever happens below, the next observe must ask ECS again.
         self.touched(id);
 
-        self.apply_in_place(id, &plan.in_place).await?;
+        self.apply_in_place(id, &plan.in_place, &instance, spec.period_unit)
+            .await?;
 
         let mut in_progress = false;
         if !plan.restart.is_empty() {

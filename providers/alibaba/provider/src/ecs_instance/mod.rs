@@ -9,7 +9,9 @@
 //!   the instance ID is unknown; `create` with `RunInstances`; `update` from the `diff` plan;
 //!   `delete` with `DeleteInstance`. `applied_inputs` and `recent_creations` remember what ECS
 //!   does not report back.
-//! - Pure mapping: `spec_mapping` (spec → `RunInstances`), `diff` (spec vs instance → plan),
+//! - Pure mapping: `spec_mapping` (spec → `RunInstances`), `field_classes` (the class of every
+//!   `forProvider` property: in place, restart, immutable or management) and `field_diffs` (one
+//!   comparison per property), `diff` (spec vs instance → plan, driven by `field_classes`),
 //!   `late_init` (instance → unset spec fields), `observation` (instance → status, readiness,
 //!   connection details), `reconcile_error` (ECS error → condition reason, message, retry).
 //!
@@ -26,6 +28,8 @@ mod connector;
 mod controller;
 mod diff;
 mod external;
+mod field_classes;
+mod field_diffs;
 mod late_init;
 mod observation;
 mod recent_creations;

@@ -7,8 +7,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use ferroplane_apis::alibabacloud::{
     DiskCategory, ECSInstanceParameters, InstanceChargeType, InternetChargeType, PeriodUnit,
-    SpotStrategy, StoppedMode,
+    SecurityEnhancementStrategy, SpotInterruptionBehavior, SpotStrategy, StoppedMode,
 };
+
+use super::field_diffs::{http_endpoint_name, http_tokens_name};
 use ferroplane_runtime::UID_TAG;
 
 /// `PostPaid` / `PrePaid`.
@@ -127,6 +129,7 @@ pub fn run_instances_request(
         system_disk: p.system_disk.as_ref().map(|d| SystemDisk {
             category: d.category.map(|c| disk_category(c).to_owned()),
             size: d.size.map(non_negative),
+            performance_level: d.performance_level.clone(),
         }),
         data_disks: p
             .data_disks
@@ -145,6 +148,27 @@ pub fn run_instances_request(
         amount: Some(1),
         client_token: Some(client_token.to_owned()),
         dry_run: false,
+        ram_role_name: p.ram_role_name.clone(),
+        http_endpoint: p.http_endpoint.map(|v| http_endpoint_name(v).to_owned()),
+        http_tokens: p.http_tokens.map(|v| http_tokens_name(v).to_owned()),
+        http_put_response_hop_limit: p.http_put_response_hop_limit.map(non_negative),
+        resource_group_id: p.resource_group_id.clone(),
+        spot_price_limit: p.spot_price_limit,
+        spot_duration: p.spot_duration.map(non_negative),
+        spot_interruption_behavior: p.spot_interruption_behavior.map(|v| {
+            match v {
+                SpotInterruptionBehavior::Terminate => "Terminate",
+                SpotInterruptionBehavior::Stop => "Stop",
+            }
+            .to_owned()
+        }),
+        security_enhancement_strategy: p.security_enhancement_strategy.map(|v| {
+            match v {
+                SecurityEnhancementStrategy::Active => "Active",
+                SecurityEnhancementStrategy::Deactive => "Deactive",
+            }
+            .to_owned()
+        }),
     }
 }
 
@@ -174,6 +198,7 @@ mod tests {
         p.system_disk = Some(SpecSystemDisk {
             category: Some(DiskCategory::CloudEssd),
             size: Some(40),
+            performance_level: Some("PL2".into()),
         });
         p.user_data = Some("#!/bin/sh\necho hi".into());
         p.tags = Some([("env".to_owned(), "dev".to_owned())].into());
@@ -184,6 +209,7 @@ mod tests {
         assert_eq!(params.get("InstanceName"), Some("web-1"));
         assert_eq!(params.get("SecurityGroupId"), Some("sg-1"));
         assert_eq!(params.get("SystemDisk.Category"), Some("cloud_essd"));
+        assert_eq!(params.get("SystemDisk.PerformanceLevel"), Some("PL2"));
         assert_eq!(params.get("SpotStrategy"), Some("SpotAsPriceGo"));
         assert_eq!(params.get("UserData"), Some("IyEvYmluL3NoCmVjaG8gaGk="));
         assert_eq!(params.get("Tag.1.Key"), Some("env"));

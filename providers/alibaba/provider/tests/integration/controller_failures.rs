@@ -316,13 +316,14 @@ async fn an_immutable_field_that_differs_from_the_cloud_is_reported() {
     let mut obj = instance("imported-wrong");
     obj.metadata.annotations =
         Some([("ferroplane.io/external-name".to_owned(), id.clone())].into());
-    obj.spec.for_provider.image_id = "centos_7_9_x64_20G_alibase_20240628.vhd".into();
+    // The instance runs in the region's first zone; the spec claims another.
+    obj.spec.for_provider.zone_id = Some("cn-beijing-b".into());
     env.create(&obj).await;
     let msg = env
         .wait_sync_error("imported-wrong", "ImmutableFieldChanged")
         .await;
     assert!(
-        msg.contains("imageId is") && msg.contains("create a new ECSInstance"),
+        msg.contains("zoneId is") && msg.contains("create a new ECSInstance"),
         "{msg}"
     );
     // In-place changes are still applied.

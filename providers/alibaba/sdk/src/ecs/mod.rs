@@ -8,6 +8,8 @@
 //!   that take a `ClientToken`;
 //! - `request`: the request types and their mapping to API parameters, and the ClientToken rules;
 //! - `response`: the response types;
+//! - `instance_settings`: network billing and bandwidth, metadata options, RAM role and resource
+//!   group of an instance, changed in place;
 //! - `security_groups`: security groups and their rules (an ECS product, unlike VPCs);
 //! - `disks`: cloud disks; `key_pairs`: SSH key pairs.
 //!
@@ -26,6 +28,7 @@ mod actions;
 mod client;
 mod disks;
 mod idempotency;
+mod instance_settings;
 mod key_pairs;
 mod request;
 mod response;
@@ -39,6 +42,10 @@ pub use disks::{
 pub use idempotency::{
     CLIENT_TOKEN_ACTIONS, RetrySafety, is_read_only, retry_safety, takes_client_token,
 };
+pub use instance_settings::{
+    AutoRenewChange, DescribeInstanceRamRoleResponse, InstanceRamRole, InstanceRenewAttribute,
+    MetadataOptionsChange, NetworkSpecChange, RamRoleResult, ReplaceSystemDiskResponse,
+};
 pub use key_pairs::{
     DescribeKeyPairsResponse, KeyPair, KeyPairBindResponse, KeyPairCreated, KeyPairList,
     KeyPairResult, KeyPairResultList, MAX_INSTANCES_PER_KEY_PAIR_CALL,
@@ -51,7 +58,8 @@ pub use request::{
 pub use response::{
     AckResponse, DescribeInstanceAttributeResponse, DescribeInstancesResponse,
     DescribeRegionsResponse, EipAddress, Instance, InstanceIdList, InstanceList, IpAddressList,
-    ListTagResourcesResponse, LockReason, LockReasonList, Region, RegionList, RunInstancesResponse,
+    Ipv6Set, Ipv6SetList, ListTagResourcesResponse, LockReason, LockReasonList, MetadataOptions,
+    NetworkInterface, NetworkInterfaceList, Region, RegionList, RunInstancesResponse,
     SecurityGroupIdList, Tag, TagList, TagResource, TagResourceList, VpcAttributes,
     format_minute_time, parse_minute_time,
 };

@@ -47,6 +47,8 @@ pub struct SystemDisk {
     pub category: Option<String>,
     /// GiB.
     pub size: Option<u32>,
+    /// `PL0`–`PL3` (cloud_essd).
+    pub performance_level: Option<String>,
 }
 
 /// A data disk of a new instance.
@@ -100,6 +102,24 @@ pub struct RunInstancesRequest {
     pub amount: Option<u32>,
     pub client_token: Option<String>,
     pub dry_run: bool,
+    /// Instance RAM role to attach at creation.
+    pub ram_role_name: Option<String>,
+    /// `enabled` or `disabled`.
+    pub http_endpoint: Option<String>,
+    /// `optional` or `required`.
+    pub http_tokens: Option<String>,
+    /// 1–64.
+    pub http_put_response_hop_limit: Option<u32>,
+    /// `rg-...`.
+    pub resource_group_id: Option<String>,
+    /// Hourly price limit for `SpotWithPriceLimit`.
+    pub spot_price_limit: Option<f64>,
+    /// Spot protection period in hours (0–6).
+    pub spot_duration: Option<u32>,
+    /// `Terminate` or `Stop`.
+    pub spot_interruption_behavior: Option<String>,
+    /// `Active` or `Deactive`.
+    pub security_enhancement_strategy: Option<String>,
 }
 
 impl RunInstancesRequest {
@@ -126,7 +146,22 @@ impl RunInstancesRequest {
             .opt("InternetMaxBandwidthOut", self.internet_max_bandwidth_out)
             .opt("UserData", self.user_data.as_ref())
             .opt("DeletionProtection", self.deletion_protection)
-            .opt("Amount", self.amount);
+            .opt("Amount", self.amount)
+            .opt("RamRoleName", self.ram_role_name.as_ref())
+            .opt("HttpEndpoint", self.http_endpoint.as_ref())
+            .opt("HttpTokens", self.http_tokens.as_ref())
+            .opt("HttpPutResponseHopLimit", self.http_put_response_hop_limit)
+            .opt("ResourceGroupId", self.resource_group_id.as_ref())
+            .opt("SpotPriceLimit", self.spot_price_limit)
+            .opt("SpotDuration", self.spot_duration)
+            .opt(
+                "SpotInterruptionBehavior",
+                self.spot_interruption_behavior.as_ref(),
+            )
+            .opt(
+                "SecurityEnhancementStrategy",
+                self.security_enhancement_strategy.as_ref(),
+            );
         match self.security_group_ids.as_slice() {
             [] => {}
             [one] => {
@@ -138,7 +173,11 @@ impl RunInstancesRequest {
         }
         if let Some(disk) = &self.system_disk {
             p.opt("SystemDisk.Category", disk.category.as_ref())
-                .opt("SystemDisk.Size", disk.size);
+                .opt("SystemDisk.Size", disk.size)
+                .opt(
+                    "SystemDisk.PerformanceLevel",
+                    disk.performance_level.as_ref(),
+                );
         }
         for (i, disk) in self.data_disks.iter().enumerate() {
             let n = i + 1;
@@ -305,6 +344,7 @@ mod tests {
             system_disk: Some(SystemDisk {
                 category: Some("cloud_essd".into()),
                 size: Some(40),
+                performance_level: None,
             }),
             data_disks: vec![DataDisk {
                 size: Some(100),

@@ -39,6 +39,8 @@ wrapped_list!(InstanceList, "Instance", Instance);
 wrapped_list!(InstanceIdList, "InstanceIdSet", String);
 wrapped_list!(RegionList, "Region", Region);
 wrapped_list!(TagResourceList, "TagResource", TagResource);
+wrapped_list!(NetworkInterfaceList, "NetworkInterface", NetworkInterface);
+wrapped_list!(Ipv6SetList, "Ipv6Set", Ipv6Set);
 
 /// Why an instance is locked (e.g. `financial`, `security`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
@@ -141,6 +143,65 @@ pub struct Instance {
     pub tags: TagList,
     /// Locks preventing operations.
     pub operation_locks: LockReasonList,
+    /// E.g. `ecs.g7`.
+    pub instance_type_family: String,
+    /// The serial number.
+    pub serial_number: String,
+    /// Inbound public bandwidth in Mbit/s.
+    pub internet_max_bandwidth_in: u32,
+    /// The resource group.
+    pub resource_group_id: String,
+    /// The price limit of a `SpotWithPriceLimit` instance.
+    pub spot_price_limit: f64,
+    /// The protection period of a spot instance, in hours.
+    pub spot_duration: u32,
+    /// `Terminate` or `Stop`.
+    pub spot_interruption_behavior: String,
+    /// Metadata service settings.
+    pub metadata_options: MetadataOptions,
+    /// Network interfaces.
+    pub network_interfaces: NetworkInterfaceList,
+    /// The deployment set, if any.
+    pub deployment_set_id: String,
+    /// `Standard` or `Unlimited` (burstable types).
+    pub credit_specification: String,
+}
+
+/// The metadata service settings of an instance.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct MetadataOptions {
+    /// `enabled` or `disabled`.
+    pub http_endpoint: String,
+    /// `optional` or `required`.
+    pub http_tokens: String,
+    /// The hop limit of token responses.
+    pub http_put_response_hop_limit: u32,
+}
+
+/// An IPv6 address of a network interface.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Ipv6Set {
+    /// The address.
+    pub ipv6_address: String,
+}
+
+/// A network interface of an instance.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct NetworkInterface {
+    /// `eni-...`.
+    pub network_interface_id: String,
+    /// `Primary` or `Secondary`.
+    #[serde(rename = "Type")]
+    pub interface_type: String,
+    /// The MAC address.
+    pub mac_address: String,
+    /// The primary private IPv4 address.
+    pub primary_ip_address: String,
+    /// IPv6 addresses.
+    pub ipv6_sets: Ipv6SetList,
 }
 
 impl Instance {

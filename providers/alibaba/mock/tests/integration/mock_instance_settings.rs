@@ -1,0 +1,244 @@
+//! The instance settings changed in place, through alibaba-sdk against the mock, with ECS's rules:
+//! network billing, metadata options, RAM role, resource group, billing method, auto-renewal and
+//! ReplaceSystemDisk, each accepted when ECS accepts it and refused with ECS's code otherwise.
+
+use std::time::Duration;
+
+use alibaba_mock::{MockConfig, MockServer, resource_groups};
+use alibaba_sdk::credentials::Credentials;
+use alibaba_sdk::ecs::{
+    AutoRenewChange, EcsClient, MetadataOptionsChange, NetworkSpecChange, RunInstancesRequest,
+};
+
+const AK: &str = "settings-ak";
+const SK: &str = "settings-secret";
+const REGION: &str = "cn-hangzhou";
+const IMAGE: &str = "centos_7_8_x64_20G_alibase_20200519.vhd";
+
+async fn setup() -> (MockServer, EcsClient) {
+    let mock = MockServer::start(MockConfig::new(AK, SK).with_transition_delay(Duration::ZERO))
+        .await
+        .expect("mock starts");
+    let client = EcsClient::builder(REGION)
+        .endpoint(mock.endpoint())
+        .credentials(Credentials::new(AK, SK))
+        .build()
+        .expect("client");
+    (mock, client)
+}
+
+fn request(name: &str) -> RunInstancesRequest {
+    RunInstancesRequest {
+        image_id: IMAGE.into(),
+        instance_type: "ecs.g6.large".into(),
+        instance_name: Some(name.into()),
+        vswitch_id: alibaba_mock::defaults::first_vswitch_id(REGION),
+        security_group_ids: vec![alibaba_mock::defaults::security_group_id(REGION)],
+        ..RunInstancesRequest::default()
+    }
+}
+
+async fn launch(client: &EcsClient, request: &RunInstancesRequest) -> String {
+    client
+        .run_instances(request)
+        .await
+        .expect("launched")
+        .instance_ids()[0]
+        .clone()
+}
+
+fn code(e: &alibaba_sdk::Error) -> &str {
+    e.code().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn launch_settings_are_reported_and_changed_in_place() {
+    let (mock, client) = setup().await;
+    let mut r = request("settings-1");
+    r.http_tokens = Some("required".into());
+    r.http_put_response_hop_limit = Some(2);
+    r.ram_role_name = Some("app-role".into());
+    r.resource_group_id = Some(resource_groups::OTHERS[0].into());
+    let id = launch(&client, &r).await;
+    let i = client
+        .describe_instance_attribute(&id)
+        .await
+        .expect("described");
+    assert_eq!(i.metadata_options.http_tokens, "required");
+    assert_eq!(i.metadata_options.http_put_response_hop_limit, 2);
+    assert_eq!(i.resource_group_id, resource_groups::OTHERS[0]);
+    assert_eq!(i.network_interfaces.items.len(), 1);
+    let roles = client
+        .describe_instance_ram_roles(std::slice::from_ref(&id))
+        .await
+        .expect("roles");
+    assert_eq!(roles[0].ram_role_name, "app-role");
+
+    // An instance holds one role: attaching another fails for it until the first is detached.
+    let err = client
+        .attach_instance_ram_role(std::slice::from_ref(&id), "other-role")
+        .await
+        .expect_err("a second role is refused");
+    assert_eq!(code(&err), "InvalidRamRole.Attached");
+    client
+        .detach_instance_ram_role(std::slice::from_ref(&id), Some("app-role"))
+        .await
+        .expect("detached");
+    client
+        .attach_instance_ram_role(std::slice::from_ref(&id), "other-role")
+        .await
+        .expect("attached");
+
+    // Metadata options: values outside ECS's lists are refused.
+    let bad = MetadataOptionsChange {
+        http_endpoint: "enabled".into(),
+        http_tokens: Some("always".into()),
+        http_put_response_hop_limit: None,
+    };
+    let err = client
+        .modify_instance_metadata_options(&id, &bad)
+        .await
+        .expect_err("unknown HttpTokens");
+    assert_eq!(code(&err), "InvalidHttpTokens.NotSupported");
+
+    // Network billing: switched, and unchanged billing is refused.
+    let to_bandwidth = NetworkSpecChange {
+        internet_max_bandwidth_out: Some(10),
+        network_charge_type: Some("PayByBandwidth".into()),
+        allocate_public_ip: true,
+    };
+    client
+        .modify_instance_network_spec(&id, &to_bandwidth)
+        .await
+        .expect("network spec changed");
+    let i = client
+        .describe_instance_attribute(&id)
+        .await
+        .expect("described");
+    assert_eq!(i.internet_charge_type, "PayByBandwidth");
+    assert_eq!(i.internet_max_bandwidth_out, 10);
+    assert!(
+        i.public_ip().is_some(),
+        "AllocatePublicIp gives a public IP"
+    );
+
+    // Resource groups of the account only.
+    let err = client
+        .join_resource_group(&id, "rg-notmine")
+        .await
+        .expect_err("unknown group");
+    assert_eq!(code(&err), "InvalidResourceGroup");
+
+    // Auto-renewal is for subscriptions only.
+    let err = client
+        .modify_instance_auto_renew_attribute(
+            &id,
+            &AutoRenewChange {
+                auto_renew: true,
+                duration: Some(1),
+                period_unit: None,
+            },
+        )
+        .await
+        .expect_err("pay-as-you-go instances do not renew");
+    assert_eq!(code(&err), "ChargeTypeViolation");
+
+    // To a subscription and back; the renewal settings exist while it is one.
+    client
+        .modify_instance_charge_type(&id, "PrePaid", Some(1), None)
+        .await
+        .expect("now a subscription");
+    client
+        .modify_instance_auto_renew_attribute(
+            &id,
+            &AutoRenewChange {
+                auto_renew: true,
+                duration: Some(6),
+                period_unit: Some("Month".into()),
+            },
+        )
+        .await
+        .expect("auto-renewal on");
+    let renewal = client
+        .describe_instance_auto_renew_attribute(std::slice::from_ref(&id))
+        .await
+        .expect("renewal");
+    assert!(renewal[0].auto_renew_enabled && renewal[0].duration == 6);
+    let err = client
+        .modify_instance_auto_renew_attribute(
+            &id,
+            &AutoRenewChange {
+                auto_renew: true,
+                duration: Some(5),
+                period_unit: Some("Month".into()),
+            },
+        )
+        .await
+        .expect_err("5 months is not a renewal length");
+    assert_eq!(code(&err), "InvalidDuration.ValueNotSupported");
+    client
+        .modify_instance_charge_type(&id, "PostPaid", None, None)
+        .await
+        .expect("pay-as-you-go again");
+    assert!(
+        client
+            .describe_instance_auto_renew_attribute(std::slice::from_ref(&id))
+            .await
+            .expect("renewal")
+            .is_empty()
+    );
+    mock.shutdown().await;
+}
+
+#[tokio::test]
+async fn spot_instances_stay_spot_and_system_disks_are_replaced_only_when_stopped() {
+    let (mock, client) = setup().await;
+    let mut r = request("spot-1");
+    r.spot_strategy = Some("SpotWithPriceLimit".into());
+    r.spot_price_limit = Some(0.25);
+    r.spot_interruption_behavior = Some("Stop".into());
+    let id = launch(&client, &r).await;
+    let i = client
+        .describe_instance_attribute(&id)
+        .await
+        .expect("described");
+    assert_eq!(i.spot_price_limit, 0.25);
+    assert_eq!(i.spot_interruption_behavior, "Stop");
+    let err = client
+        .modify_instance_charge_type(&id, "PrePaid", Some(1), None)
+        .await
+        .expect_err("a spot instance cannot be a subscription");
+    assert_eq!(code(&err), "InvalidSpotPrepaid");
+
+    // A price limit without SpotWithPriceLimit is refused at launch.
+    let mut bad = request("spot-2");
+    bad.spot_price_limit = Some(0.25);
+    let err = client.run_instances(&bad).await.expect_err("refused");
+    assert_eq!(code(&err), "InvalidSpotPriceLimit.LowerThanPublicPrice");
+
+    let other = "centos_7_9_x64_20G_alibase_20240628.vhd";
+    let err = client
+        .replace_system_disk(&id, other, None, None)
+        .await
+        .expect_err("a Running instance keeps its disk");
+    assert_eq!(code(&err), "IncorrectInstanceStatus");
+    client
+        .stop_instance(&id, false, None)
+        .await
+        .expect("stopped");
+    client
+        .replace_system_disk(&id, other, None, None)
+        .await
+        .expect("replaced");
+    let i = client
+        .describe_instance_attribute(&id)
+        .await
+        .expect("described");
+    assert_eq!(i.image_id, other);
+    let err = client
+        .replace_system_disk(&id, "no_such_image.vhd", None, None)
+        .await
+        .expect_err("unknown image");
+    assert_eq!(code(&err), "InvalidImageId.NotFound");
+    mock.shutdown().await;
+}

@@ -1,0 +1,501 @@
+//! One comparison per `spec.forProvider` property: the spec against the instance ECS reports
+//! (plus what ECS reports elsewhere, and what ferroplane remembers of inputs ECS never reports).
+//! Each returns the [`Change`] that makes the instance match, with a line for events and
+//! conditions (never a secret value). Unset spec properties are not managed: no change. Pure.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use alibaba_sdk::ecs::{Disk, Instance, InstanceRenewAttribute, Tag};
+use ferroplane_apis::alibabacloud::{ECSInstanceParameters, HttpEndpoint, HttpTokens};
+use ferroplane_runtime::UID_TAG;
+
+use super::applied_inputs::ChangedInputs;
+
+/// What the comparisons see of the instance.
+#[derive(Clone, Copy, Debug)]
+pub struct Observed<'a> {
+    pub instance: &'a Instance,
+    /// The instance RAM role, when it was asked for (`DescribeInstanceRamRole`); `None` when
+    /// not looked up, `Some("")` when the instance has none.
+    pub ram_role: Option<&'a str>,
+    /// Password and user data changed since they were applied.
+    pub inputs: ChangedInputs,
+    /// The instance's disks, when they were asked for (`DescribeDisks`); `None` when not
+    /// looked up.
+    pub disks: Option<&'a [Disk]>,
+    /// The auto-renewal of a subscription instance, when it was asked for
+    /// (`DescribeInstanceAutoRenewAttribute`); `None` when not looked up.
+    pub renewal: Option<&'a InstanceRenewAttribute>,
+}
+
+impl Observed<'_> {
+    /// The system disk, when the disks were looked up.
+    pub fn system_disk(&self) -> Option<&Disk> {
+        self.disks?.iter().find(|d| d.disk_type == "system")
+    }
+}
+
+/// One change that makes the instance match a property of the spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    InstanceName(String),
+    Description(String),
+    SecurityGroupIds(Vec<String>),
+    DeletionProtection(bool),
+    BandwidthOut(u32),
+    InternetChargeType(String),
+    Tags {
+        set: Vec<Tag>,
+        remove: Vec<String>,
+    },
+    HttpTokens(String),
+    HttpEndpoint(String),
+    HttpPutResponseHopLimit(u32),
+    RamRoleName {
+        from: Option<String>,
+        to: String,
+    },
+    ResourceGroupId(String),
+    KeyPairName {
+        from: Option<String>,
+        to: String,
+    },
+    /// Bill the instance as `to` (`PrePaid` for `period` `unit`s).
+    InstanceChargeType {
+        to: String,
+        period: Option<u32>,
+        unit: Option<String>,
+    },
+    /// Renew automatically (or not), for `duration` units each time.
+    AutoRenew {
+        enabled: bool,
+        duration: Option<u32>,
+    },
+    SystemDiskSize {
+        disk_id: String,
+        size: u32,
+    },
+    SystemDiskPerformanceLevel {
+        disk_id: String,
+        level: String,
+    },
+    InstanceType(String),
+    ImageId(String),
+    HostName(String),
+    Password,
+    UserData,
+    /// An immutable property differs in the cloud; the line says how.
+    Immutable,
+}
+
+/// A change and its description.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diff {
+    pub change: Change,
+    pub line: String,
+}
+
+/// Compares one property.
+pub type DiffFn = fn(&ECSInstanceParameters, &Observed<'_>) -> Option<Diff>;
+
+fn diff(field: &str, from: impl std::fmt::Debug, to: impl std::fmt::Debug, change: Change) -> Diff {
+    Diff {
+        change,
+        line: format!("{field}: {from:?} → {to:?}"),
+    }
+}
+
+/// `desired` when it is set and differs from `actual`.
+fn differs<'a, T: PartialEq + ?Sized>(desired: Option<&'a T>, actual: &T) -> Option<&'a T> {
+    desired.filter(|d| *d != actual)
+}
+
+pub fn instance_name(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = &o.instance.instance_name;
+    differs(s.instance_name.as_deref(), have.as_str()).map(|to| {
+        diff(
+            "instanceName",
+            have,
+            to,
+            Change::InstanceName(to.to_owned()),
+        )
+    })
+}
+
+pub fn description(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = &o.instance.description;
+    differs(s.description.as_deref(), have.as_str())
+        .map(|to| diff("description", have, to, Change::Description(to.to_owned())))
+}
+
+pub fn security_group_ids(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let groups = s.security_group_ids.as_ref()?;
+    let want: BTreeSet<&String> = groups.iter().collect();
+    let have_list = &o.instance.security_group_ids.items;
+    let have: BTreeSet<&String> = have_list.iter().collect();
+    (want != have).then(|| {
+        diff(
+            "securityGroupIds",
+            have_list,
+            groups,
+            Change::SecurityGroupIds(groups.clone()),
+        )
+    })
+}
+
+pub fn deletion_protection(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = o.instance.deletion_protection;
+    s.deletion_protection.filter(|p| *p != have).map(|to| {
+        diff(
+            "deletionProtection",
+            have,
+            to,
+            Change::DeletionProtection(to),
+        )
+    })
+}
+
+pub fn internet_max_bandwidth_out(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = o.instance.internet_max_bandwidth_out;
+    s.internet_max_bandwidth_out
+        .and_then(|b| u32::try_from(b).ok())
+        .filter(|b| *b != have)
+        .map(|to| {
+            diff(
+                "internetMaxBandwidthOut",
+                have,
+                to,
+                Change::BandwidthOut(to),
+            )
+        })
+}
+
+pub fn internet_charge_type(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = &o.instance.internet_charge_type;
+    let want = s
+        .internet_charge_type
+        .map(self::internet_charge_type_name)?;
+    // An instance without public bandwidth reports no billing method worth changing.
+    (!have.is_empty() && want != have).then(|| {
+        diff(
+            "internetChargeType",
+            have,
+            want,
+            Change::InternetChargeType(want.to_owned()),
+        )
+    })
+}
+
+fn internet_charge_type_name(v: ferroplane_apis::alibabacloud::InternetChargeType) -> &'static str {
+    super::spec_mapping::internet_charge_type(v)
+}
+
+pub fn tags(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let tags = s.tags.as_ref()?;
+    let have: BTreeMap<&str, &str> = o
+        .instance
+        .tags
+        .items
+        .iter()
+        .filter(|t| !is_reserved_tag(&t.key))
+        .map(|t| (t.key.as_str(), t.value.as_str()))
+        .collect();
+    let set: Vec<Tag> = tags
+        .iter()
+        .filter(|(k, _)| !is_reserved_tag(k))
+        .filter(|(k, v)| have.get(k.as_str()) != Some(&v.as_str()))
+        .map(|(k, v)| Tag::new(k, v))
+        .collect();
+    let remove: Vec<String> = have
+        .keys()
+        .filter(|k| !tags.contains_key(**k))
+        .map(|k| (*k).to_owned())
+        .collect();
+    if set.is_empty() && remove.is_empty() {
+        return None;
+    }
+    let keys: Vec<&str> = set.iter().map(|t| t.key.as_str()).collect();
+    Some(Diff {
+        line: format!("tags: set {keys:?}, remove {remove:?}"),
+        change: Change::Tags { set, remove },
+    })
+}
+
+/// Tags ferroplane never changes: its UID tag and the cloud's own (`acs:`, `aliyun`).
+pub fn is_reserved_tag(key: &str) -> bool {
+    key == UID_TAG || key.starts_with("acs:") || key.starts_with("aliyun")
+}
+
+/// `optional` / `required`.
+pub fn http_tokens_name(v: HttpTokens) -> &'static str {
+    match v {
+        HttpTokens::Optional => "optional",
+        HttpTokens::Required => "required",
+    }
+}
+
+/// `enabled` / `disabled`.
+pub fn http_endpoint_name(v: HttpEndpoint) -> &'static str {
+    match v {
+        HttpEndpoint::Enabled => "enabled",
+        HttpEndpoint::Disabled => "disabled",
+    }
+}
+
+pub fn http_tokens(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = &o.instance.metadata_options.http_tokens;
+    let want = s.http_tokens.map(http_tokens_name)?;
+    (want != have).then(|| {
+        diff(
+            "httpTokens",
+            have,
+            want,
+            Change::HttpTokens(want.to_owned()),
+        )
+    })
+}
+
+pub fn http_endpoint(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = &o.instance.metadata_options.http_endpoint;
+    let want = s.http_endpoint.map(http_endpoint_name)?;
+    (want != have).then(|| {
+        diff(
+            "httpEndpoint",
+            have,
+            want,
+            Change::HttpEndpoint(want.to_owned()),
+        )
+    })
+}
+
+pub fn http_put_response_hop_limit(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = o.instance.metadata_options.http_put_response_hop_limit;
+    s.http_put_response_hop_limit
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|n| *n != have)
+        .map(|to| {
+            diff(
+                "httpPutResponseHopLimit",
+                have,
+                to,
+                Change::HttpPutResponseHopLimit(to),
+            )
+        })
+}
+
+pub fn ram_role_name(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s.ram_role_name.as_deref()?;
+    // Not looked up: nothing to compare (observe looks it up whenever the spec names a role).
+    let have = o.ram_role?;
+    (want != have).then(|| {
+        diff(
+            "ramRoleName",
+            have,
+            want,
+            Change::RamRoleName {
+                from: (!have.is_empty()).then(|| have.to_owned()),
+                to: want.to_owned(),
+            },
+        )
+    })
+}
+
+pub fn resource_group_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = &o.instance.resource_group_id;
+    differs(s.resource_group_id.as_deref(), have.as_str()).map(|to| {
+        diff(
+            "resourceGroupId",
+            have,
+            to,
+            Change::ResourceGroupId(to.to_owned()),
+        )
+    })
+}
+
+pub fn instance_type(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = &o.instance.instance_type;
+    (!have.is_empty() && &s.instance_type != have).then(|| {
+        diff(
+            "instanceType",
+            have,
+            &s.instance_type,
+            Change::InstanceType(s.instance_type.clone()),
+        )
+    })
+}
+
+pub fn host_name(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = &o.instance.host_name;
+    differs(s.host_name.as_deref(), have.as_str())
+        .map(|to| diff("hostName", have, to, Change::HostName(to.to_owned())))
+}
+
+pub fn password(_: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    o.inputs.password.then(|| Diff {
+        change: Change::Password,
+        line: "password (the passwordSecretRef Secret changed)".to_owned(),
+    })
+}
+
+pub fn user_data(_: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    o.inputs.user_data.then(|| Diff {
+        change: Change::UserData,
+        line: "userData".to_owned(),
+    })
+}
+
+/// An immutable property the cloud reports differently from the spec.
+fn immutable(field: &str, desired: Option<&str>, actual: &str) -> Option<Diff> {
+    let desired = desired?;
+    (!actual.is_empty() && desired != actual).then(|| Diff {
+        change: Change::Immutable,
+        line: format!("{field} is {actual:?} in ECS but {desired:?} in the spec"),
+    })
+}
+
+pub fn region_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    immutable("regionId", Some(&s.region_id), &o.instance.region_id)
+}
+
+pub fn zone_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    immutable("zoneId", s.zone_id.as_deref(), &o.instance.zone_id)
+}
+
+pub fn image_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = &o.instance.image_id;
+    (!have.is_empty() && &s.image_id != have).then(|| {
+        diff(
+            "imageId",
+            have,
+            &s.image_id,
+            Change::ImageId(s.image_id.clone()),
+        )
+    })
+}
+
+pub fn v_switch_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    immutable(
+        "vSwitchId",
+        s.v_switch_id.as_deref(),
+        &o.instance.vpc_attributes.vswitch_id,
+    )
+}
+
+pub fn instance_charge_type(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s
+        .instance_charge_type
+        .map(self::instance_charge_type_name)?;
+    let have = &o.instance.instance_charge_type;
+    (!have.is_empty() && want != have).then(|| {
+        diff(
+            "instanceChargeType",
+            have,
+            want,
+            Change::InstanceChargeType {
+                to: want.to_owned(),
+                period: s.period.and_then(|n| u32::try_from(n).ok()),
+                unit: s
+                    .period_unit
+                    .map(|u| super::spec_mapping::period_unit(u).to_owned()),
+            },
+        )
+    })
+}
+
+fn instance_charge_type_name(v: ferroplane_apis::alibabacloud::InstanceChargeType) -> &'static str {
+    super::spec_mapping::instance_charge_type(v)
+}
+
+pub fn spot_strategy(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    immutable(
+        "spotStrategy",
+        s.spot_strategy.map(super::spec_mapping::spot_strategy),
+        &o.instance.spot_strategy,
+    )
+}
+
+pub fn key_pair_name(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = &o.instance.key_pair_name;
+    differs(s.key_pair_name.as_deref(), have.as_str()).map(|to| {
+        diff(
+            "keyPairName",
+            have,
+            to,
+            Change::KeyPairName {
+                from: (!have.is_empty()).then(|| have.clone()),
+                to: to.to_owned(),
+            },
+        )
+    })
+}
+
+pub fn system_disk_size(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s
+        .system_disk
+        .as_ref()?
+        .size
+        .and_then(|n| u32::try_from(n).ok())?;
+    let disk = o.system_disk()?;
+    // Disks never shrink (the CRD refuses a smaller size): only growth is a change.
+    (want > disk.size).then(|| {
+        diff(
+            "systemDisk.size",
+            disk.size,
+            want,
+            Change::SystemDiskSize {
+                disk_id: disk.disk_id.clone(),
+                size: want,
+            },
+        )
+    })
+}
+
+pub fn system_disk_performance_level(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s.system_disk.as_ref()?.performance_level.as_deref()?;
+    let disk = o.system_disk()?;
+    (want != disk.performance_level).then(|| {
+        diff(
+            "systemDisk.performanceLevel",
+            &disk.performance_level,
+            want,
+            Change::SystemDiskPerformanceLevel {
+                disk_id: disk.disk_id.clone(),
+                level: want.to_owned(),
+            },
+        )
+    })
+}
+
+/// The auto-renewal the spec asks for, as one change (both properties share the action).
+fn auto_renew_change(s: &ECSInstanceParameters, have: &InstanceRenewAttribute) -> Change {
+    Change::AutoRenew {
+        enabled: s.auto_renew.unwrap_or(have.auto_renew_enabled),
+        duration: s.auto_renew_period.and_then(|n| u32::try_from(n).ok()),
+    }
+}
+
+pub fn auto_renew(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s.auto_renew?;
+    let have = o.renewal?;
+    (want != have.auto_renew_enabled).then(|| {
+        diff(
+            "autoRenew",
+            have.auto_renew_enabled,
+            want,
+            auto_renew_change(s, have),
+        )
+    })
+}
+
+pub fn auto_renew_period(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s.auto_renew_period.and_then(|n| u32::try_from(n).ok())?;
+    let have = o.renewal?;
+    (want != have.duration).then(|| {
+        diff(
+            "autoRenewPeriod",
+            have.duration,
+            want,
+            auto_renew_change(s, have),
+        )
+    })
+}
