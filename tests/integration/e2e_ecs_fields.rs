@@ -36,8 +36,7 @@ spec:
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn in_place_edits_apply_and_immutable_edits_are_refused() {
+pub(crate) async fn in_place_edits_apply_and_immutable_edits_are_refused() {
     let e2e = E2e::start(&[Kind::EcsInstance]).await;
     e2e.apply(&manifest("")).await;
     e2e.wait_jsonpath(
