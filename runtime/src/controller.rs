@@ -234,11 +234,14 @@ where
             Reconciler::new(&self.runtime, self.connector, self.config.requeue.clone())
                 .with_versions(self.versions),
         );
+        let shutdown = shutdown.boxed().shared();
+        let unready_stop =
+            crate::shutdown::stopped_before_ready(self.controller.store(), shutdown.clone());
         let controller = self
             .controller
             .with_config(KubeControllerConfig::default().concurrency(self.config.concurrency))
             // kube-runtime wants a `Sync` trigger; sharing the future makes any `Send` one so.
-            .graceful_shutdown_on(shutdown.shared());
+            .graceful_shutdown_on(shutdown);
         info!(kind = %kind, concurrency = self.config.concurrency, "starting controller");
         let main = controller
             .run(reconcile::<K, C>, error_policy::<K, C>, reconciler)
@@ -260,7 +263,9 @@ where
             futures::future::join_all(self.tasks).map(|_| ()).boxed()
         };
         futures::pin_mut!(main);
-        futures::future::select(main, background).await;
+        futures::pin_mut!(unready_stop);
+        let stopped = futures::future::select(unready_stop, background);
+        futures::future::select(main, stopped).await;
         info!(kind = %kind, "controller stopped");
     }
 }

@@ -127,6 +127,7 @@ pub mod related;
 pub mod requeue;
 mod resource;
 mod runtime;
+pub mod shutdown;
 mod status;
 mod versions;
 

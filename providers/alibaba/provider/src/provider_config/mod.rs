@@ -146,7 +146,8 @@ async fn run_kind<P: ConfigKind>(
     let secrets: Api<PartialObjectMeta<KubeSecret>> = options.api(&client);
     let kind = P::kind(&()).into_owned();
     info!(kind = %kind, "starting controller");
-    controller
+    let ready_gate = controller.store();
+    let main = controller
         .reconcile_on(users_changed)
         .watches(
             secrets,
@@ -160,15 +161,17 @@ async fn run_kind<P: ConfigKind>(
                     .collect::<Vec<_>>()
             },
         )
-        .graceful_shutdown_on(shutdown)
+        .graceful_shutdown_on(shutdown.clone())
         .run(reconcile::<P>, error_policy::<P>, context)
         .for_each(|result| {
             if let Err(err) = result {
                 warn!(error = %err, "provider config reconcile failed");
             }
             futures::future::ready(())
-        })
-        .await;
+        });
+    let unready_stop = ferroplane_runtime::shutdown::stopped_before_ready(ready_gate, shutdown);
+    futures::pin_mut!(main, unready_stop);
+    futures::future::select(main, unready_stop).await;
     info!(kind = %kind, "controller stopped");
 }
 

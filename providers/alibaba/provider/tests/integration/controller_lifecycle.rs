@@ -305,3 +305,12 @@ async fn password_from_a_secret_and_its_change_waits_for_a_restart() {
     assert!(env.mock().stats().calls_of("ModifyInstanceAttribute") >= 1);
     env.stop().await;
 }
+
+/// kube-runtime's graceful shutdown waits for a first list that its own shutdown cancelled: a
+/// process told to stop right after starting hung until killed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controllers_told_to_stop_before_their_first_list_stop_at_once() {
+    let env = Env::start().await;
+    // Env::stop fails the test when the controllers take longer than 10 s.
+    env.stop().await;
+}
