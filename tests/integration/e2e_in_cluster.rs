@@ -1,12 +1,13 @@
 //! EtcdCluster and Application end to end through the `ferroplane` environment, driven by
 //! kubectl as a user would, with the samples from `deploy/samples` (moved into the test's
-//! namespace). Runs against the sandbox by default and a real cluster with
-//! `FERROPLANE_E2E_KUBECONFIG`. The test process cannot reach etcd pods, so EtcdCluster status
-//! comes from the StatefulSet (membership Unknown, hence Ready=False) in both cases.
+//! namespace). On the sandbox (or a cluster given by `FERROPLANE_E2E_KUBECONFIG`) the test
+//! process cannot reach etcd pods, so EtcdCluster status comes from the StatefulSet (membership
+//! unknown, hence Ready=False); on the real control plane the pods are real etcd members
+//! (`support::etcd_members`).
 
 use std::time::Duration;
 
-use crate::support::E2e;
+use crate::support::{self, E2e, Server};
 use ferroplane::controllers::Kind;
 use ferroplane_testkit::samples;
 
@@ -102,7 +103,9 @@ pub(crate) async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
     e2e.apply(&samples::without_namespace("etcdcluster.yaml"))
         .await;
-    // Every pod ready, but membership unknown: not Ready.
+    // The sandbox runs no pods, so no etcd answers: every pod ready, but membership unknown,
+    // so not Ready. The real control plane's pods are real etcd members: Ready.
+    let real_members = support::server() == Server::RealControlPlane;
     e2e.wait_jsonpath(
         "etcdclusters.etcd.ferroplane.io/etcd-demo",
         "{.status.readyMembers}",
@@ -112,16 +115,18 @@ pub(crate) async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
     e2e.wait_jsonpath(
         "etcdclusters.etcd.ferroplane.io/etcd-demo",
         "{.status.conditions[?(@.type=='Ready')].status}",
-        "False",
+        if real_members { "True" } else { "False" },
     )
     .await;
-    let ready = e2e
-        .jsonpath(
-            "etcdclusters.etcd.ferroplane.io/etcd-demo",
-            "{.status.conditions[?(@.type=='Ready')].message}",
-        )
-        .await;
-    assert!(ready.contains("membership is unknown"), "{ready}");
+    if !real_members {
+        let ready = e2e
+            .jsonpath(
+                "etcdclusters.etcd.ferroplane.io/etcd-demo",
+                "{.status.conditions[?(@.type=='Ready')].message}",
+            )
+            .await;
+        assert!(ready.contains("membership is unknown"), "{ready}");
+    }
     assert_eq!(
         e2e.jsonpath("statefulset/etcd-demo", "{.spec.replicas}")
             .await,
@@ -161,10 +166,18 @@ pub(crate) async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
         format!("http://etcd-demo-client.{}.svc:2379", e2e.namespace)
     );
 
-    // A deleted bootstrap ConfigMap comes back, while etcd is unreachable too.
+    // A deleted bootstrap ConfigMap comes back with a file per member: re-rendered from the
+    // membership etcd reports, or, while etcd is unreachable (the sandbox), the same files.
     let files = e2e
         .jsonpath("configmap/etcd-demo-bootstrap", "{.data}")
         .await;
+    let members_of = |data: &str| -> Vec<String> {
+        let files: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(data).unwrap_or_default();
+        files.keys().cloned().collect()
+    };
+    let members = members_of(&files);
+    assert_eq!(members.len(), 3, "{files}");
     e2e.k(&["delete", "configmap", "etcd-demo-bootstrap"]).await;
     e2e.eventually("the bootstrap ConfigMap to come back", WAIT, || async {
         let out = e2e
@@ -180,7 +193,12 @@ pub(crate) async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
                 None,
             )
             .await;
-        (out.stdout == files).then_some(())
+        let back = if real_members {
+            members_of(&out.stdout) == members
+        } else {
+            out.stdout == files
+        };
+        back.then_some(())
     })
     .await;
     // A hand scale is reverted.

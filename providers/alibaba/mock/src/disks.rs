@@ -4,7 +4,8 @@
 //! here; releasing an instance releases its disks marked `DeleteWithInstance` and detaches the
 //! others.
 //!
-//! Disks change state at once (no `Attaching` / `Detaching` phase), unlike instances.
+//! AttachDisk and DetachDisk leave the disk `Attaching` / `Detaching` for the mock's transition
+//! delay, as ECS does; other disk operations are refused meanwhile.
 
 use std::collections::HashMap;
 use std::sync::Arc;
