@@ -159,6 +159,10 @@ fn defaults_and_pruning_on_a_sample() {
 fn broken_variants_are_rejected() {
     let schemas = schemas();
     let ecs = sample("ecsinstance.yaml");
+    let on_demand = patched(
+        &ecs,
+        json!({"spec": {"forProvider": {"spotStrategy": "NoSpot"}}}),
+    );
     let etcd = sample("etcdcluster.yaml");
     let pc = sample("providerconfig.yaml");
     let cases: Vec<(&str, Value, &str)> = vec![
@@ -242,6 +246,10 @@ fn broken_variants_are_rejected() {
 fn immutable_fields_are_rejected_on_update() {
     let schemas = schemas();
     let ecs = sample("ecsinstance.yaml");
+    let on_demand = patched(
+        &ecs,
+        json!({"spec": {"forProvider": {"spotStrategy": "NoSpot"}}}),
+    );
     let etcd = sample("etcdcluster.yaml");
     let cases: Vec<(&str, &Value, Value, &str)> = vec![
         (
@@ -251,10 +259,10 @@ fn immutable_fields_are_rejected_on_update() {
             "spec.forProvider.regionId: Invalid value: \"string\": regionId is immutable; create a new ECSInstance in the other region",
         ),
         (
-            "image change",
-            &ecs,
-            json!({"spec": {"forProvider": {"imageId": "ubuntu_22_04_x64_20G_alibase_20240101.vhd"}}}),
-            "spec.forProvider.imageId: Invalid value: \"string\": imageId is immutable; create a new ECSInstance to change the image",
+            "spot strategy change",
+            &on_demand,
+            json!({"spec": {"forProvider": {"spotStrategy": "SpotAsPriceGo"}}}),
+            "spec.forProvider.spotStrategy: Invalid value: \"string\": spotStrategy is immutable: ECS fixes it at creation; create a new ECSInstance with the other strategy",
         ),
         (
             "etcd storage size change",
