@@ -46,6 +46,7 @@ pub mod names;
 pub mod planner;
 pub mod render;
 pub mod scaling;
+pub mod simulated;
 mod status;
 mod version;
 
@@ -117,6 +118,19 @@ pub fn controller_in<F: MembershipFactory>(
         api_in::<PodDisruptionBudget>(&client, namespace),
         children(),
     )
+}
+
+/// Runs the EtcdCluster controller with the simulated membership ([`simulated`]) of an
+/// environment whose pods run no etcd (the sandbox), until `shutdown` completes.
+pub async fn run_simulated(
+    runtime: &Runtime,
+    options: Options,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let factory = simulated::SimulatedFactory::new(runtime.client().clone());
+    controller_in(runtime, factory, options.namespace.as_deref())
+        .run(shutdown)
+        .await;
 }
 
 /// Runs the EtcdCluster controller with the production membership client until `shutdown`
