@@ -189,3 +189,66 @@ async fn three_to_one_to_three_rejoins_on_new_claims_one_learner_at_a_time() {
     }
     env.shutdown().await;
 }
+
+// The StatefulSet keeps its claims when deleted (`whenDeleted: Retain`): the same cluster
+// created again finds its members' data and they come back as the same members, as etcd
+// restarts from a data dir whatever its configuration file says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn created_again_on_retained_claims_the_old_members_come_back() {
+    let (env, factory) = start().await;
+    let names = ClusterNames::new("etcd-demo", "default");
+    let sample = samples::path("etcdcluster.yaml");
+    env.kubectl().ok(&["apply", "-f", &sample]).await;
+    ready_with(&env, 3).await;
+    env.kubectl()
+        .ok(&[
+            "delete",
+            "etcdclusters.etcd.ferroplane.io",
+            "etcd-demo",
+            "--timeout=60s",
+        ])
+        .await;
+    let sets = env.api::<k8s_openapi::api::apps::v1::StatefulSet>();
+    eventually("the StatefulSet to go")
+        .until_async(|| async {
+            sets.get_opt("etcd-demo")
+                .await
+                .ok()
+                .and_then(|s| s.is_none().then_some(()))
+        })
+        .await;
+    env.kubectl().ok(&["apply", "-f", &sample]).await;
+    ready_with(&env, 3).await;
+
+    let journal = factory.journal(&names);
+    let starts: Vec<(u32, u64, bool)> = journal
+        .iter()
+        .filter_map(|e| match e {
+            Event::Started {
+                ordinal, id, fresh, ..
+            } => Some((*ordinal, *id, *fresh)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts.len(), 6, "each ordinal started twice: {journal:#?}");
+    for ordinal in 0..3 {
+        let of: Vec<&(u32, u64, bool)> = starts.iter().filter(|s| s.0 == ordinal).collect();
+        assert!(
+            of[0].2 && !of[1].2,
+            "first on empty data, then on its claim"
+        );
+        assert_eq!(
+            of[0].1, of[1].1,
+            "ordinal {ordinal} came back as the same member"
+        );
+    }
+    assert_eq!(
+        journal
+            .iter()
+            .filter(|e| matches!(e, Event::Bootstrapped { .. }))
+            .count(),
+        1,
+        "no second cluster formed"
+    );
+    env.shutdown().await;
+}

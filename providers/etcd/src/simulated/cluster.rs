@@ -83,6 +83,8 @@ pub struct SimulatedCluster {
     /// the pod keeps retrying, as a crash-looping container does).
     refused: BTreeMap<u32, (DataDir, String)>,
     next_id: u64,
+    /// `initial-cluster-token` of the cluster the members formed; `None` before it formed.
+    token: Option<String>,
     journal: Vec<Event>,
 }
 
@@ -112,6 +114,7 @@ impl SimulatedCluster {
             running: BTreeMap::new(),
             refused: BTreeMap::new(),
             next_id: seed | (1 << 63),
+            token: None,
             journal: Vec::new(),
         }
     }
@@ -190,10 +193,16 @@ impl SimulatedCluster {
                 process.version.clone_from(&version);
             }
         }
-        for pod in world.pods.iter() {
-            if !self.running.contains_key(&pod.ordinal) {
-                self.start(pod, &version);
-            }
+        // Pods with data first: they restart the members they hold (a cluster created again
+        // on retained claims comes back with its old members) before an empty data dir could
+        // form another cluster.
+        let (with_data, empty): (Vec<&ReadyPod>, Vec<&ReadyPod>) = world
+            .pods
+            .iter()
+            .filter(|pod| !self.running.contains_key(&pod.ordinal))
+            .partition(|pod| self.data.contains_key(&pod.data));
+        for pod in with_data.into_iter().chain(empty) {
+            self.start(pod, &version);
         }
     }
 
@@ -267,9 +276,19 @@ impl SimulatedCluster {
                 pod.config.name
             ));
         }
-        let formed = !self.members.is_empty() || !self.removed.is_empty();
+        // A `new` member with another token while nothing of the old cluster runs starts
+        // another cluster (an EtcdCluster deleted and created again under the same name); the
+        // old cluster's data dirs now hold members of another cluster.
+        let other_cluster = self.token.as_ref() != Some(&pod.config.token);
+        if pod.config.state == InitialState::New && other_cluster && self.running.is_empty() {
+            self.members.clear();
+            self.removed.clear();
+            self.token = None;
+        }
+        let formed = self.token.is_some();
         match pod.config.state {
             InitialState::New if !formed => {
+                self.token = Some(pod.config.token.clone());
                 let mut ids = Vec::new();
                 for url in &pod.config.initial_cluster {
                     let id = self.new_id();
@@ -499,6 +518,7 @@ mod tests {
             config: StartConfig {
                 name: names.member(ordinal),
                 state,
+                token: "t".into(),
                 initial_cluster: (0..peers).map(|o| names.peer_url(o)).collect(),
             },
         }
@@ -633,6 +653,31 @@ mod tests {
             "etcdserver: can only promote a learner member"
         );
         assert_eq!(code(cluster.remove(42)).0, CODE_NOT_FOUND);
+    }
+
+    #[test]
+    fn a_cluster_created_again_under_the_same_name_forms_anew_on_new_claims() {
+        let (mut cluster, pods) = three();
+        let old = id_of(&cluster, 0);
+        cluster.sync(&world(vec![]));
+        let mut again: Vec<ReadyPod> = ["x", "y", "z"]
+            .iter()
+            .zip(0..)
+            .map(|(uid, o)| pod(o, uid, InitialState::New, 3))
+            .collect();
+        for pod in &mut again {
+            pod.config.token = "t2".into();
+        }
+        cluster.sync(&world(again));
+        let members = cluster.list().expect("list");
+        assert_eq!(members.iter().filter(|m| m.started()).count(), 3);
+        assert!(members.iter().all(|m| m.id != old));
+        // A pod on an old claim holds a member of the old cluster.
+        let mut stale = pods[0].clone();
+        stale.ordinal = 3;
+        cluster.sync(&world(vec![stale]));
+        assert!(matches!(cluster.journal().last(),
+            Some(Event::Refused { ordinal: 3, reason, .. }) if reason.contains("another cluster")));
     }
 
     #[test]

@@ -32,6 +32,9 @@ pub enum InitialState {
 pub struct StartConfig {
     pub name: String,
     pub state: InitialState,
+    /// `initial-cluster-token`: members of a new cluster form one cluster only with the same
+    /// token.
+    pub token: String,
     /// Peer URLs of `initial-cluster`, in file order.
     pub initial_cluster: Vec<String>,
 }
@@ -176,6 +179,11 @@ pub fn parse_config(file: &str) -> Option<StartConfig> {
     Some(StartConfig {
         name: value.get("name")?.as_str()?.to_owned(),
         state,
+        token: value
+            .get("initial-cluster-token")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
         initial_cluster,
     })
 }
