@@ -5,6 +5,8 @@
 //! - [`run`] (called by the binary): runs the controller with its [`Options`] and the
 //!   production membership client (etcd's JSON gateway through each cluster's client Service)
 //!   until `shutdown` completes, the way every provider starts.
+//! - [`run_simulated`] (the sandbox): the same with [`simulated::SimulatedFactory`], a
+//!   simulation of etcd's membership API driven by the pods and claims the API server shows.
 //! - [`controller()`]: the same controller with any [`controller::MembershipFactory`], for tests
 //!   and for environments without reachable pods.
 //!
