@@ -87,8 +87,29 @@ impl Options {
     }
 }
 
+/// What the EtcdCluster controller asks about each cluster's members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EtcdMembership {
+    /// etcd itself, through each cluster's client Service (pods run etcd).
+    #[default]
+    Etcd,
+    /// `provider_etcd::simulated`: pods that run no etcd (the sandbox's), whose members the
+    /// simulation derives from what the API server shows.
+    Simulated,
+}
+
 /// Runs the enabled controllers until `shutdown` is cancelled; running reconciles finish first.
 pub async fn run(runtime: &Runtime, options: &Options, shutdown: CancellationToken) {
+    run_with(runtime, options, EtcdMembership::Etcd, shutdown).await;
+}
+
+/// [`run`] with EtcdCluster members answered by `membership`.
+pub async fn run_with(
+    runtime: &Runtime,
+    options: &Options,
+    membership: EtcdMembership,
+    shutdown: CancellationToken,
+) {
     let mut running = Vec::new();
     // `--kinds ecsinstance,ecsinstance` must not start two controllers of one kind.
     let mut kinds = options.kinds.clone();
@@ -118,8 +139,15 @@ pub async fn run(runtime: &Runtime, options: &Options, shutdown: CancellationTok
                 let mut etcd = provider_etcd::Options::default();
                 etcd.namespace = options.namespace.clone();
                 running.push(tokio::spawn(async move {
-                    if let Err(error) = provider_etcd::run(&runtime, etcd, stop).await {
-                        tracing::error!(%error, "the EtcdCluster controller failed");
+                    match membership {
+                        EtcdMembership::Etcd => {
+                            if let Err(error) = provider_etcd::run(&runtime, etcd, stop).await {
+                                tracing::error!(%error, "the EtcdCluster controller failed");
+                            }
+                        }
+                        EtcdMembership::Simulated => {
+                            provider_etcd::run_simulated(&runtime, etcd, stop).await;
+                        }
                     }
                 }));
             }

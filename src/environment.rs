@@ -3,6 +3,9 @@
 //! and (optionally) every controller in this process. `ferroplane sandbox`, the end-to-end tests
 //! and the benchmark all start it the same way.
 //!
+//! With workloads simulated, EtcdCluster members are simulated too
+//! (`provider_etcd::simulated`): the sandbox runs no pods, so no etcd could answer.
+//!
 //! The controllers run as ferroplane's ServiceAccount (`controller.kubeconfig`), bound to the
 //! cluster RBAC of deploy/ for the kinds they run, which the sandbox enforces as a cluster does.
 
@@ -24,7 +27,7 @@ use kube::api::{Api, ObjectMeta, PostParams};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::controllers::{self, Options};
+use crate::controllers::{self, EtcdMembership, Options};
 
 /// Name of the Secret holding the mock's credentials, in namespace `default`.
 pub const CREDENTIALS_SECRET: &str = "alibabacloud-credentials";
@@ -154,6 +157,7 @@ impl Environment {
             Some(_) => Some(client_from_kubeconfig(&info.controller_kubeconfig).await?),
             None => None,
         };
+        let simulate_workloads = config.simulate_workloads;
         let controllers = controller_options
             .zip(controller_client)
             .map(|(options, client)| {
@@ -167,7 +171,16 @@ impl Environment {
                     Metrics::new(),
                 );
                 let stop = stop_controllers.clone();
-                tokio::spawn(async move { controllers::run(&runtime, &options, stop).await })
+                // The sandbox's pods run no etcd: with its workloads simulated, so are the
+                // EtcdCluster members (without, no pod is ever ready and nothing answers).
+                let membership = if simulate_workloads {
+                    EtcdMembership::Simulated
+                } else {
+                    EtcdMembership::Etcd
+                };
+                tokio::spawn(async move {
+                    controllers::run_with(&runtime, &options, membership, stop).await
+                })
             });
 
         Ok(Self {

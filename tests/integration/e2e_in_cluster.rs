@@ -1,17 +1,145 @@
 //! EtcdCluster and Application end to end through the `ferroplane` environment, driven by
 //! kubectl as a user would, with the samples from `deploy/samples` (moved into the test's
-//! namespace). On the sandbox (or a cluster given by `FERROPLANE_E2E_KUBECONFIG`) the test
-//! process cannot reach etcd pods, so EtcdCluster status comes from the StatefulSet (membership
-//! unknown, hence Ready=False); on the real control plane the pods are real etcd members
-//! (`support::etcd_members`).
+//! namespace). On the sandbox the EtcdCluster members are simulated from the pods and claims the
+//! sandbox shows (`provider_etcd::simulated`); on the real control plane the pods are real etcd
+//! members (`support::etcd_members`).
 
 use std::time::Duration;
 
-use crate::support::{self, E2e, Server};
+use crate::support::E2e;
 use ferroplane::controllers::Kind;
 use ferroplane_testkit::samples;
 
 const WAIT: Duration = Duration::from_secs(60);
+
+/// Healthy voters in the status of EtcdCluster `etcd-demo`.
+async fn voters(e2e: &E2e) -> usize {
+    e2e.jsonpath(
+        "etcdclusters.etcd.ferroplane.io/etcd-demo",
+        "{range .status.members[?(@.role=='Voter')]}{.healthy}{\"\\n\"}{end}",
+    )
+    .await
+    .lines()
+    .filter(|healthy| *healthy == "true")
+    .count()
+}
+
+/// `name=uid` of the PersistentVolumeClaims in the test's namespace, as `kubectl get pvc` lists
+/// them.
+async fn claims(e2e: &E2e) -> Vec<(String, String)> {
+    let out = e2e
+        .k(&[
+            "get",
+            "pvc",
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.name}={.metadata.uid}{\"\\n\"}{end}",
+        ])
+        .await;
+    out.lines()
+        .filter_map(|line| line.split_once('='))
+        .map(|(name, uid)| (name.to_owned(), uid.to_owned()))
+        .collect()
+}
+
+/// Sets the size of EtcdCluster `etcd-demo`.
+async fn resize(e2e: &E2e, size: u32) {
+    e2e.k(&[
+        "patch",
+        "etcdclusters.etcd.ferroplane.io",
+        "etcd-demo",
+        "--type=merge",
+        "-p",
+        &format!(r#"{{"spec":{{"size":{size}}}}}"#),
+    ])
+    .await;
+}
+
+/// Waits for `size` pods, `size` healthy voters and Ready=True.
+async fn wait_ready_with(e2e: &E2e, size: u32) {
+    e2e.wait_jsonpath(
+        "statefulset/etcd-demo",
+        "{.spec.replicas}",
+        &size.to_string(),
+    )
+    .await;
+    e2e.eventually(&format!("{size} healthy voters"), WAIT, || async {
+        (voters(e2e).await == size as usize).then_some(())
+    })
+    .await;
+    e2e.wait_jsonpath(
+        "etcdclusters.etcd.ferroplane.io/etcd-demo",
+        "{.status.conditions[?(@.type=='Ready')].status}",
+        "True",
+    )
+    .await;
+}
+
+// The sample with storage goes 3 → 1 → 3: members leave one at a time and their claims with
+// them, so ordinals 1 and 2 come back on new, empty claims (etcd refuses to start on a removed
+// member's data) and the cluster is Ready again with three voters.
+pub(crate) async fn etcdcluster_scaled_three_to_one_to_three_gets_new_claims() {
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    e2e.apply(&samples::without_namespace("etcdcluster.yaml"))
+        .await;
+    wait_ready_with(&e2e, 3).await;
+    let before = claims(&e2e).await;
+    assert_eq!(
+        before.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        ["data-etcd-demo-0", "data-etcd-demo-1", "data-etcd-demo-2"]
+    );
+
+    resize(&e2e, 1).await;
+    wait_ready_with(&e2e, 1).await;
+    e2e.eventually("the claims of ordinals 1 and 2 to go", WAIT, || async {
+        (claims(&e2e).await.len() == 1).then_some(())
+    })
+    .await;
+
+    resize(&e2e, 3).await;
+    wait_ready_with(&e2e, 3).await;
+    let after = claims(&e2e).await;
+    assert_eq!(
+        after.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        ["data-etcd-demo-0", "data-etcd-demo-1", "data-etcd-demo-2"],
+        "kubectl get pvc shows three claims"
+    );
+    assert_eq!(after[0], before[0], "ordinal 0 kept its data");
+    for ordinal in 1..3 {
+        assert_ne!(
+            after[ordinal].1, before[ordinal].1,
+            "ordinal {ordinal} came back on a new claim"
+        );
+    }
+    // The controller's record of it: two members removed with their volumes, two learners added
+    // and promoted.
+    e2e.eventually("two removals, additions and promotions", WAIT, || async {
+        let events = e2e
+            .k(&[
+                "get",
+                "events",
+                "--field-selector",
+                "involvedObject.name=etcd-demo",
+                "-o",
+                "jsonpath={range .items[*]}{.involvedObject.kind}/{.reason}={.series.count}{\"\\n\"}{end}",
+            ])
+            .await;
+        // The recorder aggregates repeats of a reason into one event with a series count.
+        let count = |reason: &str| -> u32 {
+            events
+                .lines()
+                .filter_map(|l| l.split_once('='))
+                .filter(|(what, _)| *what == format!("EtcdCluster/{reason}"))
+                .map(|(_, n)| n.parse().unwrap_or(1))
+                .sum()
+        };
+        ["MemberRemoved", "VolumeDeleted", "MemberAdded", "MemberPromoted"]
+            .iter()
+            .all(|r| count(r) == 2)
+            .then_some(())
+    })
+    .await;
+    e2e.finish().await;
+}
 
 pub(crate) async fn application_sample_ready_scaled_reverted_and_deleted() {
     let e2e = E2e::start(&[Kind::Application]).await;
@@ -103,9 +231,8 @@ pub(crate) async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
     e2e.apply(&samples::without_namespace("etcdcluster.yaml"))
         .await;
-    // The sandbox runs no pods, so no etcd answers: every pod ready, but membership unknown,
-    // so not Ready. The real control plane's pods are real etcd members: Ready.
-    let real_members = support::server() == Server::RealControlPlane;
+    // Members answer on both servers: the real control plane's pods are real etcd members, the
+    // sandbox's are simulated from its pods and claims (`provider_etcd::simulated`).
     e2e.wait_jsonpath(
         "etcdclusters.etcd.ferroplane.io/etcd-demo",
         "{.status.readyMembers}",
@@ -115,18 +242,10 @@ pub(crate) async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
     e2e.wait_jsonpath(
         "etcdclusters.etcd.ferroplane.io/etcd-demo",
         "{.status.conditions[?(@.type=='Ready')].status}",
-        if real_members { "True" } else { "False" },
+        "True",
     )
     .await;
-    if !real_members {
-        let ready = e2e
-            .jsonpath(
-                "etcdclusters.etcd.ferroplane.io/etcd-demo",
-                "{.status.conditions[?(@.type=='Ready')].message}",
-            )
-            .await;
-        assert!(ready.contains("membership is unknown"), "{ready}");
-    }
+    assert_eq!(voters(&e2e).await, 3, "three healthy voters");
     assert_eq!(
         e2e.jsonpath("statefulset/etcd-demo", "{.spec.replicas}")
             .await,
@@ -166,8 +285,8 @@ pub(crate) async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
         format!("http://etcd-demo-client.{}.svc:2379", e2e.namespace)
     );
 
-    // A deleted bootstrap ConfigMap comes back with a file per member: re-rendered from the
-    // membership etcd reports, or, while etcd is unreachable (the sandbox), the same files.
+    // A deleted bootstrap ConfigMap comes back with a file per member, re-rendered from the
+    // membership etcd reports.
     let files = e2e
         .jsonpath("configmap/etcd-demo-bootstrap", "{.data}")
         .await;
@@ -193,12 +312,7 @@ pub(crate) async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
                 None,
             )
             .await;
-        let back = if real_members {
-            members_of(&out.stdout) == members
-        } else {
-            out.stdout == files
-        };
-        back.then_some(())
+        (members_of(&out.stdout) == members).then_some(())
     })
     .await;
     // A hand scale is reverted.

@@ -5,6 +5,8 @@
 //! - [`run`] (called by the binary): runs the controller with its [`Options`] and the
 //!   production membership client (etcd's JSON gateway through each cluster's client Service)
 //!   until `shutdown` completes, the way every provider starts.
+//! - [`run_simulated`] (the sandbox): the same with [`simulated::SimulatedFactory`], a
+//!   simulation of etcd's membership API driven by the pods and claims the API server shows.
 //! - [`controller()`]: the same controller with any [`controller::MembershipFactory`], for tests
 //!   and for environments without reachable pods.
 //!
@@ -46,6 +48,7 @@ pub mod names;
 pub mod planner;
 pub mod render;
 pub mod scaling;
+pub mod simulated;
 mod status;
 mod version;
 
@@ -117,6 +120,19 @@ pub fn controller_in<F: MembershipFactory>(
         api_in::<PodDisruptionBudget>(&client, namespace),
         children(),
     )
+}
+
+/// Runs the EtcdCluster controller with the simulated membership ([`simulated`]) of an
+/// environment whose pods run no etcd (the sandbox), until `shutdown` completes.
+pub async fn run_simulated(
+    runtime: &Runtime,
+    options: Options,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let factory = simulated::SimulatedFactory::new(runtime.client().clone());
+    controller_in(runtime, factory, options.namespace.as_deref())
+        .run(shutdown)
+        .await;
 }
 
 /// Runs the EtcdCluster controller with the production membership client until `shutdown`

@@ -53,6 +53,9 @@ pub enum MembershipError {
         #[source]
         source: reqwest::Error,
     },
+    /// Nothing serves the endpoint (no process runs there, as the simulation sees it).
+    #[error("etcd at {endpoint} does not answer: {reason}")]
+    Down { endpoint: String, reason: String },
     #[error("etcd refused {action}: {message} (gRPC code {code})")]
     Api {
         action: &'static str,
@@ -72,7 +75,9 @@ impl MembershipError {
     pub fn is_unreachable(&self) -> bool {
         matches!(
             self,
-            MembershipError::Unreachable { .. } | MembershipError::NoEndpoints
+            MembershipError::Unreachable { .. }
+                | MembershipError::NoEndpoints
+                | MembershipError::Down { .. }
         )
     }
 

@@ -1,0 +1,710 @@
+//! The state of one simulated etcd cluster and etcd's rules for it: the member list, which
+//! member's data each data dir holds, which pods run a member process, and a journal of every
+//! change. Pure: [`SimulatedCluster::sync`] is given what the pods look like
+//! ([`World`](super::world::World)).
+//!
+//! etcd's rules it follows (messages and gRPC codes as etcd returns them):
+//! - a process with an empty data dir reads its configuration file: `new` forms the cluster
+//!   from `initial-cluster` (once; later `new` members join the members it listed), `existing`
+//!   joins as the not yet started member with its peer URL, and refuses when there is none;
+//! - a process whose data dir holds a member starts as that member, and refuses when that
+//!   member was removed ("the member has been permanently removed from the cluster");
+//! - a removed member's process exits; a stopped member keeps its name in the list;
+//! - membership changes need a leader (a quorum of voters running); members are added as
+//!   learners, one at a time; only a running learner (in sync) is promoted; a voter is removed
+//!   only while the voters left have a quorum of running members.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::world::{DataDir, InitialState, ReadyPod, World};
+use crate::membership::{Member, MemberStatus, MembershipError, PromoteOutcome};
+use crate::names::{ClusterNames, Topology};
+
+const CODE_NOT_FOUND: i32 = 5;
+const CODE_FAILED_PRECONDITION: i32 = 9;
+const CODE_UNAVAILABLE: i32 = 14;
+/// etcd's default `--max-learners`.
+const MAX_LEARNERS: usize = 1;
+
+/// Why a process with empty data or another member's data did not start.
+pub const PERMANENTLY_REMOVED: &str = "the member has been permanently removed from the cluster; \
+     the data-dir used by this member must be removed";
+
+/// One thing that happened in the simulated cluster, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The members of `initial-cluster` formed the cluster.
+    Bootstrapped { members: Vec<u64> },
+    /// `MemberAdd`.
+    Added {
+        id: u64,
+        peer_url: String,
+        is_learner: bool,
+    },
+    /// `MemberPromote`.
+    Promoted { id: u64 },
+    /// `MemberRemove`.
+    Removed { id: u64, ordinal: Option<u32> },
+    /// The pod of `ordinal` runs member `id`; `fresh` when it started on an empty data dir.
+    Started {
+        ordinal: u32,
+        id: u64,
+        data: DataDir,
+        fresh: bool,
+        version: String,
+    },
+    /// The pod of `ordinal` stopped running member `id` (its pod went, or the member was removed).
+    Stopped { ordinal: u32, id: u64 },
+    /// The pod of `ordinal` cannot start etcd on `data`: etcd exits with `reason`.
+    Refused {
+        ordinal: u32,
+        data: DataDir,
+        reason: String,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct Process {
+    id: u64,
+    data: DataDir,
+    version: String,
+}
+
+/// One simulated etcd cluster.
+#[derive(Debug)]
+pub struct SimulatedCluster {
+    names: ClusterNames,
+    members: Vec<Member>,
+    removed: BTreeSet<u64>,
+    /// The member whose data each data dir holds; absent: empty.
+    data: BTreeMap<DataDir, u64>,
+    running: BTreeMap<u32, Process>,
+    /// Pods whose etcd refuses to start, with the data dir and the reason (journaled once;
+    /// the pod keeps retrying, as a crash-looping container does).
+    refused: BTreeMap<u32, (DataDir, String)>,
+    next_id: u64,
+    /// `initial-cluster-token` of the cluster the members formed; `None` before it formed.
+    token: Option<String>,
+    journal: Vec<Event>,
+}
+
+fn api_error(action: &'static str, code: i32, message: &str) -> MembershipError {
+    MembershipError::Api {
+        action,
+        code,
+        message: message.to_owned(),
+    }
+}
+
+impl SimulatedCluster {
+    pub fn new(names: ClusterNames) -> Self {
+        // Member IDs look like etcd's: large and different per cluster.
+        let seed = names
+            .namespace
+            .bytes()
+            .chain(names.name.bytes())
+            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        Self {
+            names,
+            members: Vec::new(),
+            removed: BTreeSet::new(),
+            data: BTreeMap::new(),
+            running: BTreeMap::new(),
+            refused: BTreeMap::new(),
+            next_id: seed | (1 << 63),
+            token: None,
+            journal: Vec::new(),
+        }
+    }
+
+    pub fn journal(&self) -> &[Event] {
+        &self.journal
+    }
+
+    fn new_id(&mut self) -> u64 {
+        self.next_id = self.next_id.wrapping_add(0x9e37_79b9_7f4a_7c15) | (1 << 63);
+        self.next_id
+    }
+
+    fn voters(&self) -> impl Iterator<Item = &Member> {
+        self.members.iter().filter(|m| !m.is_learner)
+    }
+
+    fn is_running(&self, id: u64) -> bool {
+        self.running.values().any(|p| p.id == id)
+    }
+
+    /// The leader: the lowest running voter while the running voters are a quorum.
+    pub fn leader(&self) -> Option<u64> {
+        let voters = self.voters().count();
+        let running: Vec<u64> = self
+            .voters()
+            .map(|m| m.id)
+            .filter(|id| self.is_running(*id))
+            .collect();
+        (voters > 0 && running.len() > voters / 2)
+            .then(|| running.iter().copied().min())
+            .flatten()
+    }
+
+    fn require_leader(&self, action: &'static str) -> Result<(), MembershipError> {
+        match self.leader() {
+            Some(_) => Ok(()),
+            None => Err(api_error(
+                action,
+                CODE_UNAVAILABLE,
+                "etcdserver: request timed out",
+            )),
+        }
+    }
+
+    fn ordinal_of(&self, member: &Member) -> Option<u32> {
+        member
+            .peer_urls
+            .iter()
+            .find_map(|u| self.names.ordinal_of_peer_url(u))
+    }
+
+    /// Brings the processes in line with the pods: stops the members whose pod went, starts
+    /// (or refuses to start) etcd in every ready pod that runs none, and rolls the version.
+    pub fn sync(&mut self, world: &World) {
+        let ready: BTreeMap<u32, &ReadyPod> = world.pods.iter().map(|p| (p.ordinal, p)).collect();
+        let gone: Vec<u32> = self
+            .running
+            .iter()
+            .filter(|(o, p)| ready.get(o).is_none_or(|pod| pod.data != p.data))
+            .map(|(o, _)| *o)
+            .collect();
+        for ordinal in gone {
+            self.stop(ordinal);
+        }
+        self.refused
+            .retain(|o, (data, _)| ready.get(o).is_some_and(|pod| pod.data == *data));
+        // An emptyDir is lost with its pod.
+        self.data.retain(|data, _| match data {
+            DataDir::Ephemeral { ordinal } => ready.contains_key(ordinal),
+            DataDir::Claim { .. } => true,
+        });
+        let version = world.template_version.clone().unwrap_or_default();
+        if world.rolled_out {
+            for process in self.running.values_mut() {
+                process.version.clone_from(&version);
+            }
+        }
+        // Pods with data first: they restart the members they hold (a cluster created again
+        // on retained claims comes back with its old members) before an empty data dir could
+        // form another cluster.
+        let (with_data, empty): (Vec<&ReadyPod>, Vec<&ReadyPod>) = world
+            .pods
+            .iter()
+            .filter(|pod| !self.running.contains_key(&pod.ordinal))
+            .partition(|pod| self.data.contains_key(&pod.data));
+        for pod in with_data.into_iter().chain(empty) {
+            self.start(pod, &version);
+        }
+    }
+
+    fn stop(&mut self, ordinal: u32) {
+        if let Some(process) = self.running.remove(&ordinal) {
+            self.journal.push(Event::Stopped {
+                ordinal,
+                id: process.id,
+            });
+        }
+    }
+
+    fn start(&mut self, pod: &ReadyPod, version: &str) {
+        let (outcome, fresh) = match self.data.get(&pod.data) {
+            Some(id) if self.removed.contains(id) => (Err(PERMANENTLY_REMOVED.to_owned()), false),
+            Some(id) if self.members.iter().any(|m| m.id == *id) => (Ok(*id), false),
+            Some(id) => (
+                Err(format!(
+                    "the data-dir holds member {id:x} of another cluster"
+                )),
+                false,
+            ),
+            None => (self.join(pod), true),
+        };
+        match outcome {
+            Ok(id) => {
+                self.refused.remove(&pod.ordinal);
+                let client_url = self.names.member_client_url(pod.ordinal);
+                if let Some(member) = self.members.iter_mut().find(|m| m.id == id) {
+                    // A member publishes its name and client URLs when it starts.
+                    member.name.clone_from(&pod.config.name);
+                    member.client_urls = vec![client_url];
+                }
+                self.data.insert(pod.data.clone(), id);
+                self.running.insert(
+                    pod.ordinal,
+                    Process {
+                        id,
+                        data: pod.data.clone(),
+                        version: version.to_owned(),
+                    },
+                );
+                self.journal.push(Event::Started {
+                    ordinal: pod.ordinal,
+                    id,
+                    data: pod.data.clone(),
+                    fresh,
+                    version: version.to_owned(),
+                });
+            }
+            Err(reason) => {
+                let refusal = (pod.data.clone(), reason.clone());
+                if self.refused.get(&pod.ordinal) != Some(&refusal) {
+                    self.refused.insert(pod.ordinal, refusal);
+                    self.journal.push(Event::Refused {
+                        ordinal: pod.ordinal,
+                        data: pod.data.clone(),
+                        reason,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The member a process with an empty data dir becomes, as its configuration says.
+    fn join(&mut self, pod: &ReadyPod) -> Result<u64, String> {
+        let own_url = self.names.peer_url(pod.ordinal);
+        if !pod.config.initial_cluster.contains(&own_url) {
+            return Err(format!(
+                "couldn't find local name {:?} in the initial cluster configuration",
+                pod.config.name
+            ));
+        }
+        // A `new` member with another token while nothing of the old cluster runs starts
+        // another cluster (an EtcdCluster deleted and created again under the same name); the
+        // old cluster's data dirs now hold members of another cluster.
+        let other_cluster = self.token.as_ref() != Some(&pod.config.token);
+        if pod.config.state == InitialState::New && other_cluster && self.running.is_empty() {
+            self.members.clear();
+            self.removed.clear();
+            self.token = None;
+        }
+        let formed = self.token.is_some();
+        match pod.config.state {
+            InitialState::New if !formed => {
+                self.token = Some(pod.config.token.clone());
+                let mut ids = Vec::new();
+                for url in &pod.config.initial_cluster {
+                    let id = self.new_id();
+                    ids.push(id);
+                    self.members.push(Member {
+                        id,
+                        name: String::new(),
+                        peer_urls: vec![url.clone()],
+                        client_urls: Vec::new(),
+                        is_learner: false,
+                    });
+                }
+                self.journal.push(Event::Bootstrapped { members: ids });
+            }
+            InitialState::Existing if self.running.is_empty() => {
+                return Err(
+                    "cannot fetch cluster info from peer urls: could not retrieve \
+                            cluster information from the given URLs"
+                        .to_owned(),
+                );
+            }
+            _ => {}
+        }
+        match self.members.iter().find(|m| m.peer_urls.contains(&own_url)) {
+            Some(m) if m.started() => {
+                Err(format!("member {:x} has already been bootstrapped", m.id))
+            }
+            Some(m) => Ok(m.id),
+            None => Err(format!(
+                "error validating peerURLs: member count is unequal (no member has peer URL {own_url})"
+            )),
+        }
+    }
+
+    /// `MemberList`, as any running member answers it.
+    pub fn list(&self) -> Result<Vec<Member>, MembershipError> {
+        if self.running.is_empty() {
+            return Err(self.down(&self.names.client_endpoint()));
+        }
+        Ok(self.members.clone())
+    }
+
+    fn down(&self, endpoint: &str) -> MembershipError {
+        MembershipError::Down {
+            endpoint: endpoint.to_owned(),
+            reason: "no etcd process serves it".to_owned(),
+        }
+    }
+
+    /// `MemberAdd` with `isLearner: true`.
+    pub fn add_learner(&mut self, peer_url: &str) -> Result<Member, MembershipError> {
+        const ACTION: &str = "member add";
+        if self.running.is_empty() {
+            return Err(self.down(&self.names.client_endpoint()));
+        }
+        self.require_leader(ACTION)?;
+        if self
+            .members
+            .iter()
+            .any(|m| m.peer_urls.iter().any(|u| u == peer_url))
+        {
+            return Err(api_error(
+                ACTION,
+                CODE_FAILED_PRECONDITION,
+                "etcdserver: Peer URLs already exists",
+            ));
+        }
+        if self.members.iter().filter(|m| m.is_learner).count() >= MAX_LEARNERS {
+            return Err(api_error(
+                ACTION,
+                CODE_FAILED_PRECONDITION,
+                "etcdserver: too many learner members in cluster",
+            ));
+        }
+        let member = Member {
+            id: self.new_id(),
+            name: String::new(),
+            peer_urls: vec![peer_url.to_owned()],
+            client_urls: Vec::new(),
+            is_learner: true,
+        };
+        self.members.push(member.clone());
+        self.journal.push(Event::Added {
+            id: member.id,
+            peer_url: peer_url.to_owned(),
+            is_learner: true,
+        });
+        Ok(member)
+    }
+
+    /// `MemberPromote`: only a running learner, which the simulation counts as in sync.
+    pub fn promote(&mut self, id: u64) -> Result<PromoteOutcome, MembershipError> {
+        const ACTION: &str = "member promote";
+        if self.running.is_empty() {
+            return Err(self.down(&self.names.client_endpoint()));
+        }
+        self.require_leader(ACTION)?;
+        let running = self.is_running(id);
+        let Some(member) = self.members.iter_mut().find(|m| m.id == id) else {
+            return Err(api_error(
+                ACTION,
+                CODE_NOT_FOUND,
+                "etcdserver: member not found",
+            ));
+        };
+        if !member.is_learner {
+            return Err(api_error(
+                ACTION,
+                CODE_FAILED_PRECONDITION,
+                "etcdserver: can only promote a learner member",
+            ));
+        }
+        if !running {
+            return Err(api_error(
+                ACTION,
+                CODE_FAILED_PRECONDITION,
+                "etcdserver: can only promote a learner member which is in sync with leader",
+            ));
+        }
+        member.is_learner = false;
+        self.journal.push(Event::Promoted { id });
+        Ok(PromoteOutcome::Promoted)
+    }
+
+    /// `MemberRemove`. A removed member's process exits; its data stays where it is.
+    pub fn remove(&mut self, id: u64) -> Result<(), MembershipError> {
+        const ACTION: &str = "member remove";
+        if self.running.is_empty() {
+            return Err(self.down(&self.names.client_endpoint()));
+        }
+        self.require_leader(ACTION)?;
+        let Some(member) = self.members.iter().find(|m| m.id == id).cloned() else {
+            return Err(api_error(
+                ACTION,
+                CODE_NOT_FOUND,
+                "etcdserver: member not found",
+            ));
+        };
+        if !member.is_learner {
+            let voters_left = self.voters().count() - 1;
+            let running_left = self
+                .voters()
+                .filter(|m| m.id != id && self.is_running(m.id))
+                .count();
+            if running_left <= voters_left / 2 {
+                return Err(api_error(
+                    ACTION,
+                    CODE_FAILED_PRECONDITION,
+                    "etcdserver: re-configuration failed due to not enough started members",
+                ));
+            }
+        }
+        self.members.retain(|m| m.id != id);
+        self.removed.insert(id);
+        self.journal.push(Event::Removed {
+            id,
+            ordinal: self.ordinal_of(&member),
+        });
+        let exiting: Vec<u32> = self
+            .running
+            .iter()
+            .filter(|(_, p)| p.id == id)
+            .map(|(o, _)| *o)
+            .collect();
+        for ordinal in exiting {
+            self.stop(ordinal);
+            // Its pod restarts and etcd exits again on the removed member's data.
+            if let Some(data) = self
+                .data
+                .iter()
+                .find(|(_, m)| **m == id)
+                .map(|(d, _)| d.clone())
+            {
+                self.refused
+                    .insert(ordinal, (data.clone(), PERMANENTLY_REMOVED.to_owned()));
+                self.journal.push(Event::Refused {
+                    ordinal,
+                    data,
+                    reason: PERMANENTLY_REMOVED.to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// `Maintenance/Status` of the member serving `client_url`.
+    pub fn status(&self, client_url: &str) -> Result<MemberStatus, MembershipError> {
+        let process = self
+            .running
+            .iter()
+            .find(|(o, _)| self.names.member_client_url(**o) == client_url)
+            .map(|(_, p)| p)
+            .ok_or_else(|| self.down(client_url))?;
+        let member = self
+            .members
+            .iter()
+            .find(|m| m.id == process.id)
+            .ok_or_else(|| self.down(client_url))?;
+        Ok(MemberStatus {
+            member_id: member.id,
+            leader: self.leader().unwrap_or(0),
+            version: process.version.clone(),
+            raft_index: self.journal.len() as u64,
+            is_learner: member.is_learner,
+            errors: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulated::world::StartConfig;
+
+    fn names() -> ClusterNames {
+        ClusterNames::new("e", "ns")
+    }
+
+    fn pod(ordinal: u32, uid: &str, state: InitialState, peers: u32) -> ReadyPod {
+        let names = names();
+        ReadyPod {
+            ordinal,
+            data: DataDir::Claim {
+                name: names.data_volume(ordinal),
+                uid: uid.to_owned(),
+            },
+            config: StartConfig {
+                name: names.member(ordinal),
+                state,
+                token: "t".into(),
+                initial_cluster: (0..peers).map(|o| names.peer_url(o)).collect(),
+            },
+        }
+    }
+
+    fn world(pods: Vec<ReadyPod>) -> World {
+        World {
+            pods,
+            template_version: Some("3.5.17".into()),
+            rolled_out: true,
+        }
+    }
+
+    fn three() -> (SimulatedCluster, Vec<ReadyPod>) {
+        let mut cluster = SimulatedCluster::new(names());
+        let pods: Vec<ReadyPod> = ["a", "b", "c"]
+            .iter()
+            .zip(0..)
+            .map(|(uid, o)| pod(o, uid, InitialState::New, 3))
+            .collect();
+        cluster.sync(&world(pods.clone()));
+        (cluster, pods)
+    }
+
+    fn id_of(cluster: &SimulatedCluster, ordinal: u32) -> u64 {
+        let url = names().peer_url(ordinal);
+        cluster
+            .list()
+            .expect("list")
+            .iter()
+            .find(|m| m.peer_urls.contains(&url))
+            .expect("member")
+            .id
+    }
+
+    fn code(result: Result<impl std::fmt::Debug, MembershipError>) -> (i32, String) {
+        match result {
+            Err(MembershipError::Api { code, message, .. }) => (code, message),
+            other => panic!("expected an etcd error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn pods_of_a_new_cluster_form_it_and_report_the_image_version() {
+        let (cluster, _) = three();
+        let members = cluster.list().expect("list");
+        assert_eq!(members.len(), 3);
+        assert!(members.iter().all(|m| m.started() && !m.is_learner));
+        let status = cluster
+            .status(&names().member_client_url(1))
+            .expect("member 1 answers");
+        assert_eq!(status.version, "3.5.17");
+        assert_eq!(Some(status.leader), cluster.leader());
+        assert!(
+            matches!(cluster.journal()[0], Event::Bootstrapped { ref members } if members.len() == 3)
+        );
+    }
+
+    #[test]
+    fn a_kept_claim_of_a_removed_member_refuses_to_start_and_a_new_claim_joins() {
+        let (mut cluster, pods) = three();
+        let removed = id_of(&cluster, 2);
+        cluster.remove(removed).expect("quorum holds without it");
+        cluster.sync(&world(pods[..2].to_vec()));
+        let learner = cluster
+            .add_learner(&names().peer_url(2))
+            .expect("a learner is added");
+        assert!(learner.is_learner && !learner.started());
+
+        // The StatefulSet kept `data-e-2` (uid c): etcd exits on the removed member's data.
+        cluster.sync(&world(pods.clone()));
+        assert!(cluster.journal().iter().any(|e| matches!(e,
+            Event::Refused { ordinal: 2, reason, data: DataDir::Claim { uid, .. } }
+                if uid == "c" && reason == PERMANENTLY_REMOVED)));
+        let (code, message) = code(cluster.promote(learner.id));
+        assert_eq!(code, CODE_FAILED_PRECONDITION);
+        assert!(message.contains("in sync"), "{message}");
+
+        // A new claim is an empty data dir: the pod joins as the learner and is promoted.
+        let mut fresh = pods[..2].to_vec();
+        fresh.push(pod(2, "c2", InitialState::Existing, 3));
+        cluster.sync(&world(fresh));
+        assert_eq!(
+            cluster.promote(learner.id).expect("promotes"),
+            PromoteOutcome::Promoted
+        );
+        assert!(cluster.journal().iter().any(|e| matches!(e,
+            Event::Started { ordinal: 2, id, fresh: true, .. } if *id == learner.id)));
+        let members = cluster.list().expect("list");
+        assert_eq!(members.iter().filter(|m| !m.is_learner).count(), 3);
+    }
+
+    #[test]
+    fn membership_changes_need_a_quorum_of_running_voters() {
+        let (mut cluster, pods) = three();
+        cluster.sync(&world(pods[..1].to_vec()));
+        assert_eq!(cluster.leader(), None);
+        assert_eq!(
+            code(cluster.add_learner("http://x:2380")).0,
+            CODE_UNAVAILABLE
+        );
+        cluster.sync(&world(pods[..2].to_vec()));
+        // Two of three run: removing a running voter would leave one of two.
+        let (code_remove, message) = code(cluster.remove(id_of(&cluster, 1)));
+        assert_eq!(code_remove, CODE_FAILED_PRECONDITION);
+        assert!(message.contains("not enough started members"), "{message}");
+        // Removing the stopped one leaves two of two.
+        cluster
+            .remove(id_of(&cluster, 2))
+            .expect("removes the stopped member");
+    }
+
+    #[test]
+    fn one_learner_at_a_time_and_peer_urls_are_unique() {
+        let (mut cluster, _) = three();
+        cluster
+            .add_learner(&names().peer_url(3))
+            .expect("first learner");
+        let (c, m) = code(cluster.add_learner(&names().peer_url(3)));
+        assert_eq!(
+            (c, m.as_str()),
+            (
+                CODE_FAILED_PRECONDITION,
+                "etcdserver: Peer URLs already exists"
+            )
+        );
+        let (c, m) = code(cluster.add_learner(&names().peer_url(4)));
+        assert_eq!(c, CODE_FAILED_PRECONDITION);
+        assert!(m.contains("too many learner members"), "{m}");
+        assert_eq!(
+            code(cluster.promote(id_of(&cluster, 0))).1,
+            "etcdserver: can only promote a learner member"
+        );
+        assert_eq!(code(cluster.remove(42)).0, CODE_NOT_FOUND);
+    }
+
+    #[test]
+    fn a_cluster_created_again_under_the_same_name_forms_anew_on_new_claims() {
+        let (mut cluster, pods) = three();
+        let old = id_of(&cluster, 0);
+        cluster.sync(&world(vec![]));
+        let mut again: Vec<ReadyPod> = ["x", "y", "z"]
+            .iter()
+            .zip(0..)
+            .map(|(uid, o)| pod(o, uid, InitialState::New, 3))
+            .collect();
+        for pod in &mut again {
+            pod.config.token = "t2".into();
+        }
+        cluster.sync(&world(again));
+        let members = cluster.list().expect("list");
+        assert_eq!(members.iter().filter(|m| m.started()).count(), 3);
+        assert!(members.iter().all(|m| m.id != old));
+        // A pod on an old claim holds a member of the old cluster.
+        let mut stale = pods[0].clone();
+        stale.ordinal = 3;
+        cluster.sync(&world(vec![stale]));
+        assert!(matches!(cluster.journal().last(),
+            Some(Event::Refused { ordinal: 3, reason, .. }) if reason.contains("another cluster")));
+    }
+
+    #[test]
+    fn members_report_the_new_version_once_the_rollout_completes() {
+        let (mut cluster, pods) = three();
+        let mut rolling = world(pods.clone());
+        rolling.template_version = Some("3.5.24".into());
+        rolling.rolled_out = false;
+        cluster.sync(&rolling);
+        let url = names().member_client_url(0);
+        assert_eq!(cluster.status(&url).expect("status").version, "3.5.17");
+        rolling.rolled_out = true;
+        cluster.sync(&rolling);
+        assert_eq!(cluster.status(&url).expect("status").version, "3.5.24");
+    }
+
+    #[test]
+    fn a_pod_that_goes_stops_its_member_which_keeps_its_name() {
+        let (mut cluster, pods) = three();
+        cluster.sync(&world(pods[..2].to_vec()));
+        assert!(cluster.status(&names().member_client_url(2)).is_err());
+        assert!(cluster.list().expect("list").iter().all(Member::started));
+        assert!(matches!(
+            cluster.journal().last(),
+            Some(Event::Stopped { ordinal: 2, .. })
+        ));
+        cluster.sync(&world(vec![]));
+        assert!(cluster.list().is_err_and(|e| e.is_unreachable()));
+    }
+}

@@ -1,0 +1,114 @@
+//! A simulation of etcd's membership API for environments whose pods run no etcd (the
+//! sandbox): [`SimulatedFactory`] hands the controller a [`SimulatedMembership`] per cluster
+//! that, before every membership call, reads what the cluster shows through the Kubernetes API
+//! ([`world`]: ready StatefulSet ordinals, their data claims, their configuration files, the
+//! image) and applies etcd's rules to it ([`cluster`]). Every change is journaled
+//! ([`Event`]), so tests assert on what happened rather than on samples.
+
+mod cluster;
+mod world;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+pub use cluster::{Event, PERMANENTLY_REMOVED, SimulatedCluster};
+pub use world::{DataDir, World, version_of_image};
+
+use crate::controller::MembershipFactory;
+use crate::membership::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
+use crate::names::ClusterNames;
+
+type Clusters = Arc<Mutex<HashMap<(String, String), Arc<Mutex<SimulatedCluster>>>>>;
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Simulated clusters, one per EtcdCluster (namespace and name), reading the pods through
+/// `kube`.
+#[derive(Clone)]
+pub struct SimulatedFactory {
+    kube: kube::Client,
+    clusters: Clusters,
+}
+
+impl SimulatedFactory {
+    pub fn new(kube: kube::Client) -> Self {
+        Self {
+            kube,
+            clusters: Arc::default(),
+        }
+    }
+
+    fn cluster(&self, names: &ClusterNames) -> Arc<Mutex<SimulatedCluster>> {
+        lock(&self.clusters)
+            .entry((names.namespace.clone(), names.name.clone()))
+            .or_insert_with(|| Arc::new(Mutex::new(SimulatedCluster::new(names.clone()))))
+            .clone()
+    }
+
+    /// What happened so far in the cluster of `names` (empty for a cluster never asked about).
+    pub fn journal(&self, names: &ClusterNames) -> Vec<Event> {
+        lock(&self.cluster(names)).journal().to_vec()
+    }
+}
+
+impl MembershipFactory for SimulatedFactory {
+    type Client = SimulatedMembership;
+    fn for_cluster(&self, names: &ClusterNames) -> SimulatedMembership {
+        SimulatedMembership {
+            kube: self.kube.clone(),
+            names: names.clone(),
+            cluster: self.cluster(names),
+        }
+    }
+}
+
+/// The membership API of one simulated cluster.
+pub struct SimulatedMembership {
+    kube: kube::Client,
+    names: ClusterNames,
+    cluster: Arc<Mutex<SimulatedCluster>>,
+}
+
+impl SimulatedMembership {
+    /// Reads the pods and brings the members in line with them; then `call` on the cluster.
+    async fn synced<T>(
+        &self,
+        call: impl FnOnce(&mut SimulatedCluster) -> Result<T, MembershipError>,
+    ) -> Result<T, MembershipError> {
+        let world =
+            world::observe(&self.kube, &self.names)
+                .await
+                .map_err(|e| MembershipError::Down {
+                    endpoint: self.names.client_endpoint(),
+                    reason: format!("the simulation cannot read the cluster's pods: {e}"),
+                })?;
+        let mut cluster = lock(&self.cluster);
+        cluster.sync(&world);
+        call(&mut cluster)
+    }
+}
+
+impl Membership for SimulatedMembership {
+    async fn list(&self) -> Result<Vec<Member>, MembershipError> {
+        self.synced(|c| c.list()).await
+    }
+
+    async fn add_learner(&self, peer_url: &str) -> Result<Member, MembershipError> {
+        self.synced(|c| c.add_learner(peer_url)).await
+    }
+
+    async fn promote(&self, id: u64) -> Result<PromoteOutcome, MembershipError> {
+        self.synced(|c| c.promote(id)).await
+    }
+
+    async fn remove(&self, id: u64) -> Result<(), MembershipError> {
+        self.synced(|c| c.remove(id)).await
+    }
+
+    /// Answers from the state the last call synced (a status follows a list).
+    async fn status(&self, client_url: &str) -> Result<MemberStatus, MembershipError> {
+        lock(&self.cluster).status(client_url)
+    }
+}

@@ -1,0 +1,254 @@
+//! The EtcdCluster controller against the sandbox with the crate's simulated membership
+//! (`provider_etcd::simulated`), as `ferroplane sandbox` runs it: the members follow the
+//! StatefulSet's ready ordinals and their data claims. Assertions read the simulation's journal
+//! (what happened, in order), never samples of the member list.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ferroplane_apis::common::ConditionStatus;
+use ferroplane_apis::etcd::{EtcdCluster, MemberRole};
+use ferroplane_testkit::wait::Wait;
+use ferroplane_testkit::{self as testkit, SandboxConfig, TestCluster, samples};
+use kube::CustomResourceExt;
+use provider_etcd::names::ClusterNames;
+use provider_etcd::simulated::{DataDir, Event, SimulatedFactory};
+
+fn eventually(what: &str) -> Wait {
+    testkit::eventually(what)
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(100))
+}
+
+async fn start() -> (TestCluster, SimulatedFactory) {
+    let mut env = TestCluster::start_with(SandboxConfig {
+        workload_delay: Duration::from_millis(100),
+        ..SandboxConfig::default()
+    })
+    .await;
+    env.install_crds([EtcdCluster::crd()]).await;
+    let built = Arc::new(Mutex::new(None));
+    let keep = built.clone();
+    env.spawn_controllers(move |runtime, shutdown| {
+        let factory = SimulatedFactory::new(runtime.client().clone());
+        *keep.lock().unwrap_or_else(|p| p.into_inner()) = Some(factory.clone());
+        async move {
+            provider_etcd::controller(&runtime, factory)
+                .run(shutdown.cancelled_owned())
+                .await;
+            Ok(())
+        }
+    });
+    let factory = built
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .expect("the controller was built");
+    (env, factory)
+}
+
+/// Waits until the cluster is Ready for its current generation with `size` healthy voters.
+async fn ready_with(env: &TestCluster, size: usize) {
+    let clusters = env.api::<EtcdCluster>();
+    eventually(&format!("Ready with {size} healthy voters"))
+        .until_async(|| async {
+            let c = clusters.get("etcd-demo").await.ok()?;
+            let status = c.status.as_ref()?;
+            let ready = status
+                .conditions
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == ConditionStatus::True);
+            let voters = status
+                .members
+                .iter()
+                .filter(|m| m.role == MemberRole::Voter && m.healthy)
+                .count();
+            (ready
+                && voters == size
+                && status.members.len() == size
+                && status.observed_generation == c.metadata.generation)
+                .then_some(())
+        })
+        .await;
+}
+
+async fn resize(env: &TestCluster, size: u32) {
+    env.kubectl()
+        .ok(&[
+            "patch",
+            "etcdclusters.etcd.ferroplane.io",
+            "etcd-demo",
+            "--type=merge",
+            "-p",
+            &format!(r#"{{"spec":{{"size":{size}}}}}"#),
+        ])
+        .await;
+}
+
+fn claim_uid(data: &DataDir) -> Option<&str> {
+    match data {
+        DataDir::Claim { uid, .. } => Some(uid),
+        DataDir::Ephemeral { .. } => None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_to_one_to_three_rejoins_on_new_claims_one_learner_at_a_time() {
+    let (env, factory) = start().await;
+    let names = ClusterNames::new("etcd-demo", "default");
+    env.kubectl()
+        .ok(&["apply", "-f", &samples::path("etcdcluster.yaml")])
+        .await;
+    ready_with(&env, 3).await;
+    resize(&env, 1).await;
+    ready_with(&env, 1).await;
+    resize(&env, 3).await;
+    ready_with(&env, 3).await;
+
+    let journal = factory.journal(&names);
+    let bootstrap: Vec<&Event> = journal
+        .iter()
+        .filter(|e| matches!(e, Event::Bootstrapped { .. }))
+        .collect();
+    assert!(
+        matches!(bootstrap.as_slice(), [Event::Bootstrapped { members }] if members.len() == 3),
+        "the cluster formed once, of three members: {journal:#?}"
+    );
+    let removed: Vec<Option<u32>> = journal
+        .iter()
+        .filter_map(|e| match e {
+            Event::Removed { ordinal, .. } => Some(*ordinal),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(removed, [Some(2), Some(1)], "the highest member first");
+    let added: Vec<&str> = journal
+        .iter()
+        .filter_map(|e| match e {
+            Event::Added {
+                peer_url,
+                is_learner: true,
+                ..
+            } => Some(peer_url.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(added, [names.peer_url(1), names.peer_url(2)]);
+    // One learner at a time: every learner is promoted before the next is added.
+    let mut learners = 0_i32;
+    for event in &journal {
+        match event {
+            Event::Added { .. } => learners += 1,
+            Event::Promoted { .. } => learners -= 1,
+            _ => {}
+        }
+        assert!(learners <= 1, "two learners at once: {journal:#?}");
+    }
+    assert_eq!(learners, 0, "every learner was promoted");
+    // A removed member's etcd exits ("permanently removed") until its pod goes; no pod of a
+    // member added back ever mounts that data.
+    for (at, event) in journal.iter().enumerate() {
+        if let Event::Refused {
+            ordinal, reason, ..
+        } = event
+        {
+            assert!(reason.contains("permanently removed"), "{reason}");
+            let added_back = journal.iter().position(|e| {
+                matches!(e, Event::Added { peer_url, .. } if *peer_url == names.peer_url(*ordinal))
+            });
+            assert!(
+                added_back.is_some_and(|added| at < added),
+                "ordinal {ordinal} refused to start after its member was added back: {journal:#?}"
+            );
+        }
+    }
+    for ordinal in [1, 2] {
+        let starts: Vec<(&DataDir, bool)> = journal
+            .iter()
+            .filter_map(|e| match e {
+                Event::Started {
+                    ordinal: o,
+                    data,
+                    fresh,
+                    ..
+                } if *o == ordinal => Some((data, *fresh)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            starts.len(),
+            2,
+            "ordinal {ordinal} started twice: {journal:#?}"
+        );
+        assert!(starts.iter().all(|(_, fresh)| *fresh), "on empty data dirs");
+        assert_ne!(
+            claim_uid(starts[0].0),
+            claim_uid(starts[1].0),
+            "ordinal {ordinal} came back on a new claim"
+        );
+    }
+    env.shutdown().await;
+}
+
+// The StatefulSet keeps its claims when deleted (`whenDeleted: Retain`): the same cluster
+// created again finds its members' data and they come back as the same members, as etcd
+// restarts from a data dir whatever its configuration file says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn created_again_on_retained_claims_the_old_members_come_back() {
+    let (env, factory) = start().await;
+    let names = ClusterNames::new("etcd-demo", "default");
+    let sample = samples::path("etcdcluster.yaml");
+    env.kubectl().ok(&["apply", "-f", &sample]).await;
+    ready_with(&env, 3).await;
+    env.kubectl()
+        .ok(&[
+            "delete",
+            "etcdclusters.etcd.ferroplane.io",
+            "etcd-demo",
+            "--timeout=60s",
+        ])
+        .await;
+    let sets = env.api::<k8s_openapi::api::apps::v1::StatefulSet>();
+    eventually("the StatefulSet to go")
+        .until_async(|| async {
+            sets.get_opt("etcd-demo")
+                .await
+                .ok()
+                .and_then(|s| s.is_none().then_some(()))
+        })
+        .await;
+    env.kubectl().ok(&["apply", "-f", &sample]).await;
+    ready_with(&env, 3).await;
+
+    let journal = factory.journal(&names);
+    let starts: Vec<(u32, u64, bool)> = journal
+        .iter()
+        .filter_map(|e| match e {
+            Event::Started {
+                ordinal, id, fresh, ..
+            } => Some((*ordinal, *id, *fresh)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts.len(), 6, "each ordinal started twice: {journal:#?}");
+    for ordinal in 0..3 {
+        let of: Vec<&(u32, u64, bool)> = starts.iter().filter(|s| s.0 == ordinal).collect();
+        assert!(
+            of[0].2 && !of[1].2,
+            "first on empty data, then on its claim"
+        );
+        assert_eq!(
+            of[0].1, of[1].1,
+            "ordinal {ordinal} came back as the same member"
+        );
+    }
+    assert_eq!(
+        journal
+            .iter()
+            .filter(|e| matches!(e, Event::Bootstrapped { .. }))
+            .count(),
+        1,
+        "no second cluster formed"
+    );
+    env.shutdown().await;
+}
