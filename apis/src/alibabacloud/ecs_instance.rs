@@ -115,6 +115,7 @@ pub struct ECSInstanceSpec {
 #[x_kube(validation = Rule::new("has(self.securityEnhancementStrategy) == has(oldSelf.securityEnhancementStrategy)").message("securityEnhancementStrategy cannot be added or removed after creation: it only applies when the instance is created"))]
 #[x_kube(validation = Rule::new("has(self.systemDisk) == has(oldSelf.systemDisk)").message("systemDisk cannot be added or removed after creation: the system disk is created with the instance"))]
 #[x_kube(validation = Rule::new("has(self.dataDisks) == has(oldSelf.dataDisks)").message("dataDisks cannot be added or removed after creation: data disks are created with the instance; create a new ECSInstance to have other ones"))]
+#[x_kube(validation = Rule::new("!has(self.creditSpecification) || self.instanceType.startsWith('ecs.t5-') || self.instanceType.startsWith('ecs.t6-')").message("creditSpecification applies only to burstable instance types (ecs.t5-*, ecs.t6-*): remove it or choose a burstable instanceType"))]
 pub struct ECSInstanceParameters {
     /// Region of the instance, e.g. `cn-beijing` or `ap-southeast-1`. Immutable.
     #[schemars(
@@ -310,6 +311,12 @@ pub struct ECSInstanceParameters {
     #[schemars(regex(pattern = r"^rg-[a-z0-9]+$"))]
     pub resource_group_id: Option<String>,
 
+    /// CPU credit mode of a burstable instance (`ecs.t5-*`, `ecs.t6-*` types): `Standard`
+    /// (performance capped by the credits earned) or `Unlimited` (bursts past them, billed).
+    /// ECS refuses it for other types. Changed in place (ModifyInstanceAttribute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit_specification: Option<CreditSpecification>,
+
     /// System disk. Its category is immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_disk: Option<SystemDisk>,
@@ -420,6 +427,13 @@ pub enum SpotInterruptionBehavior {
 pub enum SecurityEnhancementStrategy {
     Active,
     Deactive,
+}
+
+/// CPU credit mode of a burstable instance.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum CreditSpecification {
+    Standard,
+    Unlimited,
 }
 
 /// Whether metadata requests need a token (IMDSv2).

@@ -348,6 +348,7 @@ pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
         spot_duration: p.number::<u32>("SpotDuration")?,
         spot_interruption_behavior: owned(p, "SpotInterruptionBehavior"),
         security_enhancement_strategy: owned(p, "SecurityEnhancementStrategy"),
+        credit_specification: owned(p, "CreditSpecification"),
     })
 }
 
@@ -487,6 +488,7 @@ fn modify_attribute(
     let user_data = p.get("UserData");
     let protection = p.bool("DeletionProtection")?;
     let groups = p.list("SecurityGroupIds", 16)?;
+    let credit = p.get("CreditSpecification");
     name.map(launch::check_instance_name).transpose()?;
     description.map(launch::check_description).transpose()?;
     host.map(launch::check_host_name).transpose()?;
@@ -508,6 +510,12 @@ fn modify_attribute(
     let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
     if user_data.is_some() && instance.status(ctx.now) != Status::Stopped {
         return Err(ErrorResponse::incorrect_status());
+    }
+    let credit = credit
+        .map(|mode| crate::credit::check(instance.instance_type, mode))
+        .transpose()?;
+    if let Some(mode) = credit {
+        instance.credit_specification = Some(mode);
     }
     if let Some(v) = name {
         instance.name = v.to_owned();
@@ -551,6 +559,8 @@ fn modify_spec(
             return Err(ErrorResponse::incorrect_status());
         }
         instance.instance_type = catalog::instance_type_in_stock(t.id)?;
+        instance.credit_specification =
+            crate::credit::after_type_change(instance.instance_type, instance.credit_specification);
     }
     if let Some(mbps) = bandwidth {
         instance.bandwidth_out = mbps;

@@ -193,6 +193,9 @@ pub struct StoredInstance {
     pub spot: SpotSettings,
     /// Auto-renewal of a subscription (`PrePaid`) instance; `None` for pay-as-you-go.
     pub renewal: Option<Renewal>,
+    /// `CreditSpecification` of a burstable type (`Standard` or `Unlimited`); `None` for the
+    /// others.
+    pub credit_specification: Option<&'static str>,
 }
 
 /// The auto-renewal settings of a subscription instance.
@@ -361,6 +364,7 @@ impl StoredInstance {
                     ipv6_sets: Ipv6SetsView { ipv6_set: [] },
                 }],
             },
+            credit_specification: self.credit_specification.unwrap_or_default(),
         }
     }
 
@@ -394,6 +398,7 @@ impl StoredInstance {
             resource_group_id: self.resource_group_id.clone(),
             spot_strategy: self.spot_strategy.to_owned(),
             key_pair_name: self.key_pair_name.clone(),
+            credit_specification: self.credit_specification.map(str::to_owned),
         }
     }
 }
@@ -447,6 +452,8 @@ pub struct InstanceView<'a> {
     pub spot_interruption_behavior: &'static str,
     pub metadata_options: MetadataOptionsView,
     pub network_interfaces: NetworkInterfacesView,
+    /// Empty for types that are not burstable.
+    pub credit_specification: &'static str,
 }
 
 /// `MetadataOptions`.
@@ -588,6 +595,9 @@ pub struct InstanceSummary {
     /// The bound SSH key pair (empty when none).
     #[serde(default)]
     pub key_pair_name: String,
+    /// `Standard` or `Unlimited` for a burstable type.
+    #[serde(default)]
+    pub credit_specification: Option<String>,
 }
 
 /// The primary network interface's ID, derived from the instance ID.

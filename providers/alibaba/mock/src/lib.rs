@@ -39,6 +39,7 @@ mod auth;
 mod catalog;
 mod cidr;
 mod config;
+mod credit;
 pub mod defaults;
 mod disk_actions;
 mod disks;

@@ -285,6 +285,7 @@ impl Store {
                 metadata: resolved.metadata,
                 resource_group_id: resolved.resource_group_id.clone(),
                 spot: resolved.spot,
+                credit_specification: resolved.credit_specification,
                 renewal: resolved.subscription.map(|s| Renewal {
                     auto_renew: s.auto_renew,
                     duration: s.auto_renew_period,

@@ -30,6 +30,7 @@ pub struct InPlace {
     pub description: Option<String>,
     pub security_group_ids: Option<Vec<String>>,
     pub deletion_protection: Option<bool>,
+    pub credit_specification: Option<String>,
     pub bandwidth_out: Option<u32>,
     pub internet_charge_type: Option<String>,
     pub tags_to_set: Vec<Tag>,
@@ -59,6 +60,7 @@ impl InPlace {
             || self.description.is_some()
             || self.security_group_ids.is_some()
             || self.deletion_protection.is_some()
+            || self.credit_specification.is_some()
     }
 
     /// Whether `ModifyInstanceNetworkSpec` has something to do.
@@ -79,6 +81,7 @@ impl InPlace {
             Change::Description(v) => self.description = Some(v),
             Change::SecurityGroupIds(v) => self.security_group_ids = Some(v),
             Change::DeletionProtection(v) => self.deletion_protection = Some(v),
+            Change::CreditSpecification(v) => self.credit_specification = Some(v),
             Change::BandwidthOut(v) => self.bandwidth_out = Some(v),
             Change::InternetChargeType(v) => self.internet_charge_type = Some(v),
             Change::Tags { set, remove } => {

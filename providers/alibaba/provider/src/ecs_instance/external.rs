@@ -296,6 +296,7 @@ impl EcsExternal {
                 description: change.description.clone(),
                 security_group_ids: change.security_group_ids.clone(),
                 deletion_protection: change.deletion_protection,
+                credit_specification: change.credit_specification.clone(),
                 ..ModifyInstanceAttributeRequest::default()
             };
             self.call(

@@ -141,6 +141,7 @@ pub const FIELDS: &[Field] = &[
         d::http_put_response_hop_limit,
     ),
     in_place("resourceGroupId", "JoinResourceGroup", d::resource_group_id),
+    in_place("creditSpecification", ATTRIBUTE, d::credit_specification),
     immutable("systemDisk.category", None),
     in_place(
         "systemDisk.size",

@@ -42,6 +42,8 @@ pub enum Change {
     Description(String),
     SecurityGroupIds(Vec<String>),
     DeletionProtection(bool),
+    /// `Standard` or `Unlimited`.
+    CreditSpecification(String),
     BandwidthOut(u32),
     InternetChargeType(String),
     Tags {
@@ -496,6 +498,23 @@ pub fn auto_renew_period(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<
             have.duration,
             want,
             auto_renew_change(s, have),
+        )
+    })
+}
+
+pub fn credit_specification(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s
+        .credit_specification
+        .map(super::spec_mapping::credit_specification_name)?;
+    let have = &o.instance.credit_specification;
+    // ECS reports no mode for a type that is not burstable (yet: a type change to a burstable
+    // one restarts the instance first); there is nothing ModifyInstanceAttribute could change.
+    (!have.is_empty() && want != have).then(|| {
+        diff(
+            "creditSpecification",
+            have,
+            want,
+            Change::CreditSpecification(want.to_owned()),
         )
     })
 }

@@ -6,8 +6,9 @@ use alibaba_sdk::ecs::{self, DataDisk, RunInstancesRequest, SystemDisk, Tag};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use ferroplane_apis::alibabacloud::{
-    DiskCategory, ECSInstanceParameters, InstanceChargeType, InternetChargeType, PeriodUnit,
-    SecurityEnhancementStrategy, SpotInterruptionBehavior, SpotStrategy, StoppedMode,
+    CreditSpecification, DiskCategory, ECSInstanceParameters, InstanceChargeType,
+    InternetChargeType, PeriodUnit, SecurityEnhancementStrategy, SpotInterruptionBehavior,
+    SpotStrategy, StoppedMode,
 };
 
 use super::field_diffs::{http_endpoint_name, http_tokens_name};
@@ -95,6 +96,14 @@ pub fn tags_with_uid(p: &ECSInstanceParameters, uid: &str) -> Vec<Tag> {
     tags
 }
 
+/// `Standard` / `Unlimited`.
+pub fn credit_specification_name(v: CreditSpecification) -> &'static str {
+    match v {
+        CreditSpecification::Standard => "Standard",
+        CreditSpecification::Unlimited => "Unlimited",
+    }
+}
+
 /// The `RunInstances` request for one instance: idempotent through `client_token`, tagged with
 /// the object's UID.
 pub fn run_instances_request(
@@ -153,6 +162,9 @@ pub fn run_instances_request(
         http_tokens: p.http_tokens.map(|v| http_tokens_name(v).to_owned()),
         http_put_response_hop_limit: p.http_put_response_hop_limit.map(non_negative),
         resource_group_id: p.resource_group_id.clone(),
+        credit_specification: p
+            .credit_specification
+            .map(|v| credit_specification_name(v).to_owned()),
         spot_price_limit: p.spot_price_limit,
         spot_duration: p.spot_duration.map(non_negative),
         spot_interruption_behavior: p.spot_interruption_behavior.map(|v| {

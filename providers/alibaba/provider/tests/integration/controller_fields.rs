@@ -516,3 +516,85 @@ async fn a_new_image_replaces_the_system_disk_only_with_allow_restart() {
     assert_eq!(env.mock().stats().calls_of("ReplaceSystemDisk"), 1);
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credit_mode_of_a_burstable_instance_changes_in_place() {
+    let env = Env::start().await;
+    let mut obj = instance("burst-1");
+    obj.spec.for_provider.instance_type = "ecs.t6-c1m1.large".into();
+    obj.spec.for_provider.credit_specification =
+        Some(ferroplane_apis::alibabacloud::CreditSpecification::Unlimited);
+    env.create(&obj).await;
+    let ready = env.wait_ready("burst-1").await;
+    let id = external_name(&ready).expect("external name");
+    // Asked for at RunInstances, not changed afterwards.
+    assert_eq!(
+        env.mock_instance(&id)
+            .expect("in the mock")
+            .credit_specification
+            .as_deref(),
+        Some("Unlimited")
+    );
+    wait_synced(&env, "burst-1").await;
+    assert_eq!(env.mock().stats().calls_of("ModifyInstanceAttribute"), 0);
+
+    env.patch_for_provider("burst-1", json!({"creditSpecification": "Standard"}))
+        .await;
+    env.wait_mock(&id, "Standard mode", |i| {
+        i.is_some_and(|i| i.credit_specification.as_deref() == Some("Standard"))
+    })
+    .await;
+    wait_synced(&env, "burst-1").await;
+    env.wait_for("burst-1", "atProvider shows Standard", |o| {
+        o.and_then(|o| o.status.as_ref())
+            .is_some_and(|s| s.at_provider.credit_specification.as_deref() == Some("Standard"))
+    })
+    .await;
+
+    // Drift: the console switches back to Unlimited; the next poll reverts it.
+    let console_change = alibaba_sdk::ecs::ModifyInstanceAttributeRequest {
+        instance_id: id.clone(),
+        credit_specification: Some("Unlimited".into()),
+        ..Default::default()
+    };
+    console(&env)
+        .modify_instance_attribute(&console_change)
+        .await
+        .expect("console changes the mode");
+    env.wait_mock(&id, "drift reverted to Standard", |i| {
+        i.is_some_and(|i| i.credit_specification.as_deref() == Some("Standard"))
+    })
+    .await;
+    eventually("an event naming creditSpecification")
+        .within(WAIT)
+        .until_async(|| async {
+            let about = events::about(&env.client, NS, "burst-1").await;
+            if about
+                .iter()
+                .any(|(_, note)| note.contains("creditSpecification: \"Unlimited\" → \"Standard\""))
+            {
+                Ok(())
+            } else {
+                Err(about)
+            }
+        })
+        .await;
+    wait_synced(&env, "burst-1").await;
+
+    // A type that is not burstable has no credit mode: refused at admission.
+    let err = env
+        .instances()
+        .patch(
+            "burst-1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {"instanceType": "ecs.g6.large"}}})),
+        )
+        .await
+        .expect_err("a non-burstable type with creditSpecification is refused");
+    assert!(
+        err.to_string()
+            .contains("creditSpecification applies only to burstable instance types"),
+        "{err}"
+    );
+    env.stop().await;
+}

@@ -120,6 +120,8 @@ pub struct RunInstancesRequest {
     pub spot_interruption_behavior: Option<String>,
     /// `Active` or `Deactive`.
     pub security_enhancement_strategy: Option<String>,
+    /// `Standard` or `Unlimited` (burstable types only).
+    pub credit_specification: Option<String>,
 }
 
 impl RunInstancesRequest {
@@ -152,6 +154,7 @@ impl RunInstancesRequest {
             .opt("HttpTokens", self.http_tokens.as_ref())
             .opt("HttpPutResponseHopLimit", self.http_put_response_hop_limit)
             .opt("ResourceGroupId", self.resource_group_id.as_ref())
+            .opt("CreditSpecification", self.credit_specification.as_ref())
             .opt("SpotPriceLimit", self.spot_price_limit)
             .opt("SpotDuration", self.spot_duration)
             .opt(
@@ -286,6 +289,8 @@ pub struct ModifyInstanceAttributeRequest {
     /// Replaces the instance's security groups.
     pub security_group_ids: Option<Vec<String>>,
     pub deletion_protection: Option<bool>,
+    /// `Standard` or `Unlimited` (burstable types only).
+    pub credit_specification: Option<String>,
 }
 
 impl ModifyInstanceAttributeRequest {
@@ -298,7 +303,8 @@ impl ModifyInstanceAttributeRequest {
             .opt("HostName", self.host_name.as_ref())
             .opt("Password", self.password.as_ref().map(Secret::expose))
             .opt("UserData", self.user_data.as_ref())
-            .opt("DeletionProtection", self.deletion_protection);
+            .opt("DeletionProtection", self.deletion_protection)
+            .opt("CreditSpecification", self.credit_specification.as_ref());
         if let Some(groups) = &self.security_group_ids {
             p.list("SecurityGroupIds", groups);
         }
