@@ -46,6 +46,7 @@ pub const ACTIONS: &[&str] = &[
     "DescribeInstanceAutoRenewAttribute",
     "ModifyInstanceChargeType",
     "ReplaceSystemDisk",
+    "ModifyInstanceVpcAttribute",
 ];
 
 /// What an action needs besides its parameters.
@@ -174,6 +175,9 @@ pub fn dispatch(
         "DescribeInstanceAutoRenewAttribute" => settings::describe_auto_renew(store, ctx, p)?,
         "ModifyInstanceChargeType" => settings::modify_charge_type(store, ctx, p)?,
         "ReplaceSystemDisk" => settings::replace_system_disk(store, ctx, p)?,
+        "ModifyInstanceVpcAttribute" => {
+            crate::instance_vpc_actions::modify_instance_vpc_attribute(store, ctx, p)?
+        }
         other if security_group_actions::ACTIONS.contains(&other) => {
             security_group_actions::dispatch(store, ctx, other, p)?
         }
@@ -349,6 +353,7 @@ pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
         spot_interruption_behavior: owned(p, "SpotInterruptionBehavior"),
         security_enhancement_strategy: owned(p, "SecurityEnhancementStrategy"),
         credit_specification: owned(p, "CreditSpecification"),
+        private_ip_address: owned(p, "PrivateIpAddress"),
     })
 }
 

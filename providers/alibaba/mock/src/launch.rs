@@ -88,6 +88,8 @@ pub struct LaunchSpec {
     pub security_enhancement_strategy: Option<String>,
     /// `CreditSpecification`: `Standard` or `Unlimited` (burstable types only).
     pub credit_specification: Option<String>,
+    /// `PrivateIpAddress`: the primary private IP, in the vSwitch's block and free.
+    pub private_ip_address: Option<String>,
 }
 
 /// One `DataDisk.N` of RunInstances.

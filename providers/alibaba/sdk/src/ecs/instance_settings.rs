@@ -369,4 +369,19 @@ impl EcsClient {
             .set("ResourceGroupId", resource_group_id);
         self.call_typed("JoinResourceGroup", &p).await
     }
+
+    /// `ModifyInstanceVpcAttribute` of a Stopped instance: moves it to `vswitch_id` (same VPC,
+    /// same zone) and gives it `private_ip_address`, or an address ECS picks when `None`.
+    pub async fn modify_instance_vpc_attribute(
+        &self,
+        instance_id: &str,
+        vswitch_id: &str,
+        private_ip_address: Option<&str>,
+    ) -> Result<AckResponse, Error> {
+        let mut p = Params::new();
+        p.set("InstanceId", instance_id)
+            .set("VSwitchId", vswitch_id)
+            .opt("PrivateIpAddress", private_ip_address);
+        self.call_typed("ModifyInstanceVpcAttribute", &p).await
+    }
 }

@@ -122,6 +122,8 @@ pub struct RunInstancesRequest {
     pub security_enhancement_strategy: Option<String>,
     /// `Standard` or `Unlimited` (burstable types only).
     pub credit_specification: Option<String>,
+    /// The primary private IP, in the vSwitch's CIDR block and free.
+    pub private_ip_address: Option<String>,
 }
 
 impl RunInstancesRequest {
@@ -155,6 +157,7 @@ impl RunInstancesRequest {
             .opt("HttpPutResponseHopLimit", self.http_put_response_hop_limit)
             .opt("ResourceGroupId", self.resource_group_id.as_ref())
             .opt("CreditSpecification", self.credit_specification.as_ref())
+            .opt("PrivateIpAddress", self.private_ip_address.as_ref())
             .opt("SpotPriceLimit", self.spot_price_limit)
             .opt("SpotDuration", self.spot_duration)
             .opt(
