@@ -170,11 +170,22 @@ pub struct ECSInstanceParameters {
     )]
     pub host_name: Option<String>,
 
-    /// VSwitch (VPC subnet) to attach the instance to, `vsw-...`. Immutable once set.
+    /// VSwitch (VPC subnet) to attach the instance to, `vsw-...`. Another vSwitch of the same
+    /// VPC and zone is applied while the instance is stopped (ModifyInstanceVpcAttribute): only
+    /// with `allowRestart: true` or a stopped instance; the instance gets a free address of the
+    /// new vSwitch unless `privateIpAddress` names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^vsw-[a-z0-9]+$"))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("vSwitchId is immutable"))]
     pub v_switch_id: Option<String>,
+
+    /// Primary private IPv4 address, in the vSwitch's CIDR block (not its first or last three
+    /// addresses) and free; ECS picks one when unset. A change is applied while the instance is
+    /// stopped (ModifyInstanceVpcAttribute), like `vSwitchId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(
+        pattern = r"^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$"
+    ))]
+    pub private_ip_address: Option<String>,
 
     /// A `VSwitch` object of this namespace whose ID becomes `vSwitchId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

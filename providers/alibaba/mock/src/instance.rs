@@ -399,6 +399,7 @@ impl StoredInstance {
             spot_strategy: self.spot_strategy.to_owned(),
             key_pair_name: self.key_pair_name.clone(),
             credit_specification: self.credit_specification.map(str::to_owned),
+            vswitch_id: self.vswitch_id.clone(),
         }
     }
 }
@@ -598,6 +599,9 @@ pub struct InstanceSummary {
     /// `Standard` or `Unlimited` for a burstable type.
     #[serde(default)]
     pub credit_specification: Option<String>,
+    /// The vSwitch of the primary network interface.
+    #[serde(default)]
+    pub vswitch_id: String,
 }
 
 /// The primary network interface's ID, derived from the instance ID.

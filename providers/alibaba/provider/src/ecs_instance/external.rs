@@ -466,6 +466,15 @@ impl EcsExternal {
             )
             .await?;
         }
+        if let Some((vswitch, private_ip)) = &change.vpc_attribute {
+            self.call(
+                "ModifyInstanceVpcAttribute",
+                self.client
+                    .ecs
+                    .modify_instance_vpc_attribute(id, vswitch, private_ip.as_deref()),
+            )
+            .await?;
+        }
         if let Some(instance_type) = &change.instance_type {
             let request = ModifyInstanceSpecRequest {
                 instance_id: id.to_owned(),

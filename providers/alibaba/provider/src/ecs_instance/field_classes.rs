@@ -91,6 +91,7 @@ const ATTRIBUTE: &str = "ModifyInstanceAttribute";
 const NETWORK_SPEC: &str = "ModifyInstanceNetworkSpec";
 const METADATA: &str = "ModifyInstanceMetadataOptions";
 const AUTO_RENEW: &str = "ModifyInstanceAutoRenewAttribute";
+const VPC_ATTRIBUTE: &str = "ModifyInstanceVpcAttribute";
 
 /// Every property of `spec.forProvider` and its class.
 pub const FIELDS: &[Field] = &[
@@ -101,9 +102,10 @@ pub const FIELDS: &[Field] = &[
     in_place("instanceName", ATTRIBUTE, d::instance_name),
     in_place("description", ATTRIBUTE, d::description),
     restart("hostName", ATTRIBUTE, d::host_name),
-    immutable("vSwitchId", Some(d::v_switch_id)),
+    restart("vSwitchId", VPC_ATTRIBUTE, d::v_switch_id),
     management("vSwitchIdRef", "resolved once into vSwitchId"),
     management("vSwitchIdSelector", "resolved once into vSwitchId"),
+    restart("privateIpAddress", VPC_ATTRIBUTE, d::private_ip_address),
     in_place("securityGroupIds", ATTRIBUTE, d::security_group_ids),
     management("securityGroupIdRefs", "resolved into securityGroupIds"),
     management("securityGroupIdSelector", "resolved into securityGroupIds"),

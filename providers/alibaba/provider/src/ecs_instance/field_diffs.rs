@@ -83,6 +83,11 @@ pub enum Change {
     },
     InstanceType(String),
     ImageId(String),
+    /// Move to `vswitch_id` with `private_ip` (one ECS picks when `None`).
+    VpcAttribute {
+        vswitch_id: String,
+        private_ip: Option<String>,
+    },
     HostName(String),
     Password,
     UserData,
@@ -376,11 +381,49 @@ pub fn image_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
 }
 
 pub fn v_switch_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
-    immutable(
-        "vSwitchId",
-        s.v_switch_id.as_deref(),
-        &o.instance.vpc_attributes.vswitch_id,
-    )
+    let have = &o.instance.vpc_attributes.vswitch_id;
+    let want = s.v_switch_id.as_deref()?;
+    (!have.is_empty() && want != have).then(|| {
+        diff(
+            "vSwitchId",
+            have,
+            want,
+            Change::VpcAttribute {
+                vswitch_id: want.to_owned(),
+                private_ip: s.private_ip_address.clone(),
+            },
+        )
+    })
+}
+
+/// The primary private IPv4 address ECS reports.
+fn primary_private_ip<'a>(o: &Observed<'a>) -> Option<&'a str> {
+    o.instance
+        .vpc_attributes
+        .private_ip_address
+        .items
+        .first()
+        .map(String::as_str)
+}
+
+pub fn private_ip_address(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s.private_ip_address.as_deref()?;
+    let have = primary_private_ip(o)?;
+    let vswitch = s
+        .v_switch_id
+        .clone()
+        .unwrap_or_else(|| o.instance.vpc_attributes.vswitch_id.clone());
+    (want != have).then(|| {
+        diff(
+            "privateIpAddress",
+            have,
+            want,
+            Change::VpcAttribute {
+                vswitch_id: vswitch,
+                private_ip: Some(want.to_owned()),
+            },
+        )
+    })
 }
 
 pub fn instance_charge_type(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {

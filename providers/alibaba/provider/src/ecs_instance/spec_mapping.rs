@@ -117,6 +117,7 @@ pub fn run_instances_request(
         instance_type: p.instance_type.clone(),
         zone_id: p.zone_id.clone(),
         vswitch_id: p.v_switch_id.clone(),
+        private_ip_address: p.private_ip_address.clone(),
         security_group_ids: p.security_group_ids.clone().unwrap_or_default(),
         instance_name: p.instance_name.clone(),
         host_name: p.host_name.clone(),

@@ -598,3 +598,91 @@ async fn credit_mode_of_a_burstable_instance_changes_in_place() {
     );
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_ip_and_vswitch_change_through_a_restart() {
+    let env = Env::start().await;
+    // The first default vSwitch of the region is 172.16.0.0/20.
+    let mut obj = instance("net-1");
+    obj.spec.for_provider.private_ip_address = Some("172.16.5.5".into());
+    env.create(&obj).await;
+    let ready = env.wait_ready("net-1").await;
+    let id = external_name(&ready).expect("external name");
+    let first_vswitch = alibaba_mock::defaults::first_vswitch_id(REGION).expect("region");
+    let created = env.mock_instance(&id).expect("in the mock");
+    assert_eq!(created.private_ip_address, "172.16.5.5");
+    let zone = created.zone_id.clone();
+
+    // Another vSwitch of the same VPC and zone, made as the console would.
+    let ecs = console(&env);
+    let vpc = alibaba_sdk::vpc::VpcClient::with_settings_of(
+        &ecs,
+        alibaba_sdk::endpoint::parse_endpoint(&env.mock().endpoint()).expect("url"),
+    )
+    .expect("VPC client");
+    let target = vpc
+        .create_vswitch(&alibaba_sdk::vpc::CreateVSwitchRequest {
+            vpc_id: alibaba_mock::defaults::vpc_id(REGION),
+            zone_id: zone,
+            cidr_block: "172.31.2.0/24".into(),
+            vswitch_name: Some("moved-to".into()),
+            description: None,
+            tags: Vec::new(),
+            client_token: None,
+        })
+        .await
+        .expect("vSwitch created")
+        .vswitch_id;
+
+    // Without allowRestart the move waits, and Synced says so.
+    env.patch_for_provider(
+        "net-1",
+        json!({"vSwitchId": target, "privateIpAddress": "172.31.2.30"}),
+    )
+    .await;
+    let message = env
+        .wait_for("net-1", "RestartPending naming vSwitchId", |o| {
+            o.and_then(|o| condition(o, SYNCED)).is_some_and(|c| {
+                c.message.contains("RestartPending") && c.message.contains("vSwitchId")
+            })
+        })
+        .await
+        .and_then(|o| condition(&o, SYNCED).map(|c| c.message.clone()))
+        .expect("synced condition");
+    assert!(message.contains("allowRestart"), "{message}");
+    assert_eq!(env.mock().stats().calls_of("ModifyInstanceVpcAttribute"), 0);
+    assert_eq!(
+        env.mock_instance(&id).expect("instance").vswitch_id,
+        first_vswitch
+    );
+
+    // With it: stop, move, start.
+    env.patch_for_provider("net-1", json!({"allowRestart": true}))
+        .await;
+    env.wait_mock(&id, "moved and running again", |i| {
+        i.is_some_and(|i| {
+            i.vswitch_id == target && i.private_ip_address == "172.31.2.30" && i.status == "Running"
+        })
+    })
+    .await;
+    wait_synced(&env, "net-1").await;
+    assert_eq!(env.mock().stats().calls_of("ModifyInstanceVpcAttribute"), 1);
+
+    // Another address in the same vSwitch, the same way.
+    env.patch_for_provider("net-1", json!({"privateIpAddress": "172.31.2.31"}))
+        .await;
+    env.wait_mock(&id, "readdressed and running again", |i| {
+        i.is_some_and(|i| i.private_ip_address == "172.31.2.31" && i.status == "Running")
+    })
+    .await;
+    wait_synced(&env, "net-1").await;
+    env.wait_for("net-1", "atProvider shows the new address", |o| {
+        o.and_then(|o| o.status.as_ref()).is_some_and(|s| {
+            s.at_provider.private_ip_address.as_deref() == Some("172.31.2.31")
+                && s.at_provider.v_switch_id.as_deref() == Some(target.as_str())
+        })
+    })
+    .await;
+    assert_eq!(env.mock().stats().calls_of("ModifyInstanceVpcAttribute"), 2);
+    env.stop().await;
+}
