@@ -187,6 +187,13 @@ pub struct ECSInstanceParameters {
     ))]
     pub private_ip_address: Option<String>,
 
+    /// How many IPv6 addresses the primary network interface holds, 0 to 10 (ECS caps it by
+    /// instance type); the vSwitch must have IPv6 turned on. Changed in place
+    /// (AssignIpv6Addresses / UnassignIpv6Addresses); unset leaves the addresses alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 10))]
+    pub ipv6_address_count: Option<i32>,
+
     /// A `VSwitch` object of this namespace whose ID becomes `vSwitchId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub v_switch_id_ref: Option<Reference>,

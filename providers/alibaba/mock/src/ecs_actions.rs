@@ -47,6 +47,8 @@ pub const ACTIONS: &[&str] = &[
     "ModifyInstanceChargeType",
     "ReplaceSystemDisk",
     "ModifyInstanceVpcAttribute",
+    "AssignIpv6Addresses",
+    "UnassignIpv6Addresses",
 ];
 
 /// What an action needs besides its parameters.
@@ -175,6 +177,8 @@ pub fn dispatch(
         "DescribeInstanceAutoRenewAttribute" => settings::describe_auto_renew(store, ctx, p)?,
         "ModifyInstanceChargeType" => settings::modify_charge_type(store, ctx, p)?,
         "ReplaceSystemDisk" => settings::replace_system_disk(store, ctx, p)?,
+        "AssignIpv6Addresses" => crate::instance_ipv6_actions::assign(store, ctx, p)?,
+        "UnassignIpv6Addresses" => crate::instance_ipv6_actions::unassign(store, ctx, p)?,
         "ModifyInstanceVpcAttribute" => {
             crate::instance_vpc_actions::modify_instance_vpc_attribute(store, ctx, p)?
         }

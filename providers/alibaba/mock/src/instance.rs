@@ -196,6 +196,8 @@ pub struct StoredInstance {
     /// `CreditSpecification` of a burstable type (`Standard` or `Unlimited`); `None` for the
     /// others.
     pub credit_specification: Option<&'static str>,
+    /// IPv6 addresses of the primary network interface (`AssignIpv6Addresses`).
+    pub ipv6_addresses: Vec<std::net::Ipv6Addr>,
 }
 
 /// The auto-renewal settings of a subscription instance.
@@ -361,7 +363,15 @@ impl StoredInstance {
                     mac_address: mac_address(self.seq),
                     primary_ip_address: self.private_ip.to_string(),
                     type_: "Primary",
-                    ipv6_sets: Ipv6SetsView { ipv6_set: [] },
+                    ipv6_sets: Ipv6SetsView {
+                        ipv6_set: self
+                            .ipv6_addresses
+                            .iter()
+                            .map(|ip| Ipv6SetView {
+                                ipv6_address: ip.to_string(),
+                            })
+                            .collect(),
+                    },
                 }],
             },
             credit_specification: self.credit_specification.unwrap_or_default(),
@@ -400,6 +410,11 @@ impl StoredInstance {
             key_pair_name: self.key_pair_name.clone(),
             credit_specification: self.credit_specification.map(str::to_owned),
             vswitch_id: self.vswitch_id.clone(),
+            ipv6_addresses: self
+                .ipv6_addresses
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
         }
     }
 }
@@ -485,11 +500,18 @@ pub struct NetworkInterfaceView {
     pub ipv6_sets: Ipv6SetsView,
 }
 
-/// `{"Ipv6Set": []}`.
+/// `{"Ipv6Set": [{"Ipv6Address": ...}]}`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Ipv6SetsView {
-    pub ipv6_set: [&'static str; 0],
+    pub ipv6_set: Vec<Ipv6SetView>,
+}
+
+/// One IPv6 address of a network interface.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Ipv6SetView {
+    pub ipv6_address: String,
 }
 
 /// `VpcAttributes`.
@@ -602,6 +624,9 @@ pub struct InstanceSummary {
     /// The vSwitch of the primary network interface.
     #[serde(default)]
     pub vswitch_id: String,
+    /// IPv6 addresses of the primary network interface.
+    #[serde(default)]
+    pub ipv6_addresses: Vec<String>,
 }
 
 /// The primary network interface's ID, derived from the instance ID.

@@ -52,9 +52,16 @@ pub(crate) fn modify_instance_vpc_attribute(
     if status != Status::Stopped {
         return Err(ErrorResponse::incorrect_status());
     }
+    let moving = store.find(&account, None, id)?.vswitch_id != vswitch_id;
+    if moving && !store.find(&account, None, id)?.ipv6_addresses.is_empty() {
+        // Its IPv6 addresses belong to the old vSwitch's block.
+        return Err(ErrorResponse::forbidden(
+            "OperationDenied",
+            "The instance has IPv6 addresses: unassign them (UnassignIpv6Addresses) before moving it to another vSwitch.",
+        ));
+    }
     let mut held = store.private_ips(&account, region_id, vswitch_id);
     let current = store.find(&account, None, id)?.private_ip;
-    let moving = store.find(&account, None, id)?.vswitch_id != vswitch_id;
     if !moving {
         // Its own address is free for it to keep.
         held.remove(&current);

@@ -326,6 +326,7 @@ impl Store {
                 resource_group_id: resolved.resource_group_id.clone(),
                 spot: resolved.spot,
                 credit_specification: resolved.credit_specification,
+                ipv6_addresses: Vec::new(),
                 renewal: resolved.subscription.map(|s| Renewal {
                     auto_renew: s.auto_renew,
                     duration: s.auto_renew_period,

@@ -146,9 +146,10 @@ fn create_vpc(
         crate::launch::check_client_token(token)?;
     }
     let tags = network_tags::parse(p)?;
+    let enable_ipv6 = p.bool("EnableIpv6")?.unwrap_or(false);
     let network = store.network.account(&ctx.caller.account_id);
     let token = p.get("ClientToken");
-    let print = fingerprint(&(cidr, name, description, &tags));
+    let print = fingerprint(&(cidr, name, description, &tags, enable_ipv6));
     if let Some(reply) = network.replay("CreateVpc", token, print)? {
         return Ok(reply);
     }
@@ -168,9 +169,10 @@ fn create_vpc(
         return Err(dry_run_passed());
     }
     let id = random_id("vpc");
+    let seq = network.seq();
     let vpc = Vpc {
         id: id.clone(),
-        seq: network.seq(),
+        seq,
         region_id: region.id,
         cidr,
         name: name.unwrap_or_default().to_owned(),
@@ -181,6 +183,7 @@ fn create_vpc(
         vrouter_id: random_id("vrt"),
         route_table_id: random_id("vtb"),
         tags,
+        ipv6_block: enable_ipv6.then(|| crate::ipv6::vpc_block(seq)),
     };
     let reply = json!({
         "VpcId": vpc.id,
@@ -207,6 +210,7 @@ fn vpc_view(network: &AccountNetwork, vpc: &Vpc, now: Timestamp, owner: &str) ->
         "VpcName": vpc.name,
         "Description": vpc.description,
         "CidrBlock": vpc.cidr.to_string(),
+        "Ipv6CidrBlock": vpc.ipv6_block.map(|b| crate::ipv6::block_text(b, 56)).unwrap_or_default(),
         "IsDefault": vpc.is_default,
         "CreationTime": second_time(vpc.created_at),
         "VRouterId": vpc.vrouter_id,
@@ -338,7 +342,16 @@ fn create_vswitch(
     let network = store.network.account(&ctx.caller.account_id);
     let token = p.get("ClientToken");
     let tags = network_tags::parse(p)?;
-    let print = fingerprint(&(vpc_id, zone_id, cidr_text, name, description, &tags));
+    let ipv6_index = p.number::<u8>("Ipv6CidrBlock")?;
+    let print = fingerprint(&(
+        vpc_id,
+        zone_id,
+        cidr_text,
+        name,
+        description,
+        &tags,
+        ipv6_index,
+    ));
     if let Some(reply) = network.replay("CreateVSwitch", token, print)? {
         return Ok(reply);
     }
@@ -365,11 +378,27 @@ fn create_vswitch(
             "Specified CIDR block is not valid in VPC.",
         ));
     }
+    let ipv6_block = match (ipv6_index, vpc.ipv6_block) {
+        (None, _) => None,
+        (Some(index), Some(block)) => Some(crate::ipv6::vswitch_block(block, index)),
+        (Some(_), None) => {
+            return Err(ErrorResponse::bad_request(
+                "InvalidParameter",
+                "Specified Ipv6CidrBlock is not valid: the VPC has no IPv6 CIDR block (create it with EnableIpv6).",
+            ));
+        }
+    };
     let siblings: Vec<&VSwitch> = network
         .vswitches
         .values()
         .filter(|s| s.vpc_id == vpc_id)
         .collect();
+    if ipv6_block.is_some() && siblings.iter().any(|s| s.ipv6_block == ipv6_block) {
+        return Err(ErrorResponse::bad_request(
+            "InvalidCidrBlock.Overlapped",
+            "Specified IPv6 CIDR block overlapped with other subnets.",
+        ));
+    }
     if siblings.iter().any(|s| s.cidr.overlaps(&cidr)) {
         return Err(ErrorResponse::bad_request(
             "InvalidCidrBlock.Overlapped",
@@ -399,6 +428,7 @@ fn create_vswitch(
         created_at: ctx.now,
         ready_at: ready_at(ctx),
         tags,
+        ipv6_block,
     };
     network.vswitches.insert(id.clone(), vswitch);
     let reply = json!({"VSwitchId": id});
@@ -456,6 +486,7 @@ fn describe_vswitches(
             "VpcId": s.vpc_id,
             "Status": network_status(s.ready_at, ctx.now),
             "CidrBlock": s.cidr.to_string(),
+            "Ipv6CidrBlock": s.ipv6_block.map(|b| crate::ipv6::block_text(b, 64)).unwrap_or_default(),
             "ZoneId": s.zone_id,
             "AvailableIpAddressCount": free,
             "Description": s.description,

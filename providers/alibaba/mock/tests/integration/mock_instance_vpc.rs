@@ -124,6 +124,7 @@ async fn a_stopped_instance_moves_to_another_vswitch_of_its_zone() {
             description: None,
             tags: Vec::new(),
             client_token: None,
+            ipv6_cidr_block: None,
         })
         .await
         .expect("vSwitch created");
@@ -181,5 +182,116 @@ async fn a_stopped_instance_moves_to_another_vswitch_of_its_zone() {
         .await
         .expect("unchanged");
     assert_eq!(private_ip(&ecs, &id).await.1, "172.31.1.21");
+    mock.shutdown().await;
+}
+
+/// A VPC with IPv6, a vSwitch with an IPv6 `/64` in the region's first zone, and a security
+/// group of that VPC: (vSwitch, security group).
+async fn ipv6_network(ecs: &EcsClient, vpc: &VpcClient, zone_id: &str) -> (String, String) {
+    let vpc_id = vpc
+        .create_vpc(&alibaba_sdk::vpc::CreateVpcRequest {
+            cidr_block: Some("10.0.0.0/16".into()),
+            enable_ipv6: true,
+            ..Default::default()
+        })
+        .await
+        .expect("IPv6 VPC")
+        .vpc_id;
+    let vswitch = vpc
+        .create_vswitch(&CreateVSwitchRequest {
+            vpc_id: vpc_id.clone(),
+            zone_id: zone_id.to_owned(),
+            cidr_block: "10.0.1.0/24".into(),
+            ipv6_cidr_block: Some(1),
+            ..Default::default()
+        })
+        .await
+        .expect("IPv6 vSwitch")
+        .vswitch_id;
+    let group = ecs
+        .create_security_group(&alibaba_sdk::ecs::CreateSecurityGroupRequest {
+            vpc_id: Some(vpc_id),
+            ..Default::default()
+        })
+        .await
+        .expect("security group")
+        .security_group_id;
+    (vswitch, group)
+}
+
+fn eni_of(id: &str) -> String {
+    format!("eni-{}", id.trim_start_matches("i-"))
+}
+
+async fn ipv6_of(ecs: &EcsClient, id: &str) -> Vec<String> {
+    let i = ecs
+        .describe_instance_attribute(id)
+        .await
+        .expect("described");
+    i.network_interfaces.items[0]
+        .ipv6_sets
+        .items
+        .iter()
+        .map(|a| a.ipv6_address.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn ipv6_addresses_need_a_vswitch_with_ipv6_and_fit_the_type() {
+    let (mock, ecs, vpc) = setup().await;
+    // The default vSwitches have no IPv6.
+    let plain = ecs
+        .run_instances(&request("v6-0", None))
+        .await
+        .expect("launched")
+        .instance_ids()[0]
+        .clone();
+    let err = ecs
+        .assign_ipv6_addresses(&eni_of(&plain), 1)
+        .await
+        .expect_err("no IPv6 on the default vSwitch");
+    assert_eq!(code(&err), "InvalidVSwitch.Ipv6NotTurnOn");
+    let err = ecs
+        .assign_ipv6_addresses("eni-doesnotexist", 1)
+        .await
+        .expect_err("unknown interface");
+    assert_eq!(code(&err), "InvalidEniId.NotFound");
+
+    let zone = ecs
+        .describe_instance_attribute(&plain)
+        .await
+        .expect("described")
+        .zone_id;
+    let (vswitch, group) = ipv6_network(&ecs, &vpc, &zone).await;
+    let mut r = request("v6-1", None);
+    r.vswitch_id = Some(vswitch);
+    r.security_group_ids = vec![group];
+    let id = ecs
+        .run_instances(&r)
+        .await
+        .expect("launched")
+        .instance_ids()[0]
+        .clone();
+    ecs.assign_ipv6_addresses(&eni_of(&id), 2)
+        .await
+        .expect("two addresses");
+    let held = ipv6_of(&ecs, &id).await;
+    assert_eq!(held.len(), 2);
+    assert!(held.iter().all(|a| a.starts_with("2408:4005:")), "{held:?}");
+    // ecs.g6.large (2 vCPUs) holds at most 10 in the mock.
+    let err = ecs
+        .assign_ipv6_addresses(&eni_of(&id), 9)
+        .await
+        .expect_err("over the type's limit");
+    assert_eq!(code(&err), "InvalidOperation.Ipv6CountExceeded");
+    ecs.unassign_ipv6_addresses(&eni_of(&id), &held[1..])
+        .await
+        .expect("released");
+    assert_eq!(ipv6_of(&ecs, &id).await, held[..1].to_vec());
+    let err = ecs
+        .unassign_ipv6_addresses(&eni_of(&id), &held[1..])
+        .await
+        .expect_err("not held any more");
+    assert_eq!(code(&err), "InvalidIp.Address");
     mock.shutdown().await;
 }

@@ -31,6 +31,8 @@ pub struct InPlace {
     pub security_group_ids: Option<Vec<String>>,
     pub deletion_protection: Option<bool>,
     pub credit_specification: Option<String>,
+    /// (primary interface, addresses to add, addresses to release).
+    pub ipv6: Option<(String, u32, Vec<String>)>,
     pub bandwidth_out: Option<u32>,
     pub internet_charge_type: Option<String>,
     pub tags_to_set: Vec<Tag>,
@@ -82,6 +84,11 @@ impl InPlace {
             Change::SecurityGroupIds(v) => self.security_group_ids = Some(v),
             Change::DeletionProtection(v) => self.deletion_protection = Some(v),
             Change::CreditSpecification(v) => self.credit_specification = Some(v),
+            Change::Ipv6Addresses {
+                eni,
+                assign,
+                release,
+            } => self.ipv6 = Some((eni, assign, release)),
             Change::BandwidthOut(v) => self.bandwidth_out = Some(v),
             Change::InternetChargeType(v) => self.internet_charge_type = Some(v),
             Change::Tags { set, remove } => {

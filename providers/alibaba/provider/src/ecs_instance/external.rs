@@ -418,6 +418,22 @@ impl EcsExternal {
             )
             .await?;
         }
+        if let Some((eni, assign, release)) = &change.ipv6 {
+            if *assign > 0 {
+                self.call(
+                    "AssignIpv6Addresses",
+                    self.client.ecs.assign_ipv6_addresses(eni, *assign),
+                )
+                .await?;
+            }
+            if !release.is_empty() {
+                self.call(
+                    "UnassignIpv6Addresses",
+                    self.client.ecs.unassign_ipv6_addresses(eni, release),
+                )
+                .await?;
+            }
+        }
         if let Some(group) = &change.resource_group_id {
             self.call(
                 "JoinResourceGroup",

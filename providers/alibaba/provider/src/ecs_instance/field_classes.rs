@@ -106,6 +106,11 @@ pub const FIELDS: &[Field] = &[
     management("vSwitchIdRef", "resolved once into vSwitchId"),
     management("vSwitchIdSelector", "resolved once into vSwitchId"),
     restart("privateIpAddress", VPC_ATTRIBUTE, d::private_ip_address),
+    in_place(
+        "ipv6AddressCount",
+        "AssignIpv6Addresses / UnassignIpv6Addresses",
+        d::ipv6_address_count,
+    ),
     in_place("securityGroupIds", ATTRIBUTE, d::security_group_ids),
     management("securityGroupIdRefs", "resolved into securityGroupIds"),
     management("securityGroupIdSelector", "resolved into securityGroupIds"),

@@ -44,6 +44,12 @@ pub enum Change {
     DeletionProtection(bool),
     /// `Standard` or `Unlimited`.
     CreditSpecification(String),
+    /// Assign `assign` more IPv6 addresses to the primary interface `eni`, or release `release`.
+    Ipv6Addresses {
+        eni: String,
+        assign: u32,
+        release: Vec<String>,
+    },
     BandwidthOut(u32),
     InternetChargeType(String),
     Tags {
@@ -560,4 +566,36 @@ pub fn credit_specification(s: &ECSInstanceParameters, o: &Observed<'_>) -> Opti
             Change::CreditSpecification(want.to_owned()),
         )
     })
+}
+
+pub fn ipv6_address_count(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s.ipv6_address_count.and_then(|n| usize::try_from(n).ok())?;
+    let primary = o
+        .instance
+        .network_interfaces
+        .items
+        .iter()
+        .find(|n| n.interface_type == "Primary")?;
+    let have: Vec<&String> = primary
+        .ipv6_sets
+        .items
+        .iter()
+        .map(|a| &a.ipv6_address)
+        .collect();
+    if want == have.len() {
+        return None;
+    }
+    // Release the newest addresses first; keep the ones clients are likely to know.
+    let release: Vec<String> = have.iter().skip(want).map(|a| (*a).clone()).collect();
+    let assign = u32::try_from(want.saturating_sub(have.len())).unwrap_or(0);
+    Some(diff(
+        "ipv6AddressCount",
+        have.len(),
+        want,
+        Change::Ipv6Addresses {
+            eni: primary.network_interface_id.clone(),
+            assign,
+            release,
+        },
+    ))
 }

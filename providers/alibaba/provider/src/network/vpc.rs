@@ -80,6 +80,7 @@ impl ExternalClient<VPC> for NetworkClients {
             description: p.description.clone(),
             tags: uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v)),
             client_token: Some(key.token().to_owned()),
+            enable_ipv6: false,
         };
         let created = self
             .call("CreateVpc", self.region.vpc.create_vpc(&request))

@@ -94,6 +94,7 @@ impl ExternalClient<VSwitch> for NetworkClients {
             description: p.description.clone(),
             tags: uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v)),
             client_token: Some(key.token().to_owned()),
+            ipv6_cidr_block: None,
         };
         let created = self
             .call("CreateVSwitch", self.region.vpc.create_vswitch(&request))

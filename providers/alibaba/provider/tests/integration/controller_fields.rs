@@ -629,6 +629,7 @@ async fn private_ip_and_vswitch_change_through_a_restart() {
             description: None,
             tags: Vec::new(),
             client_token: None,
+            ipv6_cidr_block: None,
         })
         .await
         .expect("vSwitch created")
@@ -684,5 +685,115 @@ async fn private_ip_and_vswitch_change_through_a_restart() {
     })
     .await;
     assert_eq!(env.mock().stats().calls_of("ModifyInstanceVpcAttribute"), 2);
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ipv6_address_count_changes_in_place_on_a_vswitch_with_ipv6() {
+    let env = Env::start().await;
+    let ecs = console(&env);
+    let vpc = alibaba_sdk::vpc::VpcClient::with_settings_of(
+        &ecs,
+        alibaba_sdk::endpoint::parse_endpoint(&env.mock().endpoint()).expect("url"),
+    )
+    .expect("VPC client");
+    // An IPv6 network made as the console would: VPC, vSwitch with a /64, security group.
+    let first = alibaba_mock::defaults::first_vswitch_id(REGION).expect("region");
+    let zone = vpc
+        .describe_vswitches(Some(&first), None, &[])
+        .await
+        .expect("default vSwitch")[0]
+        .zone_id
+        .clone();
+    let vpc_id = vpc
+        .create_vpc(&alibaba_sdk::vpc::CreateVpcRequest {
+            cidr_block: Some("10.0.0.0/16".into()),
+            enable_ipv6: true,
+            ..Default::default()
+        })
+        .await
+        .expect("IPv6 VPC")
+        .vpc_id;
+    let ids = [vpc_id.clone()];
+    eventually("the new VPC Available")
+        .within(WAIT)
+        .until_async(|| async {
+            let found = vpc.describe_vpcs(&ids, &[]).await.expect("described");
+            match found.first().map(|v| v.status.as_str()) {
+                Some("Available") => Ok(()),
+                other => Err(other.map(str::to_owned)),
+            }
+        })
+        .await;
+    let vswitch = vpc
+        .create_vswitch(&alibaba_sdk::vpc::CreateVSwitchRequest {
+            vpc_id: vpc_id.clone(),
+            zone_id: zone,
+            cidr_block: "10.0.1.0/24".into(),
+            ipv6_cidr_block: Some(1),
+            ..Default::default()
+        })
+        .await
+        .expect("IPv6 vSwitch")
+        .vswitch_id;
+    let group = ecs
+        .create_security_group(&alibaba_sdk::ecs::CreateSecurityGroupRequest {
+            vpc_id: Some(vpc_id),
+            ..Default::default()
+        })
+        .await
+        .expect("security group")
+        .security_group_id;
+
+    let mut obj = instance("v6-1");
+    obj.spec.for_provider.v_switch_id = Some(vswitch);
+    obj.spec.for_provider.security_group_ids = Some(vec![group]);
+    obj.spec.for_provider.ipv6_address_count = Some(2);
+    env.create(&obj).await;
+    let ready = env.wait_ready("v6-1").await;
+    let id = external_name(&ready).expect("external name");
+    env.wait_mock(&id, "two IPv6 addresses", |i| {
+        i.is_some_and(|i| i.ipv6_addresses.len() == 2)
+    })
+    .await;
+    wait_synced(&env, "v6-1").await;
+    env.wait_for("v6-1", "atProvider lists two IPv6 addresses", |o| {
+        o.and_then(|o| o.status.as_ref())
+            .is_some_and(|s| s.at_provider.ipv6_addresses.len() == 2)
+    })
+    .await;
+
+    // Fewer: the newest is released.
+    let before = env.mock_instance(&id).expect("instance").ipv6_addresses;
+    env.patch_for_provider("v6-1", json!({"ipv6AddressCount": 1}))
+        .await;
+    env.wait_mock(&id, "one IPv6 address, the first", |i| {
+        i.is_some_and(|i| i.ipv6_addresses == before[..1])
+    })
+    .await;
+    wait_synced(&env, "v6-1").await;
+
+    // Drift: the console adds one; the next poll releases it again.
+    let eni = format!("eni-{}", id.trim_start_matches("i-"));
+    ecs.assign_ipv6_addresses(&eni, 1)
+        .await
+        .expect("console assigns one more");
+    env.wait_mock(&id, "drift reverted to one address", |i| {
+        i.is_some_and(|i| i.ipv6_addresses == before[..1])
+    })
+    .await;
+    wait_synced(&env, "v6-1").await;
+    assert_eq!(env.mock().stats().calls_of("UnassignIpv6Addresses"), 2);
+
+    // On a vSwitch without IPv6, ECS refuses and Synced says why.
+    let mut plain = instance("v6-2");
+    plain.spec.for_provider.ipv6_address_count = Some(1);
+    env.create(&plain).await;
+    env.wait_for("v6-2", "Synced=False naming Ipv6NotTurnOn", |o| {
+        o.and_then(|o| condition(o, SYNCED)).is_some_and(|c| {
+            c.status == ConditionStatus::False && c.message.contains("Ipv6NotTurnOn")
+        })
+    })
+    .await;
     env.stop().await;
 }

@@ -370,6 +370,29 @@ impl EcsClient {
         self.call_typed("JoinResourceGroup", &p).await
     }
 
+    /// `AssignIpv6Addresses`: `count` more IPv6 addresses, picked by ECS from the vSwitch's
+    /// block, on the network interface `eni` (its vSwitch must have IPv6 turned on).
+    pub async fn assign_ipv6_addresses(&self, eni: &str, count: u32) -> Result<AckResponse, Error> {
+        let token = resolve_client_token("AssignIpv6Addresses", None)?;
+        let mut p = Params::new();
+        p.set("NetworkInterfaceId", eni)
+            .set("Ipv6AddressCount", count)
+            .set("ClientToken", token);
+        self.call_typed("AssignIpv6Addresses", &p).await
+    }
+
+    /// `UnassignIpv6Addresses`: releases `addresses` from the network interface `eni`.
+    pub async fn unassign_ipv6_addresses(
+        &self,
+        eni: &str,
+        addresses: &[String],
+    ) -> Result<AckResponse, Error> {
+        let mut p = Params::new();
+        p.set("NetworkInterfaceId", eni);
+        p.list("Ipv6Address", addresses);
+        self.call_typed("UnassignIpv6Addresses", &p).await
+    }
+
     /// `ModifyInstanceVpcAttribute` of a Stopped instance: moves it to `vswitch_id` (same VPC,
     /// same zone) and gives it `private_ip_address`, or an address ECS picks when `None`.
     pub async fn modify_instance_vpc_attribute(
