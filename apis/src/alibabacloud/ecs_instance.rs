@@ -335,6 +335,13 @@ pub struct ECSInstanceParameters {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credit_specification: Option<CreditSpecification>,
 
+    /// Deployment set (`ds-...`) that spreads the instance over distinct hosts. Set at
+    /// creation and changed in place (ModifyInstanceDeployment, on the current host: ECS does
+    /// not restart the instance for it); unset leaves the instance where it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^ds-[a-z0-9]+$"))]
+    pub deployment_set_id: Option<String>,
+
     /// System disk. Its category is immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_disk: Option<SystemDisk>,

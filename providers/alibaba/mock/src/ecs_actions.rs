@@ -49,6 +49,7 @@ pub const ACTIONS: &[&str] = &[
     "ModifyInstanceVpcAttribute",
     "AssignIpv6Addresses",
     "UnassignIpv6Addresses",
+    "ModifyInstanceDeployment",
 ];
 
 /// What an action needs besides its parameters.
@@ -177,6 +178,9 @@ pub fn dispatch(
         "DescribeInstanceAutoRenewAttribute" => settings::describe_auto_renew(store, ctx, p)?,
         "ModifyInstanceChargeType" => settings::modify_charge_type(store, ctx, p)?,
         "ReplaceSystemDisk" => settings::replace_system_disk(store, ctx, p)?,
+        "ModifyInstanceDeployment" => {
+            crate::deployment_sets::modify_instance_deployment(store, ctx, p)?
+        }
         "AssignIpv6Addresses" => crate::instance_ipv6_actions::assign(store, ctx, p)?,
         "UnassignIpv6Addresses" => crate::instance_ipv6_actions::unassign(store, ctx, p)?,
         "ModifyInstanceVpcAttribute" => {
@@ -358,6 +362,7 @@ pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
         security_enhancement_strategy: owned(p, "SecurityEnhancementStrategy"),
         credit_specification: owned(p, "CreditSpecification"),
         private_ip_address: owned(p, "PrivateIpAddress"),
+        deployment_set_id: owned(p, "DeploymentSetId"),
     })
 }
 

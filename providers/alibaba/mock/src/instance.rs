@@ -198,6 +198,8 @@ pub struct StoredInstance {
     pub credit_specification: Option<&'static str>,
     /// IPv6 addresses of the primary network interface (`AssignIpv6Addresses`).
     pub ipv6_addresses: Vec<std::net::Ipv6Addr>,
+    /// The deployment set (`DeploymentSetId`, `ModifyInstanceDeployment`).
+    pub deployment_set_id: Option<String>,
 }
 
 /// The auto-renewal settings of a subscription instance.
@@ -375,6 +377,7 @@ impl StoredInstance {
                 }],
             },
             credit_specification: self.credit_specification.unwrap_or_default(),
+            deployment_set_id: self.deployment_set_id.as_deref().unwrap_or_default(),
         }
     }
 
@@ -415,6 +418,7 @@ impl StoredInstance {
                 .iter()
                 .map(ToString::to_string)
                 .collect(),
+            deployment_set_id: self.deployment_set_id.clone(),
         }
     }
 }
@@ -470,6 +474,8 @@ pub struct InstanceView<'a> {
     pub network_interfaces: NetworkInterfacesView,
     /// Empty for types that are not burstable.
     pub credit_specification: &'static str,
+    /// Empty when the instance is in no deployment set.
+    pub deployment_set_id: &'a str,
 }
 
 /// `MetadataOptions`.
@@ -627,6 +633,9 @@ pub struct InstanceSummary {
     /// IPv6 addresses of the primary network interface.
     #[serde(default)]
     pub ipv6_addresses: Vec<String>,
+    /// The deployment set, if any.
+    #[serde(default)]
+    pub deployment_set_id: Option<String>,
 }
 
 /// The primary network interface's ID, derived from the instance ID.

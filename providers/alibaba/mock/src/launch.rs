@@ -90,6 +90,8 @@ pub struct LaunchSpec {
     pub credit_specification: Option<String>,
     /// `PrivateIpAddress`: the primary private IP, in the vSwitch's block and free.
     pub private_ip_address: Option<String>,
+    /// `DeploymentSetId`: one of the region's deployment sets.
+    pub deployment_set_id: Option<String>,
 }
 
 /// One `DataDisk.N` of RunInstances.

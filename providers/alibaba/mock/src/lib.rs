@@ -41,6 +41,7 @@ mod cidr;
 mod config;
 mod credit;
 pub mod defaults;
+mod deployment_sets;
 mod disk_actions;
 mod disks;
 mod ecs_actions;

@@ -269,6 +269,16 @@ impl Store {
                 )
             })
             .transpose()?;
+        if let Some(set) = spec.deployment_set_id.as_deref() {
+            if !crate::deployment_sets::exists(resolved.region.id, set) {
+                return Err(crate::deployment_sets::not_found());
+            }
+            let members =
+                crate::deployment_sets::members(self, account_id, resolved.region.id, set);
+            if members + amount > crate::deployment_sets::INSTANCES_PER_SET {
+                return Err(crate::deployment_sets::full());
+            }
+        }
         if asked.is_some() && amount > 1 {
             // Every instance after the first would hold the same address.
             return Err(crate::private_ip::duplicated());
@@ -327,6 +337,7 @@ impl Store {
                 spot: resolved.spot,
                 credit_specification: resolved.credit_specification,
                 ipv6_addresses: Vec::new(),
+                deployment_set_id: spec.deployment_set_id.clone(),
                 renewal: resolved.subscription.map(|s| Renewal {
                     auto_renew: s.auto_renew,
                     duration: s.auto_renew_period,

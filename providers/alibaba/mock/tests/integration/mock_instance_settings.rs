@@ -311,3 +311,48 @@ async fn credit_mode_is_for_burstable_types_only() {
     assert_eq!(mock.instances().len(), 3);
     mock.shutdown().await;
 }
+
+#[tokio::test]
+async fn deployment_sets_are_named_at_launch_and_changed_in_place() {
+    let (mock, client) = setup().await;
+    let first = alibaba_mock::defaults::deployment_set_id(REGION, 0);
+    let second = alibaba_mock::defaults::deployment_set_id(REGION, 1);
+    let mut r = request("dps-1");
+    r.deployment_set_id = Some(first.clone());
+    let id = launch(&client, &r).await;
+    let i = client
+        .describe_instance_attribute(&id)
+        .await
+        .expect("described");
+    assert_eq!(i.deployment_set_id, first);
+    client
+        .modify_instance_deployment(&id, &second)
+        .await
+        .expect("moved to the second set");
+    let i = client
+        .describe_instance_attribute(&id)
+        .await
+        .expect("described");
+    assert_eq!(i.deployment_set_id, second);
+
+    let err = client
+        .modify_instance_deployment(&id, "ds-doesnotexist")
+        .await
+        .expect_err("unknown set");
+    assert_eq!(code(&err), "DeploymentSet.InvalidId");
+    let mut r = request("dps-2");
+    r.deployment_set_id = Some("ds-doesnotexist".into());
+    let err = client
+        .run_instances(&r)
+        .await
+        .expect_err("unknown set at launch");
+    assert_eq!(code(&err), "DeploymentSet.NotFound");
+    // An Availability set spreads at most 20 instances.
+    let mut r = request("dps-3");
+    r.deployment_set_id = Some(second.clone());
+    r.amount = Some(20);
+    let err = client.run_instances(&r).await.expect_err("21 in one set");
+    assert_eq!(code(&err), "DeploymentSet.InstanceLimitExceeded");
+    assert_eq!(mock.instances().len(), 1);
+    mock.shutdown().await;
+}

@@ -31,6 +31,7 @@ pub struct InPlace {
     pub security_group_ids: Option<Vec<String>>,
     pub deletion_protection: Option<bool>,
     pub credit_specification: Option<String>,
+    pub deployment_set_id: Option<String>,
     /// (primary interface, addresses to add, addresses to release).
     pub ipv6: Option<(String, u32, Vec<String>)>,
     pub bandwidth_out: Option<u32>,
@@ -84,6 +85,7 @@ impl InPlace {
             Change::SecurityGroupIds(v) => self.security_group_ids = Some(v),
             Change::DeletionProtection(v) => self.deletion_protection = Some(v),
             Change::CreditSpecification(v) => self.credit_specification = Some(v),
+            Change::DeploymentSetId(v) => self.deployment_set_id = Some(v),
             Change::Ipv6Addresses {
                 eni,
                 assign,

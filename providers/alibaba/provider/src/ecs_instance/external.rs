@@ -418,6 +418,13 @@ impl EcsExternal {
             )
             .await?;
         }
+        if let Some(set) = &change.deployment_set_id {
+            self.call(
+                "ModifyInstanceDeployment",
+                self.client.ecs.modify_instance_deployment(id, set),
+            )
+            .await?;
+        }
         if let Some((eni, assign, release)) = &change.ipv6 {
             if *assign > 0 {
                 self.call(

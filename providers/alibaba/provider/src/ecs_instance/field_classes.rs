@@ -149,6 +149,11 @@ pub const FIELDS: &[Field] = &[
     ),
     in_place("resourceGroupId", "JoinResourceGroup", d::resource_group_id),
     in_place("creditSpecification", ATTRIBUTE, d::credit_specification),
+    in_place(
+        "deploymentSetId",
+        "ModifyInstanceDeployment",
+        d::deployment_set_id,
+    ),
     immutable("systemDisk.category", None),
     in_place(
         "systemDisk.size",

@@ -44,6 +44,7 @@ pub enum Change {
     DeletionProtection(bool),
     /// `Standard` or `Unlimited`.
     CreditSpecification(String),
+    DeploymentSetId(String),
     /// Assign `assign` more IPv6 addresses to the primary interface `eni`, or release `release`.
     Ipv6Addresses {
         eni: String,
@@ -598,4 +599,16 @@ pub fn ipv6_address_count(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option
             release,
         },
     ))
+}
+
+pub fn deployment_set_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = &o.instance.deployment_set_id;
+    differs(s.deployment_set_id.as_deref(), have.as_str()).map(|to| {
+        diff(
+            "deploymentSetId",
+            have,
+            to,
+            Change::DeploymentSetId(to.to_owned()),
+        )
+    })
 }

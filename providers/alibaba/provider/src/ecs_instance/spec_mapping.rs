@@ -118,6 +118,7 @@ pub fn run_instances_request(
         zone_id: p.zone_id.clone(),
         vswitch_id: p.v_switch_id.clone(),
         private_ip_address: p.private_ip_address.clone(),
+        deployment_set_id: p.deployment_set_id.clone(),
         security_group_ids: p.security_group_ids.clone().unwrap_or_default(),
         instance_name: p.instance_name.clone(),
         host_name: p.host_name.clone(),

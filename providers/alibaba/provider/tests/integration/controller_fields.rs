@@ -797,3 +797,43 @@ async fn ipv6_address_count_changes_in_place_on_a_vswitch_with_ipv6() {
     .await;
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deployment_set_changes_in_place_and_drift_is_reverted() {
+    let env = Env::start().await;
+    let first = alibaba_mock::defaults::deployment_set_id(REGION, 0);
+    let second = alibaba_mock::defaults::deployment_set_id(REGION, 1);
+    let mut obj = instance("dps-1");
+    obj.spec.for_provider.deployment_set_id = Some(first.clone());
+    env.create(&obj).await;
+    let ready = env.wait_ready("dps-1").await;
+    let id = external_name(&ready).expect("external name");
+    // Named at RunInstances: no change call.
+    assert_eq!(
+        env.mock_instance(&id).expect("instance").deployment_set_id,
+        Some(first.clone())
+    );
+    wait_synced(&env, "dps-1").await;
+    assert_eq!(env.mock().stats().calls_of("ModifyInstanceDeployment"), 0);
+
+    env.patch_for_provider("dps-1", json!({"deploymentSetId": second}))
+        .await;
+    env.wait_mock(&id, "in the second set", |i| {
+        i.is_some_and(|i| i.deployment_set_id.as_deref() == Some(second.as_str()))
+    })
+    .await;
+    wait_synced(&env, "dps-1").await;
+
+    // Drift: the console moves it back; the next poll returns it to the spec's set.
+    console(&env)
+        .modify_instance_deployment(&id, &first)
+        .await
+        .expect("console moves it");
+    env.wait_mock(&id, "drift reverted", |i| {
+        i.is_some_and(|i| i.deployment_set_id.as_deref() == Some(second.as_str()))
+    })
+    .await;
+    wait_synced(&env, "dps-1").await;
+    assert_eq!(env.mock().stats().calls_of("ModifyInstanceDeployment"), 3);
+    env.stop().await;
+}

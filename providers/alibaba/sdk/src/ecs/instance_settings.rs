@@ -393,6 +393,20 @@ impl EcsClient {
         self.call_typed("UnassignIpv6Addresses", &p).await
     }
 
+    /// `ModifyInstanceDeployment` into deployment set `deployment_set_id`, on the instance's
+    /// current host (`Force=false`: ECS never restarts the instance for it).
+    pub async fn modify_instance_deployment(
+        &self,
+        instance_id: &str,
+        deployment_set_id: &str,
+    ) -> Result<AckResponse, Error> {
+        let mut p = Params::new();
+        p.set("InstanceId", instance_id)
+            .set("DeploymentSetId", deployment_set_id)
+            .set("Force", false);
+        self.call_typed("ModifyInstanceDeployment", &p).await
+    }
+
     /// `ModifyInstanceVpcAttribute` of a Stopped instance: moves it to `vswitch_id` (same VPC,
     /// same zone) and gives it `private_ip_address`, or an address ECS picks when `None`.
     pub async fn modify_instance_vpc_attribute(

@@ -124,6 +124,8 @@ pub struct RunInstancesRequest {
     pub credit_specification: Option<String>,
     /// The primary private IP, in the vSwitch's CIDR block and free.
     pub private_ip_address: Option<String>,
+    /// `ds-...`: the deployment set to place the instance in.
+    pub deployment_set_id: Option<String>,
 }
 
 impl RunInstancesRequest {
@@ -158,6 +160,7 @@ impl RunInstancesRequest {
             .opt("ResourceGroupId", self.resource_group_id.as_ref())
             .opt("CreditSpecification", self.credit_specification.as_ref())
             .opt("PrivateIpAddress", self.private_ip_address.as_ref())
+            .opt("DeploymentSetId", self.deployment_set_id.as_ref())
             .opt("SpotPriceLimit", self.spot_price_limit)
             .opt("SpotDuration", self.spot_duration)
             .opt(
