@@ -71,6 +71,12 @@ pub fn duplicated() -> ErrorResponse {
     )
 }
 
+/// Whether every usable address of `block` is held.
+pub fn exhausted(block: Cidr, held: &BTreeSet<Ipv4Addr>) -> bool {
+    let held = u64::try_from(held.len()).unwrap_or(u64::MAX);
+    held >= block.size().saturating_sub(4)
+}
+
 /// The first usable address not held, from `start` on (wrapping inside the block).
 pub fn allocate(
     block: Cidr,

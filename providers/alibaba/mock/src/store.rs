@@ -295,6 +295,12 @@ impl Store {
             let (start, public_ip) = addresses(seq, resolved.placement.vswitch_cidr);
             let private_ip = match asked {
                 Some(ip) => ip,
+                // The mock never runs a vSwitch out of addresses (its scale tests hold more
+                // instances than a block has; ECS would answer InvalidVSwitchId.IpNotEnough):
+                // once every usable address is held, the sequence's address is reused.
+                None if crate::private_ip::exhausted(resolved.placement.vswitch_cidr, &held) => {
+                    start
+                }
                 None => crate::private_ip::allocate(resolved.placement.vswitch_cidr, start, &held)?,
             };
             held.insert(private_ip);
