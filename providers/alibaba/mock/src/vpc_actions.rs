@@ -26,6 +26,8 @@ pub const ACTIONS: &[&str] = &[
     "DescribeVSwitches",
     "DeleteVSwitch",
     "TagResources",
+    "UnTagResources",
+    "ModifyVpcAttribute",
 ];
 
 /// Most VPCs per region and account.
@@ -49,6 +51,8 @@ pub fn dispatch(
         "DescribeVSwitches" => describe_vswitches(store, ctx, region, p),
         "DeleteVSwitch" => delete_vswitch(store, ctx, region, p),
         "TagResources" => tag_resources(store, ctx, region, p),
+        "UnTagResources" => untag_resources(store, ctx, region, p),
+        "ModifyVpcAttribute" => modify_vpc_attribute(store, ctx, region, p),
         _ => Err(action_not_found()),
     }
 }
@@ -583,6 +587,90 @@ fn tag_resources(
         };
         if let Some(existing) = existing {
             network_tags::merge(existing, &tags)?;
+        }
+    }
+    Ok(json!({}))
+}
+
+/// `ModifyVpcAttribute`: the name and description (the mock changes nothing else).
+fn modify_vpc_attribute(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let id = p.required("VpcId")?;
+    let name = p.get("VpcName");
+    let description = p.get("Description");
+    check_text(
+        name,
+        1,
+        128,
+        "InvalidVpcName.Malformed",
+        "Specified VPC name is not valid: 1 to 128 characters, not starting with http:// or https://.",
+    )?;
+    check_text(
+        description,
+        1,
+        256,
+        "InvalidVpcDiscription.Malformed",
+        "Specified VPC description is not valid: 1 to 256 characters, not starting with http:// or https://.",
+    )?;
+    let network = store.network.account(&ctx.caller.account_id);
+    network.vpc(region.id, id)?;
+    let Some(vpc) = network.vpcs.get_mut(id) else {
+        return Ok(json!({}));
+    };
+    if let Some(v) = name {
+        v.clone_into(&mut vpc.name);
+    }
+    if let Some(v) = description {
+        v.clone_into(&mut vpc.description);
+    }
+    Ok(json!({}))
+}
+
+/// `UnTagResources`: removes the keys named (`TagKey.N`), or every tag with `All=true`.
+fn untag_resources(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let resource_type = p.required("ResourceType")?.to_ascii_uppercase();
+    let ids = p.list("ResourceId", 50)?;
+    if ids.is_empty() {
+        return Err(ErrorResponse::missing("ResourceId.1"));
+    }
+    let keys = p.list("TagKey", 20)?;
+    let all = p.bool("All")?.unwrap_or(false);
+    if keys.is_empty() && !all {
+        return Err(ErrorResponse::missing("TagKey.1"));
+    }
+    let network = store.network.account(&ctx.caller.account_id);
+    for id in &ids {
+        match resource_type.as_str() {
+            "VPC" => {
+                network.vpc(region.id, id)?;
+            }
+            "VSWITCH" => {
+                network.vswitch(region.id, id)?;
+            }
+            _ => {
+                return Err(ErrorResponse::bad_request(
+                    "InvalidResourceType.NotSupported",
+                    "The specified ResourceType is not supported: use VPC or VSWITCH.",
+                ));
+            }
+        }
+    }
+    for id in &ids {
+        let existing = match resource_type.as_str() {
+            "VPC" => network.vpcs.get_mut(id).map(|v| &mut v.tags),
+            _ => network.vswitches.get_mut(id).map(|s| &mut s.tags),
+        };
+        if let Some(tags) = existing {
+            tags.retain(|(k, _)| !all && !keys.contains(k));
         }
     }
     Ok(json!({}))
