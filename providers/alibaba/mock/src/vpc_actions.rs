@@ -28,6 +28,7 @@ pub const ACTIONS: &[&str] = &[
     "TagResources",
     "UnTagResources",
     "ModifyVpcAttribute",
+    "ModifyVSwitchAttribute",
 ];
 
 /// Most VPCs per region and account.
@@ -53,6 +54,7 @@ pub fn dispatch(
         "TagResources" => tag_resources(store, ctx, region, p),
         "UnTagResources" => untag_resources(store, ctx, region, p),
         "ModifyVpcAttribute" => modify_vpc_attribute(store, ctx, region, p),
+        "ModifyVSwitchAttribute" => modify_vswitch_attribute(store, ctx, region, p),
         _ => Err(action_not_found()),
     }
 }
@@ -626,6 +628,44 @@ fn modify_vpc_attribute(
     }
     if let Some(v) = description {
         v.clone_into(&mut vpc.description);
+    }
+    Ok(json!({}))
+}
+
+/// `ModifyVSwitchAttribute`: the name and description.
+fn modify_vswitch_attribute(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let id = p.required("VSwitchId")?;
+    let name = p.get("VSwitchName");
+    let description = p.get("Description");
+    check_text(
+        name,
+        1,
+        128,
+        "InvalidVSwitchName.Malformed",
+        "Specified virtual switch name is not valid: 1 to 128 characters, not starting with http:// or https://.",
+    )?;
+    check_text(
+        description,
+        1,
+        256,
+        "InvalidVSwitchDiscription.Malformed",
+        "Specified virtual switch description is not valid: 1 to 256 characters, not starting with http:// or https://.",
+    )?;
+    let network = store.network.account(&ctx.caller.account_id);
+    network.vswitch(region.id, id)?;
+    let Some(vswitch) = network.vswitches.get_mut(id) else {
+        return Ok(json!({}));
+    };
+    if let Some(v) = name {
+        v.clone_into(&mut vswitch.name);
+    }
+    if let Some(v) = description {
+        v.clone_into(&mut vswitch.description);
     }
     Ok(json!({}))
 }

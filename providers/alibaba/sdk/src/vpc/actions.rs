@@ -137,6 +137,20 @@ impl VpcClient {
         self.call_typed("ModifyVpcAttribute", &p).await
     }
 
+    /// `ModifyVSwitchAttribute`: the name and/or description.
+    pub async fn modify_vswitch_attribute(
+        &self,
+        vswitch_id: &str,
+        vswitch_name: Option<&str>,
+        description: Option<&str>,
+    ) -> Result<AckResponse, Error> {
+        let mut p = Params::new();
+        p.set("VSwitchId", vswitch_id)
+            .opt("VSwitchName", vswitch_name)
+            .opt("Description", description);
+        self.call_typed("ModifyVSwitchAttribute", &p).await
+    }
+
     /// `DeleteVSwitch` (no instance or other resource may use it).
     pub async fn delete_vswitch(&self, vswitch_id: &str) -> Result<AckResponse, Error> {
         let mut p = Params::new();
