@@ -159,10 +159,6 @@ fn defaults_and_pruning_on_a_sample() {
 fn broken_variants_are_rejected() {
     let schemas = schemas();
     let ecs = sample("ecsinstance.yaml");
-    let on_demand = patched(
-        &ecs,
-        json!({"spec": {"forProvider": {"spotStrategy": "NoSpot"}}}),
-    );
     let etcd = sample("etcdcluster.yaml");
     let pc = sample("providerconfig.yaml");
     let cases: Vec<(&str, Value, &str)> = vec![
