@@ -118,6 +118,26 @@ fn result(id: &str, code: &str, message: &str, role: Option<&str>) -> Value {
     })
 }
 
+/// The per-instance results of an Attach/DetachInstanceRamRole call and how many failed:
+/// `outcome` gives each instance's RAM role after the change, or ECS's code and message.
+fn ram_role_results(
+    ids: &[String],
+    mut outcome: impl FnMut(&str) -> Result<String, (String, String)>,
+) -> (Vec<Value>, usize) {
+    let mut failed = 0;
+    let results = ids
+        .iter()
+        .map(|id| match outcome(id) {
+            Ok(role) => result(id, "200", "success", Some(&role)),
+            Err((code, message)) => {
+                failed += 1;
+                result(id, &code, &message, None)
+            }
+        })
+        .collect();
+    (results, failed)
+}
+
 pub(crate) fn attach_ram_role(
     store: &mut Store,
     ctx: &ActionContext<'_>,
@@ -128,10 +148,8 @@ pub(crate) fn attach_ram_role(
     launch::check_ram_role_name(role)?;
     let ids = instance_ids(p)?;
     let account = &ctx.caller.account_id;
-    let mut results = Vec::new();
-    let mut failed = 0;
-    for id in &ids {
-        let outcome = match store.find_mut(account, Some(region.id), id) {
+    let (results, failed) = ram_role_results(&ids, |id| {
+        match store.find_mut(account, Some(region.id), id) {
             Err(e) => Err((e.code.to_string(), e.message.clone())),
             Ok(i) if i.ram_role_name.is_some() => Err((
                 "InvalidRamRole.Attached".to_owned(),
@@ -139,17 +157,10 @@ pub(crate) fn attach_ram_role(
             )),
             Ok(i) => {
                 i.ram_role_name = Some(role.to_owned());
-                Ok(())
-            }
-        };
-        match outcome {
-            Ok(()) => results.push(result(id, "200", "success", Some(role))),
-            Err((code, message)) => {
-                failed += 1;
-                results.push(result(id, &code, &message, None));
+                Ok(role.to_owned())
             }
         }
-    }
+    });
     Ok(json!({
         "RamRoleName": role,
         "TotalCount": ids.len(),
@@ -167,10 +178,8 @@ pub(crate) fn detach_ram_role(
     let role = p.get("RamRoleName");
     let ids = instance_ids(p)?;
     let account = &ctx.caller.account_id;
-    let mut results = Vec::new();
-    let mut failed = 0;
-    for id in &ids {
-        let outcome = match store.find_mut(account, Some(region.id), id) {
+    let (results, failed) = ram_role_results(&ids, |id| {
+        match store.find_mut(account, Some(region.id), id) {
             Err(e) => Err((e.code.to_string(), e.message.clone())),
             Ok(i) => match (&i.ram_role_name, role) {
                 (None, _) => Err((
@@ -187,15 +196,8 @@ pub(crate) fn detach_ram_role(
                     Ok(detached)
                 }
             },
-        };
-        match outcome {
-            Ok(detached) => results.push(result(id, "200", "success", Some(&detached))),
-            Err((code, message)) => {
-                failed += 1;
-                results.push(result(id, &code, &message, None));
-            }
         }
-    }
+    });
     Ok(json!({
         "RamRoleName": role.unwrap_or_default(),
         "TotalCount": ids.len(),
