@@ -1,9 +1,9 @@
 //! Publishes `events.k8s.io/v1` Events, folding repeats into a series the way Kubernetes
 //! recorders do: an event like one published in the last [`SERIES_WINDOW`] (same type, reason,
-//! action, reporter and object) is not created again; the first one's `series` is patched with
-//! the new count and time, and its `note` with the latest message (what a reader of the series
-//! needs: why it failed the last time, not the first; Kubernetes' and kube-runtime's recorders
-//! keep the first note).
+//! action, note, reporter and object) is not created again; the first one's `series` is patched
+//! with the new count and time. The note is part of what makes events alike because
+//! kube-apiserver refuses to change an `events.k8s.io` Event's note ("field is immutable"): a
+//! failure whose message changed is a new event, so the latest reason is always readable.
 //!
 //! Written here rather than taken from kube-runtime's `Recorder`, which keeps a whole `Event`
 //! (about 2 KB) per object for its series and scans all of them on every publish: O(N) memory
@@ -96,7 +96,7 @@ impl EventRecorder {
                 last_observed_time: MicroTime(Timestamp::now()),
             };
             let api: Api<KubeEvent> = Api::namespaced(self.inner.client.clone(), &namespace);
-            let patch = json!({ "series": series, "note": event.note });
+            let patch = json!({ "series": series });
             match api
                 .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
@@ -154,12 +154,13 @@ impl EventRecorder {
         }
     }
 
-    /// Identifies "like" events: same type, reason, action, related object and object.
+    /// Identifies "like" events: same type, reason, action, note, related object and object.
     fn series_key(&self, event: &Event, regarding: &ObjectReference) -> u64 {
         let mut hasher = std::hash::DefaultHasher::new();
         matches!(event.type_, EventType::Warning).hash(&mut hasher);
         event.reason.hash(&mut hasher);
         event.action.hash(&mut hasher);
+        event.note.hash(&mut hasher);
         for reference in [Some(regarding), event.secondary.as_ref()] {
             reference.is_some().hash(&mut hasher);
             if let Some(r) = reference {

@@ -155,6 +155,12 @@ impl ApiError {
         error
     }
 
+    /// 500 with no reason: what kube-apiserver answers when it cannot even type an applied
+    /// configuration (duplicate keys in a keyed list).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(500, "", message)
+    }
+
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message)
     }

@@ -56,6 +56,23 @@ impl ResourceDef {
         }
     }
 
+    /// Whether kube-apiserver counts `metadata.generation` for this resource: custom resources
+    /// and the built-in kinds whose storage strategy does (seen on 1.37; ConfigMaps, Secrets,
+    /// Services, Leases, RBAC kinds, namespaces and volumes have none).
+    pub fn tracks_generation(&self) -> bool {
+        self.crd.is_some()
+            || matches!(
+                (self.group.as_str(), self.plural.as_str()),
+                ("", "pods")
+                    | ("apps", _)
+                    | ("batch", _)
+                    | ("autoscaling", "horizontalpodautoscalers")
+                    | ("networking.k8s.io", "ingresses" | "networkpolicies")
+                    | ("policy", "poddisruptionbudgets")
+                    | ("apiextensions.k8s.io", "customresourcedefinitions")
+            )
+    }
+
     /// `plural.group`, or `plural` for the core group: how errors name the resource.
     pub fn group_resource(&self) -> String {
         if self.group.is_empty() {

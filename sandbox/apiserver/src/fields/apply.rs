@@ -122,6 +122,14 @@ pub fn apply(
         m.remove("managedFields");
         m.remove("resourceVersion");
     }
+    if let Some(duplicate) = duplicate_key(&applied_body, shape, &mut String::new()) {
+        return Err(ApiError::internal(format!(
+            "failed to create typed patch object ({}/{}; {api_version}, Kind={}): {duplicate}",
+            meta::str_at(&applied_body, "/metadata/namespace"),
+            meta::name_of(&applied_body),
+            meta::str_at(&applied_body, "/kind"),
+        )));
+    }
     let mut result = live.clone();
     let current = applied_set(&applied_body, shape);
     let existing = entries(live);
@@ -157,11 +165,68 @@ pub fn apply(
     Ok(result)
 }
 
+/// The first keyed list of `value` (by its schema) that holds two items with the same key, as
+/// kube-apiserver words it: `.spec.ports: duplicate entries for key [port=80,protocol="TCP"]`.
+/// `path` is where `value` sits.
+fn duplicate_key(value: &Value, shape: Shape<'_>, path: &mut String) -> Option<String> {
+    match value {
+        Value::Object(map) if !shape.is_atomic_map() => map.iter().find_map(|(k, v)| {
+            let len = path.len();
+            path.push('.');
+            path.push_str(k);
+            let found = duplicate_key(v, shape.field(k), path);
+            path.truncate(len);
+            found
+        }),
+        Value::Array(items) => {
+            let ListType::Map(keys) = shape.list_type() else {
+                return None;
+            };
+            let item_shape = shape.items();
+            let mut seen: Vec<Map<String, Value>> = Vec::new();
+            for item in items {
+                let id = item_shape.identity(item, &keys);
+                let key = id
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(",");
+                if seen.contains(&id) {
+                    return Some(format!("{path}: duplicate entries for key [{key}]"));
+                }
+                let len = path.len();
+                path.push_str(&format!("[{key}]"));
+                let found = duplicate_key(item, item_shape, path);
+                path.truncate(len);
+                if found.is_some() {
+                    return found;
+                }
+                seen.push(id);
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
 /// A field another manager owns with another value.
 struct Conflict {
-    manager: String,
-    api_version: String,
+    /// How kube-apiserver names the owner: `"m"` for an applier, `"m" using v1` for an
+    /// updater, with `with subresource "status"` when it wrote there.
+    owner: String,
     path: FieldPath,
+}
+
+fn owner_words(entry: &Value) -> String {
+    let mut words = format!("{:?}", meta::str_at(entry, "/manager"));
+    let subresource = meta::str_at(entry, "/subresource");
+    if !subresource.is_empty() {
+        words.push_str(&format!(" with subresource {subresource:?}"));
+    }
+    if meta::str_at(entry, "/operation") == "Update" {
+        words.push_str(&format!(" using {}", meta::str_at(entry, "/apiVersion")));
+    }
+    words
 }
 
 /// The applied fields whose merged value differs from the live one while another manager owns
@@ -186,10 +251,9 @@ fn conflicts(
             !same_entry(e, manager, "Apply", subresource) && entry_subresource(e) == subresource
         }) {
             let owned = entry.get("fieldsV1").and_then(Value::as_object);
-            if owned.is_some_and(|set| ownership::owns(set, &path)) {
+            if owned.is_some_and(|set| ownership::is_member(set, &path)) {
                 out.push(Conflict {
-                    manager: meta::str_at(entry, "/manager").to_owned(),
-                    api_version: meta::str_at(entry, "/apiVersion").to_owned(),
+                    owner: owner_words(entry),
                     path: path.clone(),
                 });
             }
@@ -198,27 +262,27 @@ fn conflicts(
     out
 }
 
-/// The apiserver's wording: `Apply failed with 1 conflict: conflict with "m" using v1: .spec.x`.
+/// The apiserver's wording: `Apply failed with 1 conflict: conflict with "m": .spec.x` (an
+/// updater is `"m" using v1`).
 fn conflict_error(conflicts: &[Conflict]) -> ApiError {
     let causes = conflicts
         .iter()
         .map(|c| Cause {
             reason: "FieldManagerConflict".into(),
-            message: format!("conflict with {:?} using {}", c.manager, c.api_version),
+            message: format!("conflict with {}", c.owner),
             field: ownership::display(&c.path),
         })
         .collect();
     let message = if let [only] = conflicts {
         format!(
-            "Apply failed with 1 conflict: conflict with {:?} using {}: {}",
-            only.manager,
-            only.api_version,
+            "Apply failed with 1 conflict: conflict with {}: {}",
+            only.owner,
             ownership::display(&only.path)
         )
     } else {
         let mut groups: Vec<(String, Vec<String>)> = Vec::new();
         for c in conflicts {
-            let head = format!("conflicts with {:?} using {}:", c.manager, c.api_version);
+            let head = format!("conflicts with {}:", c.owner);
             match groups.iter_mut().find(|(h, _)| *h == head) {
                 Some((_, paths)) => paths.push(ownership::display(&c.path)),
                 None => groups.push((head, vec![ownership::display(&c.path)])),
@@ -304,7 +368,7 @@ mod tests {
         assert_eq!((error.code, error.reason), (409, "Conflict"));
         assert_eq!(
             error.message,
-            "Apply failed with 1 conflict: conflict with \"a\" using coordination.k8s.io/v1: .spec.holderIdentity"
+            "Apply failed with 1 conflict: conflict with \"a\": .spec.holderIdentity"
         );
         assert!(
             apply(&held, &lease("a"), "b", "", shape, false).is_ok(),

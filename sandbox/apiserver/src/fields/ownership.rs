@@ -27,19 +27,22 @@ fn collect(set: &Map<String, Value>, prefix: &mut FieldPath, out: &mut Vec<Field
     }
 }
 
-/// Whether `set` owns `path` or a field inside it.
-pub fn owns(set: &Map<String, Value>, path: &[String]) -> bool {
+/// Whether `path` itself is a member of `set` (a leaf, or an entry marked `.`), as
+/// structured-merge-diff counts members: owning `.data.a` is not owning `.data`.
+pub fn is_member(set: &Map<String, Value>, path: &[String]) -> bool {
     let Some((first, rest)) = path.split_first() else {
-        return true;
+        return false;
     };
     match set.get(first) {
-        Some(Value::Object(sub)) => owns(sub, rest),
+        Some(Value::Object(sub)) if rest.is_empty() => sub.is_empty() || sub.contains_key("."),
+        Some(Value::Object(sub)) => is_member(sub, rest),
         Some(_) => rest.is_empty(),
         None => false,
     }
 }
 
-/// Removes `path` from `set`, and parents left without children.
+/// Removes `path` from `set`, and parents left without children that were not members
+/// themselves.
 pub fn disown(set: &mut Map<String, Value>, path: &[String]) {
     let Some((first, rest)) = path.split_first() else {
         return;
@@ -49,9 +52,17 @@ pub fn disown(set: &mut Map<String, Value>, path: &[String]) {
         return;
     }
     if let Some(Value::Object(sub)) = set.get_mut(first) {
+        // A leaf is a member with nothing inside it to give up (owning `.data` as `{}` is not
+        // owning `.data.a`).
+        if sub.is_empty() {
+            return;
+        }
         disown(sub, rest);
-        if sub.keys().all(|k| k == ".") {
+        if sub.is_empty() {
             set.remove(first);
+        } else if sub.keys().all(|k| k == ".") {
+            // Still a member itself, now without owned children: a leaf.
+            sub.clear();
         }
     }
 }
@@ -110,7 +121,7 @@ mod tests {
     }
 
     #[test]
-    fn leaves_owns_and_disown() {
+    fn leaves_members_and_disown() {
         let mut owned = set(json!({"f:spec": {".": {}, "f:a": {}, "f:b": {"f:c": {}}}}));
         let paths = leaves(&owned);
         assert_eq!(
@@ -120,10 +131,19 @@ mod tests {
                 vec!["f:spec".into(), "f:b".into(), "f:c".into()]
             ]
         );
-        assert!(owns(&owned, &["f:spec".into(), "f:b".into()]));
+        // `.spec` is a member (it has `.`), `.spec.b` only holds one.
+        assert!(is_member(&owned, &["f:spec".into()]));
+        assert!(!is_member(&owned, &["f:spec".into(), "f:b".into()]));
+        assert!(is_member(&owned, &["f:spec".into(), "f:a".into()]));
         disown(&mut owned, &paths[1]);
         disown(&mut owned, &paths[0]);
-        assert!(owned.is_empty(), "{owned:?}");
+        assert_eq!(owned, set(json!({"f:spec": {}})), "`.spec` stays a member");
+        let mut map_owner = set(json!({"f:data": {}}));
+        disown(&mut map_owner, &["f:data".into(), "f:c".into()]);
+        assert_eq!(map_owner, set(json!({"f:data": {}})));
+        let mut child_owner = set(json!({"f:data": {"f:c": {}}}));
+        disown(&mut child_owner, &["f:data".into(), "f:c".into()]);
+        assert!(child_owner.is_empty(), "{child_owner:?}");
     }
 
     #[test]

@@ -10,11 +10,14 @@ use serde_json::{Map, Value};
 
 use crate::fields::shape::{PatchStrategy, Shape};
 
-/// A patch that cannot be applied: answered as 422 (JSON patch `test`) or 400.
+/// A patch that cannot be applied: answered as 422 (a JSON patch that does not fit the
+/// object: a failed `test`, a path or index that is not there) or 400 (a malformed patch).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatchError {
     #[error("the server rejected our request due to an error in our request")]
     TestFailed,
+    #[error("{0}")]
+    DoesNotFit(String),
     #[error("{0}")]
     Invalid(String),
 }
@@ -69,7 +72,7 @@ fn parent_mut<'a>(
             Value::Array(a) => t.parse::<usize>().ok().and_then(|i| a.get_mut(i)),
             _ => None,
         }
-        .ok_or_else(|| PatchError::Invalid(format!("doc is missing path: {path:?}")))?;
+        .ok_or_else(|| PatchError::DoesNotFit(format!("doc is missing path: {path:?}")))?;
     }
     Ok(current)
 }
@@ -93,7 +96,7 @@ fn add_at(root: &mut Value, path: &str, value: Value) -> Result<(), PatchError> 
                     .ok()
                     .filter(|i| *i <= a.len())
                     .ok_or_else(|| {
-                        PatchError::Invalid(format!(
+                        PatchError::DoesNotFit(format!(
                             "add operation has an invalid index at {path:?}"
                         ))
                     })?
@@ -101,7 +104,7 @@ fn add_at(root: &mut Value, path: &str, value: Value) -> Result<(), PatchError> 
             a.insert(index, value);
             Ok(())
         }
-        _ => Err(PatchError::Invalid(format!(
+        _ => Err(PatchError::DoesNotFit(format!(
             "doc is missing path: {path:?}"
         ))),
     }
@@ -114,7 +117,7 @@ fn remove_at(root: &mut Value, path: &str) -> Result<Value, PatchError> {
             "cannot remove the whole document".into(),
         ));
     };
-    let missing = || PatchError::Invalid(format!("doc is missing path: {path:?}"));
+    let missing = || PatchError::DoesNotFit(format!("doc is missing path: {path:?}"));
     match parent_mut(root, parents, path)? {
         Value::Object(m) => m.remove(last).ok_or_else(missing),
         Value::Array(a) => {
@@ -182,7 +185,7 @@ pub fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
             }
             "copy" => {
                 let copied = get_at(&work, from()?)?.cloned().ok_or_else(|| {
-                    PatchError::Invalid(format!(
+                    PatchError::DoesNotFit(format!(
                         "doc is missing from path: {:?}",
                         from().unwrap_or_default()
                     ))

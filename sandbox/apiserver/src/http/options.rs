@@ -142,6 +142,7 @@ pub fn selectors(def: &ResourceDef, query: &Query) -> ApiResult<Selectors> {
         query.get("fieldSelector").unwrap_or_default(),
         &def.group,
         &def.plural,
+        def.is_custom(),
     )?;
     Ok(Selectors { labels, fields })
 }

@@ -18,6 +18,7 @@ use crate::http::options::{
 use crate::http::route::ResourcePath;
 use crate::http::watch::{self, WatchSpec};
 use crate::http::{answer, render, scale};
+use crate::meta;
 use crate::store::list::ListRequest;
 use crate::store::ops::options::Target;
 use crate::store::ops::patch::PatchKind;
@@ -174,6 +175,7 @@ fn watch_request(
             &format!("metadata.name={name}"),
             &resolved.def.group,
             &resolved.def.plural,
+            resolved.def.is_custom(),
         )?;
     }
     let timeout = query
@@ -255,7 +257,33 @@ fn patch(
 fn delete(app: &App, resolved: &Resolved, query: &Query, body: &[u8]) -> ApiResult<Response> {
     let options = delete_options(query, body)?;
     let object = app.store.delete(&resolved.target(), &options)?;
-    Ok(codec::ok(&views::to_view(&resolved.def, &object)))
+    let def = &resolved.def;
+    // An object finalizers still hold is answered as it now is; one removed at once by a
+    // Status, except for the few kinds whose storage returns the deleted object.
+    if meta::is_terminating(&object) || returns_deleted_object(def) {
+        return Ok(codec::ok(&views::to_view(def, &object)));
+    }
+    let mut details = json!({
+        "name": meta::name_of(&object),
+        "kind": def.plural,
+        "uid": meta::uid_of(&object),
+    });
+    if !def.group.is_empty() {
+        details["group"] = json!(def.group);
+    }
+    Ok(codec::ok(&json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    })))
+}
+
+/// Kinds whose storage answers a DELETE with the deleted object (`ReturnDeletedObject` in
+/// kube-apiserver's registry; seen on 1.37: pods, services, service accounts).
+fn returns_deleted_object(def: &ResourceDef) -> bool {
+    def.group.is_empty() && matches!(def.plural.as_str(), "pods" | "services" | "serviceaccounts")
 }
 
 fn delete_collection(

@@ -7,7 +7,9 @@
 //! schemas).
 
 pub mod claims;
+mod events;
 mod jobs;
+mod object_meta;
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -50,8 +52,30 @@ pub fn admit(
     validation: FieldValidation,
 ) -> ApiResult<Vec<String>> {
     let key = def.store_key();
+    let mut causes = object_meta::validate(object);
+    if key == keys::events() {
+        let through_events_api = def.group == "events.k8s.io";
+        causes.extend(events::validate(object, old, through_events_api));
+    }
+    if !causes.is_empty() {
+        // Events are validated as the internal (core) type, whatever group they came through.
+        let group = if key == keys::events() {
+            ""
+        } else {
+            &def.group
+        };
+        return Err(ApiError::invalid(
+            &def.kind,
+            group,
+            meta::name_of(object),
+            causes,
+        ));
+    }
     if key == keys::secrets() {
         fold_string_data(object);
+        drop_empty_maps(object, &["data"]);
+    } else if key.group.is_empty() && key.plural == "configmaps" {
+        drop_empty_maps(object, &["data", "binaryData"]);
     } else if key == keys::namespaces() {
         namespace_defaults(object, old);
     } else if key == keys::crds() {
@@ -71,6 +95,16 @@ pub fn admit(
         return admit_custom(def, object, old, validation);
     }
     Ok(Vec::new())
+}
+
+/// Empty maps are not kept (kube-apiserver stores built-in kinds as protobuf, where an empty
+/// map and a missing one are the same), so `data: {}` reads back as no `data`.
+fn drop_empty_maps(object: &mut Value, fields: &[&str]) {
+    if let Value::Object(map) = object {
+        map.retain(|k, v| {
+            !(fields.contains(&k.as_str()) && v.as_object().is_some_and(Map::is_empty))
+        });
+    }
 }
 
 /// `stringData` entries overwrite `data` entries, base64-encoded; the default type is Opaque.

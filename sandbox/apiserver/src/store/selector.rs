@@ -133,13 +133,17 @@ fn supported_fields(group: &str, plural: &str) -> &'static [&'static str] {
         ("", "secrets") => &["type"],
         ("", "namespaces") => &["status.phase"],
         ("", "pods") => &["spec.nodeName", "status.phase", "spec.serviceAccountName"],
-        ("apps", "statefulsets" | "deployments") => &["status.replicas"],
+        ("", "services") => &["spec.clusterIP", "spec.type"],
+        ("", "nodes") => &["spec.unschedulable"],
+        ("batch", "jobs") => &["status.successful"],
         _ => &[],
     }
 }
 
 impl FieldSelector {
-    pub fn parse(input: &str, group: &str, plural: &str) -> Result<Self, ApiError> {
+    /// `custom`: the resource is a custom resource (which answers an unknown field in the
+    /// older words, as built-in kinds with selectable fields of their own do).
+    pub fn parse(input: &str, group: &str, plural: &str, custom: bool) -> Result<Self, ApiError> {
         let mut terms = Vec::new();
         for part in split_top(input) {
             let (field, equal, value) = if let Some((f, v)) = part.split_once("!=") {
@@ -154,12 +158,16 @@ impl FieldSelector {
                 )));
             };
             let field = field.trim();
-            if !matches!(field, "metadata.name" | "metadata.namespace")
-                && !supported_fields(group, plural).contains(&field)
-            {
-                return Err(ApiError::bad_request(format!(
-                    "field label not supported: {field}"
-                )));
+            let extra = supported_fields(group, plural);
+            if !matches!(field, "metadata.name" | "metadata.namespace") && !extra.contains(&field) {
+                return Err(ApiError::bad_request(if extra.is_empty() && !custom {
+                    format!(
+                        "{field:?} is not a known field selector: only \"metadata.name\", \
+                         \"metadata.namespace\""
+                    )
+                } else {
+                    format!("field label not supported: {field}")
+                }));
             }
             terms.push((field.to_owned(), equal, value.trim().to_owned()));
         }
@@ -215,12 +223,18 @@ mod tests {
     #[test]
     fn field_selector_on_events() {
         let event = json!({"metadata": {"name": "e", "namespace": "default"}, "involvedObject": {"name": "web", "kind": "Deployment"}, "type": "Normal"});
-        let parse = |s: &str| FieldSelector::parse(s, "", "events").expect("parses");
+        let parse = |s: &str| FieldSelector::parse(s, "", "events", false).expect("parses");
         assert!(parse("involvedObject.name=web,involvedObject.kind=Deployment").matches(&event));
         assert!(!parse("type!=Normal").matches(&event));
         assert!(parse("metadata.namespace==default").matches(&event));
-        let error =
-            FieldSelector::parse("spec.foo=bar", "example.io", "widgets").expect_err("unsupported");
+        let error = FieldSelector::parse("spec.foo=bar", "example.io", "widgets", true)
+            .expect_err("unsupported");
         assert_eq!(error.message, "field label not supported: spec.foo");
+        let error = FieldSelector::parse("status.replicas=1", "apps", "deployments", false)
+            .expect_err("unsupported");
+        assert_eq!(
+            error.message,
+            "\"status.replicas\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        );
     }
 }

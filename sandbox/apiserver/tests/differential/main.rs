@@ -4,7 +4,10 @@
 //! (`normalize`: uids, resourceVersions, times, ages, addresses, generated suffixes). A
 //! difference fails the test unless `sandbox/differential-allowlist.yaml` lists it with its
 //! reason; an allow-list entry that no longer differs fails it too, so the list stays true.
+//! Beside kubectl's sequences, `client` sends the requests of ferroplane's own controllers the
+//! way kube-rs sends them.
 
+mod client;
 mod corpus;
 mod normalize;
 
@@ -127,6 +130,39 @@ async fn kubectl_answers_as_a_real_control_plane_does() {
             }
         }
     }
+    let real_client = real.client();
+    let sandbox_client = sandbox.client();
+    for (index, name) in client::SEQUENCES.iter().enumerate() {
+        let namespace = format!("c{index}");
+        for kubectl in [&real_kubectl, sandbox.kubectl()] {
+            let setup = kubectl.run(&["create", "namespace", &namespace]).await;
+            assert!(setup.success(), "namespace {namespace}: {}", setup.stderr);
+        }
+        let want = client::replay(&real_client, &namespace, name).await;
+        let got = client::replay(&sandbox_client, &namespace, name).await;
+        assert_eq!(
+            want.len(),
+            got.len(),
+            "{name}: the same steps on both servers"
+        );
+        for (step, (w, g)) in want.iter().zip(&got).enumerate() {
+            if w == g {
+                continue;
+            }
+            match allowed
+                .iter()
+                .position(|a| a.sequence == *name && a.step == step)
+            {
+                Some(i) => {
+                    explained.insert(i);
+                }
+                None => unexplained.push(format!(
+                    "{name}#{step} (kube-rs)\n  real:    {} {}\n  sandbox: {} {}",
+                    w.success, w.output, g.success, g.output
+                )),
+            }
+        }
+    }
     real.stop();
     sandbox.shutdown().await;
     let stale: Vec<String> = allowed
@@ -136,9 +172,11 @@ async fn kubectl_answers_as_a_real_control_plane_does() {
         .map(|(_, a)| format!("{}#{}", a.sequence, a.step))
         .collect();
     eprintln!(
-        "{} sequences, {} steps; {} allowed differences, {} unexplained",
+        "{} kubectl sequences, {} steps; {} kube-rs sequences; {} allowed differences, \
+         {} unexplained",
         corpus.len(),
         corpus.iter().map(|s| s.steps.len()).sum::<usize>(),
+        client::SEQUENCES.len(),
         explained.len(),
         unexplained.len()
     );

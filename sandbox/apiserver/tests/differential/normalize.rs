@@ -14,6 +14,7 @@ static RULES: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         ),
         (r#"("resourceVersion": ?)"[0-9]+""#, "$1<rv>"),
         (r"(resourceVersion: )'?[0-9]+'?", "$1<rv>"),
+        (r"(ResourceVersion in record \()[0-9]+\)", "$1<rv>)"),
         (
             r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z",
             "<time>",

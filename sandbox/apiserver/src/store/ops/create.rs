@@ -70,7 +70,7 @@ pub fn create(
     {
         map.remove("status");
     }
-    set_server_metadata(&mut object);
+    set_server_metadata(def, &mut object);
     if key == keys::crds() {
         let mut finalizers = meta::finalizers(&object);
         if !finalizers.iter().any(|f| f == CRD_CLEANUP) {
@@ -192,7 +192,7 @@ fn check_namespace(state: &State, def: &ResourceDef, namespace: &str, name: &str
 }
 
 /// What the server sets on every new object, whatever the client sent.
-fn set_server_metadata(object: &mut Value) {
+fn set_server_metadata(def: &ResourceDef, object: &mut Value) {
     let meta_map = meta::metadata_mut(object);
     for field in [
         "resourceVersion",
@@ -204,7 +204,11 @@ fn set_server_metadata(object: &mut Value) {
     }
     meta_map.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
     meta_map.insert("creationTimestamp".into(), json!(meta::now_time()));
-    meta_map.insert("generation".into(), json!(1));
+    if def.tracks_generation() {
+        meta_map.insert("generation".into(), json!(1));
+    } else {
+        meta_map.remove("generation");
+    }
 }
 
 /// Creates the namespaces every cluster has.

@@ -42,35 +42,34 @@ pub fn delete(
 }
 
 /// `DeleteOptions.preconditions`: the object must still have this uid and resourceVersion.
+/// kube-apiserver names the object by its kind here (`ConfigMap`, `Deployment.apps`), not by
+/// its resource as other conflicts do.
 fn check_preconditions(target: &Target, options: &DeleteOptions, current: &Value) -> ApiResult<()> {
     let (def, name) = (target.def, target.name);
+    let qualified_kind = if def.group.is_empty() {
+        def.kind.clone()
+    } else {
+        format!("{}.{}", def.kind, def.group)
+    };
+    let refused =
+        |why: String| ApiError::conflict(&qualified_kind, &def.group, &def.plural, name, &why);
     if let Some(uid) = &options.precondition_uid
         && uid != meta::uid_of(current)
     {
-        return Err(ApiError::conflict(
-            &def.group_resource(),
-            &def.group,
-            &def.plural,
-            name,
-            &format!(
-                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                meta::uid_of(current)
-            ),
-        ));
+        return Err(refused(format!(
+            "the UID in the precondition ({uid}) does not match the UID in record ({}). The \
+             object might have been deleted and then recreated",
+            meta::uid_of(current)
+        )));
     }
+    let stored_rv = meta::str_at(current, "/metadata/resourceVersion");
     if let Some(rv) = &options.precondition_rv
-        && rv != meta::str_at(current, "/metadata/resourceVersion")
+        && rv != stored_rv
     {
-        return Err(ApiError::conflict(
-            &def.group_resource(),
-            &def.group,
-            &def.plural,
-            name,
-            &format!(
-                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                meta::str_at(current, "/metadata/resourceVersion")
-            ),
-        ));
+        return Err(refused(format!(
+            "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion \
+             in record ({stored_rv}). The object might have been modified"
+        )));
     }
     Ok(())
 }
@@ -107,12 +106,14 @@ fn delete_object(
         let meta_map = meta::metadata_mut(&mut next);
         meta_map.insert("deletionTimestamp".into(), json!(meta::now_time()));
         meta_map.insert("deletionGracePeriodSeconds".into(), json!(0));
-        let generation = current
+        // Only a counted generation moves (kube-apiserver: when it is above zero).
+        if let Some(generation) = current
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)
-            .unwrap_or(0)
-            + 1;
-        meta_map.insert("generation".into(), json!(generation));
+            && generation > 0
+        {
+            meta_map.insert("generation".into(), json!(generation + 1));
+        }
         if *key == keys::namespaces() {
             meta::set_at(&mut next, &["status", "phase"], json!("Terminating"));
         }

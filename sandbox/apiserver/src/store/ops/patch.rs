@@ -76,9 +76,11 @@ fn apply_patch(
             .map_err(|e| ApiError::bad_request(e.to_string())),
         PatchKind::Json => patch::json_patch(object, body).map_err(|e| match e {
             // kube-apiserver's Status names no object: `details: {}`.
-            patch::PatchError::TestFailed => ApiError::invalid_request(
-                "the server rejected our request due to an error in our request",
-            ),
+            patch::PatchError::TestFailed | patch::PatchError::DoesNotFit(_) => {
+                ApiError::invalid_request(
+                    "the server rejected our request due to an error in our request",
+                )
+            }
             patch::PatchError::Invalid(message) => ApiError::bad_request(message),
         }),
         PatchKind::Apply { .. } => unreachable!("server-side apply merges, it does not patch"),
