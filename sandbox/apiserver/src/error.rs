@@ -155,6 +155,15 @@ impl ApiError {
         error
     }
 
+    /// 500, as kube-apiserver answers a failed allocation (`Internal error occurred: ...`).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {}", message.into()),
+        )
+    }
+
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message)
     }

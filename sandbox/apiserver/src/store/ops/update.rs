@@ -43,6 +43,7 @@ pub fn update(
     keep_server_metadata(&mut object, &current);
     forbid_new_finalizers_while_deleting(target, &object, &current)?;
     let warnings = admission::admit(def, &mut object, Some(&current), options.validation)?;
+    admission::services::allocate_in(state, def, &mut object)?;
     if generation_changed(&object, &current, def.status_subresource) {
         bump_generation(&mut object, &current);
     }
