@@ -482,3 +482,166 @@ pub(crate) async fn same_named_objects_are_never_adopted() {
     );
     e2e.finish().await;
 }
+
+/// Names of the managers that own `spec.replicas` of Deployment `name`.
+async fn replicas_owners(e2e: &E2e, name: &str) -> Vec<String> {
+    let out = e2e
+        .k(&[
+            "get",
+            "deployment",
+            name,
+            "--show-managed-fields",
+            "-o",
+            "json",
+        ])
+        .await;
+    let deployment: serde_json::Value = serde_json::from_str(&out).expect("kubectl prints JSON");
+    deployment["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["fieldsV1"]["f:spec"].get("f:replicas").is_some())
+        .map(|m| m["manager"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+// An Application with an autoscaler, an environment variable from a Secret and two ports, on
+// both servers: the HorizontalPodAutoscaler sets the replicas (its minimum at first), neither
+// it nor `kubectl scale` is fought, the Secret's value stays in the Secret, the Service serves
+// both ports, and Ready waits for the rollout and the Ingress's address (written by a stand-in
+// ingress controller on either server, see `support`).
+pub(crate) async fn application_with_autoscaling_secret_env_and_two_ports() {
+    let e2e = E2e::start(&[Kind::Application]).await;
+    let password = "s3cr3t-never-in-the-custom-resource";
+    e2e.apply(&format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: {password}\n"
+    ))
+    .await;
+    e2e.apply(
+        r#"
+apiVersion: apps.ferroplane.io/v1alpha1
+kind: Application
+metadata:
+  name: shop
+spec:
+  image: nginx:1.27
+  ports:
+    - {name: http, port: 8080, servicePort: 80}
+    - {name: metrics, port: 9090}
+  env:
+    - name: DB_PASSWORD
+      valueFrom:
+        secretKeyRef: {name: db, key: password}
+  resources:
+    requests: {cpu: 100m}
+  autoscaling: {minReplicas: 2, maxReplicas: 4, targetCPUUtilizationPercentage: 70}
+  ingress:
+    host: shop.example.com
+"#,
+    )
+    .await;
+    let app = "applications.apps.ferroplane.io/shop";
+    // The autoscaler raises the Deployment (created without replicas: 1) to its minimum.
+    e2e.eventually("the autoscaler to scale to its minimum", WAIT, || async {
+        (e2e.jsonpath("deployment/shop", "{.spec.replicas}").await == "2").then_some(())
+    })
+    .await;
+    e2e.eventually("Ready with two replicas", WAIT, || async {
+        let ready = e2e
+            .jsonpath(app, "{.status.conditions[?(@.type=='Ready')].status}")
+            .await;
+        let available = e2e.jsonpath(app, "{.status.availableReplicas}").await;
+        (ready == "True" && available == "2").then_some(())
+    })
+    .await;
+    assert_eq!(
+        e2e.jsonpath("hpa/shop", "{.spec.scaleTargetRef.kind}/{.spec.scaleTargetRef.name} {.spec.minReplicas}-{.spec.maxReplicas}")
+            .await,
+        "Deployment/shop 2-4"
+    );
+    assert_eq!(
+        e2e.jsonpath("service/shop", "{.spec.ports[*].name} {.spec.ports[*].port}")
+            .await,
+        "http metrics 80 9090"
+    );
+    assert_eq!(
+        e2e.jsonpath(
+            "deployment/shop",
+            "{.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name}/{.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.key}"
+        )
+        .await,
+        "db/password"
+    );
+    for object in [app, "deployment/shop"] {
+        let json = e2e.k(&["get", object, "-o", "json"]).await;
+        assert!(!json.contains(password), "{object} carries the Secret's value");
+    }
+    assert_eq!(
+        e2e.jsonpath(app, "{.status.url} {.status.ingressAddress} {.status.revision}")
+            .await,
+        format!("http://shop.example.com/ {} 1", ferroplane_testkit::ingress::ADDRESS)
+    );
+    assert_eq!(
+        replicas_owners(&e2e, "shop").await,
+        ["kube-controller-manager"],
+        "the autoscaler's scale writes own the replicas, ferroplane's apply does not"
+    );
+
+    // Inside the autoscaler's range a hand scale stays: the Application follows it.
+    e2e.k(&["scale", "deployment", "shop", "--replicas=3"]).await;
+    e2e.eventually("the Application to report 3 replicas", WAIT, || async {
+        let seen = e2e
+            .jsonpath(app, "{.status.replicas} {.status.availableReplicas} {.status.conditions[?(@.type=='Ready')].status}")
+            .await;
+        (seen == "3 3 True").then_some(())
+    })
+    .await;
+    assert_eq!(
+        e2e.jsonpath("deployment/shop", "{.spec.replicas}").await,
+        "3"
+    );
+    assert!(
+        !replicas_owners(&e2e, "shop")
+            .await
+            .iter()
+            .any(|m| m.starts_with("ferroplane")),
+        "ferroplane never takes the replicas back"
+    );
+    // Above its maximum the autoscaler (not ferroplane) brings it back.
+    e2e.k(&["scale", "deployment", "shop", "--replicas=6"]).await;
+    e2e.eventually("the autoscaler to cap the replicas", WAIT, || async {
+        (e2e.jsonpath("deployment/shop", "{.spec.replicas}").await == "4").then_some(())
+    })
+    .await;
+
+    // Without autoscaling the autoscaler goes and `replicas` is the Application's again.
+    e2e.k(&[
+        "patch",
+        "applications.apps.ferroplane.io",
+        "shop",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"autoscaling":null,"replicas":2}}"#,
+    ])
+    .await;
+    e2e.wait_jsonpath("deployment/shop", "{.spec.replicas}", "2")
+        .await;
+    e2e.eventually("the autoscaler to go", WAIT, || async {
+        let out = e2e
+            .kubectl(
+                &["get", "hpa", "shop", "--ignore-not-found", "-o", "name"],
+                None,
+            )
+            .await;
+        out.stdout.trim().is_empty().then_some(())
+    })
+    .await;
+    e2e.k(&[
+        "delete",
+        "applications.apps.ferroplane.io",
+        "shop",
+        "--timeout=60s",
+    ])
+    .await;
+    e2e.finish().await;
+}
