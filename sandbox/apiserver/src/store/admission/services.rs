@@ -50,6 +50,10 @@ pub fn admit_service(object: &mut Value, old: Option<&Value>) -> ApiResult<()> {
     let old_spec = old.and_then(|o| o.get("spec")).cloned();
     let uid = meta::uid_of(object).to_owned();
     let name = meta::name_of(object).to_owned();
+    // Every Service carries a load balancer status, empty until a controller fills it.
+    if object.get("status").is_none_or(Value::is_null) {
+        object["status"] = json!({"loadBalancer": {}});
+    }
     let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
         return Ok(());
     };
