@@ -298,3 +298,30 @@ impl ExternalClient<Application> for ApplicationClient {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_apply_that_owns_replicas_needs_a_handover() {
+        let live = |manager: &str, operation: &str, fields: Value| {
+            json!({"metadata": {"managedFields": [
+                {"manager": manager, "operation": operation, "fieldsV1": fields}]}})
+        };
+        let replicas = json!({"f:spec": {"f:replicas": {}, "f:template": {}}});
+        assert!(applies_replicas(
+            &live(FIELD_MANAGER, "Apply", replicas.clone()),
+            FIELD_MANAGER
+        ));
+        assert!(!applies_replicas(
+            &live(FIELD_MANAGER, "Apply", json!({"f:spec": {"f:template": {}}})),
+            FIELD_MANAGER
+        ));
+        assert!(!applies_replicas(
+            &live("kube-controller-manager", "Update", replicas.clone()),
+            FIELD_MANAGER
+        ));
+        assert!(!applies_replicas(&json!({"metadata": {}}), FIELD_MANAGER));
+    }
+}
