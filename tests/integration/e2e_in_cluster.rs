@@ -645,3 +645,82 @@ spec:
     .await;
     e2e.finish().await;
 }
+
+// The Application CRD's rules refuse, at `kubectl apply`, what the children's API would refuse
+// or what ferroplane could not render, with a message that says what to change; on the real
+// server this also proves the rules fit its CEL cost budget.
+pub(crate) async fn application_spec_mistakes_are_refused_at_apply_time() {
+    let e2e = E2e::start(&[]).await;
+    let app = |spec: &str| {
+        format!(
+            "apiVersion: apps.ferroplane.io/v1alpha1\nkind: Application\nmetadata:\n  name: bad\nspec:\n  image: nginx:1.27\n{spec}"
+        )
+    };
+    let cases = [
+        (
+            "port and ports",
+            "  port: 80\n  ports: [{name: web, port: 8080}]\n",
+            "set either port",
+        ),
+        (
+            "no exposed port",
+            "  ports: [{name: web, port: 8080, expose: false}]\n",
+            "at least one of ports must have expose: true",
+        ),
+        (
+            "two ports on one Service port",
+            "  ports: [{name: a, port: 8080, servicePort: 80}, {name: b, port: 8081, servicePort: 80}]\n",
+            "same servicePort and protocol",
+        ),
+        (
+            "ingress to a UDP port",
+            "  ports: [{name: web, port: 8080}, {name: dns, port: 53, protocol: UDP}]\n  ingress: {host: a.example.com, port: dns}\n",
+            "ingress.port must name an exposed TCP port",
+        ),
+        (
+            "value and valueFrom",
+            "  env: [{name: A, value: x, valueFrom: {secretKeyRef: {name: s, key: k}}}]\n",
+            "exactly one of value and valueFrom",
+        ),
+        (
+            "envFrom of both kinds",
+            "  envFrom: [{secretRef: {name: s}, configMapRef: {name: c}}]\n",
+            "exactly one of secretRef and configMapRef",
+        ),
+        (
+            "a volume of two sources",
+            "  volumes: [{name: v, mountPath: /v, emptyDir: {}, secret: {secretName: s}}]\n",
+            "exactly one of configMap, secret, persistentVolumeClaim and emptyDir",
+        ),
+        (
+            "a probe of two kinds",
+            "  probes: {readiness: {httpGet: {path: /}, tcpSocket: {}}}\n",
+            "exactly one of httpGet, tcpSocket, exec and grpc",
+        ),
+        (
+            "a liveness success threshold",
+            "  probes: {liveness: {tcpSocket: {}, successThreshold: 2}}\n",
+            "liveness.successThreshold must be 1",
+        ),
+        (
+            "min above max",
+            "  autoscaling: {minReplicas: 5, maxReplicas: 2}\n",
+            "minReplicas must not exceed",
+        ),
+        (
+            "an unknown Service type",
+            "  serviceType: ExternalName\n",
+            "serviceType",
+        ),
+    ];
+    for (case, spec, expected) in cases {
+        let out = e2e.kubectl(&["apply", "-f", "-"], Some(&app(spec))).await;
+        assert!(!out.success(), "{case}: kubectl apply should fail");
+        assert!(
+            out.stderr.contains(expected),
+            "{case}: expected {expected:?} in:\n{}",
+            out.stderr
+        );
+    }
+    e2e.finish().await;
+}
