@@ -164,7 +164,10 @@ fn default_replicas() -> i32 {
 pub struct AppPort {
     /// Name of the port (up to 15 lowercase letters, digits and `-`, starting with a letter),
     /// also the name of the Service port.
-    #[schemars(regex(pattern = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"), length(min = 1, max = 15))]
+    #[schemars(
+        regex(pattern = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"),
+        length(min = 1, max = 15)
+    )]
     pub name: String,
     /// Port the container listens on.
     #[schemars(range(min = 1, max = 65535))]
@@ -234,7 +237,10 @@ impl ServiceType {
 #[x_kube(validation = Rule::new("has(self.value) != has(self.valueFrom)").message("an env entry needs exactly one of value and valueFrom"))]
 pub struct EnvVar {
     /// Variable name.
-    #[schemars(regex(pattern = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"), length(min = 1, max = 256))]
+    #[schemars(
+        regex(pattern = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"),
+        length(min = 1, max = 256)
+    )]
     pub name: String,
     /// Literal value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -308,7 +314,10 @@ pub struct NameRef {
 #[x_kube(validation = Rule::new("(has(self.configMap) ? 1 : 0) + (has(self.secret) ? 1 : 0) + (has(self.persistentVolumeClaim) ? 1 : 0) + (has(self.emptyDir) ? 1 : 0) == 1").message("a volume needs exactly one of configMap, secret, persistentVolumeClaim and emptyDir"))]
 pub struct Volume {
     /// Name of the volume (a DNS label).
-    #[schemars(regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"), length(min = 1, max = 63))]
+    #[schemars(
+        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"),
+        length(min = 1, max = 63)
+    )]
     pub name: String,
     /// Absolute path in the container.
     #[schemars(regex(pattern = r"^/"), length(min = 1, max = 4096))]

@@ -560,8 +560,11 @@ spec:
         "Deployment/shop 2-4"
     );
     assert_eq!(
-        e2e.jsonpath("service/shop", "{.spec.ports[*].name} {.spec.ports[*].port}")
-            .await,
+        e2e.jsonpath(
+            "service/shop",
+            "{.spec.ports[*].name} {.spec.ports[*].port}"
+        )
+        .await,
         "http metrics 80 9090"
     );
     assert_eq!(
@@ -574,12 +577,21 @@ spec:
     );
     for object in [app, "deployment/shop"] {
         let json = e2e.k(&["get", object, "-o", "json"]).await;
-        assert!(!json.contains(password), "{object} carries the Secret's value");
+        assert!(
+            !json.contains(password),
+            "{object} carries the Secret's value"
+        );
     }
     assert_eq!(
-        e2e.jsonpath(app, "{.status.url} {.status.ingressAddress} {.status.revision}")
-            .await,
-        format!("http://shop.example.com/ {} 1", ferroplane_testkit::ingress::ADDRESS)
+        e2e.jsonpath(
+            app,
+            "{.status.url} {.status.ingressAddress} {.status.revision}"
+        )
+        .await,
+        format!(
+            "http://shop.example.com/ {} 1",
+            ferroplane_testkit::ingress::ADDRESS
+        )
     );
     assert_eq!(
         replicas_owners(&e2e, "shop").await,
@@ -588,7 +600,8 @@ spec:
     );
 
     // Inside the autoscaler's range a hand scale stays: the Application follows it.
-    e2e.k(&["scale", "deployment", "shop", "--replicas=3"]).await;
+    e2e.k(&["scale", "deployment", "shop", "--replicas=3"])
+        .await;
     e2e.eventually("the Application to report 3 replicas", WAIT, || async {
         let seen = e2e
             .jsonpath(app, "{.status.replicas} {.status.availableReplicas} {.status.conditions[?(@.type=='Ready')].status}")
@@ -608,7 +621,8 @@ spec:
         "ferroplane never takes the replicas back"
     );
     // Above its maximum the autoscaler (not ferroplane) brings it back.
-    e2e.k(&["scale", "deployment", "shop", "--replicas=6"]).await;
+    e2e.k(&["scale", "deployment", "shop", "--replicas=6"])
+        .await;
     e2e.eventually("the autoscaler to cap the replicas", WAIT, || async {
         (e2e.jsonpath("deployment/shop", "{.spec.replicas}").await == "4").then_some(())
     })

@@ -47,10 +47,7 @@ impl Connector<Application> for ApplicationConnector {
         Ok(ApplicationClient {
             kube: self.client.clone(),
             children: Children::with_field_manager(self.client.clone(), FIELD_MANAGER),
-            handover: Children::with_field_manager(
-                self.client.clone(),
-                REPLICAS_HANDOVER_MANAGER,
-            ),
+            handover: Children::with_field_manager(self.client.clone(), REPLICAS_HANDOVER_MANAGER),
         })
     }
 }
@@ -156,7 +153,10 @@ impl ApplicationClient {
                 && live["metadata"]["labels"][UID_TAG].as_str() == Some(uid.as_str())
             {
                 self.children.delete(&stale).await.map_err(|e| {
-                    Error::kube(format!("deleting {} the spec no longer asks for", stale.key()), e)
+                    Error::kube(
+                        format!("deleting {} the spec no longer asks for", stale.key()),
+                        e,
+                    )
                 })?;
             }
         }
@@ -315,7 +315,11 @@ mod tests {
             FIELD_MANAGER
         ));
         assert!(!applies_replicas(
-            &live(FIELD_MANAGER, "Apply", json!({"f:spec": {"f:template": {}}})),
+            &live(
+                FIELD_MANAGER,
+                "Apply",
+                json!({"f:spec": {"f:template": {}}})
+            ),
             FIELD_MANAGER
         ));
         assert!(!applies_replicas(

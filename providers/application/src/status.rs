@@ -125,7 +125,10 @@ pub fn url(app: &Application, ingress: Option<&Ingress>) -> String {
             .iter()
             .flatten()
             .any(|t| t.hosts.iter().flatten().any(|h| *h == host));
-        Some(format!("{}://{host}{path}", if tls { "https" } else { "http" }))
+        Some(format!(
+            "{}://{host}{path}",
+            if tls { "https" } else { "http" }
+        ))
     });
     if app.spec.ingress.is_some()
         && let Some(url) = from_ingress
@@ -177,9 +180,12 @@ pub fn report(
                 revision.as_deref().unwrap_or("?")
             ),
         ),
-        Some(Rollout::Waiting(message)) => {
-            Desired::new(PROGRESSING, ConditionStatus::True, ROLLING_OUT, message.clone())
-        }
+        Some(Rollout::Waiting(message)) => Desired::new(
+            PROGRESSING,
+            ConditionStatus::True,
+            ROLLING_OUT,
+            message.clone(),
+        ),
         None => Desired::new(
             PROGRESSING,
             ConditionStatus::True,
@@ -202,7 +208,9 @@ pub fn report(
                 ),
             ));
             (
-                Readiness::Unavailable(format!("rollout exceeded its progress deadline: {message}")),
+                Readiness::Unavailable(format!(
+                    "rollout exceeded its progress deadline: {message}"
+                )),
                 false,
             )
         }

@@ -379,7 +379,10 @@ async fn a_namespaced_install_reconciles_its_namespace_only() {
 /// Every `(spec.replicas, managers that own it)` the Deployment `name` had, as a watch saw it.
 type Seen = std::sync::Arc<std::sync::Mutex<Vec<(i32, Vec<String>)>>>;
 
-fn record_replicas(deployments: Api<Deployment>, name: &str) -> (Seen, tokio::task::JoinHandle<()>) {
+fn record_replicas(
+    deployments: Api<Deployment>,
+    name: &str,
+) -> (Seen, tokio::task::JoinHandle<()>) {
     use futures::StreamExt;
     use kube::runtime::{WatchStreamExt, watcher};
     let seen: Seen = Seen::default();
@@ -401,7 +404,10 @@ fn record_replicas(deployments: Api<Deployment>, name: &str) -> (Seen, tokio::ta
                 })
                 .filter_map(|m| m.manager.clone())
                 .collect();
-            record.lock().expect("not poisoned").push((replicas, owners));
+            record
+                .lock()
+                .expect("not poisoned")
+                .push((replicas, owners));
         }
     });
     (seen, task)
@@ -456,8 +462,9 @@ async fn turning_autoscaling_on_hands_the_replicas_over_without_a_dip() {
         "the Deployment kept 3 replicas through the handover: {seen:?}"
     );
     assert!(
-        seen.last()
-            .is_some_and(|(_, owners)| owners.iter().any(|m| m == "ferroplane-application-handover")),
+        seen.last().is_some_and(|(_, owners)| owners
+            .iter()
+            .any(|m| m == "ferroplane-application-handover")),
         "{seen:?}"
     );
     env.shutdown().await;

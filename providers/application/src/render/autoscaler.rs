@@ -4,8 +4,8 @@
 
 use ferroplane_apis::application::Application;
 use k8s_openapi::api::autoscaling::v2::{
-    CrossVersionObjectReference, HorizontalPodAutoscaler, HorizontalPodAutoscalerSpec,
-    MetricSpec, MetricTarget, ResourceMetricSource,
+    CrossVersionObjectReference, HorizontalPodAutoscaler, HorizontalPodAutoscalerSpec, MetricSpec,
+    MetricTarget, ResourceMetricSource,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::ResourceExt;
@@ -75,6 +75,12 @@ mod tests {
                 .and_then(|r| r.target.average_utilization),
             Some(80)
         );
-        assert!(autoscaler(&app(serde_json::json!({"image": "x"})), ObjectMeta::default()).is_none());
+        assert!(
+            autoscaler(
+                &app(serde_json::json!({"image": "x"})),
+                ObjectMeta::default()
+            )
+            .is_none()
+        );
     }
 }

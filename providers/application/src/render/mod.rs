@@ -139,8 +139,10 @@ pub(crate) mod tests {
 
     #[test]
     fn children_are_owned_and_labelled_unless_orphaned() {
-        let a = app(serde_json::json!({"image": "x", "ingress": {"host": "h.example.com"},
-            "autoscaling": {"maxReplicas": 3}}));
+        let a = app(
+            serde_json::json!({"image": "x", "ingress": {"host": "h.example.com"},
+            "autoscaling": {"maxReplicas": 3}}),
+        );
         let children = render(&a, true)
             .expect("renders")
             .children()

@@ -100,17 +100,25 @@ mod tests {
 
     #[test]
     fn only_exposed_ports_with_their_protocol_and_the_service_type() {
-        let a = app(serde_json::json!({"image": "x", "serviceType": "NodePort", "ports": [
+        let a = app(
+            serde_json::json!({"image": "x", "serviceType": "NodePort", "ports": [
             {"name": "web", "port": 8080, "servicePort": 80},
             {"name": "dns", "port": 5353, "protocol": "UDP"},
-            {"name": "debug", "port": 6060, "expose": false}]}));
+            {"name": "debug", "port": 6060, "expose": false}]}),
+        );
         let spec = service(&a, ObjectMeta::default()).spec.expect("spec");
         assert_eq!(spec.type_.as_deref(), Some("NodePort"));
         let ports: Vec<_> = spec
             .ports
             .expect("ports")
             .into_iter()
-            .map(|p| (p.name.unwrap_or_default(), p.port, p.protocol.unwrap_or_default()))
+            .map(|p| {
+                (
+                    p.name.unwrap_or_default(),
+                    p.port,
+                    p.protocol.unwrap_or_default(),
+                )
+            })
             .collect();
         assert_eq!(
             ports,
@@ -123,7 +131,13 @@ mod tests {
 
     #[test]
     fn ingress_only_when_asked_with_prefix_path_tls_and_the_chosen_port() {
-        assert!(ingress(&app(serde_json::json!({"image": "x"})), ObjectMeta::default()).is_none());
+        assert!(
+            ingress(
+                &app(serde_json::json!({"image": "x"})),
+                ObjectMeta::default()
+            )
+            .is_none()
+        );
         let a = app(serde_json::json!({"image": "x",
             "ports": [{"name": "web", "port": 8080}, {"name": "admin", "port": 9000}],
             "ingress": {"host": "shop.example.com", "path": "/api", "className": "nginx",

@@ -110,11 +110,14 @@ fn env_var(e: &api::EnvVar) -> EnvVar {
                 key: r.key.clone(),
                 optional: r.optional,
             }),
-            config_map_key_ref: from.config_map_key_ref.as_ref().map(|r| ConfigMapKeySelector {
-                name: r.name.clone(),
-                key: r.key.clone(),
-                optional: r.optional,
-            }),
+            config_map_key_ref: from
+                .config_map_key_ref
+                .as_ref()
+                .map(|r| ConfigMapKeySelector {
+                    name: r.name.clone(),
+                    key: r.key.clone(),
+                    optional: r.optional,
+                }),
             ..EnvVarSource::default()
         }),
     }
@@ -227,11 +230,20 @@ mod tests {
             .as_ref()
             .expect("ports")
             .iter()
-            .map(|p| (p.name.clone().unwrap_or_default(), p.container_port, p.protocol.clone().unwrap_or_default()))
+            .map(|p| {
+                (
+                    p.name.clone().unwrap_or_default(),
+                    p.container_port,
+                    p.protocol.clone().unwrap_or_default(),
+                )
+            })
             .collect();
         assert_eq!(
             ports,
-            [("web".into(), 8080, "TCP".into()), ("dns".into(), 53, "UDP".into())],
+            [
+                ("web".into(), 8080, "TCP".into()),
+                ("dns".into(), 53, "UDP".into())
+            ],
             "an unexposed port is still the container's"
         );
         assert!(c.resources.is_some());
@@ -259,18 +271,30 @@ mod tests {
             .as_ref()
             .and_then(|f| f.secret_key_ref.as_ref())
             .expect("a Secret key");
-        assert_eq!((secret.name.as_str(), secret.key.as_str()), ("db", "password"));
+        assert_eq!(
+            (secret.name.as_str(), secret.key.as_str()),
+            ("db", "password")
+        );
         assert_eq!(env[1].value, None);
         let config = env[2]
             .value_from
             .as_ref()
             .and_then(|f| f.config_map_key_ref.as_ref())
             .expect("a ConfigMap key");
-        assert_eq!((config.key.as_str(), config.optional), ("level", Some(true)));
-        let from = c.env_from.as_ref().expect("envFrom");
-        assert_eq!(from[0].secret_ref.as_ref().map(|s| s.name.as_str()), Some("api-keys"));
         assert_eq!(
-            (from[1].config_map_ref.as_ref().map(|s| s.name.as_str()), from[1].prefix.as_deref()),
+            (config.key.as_str(), config.optional),
+            ("level", Some(true))
+        );
+        let from = c.env_from.as_ref().expect("envFrom");
+        assert_eq!(
+            from[0].secret_ref.as_ref().map(|s| s.name.as_str()),
+            Some("api-keys")
+        );
+        assert_eq!(
+            (
+                from[1].config_map_ref.as_ref().map(|s| s.name.as_str()),
+                from[1].prefix.as_deref()
+            ),
             (Some("cfg"), Some("CFG_"))
         );
     }
@@ -283,23 +307,43 @@ mod tests {
             {"name": "data", "mountPath": "/data", "persistentVolumeClaim": {"claimName": "data"}},
             {"name": "tmp", "mountPath": "/tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}]}));
         let volumes = pod.volumes.as_ref().expect("volumes");
-        assert_eq!(volumes[0].config_map.as_ref().map(|c| c.name.as_str()), Some("cfg"));
         assert_eq!(
-            volumes[1].secret.as_ref().and_then(|s| s.secret_name.as_deref()),
+            volumes[0].config_map.as_ref().map(|c| c.name.as_str()),
+            Some("cfg")
+        );
+        assert_eq!(
+            volumes[1]
+                .secret
+                .as_ref()
+                .and_then(|s| s.secret_name.as_deref()),
             Some("tls")
         );
         assert_eq!(
-            volumes[2].persistent_volume_claim.as_ref().map(|c| c.claim_name.as_str()),
+            volumes[2]
+                .persistent_volume_claim
+                .as_ref()
+                .map(|c| c.claim_name.as_str()),
             Some("data")
         );
         assert_eq!(
-            volumes[3].empty_dir.as_ref().and_then(|e| e.medium.as_deref()),
+            volumes[3]
+                .empty_dir
+                .as_ref()
+                .and_then(|e| e.medium.as_deref()),
             Some("Memory")
         );
         let mounts = pod.containers[0].volume_mounts.as_ref().expect("mounts");
         assert_eq!(
-            mounts.iter().map(|m| (m.name.as_str(), m.mount_path.as_str())).collect::<Vec<_>>(),
-            [("conf", "/etc/app"), ("certs", "/certs"), ("data", "/data"), ("tmp", "/tmp")]
+            mounts
+                .iter()
+                .map(|m| (m.name.as_str(), m.mount_path.as_str()))
+                .collect::<Vec<_>>(),
+            [
+                ("conf", "/etc/app"),
+                ("certs", "/certs"),
+                ("data", "/data"),
+                ("tmp", "/tmp")
+            ]
         );
         assert_eq!(mounts[1].read_only, Some(true));
     }
@@ -318,7 +362,10 @@ mod tests {
         );
         assert_eq!(startup.failure_threshold, Some(30));
         assert_eq!(
-            c.liveness_probe.as_ref().and_then(|p| p.exec.as_ref()).and_then(|e| e.command.clone()),
+            c.liveness_probe
+                .as_ref()
+                .and_then(|p| p.exec.as_ref())
+                .and_then(|e| e.command.clone()),
             Some(vec!["cat".to_owned(), "/tmp/healthy".to_owned()])
         );
         let readiness = c.readiness_probe.as_ref().expect("readiness");
@@ -340,11 +387,10 @@ mod tests {
 
     #[test]
     fn image_pull_secrets_name_the_secrets() {
-        let (_, pod) = rendered(serde_json::json!({"image": "registry.example.com/x", "imagePullSecrets": ["regcred"]}));
-        assert_eq!(
-            pod.image_pull_secrets.expect("secrets")[0].name,
-            "regcred"
+        let (_, pod) = rendered(
+            serde_json::json!({"image": "registry.example.com/x", "imagePullSecrets": ["regcred"]}),
         );
+        assert_eq!(pod.image_pull_secrets.expect("secrets")[0].name, "regcred");
         let (_, plain) = rendered(serde_json::json!({"image": "x"}));
         assert!(plain.image_pull_secrets.is_none() && plain.volumes.is_none());
     }

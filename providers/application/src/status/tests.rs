@@ -83,7 +83,10 @@ fn rollout_status_follows_kubectl() {
         rollout(&deployment(2, 2, (2, 1, 1), Some(("False", "ProgressDeadlineExceeded")))),
         Rollout::DeadlineExceeded(m) if m.contains("timed out")
     ));
-    assert!(matches!(rollout(&Deployment::default()), Rollout::Waiting(_)));
+    assert!(matches!(
+        rollout(&Deployment::default()),
+        Rollout::Waiting(_)
+    ));
 }
 
 #[test]
@@ -108,14 +111,21 @@ fn available_once_rolled_out_with_the_revision() {
 #[test]
 fn children_that_differ_from_the_spec_are_not_ready() {
     let a = app(serde_json::json!({"image": "x", "replicas": 2}));
-    let r = report(&a, Some(&done(2)), None, Some("Deployment/web differs at spec.replicas"));
+    let r = report(
+        &a,
+        Some(&done(2)),
+        None,
+        Some("Deployment/web differs at spec.replicas"),
+    );
     assert!(matches!(&r.readiness, Readiness::Unavailable(m) if m.contains("spec.replicas")));
     assert!(r.in_transition);
 }
 
 #[test]
 fn with_an_autoscaler_the_deployment_says_how_many() {
-    let a = app(serde_json::json!({"image": "x", "replicas": 1, "autoscaling": {"minReplicas": 2, "maxReplicas": 5}}));
+    let a = app(
+        serde_json::json!({"image": "x", "replicas": 1, "autoscaling": {"minReplicas": 2, "maxReplicas": 5}}),
+    );
     let r = report(&a, Some(&done(4)), None, None);
     assert_eq!(r.readiness, Readiness::Available);
     assert_eq!(r.replicas, Some(4));
@@ -126,7 +136,12 @@ fn a_stuck_rollout_is_not_ready_with_the_deployment_reason() {
     let a = app(serde_json::json!({"image": "x", "replicas": 2}));
     let r = report(
         &a,
-        Some(&deployment(2, 2, (2, 1, 1), Some(("False", "ProgressDeadlineExceeded")))),
+        Some(&deployment(
+            2,
+            2,
+            (2, 1, 1),
+            Some(("False", "ProgressDeadlineExceeded")),
+        )),
         None,
         None,
     );
@@ -146,7 +161,9 @@ fn a_stuck_rollout_is_not_ready_with_the_deployment_reason() {
 
 #[test]
 fn with_an_ingress_ready_waits_for_its_address_and_says_so() {
-    let a = app(serde_json::json!({"image": "x", "ingress": {"host": "a.example.com", "path": "/shop"}}));
+    let a = app(
+        serde_json::json!({"image": "x", "ingress": {"host": "a.example.com", "path": "/shop"}}),
+    );
     let waiting = report(&a, Some(&done(1)), Some(&ingress_with(None, false)), None);
     let ready = waiting
         .conditions
@@ -155,12 +172,18 @@ fn with_an_ingress_ready_waits_for_its_address_and_says_so() {
         .expect("Ready override");
     assert_eq!(ready.reason, "WaitingForIngressAddress");
     assert!(
-        ready.message.contains("ingress controller") && ready.message.contains("default IngressClass"),
+        ready.message.contains("ingress controller")
+            && ready.message.contains("default IngressClass"),
         "{}",
         ready.message
     );
     assert!(matches!(waiting.readiness, Readiness::Unavailable(_)));
-    let served = report(&a, Some(&done(1)), Some(&ingress_with(Some("10.0.0.7"), false)), None);
+    let served = report(
+        &a,
+        Some(&done(1)),
+        Some(&ingress_with(Some("10.0.0.7"), false)),
+        None,
+    );
     assert_eq!(served.readiness, Readiness::Available);
     assert_eq!(served.ingress_address.as_deref(), Some("10.0.0.7"));
     assert_eq!(served.url, "http://a.example.com/shop");
@@ -179,7 +202,9 @@ fn urls() {
         ),
         "http://web.shop.svc.cluster.local:8443"
     );
-    let a = app(serde_json::json!({"image": "x", "ingress": {"host": "a.example.com", "path": "/shop"}}));
+    let a = app(
+        serde_json::json!({"image": "x", "ingress": {"host": "a.example.com", "path": "/shop"}}),
+    );
     assert_eq!(
         url(&a, Some(&ingress_with(Some("1.2.3.4"), true))),
         "https://a.example.com/shop"
@@ -190,5 +215,8 @@ fn urls() {
 fn zero_replicas_is_ready() {
     let a = app(serde_json::json!({"image": "x", "replicas": 0}));
     let zero = deployment(0, 2, (0, 0, 0), None);
-    assert_eq!(report(&a, Some(&zero), None, None).readiness, Readiness::Available);
+    assert_eq!(
+        report(&a, Some(&zero), None, None).readiness,
+        Readiness::Available
+    );
 }

@@ -26,7 +26,10 @@ fn condition(hpa: &Value, kind: &str, status: &str, reason: &str, message: &str)
     let since = hpa
         .pointer("/status/conditions")
         .and_then(Value::as_array)
-        .and_then(|cs| cs.iter().find(|c| c["type"] == kind && c["status"] == status))
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c["type"] == kind && c["status"] == status)
+        })
         .and_then(|c| c.get("lastTransitionTime").cloned())
         .unwrap_or_else(|| json!(meta::now_time()));
     json!({"type": kind, "status": status, "lastTransitionTime": since, "reason": reason, "message": message})
@@ -102,7 +105,11 @@ pub fn reconcile(state: &mut State, namespace: &str, name: &str) {
                 && let Some(def) = state.registry.find_key(&target_key)
             {
                 let target = Target::main(&def, namespace, &target_name);
-                let change = || Ok(ScaleChange::MergePatch(json!({"spec": {"replicas": wanted}})));
+                let change = || {
+                    Ok(ScaleChange::MergePatch(
+                        json!({"spec": {"replicas": wanted}}),
+                    ))
+                };
                 if let Err(error) = scale(state, &target, change, &options()) {
                     tracing::warn!(%error, %name, "the simulated autoscaler could not scale");
                 }
@@ -171,6 +178,10 @@ mod tests {
         assert_eq!(desired(1, 2, 5).0, 2);
         assert_eq!(desired(9, 2, 5).0, 5);
         assert_eq!(desired(3, 2, 5), (3, None));
-        assert_eq!(desired(0, 2, 5), (0, None), "a target at 0 is not autoscaled");
+        assert_eq!(
+            desired(0, 2, 5),
+            (0, None),
+            "a target at 0 is not autoscaled"
+        );
     }
 }

@@ -135,13 +135,13 @@ fn schedule_all(app: &Arc<App>, pending: &Pending) {
             keys::horizontal_pod_autoscalers(),
         ]
         .into_iter()
-            .flat_map(|key| {
-                state
-                    .keys_of(&key)
-                    .into_iter()
-                    .map(move |ok| (key.clone(), ok))
-            })
-            .collect()
+        .flat_map(|key| {
+            state
+                .keys_of(&key)
+                .into_iter()
+                .map(move |ok| (key.clone(), ok))
+        })
+        .collect()
     };
     let namespaces: Vec<String> = {
         let state = app.store.lock();

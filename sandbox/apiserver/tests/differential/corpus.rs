@@ -112,9 +112,13 @@ fn services() -> Vec<Sequence> {
             "service-node-port-dropped-with-the-type",
             vec![
                 with_input(out("create -f -"), NODE_PORT_SERVICE),
-                out("get service np -o jsonpath={.spec.ports[0].nodePort}/{.spec.externalTrafficPolicy}"),
+                out(
+                    "get service np -o jsonpath={.spec.ports[0].nodePort}/{.spec.externalTrafficPolicy}",
+                ),
                 out(r#"patch service np --type=merge -p {"spec":{"type":"ClusterIP"}}"#),
-                out("get service np -o jsonpath={.spec.type}/{.spec.ports[0].nodePort}/{.spec.externalTrafficPolicy}"),
+                out(
+                    "get service np -o jsonpath={.spec.type}/{.spec.ports[0].nodePort}/{.spec.externalTrafficPolicy}",
+                ),
             ],
         ),
         seq(
@@ -124,7 +128,9 @@ fn services() -> Vec<Sequence> {
                     out("create -f -"),
                     "apiVersion: v1\nkind: Service\nmetadata: {name: lb}\nspec: {type: LoadBalancer, selector: {app: x}, ports: [{port: 80, nodePort: 30082}]}\n",
                 ),
-                out("get service lb -o jsonpath={.spec.allocateLoadBalancerNodePorts}/{.spec.externalTrafficPolicy}/{.status.loadBalancer}"),
+                out(
+                    "get service lb -o jsonpath={.spec.allocateLoadBalancerNodePorts}/{.spec.externalTrafficPolicy}/{.status.loadBalancer}",
+                ),
             ],
         ),
     ]

@@ -104,11 +104,13 @@ pub fn admit_service(object: &mut Value, old: Option<&Value>) -> ApiResult<()> {
 /// request left the old value in place (it was the server's, not the user's).
 fn drop_type_dependent_fields(spec: &mut Map<String, Value>, old: &Value) {
     let new = Value::Object(spec.clone());
-    if needs_node_ports(old) && !needs_node_ports(&new) && same_node_ports(&new, old) {
-        if let Some(Value::Array(ports)) = spec.get_mut("ports") {
-            for port in ports.iter_mut().filter_map(Value::as_object_mut) {
-                port.remove("nodePort");
-            }
+    if needs_node_ports(old)
+        && !needs_node_ports(&new)
+        && same_node_ports(&new, old)
+        && let Some(Value::Array(ports)) = spec.get_mut("ports")
+    {
+        for port in ports.iter_mut().filter_map(Value::as_object_mut) {
+            port.remove("nodePort");
         }
     }
     if externally_accessible(old)
@@ -142,7 +144,10 @@ fn same_node_ports(new: &Value, old: &Value) -> bool {
 fn validate(name: &str, spec: &Value) -> ApiResult<()> {
     let kind = type_of(spec);
     let mut causes = Vec::new();
-    if !matches!(kind, "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName") {
+    if !matches!(
+        kind,
+        "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName"
+    ) {
         causes.push(Cause {
             reason: "FieldValueNotSupported".into(),
             message: format!(
@@ -162,7 +167,11 @@ fn validate(name: &str, spec: &Value) -> ApiResult<()> {
     }
     if kind == "ClusterIP" {
         for (i, port) in ports.into_iter().flatten().enumerate() {
-            if port.get("nodePort").and_then(Value::as_i64).is_some_and(|n| n != 0) {
+            if port
+                .get("nodePort")
+                .and_then(Value::as_i64)
+                .is_some_and(|n| n != 0)
+            {
                 causes.push(Cause {
                     reason: "FieldValueForbidden".into(),
                     message: "Forbidden: may not be used when `type` is 'ClusterIP'".into(),
@@ -221,9 +230,12 @@ pub fn allocate_node_ports(object: &mut Value, used: &BTreeSet<i64>) -> ApiResul
     }
     for port in ports.iter_mut().filter_map(Value::as_object_mut) {
         if port.get("nodePort").and_then(Value::as_i64).is_none() {
-            let free = NODE_PORTS.clone().find(|n| !taken.contains(n)).ok_or_else(|| {
-                ApiError::internal("failed to allocate a nodePort: range is full")
-            })?;
+            let free = NODE_PORTS
+                .clone()
+                .find(|n| !taken.contains(n))
+                .ok_or_else(|| {
+                    ApiError::internal("failed to allocate a nodePort: range is full")
+                })?;
             taken.insert(free);
             port.insert("nodePort".into(), json!(free));
         }
@@ -242,9 +254,7 @@ pub fn allocate_in(state: &State, def: &ResourceDef, object: &mut Value) -> ApiR
     );
     let used: BTreeSet<i64> = state
         .list(&keys::services(), None)
-        .filter(|s| {
-            meta::name_of(s) != name || meta::str_at(s, "/metadata/namespace") != namespace
-        })
+        .filter(|s| meta::name_of(s) != name || meta::str_at(s, "/metadata/namespace") != namespace)
         .flat_map(|s| held_node_ports(s).collect::<Vec<_>>())
         .collect();
     allocate_node_ports(object, &used)
@@ -291,9 +301,15 @@ mod tests {
         );
         let mut empty = json!({"metadata": {"name": "web"}, "spec": {}});
         let error = admit_service(&mut empty, None).expect_err("invalid");
-        assert_eq!(error.message, "Service \"web\" is invalid: spec.ports: Required value");
+        assert_eq!(
+            error.message,
+            "Service \"web\" is invalid: spec.ports: Required value"
+        );
         let mut policy = json!({"metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}], "externalTrafficPolicy": "Local"}});
-        assert_eq!(admit_service(&mut policy, None).expect_err("invalid").code, 422);
+        assert_eq!(
+            admit_service(&mut policy, None).expect_err("invalid").code,
+            422
+        );
     }
 
     #[test]
@@ -306,7 +322,12 @@ mod tests {
         allocate_node_ports(&mut svc, &BTreeSet::from([30001])).expect("allocated");
         assert_eq!(held_node_ports(&svc).collect::<Vec<_>>(), [30002, 30000]);
         let taken = allocate_node_ports(&mut svc.clone(), &BTreeSet::from([30000]));
-        assert!(taken.expect_err("in use").message.contains("already allocated"));
+        assert!(
+            taken
+                .expect_err("in use")
+                .message
+                .contains("already allocated")
+        );
 
         let old = svc.clone();
         let mut back = svc.clone();

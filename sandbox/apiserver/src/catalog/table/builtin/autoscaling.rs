@@ -19,13 +19,21 @@ fn utilization(status: Option<&Value>, source: &str) -> String {
 fn average_value(status: Option<&Value>, path: &str) -> String {
     status
         .and_then(|s| s.pointer(path))
-        .map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
+        .map(|v| {
+            v.as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| v.to_string())
+        })
         .unwrap_or_else(|| "<unknown>".to_owned())
 }
 
 fn quantity(v: Option<&Value>) -> String {
-    v.map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
-        .unwrap_or_default()
+    v.map(|v| {
+        v.as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| v.to_string())
+    })
+    .unwrap_or_default()
 }
 
 /// One metric of the TARGETS column, as kube-apiserver's printer words it.
@@ -38,7 +46,10 @@ fn metric(spec: &Value, status: Option<&Value>) -> String {
             } else {
                 "containerResource"
             };
-            let name = spec.pointer(&format!("/{source}/name")).and_then(Value::as_str).unwrap_or_default();
+            let name = spec
+                .pointer(&format!("/{source}/name"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let target = spec.pointer(&format!("/{source}/target"));
             if let Some(avg) = target.and_then(|t| t.get("averageValue")) {
                 let current = average_value(status, &format!("/{source}/current/averageValue"));
@@ -58,7 +69,11 @@ fn metric(spec: &Value, status: Option<&Value>) -> String {
             quantity(spec.pointer("/pods/target/averageValue"))
         ),
         "Object" | "External" => {
-            let source = if kind == "Object" { "object" } else { "external" };
+            let source = if kind == "Object" {
+                "object"
+            } else {
+                "external"
+            };
             match spec.pointer(&format!("/{source}/target/averageValue")) {
                 Some(avg) => format!(
                     "{}/{} (avg)",
@@ -106,7 +121,9 @@ pub(super) fn autoscaler_cells(o: &Value, name: Value, created: String) -> Vec<V
         .and_then(Value::as_i64)
         .map(|m| m.to_string())
         .unwrap_or_else(|| "<unset>".to_owned());
-    let max = get(o, &["spec", "maxReplicas"]).and_then(Value::as_i64).unwrap_or(0);
+    let max = get(o, &["spec", "maxReplicas"])
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
     let current = get(o, &["status", "currentReplicas"])
         .and_then(Value::as_i64)
         .unwrap_or(0);
@@ -134,10 +151,21 @@ mod tests {
         let cells = autoscaler_cells(&hpa, json!("web"), "1m".into());
         assert_eq!(
             cells,
-            [json!("web"), json!("Deployment/web"), json!("cpu: <unknown>/60%"), json!("2"), json!(5), json!(2), json!("1m")]
+            [
+                json!("web"),
+                json!("Deployment/web"),
+                json!("cpu: <unknown>/60%"),
+                json!("2"),
+                json!(5),
+                json!(2),
+                json!("1m")
+            ]
         );
         let none = json!({"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3}});
         let cells = autoscaler_cells(&none, json!("web"), "1m".into());
-        assert_eq!((cells[2].clone(), cells[3].clone()), (json!("<none>"), json!("<unset>")));
+        assert_eq!(
+            (cells[2].clone(), cells[3].clone()),
+            (json!("<none>"), json!("<unset>"))
+        );
     }
 }
