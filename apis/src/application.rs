@@ -178,6 +178,8 @@ pub struct AppPort {
     pub service_port: Option<i32>,
     /// `TCP` (default), `UDP` or `SCTP`.
     #[serde(default)]
+    // A bound keeps the CEL rules that compare protocols within the API server's cost budget.
+    #[schemars(extend("maxLength" = 4))]
     pub protocol: Protocol,
     /// Whether the Service serves this port (default true).
     #[serde(default = "default_true")]
@@ -530,6 +532,7 @@ pub struct IngressSpec {
     /// Name of the exposed TCP port the Ingress routes to (default: the first exposed TCP
     /// port).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 15))]
     pub port: Option<String>,
     /// Serve HTTPS with the certificate in this Secret.
     #[serde(default, skip_serializing_if = "Option::is_none")]
