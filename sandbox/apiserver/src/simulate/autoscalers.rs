@@ -2,8 +2,10 @@
 //! without a metrics API (the sandbox has no pods to measure): a target whose replicas are
 //! outside `[minReplicas, maxReplicas]` is scaled into the range through its `/scale`
 //! subresource; inside it the replicas are left alone (the controller cannot compute a
-//! utilization), as is a target scaled to 0 (autoscaling disabled). The status says so with
-//! the controller's conditions.
+//! utilization), as is a target scaled to 0 (autoscaling disabled). The status and its
+//! conditions are worded as a real kube-controller-manager (v1.37) words them in a cluster
+//! without metrics-server. Unlike the real controller, which syncs every 15 s, it syncs when the
+//! autoscaler or a workload of its namespace changes; it records no events.
 
 use serde_json::{Value, json};
 
@@ -35,29 +37,30 @@ fn condition(hpa: &Value, kind: &str, status: &str, reason: &str, message: &str)
     json!({"type": kind, "status": status, "lastTransitionTime": since, "reason": reason, "message": message})
 }
 
-/// What the controller decides for a target with `current` replicas.
-fn desired(current: i64, min: i64, max: i64) -> (i64, Option<(&'static str, &'static str)>) {
+/// The size the controller rescales a target with `current` replicas to, if it does.
+fn desired(current: i64, min: i64, max: i64) -> Option<i64> {
     if current == 0 && min != 0 {
-        (0, None)
+        None
     } else if current > max {
-        (
-            max,
-            Some((
-                "TooManyReplicas",
-                "the desired replica count is more than the maximum replica count",
-            )),
-        )
+        Some(max)
     } else if current < min {
-        (
-            min,
-            Some((
-                "TooFewReplicas",
-                "the desired replica count is less than the minimum replica count",
-            )),
-        )
+        Some(min)
     } else {
-        (current, None)
+        None
     }
+}
+
+/// Why no replica count can be computed from the metrics: the sandbox serves no metrics API.
+fn metrics_failure(hpa: &Value) -> String {
+    let resource = hpa
+        .pointer("/spec/metrics/0/resource/name")
+        .and_then(Value::as_str)
+        .unwrap_or("cpu");
+    format!(
+        "the HPA was unable to compute the replica count: failed to get {resource} utilization: \
+         unable to get metrics for resource {resource}: unable to fetch metrics from resource \
+         metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)"
+    )
 }
 
 /// One sync of the autoscaler `namespace/name`.
@@ -83,7 +86,22 @@ pub fn reconcile(state: &mut State, namespace: &str, name: &str) {
         .pointer("/spec/maxReplicas")
         .and_then(Value::as_i64)
         .unwrap_or(1);
-    let mut status = json!({});
+    let previous = |field: &str| hpa.pointer(&format!("/status/{field}")).cloned();
+    let mut status = json!({
+        "observedGeneration": hpa.pointer("/metadata/generation").cloned().unwrap_or(json!(1)),
+        "currentMetrics": null,
+        "desiredReplicas": previous("desiredReplicas").unwrap_or(json!(0)),
+    });
+    if let Some(last) = previous("lastScaleTime") {
+        status["lastScaleTime"] = last;
+    }
+    let not_to_zero = condition(
+        &hpa,
+        "ScaledToZero",
+        "False",
+        "NotScaledToZero",
+        "the HPA controller did not scale the workload to zero",
+    );
     let conditions = match state.get(&target_key, namespace, &target_name).cloned() {
         None => vec![condition(
             &hpa,
@@ -100,53 +118,72 @@ pub fn reconcile(state: &mut State, namespace: &str, name: &str) {
                 .pointer("/spec/replicas")
                 .and_then(Value::as_i64)
                 .unwrap_or(1);
-            let (wanted, limited) = desired(current, min, max);
-            if wanted != current
-                && let Some(def) = state.registry.find_key(&target_key)
-            {
-                let target = Target::main(&def, namespace, &target_name);
-                let change = || {
-                    Ok(ScaleChange::MergePatch(
-                        json!({"spec": {"replicas": wanted}}),
-                    ))
-                };
-                if let Err(error) = scale(state, &target, change, &options()) {
-                    tracing::warn!(%error, %name, "the simulated autoscaler could not scale");
-                }
-                status["lastScaleTime"] = json!(meta::now_time());
-            } else if let Some(last) = hpa.pointer("/status/lastScaleTime") {
-                status["lastScaleTime"] = last.clone();
-            }
             status["currentReplicas"] = json!(current);
-            status["desiredReplicas"] = json!(wanted);
-            let mut conditions = vec![condition(
-                &hpa,
-                "AbleToScale",
-                "True",
-                "SucceededGetScale",
-                "the HPA controller was able to get the target's current scale",
-            )];
-            conditions.push(if current == 0 && min != 0 {
-                condition(
-                    &hpa,
-                    "ScalingActive",
-                    "False",
-                    "ScalingDisabled",
-                    "scaling is disabled since the replica count of the target is zero",
-                )
-            } else {
-                condition(
-                    &hpa,
-                    "ScalingActive",
-                    "False",
-                    "FailedGetResourceMetric",
-                    "the HPA was unable to compute the replica count: no metrics API (metrics.k8s.io) is served",
-                )
-            });
-            if let Some((reason, message)) = limited {
-                conditions.push(condition(&hpa, "ScalingLimited", "True", reason, message));
+            match desired(current, min, max) {
+                Some(wanted) => {
+                    if let Some(def) = state.registry.find_key(&target_key) {
+                        let target = Target::main(&def, namespace, &target_name);
+                        let change = || {
+                            Ok(ScaleChange::MergePatch(
+                                json!({"spec": {"replicas": wanted}}),
+                            ))
+                        };
+                        if let Err(error) = scale(state, &target, change, &options()) {
+                            tracing::warn!(%error, %name, "the simulated autoscaler could not scale");
+                        }
+                    }
+                    status["desiredReplicas"] = json!(wanted);
+                    status["lastScaleTime"] = json!(meta::now_time());
+                    vec![
+                        condition(
+                            &hpa,
+                            "AbleToScale",
+                            "True",
+                            "SucceededRescale",
+                            &format!(
+                                "the HPA controller was able to update the target scale to {wanted}"
+                            ),
+                        ),
+                        not_to_zero,
+                    ]
+                }
+                None if current == 0 && min != 0 => vec![
+                    condition(
+                        &hpa,
+                        "AbleToScale",
+                        "True",
+                        "SucceededGetScale",
+                        "the HPA controller was able to get the target's current scale",
+                    ),
+                    condition(
+                        &hpa,
+                        "ScalingActive",
+                        "False",
+                        "ScalingDisabled",
+                        "scaling is disabled since the replica count of the target is zero",
+                    ),
+                ],
+                None => {
+                    status["currentMetrics"] = json!([{"type": ""}]);
+                    vec![
+                        condition(
+                            &hpa,
+                            "AbleToScale",
+                            "True",
+                            "SucceededGetScale",
+                            "the HPA controller was able to get the target's current scale",
+                        ),
+                        not_to_zero,
+                        condition(
+                            &hpa,
+                            "ScalingActive",
+                            "False",
+                            "FailedGetResourceMetric",
+                            &metrics_failure(&hpa),
+                        ),
+                    ]
+                }
             }
-            conditions
         }
     };
     status["conditions"] = json!(conditions);
@@ -175,13 +212,9 @@ mod tests {
 
     #[test]
     fn replicas_are_brought_into_the_range_and_left_alone_inside_it() {
-        assert_eq!(desired(1, 2, 5).0, 2);
-        assert_eq!(desired(9, 2, 5).0, 5);
-        assert_eq!(desired(3, 2, 5), (3, None));
-        assert_eq!(
-            desired(0, 2, 5),
-            (0, None),
-            "a target at 0 is not autoscaled"
-        );
+        assert_eq!(desired(1, 2, 5), Some(2));
+        assert_eq!(desired(9, 2, 5), Some(5));
+        assert_eq!(desired(3, 2, 5), None);
+        assert_eq!(desired(0, 2, 5), None, "a target at 0 is not autoscaled");
     }
 }

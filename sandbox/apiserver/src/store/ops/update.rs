@@ -47,7 +47,7 @@ pub fn update(
     if generation_changed(&object, &current, def.status_subresource) {
         bump_generation(&mut object, &current);
     }
-    if kind == UpdateKind::Update {
+    if kind == UpdateKind::Update && !options.untracked {
         let fields = managed::changed_fields(&current, &object, def.shape());
         managed::record(
             &mut object,
