@@ -197,6 +197,7 @@ mod tests {
                 "statefulsets",
                 "services",
                 "ingresses",
+                "horizontalpodautoscalers",
                 "pods",
             ] {
                 assert!(!resources.contains(workload), "{rule}");

@@ -14,6 +14,8 @@
 //! - [`widget`]: the framework's own test kind and its fake cloud; [`faulty_client`]: a kube
 //!   client that fails where a crash would.
 //! - [`samples`]: the manifests in `deploy/samples/`.
+//! - [`ingress`]: a stand-in ingress controller that gives Ingresses an address on the real
+//!   control plane (which runs none), as the sandbox's simulator does.
 //! - [`real_cluster`]: the real control plane of `ferroplane-testenv` with ferroplane installed
 //!   as deploy/ installs it (one per test binary, or one of a test's own).
 //!
@@ -30,6 +32,7 @@ mod crds;
 pub mod ecs_mock;
 pub mod events;
 pub mod faulty_client;
+pub mod ingress;
 pub mod kubectl;
 pub mod mock_requests;
 pub mod real_cluster;

@@ -482,3 +482,261 @@ pub(crate) async fn same_named_objects_are_never_adopted() {
     );
     e2e.finish().await;
 }
+
+/// Names of the managers that own `spec.replicas` of Deployment `name`.
+async fn replicas_owners(e2e: &E2e, name: &str) -> Vec<String> {
+    let out = e2e
+        .k(&[
+            "get",
+            "deployment",
+            name,
+            "--show-managed-fields",
+            "-o",
+            "json",
+        ])
+        .await;
+    let deployment: serde_json::Value = serde_json::from_str(&out).expect("kubectl prints JSON");
+    deployment["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["fieldsV1"]["f:spec"].get("f:replicas").is_some())
+        .map(|m| m["manager"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+// An Application with an autoscaler, an environment variable from a Secret and two ports, on
+// both servers: the HorizontalPodAutoscaler sets the replicas (its minimum at first), neither
+// it nor `kubectl scale` is fought, the Secret's value stays in the Secret, the Service serves
+// both ports, and Ready waits for the rollout and the Ingress's address (written by a stand-in
+// ingress controller on either server, see `support`).
+pub(crate) async fn application_with_autoscaling_secret_env_and_two_ports() {
+    let e2e = E2e::start(&[Kind::Application]).await;
+    let password = "s3cr3t-never-in-the-custom-resource";
+    e2e.apply(&format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: {password}\n"
+    ))
+    .await;
+    e2e.apply(
+        r#"
+apiVersion: apps.ferroplane.io/v1alpha1
+kind: Application
+metadata:
+  name: shop
+spec:
+  image: nginx:1.27
+  ports:
+    - {name: http, port: 8080, servicePort: 80}
+    - {name: metrics, port: 9090}
+  env:
+    - name: DB_PASSWORD
+      valueFrom:
+        secretKeyRef: {name: db, key: password}
+  resources:
+    requests: {cpu: 100m}
+  autoscaling: {minReplicas: 2, maxReplicas: 4, targetCPUUtilizationPercentage: 70}
+  ingress:
+    host: shop.example.com
+"#,
+    )
+    .await;
+    let app = "applications.apps.ferroplane.io/shop";
+    // The autoscaler raises the Deployment (created without replicas: 1) to its minimum.
+    e2e.eventually("the autoscaler to scale to its minimum", WAIT, || async {
+        (e2e.jsonpath("deployment/shop", "{.spec.replicas}").await == "2").then_some(())
+    })
+    .await;
+    e2e.eventually("Ready with two replicas", WAIT, || async {
+        let ready = e2e
+            .jsonpath(app, "{.status.conditions[?(@.type=='Ready')].status}")
+            .await;
+        let available = e2e.jsonpath(app, "{.status.availableReplicas}").await;
+        (ready == "True" && available == "2").then_some(())
+    })
+    .await;
+    assert_eq!(
+        e2e.jsonpath("hpa/shop", "{.spec.scaleTargetRef.kind}/{.spec.scaleTargetRef.name} {.spec.minReplicas}-{.spec.maxReplicas}")
+            .await,
+        "Deployment/shop 2-4"
+    );
+    assert_eq!(
+        e2e.jsonpath(
+            "service/shop",
+            "{.spec.ports[*].name} {.spec.ports[*].port}"
+        )
+        .await,
+        "http metrics 80 9090"
+    );
+    assert_eq!(
+        e2e.jsonpath(
+            "deployment/shop",
+            "{.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name}/{.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.key}"
+        )
+        .await,
+        "db/password"
+    );
+    for object in [app, "deployment/shop"] {
+        let json = e2e.k(&["get", object, "-o", "json"]).await;
+        assert!(
+            !json.contains(password),
+            "{object} carries the Secret's value"
+        );
+    }
+    assert_eq!(
+        e2e.jsonpath(
+            app,
+            "{.status.url} {.status.ingressAddress} {.status.revision}"
+        )
+        .await,
+        format!(
+            "http://shop.example.com/ {} 1",
+            ferroplane_testkit::ingress::ADDRESS
+        )
+    );
+    // The autoscaler's scale write starts no ownership of a field nobody owned (so the list is
+    // empty on both servers); ferroplane's apply left it out.
+    assert_eq!(
+        replicas_owners(&e2e, "shop").await,
+        Vec::<String>::new(),
+        "nobody owns the replicas the autoscaler set"
+    );
+
+    // Inside the autoscaler's range a hand scale stays: the Application follows it.
+    e2e.k(&["scale", "deployment", "shop", "--replicas=3"])
+        .await;
+    e2e.eventually("the Application to report 3 replicas", WAIT, || async {
+        let seen = e2e
+            .jsonpath(app, "{.status.replicas} {.status.availableReplicas} {.status.conditions[?(@.type=='Ready')].status}")
+            .await;
+        (seen == "3 3 True").then_some(())
+    })
+    .await;
+    assert_eq!(
+        e2e.jsonpath("deployment/shop", "{.spec.replicas}").await,
+        "3"
+    );
+    assert!(
+        !replicas_owners(&e2e, "shop")
+            .await
+            .iter()
+            .any(|m| m.starts_with("ferroplane")),
+        "ferroplane never takes the replicas back"
+    );
+    // Above its maximum the autoscaler (not ferroplane) brings it back.
+    e2e.k(&["scale", "deployment", "shop", "--replicas=6"])
+        .await;
+    e2e.eventually("the autoscaler to cap the replicas", WAIT, || async {
+        (e2e.jsonpath("deployment/shop", "{.spec.replicas}").await == "4").then_some(())
+    })
+    .await;
+
+    // Without autoscaling the autoscaler goes and `replicas` is the Application's again.
+    e2e.k(&[
+        "patch",
+        "applications.apps.ferroplane.io",
+        "shop",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"autoscaling":null,"replicas":2}}"#,
+    ])
+    .await;
+    e2e.wait_jsonpath("deployment/shop", "{.spec.replicas}", "2")
+        .await;
+    e2e.eventually("the autoscaler to go", WAIT, || async {
+        let out = e2e
+            .kubectl(
+                &["get", "hpa", "shop", "--ignore-not-found", "-o", "name"],
+                None,
+            )
+            .await;
+        out.stdout.trim().is_empty().then_some(())
+    })
+    .await;
+    e2e.k(&[
+        "delete",
+        "applications.apps.ferroplane.io",
+        "shop",
+        "--timeout=60s",
+    ])
+    .await;
+    e2e.finish().await;
+}
+
+// The Application CRD's rules refuse, at `kubectl apply`, what the children's API would refuse
+// or what ferroplane could not render, with a message that says what to change; on the real
+// server this also proves the rules fit its CEL cost budget.
+pub(crate) async fn application_spec_mistakes_are_refused_at_apply_time() {
+    let e2e = E2e::start(&[]).await;
+    let app = |spec: &str| {
+        format!(
+            "apiVersion: apps.ferroplane.io/v1alpha1\nkind: Application\nmetadata:\n  name: bad\nspec:\n  image: nginx:1.27\n{spec}"
+        )
+    };
+    let cases = [
+        (
+            "port and ports",
+            "  port: 80\n  ports: [{name: web, port: 8080}]\n",
+            "set either port",
+        ),
+        (
+            "no exposed port",
+            "  ports: [{name: web, port: 8080, expose: false}]\n",
+            "at least one of ports must have expose: true",
+        ),
+        (
+            "two ports on one Service port",
+            "  ports: [{name: a, port: 8080, servicePort: 80}, {name: b, port: 8081, servicePort: 80}]\n",
+            "same servicePort and protocol",
+        ),
+        (
+            "ingress to a UDP port",
+            "  ports: [{name: web, port: 8080}, {name: dns, port: 53, protocol: UDP}]\n  ingress: {host: a.example.com, port: dns}\n",
+            "ingress.port must name an exposed TCP port",
+        ),
+        (
+            "value and valueFrom",
+            "  env: [{name: A, value: x, valueFrom: {secretKeyRef: {name: s, key: k}}}]\n",
+            "exactly one of value and valueFrom",
+        ),
+        (
+            "envFrom of both kinds",
+            "  envFrom: [{secretRef: {name: s}, configMapRef: {name: c}}]\n",
+            "exactly one of secretRef and configMapRef",
+        ),
+        (
+            "a volume of two sources",
+            "  volumes: [{name: v, mountPath: /v, emptyDir: {}, secret: {secretName: s}}]\n",
+            "exactly one of configMap, secret, persistentVolumeClaim and emptyDir",
+        ),
+        (
+            "a probe of two kinds",
+            "  probes: {readiness: {httpGet: {path: /}, tcpSocket: {}}}\n",
+            "exactly one of httpGet, tcpSocket, exec and grpc",
+        ),
+        (
+            "a liveness success threshold",
+            "  probes: {liveness: {tcpSocket: {}, successThreshold: 2}}\n",
+            "liveness.successThreshold must be 1",
+        ),
+        (
+            "min above max",
+            "  autoscaling: {minReplicas: 5, maxReplicas: 2}\n",
+            "minReplicas must not exceed",
+        ),
+        (
+            "an unknown Service type",
+            "  serviceType: ExternalName\n",
+            "serviceType",
+        ),
+    ];
+    for (case, spec, expected) in cases {
+        let out = e2e.kubectl(&["apply", "-f", "-"], Some(&app(spec))).await;
+        assert!(!out.success(), "{case}: kubectl apply should fail");
+        assert!(
+            out.stderr.contains(expected),
+            "{case}: expected {expected:?} in:\n{}",
+            out.stderr
+        );
+    }
+    e2e.finish().await;
+}

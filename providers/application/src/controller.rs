@@ -1,8 +1,9 @@
 //! The Application controller on ferroplane-runtime. The "external resource" is the set of
-//! children (Deployment, Service, Ingress): `observe` compares their renderings with the live
-//! objects and reports status, `create`/`update` apply them with server-side apply (forced, so
-//! hand edits are reverted) and delete an Ingress the spec no longer asks for, `delete` removes
-//! them. With deletion policy Orphan the children carry no owner reference, so deleting the
+//! children (Deployment, Service, Ingress, HorizontalPodAutoscaler): `observe` compares their
+//! renderings with the live objects (on the fields ferroplane renders only) and reports status,
+//! `create`/`update` apply them with server-side apply (forced, so hand edits of those fields
+//! are reverted) and delete an Ingress or autoscaler the spec no longer asks for, `delete`
+//! removes them. With deletion policy Orphan the children carry no owner reference, so deleting the
 //! Application leaves them running.
 
 use ferroplane_apis::application::{Application, ApplicationStatus};
@@ -12,6 +13,7 @@ use ferroplane_runtime::{
     Observation, ReconcileError, UID_TAG, Update,
 };
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::Api;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
@@ -45,6 +47,7 @@ impl Connector<Application> for ApplicationConnector {
         Ok(ApplicationClient {
             kube: self.client.clone(),
             children: Children::with_field_manager(self.client.clone(), FIELD_MANAGER),
+            handover: Children::with_field_manager(self.client.clone(), REPLICAS_HANDOVER_MANAGER),
         })
     }
 }
@@ -52,32 +55,31 @@ impl Connector<Application> for ApplicationConnector {
 pub struct ApplicationClient {
     kube: Client,
     children: Children,
+    /// Applies only the Deployment's `replicas`, under [`REPLICAS_HANDOVER_MANAGER`].
+    handover: Children,
 }
 
-/// `app` with an Ingress (a placeholder when its spec has none): every child it can have.
-fn with_any_ingress(app: &Application) -> Result<Application, Error> {
-    let mut with_ingress = app.clone();
-    if with_ingress.spec.ingress.is_none() {
-        with_ingress.spec.ingress = Some(serde_json::from_value(
-            json!({"host": "placeholder.invalid"}),
-        )?);
-    }
-    Ok(with_ingress)
+/// The live children status is read from.
+struct Live {
+    deployment: Option<Deployment>,
+    ingress: Option<Ingress>,
 }
 
-/// The Ingress a spec without `ingress` no longer wants: ours (by UID label), still there.
-fn stale_ingress(app: &Application) -> Result<Option<Child>, Error> {
-    if app.spec.ingress.is_some() {
-        return Ok(None);
-    }
-    let mut with_ingress = app.clone();
-    with_ingress.spec.ingress = Some(serde_json::from_value(
-        json!({"host": "placeholder.invalid"}),
-    )?);
-    Ok(render::render(&with_ingress, false)?
-        .ingress
-        .map(|i| Child::from_typed(&i))
-        .transpose()?)
+/// Field manager that keeps the Deployment's `replicas` while ownership passes from this
+/// controller to the HorizontalPodAutoscaler (see [`ApplicationClient::hand_over_replicas`]).
+pub const REPLICAS_HANDOVER_MANAGER: &str = "ferroplane-application-handover";
+
+/// Whether `manager`'s apply owns the live object's `spec.replicas`.
+fn applies_replicas(live: &Value, manager: &str) -> bool {
+    live["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|entry| {
+            entry["manager"] == manager
+                && entry["operation"] == "Apply"
+                && entry["fieldsV1"]["f:spec"].get("f:replicas").is_some()
+        })
 }
 
 impl ApplicationClient {
@@ -105,23 +107,80 @@ impl ApplicationClient {
         }
     }
 
+    /// When `autoscaling` is turned on, the next apply leaves out `replicas`; server-side
+    /// apply would then remove the field (the API server defaults it to 1) and scale the
+    /// application down until the autoscaler's next sync. Applying the live value first under
+    /// a second manager keeps it, as Kubernetes' server-side apply documentation describes for
+    /// handing `replicas` to an autoscaler; the autoscaler's own writes take it over from there.
+    async fn hand_over_replicas(&self, app: &Application, deployment: &Child) -> Result<(), Error> {
+        if app.spec.autoscaling.is_none() {
+            return Ok(());
+        }
+        let Some(live) = self.live(deployment).await? else {
+            return Ok(());
+        };
+        if !applies_replicas(&live, FIELD_MANAGER) {
+            return Ok(());
+        }
+        let replicas = live["spec"]["replicas"].clone();
+        let mut keep = deployment.clone();
+        keep.object = json!({
+            "apiVersion": deployment.object["apiVersion"],
+            "kind": deployment.object["kind"],
+            "metadata": {"name": deployment.name(), "namespace": deployment.namespace()},
+            "spec": {"replicas": replicas},
+        });
+        self.handover
+            .apply(&keep)
+            .await
+            .map_err(|e| Error::kube("handing the Deployment's replicas to the autoscaler", e))
+    }
+
     async fn apply(&self, app: &Application) -> Result<(), Error> {
-        for child in render::render(app, owned(app))?.children()? {
+        let children = render::render(app, owned(app))?.children()?;
+        if let Some(deployment) = children.first() {
+            self.hand_over_replicas(app, deployment).await?;
+        }
+        for child in children {
             self.children
                 .apply(&child)
                 .await
                 .map_err(|e| Error::kube(format!("applying {}", child.key()), e))?;
         }
-        if let Some(stale) = stale_ingress(app)?
-            && let Some(live) = self.live(&stale).await?
-            && live["metadata"]["labels"][UID_TAG].as_str() == app.uid().as_deref()
-        {
-            self.children
-                .delete(&stale)
-                .await
-                .map_err(|e| Error::kube("deleting the Ingress the spec no longer asks for", e))?;
+        let uid = app.uid().unwrap_or_default();
+        for stale in render::unwanted(app)? {
+            if let Some(live) = self.live(&stale).await?
+                && live["metadata"]["labels"][UID_TAG].as_str() == Some(uid.as_str())
+            {
+                self.children.delete(&stale).await.map_err(|e| {
+                    Error::kube(
+                        format!("deleting {} the spec no longer asks for", stale.key()),
+                        e,
+                    )
+                })?;
+            }
         }
         Ok(())
+    }
+
+    /// The live Deployment and Ingress, typed.
+    async fn live_status_sources(&self, app: &Application) -> Result<Live, Error> {
+        let namespace = app.namespace().unwrap_or_default();
+        let deployment = Api::<Deployment>::namespaced(self.kube.clone(), &namespace)
+            .get_opt(&app.name_any())
+            .await
+            .map_err(|e| Error::kube("reading the Deployment", e))?;
+        let ingress = match app.spec.ingress {
+            Some(_) => Api::<Ingress>::namespaced(self.kube.clone(), &namespace)
+                .get_opt(&app.name_any())
+                .await
+                .map_err(|e| Error::kube("reading the Ingress", e))?,
+            None => None,
+        };
+        Ok(Live {
+            deployment,
+            ingress,
+        })
     }
 }
 
@@ -147,28 +206,34 @@ impl ExternalClient<Application> for ApplicationClient {
                 }
             }
         }
-        if let Some(stale) = stale_ingress(app)?
-            && let Some(live) = self.live(&stale).await?
-            && live["metadata"]["labels"][UID_TAG].as_str() == Some(uid.as_str())
-        {
-            existing += 1;
-            diffs.push("the Ingress is no longer in the spec".to_owned());
+        for stale in render::unwanted(app)? {
+            if let Some(live) = self.live(&stale).await?
+                && live["metadata"]["labels"][UID_TAG].as_str() == Some(uid.as_str())
+            {
+                existing += 1;
+                diffs.push(format!("{} is no longer in the spec", stale.key()));
+            }
         }
         if existing == 0 {
             return Ok(Observation::missing());
         }
-        let deployments: Api<Deployment> =
-            Api::namespaced(self.kube.clone(), &app.namespace().unwrap_or_default());
-        let deployment = deployments
-            .get_opt(&app.name_any())
-            .await
-            .map_err(|e| Error::kube("reading the Deployment", e))?;
-        let report = status::report(app, deployment.as_ref());
+        let live = self.live_status_sources(app).await?;
+        let diff = (!diffs.is_empty()).then(|| diffs.join("; "));
+        let report = status::report(
+            app,
+            live.deployment.as_ref(),
+            live.ingress.as_ref(),
+            diff.as_deref(),
+        );
         let mut obs = Observation::found(app.name_any())
             .with_readiness(report.readiness)
             .with_status(ApplicationStatus {
+                replicas: report.replicas,
                 available_replicas: report.available_replicas,
+                updated_replicas: report.updated_replicas,
+                revision: report.revision,
                 url: Some(report.url.clone()),
+                ingress_address: report.ingress_address,
                 ..ApplicationStatus::default()
             })?
             .with_connection_details(ConnectionDetails::new().with("url", report.url));
@@ -178,8 +243,8 @@ impl ExternalClient<Application> for ApplicationClient {
         if report.in_transition {
             obs = obs.in_transition();
         }
-        if !diffs.is_empty() {
-            obs = obs.with_diff(diffs.join("; "));
+        if let Some(diff) = diff {
+            obs = obs.with_diff(diff);
         }
         Ok(obs)
     }
@@ -211,11 +276,7 @@ impl ExternalClient<Application> for ApplicationClient {
     ) -> Result<Deletion, ReconcileError> {
         let uid = app.uid().unwrap_or_default();
         let mut all_gone = true;
-        for child in render::render(&with_any_ingress(app)?, true)?
-            .children()?
-            .iter()
-            .rev()
-        {
+        for child in render::every_child(app)?.iter().rev() {
             // Only this Application's children go with it; an object that merely has a child's
             // name (a Deployment made by hand, another kind's Service) is left alone.
             let Some(live) = self.live(child).await? else {
@@ -235,5 +296,36 @@ impl ExternalClient<Application> for ApplicationClient {
         } else {
             Deletion::InProgress
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_apply_that_owns_replicas_needs_a_handover() {
+        let live = |manager: &str, operation: &str, fields: Value| {
+            json!({"metadata": {"managedFields": [
+                {"manager": manager, "operation": operation, "fieldsV1": fields}]}})
+        };
+        let replicas = json!({"f:spec": {"f:replicas": {}, "f:template": {}}});
+        assert!(applies_replicas(
+            &live(FIELD_MANAGER, "Apply", replicas.clone()),
+            FIELD_MANAGER
+        ));
+        assert!(!applies_replicas(
+            &live(
+                FIELD_MANAGER,
+                "Apply",
+                json!({"f:spec": {"f:template": {}}})
+            ),
+            FIELD_MANAGER
+        ));
+        assert!(!applies_replicas(
+            &live("kube-controller-manager", "Update", replicas.clone()),
+            FIELD_MANAGER
+        ));
+        assert!(!applies_replicas(&json!({"metadata": {}}), FIELD_MANAGER));
     }
 }

@@ -1,6 +1,6 @@
 //! provider-application: the `Application` kind (group `apps.ferroplane.io`), a containerised
-//! web application rendered as a Deployment, a Service (port 80 → the container port) and,
-//! when `ingress` is set, an Ingress; on the ferroplane-runtime framework.
+//! web application rendered as a Deployment, a Service (the exposed ports) and, when asked, an
+//! Ingress and a HorizontalPodAutoscaler; on the ferroplane-runtime framework.
 //!
 //! # Entry point (called by the binary)
 //! [`run`] runs the controller with its [`Options`] until `shutdown` completes, the way every
@@ -8,9 +8,10 @@
 //!
 //! # Flow of one reconcile
 //! render the children (`render`, pure) → compare with the live objects (drift, a missing
-//! child, an Ingress no longer in the spec, owner references that disagree with the deletion
-//! policy) → report status from the Deployment (`status`, pure) → when anything differs,
-//! apply the children with server-side apply and delete the stale Ingress.
+//! child, an Ingress or autoscaler no longer in the spec, owner references that disagree with
+//! the deletion policy) → report status from the Deployment's rollout and the Ingress's address
+//! (`status`, pure) → when anything differs, apply the children with server-side apply and
+//! delete the stale ones.
 //!
 //! # Dependencies
 //! Of ferroplane's crates, only `ferroplane-apis` and `ferroplane-runtime`; never another
@@ -27,6 +28,7 @@ use ferroplane_apis::application::Application;
 use ferroplane_runtime::children::watch_config;
 use ferroplane_runtime::{ManagedController, RunError, Runtime};
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::Api;
@@ -71,6 +73,10 @@ fn controller(
     .owns(api_in::<Deployment>(&client, namespace), children())
     .owns(api_in::<Service>(&client, namespace), children())
     .owns(api_in::<Ingress>(&client, namespace), children())
+    .owns(
+        api_in::<HorizontalPodAutoscaler>(&client, namespace),
+        children(),
+    )
 }
 
 /// Runs the Application controller until `shutdown` completes, then lets running reconciles

@@ -375,3 +375,97 @@ async fn a_namespaced_install_reconciles_its_namespace_only() {
     assert!(deployments.get_opt("hello").await.expect("get").is_none());
     env.shutdown().await;
 }
+
+/// Every `(spec.replicas, managers that own it)` the Deployment `name` had, as a watch saw it.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(i32, Vec<String>)>>>;
+
+fn record_replicas(
+    deployments: Api<Deployment>,
+    name: &str,
+) -> (Seen, tokio::task::JoinHandle<()>) {
+    use futures::StreamExt;
+    use kube::runtime::{WatchStreamExt, watcher};
+    let seen: Seen = Seen::default();
+    let record = seen.clone();
+    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let task = tokio::spawn(async move {
+        let mut events = watcher(deployments, config).applied_objects().boxed();
+        while let Some(Ok(d)) = events.next().await {
+            let replicas = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+            let owners = d
+                .metadata
+                .managed_fields
+                .iter()
+                .flatten()
+                .filter(|m| {
+                    m.fields_v1
+                        .as_ref()
+                        .is_some_and(|f| f.0["f:spec"].get("f:replicas").is_some())
+                })
+                .filter_map(|m| m.manager.clone())
+                .collect();
+            record
+                .lock()
+                .expect("not poisoned")
+                .push((replicas, owners));
+        }
+    });
+    (seen, task)
+}
+
+// Turning autoscaling on must not scale the application down: the apply that leaves out
+// `replicas` would remove the field (defaulted to 1) until the autoscaler's next sync, unless
+// the replicas are handed over first. A watch records every value the Deployment had.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turning_autoscaling_on_hands_the_replicas_over_without_a_dip() {
+    let env = start_env().await;
+    let manifest = |extra: &str| {
+        format!(
+            "apiVersion: apps.ferroplane.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\n  namespace: default\nspec:\n  image: nginx:1.27\n  replicas: 3\n{extra}"
+        )
+    };
+    env.kubectl().apply(&manifest("")).await;
+    env.kubectl()
+        .ok(&[
+            "wait",
+            "--for=condition=Ready",
+            "applications.apps.ferroplane.io/web",
+            "--timeout=30s",
+        ])
+        .await;
+    let (seen, recorder) = record_replicas(env.api::<Deployment>(), "web");
+    eventually("the recorder to see the Deployment")
+        .until(|| (!seen.lock().expect("not poisoned").is_empty()).then_some(()))
+        .await;
+
+    env.kubectl()
+        .apply(&manifest(
+            "  autoscaling:\n    minReplicas: 2\n    maxReplicas: 5\n",
+        ))
+        .await;
+    eventually("ferroplane's apply to give up the replicas")
+        .until(|| {
+            let seen = seen.lock().expect("not poisoned");
+            seen.last()
+                .filter(|(_, owners)| !owners.iter().any(|m| m == "ferroplane-application"))
+                .map(|_| ())
+        })
+        .await;
+    let autoscalers = env.api::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>();
+    eventually("the autoscaler")
+        .until_async(|| async { autoscalers.get_opt("web").await.ok().flatten() })
+        .await;
+    recorder.abort();
+    let seen = seen.lock().expect("not poisoned").clone();
+    assert!(
+        seen.iter().all(|(replicas, _)| *replicas == 3),
+        "the Deployment kept 3 replicas through the handover: {seen:?}"
+    );
+    assert!(
+        seen.last().is_some_and(|(_, owners)| owners
+            .iter()
+            .any(|m| m == "ferroplane-application-handover")),
+        "{seen:?}"
+    );
+    env.shutdown().await;
+}

@@ -157,8 +157,17 @@ impl ApiError {
 
     /// 500 with no reason: what kube-apiserver answers when it cannot even type an applied
     /// configuration (duplicate keys in a keyed list).
-    pub fn internal(message: impl Into<String>) -> Self {
+    pub fn untyped_apply(message: impl Into<String>) -> Self {
         Self::new(500, "", message)
+    }
+
+    /// 500, as kube-apiserver answers a failed allocation (`Internal error occurred: ...`).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {}", message.into()),
+        )
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {

@@ -14,6 +14,12 @@
 //!
 //! Each test gets its own namespace with a Secret and a ProviderConfig `default` pointing at the
 //! mock, and its own kubectl `--cache-dir`.
+//!
+//! Neither server runs an ingress controller. The sandbox's simulator gives every Ingress the
+//! address `192.0.2.1` as one would; on the real control plane a test that runs the Application
+//! controller gets the same from `ferroplane_testkit::ingress::IngressStandIn`, watching its
+//! namespace. Against an external cluster (`FERROPLANE_E2E_KUBECONFIG`) its own ingress
+//! controller, if any, does it.
 
 /// The mock's eventual consistency in the end-to-end suite.
 pub const VISIBILITY_LAG: Duration = Duration::from_secs(1);
@@ -54,6 +60,7 @@ use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID, InstanceSummary, MockConfig, M
 use ferroplane::controllers::{self, Kind, Options};
 use ferroplane::environment::{Environment, EnvironmentConfig};
 use ferroplane_runtime::{Runtime, RuntimeConfig};
+use ferroplane_testkit::ingress::IngressStandIn;
 use ferroplane_testkit::{
     Controllers, Kubectl, KubectlOutput, apply_crds, client_from_kubeconfig, ecs_mock, eventually,
     real_cluster,
@@ -74,6 +81,9 @@ enum Backend {
         controllers: Controllers,
         /// On the real control plane, when the test runs the EtcdCluster controller.
         etcd: Option<etcd_members::EtcdHarness>,
+        /// On the real control plane, which runs no ingress controller, when the test runs the
+        /// Application controller: Ingresses get an address as the sandbox's do.
+        _ingress: Option<IngressStandIn>,
     },
 }
 
@@ -119,7 +129,12 @@ impl E2e {
                         dir.path(),
                     )
                 });
-                let backend = in_cluster(controller_client, &namespace, options, etcd).await;
+                let ingress = options
+                    .kinds
+                    .contains(&Kind::Application)
+                    .then(|| IngressStandIn::start(client.clone(), &namespace));
+                let backend =
+                    in_cluster(controller_client, &namespace, options, etcd, ingress).await;
                 (backend, cluster.admin_kubeconfig(), client)
             }
             (Server::Sandbox, None) => {
@@ -144,7 +159,7 @@ impl E2e {
             (Server::Sandbox, Some(kubeconfig)) => {
                 let client = client_from_kubeconfig(&kubeconfig).await;
                 apply_crds(&client, ferroplane_apis::crds()).await;
-                let backend = in_cluster(client.clone(), &namespace, options, None).await;
+                let backend = in_cluster(client.clone(), &namespace, options, None, None).await;
                 (backend, kubeconfig, client)
             }
         };
@@ -291,6 +306,7 @@ spec:
                 mock,
                 controllers,
                 etcd,
+                ..
             } => {
                 let namespaces: Api<Namespace> = Api::all(self.client.clone());
                 let _ = namespaces
@@ -313,6 +329,7 @@ async fn in_cluster(
     namespace: &str,
     options: Options,
     etcd: Option<etcd_members::EtcdHarness>,
+    ingress: Option<IngressStandIn>,
 ) -> Backend {
     let mock = ecs_mock::start(
         MockConfig::new(ACCESS_KEY_ID, ACCESS_KEY_SECRET)
@@ -338,6 +355,7 @@ async fn in_cluster(
         mock,
         controllers,
         etcd,
+        _ingress: ingress,
     }
 }
 

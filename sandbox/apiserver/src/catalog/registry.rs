@@ -167,6 +167,15 @@ pub mod keys {
     pub fn pods() -> StoreKey {
         StoreKey::new("", "pods")
     }
+    pub fn services() -> StoreKey {
+        StoreKey::new("", "services")
+    }
+    pub fn ingresses() -> StoreKey {
+        StoreKey::new("networking.k8s.io", "ingresses")
+    }
+    pub fn horizontal_pod_autoscalers() -> StoreKey {
+        StoreKey::new("autoscaling", "horizontalpodautoscalers")
+    }
 }
 
 /// `(group, version, kind, plural, namespaced, status subresource, short names, categories)`.
@@ -275,6 +284,16 @@ const BUILTINS: &[Builtin] = &[
         true,
         true,
         &["sts"],
+        &["all"],
+    ),
+    (
+        "autoscaling",
+        "v2",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+        true,
+        true,
+        &["hpa"],
         &["all"],
     ),
     (

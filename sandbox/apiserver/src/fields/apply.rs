@@ -123,7 +123,7 @@ pub fn apply(
         m.remove("resourceVersion");
     }
     if let Some(duplicate) = duplicate_key(&applied_body, shape, &mut String::new()) {
-        return Err(ApiError::internal(format!(
+        return Err(ApiError::untyped_apply(format!(
             "failed to create typed patch object ({}/{}; {api_version}, Kind={}): {duplicate}",
             meta::str_at(&applied_body, "/metadata/namespace"),
             meta::name_of(&applied_body),

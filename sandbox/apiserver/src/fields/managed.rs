@@ -266,8 +266,29 @@ pub fn record(
         }
         list.push(entry);
     }
+    sort_entries(&mut list);
     meta::metadata_mut(object).insert("managedFields".into(), Value::Array(list));
     transfer(object, &changed, manager, operation, subresource);
+}
+
+/// Orders entries as kube-apiserver stores them: Apply before Update, then by time (to the
+/// second), manager and subresource; so their order does not depend on which write came last.
+fn sort_entries(list: &mut [Value]) {
+    let key = |e: &Value| {
+        let text = |k: &str| {
+            e.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        (
+            text("operation"),
+            text("time"),
+            text("manager"),
+            text("subresource"),
+        )
+    };
+    list.sort_by_key(key);
 }
 
 pub fn entry_subresource(entry: &Value) -> &str {

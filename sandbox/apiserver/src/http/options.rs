@@ -30,6 +30,7 @@ pub fn write_options(query: &Query, headers: &HeaderMap) -> ApiResult<WriteOptio
         manager,
         validation: FieldValidation::parse(query.get("fieldValidation"))?,
         apply: false,
+        untracked: false,
     })
 }
 

@@ -1,5 +1,8 @@
 //! The workload simulator: there are no pods, so after each change of a Deployment or
 //! StatefulSet it writes the status the controllers would write once every pod is ready.
+//! HorizontalPodAutoscalers keep their target's replicas within their range (`autoscalers`, as
+//! the HPA controller does without a metrics API), and a stand-in ingress controller gives
+//! every Ingress an address (`ingresses`).
 //!
 //! Deployments get `Available` and `Progressing` conditions as kube-controller-manager sets
 //! them; StatefulSets get revisions but no conditions, as on a real cluster, and their
@@ -7,7 +10,9 @@
 //! Deployments their ReplicaSets (`replicasets`), one per template revision; every namespace
 //! its `default` ServiceAccount (`service_accounts`).
 
+mod autoscalers;
 mod claims;
+mod ingresses;
 mod replicasets;
 mod service_accounts;
 
@@ -38,9 +43,14 @@ pub async fn run(app: Arc<App>) {
             _ = shutdown.changed() => return,
             received = changes.recv() => match received {
                 Ok(change) => {
-                    if is_workload(&change.key) && change.kind != ChangeKind::Deleted {
-                        let name = meta::name_of(&change.object).to_owned();
+                    let name = meta::name_of(&change.object).to_owned();
+                    let live = change.kind != ChangeKind::Deleted;
+                    if (is_workload(&change.key) || is_routed(&change.key)) && live {
                         schedule(&app, &pending, change.key.clone(), (change.namespace.clone(), name));
+                    }
+                    // An autoscaler syncs when it or a workload of its namespace changes.
+                    if is_workload(&change.key) || change.key == keys::horizontal_pod_autoscalers() {
+                        schedule_autoscalers(&app, &pending, &change.namespace);
                     }
                     if uses_claims(&change.key) {
                         schedule_claims(&app, &pending, &change.namespace);
@@ -60,6 +70,25 @@ pub async fn run(app: Arc<App>) {
 
 fn is_workload(key: &StoreKey) -> bool {
     *key == keys::deployments() || *key == keys::statefulsets()
+}
+
+/// Ingresses, which the stand-in ingress controller gives an address.
+fn is_routed(key: &StoreKey) -> bool {
+    *key == keys::ingresses()
+}
+
+/// The autoscalers of a namespace.
+fn schedule_autoscalers(app: &Arc<App>, pending: &Pending, namespace: &str) {
+    let names: Vec<ObjectKey> = app
+        .store
+        .lock()
+        .keys_of(&keys::horizontal_pod_autoscalers())
+        .into_iter()
+        .filter(|(ns, _)| ns == namespace)
+        .collect();
+    for ok in names {
+        schedule(app, pending, keys::horizontal_pod_autoscalers(), ok);
+    }
 }
 
 /// Changes of these may bind, release or change the use of claims in their namespace.
@@ -99,15 +128,20 @@ fn schedule_claims(app: &Arc<App>, pending: &Pending, namespace: &str) {
 fn schedule_all(app: &Arc<App>, pending: &Pending) {
     let objects: Vec<(StoreKey, ObjectKey)> = {
         let state = app.store.lock();
-        [keys::deployments(), keys::statefulsets()]
-            .into_iter()
-            .flat_map(|key| {
-                state
-                    .keys_of(&key)
-                    .into_iter()
-                    .map(move |ok| (key.clone(), ok))
-            })
-            .collect()
+        [
+            keys::deployments(),
+            keys::statefulsets(),
+            keys::ingresses(),
+            keys::horizontal_pod_autoscalers(),
+        ]
+        .into_iter()
+        .flat_map(|key| {
+            state
+                .keys_of(&key)
+                .into_iter()
+                .map(move |ok| (key.clone(), ok))
+        })
+        .collect()
     };
     let namespaces: Vec<String> = {
         let state = app.store.lock();
@@ -173,6 +207,14 @@ fn reconcile(app: &App, key: &StoreKey, ok: &ObjectKey) {
     }
     if *key == keys::namespaces() {
         service_accounts::ensure_default(&mut state, &ok.1);
+        return;
+    }
+    if *key == keys::ingresses() {
+        ingresses::reconcile(&mut state, &ok.0, &ok.1);
+        return;
+    }
+    if *key == keys::horizontal_pod_autoscalers() {
+        autoscalers::reconcile(&mut state, &ok.0, &ok.1);
         return;
     }
     let Some(object) = state.get(key, &ok.0, &ok.1).cloned() else {

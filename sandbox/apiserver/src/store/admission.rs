@@ -10,6 +10,7 @@ pub mod claims;
 mod events;
 mod jobs;
 mod object_meta;
+pub mod services;
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -84,8 +85,8 @@ pub fn admit(
         workload_defaults(object, true);
     } else if key == keys::statefulsets() {
         workload_defaults(object, false);
-    } else if key.group.is_empty() && key.plural == "services" {
-        service_defaults(object, old);
+    } else if key == keys::services() {
+        services::admit_service(object, old)?;
     } else if key == keys::persistent_volume_claims() {
         claims::admit_claim(object, old)?;
     } else if key == keys::jobs() {
@@ -210,45 +211,6 @@ fn workload_defaults(object: &mut Value, deployment: bool) {
                         set_default(port, "protocol", json!("TCP"));
                     }
                 }
-            }
-        }
-    }
-}
-
-/// Service defaults, and a stable cluster IP derived from the uid (headless stays `None`).
-fn service_defaults(object: &mut Value, old: Option<&Value>) {
-    let old_ip = old.and_then(|o| o.pointer("/spec/clusterIP")).cloned();
-    let uid = meta::uid_of(object).to_owned();
-    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
-        return;
-    };
-    set_default(spec, "type", json!("ClusterIP"));
-    set_default(spec, "sessionAffinity", json!("None"));
-    set_default(spec, "internalTrafficPolicy", json!("Cluster"));
-    set_default(spec, "ipFamilies", json!(["IPv4"]));
-    set_default(spec, "ipFamilyPolicy", json!("SingleStack"));
-    if let Some(ip) = old_ip {
-        set_default(spec, "clusterIP", ip);
-    }
-    if spec
-        .get("clusterIP")
-        .and_then(Value::as_str)
-        .is_none_or(str::is_empty)
-    {
-        let seed = uid.bytes().fold(0u32, |acc, b| {
-            acc.wrapping_mul(31).wrapping_add(u32::from(b))
-        });
-        let ip = format!("10.96.{}.{}", (seed >> 8) % 256, (seed % 253) + 2);
-        spec.insert("clusterIP".into(), json!(ip));
-    }
-    if let Some(ip) = spec.get("clusterIP").cloned() {
-        spec.insert("clusterIPs".into(), json!([ip]));
-    }
-    if let Some(Value::Array(ports)) = spec.get_mut("ports") {
-        for port in ports.iter_mut().filter_map(Value::as_object_mut) {
-            set_default(port, "protocol", json!("TCP"));
-            if let Some(number) = port.get("port").cloned() {
-                set_default(port, "targetPort", number);
             }
         }
     }
@@ -430,24 +392,5 @@ mod tests {
         admit(&def, &mut crd, None, FieldValidation::Strict).expect("admitted");
         assert_eq!(crd["status"]["conditions"][1]["type"], "Established");
         assert_eq!(crd["status"]["acceptedNames"]["listKind"], "WList");
-    }
-
-    #[test]
-    fn services_get_a_cluster_ip_and_target_ports() {
-        let def = Registry::default()
-            .find("", "v1", "services")
-            .expect("served");
-        let mut svc =
-            json!({"metadata": {"name": "s", "uid": "u"}, "spec": {"ports": [{"port": 80}]}});
-        admit(&def, &mut svc, None, FieldValidation::Strict).expect("admitted");
-        assert_eq!(svc["spec"]["ports"][0]["targetPort"], 80);
-        assert!(
-            svc["spec"]["clusterIP"]
-                .as_str()
-                .is_some_and(|ip| ip.starts_with("10.96."))
-        );
-        let mut headless = json!({"metadata": {"name": "h"}, "spec": {"clusterIP": "None"}});
-        admit(&def, &mut headless, None, FieldValidation::Strict).expect("admitted");
-        assert_eq!(headless["spec"]["clusterIPs"], json!(["None"]));
     }
 }

@@ -1,5 +1,6 @@
-//! The request sequences: kubectl's everyday commands (`everyday`), and for each of the served
-//! kinds the same scenarios (`per_kind`: create and read, duplicate, labels and annotations,
+//! The request sequences: kubectl's everyday commands (`everyday`), what the Service strategy
+//! does with types and node ports (`services`), and for each of the served kinds the same
+//! scenarios (`per_kind`: create and read, duplicate, labels and annotations,
 //! each patch type, server-side apply twice, replace, delete and read again).
 
 /// How a step's answers are compared.
@@ -87,6 +88,53 @@ spec:
       containers:
       - {name: nginx, image: "nginx:1", ports: [{containerPort: 80}]}
 "#;
+
+const NODE_PORT_SERVICE: &str = "apiVersion: v1\nkind: Service\nmetadata: {name: np}\nspec: {type: NodePort, selector: {app: x}, ports: [{port: 80, nodePort: 30080}]}\n";
+
+/// What kube-apiserver's Service validation and strategy do with types and node ports.
+fn services() -> Vec<Sequence> {
+    vec![
+        seq(
+            "service-node-port-on-cluster-ip",
+            vec![with_input(
+                outcome("create -f -"),
+                "apiVersion: v1\nkind: Service\nmetadata: {name: bad}\nspec: {ports: [{port: 80, nodePort: 30081}]}\n",
+            )],
+        ),
+        seq(
+            "service-without-ports",
+            vec![with_input(
+                outcome("create -f -"),
+                "apiVersion: v1\nkind: Service\nmetadata: {name: bad}\nspec: {selector: {app: x}}\n",
+            )],
+        ),
+        seq(
+            "service-node-port-dropped-with-the-type",
+            vec![
+                with_input(out("create -f -"), NODE_PORT_SERVICE),
+                out(
+                    "get service np -o jsonpath={.spec.ports[0].nodePort}/{.spec.externalTrafficPolicy}",
+                ),
+                out(r#"patch service np --type=merge -p {"spec":{"type":"ClusterIP"}}"#),
+                out(
+                    "get service np -o jsonpath={.spec.type}/{.spec.ports[0].nodePort}/{.spec.externalTrafficPolicy}",
+                ),
+            ],
+        ),
+        seq(
+            "service-load-balancer-defaults",
+            vec![
+                with_input(
+                    out("create -f -"),
+                    "apiVersion: v1\nkind: Service\nmetadata: {name: lb}\nspec: {type: LoadBalancer, selector: {app: x}, ports: [{port: 80, nodePort: 30082}]}\n",
+                ),
+                out(
+                    "get service lb -o jsonpath={.spec.allocateLoadBalancerNodePorts}/{.spec.externalTrafficPolicy}/{.status.loadBalancer}",
+                ),
+            ],
+        ),
+    ]
+}
 
 /// kubectl's everyday commands, as a new user types them.
 fn everyday() -> Vec<Sequence> {
@@ -425,6 +473,12 @@ const KINDS: &[Kind] = &[
         merge_patch: r#"{"spec":{"rules":[{"host":"b.example.com"}]}}"#,
     },
     Kind {
+        name: "hpa",
+        resource: "horizontalpodautoscaler",
+        manifest: "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: x}\nspec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: x}, minReplicas: 1, maxReplicas: 3}\n",
+        merge_patch: r#"{"spec":{"maxReplicas":4}}"#,
+    },
+    Kind {
         name: "pvc",
         resource: "persistentvolumeclaim",
         manifest: "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: x}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n",
@@ -568,6 +622,7 @@ fn out_step(args: &str) -> Step {
 /// Every sequence.
 pub fn sequences() -> Vec<Sequence> {
     let mut all = everyday();
+    all.extend(services());
     all.extend(per_kind());
     all
 }

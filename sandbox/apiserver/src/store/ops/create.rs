@@ -83,6 +83,7 @@ pub fn create(
         .apply
         .then(|| managed::applied_set(&object, def.shape()));
     let warnings = admission::admit(def, &mut object, None, options.validation)?;
+    admission::services::allocate_in(state, def, &mut object)?;
     let fields = applied.unwrap_or_else(|| managed::field_set(&object, def.shape()));
     let operation = if options.apply { "Apply" } else { "Update" };
     managed::record(

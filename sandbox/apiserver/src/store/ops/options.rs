@@ -55,6 +55,9 @@ pub struct WriteOptions {
     pub validation: FieldValidation,
     /// Record the write as a server-side apply (a create through an apply patch).
     pub apply: bool,
+    /// Record no managedFields entry for this Update: kube-apiserver does not start tracking
+    /// fields nobody manages (a `/scale` write when no manager owns `spec.replicas`).
+    pub untracked: bool,
 }
 
 /// `DeleteOptions.propagationPolicy`.

@@ -55,14 +55,34 @@ pub fn scale(
     let replicas = desired_replicas(&desired, target.name)?;
     let mut next = (*current).clone();
     meta::set_at(&mut next, &["spec", "replicas"], json!(replicas));
+    // The write is recorded as `<manager> Update scale`, and only when some manager owns the
+    // replicas already: kube-apiserver tracks a Scale's fields from the parent's entries that
+    // own them, and starts no tracking when there are none.
+    let options = WriteOptions {
+        untracked: !replicas_owned(&current),
+        ..options.clone()
+    };
     let written = update(
         state,
-        &Target::main(target.def, target.namespace, target.name),
+        &Target {
+            subresource: "scale",
+            ..Target::main(target.def, target.namespace, target.name)
+        },
         next,
         UpdateKind::Update,
-        options,
+        &options,
     )?;
     Ok(to_scale(&written.object))
+}
+
+/// Whether an entry of the object's managedFields owns `spec.replicas`.
+fn replicas_owned(object: &Value) -> bool {
+    object
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|entry| entry.pointer("/fieldsV1/f:spec/f:replicas").is_some())
 }
 
 fn desired_replicas(desired: &Value, name: &str) -> ApiResult<i64> {

@@ -43,10 +43,11 @@ pub fn update(
     keep_server_metadata(&mut object, &current);
     forbid_new_finalizers_while_deleting(target, &object, &current)?;
     let warnings = admission::admit(def, &mut object, Some(&current), options.validation)?;
+    admission::services::allocate_in(state, def, &mut object)?;
     if def.tracks_generation() && generation_changed(&object, &current, def.status_subresource) {
         bump_generation(&mut object, &current);
     }
-    if kind == UpdateKind::Update {
+    if kind == UpdateKind::Update && !options.untracked {
         let fields = managed::changed_fields(&current, &object, def.shape());
         managed::record(
             &mut object,

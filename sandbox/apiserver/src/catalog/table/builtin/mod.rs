@@ -2,6 +2,7 @@
 //! including the `priority: 1` ones kubectl shows only with `-o wide`), computed from the
 //! object's JSON the way the apiserver's Go printers compute them from typed objects.
 
+mod autoscaling;
 mod batch;
 mod columns;
 mod event;
@@ -33,6 +34,7 @@ pub enum BuiltInKind {
     Node,
     PersistentVolumeClaim,
     Ingress,
+    HorizontalPodAutoscaler,
     PodDisruptionBudget,
     Lease,
     RoleBinding,
@@ -60,6 +62,7 @@ impl BuiltInKind {
             ("batch", "CronJob") => Self::CronJob,
             ("", "Node") => Self::Node,
             ("networking.k8s.io", "Ingress") => Self::Ingress,
+            ("autoscaling", "HorizontalPodAutoscaler") => Self::HorizontalPodAutoscaler,
             ("policy", "PodDisruptionBudget") => Self::PodDisruptionBudget,
             ("coordination.k8s.io", "Lease") => Self::Lease,
             ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
@@ -129,6 +132,7 @@ impl BuiltInKind {
             }
             Self::Node => batch::node_cells(o, name, created),
             Self::Ingress => network::ingress_cells(o, name, created),
+            Self::HorizontalPodAutoscaler => autoscaling::autoscaler_cells(o, name, created),
             Self::PodDisruptionBudget => {
                 let bound = |field: &str| match get(o, &["spec", field]) {
                     Some(Value::String(v)) => v.clone(),
