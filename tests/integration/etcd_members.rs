@@ -357,3 +357,100 @@ pub(crate) async fn deletion_removes_the_members_or_orphans_them_running() {
     );
     e2e.finish().await;
 }
+
+/// Value of the sample `metric` (no labels) in the Prometheus text a real member serves on its
+/// metrics port.
+async fn member_metric(e2e: &E2e, pod: &str, metric: &str) -> Result<f64, String> {
+    let member = e2e
+        .etcd_members()
+        .members()
+        .into_iter()
+        .find(|m| m.pod == pod)
+        .ok_or_else(|| format!("no etcd runs for {pod}"))?;
+    let url = format!("http://{}:2381/metrics", member.address);
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let text = http
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?
+        .text()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    text.lines()
+        .find_map(|line| line.strip_prefix(&format!("{metric} ")))
+        .ok_or_else(|| format!("{url} has no {metric}"))?
+        .trim()
+        .parse()
+        .map_err(|e| format!("{metric}: {e}"))
+}
+
+/// Waits until the member of `pod` reports the space quota `bytes`.
+async fn wait_quota(e2e: &E2e, pod: &str, bytes: f64) {
+    let waited = ferroplane_testkit::eventually(format!("{pod} runs with a quota of {bytes}"))
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(|| async {
+            match member_metric(e2e, pod, "etcd_server_quota_backend_bytes").await {
+                Ok(q) if q == bytes => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        })
+        .await;
+    if let Err(e) = waited {
+        panic!("{e}");
+    }
+}
+
+// `spec.options` reach the real members (etcd reports the quota it runs with on the metrics
+// port ferroplane opens), a change of them restarts the members with the new value, and
+// `kubectl scale` on the EtcdCluster (its `/scale` subresource) grows the real membership.
+pub(crate) async fn options_metrics_and_kubectl_scale_on_real_members() {
+    let (_, current) = versions();
+    ensure_releases(&[&current]).await;
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    let yaml = |quota: u64| {
+        format!(
+            "{}  options:\n    quota-backend-bytes: {quota}\n",
+            cluster_yaml("opts", 1, &current, "Delete")
+        )
+    };
+    e2e.apply(&yaml(104_857_600)).await;
+    wait_ready_with_voters(&e2e, "opts", 1, &current).await;
+    wait_quota(&e2e, "opts-0", 104_857_600.0).await;
+
+    e2e.apply(&yaml(209_715_200)).await;
+    wait_quota(&e2e, "opts-0", 209_715_200.0).await;
+    wait_ready_with_voters(&e2e, "opts", 1, &current).await;
+
+    e2e.k(&[
+        "scale",
+        "etcdclusters.etcd.ferroplane.io/opts",
+        "--replicas=3",
+    ])
+    .await;
+    assert_eq!(
+        e2e.jsonpath("etcdclusters.etcd.ferroplane.io/opts", "{.spec.size}")
+            .await,
+        "3"
+    );
+    wait_ready_with_voters(&e2e, "opts", 3, &current).await;
+    let scale = e2e
+        .k(&[
+            "get",
+            "etcdclusters.etcd.ferroplane.io/opts",
+            "--subresource=scale",
+            "-o",
+            "jsonpath={.spec.replicas}/{.status.replicas}/{.status.selector}",
+        ])
+        .await;
+    assert_eq!(
+        scale,
+        "3/3/app.kubernetes.io/instance=opts,app.kubernetes.io/name=etcd"
+    );
+    e2e.finish().await;
+}

@@ -450,6 +450,9 @@ fn ignore_not_found<T>(r: Result<T, kube::Error>) -> Result<(), kube::Error> {
 /// Every child an EtcdCluster can have, whatever its spec says (names and kinds are what
 /// matter): deletion must work even for a spec ferroplane refuses to act on.
 fn all_children(mr: &EtcdCluster) -> Result<Vec<Child>, ReconcileError> {
+    let mut mr = mr.clone();
+    mr.spec.options.clear();
+    let mr = &mr;
     let release = version::resolve(&mr.spec).unwrap_or_else(|_| Release {
         version: Version::new(3, 5, 0),
         image: String::new(),

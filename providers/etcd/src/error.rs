@@ -33,6 +33,14 @@ pub enum SpecError {
     },
     #[error("size {0} is out of range; use 1 to 9 members")]
     BadSize(i32),
+    #[error(
+        "option {name:?} is {what}; options are etcd configuration-file entries with a string, number or boolean value"
+    )]
+    BadOption { name: String, what: &'static str },
+    #[error(
+        "option {0:?} is set by ferroplane itself (names, URLs, data directory, bootstrap, TLS); remove it from spec.options"
+    )]
+    ReservedOption(String),
 }
 
 fn upgrade_advice(required: Option<&str>) -> String {

@@ -9,6 +9,12 @@ use ferroplane_runtime::children::{MANAGED_BY, MANAGED_BY_LABEL};
 pub const PEER_PORT: i32 = 2380;
 /// Port clients (and the JSON gateway) use.
 pub const CLIENT_PORT: i32 = 2379;
+/// Port of each member's `/metrics` (and `/health`) listener, kept off the client port so that
+/// scraping needs no client certificate when client TLS is on.
+pub const METRICS_PORT: i32 = 2381;
+/// The `app.kubernetes.io/component` label, which tells a cluster's Services apart (a
+/// ServiceMonitor selects the `metrics` one).
+pub const COMPONENT_LABEL: &str = "app.kubernetes.io/component";
 /// The `app.kubernetes.io/name` label of every child and pod.
 pub const APP_NAME_LABEL: (&str, &str) = ("app.kubernetes.io/name", "etcd");
 /// Annotation on the StatefulSet recording the etcd version it runs, read back to refuse
@@ -18,6 +24,9 @@ pub const VERSION_ANNOTATION: &str = "etcd.ferroplane.io/version";
 /// `kubectl scale` is reverted also while etcd cannot be asked (its `spec.replicas` is then no
 /// longer what ferroplane decided).
 pub const REPLICAS_ANNOTATION: &str = "etcd.ferroplane.io/replicas";
+/// Annotation on the member pod template with the options the members run with (JSON): their
+/// configuration files are read at start only, so a change must restart them.
+pub const OPTIONS_ANNOTATION: &str = "etcd.ferroplane.io/options";
 /// Where each member's data volume is mounted.
 pub const DATA_MOUNT: &str = "/var/lib/etcd";
 /// Where the bootstrap ConfigMap is mounted.
@@ -49,6 +58,12 @@ impl ClusterNames {
 
     pub fn client_service(&self) -> String {
         format!("{}-client", self.name)
+    }
+
+    /// The headless Service listing every member's metrics port, for a Prometheus
+    /// ServiceMonitor (`app.kubernetes.io/component: metrics`, port `metrics`).
+    pub fn metrics_service(&self) -> String {
+        format!("{}-metrics", self.name)
     }
 
     pub fn statefulset(&self) -> String {

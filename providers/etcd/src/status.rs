@@ -59,6 +59,8 @@ pub struct StatusFields {
     pub leader: Option<String>,
     pub client_endpoint: String,
     pub phase: EtcdPhase,
+    /// The member pods' label selector, which the `/scale` subresource reports.
+    pub selector: String,
 }
 
 /// Status fields, readiness, conditions and a note for the `Synced` message.
@@ -266,6 +268,12 @@ pub fn report(
             leader,
             client_endpoint: names.client_endpoint(),
             phase,
+            selector: names
+                .selector()
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(","),
         },
         readiness,
         conditions: vec![available, progressing, degraded],
@@ -382,6 +390,10 @@ mod tests {
         assert_eq!(r.status.leader.as_deref(), Some("e-0"));
         assert_eq!(r.status.members.len(), 3);
         assert_eq!(r.status.client_endpoint, "http://e-client.ns.svc:2379");
+        assert_eq!(
+            r.status.selector,
+            "app.kubernetes.io/instance=e,app.kubernetes.io/name=etcd"
+        );
         assert_eq!(
             find(&r, conditions::AVAILABLE).status,
             ConditionStatus::True
@@ -549,6 +561,7 @@ mod tests {
             leader: None,
             client_endpoint: "http://e-client.ns.svc:2379".into(),
             phase: EtcdPhase::Degraded,
+            selector: "app.kubernetes.io/instance=e".into(),
         };
         assert_eq!(
             serde_json::to_value(&fields).expect("serializes"),
@@ -558,6 +571,7 @@ mod tests {
                 "leader": null,
                 "clientEndpoint": "http://e-client.ns.svc:2379",
                 "phase": "Degraded",
+                "selector": "app.kubernetes.io/instance=e",
             })
         );
     }

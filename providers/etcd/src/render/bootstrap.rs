@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
-use crate::names::{CLIENT_PORT, PEER_PORT, Topology};
+use crate::names::{CLIENT_PORT, METRICS_PORT, PEER_PORT, Topology};
 
 /// `initial-cluster-state` of a member.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +57,10 @@ pub struct MemberConfig {
     pub initial_cluster: Vec<(String, String)>,
     pub state: InitialState,
     pub token: String,
+    /// Where `/metrics` is served besides the client port (a pod's metrics port), if anywhere.
+    pub listen_metrics_url: Option<String>,
+    /// Further configuration-file entries ([`super::options`]); ferroplane's own win.
+    pub options: BTreeMap<String, Value>,
 }
 
 impl MemberConfig {
@@ -74,12 +78,17 @@ impl MemberConfig {
             Bootstrap::Existing { members } => (members.clone(), InitialState::Existing),
         };
         peers.insert(ordinal);
-        let (listen_peer_url, listen_client_url) = match listen {
+        let (listen_peer_url, listen_client_url, listen_metrics_url) = match listen {
             Listen::AllInterfaces => (
                 format!("http://0.0.0.0:{PEER_PORT}"),
                 format!("http://0.0.0.0:{CLIENT_PORT}"),
+                Some(format!("http://0.0.0.0:{METRICS_PORT}")),
             ),
-            Listen::Advertised => (topology.peer_url(ordinal), topology.client_url(ordinal)),
+            Listen::Advertised => (
+                topology.peer_url(ordinal),
+                topology.client_url(ordinal),
+                None,
+            ),
         };
         Self {
             name: topology.member_name(ordinal),
@@ -94,7 +103,15 @@ impl MemberConfig {
                 .collect(),
             state,
             token: token.to_owned(),
+            listen_metrics_url,
+            options: BTreeMap::new(),
         }
+    }
+
+    /// The same member with further configuration-file entries.
+    pub fn with_options(mut self, options: BTreeMap<String, Value>) -> Self {
+        self.options = options;
+        self
     }
 
     /// The configuration file etcd reads with `--config-file`.
@@ -104,7 +121,8 @@ impl MemberConfig {
             .iter()
             .map(|(n, u)| format!("{n}={u}"))
             .collect();
-        let value: Value = json!({
+        let mut file: serde_json::Map<String, Value> = self.options.clone().into_iter().collect();
+        let own: Value = json!({
             "name": self.name,
             "data-dir": self.data_dir,
             "listen-peer-urls": self.listen_peer_url,
@@ -119,8 +137,14 @@ impl MemberConfig {
             // membership calls go through it.
             "enable-grpc-gateway": true,
         });
+        if let Value::Object(own) = own {
+            file.extend(own);
+        }
+        if let Some(url) = &self.listen_metrics_url {
+            file.insert("listen-metrics-urls".into(), json!(url));
+        }
         // Serializing a `Value` built from strings cannot fail.
-        serde_json::to_string_pretty(&value).unwrap_or_default()
+        serde_json::to_string_pretty(&Value::Object(file)).unwrap_or_default()
     }
 }
 
@@ -131,6 +155,7 @@ pub fn config_files(
     bootstrap: &Bootstrap,
     token: &str,
     data_dir: &str,
+    options: &BTreeMap<String, Value>,
 ) -> BTreeMap<String, String> {
     ordinals
         .into_iter()
@@ -142,8 +167,34 @@ pub fn config_files(
                 token,
                 data_dir,
                 Listen::AllInterfaces,
-            );
+            )
+            .with_options(options.clone());
             (format!("{}.json", config.name), config.to_file())
+        })
+        .collect()
+}
+
+/// Kept files (while etcd cannot be asked who its members are) with `options` set in each, so
+/// that an options change reaches members restarted meanwhile. An option removed from the spec
+/// stays in them until the files are rendered again.
+pub fn with_options(
+    files: &BTreeMap<String, String>,
+    options: &BTreeMap<String, Value>,
+) -> BTreeMap<String, String> {
+    files
+        .iter()
+        .map(|(key, content)| {
+            let content = match serde_json::from_str::<Value>(content) {
+                Ok(Value::Object(mut file)) => {
+                    for (name, value) in options {
+                        file.insert(name.clone(), value.clone());
+                    }
+                    serde_json::to_string_pretty(&Value::Object(file)).unwrap_or_default()
+                }
+                // Not a file ferroplane wrote: kept as it is.
+                _ => content.clone(),
+            };
+            (key.clone(), content)
         })
         .collect()
 }
@@ -175,6 +226,44 @@ mod tests {
         assert_eq!(file["listen-peer-urls"], "http://0.0.0.0:2380");
         assert_eq!(file["advertise-client-urls"], "http://e-1.e.ns.svc:2379");
         assert_eq!(file["enable-grpc-gateway"], true);
+        assert_eq!(file["listen-metrics-urls"], "http://0.0.0.0:2381");
+    }
+
+    #[test]
+    fn options_join_the_file_and_never_replace_ferroplanes_entries() {
+        let names = ClusterNames::new("e", "ns");
+        let options = BTreeMap::from([
+            ("quota-backend-bytes".to_owned(), json!(1024)),
+            ("name".to_owned(), json!("evil")),
+        ]);
+        let files = config_files(
+            &names,
+            0..1,
+            &Bootstrap::New { size: 1 },
+            "t",
+            "/d",
+            &options,
+        );
+        let file: Value = serde_json::from_str(&files["e-0.json"]).expect("json");
+        assert_eq!(file["quota-backend-bytes"], 1024);
+        assert_eq!(file["name"], "e-0");
+    }
+
+    #[test]
+    fn kept_files_get_the_current_options() {
+        let kept = BTreeMap::from([
+            (
+                "e-0.json".to_owned(),
+                r#"{"name":"e-0","quota-backend-bytes":1}"#.to_owned(),
+            ),
+            ("README".to_owned(), "not json".to_owned()),
+        ]);
+        let options = BTreeMap::from([("quota-backend-bytes".to_owned(), json!(2))]);
+        let files = with_options(&kept, &options);
+        let file: Value = serde_json::from_str(&files["e-0.json"]).expect("json");
+        assert_eq!(file["quota-backend-bytes"], 2);
+        assert_eq!(file["name"], "e-0");
+        assert_eq!(files["README"], "not json");
     }
 
     #[test]
@@ -192,7 +281,14 @@ mod tests {
     #[test]
     fn config_files_are_keyed_by_pod() {
         let names = ClusterNames::new("e", "ns");
-        let files = config_files(&names, 0..2, &Bootstrap::New { size: 2 }, "t", "/d");
+        let files = config_files(
+            &names,
+            0..2,
+            &Bootstrap::New { size: 2 },
+            "t",
+            "/d",
+            &BTreeMap::new(),
+        );
         assert_eq!(files.keys().collect::<Vec<_>>(), ["e-0.json", "e-1.json"]);
     }
 }

@@ -15,6 +15,12 @@
 //!   well (clusters without the retention policy, or a claim that outlived it). `whenDeleted:
 //!   Retain`: deleting the StatefulSet (the EtcdCluster) keeps the data, as the deletion policy
 //!   promises nothing more.
+//! - Scheduling: `spec.scheduling` as given; without an affinity the members prefer nodes no
+//!   other member of the cluster runs on (a preference, so a small cluster still schedules).
+//!   A topology spread constraint without a label selector gets the cluster's.
+//! - The options members run with are in their configuration files, which a running member
+//!   does not re-read; the pod template carries them as an annotation so that a change rolls
+//!   the members, one at a time, as an image change does.
 //! - Probes: with `/livez` and `/readyz` (3.4.29+, 3.5.11+) liveness does not depend on a leader;
 //!   older versions only have `/health`, which fails without a leader, so liveness is a TCP check
 //!   there: restarting members of a cluster without quorum only makes it worse.
@@ -27,9 +33,10 @@ use k8s_openapi::api::apps::v1::{
     StatefulSetUpdateStrategy,
 };
 use k8s_openapi::api::core::v1::{
-    ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource,
-    HTTPGetAction, ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSpec,
-    PodTemplateSpec, Probe, TCPSocketAction, Volume, VolumeMount, VolumeResourceRequirements,
+    Affinity, ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar,
+    EnvVarSource, HTTPGetAction, ObjectFieldSelector, PersistentVolumeClaim,
+    PersistentVolumeClaimSpec, PodAffinityTerm, PodAntiAffinity, PodSpec, PodTemplateSpec, Probe,
+    TCPSocketAction, Volume, VolumeMount, VolumeResourceRequirements, WeightedPodAffinityTerm,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -37,7 +44,12 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::input::RenderInput;
 use super::owner::Owner;
-use crate::names::{CLIENT_PORT, CONFIG_MOUNT, ClusterNames, DATA_MOUNT, PEER_PORT};
+use serde_json::Value;
+
+use crate::names::{
+    CLIENT_PORT, CONFIG_MOUNT, ClusterNames, DATA_MOUNT, METRICS_PORT, OPTIONS_ANNOTATION,
+    PEER_PORT,
+};
 
 /// etcd's data directory inside the data volume (a subdirectory, so that a volume's
 /// `lost+found` does not make etcd think the directory is in use).
@@ -50,10 +62,20 @@ pub(super) fn render(
     names: &ClusterNames,
     owner: &Owner,
     input: &RenderInput,
+    options: &BTreeMap<String, Value>,
 ) -> StatefulSet {
     let owner = owner.with_version(input.release.version.to_string(), input.replicas);
-    let mut pod_labels = names.labels();
+    let pod_metadata = cluster.spec.pod_metadata.clone().unwrap_or_default();
+    // The user's first, so that ferroplane's labels (the selector) and annotations win.
+    let mut pod_labels = pod_metadata.labels;
+    pod_labels.extend(names.labels());
     pod_labels.extend(names.selector());
+    let mut pod_annotations = pod_metadata.annotations;
+    pod_annotations.insert(
+        OPTIONS_ANNOTATION.to_owned(),
+        serde_json::to_string(options).unwrap_or_default(),
+    );
+    let scheduling = &cluster.spec.scheduling;
     let storage = cluster.spec.storage.as_ref();
     let mut volumes = vec![Volume {
         name: CONFIG_VOLUME.to_owned(),
@@ -102,18 +124,41 @@ pub(super) fn render(
                 type_: Some("RollingUpdate".to_owned()),
                 ..StatefulSetUpdateStrategy::default()
             }),
-            selector: LabelSelector {
-                match_labels: Some(names.selector()),
-                ..LabelSelector::default()
-            },
+            selector: selector(names),
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
                     labels: Some(pod_labels),
+                    annotations: Some(pod_annotations),
                     ..ObjectMeta::default()
                 }),
                 spec: Some(PodSpec {
                     containers: vec![container(cluster, input)],
                     volumes: Some(volumes),
+                    affinity: Some(
+                        scheduling
+                            .affinity
+                            .clone()
+                            .unwrap_or_else(|| spread_over_nodes(names)),
+                    ),
+                    node_selector: (!scheduling.node_selector.is_empty())
+                        .then(|| scheduling.node_selector.clone()),
+                    tolerations: (!scheduling.tolerations.is_empty())
+                        .then(|| scheduling.tolerations.clone()),
+                    topology_spread_constraints: (!scheduling
+                        .topology_spread_constraints
+                        .is_empty())
+                    .then(|| {
+                        scheduling
+                            .topology_spread_constraints
+                            .iter()
+                            .cloned()
+                            .map(|mut c| {
+                                c.label_selector.get_or_insert_with(|| selector(names));
+                                c
+                            })
+                            .collect()
+                    }),
+                    priority_class_name: scheduling.priority_class_name.clone(),
                     ..PodSpec::default()
                 }),
             },
@@ -127,6 +172,33 @@ pub(super) fn render(
             ..StatefulSetSpec::default()
         }),
         status: None,
+    }
+}
+
+fn selector(names: &ClusterNames) -> LabelSelector {
+    LabelSelector {
+        match_labels: Some(names.selector()),
+        ..LabelSelector::default()
+    }
+}
+
+/// The default affinity: members prefer nodes without another member of this cluster.
+fn spread_over_nodes(names: &ClusterNames) -> Affinity {
+    Affinity {
+        pod_anti_affinity: Some(PodAntiAffinity {
+            preferred_during_scheduling_ignored_during_execution: Some(vec![
+                WeightedPodAffinityTerm {
+                    weight: 100,
+                    pod_affinity_term: PodAffinityTerm {
+                        label_selector: Some(selector(names)),
+                        topology_key: "kubernetes.io/hostname".to_owned(),
+                        ..PodAffinityTerm::default()
+                    },
+                },
+            ]),
+            ..PodAntiAffinity::default()
+        }),
+        ..Affinity::default()
     }
 }
 
@@ -159,6 +231,11 @@ fn container(cluster: &EtcdCluster, input: &RenderInput) -> Container {
             ContainerPort {
                 name: Some("peer".to_owned()),
                 container_port: PEER_PORT,
+                ..ContainerPort::default()
+            },
+            ContainerPort {
+                name: Some("metrics".to_owned()),
+                container_port: METRICS_PORT,
                 ..ContainerPort::default()
             },
         ]),
