@@ -72,6 +72,7 @@ pub const DEFAULT_ETCD_VERSION: &str = "3.5.17";
 )]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("!has(oldSelf.storage) == !has(self.storage)").message("storage cannot be added or removed after creation"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.tls) == !has(self.tls)").message("tls cannot be added or removed after creation: the members' peer and client URLs change scheme; create a new cluster"))]
 pub struct EtcdClusterSpec {
     /// `Delete` removes the StatefulSet, Services and PodDisruptionBudget with this object;
     /// `Orphan` leaves them running (their owner references are removed).
@@ -130,10 +131,47 @@ pub struct EtcdClusterSpec {
     /// nodes), topology spread, tolerations and priority.
     #[serde(default, skip_serializing_if = "EtcdScheduling::is_empty")]
     pub scheduling: EtcdScheduling,
+    /// TLS of the members' peer and client traffic, with client certificates required on both.
+    /// With `tls: {}` ferroplane makes a CA and the certificates (Secrets `<name>-tls-ca`,
+    /// `-peer`, `-server`, `-client`, which it owns and renews 30 days before they expire);
+    /// otherwise all three Secrets are given. Cannot be added or removed after creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<EtcdTls>,
     /// Labels and annotations added to every member pod (e.g. for a service mesh or a
     /// backup agent). The labels ferroplane selects pods by cannot be set here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_metadata: Option<EtcdPodMetadata>,
+}
+
+/// TLS Secrets of a cluster: all three, or none for certificates ferroplane makes.
+///
+/// Each is a `kubernetes.io/tls` Secret with `tls.crt`, `tls.key` and `ca.crt` (the CA that
+/// signed the other side's certificates).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("has(self.peerSecretRef) == has(self.serverSecretRef) && has(self.serverSecretRef) == has(self.clientSecretRef)").message("give all of peerSecretRef, serverSecretRef and clientSecretRef, or none of them to let ferroplane make the certificates"))]
+pub struct EtcdTls {
+    /// The certificate members present to each other, for server and client authentication,
+    /// valid for `*.<name>.<namespace>.svc`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_secret_ref: Option<EtcdSecretReference>,
+    /// The certificate of the client port, valid for `<name>-client.<namespace>.svc` and
+    /// `*.<name>.<namespace>.svc`; it needs client authentication too (etcd's gateway dials
+    /// its own gRPC server with it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_secret_ref: Option<EtcdSecretReference>,
+    /// The client certificate ferroplane uses for membership, status and backups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret_ref: Option<EtcdSecretReference>,
+}
+
+/// A Secret in the EtcdCluster's namespace, given by the user (ferroplane reads it only).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdSecretReference {
+    /// Name of the Secret.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
 }
 
 /// Option names ferroplane renders itself; overriding one would break bootstrap, membership

@@ -602,3 +602,106 @@ spec:
     .await;
     e2e.finish().await;
 }
+
+// `tls: {}`: ferroplane makes a CA and the peer, server and client certificates in Secrets it
+// owns, mounts them into the members and switches every URL to https; the Secrets go with the
+// cluster. Adding TLS to a running cluster is refused at admission.
+pub(crate) async fn etcdcluster_with_generated_tls() {
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    e2e.apply(
+        "apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: etcd-tls\nspec:\n  size: 3\n  tls: {}\n",
+    )
+    .await;
+    let object = "etcdclusters.etcd.ferroplane.io/etcd-tls";
+    e2e.wait_jsonpath(
+        object,
+        "{.status.conditions[?(@.type=='Ready')].status}",
+        "True",
+    )
+    .await;
+    assert_eq!(
+        e2e.jsonpath(object, "{.status.clientEndpoint}").await,
+        format!("https://etcd-tls-client.{}.svc:2379", e2e.namespace)
+    );
+    for which in ["ca", "peer", "server", "client"] {
+        let secret = format!("secret/etcd-tls-tls-{which}");
+        assert_eq!(
+            e2e.jsonpath(&secret, "{.type}/{.metadata.ownerReferences[0].kind}")
+                .await,
+            "kubernetes.io/tls/EtcdCluster",
+            "{secret}"
+        );
+        let keys = e2e.jsonpath(&secret, "{.data}").await;
+        for key in ["tls.crt", "tls.key", "ca.crt"] {
+            assert!(keys.contains(key), "{secret} has {key}");
+        }
+    }
+    assert!(
+        !e2e.jsonpath(
+            "secret/etcd-tls-tls-server",
+            "{.metadata.annotations.etcd\\.ferroplane\\.io/not-after}"
+        )
+        .await
+        .is_empty(),
+        "the expiry that renewal is judged by is recorded"
+    );
+    assert_eq!(
+        e2e.jsonpath(
+            "statefulset/etcd-tls",
+            "{.spec.template.spec.volumes[?(@.name=='peer-tls')].secret.secretName}"
+        )
+        .await,
+        "etcd-tls-tls-peer"
+    );
+    let file = e2e
+        .jsonpath("configmap/etcd-tls-bootstrap", "{.data.etcd-tls-0\\.json}")
+        .await;
+    let file: serde_json::Value = serde_json::from_str(&file).expect("config file JSON");
+    assert_eq!(file["listen-client-urls"], "https://0.0.0.0:2379");
+    assert_eq!(file["client-transport-security"]["client-cert-auth"], true);
+    // No key material in what a tenant reads about the cluster.
+    let described = e2e.k(&["describe", object]).await;
+    assert!(!described.contains("PRIVATE KEY"), "{described}");
+
+    let refused = e2e
+        .kubectl(
+            &[
+                "patch",
+                "etcdclusters.etcd.ferroplane.io",
+                "etcd-tls",
+                "--type=json",
+                "-p",
+                r#"[{"op":"remove","path":"/spec/tls"}]"#,
+            ],
+            None,
+        )
+        .await;
+    assert!(
+        !refused.success() && refused.stderr.contains("tls cannot be added or removed"),
+        "{}",
+        refused.stderr
+    );
+
+    e2e.k(&[
+        "delete",
+        "etcdclusters.etcd.ferroplane.io",
+        "etcd-tls",
+        "--timeout=60s",
+    ])
+    .await;
+    e2e.eventually(
+        "the certificate Secrets to go with the cluster",
+        WAIT,
+        || async {
+            let left = e2e
+                .k(&["get", "secrets", "-o", "name"])
+                .await
+                .lines()
+                .filter(|l| l.contains("etcd-tls-tls-"))
+                .count();
+            (left == 0).then_some(())
+        },
+    )
+    .await;
+    e2e.finish().await;
+}

@@ -13,8 +13,8 @@
 //! With deletion policy Orphan the children carry no owner reference, so the framework's orphan
 //! path (drop the finalizer, touch nothing) leaves them running.
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
 
 use ferroplane_apis::etcd::EtcdCluster;
 use ferroplane_runtime::children::{self, Child, Children, owned};
@@ -30,13 +30,14 @@ use kube::{Client, ResourceExt};
 use tracing::info;
 
 use crate::error::{Error, SpecError};
-use crate::membership::{GatewayClient, Membership};
+use crate::membership::{GatewayClient, Membership, MembershipError};
 use crate::names::{ClusterNames, MAX_NAME_LEN, REPLICAS_ANNOTATION, VERSION_ANNOTATION};
 use crate::planner::{self, Step};
 use crate::render::bootstrap::Bootstrap;
 use crate::render::{self, BootstrapFiles, RenderInput};
 use crate::scaling::{self, Observed};
 use crate::status::{self, Membership as MembershipState};
+use crate::tls::{self, ClientTls, TlsSecrets};
 use crate::version::{self, Release, Version};
 
 /// Field manager of every server-side apply of an EtcdCluster's children: one per kind, so that
@@ -53,32 +54,90 @@ pub const CHILD_NOT_OURS: &str = "ChildNotOurs";
 const CRASH_LOOP_RESTARTS: i32 = 3;
 
 /// Gives the controller a membership client for a cluster. The production one talks to the
-/// client Service through the JSON gateway; tests inject others.
+/// client Service through the JSON gateway; tests inject others. `tls` is the client
+/// certificate of a TLS cluster (`None` when it has no TLS, or its Secret is not there yet).
 pub trait MembershipFactory: Send + Sync + 'static {
     type Client: Membership;
-    fn for_cluster(&self, names: &ClusterNames) -> Self::Client;
+    fn for_cluster(
+        &self,
+        names: &ClusterNames,
+        tls: Option<&ClientTls>,
+    ) -> Result<Self::Client, MembershipError>;
 }
 
-/// [`GatewayClient`]s sharing one connection pool.
+/// Makes the HTTP client builder each membership client starts from (a test's resolver, say).
+pub type HttpBuilder = Arc<dyn Fn() -> reqwest::ClientBuilder + Send + Sync>;
+
+/// [`GatewayClient`]s: clusters without TLS share one connection pool; each TLS cluster has a
+/// client of its own with its client certificate, kept until the certificate changes.
 #[derive(Clone)]
 pub struct GatewayFactory {
     http: reqwest::Client,
+    builder: HttpBuilder,
+    config: crate::membership::GatewayConfig,
+    with_tls: Arc<Mutex<HashMap<(String, String), (ClientTls, reqwest::Client)>>>,
 }
 
 impl GatewayFactory {
     pub fn new(config: &crate::membership::GatewayConfig) -> Result<Self, reqwest::Error> {
-        let http = reqwest::Client::builder()
+        Self::with_builder(config, Arc::new(reqwest::Client::builder))
+    }
+
+    /// Clients built from `builder` (plus the timeouts of `config` and, for TLS clusters,
+    /// their certificates).
+    pub fn with_builder(
+        config: &crate::membership::GatewayConfig,
+        builder: HttpBuilder,
+    ) -> Result<Self, reqwest::Error> {
+        let http = builder()
             .connect_timeout(config.connect_timeout)
             .timeout(config.request_timeout)
             .build()?;
-        Ok(Self { http })
+        Ok(Self {
+            http,
+            builder,
+            config: config.clone(),
+            with_tls: Arc::default(),
+        })
+    }
+
+    fn tls_client(&self, tls: &ClientTls) -> Result<reqwest::Client, MembershipError> {
+        let builder = (self.builder)()
+            .connect_timeout(self.config.connect_timeout)
+            .timeout(self.config.request_timeout);
+        crate::membership::http_with_tls(builder, tls)
     }
 }
 
 impl MembershipFactory for GatewayFactory {
     type Client = GatewayClient;
-    fn for_cluster(&self, names: &ClusterNames) -> GatewayClient {
-        GatewayClient::with_http(self.http.clone(), vec![names.client_endpoint()])
+    fn for_cluster(
+        &self,
+        names: &ClusterNames,
+        tls: Option<&ClientTls>,
+    ) -> Result<GatewayClient, MembershipError> {
+        let http = match tls {
+            None => self.http.clone(),
+            Some(tls) => {
+                let key = (names.namespace.clone(), names.name.clone());
+                let mut cache = self
+                    .with_tls
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                match cache.get(&key) {
+                    Some((cached, http)) if cached == tls => http.clone(),
+                    _ => {
+                        let http = self.tls_client(tls)?;
+                        cache.insert(key, (tls.clone(), http.clone()));
+                        http
+                    }
+                }
+            }
+        };
+        Ok(GatewayClient::with_http(
+            http,
+            vec![names.client_endpoint()],
+        ))
     }
 }
 
@@ -104,12 +163,27 @@ impl<F: MembershipFactory> Connector<EtcdCluster> for EtcdConnector<F> {
 
     async fn connect(&self, mr: &EtcdCluster) -> Result<Self::Client, ReconcileError> {
         let names = render::cluster_names(mr).map_err(to_reconcile)?;
+        let children = Children::with_field_manager(self.client.clone(), FIELD_MANAGER);
+        let tls = tls::secret_names(mr, &names);
+        // Only read here: the Secrets are written by create and update.
+        let client_tls = match &tls {
+            Some(secrets) => TlsSecrets::new(&self.client, &children, &names, secrets)
+                .client()
+                .await
+                .map_err(to_reconcile)?,
+            None => None,
+        };
+        let membership = self
+            .factory
+            .for_cluster(&names, client_tls.as_ref())
+            .map_err(|e| to_reconcile(e.into()))?;
         Ok(EtcdClient {
             kube: self.client.clone(),
-            children: Children::with_field_manager(self.client.clone(), FIELD_MANAGER),
-            membership: self.factory.for_cluster(&names),
+            children,
+            membership,
             events: self.events.clone(),
             names,
+            tls,
         })
     }
 }
@@ -121,6 +195,8 @@ pub struct EtcdClient<M> {
     membership: M,
     events: Events,
     names: ClusterNames,
+    /// The TLS Secrets, for a TLS cluster.
+    tls: Option<tls::SecretNames>,
 }
 
 /// Everything `observe` and `update` look at.
@@ -139,7 +215,7 @@ struct Snapshot {
 fn to_reconcile(e: Error) -> ReconcileError {
     let reason = e.reason();
     match &e {
-        Error::Spec(_) => ReconcileError::terminal(reason, e.to_string()),
+        Error::Spec(_) | Error::NotOurs(_) => ReconcileError::terminal(reason, e.to_string()),
         _ => ReconcileError::retryable(reason, e.to_string()).with_source(e),
     }
 }
@@ -421,6 +497,30 @@ impl<M: Membership> EtcdClient<M> {
         Ok(())
     }
 
+    /// Why the TLS Secrets must be written (a generated certificate missing or due for
+    /// renewal); an error for a user Secret that is missing or incomplete.
+    async fn tls_drift(&self, mr: &EtcdCluster) -> Result<Vec<String>, ReconcileError> {
+        let Some(secrets) = &self.tls else {
+            return Ok(Vec::new());
+        };
+        TlsSecrets::new(&self.kube, &self.children, &self.names, secrets)
+            .check(mr, jiff::Timestamp::now())
+            .await
+            .map_err(to_reconcile)
+    }
+
+    /// Makes or renews the generated TLS Secrets (checks the user's), before the pods that
+    /// mount them are applied.
+    async fn ensure_tls(&self, mr: &EtcdCluster) -> Result<(), ReconcileError> {
+        let Some(secrets) = &self.tls else {
+            return Ok(());
+        };
+        TlsSecrets::new(&self.kube, &self.children, &self.names, secrets)
+            .ensure(mr, jiff::Timestamp::now())
+            .await
+            .map_err(to_reconcile)
+    }
+
     /// Deletes a member's pod and data volume so that it starts empty.
     async fn restart_empty(&self, mr: &EtcdCluster, ordinal: u32) -> Result<(), ReconcileError> {
         let pod = self.names.member(ordinal);
@@ -535,6 +635,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         if existing == 0 {
             return Ok(Observation::missing());
         }
+        diffs.extend(self.tls_drift(mr).await?);
         if let Step::Flapping { why, .. } = &snap.step {
             // Repeated on every poll while it lasts; the recorder counts repeats of one event.
             self.events
@@ -585,6 +686,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
         let desired = self.desired(mr, &snap, None)?;
+        self.ensure_tls(mr).await?;
         self.apply_all(&desired).await?;
         info!(cluster = %self.names.name, size = mr.spec.size, "created etcd cluster");
         Ok(Creation::new(self.names.name.clone()))
@@ -626,6 +728,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
             scale_to = None;
         }
         let desired = self.desired(mr, &snap, scale_to)?;
+        self.ensure_tls(mr).await?;
         self.apply_all(&desired).await?;
         self.delete_volumes(mr, &applied.delete_volumes).await?;
         if let Some(ordinal) = applied.restart_empty {

@@ -83,6 +83,14 @@ pub enum Error {
     },
     #[error("the EtcdCluster has no {0}; it must come from the API server")]
     MissingMetadata(&'static str),
+    #[error(
+        "TLS Secret {name} lacks {missing}; give a kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt, or remove the secret references to let ferroplane make the certificates"
+    )]
+    TlsSecret { name: String, missing: String },
+    #[error(transparent)]
+    Certificate(#[from] crate::tls::certs::CertError),
+    #[error("{0}")]
+    NotOurs(String),
 }
 
 impl Error {
@@ -99,7 +107,11 @@ impl Error {
             Error::Spec(e) => e.reason(),
             Error::Membership(_) => "MembershipChangeFailed",
             Error::Kube { .. } => "KubernetesApiError",
-            Error::Serialize { .. } | Error::MissingMetadata(_) => "InternalError",
+            Error::Serialize { .. } | Error::MissingMetadata(_) | Error::Certificate(_) => {
+                "InternalError"
+            }
+            Error::TlsSecret { .. } => "TlsSecretInvalid",
+            Error::NotOurs(_) => crate::controller::CHILD_NOT_OURS,
         }
     }
 }

@@ -50,6 +50,7 @@ pub mod render;
 pub mod scaling;
 pub mod simulated;
 mod status;
+pub mod tls;
 mod version;
 
 use std::future::Future;

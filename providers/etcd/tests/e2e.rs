@@ -510,8 +510,12 @@ struct SimulatedFactory(SimulatedEtcd);
 
 impl MembershipFactory for SimulatedFactory {
     type Client = SimulatedEtcd;
-    fn for_cluster(&self, _names: &ClusterNames) -> SimulatedEtcd {
-        self.0.clone()
+    fn for_cluster(
+        &self,
+        _names: &ClusterNames,
+        _tls: Option<&provider_etcd::tls::ClientTls>,
+    ) -> Result<SimulatedEtcd, provider_etcd::membership::MembershipError> {
+        Ok(self.0.clone())
     }
 }
 

@@ -62,6 +62,9 @@ pub enum MembershipError {
         code: i32,
         message: String,
     },
+    /// The client certificate or CA could not be loaded (never shows key material).
+    #[error("cannot use the TLS client certificate for etcd: {detail}")]
+    Tls { detail: String },
     #[error("unexpected answer from etcd at {endpoint} to {action}: {detail}")]
     Decode {
         endpoint: String,

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::api::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
+use crate::tls::ClientTls;
 
 /// gRPC status codes etcd returns through the gateway.
 const CODE_NOT_FOUND: i32 = 5;
@@ -28,6 +29,29 @@ impl Default for GatewayConfig {
             request_timeout: Duration::from_secs(5),
         }
     }
+}
+
+/// `builder` finished with the client certificate of `tls` and trusting only its CA (members
+/// are named by cluster DNS names, which no public CA vouches for), HTTPS only.
+pub fn http_with_tls(
+    builder: reqwest::ClientBuilder,
+    tls: &ClientTls,
+) -> Result<reqwest::Client, MembershipError> {
+    let detail = |what: &str, e: reqwest::Error| MembershipError::Tls {
+        detail: format!("{what}: {e}"),
+    };
+    let identity = reqwest::Identity::from_pem(
+        format!("{}\n{}", tls.key_pem.trim_end(), tls.cert_pem).as_bytes(),
+    )
+    .map_err(|e| detail("the certificate and key do not load", e))?;
+    let ca = reqwest::Certificate::from_pem_bundle(tls.ca_pem.as_bytes())
+        .map_err(|e| detail("ca.crt does not load", e))?;
+    builder
+        .tls_certs_only(ca)
+        .identity(identity)
+        .https_only(true)
+        .build()
+        .map_err(|e| detail("the HTTP client cannot be built", e))
 }
 
 /// Talks to a cluster through a list of client URLs, trying the next one when a URL is

@@ -7,4 +7,4 @@ mod api;
 mod gateway;
 
 pub use api::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
-pub use gateway::{GatewayClient, GatewayConfig};
+pub use gateway::{GatewayClient, GatewayConfig, http_with_tls};

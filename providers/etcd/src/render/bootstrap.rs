@@ -44,6 +44,27 @@ pub enum Listen {
     Advertised,
 }
 
+/// Certificate files of a member with TLS: each directory holds `tls.crt`, `tls.key` and
+/// `ca.crt` (a `kubernetes.io/tls` Secret mounted there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberTls {
+    /// Presented to and required from peers.
+    pub peer_dir: String,
+    /// Presented on the client port, whose clients must present a certificate of `ca.crt`.
+    pub server_dir: String,
+}
+
+impl MemberTls {
+    fn transport(dir: &str) -> Value {
+        json!({
+            "cert-file": format!("{dir}/tls.crt"),
+            "key-file": format!("{dir}/tls.key"),
+            "trusted-ca-file": format!("{dir}/ca.crt"),
+            "client-cert-auth": true,
+        })
+    }
+}
+
 /// Configuration of one member.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemberConfig {
@@ -61,6 +82,8 @@ pub struct MemberConfig {
     pub listen_metrics_url: Option<String>,
     /// Further configuration-file entries ([`super::options`]); ferroplane's own win.
     pub options: BTreeMap<String, Value>,
+    /// Certificates, when the members speak TLS (the topology's URLs are `https`).
+    pub tls: Option<MemberTls>,
 }
 
 impl MemberConfig {
@@ -78,10 +101,13 @@ impl MemberConfig {
             Bootstrap::Existing { members } => (members.clone(), InitialState::Existing),
         };
         peers.insert(ordinal);
+        // Listen the way the member is advertised: `https` for a TLS topology.
+        let (peer_url, client_url) = (topology.peer_url(ordinal), topology.client_url(ordinal));
+        let (peer_scheme, client_scheme) = (scheme_of(&peer_url), scheme_of(&client_url));
         let (listen_peer_url, listen_client_url, listen_metrics_url) = match listen {
             Listen::AllInterfaces => (
-                format!("http://0.0.0.0:{PEER_PORT}"),
-                format!("http://0.0.0.0:{CLIENT_PORT}"),
+                format!("{peer_scheme}://0.0.0.0:{PEER_PORT}"),
+                format!("{client_scheme}://0.0.0.0:{CLIENT_PORT}"),
                 Some(format!("http://0.0.0.0:{METRICS_PORT}")),
             ),
             Listen::Advertised => (
@@ -105,7 +131,14 @@ impl MemberConfig {
             token: token.to_owned(),
             listen_metrics_url,
             options: BTreeMap::new(),
+            tls: None,
         }
+    }
+
+    /// The same member with certificates.
+    pub fn with_tls(mut self, tls: Option<MemberTls>) -> Self {
+        self.tls = tls;
+        self
     }
 
     /// The same member with further configuration-file entries.
@@ -143,9 +176,23 @@ impl MemberConfig {
         if let Some(url) = &self.listen_metrics_url {
             file.insert("listen-metrics-urls".into(), json!(url));
         }
+        if let Some(tls) = &self.tls {
+            file.insert(
+                "client-transport-security".into(),
+                MemberTls::transport(&tls.server_dir),
+            );
+            file.insert(
+                "peer-transport-security".into(),
+                MemberTls::transport(&tls.peer_dir),
+            );
+        }
         // Serializing a `Value` built from strings cannot fail.
         serde_json::to_string_pretty(&Value::Object(file)).unwrap_or_default()
     }
+}
+
+fn scheme_of(url: &str) -> &str {
+    url.split_once("://").map_or("http", |(scheme, _)| scheme)
 }
 
 /// ConfigMap data: one configuration file per pod that exists or is about to (`ordinals`).
@@ -156,6 +203,7 @@ pub fn config_files(
     token: &str,
     data_dir: &str,
     options: &BTreeMap<String, Value>,
+    tls: Option<&MemberTls>,
 ) -> BTreeMap<String, String> {
     ordinals
         .into_iter()
@@ -168,7 +216,8 @@ pub fn config_files(
                 data_dir,
                 Listen::AllInterfaces,
             )
-            .with_options(options.clone());
+            .with_options(options.clone())
+            .with_tls(tls.cloned());
             (format!("{}.json", config.name), config.to_file())
         })
         .collect()
@@ -243,10 +292,42 @@ mod tests {
             "t",
             "/d",
             &options,
+            None,
         );
         let file: Value = serde_json::from_str(&files["e-0.json"]).expect("json");
         assert_eq!(file["quota-backend-bytes"], 1024);
         assert_eq!(file["name"], "e-0");
+    }
+
+    #[test]
+    fn tls_members_listen_and_advertise_https_and_require_client_certificates() {
+        let names = ClusterNames::new("e", "ns").with_tls(true);
+        let tls = MemberTls {
+            peer_dir: "/p".into(),
+            server_dir: "/s".into(),
+        };
+        let files = config_files(
+            &names,
+            0..1,
+            &Bootstrap::New { size: 1 },
+            "t",
+            "/d",
+            &BTreeMap::new(),
+            Some(&tls),
+        );
+        let file: Value = serde_json::from_str(&files["e-0.json"]).expect("json");
+        assert_eq!(file["listen-peer-urls"], "https://0.0.0.0:2380");
+        assert_eq!(file["listen-client-urls"], "https://0.0.0.0:2379");
+        assert_eq!(file["advertise-client-urls"], "https://e-0.e.ns.svc:2379");
+        assert_eq!(file["initial-cluster"], "e-0=https://e-0.e.ns.svc:2380");
+        // Metrics and probes stay plain HTTP on their own port.
+        assert_eq!(file["listen-metrics-urls"], "http://0.0.0.0:2381");
+        let client = &file["client-transport-security"];
+        assert_eq!(client["cert-file"], "/s/tls.crt");
+        assert_eq!(client["trusted-ca-file"], "/s/ca.crt");
+        assert_eq!(client["client-cert-auth"], true);
+        assert_eq!(file["peer-transport-security"]["key-file"], "/p/tls.key");
+        assert_eq!(file["peer-transport-security"]["client-cert-auth"], true);
     }
 
     #[test]
@@ -288,6 +369,7 @@ mod tests {
             "t",
             "/d",
             &BTreeMap::new(),
+            None,
         );
         assert_eq!(files.keys().collect::<Vec<_>>(), ["e-0.json", "e-1.json"]);
     }

@@ -58,6 +58,8 @@ pub fn render(cluster: &EtcdCluster, input: &RenderInput) -> Result<Rendered, Er
     let owner = Owner::of(cluster, input.owned)?;
     let token = initial_cluster_token(cluster, &names);
     let options = options::effective(cluster)?;
+    let tls = crate::tls::secret_names(cluster, &names);
+    let member_tls = tls.as_ref().map(|_| crate::tls::member_tls());
     Ok(Rendered {
         peer_service: services::peer(&names, &owner),
         client_service: services::client(&names, &owner),
@@ -72,12 +74,13 @@ pub fn render(cluster: &EtcdCluster, input: &RenderInput) -> Result<Rendered, Er
                     &token,
                     statefulset::DATA_DIR,
                     &options,
+                    member_tls.as_ref(),
                 ),
                 BootstrapFiles::Keep(files) => bootstrap::with_options(files, &options),
             }),
             ..ConfigMap::default()
         },
-        statefulset: statefulset::render(cluster, &names, &owner, input, &options),
+        statefulset: statefulset::render(cluster, &names, &owner, input, &options, tls.as_ref()),
         pdb: pdb::render(&names, &owner, pdb_members(cluster, input.replicas)),
     })
 }
@@ -94,7 +97,7 @@ pub fn cluster_names(cluster: &EtcdCluster) -> Result<ClusterNames, Error> {
     let namespace = cluster
         .namespace()
         .ok_or(Error::MissingMetadata("namespace"))?;
-    Ok(ClusterNames::new(cluster.name_any(), namespace))
+    Ok(ClusterNames::new(cluster.name_any(), namespace).with_tls(cluster.spec.tls.is_some()))
 }
 
 /// Ordinals that need a configuration file: every pod that may run.

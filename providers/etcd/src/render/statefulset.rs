@@ -48,14 +48,18 @@ use serde_json::Value;
 
 use crate::names::{
     CLIENT_PORT, CONFIG_MOUNT, ClusterNames, DATA_MOUNT, METRICS_PORT, OPTIONS_ANNOTATION,
-    PEER_PORT,
+    PEER_PORT, PEER_TLS_MOUNT, SERVER_TLS_MOUNT,
 };
+use crate::tls::SecretNames;
+use k8s_openapi::api::core::v1::SecretVolumeSource;
 
 /// etcd's data directory inside the data volume (a subdirectory, so that a volume's
 /// `lost+found` does not make etcd think the directory is in use).
 pub const DATA_DIR: &str = "/var/lib/etcd/data";
 const DATA_VOLUME: &str = "data";
 const CONFIG_VOLUME: &str = "config";
+const PEER_TLS_VOLUME: &str = "peer-tls";
+const SERVER_TLS_VOLUME: &str = "server-tls";
 
 pub(super) fn render(
     cluster: &EtcdCluster,
@@ -63,6 +67,7 @@ pub(super) fn render(
     owner: &Owner,
     input: &RenderInput,
     options: &BTreeMap<String, Value>,
+    tls: Option<&SecretNames>,
 ) -> StatefulSet {
     let owner = owner.with_version(input.release.version.to_string(), input.replicas);
     let pod_metadata = cluster.spec.pod_metadata.clone().unwrap_or_default();
@@ -85,6 +90,21 @@ pub(super) fn render(
         }),
         ..Volume::default()
     }];
+    if let Some(tls) = tls {
+        for (volume, secret) in [
+            (PEER_TLS_VOLUME, &tls.peer),
+            (SERVER_TLS_VOLUME, &tls.server),
+        ] {
+            volumes.push(Volume {
+                name: volume.to_owned(),
+                secret: Some(SecretVolumeSource {
+                    secret_name: Some(secret.clone()),
+                    ..SecretVolumeSource::default()
+                }),
+                ..Volume::default()
+            });
+        }
+    }
     if storage.is_none() {
         volumes.push(Volume {
             name: DATA_VOLUME.to_owned(),
@@ -132,7 +152,7 @@ pub(super) fn render(
                     ..ObjectMeta::default()
                 }),
                 spec: Some(PodSpec {
-                    containers: vec![container(cluster, input)],
+                    containers: vec![container(cluster, input, tls.is_some())],
                     volumes: Some(volumes),
                     affinity: Some(
                         scheduling
@@ -202,8 +222,34 @@ fn spread_over_nodes(names: &ClusterNames) -> Affinity {
     }
 }
 
-fn container(cluster: &EtcdCluster, input: &RenderInput) -> Container {
-    let (liveness, readiness) = probes(input);
+fn container(cluster: &EtcdCluster, input: &RenderInput, tls: bool) -> Container {
+    let (liveness, readiness) = probes(input, tls);
+    let mut mounts = vec![
+        VolumeMount {
+            name: DATA_VOLUME.to_owned(),
+            mount_path: DATA_MOUNT.to_owned(),
+            ..VolumeMount::default()
+        },
+        VolumeMount {
+            name: CONFIG_VOLUME.to_owned(),
+            mount_path: CONFIG_MOUNT.to_owned(),
+            read_only: Some(true),
+            ..VolumeMount::default()
+        },
+    ];
+    if tls {
+        for (name, path) in [
+            (PEER_TLS_VOLUME, PEER_TLS_MOUNT),
+            (SERVER_TLS_VOLUME, SERVER_TLS_MOUNT),
+        ] {
+            mounts.push(VolumeMount {
+                name: name.to_owned(),
+                mount_path: path.to_owned(),
+                read_only: Some(true),
+                ..VolumeMount::default()
+            });
+        }
+    }
     Container {
         name: "etcd".to_owned(),
         image: Some(input.release.image.clone()),
@@ -239,19 +285,7 @@ fn container(cluster: &EtcdCluster, input: &RenderInput) -> Container {
                 ..ContainerPort::default()
             },
         ]),
-        volume_mounts: Some(vec![
-            VolumeMount {
-                name: DATA_VOLUME.to_owned(),
-                mount_path: DATA_MOUNT.to_owned(),
-                ..VolumeMount::default()
-            },
-            VolumeMount {
-                name: CONFIG_VOLUME.to_owned(),
-                mount_path: CONFIG_MOUNT.to_owned(),
-                read_only: Some(true),
-                ..VolumeMount::default()
-            },
-        ]),
+        volume_mounts: Some(mounts),
         resources: cluster.spec.resources.clone(),
         liveness_probe: Some(liveness),
         readiness_probe: Some(readiness),
@@ -259,11 +293,11 @@ fn container(cluster: &EtcdCluster, input: &RenderInput) -> Container {
     }
 }
 
-fn http_probe(path: &str, period: i32, failures: i32) -> Probe {
+fn http_probe(path: &str, port: i32, period: i32, failures: i32) -> Probe {
     Probe {
         http_get: Some(HTTPGetAction {
             path: Some(path.to_owned()),
-            port: IntOrString::Int(CLIENT_PORT),
+            port: IntOrString::Int(port),
             ..HTTPGetAction::default()
         }),
         period_seconds: Some(period),
@@ -273,10 +307,16 @@ fn http_probe(path: &str, period: i32, failures: i32) -> Probe {
     }
 }
 
-/// (liveness, readiness)
-fn probes(input: &RenderInput) -> (Probe, Probe) {
+/// (liveness, readiness). With TLS the client port wants a client certificate, which the
+/// kubelet has none of: the probes go to the plain-HTTP metrics port, which serves the same
+/// health endpoints.
+fn probes(input: &RenderInput, tls: bool) -> (Probe, Probe) {
+    let port = if tls { METRICS_PORT } else { CLIENT_PORT };
     if input.release.version.has_livez_readyz() {
-        (http_probe("/livez", 10, 8), http_probe("/readyz", 5, 3))
+        (
+            http_probe("/livez", port, 10, 8),
+            http_probe("/readyz", port, 5, 3),
+        )
     } else {
         let tcp = Probe {
             tcp_socket: Some(TCPSocketAction {
@@ -288,6 +328,6 @@ fn probes(input: &RenderInput) -> (Probe, Probe) {
             failure_threshold: Some(8),
             ..Probe::default()
         };
-        (tcp, http_probe("/health", 5, 3))
+        (tcp, http_probe("/health", port, 5, 3))
     }
 }

@@ -469,3 +469,96 @@ fn pod_metadata_is_added_but_never_replaces_the_selector() {
         "false"
     );
 }
+
+// tls
+
+#[test]
+fn tls_mounts_the_secrets_and_probes_the_metrics_port() {
+    let c = cluster(serde_json::json!({"size": 3, "version": "3.5.17", "tls": {}}));
+    let r = render(&c, &input(&c, 3)).expect("renders");
+    let pod = pod_spec_of(&r.statefulset);
+    let secrets: Vec<(String, String)> = pod
+        .volumes
+        .as_ref()
+        .expect("volumes")
+        .iter()
+        .filter_map(|v| {
+            let secret = v.secret.as_ref()?.secret_name.clone()?;
+            Some((v.name.clone(), secret))
+        })
+        .collect();
+    assert_eq!(
+        secrets,
+        [
+            ("peer-tls".to_owned(), "etcd-tls-peer".to_owned()),
+            ("server-tls".to_owned(), "etcd-tls-server".to_owned())
+        ]
+    );
+    let container = container_of(&r.statefulset);
+    let mounts: Vec<&str> = container
+        .volume_mounts
+        .as_ref()
+        .expect("mounts")
+        .iter()
+        .map(|m| m.mount_path.as_str())
+        .collect();
+    assert!(mounts.contains(&"/etc/etcd-tls/peer") && mounts.contains(&"/etc/etcd-tls/server"));
+    let probe_port = |p: &Option<Probe>| {
+        p.as_ref()
+            .and_then(|p| p.http_get.as_ref())
+            .map(|h| h.port.clone())
+    };
+    assert_eq!(
+        probe_port(&container.readiness_probe),
+        Some(IntOrString::Int(2381))
+    );
+    assert_eq!(
+        probe_port(&container.liveness_probe),
+        Some(IntOrString::Int(2381))
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&r.bootstrap_config.data.expect("data")["etcd-0.json"]).expect("json");
+    assert_eq!(
+        file["initial-cluster"]
+            .as_str()
+            .map(|s| s.contains("https://etcd-0.etcd.db.svc:2380")),
+        Some(true)
+    );
+    assert_eq!(
+        file["client-transport-security"]["cert-file"],
+        "/etc/etcd-tls/server/tls.crt"
+    );
+    assert_eq!(
+        file["peer-transport-security"]["trusted-ca-file"],
+        "/etc/etcd-tls/peer/ca.crt"
+    );
+}
+
+#[test]
+fn user_tls_secrets_are_mounted_as_given() {
+    let c = cluster(serde_json::json!({"size": 1, "tls": {
+        "peerSecretRef": {"name": "my-peer"},
+        "serverSecretRef": {"name": "my-server"},
+        "clientSecretRef": {"name": "my-client"},
+    }}));
+    let names = cluster_names(&c).expect("names");
+    let secrets = crate::tls::secret_names(&c, &names).expect("tls");
+    assert_eq!(
+        (
+            secrets.peer.as_str(),
+            secrets.server.as_str(),
+            secrets.client.as_str(),
+            secrets.generated
+        ),
+        ("my-peer", "my-server", "my-client", false)
+    );
+    let sts = render(&c, &input(&c, 1)).expect("renders").statefulset;
+    let volumes = pod_spec_of(&sts).volumes.clone().expect("volumes");
+    assert!(
+        volumes
+            .iter()
+            .any(|v| v.secret.as_ref().and_then(|s| s.secret_name.as_deref()) == Some("my-peer"))
+    );
+    assert!(cluster(serde_json::json!({"size": 1})).spec.tls.is_none());
+    assert!(crate::tls::secret_names(&cluster(serde_json::json!({"size": 1})), &names).is_none());
+}

@@ -55,12 +55,17 @@ impl SimulatedFactory {
 
 impl MembershipFactory for SimulatedFactory {
     type Client = SimulatedMembership;
-    fn for_cluster(&self, names: &ClusterNames) -> SimulatedMembership {
-        SimulatedMembership {
+    /// The simulation has no TLS to speak: the client certificate is not used.
+    fn for_cluster(
+        &self,
+        names: &ClusterNames,
+        _tls: Option<&crate::tls::ClientTls>,
+    ) -> Result<SimulatedMembership, MembershipError> {
+        Ok(SimulatedMembership {
             kube: self.kube.clone(),
             names: names.clone(),
             cluster: self.cluster(names),
-        }
+        })
     }
 }
 
