@@ -454,3 +454,106 @@ pub(crate) async fn options_metrics_and_kubectl_scale_on_real_members() {
     );
     e2e.finish().await;
 }
+
+/// PEM of `key` in Secret `name`.
+async fn secret_text(e2e: &E2e, name: &str, key: &str) -> String {
+    use base64::Engine as _;
+    let encoded = e2e
+        .jsonpath(
+            &format!("secret/{name}"),
+            &format!("{{.data.{}}}", key.replace('.', "\\.")),
+        )
+        .await;
+    String::from_utf8(
+        base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .expect("base64"),
+    )
+    .expect("PEM text")
+}
+
+// `tls: {}` on real members: they bootstrap over TLS peer links with the certificates
+// ferroplane made, the controller lists them through the gateway with its client certificate
+// (Ready with three healthy voters), a client with that certificate is answered, and plain HTTP
+// to the client port is not.
+pub(crate) async fn a_tls_cluster_runs_on_real_members_with_generated_certificates() {
+    let (_, current) = versions();
+    ensure_releases(&[&current]).await;
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    e2e.apply(&format!(
+        "{}  tls: {{}}\n",
+        cluster_yaml("sealed", 3, &current, "Delete")
+    ))
+    .await;
+    let object = "etcdclusters.etcd.ferroplane.io/sealed";
+    let healthy_voters = || async {
+        e2e.jsonpath(
+            object,
+            "{range .status.members[?(@.role=='Voter')]}{.healthy}{\"\\n\"}{end}",
+        )
+        .await
+        .lines()
+        .filter(|h| *h == "true")
+        .count()
+    };
+    let waited = ferroplane_testkit::eventually("sealed Ready with three healthy voters over TLS")
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(|| async {
+            let ready = e2e
+                .jsonpath(object, "{.status.conditions[?(@.type=='Ready')].status}")
+                .await;
+            let voters = healthy_voters().await;
+            if ready == "True" && voters == 3 {
+                Ok(())
+            } else {
+                Err(format!("Ready={ready}, healthy voters {voters}"))
+            }
+        })
+        .await;
+    if let Err(e) = waited {
+        panic!(
+            "{e}\n{}\nmember runner: {:?}\nmember logs: {}",
+            e2e.k(&["describe", object]).await,
+            e2e.etcd_members().problems(),
+            e2e.etcd_members().log_dir().display()
+        );
+    }
+    let tls = provider_etcd::tls::ClientTls {
+        ca_pem: secret_text(&e2e, "sealed-tls-client", "ca.crt").await,
+        cert_pem: secret_text(&e2e, "sealed-tls-client", "tls.crt").await,
+        key_pem: secret_text(&e2e, "sealed-tls-client", "tls.key").await,
+    };
+    let http = provider_etcd::membership::http_with_tls(
+        reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(5))
+            .dns_resolver(e2e.etcd_members().addresses()),
+        &tls,
+    )
+    .expect("a TLS client");
+    let url = format!(
+        "https://sealed-client.{}.svc:2379/v3/cluster/member/list",
+        e2e.namespace
+    );
+    let list: Value = http
+        .post(&url)
+        .body("{}")
+        .send()
+        .await
+        .expect("etcd answers the client certificate")
+        .json()
+        .await
+        .expect("JSON");
+    let mut names: Vec<&str> = list["members"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .filter_map(|m| m["name"].as_str())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["sealed-0", "sealed-1", "sealed-2"]);
+    let plain = etcd_call(&e2e, "sealed", "/v3/cluster/member/list").await;
+    assert!(plain.is_err(), "plain HTTP is not served: {plain:?}");
+    e2e.finish().await;
+}

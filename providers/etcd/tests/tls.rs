@@ -315,3 +315,56 @@ async fn members_bootstrap_join_and_answer_only_with_the_client_certificate() {
         .until_async(|| async { listed(&four).await.ok() == Some(voters(4)) })
         .await;
 }
+
+// A snapshot through the maintenance API of a TLS member, with the controller's client
+// certificate: the keys written before are in it, and its checksum was verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_streams_through_the_gateway_and_carries_the_keys() {
+    use base64::Engine as _;
+    let mut cluster = TlsCluster::new();
+    cluster.start(0, &Bootstrap::New { size: 1 });
+    let client = cluster.gateway(&cluster.client.clone(), 1);
+    eventually("the member answers over TLS")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(200))
+        .until_async(|| async { client.list().await.is_ok() })
+        .await;
+    let http = http_with_tls(
+        reqwest::Client::builder().timeout(Duration::from_secs(30)),
+        &cluster.client,
+    )
+    .expect("a TLS client");
+    let url = cluster.topology.client_url(0);
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    for i in 0..20 {
+        let response = http
+            .post(format!("{url}/v3/kv/put"))
+            .json(&serde_json::json!({"key": b64(&format!("backup-key-{i}")), "value": b64(&format!("value-{i}"))}))
+            .send()
+            .await
+            .expect("put");
+        assert!(response.status().is_success());
+    }
+    let mut saved: Vec<u8> = Vec::new();
+    let info = provider_etcd::membership::snapshot::save(&http, &url, &mut saved)
+        .await
+        .expect("a verified snapshot");
+    assert_eq!(info.size, saved.len() as u64);
+    assert!(saved.len() > 32, "a database and its checksum");
+    for i in 0..20 {
+        let key = format!("backup-key-{i}");
+        assert!(
+            saved.windows(key.len()).any(|w| w == key.as_bytes()),
+            "{key} is in the snapshot"
+        );
+    }
+    // Without the client certificate there is no snapshot.
+    let plain = reqwest::Client::builder()
+        .tls_certs_only(
+            reqwest::Certificate::from_pem_bundle(cluster.client.ca_pem.as_bytes()).expect("CA"),
+        )
+        .build()
+        .expect("client");
+    let refused = provider_etcd::membership::snapshot::save(&plain, &url, &mut Vec::new()).await;
+    assert!(refused.is_err(), "{refused:?}");
+}
