@@ -117,8 +117,8 @@ pub struct EtcdClusterSpec {
     pub replace_failed_members: bool,
     /// Extra etcd configuration: entries of etcd's configuration file, named like its flags
     /// without `--` (`quota-backend-bytes: 4294967296`, `auto-compaction-retention: "30m"`,
-    /// `enable-pprof: true`), with the types etcd's file has (numbers as numbers; durations
-    /// and `auto-compaction-retention` as strings). Each overrides a default: periodic
+    /// `enable-pprof: "true"`), with the types etcd's file has: numbers as numbers, durations
+    /// and `auto-compaction-retention` as strings, booleans as the strings "true" or "false". Each overrides a default: periodic
     /// auto-compaction keeping one hour, and a space quota of half the volume (at most 8 GiB;
     /// 2 GiB without `storage`). A change restarts the members one at a time. Entries
     /// ferroplane sets itself (names, URLs, the data directory, bootstrap and TLS settings)
@@ -210,12 +210,14 @@ pub fn is_reserved_option(name: &str) -> bool {
         || name.starts_with("peer-transport")
 }
 
-/// A map of option name to a scalar kept as written (etcd's configuration file is typed).
+/// A map of option name to an integer or a string, kept as written (etcd's configuration file
+/// is typed). Not "any value": the API server builds CEL types for the map and has none for an
+/// untyped value; booleans travel as "true"/"false" and are written to the file as booleans.
 fn options_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "object",
         "maxProperties": 64,
-        "additionalProperties": {"x-kubernetes-preserve-unknown-fields": true},
+        "additionalProperties": {"x-kubernetes-int-or-string": true},
     })
 }
 

@@ -29,6 +29,7 @@ use kube::api::{Api, DeleteParams, ListParams};
 use kube::{Client, ResourceExt};
 use tracing::info;
 
+use crate::defrag::{self, DefragPolicy};
 use crate::error::{Error, SpecError};
 use crate::membership::{GatewayClient, Membership, MembershipError};
 use crate::names::{ClusterNames, MAX_NAME_LEN, REPLICAS_ANNOTATION, VERSION_ANNOTATION};
@@ -521,6 +522,61 @@ impl<M: Membership> EtcdClient<M> {
             .map_err(to_reconcile)
     }
 
+    /// The member to defragment now and why ([`defrag`]): only while membership is steady.
+    fn defrag_due(&self, mr: &EtcdCluster, snap: &Snapshot) -> Option<(String, String)> {
+        let observed = snap.membership.as_ref().ok()?;
+        if snap.step != Step::Steady {
+            return None;
+        }
+        let quota = render::options::effective(mr)
+            .ok()?
+            .get("quota-backend-bytes")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        let member = DefragPolicy::default().pick(observed, quota)?;
+        let status = member.status.as_ref()?;
+        let mib = |b: u64| b as f64 / f64::from(1 << 20);
+        Some((
+            member.member.name.clone(),
+            format!(
+                "{:.1} MiB of its {:.1} MiB database are free (space quota {:.0} MiB)",
+                mib(status.db_size.saturating_sub(status.db_size_in_use)),
+                mib(status.db_size),
+                mib(quota)
+            ),
+        ))
+    }
+
+    /// Defragments the member [`Self::defrag_due`] names, and says so in an event.
+    async fn defragment(&self, mr: &EtcdCluster, snap: &Snapshot) -> Result<(), ReconcileError> {
+        let Some((name, why)) = self.defrag_due(mr, snap) else {
+            return Ok(());
+        };
+        let Some(url) = snap.membership.as_ref().ok().and_then(|o| {
+            let m = o.members.iter().find(|m| m.member.name == name)?;
+            m.member
+                .client_urls
+                .first()
+                .cloned()
+                .or_else(|| m.ordinal.map(|o| self.names.member_client_url(o)))
+        }) else {
+            return Ok(());
+        };
+        self.membership.defragment(&url).await.map_err(|e| {
+            let err = Error::from(e);
+            ReconcileError::retryable(err.reason(), format!("defragmenting {name}: {err}"))
+        })?;
+        info!(cluster = %self.names.name, member = %name, "defragmented");
+        self.events
+            .normal(
+                mr,
+                defrag::MEMBER_DEFRAGMENTED,
+                format!("defragmented {name}: {why}"),
+            )
+            .await;
+        Ok(())
+    }
+
     /// Deletes a member's pod and data volume so that it starts empty.
     async fn restart_empty(&self, mr: &EtcdCluster, ordinal: u32) -> Result<(), ReconcileError> {
         let pod = self.names.member(ordinal);
@@ -648,6 +704,9 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
                 status::describe(&snap.step, &self.names)
             ));
         }
+        if let Some((name, why)) = self.defrag_due(mr, &snap) {
+            diffs.push(format!("member {name} is due a defragmentation: {why}"));
+        }
         let size = desired_size(mr)?;
         let membership = match &snap.membership {
             Ok(observed) => MembershipState::Known {
@@ -730,6 +789,9 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         let desired = self.desired(mr, &snap, scale_to)?;
         self.ensure_tls(mr).await?;
         self.apply_all(&desired).await?;
+        if !applied.changed_membership && scale_to.is_none() {
+            self.defragment(mr, &snap).await?;
+        }
         self.delete_volumes(mr, &applied.delete_volumes).await?;
         if let Some(ordinal) = applied.restart_empty {
             self.restart_empty(mr, ordinal).await?;

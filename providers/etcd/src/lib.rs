@@ -42,6 +42,7 @@
 //! membership API); never another provider or the binary.
 
 pub mod controller;
+pub mod defrag;
 mod error;
 pub mod membership;
 pub mod names;

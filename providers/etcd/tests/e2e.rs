@@ -475,6 +475,10 @@ impl Membership for SimulatedEtcd {
         Ok(())
     }
 
+    async fn defragment(&self, client_url: &str) -> Result<(), MembershipError> {
+        self.status(client_url).await.map(|_| ())
+    }
+
     async fn status(&self, client_url: &str) -> Result<MemberStatus, MembershipError> {
         let members = self.locked();
         let member = members
@@ -497,6 +501,8 @@ impl Membership for SimulatedEtcd {
                 raft_index: 1,
                 is_learner: m.is_learner,
                 errors: vec![],
+                db_size: 0,
+                db_size_in_use: 0,
             })
             .ok_or(MembershipError::Api {
                 action: "status",

@@ -127,6 +127,15 @@ impl TlsCluster {
     }
 
     fn start(&mut self, ordinal: u32, bootstrap: &Bootstrap) {
+        self.start_with_options(ordinal, bootstrap, Default::default());
+    }
+
+    fn start_with_options(
+        &mut self,
+        ordinal: u32,
+        bootstrap: &Bootstrap,
+        options: std::collections::BTreeMap<String, serde_json::Value>,
+    ) {
         let data_dir = self.dir.path().join(format!("m{ordinal}.etcd"));
         let mut config = MemberConfig::new(
             &self.topology,
@@ -146,6 +155,7 @@ impl TlsCluster {
                 .into_owned(),
         }));
         config.listen_metrics_url = Some(self.topology.metrics_url(ordinal));
+        let config = config.with_options(options);
         let path = self.dir.path().join(format!("m{ordinal}.json"));
         std::fs::write(&path, config.to_file()).expect("config");
         let log =
@@ -367,4 +377,163 @@ async fn a_snapshot_streams_through_the_gateway_and_carries_the_keys() {
         .expect("client");
     let refused = provider_etcd::membership::snapshot::save(&plain, &url, &mut Vec::new()).await;
     assert!(refused.is_err(), "{refused:?}");
+}
+
+// A real member past its space quota (an option rendered into its configuration file) raises
+// NOSPACE: the member still answers and follows its leader, so it counts as healthy for quorum,
+// and the alarm is read from its status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nospace_is_an_alarm_of_a_healthy_member() {
+    use base64::Engine as _;
+    use provider_etcd::planner::Health;
+    let mut cluster = TlsCluster::new();
+    cluster.start_with_options(
+        0,
+        &Bootstrap::New { size: 1 },
+        [("quota-backend-bytes".to_owned(), serde_json::json!(16384))].into(),
+    );
+    let client = cluster.gateway(&cluster.client.clone(), 1);
+    eventually("the member answers")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(200))
+        .until_async(|| async { client.list().await.is_ok() })
+        .await;
+    let http = http_with_tls(
+        reqwest::Client::builder().timeout(Duration::from_secs(10)),
+        &cluster.client,
+    )
+    .expect("a TLS client");
+    let url = cluster.topology.client_url(0);
+    let value = base64::engine::general_purpose::STANDARD.encode(vec![0u8; 3000]);
+    let mut refused = None;
+    for i in 0..50 {
+        let answer: serde_json::Value = http
+            .post(format!("{url}/v3/kv/put"))
+            .json(&serde_json::json!({"key": base64::engine::general_purpose::STANDARD.encode(format!("k{i}")), "value": value}))
+            .send()
+            .await
+            .expect("put answered")
+            .json()
+            .await
+            .expect("JSON");
+        if answer.get("error").is_some() {
+            refused = Some(answer);
+            break;
+        }
+    }
+    let refused = refused.expect("writes fail once the quota is reached");
+    assert!(
+        refused["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("database space exceeded")),
+        "{refused}"
+    );
+    let observed = provider_etcd::scaling::observe(&client, &cluster.topology, |_| false)
+        .await
+        .expect("observed");
+    let member = &observed.members[0];
+    assert_eq!(member.health, Health::Healthy, "an alarm is not ill health");
+    assert_eq!(
+        member.status.as_ref().map(|s| s.alarms()),
+        Some(vec!["NOSPACE"])
+    );
+}
+
+// Defragmentation on a real member: after keys are written, deleted and the history compacted,
+// the database file is mostly free pages; the policy picks the member and the membership
+// client's defragment shrinks the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compacted_member_is_picked_and_defragmented() {
+    use base64::Engine as _;
+    use provider_etcd::defrag::DefragPolicy;
+    let b64 = |s: &[u8]| base64::engine::general_purpose::STANDARD.encode(s);
+    let mut cluster = TlsCluster::new();
+    cluster.start(0, &Bootstrap::New { size: 1 });
+    let client = cluster.gateway(&cluster.client.clone(), 1);
+    eventually("the member answers")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(200))
+        .until_async(|| async { client.list().await.is_ok() })
+        .await;
+    let http = http_with_tls(
+        reqwest::Client::builder().timeout(Duration::from_secs(30)),
+        &cluster.client,
+    )
+    .expect("a TLS client");
+    let url = cluster.topology.client_url(0);
+    let value = b64(&vec![7u8; 64 * 1024]);
+    for i in 0..64 {
+        let key = b64(format!("big/{i}").as_bytes());
+        let r = http
+            .post(format!("{url}/v3/kv/put"))
+            .json(&serde_json::json!({"key": key, "value": value}))
+            .send()
+            .await
+            .expect("put");
+        assert!(r.status().is_success());
+    }
+    let deleted: serde_json::Value = http
+        .post(format!("{url}/v3/kv/deleterange"))
+        .json(&serde_json::json!({"key": b64(b"big/"), "range_end": b64(b"big0")}))
+        .send()
+        .await
+        .expect("delete")
+        .json()
+        .await
+        .expect("JSON");
+    let revision = deleted["header"]["revision"]
+        .as_str()
+        .expect("revision")
+        .to_owned();
+    let compacted = http
+        .post(format!("{url}/v3/kv/compaction"))
+        .json(&serde_json::json!({"revision": revision, "physical": true}))
+        .send()
+        .await
+        .expect("compaction");
+    assert!(compacted.status().is_success());
+    let policy = DefragPolicy {
+        min_free_bytes: 1 << 20,
+        ..DefragPolicy::default()
+    };
+    // The compacted pages count as free once the backend commits again: a write makes it.
+    let before = eventually("the compacted pages to be free")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(300))
+        .try_until_async(|| async {
+            http.post(format!("{url}/v3/kv/put"))
+                .json(&serde_json::json!({"key": b64(b"tick"), "value": b64(b"1")}))
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            let status = client.status(&url).await.map_err(|e| e.to_string())?;
+            if policy.wants(status.db_size, status.db_size_in_use, 2 << 30) {
+                Ok(status)
+            } else {
+                Err(format!(
+                    "{} of {} bytes in use",
+                    status.db_size_in_use, status.db_size
+                ))
+            }
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let observed = provider_etcd::scaling::observe(&client, &cluster.topology, |_| false)
+        .await
+        .expect("observed");
+    assert_eq!(
+        policy
+            .pick(&observed, 2 << 30)
+            .map(|m| m.member.name.as_str()),
+        Some("m0")
+    );
+    client.defragment(&url).await.expect("defragmented");
+    let after = client.status(&url).await.expect("status");
+    assert!(
+        after.db_size < before.db_size / 2,
+        "the file shrank: {} → {} bytes",
+        before.db_size,
+        after.db_size
+    );
+    assert!(!policy.wants(after.db_size, after.db_size_in_use, 2 << 30));
 }

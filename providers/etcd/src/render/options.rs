@@ -4,7 +4,8 @@
 //! with `--config-file` ignores its other flags and `ETCD_*` variables, so the only place an
 //! extra setting takes effect is the file (see [`super::bootstrap`]). Values keep the YAML type
 //! the user wrote, because etcd decodes the file into typed fields (a quoted number for
-//! `quota-backend-bytes` is refused, an unquoted one for `auto-compaction-retention` too).
+//! `quota-backend-bytes` is refused, an unquoted one for `auto-compaction-retention` too); the
+//! schema admits integers and strings only, so the strings "true" and "false" become booleans.
 //!
 //! Defaults, each overridable:
 //! - `auto-compaction-mode: periodic`, `auto-compaction-retention: "1h"`: without compaction the
@@ -46,7 +47,12 @@ pub fn effective(cluster: &EtcdCluster) -> Result<BTreeMap<String, Value>, SpecE
                 what,
             });
         }
-        options.insert(name.clone(), value.clone());
+        let value = match value {
+            Value::String(s) if s == "true" => Value::Bool(true),
+            Value::String(s) if s == "false" => Value::Bool(false),
+            other => other.clone(),
+        };
+        options.insert(name.clone(), value);
     }
     Ok(options)
 }
@@ -123,12 +129,14 @@ mod tests {
         let o = effective(&cluster(json!({"options": {
             "quota-backend-bytes": 104857600,
             "auto-compaction-retention": "30m",
-            "enable-pprof": true,
+            "enable-pprof": "true",
+            "strict-reconfig-check": "false",
         }})))
         .expect("valid");
         assert_eq!(o["quota-backend-bytes"], json!(104857600));
         assert_eq!(o["auto-compaction-retention"], json!("30m"));
-        assert_eq!(o["enable-pprof"], json!(true));
+        assert_eq!(o["enable-pprof"], json!(true), "booleans arrive as strings");
+        assert_eq!(o["strict-reconfig-check"], json!(false));
         assert_eq!(o["auto-compaction-mode"], json!("periodic"));
     }
 
