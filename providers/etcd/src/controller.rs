@@ -69,6 +69,9 @@ pub trait MembershipFactory: Send + Sync + 'static {
 /// Makes the HTTP client builder each membership client starts from (a test's resolver, say).
 pub type HttpBuilder = Arc<dyn Fn() -> reqwest::ClientBuilder + Send + Sync>;
 
+/// The HTTP client of each TLS cluster (by namespace and name) and the certificate it presents.
+type TlsClients = HashMap<(String, String), (ClientTls, reqwest::Client)>;
+
 /// [`GatewayClient`]s: clusters without TLS share one connection pool; each TLS cluster has a
 /// client of its own with its client certificate, kept until the certificate changes.
 #[derive(Clone)]
@@ -76,7 +79,7 @@ pub struct GatewayFactory {
     http: reqwest::Client,
     builder: HttpBuilder,
     config: crate::membership::GatewayConfig,
-    with_tls: Arc<Mutex<HashMap<(String, String), (ClientTls, reqwest::Client)>>>,
+    with_tls: Arc<Mutex<TlsClients>>,
 }
 
 impl GatewayFactory {
