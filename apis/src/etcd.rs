@@ -1,6 +1,10 @@
 //! Group `etcd.ferroplane.io`: `EtcdCluster`, an etcd cluster run inside the Kubernetes cluster.
 
-use k8s_openapi::api::core::v1::ResourceRequirements;
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    Affinity, ResourceRequirements, Toleration, TopologySpreadConstraint,
+};
 use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -26,6 +30,11 @@ pub const DEFAULT_ETCD_VERSION: &str = "3.5.17";
     shortname = "etcd",
     category = "ferroplane",
     category = "managed",
+    scale(
+        spec_replicas_path = ".spec.size",
+        status_replicas_path = ".status.readyMembers",
+        label_selector_path = ".status.selector"
+    ),
     doc = "An etcd cluster run in this namespace: ferroplane renders a StatefulSet, a headless peer Service, a client Service and a PodDisruptionBudget, and changes membership one member at a time when the size changes.",
     printcolumn(
         name = "READY",
@@ -63,6 +72,7 @@ pub const DEFAULT_ETCD_VERSION: &str = "3.5.17";
 )]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("!has(oldSelf.storage) == !has(self.storage)").message("storage cannot be added or removed after creation"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.tls) == !has(self.tls)").message("tls cannot be added or removed after creation: the members' peer and client URLs change scheme; create a new cluster"))]
 pub struct EtcdClusterSpec {
     /// `Delete` removes the StatefulSet, Services and PodDisruptionBudget with this object;
     /// `Orphan` leaves them running (their owner references are removed).
@@ -105,6 +115,150 @@ pub struct EtcdClusterSpec {
     /// condition (reason `MemberFlapping`) instead.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replace_failed_members: bool,
+    /// Extra etcd configuration: entries of etcd's configuration file, named like its flags
+    /// without `--` (`quota-backend-bytes: 4294967296`, `auto-compaction-retention: "30m"`,
+    /// `enable-pprof: "true"`), with the types etcd's file has: numbers as numbers, durations
+    /// and `auto-compaction-retention` as strings, booleans as the strings "true" or "false". Each overrides a default: periodic
+    /// auto-compaction keeping one hour, and a space quota of half the volume (at most 8 GiB;
+    /// 2 GiB without `storage`). A change restarts the members one at a time. Entries
+    /// ferroplane sets itself (names, URLs, the data directory, bootstrap and TLS settings)
+    /// are refused.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(schema_with = "options_schema")]
+    #[x_kube(validation = Rule::new(OPTIONS_RULE).message("options may not set what ferroplane sets itself: name, data-dir, wal-dir, listen-*, advertise-client-urls, initial-*, enable-grpc-gateway, force-new-cluster, discovery*, *cert-file, *key-file, *trusted-ca-file, *client-cert-auth, *auto-tls, config-file"))]
+    pub options: BTreeMap<String, serde_json::Value>,
+    /// Where members run: node selection, affinity (default: members prefer different
+    /// nodes), topology spread, tolerations and priority.
+    #[serde(default, skip_serializing_if = "EtcdScheduling::is_empty")]
+    pub scheduling: EtcdScheduling,
+    /// TLS of the members' peer and client traffic, with client certificates required on both.
+    /// With `tls: {}` ferroplane makes a CA and the certificates (Secrets `<name>-tls-ca`,
+    /// `-peer`, `-server`, `-client`, which it owns and renews 30 days before they expire);
+    /// otherwise all three Secrets are given. Cannot be added or removed after creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<EtcdTls>,
+    /// Labels and annotations added to every member pod (e.g. for a service mesh or a
+    /// backup agent). The labels ferroplane selects pods by cannot be set here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_metadata: Option<EtcdPodMetadata>,
+}
+
+/// TLS Secrets of a cluster: all three, or none for certificates ferroplane makes.
+///
+/// Each is a `kubernetes.io/tls` Secret with `tls.crt`, `tls.key` and `ca.crt` (the CA that
+/// signed the other side's certificates).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("has(self.peerSecretRef) == has(self.serverSecretRef) && has(self.serverSecretRef) == has(self.clientSecretRef)").message("give all of peerSecretRef, serverSecretRef and clientSecretRef, or none of them to let ferroplane make the certificates"))]
+pub struct EtcdTls {
+    /// The certificate members present to each other, for server and client authentication,
+    /// valid for `*.<name>.<namespace>.svc`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_secret_ref: Option<EtcdSecretReference>,
+    /// The certificate of the client port, valid for `<name>-client.<namespace>.svc` and
+    /// `*.<name>.<namespace>.svc`; it needs client authentication too (etcd's gateway dials
+    /// its own gRPC server with it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_secret_ref: Option<EtcdSecretReference>,
+    /// The client certificate ferroplane uses for membership, status and backups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret_ref: Option<EtcdSecretReference>,
+}
+
+/// A Secret in the EtcdCluster's namespace, given by the user (ferroplane reads it only).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdSecretReference {
+    /// Name of the Secret.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+}
+
+/// Option names ferroplane renders itself; overriding one would break bootstrap, membership
+/// or the URLs the controller uses.
+pub const RESERVED_OPTIONS: &[&str] = &[
+    "name",
+    "data-dir",
+    "wal-dir",
+    "listen-peer-urls",
+    "listen-client-urls",
+    "listen-client-http-urls",
+    "listen-metrics-urls",
+    "initial-advertise-peer-urls",
+    "advertise-client-urls",
+    "initial-cluster",
+    "initial-cluster-state",
+    "initial-cluster-token",
+    "enable-grpc-gateway",
+    "force-new-cluster",
+    "config-file",
+];
+
+/// The reserved names and families: `discovery*`, TLS files and switches.
+const OPTIONS_RULE: &str = "self.all(k, !(k in ['name', 'data-dir', 'wal-dir', 'listen-peer-urls', 'listen-client-urls', 'listen-client-http-urls', 'listen-metrics-urls', 'initial-advertise-peer-urls', 'advertise-client-urls', 'initial-cluster', 'initial-cluster-state', 'initial-cluster-token', 'enable-grpc-gateway', 'force-new-cluster', 'config-file']) && !k.startsWith('discovery') && !k.endsWith('cert-file') && !k.endsWith('key-file') && !k.endsWith('trusted-ca-file') && !k.endsWith('client-cert-auth') && !k.endsWith('auto-tls') && !k.startsWith('client-transport') && !k.startsWith('peer-transport'))";
+
+/// Whether `name` is an option ferroplane sets itself (the same test as the admission rule).
+pub fn is_reserved_option(name: &str) -> bool {
+    RESERVED_OPTIONS.contains(&name)
+        || name.starts_with("discovery")
+        || name.ends_with("cert-file")
+        || name.ends_with("key-file")
+        || name.ends_with("trusted-ca-file")
+        || name.ends_with("client-cert-auth")
+        || name.ends_with("auto-tls")
+        || name.starts_with("client-transport")
+        || name.starts_with("peer-transport")
+}
+
+/// A map of option name to an integer or a string, kept as written (etcd's configuration file
+/// is typed). Not "any value": the API server builds CEL types for the map and has none for an
+/// untyped value; booleans travel as "true"/"false" and are written to the file as booleans.
+fn options_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "maxProperties": 64,
+        "additionalProperties": {"x-kubernetes-int-or-string": true},
+    })
+}
+
+/// Scheduling of the member pods.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdScheduling {
+    /// Nodes the members may run on, by label.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: BTreeMap<String, String>,
+    /// Affinity of the member pods. When unset, members prefer nodes no other member of this
+    /// cluster runs on (losing one node then loses one member).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<Affinity>,
+    /// Topology spread constraints; one without a `labelSelector` applies to this cluster's
+    /// members.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+    /// Tolerations of the member pods.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<Toleration>,
+    /// PriorityClass of the member pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
+}
+
+impl EtcdScheduling {
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+}
+
+/// Metadata added to every member pod.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!has(self.labels) || self.labels.all(k, !(k in ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/managed-by', 'ferroplane.io/uid']))").message("podMetadata.labels may not set app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/managed-by or ferroplane.io/uid: ferroplane selects and owns pods by them"))]
+pub struct EtcdPodMetadata {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
 }
 
 fn default_size() -> i32 {
@@ -183,6 +337,10 @@ pub struct EtcdClusterStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Vec<Condition>,
+    /// Label selector of the member pods, for the `/scale` subresource (a
+    /// HorizontalPodAutoscaler or `kubectl scale` reads it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
     /// The `metadata.generation` last reconciled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,

@@ -139,6 +139,7 @@ fn samples_fit_their_types() {
     assert_sample_fits::<alibabacloud::ProviderConfig>("providerconfig.yaml");
     assert_sample_fits::<alibabacloud::ClusterProviderConfig>("clusterproviderconfig.yaml");
     assert_sample_fits::<etcd::EtcdCluster>("etcdcluster.yaml");
+    assert_sample_fits::<etcd::EtcdCluster>("etcdcluster-tls.yaml");
     assert_sample_fits::<application::Application>("application.yaml");
     let stack = std::fs::read_to_string(deploy_dir("samples").join("stack.yaml")).unwrap();
     for doc in stack.split("\n---\n") {

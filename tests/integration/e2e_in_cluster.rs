@@ -662,6 +662,126 @@ spec:
     e2e.finish().await;
 }
 
+// The operations fields of an EtcdCluster reach its pods: scheduling, pod metadata, the metrics
+// port and Service, the options annotation that rolls members on a change, and the selector the
+// `/scale` subresource reports. An option ferroplane sets itself is refused at admission.
+pub(crate) async fn etcdcluster_operations_fields_reach_the_pods() {
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    let refused = e2e
+        .kubectl(
+            &["apply", "-f", "-"],
+            Some(
+                "apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: etcd-bad\nspec:\n  size: 1\n  options:\n    data-dir: /tmp/x\n",
+            ),
+        )
+        .await;
+    assert!(
+        !refused.success() && refused.stderr.contains("options may not set"),
+        "a reserved option is refused at admission: {}",
+        refused.stderr
+    );
+    e2e.apply(
+        r#"
+apiVersion: etcd.ferroplane.io/v1alpha1
+kind: EtcdCluster
+metadata:
+  name: etcd-ops
+spec:
+  size: 1
+  options:
+    quota-backend-bytes: 104857600
+    auto-compaction-retention: "30m"
+  scheduling:
+    tolerations:
+      - {key: dedicated, operator: Equal, value: etcd, effect: NoSchedule}
+    topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}
+  podMetadata:
+    labels: {team: db}
+    annotations: {example.com/backup: "nightly"}
+  resources:
+    requests: {cpu: 50m, memory: 64Mi}
+"#,
+    )
+    .await;
+    let object = "etcdclusters.etcd.ferroplane.io/etcd-ops";
+    e2e.wait_jsonpath(
+        object,
+        "{.status.conditions[?(@.type=='Ready')].status}",
+        "True",
+    )
+    .await;
+    assert_eq!(
+        e2e.jsonpath(object, "{.status.selector}").await,
+        "app.kubernetes.io/instance=etcd-ops,app.kubernetes.io/name=etcd"
+    );
+    // What the pod template says, and on the real control plane what the StatefulSet
+    // controller gave the pod (the sandbox runs no pods).
+    let mut objects = vec![("statefulset/etcd-ops", ".spec.template")];
+    if crate::support::server() == crate::support::Server::RealControlPlane {
+        objects.push(("pod/etcd-ops-0", ""));
+    }
+    for (object, prefix) in objects {
+        let e2e = &e2e;
+        let get = |path: &str| {
+            let path = format!("{{{prefix}{path}}}");
+            async move { e2e.jsonpath(object, &path).await }
+        };
+        assert_eq!(get(".metadata.labels.team").await, "db", "{object}");
+        assert_eq!(
+            get(".metadata.annotations.example\\.com/backup").await,
+            "nightly",
+            "{object}"
+        );
+        assert_eq!(
+            get(".spec.tolerations[?(@.key=='dedicated')].value").await,
+            "etcd",
+            "{object}"
+        );
+        assert_eq!(
+            get(".spec.topologySpreadConstraints[0].labelSelector.matchLabels.app\\.kubernetes\\.io/instance").await,
+            "etcd-ops",
+            "{object}"
+        );
+        assert_eq!(
+            get(".spec.containers[0].resources.requests.cpu").await,
+            "50m",
+            "{object}"
+        );
+        assert_eq!(
+            get(".spec.containers[0].ports[?(@.name=='metrics')].containerPort").await,
+            "2381",
+            "{object}"
+        );
+        let options = get(".metadata.annotations.etcd\\.ferroplane\\.io/options").await;
+        let options: serde_json::Value = serde_json::from_str(&options).expect("options JSON");
+        assert_eq!(options["quota-backend-bytes"], 104857600, "{object}");
+        assert_eq!(options["auto-compaction-mode"], "periodic", "{object}");
+    }
+    let file = e2e
+        .jsonpath("configmap/etcd-ops-bootstrap", "{.data.etcd-ops-0\\.json}")
+        .await;
+    let file: serde_json::Value = serde_json::from_str(&file).expect("config file JSON");
+    assert_eq!(file["quota-backend-bytes"], 104857600);
+    assert_eq!(file["auto-compaction-retention"], "30m");
+    assert_eq!(
+        e2e.jsonpath(
+            "service/etcd-ops-metrics",
+            "{.metadata.labels.app\\.kubernetes\\.io/component}:{.spec.ports[0].name}:{.spec.ports[0].port}"
+        )
+        .await,
+        "metrics:metrics:2381"
+    );
+    e2e.k(&[
+        "delete",
+        "etcdclusters.etcd.ferroplane.io",
+        "etcd-ops",
+        "--timeout=60s",
+    ])
+    .await;
+    e2e.finish().await;
+}
+
 // The Application CRD's rules refuse, at `kubectl apply`, what the children's API would refuse
 // or what ferroplane could not render, with a message that says what to change; on the real
 // server this also proves the rules fit its CEL cost budget.
@@ -738,5 +858,108 @@ pub(crate) async fn application_spec_mistakes_are_refused_at_apply_time() {
             out.stderr
         );
     }
+    e2e.finish().await;
+}
+
+// `tls: {}`: ferroplane makes a CA and the peer, server and client certificates in Secrets it
+// owns, mounts them into the members and switches every URL to https; the Secrets go with the
+// cluster. Adding TLS to a running cluster is refused at admission.
+pub(crate) async fn etcdcluster_with_generated_tls() {
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    e2e.apply(
+        "apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: etcd-tls\nspec:\n  size: 3\n  tls: {}\n",
+    )
+    .await;
+    let object = "etcdclusters.etcd.ferroplane.io/etcd-tls";
+    e2e.wait_jsonpath(
+        object,
+        "{.status.conditions[?(@.type=='Ready')].status}",
+        "True",
+    )
+    .await;
+    assert_eq!(
+        e2e.jsonpath(object, "{.status.clientEndpoint}").await,
+        format!("https://etcd-tls-client.{}.svc:2379", e2e.namespace)
+    );
+    for which in ["ca", "peer", "server", "client"] {
+        let secret = format!("secret/etcd-tls-tls-{which}");
+        assert_eq!(
+            e2e.jsonpath(&secret, "{.type}/{.metadata.ownerReferences[0].kind}")
+                .await,
+            "kubernetes.io/tls/EtcdCluster",
+            "{secret}"
+        );
+        let keys = e2e.jsonpath(&secret, "{.data}").await;
+        for key in ["tls.crt", "tls.key", "ca.crt"] {
+            assert!(keys.contains(key), "{secret} has {key}");
+        }
+    }
+    assert!(
+        !e2e.jsonpath(
+            "secret/etcd-tls-tls-server",
+            "{.metadata.annotations.etcd\\.ferroplane\\.io/not-after}"
+        )
+        .await
+        .is_empty(),
+        "the expiry that renewal is judged by is recorded"
+    );
+    assert_eq!(
+        e2e.jsonpath(
+            "statefulset/etcd-tls",
+            "{.spec.template.spec.volumes[?(@.name=='peer-tls')].secret.secretName}"
+        )
+        .await,
+        "etcd-tls-tls-peer"
+    );
+    let file = e2e
+        .jsonpath("configmap/etcd-tls-bootstrap", "{.data.etcd-tls-0\\.json}")
+        .await;
+    let file: serde_json::Value = serde_json::from_str(&file).expect("config file JSON");
+    assert_eq!(file["listen-client-urls"], "https://0.0.0.0:2379");
+    assert_eq!(file["client-transport-security"]["client-cert-auth"], true);
+    // No key material in what a tenant reads about the cluster.
+    let described = e2e.k(&["describe", object]).await;
+    assert!(!described.contains("PRIVATE KEY"), "{described}");
+
+    let refused = e2e
+        .kubectl(
+            &[
+                "patch",
+                "etcdclusters.etcd.ferroplane.io",
+                "etcd-tls",
+                "--type=json",
+                "-p",
+                r#"[{"op":"remove","path":"/spec/tls"}]"#,
+            ],
+            None,
+        )
+        .await;
+    assert!(
+        !refused.success() && refused.stderr.contains("tls cannot be added or removed"),
+        "{}",
+        refused.stderr
+    );
+
+    e2e.k(&[
+        "delete",
+        "etcdclusters.etcd.ferroplane.io",
+        "etcd-tls",
+        "--timeout=60s",
+    ])
+    .await;
+    e2e.eventually(
+        "the certificate Secrets to go with the cluster",
+        WAIT,
+        || async {
+            let left = e2e
+                .k(&["get", "secrets", "-o", "name"])
+                .await
+                .lines()
+                .filter(|l| l.contains("etcd-tls-tls-"))
+                .count();
+            (left == 0).then_some(())
+        },
+    )
+    .await;
     e2e.finish().await;
 }

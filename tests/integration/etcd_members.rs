@@ -357,3 +357,203 @@ pub(crate) async fn deletion_removes_the_members_or_orphans_them_running() {
     );
     e2e.finish().await;
 }
+
+/// Value of the sample `metric` (no labels) in the Prometheus text a real member serves on its
+/// metrics port.
+async fn member_metric(e2e: &E2e, pod: &str, metric: &str) -> Result<f64, String> {
+    let member = e2e
+        .etcd_members()
+        .members()
+        .into_iter()
+        .find(|m| m.pod == pod)
+        .ok_or_else(|| format!("no etcd runs for {pod}"))?;
+    let url = format!("http://{}:2381/metrics", member.address);
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let text = http
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?
+        .text()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    text.lines()
+        .find_map(|line| line.strip_prefix(&format!("{metric} ")))
+        .ok_or_else(|| format!("{url} has no {metric}"))?
+        .trim()
+        .parse()
+        .map_err(|e| format!("{metric}: {e}"))
+}
+
+/// Waits until the member of `pod` reports the space quota `bytes`.
+async fn wait_quota(e2e: &E2e, pod: &str, bytes: f64) {
+    let waited = ferroplane_testkit::eventually(format!("{pod} runs with a quota of {bytes}"))
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(|| async {
+            match member_metric(e2e, pod, "etcd_server_quota_backend_bytes").await {
+                Ok(q) if q == bytes => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        })
+        .await;
+    if let Err(e) = waited {
+        panic!("{e}");
+    }
+}
+
+// `spec.options` reach the real members (etcd reports the quota it runs with on the metrics
+// port ferroplane opens), a change of them restarts the members with the new value, and
+// `kubectl scale` on the EtcdCluster (its `/scale` subresource) grows the real membership.
+pub(crate) async fn options_metrics_and_kubectl_scale_on_real_members() {
+    let (_, current) = versions();
+    ensure_releases(&[&current]).await;
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    let yaml = |quota: u64| {
+        format!(
+            "{}  options:\n    quota-backend-bytes: {quota}\n",
+            cluster_yaml("opts", 1, &current, "Delete")
+        )
+    };
+    e2e.apply(&yaml(104_857_600)).await;
+    wait_ready_with_voters(&e2e, "opts", 1, &current).await;
+    wait_quota(&e2e, "opts-0", 104_857_600.0).await;
+
+    e2e.apply(&yaml(209_715_200)).await;
+    wait_quota(&e2e, "opts-0", 209_715_200.0).await;
+    wait_ready_with_voters(&e2e, "opts", 1, &current).await;
+
+    e2e.k(&[
+        "scale",
+        "etcdclusters.etcd.ferroplane.io/opts",
+        "--replicas=3",
+    ])
+    .await;
+    assert_eq!(
+        e2e.jsonpath("etcdclusters.etcd.ferroplane.io/opts", "{.spec.size}")
+            .await,
+        "3"
+    );
+    wait_ready_with_voters(&e2e, "opts", 3, &current).await;
+    let scale = e2e
+        .k(&[
+            "get",
+            "etcdclusters.etcd.ferroplane.io/opts",
+            "--subresource=scale",
+            "-o",
+            "jsonpath={.spec.replicas}/{.status.replicas}/{.status.selector}",
+        ])
+        .await;
+    assert_eq!(
+        scale,
+        "3/3/app.kubernetes.io/instance=opts,app.kubernetes.io/name=etcd"
+    );
+    e2e.finish().await;
+}
+
+/// PEM of `key` in Secret `name`.
+async fn secret_text(e2e: &E2e, name: &str, key: &str) -> String {
+    use base64::Engine as _;
+    let encoded = e2e
+        .jsonpath(
+            &format!("secret/{name}"),
+            &format!("{{.data.{}}}", key.replace('.', "\\.")),
+        )
+        .await;
+    String::from_utf8(
+        base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .expect("base64"),
+    )
+    .expect("PEM text")
+}
+
+// `tls: {}` on real members: they bootstrap over TLS peer links with the certificates
+// ferroplane made, the controller lists them through the gateway with its client certificate
+// (Ready with three healthy voters), a client with that certificate is answered, and plain HTTP
+// to the client port is not.
+pub(crate) async fn a_tls_cluster_runs_on_real_members_with_generated_certificates() {
+    let (_, current) = versions();
+    ensure_releases(&[&current]).await;
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    e2e.apply(&format!(
+        "{}  tls: {{}}\n",
+        cluster_yaml("sealed", 3, &current, "Delete")
+    ))
+    .await;
+    let object = "etcdclusters.etcd.ferroplane.io/sealed";
+    let healthy_voters = || async {
+        e2e.jsonpath(
+            object,
+            "{range .status.members[?(@.role=='Voter')]}{.healthy}{\"\\n\"}{end}",
+        )
+        .await
+        .lines()
+        .filter(|h| *h == "true")
+        .count()
+    };
+    let waited = ferroplane_testkit::eventually("sealed Ready with three healthy voters over TLS")
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(|| async {
+            let ready = e2e
+                .jsonpath(object, "{.status.conditions[?(@.type=='Ready')].status}")
+                .await;
+            let voters = healthy_voters().await;
+            if ready == "True" && voters == 3 {
+                Ok(())
+            } else {
+                Err(format!("Ready={ready}, healthy voters {voters}"))
+            }
+        })
+        .await;
+    if let Err(e) = waited {
+        panic!(
+            "{e}\n{}\nmember runner: {:?}\nmember logs: {}",
+            e2e.k(&["describe", object]).await,
+            e2e.etcd_members().problems(),
+            e2e.etcd_members().log_dir().display()
+        );
+    }
+    let tls = provider_etcd::tls::ClientTls {
+        ca_pem: secret_text(&e2e, "sealed-tls-client", "ca.crt").await,
+        cert_pem: secret_text(&e2e, "sealed-tls-client", "tls.crt").await,
+        key_pem: secret_text(&e2e, "sealed-tls-client", "tls.key").await,
+    };
+    let http = provider_etcd::membership::http_with_tls(
+        reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(5))
+            .dns_resolver(e2e.etcd_members().addresses()),
+        &tls,
+    )
+    .expect("a TLS client");
+    let url = format!(
+        "https://sealed-client.{}.svc:2379/v3/cluster/member/list",
+        e2e.namespace
+    );
+    let list: Value = http
+        .post(&url)
+        .body("{}")
+        .send()
+        .await
+        .expect("etcd answers the client certificate")
+        .json()
+        .await
+        .expect("JSON");
+    let mut names: Vec<&str> = list["members"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .filter_map(|m| m["name"].as_str())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["sealed-0", "sealed-1", "sealed-2"]);
+    let plain = etcd_call(&e2e, "sealed", "/v3/cluster/member/list").await;
+    assert!(plain.is_err(), "plain HTTP is not served: {plain:?}");
+    e2e.finish().await;
+}

@@ -13,8 +13,8 @@
 //! With deletion policy Orphan the children carry no owner reference, so the framework's orphan
 //! path (drop the finalizer, touch nothing) leaves them running.
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
 
 use ferroplane_apis::etcd::EtcdCluster;
 use ferroplane_runtime::children::{self, Child, Children, owned};
@@ -29,14 +29,16 @@ use kube::api::{Api, DeleteParams, ListParams};
 use kube::{Client, ResourceExt};
 use tracing::info;
 
+use crate::defrag::{self, DefragPolicy};
 use crate::error::{Error, SpecError};
-use crate::membership::{GatewayClient, Membership};
+use crate::membership::{GatewayClient, Membership, MembershipError};
 use crate::names::{ClusterNames, MAX_NAME_LEN, REPLICAS_ANNOTATION, VERSION_ANNOTATION};
 use crate::planner::{self, Step};
 use crate::render::bootstrap::Bootstrap;
 use crate::render::{self, BootstrapFiles, RenderInput};
 use crate::scaling::{self, Observed};
 use crate::status::{self, Membership as MembershipState};
+use crate::tls::{self, ClientTls, TlsSecrets};
 use crate::version::{self, Release, Version};
 
 /// Field manager of every server-side apply of an EtcdCluster's children: one per kind, so that
@@ -53,32 +55,93 @@ pub const CHILD_NOT_OURS: &str = "ChildNotOurs";
 const CRASH_LOOP_RESTARTS: i32 = 3;
 
 /// Gives the controller a membership client for a cluster. The production one talks to the
-/// client Service through the JSON gateway; tests inject others.
+/// client Service through the JSON gateway; tests inject others. `tls` is the client
+/// certificate of a TLS cluster (`None` when it has no TLS, or its Secret is not there yet).
 pub trait MembershipFactory: Send + Sync + 'static {
     type Client: Membership;
-    fn for_cluster(&self, names: &ClusterNames) -> Self::Client;
+    fn for_cluster(
+        &self,
+        names: &ClusterNames,
+        tls: Option<&ClientTls>,
+    ) -> Result<Self::Client, MembershipError>;
 }
 
-/// [`GatewayClient`]s sharing one connection pool.
+/// Makes the HTTP client builder each membership client starts from (a test's resolver, say).
+pub type HttpBuilder = Arc<dyn Fn() -> reqwest::ClientBuilder + Send + Sync>;
+
+/// The HTTP client of each TLS cluster (by namespace and name) and the certificate it presents.
+type TlsClients = HashMap<(String, String), (ClientTls, reqwest::Client)>;
+
+/// [`GatewayClient`]s: clusters without TLS share one connection pool; each TLS cluster has a
+/// client of its own with its client certificate, kept until the certificate changes.
 #[derive(Clone)]
 pub struct GatewayFactory {
     http: reqwest::Client,
+    builder: HttpBuilder,
+    config: crate::membership::GatewayConfig,
+    with_tls: Arc<Mutex<TlsClients>>,
 }
 
 impl GatewayFactory {
     pub fn new(config: &crate::membership::GatewayConfig) -> Result<Self, reqwest::Error> {
-        let http = reqwest::Client::builder()
+        Self::with_builder(config, Arc::new(reqwest::Client::builder))
+    }
+
+    /// Clients built from `builder` (plus the timeouts of `config` and, for TLS clusters,
+    /// their certificates).
+    pub fn with_builder(
+        config: &crate::membership::GatewayConfig,
+        builder: HttpBuilder,
+    ) -> Result<Self, reqwest::Error> {
+        let http = builder()
             .connect_timeout(config.connect_timeout)
             .timeout(config.request_timeout)
             .build()?;
-        Ok(Self { http })
+        Ok(Self {
+            http,
+            builder,
+            config: config.clone(),
+            with_tls: Arc::default(),
+        })
+    }
+
+    fn tls_client(&self, tls: &ClientTls) -> Result<reqwest::Client, MembershipError> {
+        let builder = (self.builder)()
+            .connect_timeout(self.config.connect_timeout)
+            .timeout(self.config.request_timeout);
+        crate::membership::http_with_tls(builder, tls)
     }
 }
 
 impl MembershipFactory for GatewayFactory {
     type Client = GatewayClient;
-    fn for_cluster(&self, names: &ClusterNames) -> GatewayClient {
-        GatewayClient::with_http(self.http.clone(), vec![names.client_endpoint()])
+    fn for_cluster(
+        &self,
+        names: &ClusterNames,
+        tls: Option<&ClientTls>,
+    ) -> Result<GatewayClient, MembershipError> {
+        let http = match tls {
+            None => self.http.clone(),
+            Some(tls) => {
+                let key = (names.namespace.clone(), names.name.clone());
+                let mut cache = self
+                    .with_tls
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                match cache.get(&key) {
+                    Some((cached, http)) if cached == tls => http.clone(),
+                    _ => {
+                        let http = self.tls_client(tls)?;
+                        cache.insert(key, (tls.clone(), http.clone()));
+                        http
+                    }
+                }
+            }
+        };
+        Ok(GatewayClient::with_http(
+            http,
+            vec![names.client_endpoint()],
+        ))
     }
 }
 
@@ -104,12 +167,27 @@ impl<F: MembershipFactory> Connector<EtcdCluster> for EtcdConnector<F> {
 
     async fn connect(&self, mr: &EtcdCluster) -> Result<Self::Client, ReconcileError> {
         let names = render::cluster_names(mr).map_err(to_reconcile)?;
+        let children = Children::with_field_manager(self.client.clone(), FIELD_MANAGER);
+        let tls = tls::secret_names(mr, &names);
+        // Only read here: the Secrets are written by create and update.
+        let client_tls = match &tls {
+            Some(secrets) => TlsSecrets::new(&self.client, &children, &names, secrets)
+                .client()
+                .await
+                .map_err(to_reconcile)?,
+            None => None,
+        };
+        let membership = self
+            .factory
+            .for_cluster(&names, client_tls.as_ref())
+            .map_err(|e| to_reconcile(e.into()))?;
         Ok(EtcdClient {
             kube: self.client.clone(),
-            children: Children::with_field_manager(self.client.clone(), FIELD_MANAGER),
-            membership: self.factory.for_cluster(&names),
+            children,
+            membership,
             events: self.events.clone(),
             names,
+            tls,
         })
     }
 }
@@ -121,6 +199,8 @@ pub struct EtcdClient<M> {
     membership: M,
     events: Events,
     names: ClusterNames,
+    /// The TLS Secrets, for a TLS cluster.
+    tls: Option<tls::SecretNames>,
 }
 
 /// Everything `observe` and `update` look at.
@@ -139,7 +219,7 @@ struct Snapshot {
 fn to_reconcile(e: Error) -> ReconcileError {
     let reason = e.reason();
     match &e {
-        Error::Spec(_) => ReconcileError::terminal(reason, e.to_string()),
+        Error::Spec(_) | Error::NotOurs(_) => ReconcileError::terminal(reason, e.to_string()),
         _ => ReconcileError::retryable(reason, e.to_string()).with_source(e),
     }
 }
@@ -421,6 +501,85 @@ impl<M: Membership> EtcdClient<M> {
         Ok(())
     }
 
+    /// Why the TLS Secrets must be written (a generated certificate missing or due for
+    /// renewal); an error for a user Secret that is missing or incomplete.
+    async fn tls_drift(&self, mr: &EtcdCluster) -> Result<Vec<String>, ReconcileError> {
+        let Some(secrets) = &self.tls else {
+            return Ok(Vec::new());
+        };
+        TlsSecrets::new(&self.kube, &self.children, &self.names, secrets)
+            .check(mr, jiff::Timestamp::now())
+            .await
+            .map_err(to_reconcile)
+    }
+
+    /// Makes or renews the generated TLS Secrets (checks the user's), before the pods that
+    /// mount them are applied.
+    async fn ensure_tls(&self, mr: &EtcdCluster) -> Result<(), ReconcileError> {
+        let Some(secrets) = &self.tls else {
+            return Ok(());
+        };
+        TlsSecrets::new(&self.kube, &self.children, &self.names, secrets)
+            .ensure(mr, jiff::Timestamp::now())
+            .await
+            .map_err(to_reconcile)
+    }
+
+    /// The member to defragment now and why ([`defrag`]): only while membership is steady.
+    fn defrag_due(&self, mr: &EtcdCluster, snap: &Snapshot) -> Option<(String, String)> {
+        let observed = snap.membership.as_ref().ok()?;
+        if snap.step != Step::Steady {
+            return None;
+        }
+        let quota = render::options::effective(mr)
+            .ok()?
+            .get("quota-backend-bytes")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        let member = DefragPolicy::default().pick(observed, quota)?;
+        let status = member.status.as_ref()?;
+        let mib = |b: u64| b as f64 / f64::from(1 << 20);
+        Some((
+            member.member.name.clone(),
+            format!(
+                "{:.1} MiB of its {:.1} MiB database are free (space quota {:.0} MiB)",
+                mib(status.db_size.saturating_sub(status.db_size_in_use)),
+                mib(status.db_size),
+                mib(quota)
+            ),
+        ))
+    }
+
+    /// Defragments the member [`Self::defrag_due`] names, and says so in an event.
+    async fn defragment(&self, mr: &EtcdCluster, snap: &Snapshot) -> Result<(), ReconcileError> {
+        let Some((name, why)) = self.defrag_due(mr, snap) else {
+            return Ok(());
+        };
+        let Some(url) = snap.membership.as_ref().ok().and_then(|o| {
+            let m = o.members.iter().find(|m| m.member.name == name)?;
+            m.member
+                .client_urls
+                .first()
+                .cloned()
+                .or_else(|| m.ordinal.map(|o| self.names.member_client_url(o)))
+        }) else {
+            return Ok(());
+        };
+        self.membership.defragment(&url).await.map_err(|e| {
+            let err = Error::from(e);
+            ReconcileError::retryable(err.reason(), format!("defragmenting {name}: {err}"))
+        })?;
+        info!(cluster = %self.names.name, member = %name, "defragmented");
+        self.events
+            .normal(
+                mr,
+                defrag::MEMBER_DEFRAGMENTED,
+                format!("defragmented {name}: {why}"),
+            )
+            .await;
+        Ok(())
+    }
+
     /// Deletes a member's pod and data volume so that it starts empty.
     async fn restart_empty(&self, mr: &EtcdCluster, ordinal: u32) -> Result<(), ReconcileError> {
         let pod = self.names.member(ordinal);
@@ -450,6 +609,9 @@ fn ignore_not_found<T>(r: Result<T, kube::Error>) -> Result<(), kube::Error> {
 /// Every child an EtcdCluster can have, whatever its spec says (names and kinds are what
 /// matter): deletion must work even for a spec ferroplane refuses to act on.
 fn all_children(mr: &EtcdCluster) -> Result<Vec<Child>, ReconcileError> {
+    let mut mr = mr.clone();
+    mr.spec.options.clear();
+    let mr = &mr;
     let release = version::resolve(&mr.spec).unwrap_or_else(|_| Release {
         version: Version::new(3, 5, 0),
         image: String::new(),
@@ -532,6 +694,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         if existing == 0 {
             return Ok(Observation::missing());
         }
+        diffs.extend(self.tls_drift(mr).await?);
         if let Step::Flapping { why, .. } = &snap.step {
             // Repeated on every poll while it lasts; the recorder counts repeats of one event.
             self.events
@@ -543,6 +706,9 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
                 "membership: {}",
                 status::describe(&snap.step, &self.names)
             ));
+        }
+        if let Some((name, why)) = self.defrag_due(mr, &snap) {
+            diffs.push(format!("member {name} is due a defragmentation: {why}"));
         }
         let size = desired_size(mr)?;
         let membership = match &snap.membership {
@@ -582,6 +748,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
         let desired = self.desired(mr, &snap, None)?;
+        self.ensure_tls(mr).await?;
         self.apply_all(&desired).await?;
         info!(cluster = %self.names.name, size = mr.spec.size, "created etcd cluster");
         Ok(Creation::new(self.names.name.clone()))
@@ -623,7 +790,11 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
             scale_to = None;
         }
         let desired = self.desired(mr, &snap, scale_to)?;
+        self.ensure_tls(mr).await?;
         self.apply_all(&desired).await?;
+        if !applied.changed_membership && scale_to.is_none() {
+            self.defragment(mr, &snap).await?;
+        }
         self.delete_volumes(mr, &applied.delete_volumes).await?;
         if let Some(ordinal) = applied.restart_empty {
             self.restart_empty(mr, ordinal).await?;

@@ -33,6 +33,14 @@ pub enum SpecError {
     },
     #[error("size {0} is out of range; use 1 to 9 members")]
     BadSize(i32),
+    #[error(
+        "option {name:?} is {what}; options are etcd configuration-file entries with a string, number or boolean value"
+    )]
+    BadOption { name: String, what: &'static str },
+    #[error(
+        "option {0:?} is set by ferroplane itself (names, URLs, data directory, bootstrap, TLS); remove it from spec.options"
+    )]
+    ReservedOption(String),
 }
 
 fn upgrade_advice(required: Option<&str>) -> String {
@@ -75,6 +83,14 @@ pub enum Error {
     },
     #[error("the EtcdCluster has no {0}; it must come from the API server")]
     MissingMetadata(&'static str),
+    #[error(
+        "TLS Secret {name} lacks {missing}; give a kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt, or remove the secret references to let ferroplane make the certificates"
+    )]
+    TlsSecret { name: String, missing: String },
+    #[error(transparent)]
+    Certificate(#[from] crate::tls::certs::CertError),
+    #[error("{0}")]
+    NotOurs(String),
 }
 
 impl Error {
@@ -91,7 +107,11 @@ impl Error {
             Error::Spec(e) => e.reason(),
             Error::Membership(_) => "MembershipChangeFailed",
             Error::Kube { .. } => "KubernetesApiError",
-            Error::Serialize { .. } | Error::MissingMetadata(_) => "InternalError",
+            Error::Serialize { .. } | Error::MissingMetadata(_) | Error::Certificate(_) => {
+                "InternalError"
+            }
+            Error::TlsSecret { .. } => "TlsSecretInvalid",
+            Error::NotOurs(_) => crate::controller::CHILD_NOT_OURS,
         }
     }
 }

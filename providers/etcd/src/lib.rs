@@ -42,6 +42,7 @@
 //! membership API); never another provider or the binary.
 
 pub mod controller;
+pub mod defrag;
 mod error;
 pub mod membership;
 pub mod names;
@@ -50,6 +51,7 @@ pub mod render;
 pub mod scaling;
 pub mod simulated;
 mod status;
+pub mod tls;
 mod version;
 
 use std::future::Future;

@@ -9,6 +9,12 @@ use ferroplane_runtime::children::{MANAGED_BY, MANAGED_BY_LABEL};
 pub const PEER_PORT: i32 = 2380;
 /// Port clients (and the JSON gateway) use.
 pub const CLIENT_PORT: i32 = 2379;
+/// Port of each member's `/metrics` (and `/health`) listener, kept off the client port so that
+/// scraping needs no client certificate when client TLS is on.
+pub const METRICS_PORT: i32 = 2381;
+/// The `app.kubernetes.io/component` label, which tells a cluster's Services apart (a
+/// ServiceMonitor selects the `metrics` one).
+pub const COMPONENT_LABEL: &str = "app.kubernetes.io/component";
 /// The `app.kubernetes.io/name` label of every child and pod.
 pub const APP_NAME_LABEL: (&str, &str) = ("app.kubernetes.io/name", "etcd");
 /// Annotation on the StatefulSet recording the etcd version it runs, read back to refuse
@@ -18,8 +24,15 @@ pub const VERSION_ANNOTATION: &str = "etcd.ferroplane.io/version";
 /// `kubectl scale` is reverted also while etcd cannot be asked (its `spec.replicas` is then no
 /// longer what ferroplane decided).
 pub const REPLICAS_ANNOTATION: &str = "etcd.ferroplane.io/replicas";
+/// Annotation on the member pod template with the options the members run with (JSON): their
+/// configuration files are read at start only, so a change must restart them.
+pub const OPTIONS_ANNOTATION: &str = "etcd.ferroplane.io/options";
 /// Where each member's data volume is mounted.
 pub const DATA_MOUNT: &str = "/var/lib/etcd";
+/// Where the peer certificate Secret is mounted (not under the read-only ConfigMap mount).
+pub const PEER_TLS_MOUNT: &str = "/etc/etcd-tls/peer";
+/// Where the client port's certificate Secret is mounted.
+pub const SERVER_TLS_MOUNT: &str = "/etc/etcd-tls/server";
 /// Where the bootstrap ConfigMap is mounted.
 pub const CONFIG_MOUNT: &str = "/etc/etcd";
 /// Longest EtcdCluster name: pod names (`<name>-<ordinal>`) and the StatefulSet's
@@ -31,6 +44,8 @@ pub const MAX_NAME_LEN: usize = 52;
 pub struct ClusterNames {
     pub name: String,
     pub namespace: String,
+    /// Whether members speak TLS (`https` URLs) on both ports.
+    pub tls: bool,
 }
 
 impl ClusterNames {
@@ -38,7 +53,42 @@ impl ClusterNames {
         Self {
             name: name.into(),
             namespace: namespace.into(),
+            tls: false,
         }
+    }
+
+    /// The same names, with `https` URLs when `tls`.
+    pub fn with_tls(mut self, tls: bool) -> Self {
+        self.tls = tls;
+        self
+    }
+
+    fn scheme(&self) -> &'static str {
+        if self.tls { "https" } else { "http" }
+    }
+
+    /// The Secret of a certificate ferroplane makes: `ca`, `peer`, `server` or `client`.
+    pub fn tls_secret(&self, which: &str) -> String {
+        format!("{}-tls-{which}", self.name)
+    }
+
+    /// DNS names of every member (`*.<peer service>.<namespace>.svc`, and with the cluster
+    /// domain), which peer and server certificates must be valid for.
+    pub fn member_dns_names(&self) -> Vec<String> {
+        let base = format!("{}.{}.svc", self.peer_service(), self.namespace);
+        vec![format!("*.{base}"), format!("*.{base}.cluster.local")]
+    }
+
+    /// DNS names of the client Service.
+    pub fn client_dns_names(&self) -> Vec<String> {
+        let service = self.client_service();
+        let base = format!("{service}.{}.svc", self.namespace);
+        vec![
+            service.clone(),
+            format!("{service}.{}", self.namespace),
+            base.clone(),
+            format!("{base}.cluster.local"),
+        ]
     }
 
     /// The headless Service that gives every member a stable DNS name; also the StatefulSet's
@@ -49,6 +99,12 @@ impl ClusterNames {
 
     pub fn client_service(&self) -> String {
         format!("{}-client", self.name)
+    }
+
+    /// The headless Service listing every member's metrics port, for a Prometheus
+    /// ServiceMonitor (`app.kubernetes.io/component: metrics`, port `metrics`).
+    pub fn metrics_service(&self) -> String {
+        format!("{}-metrics", self.name)
     }
 
     pub fn statefulset(&self) -> String {
@@ -94,17 +150,26 @@ impl ClusterNames {
     }
 
     pub fn peer_url(&self, ordinal: u32) -> String {
-        format!("http://{}:{PEER_PORT}", self.member_host(ordinal))
+        format!(
+            "{}://{}:{PEER_PORT}",
+            self.scheme(),
+            self.member_host(ordinal)
+        )
     }
 
     pub fn member_client_url(&self, ordinal: u32) -> String {
-        format!("http://{}:{CLIENT_PORT}", self.member_host(ordinal))
+        format!(
+            "{}://{}:{CLIENT_PORT}",
+            self.scheme(),
+            self.member_host(ordinal)
+        )
     }
 
     /// The URL clients use: the client Service.
     pub fn client_endpoint(&self) -> String {
         format!(
-            "http://{}.{}.svc:{CLIENT_PORT}",
+            "{}://{}.{}.svc:{CLIENT_PORT}",
+            self.scheme(),
             self.client_service(),
             self.namespace
         )
@@ -152,7 +217,7 @@ impl Topology for ClusterNames {
 
     fn ordinal_of_peer_url(&self, url: &str) -> Option<u32> {
         let host = url
-            .strip_prefix("http://")?
+            .strip_prefix(&format!("{}://", self.scheme()))?
             .strip_suffix(&format!(":{PEER_PORT}"))?;
         let member =
             host.strip_suffix(&format!(".{}.{}.svc", self.peer_service(), self.namespace))?;
@@ -197,6 +262,22 @@ mod tests {
         assert_eq!(
             n.ordinal_of_peer_url("https://etcd-a-1.etcd-a.prod.svc:2380"),
             None
+        );
+    }
+
+    #[test]
+    fn tls_clusters_use_https_everywhere() {
+        let n = ClusterNames::new("etcd-a", "prod").with_tls(true);
+        assert_eq!(n.peer_url(2), "https://etcd-a-2.etcd-a.prod.svc:2380");
+        assert_eq!(n.client_endpoint(), "https://etcd-a-client.prod.svc:2379");
+        assert_eq!(n.ordinal_of_peer_url(&n.peer_url(1)), Some(1));
+        assert_eq!(
+            n.ordinal_of_peer_url("http://etcd-a-1.etcd-a.prod.svc:2380"),
+            None
+        );
+        assert_eq!(
+            n.member_dns_names(),
+            ["*.etcd-a.prod.svc", "*.etcd-a.prod.svc.cluster.local"]
         );
     }
 

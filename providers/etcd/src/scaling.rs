@@ -118,9 +118,11 @@ pub async fn observe<M: Membership>(
                 .peer_urls
                 .iter()
                 .find_map(|u| topology.ordinal_of_peer_url(u));
-            let answered = status
-                .as_ref()
-                .is_some_and(|s| s.errors.is_empty() && s.leader != 0 && s.member_id == member.id);
+            // An alarm (NOSPACE) is not the member's ill health: it answers, follows a leader
+            // and keeps the quorum; the status reports the alarm itself.
+            let answered = status.as_ref().is_some_and(|s| {
+                !s.has_other_errors() && s.leader != 0 && s.member_id == member.id
+            });
             if answered {
                 leader = leader.or(status.as_ref().map(|s| s.leader));
             }

@@ -33,6 +33,8 @@ pub mod conditions {
     pub const MEMBER_FLAPPING: &str = "MemberFlapping";
     pub const ALL_MEMBERS_HEALTHY: &str = "AllMembersHealthy";
     pub const MEMBERSHIP_UNKNOWN: &str = "MembershipUnknown";
+    /// etcd raised its NOSPACE alarm: the database reached the space quota and writes fail.
+    pub const NO_SPACE: &str = "NoSpace";
 }
 
 /// What etcd told us this time.
@@ -59,6 +61,8 @@ pub struct StatusFields {
     pub leader: Option<String>,
     pub client_endpoint: String,
     pub phase: EtcdPhase,
+    /// The member pods' label selector, which the `/scale` subresource reports.
+    pub selector: String,
 }
 
 /// Status fields, readiness, conditions and a note for the `Synced` message.
@@ -136,7 +140,25 @@ pub fn report(
                 .filter(|m| m.health != Health::Healthy)
                 .map(|m| m.member.name.clone())
                 .collect();
+            let alarmed: Vec<String> = observed
+                .members
+                .iter()
+                .filter(|m| {
+                    m.status
+                        .as_ref()
+                        .is_some_and(|s| s.alarms().contains(&"NOSPACE"))
+                })
+                .map(|m| m.member.name.clone())
+                .collect();
             let degraded = match step {
+                _ if !alarmed.is_empty() => {
+                    let message = format!(
+                        "etcd raised its NOSPACE alarm (reported by {}): the database reached its space quota (option quota-backend-bytes) and every write fails; quorum is not lost. Compact the history, defragment each member, then disarm the alarm (etcdctl alarm disarm), or raise the quota",
+                        alarmed.join(", ")
+                    );
+                    notes.push(message.clone());
+                    Desired::new(DEGRADED, ConditionStatus::True, NO_SPACE, message)
+                }
                 Step::Blocked(why) => {
                     notes.push(why.clone());
                     Desired::new(DEGRADED, ConditionStatus::True, BLOCKED, why.clone())
@@ -173,6 +195,7 @@ pub fn report(
                 ),
             };
             let all_healthy = unhealthy.is_empty()
+                && alarmed.is_empty()
                 && observed.members.len() == desired_size as usize
                 && matches!(step, Step::Steady);
             (
@@ -266,6 +289,12 @@ pub fn report(
             leader,
             client_endpoint: names.client_endpoint(),
             phase,
+            selector: names
+                .selector()
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(","),
         },
         readiness,
         conditions: vec![available, progressing, degraded],
@@ -365,6 +394,49 @@ mod tests {
     }
 
     #[test]
+    fn nospace_is_reported_as_such_and_not_as_quorum_loss() {
+        let names = ClusterNames::new("e", "ns");
+        let mut o = observed(&[true, true, true]);
+        for m in &mut o.members {
+            m.status = Some(crate::membership::MemberStatus {
+                member_id: m.member.id,
+                leader: 10,
+                version: "3.5.17".into(),
+                raft_index: 9,
+                is_learner: false,
+                errors: vec![format!("memberID:{} alarm:NOSPACE ", 10)],
+                db_size: 16384,
+                db_size_in_use: 16384,
+            });
+        }
+        let r = report(
+            &names,
+            3,
+            Some(&sts(3, 3)),
+            &Membership::Known {
+                observed: &o,
+                step: &Step::Steady,
+            },
+        );
+        let available = find(&r, conditions::AVAILABLE);
+        assert_eq!(
+            (available.status, available.reason),
+            (ConditionStatus::True, conditions::QUORUM_AVAILABLE)
+        );
+        let degraded = find(&r, conditions::DEGRADED);
+        assert_eq!(
+            (degraded.status, degraded.reason),
+            (ConditionStatus::True, conditions::NO_SPACE)
+        );
+        assert!(
+            degraded.message.contains("quota-backend-bytes"),
+            "{}",
+            degraded.message
+        );
+        assert_ne!(r.readiness, Readiness::Available, "writes fail: not Ready");
+    }
+
+    #[test]
     fn a_healthy_cluster_is_running_and_ready() {
         let names = ClusterNames::new("e", "ns");
         let o = observed(&[true, true, true]);
@@ -382,6 +454,10 @@ mod tests {
         assert_eq!(r.status.leader.as_deref(), Some("e-0"));
         assert_eq!(r.status.members.len(), 3);
         assert_eq!(r.status.client_endpoint, "http://e-client.ns.svc:2379");
+        assert_eq!(
+            r.status.selector,
+            "app.kubernetes.io/instance=e,app.kubernetes.io/name=etcd"
+        );
         assert_eq!(
             find(&r, conditions::AVAILABLE).status,
             ConditionStatus::True
@@ -549,6 +625,7 @@ mod tests {
             leader: None,
             client_endpoint: "http://e-client.ns.svc:2379".into(),
             phase: EtcdPhase::Degraded,
+            selector: "app.kubernetes.io/instance=e".into(),
         };
         assert_eq!(
             serde_json::to_value(&fields).expect("serializes"),
@@ -558,6 +635,7 @@ mod tests {
                 "leader": null,
                 "clientEndpoint": "http://e-client.ns.svc:2379",
                 "phase": "Degraded",
+                "selector": "app.kubernetes.io/instance=e",
             })
         );
     }

@@ -475,6 +475,10 @@ impl Membership for SimulatedEtcd {
         Ok(())
     }
 
+    async fn defragment(&self, client_url: &str) -> Result<(), MembershipError> {
+        self.status(client_url).await.map(|_| ())
+    }
+
     async fn status(&self, client_url: &str) -> Result<MemberStatus, MembershipError> {
         let members = self.locked();
         let member = members
@@ -497,6 +501,8 @@ impl Membership for SimulatedEtcd {
                 raft_index: 1,
                 is_learner: m.is_learner,
                 errors: vec![],
+                db_size: 0,
+                db_size_in_use: 0,
             })
             .ok_or(MembershipError::Api {
                 action: "status",
@@ -510,8 +516,12 @@ struct SimulatedFactory(SimulatedEtcd);
 
 impl MembershipFactory for SimulatedFactory {
     type Client = SimulatedEtcd;
-    fn for_cluster(&self, _names: &ClusterNames) -> SimulatedEtcd {
-        self.0.clone()
+    fn for_cluster(
+        &self,
+        _names: &ClusterNames,
+        _tls: Option<&provider_etcd::tls::ClientTls>,
+    ) -> Result<SimulatedEtcd, provider_etcd::membership::MembershipError> {
+        Ok(self.0.clone())
     }
 }
 

@@ -19,6 +19,10 @@ use crate::error::{Error, Result};
 /// The next member address of this process (its runners must not hand out one twice).
 static NEXT_ADDRESS: AtomicU32 = AtomicU32::new(1);
 
+/// The name 127.0.0.1 has under each headless Service of the members (see
+/// `write_hosts_file`).
+const LOOPBACK_NAME: &str = "member-peer-source";
+
 /// A pod, by namespace and name.
 pub type PodKey = (String, String);
 
@@ -158,6 +162,20 @@ impl MemberAddresses {
                     text.push_str(&format!("{ip} {name}\n"));
                 }
             }
+            // Members listen on their own address but connect to each other from 127.0.0.1.
+            // With peer TLS, etcd accepts a peer whose certificate names only DNS names when
+            // the connection's source address resolves back to one of them; in a cluster the
+            // source is the pod's IP, which the cluster DNS resolves back to
+            // `<pod>.<service>.<ns>.svc.cluster.local`. Here 127.0.0.1 gets a name under each
+            // headless Service, used by no member for anything else.
+            let domains: std::collections::BTreeSet<&str> = table
+                .hostnames
+                .keys()
+                .filter_map(|name| name.split_once('.').map(|(_, domain)| domain))
+                .collect();
+            for domain in domains {
+                text.push_str(&format!("127.0.0.1 {LOOPBACK_NAME}.{domain}\n"));
+            }
             text
         };
         std::fs::write(&self.hosts_file, text).map_err(Error::io(format!(
@@ -227,6 +245,14 @@ mod tests {
         assert!(a.lookup("example.com").is_empty());
         let hosts = std::fs::read_to_string(dir.path().join("hosts")).unwrap();
         assert!(hosts.contains(&format!("{p0} e-0.e.ns.svc\n")), "{hosts}");
+        assert!(
+            hosts.contains("127.0.0.1 member-peer-source.e.ns.svc\n"),
+            "the members' source address resolves back under their Service: {hosts}"
+        );
+        assert!(
+            a.lookup("member-peer-source.e.ns.svc").is_empty(),
+            "no member has it"
+        );
         assert!(p0.octets()[..2] == [127, 150]);
     }
 }

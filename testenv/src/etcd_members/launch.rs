@@ -175,24 +175,36 @@ fn rewrite_value(value: &str, mounts: &[(String, PathBuf)], ip: Ipv4Addr) -> Str
     value.replace("0.0.0.0", &ip.to_string())
 }
 
-/// A YAML or JSON mapping has each string value rewritten (written back as JSON, which etcd
-/// reads as YAML); any other file is kept as it is.
+/// A YAML or JSON mapping has each string value rewritten, nested ones included (etcd's
+/// `client-transport-security` and `peer-transport-security` hold file paths), and is written
+/// back as JSON, which etcd reads as YAML; any other file (a certificate) is kept as it is.
 fn rewrite_file(content: &str, rewrite: &impl Fn(&str) -> String) -> String {
     let parsed: Option<Value> = serde_json::from_str(content)
         .ok()
         .or_else(|| serde_saphyr::from_str(content).ok());
     match parsed {
-        Some(Value::Object(map)) => {
-            let map: serde_json::Map<String, Value> = map
-                .into_iter()
-                .map(|(k, v)| match v {
-                    Value::String(s) => (k, Value::String(rewrite(&s))),
-                    other => (k, other),
-                })
-                .collect();
-            serde_json::to_string_pretty(&Value::Object(map)).unwrap_or_default()
+        Some(map @ Value::Object(_)) => {
+            serde_json::to_string_pretty(&rewrite_strings(map, rewrite)).unwrap_or_default()
         }
         _ => content.to_owned(),
+    }
+}
+
+fn rewrite_strings(value: Value, rewrite: &impl Fn(&str) -> String) -> Value {
+    match value {
+        Value::String(s) => Value::String(rewrite(&s)),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, rewrite_strings(v, rewrite)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|v| rewrite_strings(v, rewrite))
+                .collect(),
+        ),
+        other => other,
     }
 }
 
@@ -222,6 +234,27 @@ mod tests {
             }]}
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn nested_tls_paths_are_rewritten_and_certificates_kept() {
+        let mounts = vec![("/etc/etcd-tls/peer".to_owned(), PathBuf::from("/h/peer"))];
+        let ip = Ipv4Addr::new(127, 150, 0, 3);
+        let rewrite = |s: &str| rewrite_value(s, &mounts, ip);
+        let config = json!({
+            "listen-peer-urls": "https://0.0.0.0:2380",
+            "peer-transport-security": {"cert-file": "/etc/etcd-tls/peer/tls.crt", "client-cert-auth": true},
+        });
+        let file: Value =
+            serde_json::from_str(&rewrite_file(&config.to_string(), &rewrite)).unwrap();
+        assert_eq!(file["listen-peer-urls"], "https://127.150.0.3:2380");
+        assert_eq!(
+            file["peer-transport-security"]["cert-file"],
+            "/h/peer/tls.crt"
+        );
+        assert_eq!(file["peer-transport-security"]["client-cert-auth"], true);
+        let pem = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n";
+        assert_eq!(rewrite_file(pem, &rewrite), pem);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{
-    ConfigMap, PersistentVolume, PersistentVolumeClaim, Pod, Service,
+    ConfigMap, PersistentVolume, PersistentVolumeClaim, Pod, Secret, Service,
 };
 use kube::api::{Api, ListParams};
 
@@ -104,6 +104,7 @@ impl EtcdMembers {
             services: Api::namespaced(client.clone(), namespace),
             namespace: namespace.to_owned(),
             config_maps: Api::namespaced(client.clone(), namespace),
+            secrets: Api::namespaced(client.clone(), namespace),
             claims: Api::namespaced(client.clone(), namespace),
             volumes: Api::all(client),
             addresses: addresses.clone(),
@@ -191,6 +192,7 @@ struct Runner {
     services: Api<Service>,
     namespace: String,
     config_maps: Api<ConfigMap>,
+    secrets: Api<Secret>,
     claims: Api<PersistentVolumeClaim>,
     volumes: Api<PersistentVolume>,
     addresses: MemberAddresses,
@@ -426,6 +428,21 @@ impl Runner {
                 HostVolume::Files {
                     dir: pod_dir.join(&volume.name),
                     data: config_map.data.unwrap_or_default(),
+                }
+            } else if let Some(source) = &volume.secret {
+                // A kubelet waits for a Secret volume's Secret (TLS certificates); so does this.
+                let name = source.secret_name.clone().unwrap_or_default();
+                let Some(secret) = self.secrets.get_opt(&name).await? else {
+                    continue;
+                };
+                HostVolume::Files {
+                    dir: pod_dir.join(&volume.name),
+                    data: secret
+                        .data
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(k, v)| (k, String::from_utf8_lossy(&v.0).into_owned()))
+                        .collect(),
                 }
             } else {
                 // An emptyDir; or a volume etcd does not read (the projected ServiceAccount

@@ -13,9 +13,10 @@ use std::path::Path;
 use ferroplane_runtime::Runtime;
 use ferroplane_testenv::{Builder, EtcdMembers, MemberAddresses, Provisioner};
 use ferroplane_testkit::Controllers;
-use provider_etcd::controller::MembershipFactory;
-use provider_etcd::membership::{GatewayClient, GatewayConfig};
-use provider_etcd::names::ClusterNames;
+use std::sync::Arc;
+
+use provider_etcd::controller::GatewayFactory;
+use provider_etcd::membership::GatewayConfig;
 
 /// Builds the etcd release of `deploy/samples/etcdcluster.yaml` when missing (about a minute
 /// on 2 cores), before the test: the runner would otherwise build it while the test waits.
@@ -34,31 +35,18 @@ pub async fn ensure_sample_release() {
         .unwrap_or_else(|e| panic!("the sample's etcd builds: {e}"));
 }
 
-/// Membership clients that resolve the cluster's names to the test's members.
-#[derive(Clone)]
-struct LoopbackFactory {
-    http: reqwest::Client,
-}
-
-impl LoopbackFactory {
-    fn new(addresses: MemberAddresses) -> Self {
-        let config = GatewayConfig::default();
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .timeout(config.request_timeout)
-            .no_proxy()
-            .dns_resolver(addresses)
-            .build()
-            .expect("an HTTP client for the members");
-        Self { http }
-    }
-}
-
-impl MembershipFactory for LoopbackFactory {
-    type Client = GatewayClient;
-    fn for_cluster(&self, names: &ClusterNames) -> GatewayClient {
-        GatewayClient::with_http(self.http.clone(), vec![names.client_endpoint()])
-    }
+/// The production membership clients (TLS clusters included), resolving the cluster's names
+/// to the test's members.
+fn loopback_factory(addresses: MemberAddresses) -> GatewayFactory {
+    GatewayFactory::with_builder(
+        &GatewayConfig::default(),
+        Arc::new(move || {
+            reqwest::Client::builder()
+                .no_proxy()
+                .dns_resolver(addresses.clone())
+        }),
+    )
+    .expect("an HTTP client for the members")
 }
 
 /// The members, their volumes and the EtcdCluster controller of one namespace.
@@ -75,7 +63,7 @@ impl EtcdHarness {
             .expect("the storage provisioner starts");
         let members = EtcdMembers::start(admin, namespace, dir, Builder::new(None))
             .expect("the etcd member runner starts");
-        let factory = LoopbackFactory::new(members.addresses());
+        let factory = loopback_factory(members.addresses());
         let namespace = namespace.to_owned();
         let controller = Controllers::spawn(runtime, |runtime, shutdown| async move {
             provider_etcd::controller_in(&runtime, factory, Some(&namespace))

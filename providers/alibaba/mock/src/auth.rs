@@ -134,6 +134,13 @@ impl KeyStore {
         );
     }
 
+    /// The secret and whether it is enabled, of long-lived key `id` (OSS verifies with it).
+    pub fn permanent_secret(&self, id: &str) -> Option<(&str, bool)> {
+        self.permanent
+            .get(id)
+            .map(|key| (key.secret.as_str(), key.enabled))
+    }
+
     /// Enables or disables a key; false when the key is unknown.
     pub fn set_enabled(&mut self, id: &str, enabled: bool) -> bool {
         match self.permanent.get_mut(id) {

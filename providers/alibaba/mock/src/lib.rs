@@ -53,6 +53,8 @@ mod locks;
 mod md5;
 mod network;
 mod network_tags;
+mod oss;
+mod oss_http;
 mod received_params;
 pub mod resource_groups;
 mod security_group_actions;

@@ -8,6 +8,7 @@
 //! - `POST /_mock/errors` with a [`crate::ErrorInjection`]
 //!   (`{"code":"OperationConflict","action":"StopInstance","times":2}`) scripts an ECS error for
 //!   the next calls; `GET /_mock/errors` lists those still pending.
+//! - `/<bucket>/...`: a minimal OSS (`crate::oss_http`).
 
 use std::sync::Arc;
 
@@ -32,7 +33,9 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/_mock/errors", get(errors).post(inject_error))
         .route("/", any(api))
         .fallback(not_found)
-        .with_state(shared)
+        .with_state(shared.clone())
+        // OSS, path-style: `/<bucket>/...` (the `/_mock/` routes above win, being literal).
+        .merge(crate::oss_http::router(shared))
 }
 
 fn json_response(status: StatusCode, body: &Value, request_id: Option<&str>) -> Response {

@@ -20,6 +20,7 @@ pub mod credentials;
 pub mod ecs;
 pub mod endpoint;
 mod error;
+pub mod oss;
 pub mod rpc;
 mod secret;
 pub mod signature;

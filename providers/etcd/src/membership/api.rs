@@ -32,6 +32,28 @@ pub struct MemberStatus {
     pub is_learner: bool,
     /// Alarms and errors the member reports (e.g. `NOSPACE`).
     pub errors: Vec<String>,
+    /// Size of the database file, bytes.
+    pub db_size: u64,
+    /// Bytes of it in use; the rest is free pages only a defragmentation gives back.
+    pub db_size_in_use: u64,
+}
+
+impl MemberStatus {
+    /// The alarms among the errors: etcd reports an active alarm as
+    /// `memberID:<id> alarm:<NAME> ` (`NOSPACE`, `CORRUPT`).
+    pub fn alarms(&self) -> Vec<&str> {
+        self.errors
+            .iter()
+            .filter_map(|e| e.split_once("alarm:").map(|(_, name)| name.trim()))
+            .filter(|name| !name.is_empty())
+            .collect()
+    }
+
+    /// Whether the member reports errors other than alarms (which are the cluster's state,
+    /// raised on one member and reported by all, not this member's health).
+    pub fn has_other_errors(&self) -> bool {
+        self.errors.iter().any(|e| !e.contains("alarm:"))
+    }
 }
 
 /// Result of asking etcd to promote a learner.
@@ -62,6 +84,9 @@ pub enum MembershipError {
         code: i32,
         message: String,
     },
+    /// The client certificate or CA could not be loaded (never shows key material).
+    #[error("cannot use the TLS client certificate for etcd: {detail}")]
+    Tls { detail: String },
     #[error("unexpected answer from etcd at {endpoint} to {action}: {detail}")]
     Decode {
         endpoint: String,
@@ -116,4 +141,10 @@ pub trait Membership: Send + Sync {
         &self,
         client_url: &str,
     ) -> impl Future<Output = Result<MemberStatus, MembershipError>> + Send;
+    /// Defragments the database of the member serving `client_url` (it serves nothing else
+    /// meanwhile).
+    fn defragment(
+        &self,
+        client_url: &str,
+    ) -> impl Future<Output = Result<(), MembershipError>> + Send;
 }

@@ -8,10 +8,14 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::api::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
+use crate::tls::ClientTls;
 
 /// gRPC status codes etcd returns through the gateway.
 const CODE_NOT_FOUND: i32 = 5;
 const CODE_FAILED_PRECONDITION: i32 = 9;
+
+/// How long one member's defragmentation may take.
+const DEFRAGMENT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Timeouts of gateway calls. A membership change blocks while the cluster has no quorum, so
 /// calls must time out rather than hold a reconcile forever.
@@ -28,6 +32,29 @@ impl Default for GatewayConfig {
             request_timeout: Duration::from_secs(5),
         }
     }
+}
+
+/// `builder` finished with the client certificate of `tls` and trusting only its CA (members
+/// are named by cluster DNS names, which no public CA vouches for), HTTPS only.
+pub fn http_with_tls(
+    builder: reqwest::ClientBuilder,
+    tls: &ClientTls,
+) -> Result<reqwest::Client, MembershipError> {
+    let detail = |what: &str, e: reqwest::Error| MembershipError::Tls {
+        detail: format!("{what}: {e}"),
+    };
+    let identity = reqwest::Identity::from_pem(
+        format!("{}\n{}", tls.key_pem.trim_end(), tls.cert_pem).as_bytes(),
+    )
+    .map_err(|e| detail("the certificate and key do not load", e))?;
+    let ca = reqwest::Certificate::from_pem_bundle(tls.ca_pem.as_bytes())
+        .map_err(|e| detail("ca.crt does not load", e))?;
+    builder
+        .tls_certs_only(ca)
+        .identity(identity)
+        .https_only(true)
+        .build()
+        .map_err(|e| detail("the HTTP client cannot be built", e))
 }
 
 /// Talks to a cluster through a list of client URLs, trying the next one when a URL is
@@ -199,6 +226,10 @@ struct WireStatus {
     is_learner: bool,
     #[serde(default)]
     errors: Vec<String>,
+    #[serde(default, with = "u64_string")]
+    db_size: u64,
+    #[serde(default, with = "u64_string")]
+    db_size_in_use: u64,
 }
 
 impl Membership for GatewayClient {
@@ -303,6 +334,43 @@ impl Membership for GatewayClient {
             raft_index: s.raft_index,
             is_learner: s.is_learner,
             errors: s.errors,
+            db_size: s.db_size,
+            db_size_in_use: s.db_size_in_use,
+        })
+    }
+
+    async fn defragment(&self, client_url: &str) -> Result<(), MembershipError> {
+        let endpoint = client_url.trim_end_matches('/');
+        // Rewriting the database takes about a second per gigabyte: far longer than the
+        // membership calls' timeout.
+        let response = self
+            .http
+            .post(format!("{endpoint}/v3/maintenance/defragment"))
+            .timeout(DEFRAGMENT_TIMEOUT)
+            .json(&json!({}))
+            .send()
+            .await
+            .map_err(|source| MembershipError::Unreachable {
+                endpoint: endpoint.to_owned(),
+                source,
+            })?;
+        let status = response.status();
+        let value: Value = response.json().await.unwrap_or(Value::Null);
+        if status.is_success() && value.get("error").is_none() {
+            return Ok(());
+        }
+        Err(MembershipError::Api {
+            action: "defragment",
+            code: value
+                .get("code")
+                .and_then(Value::as_i64)
+                .and_then(|c| i32::try_from(c).ok())
+                .unwrap_or(-1),
+            message: value
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
         })
     }
 }

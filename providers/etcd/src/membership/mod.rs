@@ -5,6 +5,7 @@
 
 mod api;
 mod gateway;
+pub mod snapshot;
 
 pub use api::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
-pub use gateway::{GatewayClient, GatewayConfig};
+pub use gateway::{GatewayClient, GatewayConfig, http_with_tls};

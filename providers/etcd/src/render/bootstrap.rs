@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
-use crate::names::{CLIENT_PORT, PEER_PORT, Topology};
+use crate::names::{CLIENT_PORT, METRICS_PORT, PEER_PORT, Topology};
 
 /// `initial-cluster-state` of a member.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +44,27 @@ pub enum Listen {
     Advertised,
 }
 
+/// Certificate files of a member with TLS: each directory holds `tls.crt`, `tls.key` and
+/// `ca.crt` (a `kubernetes.io/tls` Secret mounted there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberTls {
+    /// Presented to and required from peers.
+    pub peer_dir: String,
+    /// Presented on the client port, whose clients must present a certificate of `ca.crt`.
+    pub server_dir: String,
+}
+
+impl MemberTls {
+    fn transport(dir: &str) -> Value {
+        json!({
+            "cert-file": format!("{dir}/tls.crt"),
+            "key-file": format!("{dir}/tls.key"),
+            "trusted-ca-file": format!("{dir}/ca.crt"),
+            "client-cert-auth": true,
+        })
+    }
+}
+
 /// Configuration of one member.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemberConfig {
@@ -57,6 +78,12 @@ pub struct MemberConfig {
     pub initial_cluster: Vec<(String, String)>,
     pub state: InitialState,
     pub token: String,
+    /// Where `/metrics` is served besides the client port (a pod's metrics port), if anywhere.
+    pub listen_metrics_url: Option<String>,
+    /// Further configuration-file entries ([`super::options`]); ferroplane's own win.
+    pub options: BTreeMap<String, Value>,
+    /// Certificates, when the members speak TLS (the topology's URLs are `https`).
+    pub tls: Option<MemberTls>,
 }
 
 impl MemberConfig {
@@ -74,12 +101,20 @@ impl MemberConfig {
             Bootstrap::Existing { members } => (members.clone(), InitialState::Existing),
         };
         peers.insert(ordinal);
-        let (listen_peer_url, listen_client_url) = match listen {
+        // Listen the way the member is advertised: `https` for a TLS topology.
+        let (peer_url, client_url) = (topology.peer_url(ordinal), topology.client_url(ordinal));
+        let (peer_scheme, client_scheme) = (scheme_of(&peer_url), scheme_of(&client_url));
+        let (listen_peer_url, listen_client_url, listen_metrics_url) = match listen {
             Listen::AllInterfaces => (
-                format!("http://0.0.0.0:{PEER_PORT}"),
-                format!("http://0.0.0.0:{CLIENT_PORT}"),
+                format!("{peer_scheme}://0.0.0.0:{PEER_PORT}"),
+                format!("{client_scheme}://0.0.0.0:{CLIENT_PORT}"),
+                Some(format!("http://0.0.0.0:{METRICS_PORT}")),
             ),
-            Listen::Advertised => (topology.peer_url(ordinal), topology.client_url(ordinal)),
+            Listen::Advertised => (
+                topology.peer_url(ordinal),
+                topology.client_url(ordinal),
+                None,
+            ),
         };
         Self {
             name: topology.member_name(ordinal),
@@ -94,7 +129,22 @@ impl MemberConfig {
                 .collect(),
             state,
             token: token.to_owned(),
+            listen_metrics_url,
+            options: BTreeMap::new(),
+            tls: None,
         }
+    }
+
+    /// The same member with certificates.
+    pub fn with_tls(mut self, tls: Option<MemberTls>) -> Self {
+        self.tls = tls;
+        self
+    }
+
+    /// The same member with further configuration-file entries.
+    pub fn with_options(mut self, options: BTreeMap<String, Value>) -> Self {
+        self.options = options;
+        self
     }
 
     /// The configuration file etcd reads with `--config-file`.
@@ -104,7 +154,8 @@ impl MemberConfig {
             .iter()
             .map(|(n, u)| format!("{n}={u}"))
             .collect();
-        let value: Value = json!({
+        let mut file: serde_json::Map<String, Value> = self.options.clone().into_iter().collect();
+        let own: Value = json!({
             "name": self.name,
             "data-dir": self.data_dir,
             "listen-peer-urls": self.listen_peer_url,
@@ -119,9 +170,29 @@ impl MemberConfig {
             // membership calls go through it.
             "enable-grpc-gateway": true,
         });
+        if let Value::Object(own) = own {
+            file.extend(own);
+        }
+        if let Some(url) = &self.listen_metrics_url {
+            file.insert("listen-metrics-urls".into(), json!(url));
+        }
+        if let Some(tls) = &self.tls {
+            file.insert(
+                "client-transport-security".into(),
+                MemberTls::transport(&tls.server_dir),
+            );
+            file.insert(
+                "peer-transport-security".into(),
+                MemberTls::transport(&tls.peer_dir),
+            );
+        }
         // Serializing a `Value` built from strings cannot fail.
-        serde_json::to_string_pretty(&value).unwrap_or_default()
+        serde_json::to_string_pretty(&Value::Object(file)).unwrap_or_default()
     }
+}
+
+fn scheme_of(url: &str) -> &str {
+    url.split_once("://").map_or("http", |(scheme, _)| scheme)
 }
 
 /// ConfigMap data: one configuration file per pod that exists or is about to (`ordinals`).
@@ -131,6 +202,8 @@ pub fn config_files(
     bootstrap: &Bootstrap,
     token: &str,
     data_dir: &str,
+    options: &BTreeMap<String, Value>,
+    tls: Option<&MemberTls>,
 ) -> BTreeMap<String, String> {
     ordinals
         .into_iter()
@@ -142,8 +215,35 @@ pub fn config_files(
                 token,
                 data_dir,
                 Listen::AllInterfaces,
-            );
+            )
+            .with_options(options.clone())
+            .with_tls(tls.cloned());
             (format!("{}.json", config.name), config.to_file())
+        })
+        .collect()
+}
+
+/// Kept files (while etcd cannot be asked who its members are) with `options` set in each, so
+/// that an options change reaches members restarted meanwhile. An option removed from the spec
+/// stays in them until the files are rendered again.
+pub fn with_options(
+    files: &BTreeMap<String, String>,
+    options: &BTreeMap<String, Value>,
+) -> BTreeMap<String, String> {
+    files
+        .iter()
+        .map(|(key, content)| {
+            let content = match serde_json::from_str::<Value>(content) {
+                Ok(Value::Object(mut file)) => {
+                    for (name, value) in options {
+                        file.insert(name.clone(), value.clone());
+                    }
+                    serde_json::to_string_pretty(&Value::Object(file)).unwrap_or_default()
+                }
+                // Not a file ferroplane wrote: kept as it is.
+                _ => content.clone(),
+            };
+            (key.clone(), content)
         })
         .collect()
 }
@@ -175,6 +275,76 @@ mod tests {
         assert_eq!(file["listen-peer-urls"], "http://0.0.0.0:2380");
         assert_eq!(file["advertise-client-urls"], "http://e-1.e.ns.svc:2379");
         assert_eq!(file["enable-grpc-gateway"], true);
+        assert_eq!(file["listen-metrics-urls"], "http://0.0.0.0:2381");
+    }
+
+    #[test]
+    fn options_join_the_file_and_never_replace_ferroplanes_entries() {
+        let names = ClusterNames::new("e", "ns");
+        let options = BTreeMap::from([
+            ("quota-backend-bytes".to_owned(), json!(1024)),
+            ("name".to_owned(), json!("evil")),
+        ]);
+        let files = config_files(
+            &names,
+            0..1,
+            &Bootstrap::New { size: 1 },
+            "t",
+            "/d",
+            &options,
+            None,
+        );
+        let file: Value = serde_json::from_str(&files["e-0.json"]).expect("json");
+        assert_eq!(file["quota-backend-bytes"], 1024);
+        assert_eq!(file["name"], "e-0");
+    }
+
+    #[test]
+    fn tls_members_listen_and_advertise_https_and_require_client_certificates() {
+        let names = ClusterNames::new("e", "ns").with_tls(true);
+        let tls = MemberTls {
+            peer_dir: "/p".into(),
+            server_dir: "/s".into(),
+        };
+        let files = config_files(
+            &names,
+            0..1,
+            &Bootstrap::New { size: 1 },
+            "t",
+            "/d",
+            &BTreeMap::new(),
+            Some(&tls),
+        );
+        let file: Value = serde_json::from_str(&files["e-0.json"]).expect("json");
+        assert_eq!(file["listen-peer-urls"], "https://0.0.0.0:2380");
+        assert_eq!(file["listen-client-urls"], "https://0.0.0.0:2379");
+        assert_eq!(file["advertise-client-urls"], "https://e-0.e.ns.svc:2379");
+        assert_eq!(file["initial-cluster"], "e-0=https://e-0.e.ns.svc:2380");
+        // Metrics and probes stay plain HTTP on their own port.
+        assert_eq!(file["listen-metrics-urls"], "http://0.0.0.0:2381");
+        let client = &file["client-transport-security"];
+        assert_eq!(client["cert-file"], "/s/tls.crt");
+        assert_eq!(client["trusted-ca-file"], "/s/ca.crt");
+        assert_eq!(client["client-cert-auth"], true);
+        assert_eq!(file["peer-transport-security"]["key-file"], "/p/tls.key");
+        assert_eq!(file["peer-transport-security"]["client-cert-auth"], true);
+    }
+
+    #[test]
+    fn kept_files_get_the_current_options() {
+        let kept = BTreeMap::from([
+            (
+                "e-0.json".to_owned(),
+                r#"{"name":"e-0","quota-backend-bytes":1}"#.to_owned(),
+            ),
+            ("README".to_owned(), "not json".to_owned()),
+        ]);
+        let options = BTreeMap::from([("quota-backend-bytes".to_owned(), json!(2))]);
+        let files = with_options(&kept, &options);
+        let file: Value = serde_json::from_str(&files["e-0.json"]).expect("json");
+        assert_eq!(file["quota-backend-bytes"], 2);
+        assert_eq!(file["name"], "e-0");
+        assert_eq!(files["README"], "not json");
     }
 
     #[test]
@@ -192,7 +362,15 @@ mod tests {
     #[test]
     fn config_files_are_keyed_by_pod() {
         let names = ClusterNames::new("e", "ns");
-        let files = config_files(&names, 0..2, &Bootstrap::New { size: 2 }, "t", "/d");
+        let files = config_files(
+            &names,
+            0..2,
+            &Bootstrap::New { size: 2 },
+            "t",
+            "/d",
+            &BTreeMap::new(),
+            None,
+        );
         assert_eq!(files.keys().collect::<Vec<_>>(), ["e-0.json", "e-1.json"]);
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod bootstrap;
 mod input;
+pub mod options;
 mod owner;
 mod pdb;
 mod services;
@@ -30,6 +31,7 @@ use crate::names::ClusterNames;
 pub struct Rendered {
     pub peer_service: Service,
     pub client_service: Service,
+    pub metrics_service: Service,
     pub bootstrap_config: ConfigMap,
     pub statefulset: StatefulSet,
     pub pdb: PodDisruptionBudget,
@@ -43,6 +45,7 @@ impl Rendered {
             Child::from_typed(&self.bootstrap_config).map_err(ser("ConfigMap"))?,
             Child::from_typed(&self.peer_service).map_err(ser("Service"))?,
             Child::from_typed(&self.client_service).map_err(ser("Service"))?,
+            Child::from_typed(&self.metrics_service).map_err(ser("Service"))?,
             Child::from_typed(&self.statefulset).map_err(ser("StatefulSet"))?,
             Child::from_typed(&self.pdb).map_err(ser("PodDisruptionBudget"))?,
         ])
@@ -54,9 +57,13 @@ pub fn render(cluster: &EtcdCluster, input: &RenderInput) -> Result<Rendered, Er
     let names = cluster_names(cluster)?;
     let owner = Owner::of(cluster, input.owned)?;
     let token = initial_cluster_token(cluster, &names);
+    let options = options::effective(cluster)?;
+    let tls = crate::tls::secret_names(cluster, &names);
+    let member_tls = tls.as_ref().map(|_| crate::tls::member_tls());
     Ok(Rendered {
         peer_service: services::peer(&names, &owner),
         client_service: services::client(&names, &owner),
+        metrics_service: services::metrics(&names, &owner),
         bootstrap_config: ConfigMap {
             metadata: owner.meta(names.bootstrap_config(), &names),
             data: Some(match &input.bootstrap {
@@ -66,12 +73,14 @@ pub fn render(cluster: &EtcdCluster, input: &RenderInput) -> Result<Rendered, Er
                     b,
                     &token,
                     statefulset::DATA_DIR,
+                    &options,
+                    member_tls.as_ref(),
                 ),
-                BootstrapFiles::Keep(files) => files.clone(),
+                BootstrapFiles::Keep(files) => bootstrap::with_options(files, &options),
             }),
             ..ConfigMap::default()
         },
-        statefulset: statefulset::render(cluster, &names, &owner, input),
+        statefulset: statefulset::render(cluster, &names, &owner, input, &options, tls.as_ref()),
         pdb: pdb::render(&names, &owner, pdb_members(cluster, input.replicas)),
     })
 }
@@ -88,7 +97,7 @@ pub fn cluster_names(cluster: &EtcdCluster) -> Result<ClusterNames, Error> {
     let namespace = cluster
         .namespace()
         .ok_or(Error::MissingMetadata("namespace"))?;
-    Ok(ClusterNames::new(cluster.name_any(), namespace))
+    Ok(ClusterNames::new(cluster.name_any(), namespace).with_tls(cluster.spec.tls.is_some()))
 }
 
 /// Ordinals that need a configuration file: every pod that may run.

@@ -15,6 +15,12 @@
 //!   well (clusters without the retention policy, or a claim that outlived it). `whenDeleted:
 //!   Retain`: deleting the StatefulSet (the EtcdCluster) keeps the data, as the deletion policy
 //!   promises nothing more.
+//! - Scheduling: `spec.scheduling` as given; without an affinity the members prefer nodes no
+//!   other member of the cluster runs on (a preference, so a small cluster still schedules).
+//!   A topology spread constraint without a label selector gets the cluster's.
+//! - The options members run with are in their configuration files, which a running member
+//!   does not re-read; the pod template carries them as an annotation so that a change rolls
+//!   the members, one at a time, as an image change does.
 //! - Probes: with `/livez` and `/readyz` (3.4.29+, 3.5.11+) liveness does not depend on a leader;
 //!   older versions only have `/health`, which fails without a leader, so liveness is a TCP check
 //!   there: restarting members of a cluster without quorum only makes it worse.
@@ -27,9 +33,10 @@ use k8s_openapi::api::apps::v1::{
     StatefulSetUpdateStrategy,
 };
 use k8s_openapi::api::core::v1::{
-    ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource,
-    HTTPGetAction, ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSpec,
-    PodTemplateSpec, Probe, TCPSocketAction, Volume, VolumeMount, VolumeResourceRequirements,
+    Affinity, ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar,
+    EnvVarSource, HTTPGetAction, ObjectFieldSelector, PersistentVolumeClaim,
+    PersistentVolumeClaimSpec, PodAffinityTerm, PodAntiAffinity, PodSpec, PodTemplateSpec, Probe,
+    TCPSocketAction, Volume, VolumeMount, VolumeResourceRequirements, WeightedPodAffinityTerm,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -37,23 +44,43 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::input::RenderInput;
 use super::owner::Owner;
-use crate::names::{CLIENT_PORT, CONFIG_MOUNT, ClusterNames, DATA_MOUNT, PEER_PORT};
+use serde_json::Value;
+
+use crate::names::{
+    CLIENT_PORT, CONFIG_MOUNT, ClusterNames, DATA_MOUNT, METRICS_PORT, OPTIONS_ANNOTATION,
+    PEER_PORT, PEER_TLS_MOUNT, SERVER_TLS_MOUNT,
+};
+use crate::tls::SecretNames;
+use k8s_openapi::api::core::v1::SecretVolumeSource;
 
 /// etcd's data directory inside the data volume (a subdirectory, so that a volume's
 /// `lost+found` does not make etcd think the directory is in use).
 pub const DATA_DIR: &str = "/var/lib/etcd/data";
 const DATA_VOLUME: &str = "data";
 const CONFIG_VOLUME: &str = "config";
+const PEER_TLS_VOLUME: &str = "peer-tls";
+const SERVER_TLS_VOLUME: &str = "server-tls";
 
 pub(super) fn render(
     cluster: &EtcdCluster,
     names: &ClusterNames,
     owner: &Owner,
     input: &RenderInput,
+    options: &BTreeMap<String, Value>,
+    tls: Option<&SecretNames>,
 ) -> StatefulSet {
     let owner = owner.with_version(input.release.version.to_string(), input.replicas);
-    let mut pod_labels = names.labels();
+    let pod_metadata = cluster.spec.pod_metadata.clone().unwrap_or_default();
+    // The user's first, so that ferroplane's labels (the selector) and annotations win.
+    let mut pod_labels = pod_metadata.labels;
+    pod_labels.extend(names.labels());
     pod_labels.extend(names.selector());
+    let mut pod_annotations = pod_metadata.annotations;
+    pod_annotations.insert(
+        OPTIONS_ANNOTATION.to_owned(),
+        serde_json::to_string(options).unwrap_or_default(),
+    );
+    let scheduling = &cluster.spec.scheduling;
     let storage = cluster.spec.storage.as_ref();
     let mut volumes = vec![Volume {
         name: CONFIG_VOLUME.to_owned(),
@@ -63,6 +90,21 @@ pub(super) fn render(
         }),
         ..Volume::default()
     }];
+    if let Some(tls) = tls {
+        for (volume, secret) in [
+            (PEER_TLS_VOLUME, &tls.peer),
+            (SERVER_TLS_VOLUME, &tls.server),
+        ] {
+            volumes.push(Volume {
+                name: volume.to_owned(),
+                secret: Some(SecretVolumeSource {
+                    secret_name: Some(secret.clone()),
+                    ..SecretVolumeSource::default()
+                }),
+                ..Volume::default()
+            });
+        }
+    }
     if storage.is_none() {
         volumes.push(Volume {
             name: DATA_VOLUME.to_owned(),
@@ -102,18 +144,41 @@ pub(super) fn render(
                 type_: Some("RollingUpdate".to_owned()),
                 ..StatefulSetUpdateStrategy::default()
             }),
-            selector: LabelSelector {
-                match_labels: Some(names.selector()),
-                ..LabelSelector::default()
-            },
+            selector: selector(names),
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
                     labels: Some(pod_labels),
+                    annotations: Some(pod_annotations),
                     ..ObjectMeta::default()
                 }),
                 spec: Some(PodSpec {
-                    containers: vec![container(cluster, input)],
+                    containers: vec![container(cluster, input, tls.is_some())],
                     volumes: Some(volumes),
+                    affinity: Some(
+                        scheduling
+                            .affinity
+                            .clone()
+                            .unwrap_or_else(|| spread_over_nodes(names)),
+                    ),
+                    node_selector: (!scheduling.node_selector.is_empty())
+                        .then(|| scheduling.node_selector.clone()),
+                    tolerations: (!scheduling.tolerations.is_empty())
+                        .then(|| scheduling.tolerations.clone()),
+                    topology_spread_constraints: (!scheduling
+                        .topology_spread_constraints
+                        .is_empty())
+                    .then(|| {
+                        scheduling
+                            .topology_spread_constraints
+                            .iter()
+                            .cloned()
+                            .map(|mut c| {
+                                c.label_selector.get_or_insert_with(|| selector(names));
+                                c
+                            })
+                            .collect()
+                    }),
+                    priority_class_name: scheduling.priority_class_name.clone(),
                     ..PodSpec::default()
                 }),
             },
@@ -130,8 +195,61 @@ pub(super) fn render(
     }
 }
 
-fn container(cluster: &EtcdCluster, input: &RenderInput) -> Container {
-    let (liveness, readiness) = probes(input);
+fn selector(names: &ClusterNames) -> LabelSelector {
+    LabelSelector {
+        match_labels: Some(names.selector()),
+        ..LabelSelector::default()
+    }
+}
+
+/// The default affinity: members prefer nodes without another member of this cluster.
+fn spread_over_nodes(names: &ClusterNames) -> Affinity {
+    Affinity {
+        pod_anti_affinity: Some(PodAntiAffinity {
+            preferred_during_scheduling_ignored_during_execution: Some(vec![
+                WeightedPodAffinityTerm {
+                    weight: 100,
+                    pod_affinity_term: PodAffinityTerm {
+                        label_selector: Some(selector(names)),
+                        topology_key: "kubernetes.io/hostname".to_owned(),
+                        ..PodAffinityTerm::default()
+                    },
+                },
+            ]),
+            ..PodAntiAffinity::default()
+        }),
+        ..Affinity::default()
+    }
+}
+
+fn container(cluster: &EtcdCluster, input: &RenderInput, tls: bool) -> Container {
+    let (liveness, readiness) = probes(input, tls);
+    let mut mounts = vec![
+        VolumeMount {
+            name: DATA_VOLUME.to_owned(),
+            mount_path: DATA_MOUNT.to_owned(),
+            ..VolumeMount::default()
+        },
+        VolumeMount {
+            name: CONFIG_VOLUME.to_owned(),
+            mount_path: CONFIG_MOUNT.to_owned(),
+            read_only: Some(true),
+            ..VolumeMount::default()
+        },
+    ];
+    if tls {
+        for (name, path) in [
+            (PEER_TLS_VOLUME, PEER_TLS_MOUNT),
+            (SERVER_TLS_VOLUME, SERVER_TLS_MOUNT),
+        ] {
+            mounts.push(VolumeMount {
+                name: name.to_owned(),
+                mount_path: path.to_owned(),
+                read_only: Some(true),
+                ..VolumeMount::default()
+            });
+        }
+    }
     Container {
         name: "etcd".to_owned(),
         image: Some(input.release.image.clone()),
@@ -161,20 +279,13 @@ fn container(cluster: &EtcdCluster, input: &RenderInput) -> Container {
                 container_port: PEER_PORT,
                 ..ContainerPort::default()
             },
-        ]),
-        volume_mounts: Some(vec![
-            VolumeMount {
-                name: DATA_VOLUME.to_owned(),
-                mount_path: DATA_MOUNT.to_owned(),
-                ..VolumeMount::default()
-            },
-            VolumeMount {
-                name: CONFIG_VOLUME.to_owned(),
-                mount_path: CONFIG_MOUNT.to_owned(),
-                read_only: Some(true),
-                ..VolumeMount::default()
+            ContainerPort {
+                name: Some("metrics".to_owned()),
+                container_port: METRICS_PORT,
+                ..ContainerPort::default()
             },
         ]),
+        volume_mounts: Some(mounts),
         resources: cluster.spec.resources.clone(),
         liveness_probe: Some(liveness),
         readiness_probe: Some(readiness),
@@ -182,11 +293,11 @@ fn container(cluster: &EtcdCluster, input: &RenderInput) -> Container {
     }
 }
 
-fn http_probe(path: &str, period: i32, failures: i32) -> Probe {
+fn http_probe(path: &str, port: i32, period: i32, failures: i32) -> Probe {
     Probe {
         http_get: Some(HTTPGetAction {
             path: Some(path.to_owned()),
-            port: IntOrString::Int(CLIENT_PORT),
+            port: IntOrString::Int(port),
             ..HTTPGetAction::default()
         }),
         period_seconds: Some(period),
@@ -196,10 +307,16 @@ fn http_probe(path: &str, period: i32, failures: i32) -> Probe {
     }
 }
 
-/// (liveness, readiness)
-fn probes(input: &RenderInput) -> (Probe, Probe) {
+/// (liveness, readiness). With TLS the client port wants a client certificate, which the
+/// kubelet has none of: the probes go to the plain-HTTP metrics port, which serves the same
+/// health endpoints.
+fn probes(input: &RenderInput, tls: bool) -> (Probe, Probe) {
+    let port = if tls { METRICS_PORT } else { CLIENT_PORT };
     if input.release.version.has_livez_readyz() {
-        (http_probe("/livez", 10, 8), http_probe("/readyz", 5, 3))
+        (
+            http_probe("/livez", port, 10, 8),
+            http_probe("/readyz", port, 5, 3),
+        )
     } else {
         let tcp = Probe {
             tcp_socket: Some(TCPSocketAction {
@@ -211,6 +328,6 @@ fn probes(input: &RenderInput) -> (Probe, Probe) {
             failure_threshold: Some(8),
             ..Probe::default()
         };
-        (tcp, http_probe("/health", 5, 3))
+        (tcp, http_probe("/health", port, 5, 3))
     }
 }

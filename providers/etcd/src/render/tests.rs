@@ -45,6 +45,7 @@ fn every_child_is_owned_and_labelled() {
             "ConfigMap",
             "Service",
             "Service",
+            "Service",
             "StatefulSet",
             "PodDisruptionBudget"
         ]
@@ -138,9 +139,9 @@ fn the_pdb_follows_the_spec_not_more_pods() {
 }
 
 #[test]
-fn kept_bootstrap_files_are_applied_unchanged_with_the_policy_s_owner() {
+fn kept_bootstrap_files_are_applied_with_the_options_and_the_policy_s_owner() {
     let c = cluster(serde_json::json!({"size": 3, "deletionPolicy": "Orphan"}));
-    let files = BTreeMap::from([("etcd-0.json".to_owned(), "{}".to_owned())]);
+    let files = BTreeMap::from([("etcd-0.json".to_owned(), r#"{"name":"etcd-0"}"#.to_owned())]);
     let rendered = render(
         &c,
         &RenderInput {
@@ -150,7 +151,11 @@ fn kept_bootstrap_files_are_applied_unchanged_with_the_policy_s_owner() {
         },
     )
     .expect("renders");
-    assert_eq!(rendered.bootstrap_config.data, Some(files));
+    let data = rendered.bootstrap_config.data.expect("data");
+    assert_eq!(data.keys().collect::<Vec<_>>(), ["etcd-0.json"]);
+    let file: serde_json::Value = serde_json::from_str(&data["etcd-0.json"]).expect("json");
+    assert_eq!(file["name"], "etcd-0");
+    assert_eq!(file["auto-compaction-mode"], "periodic");
     assert!(
         rendered
             .bootstrap_config
@@ -303,4 +308,257 @@ fn resources_are_passed_through() {
         resources.requests.expect("requests")["cpu"],
         Quantity("100m".into())
     );
+}
+
+// operations: options, metrics, scheduling, pod metadata
+
+fn pod_spec_of(sts: &StatefulSet) -> &k8s_openapi::api::core::v1::PodSpec {
+    sts.spec
+        .as_ref()
+        .expect("spec")
+        .template
+        .spec
+        .as_ref()
+        .expect("pod spec")
+}
+
+#[test]
+fn options_reach_every_member_file_and_the_pod_template() {
+    let c = cluster(serde_json::json!({"size": 3, "options": {
+        "quota-backend-bytes": 104857600,
+        "auto-compaction-retention": "30m",
+    }}));
+    let r = render(&c, &input(&c, 3)).expect("renders");
+    for (key, content) in r.bootstrap_config.data.as_ref().expect("data") {
+        let file: serde_json::Value = serde_json::from_str(content).expect("json");
+        assert_eq!(file["quota-backend-bytes"], 104857600, "{key}");
+        assert_eq!(file["auto-compaction-retention"], "30m", "{key}");
+        assert_eq!(file["auto-compaction-mode"], "periodic", "{key}");
+    }
+    let template = r.statefulset.spec.as_ref().expect("spec").template.clone();
+    let annotations = template
+        .metadata
+        .expect("metadata")
+        .annotations
+        .expect("annotations");
+    let recorded: serde_json::Value =
+        serde_json::from_str(&annotations[crate::names::OPTIONS_ANNOTATION]).expect("json");
+    assert_eq!(recorded["quota-backend-bytes"], 104857600);
+
+    // A change of options changes the pod template (the members restart with it).
+    let other = cluster(serde_json::json!({"size": 3, "options": {"quota-backend-bytes": 1}}));
+    let r2 = render(&other, &input(&other, 3)).expect("renders");
+    assert_ne!(
+        r.statefulset.spec.expect("spec").template,
+        r2.statefulset.spec.expect("spec").template
+    );
+}
+
+#[test]
+fn a_reserved_option_is_a_spec_error() {
+    let c = cluster(serde_json::json!({"size": 1, "options": {"data-dir": "/tmp"}}));
+    let err = render(&c, &input(&c, 1)).expect_err("refused");
+    assert_eq!(err.reason(), "InvalidSpec");
+    assert!(err.to_string().contains("data-dir"), "{err}");
+}
+
+#[test]
+fn metrics_are_served_on_their_own_port_and_service() {
+    let c = cluster(serde_json::json!({"size": 3}));
+    let r = render(&c, &input(&c, 3)).expect("renders");
+    let ports: Vec<(Option<String>, i32)> = container_of(&r.statefulset)
+        .ports
+        .clone()
+        .expect("ports")
+        .into_iter()
+        .map(|p| (p.name, p.container_port))
+        .collect();
+    assert!(ports.contains(&(Some("metrics".into()), 2381)), "{ports:?}");
+    let svc = &r.metrics_service;
+    assert_eq!(svc.metadata.name.as_deref(), Some("etcd-metrics"));
+    let labels = svc.metadata.labels.as_ref().expect("labels");
+    assert_eq!(labels["app.kubernetes.io/component"], "metrics");
+    assert_eq!(labels["app.kubernetes.io/instance"], "etcd");
+    let spec = svc.spec.as_ref().expect("spec");
+    assert_eq!(spec.cluster_ip.as_deref(), Some("None"));
+    let port = &spec.ports.as_ref().expect("ports")[0];
+    assert_eq!((port.name.as_deref(), port.port), (Some("metrics"), 2381));
+    // Each Service has its own component: a ServiceMonitor of `component: metrics` selects one.
+    let components: Vec<String> = [&r.peer_service, &r.client_service, &r.metrics_service]
+        .iter()
+        .map(|s| s.metadata.labels.as_ref().expect("labels")["app.kubernetes.io/component"].clone())
+        .collect();
+    assert_eq!(components, ["peer", "client", "metrics"]);
+    let file: serde_json::Value =
+        serde_json::from_str(&r.bootstrap_config.data.expect("data")["etcd-0.json"]).expect("json");
+    assert_eq!(file["listen-metrics-urls"], "http://0.0.0.0:2381");
+}
+
+#[test]
+fn scheduling_fields_are_rendered_and_spread_defaults_to_the_cluster() {
+    let c = cluster(serde_json::json!({"size": 3, "scheduling": {
+        "nodeSelector": {"disk": "ssd"},
+        "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "etcd", "effect": "NoSchedule"}],
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule"}],
+        "priorityClassName": "system-cluster-critical",
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}},
+    }}));
+    let sts = render(&c, &input(&c, 3)).expect("renders").statefulset;
+    let pod = pod_spec_of(&sts);
+    assert_eq!(
+        pod.node_selector.as_ref().expect("nodeSelector")["disk"],
+        "ssd"
+    );
+    let tolerations = pod.tolerations.as_ref().expect("tolerations");
+    assert_eq!(tolerations[0].key.as_deref(), Some("dedicated"));
+    assert_eq!(
+        pod.priority_class_name.as_deref(),
+        Some("system-cluster-critical")
+    );
+    let spread = &pod.topology_spread_constraints.as_ref().expect("spread")[0];
+    assert_eq!(spread.topology_key, "topology.kubernetes.io/zone");
+    assert_eq!(
+        spread
+            .label_selector
+            .as_ref()
+            .and_then(|s| s.match_labels.clone()),
+        Some(crate::names::ClusterNames::new("etcd", "db").selector())
+    );
+    let affinity = pod.affinity.as_ref().expect("affinity");
+    assert!(affinity.node_affinity.is_some());
+    assert!(
+        affinity.pod_anti_affinity.is_none(),
+        "the user's affinity replaces the default"
+    );
+}
+
+#[test]
+fn members_prefer_separate_nodes_by_default() {
+    let c = cluster(serde_json::json!({"size": 3}));
+    let sts = render(&c, &input(&c, 3)).expect("renders").statefulset;
+    let pod = pod_spec_of(&sts);
+    let anti = pod
+        .affinity
+        .as_ref()
+        .and_then(|a| a.pod_anti_affinity.as_ref())
+        .and_then(|a| {
+            a.preferred_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .expect("a preferred anti-affinity");
+    assert_eq!(
+        anti[0].pod_affinity_term.topology_key,
+        "kubernetes.io/hostname"
+    );
+    assert!(pod.node_selector.is_none() && pod.tolerations.is_none());
+}
+
+#[test]
+fn pod_metadata_is_added_but_never_replaces_the_selector() {
+    let c = cluster(serde_json::json!({"size": 1, "podMetadata": {
+        "labels": {"team": "db", "app.kubernetes.io/instance": "other"},
+        "annotations": {"sidecar.istio.io/inject": "false"},
+    }}));
+    let sts = render(&c, &input(&c, 1)).expect("renders").statefulset;
+    let meta = sts.spec.expect("spec").template.metadata.expect("metadata");
+    let labels = meta.labels.expect("labels");
+    assert_eq!(labels["team"], "db");
+    assert_eq!(labels["app.kubernetes.io/instance"], "etcd");
+    assert_eq!(
+        meta.annotations.expect("annotations")["sidecar.istio.io/inject"],
+        "false"
+    );
+}
+
+// tls
+
+#[test]
+fn tls_mounts_the_secrets_and_probes_the_metrics_port() {
+    let c = cluster(serde_json::json!({"size": 3, "version": "3.5.17", "tls": {}}));
+    let r = render(&c, &input(&c, 3)).expect("renders");
+    let pod = pod_spec_of(&r.statefulset);
+    let secrets: Vec<(String, String)> = pod
+        .volumes
+        .as_ref()
+        .expect("volumes")
+        .iter()
+        .filter_map(|v| {
+            let secret = v.secret.as_ref()?.secret_name.clone()?;
+            Some((v.name.clone(), secret))
+        })
+        .collect();
+    assert_eq!(
+        secrets,
+        [
+            ("peer-tls".to_owned(), "etcd-tls-peer".to_owned()),
+            ("server-tls".to_owned(), "etcd-tls-server".to_owned())
+        ]
+    );
+    let container = container_of(&r.statefulset);
+    let mounts: Vec<&str> = container
+        .volume_mounts
+        .as_ref()
+        .expect("mounts")
+        .iter()
+        .map(|m| m.mount_path.as_str())
+        .collect();
+    assert!(mounts.contains(&"/etc/etcd-tls/peer") && mounts.contains(&"/etc/etcd-tls/server"));
+    let probe_port = |p: &Option<Probe>| {
+        p.as_ref()
+            .and_then(|p| p.http_get.as_ref())
+            .map(|h| h.port.clone())
+    };
+    assert_eq!(
+        probe_port(&container.readiness_probe),
+        Some(IntOrString::Int(2381))
+    );
+    assert_eq!(
+        probe_port(&container.liveness_probe),
+        Some(IntOrString::Int(2381))
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&r.bootstrap_config.data.expect("data")["etcd-0.json"]).expect("json");
+    assert_eq!(
+        file["initial-cluster"]
+            .as_str()
+            .map(|s| s.contains("https://etcd-0.etcd.db.svc:2380")),
+        Some(true)
+    );
+    assert_eq!(
+        file["client-transport-security"]["cert-file"],
+        "/etc/etcd-tls/server/tls.crt"
+    );
+    assert_eq!(
+        file["peer-transport-security"]["trusted-ca-file"],
+        "/etc/etcd-tls/peer/ca.crt"
+    );
+}
+
+#[test]
+fn user_tls_secrets_are_mounted_as_given() {
+    let c = cluster(serde_json::json!({"size": 1, "tls": {
+        "peerSecretRef": {"name": "my-peer"},
+        "serverSecretRef": {"name": "my-server"},
+        "clientSecretRef": {"name": "my-client"},
+    }}));
+    let names = cluster_names(&c).expect("names");
+    let secrets = crate::tls::secret_names(&c, &names).expect("tls");
+    assert_eq!(
+        (
+            secrets.peer.as_str(),
+            secrets.server.as_str(),
+            secrets.client.as_str(),
+            secrets.generated
+        ),
+        ("my-peer", "my-server", "my-client", false)
+    );
+    let sts = render(&c, &input(&c, 1)).expect("renders").statefulset;
+    let volumes = pod_spec_of(&sts).volumes.clone().expect("volumes");
+    assert!(
+        volumes
+            .iter()
+            .any(|v| v.secret.as_ref().and_then(|s| s.secret_name.as_deref()) == Some("my-peer"))
+    );
+    assert!(cluster(serde_json::json!({"size": 1})).spec.tls.is_none());
+    assert!(crate::tls::secret_names(&cluster(serde_json::json!({"size": 1})), &names).is_none());
 }

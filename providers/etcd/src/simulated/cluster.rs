@@ -494,6 +494,9 @@ impl SimulatedCluster {
             raft_index: self.journal.len() as u64,
             is_learner: member.is_learner,
             errors: Vec::new(),
+            // The simulation keeps no data: nothing to defragment.
+            db_size: 0,
+            db_size_in_use: 0,
         })
     }
 }

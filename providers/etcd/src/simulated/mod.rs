@@ -55,12 +55,17 @@ impl SimulatedFactory {
 
 impl MembershipFactory for SimulatedFactory {
     type Client = SimulatedMembership;
-    fn for_cluster(&self, names: &ClusterNames) -> SimulatedMembership {
-        SimulatedMembership {
+    /// The simulation has no TLS to speak: the client certificate is not used.
+    fn for_cluster(
+        &self,
+        names: &ClusterNames,
+        _tls: Option<&crate::tls::ClientTls>,
+    ) -> Result<SimulatedMembership, MembershipError> {
+        Ok(SimulatedMembership {
             kube: self.kube.clone(),
             names: names.clone(),
             cluster: self.cluster(names),
-        }
+        })
     }
 }
 
@@ -110,5 +115,11 @@ impl Membership for SimulatedMembership {
     /// Answers from the state the last call synced (a status follows a list).
     async fn status(&self, client_url: &str) -> Result<MemberStatus, MembershipError> {
         lock(&self.cluster).status(client_url)
+    }
+
+    /// A running member answers (the simulation keeps no data to rewrite); a stopped one is
+    /// unreachable, as for a status.
+    async fn defragment(&self, client_url: &str) -> Result<(), MembershipError> {
+        lock(&self.cluster).status(client_url).map(|_| ())
     }
 }

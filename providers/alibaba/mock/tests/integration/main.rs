@@ -14,5 +14,6 @@ mod mock_key_pairs;
 mod mock_launch_rules;
 mod mock_network;
 mod mock_official_sdk;
+mod mock_oss;
 mod mock_scale;
 mod mock_visibility;

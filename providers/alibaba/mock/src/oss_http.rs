@@ -1,0 +1,283 @@
+//! OSS over HTTP, path-style on the mock's port: `PUT /<bucket>/` (PutBucket),
+//! `GET /<bucket>/?prefix=&marker=&max-keys=` (ListObjects), `PUT|GET|DELETE /<bucket>/<object>`.
+//! Every request is authenticated as OSS does it, in this order, with OSS's answers:
+//! no `Authorization` → 403 `AccessDenied`; not `OSS id:signature` → 400 `InvalidArgument`;
+//! no or unparsable `Date` → 403 `AccessDenied`; more than 15 minutes off → 403
+//! `RequestTimeTooSkewed`; unknown or disabled key → 403 `InvalidAccessKeyId`; another
+//! signature → 403 `SignatureDoesNotMatch` (with the string the mock signed, as OSS does).
+//! Signatures are verified with alibaba-sdk's [`alibaba_sdk::oss::signature`]. Temporary (STS)
+//! keys are not accepted here.
+
+use std::sync::{Arc, Mutex};
+
+use alibaba_sdk::oss::signature::{self, Request};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use jiff::{SignedDuration, Timestamp};
+
+use crate::auth::MAX_SKEW;
+use crate::locks::{lock, read};
+use crate::oss::{OssFailure, OssStore, listing_xml};
+use crate::state::Shared;
+
+#[derive(Clone)]
+struct OssState {
+    shared: Arc<Shared>,
+    store: Arc<Mutex<OssStore>>,
+}
+
+/// The OSS routes, with a store of their own.
+pub fn router(shared: Arc<Shared>) -> Router {
+    let state = OssState {
+        shared,
+        store: Arc::new(Mutex::new(OssStore::default())),
+    };
+    Router::new()
+        .route("/{bucket}/", any(bucket_call))
+        .route("/{bucket}/{*key}", any(object_call))
+        .with_state(state)
+}
+
+fn request_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..24].to_ascii_uppercase()
+}
+
+fn xml_response(status: u16, body: String, request_id: &str) -> Response {
+    let mut response = (
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        body,
+    )
+        .into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/xml"),
+    );
+    headers.insert(header::SERVER, HeaderValue::from_static("AliyunOSS"));
+    if let Ok(id) = HeaderValue::from_str(request_id) {
+        headers.insert("x-oss-request-id", id);
+    }
+    response
+}
+
+fn failure(f: &OssFailure, request_id: &str, headers: &HeaderMap) -> Response {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("oss.mock");
+    xml_response(f.status, f.body(request_id, host), request_id)
+}
+
+/// Checks the request's signature over `resource`.
+fn authenticate(
+    shared: &Shared,
+    method: &Method,
+    headers: &HeaderMap,
+    resource: String,
+    now: Timestamp,
+) -> Result<(), OssFailure> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned()
+    };
+    let authorization = header("authorization");
+    if authorization.is_empty() {
+        return Err(OssFailure::new(
+            403,
+            "AccessDenied",
+            "You have no right to access this object because of bucket acl.",
+        ));
+    }
+    let (id, provided) = signature::parse_authorization(&authorization).ok_or_else(|| {
+        OssFailure::new(400, "InvalidArgument", "Authorization header is invalid.")
+    })?;
+    let date = header("x-oss-date");
+    let date = if date.is_empty() {
+        header("date")
+    } else {
+        date
+    };
+    let at = signature::parse_http_date(&date).ok_or_else(|| {
+        OssFailure::new(
+            403,
+            "AccessDenied",
+            "OSS authentication requires a valid Date.",
+        )
+    })?;
+    let skew = SignedDuration::try_from(MAX_SKEW).unwrap_or(SignedDuration::from_mins(15));
+    if now.duration_since(at).abs() > skew {
+        return Err(OssFailure::new(
+            403,
+            "RequestTimeTooSkewed",
+            "The difference between the request time and the current time is too large.",
+        ));
+    }
+    let keys = read(&shared.keys);
+    let secret = match keys.permanent_secret(id) {
+        Some((secret, true)) => secret.to_owned(),
+        _ => {
+            return Err(OssFailure::new(
+                403,
+                "InvalidAccessKeyId",
+                "The OSS Access Key Id you provided does not exist in our records.",
+            ));
+        }
+    };
+    drop(keys);
+    let all_headers: Vec<(String, String)> = headers
+        .iter()
+        .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+        .collect();
+    let string_to_sign = signature::string_to_sign(&Request {
+        verb: method.as_str(),
+        content_md5: &header("content-md5"),
+        content_type: &header("content-type"),
+        date: &date,
+        headers: all_headers,
+        resource,
+    });
+    if signature::sign(&secret, &string_to_sign) != provided {
+        return Err(OssFailure::new(
+            403,
+            "SignatureDoesNotMatch",
+            format!(
+                "The request signature we calculated does not match the signature you provided. Check your key and signing method. StringToSign: {string_to_sign:?}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[derive(serde::Deserialize, Default)]
+struct ListQuery {
+    #[serde(default)]
+    prefix: String,
+    #[serde(default)]
+    marker: String,
+    #[serde(rename = "max-keys")]
+    max_keys: Option<String>,
+}
+
+async fn bucket_call(
+    State(state): State<OssState>,
+    Path(bucket): Path<String>,
+    Query(query): Query<ListQuery>,
+    method: Method,
+    headers: HeaderMap,
+) -> Response {
+    let id = request_id();
+    let now = Timestamp::now();
+    if let Err(f) = authenticate(
+        &state.shared,
+        &method,
+        &headers,
+        signature::canonical_resource(&bucket, None),
+        now,
+    ) {
+        return failure(&f, &id, &headers);
+    }
+    let mut store = lock(&state.store);
+    let result = match method {
+        Method::PUT => store
+            .put_bucket(&bucket)
+            .map(|()| xml_response(200, String::new(), &id)),
+        Method::GET => {
+            let max_keys = match query.max_keys.as_deref().map(str::parse::<usize>) {
+                None => Ok(100),
+                Some(Ok(n)) => Ok(n),
+                Some(Err(_)) => Err(OssFailure::new(
+                    400,
+                    "InvalidArgument",
+                    "Argument max-keys must be an integer between 1 and 1000.",
+                )),
+            };
+            max_keys.and_then(|max_keys| {
+                store
+                    .list_objects(&bucket, &query.prefix, &query.marker, max_keys)
+                    .map(|listing| {
+                        xml_response(
+                            200,
+                            listing_xml(&bucket, &query.prefix, &query.marker, max_keys, &listing),
+                            &id,
+                        )
+                    })
+            })
+        }
+        _ => Err(OssFailure::new(
+            405,
+            "MethodNotAllowed",
+            "The specified method is not allowed against this resource.",
+        )),
+    };
+    result.unwrap_or_else(|f| failure(&f, &id, &headers))
+}
+
+async fn object_call(
+    State(state): State<OssState>,
+    Path((bucket, key)): Path<(String, String)>,
+    method: Method,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let id = request_id();
+    let now = Timestamp::now();
+    if let Err(f) = authenticate(
+        &state.shared,
+        &method,
+        &headers,
+        signature::canonical_resource(&bucket, Some(&key)),
+        now,
+    ) {
+        return failure(&f, &id, &headers);
+    }
+    let mut store = lock(&state.store);
+    let result = match method {
+        Method::PUT => store
+            .put_object(&bucket, &key, body.to_vec(), now)
+            .map(|etag| {
+                let mut response = xml_response(200, String::new(), &id);
+                if let Ok(value) = HeaderValue::from_str(&format!("\"{etag}\"")) {
+                    response.headers_mut().insert(header::ETAG, value);
+                }
+                response
+            }),
+        Method::GET => store.get_object(&bucket, &key).map(|object| {
+            let mut response = (StatusCode::OK, object.bytes.clone()).into_response();
+            let h = response.headers_mut();
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/octet-stream"),
+            );
+            if let Ok(value) = HeaderValue::from_str(&format!("\"{}\"", object.etag)) {
+                h.insert(header::ETAG, value);
+            }
+            if let Ok(value) = HeaderValue::from_str(&signature::http_date(object.last_modified)) {
+                h.insert(header::LAST_MODIFIED, value);
+            }
+            if let Ok(value) = HeaderValue::from_str(&id) {
+                h.insert("x-oss-request-id", value);
+            }
+            response
+        }),
+        Method::DELETE => store.delete_object(&bucket, &key).map(|()| {
+            let mut response = StatusCode::NO_CONTENT.into_response();
+            if let Ok(value) = HeaderValue::from_str(&id) {
+                response.headers_mut().insert("x-oss-request-id", value);
+            }
+            response
+        }),
+        _ => Err(OssFailure::new(
+            405,
+            "MethodNotAllowed",
+            "The specified method is not allowed against this resource.",
+        )),
+    };
+    result.unwrap_or_else(|f| failure(&f, &id, &headers))
+}

@@ -1,0 +1,309 @@
+//! [`OssClient`]: signed PutObject, GetObject, ListObjects, DeleteObject and PutBucket.
+
+use jiff::Timestamp;
+use reqwest::Method;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, DATE, HeaderValue};
+
+use super::signature::{self, Request};
+use super::xml;
+use crate::credentials::Credentials;
+
+/// How the bucket is addressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Addressing {
+    /// `https://<bucket>.<endpoint host>/<object>`: what OSS serves.
+    VirtualHosted,
+    /// `<endpoint>/<bucket>/<object>`: one host for every bucket (the mock, a proxy).
+    Path,
+}
+
+/// Why an OSS call failed. Never carries the AccessKeySecret or the signature.
+#[derive(Debug, thiserror::Error)]
+pub enum OssError {
+    #[error("OSS answered {action} with HTTP {status} {code}: {message} (request {request_id})")]
+    Api {
+        action: &'static str,
+        status: u16,
+        code: String,
+        message: String,
+        request_id: String,
+    },
+    #[error("OSS is unreachable for {action}: {source}")]
+    Transport {
+        action: &'static str,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("unexpected answer from OSS to {action}: {detail}")]
+    Decode {
+        action: &'static str,
+        detail: String,
+    },
+}
+
+impl OssError {
+    /// The OSS error code (`NoSuchKey`, `SignatureDoesNotMatch`, ...), if OSS answered one.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            OssError::Api { code, .. } => Some(code),
+            _ => None,
+        }
+    }
+}
+
+/// One object of a listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectSummary {
+    pub key: String,
+    pub size: u64,
+    /// As OSS writes it, ISO 8601 (`2026-11-26T09:00:00.000Z`).
+    pub last_modified: String,
+    pub etag: String,
+}
+
+/// A page of ListObjects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectsPage {
+    pub objects: Vec<ObjectSummary>,
+    /// Where the next page starts, when the listing is truncated.
+    pub next_marker: Option<String>,
+}
+
+/// A client of one OSS endpoint with one set of credentials.
+#[derive(Clone)]
+pub struct OssClient {
+    http: reqwest::Client,
+    endpoint: url::Url,
+    addressing: Addressing,
+    credentials: Credentials,
+}
+
+impl std::fmt::Debug for OssClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OssClient")
+            .field("endpoint", &self.endpoint.as_str())
+            .field("addressing", &self.addressing)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Object names in a URL path: each byte outside the unreserved set percent-encoded, `/` kept.
+fn encode_key(key: &str) -> String {
+    key.split('/')
+        .map(crate::signature::percent_encode)
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+impl OssClient {
+    /// `endpoint` is `https://oss-cn-hangzhou.aliyuncs.com` (virtual-hosted) or the base URL
+    /// of a path-style service.
+    pub fn new(
+        http: reqwest::Client,
+        endpoint: url::Url,
+        addressing: Addressing,
+        credentials: Credentials,
+    ) -> Self {
+        Self {
+            http,
+            endpoint,
+            addressing,
+            credentials,
+        }
+    }
+
+    fn url(
+        &self,
+        bucket: &str,
+        key: Option<&str>,
+        query: &[(&str, &str)],
+    ) -> Result<url::Url, OssError> {
+        let bad = |detail: String| OssError::Decode {
+            action: "building the URL",
+            detail,
+        };
+        let path = key.map(encode_key).unwrap_or_default();
+        let mut url = match self.addressing {
+            Addressing::Path => {
+                let base = self.endpoint.as_str().trim_end_matches('/');
+                url::Url::parse(&format!("{base}/{bucket}/{path}"))
+                    .map_err(|e| bad(e.to_string()))?
+            }
+            Addressing::VirtualHosted => {
+                let mut url = self.endpoint.clone();
+                let host = url.host_str().unwrap_or_default().to_owned();
+                url.set_host(Some(&format!("{bucket}.{host}")))
+                    .map_err(|e| bad(e.to_string()))?;
+                url.set_path(&format!("/{path}"));
+                url
+            }
+        };
+        if !query.is_empty() {
+            url.query_pairs_mut().extend_pairs(query);
+        }
+        Ok(url)
+    }
+
+    /// Sends a signed request; an error answer becomes [`OssError::Api`].
+    async fn send(
+        &self,
+        action: &'static str,
+        method: Method,
+        bucket: &str,
+        key: Option<&str>,
+        query: &[(&str, &str)],
+        body: Option<(Vec<u8>, &str)>,
+    ) -> Result<reqwest::Response, OssError> {
+        let date = signature::http_date(Timestamp::now());
+        let content_type = body.as_ref().map_or("", |(_, t)| *t);
+        let mut oss_headers = Vec::new();
+        if let Some(token) = &self.credentials.security_token {
+            oss_headers.push(("x-oss-security-token".to_owned(), token.expose().to_owned()));
+        }
+        let string_to_sign = signature::string_to_sign(&Request {
+            verb: method.as_str(),
+            content_md5: "",
+            content_type,
+            date: &date,
+            headers: oss_headers.clone(),
+            resource: signature::canonical_resource(bucket, key),
+        });
+        let signed = signature::sign(self.credentials.access_key_secret.expose(), &string_to_sign);
+        let authorization = signature::authorization(&self.credentials.access_key_id, &signed);
+        let mut request = self
+            .http
+            .request(method, self.url(bucket, key, query)?)
+            .header(DATE, date)
+            .header(
+                AUTHORIZATION,
+                HeaderValue::from_str(&authorization).map_err(|e| OssError::Decode {
+                    action,
+                    detail: format!("the AccessKeyId does not fit a header: {e}"),
+                })?,
+            );
+        for (name, value) in oss_headers {
+            request = request.header(name, value);
+        }
+        if let Some((bytes, content_type)) = body {
+            request = request.header(CONTENT_TYPE, content_type).body(bytes);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|source| OssError::Transport { action, source })?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let text = response.text().await.unwrap_or_default();
+        Err(OssError::Api {
+            action,
+            status: status.as_u16(),
+            code: xml::text(&text, "Code").unwrap_or_else(|| "Unknown".to_owned()),
+            message: xml::text(&text, "Message").unwrap_or_default(),
+            request_id: xml::text(&text, "RequestId").unwrap_or_default(),
+        })
+    }
+
+    /// PutBucket: creates `bucket` (in tests; real buckets are made by their owners).
+    pub async fn put_bucket(&self, bucket: &str) -> Result<(), OssError> {
+        self.send("PutBucket", Method::PUT, bucket, None, &[], None)
+            .await
+            .map(|_| ())
+    }
+
+    /// PutObject: writes `bytes` as `key`; returns the ETag.
+    pub async fn put_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        bytes: Vec<u8>,
+    ) -> Result<String, OssError> {
+        let response = self
+            .send(
+                "PutObject",
+                Method::PUT,
+                bucket,
+                Some(key),
+                &[],
+                Some((bytes, "application/octet-stream")),
+            )
+            .await?;
+        Ok(response
+            .headers()
+            .get("etag")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .trim_matches('"')
+            .to_owned())
+    }
+
+    /// GetObject: the bytes of `key`.
+    pub async fn get_object(&self, bucket: &str, key: &str) -> Result<Vec<u8>, OssError> {
+        let response = self
+            .send("GetObject", Method::GET, bucket, Some(key), &[], None)
+            .await?;
+        response
+            .bytes()
+            .await
+            .map(|b| b.to_vec())
+            .map_err(|source| OssError::Transport {
+                action: "GetObject",
+                source,
+            })
+    }
+
+    /// DeleteObject: removes `key` (OSS answers 204 also when it does not exist).
+    pub async fn delete_object(&self, bucket: &str, key: &str) -> Result<(), OssError> {
+        self.send("DeleteObject", Method::DELETE, bucket, Some(key), &[], None)
+            .await
+            .map(|_| ())
+    }
+
+    /// ListObjects: one page of the objects under `prefix`, from `marker` on.
+    pub async fn list_objects(
+        &self,
+        bucket: &str,
+        prefix: &str,
+        marker: Option<&str>,
+    ) -> Result<ObjectsPage, OssError> {
+        let mut query = vec![("prefix", prefix), ("max-keys", "1000")];
+        if let Some(marker) = marker {
+            query.push(("marker", marker));
+        }
+        let text = self
+            .send("ListObjects", Method::GET, bucket, None, &query, None)
+            .await?
+            .text()
+            .await
+            .map_err(|source| OssError::Transport {
+                action: "ListObjects",
+                source,
+            })?;
+        if xml::all(&text, "ListBucketResult").is_empty() {
+            return Err(OssError::Decode {
+                action: "ListObjects",
+                detail: "no ListBucketResult in the answer".to_owned(),
+            });
+        }
+        let objects = xml::all(&text, "Contents")
+            .into_iter()
+            .map(|c| ObjectSummary {
+                key: xml::text(c, "Key").unwrap_or_default(),
+                size: xml::text(c, "Size")
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0),
+                last_modified: xml::text(c, "LastModified").unwrap_or_default(),
+                etag: xml::text(c, "ETag")
+                    .unwrap_or_default()
+                    .trim_matches('"')
+                    .to_owned(),
+            })
+            .collect();
+        let truncated = xml::text(&text, "IsTruncated").as_deref() == Some("true");
+        Ok(ObjectsPage {
+            objects,
+            next_marker: truncated.then(|| xml::text(&text, "NextMarker")).flatten(),
+        })
+    }
+}

@@ -1,0 +1,13 @@
+//! Object Storage Service (OSS): the V1 header signature ([`signature`]), a client of the four
+//! object calls ferroplane needs (PutObject, GetObject, ListObjects, DeleteObject, plus
+//! PutBucket for tests) ([`OssClient`]), and the XML of OSS answers ([`xml`]).
+//!
+//! OSS is not an RPC API: requests are REST verbs on `/<object>` of a bucket host
+//! (`<bucket>.oss-<region>.aliyuncs.com`) or, for a custom endpoint such as the mock, on
+//! `/<bucket>/<object>` of one host; the signature covers the bucket either way.
+
+mod client;
+pub mod signature;
+pub mod xml;
+
+pub use client::{Addressing, ObjectSummary, ObjectsPage, OssClient, OssError};

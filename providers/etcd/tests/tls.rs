@@ -1,0 +1,539 @@
+//! Peer and client TLS against real etcd processes (Debian's `etcd-server`, etcd 3.4) on
+//! 127.0.0.1, with the certificates ferroplane makes ([`provider_etcd::tls::certs`]) and the
+//! member configuration files it renders ([`MemberConfig::with_tls`]): three members bootstrap
+//! over TLS peer links, the membership client (etcd's JSON gateway) works only with the client
+//! certificate, a learner joins over TLS and is promoted, and the plain-HTTP metrics port the
+//! probes use answers `/health` while the client port wants a certificate.
+//!
+//! Every test owns its processes; a Drop guard kills them, also when the test fails.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use ferroplane_testkit::eventually;
+use jiff::Timestamp;
+use provider_etcd::membership::{
+    GatewayClient, Membership, MembershipError, PromoteOutcome, http_with_tls,
+};
+use provider_etcd::names::Topology;
+use provider_etcd::render::bootstrap::{Bootstrap, Listen, MemberConfig, MemberTls};
+use provider_etcd::tls::ClientTls;
+use provider_etcd::tls::certs::{self, Issued, Leaf};
+
+const MEMBERS: u32 = 4;
+const CA_NAME: &str = "test etcd CA";
+
+fn etcd_binary() -> PathBuf {
+    let path = std::env::var_os("FERROPLANE_ETCD_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/etcd"));
+    assert!(
+        path.exists(),
+        "etcd is not installed at {}: these tests run real etcd. Install it with `apt-get install -y etcd-server` \
+         (Debian's etcd 3.4) or point FERROPLANE_ETCD_BIN at an etcd binary.",
+        path.display()
+    );
+    path
+}
+
+/// Members `m<i>` with https peer and client URLs and a plain metrics URL on 127.0.0.1.
+struct TlsTopology {
+    ports: Vec<(u16, u16, u16)>,
+}
+
+impl TlsTopology {
+    fn new() -> Self {
+        // All listeners held until every port is chosen: no port is handed out twice.
+        let listeners: Vec<TcpListener> = (0..3 * MEMBERS)
+            .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port"))
+            .collect();
+        let ports: Vec<u16> = listeners
+            .iter()
+            .map(|l| l.local_addr().expect("address").port())
+            .collect();
+        Self {
+            ports: ports.chunks(3).map(|p| (p[0], p[1], p[2])).collect(),
+        }
+    }
+
+    fn metrics_url(&self, ordinal: u32) -> String {
+        format!("http://127.0.0.1:{}", self.ports[ordinal as usize].2)
+    }
+}
+
+impl Topology for TlsTopology {
+    fn member_name(&self, ordinal: u32) -> String {
+        format!("m{ordinal}")
+    }
+    fn peer_url(&self, ordinal: u32) -> String {
+        format!("https://127.0.0.1:{}", self.ports[ordinal as usize].0)
+    }
+    fn client_url(&self, ordinal: u32) -> String {
+        format!("https://127.0.0.1:{}", self.ports[ordinal as usize].1)
+    }
+    fn ordinal_of_peer_url(&self, url: &str) -> Option<u32> {
+        (0..MEMBERS).find(|&o| self.peer_url(o) == url)
+    }
+}
+
+fn write_secret(dir: &Path, leaf: &Issued, ca: &Issued) {
+    std::fs::create_dir_all(dir).expect("secret dir");
+    std::fs::write(dir.join("tls.crt"), &leaf.cert_pem).expect("tls.crt");
+    std::fs::write(dir.join("tls.key"), &leaf.key_pem).expect("tls.key");
+    std::fs::write(dir.join("ca.crt"), &ca.cert_pem).expect("ca.crt");
+}
+
+struct TlsCluster {
+    dir: tempfile::TempDir,
+    topology: TlsTopology,
+    processes: Vec<Option<Child>>,
+    client: ClientTls,
+}
+
+impl Drop for TlsCluster {
+    fn drop(&mut self) {
+        for child in self.processes.iter_mut().flatten() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl TlsCluster {
+    /// Certificates as ferroplane makes them, for the names the members are reached by here.
+    fn new() -> Self {
+        etcd_binary();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let now = Timestamp::now();
+        let ca = certs::new_ca(CA_NAME, now).expect("CA");
+        let hosts = vec!["127.0.0.1".to_owned(), "localhost".to_owned()];
+        for leaf in [Leaf::Peer, Leaf::Server] {
+            let issued = certs::issue(CA_NAME, &ca.key_pem, leaf, &hosts, now).expect("leaf");
+            write_secret(&dir.path().join(leaf.suffix()), &issued, &ca);
+        }
+        let client = certs::issue(CA_NAME, &ca.key_pem, Leaf::Client, &[], now).expect("client");
+        Self {
+            dir,
+            topology: TlsTopology::new(),
+            processes: (0..MEMBERS).map(|_| None).collect(),
+            client: ClientTls {
+                ca_pem: ca.cert_pem,
+                cert_pem: client.cert_pem,
+                key_pem: client.key_pem,
+            },
+        }
+    }
+
+    fn start(&mut self, ordinal: u32, bootstrap: &Bootstrap) {
+        self.start_with_options(ordinal, bootstrap, Default::default());
+    }
+
+    fn start_with_options(
+        &mut self,
+        ordinal: u32,
+        bootstrap: &Bootstrap,
+        options: std::collections::BTreeMap<String, serde_json::Value>,
+    ) {
+        let data_dir = self.dir.path().join(format!("m{ordinal}.etcd"));
+        let mut config = MemberConfig::new(
+            &self.topology,
+            ordinal,
+            bootstrap,
+            "tls-token",
+            &data_dir.to_string_lossy(),
+            Listen::Advertised,
+        )
+        .with_tls(Some(MemberTls {
+            peer_dir: self.dir.path().join("peer").to_string_lossy().into_owned(),
+            server_dir: self
+                .dir
+                .path()
+                .join("server")
+                .to_string_lossy()
+                .into_owned(),
+        }));
+        config.listen_metrics_url = Some(self.topology.metrics_url(ordinal));
+        let config = config.with_options(options);
+        let path = self.dir.path().join(format!("m{ordinal}.json"));
+        std::fs::write(&path, config.to_file()).expect("config");
+        let log =
+            std::fs::File::create(self.dir.path().join(format!("m{ordinal}.log"))).expect("log");
+        let child = Command::new(etcd_binary())
+            .arg(format!("--config-file={}", path.display()))
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start etcd");
+        self.processes[ordinal as usize] = Some(child);
+    }
+
+    fn log(&self, ordinal: u32) -> String {
+        std::fs::read_to_string(self.dir.path().join(format!("m{ordinal}.log"))).unwrap_or_default()
+    }
+
+    fn gateway(&self, tls: &ClientTls, members: u32) -> GatewayClient {
+        let http = http_with_tls(
+            reqwest::Client::builder().timeout(Duration::from_secs(5)),
+            tls,
+        )
+        .expect("a TLS client");
+        GatewayClient::with_http(
+            http,
+            (0..members).map(|o| self.topology.client_url(o)).collect(),
+        )
+    }
+}
+
+/// (name, learner) of the listed members, sorted.
+async fn listed(client: &GatewayClient) -> Result<Vec<(String, bool)>, MembershipError> {
+    let mut members: Vec<(String, bool)> = client
+        .list()
+        .await?
+        .into_iter()
+        .map(|m| (m.name, m.is_learner))
+        .collect();
+    members.sort();
+    Ok(members)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_bootstrap_join_and_answer_only_with_the_client_certificate() {
+    let mut cluster = TlsCluster::new();
+    for o in 0..3 {
+        cluster.start(o, &Bootstrap::New { size: 3 });
+    }
+    let client = cluster.gateway(&cluster.client.clone(), 3);
+    let voters =
+        |n: u32| -> Vec<(String, bool)> { (0..n).map(|o| (format!("m{o}"), false)).collect() };
+    let waited = eventually("three voters listed over TLS")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(200))
+        .try_until_async(|| async {
+            match listed(&client).await {
+                Ok(members) if members == voters(3) => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        })
+        .await;
+    if let Err(e) = waited {
+        panic!("{e}\nm0 log:\n{}", cluster.log(0));
+    }
+    // Every member answers its status over TLS, with a leader elected over TLS peer links.
+    eventually("a leader, seen by every member")
+        .within(Duration::from_secs(30))
+        .every(Duration::from_millis(200))
+        .until_async(|| async {
+            let mut leaders = Vec::new();
+            for o in 0..3 {
+                match client.status(&cluster.topology.client_url(o)).await {
+                    Ok(s) if s.leader != 0 => leaders.push(s.leader),
+                    _ => return false,
+                }
+            }
+            leaders.windows(2).all(|w| w[0] == w[1])
+        })
+        .await;
+
+    // Without a client certificate, or with one of another CA, etcd refuses the connection.
+    let no_cert = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .tls_certs_only(
+            reqwest::Certificate::from_pem_bundle(cluster.client.ca_pem.as_bytes()).expect("CA"),
+        )
+        .build()
+        .expect("client");
+    let refused = no_cert
+        .post(format!(
+            "{}/v3/cluster/member/list",
+            cluster.topology.client_url(0)
+        ))
+        .body("{}")
+        .send()
+        .await;
+    assert!(
+        refused.is_err(),
+        "a client without a certificate is refused: {refused:?}"
+    );
+    let other_ca = certs::new_ca("another CA", Timestamp::now()).expect("CA");
+    let stranger = certs::issue(
+        "another CA",
+        &other_ca.key_pem,
+        Leaf::Client,
+        &[],
+        Timestamp::now(),
+    )
+    .expect("client");
+    let stranger = ClientTls {
+        ca_pem: cluster.client.ca_pem.clone(),
+        cert_pem: stranger.cert_pem,
+        key_pem: stranger.key_pem,
+    };
+    let refused = cluster.gateway(&stranger, 3).list().await;
+    assert!(
+        matches!(refused, Err(MembershipError::Unreachable { .. })),
+        "a certificate of another CA is refused: {refused:?}"
+    );
+
+    // The probes' port: plain HTTP, no certificate, and it reports health.
+    let health = reqwest::Client::new()
+        .get(format!("{}/health", cluster.topology.metrics_url(0)))
+        .send()
+        .await
+        .expect("the metrics port answers");
+    assert!(health.status().is_success(), "{health:?}");
+
+    // A learner joins over TLS peer links and is promoted once it has caught up.
+    // etcd refuses a membership change until every member has been connected for a while
+    // ("unhealthy cluster", a transient refusal the controller retries too).
+    let added = eventually("the learner added")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(300))
+        .try_until_async(|| async {
+            match client.add_learner(&cluster.topology.peer_url(3)).await {
+                Ok(member) => Ok(member),
+                Err(e) if e.is_transient() => Err(e.to_string()),
+                Err(e) => panic!("member add refused: {e}"),
+            }
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    cluster.start(
+        3,
+        &Bootstrap::Existing {
+            members: [0, 1, 2].into(),
+        },
+    );
+    let waited = eventually("the learner promoted")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(300))
+        .try_until_async(|| async {
+            match client.promote(added.id).await {
+                Ok(PromoteOutcome::Promoted) => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        })
+        .await;
+    if let Err(e) = waited {
+        panic!("{e}\nm3 log:\n{}", cluster.log(3));
+    }
+    let four = cluster.gateway(&cluster.client.clone(), 4);
+    eventually("four voters")
+        .within(Duration::from_secs(30))
+        .every(Duration::from_millis(200))
+        .until_async(|| async { listed(&four).await.ok() == Some(voters(4)) })
+        .await;
+}
+
+// A snapshot through the maintenance API of a TLS member, with the controller's client
+// certificate: the keys written before are in it, and its checksum was verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_streams_through_the_gateway_and_carries_the_keys() {
+    use base64::Engine as _;
+    let mut cluster = TlsCluster::new();
+    cluster.start(0, &Bootstrap::New { size: 1 });
+    let client = cluster.gateway(&cluster.client.clone(), 1);
+    eventually("the member answers over TLS")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(200))
+        .until_async(|| async { client.list().await.is_ok() })
+        .await;
+    let http = http_with_tls(
+        reqwest::Client::builder().timeout(Duration::from_secs(30)),
+        &cluster.client,
+    )
+    .expect("a TLS client");
+    let url = cluster.topology.client_url(0);
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    for i in 0..20 {
+        let response = http
+            .post(format!("{url}/v3/kv/put"))
+            .json(&serde_json::json!({"key": b64(&format!("backup-key-{i}")), "value": b64(&format!("value-{i}"))}))
+            .send()
+            .await
+            .expect("put");
+        assert!(response.status().is_success());
+    }
+    let mut saved: Vec<u8> = Vec::new();
+    let info = provider_etcd::membership::snapshot::save(&http, &url, &mut saved)
+        .await
+        .expect("a verified snapshot");
+    assert_eq!(info.size, saved.len() as u64);
+    assert!(saved.len() > 32, "a database and its checksum");
+    for i in 0..20 {
+        let key = format!("backup-key-{i}");
+        assert!(
+            saved.windows(key.len()).any(|w| w == key.as_bytes()),
+            "{key} is in the snapshot"
+        );
+    }
+    // Without the client certificate there is no snapshot.
+    let plain = reqwest::Client::builder()
+        .tls_certs_only(
+            reqwest::Certificate::from_pem_bundle(cluster.client.ca_pem.as_bytes()).expect("CA"),
+        )
+        .build()
+        .expect("client");
+    let refused = provider_etcd::membership::snapshot::save(&plain, &url, &mut Vec::new()).await;
+    assert!(refused.is_err(), "{refused:?}");
+}
+
+// A real member past its space quota (an option rendered into its configuration file) raises
+// NOSPACE: the member still answers and follows its leader, so it counts as healthy for quorum,
+// and the alarm is read from its status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nospace_is_an_alarm_of_a_healthy_member() {
+    use base64::Engine as _;
+    use provider_etcd::planner::Health;
+    let mut cluster = TlsCluster::new();
+    cluster.start_with_options(
+        0,
+        &Bootstrap::New { size: 1 },
+        [("quota-backend-bytes".to_owned(), serde_json::json!(16384))].into(),
+    );
+    let client = cluster.gateway(&cluster.client.clone(), 1);
+    eventually("the member answers")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(200))
+        .until_async(|| async { client.list().await.is_ok() })
+        .await;
+    let http = http_with_tls(
+        reqwest::Client::builder().timeout(Duration::from_secs(10)),
+        &cluster.client,
+    )
+    .expect("a TLS client");
+    let url = cluster.topology.client_url(0);
+    let value = base64::engine::general_purpose::STANDARD.encode(vec![0u8; 3000]);
+    let mut refused = None;
+    for i in 0..50 {
+        let answer: serde_json::Value = http
+            .post(format!("{url}/v3/kv/put"))
+            .json(&serde_json::json!({"key": base64::engine::general_purpose::STANDARD.encode(format!("k{i}")), "value": value}))
+            .send()
+            .await
+            .expect("put answered")
+            .json()
+            .await
+            .expect("JSON");
+        if answer.get("error").is_some() {
+            refused = Some(answer);
+            break;
+        }
+    }
+    let refused = refused.expect("writes fail once the quota is reached");
+    assert!(
+        refused["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("database space exceeded")),
+        "{refused}"
+    );
+    let observed = provider_etcd::scaling::observe(&client, &cluster.topology, |_| false)
+        .await
+        .expect("observed");
+    let member = &observed.members[0];
+    assert_eq!(member.health, Health::Healthy, "an alarm is not ill health");
+    assert_eq!(
+        member.status.as_ref().map(|s| s.alarms()),
+        Some(vec!["NOSPACE"])
+    );
+}
+
+// Defragmentation on a real member: after keys are written, deleted and the history compacted,
+// the database file is mostly free pages; the policy picks the member and the membership
+// client's defragment shrinks the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compacted_member_is_picked_and_defragmented() {
+    use base64::Engine as _;
+    use provider_etcd::defrag::DefragPolicy;
+    let b64 = |s: &[u8]| base64::engine::general_purpose::STANDARD.encode(s);
+    let mut cluster = TlsCluster::new();
+    cluster.start(0, &Bootstrap::New { size: 1 });
+    let client = cluster.gateway(&cluster.client.clone(), 1);
+    eventually("the member answers")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(200))
+        .until_async(|| async { client.list().await.is_ok() })
+        .await;
+    let http = http_with_tls(
+        reqwest::Client::builder().timeout(Duration::from_secs(30)),
+        &cluster.client,
+    )
+    .expect("a TLS client");
+    let url = cluster.topology.client_url(0);
+    let value = b64(&vec![7u8; 64 * 1024]);
+    for i in 0..64 {
+        let key = b64(format!("big/{i}").as_bytes());
+        let r = http
+            .post(format!("{url}/v3/kv/put"))
+            .json(&serde_json::json!({"key": key, "value": value}))
+            .send()
+            .await
+            .expect("put");
+        assert!(r.status().is_success());
+    }
+    let deleted: serde_json::Value = http
+        .post(format!("{url}/v3/kv/deleterange"))
+        .json(&serde_json::json!({"key": b64(b"big/"), "range_end": b64(b"big0")}))
+        .send()
+        .await
+        .expect("delete")
+        .json()
+        .await
+        .expect("JSON");
+    let revision = deleted["header"]["revision"]
+        .as_str()
+        .expect("revision")
+        .to_owned();
+    let compacted = http
+        .post(format!("{url}/v3/kv/compaction"))
+        .json(&serde_json::json!({"revision": revision, "physical": true}))
+        .send()
+        .await
+        .expect("compaction");
+    assert!(compacted.status().is_success());
+    let policy = DefragPolicy {
+        min_free_bytes: 1 << 20,
+        ..DefragPolicy::default()
+    };
+    // The compacted pages count as free once the backend commits again: a write makes it.
+    let before = eventually("the compacted pages to be free")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(300))
+        .try_until_async(|| async {
+            http.post(format!("{url}/v3/kv/put"))
+                .json(&serde_json::json!({"key": b64(b"tick"), "value": b64(b"1")}))
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            let status = client.status(&url).await.map_err(|e| e.to_string())?;
+            if policy.wants(status.db_size, status.db_size_in_use, 2 << 30) {
+                Ok(status)
+            } else {
+                Err(format!(
+                    "{} of {} bytes in use",
+                    status.db_size_in_use, status.db_size
+                ))
+            }
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let observed = provider_etcd::scaling::observe(&client, &cluster.topology, |_| false)
+        .await
+        .expect("observed");
+    assert_eq!(
+        policy
+            .pick(&observed, 2 << 30)
+            .map(|m| m.member.name.as_str()),
+        Some("m0")
+    );
+    client.defragment(&url).await.expect("defragmented");
+    let after = client.status(&url).await.expect("status");
+    assert!(
+        after.db_size < before.db_size / 2,
+        "the file shrank: {} → {} bytes",
+        before.db_size,
+        after.db_size
+    );
+    assert!(!policy.wants(after.db_size, after.db_size_in_use, 2 << 30));
+}
