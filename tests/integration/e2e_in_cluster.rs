@@ -715,6 +715,32 @@ spec:
         e2e.jsonpath(object, "{.status.selector}").await,
         "app.kubernetes.io/instance=etcd-ops,app.kubernetes.io/name=etcd"
     );
+    // The `/scale` subresource reads the size and the selector (what `kubectl scale` and an
+    // autoscaler use), on both servers.
+    let scale = e2e
+        .k(&[
+            "get",
+            "--raw",
+            &format!(
+                "/apis/etcd.ferroplane.io/v1alpha1/namespaces/{}/etcdclusters/etcd-ops/scale",
+                e2e.namespace
+            ),
+        ])
+        .await;
+    let scale: serde_json::Value = serde_json::from_str(&scale).expect("a Scale");
+    assert_eq!(
+        (
+            &scale["kind"],
+            &scale["spec"]["replicas"],
+            &scale["status"]["selector"]
+        ),
+        (
+            &serde_json::json!("Scale"),
+            &serde_json::json!(1),
+            &serde_json::json!("app.kubernetes.io/instance=etcd-ops,app.kubernetes.io/name=etcd")
+        ),
+        "{scale}"
+    );
     // What the pod template says, and on the real control plane what the StatefulSet
     // controller gave the pod (the sandbox runs no pods).
     let mut objects = vec![("statefulset/etcd-ops", ".spec.template")];

@@ -38,6 +38,55 @@ pub struct CrdVersion {
     pub compiled: Option<Arc<CompiledSchema>>,
     /// The Table printer of the version's `additionalPrinterColumns`.
     pub printer: Printer,
+    /// The version's `subresources.scale`, if it has one.
+    pub scale: Option<ScalePaths>,
+}
+
+/// Where a resource with `/scale` keeps its replicas and selector, as JSON pointers (a CRD's
+/// `specReplicasPath: .spec.size` is `/spec/size`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScalePaths {
+    pub spec_replicas: String,
+    pub status_replicas: String,
+    pub label_selector: SelectorSource,
+}
+
+/// Where the Scale's `status.selector` comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SelectorSource {
+    /// The built-in workloads: `spec.selector.matchLabels`, serialized.
+    MatchLabels,
+    /// A CRD's `labelSelectorPath`: a string field holding the serialized selector.
+    At(String),
+    /// A CRD without `labelSelectorPath`: no selector.
+    Absent,
+}
+
+impl ScalePaths {
+    pub fn workload() -> Self {
+        Self {
+            spec_replicas: "/spec/replicas".into(),
+            status_replicas: "/status/replicas".into(),
+            label_selector: SelectorSource::MatchLabels,
+        }
+    }
+
+    /// From a CRD version's `subresources.scale`; `None` without one.
+    fn of_crd_version(version: &Value) -> Option<Self> {
+        let scale = version.pointer("/subresources/scale")?;
+        let pointer = |field: &str| {
+            scale
+                .get(field)
+                .and_then(Value::as_str)
+                .map(|path| path.replace('.', "/"))
+        };
+        Some(Self {
+            spec_replicas: pointer("specReplicasPath")?,
+            status_replicas: pointer("statusReplicasPath")?,
+            label_selector: pointer("labelSelectorPath")
+                .map_or(SelectorSource::Absent, SelectorSource::At),
+        })
+    }
 }
 
 /// The key objects are stored under: the same for every version of a resource.
@@ -116,8 +165,19 @@ impl ResourceDef {
 
     /// Deployments and StatefulSets serve `/scale`.
     pub fn has_scale(&self) -> bool {
-        let key = self.store_key();
-        key == keys::deployments() || key == keys::statefulsets()
+        self.scale_paths().is_some()
+    }
+
+    /// Where `/scale` reads and writes: the workloads' replicas, or what a CRD declares.
+    pub fn scale_paths(&self) -> Option<ScalePaths> {
+        match &self.crd {
+            Some(crd) => crd.scale.clone(),
+            None => {
+                let key = self.store_key();
+                (key == keys::deployments() || key == keys::statefulsets())
+                    .then(ScalePaths::workload)
+            }
+        }
     }
 }
 
@@ -554,6 +614,7 @@ fn defs_from_crd(crd: &Value) -> Vec<Arc<ResourceDef>> {
                         .and_then(|s| CompiledSchema::compile(s).ok())
                         .map(Arc::new),
                     printer: Printer::for_crd_version(v),
+                    scale: ScalePaths::of_crd_version(v),
                 })),
             }))
         })

@@ -1,8 +1,10 @@
-//! The `/scale` subresource of Deployments and StatefulSets (`autoscaling/v1 Scale`), which
-//! `kubectl scale` reads and patches: a view of `spec.replicas`, and an update of it.
+//! The `/scale` subresource (`autoscaling/v1 Scale`) of Deployments, StatefulSets and custom
+//! resources whose CRD declares one, which `kubectl scale` and autoscalers read and patch: a
+//! view of the replicas (`spec.replicas`, or the CRD's `specReplicasPath`), and an update of it.
 
 use serde_json::{Value, json};
 
+use crate::catalog::registry::{ScalePaths, SelectorSource};
 use crate::error::{ApiError, ApiResult, Cause};
 use crate::fields::patch;
 use crate::meta;
@@ -35,7 +37,8 @@ pub fn scale(
         .get(&target.def.store_key(), target.namespace, target.name)
         .cloned()
         .ok_or_else(|| target.not_found())?;
-    let scale = to_scale(&current);
+    let paths = target.def.scale_paths().ok_or_else(|| target.not_found())?;
+    let scale = to_scale(&paths, &current);
     let desired = match change()? {
         ScaleChange::Read => return Ok(scale),
         ScaleChange::Replace(desired) => desired,
@@ -54,12 +57,13 @@ pub fn scale(
     check_resource_version(target, &desired, &current)?;
     let replicas = desired_replicas(&desired, target.name)?;
     let mut next = (*current).clone();
-    meta::set_at(&mut next, &["spec", "replicas"], json!(replicas));
+    let spec_path: Vec<&str> = paths.spec_replicas.split('/').skip(1).collect();
+    meta::set_at(&mut next, &spec_path, json!(replicas));
     // The write is recorded as `<manager> Update scale`, and only when some manager owns the
     // replicas already: kube-apiserver tracks a Scale's fields from the parent's entries that
     // own them, and starts no tracking when there are none.
     let options = WriteOptions {
-        untracked: !replicas_owned(&current),
+        untracked: !replicas_owned(&current, &paths),
         ..options.clone()
     };
     let written = update(
@@ -72,17 +76,18 @@ pub fn scale(
         UpdateKind::Update,
         &options,
     )?;
-    Ok(to_scale(&written.object))
+    Ok(to_scale(&paths, &written.object))
 }
 
-/// Whether an entry of the object's managedFields owns `spec.replicas`.
-fn replicas_owned(object: &Value) -> bool {
+/// Whether an entry of the object's managedFields owns the replicas.
+fn replicas_owned(object: &Value, paths: &ScalePaths) -> bool {
+    let owned = format!("/fieldsV1{}", paths.spec_replicas.replace('/', "/f:"));
     object
         .pointer("/metadata/managedFields")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .any(|entry| entry.pointer("/fieldsV1/f:spec/f:replicas").is_some())
+        .any(|entry| entry.pointer(&owned).is_some())
 }
 
 fn desired_replicas(desired: &Value, name: &str) -> ApiResult<i64> {
@@ -118,9 +123,27 @@ fn selector(object: &Value) -> String {
     pairs.join(",")
 }
 
-/// The Scale view of a workload.
-fn to_scale(object: &Value) -> Value {
+/// The Scale view of a workload or custom resource. A custom resource without replicas reads
+/// as 0 (kube-apiserver's answer); the built-in workloads always have them (defaulted to 1).
+fn to_scale(paths: &ScalePaths, object: &Value) -> Value {
     let metadata = &object["metadata"];
+    let (default_replicas, selector) = match &paths.label_selector {
+        SelectorSource::MatchLabels => (1, Some(selector(object))),
+        SelectorSource::At(path) => (
+            0,
+            object
+                .pointer(path)
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        ),
+        SelectorSource::Absent => (0, None),
+    };
+    let mut status = json!({
+        "replicas": object.pointer(&paths.status_replicas).cloned().unwrap_or(json!(0)),
+    });
+    if let Some(selector) = selector.filter(|s| !s.is_empty()) {
+        status["selector"] = json!(selector);
+    }
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -131,11 +154,13 @@ fn to_scale(object: &Value) -> Value {
             "resourceVersion": metadata["resourceVersion"],
             "creationTimestamp": metadata["creationTimestamp"],
         },
-        "spec": {"replicas": object.pointer("/spec/replicas").cloned().unwrap_or(json!(1))},
-        "status": {
-            "replicas": object.pointer("/status/replicas").cloned().unwrap_or(json!(0)),
-            "selector": selector(object),
+        "spec": {
+            "replicas": object
+                .pointer(&paths.spec_replicas)
+                .cloned()
+                .unwrap_or(json!(default_replicas)),
         },
+        "status": status,
     })
 }
 
@@ -148,12 +173,37 @@ mod tests {
         let deployment = json!({"metadata": {"name": "web", "namespace": "default", "resourceVersion": "7"},
             "spec": {"replicas": 3, "selector": {"matchLabels": {"tier": "front", "app": "web"}}},
             "status": {"replicas": 2}});
-        let scale = to_scale(&deployment);
+        let scale = to_scale(&ScalePaths::workload(), &deployment);
         assert_eq!(scale["spec"]["replicas"], 3);
         assert_eq!(
             scale["status"],
             json!({"replicas": 2, "selector": "app=web,tier=front"})
         );
         assert_eq!(scale["metadata"]["resourceVersion"], "7");
+    }
+
+    #[test]
+    fn scale_view_of_a_custom_resource_follows_its_crd_paths() {
+        let paths = ScalePaths {
+            spec_replicas: "/spec/size".into(),
+            status_replicas: "/status/readyMembers".into(),
+            label_selector: SelectorSource::At("/status/selector".into()),
+        };
+        let cluster = json!({"metadata": {"name": "etcd", "namespace": "default"},
+            "spec": {"size": 3}, "status": {"readyMembers": 2, "selector": "app=etcd"}});
+        let scale = to_scale(&paths, &cluster);
+        assert_eq!(scale["spec"]["replicas"], 3);
+        assert_eq!(
+            scale["status"],
+            json!({"replicas": 2, "selector": "app=etcd"})
+        );
+        let fresh = json!({"metadata": {"name": "etcd"}, "spec": {}});
+        let scale = to_scale(&paths, &fresh);
+        assert_eq!(scale["spec"]["replicas"], 0);
+        assert_eq!(scale["status"], json!({"replicas": 0}));
+        let owned = json!({"metadata": {"managedFields": [
+            {"manager": "a", "fieldsV1": {"f:spec": {"f:size": {}}}}]}});
+        assert!(replicas_owned(&owned, &paths));
+        assert!(!replicas_owned(&owned, &ScalePaths::workload()));
     }
 }
