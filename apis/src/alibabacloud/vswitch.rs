@@ -115,21 +115,20 @@ pub struct VSwitchParameters {
     /// Labels of a `VPC` object of this namespace whose ID becomes `vpcId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id_selector: Option<Selector>,
-    /// Name, 1 to 128 characters. Set at creation.
+    /// Name, 1 to 128 characters. Changed in place (ModifyVSwitchAttribute); a change made
+    /// elsewhere is reverted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("vSwitchName is set at creation"))]
     pub v_switch_name: Option<String>,
-    /// Description, 1 to 256 characters. Set at creation.
+    /// Description, 1 to 256 characters. Changed in place (ModifyVSwitchAttribute).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 256))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("description is set at creation"))]
     pub description: Option<String>,
-    /// Tags. Set at creation.
+    /// Tags. Changed in place (TagResources / UnTagResources): tags the vSwitch has beyond
+    /// these are removed, except ferroplane's UID tag and the cloud's own (`acs:`, `aliyun`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 19))]
     #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("tags are set at creation"))]
     pub tags: Option<Tags>,
 }
 

@@ -195,6 +195,19 @@ impl Store {
         self.created_total
     }
 
+    /// The primary private IPs held in `vswitch_id`.
+    pub fn private_ips(
+        &self,
+        account_id: &Arc<str>,
+        region_id: &'static str,
+        vswitch_id: &str,
+    ) -> std::collections::BTreeSet<Ipv4Addr> {
+        self.in_region(account_id, region_id)
+            .filter(|i| i.vswitch_id == vswitch_id)
+            .map(|i| i.private_ip)
+            .collect()
+    }
+
     /// Instances not deleted.
     pub fn live(&self) -> usize {
         self.instances.len()
@@ -238,6 +251,38 @@ impl Store {
                 ),
             ));
         }
+        let mut held = self.private_ips(
+            account_id,
+            resolved.region.id,
+            &resolved.placement.vswitch_id,
+        );
+        let asked = spec
+            .private_ip_address
+            .as_deref()
+            .map(|text| {
+                let ip = crate::private_ip::parse(text)?;
+                crate::private_ip::check(
+                    ip,
+                    resolved.placement.vswitch_cidr,
+                    &held,
+                    crate::private_ip::Asked::AtLaunch,
+                )
+            })
+            .transpose()?;
+        if let Some(set) = spec.deployment_set_id.as_deref() {
+            if !crate::deployment_sets::exists(resolved.region.id, set) {
+                return Err(crate::deployment_sets::not_found());
+            }
+            let members =
+                crate::deployment_sets::members(self, account_id, resolved.region.id, set);
+            if members + amount > crate::deployment_sets::INSTANCES_PER_SET {
+                return Err(crate::deployment_sets::full());
+            }
+        }
+        if asked.is_some() && amount > 1 {
+            // Every instance after the first would hold the same address.
+            return Err(crate::private_ip::duplicated());
+        }
         let scope = (account_id.clone(), resolved.region.id);
         let mut ids = Vec::with_capacity(amount);
         for _ in 0..amount {
@@ -247,7 +292,18 @@ impl Store {
             }
             let seq = self.next_seq;
             self.next_seq += 1;
-            let (private_ip, public_ip) = addresses(seq, resolved.placement.vswitch_cidr);
+            let (start, public_ip) = addresses(seq, resolved.placement.vswitch_cidr);
+            let private_ip = match asked {
+                Some(ip) => ip,
+                // The mock never runs a vSwitch out of addresses (its scale tests hold more
+                // instances than a block has; ECS would answer InvalidVSwitchId.IpNotEnough):
+                // once every usable address is held, the sequence's address is reused.
+                None if crate::private_ip::exhausted(resolved.placement.vswitch_cidr, &held) => {
+                    start
+                }
+                None => crate::private_ip::allocate(resolved.placement.vswitch_cidr, start, &held)?,
+            };
+            held.insert(private_ip);
             let instance = StoredInstance {
                 id: id.clone(),
                 seq,
@@ -285,6 +341,9 @@ impl Store {
                 metadata: resolved.metadata,
                 resource_group_id: resolved.resource_group_id.clone(),
                 spot: resolved.spot,
+                credit_specification: resolved.credit_specification,
+                ipv6_addresses: Vec::new(),
+                deployment_set_id: spec.deployment_set_id.clone(),
                 renewal: resolved.subscription.map(|s| Renewal {
                     auto_renew: s.auto_renew,
                     duration: s.auto_renew_period,

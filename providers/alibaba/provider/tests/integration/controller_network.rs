@@ -1,6 +1,8 @@
 //! The network kinds against the mock: a stack of VPC, VSwitch, SecurityGroup and an ECSInstance
 //! referencing them by name, applied at once in reverse order and deleted at once; a reference
-//! to a missing VSwitch; a security group rule added behind ferroplane's back.
+//! to a missing VSwitch; a security group rule added behind ferroplane's back; a VPC's name,
+//! description and tags, and a vSwitch's, changed in place and reverted after a change made in
+//! the console.
 
 use alibaba_sdk::credentials::Credentials;
 use alibaba_sdk::ecs::{Direction, EcsClient, Rule};
@@ -286,5 +288,172 @@ async fn a_rule_added_behind_ferroplanes_back_is_revoked() {
         }
     })
     .await;
+    env.stop().await;
+}
+
+/// The VPC as the cloud describes it.
+async fn described_vpc(vpc: &VpcClient, id: &str) -> alibaba_sdk::vpc::Vpc {
+    vpc.describe_vpcs(&[id.to_owned()], &[])
+        .await
+        .expect("described")
+        .into_iter()
+        .next()
+        .expect("the VPC exists")
+}
+
+fn tag_of<'a>(v: &'a alibaba_sdk::vpc::Vpc, key: &str) -> Option<&'a str> {
+    v.tags
+        .items
+        .iter()
+        .find(|t| t.key == key)
+        .map(|t| t.value.as_str())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vpc_name_description_and_tags_change_in_place_and_drift_is_reverted() {
+    let env = Env::start().await;
+    let docs = stack();
+    let vpcs: Api<VPC> = Api::namespaced(env.client.clone(), NS);
+    vpcs.create(&PostParams::default(), &of_kind::<VPC>(&docs, "VPC"))
+        .await
+        .expect("vpc");
+    let ready: VPC = wait_ready(&env, "web").await;
+    let id = external_name(&ready).expect("VPC ID").to_owned();
+    let (_, vpc_api) = cloud(&env);
+
+    let patch = serde_json::json!({"spec": {"forProvider": {
+        "vpcName": "web-renamed",
+        "description": "the web tier",
+        "tags": {"team": "ops"},
+    }}});
+    vpcs.patch(
+        "web",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(patch),
+    )
+    .await
+    .expect("edited");
+    let applied = |v: &alibaba_sdk::vpc::Vpc| {
+        v.vpc_name == "web-renamed"
+            && v.description == "the web tier"
+            && tag_of(v, "team") == Some("ops")
+            && tag_of(v, ferroplane_runtime::UID_TAG).is_some()
+    };
+    eventually(format!("VPC {id}: renamed, described and tagged"))
+        .within(WAIT)
+        .until_async(|| async { applied(&described_vpc(&vpc_api, &id).await) })
+        .await;
+    let synced = |o: Option<&VPC>| {
+        o.is_some_and(|o| {
+            condition(o, SYNCED).is_some_and(|c| c.status == ConditionStatus::True)
+                && o.status.as_ref().and_then(|s| s.observed_generation) == o.metadata.generation
+        })
+    };
+    eventually("VPC web: Synced=True")
+        .within(WAIT)
+        .for_object(&vpcs, "web", synced)
+        .await;
+
+    // Drift: the console renames it, drops the tag and adds one; the next poll reverts all.
+    vpc_api
+        .modify_vpc_attribute(&id, Some("console-name"), None)
+        .await
+        .expect("console renames");
+    vpc_api
+        .untag_resource("VPC", &id, &["team".to_owned()])
+        .await
+        .expect("console untags");
+    vpc_api
+        .tag_resource("VPC", &id, &[alibaba_sdk::vpc::Tag::new("stray", "x")])
+        .await
+        .expect("console tags");
+    eventually(format!("VPC {id}: drift reverted"))
+        .within(WAIT)
+        .until_async(|| async {
+            let v = described_vpc(&vpc_api, &id).await;
+            applied(&v) && tag_of(&v, "stray").is_none()
+        })
+        .await;
+    eventually("VPC web: Synced=True again")
+        .within(WAIT)
+        .for_object(&vpcs, "web", synced)
+        .await;
+    assert!(env.mock().stats().calls_of("ModifyVpcAttribute") >= 3);
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vswitch_name_and_tags_change_in_place_and_drift_is_reverted() {
+    let env = Env::start().await;
+    let docs = stack();
+    let pp = PostParams::default();
+    Api::<VPC>::namespaced(env.client.clone(), NS)
+        .create(&pp, &of_kind::<VPC>(&docs, "VPC"))
+        .await
+        .expect("vpc");
+    let vswitches: Api<VSwitch> = Api::namespaced(env.client.clone(), NS);
+    vswitches
+        .create(&pp, &of_kind::<VSwitch>(&docs, "VSwitch"))
+        .await
+        .expect("vswitch");
+    let ready: VSwitch = wait_ready(&env, "web-h").await;
+    let id = external_name(&ready).expect("vSwitch ID").to_owned();
+    let (_, vpc_api) = cloud(&env);
+    let described = |vpc_api: VpcClient, id: String| async move {
+        vpc_api
+            .describe_vswitches(Some(&id), None, &[])
+            .await
+            .expect("described")
+            .into_iter()
+            .next()
+            .expect("the vSwitch exists")
+    };
+
+    let patch = serde_json::json!({"spec": {"forProvider": {
+        "vSwitchName": "web-h-renamed",
+        "tags": {"tier": "web"},
+    }}});
+    vswitches
+        .patch(
+            "web-h",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(patch),
+        )
+        .await
+        .expect("edited");
+    let applied = |v: &alibaba_sdk::vpc::VSwitch| {
+        v.vswitch_name == "web-h-renamed" && v.tag("tier") == Some("web")
+    };
+    eventually(format!("vSwitch {id}: renamed and tagged"))
+        .within(WAIT)
+        .until_async(|| {
+            let (vpc_api, id) = (vpc_api.clone(), id.clone());
+            async move { applied(&described(vpc_api, id).await) }
+        })
+        .await;
+
+    // Drift: the console renames it; the next poll reverts it.
+    vpc_api
+        .modify_vswitch_attribute(&id, Some("console-name"), None)
+        .await
+        .expect("console renames");
+    eventually(format!("vSwitch {id}: drift reverted"))
+        .within(WAIT)
+        .until_async(|| {
+            let (vpc_api, id) = (vpc_api.clone(), id.clone());
+            async move { applied(&described(vpc_api, id).await) }
+        })
+        .await;
+    let synced = |o: Option<&VSwitch>| {
+        o.is_some_and(|o| {
+            condition(o, SYNCED).is_some_and(|c| c.status == ConditionStatus::True)
+                && o.status.as_ref().and_then(|s| s.observed_generation) == o.metadata.generation
+        })
+    };
+    eventually("VSwitch web-h: Synced=True")
+        .within(WAIT)
+        .for_object(&vswitches, "web-h", synced)
+        .await;
+    assert!(env.mock().stats().calls_of("ModifyVSwitchAttribute") >= 3);
     env.stop().await;
 }

@@ -59,12 +59,15 @@ pub struct CreateVpcRequest {
     pub tags: Vec<Tag>,
     /// `ClientToken`: a repeat with the same token creates nothing new.
     pub client_token: Option<String>,
+    /// `EnableIpv6`: give the VPC an IPv6 `/56`.
+    pub enable_ipv6: bool,
 }
 
 impl CreateVpcRequest {
     pub(crate) fn to_params(&self) -> Params {
         let mut p = Params::new();
         p.opt("CidrBlock", self.cidr_block.as_ref())
+            .opt("EnableIpv6", self.enable_ipv6.then_some(true))
             .opt("VpcName", self.vpc_name.as_ref())
             .opt("Description", self.description.as_ref())
             .opt("ClientToken", self.client_token.as_ref());
@@ -161,6 +164,9 @@ pub struct CreateVSwitchRequest {
     pub tags: Vec<Tag>,
     /// `ClientToken`.
     pub client_token: Option<String>,
+    /// `Ipv6CidrBlock`: the last eight bits (0–255) of the vSwitch's IPv6 `/64` inside the
+    /// VPC's `/56`; the VPC must have IPv6 enabled.
+    pub ipv6_cidr_block: Option<u8>,
 }
 
 impl CreateVSwitchRequest {
@@ -171,7 +177,8 @@ impl CreateVSwitchRequest {
             .set("CidrBlock", &self.cidr_block)
             .opt("VSwitchName", self.vswitch_name.as_ref())
             .opt("Description", self.description.as_ref())
-            .opt("ClientToken", self.client_token.as_ref());
+            .opt("ClientToken", self.client_token.as_ref())
+            .opt("Ipv6CidrBlock", self.ipv6_cidr_block);
         set_tags(&mut p, &self.tags);
         p
     }
