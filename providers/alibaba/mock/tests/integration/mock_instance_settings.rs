@@ -219,7 +219,7 @@ async fn spot_instances_stay_spot_and_system_disks_are_replaced_only_when_stoppe
 
     let other = "centos_7_9_x64_20G_alibase_20240628.vhd";
     let err = client
-        .replace_system_disk(&id, other, None, None)
+        .replace_system_disk(&id, other, None, None, None)
         .await
         .expect_err("a Running instance keeps its disk");
     assert_eq!(code(&err), "IncorrectInstanceStatus");
@@ -227,17 +227,51 @@ async fn spot_instances_stay_spot_and_system_disks_are_replaced_only_when_stoppe
         .stop_instance(&id, false, None)
         .await
         .expect("stopped");
-    client
-        .replace_system_disk(&id, other, None, None)
+    let system_disks = || async {
+        client
+            .describe_disks(&alibaba_sdk::ecs::DescribeDisksRequest {
+                instance_id: Some(id.clone()),
+                disk_type: Some("system".into()),
+                ..Default::default()
+            })
+            .await
+            .expect("disks described")
+    };
+    let before = system_disks().await;
+    assert_eq!(before.len(), 1, "{before:?}");
+    let err = client
+        .replace_system_disk(&id, other, Some(before[0].size - 1), None, None)
         .await
-        .expect("replaced");
+        .expect_err("a system disk never shrinks");
+    assert_eq!(code(&err), "InvalidSystemDiskSize.ValueNotSupported");
+    let new_disk = client
+        .replace_system_disk(&id, other, Some(before[0].size + 10), None, None)
+        .await
+        .expect("replaced")
+        .disk_id;
+    // ECS releases the old system disk: the instance has one system disk, the new one.
+    let after = system_disks().await;
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0].disk_id, new_disk);
+    assert_ne!(new_disk, before[0].disk_id);
+    assert_eq!(after[0].image_id, other);
+    assert_eq!(after[0].size, before[0].size + 10);
+    assert_eq!(after[0].category, before[0].category);
+    let old = client
+        .describe_disks(&alibaba_sdk::ecs::DescribeDisksRequest {
+            disk_ids: vec![before[0].disk_id.clone()],
+            ..Default::default()
+        })
+        .await
+        .expect("described");
+    assert!(old.is_empty(), "the old system disk is released: {old:?}");
     let i = client
         .describe_instance_attribute(&id)
         .await
         .expect("described");
     assert_eq!(i.image_id, other);
     let err = client
-        .replace_system_disk(&id, "no_such_image.vhd", None, None)
+        .replace_system_disk(&id, "no_such_image.vhd", None, None, None)
         .await
         .expect_err("unknown image");
     assert_eq!(code(&err), "InvalidImageId.NotFound");

@@ -483,6 +483,12 @@ impl EcsExternal {
                 self.client.ecs.replace_system_disk(
                     id,
                     image,
+                    mr.spec
+                        .for_provider
+                        .system_disk
+                        .as_ref()
+                        .and_then(|d| d.size)
+                        .and_then(|s| u32::try_from(s).ok()),
                     mr.spec.for_provider.key_pair_name.as_deref(),
                     password,
                 ),

@@ -344,6 +344,7 @@ impl EcsClient {
         &self,
         instance_id: &str,
         image_id: &str,
+        system_disk_size: Option<u32>,
         key_pair_name: Option<&str>,
         password: Option<&crate::Secret>,
     ) -> Result<ReplaceSystemDiskResponse, Error> {
@@ -351,6 +352,7 @@ impl EcsClient {
         let mut p = Params::new();
         p.set("InstanceId", instance_id)
             .set("ImageId", image_id)
+            .opt("SystemDisk.Size", system_disk_size)
             .opt("KeyPairName", key_pair_name)
             .opt("Password", password.map(crate::Secret::expose))
             .set("ClientToken", token);
