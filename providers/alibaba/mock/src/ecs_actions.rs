@@ -363,6 +363,7 @@ pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
         credit_specification: owned(p, "CreditSpecification"),
         private_ip_address: owned(p, "PrivateIpAddress"),
         deployment_set_id: owned(p, "DeploymentSetId"),
+        ipv6_address_count: p.number::<usize>("Ipv6AddressCount")?,
     })
 }
 

@@ -92,6 +92,9 @@ pub struct LaunchSpec {
     pub private_ip_address: Option<String>,
     /// `DeploymentSetId`: one of the region's deployment sets.
     pub deployment_set_id: Option<String>,
+    /// `Ipv6AddressCount`: IPv6 addresses of the primary network interface, from the vSwitch's
+    /// `/64`.
+    pub ipv6_address_count: Option<usize>,
 }
 
 /// One `DataDisk.N` of RunInstances.

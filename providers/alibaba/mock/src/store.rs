@@ -279,6 +279,7 @@ impl Store {
                 return Err(crate::deployment_sets::full());
             }
         }
+        let ipv6_block = self.ipv6_at_launch(account_id, &resolved, spec)?;
         if asked.is_some() && amount > 1 {
             // Every instance after the first would hold the same address.
             return Err(crate::private_ip::duplicated());
@@ -304,6 +305,13 @@ impl Store {
                 None => crate::private_ip::allocate(resolved.placement.vswitch_cidr, start, &held)?,
             };
             held.insert(private_ip);
+            let ipv6_addresses = match (ipv6_block, spec.ipv6_address_count) {
+                (Some(block), Some(n)) => {
+                    let taken = self.ipv6_held(account_id, &resolved);
+                    crate::ipv6::allocate(block, &taken, n)
+                }
+                _ => Vec::new(),
+            };
             let instance = StoredInstance {
                 id: id.clone(),
                 seq,
@@ -342,7 +350,7 @@ impl Store {
                 resource_group_id: resolved.resource_group_id.clone(),
                 spot: resolved.spot,
                 credit_specification: resolved.credit_specification,
-                ipv6_addresses: Vec::new(),
+                ipv6_addresses,
                 deployment_set_id: spec.deployment_set_id.clone(),
                 renewal: resolved.subscription.map(|s| Renewal {
                     auto_renew: s.auto_renew,
@@ -386,6 +394,50 @@ impl Store {
             );
         }
         Ok(ids)
+    }
+
+    /// RunInstances' `Ipv6AddressCount` rules (those of AssignIpv6Addresses): the vSwitch has
+    /// IPv6 turned on and the type's interface holds that many. The vSwitch's `/64` when
+    /// addresses are asked for.
+    fn ipv6_at_launch(
+        &mut self,
+        account_id: &Arc<str>,
+        resolved: &crate::launch::ResolvedLaunch,
+        spec: &LaunchSpec,
+    ) -> Result<Option<u128>, ErrorResponse> {
+        let Some(count) = spec.ipv6_address_count.filter(|n| *n > 0) else {
+            return Ok(None);
+        };
+        let vswitch_id = &resolved.placement.vswitch_id;
+        let block = self
+            .network
+            .account(account_id)
+            .vswitch(resolved.region.id, vswitch_id)?
+            .ipv6_block
+            .ok_or_else(|| crate::ipv6::not_turned_on(vswitch_id))?;
+        let limit = crate::ipv6::limit_for(resolved.instance_type.cpu);
+        if count > limit {
+            return Err(ErrorResponse::forbidden(
+                "InvalidOperation.Ipv6CountExceeded",
+                format!(
+                    "The number of ipv6 address exceeds the limit({limit}). target instanceType {}. Expecting assign:{count}.",
+                    resolved.instance_type.id
+                ),
+            ));
+        }
+        Ok(Some(block))
+    }
+
+    /// The IPv6 addresses held in the launch's vSwitch.
+    fn ipv6_held(
+        &self,
+        account_id: &Arc<str>,
+        resolved: &crate::launch::ResolvedLaunch,
+    ) -> std::collections::BTreeSet<std::net::Ipv6Addr> {
+        self.in_region(account_id, resolved.region.id)
+            .filter(|i| i.vswitch_id == resolved.placement.vswitch_id)
+            .flat_map(|i| i.ipv6_addresses.iter().copied())
+            .collect()
     }
 
     /// RunInstances' key-pair rules: `KeyPairName` must name a key pair of the account in the

@@ -277,6 +277,34 @@ async fn ipv6_addresses_need_a_vswitch_with_ipv6_and_fit_the_type() {
         .expect("two addresses");
     let held = ipv6_of(&ecs, &id).await;
     assert_eq!(held.len(), 2);
+
+    // Ipv6AddressCount at RunInstances: free addresses of the vSwitch, with Assign's rules.
+    let mut at_launch = r.clone();
+    at_launch.instance_name = Some("v6-launch".into());
+    at_launch.ipv6_address_count = Some(3);
+    let launched = ecs
+        .run_instances(&at_launch)
+        .await
+        .expect("launched with IPv6")
+        .instance_ids()[0]
+        .clone();
+    let own = ipv6_of(&ecs, &launched).await;
+    assert_eq!(own.len(), 3, "{own:?}");
+    assert!(own.iter().all(|a| !held.contains(a)), "{own:?} vs {held:?}");
+    at_launch.instance_name = Some("v6-launch-2".into());
+    at_launch.ipv6_address_count = Some(11);
+    let err = ecs
+        .run_instances(&at_launch)
+        .await
+        .expect_err("over the type's limit");
+    assert_eq!(code(&err), "InvalidOperation.Ipv6CountExceeded");
+    let mut no_v6 = request("v6-launch-3", None);
+    no_v6.ipv6_address_count = Some(1);
+    let err = ecs
+        .run_instances(&no_v6)
+        .await
+        .expect_err("no IPv6 on the default vSwitch");
+    assert_eq!(code(&err), "InvalidVSwitch.Ipv6NotTurnOn");
     assert!(held.iter().all(|a| a.starts_with("2408:4005:")), "{held:?}");
     // ecs.g6.large (2 vCPUs) holds at most 10 in the mock.
     let err = ecs

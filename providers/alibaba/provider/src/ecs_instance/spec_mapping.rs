@@ -119,6 +119,11 @@ pub fn run_instances_request(
         vswitch_id: p.v_switch_id.clone(),
         private_ip_address: p.private_ip_address.clone(),
         deployment_set_id: p.deployment_set_id.clone(),
+        // At launch rather than AssignIpv6Addresses on the first poll; 0 asks for none.
+        ipv6_address_count: p
+            .ipv6_address_count
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0),
         security_group_ids: p.security_group_ids.clone().unwrap_or_default(),
         instance_name: p.instance_name.clone(),
         host_name: p.host_name.clone(),

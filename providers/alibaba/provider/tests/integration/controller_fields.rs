@@ -757,6 +757,8 @@ async fn ipv6_address_count_changes_in_place_on_a_vswitch_with_ipv6() {
     })
     .await;
     wait_synced(&env, "v6-1").await;
+    // RunInstances asked for them (Ipv6AddressCount): no AssignIpv6Addresses after creation.
+    assert_eq!(env.mock().stats().calls_of("AssignIpv6Addresses"), 0);
     env.wait_for("v6-1", "atProvider lists two IPv6 addresses", |o| {
         o.and_then(|o| o.status.as_ref())
             .is_some_and(|s| s.at_provider.ipv6_addresses.len() == 2)
@@ -785,7 +787,7 @@ async fn ipv6_address_count_changes_in_place_on_a_vswitch_with_ipv6() {
     wait_synced(&env, "v6-1").await;
     assert_eq!(env.mock().stats().calls_of("UnassignIpv6Addresses"), 2);
 
-    // On a vSwitch without IPv6, ECS refuses and Synced says why.
+    // On a vSwitch without IPv6, ECS refuses the launch and Synced says why.
     let mut plain = instance("v6-2");
     plain.spec.for_provider.ipv6_address_count = Some(1);
     env.create(&plain).await;

@@ -126,6 +126,8 @@ pub struct RunInstancesRequest {
     pub private_ip_address: Option<String>,
     /// `ds-...`: the deployment set to place the instance in.
     pub deployment_set_id: Option<String>,
+    /// IPv6 addresses for the primary network interface (the vSwitch has IPv6 turned on).
+    pub ipv6_address_count: Option<u32>,
 }
 
 impl RunInstancesRequest {
@@ -161,6 +163,7 @@ impl RunInstancesRequest {
             .opt("CreditSpecification", self.credit_specification.as_ref())
             .opt("PrivateIpAddress", self.private_ip_address.as_ref())
             .opt("DeploymentSetId", self.deployment_set_id.as_ref())
+            .opt("Ipv6AddressCount", self.ipv6_address_count)
             .opt("SpotPriceLimit", self.spot_price_limit)
             .opt("SpotDuration", self.spot_duration)
             .opt(
