@@ -73,6 +73,7 @@ pub struct VPCSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("!has(oldSelf.cidrBlock) || has(self.cidrBlock)").message("cidrBlock cannot be removed once set"))]
+#[x_kube(validation = Rule::new("(has(self.enableIpv6) && self.enableIpv6) == (has(oldSelf.enableIpv6) && oldSelf.enableIpv6)").message("enableIpv6 is set when the VPC is created; create a new VPC to change it"))]
 pub struct VPCParameters {
     /// Region, e.g. `cn-beijing`. Immutable.
     #[schemars(
@@ -102,6 +103,10 @@ pub struct VPCParameters {
     #[schemars(extend("maxProperties" = 19))]
     #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
     pub tags: Option<Tags>,
+    /// `true` gives the VPC an IPv6 `/56` (CreateVpc `EnableIpv6`), which its vSwitches' IPv6
+    /// blocks (`ipv6CidrBlock`) come from. Set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_ipv6: Option<bool>,
 }
 
 /// What ferroplane observed of the VPC.
@@ -120,6 +125,9 @@ pub struct VPCObservation {
     /// The VPC's router.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub v_router_id: Option<String>,
+    /// The IPv6 `/56`, when the VPC has IPv6.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr_block: Option<String>,
 }
 
 /// Observed state of a VPC.

@@ -87,6 +87,7 @@ pub struct VSwitchSpec {
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("has(self.vpcId) || has(self.vpcIdRef) || has(self.vpcIdSelector)").message("set the VPC: vpcId, vpcIdRef or vpcIdSelector"))]
 #[x_kube(validation = Rule::new("!has(oldSelf.vpcId) || has(self.vpcId)").message("vpcId cannot be removed once set"))]
+#[x_kube(validation = Rule::new("has(self.ipv6CidrBlock) == has(oldSelf.ipv6CidrBlock) && (!has(self.ipv6CidrBlock) || self.ipv6CidrBlock == oldSelf.ipv6CidrBlock)").message("ipv6CidrBlock is set when the VSwitch is created; create a new VSwitch to change it"))]
 pub struct VSwitchParameters {
     /// Region, e.g. `cn-beijing`; the VPC's. Immutable.
     #[schemars(
@@ -130,6 +131,11 @@ pub struct VSwitchParameters {
     #[schemars(extend("maxProperties" = 19))]
     #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
     pub tags: Option<Tags>,
+    /// The vSwitch's IPv6 `/64`: the last eight bits (0 to 255) of its prefix inside the VPC's
+    /// `/56` (CreateVSwitch `Ipv6CidrBlock`); the VPC needs `enableIpv6`. Set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 255))]
+    pub ipv6_cidr_block: Option<i32>,
 }
 
 /// What ferroplane observed of the vSwitch.
@@ -148,6 +154,9 @@ pub struct VSwitchObservation {
     /// Free private addresses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub available_ip_address_count: Option<i64>,
+    /// The IPv6 `/64`, when the vSwitch has IPv6.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr_block: Option<String>,
 }
 
 /// Observed state of a VSwitch.

@@ -470,12 +470,10 @@ pub(crate) fn replace_system_disk(
     }
     let instance_id = instance.id.clone();
     // ECS releases the old system disk and gives the instance a new one (a new ID).
-    let disk_id = store.disks.replace_system_disk(
-        &instance_id,
-        (image.id, image.size_gib),
-        size,
-        ctx.now,
-    )?;
+    let disk_id =
+        store
+            .disks
+            .replace_system_disk(&instance_id, (image.id, image.size_gib), size, ctx.now)?;
     let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
     instance.image = image;
     if let Some(name) = p.get("KeyPairName") {

@@ -50,6 +50,7 @@ fn observed(p: &VPCParameters, found: &vpc::Vpc) -> Result<Observation, Reconcil
             status: non_empty(&found.status),
             cidr_block: non_empty(&found.cidr_block),
             v_router_id: non_empty(&found.vrouter_id),
+            ipv6_cidr_block: non_empty(&found.ipv6_cidr_block),
         }
     });
     let mut observation = Observation::found(&found.vpc_id)
@@ -105,7 +106,7 @@ impl ExternalClient<VPC> for NetworkClients {
             description: p.description.clone(),
             tags: uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v)),
             client_token: Some(key.token().to_owned()),
-            enable_ipv6: false,
+            enable_ipv6: p.enable_ipv6.unwrap_or(false),
         };
         let created = self
             .call("CreateVpc", self.region.vpc.create_vpc(&request))

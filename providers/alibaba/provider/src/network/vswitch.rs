@@ -42,6 +42,7 @@ fn observed(p: &VSwitchParameters, found: &vpc::VSwitch) -> Result<Observation, 
             status: non_empty(&found.status),
             vpc_id: non_empty(&found.vpc_id),
             available_ip_address_count: i64::try_from(found.available_ip_address_count).ok(),
+            ipv6_cidr_block: non_empty(&found.ipv6_cidr_block),
         }
     });
     let readiness = match found.status.as_str() {
@@ -127,7 +128,7 @@ impl ExternalClient<VSwitch> for NetworkClients {
             description: p.description.clone(),
             tags: uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v)),
             client_token: Some(key.token().to_owned()),
-            ipv6_cidr_block: None,
+            ipv6_cidr_block: p.ipv6_cidr_block.and_then(|b| u8::try_from(b).ok()),
         };
         let created = self
             .call("CreateVSwitch", self.region.vpc.create_vswitch(&request))

@@ -2,7 +2,7 @@
 //! referencing them by name, applied at once in reverse order and deleted at once; a reference
 //! to a missing VSwitch; a security group rule added behind ferroplane's back; a VPC's name,
 //! description and tags, and a vSwitch's, changed in place and reverted after a change made in
-//! the console.
+//! the console; a VPC and vSwitch with IPv6.
 
 use alibaba_sdk::credentials::Credentials;
 use alibaba_sdk::ecs::{Direction, EcsClient, Rule};
@@ -455,5 +455,73 @@ async fn a_vswitch_name_and_tags_change_in_place_and_drift_is_reverted() {
         .for_object(&vswitches, "web-h", synced)
         .await;
     assert!(env.mock().stats().calls_of("ModifyVSwitchAttribute") >= 3);
+    env.stop().await;
+}
+
+/// `enableIpv6` and `ipv6CidrBlock` reach CreateVpc and CreateVSwitch; the blocks ECS gives
+/// show in `status.atProvider`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vpc_and_vswitch_with_ipv6_show_their_blocks() {
+    let env = Env::start().await;
+    let docs = stack();
+    let pp = PostParams::default();
+    let mut vpc: VPC = of_kind(&docs, "VPC");
+    vpc.spec.for_provider.enable_ipv6 = Some(true);
+    let mut vswitch: VSwitch = of_kind(&docs, "VSwitch");
+    vswitch.spec.for_provider.ipv6_cidr_block = Some(7);
+    Api::<VPC>::namespaced(env.client.clone(), NS)
+        .create(&pp, &vpc)
+        .await
+        .expect("vpc");
+    Api::<VSwitch>::namespaced(env.client.clone(), NS)
+        .create(&pp, &vswitch)
+        .await
+        .expect("vswitch");
+    let vswitch_name = vswitch.metadata.name.clone().expect("name");
+    let vpc_name = vpc.metadata.name.clone().expect("name");
+    let vswitches: Api<VSwitch> = Api::namespaced(env.client.clone(), NS);
+    let ready = eventually("VSwitch: Ready with an IPv6 block")
+        .within(WAIT)
+        .for_object(&vswitches, &vswitch_name, |o| {
+            o.is_some_and(|o| {
+                is_ready(o)
+                    && o.status
+                        .as_ref()
+                        .is_some_and(|s| s.at_provider.ipv6_cidr_block.is_some())
+            })
+        })
+        .await
+        .expect("exists");
+    let vpcs: Api<VPC> = Api::namespaced(env.client.clone(), NS);
+    let vpc = eventually("VPC: Ready with an IPv6 block")
+        .within(WAIT)
+        .for_object(&vpcs, &vpc_name, |o| {
+            o.is_some_and(|o| {
+                is_ready(o)
+                    && o.status
+                        .as_ref()
+                        .is_some_and(|s| s.at_provider.ipv6_cidr_block.is_some())
+            })
+        })
+        .await
+        .expect("exists");
+    let v6 = |s: Option<&String>| s.cloned().unwrap_or_default();
+    let vpc_block = v6(vpc
+        .status
+        .as_ref()
+        .and_then(|s| s.at_provider.ipv6_cidr_block.as_ref()));
+    let vswitch_block = v6(ready
+        .status
+        .as_ref()
+        .and_then(|s| s.at_provider.ipv6_cidr_block.as_ref()));
+    assert!(vpc_block.ends_with("/56"), "{vpc_block}");
+    assert!(vswitch_block.ends_with("07::/64"), "{vswitch_block}");
+    let (_, vpc_api) = cloud(&env);
+    let id = external_name(&ready).expect("vSwitch ID").to_owned();
+    let described = vpc_api
+        .describe_vswitches(Some(&id), None, &[])
+        .await
+        .expect("described");
+    assert_eq!(described[0].ipv6_cidr_block, vswitch_block);
     env.stop().await;
 }

@@ -113,6 +113,8 @@ pub struct Vpc {
     /// Its vSwitches.
     #[serde(rename = "VSwitchIds")]
     pub vswitch_ids: VSwitchIdList,
+    /// The IPv6 `/56` of a VPC created with `EnableIpv6`; empty otherwise.
+    pub ipv6_cidr_block: String,
     /// Tags.
     pub tags: TagList,
 }
@@ -218,6 +220,8 @@ pub struct VSwitch {
     #[serde(rename = "VSwitchName")]
     pub vswitch_name: String,
     /// Whether it is its zone's default vSwitch.
+    /// The IPv6 `/64` of a vSwitch created with `Ipv6CidrBlock`; empty otherwise.
+    pub ipv6_cidr_block: String,
     pub is_default: bool,
     /// Tags.
     pub tags: TagList,
