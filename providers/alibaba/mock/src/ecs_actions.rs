@@ -152,6 +152,12 @@ pub fn dispatch(
         {
             crate::security_group_actions::tag_groups(store, ctx, p)?
         }
+        "UntagResources"
+            if p.get("ResourceType")
+                .is_some_and(|t| t.eq_ignore_ascii_case("securitygroup")) =>
+        {
+            crate::security_group_actions::untag_groups(store, ctx, p)?
+        }
         "TagResources" if crate::disk_actions::is_disk_tag_call(p) => {
             crate::disk_actions::tag_disks(store, ctx, p)?
         }

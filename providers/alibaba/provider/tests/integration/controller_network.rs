@@ -2,7 +2,7 @@
 //! referencing them by name, applied at once in reverse order and deleted at once; a reference
 //! to a missing VSwitch; a security group rule added behind ferroplane's back; a VPC's name,
 //! description and tags, and a vSwitch's, changed in place and reverted after a change made in
-//! the console; a VPC and vSwitch with IPv6.
+//! the console, and a security group's the same way; a VPC and vSwitch with IPv6.
 
 use alibaba_sdk::credentials::Credentials;
 use alibaba_sdk::ecs::{Direction, EcsClient, Rule};
@@ -523,5 +523,90 @@ async fn a_vpc_and_vswitch_with_ipv6_show_their_blocks() {
         .await
         .expect("described");
     assert_eq!(described[0].ipv6_cidr_block, vswitch_block);
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_security_group_name_description_and_tags_change_in_place_and_drift_is_reverted() {
+    let env = Env::start().await;
+    let docs = stack();
+    let pp = PostParams::default();
+    Api::<VPC>::namespaced(env.client.clone(), NS)
+        .create(&pp, &of_kind::<VPC>(&docs, "VPC"))
+        .await
+        .expect("vpc");
+    let groups: Api<SecurityGroup> = Api::namespaced(env.client.clone(), NS);
+    groups
+        .create(&pp, &of_kind::<SecurityGroup>(&docs, "SecurityGroup"))
+        .await
+        .expect("group");
+    let ready: SecurityGroup = wait_ready(&env, "web-ssh").await;
+    let id = external_name(&ready).expect("group ID").to_owned();
+    let (ecs, _) = cloud(&env);
+    let described = |ecs: EcsClient, id: String| async move {
+        ecs.describe_security_groups(std::slice::from_ref(&id), &[])
+            .await
+            .expect("described")
+            .into_iter()
+            .next()
+            .expect("the group exists")
+    };
+
+    let patch = serde_json::json!({"spec": {"forProvider": {
+        "securityGroupName": "web-ssh-renamed",
+        "description": "ssh to the web tier",
+        "tags": {"team": "ops"},
+    }}});
+    groups
+        .patch(
+            "web-ssh",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(patch),
+        )
+        .await
+        .expect("edited");
+    let applied = |g: &alibaba_sdk::ecs::SecurityGroup| {
+        g.security_group_name == "web-ssh-renamed"
+            && g.description == "ssh to the web tier"
+            && g.tag("team") == Some("ops")
+            && g.tag(ferroplane_runtime::UID_TAG).is_some()
+    };
+    eventually(format!("group {id}: renamed, described and tagged"))
+        .within(WAIT)
+        .until_async(|| {
+            let (ecs, id) = (ecs.clone(), id.clone());
+            async move { applied(&described(ecs, id).await) }
+        })
+        .await;
+
+    // Drift: the console renames it and adds a tag; the next poll reverts both.
+    ecs.modify_security_group_attribute(&id, Some("console-name"), None)
+        .await
+        .expect("console renames");
+    ecs.tag_security_group(&id, &[alibaba_sdk::ecs::Tag::new("stray", "x")])
+        .await
+        .expect("console tags");
+    eventually(format!("group {id}: drift reverted"))
+        .within(WAIT)
+        .until_async(|| {
+            let (ecs, id) = (ecs.clone(), id.clone());
+            async move {
+                let g = described(ecs, id).await;
+                applied(&g) && g.tag("stray").is_none()
+            }
+        })
+        .await;
+    let synced = |o: Option<&SecurityGroup>| {
+        o.is_some_and(|o| {
+            condition(o, SYNCED).is_some_and(|c| c.status == ConditionStatus::True)
+                && o.status.as_ref().and_then(|s| s.observed_generation) == o.metadata.generation
+        })
+    };
+    eventually("SecurityGroup web-ssh: Synced=True")
+        .within(WAIT)
+        .for_object(&groups, "web-ssh", synced)
+        .await;
+    assert!(env.mock().stats().calls_of("ModifySecurityGroupAttribute") >= 2);
+    assert!(env.mock().stats().calls_of("UntagResources") >= 1);
     env.stop().await;
 }
