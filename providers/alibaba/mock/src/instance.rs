@@ -419,6 +419,12 @@ impl StoredInstance {
                 .map(ToString::to_string)
                 .collect(),
             deployment_set_id: self.deployment_set_id.clone(),
+            description: self.description.clone(),
+            host_name: self.host_name.clone(),
+            security_group_ids: self.security_group_ids.clone(),
+            instance_charge_type: self.charge_type.to_owned(),
+            auto_renew: self.renewal.as_ref().map(|r| (r.auto_renew, r.duration)),
+            user_data: self.user_data.clone(),
         }
     }
 }
@@ -636,6 +642,21 @@ pub struct InstanceSummary {
     /// The deployment set, if any.
     #[serde(default)]
     pub deployment_set_id: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub host_name: String,
+    #[serde(default)]
+    pub security_group_ids: Vec<String>,
+    /// `PostPaid` or `PrePaid`.
+    #[serde(default)]
+    pub instance_charge_type: String,
+    /// (auto-renew, renewal duration) of a subscription instance.
+    #[serde(default)]
+    pub auto_renew: Option<(bool, u32)>,
+    /// Base64, as RunInstances / ModifyInstanceAttribute took it.
+    #[serde(default)]
+    pub user_data: Option<String>,
 }
 
 /// The primary network interface's ID, derived from the instance ID.

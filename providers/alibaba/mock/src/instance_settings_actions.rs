@@ -30,7 +30,7 @@ pub(crate) fn modify_network_spec(
         Some("PayByBandwidth") => Some("PayByBandwidth"),
         Some(_) => {
             return Err(ErrorResponse::bad_request(
-                "InvalidNetworkChargeType.ValueNotSupported",
+                "InvalidInternetChargeType.ValueNotSupported",
                 "The specified NetworkChargeType is not supported: PayByTraffic or PayByBandwidth.",
             ));
         }

@@ -128,7 +128,7 @@ async fn launch_settings_are_reported_and_changed_in_place() {
         .join_resource_group(&id, "rg-notmine")
         .await
         .expect_err("unknown group");
-    assert_eq!(code(&err), "InvalidResourceGroup");
+    assert_eq!(code(&err), "InvalidResourceGroup.NotFound");
 
     // Auto-renewal is for subscriptions only.
     let err = client
