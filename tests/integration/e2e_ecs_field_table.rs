@@ -330,6 +330,17 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
         "{}",
         out.stderr
     );
+    // Back to pay-as-you-go (ModifyInstanceChargeType), so the instance can be released.
+    for key in ["period", "periodUnit", "autoRenew", "autoRenewPeriod"] {
+        spec.as_object_mut().expect("an object").remove(key);
+    }
+    spec["instanceChargeType"] = json!("PostPaid");
+    e2e.apply(&instance(&spec)).await;
+    e2e.eventually("instanceChargeType: back to PostPaid", WAIT, || async {
+        (e2e.instance(&id)?.instance_charge_type == "PostPaid").then_some(())
+    })
+    .await;
+    wait_synced_generation(&e2e).await;
     println!(
         "{} field edits applied in place or through a restart, {} immutable edits refused",
         rows.len(),

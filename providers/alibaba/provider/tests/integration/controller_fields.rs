@@ -787,6 +787,28 @@ async fn ipv6_address_count_changes_in_place_on_a_vswitch_with_ipv6() {
     wait_synced(&env, "v6-1").await;
     assert_eq!(env.mock().stats().calls_of("UnassignIpv6Addresses"), 2);
 
+    // Nothing differs now (IPv6 addresses counted, not compared by value): several polls
+    // later, not one more write call.
+    let writes = write_calls(&env);
+    let describes = env.mock().stats().calls_of("DescribeInstances");
+    eventually("four more polls")
+        .within(WAIT)
+        .until(|| {
+            let now = env.mock().stats().calls_of("DescribeInstances");
+            if now >= describes + 4 {
+                Ok(())
+            } else {
+                Err(now)
+            }
+        })
+        .await;
+    assert_eq!(
+        write_calls(&env),
+        writes,
+        "an unchanged instance with IPv6 made write calls: {:?}",
+        env.mock().stats().calls
+    );
+
     // On a vSwitch without IPv6, ECS refuses the launch and Synced says why.
     let mut plain = instance("v6-2");
     plain.spec.for_provider.ipv6_address_count = Some(1);

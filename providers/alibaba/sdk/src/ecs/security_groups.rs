@@ -351,7 +351,7 @@ impl EcsClient {
         p.set("ResourceType", "securitygroup")
             .set("ResourceId.1", security_group_id);
         for (i, key) in keys.iter().enumerate() {
-            p.set(&format!("TagKey.{}", i + 1), key);
+            p.set(format!("TagKey.{}", i + 1), key);
         }
         self.call_typed::<AckResponse>("UntagResources", &p).await?;
         Ok(())
