@@ -21,7 +21,9 @@ use crate::support::E2e;
 const ZONE: &str = "cn-beijing-a";
 const WAIT: Duration = Duration::from_secs(60);
 
-fn network() -> String {
+/// The network's objects, one JSON document each (kubectl reads a JSON stream only one object
+/// at a time).
+fn network() -> Vec<String> {
     let mut docs = vec![json!({
         "apiVersion": "alibabacloud.ferroplane.io/v1alpha1", "kind": "VPC",
         "metadata": {"name": "v6"},
@@ -43,10 +45,7 @@ fn network() -> String {
             "spec": {"forProvider": {"regionId": "cn-beijing", "vpcIdRef": {"name": "v6"}}},
         }));
     }
-    docs.iter()
-        .map(Value::to_string)
-        .collect::<Vec<_>>()
-        .join("\n---\n")
+    docs.iter().map(Value::to_string).collect()
 }
 
 fn instance(for_provider: &Value) -> String {
@@ -98,7 +97,9 @@ async fn wait_synced_generation(e2e: &E2e) {
 
 pub(crate) async fn every_field_class_is_applied_or_refused() {
     let e2e = E2e::start(&[Kind::EcsInstance]).await;
-    e2e.apply(&network()).await;
+    for doc in network() {
+        e2e.apply(&doc).await;
+    }
     let vsw_a = external_name(&e2e, "vswitch/v6-a").await;
     let vsw_b = external_name(&e2e, "vswitch/v6-b").await;
     let fw_1 = external_name(&e2e, "securitygroup/v6-fw-1").await;
@@ -310,7 +311,7 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
             out.stderr
         );
     }
-    let vpc_edit = network().replace("\"enableIpv6\":true", "\"enableIpv6\":false");
+    let vpc_edit = network()[0].replace("\"enableIpv6\":true", "\"enableIpv6\":false");
     let out = e2e.kubectl(&["apply", "-f", "-"], Some(&vpc_edit)).await;
     assert!(
         !out.success()
@@ -320,7 +321,7 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
         "{}",
         out.stderr
     );
-    let vsw_edit = network().replace("\"ipv6CidrBlock\":2", "\"ipv6CidrBlock\":3");
+    let vsw_edit = network()[2].replace("\"ipv6CidrBlock\":2", "\"ipv6CidrBlock\":3");
     let out = e2e.kubectl(&["apply", "-f", "-"], Some(&vsw_edit)).await;
     assert!(
         !out.success()
