@@ -91,9 +91,9 @@ pub(crate) async fn schema_mistakes_are_refused_at_apply_time() {
             "regionId is immutable",
         ),
         (
-            "vSwitchId",
-            r#"{"spec":{"forProvider":{"vSwitchId":"vsw-other0000000000000"}}}"#,
-            "vSwitchId is immutable",
+            "vSwitchId removed",
+            r#"{"spec":{"forProvider":{"vSwitchId":null}}}"#,
+            "vSwitchId cannot be removed",
         ),
         (
             "zoneId",

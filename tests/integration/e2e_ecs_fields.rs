@@ -55,8 +55,9 @@ pub(crate) async fn in_place_edits_apply_and_immutable_edits_are_refused() {
     );
 
     // Several in-place fields edited in the file and applied at once.
+    let deployment_set = alibaba_mock::defaults::deployment_set_id("cn-beijing", 1);
     let edited = format!(
-        "    internetChargeType: PayByBandwidth\n    httpTokens: required\n    httpPutResponseHopLimit: 2\n    ramRoleName: app-role\n    resourceGroupId: {}\n    tags:\n      team: data\n",
+        "    internetChargeType: PayByBandwidth\n    httpTokens: required\n    httpPutResponseHopLimit: 2\n    ramRoleName: app-role\n    resourceGroupId: {}\n    deploymentSetId: {deployment_set}\n    tags:\n      team: data\n",
         resource_groups::OTHERS[1]
     );
     e2e.apply(&manifest(&edited)).await;
@@ -70,6 +71,7 @@ pub(crate) async fn in_place_edits_apply_and_immutable_edits_are_refused() {
                 && i.http_put_response_hop_limit == 2
                 && i.ram_role_name.as_deref() == Some("app-role")
                 && i.resource_group_id == resource_groups::OTHERS[1]
+                && i.deployment_set_id.as_deref() == Some(deployment_set.as_str())
                 && i.tags.get("team").map(String::as_str) == Some("data"))
             .then_some(())
         },

@@ -17,6 +17,7 @@ mod support;
 mod bad_input;
 mod e2e_disks;
 mod e2e_ecs;
+mod e2e_ecs_field_table;
 mod e2e_ecs_fields;
 mod e2e_in_cluster;
 mod e2e_network;
@@ -49,6 +50,7 @@ mod sandbox {
         e2e_in_cluster { application_sample_ready_scaled_reverted_and_deleted, application_with_autoscaling_secret_env_and_two_ports, application_spec_mistakes_are_refused_at_apply_time, etcdcluster_sample_ready_reverted_refused_and_deleted, same_named_objects_are_never_adopted, etcdcluster_scaled_three_to_one_to_three_gets_new_claims, etcdcluster_operations_fields_reach_the_pods, etcdcluster_with_generated_tls }
         e2e_network { the_stack_sample_is_applied_and_deleted_in_one_command }
         e2e_ecs_fields { in_place_edits_apply_and_immutable_edits_are_refused }
+        e2e_ecs_field_table { every_field_class_is_applied_or_refused }
         e2e_disks { a_disk_and_a_key_pair_through_their_whole_life }
         reliability { throttling_and_server_errors_neither_duplicate_nor_leak, sigkill_during_create_and_delete_storms_converges }
         reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }
@@ -66,6 +68,7 @@ mod real_control_plane {
         e2e_in_cluster { application_sample_ready_scaled_reverted_and_deleted, application_with_autoscaling_secret_env_and_two_ports, application_spec_mistakes_are_refused_at_apply_time, etcdcluster_sample_ready_reverted_refused_and_deleted, same_named_objects_are_never_adopted, etcdcluster_operations_fields_reach_the_pods, etcdcluster_with_generated_tls }
         e2e_network { the_stack_sample_is_applied_and_deleted_in_one_command }
         e2e_ecs_fields { in_place_edits_apply_and_immutable_edits_are_refused }
+        e2e_ecs_field_table { every_field_class_is_applied_or_refused }
         e2e_disks { a_disk_and_a_key_pair_through_their_whole_life }
         reliability { throttling_and_server_errors_neither_duplicate_nor_leak, sigkill_during_create_and_delete_storms_converges }
         reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }

@@ -83,10 +83,21 @@ where
             let list = api.list(&ListParams::default()).await.expect("list").items;
             let ready = list.iter().filter(|o| is_ready(*o)).count();
             if list.len() == n && ready == n {
-                Ok(())
-            } else {
-                Err(Seen(format!("{} objects, {ready} Ready", list.len())))
+                return Ok(());
             }
+            let stuck: Vec<String> = list
+                .iter()
+                .filter(|o| !is_ready(*o))
+                .take(2)
+                .map(|o| {
+                    let name = o.meta().name.clone().unwrap_or_default();
+                    format!("{name}: {:?}", o.conditions())
+                })
+                .collect();
+            Err(Seen(format!(
+                "{} objects, {ready} Ready; not Ready: {stuck:#?}",
+                list.len()
+            )))
         })
         .await;
 }

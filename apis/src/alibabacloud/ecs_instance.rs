@@ -115,6 +115,7 @@ pub struct ECSInstanceSpec {
 #[x_kube(validation = Rule::new("has(self.securityEnhancementStrategy) == has(oldSelf.securityEnhancementStrategy)").message("securityEnhancementStrategy cannot be added or removed after creation: it only applies when the instance is created"))]
 #[x_kube(validation = Rule::new("has(self.systemDisk) == has(oldSelf.systemDisk)").message("systemDisk cannot be added or removed after creation: the system disk is created with the instance"))]
 #[x_kube(validation = Rule::new("has(self.dataDisks) == has(oldSelf.dataDisks)").message("dataDisks cannot be added or removed after creation: data disks are created with the instance; create a new ECSInstance to have other ones"))]
+#[x_kube(validation = Rule::new("!has(self.creditSpecification) || self.instanceType.startsWith('ecs.t5-') || self.instanceType.startsWith('ecs.t6-')").message("creditSpecification applies only to burstable instance types (ecs.t5-*, ecs.t6-*): remove it or choose a burstable instanceType"))]
 pub struct ECSInstanceParameters {
     /// Region of the instance, e.g. `cn-beijing` or `ap-southeast-1`. Immutable.
     #[schemars(
@@ -169,11 +170,29 @@ pub struct ECSInstanceParameters {
     )]
     pub host_name: Option<String>,
 
-    /// VSwitch (VPC subnet) to attach the instance to, `vsw-...`. Immutable once set.
+    /// VSwitch (VPC subnet) to attach the instance to, `vsw-...`. Another vSwitch of the same
+    /// VPC and zone is applied while the instance is stopped (ModifyInstanceVpcAttribute): only
+    /// with `allowRestart: true` or a stopped instance; the instance gets a free address of the
+    /// new vSwitch unless `privateIpAddress` names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^vsw-[a-z0-9]+$"))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("vSwitchId is immutable"))]
     pub v_switch_id: Option<String>,
+
+    /// Primary private IPv4 address, in the vSwitch's CIDR block (not its first or last three
+    /// addresses) and free; ECS picks one when unset. A change is applied while the instance is
+    /// stopped (ModifyInstanceVpcAttribute), like `vSwitchId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(
+        pattern = r"^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$"
+    ))]
+    pub private_ip_address: Option<String>,
+
+    /// How many IPv6 addresses the primary network interface holds, 0 to 10 (ECS caps it by
+    /// instance type); the vSwitch must have IPv6 turned on. Changed in place
+    /// (AssignIpv6Addresses / UnassignIpv6Addresses); unset leaves the addresses alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 10))]
+    pub ipv6_address_count: Option<i32>,
 
     /// A `VSwitch` object of this namespace whose ID becomes `vSwitchId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -310,6 +329,19 @@ pub struct ECSInstanceParameters {
     #[schemars(regex(pattern = r"^rg-[a-z0-9]+$"))]
     pub resource_group_id: Option<String>,
 
+    /// CPU credit mode of a burstable instance (`ecs.t5-*`, `ecs.t6-*` types): `Standard`
+    /// (performance capped by the credits earned) or `Unlimited` (bursts past them, billed).
+    /// ECS refuses it for other types. Changed in place (ModifyInstanceAttribute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit_specification: Option<CreditSpecification>,
+
+    /// Deployment set (`ds-...`) that spreads the instance over distinct hosts. Set at
+    /// creation and changed in place (ModifyInstanceDeployment, on the current host: ECS does
+    /// not restart the instance for it); unset leaves the instance where it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^ds-[a-z0-9]+$"))]
+    pub deployment_set_id: Option<String>,
+
     /// System disk. Its category is immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_disk: Option<SystemDisk>,
@@ -420,6 +452,13 @@ pub enum SpotInterruptionBehavior {
 pub enum SecurityEnhancementStrategy {
     Active,
     Deactive,
+}
+
+/// CPU credit mode of a burstable instance.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum CreditSpecification {
+    Standard,
+    Unlimited,
 }
 
 /// Whether metadata requests need a token (IMDSv2).

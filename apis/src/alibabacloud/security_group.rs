@@ -92,21 +92,20 @@ pub struct SecurityGroupParameters {
     /// Labels of a `VPC` object of this namespace whose ID becomes `vpcId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id_selector: Option<Selector>,
-    /// Name, 2 to 128 characters, starting with a letter. Set at creation.
+    /// Name, 2 to 128 characters, starting with a letter. Changed in place
+    /// (ModifySecurityGroupAttribute); a change made elsewhere is reverted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 2, max = 128))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("securityGroupName is set at creation"))]
     pub security_group_name: Option<String>,
-    /// Description, 2 to 256 characters. Set at creation.
+    /// Description, 2 to 256 characters. Changed in place (ModifySecurityGroupAttribute).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 2, max = 256))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("description is set at creation"))]
     pub description: Option<String>,
-    /// Tags. Set at creation.
+    /// Tags. Changed in place (TagResources / UntagResources): tags the group has beyond these
+    /// are removed, except ferroplane's UID tag and the cloud's own (`acs:`, `aliyun`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 19))]
     #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("tags are set at creation"))]
     pub tags: Option<Tags>,
     /// Inbound rules. The group holds exactly these: others are revoked. Changed in place.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

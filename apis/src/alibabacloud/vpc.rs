@@ -73,6 +73,7 @@ pub struct VPCSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("!has(oldSelf.cidrBlock) || has(self.cidrBlock)").message("cidrBlock cannot be removed once set"))]
+#[x_kube(validation = Rule::new("(has(self.enableIpv6) && self.enableIpv6) == (has(oldSelf.enableIpv6) && oldSelf.enableIpv6)").message("enableIpv6 is set when the VPC is created; create a new VPC to change it"))]
 pub struct VPCParameters {
     /// Region, e.g. `cn-beijing`. Immutable.
     #[schemars(
@@ -87,22 +88,25 @@ pub struct VPCParameters {
     #[schemars(regex(pattern = r"^([0-9]{1,3}\.){3}[0-9]{1,3}/([89]|1[0-9]|2[0-8])$"))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("cidrBlock is immutable; create a new VPC"))]
     pub cidr_block: Option<String>,
-    /// Name, 1 to 128 characters, not starting with `http://` or `https://`. Set at creation.
+    /// Name, 1 to 128 characters, not starting with `http://` or `https://`. Changed in place
+    /// (ModifyVpcAttribute); a change made elsewhere is reverted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("vpcName is set at creation"))]
     pub vpc_name: Option<String>,
-    /// Description, 1 to 256 characters. Set at creation.
+    /// Description, 1 to 256 characters. Changed in place (ModifyVpcAttribute).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 256))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("description is set at creation"))]
     pub description: Option<String>,
-    /// Tags. Set at creation.
+    /// Tags. Changed in place (TagResources / UnTagResources): tags the VPC has beyond these
+    /// are removed, except ferroplane's UID tag and the cloud's own (`acs:`, `aliyun`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 19))]
     #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("tags are set at creation"))]
     pub tags: Option<Tags>,
+    /// `true` gives the VPC an IPv6 `/56` (CreateVpc `EnableIpv6`), which its vSwitches' IPv6
+    /// blocks (`ipv6CidrBlock`) come from. Set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_ipv6: Option<bool>,
 }
 
 /// What ferroplane observed of the VPC.
@@ -121,6 +125,9 @@ pub struct VPCObservation {
     /// The VPC's router.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub v_router_id: Option<String>,
+    /// The IPv6 `/56`, when the VPC has IPv6.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr_block: Option<String>,
 }
 
 /// Observed state of a VPC.

@@ -87,6 +87,7 @@ pub struct VSwitchSpec {
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("has(self.vpcId) || has(self.vpcIdRef) || has(self.vpcIdSelector)").message("set the VPC: vpcId, vpcIdRef or vpcIdSelector"))]
 #[x_kube(validation = Rule::new("!has(oldSelf.vpcId) || has(self.vpcId)").message("vpcId cannot be removed once set"))]
+#[x_kube(validation = Rule::new("has(self.ipv6CidrBlock) == has(oldSelf.ipv6CidrBlock) && (!has(self.ipv6CidrBlock) || self.ipv6CidrBlock == oldSelf.ipv6CidrBlock)").message("ipv6CidrBlock is set when the VSwitch is created; create a new VSwitch to change it"))]
 pub struct VSwitchParameters {
     /// Region, e.g. `cn-beijing`; the VPC's. Immutable.
     #[schemars(
@@ -115,22 +116,26 @@ pub struct VSwitchParameters {
     /// Labels of a `VPC` object of this namespace whose ID becomes `vpcId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id_selector: Option<Selector>,
-    /// Name, 1 to 128 characters. Set at creation.
+    /// Name, 1 to 128 characters. Changed in place (ModifyVSwitchAttribute); a change made
+    /// elsewhere is reverted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("vSwitchName is set at creation"))]
     pub v_switch_name: Option<String>,
-    /// Description, 1 to 256 characters. Set at creation.
+    /// Description, 1 to 256 characters. Changed in place (ModifyVSwitchAttribute).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 256))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("description is set at creation"))]
     pub description: Option<String>,
-    /// Tags. Set at creation.
+    /// Tags. Changed in place (TagResources / UnTagResources): tags the vSwitch has beyond
+    /// these are removed, except ferroplane's UID tag and the cloud's own (`acs:`, `aliyun`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 19))]
     #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("tags are set at creation"))]
     pub tags: Option<Tags>,
+    /// The vSwitch's IPv6 `/64`: the last eight bits (0 to 255) of its prefix inside the VPC's
+    /// `/56` (CreateVSwitch `Ipv6CidrBlock`); the VPC needs `enableIpv6`. Set at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 255))]
+    pub ipv6_cidr_block: Option<i32>,
 }
 
 /// What ferroplane observed of the vSwitch.
@@ -149,6 +154,9 @@ pub struct VSwitchObservation {
     /// Free private addresses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub available_ip_address_count: Option<i64>,
+    /// The IPv6 `/64`, when the vSwitch has IPv6.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr_block: Option<String>,
 }
 
 /// Observed state of a VSwitch.

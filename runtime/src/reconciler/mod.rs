@@ -8,9 +8,8 @@
 //! - late-initialized `spec` fields with a resourceVersion precondition,
 //! - `/status` merge patch with a resourceVersion precondition, only when it changes.
 
-use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferroplane_apis::common::ConditionStatus;
@@ -43,6 +42,7 @@ use crate::versions::KnownVersions;
 mod ownership;
 mod report;
 mod steps;
+mod streaks;
 
 /// Requeue after an optimistic-concurrency conflict: the object changed while we worked, so
 /// we simply run again on the new version, soon and without counting a failure.
@@ -58,8 +58,9 @@ pub struct Reconciler<K, C> {
     limiter: Arc<RateLimiter>,
     events: Events,
     secrets: ConnectionSecrets,
-    /// Consecutive failures per object, for exponential backoff; cleared on success.
-    failures: Mutex<HashMap<String, u32>>,
+    /// Consecutive failures per object and retry class, for exponential backoff; cleared on
+    /// success.
+    failures: streaks::Streaks,
     versions: Arc<KnownVersions>,
     _kind: PhantomData<fn() -> K>,
 }
@@ -82,7 +83,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             client,
             connector,
             policy,
-            failures: Mutex::new(HashMap::new()),
+            failures: streaks::Streaks::default(),
             versions: Arc::default(),
             _kind: PhantomData,
         }
@@ -132,10 +133,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 .reconciled(&self.kind, outcome, started.elapsed());
             match result {
                 Ok(finish) => {
-                    self.failures
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .remove(&key);
+                    self.failures.clear(&key);
                     Ok(match finish {
                         Finish::Done(action, _) => action,
                         Finish::Gone => Action::await_change(),
@@ -161,12 +159,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             return Action::requeue(self.jitter(CONFLICT_REQUEUE));
         }
         let key = object_key(obj);
-        let failures = {
-            let mut map = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-            let n = map.entry(key).or_insert(0);
-            *n = n.saturating_add(1);
-            *n
-        };
+        let failures = self.failures.fail(key, err.retry());
         let (poll, _) = self.policy.poll_interval(
             obj.annotations()
                 .get(names::POLL_INTERVAL)

@@ -77,7 +77,16 @@ pub struct Daemon {
 
 impl Daemon {
     pub async fn start(transition_delay: Duration) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
+        let mut dir = tempfile::tempdir().expect("temp dir");
+        // `FERROPLANE_E2E_KEEP_LOGS=1` keeps the controller's log (and says where) for a failure
+        // to be read afterwards.
+        if std::env::var_os("FERROPLANE_E2E_KEEP_LOGS").is_some() {
+            dir.disable_cleanup(true);
+            eprintln!(
+                "controller log kept: {}",
+                dir.path().join("controller.log").display()
+            );
+        }
         let mut config = EnvironmentConfig::new(dir.path());
         config.transition_delay = transition_delay;
         config.controllers = None;

@@ -92,6 +92,14 @@ pub fn first_vswitch_id(region_id: &str) -> Option<String> {
         .map(|r| vswitch_id(&r.default_zone()))
 }
 
+/// How many deployment sets every region of a mock account has.
+pub const DEPLOYMENT_SETS: usize = 3;
+
+/// The `n`-th deployment set (`0..DEPLOYMENT_SETS`) of `region_id`, an Availability set.
+pub fn deployment_set_id(region_id: &str, n: usize) -> String {
+    stable_id("ds", &format!("deployment-set/{region_id}/{n}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -837,6 +837,59 @@ impl DiskStore {
         Ok(())
     }
 
+    /// ReplaceSystemDisk: the instance's system disk is released and a new one, of the same
+    /// category, performance level and encryption, made from `image_id` takes its place (a new
+    /// disk ID). A size below the old disk's is refused. Returns the new disk's ID.
+    pub fn replace_system_disk(
+        &mut self,
+        instance_id: &str,
+        image: (&str, u32),
+        size: Option<u32>,
+        now: Timestamp,
+    ) -> Result<String, ErrorResponse> {
+        let (image_id, image_size) = image;
+        let old = self
+            .disks
+            .values()
+            .find(|d| {
+                d.disk_type == DiskType::System && d.instance_id.as_deref() == Some(instance_id)
+            })
+            .cloned()
+            .ok_or_else(|| instance_status_for("the instance has no system disk attached"))?;
+        // ECS documents the default as Max{40, image size} and refuses less than the current
+        // disk; the default here never shrinks the disk either.
+        let size = size.unwrap_or(image_size.max(40).max(old.size));
+        if size < old.size {
+            return Err(ErrorResponse::bad_request(
+                "InvalidSystemDiskSize.ValueNotSupported",
+                format!(
+                    "SystemDisk.Size cannot be smaller than the current system disk ({} GiB).",
+                    old.size
+                ),
+            ));
+        }
+        let spec = DiskSpec {
+            zone_id: old.zone_id.clone(),
+            category: old.category,
+            size,
+            performance_level: old.performance_level,
+            encrypted: old.encrypted,
+            kms_key_id: old.kms_key_id.clone(),
+            delete_with_instance: old.delete_with_instance,
+            ..DiskSpec::default()
+        };
+        self.disks.remove(&old.id);
+        let id = self.insert(&old.account_id, old.region_id, &spec, DiskType::System, now);
+        if let Some(disk) = self.disks.get_mut(&id) {
+            disk.image_id = image_id.to_owned();
+            disk.home_instance_id = Some(instance_id.to_owned());
+            disk.instance_id = Some(instance_id.to_owned());
+            disk.device = old.device;
+            disk.attached_at = Some(now);
+        }
+        Ok(id)
+    }
+
     /// An instance was released: its disks marked `DeleteWithInstance` go with it, the others
     /// become `Available`.
     pub fn release_instance(&mut self, instance_id: &str, now: Timestamp) {

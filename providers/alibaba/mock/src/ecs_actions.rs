@@ -46,6 +46,10 @@ pub const ACTIONS: &[&str] = &[
     "DescribeInstanceAutoRenewAttribute",
     "ModifyInstanceChargeType",
     "ReplaceSystemDisk",
+    "ModifyInstanceVpcAttribute",
+    "AssignIpv6Addresses",
+    "UnassignIpv6Addresses",
+    "ModifyInstanceDeployment",
 ];
 
 /// What an action needs besides its parameters.
@@ -148,6 +152,12 @@ pub fn dispatch(
         {
             crate::security_group_actions::tag_groups(store, ctx, p)?
         }
+        "UntagResources"
+            if p.get("ResourceType")
+                .is_some_and(|t| t.eq_ignore_ascii_case("securitygroup")) =>
+        {
+            crate::security_group_actions::untag_groups(store, ctx, p)?
+        }
         "TagResources" if crate::disk_actions::is_disk_tag_call(p) => {
             crate::disk_actions::tag_disks(store, ctx, p)?
         }
@@ -174,6 +184,14 @@ pub fn dispatch(
         "DescribeInstanceAutoRenewAttribute" => settings::describe_auto_renew(store, ctx, p)?,
         "ModifyInstanceChargeType" => settings::modify_charge_type(store, ctx, p)?,
         "ReplaceSystemDisk" => settings::replace_system_disk(store, ctx, p)?,
+        "ModifyInstanceDeployment" => {
+            crate::deployment_sets::modify_instance_deployment(store, ctx, p)?
+        }
+        "AssignIpv6Addresses" => crate::instance_ipv6_actions::assign(store, ctx, p)?,
+        "UnassignIpv6Addresses" => crate::instance_ipv6_actions::unassign(store, ctx, p)?,
+        "ModifyInstanceVpcAttribute" => {
+            crate::instance_vpc_actions::modify_instance_vpc_attribute(store, ctx, p)?
+        }
         other if security_group_actions::ACTIONS.contains(&other) => {
             security_group_actions::dispatch(store, ctx, other, p)?
         }
@@ -348,6 +366,10 @@ pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
         spot_duration: p.number::<u32>("SpotDuration")?,
         spot_interruption_behavior: owned(p, "SpotInterruptionBehavior"),
         security_enhancement_strategy: owned(p, "SecurityEnhancementStrategy"),
+        credit_specification: owned(p, "CreditSpecification"),
+        private_ip_address: owned(p, "PrivateIpAddress"),
+        deployment_set_id: owned(p, "DeploymentSetId"),
+        ipv6_address_count: p.number::<usize>("Ipv6AddressCount")?,
     })
 }
 
@@ -487,6 +509,7 @@ fn modify_attribute(
     let user_data = p.get("UserData");
     let protection = p.bool("DeletionProtection")?;
     let groups = p.list("SecurityGroupIds", 16)?;
+    let credit = p.get("CreditSpecification");
     name.map(launch::check_instance_name).transpose()?;
     description.map(launch::check_description).transpose()?;
     host.map(launch::check_host_name).transpose()?;
@@ -508,6 +531,12 @@ fn modify_attribute(
     let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
     if user_data.is_some() && instance.status(ctx.now) != Status::Stopped {
         return Err(ErrorResponse::incorrect_status());
+    }
+    let credit = credit
+        .map(|mode| crate::credit::check(instance.instance_type, mode))
+        .transpose()?;
+    if let Some(mode) = credit {
+        instance.credit_specification = Some(mode);
     }
     if let Some(v) = name {
         instance.name = v.to_owned();
@@ -551,6 +580,8 @@ fn modify_spec(
             return Err(ErrorResponse::incorrect_status());
         }
         instance.instance_type = catalog::instance_type_in_stock(t.id)?;
+        instance.credit_specification =
+            crate::credit::after_type_change(instance.instance_type, instance.credit_specification);
     }
     if let Some(mbps) = bandwidth {
         instance.bandwidth_out = mbps;

@@ -193,6 +193,13 @@ pub struct StoredInstance {
     pub spot: SpotSettings,
     /// Auto-renewal of a subscription (`PrePaid`) instance; `None` for pay-as-you-go.
     pub renewal: Option<Renewal>,
+    /// `CreditSpecification` of a burstable type (`Standard` or `Unlimited`); `None` for the
+    /// others.
+    pub credit_specification: Option<&'static str>,
+    /// IPv6 addresses of the primary network interface (`AssignIpv6Addresses`).
+    pub ipv6_addresses: Vec<std::net::Ipv6Addr>,
+    /// The deployment set (`DeploymentSetId`, `ModifyInstanceDeployment`).
+    pub deployment_set_id: Option<String>,
 }
 
 /// The auto-renewal settings of a subscription instance.
@@ -358,9 +365,19 @@ impl StoredInstance {
                     mac_address: mac_address(self.seq),
                     primary_ip_address: self.private_ip.to_string(),
                     type_: "Primary",
-                    ipv6_sets: Ipv6SetsView { ipv6_set: [] },
+                    ipv6_sets: Ipv6SetsView {
+                        ipv6_set: self
+                            .ipv6_addresses
+                            .iter()
+                            .map(|ip| Ipv6SetView {
+                                ipv6_address: ip.to_string(),
+                            })
+                            .collect(),
+                    },
                 }],
             },
+            credit_specification: self.credit_specification.unwrap_or_default(),
+            deployment_set_id: self.deployment_set_id.as_deref().unwrap_or_default(),
         }
     }
 
@@ -394,6 +411,20 @@ impl StoredInstance {
             resource_group_id: self.resource_group_id.clone(),
             spot_strategy: self.spot_strategy.to_owned(),
             key_pair_name: self.key_pair_name.clone(),
+            credit_specification: self.credit_specification.map(str::to_owned),
+            vswitch_id: self.vswitch_id.clone(),
+            ipv6_addresses: self
+                .ipv6_addresses
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            deployment_set_id: self.deployment_set_id.clone(),
+            description: self.description.clone(),
+            host_name: self.host_name.clone(),
+            security_group_ids: self.security_group_ids.clone(),
+            instance_charge_type: self.charge_type.to_owned(),
+            auto_renew: self.renewal.as_ref().map(|r| (r.auto_renew, r.duration)),
+            user_data: self.user_data.clone(),
         }
     }
 }
@@ -447,6 +478,10 @@ pub struct InstanceView<'a> {
     pub spot_interruption_behavior: &'static str,
     pub metadata_options: MetadataOptionsView,
     pub network_interfaces: NetworkInterfacesView,
+    /// Empty for types that are not burstable.
+    pub credit_specification: &'static str,
+    /// Empty when the instance is in no deployment set.
+    pub deployment_set_id: &'a str,
 }
 
 /// `MetadataOptions`.
@@ -477,11 +512,18 @@ pub struct NetworkInterfaceView {
     pub ipv6_sets: Ipv6SetsView,
 }
 
-/// `{"Ipv6Set": []}`.
+/// `{"Ipv6Set": [{"Ipv6Address": ...}]}`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Ipv6SetsView {
-    pub ipv6_set: [&'static str; 0],
+    pub ipv6_set: Vec<Ipv6SetView>,
+}
+
+/// One IPv6 address of a network interface.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Ipv6SetView {
+    pub ipv6_address: String,
 }
 
 /// `VpcAttributes`.
@@ -588,6 +630,33 @@ pub struct InstanceSummary {
     /// The bound SSH key pair (empty when none).
     #[serde(default)]
     pub key_pair_name: String,
+    /// `Standard` or `Unlimited` for a burstable type.
+    #[serde(default)]
+    pub credit_specification: Option<String>,
+    /// The vSwitch of the primary network interface.
+    #[serde(default)]
+    pub vswitch_id: String,
+    /// IPv6 addresses of the primary network interface.
+    #[serde(default)]
+    pub ipv6_addresses: Vec<String>,
+    /// The deployment set, if any.
+    #[serde(default)]
+    pub deployment_set_id: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub host_name: String,
+    #[serde(default)]
+    pub security_group_ids: Vec<String>,
+    /// `PostPaid` or `PrePaid`.
+    #[serde(default)]
+    pub instance_charge_type: String,
+    /// (auto-renew, renewal duration) of a subscription instance.
+    #[serde(default)]
+    pub auto_renew: Option<(bool, u32)>,
+    /// Base64, as RunInstances / ModifyInstanceAttribute took it.
+    #[serde(default)]
+    pub user_data: Option<String>,
 }
 
 /// The primary network interface's ID, derived from the instance ID.

@@ -30,7 +30,7 @@ pub(crate) fn modify_network_spec(
         Some("PayByBandwidth") => Some("PayByBandwidth"),
         Some(_) => {
             return Err(ErrorResponse::bad_request(
-                "InvalidNetworkChargeType.ValueNotSupported",
+                "InvalidInternetChargeType.ValueNotSupported",
                 "The specified NetworkChargeType is not supported: PayByTraffic or PayByBandwidth.",
             ));
         }
@@ -468,9 +468,16 @@ pub(crate) fn replace_system_disk(
             ),
         ));
     }
+    let instance_id = instance.id.clone();
+    // ECS releases the old system disk and gives the instance a new one (a new ID).
+    let disk_id =
+        store
+            .disks
+            .replace_system_disk(&instance_id, (image.id, image.size_gib), size, ctx.now)?;
+    let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
     instance.image = image;
     if let Some(name) = p.get("KeyPairName") {
         instance.key_pair_name = name.to_owned();
     }
-    Ok(json!({"DiskId": format!("d-{}", instance.id.trim_start_matches("i-"))}))
+    Ok(json!({"DiskId": disk_id}))
 }

@@ -86,6 +86,15 @@ pub struct LaunchSpec {
     pub spot_interruption_behavior: Option<String>,
     /// `SecurityEnhancementStrategy`: `Active` or `Deactive`.
     pub security_enhancement_strategy: Option<String>,
+    /// `CreditSpecification`: `Standard` or `Unlimited` (burstable types only).
+    pub credit_specification: Option<String>,
+    /// `PrivateIpAddress`: the primary private IP, in the vSwitch's block and free.
+    pub private_ip_address: Option<String>,
+    /// `DeploymentSetId`: one of the region's deployment sets.
+    pub deployment_set_id: Option<String>,
+    /// `Ipv6AddressCount`: IPv6 addresses of the primary network interface, from the vSwitch's
+    /// `/64`.
+    pub ipv6_address_count: Option<usize>,
 }
 
 /// One `DataDisk.N` of RunInstances.
@@ -126,6 +135,8 @@ pub struct ResolvedLaunch {
     pub metadata: MetadataOptions,
     pub resource_group_id: String,
     pub spot: SpotSettings,
+    /// The CPU credit mode of a burstable type; `None` for the others.
+    pub credit_specification: Option<&'static str>,
     /// The disks to create with each instance.
     pub system_disk: DiskSpec,
     pub data_disks: Vec<DiskSpec>,
@@ -622,6 +633,8 @@ impl LaunchSpec {
             .iter()
             .map(|d| d.resolve(&placement.zone_id))
             .collect::<Result<Vec<_>, _>>()?;
+        let credit_specification =
+            crate::credit::at_launch(instance_type, self.credit_specification.as_deref())?;
         let instance_type = catalog::instance_type_in_stock(instance_type.id)?;
         Ok(ResolvedLaunch {
             region,
@@ -637,6 +650,7 @@ impl LaunchSpec {
             metadata,
             resource_group_id,
             spot,
+            credit_specification,
             system_disk,
             data_disks,
         })

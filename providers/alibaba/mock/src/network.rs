@@ -38,6 +38,8 @@ pub struct Vpc {
     pub vrouter_id: String,
     pub route_table_id: String,
     pub tags: Tags,
+    /// The `/56` IPv6 block of a VPC created with `EnableIpv6`.
+    pub ipv6_block: Option<u128>,
 }
 
 /// A vSwitch.
@@ -55,6 +57,8 @@ pub struct VSwitch {
     pub created_at: Timestamp,
     pub ready_at: Timestamp,
     pub tags: Tags,
+    /// The `/64` IPv6 block of a vSwitch created with `Ipv6CidrBlock`.
+    pub ipv6_block: Option<u128>,
 }
 
 /// Direction of a security-group rule.
@@ -204,6 +208,7 @@ impl AccountNetwork {
                     vrouter_id: defaults::stable_id("vrt", &vpc_id),
                     route_table_id: defaults::stable_id("vtb", &vpc_id),
                     tags: Tags::new(),
+                    ipv6_block: None,
                 },
             );
             for (zone_id, id, cidr) in defaults::region_vswitches(region) {
@@ -223,6 +228,7 @@ impl AccountNetwork {
                         created_at: epoch,
                         ready_at: epoch,
                         tags: Tags::new(),
+                        ipv6_block: None,
                     },
                 );
             }

@@ -10,15 +10,16 @@ pub const DEFAULT: &str = "rg-acfmzw2jz2z3default";
 /// The groups besides the default one.
 pub const OTHERS: [&str; 2] = ["rg-aek2teamaprod0001", "rg-aek2teambtest0002"];
 
-/// `InvalidResourceGroup` (400): no such group in the account.
+/// `InvalidResourceGroup.NotFound` (404): no such group in the account (the code and message
+/// ECS's reference lists for `ResourceGroupId`).
 pub fn not_found() -> ErrorResponse {
-    ErrorResponse::bad_request(
-        "InvalidResourceGroup",
-        "The specified ResourceGroupId is invalid.",
+    ErrorResponse::not_found(
+        "InvalidResourceGroup.NotFound",
+        "The ResourceGroup provided does not exist in our records.",
     )
 }
 
-/// The group `id` names (the default one when `None`), or `InvalidResourceGroup`.
+/// The group `id` names (the default one when `None`), or `InvalidResourceGroup.NotFound`.
 pub fn resolve(id: Option<&str>) -> Result<&'static str, ErrorResponse> {
     match id {
         None => Ok(DEFAULT),
@@ -39,7 +40,7 @@ mod tests {
         assert_eq!(resolve(Some(OTHERS[1])).unwrap(), OTHERS[1]);
         assert_eq!(
             resolve(Some("rg-nope")).unwrap_err().code,
-            "InvalidResourceGroup"
+            "InvalidResourceGroup.NotFound"
         );
     }
 }

@@ -25,6 +25,7 @@ pub const ACTIONS: &[&str] = &[
     "AuthorizeSecurityGroupEgress",
     "RevokeSecurityGroupEgress",
     "DeleteSecurityGroup",
+    "ModifySecurityGroupAttribute",
 ];
 
 /// Most rules one call may carry (`Permissions.N`).
@@ -49,6 +50,7 @@ pub fn dispatch(
         "RevokeSecurityGroup" => revoke(store, ctx, region, p, Direction::Ingress),
         "RevokeSecurityGroupEgress" => revoke(store, ctx, region, p, Direction::Egress),
         "DeleteSecurityGroup" => delete(store, ctx, region, p),
+        "ModifySecurityGroupAttribute" => modify_attribute(store, ctx, region, p),
         _ => Err(action_not_found()),
     }
 }
@@ -57,12 +59,9 @@ fn bad(code: &'static str, message: impl Into<String>) -> ErrorResponse {
     ErrorResponse::bad_request(code, message)
 }
 
-fn create(
-    store: &mut Store,
-    ctx: &ActionContext<'_>,
-    region: &'static CatalogRegion,
-    p: &ReceivedParams,
-) -> Result<Value, ErrorResponse> {
+/// `SecurityGroupName` and `Description` with ECS's rules (CreateSecurityGroup and
+/// ModifySecurityGroupAttribute share them; ECS spells the description's code `Discription`).
+fn name_and_description(p: &ReceivedParams) -> Result<(Option<&str>, Option<&str>), ErrorResponse> {
     let name = p.get("SecurityGroupName");
     if let Some(n) = name {
         let len = n.chars().count();
@@ -88,6 +87,38 @@ fn create(
             "The specified Description is not valid: 2 to 256 characters, not starting with http:// or https://.",
         ));
     }
+    Ok((name, description))
+}
+
+/// ModifySecurityGroupAttribute: a new name and/or description.
+fn modify_attribute(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let id = p.required("SecurityGroupId")?;
+    let (name, description) = name_and_description(p)?;
+    let network = store.network.account(&ctx.caller.account_id);
+    network.group(region.id, id)?;
+    if let Some(group) = network.groups.get_mut(id) {
+        if let Some(name) = name {
+            name.clone_into(&mut group.name);
+        }
+        if let Some(description) = description {
+            description.clone_into(&mut group.description);
+        }
+    }
+    Ok(json!({}))
+}
+
+fn create(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let (name, description) = name_and_description(p)?;
     let group_type = match p.get("SecurityGroupType") {
         None | Some("normal") => "normal",
         Some("enterprise") => "enterprise",
@@ -538,6 +569,31 @@ fn delete(
         return Err(dry_run_passed());
     }
     network.groups.remove(id);
+    Ok(json!({}))
+}
+
+/// ECS `UntagResources` with `ResourceType=securitygroup`: `TagKey.N`, or `All=true`.
+pub fn untag_groups(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let region = catalog::region_by_id(p.required("RegionId")?)?;
+    let ids = p.list("ResourceId", 50)?;
+    if ids.is_empty() {
+        return Err(ErrorResponse::missing("ResourceId.1"));
+    }
+    let keys = p.list("TagKey", crate::launch::MAX_TAGS)?;
+    let all = p.bool("All")?.unwrap_or(false);
+    let network = store.network.account(&ctx.caller.account_id);
+    for id in &ids {
+        network.group(region.id, id)?;
+    }
+    for id in &ids {
+        if let Some(group) = network.groups.get_mut(id) {
+            group.tags.retain(|(k, _)| !all && !keys.contains(k));
+        }
+    }
     Ok(json!({}))
 }
 

@@ -195,6 +195,19 @@ impl Store {
         self.created_total
     }
 
+    /// The primary private IPs held in `vswitch_id`.
+    pub fn private_ips(
+        &self,
+        account_id: &Arc<str>,
+        region_id: &'static str,
+        vswitch_id: &str,
+    ) -> std::collections::BTreeSet<Ipv4Addr> {
+        self.in_region(account_id, region_id)
+            .filter(|i| i.vswitch_id == vswitch_id)
+            .map(|i| i.private_ip)
+            .collect()
+    }
+
     /// Instances not deleted.
     pub fn live(&self) -> usize {
         self.instances.len()
@@ -238,6 +251,39 @@ impl Store {
                 ),
             ));
         }
+        let mut held = self.private_ips(
+            account_id,
+            resolved.region.id,
+            &resolved.placement.vswitch_id,
+        );
+        let asked = spec
+            .private_ip_address
+            .as_deref()
+            .map(|text| {
+                let ip = crate::private_ip::parse(text)?;
+                crate::private_ip::check(
+                    ip,
+                    resolved.placement.vswitch_cidr,
+                    &held,
+                    crate::private_ip::Asked::AtLaunch,
+                )
+            })
+            .transpose()?;
+        if let Some(set) = spec.deployment_set_id.as_deref() {
+            if !crate::deployment_sets::exists(resolved.region.id, set) {
+                return Err(crate::deployment_sets::not_found());
+            }
+            let members =
+                crate::deployment_sets::members(self, account_id, resolved.region.id, set);
+            if members + amount > crate::deployment_sets::INSTANCES_PER_SET {
+                return Err(crate::deployment_sets::full());
+            }
+        }
+        let ipv6_block = self.ipv6_at_launch(account_id, &resolved, spec)?;
+        if asked.is_some() && amount > 1 {
+            // Every instance after the first would hold the same address.
+            return Err(crate::private_ip::duplicated());
+        }
         let scope = (account_id.clone(), resolved.region.id);
         let mut ids = Vec::with_capacity(amount);
         for _ in 0..amount {
@@ -247,7 +293,25 @@ impl Store {
             }
             let seq = self.next_seq;
             self.next_seq += 1;
-            let (private_ip, public_ip) = addresses(seq, resolved.placement.vswitch_cidr);
+            let (start, public_ip) = addresses(seq, resolved.placement.vswitch_cidr);
+            let private_ip = match asked {
+                Some(ip) => ip,
+                // The mock never runs a vSwitch out of addresses (its scale tests hold more
+                // instances than a block has; ECS would answer InvalidVSwitchId.IpNotEnough):
+                // once every usable address is held, the sequence's address is reused.
+                None if crate::private_ip::exhausted(resolved.placement.vswitch_cidr, &held) => {
+                    start
+                }
+                None => crate::private_ip::allocate(resolved.placement.vswitch_cidr, start, &held)?,
+            };
+            held.insert(private_ip);
+            let ipv6_addresses = match (ipv6_block, spec.ipv6_address_count) {
+                (Some(block), Some(n)) => {
+                    let taken = self.ipv6_held(account_id, &resolved);
+                    crate::ipv6::allocate(block, &taken, n)
+                }
+                _ => Vec::new(),
+            };
             let instance = StoredInstance {
                 id: id.clone(),
                 seq,
@@ -285,6 +349,9 @@ impl Store {
                 metadata: resolved.metadata,
                 resource_group_id: resolved.resource_group_id.clone(),
                 spot: resolved.spot,
+                credit_specification: resolved.credit_specification,
+                ipv6_addresses,
+                deployment_set_id: spec.deployment_set_id.clone(),
                 renewal: resolved.subscription.map(|s| Renewal {
                     auto_renew: s.auto_renew,
                     duration: s.auto_renew_period,
@@ -327,6 +394,50 @@ impl Store {
             );
         }
         Ok(ids)
+    }
+
+    /// RunInstances' `Ipv6AddressCount` rules (those of AssignIpv6Addresses): the vSwitch has
+    /// IPv6 turned on and the type's interface holds that many. The vSwitch's `/64` when
+    /// addresses are asked for.
+    fn ipv6_at_launch(
+        &mut self,
+        account_id: &Arc<str>,
+        resolved: &crate::launch::ResolvedLaunch,
+        spec: &LaunchSpec,
+    ) -> Result<Option<u128>, ErrorResponse> {
+        let Some(count) = spec.ipv6_address_count.filter(|n| *n > 0) else {
+            return Ok(None);
+        };
+        let vswitch_id = &resolved.placement.vswitch_id;
+        let block = self
+            .network
+            .account(account_id)
+            .vswitch(resolved.region.id, vswitch_id)?
+            .ipv6_block
+            .ok_or_else(|| crate::ipv6::not_turned_on(vswitch_id))?;
+        let limit = crate::ipv6::limit_for(resolved.instance_type.cpu);
+        if count > limit {
+            return Err(ErrorResponse::forbidden(
+                "InvalidOperation.Ipv6CountExceeded",
+                format!(
+                    "The number of ipv6 address exceeds the limit({limit}). target instanceType {}. Expecting assign:{count}.",
+                    resolved.instance_type.id
+                ),
+            ));
+        }
+        Ok(Some(block))
+    }
+
+    /// The IPv6 addresses held in the launch's vSwitch.
+    fn ipv6_held(
+        &self,
+        account_id: &Arc<str>,
+        resolved: &crate::launch::ResolvedLaunch,
+    ) -> std::collections::BTreeSet<std::net::Ipv6Addr> {
+        self.in_region(account_id, resolved.region.id)
+            .filter(|i| i.vswitch_id == resolved.placement.vswitch_id)
+            .flat_map(|i| i.ipv6_addresses.iter().copied())
+            .collect()
     }
 
     /// RunInstances' key-pair rules: `KeyPairName` must name a key pair of the account in the

@@ -26,6 +26,9 @@ pub const ACTIONS: &[&str] = &[
     "DescribeVSwitches",
     "DeleteVSwitch",
     "TagResources",
+    "UnTagResources",
+    "ModifyVpcAttribute",
+    "ModifyVSwitchAttribute",
 ];
 
 /// Most VPCs per region and account.
@@ -49,6 +52,9 @@ pub fn dispatch(
         "DescribeVSwitches" => describe_vswitches(store, ctx, region, p),
         "DeleteVSwitch" => delete_vswitch(store, ctx, region, p),
         "TagResources" => tag_resources(store, ctx, region, p),
+        "UnTagResources" => untag_resources(store, ctx, region, p),
+        "ModifyVpcAttribute" => modify_vpc_attribute(store, ctx, region, p),
+        "ModifyVSwitchAttribute" => modify_vswitch_attribute(store, ctx, region, p),
         _ => Err(action_not_found()),
     }
 }
@@ -146,9 +152,10 @@ fn create_vpc(
         crate::launch::check_client_token(token)?;
     }
     let tags = network_tags::parse(p)?;
+    let enable_ipv6 = p.bool("EnableIpv6")?.unwrap_or(false);
     let network = store.network.account(&ctx.caller.account_id);
     let token = p.get("ClientToken");
-    let print = fingerprint(&(cidr, name, description, &tags));
+    let print = fingerprint(&(cidr, name, description, &tags, enable_ipv6));
     if let Some(reply) = network.replay("CreateVpc", token, print)? {
         return Ok(reply);
     }
@@ -168,9 +175,10 @@ fn create_vpc(
         return Err(dry_run_passed());
     }
     let id = random_id("vpc");
+    let seq = network.seq();
     let vpc = Vpc {
         id: id.clone(),
-        seq: network.seq(),
+        seq,
         region_id: region.id,
         cidr,
         name: name.unwrap_or_default().to_owned(),
@@ -181,6 +189,7 @@ fn create_vpc(
         vrouter_id: random_id("vrt"),
         route_table_id: random_id("vtb"),
         tags,
+        ipv6_block: enable_ipv6.then(|| crate::ipv6::vpc_block(seq)),
     };
     let reply = json!({
         "VpcId": vpc.id,
@@ -207,6 +216,7 @@ fn vpc_view(network: &AccountNetwork, vpc: &Vpc, now: Timestamp, owner: &str) ->
         "VpcName": vpc.name,
         "Description": vpc.description,
         "CidrBlock": vpc.cidr.to_string(),
+        "Ipv6CidrBlock": vpc.ipv6_block.map(|b| crate::ipv6::block_text(b, 56)).unwrap_or_default(),
         "IsDefault": vpc.is_default,
         "CreationTime": second_time(vpc.created_at),
         "VRouterId": vpc.vrouter_id,
@@ -338,7 +348,16 @@ fn create_vswitch(
     let network = store.network.account(&ctx.caller.account_id);
     let token = p.get("ClientToken");
     let tags = network_tags::parse(p)?;
-    let print = fingerprint(&(vpc_id, zone_id, cidr_text, name, description, &tags));
+    let ipv6_index = p.number::<u8>("Ipv6CidrBlock")?;
+    let print = fingerprint(&(
+        vpc_id,
+        zone_id,
+        cidr_text,
+        name,
+        description,
+        &tags,
+        ipv6_index,
+    ));
     if let Some(reply) = network.replay("CreateVSwitch", token, print)? {
         return Ok(reply);
     }
@@ -365,11 +384,27 @@ fn create_vswitch(
             "Specified CIDR block is not valid in VPC.",
         ));
     }
+    let ipv6_block = match (ipv6_index, vpc.ipv6_block) {
+        (None, _) => None,
+        (Some(index), Some(block)) => Some(crate::ipv6::vswitch_block(block, index)),
+        (Some(_), None) => {
+            return Err(ErrorResponse::bad_request(
+                "InvalidParameter",
+                "Specified Ipv6CidrBlock is not valid: the VPC has no IPv6 CIDR block (create it with EnableIpv6).",
+            ));
+        }
+    };
     let siblings: Vec<&VSwitch> = network
         .vswitches
         .values()
         .filter(|s| s.vpc_id == vpc_id)
         .collect();
+    if ipv6_block.is_some() && siblings.iter().any(|s| s.ipv6_block == ipv6_block) {
+        return Err(ErrorResponse::bad_request(
+            "InvalidCidrBlock.Overlapped",
+            "Specified IPv6 CIDR block overlapped with other subnets.",
+        ));
+    }
     if siblings.iter().any(|s| s.cidr.overlaps(&cidr)) {
         return Err(ErrorResponse::bad_request(
             "InvalidCidrBlock.Overlapped",
@@ -399,6 +434,7 @@ fn create_vswitch(
         created_at: ctx.now,
         ready_at: ready_at(ctx),
         tags,
+        ipv6_block,
     };
     network.vswitches.insert(id.clone(), vswitch);
     let reply = json!({"VSwitchId": id});
@@ -456,6 +492,7 @@ fn describe_vswitches(
             "VpcId": s.vpc_id,
             "Status": network_status(s.ready_at, ctx.now),
             "CidrBlock": s.cidr.to_string(),
+            "Ipv6CidrBlock": s.ipv6_block.map(|b| crate::ipv6::block_text(b, 64)).unwrap_or_default(),
             "ZoneId": s.zone_id,
             "AvailableIpAddressCount": free,
             "Description": s.description,
@@ -552,6 +589,128 @@ fn tag_resources(
         };
         if let Some(existing) = existing {
             network_tags::merge(existing, &tags)?;
+        }
+    }
+    Ok(json!({}))
+}
+
+/// `ModifyVpcAttribute`: the name and description (the mock changes nothing else).
+fn modify_vpc_attribute(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let id = p.required("VpcId")?;
+    let name = p.get("VpcName");
+    let description = p.get("Description");
+    check_text(
+        name,
+        1,
+        128,
+        "InvalidVpcName.Malformed",
+        "Specified VPC name is not valid: 1 to 128 characters, not starting with http:// or https://.",
+    )?;
+    check_text(
+        description,
+        1,
+        256,
+        "InvalidVpcDiscription.Malformed",
+        "Specified VPC description is not valid: 1 to 256 characters, not starting with http:// or https://.",
+    )?;
+    let network = store.network.account(&ctx.caller.account_id);
+    network.vpc(region.id, id)?;
+    let Some(vpc) = network.vpcs.get_mut(id) else {
+        return Ok(json!({}));
+    };
+    if let Some(v) = name {
+        v.clone_into(&mut vpc.name);
+    }
+    if let Some(v) = description {
+        v.clone_into(&mut vpc.description);
+    }
+    Ok(json!({}))
+}
+
+/// `ModifyVSwitchAttribute`: the name and description.
+fn modify_vswitch_attribute(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let id = p.required("VSwitchId")?;
+    let name = p.get("VSwitchName");
+    let description = p.get("Description");
+    check_text(
+        name,
+        1,
+        128,
+        "InvalidVSwitchName.Malformed",
+        "Specified virtual switch name is not valid: 1 to 128 characters, not starting with http:// or https://.",
+    )?;
+    check_text(
+        description,
+        1,
+        256,
+        "InvalidVSwitchDiscription.Malformed",
+        "Specified virtual switch description is not valid: 1 to 256 characters, not starting with http:// or https://.",
+    )?;
+    let network = store.network.account(&ctx.caller.account_id);
+    network.vswitch(region.id, id)?;
+    let Some(vswitch) = network.vswitches.get_mut(id) else {
+        return Ok(json!({}));
+    };
+    if let Some(v) = name {
+        v.clone_into(&mut vswitch.name);
+    }
+    if let Some(v) = description {
+        v.clone_into(&mut vswitch.description);
+    }
+    Ok(json!({}))
+}
+
+/// `UnTagResources`: removes the keys named (`TagKey.N`), or every tag with `All=true`.
+fn untag_resources(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let resource_type = p.required("ResourceType")?.to_ascii_uppercase();
+    let ids = p.list("ResourceId", 50)?;
+    if ids.is_empty() {
+        return Err(ErrorResponse::missing("ResourceId.1"));
+    }
+    let keys = p.list("TagKey", 20)?;
+    let all = p.bool("All")?.unwrap_or(false);
+    if keys.is_empty() && !all {
+        return Err(ErrorResponse::missing("TagKey.1"));
+    }
+    let network = store.network.account(&ctx.caller.account_id);
+    for id in &ids {
+        match resource_type.as_str() {
+            "VPC" => {
+                network.vpc(region.id, id)?;
+            }
+            "VSWITCH" => {
+                network.vswitch(region.id, id)?;
+            }
+            _ => {
+                return Err(ErrorResponse::bad_request(
+                    "InvalidResourceType.NotSupported",
+                    "The specified ResourceType is not supported: use VPC or VSWITCH.",
+                ));
+            }
+        }
+    }
+    for id in &ids {
+        let existing = match resource_type.as_str() {
+            "VPC" => network.vpcs.get_mut(id).map(|v| &mut v.tags),
+            _ => network.vswitches.get_mut(id).map(|s| &mut s.tags),
+        };
+        if let Some(tags) = existing {
+            tags.retain(|(k, _)| !all && !keys.contains(k));
         }
     }
     Ok(json!({}))

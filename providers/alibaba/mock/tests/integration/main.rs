@@ -9,6 +9,7 @@ mod mock_disks;
 mod mock_injected_errors;
 mod mock_inspection;
 mod mock_instance_settings;
+mod mock_instance_vpc;
 mod mock_instances;
 mod mock_key_pairs;
 mod mock_launch_rules;

@@ -1,13 +1,14 @@
 //! The instance settings changed in place, through alibaba-sdk against the mock, with ECS's rules:
 //! network billing, metadata options, RAM role, resource group, billing method, auto-renewal and
-//! ReplaceSystemDisk, each accepted when ECS accepts it and refused with ECS's code otherwise.
+//! ReplaceSystemDisk, the CPU credit mode of burstable types, each accepted when ECS accepts it and refused with ECS's code otherwise.
 
 use std::time::Duration;
 
 use alibaba_mock::{MockConfig, MockServer, resource_groups};
 use alibaba_sdk::credentials::Credentials;
 use alibaba_sdk::ecs::{
-    AutoRenewChange, EcsClient, MetadataOptionsChange, NetworkSpecChange, RunInstancesRequest,
+    AutoRenewChange, EcsClient, MetadataOptionsChange, ModifyInstanceAttributeRequest,
+    NetworkSpecChange, RunInstancesRequest,
 };
 
 const AK: &str = "settings-ak";
@@ -127,7 +128,7 @@ async fn launch_settings_are_reported_and_changed_in_place() {
         .join_resource_group(&id, "rg-notmine")
         .await
         .expect_err("unknown group");
-    assert_eq!(code(&err), "InvalidResourceGroup");
+    assert_eq!(code(&err), "InvalidResourceGroup.NotFound");
 
     // Auto-renewal is for subscriptions only.
     let err = client
@@ -218,7 +219,7 @@ async fn spot_instances_stay_spot_and_system_disks_are_replaced_only_when_stoppe
 
     let other = "centos_7_9_x64_20G_alibase_20240628.vhd";
     let err = client
-        .replace_system_disk(&id, other, None, None)
+        .replace_system_disk(&id, other, None, None, None)
         .await
         .expect_err("a Running instance keeps its disk");
     assert_eq!(code(&err), "IncorrectInstanceStatus");
@@ -226,19 +227,166 @@ async fn spot_instances_stay_spot_and_system_disks_are_replaced_only_when_stoppe
         .stop_instance(&id, false, None)
         .await
         .expect("stopped");
-    client
-        .replace_system_disk(&id, other, None, None)
+    let system_disks = || async {
+        client
+            .describe_disks(&alibaba_sdk::ecs::DescribeDisksRequest {
+                instance_id: Some(id.clone()),
+                disk_type: Some("system".into()),
+                ..Default::default()
+            })
+            .await
+            .expect("disks described")
+    };
+    let before = system_disks().await;
+    assert_eq!(before.len(), 1, "{before:?}");
+    let err = client
+        .replace_system_disk(&id, other, Some(before[0].size - 1), None, None)
         .await
-        .expect("replaced");
+        .expect_err("a system disk never shrinks");
+    assert_eq!(code(&err), "InvalidSystemDiskSize.ValueNotSupported");
+    let new_disk = client
+        .replace_system_disk(&id, other, Some(before[0].size + 10), None, None)
+        .await
+        .expect("replaced")
+        .disk_id;
+    // ECS releases the old system disk: the instance has one system disk, the new one.
+    let after = system_disks().await;
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0].disk_id, new_disk);
+    assert_ne!(new_disk, before[0].disk_id);
+    assert_eq!(after[0].image_id, other);
+    assert_eq!(after[0].size, before[0].size + 10);
+    assert_eq!(after[0].category, before[0].category);
+    let old = client
+        .describe_disks(&alibaba_sdk::ecs::DescribeDisksRequest {
+            disk_ids: vec![before[0].disk_id.clone()],
+            ..Default::default()
+        })
+        .await
+        .expect("described");
+    assert!(old.is_empty(), "the old system disk is released: {old:?}");
     let i = client
         .describe_instance_attribute(&id)
         .await
         .expect("described");
     assert_eq!(i.image_id, other);
     let err = client
-        .replace_system_disk(&id, "no_such_image.vhd", None, None)
+        .replace_system_disk(&id, "no_such_image.vhd", None, None, None)
         .await
         .expect_err("unknown image");
     assert_eq!(code(&err), "InvalidImageId.NotFound");
+    mock.shutdown().await;
+}
+
+fn credit_change(id: &str, mode: &str) -> ModifyInstanceAttributeRequest {
+    ModifyInstanceAttributeRequest {
+        instance_id: id.to_owned(),
+        credit_specification: Some(mode.to_owned()),
+        ..ModifyInstanceAttributeRequest::default()
+    }
+}
+
+#[tokio::test]
+async fn credit_mode_is_for_burstable_types_only() {
+    let (mock, client) = setup().await;
+    // A burstable type: the mode asked for at launch, Standard when none, changed in place.
+    let mut r = request("credit-1");
+    r.instance_type = "ecs.t6-c1m1.large".into();
+    r.credit_specification = Some("Unlimited".into());
+    let id = launch(&client, &r).await;
+    let i = client
+        .describe_instance_attribute(&id)
+        .await
+        .expect("described");
+    assert_eq!(i.credit_specification, "Unlimited");
+    client
+        .modify_instance_attribute(&credit_change(&id, "Standard"))
+        .await
+        .expect("burstable instance changes its mode");
+    let i = client
+        .describe_instance_attribute(&id)
+        .await
+        .expect("described");
+    assert_eq!(i.credit_specification, "Standard");
+    let err = client
+        .modify_instance_attribute(&credit_change(&id, "Boost"))
+        .await
+        .expect_err("an unknown mode is refused");
+    assert_eq!(code(&err), "InvalidParameter.CreditSpecification");
+
+    let mut r = request("credit-2");
+    r.instance_type = "ecs.t5-lc1m1.small".into();
+    let id = launch(&client, &r).await;
+    let i = client
+        .describe_instance_attribute(&id)
+        .await
+        .expect("described");
+    assert_eq!(i.credit_specification, "Standard");
+
+    // Any other type: no mode reported, and asking for one is refused at launch and later.
+    let id = launch(&client, &request("credit-3")).await;
+    let i = client
+        .describe_instance_attribute(&id)
+        .await
+        .expect("described");
+    assert_eq!(i.credit_specification, "");
+    let err = client
+        .modify_instance_attribute(&credit_change(&id, "Unlimited"))
+        .await
+        .expect_err("a non-burstable type has no credit mode");
+    assert_eq!(code(&err), "InvalidParameter.CreditSpecification");
+    let mut r = request("credit-4");
+    r.credit_specification = Some("Unlimited".into());
+    let err = client
+        .run_instances(&r)
+        .await
+        .expect_err("launching a non-burstable type with a credit mode is refused");
+    assert_eq!(code(&err), "InvalidParameter.CreditSpecification");
+    assert_eq!(mock.instances().len(), 3);
+    mock.shutdown().await;
+}
+
+#[tokio::test]
+async fn deployment_sets_are_named_at_launch_and_changed_in_place() {
+    let (mock, client) = setup().await;
+    let first = alibaba_mock::defaults::deployment_set_id(REGION, 0);
+    let second = alibaba_mock::defaults::deployment_set_id(REGION, 1);
+    let mut r = request("dps-1");
+    r.deployment_set_id = Some(first.clone());
+    let id = launch(&client, &r).await;
+    let i = client
+        .describe_instance_attribute(&id)
+        .await
+        .expect("described");
+    assert_eq!(i.deployment_set_id, first);
+    client
+        .modify_instance_deployment(&id, &second)
+        .await
+        .expect("moved to the second set");
+    let i = client
+        .describe_instance_attribute(&id)
+        .await
+        .expect("described");
+    assert_eq!(i.deployment_set_id, second);
+
+    let err = client
+        .modify_instance_deployment(&id, "ds-doesnotexist")
+        .await
+        .expect_err("unknown set");
+    assert_eq!(code(&err), "DeploymentSet.InvalidId");
+    let mut r = request("dps-2");
+    r.deployment_set_id = Some("ds-doesnotexist".into());
+    let err = client
+        .run_instances(&r)
+        .await
+        .expect_err("unknown set at launch");
+    assert_eq!(code(&err), "DeploymentSet.NotFound");
+    // An Availability set spreads at most 20 instances.
+    let mut r = request("dps-3");
+    r.deployment_set_id = Some(second.clone());
+    r.amount = Some(20);
+    let err = client.run_instances(&r).await.expect_err("21 in one set");
+    assert_eq!(code(&err), "DeploymentSet.InstanceLimitExceeded");
+    assert_eq!(mock.instances().len(), 1);
     mock.shutdown().await;
 }

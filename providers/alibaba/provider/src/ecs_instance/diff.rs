@@ -30,6 +30,10 @@ pub struct InPlace {
     pub description: Option<String>,
     pub security_group_ids: Option<Vec<String>>,
     pub deletion_protection: Option<bool>,
+    pub credit_specification: Option<String>,
+    pub deployment_set_id: Option<String>,
+    /// (primary interface, addresses to add, addresses to release).
+    pub ipv6: Option<(String, u32, Vec<String>)>,
     pub bandwidth_out: Option<u32>,
     pub internet_charge_type: Option<String>,
     pub tags_to_set: Vec<Tag>,
@@ -59,6 +63,7 @@ impl InPlace {
             || self.description.is_some()
             || self.security_group_ids.is_some()
             || self.deletion_protection.is_some()
+            || self.credit_specification.is_some()
     }
 
     /// Whether `ModifyInstanceNetworkSpec` has something to do.
@@ -79,6 +84,13 @@ impl InPlace {
             Change::Description(v) => self.description = Some(v),
             Change::SecurityGroupIds(v) => self.security_group_ids = Some(v),
             Change::DeletionProtection(v) => self.deletion_protection = Some(v),
+            Change::CreditSpecification(v) => self.credit_specification = Some(v),
+            Change::DeploymentSetId(v) => self.deployment_set_id = Some(v),
+            Change::Ipv6Addresses {
+                eni,
+                assign,
+                release,
+            } => self.ipv6 = Some((eni, assign, release)),
             Change::BandwidthOut(v) => self.bandwidth_out = Some(v),
             Change::InternetChargeType(v) => self.internet_charge_type = Some(v),
             Change::Tags { set, remove } => {
@@ -103,6 +115,7 @@ impl InPlace {
             }
             Change::InstanceType(_)
             | Change::ImageId(_)
+            | Change::VpcAttribute { .. }
             | Change::HostName(_)
             | Change::Password
             | Change::UserData
@@ -116,6 +129,8 @@ impl InPlace {
 pub struct RestartBound {
     pub instance_type: Option<String>,
     pub image_id: Option<String>,
+    /// (vSwitch, private IP or one ECS picks).
+    pub vpc_attribute: Option<(String, Option<String>)>,
     pub host_name: Option<String>,
     pub password: bool,
     pub user_data: bool,
@@ -125,6 +140,7 @@ impl RestartBound {
     pub fn is_empty(&self) -> bool {
         self.instance_type.is_none()
             && self.image_id.is_none()
+            && self.vpc_attribute.is_none()
             && self.host_name.is_none()
             && !self.password
             && !self.user_data
@@ -134,6 +150,10 @@ impl RestartBound {
         match change {
             Change::InstanceType(v) => self.instance_type = Some(v),
             Change::ImageId(v) => self.image_id = Some(v),
+            Change::VpcAttribute {
+                vswitch_id,
+                private_ip,
+            } => self.vpc_attribute = Some((vswitch_id, private_ip)),
             Change::HostName(v) => self.host_name = Some(v),
             Change::Password => self.password = true,
             Change::UserData => self.user_data = true,
@@ -419,15 +439,38 @@ mod tests {
     }
 
     #[test]
+    fn a_new_private_ip_moves_within_the_current_vswitch() {
+        let mut s = spec();
+        s.private_ip_address = Some("172.16.0.50".into());
+        let mut i = observed();
+        i.vpc_attributes.private_ip_address.items = vec!["172.16.0.10".into()];
+        let p = plan_with(&s, &i, ChangedInputs::default());
+        assert_eq!(
+            p.restart.vpc_attribute,
+            Some((
+                i.vpc_attributes.vswitch_id.clone(),
+                Some("172.16.0.50".to_owned())
+            ))
+        );
+        i.vpc_attributes.private_ip_address.items = vec!["172.16.0.50".into()];
+        assert!(
+            plan_with(&s, &i, ChangedInputs::default())
+                .restart
+                .is_empty()
+        );
+    }
+
+    #[test]
     fn immutable_fields_are_reported() {
         let mut s = spec();
         s.zone_id = Some("cn-beijing-b".into());
         s.image_id = "img-2".into();
         s.v_switch_id = Some("vsw-b".into());
         let p = plan_with(&s, &observed(), ChangedInputs::default());
-        assert_eq!(p.immutable.len(), 2, "{:?}", p.immutable);
-        // The image is replaced through a restart, not refused.
+        assert_eq!(p.immutable.len(), 1, "{:?}", p.immutable);
+        // The image is replaced and the vSwitch changed through a restart, not refused.
         assert_eq!(p.restart.image_id.as_deref(), Some("img-2"));
+        assert_eq!(p.restart.vpc_attribute, Some(("vsw-b".to_owned(), None)));
         assert!(p.immutable[0].contains("zoneId is \"cn-beijing-a\" in ECS but \"cn-beijing-b\""));
         assert!(
             verdict(&p, "Running", false)

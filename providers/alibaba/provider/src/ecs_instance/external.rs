@@ -296,6 +296,7 @@ impl EcsExternal {
                 description: change.description.clone(),
                 security_group_ids: change.security_group_ids.clone(),
                 deletion_protection: change.deletion_protection,
+                credit_specification: change.credit_specification.clone(),
                 ..ModifyInstanceAttributeRequest::default()
             };
             self.call(
@@ -417,6 +418,29 @@ impl EcsExternal {
             )
             .await?;
         }
+        if let Some(set) = &change.deployment_set_id {
+            self.call(
+                "ModifyInstanceDeployment",
+                self.client.ecs.modify_instance_deployment(id, set),
+            )
+            .await?;
+        }
+        if let Some((eni, assign, release)) = &change.ipv6 {
+            if *assign > 0 {
+                self.call(
+                    "AssignIpv6Addresses",
+                    self.client.ecs.assign_ipv6_addresses(eni, *assign),
+                )
+                .await?;
+            }
+            if !release.is_empty() {
+                self.call(
+                    "UnassignIpv6Addresses",
+                    self.client.ecs.unassign_ipv6_addresses(eni, release),
+                )
+                .await?;
+            }
+        }
         if let Some(group) = &change.resource_group_id {
             self.call(
                 "JoinResourceGroup",
@@ -459,9 +483,24 @@ impl EcsExternal {
                 self.client.ecs.replace_system_disk(
                     id,
                     image,
+                    mr.spec
+                        .for_provider
+                        .system_disk
+                        .as_ref()
+                        .and_then(|d| d.size)
+                        .and_then(|s| u32::try_from(s).ok()),
                     mr.spec.for_provider.key_pair_name.as_deref(),
                     password,
                 ),
+            )
+            .await?;
+        }
+        if let Some((vswitch, private_ip)) = &change.vpc_attribute {
+            self.call(
+                "ModifyInstanceVpcAttribute",
+                self.client
+                    .ecs
+                    .modify_instance_vpc_attribute(id, vswitch, private_ip.as_deref()),
             )
             .await?;
         }

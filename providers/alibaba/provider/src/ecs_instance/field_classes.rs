@@ -91,6 +91,7 @@ const ATTRIBUTE: &str = "ModifyInstanceAttribute";
 const NETWORK_SPEC: &str = "ModifyInstanceNetworkSpec";
 const METADATA: &str = "ModifyInstanceMetadataOptions";
 const AUTO_RENEW: &str = "ModifyInstanceAutoRenewAttribute";
+const VPC_ATTRIBUTE: &str = "ModifyInstanceVpcAttribute";
 
 /// Every property of `spec.forProvider` and its class.
 pub const FIELDS: &[Field] = &[
@@ -101,9 +102,15 @@ pub const FIELDS: &[Field] = &[
     in_place("instanceName", ATTRIBUTE, d::instance_name),
     in_place("description", ATTRIBUTE, d::description),
     restart("hostName", ATTRIBUTE, d::host_name),
-    immutable("vSwitchId", Some(d::v_switch_id)),
+    restart("vSwitchId", VPC_ATTRIBUTE, d::v_switch_id),
     management("vSwitchIdRef", "resolved once into vSwitchId"),
     management("vSwitchIdSelector", "resolved once into vSwitchId"),
+    restart("privateIpAddress", VPC_ATTRIBUTE, d::private_ip_address),
+    in_place(
+        "ipv6AddressCount",
+        "AssignIpv6Addresses / UnassignIpv6Addresses",
+        d::ipv6_address_count,
+    ),
     in_place("securityGroupIds", ATTRIBUTE, d::security_group_ids),
     management("securityGroupIdRefs", "resolved into securityGroupIds"),
     management("securityGroupIdSelector", "resolved into securityGroupIds"),
@@ -141,6 +148,12 @@ pub const FIELDS: &[Field] = &[
         d::http_put_response_hop_limit,
     ),
     in_place("resourceGroupId", "JoinResourceGroup", d::resource_group_id),
+    in_place("creditSpecification", ATTRIBUTE, d::credit_specification),
+    in_place(
+        "deploymentSetId",
+        "ModifyInstanceDeployment",
+        d::deployment_set_id,
+    ),
     immutable("systemDisk.category", None),
     in_place(
         "systemDisk.size",

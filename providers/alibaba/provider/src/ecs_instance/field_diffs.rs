@@ -42,6 +42,15 @@ pub enum Change {
     Description(String),
     SecurityGroupIds(Vec<String>),
     DeletionProtection(bool),
+    /// `Standard` or `Unlimited`.
+    CreditSpecification(String),
+    DeploymentSetId(String),
+    /// Assign `assign` more IPv6 addresses to the primary interface `eni`, or release `release`.
+    Ipv6Addresses {
+        eni: String,
+        assign: u32,
+        release: Vec<String>,
+    },
     BandwidthOut(u32),
     InternetChargeType(String),
     Tags {
@@ -81,6 +90,11 @@ pub enum Change {
     },
     InstanceType(String),
     ImageId(String),
+    /// Move to `vswitch_id` with `private_ip` (one ECS picks when `None`).
+    VpcAttribute {
+        vswitch_id: String,
+        private_ip: Option<String>,
+    },
     HostName(String),
     Password,
     UserData,
@@ -374,11 +388,49 @@ pub fn image_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
 }
 
 pub fn v_switch_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
-    immutable(
-        "vSwitchId",
-        s.v_switch_id.as_deref(),
-        &o.instance.vpc_attributes.vswitch_id,
-    )
+    let have = &o.instance.vpc_attributes.vswitch_id;
+    let want = s.v_switch_id.as_deref()?;
+    (!have.is_empty() && want != have).then(|| {
+        diff(
+            "vSwitchId",
+            have,
+            want,
+            Change::VpcAttribute {
+                vswitch_id: want.to_owned(),
+                private_ip: s.private_ip_address.clone(),
+            },
+        )
+    })
+}
+
+/// The primary private IPv4 address ECS reports.
+fn primary_private_ip<'a>(o: &Observed<'a>) -> Option<&'a str> {
+    o.instance
+        .vpc_attributes
+        .private_ip_address
+        .items
+        .first()
+        .map(String::as_str)
+}
+
+pub fn private_ip_address(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s.private_ip_address.as_deref()?;
+    let have = primary_private_ip(o)?;
+    let vswitch = s
+        .v_switch_id
+        .clone()
+        .unwrap_or_else(|| o.instance.vpc_attributes.vswitch_id.clone());
+    (want != have).then(|| {
+        diff(
+            "privateIpAddress",
+            have,
+            want,
+            Change::VpcAttribute {
+                vswitch_id: vswitch,
+                private_ip: Some(want.to_owned()),
+            },
+        )
+    })
 }
 
 pub fn instance_charge_type(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
@@ -496,6 +548,67 @@ pub fn auto_renew_period(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<
             have.duration,
             want,
             auto_renew_change(s, have),
+        )
+    })
+}
+
+pub fn credit_specification(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s
+        .credit_specification
+        .map(super::spec_mapping::credit_specification_name)?;
+    let have = &o.instance.credit_specification;
+    // ECS reports no mode for a type that is not burstable (yet: a type change to a burstable
+    // one restarts the instance first); there is nothing ModifyInstanceAttribute could change.
+    (!have.is_empty() && want != have).then(|| {
+        diff(
+            "creditSpecification",
+            have,
+            want,
+            Change::CreditSpecification(want.to_owned()),
+        )
+    })
+}
+
+pub fn ipv6_address_count(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let want = s.ipv6_address_count.and_then(|n| usize::try_from(n).ok())?;
+    let primary = o
+        .instance
+        .network_interfaces
+        .items
+        .iter()
+        .find(|n| n.interface_type == "Primary")?;
+    let have: Vec<&String> = primary
+        .ipv6_sets
+        .items
+        .iter()
+        .map(|a| &a.ipv6_address)
+        .collect();
+    if want == have.len() {
+        return None;
+    }
+    // Release the newest addresses first; keep the ones clients are likely to know.
+    let release: Vec<String> = have.iter().skip(want).map(|a| (*a).clone()).collect();
+    let assign = u32::try_from(want.saturating_sub(have.len())).unwrap_or(0);
+    Some(diff(
+        "ipv6AddressCount",
+        have.len(),
+        want,
+        Change::Ipv6Addresses {
+            eni: primary.network_interface_id.clone(),
+            assign,
+            release,
+        },
+    ))
+}
+
+pub fn deployment_set_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
+    let have = &o.instance.deployment_set_id;
+    differs(s.deployment_set_id.as_deref(), have.as_str()).map(|to| {
+        diff(
+            "deploymentSetId",
+            have,
+            to,
+            Change::DeploymentSetId(to.to_owned()),
         )
     })
 }

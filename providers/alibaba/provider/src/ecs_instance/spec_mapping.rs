@@ -6,8 +6,9 @@ use alibaba_sdk::ecs::{self, DataDisk, RunInstancesRequest, SystemDisk, Tag};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use ferroplane_apis::alibabacloud::{
-    DiskCategory, ECSInstanceParameters, InstanceChargeType, InternetChargeType, PeriodUnit,
-    SecurityEnhancementStrategy, SpotInterruptionBehavior, SpotStrategy, StoppedMode,
+    CreditSpecification, DiskCategory, ECSInstanceParameters, InstanceChargeType,
+    InternetChargeType, PeriodUnit, SecurityEnhancementStrategy, SpotInterruptionBehavior,
+    SpotStrategy, StoppedMode,
 };
 
 use super::field_diffs::{http_endpoint_name, http_tokens_name};
@@ -95,6 +96,14 @@ pub fn tags_with_uid(p: &ECSInstanceParameters, uid: &str) -> Vec<Tag> {
     tags
 }
 
+/// `Standard` / `Unlimited`.
+pub fn credit_specification_name(v: CreditSpecification) -> &'static str {
+    match v {
+        CreditSpecification::Standard => "Standard",
+        CreditSpecification::Unlimited => "Unlimited",
+    }
+}
+
 /// The `RunInstances` request for one instance: idempotent through `client_token`, tagged with
 /// the object's UID.
 pub fn run_instances_request(
@@ -108,6 +117,13 @@ pub fn run_instances_request(
         instance_type: p.instance_type.clone(),
         zone_id: p.zone_id.clone(),
         vswitch_id: p.v_switch_id.clone(),
+        private_ip_address: p.private_ip_address.clone(),
+        deployment_set_id: p.deployment_set_id.clone(),
+        // At launch rather than AssignIpv6Addresses on the first poll; 0 asks for none.
+        ipv6_address_count: p
+            .ipv6_address_count
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0),
         security_group_ids: p.security_group_ids.clone().unwrap_or_default(),
         instance_name: p.instance_name.clone(),
         host_name: p.host_name.clone(),
@@ -153,6 +169,9 @@ pub fn run_instances_request(
         http_tokens: p.http_tokens.map(|v| http_tokens_name(v).to_owned()),
         http_put_response_hop_limit: p.http_put_response_hop_limit.map(non_negative),
         resource_group_id: p.resource_group_id.clone(),
+        credit_specification: p
+            .credit_specification
+            .map(|v| credit_specification_name(v).to_owned()),
         spot_price_limit: p.spot_price_limit,
         spot_duration: p.spot_duration.map(non_negative),
         spot_interruption_behavior: p.spot_interruption_behavior.map(|v| {

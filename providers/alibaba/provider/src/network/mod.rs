@@ -10,6 +10,7 @@
 //! - `vpc`, `vswitch`: create, observe, delete (their settings are fixed at creation);
 //! - `security_group` with `rules`: the rules are kept exactly as the spec lists them.
 
+mod attributes;
 mod connector;
 mod errors;
 mod rules;

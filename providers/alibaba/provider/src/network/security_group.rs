@@ -1,7 +1,8 @@
 //! The `SecurityGroup` kind's external client: `CreateSecurityGroup` in the resolved VPC,
 //! `DescribeSecurityGroups` (by ID, or by the UID tag) and `DescribeSecurityGroupAttribute` for
 //! the rules of each direction, which `update` makes match the spec (revoke what the spec does
-//! not list, authorize what is missing), `DeleteSecurityGroup`.
+//! not list, authorize what is missing), and name, description and tags in place
+//! (`ModifySecurityGroupAttribute`, `TagResources`, `UntagResources`), `DeleteSecurityGroup`.
 
 use std::collections::BTreeSet;
 
@@ -14,6 +15,7 @@ use ferroplane_runtime::{
     Observation, ReconcileError, UID_TAG, Update,
 };
 
+use super::attributes::{self, AttributeDiff, Compared};
 use super::connector::NetworkClients;
 use super::rules::{RulePlan, desired};
 use super::uid_tagged;
@@ -22,6 +24,24 @@ use super::uid_tagged;
 const CONN_SECURITY_GROUP_ID: &str = "securityGroupId";
 
 const DIRECTIONS: [Direction; 2] = [Direction::Ingress, Direction::Egress];
+
+/// The spec's name, description and tags against the group's.
+fn attribute_diff(p: &SecurityGroupParameters, found: &Group) -> AttributeDiff {
+    attributes::diff(&Compared {
+        name_field: "securityGroupName",
+        want_name: p.security_group_name.as_deref(),
+        have_name: &found.security_group_name,
+        want_description: p.description.as_deref(),
+        have_description: &found.description,
+        want_tags: p.tags.as_ref(),
+        have_tags: found
+            .tags
+            .items
+            .iter()
+            .map(|t| (t.key.as_str(), t.value.as_str()))
+            .collect(),
+    })
+}
 
 impl NetworkClients {
     async fn find_group(&self, ext: &ExternalRef) -> Result<Option<Group>, ReconcileError> {
@@ -110,11 +130,12 @@ impl ExternalClient<SecurityGroup> for NetworkClients {
             .with_connection_details(
                 ConnectionDetails::new().with(CONN_SECURITY_GROUP_ID, id.as_bytes()),
             );
-        let drift: Vec<String> = plans
+        let mut drift: Vec<String> = plans
             .iter()
             .filter(|(_, plan, _)| !plan.is_empty())
             .map(|(direction, plan, _)| plan.describe(*direction))
             .collect();
+        drift.extend(attribute_diff(&mr.spec.for_provider, &group).lines);
         if !drift.is_empty() {
             observation = observation.with_diff(drift.join("; "));
         }
@@ -161,6 +182,35 @@ impl ExternalClient<SecurityGroup> for NetworkClients {
         ext: &ExternalRef,
     ) -> Result<Update, ReconcileError> {
         let id = ext.name().unwrap_or_default();
+        if let Some(group) = self.find_group(ext).await? {
+            let diff = attribute_diff(&mr.spec.for_provider, &group);
+            if diff.has_attributes() {
+                self.call(
+                    "ModifySecurityGroupAttribute",
+                    self.region.ecs.modify_security_group_attribute(
+                        id,
+                        diff.name.as_deref(),
+                        diff.description.as_deref(),
+                    ),
+                )
+                .await?;
+            }
+            if !diff.set.is_empty() {
+                let tags: Vec<Tag> = diff.set.iter().map(|(k, v)| Tag::new(k, v)).collect();
+                self.call(
+                    "TagResources",
+                    self.region.ecs.tag_security_group(id, &tags),
+                )
+                .await?;
+            }
+            if !diff.remove.is_empty() {
+                self.call(
+                    "UntagResources",
+                    self.region.ecs.untag_security_group(id, &diff.remove),
+                )
+                .await?;
+            }
+        }
         for (direction, plan, _) in self.plans(id, &mr.spec.for_provider).await? {
             // Revoke first: a rule whose priority or policy changed is one revoke and one
             // authorize, and the group's rule quota counts both while both exist.

@@ -1,14 +1,16 @@
 //! The `VPC` kind's external client: `CreateVpc`, `DescribeVpcs` (by ID, or by the UID tag when
-//! the ID was never recorded), `DeleteVpc`. Its settings are fixed at creation, so there is
-//! nothing to update.
+//! the ID was never recorded), `DeleteVpc`; the name, description and tags change in place
+//! (`ModifyVpcAttribute`, `TagResources`, `UnTagResources`), and a change made elsewhere is
+//! reverted at the next poll.
 
 use alibaba_sdk::vpc::{self, CreateVpcRequest, Tag};
-use ferroplane_apis::alibabacloud::{VPC, VPCObservation};
+use ferroplane_apis::alibabacloud::{VPC, VPCObservation, VPCParameters};
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
     Observation, Readiness, ReconcileError, UID_TAG, Update,
 };
 
+use super::attributes::{self, AttributeDiff, Compared};
 use super::connector::NetworkClients;
 use super::{non_empty, uid_tagged};
 
@@ -23,13 +25,32 @@ fn readiness(status: &str) -> Readiness {
     }
 }
 
-fn observed(found: &vpc::Vpc) -> Result<Observation, ReconcileError> {
+/// The spec's name, description and tags against the VPC's.
+fn attribute_diff(p: &VPCParameters, found: &vpc::Vpc) -> AttributeDiff {
+    attributes::diff(&Compared {
+        name_field: "vpcName",
+        want_name: p.vpc_name.as_deref(),
+        have_name: &found.vpc_name,
+        want_description: p.description.as_deref(),
+        have_description: &found.description,
+        want_tags: p.tags.as_ref(),
+        have_tags: found
+            .tags
+            .items
+            .iter()
+            .map(|t| (t.key.as_str(), t.value.as_str()))
+            .collect(),
+    })
+}
+
+fn observed(p: &VPCParameters, found: &vpc::Vpc) -> Result<Observation, ReconcileError> {
     let status = serde_json::json!({
         "atProvider": VPCObservation {
             vpc_id: non_empty(&found.vpc_id),
             status: non_empty(&found.status),
             cidr_block: non_empty(&found.cidr_block),
             v_router_id: non_empty(&found.vrouter_id),
+            ipv6_cidr_block: non_empty(&found.ipv6_cidr_block),
         }
     });
     let mut observation = Observation::found(&found.vpc_id)
@@ -42,6 +63,11 @@ fn observed(found: &vpc::Vpc) -> Result<Observation, ReconcileError> {
         );
     if found.status == vpc::status::PENDING {
         observation = observation.in_transition();
+    } else {
+        let diff = attribute_diff(p, found);
+        if !diff.is_empty() {
+            observation = observation.with_diff(diff.lines.join("; "));
+        }
     }
     Ok(observation)
 }
@@ -65,9 +91,9 @@ impl NetworkClients {
 }
 
 impl ExternalClient<VPC> for NetworkClients {
-    async fn observe(&self, _mr: &VPC, ext: &ExternalRef) -> Result<Observation, ReconcileError> {
+    async fn observe(&self, mr: &VPC, ext: &ExternalRef) -> Result<Observation, ReconcileError> {
         match self.find_vpc(ext).await? {
-            Some(found) => observed(&found),
+            Some(found) => observed(&mr.spec.for_provider, &found),
             None => Ok(Observation::missing()),
         }
     }
@@ -80,6 +106,7 @@ impl ExternalClient<VPC> for NetworkClients {
             description: p.description.clone(),
             tags: uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v)),
             client_token: Some(key.token().to_owned()),
+            enable_ipv6: p.enable_ipv6.unwrap_or(false),
         };
         let created = self
             .call("CreateVpc", self.region.vpc.create_vpc(&request))
@@ -89,7 +116,38 @@ impl ExternalClient<VPC> for NetworkClients {
         ))
     }
 
-    async fn update(&self, _mr: &VPC, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
+    async fn update(&self, mr: &VPC, ext: &ExternalRef) -> Result<Update, ReconcileError> {
+        let Some(found) = self.find_vpc(ext).await? else {
+            return Ok(Update::done());
+        };
+        let diff = attribute_diff(&mr.spec.for_provider, &found);
+        let id = &found.vpc_id;
+        if diff.has_attributes() {
+            self.call(
+                "ModifyVpcAttribute",
+                self.region.vpc.modify_vpc_attribute(
+                    id,
+                    diff.name.as_deref(),
+                    diff.description.as_deref(),
+                ),
+            )
+            .await?;
+        }
+        if !diff.set.is_empty() {
+            let tags: Vec<Tag> = diff.set.iter().map(|(k, v)| Tag::new(k, v)).collect();
+            self.call(
+                "TagResources",
+                self.region.vpc.tag_resource("VPC", id, &tags),
+            )
+            .await?;
+        }
+        if !diff.remove.is_empty() {
+            self.call(
+                "UnTagResources",
+                self.region.vpc.untag_resource("VPC", id, &diff.remove),
+            )
+            .await?;
+        }
         Ok(Update::done())
     }
 
@@ -151,7 +209,7 @@ mod tests {
             cidr_block: "10.0.0.0/8".into(),
             ..vpc::Vpc::default()
         };
-        let o = observed(&vpc).unwrap();
+        let o = observed(&VPCParameters::default(), &vpc).unwrap();
         assert_eq!(o.readiness, Readiness::Creating);
         assert!(o.in_transition);
         assert_eq!(o.external_name.as_deref(), Some("vpc-1"));

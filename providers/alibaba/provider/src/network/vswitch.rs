@@ -1,27 +1,48 @@
 //! The `VSwitch` kind's external client: `CreateVSwitch` in the resolved VPC,
-//! `DescribeVSwitches` (by ID, or by the UID tag), `DeleteVSwitch`. Its settings are fixed at
-//! creation.
+//! `DescribeVSwitches` (by ID, or by the UID tag), `DeleteVSwitch`; the name, description and
+//! tags change in place (`ModifyVSwitchAttribute`, `TagResources`, `UnTagResources`), and a
+//! change made elsewhere is reverted at the next poll.
 
 use alibaba_sdk::vpc::{self, CreateVSwitchRequest, Tag};
-use ferroplane_apis::alibabacloud::{VSwitch, VSwitchObservation};
+use ferroplane_apis::alibabacloud::{VSwitch, VSwitchObservation, VSwitchParameters};
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
     Observation, Readiness, ReconcileError, UID_TAG, Update,
 };
 
+use super::attributes::{self, AttributeDiff, Compared};
 use super::connector::NetworkClients;
 use super::{non_empty, uid_tagged};
 
 /// Connection Secret key.
 const CONN_VSWITCH_ID: &str = "vSwitchId";
 
-fn observed(found: &vpc::VSwitch) -> Result<Observation, ReconcileError> {
+/// The spec's name, description and tags against the vSwitch's.
+fn attribute_diff(p: &VSwitchParameters, found: &vpc::VSwitch) -> AttributeDiff {
+    attributes::diff(&Compared {
+        name_field: "vSwitchName",
+        want_name: p.v_switch_name.as_deref(),
+        have_name: &found.vswitch_name,
+        want_description: p.description.as_deref(),
+        have_description: &found.description,
+        want_tags: p.tags.as_ref(),
+        have_tags: found
+            .tags
+            .items
+            .iter()
+            .map(|t| (t.key.as_str(), t.value.as_str()))
+            .collect(),
+    })
+}
+
+fn observed(p: &VSwitchParameters, found: &vpc::VSwitch) -> Result<Observation, ReconcileError> {
     let status = serde_json::json!({
         "atProvider": VSwitchObservation {
             v_switch_id: non_empty(&found.vswitch_id),
             status: non_empty(&found.status),
             vpc_id: non_empty(&found.vpc_id),
             available_ip_address_count: i64::try_from(found.available_ip_address_count).ok(),
+            ipv6_cidr_block: non_empty(&found.ipv6_cidr_block),
         }
     });
     let readiness = match found.status.as_str() {
@@ -39,16 +60,20 @@ fn observed(found: &vpc::VSwitch) -> Result<Observation, ReconcileError> {
         );
     if found.status == vpc::status::PENDING {
         observation = observation.in_transition();
+    } else {
+        let diff = attribute_diff(p, found);
+        if !diff.is_empty() {
+            observation = observation.with_diff(diff.lines.join("; "));
+        }
     }
     Ok(observation)
 }
 
-impl ExternalClient<VSwitch> for NetworkClients {
-    async fn observe(
+impl NetworkClients {
+    async fn find_vswitch(
         &self,
-        _mr: &VSwitch,
         ext: &ExternalRef,
-    ) -> Result<Observation, ReconcileError> {
+    ) -> Result<Option<vpc::VSwitch>, ReconcileError> {
         let tags = [Tag::new(UID_TAG, &ext.uid)];
         let found = match ext.name() {
             Some(id) => {
@@ -66,12 +91,21 @@ impl ExternalClient<VSwitch> for NetworkClients {
                 .await?
             }
         };
-        match found
-            .iter()
+        Ok(found
+            .into_iter()
             .filter(|v| ext.name().is_none_or(|id| v.vswitch_id == id))
-            .min_by(|a, b| a.vswitch_id.cmp(&b.vswitch_id))
-        {
-            Some(v) => observed(v),
+            .min_by(|a, b| a.vswitch_id.cmp(&b.vswitch_id)))
+    }
+}
+
+impl ExternalClient<VSwitch> for NetworkClients {
+    async fn observe(
+        &self,
+        mr: &VSwitch,
+        ext: &ExternalRef,
+    ) -> Result<Observation, ReconcileError> {
+        match self.find_vswitch(ext).await? {
+            Some(v) => observed(&mr.spec.for_provider, &v),
             None => Ok(Observation::missing()),
         }
     }
@@ -94,6 +128,7 @@ impl ExternalClient<VSwitch> for NetworkClients {
             description: p.description.clone(),
             tags: uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v)),
             client_token: Some(key.token().to_owned()),
+            ipv6_cidr_block: p.ipv6_cidr_block.and_then(|b| u8::try_from(b).ok()),
         };
         let created = self
             .call("CreateVSwitch", self.region.vpc.create_vswitch(&request))
@@ -103,7 +138,38 @@ impl ExternalClient<VSwitch> for NetworkClients {
         ))
     }
 
-    async fn update(&self, _mr: &VSwitch, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
+    async fn update(&self, mr: &VSwitch, ext: &ExternalRef) -> Result<Update, ReconcileError> {
+        let Some(found) = self.find_vswitch(ext).await? else {
+            return Ok(Update::done());
+        };
+        let diff = attribute_diff(&mr.spec.for_provider, &found);
+        let id = &found.vswitch_id;
+        if diff.has_attributes() {
+            self.call(
+                "ModifyVSwitchAttribute",
+                self.region.vpc.modify_vswitch_attribute(
+                    id,
+                    diff.name.as_deref(),
+                    diff.description.as_deref(),
+                ),
+            )
+            .await?;
+        }
+        if !diff.set.is_empty() {
+            let tags: Vec<Tag> = diff.set.iter().map(|(k, v)| Tag::new(k, v)).collect();
+            self.call(
+                "TagResources",
+                self.region.vpc.tag_resource("VSWITCH", id, &tags),
+            )
+            .await?;
+        }
+        if !diff.remove.is_empty() {
+            self.call(
+                "UnTagResources",
+                self.region.vpc.untag_resource("VSWITCH", id, &diff.remove),
+            )
+            .await?;
+        }
         Ok(Update::done())
     }
 

@@ -253,11 +253,18 @@ async fn deletion_protection_blocks_delete_until_lifted() {
     let msg = env.wait_sync_error("protected", "DeletionProtection").await;
     assert!(msg.contains("deletionProtection: false"), "{msg}");
     assert!(env.mock_instance(&id).is_some(), "not released");
-    let reasons = env.event_reasons("protected").await;
-    assert!(
-        reasons.iter().any(|r| r == "CannotDeleteExternalResource"),
-        "{reasons:?}"
-    );
+    // The Warning event is recorded beside the condition, not before it: wait for it.
+    ferroplane_testkit::eventually("a CannotDeleteExternalResource event")
+        .within(WAIT)
+        .until_async(|| async {
+            let reasons = env.event_reasons("protected").await;
+            if reasons.iter().any(|r| r == "CannotDeleteExternalResource") {
+                Ok(())
+            } else {
+                Err(reasons)
+            }
+        })
+        .await;
     env.patch_for_provider("protected", json!({"deletionProtection": false}))
         .await;
     env.wait_for("protected", "object removed", |o| o.is_none())

@@ -516,3 +516,348 @@ async fn a_new_image_replaces_the_system_disk_only_with_allow_restart() {
     assert_eq!(env.mock().stats().calls_of("ReplaceSystemDisk"), 1);
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credit_mode_of_a_burstable_instance_changes_in_place() {
+    let env = Env::start().await;
+    let mut obj = instance("burst-1");
+    obj.spec.for_provider.instance_type = "ecs.t6-c1m1.large".into();
+    obj.spec.for_provider.credit_specification =
+        Some(ferroplane_apis::alibabacloud::CreditSpecification::Unlimited);
+    env.create(&obj).await;
+    let ready = env.wait_ready("burst-1").await;
+    let id = external_name(&ready).expect("external name");
+    // Asked for at RunInstances, not changed afterwards.
+    assert_eq!(
+        env.mock_instance(&id)
+            .expect("in the mock")
+            .credit_specification
+            .as_deref(),
+        Some("Unlimited")
+    );
+    wait_synced(&env, "burst-1").await;
+    assert_eq!(env.mock().stats().calls_of("ModifyInstanceAttribute"), 0);
+
+    env.patch_for_provider("burst-1", json!({"creditSpecification": "Standard"}))
+        .await;
+    env.wait_mock(&id, "Standard mode", |i| {
+        i.is_some_and(|i| i.credit_specification.as_deref() == Some("Standard"))
+    })
+    .await;
+    wait_synced(&env, "burst-1").await;
+    env.wait_for("burst-1", "atProvider shows Standard", |o| {
+        o.and_then(|o| o.status.as_ref())
+            .is_some_and(|s| s.at_provider.credit_specification.as_deref() == Some("Standard"))
+    })
+    .await;
+
+    // Drift: the console switches back to Unlimited; the next poll reverts it.
+    let console_change = alibaba_sdk::ecs::ModifyInstanceAttributeRequest {
+        instance_id: id.clone(),
+        credit_specification: Some("Unlimited".into()),
+        ..Default::default()
+    };
+    console(&env)
+        .modify_instance_attribute(&console_change)
+        .await
+        .expect("console changes the mode");
+    env.wait_mock(&id, "drift reverted to Standard", |i| {
+        i.is_some_and(|i| i.credit_specification.as_deref() == Some("Standard"))
+    })
+    .await;
+    eventually("an event naming creditSpecification")
+        .within(WAIT)
+        .until_async(|| async {
+            let about = events::about(&env.client, NS, "burst-1").await;
+            if about
+                .iter()
+                .any(|(_, note)| note.contains("creditSpecification: \"Unlimited\" → \"Standard\""))
+            {
+                Ok(())
+            } else {
+                Err(about)
+            }
+        })
+        .await;
+    wait_synced(&env, "burst-1").await;
+
+    // A type that is not burstable has no credit mode: refused at admission.
+    let err = env
+        .instances()
+        .patch(
+            "burst-1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {"instanceType": "ecs.g6.large"}}})),
+        )
+        .await
+        .expect_err("a non-burstable type with creditSpecification is refused");
+    assert!(
+        err.to_string()
+            .contains("creditSpecification applies only to burstable instance types"),
+        "{err}"
+    );
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_ip_and_vswitch_change_through_a_restart() {
+    let env = Env::start().await;
+    // The first default vSwitch of the region is 172.16.0.0/20.
+    let mut obj = instance("net-1");
+    obj.spec.for_provider.private_ip_address = Some("172.16.5.5".into());
+    env.create(&obj).await;
+    let ready = env.wait_ready("net-1").await;
+    let id = external_name(&ready).expect("external name");
+    let first_vswitch = alibaba_mock::defaults::first_vswitch_id(REGION).expect("region");
+    let created = env.mock_instance(&id).expect("in the mock");
+    assert_eq!(created.private_ip_address, "172.16.5.5");
+    let zone = created.zone_id.clone();
+
+    // Another vSwitch of the same VPC and zone, made as the console would.
+    let ecs = console(&env);
+    let vpc = alibaba_sdk::vpc::VpcClient::with_settings_of(
+        &ecs,
+        alibaba_sdk::endpoint::parse_endpoint(&env.mock().endpoint()).expect("url"),
+    )
+    .expect("VPC client");
+    let target = vpc
+        .create_vswitch(&alibaba_sdk::vpc::CreateVSwitchRequest {
+            vpc_id: alibaba_mock::defaults::vpc_id(REGION),
+            zone_id: zone,
+            cidr_block: "172.31.2.0/24".into(),
+            vswitch_name: Some("moved-to".into()),
+            description: None,
+            tags: Vec::new(),
+            client_token: None,
+            ipv6_cidr_block: None,
+        })
+        .await
+        .expect("vSwitch created")
+        .vswitch_id;
+
+    // Without allowRestart the move waits, and Synced says so.
+    env.patch_for_provider(
+        "net-1",
+        json!({"vSwitchId": target, "privateIpAddress": "172.31.2.30"}),
+    )
+    .await;
+    let message = env
+        .wait_for("net-1", "RestartPending naming vSwitchId", |o| {
+            o.and_then(|o| condition(o, SYNCED)).is_some_and(|c| {
+                c.message.contains("RestartPending") && c.message.contains("vSwitchId")
+            })
+        })
+        .await
+        .and_then(|o| condition(&o, SYNCED).map(|c| c.message.clone()))
+        .expect("synced condition");
+    assert!(message.contains("allowRestart"), "{message}");
+    assert_eq!(env.mock().stats().calls_of("ModifyInstanceVpcAttribute"), 0);
+    assert_eq!(
+        env.mock_instance(&id).expect("instance").vswitch_id,
+        first_vswitch
+    );
+
+    // With it: stop, move, start.
+    env.patch_for_provider("net-1", json!({"allowRestart": true}))
+        .await;
+    env.wait_mock(&id, "moved and running again", |i| {
+        i.is_some_and(|i| {
+            i.vswitch_id == target && i.private_ip_address == "172.31.2.30" && i.status == "Running"
+        })
+    })
+    .await;
+    wait_synced(&env, "net-1").await;
+    assert_eq!(env.mock().stats().calls_of("ModifyInstanceVpcAttribute"), 1);
+
+    // Another address in the same vSwitch, the same way.
+    env.patch_for_provider("net-1", json!({"privateIpAddress": "172.31.2.31"}))
+        .await;
+    env.wait_mock(&id, "readdressed and running again", |i| {
+        i.is_some_and(|i| i.private_ip_address == "172.31.2.31" && i.status == "Running")
+    })
+    .await;
+    wait_synced(&env, "net-1").await;
+    env.wait_for("net-1", "atProvider shows the new address", |o| {
+        o.and_then(|o| o.status.as_ref()).is_some_and(|s| {
+            s.at_provider.private_ip_address.as_deref() == Some("172.31.2.31")
+                && s.at_provider.v_switch_id.as_deref() == Some(target.as_str())
+        })
+    })
+    .await;
+    assert_eq!(env.mock().stats().calls_of("ModifyInstanceVpcAttribute"), 2);
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ipv6_address_count_changes_in_place_on_a_vswitch_with_ipv6() {
+    let env = Env::start().await;
+    let ecs = console(&env);
+    let vpc = alibaba_sdk::vpc::VpcClient::with_settings_of(
+        &ecs,
+        alibaba_sdk::endpoint::parse_endpoint(&env.mock().endpoint()).expect("url"),
+    )
+    .expect("VPC client");
+    // An IPv6 network made as the console would: VPC, vSwitch with a /64, security group.
+    let first = alibaba_mock::defaults::first_vswitch_id(REGION).expect("region");
+    let zone = vpc
+        .describe_vswitches(Some(&first), None, &[])
+        .await
+        .expect("default vSwitch")[0]
+        .zone_id
+        .clone();
+    let vpc_id = vpc
+        .create_vpc(&alibaba_sdk::vpc::CreateVpcRequest {
+            cidr_block: Some("10.0.0.0/16".into()),
+            enable_ipv6: true,
+            ..Default::default()
+        })
+        .await
+        .expect("IPv6 VPC")
+        .vpc_id;
+    let ids = [vpc_id.clone()];
+    eventually("the new VPC Available")
+        .within(WAIT)
+        .until_async(|| async {
+            let found = vpc.describe_vpcs(&ids, &[]).await.expect("described");
+            match found.first().map(|v| v.status.as_str()) {
+                Some("Available") => Ok(()),
+                other => Err(other.map(str::to_owned)),
+            }
+        })
+        .await;
+    let vswitch = vpc
+        .create_vswitch(&alibaba_sdk::vpc::CreateVSwitchRequest {
+            vpc_id: vpc_id.clone(),
+            zone_id: zone,
+            cidr_block: "10.0.1.0/24".into(),
+            ipv6_cidr_block: Some(1),
+            ..Default::default()
+        })
+        .await
+        .expect("IPv6 vSwitch")
+        .vswitch_id;
+    let group = ecs
+        .create_security_group(&alibaba_sdk::ecs::CreateSecurityGroupRequest {
+            vpc_id: Some(vpc_id),
+            ..Default::default()
+        })
+        .await
+        .expect("security group")
+        .security_group_id;
+
+    let mut obj = instance("v6-1");
+    obj.spec.for_provider.v_switch_id = Some(vswitch);
+    obj.spec.for_provider.security_group_ids = Some(vec![group]);
+    obj.spec.for_provider.ipv6_address_count = Some(2);
+    env.create(&obj).await;
+    let ready = env.wait_ready("v6-1").await;
+    let id = external_name(&ready).expect("external name");
+    env.wait_mock(&id, "two IPv6 addresses", |i| {
+        i.is_some_and(|i| i.ipv6_addresses.len() == 2)
+    })
+    .await;
+    wait_synced(&env, "v6-1").await;
+    // RunInstances asked for them (Ipv6AddressCount): no AssignIpv6Addresses after creation.
+    assert_eq!(env.mock().stats().calls_of("AssignIpv6Addresses"), 0);
+    env.wait_for("v6-1", "atProvider lists two IPv6 addresses", |o| {
+        o.and_then(|o| o.status.as_ref())
+            .is_some_and(|s| s.at_provider.ipv6_addresses.len() == 2)
+    })
+    .await;
+
+    // Fewer: the newest is released.
+    let before = env.mock_instance(&id).expect("instance").ipv6_addresses;
+    env.patch_for_provider("v6-1", json!({"ipv6AddressCount": 1}))
+        .await;
+    env.wait_mock(&id, "one IPv6 address, the first", |i| {
+        i.is_some_and(|i| i.ipv6_addresses == before[..1])
+    })
+    .await;
+    wait_synced(&env, "v6-1").await;
+
+    // Drift: the console adds one; the next poll releases it again.
+    let eni = format!("eni-{}", id.trim_start_matches("i-"));
+    ecs.assign_ipv6_addresses(&eni, 1)
+        .await
+        .expect("console assigns one more");
+    env.wait_mock(&id, "drift reverted to one address", |i| {
+        i.is_some_and(|i| i.ipv6_addresses == before[..1])
+    })
+    .await;
+    wait_synced(&env, "v6-1").await;
+    assert_eq!(env.mock().stats().calls_of("UnassignIpv6Addresses"), 2);
+
+    // Nothing differs now (IPv6 addresses counted, not compared by value): several polls
+    // later, not one more write call.
+    let writes = write_calls(&env);
+    let describes = env.mock().stats().calls_of("DescribeInstances");
+    eventually("four more polls")
+        .within(WAIT)
+        .until(|| {
+            let now = env.mock().stats().calls_of("DescribeInstances");
+            if now >= describes + 4 {
+                Ok(())
+            } else {
+                Err(now)
+            }
+        })
+        .await;
+    assert_eq!(
+        write_calls(&env),
+        writes,
+        "an unchanged instance with IPv6 made write calls: {:?}",
+        env.mock().stats().calls
+    );
+
+    // On a vSwitch without IPv6, ECS refuses the launch and Synced says why.
+    let mut plain = instance("v6-2");
+    plain.spec.for_provider.ipv6_address_count = Some(1);
+    env.create(&plain).await;
+    env.wait_for("v6-2", "Synced=False naming Ipv6NotTurnOn", |o| {
+        o.and_then(|o| condition(o, SYNCED)).is_some_and(|c| {
+            c.status == ConditionStatus::False && c.message.contains("Ipv6NotTurnOn")
+        })
+    })
+    .await;
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deployment_set_changes_in_place_and_drift_is_reverted() {
+    let env = Env::start().await;
+    let first = alibaba_mock::defaults::deployment_set_id(REGION, 0);
+    let second = alibaba_mock::defaults::deployment_set_id(REGION, 1);
+    let mut obj = instance("dps-1");
+    obj.spec.for_provider.deployment_set_id = Some(first.clone());
+    env.create(&obj).await;
+    let ready = env.wait_ready("dps-1").await;
+    let id = external_name(&ready).expect("external name");
+    // Named at RunInstances: no change call.
+    assert_eq!(
+        env.mock_instance(&id).expect("instance").deployment_set_id,
+        Some(first.clone())
+    );
+    wait_synced(&env, "dps-1").await;
+    assert_eq!(env.mock().stats().calls_of("ModifyInstanceDeployment"), 0);
+
+    env.patch_for_provider("dps-1", json!({"deploymentSetId": second}))
+        .await;
+    env.wait_mock(&id, "in the second set", |i| {
+        i.is_some_and(|i| i.deployment_set_id.as_deref() == Some(second.as_str()))
+    })
+    .await;
+    wait_synced(&env, "dps-1").await;
+
+    // Drift: the console moves it back; the next poll returns it to the spec's set.
+    console(&env)
+        .modify_instance_deployment(&id, &first)
+        .await
+        .expect("console moves it");
+    env.wait_mock(&id, "drift reverted", |i| {
+        i.is_some_and(|i| i.deployment_set_id.as_deref() == Some(second.as_str()))
+    })
+    .await;
+    wait_synced(&env, "dps-1").await;
+    assert_eq!(env.mock().stats().calls_of("ModifyInstanceDeployment"), 3);
+    env.stop().await;
+}

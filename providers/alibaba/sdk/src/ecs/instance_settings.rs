@@ -344,6 +344,7 @@ impl EcsClient {
         &self,
         instance_id: &str,
         image_id: &str,
+        system_disk_size: Option<u32>,
         key_pair_name: Option<&str>,
         password: Option<&crate::Secret>,
     ) -> Result<ReplaceSystemDiskResponse, Error> {
@@ -351,6 +352,7 @@ impl EcsClient {
         let mut p = Params::new();
         p.set("InstanceId", instance_id)
             .set("ImageId", image_id)
+            .opt("SystemDisk.Size", system_disk_size)
             .opt("KeyPairName", key_pair_name)
             .opt("Password", password.map(crate::Secret::expose))
             .set("ClientToken", token);
@@ -368,5 +370,57 @@ impl EcsClient {
             .set("ResourceId", instance_id)
             .set("ResourceGroupId", resource_group_id);
         self.call_typed("JoinResourceGroup", &p).await
+    }
+
+    /// `AssignIpv6Addresses`: `count` more IPv6 addresses, picked by ECS from the vSwitch's
+    /// block, on the network interface `eni` (its vSwitch must have IPv6 turned on).
+    pub async fn assign_ipv6_addresses(&self, eni: &str, count: u32) -> Result<AckResponse, Error> {
+        let token = resolve_client_token("AssignIpv6Addresses", None)?;
+        let mut p = Params::new();
+        p.set("NetworkInterfaceId", eni)
+            .set("Ipv6AddressCount", count)
+            .set("ClientToken", token);
+        self.call_typed("AssignIpv6Addresses", &p).await
+    }
+
+    /// `UnassignIpv6Addresses`: releases `addresses` from the network interface `eni`.
+    pub async fn unassign_ipv6_addresses(
+        &self,
+        eni: &str,
+        addresses: &[String],
+    ) -> Result<AckResponse, Error> {
+        let mut p = Params::new();
+        p.set("NetworkInterfaceId", eni);
+        p.list("Ipv6Address", addresses);
+        self.call_typed("UnassignIpv6Addresses", &p).await
+    }
+
+    /// `ModifyInstanceDeployment` into deployment set `deployment_set_id`, on the instance's
+    /// current host (`Force=false`: ECS never restarts the instance for it).
+    pub async fn modify_instance_deployment(
+        &self,
+        instance_id: &str,
+        deployment_set_id: &str,
+    ) -> Result<AckResponse, Error> {
+        let mut p = Params::new();
+        p.set("InstanceId", instance_id)
+            .set("DeploymentSetId", deployment_set_id)
+            .set("Force", false);
+        self.call_typed("ModifyInstanceDeployment", &p).await
+    }
+
+    /// `ModifyInstanceVpcAttribute` of a Stopped instance: moves it to `vswitch_id` (same VPC,
+    /// same zone) and gives it `private_ip_address`, or an address ECS picks when `None`.
+    pub async fn modify_instance_vpc_attribute(
+        &self,
+        instance_id: &str,
+        vswitch_id: &str,
+        private_ip_address: Option<&str>,
+    ) -> Result<AckResponse, Error> {
+        let mut p = Params::new();
+        p.set("InstanceId", instance_id)
+            .set("VSwitchId", vswitch_id)
+            .opt("PrivateIpAddress", private_ip_address);
+        self.call_typed("ModifyInstanceVpcAttribute", &p).await
     }
 }

@@ -120,6 +120,14 @@ pub struct RunInstancesRequest {
     pub spot_interruption_behavior: Option<String>,
     /// `Active` or `Deactive`.
     pub security_enhancement_strategy: Option<String>,
+    /// `Standard` or `Unlimited` (burstable types only).
+    pub credit_specification: Option<String>,
+    /// The primary private IP, in the vSwitch's CIDR block and free.
+    pub private_ip_address: Option<String>,
+    /// `ds-...`: the deployment set to place the instance in.
+    pub deployment_set_id: Option<String>,
+    /// IPv6 addresses for the primary network interface (the vSwitch has IPv6 turned on).
+    pub ipv6_address_count: Option<u32>,
 }
 
 impl RunInstancesRequest {
@@ -152,6 +160,10 @@ impl RunInstancesRequest {
             .opt("HttpTokens", self.http_tokens.as_ref())
             .opt("HttpPutResponseHopLimit", self.http_put_response_hop_limit)
             .opt("ResourceGroupId", self.resource_group_id.as_ref())
+            .opt("CreditSpecification", self.credit_specification.as_ref())
+            .opt("PrivateIpAddress", self.private_ip_address.as_ref())
+            .opt("DeploymentSetId", self.deployment_set_id.as_ref())
+            .opt("Ipv6AddressCount", self.ipv6_address_count)
             .opt("SpotPriceLimit", self.spot_price_limit)
             .opt("SpotDuration", self.spot_duration)
             .opt(
@@ -286,6 +298,8 @@ pub struct ModifyInstanceAttributeRequest {
     /// Replaces the instance's security groups.
     pub security_group_ids: Option<Vec<String>>,
     pub deletion_protection: Option<bool>,
+    /// `Standard` or `Unlimited` (burstable types only).
+    pub credit_specification: Option<String>,
 }
 
 impl ModifyInstanceAttributeRequest {
@@ -298,7 +312,8 @@ impl ModifyInstanceAttributeRequest {
             .opt("HostName", self.host_name.as_ref())
             .opt("Password", self.password.as_ref().map(Secret::expose))
             .opt("UserData", self.user_data.as_ref())
-            .opt("DeletionProtection", self.deletion_protection);
+            .opt("DeletionProtection", self.deletion_protection)
+            .opt("CreditSpecification", self.credit_specification.as_ref());
         if let Some(groups) = &self.security_group_ids {
             p.list("SecurityGroupIds", groups);
         }

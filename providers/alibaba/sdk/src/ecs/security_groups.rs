@@ -341,6 +341,36 @@ impl EcsClient {
         Ok(())
     }
 
+    /// `UntagResources` on one security group: removes these tag keys.
+    pub async fn untag_security_group(
+        &self,
+        security_group_id: &str,
+        keys: &[String],
+    ) -> Result<(), Error> {
+        let mut p = Params::new();
+        p.set("ResourceType", "securitygroup")
+            .set("ResourceId.1", security_group_id);
+        for (i, key) in keys.iter().enumerate() {
+            p.set(format!("TagKey.{}", i + 1), key);
+        }
+        self.call_typed::<AckResponse>("UntagResources", &p).await?;
+        Ok(())
+    }
+
+    /// `ModifySecurityGroupAttribute`: a new name and/or description.
+    pub async fn modify_security_group_attribute(
+        &self,
+        security_group_id: &str,
+        name: Option<&str>,
+        description: Option<&str>,
+    ) -> Result<AckResponse, Error> {
+        let mut p = Params::new();
+        p.set("SecurityGroupId", security_group_id)
+            .opt("SecurityGroupName", name)
+            .opt("Description", description);
+        self.call_typed("ModifySecurityGroupAttribute", &p).await
+    }
+
     /// `DeleteSecurityGroup` (no instance may use it, no other group may reference it).
     pub async fn delete_security_group(
         &self,

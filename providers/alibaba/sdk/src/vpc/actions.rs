@@ -109,6 +109,48 @@ impl VpcClient {
         self.call_typed("TagResources", &p).await
     }
 
+    /// `UnTagResources` on one resource of the VPC API: removes the tags with these keys.
+    pub async fn untag_resource(
+        &self,
+        resource_type: &str,
+        resource_id: &str,
+        keys: &[String],
+    ) -> Result<AckResponse, Error> {
+        let mut p = Params::new();
+        p.set("ResourceType", resource_type)
+            .set("ResourceId.1", resource_id);
+        p.list("TagKey", keys);
+        self.call_typed("UnTagResources", &p).await
+    }
+
+    /// `ModifyVpcAttribute`: the name and/or description.
+    pub async fn modify_vpc_attribute(
+        &self,
+        vpc_id: &str,
+        vpc_name: Option<&str>,
+        description: Option<&str>,
+    ) -> Result<AckResponse, Error> {
+        let mut p = Params::new();
+        p.set("VpcId", vpc_id)
+            .opt("VpcName", vpc_name)
+            .opt("Description", description);
+        self.call_typed("ModifyVpcAttribute", &p).await
+    }
+
+    /// `ModifyVSwitchAttribute`: the name and/or description.
+    pub async fn modify_vswitch_attribute(
+        &self,
+        vswitch_id: &str,
+        vswitch_name: Option<&str>,
+        description: Option<&str>,
+    ) -> Result<AckResponse, Error> {
+        let mut p = Params::new();
+        p.set("VSwitchId", vswitch_id)
+            .opt("VSwitchName", vswitch_name)
+            .opt("Description", description);
+        self.call_typed("ModifyVSwitchAttribute", &p).await
+    }
+
     /// `DeleteVSwitch` (no instance or other resource may use it).
     pub async fn delete_vswitch(&self, vswitch_id: &str) -> Result<AckResponse, Error> {
         let mut p = Params::new();

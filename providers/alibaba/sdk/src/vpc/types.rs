@@ -59,12 +59,15 @@ pub struct CreateVpcRequest {
     pub tags: Vec<Tag>,
     /// `ClientToken`: a repeat with the same token creates nothing new.
     pub client_token: Option<String>,
+    /// `EnableIpv6`: give the VPC an IPv6 `/56`.
+    pub enable_ipv6: bool,
 }
 
 impl CreateVpcRequest {
     pub(crate) fn to_params(&self) -> Params {
         let mut p = Params::new();
         p.opt("CidrBlock", self.cidr_block.as_ref())
+            .opt("EnableIpv6", self.enable_ipv6.then_some(true))
             .opt("VpcName", self.vpc_name.as_ref())
             .opt("Description", self.description.as_ref())
             .opt("ClientToken", self.client_token.as_ref());
@@ -110,6 +113,8 @@ pub struct Vpc {
     /// Its vSwitches.
     #[serde(rename = "VSwitchIds")]
     pub vswitch_ids: VSwitchIdList,
+    /// The IPv6 `/56` of a VPC created with `EnableIpv6`; empty otherwise.
+    pub ipv6_cidr_block: String,
     /// Tags.
     pub tags: TagList,
 }
@@ -161,6 +166,9 @@ pub struct CreateVSwitchRequest {
     pub tags: Vec<Tag>,
     /// `ClientToken`.
     pub client_token: Option<String>,
+    /// `Ipv6CidrBlock`: the last eight bits (0–255) of the vSwitch's IPv6 `/64` inside the
+    /// VPC's `/56`; the VPC must have IPv6 enabled.
+    pub ipv6_cidr_block: Option<u8>,
 }
 
 impl CreateVSwitchRequest {
@@ -171,7 +179,8 @@ impl CreateVSwitchRequest {
             .set("CidrBlock", &self.cidr_block)
             .opt("VSwitchName", self.vswitch_name.as_ref())
             .opt("Description", self.description.as_ref())
-            .opt("ClientToken", self.client_token.as_ref());
+            .opt("ClientToken", self.client_token.as_ref())
+            .opt("Ipv6CidrBlock", self.ipv6_cidr_block);
         set_tags(&mut p, &self.tags);
         p
     }
@@ -211,6 +220,8 @@ pub struct VSwitch {
     #[serde(rename = "VSwitchName")]
     pub vswitch_name: String,
     /// Whether it is its zone's default vSwitch.
+    /// The IPv6 `/64` of a vSwitch created with `Ipv6CidrBlock`; empty otherwise.
+    pub ipv6_cidr_block: String,
     pub is_default: bool,
     /// Tags.
     pub tags: TagList,

@@ -1,0 +1,354 @@
+//! Every in-place and restart-class ECSInstance field not edited by another e2e, one row each:
+//! the row's edit is applied with `kubectl apply` on a Ready instance, the mock's instance
+//! shows it, and Synced is True for the new generation before the next row. Then each
+//! immutable field kubectl must refuse, with its message. The instance lives on an IPv6
+//! network made with kubectl (VPC `enableIpv6`, two vSwitches of one zone with
+//! `ipv6CidrBlock`, two security groups), a burstable type, so that every row has a field to
+//! change. Other e2e edit the rest: instanceName, tags, instanceType, desiredStatus
+//! (e2e_ecs), internetChargeType, httpTokens, httpPutResponseHopLimit, ramRoleName,
+//! resourceGroupId, deploymentSetId (e2e_ecs_fields).
+
+use std::time::Duration;
+
+use alibaba_mock::DiskSummary;
+use alibaba_mock::InstanceSummary;
+use base64::Engine as _;
+use ferroplane::controllers::Kind;
+use serde_json::{Value, json};
+
+use crate::support::E2e;
+
+const ZONE: &str = "cn-beijing-a";
+const WAIT: Duration = Duration::from_secs(60);
+
+/// The network's objects, one JSON document each (kubectl reads a JSON stream only one object
+/// at a time).
+fn network() -> Vec<String> {
+    let mut docs = vec![json!({
+        "apiVersion": "alibabacloud.ferroplane.io/v1alpha1", "kind": "VPC",
+        "metadata": {"name": "v6"},
+        "spec": {"forProvider": {"regionId": "cn-beijing", "cidrBlock": "10.40.0.0/16", "enableIpv6": true}},
+    })];
+    for (name, index) in [("v6-a", 1), ("v6-b", 2)] {
+        docs.push(json!({
+            "apiVersion": "alibabacloud.ferroplane.io/v1alpha1", "kind": "VSwitch",
+            "metadata": {"name": name},
+            "spec": {"forProvider": {"regionId": "cn-beijing", "zoneId": ZONE,
+                "cidrBlock": format!("10.40.{index}.0/24"), "ipv6CidrBlock": index,
+                "vpcIdRef": {"name": "v6"}}},
+        }));
+    }
+    for name in ["v6-fw-1", "v6-fw-2"] {
+        docs.push(json!({
+            "apiVersion": "alibabacloud.ferroplane.io/v1alpha1", "kind": "SecurityGroup",
+            "metadata": {"name": name},
+            "spec": {"forProvider": {"regionId": "cn-beijing", "vpcIdRef": {"name": "v6"}}},
+        }));
+    }
+    docs.iter().map(Value::to_string).collect()
+}
+
+fn instance(for_provider: &Value) -> String {
+    json!({
+        "apiVersion": "alibabacloud.ferroplane.io/v1alpha1", "kind": "ECSInstance",
+        "metadata": {"name": "every-field"},
+        "spec": {"forProvider": for_provider},
+    })
+    .to_string()
+}
+
+/// What a row expects of the mock once its edit is applied.
+type Check = Box<dyn Fn(&InstanceSummary, &[DiskSummary]) -> bool>;
+
+fn system_disk<'a>(disks: &'a [DiskSummary], id: &str) -> Vec<&'a DiskSummary> {
+    disks
+        .iter()
+        .filter(|d| d.instance_id.as_deref() == Some(id) && d.disk_type == "system")
+        .collect()
+}
+
+async fn external_name(e2e: &E2e, what: &str) -> String {
+    e2e.wait_jsonpath(
+        what,
+        "{.status.conditions[?(@.type=='Ready')].status}",
+        "True",
+    )
+    .await;
+    e2e.jsonpath(
+        what,
+        "{.metadata.annotations.ferroplane\\.io/external-name}",
+    )
+    .await
+}
+
+async fn wait_synced_generation(e2e: &E2e) {
+    e2e.eventually("Synced=True for the new generation", WAIT, || async {
+        let seen = e2e
+            .jsonpath(
+                "ecs/every-field",
+                "{.metadata.generation}/{.status.observedGeneration}/{.status.conditions[?(@.type=='Synced')].status}",
+            )
+            .await;
+        let parts: Vec<&str> = seen.split('/').collect();
+        (parts.len() == 3 && parts[0] == parts[1] && parts[2] == "True").then_some(())
+    })
+    .await;
+}
+
+pub(crate) async fn every_field_class_is_applied_or_refused() {
+    let e2e = E2e::start(&[Kind::EcsInstance]).await;
+    for doc in network() {
+        e2e.apply(&doc).await;
+    }
+    let vsw_a = external_name(&e2e, "vswitch/v6-a").await;
+    let vsw_b = external_name(&e2e, "vswitch/v6-b").await;
+    let fw_1 = external_name(&e2e, "securitygroup/v6-fw-1").await;
+    let fw_2 = external_name(&e2e, "securitygroup/v6-fw-2").await;
+
+    let mut spec = json!({
+        "regionId": "cn-beijing", "zoneId": ZONE,
+        "imageId": "aliyun_3_x64_20G_alibase_20240528.vhd",
+        "instanceType": "ecs.t6-c1m1.large",
+        "internetMaxBandwidthOut": 5,
+        "vSwitchId": vsw_a, "securityGroupIds": [fw_1],
+        "ipv6AddressCount": 1,
+        "creditSpecification": "Standard",
+        "systemDisk": {"category": "cloud_essd", "size": 40, "performanceLevel": "PL1"},
+        "dataDisks": [{"category": "cloud_essd", "size": 20}],
+        "allowRestart": true,
+    });
+    e2e.apply(&instance(&spec)).await;
+    let id = external_name(&e2e, "ecs/every-field").await;
+    let launched = e2e.instance(&id).expect("in the mock");
+    assert_eq!(
+        launched.ipv6_addresses.len(),
+        1,
+        "Ipv6AddressCount at launch"
+    );
+    wait_synced_generation(&e2e).await;
+
+    let user_data = "#!/bin/sh\necho edited\n";
+    let encoded = base64::engine::general_purpose::STANDARD.encode(user_data);
+    let other_image = "centos_7_9_x64_20G_alibase_20240628.vhd";
+    let (vsw_b2, fw_2b) = (vsw_b.clone(), fw_2.clone());
+    let id2 = id.clone();
+    let rows: Vec<(&str, Value, Check)> = vec![
+        (
+            "description",
+            json!({"description": "edited in place"}),
+            Box::new(|i, _| i.description == "edited in place"),
+        ),
+        (
+            "securityGroupIds",
+            json!({"securityGroupIds": [fw_2]}),
+            Box::new(move |i, _| i.security_group_ids == [fw_2b.clone()]),
+        ),
+        (
+            "internetMaxBandwidthOut",
+            json!({"internetMaxBandwidthOut": 10}),
+            Box::new(|i, _| i.internet_max_bandwidth_out == 10),
+        ),
+        (
+            "httpEndpoint",
+            json!({"httpEndpoint": "disabled"}),
+            Box::new(|i, _| i.http_endpoint == "disabled"),
+        ),
+        (
+            "creditSpecification",
+            json!({"creditSpecification": "Unlimited"}),
+            Box::new(|i, _| i.credit_specification.as_deref() == Some("Unlimited")),
+        ),
+        (
+            "ipv6AddressCount",
+            json!({"ipv6AddressCount": 2}),
+            Box::new(|i, _| i.ipv6_addresses.len() == 2),
+        ),
+        (
+            "systemDisk.size",
+            json!({"systemDisk": {"category": "cloud_essd", "size": 60, "performanceLevel": "PL1"}}),
+            Box::new({
+                let id = id2.clone();
+                move |_, d| system_disk(d, &id).first().is_some_and(|d| d.size == 60)
+            }),
+        ),
+        (
+            "systemDisk.performanceLevel",
+            json!({"systemDisk": {"category": "cloud_essd", "size": 60, "performanceLevel": "PL0"}}),
+            Box::new({
+                let id = id2.clone();
+                move |_, d| {
+                    system_disk(d, &id)
+                        .first()
+                        .is_some_and(|d| d.performance_level.as_deref() == Some("PL0"))
+                }
+            }),
+        ),
+        (
+            "deletionProtection",
+            json!({"deletionProtection": true}),
+            Box::new(|i, _| i.deletion_protection),
+        ),
+        (
+            "deletionProtection (back)",
+            json!({"deletionProtection": false}),
+            Box::new(|i, _| !i.deletion_protection),
+        ),
+        (
+            "hostName (restart)",
+            json!({"hostName": "edited-host"}),
+            Box::new(|i, _| i.host_name == "edited-host" && i.status == "Running"),
+        ),
+        (
+            "userData (restart)",
+            json!({"userData": user_data}),
+            Box::new(move |i, _| {
+                i.user_data.as_deref() == Some(encoded.as_str()) && i.status == "Running"
+            }),
+        ),
+        (
+            "privateIpAddress (restart)",
+            json!({"privateIpAddress": "10.40.1.50"}),
+            Box::new(|i, _| i.private_ip_address == "10.40.1.50" && i.status == "Running"),
+        ),
+        // ECS moves an instance to another vSwitch only without the old block's IPv6
+        // addresses: the same apply releases them (in place, before the restart).
+        (
+            "vSwitchId (restart)",
+            json!({"vSwitchId": vsw_b, "privateIpAddress": "10.40.2.50", "ipv6AddressCount": 0}),
+            Box::new(move |i, _| {
+                i.vswitch_id == vsw_b2
+                    && i.private_ip_address == "10.40.2.50"
+                    && i.ipv6_addresses.is_empty()
+                    && i.status == "Running"
+            }),
+        ),
+        (
+            "imageId (restart)",
+            json!({"imageId": other_image}),
+            Box::new({
+                let id = id2.clone();
+                move |i, d| {
+                    let system = system_disk(d, &id);
+                    i.image_id == other_image
+                        && i.status == "Running"
+                        && system.len() == 1
+                        && system[0].size == 60
+                }
+            }),
+        ),
+        (
+            "instanceChargeType",
+            json!({"instanceChargeType": "PrePaid", "period": 1, "periodUnit": "Month"}),
+            Box::new(|i, _| i.instance_charge_type == "PrePaid"),
+        ),
+        (
+            "autoRenew, autoRenewPeriod",
+            json!({"autoRenew": true, "autoRenewPeriod": 2}),
+            Box::new(|i, _| i.auto_renew == Some((true, 2))),
+        ),
+    ];
+    for (field, edit, check) in &rows {
+        let Value::Object(edit) = edit else {
+            unreachable!("rows are objects")
+        };
+        for (k, v) in edit {
+            spec[k] = v.clone();
+        }
+        e2e.apply(&instance(&spec)).await;
+        e2e.eventually(
+            &format!("{field}: the mock's instance changed"),
+            WAIT,
+            || async {
+                let i = e2e.instance(&id)?;
+                check(&i, &e2e.mock().disks()).then_some(())
+            },
+        )
+        .await;
+        wait_synced_generation(&e2e).await;
+    }
+    let system = system_disk(&e2e.mock().disks(), &id).len();
+    assert_eq!(system, 1, "the replaced system disk is released");
+
+    // Each immutable field: kubectl apply refuses the edited file with the message.
+    let refusals: Vec<(&str, Value, &str)> = vec![
+        (
+            "regionId",
+            json!({"regionId": "cn-hangzhou"}),
+            "regionId is immutable",
+        ),
+        (
+            "zoneId",
+            json!({"zoneId": "cn-beijing-b"}),
+            "zoneId is immutable",
+        ),
+        (
+            "dataDisks",
+            json!({"dataDisks": [{"category": "cloud_essd", "size": 30}]}),
+            "dataDisks are immutable",
+        ),
+        ("period", json!({"period": 2}), "period is immutable"),
+        (
+            "periodUnit",
+            json!({"periodUnit": "Week"}),
+            "periodUnit is immutable",
+        ),
+    ];
+    for (field, edit, message) in &refusals {
+        let mut edited = spec.clone();
+        let Value::Object(edit) = edit else {
+            unreachable!("rows are objects")
+        };
+        for (k, v) in edit {
+            edited[k] = v.clone();
+        }
+        let out = e2e
+            .kubectl(&["apply", "-f", "-"], Some(&instance(&edited)))
+            .await;
+        assert!(!out.success(), "{field}: kubectl apply should fail");
+        assert!(
+            out.stderr.contains(message),
+            "{field}: expected {message:?} in:\n{}",
+            out.stderr
+        );
+    }
+    let vpc_edit = network()[0].replace("\"enableIpv6\":true", "\"enableIpv6\":false");
+    let out = e2e.kubectl(&["apply", "-f", "-"], Some(&vpc_edit)).await;
+    assert!(
+        !out.success()
+            && out
+                .stderr
+                .contains("enableIpv6 is set when the VPC is created"),
+        "{}",
+        out.stderr
+    );
+    let vsw_edit = network()[2].replace("\"ipv6CidrBlock\":2", "\"ipv6CidrBlock\":3");
+    let out = e2e.kubectl(&["apply", "-f", "-"], Some(&vsw_edit)).await;
+    assert!(
+        !out.success()
+            && out
+                .stderr
+                .contains("ipv6CidrBlock is set when the VSwitch is created"),
+        "{}",
+        out.stderr
+    );
+    // Back to pay-as-you-go (ModifyInstanceChargeType), so the instance can be released.
+    for key in ["period", "periodUnit", "autoRenew", "autoRenewPeriod"] {
+        spec.as_object_mut().expect("an object").remove(key);
+    }
+    spec["instanceChargeType"] = json!("PostPaid");
+    e2e.apply(&instance(&spec)).await;
+    e2e.eventually("instanceChargeType: back to PostPaid", WAIT, || async {
+        (e2e.instance(&id)?.instance_charge_type == "PostPaid").then_some(())
+    })
+    .await;
+    wait_synced_generation(&e2e).await;
+    println!(
+        "{} field edits applied in place or through a restart, {} immutable edits refused",
+        rows.len(),
+        refusals.len() + 2
+    );
+    e2e.k(&["delete", "ecs", "every-field", "--wait=true"])
+        .await;
+    assert!(e2e.instance(&id).is_none());
+    e2e.finish().await;
+}
