@@ -52,6 +52,7 @@ pub use key_pairs::{
 };
 pub use request::{
     DataDisk, DescribeInstancesRequest, MAX_CLIENT_TOKEN_LEN, MAX_INSTANCE_IDS_PER_CALL,
+    MAX_TAG_FILTERED_INSTANCES,
     MAX_TAG_RESOURCES_PER_CALL, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
     RunInstancesRequest, StoppedMode, SystemDisk, resolve_client_token,
 };
