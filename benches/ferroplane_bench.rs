@@ -72,7 +72,7 @@ struct Args {
     #[arg(long, value_parser = alibaba_mock::parse_api_rate_limits)]
     api_rate_limit: Vec<alibaba_mock::ApiRateLimits>,
     /// Latency the mock adds to every ECS answer (e.g. 100ms).
-    #[arg(long, default_value = "0", value_parser = parse_duration)]
+    #[arg(long, default_value = "0ms", value_parser = parse_duration)]
     latency: Duration,
     /// Internal: run the controller against `--kubeconfig` (the child process).
     #[arg(long, hide = true)]

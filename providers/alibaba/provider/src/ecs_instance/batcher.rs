@@ -2,16 +2,15 @@
 //! credentials version, endpoint and region) is described by shared `DescribeInstances` calls of
 //! up to 100 IDs, so N instances cost ceil(N/100) calls per poll round instead of N.
 //!
-//! Two mechanisms make that hold although each object polls on its own schedule:
+//! Two mechanisms make that hold although each object polls on its own (jittered) schedule:
 //! - **Collection window.** A call waits a few milliseconds for other IDs; callers asking for
 //!   the same ID wait on the same call.
-//! - **Filling each call with the IDs due next.** Each object polls once per interval on its own
-//!   phase (the runtime's poll grid), so when an ID was last asked for tells when it will be
-//!   asked again. A call carries the IDs asked for and, up to a multiple of 100, the known IDs
-//!   due soonest; their answers wait (up to the freshness bound, the poll interval) for their
-//!   objects, which then need no call. In steady state every call is full: ceil(N/100) calls per
-//!   interval, spread over it, and only about one call's worth of answers is held at a time
-//!   (a sweep of all N IDs at once held N instances, the largest per-object cost at N = 10,000).
+//! - **Sweep and freshness.** A call also carries every other known ID whose answer is older than
+//!   half the freshness bound, and answers are reused while younger than the freshness bound (the
+//!   poll interval). The first object of a poll round therefore refreshes the others, which are
+//!   then answered from that sweep. Each object polls once per interval on its own phase (the
+//!   runtime's poll grid), so in steady state the first poll of a round finds every answer
+//!   older than half the bound: one sweep of all N IDs per interval, ceil(N/100) calls.
 //!
 //! Answers about instances in transition (Pending, Starting, Stopping) are never reused, and the
 //! external client [`invalidate`](Batcher::invalidate)s an instance whenever it changes it, so a
@@ -47,13 +46,19 @@ struct State {
     flush_scheduled: bool,
     /// Every ID asked for recently, with when it was last asked for.
     known: HashMap<String, Instant>,
-    /// Answers fetched ahead of their objects' polls, and when they arrived. An answer is
-    /// handed out once: each object's observe reads its own instance once per poll, so keeping
-    /// it after that would only hold memory (an `Instance` per managed object).
-    answers: HashMap<String, (Instant, Option<Box<Instance>>)>,
+    /// The last answer per ID and when it arrived.
+    answers: HashMap<String, (Instant, Answer)>,
     /// IDs of calls under way, with the callers that arrived after the call was sent: they
     /// ride along instead of starting another call.
     in_flight: HashMap<String, Flight>,
+}
+
+/// An answer is handed out once: each object's observe reads its own instance once per poll,
+/// so keeping it after that would only hold memory (an `Instance` per managed object). When
+/// it was read still counts for the sweep.
+enum Answer {
+    Unread(Option<Box<Instance>>),
+    Read,
 }
 
 #[derive(Default)]
@@ -113,13 +118,16 @@ impl Batcher {
             let mut state = self.lock();
             let now = Instant::now();
             state.known.insert(instance_id.to_owned(), now);
-            if let Some((at, instance)) = state.answers.remove(instance_id)
-                && now.duration_since(at) < self.freshness
+            if let Some((at, answer)) = state.answers.get_mut(instance_id)
+                && now.duration_since(*at) < self.freshness
+                && let Answer::Unread(instance) = answer
                 && instance
                     .as_ref()
                     .is_none_or(|i| !status::in_transition(&i.status))
             {
-                return Ok(instance.map(|boxed| *boxed));
+                let instance = instance.take().map(|boxed| *boxed);
+                *answer = Answer::Read;
+                return Ok(instance);
             }
             if let Some(flight) = state.in_flight.get_mut(instance_id).filter(|f| !f.stale) {
                 flight.riders.push(tx);
@@ -163,8 +171,7 @@ impl Batcher {
         self.lock().known.remove(instance_id);
     }
 
-    /// The IDs of the next call: those asked for, then, up to a multiple of 100, the known
-    /// ones due soonest.
+    /// The IDs of the next call: those asked for, then the known ones about to go stale.
     fn take_batch(
         &self,
     ) -> (
@@ -180,38 +187,23 @@ impl Batcher {
             .known
             .retain(|_, asked| now.duration_since(*asked) < forget_after);
         let known = &state.known;
-        let freshness = self.freshness;
-        state
-            .answers
-            .retain(|id, (at, _)| known.contains_key(id) && now.duration_since(*at) < freshness);
+        state.answers.retain(|id, _| known.contains_key(id));
         let waiters = std::mem::take(&mut state.waiters);
-        // The IDs asked for first: their callers wait, the others do not.
+        // The IDs asked for first: their callers wait, the swept ones do not.
         let mut ids: Vec<String> = waiters.keys().cloned().collect();
-        let room = ids.len().div_ceil(MAX_INSTANCE_IDS_PER_CALL).max(1) * MAX_INSTANCE_IDS_PER_CALL
-            - ids.len();
-        // An object is due one freshness bound (its poll interval) after it last asked. Due
-        // within half of it: fetched now, read soon. Overdue by more: its object has stopped
-        // polling (or asks on its own schedule), so fetching for it would be waste.
-        let ahead = self.freshness / 2;
-        let mut due: Vec<(Instant, &String)> = state
-            .known
-            .iter()
-            .filter(|(id, _)| {
-                !waiters.contains_key(*id)
-                    && !state.answers.contains_key(*id)
-                    && state.in_flight.get(*id).is_none_or(|f| f.stale)
-            })
-            .map(|(id, asked)| (*asked + freshness, id))
-            .filter(|(due, _)| *due <= now + ahead && now.saturating_duration_since(*due) <= ahead)
-            .collect();
-        if due.len() > room {
-            due.select_nth_unstable(room);
-            due.truncate(room);
+        for id in state.known.keys() {
+            let stale = state
+                .answers
+                .get(id)
+                .is_none_or(|(at, _)| now.duration_since(*at) >= self.freshness / 2);
+            if stale && state.in_flight.get(id).is_none_or(|f| f.stale) && !waiters.contains_key(id)
+            {
+                ids.push(id.clone());
+            }
         }
-        ids.extend(due.into_iter().map(|(_, id)| id.clone()));
         tracing::debug!(
             asked = waiters.len(),
-            ahead = ids.len() - waiters.len(),
+            swept = ids.len() - waiters.len(),
             known = state.known.len(),
             "describing a batch of instances"
         );
@@ -258,16 +250,16 @@ impl Batcher {
                         let instance = found.remove(id);
                         let flight = state.in_flight.remove(id).unwrap_or_default();
                         let callers = waiters.remove(id).unwrap_or_default();
-                        if callers.is_empty() && flight.riders.is_empty() {
-                            if !flight.stale {
-                                state
-                                    .answers
-                                    .insert(id.clone(), (now, instance.map(Box::new)));
-                            }
+                        let answer = if callers.is_empty() && flight.riders.is_empty() {
+                            Answer::Unread(instance.map(Box::new))
                         } else {
                             for tx in callers.into_iter().chain(flight.riders) {
                                 let _ = tx.send(Ok(instance.clone()));
                             }
+                            Answer::Read
+                        };
+                        if !flight.stale {
+                            state.answers.insert(id.clone(), (now, answer));
                         }
                     }
                 }
@@ -343,42 +335,18 @@ mod tests {
                 assert_eq!(found.unwrap().instance_id, id);
             }
         }
-        // Half a poll interval on, the first object to ask again costs a call, filled up to
-        // 100 IDs with the objects due next, whose answers wait for them (and nothing more:
-        // the answers held are one call's worth, not all 151).
+        // An answer is handed out once: asked again, the instance costs a call. Past half the
+        // freshness bound that call sweeps every known ID along (ceil(151/100) = 2 calls) ...
         tokio::time::sleep(FRESHNESS / 2 + Duration::from_millis(100)).await;
         let before = mock.stats().calls_of("DescribeInstances");
         assert!(batcher.describe(&ids[7]).await.unwrap().is_some());
-        assert_eq!(mock.stats().calls_of("DescribeInstances"), before + 1);
-        let ahead: Vec<String> = batcher.lock().answers.keys().cloned().collect();
-        assert_eq!(ahead.len(), 99);
-        assert!(!ahead.contains(&ids[7]));
-        // Those objects are answered without a call ...
-        assert_eq!(
-            batcher.describe(&ahead[0]).await.unwrap().map(|i| i.instance_id),
-            (ahead[0] != "i-does-not-exist").then(|| ahead[0].clone())
-        );
-        assert_eq!(mock.stats().calls_of("DescribeInstances"), before + 1);
-        // ... unless they changed meanwhile; that call carries the remaining due objects along.
-        batcher.invalidate(&ahead[1]);
-        batcher.describe(&ahead[1]).await.unwrap();
         assert_eq!(mock.stats().calls_of("DescribeInstances"), before + 2);
-        // Every other object of the round is answered from those two calls.
-        let read = [&ids[7], &ahead[0], &ahead[1]];
-        let rest: Vec<String> = asked
-            .iter()
-            .filter(|id| !read.contains(id))
-            .cloned()
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        assert_eq!(rest.len(), 148);
-        for id in &rest {
-            batcher.describe(id).await.unwrap();
-        }
+        // ... so the others are answered from the sweep, without a call ...
+        assert!(batcher.describe(&ids[8]).await.unwrap().is_some());
         assert_eq!(mock.stats().calls_of("DescribeInstances"), before + 2);
-        // An answer is handed out once: asked again at once, an instance costs a call.
-        assert!(batcher.describe(&ids[7]).await.unwrap().is_some());
+        // ... unless they changed meanwhile.
+        batcher.invalidate(&ids[9]);
+        assert!(batcher.describe(&ids[9]).await.unwrap().is_some());
         assert_eq!(mock.stats().calls_of("DescribeInstances"), before + 3);
         mock.shutdown().await;
     }
