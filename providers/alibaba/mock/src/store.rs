@@ -742,7 +742,13 @@ mod tests {
             };
             let (mut count, mut after) = (0, None);
             loop {
-                let page = store.describe(&acct, "cn-hangzhou", &filters, Paging::Token { after, max: 100 }, now());
+                let page = store.describe(
+                    &acct,
+                    "cn-hangzhou",
+                    &filters,
+                    Paging::Token { after, max: 100 },
+                    now(),
+                );
                 count += page.instances.len();
                 match page.next {
                     Some(next) => after = Some(next),
@@ -751,8 +757,14 @@ mod tests {
             }
         };
         // 1,100 carry the tag; by key alone or by key and value, 1,000 of them are listed.
-        assert_eq!(listed(&store, vec![("team".into(), None)]), MAX_TAG_FILTERED_INSTANCES);
-        assert_eq!(listed(&store, vec![("team".into(), Some("a".into()))]), MAX_TAG_FILTERED_INSTANCES);
+        assert_eq!(
+            listed(&store, vec![("team".into(), None)]),
+            MAX_TAG_FILTERED_INSTANCES
+        );
+        assert_eq!(
+            listed(&store, vec![("team".into(), Some("a".into()))]),
+            MAX_TAG_FILTERED_INSTANCES
+        );
         // Without a tag filter every instance is listed.
         assert_eq!(listed(&store, Vec::new()), 1105);
     }

@@ -115,9 +115,9 @@ impl ClientCache {
                     self.calls.clone(),
                 ))
             }),
-            owners: self.batch_window.map(|window| {
-                Arc::new(OwnerSearch::new(ecs.clone(), window, self.calls.clone()))
-            }),
+            owners: self
+                .batch_window
+                .map(|window| Arc::new(OwnerSearch::new(ecs.clone(), window, self.calls.clone()))),
             ecs,
         };
         entry.regions.insert(region.to_owned(), client.clone());

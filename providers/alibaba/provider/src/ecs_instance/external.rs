@@ -24,10 +24,10 @@ use super::client_cache::RegionClient;
 use super::diff::{self, InPlace, Power, RestartBound, status};
 use super::field_diffs::Observed;
 use super::late_init::late_init;
-use super::owner_search::outcome_unknown;
 use super::observation::{
     CONN_INSTANCE_ID, connection_details, readiness, status as observed_status,
 };
+use super::owner_search::outcome_unknown;
 use super::recent_creations::RecentCreations;
 use super::reconcile_error::reconcile_error;
 use super::spec_mapping::{

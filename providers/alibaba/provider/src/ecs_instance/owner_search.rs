@@ -138,7 +138,9 @@ impl OwnerSearch {
             if let Some((id, _)) = state.created.get(uid) {
                 return Ok(Some(id.clone()));
             }
-            let mut need = self.born.max(now.checked_sub(LISTING_LIFETIME).unwrap_or(now));
+            let mut need = self
+                .born
+                .max(now.checked_sub(LISTING_LIFETIME).unwrap_or(now));
             if let Some(at) = state.uncertain.get(uid) {
                 need = need.max(*at);
             }
@@ -365,11 +367,14 @@ mod tests {
         let mut owned = HashMap::new();
         for n in 0..150 {
             let uid = format!("uid-{n}");
-            let ids = mock.create_instances(DEFAULT_ACCOUNT_ID, &spec(&uid), 1).unwrap();
+            let ids = mock
+                .create_instances(DEFAULT_ACCOUNT_ID, &spec(&uid), 1)
+                .unwrap();
             owned.insert(uid, ids[0].clone());
         }
         // The oldest of two instances of one owner is the one found.
-        mock.create_instances(DEFAULT_ACCOUNT_ID, &spec("uid-7"), 1).unwrap();
+        mock.create_instances(DEFAULT_ACCOUNT_ID, &spec("uid-7"), 1)
+            .unwrap();
         let asked: Vec<String> = (0..60).map(|n| format!("uid-{}", n * 3)).collect();
         let found = futures::future::join_all(asked.iter().map(|uid| {
             let search = Arc::clone(&search);
@@ -381,20 +386,34 @@ mod tests {
         for (uid, found) in asked.iter().zip(found) {
             assert_eq!(found.as_ref(), owned.get(uid), "{uid}");
         }
-        assert_eq!(search.find("uid-7").await.unwrap().as_ref(), owned.get("uid-7"));
+        assert_eq!(
+            search.find("uid-7").await.unwrap().as_ref(),
+            owned.get("uid-7")
+        );
         // Later askers are answered from that listing, new objects included.
         assert_eq!(search.find("uid-new").await.unwrap(), None);
         assert_eq!(describe_calls(&mock), 2);
         // A create of this process is answered from memory ...
         search.created("uid-new", "i-made-here");
-        assert_eq!(search.find("uid-new").await.unwrap().as_deref(), Some("i-made-here"));
+        assert_eq!(
+            search.find("uid-new").await.unwrap().as_deref(),
+            Some("i-made-here")
+        );
         // ... and one whose outcome is unknown waits for a listing started after it.
-        let lost = mock.create_instances(DEFAULT_ACCOUNT_ID, &spec("uid-lost"), 1).unwrap();
+        let lost = mock
+            .create_instances(DEFAULT_ACCOUNT_ID, &spec("uid-lost"), 1)
+            .unwrap();
         assert_eq!(search.find("uid-lost").await.unwrap(), None);
         search.outcome_unknown("uid-lost");
-        assert_eq!(search.find("uid-lost").await.unwrap(), Some(lost[0].clone()));
+        assert_eq!(
+            search.find("uid-lost").await.unwrap(),
+            Some(lost[0].clone())
+        );
         assert_eq!(describe_calls(&mock), 4);
-        assert_eq!(search.find("uid-lost").await.unwrap(), Some(lost[0].clone()));
+        assert_eq!(
+            search.find("uid-lost").await.unwrap(),
+            Some(lost[0].clone())
+        );
         assert_eq!(describe_calls(&mock), 4);
         mock.shutdown().await;
     }
@@ -402,9 +421,15 @@ mod tests {
     #[tokio::test]
     async fn past_the_tag_filter_limit_the_listing_is_taken_unfiltered() {
         let (mock, search) = setup().await;
-        mock.create_instances(DEFAULT_ACCOUNT_ID, &spec("bulk"), MAX_TAG_FILTERED_INSTANCES)
+        mock.create_instances(
+            DEFAULT_ACCOUNT_ID,
+            &spec("bulk"),
+            MAX_TAG_FILTERED_INSTANCES,
+        )
+        .unwrap();
+        let late = mock
+            .create_instances(DEFAULT_ACCOUNT_ID, &spec("late"), 1)
             .unwrap();
-        let late = mock.create_instances(DEFAULT_ACCOUNT_ID, &spec("late"), 1).unwrap();
         // ECS lists 1,000 of the 1,001 tagged instances by the tag; all of them unfiltered.
         assert_eq!(search.find("late").await.unwrap(), Some(late[0].clone()));
         assert_eq!(describe_calls(&mock), 10 + 11);
