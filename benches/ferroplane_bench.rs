@@ -10,7 +10,8 @@
 //! 3. Kubernetes writes per created object, ECS calls by action;
 //! 4. steady state: DescribeInstances calls per poll round, batched, then with batching off
 //!    (one call per object, what Crossplane does) after restarting the controller;
-//! 5. the controller's peak resident memory (VmHWM).
+//! 5. the controller's peak resident memory (VmHWM), and per ECSInstance above its resident
+//!    memory before the first object.
 //!
 //! The last line of stdout is one JSON object with the headline figures.
 
@@ -71,7 +72,7 @@ struct Args {
     #[arg(long, value_parser = alibaba_mock::parse_api_rate_limits)]
     api_rate_limit: Vec<alibaba_mock::ApiRateLimits>,
     /// Latency the mock adds to every ECS answer (e.g. 100ms).
-    #[arg(long, default_value = "0", value_parser = parse_duration)]
+    #[arg(long, default_value = "0ms", value_parser = parse_duration)]
     latency: Duration,
     /// Internal: run the controller against `--kubeconfig` (the child process).
     #[arg(long, hide = true)]
@@ -188,9 +189,18 @@ impl Child {
 
     /// Peak resident memory of the child in MiB, from /proc.
     fn peak_rss_mib(&self) -> Option<f64> {
+        self.status_mib("VmHWM:")
+    }
+
+    /// Resident memory of the child now, in MiB.
+    fn rss_mib(&self) -> Option<f64> {
+        self.status_mib("VmRSS:")
+    }
+
+    fn status_mib(&self, field: &str) -> Option<f64> {
         let pid = self.process.id()?;
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let line = status.lines().find(|l| l.starts_with(field))?;
         let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
         Some(kib / 1024.0)
     }
@@ -251,10 +261,16 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
     // 2. The controller, then N ECSInstances until all are Ready.
     env.reset_writes().await?;
     let child = Child::spawn(&args, &env.kubeconfig(), &env.ecs_endpoint(), true)?;
+    // The controller's memory with no object yet (caches synced, empty): the base the
+    // per-instance figure is counted from.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let base_rss = child.rss_mib().unwrap_or(f64::NAN);
     let started = Instant::now();
     create_instances(&client, BENCH_NAMESPACE, n, args.concurrency as usize).await?;
     let created = started.elapsed();
-    wait_all_ready(&client, n, Duration::from_secs(600)).await?;
+    // About 20 ms per instance on the 2-core VM at N = 10,000; ample beyond that.
+    let ready_timeout = Duration::from_secs(600).max(Duration::from_millis(50) * n as u32);
+    wait_all_ready(&client, n, ready_timeout).await?;
     let to_ready = started.elapsed();
     println!(
         "ready: all {n} Ready after {:.2} s (applying them took {:.2} s); {:.2}x the floor",
@@ -325,7 +341,10 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
     let peak_rss = child.peak_rss_mib().unwrap_or(f64::NAN);
     child.stop().await;
     println!("steady state, batched: {batched:.1} DescribeInstances per poll round");
-    println!("controller peak RSS: {peak_rss:.1} MiB");
+    let kib_per_instance = (peak_rss - base_rss) * 1024.0 / n as f64;
+    println!(
+        "controller peak RSS: {peak_rss:.1} MiB; {base_rss:.1} MiB before the first object, so {kib_per_instance:.2} KiB per ECSInstance above that"
+    );
 
     // ... and unbatched, with a fresh controller (one DescribeInstances per object).
     let child = Child::spawn(&args, &env.kubeconfig(), &env.ecs_endpoint(), false)?;
@@ -351,6 +370,8 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
         "throttled_fraction": round2(throttled_fraction * 1000.0) / 1000.0,
         "quota_floor_seconds": quota_floor.map(round2),
         "peak_rss_mib": round2(peak_rss),
+        "base_rss_mib": round2(base_rss),
+        "kib_per_instance": round2(kib_per_instance),
     });
     println!("{summary}");
     Ok(())

@@ -127,9 +127,16 @@ impl Filters {
             && eq(&self.vswitch_id, &i.vswitch_id)
             && eq(&self.instance_type, i.instance_type.id)
             && eq(&self.image_id, i.image.id)
-            && self.tags.iter().all(|(k, v)| i.has_tag(k, v.as_deref()))
+            && self.has_tags(i)
+    }
+
+    fn has_tags(&self, i: &StoredInstance) -> bool {
+        self.tags.iter().all(|(k, v)| i.has_tag(k, v.as_deref()))
     }
 }
+
+/// How many tagged instances a tag-filtered `DescribeInstances` considers, over all pages.
+pub const MAX_TAG_FILTERED_INSTANCES: usize = 1000;
 
 /// Every instance of the mock.
 #[derive(Default)]
@@ -586,7 +593,17 @@ impl Store {
             Paging::Token { after, max } => (0, max, after),
         };
         let mut skipped = 0;
-        for instance in matching.filter(|i| filters.matches(i, now)) {
+        // ECS resolves a tag filter to at most 1,000 tagged instances and lists only those (its
+        // reference for `Tag.N.Key`): a larger tagged fleet is listed incompletely, silently.
+        let mut tagged = 0;
+        let capped = matching.take_while(|i| {
+            if filters.tags.is_empty() || !filters.has_tags(i) {
+                return true;
+            }
+            tagged += 1;
+            tagged <= MAX_TAG_FILTERED_INSTANCES
+        });
+        for instance in capped.filter(|i| filters.matches(i, now)) {
             total += 1;
             if after.is_some_and(|a| instance.seq <= a) {
                 continue;
@@ -808,6 +825,59 @@ mod tests {
         assert!(!glob_match("w*x*1", "web-1"));
         assert!(glob_match("*", ""));
         assert!(!glob_match("ab*ba", "aba"));
+    }
+
+    #[test]
+    fn a_tag_filter_lists_at_most_1000_tagged_instances() {
+        let mut store = Store::default();
+        let acct: Arc<str> = Arc::from("1");
+        let tagged = LaunchSpec {
+            tags: vec![("team".into(), "a".into())],
+            ..spec()
+        };
+        store
+            .launch(&acct, &tagged, 100, now(), Duration::ZERO, None)
+            .unwrap();
+        store
+            .launch(&acct, &spec(), 5, now(), Duration::ZERO, None)
+            .unwrap();
+        for _ in 0..10 {
+            store
+                .launch(&acct, &tagged, 100, now(), Duration::ZERO, None)
+                .unwrap();
+        }
+        let listed = |store: &Store, tags: Vec<(String, Option<String>)>| {
+            let filters = Filters {
+                tags,
+                ..Filters::default()
+            };
+            let (mut count, mut after) = (0, None);
+            loop {
+                let page = store.describe(
+                    &acct,
+                    "cn-hangzhou",
+                    &filters,
+                    Paging::Token { after, max: 100 },
+                    now(),
+                );
+                count += page.instances.len();
+                match page.next {
+                    Some(next) => after = Some(next),
+                    None => return count,
+                }
+            }
+        };
+        // 1,100 carry the tag; by key alone or by key and value, 1,000 of them are listed.
+        assert_eq!(
+            listed(&store, vec![("team".into(), None)]),
+            MAX_TAG_FILTERED_INSTANCES
+        );
+        assert_eq!(
+            listed(&store, vec![("team".into(), Some("a".into()))]),
+            MAX_TAG_FILTERED_INSTANCES
+        );
+        // Without a tag filter every instance is listed.
+        assert_eq!(listed(&store, Vec::new()), 1105);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Clients cached per configuration version: one credentials provider per (config UID, config
-//! generation, Secret resourceVersion) and, under it, one ECS client and one observation batcher
-//! per region. A new version replaces the old entry, so rotated keys are used at once and stale
+//! generation, Secret resourceVersion) and, under it, one ECS client, one observation batcher and
+//! one owner search per region. A new version replaces the old entry, so rotated keys are used at once and stale
 //! clients are dropped.
 
 use std::collections::HashMap;
@@ -15,6 +15,7 @@ use alibaba_sdk::vpc::{VpcClient, vpc_endpoint};
 use ferroplane_runtime::ExternalCalls;
 
 use super::batcher::Batcher;
+use super::owner_search::OwnerSearch;
 use crate::config_resolution::{ConfigError, ResolvedConfig};
 use crate::options::ClientOverrides;
 
@@ -26,6 +27,9 @@ pub struct RegionClient {
     pub vpc: VpcClient,
     /// `None` when batching is off.
     pub batcher: Option<Arc<Batcher>>,
+    /// The owner-tag search shared by the objects of this client; `None` when batching is off
+    /// (then every object searches on its own).
+    pub owners: Option<Arc<OwnerSearch>>,
 }
 
 struct Entry {
@@ -111,6 +115,9 @@ impl ClientCache {
                     self.calls.clone(),
                 ))
             }),
+            owners: self
+                .batch_window
+                .map(|window| Arc::new(OwnerSearch::new(ecs.clone(), window, self.calls.clone()))),
             ecs,
         };
         entry.regions.insert(region.to_owned(), client.clone());

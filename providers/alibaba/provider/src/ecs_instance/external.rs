@@ -27,6 +27,7 @@ use super::late_init::late_init;
 use super::observation::{
     CONN_INSTANCE_ID, connection_details, readiness, status as observed_status,
 };
+use super::owner_search::outcome_unknown;
 use super::recent_creations::RecentCreations;
 use super::reconcile_error::reconcile_error;
 use super::spec_mapping::{
@@ -97,8 +98,24 @@ impl EcsExternal {
         }
     }
 
-    /// The instance an earlier create made for this object, found by its UID tag.
+    /// The instance an earlier create made for this object, found by its UID tag: through the
+    /// search shared by every object of this client, or with a call of its own.
     async fn find_by_uid(&self, uid: &str) -> Result<Option<Instance>, ReconcileError> {
+        let Some(owners) = &self.client.owners else {
+            return self.search_by_uid(uid).await;
+        };
+        let id = owners
+            .find(uid)
+            .await
+            .map_err(|e| reconcile_error(&e, &self.config))?;
+        match id {
+            Some(id) => self.describe(&id).await,
+            None => Ok(None),
+        }
+    }
+
+    /// One `DescribeInstances` by the object's UID tag.
+    async fn search_by_uid(&self, uid: &str) -> Result<Option<Instance>, ReconcileError> {
         let request = DescribeInstancesRequest {
             tags: vec![Tag::new(UID_TAG, uid)],
             ..DescribeInstancesRequest::default()
@@ -665,10 +682,19 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             key.uid(),
             password.clone(),
         );
-        let response = self
-            .call("RunInstances", self.client.ecs.run_instances(&request))
-            .await?;
+        let result = self.client.ecs.run_instances(&request).await;
+        record_call(&self.calls, "RunInstances", &result);
+        let owners = self.client.owners.as_ref();
+        let response = result.map_err(|e| {
+            if let Some(owners) = owners.filter(|_| outcome_unknown(&e)) {
+                owners.outcome_unknown(key.uid());
+            }
+            reconcile_error(&e, &self.config)
+        })?;
         let id = response.instance_ids().first().cloned().ok_or_else(|| {
+            if let Some(owners) = owners {
+                owners.outcome_unknown(key.uid());
+            }
             ReconcileError::retryable(
                 "InvalidResponse",
                 format!(
@@ -678,6 +704,9 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             )
         })?;
         self.recent.record(&id);
+        if let Some(owners) = owners {
+            owners.created(key.uid(), &id);
+        }
         self.inputs
             .record(key.uid(), Self::digests(mr, password.as_ref()));
         Ok(Creation::new(&id).with_connection_details(

@@ -6,7 +6,7 @@
 //!   (`client_cache`).
 //! - `external`: `observe` through the `batcher` (one `DescribeInstances` for up to 100
 //!   instances sharing credentials, endpoint and region), or by the `ferroplane.io/uid` tag when
-//!   the instance ID is unknown; `create` with `RunInstances`; `update` from the `diff` plan;
+//!   the instance ID is unknown (`owner_search`: one listing shared by every new object); `create` with `RunInstances`; `update` from the `diff` plan;
 //!   `delete` with `DeleteInstance`. `applied_inputs` and `recent_creations` remember what ECS
 //!   does not report back.
 //! - Pure mapping: `spec_mapping` (spec → `RunInstances`), `field_classes` (the class of every
@@ -32,6 +32,7 @@ mod field_classes;
 mod field_diffs;
 mod late_init;
 mod observation;
+mod owner_search;
 mod recent_creations;
 mod reconcile_error;
 mod spec_mapping;

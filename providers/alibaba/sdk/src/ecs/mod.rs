@@ -52,8 +52,8 @@ pub use key_pairs::{
 };
 pub use request::{
     DataDisk, DescribeInstancesRequest, MAX_CLIENT_TOKEN_LEN, MAX_INSTANCE_IDS_PER_CALL,
-    MAX_TAG_RESOURCES_PER_CALL, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
-    RunInstancesRequest, StoppedMode, SystemDisk, resolve_client_token,
+    MAX_TAG_FILTERED_INSTANCES, MAX_TAG_RESOURCES_PER_CALL, ModifyInstanceAttributeRequest,
+    ModifyInstanceSpecRequest, RunInstancesRequest, StoppedMode, SystemDisk, resolve_client_token,
 };
 pub use response::{
     AckResponse, DescribeInstanceAttributeResponse, DescribeInstancesResponse,

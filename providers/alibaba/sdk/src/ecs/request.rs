@@ -241,9 +241,18 @@ pub struct DescribeInstancesRequest {
     pub vswitch_id: Option<String>,
     pub zone_id: Option<String>,
     pub tags: Vec<Tag>,
+    /// Tag keys whatever their value (`Tag.N.Key` without `Tag.N.Value`), after `tags`. ECS
+    /// considers at most 1,000 instances carrying the tags of a filter (more need
+    /// `ListTagResources` or an unfiltered listing): see [`MAX_TAG_FILTERED_INSTANCES`].
+    pub tag_keys: Vec<String>,
     /// Page size, at most 100 (the default here).
     pub max_results: Option<u32>,
 }
+
+/// How many instances a tag-filtered `DescribeInstances` considers at most, over all its pages
+/// (the API reference of `Tag.N.Key`: "up to 1,000 resources to which the tag is added are
+/// returned").
+pub const MAX_TAG_FILTERED_INSTANCES: usize = 1000;
 
 impl DescribeInstancesRequest {
     /// The API parameters of one page. `instance_ids` must hold at most 100 IDs; callers batch.
@@ -260,6 +269,9 @@ impl DescribeInstancesRequest {
             .set("MaxResults", self.max_results.unwrap_or(100).clamp(1, 100))
             .opt("NextToken", next_token.filter(|t| !t.is_empty()));
         set_tags(&mut p, &self.tags);
+        for (i, key) in self.tag_keys.iter().enumerate() {
+            p.set(format!("Tag.{}.Key", self.tags.len() + i + 1), key);
+        }
         p
     }
 }
@@ -405,9 +417,13 @@ mod tests {
         let request = DescribeInstancesRequest {
             status: Some("Running".into()),
             tags: vec![Tag::new("env", "dev")],
+            tag_keys: vec!["team".into()],
             ..DescribeInstancesRequest::default()
         };
         let p = request.to_params(&["i-1".into(), "i-2".into()], Some("tok"));
+        // A key alone matches any value: no `Tag.2.Value` at all (an empty one would be a value).
+        assert_eq!(p.get("Tag.2.Key"), Some("team"));
+        assert!(!p.contains("Tag.2.Value"));
         assert_eq!(p.get("InstanceIds"), Some(r#"["i-1","i-2"]"#));
         assert_eq!(p.get("MaxResults"), Some("100"));
         assert_eq!(p.get("NextToken"), Some("tok"));
