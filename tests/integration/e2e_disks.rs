@@ -69,6 +69,39 @@ pub(crate) async fn a_disk_and_a_key_pair_through_their_whole_life() {
     let object = e2e.k(&["get", GENERATED, "-o", "yaml"]).await;
     assert!(!object.contains(private.trim()) && !object.contains("PRIVATE KEY"));
 
+    // The key pair changes in place on the Ready instance (DetachKeyPair, AttachKeyPair): to
+    // the generated one, by its name.
+    let other = e2e.jsonpath(GENERATED, name).await;
+    let swap = format!(
+        r#"[{{"op":"remove","path":"/spec/forProvider/keyPairNameRef"}},{{"op":"replace","path":"/spec/forProvider/keyPairName","value":"{other}"}}]"#
+    );
+    let swapped = e2e
+        .kubectl(&["patch", INSTANCE, "--type", "json", "-p", &swap], None)
+        .await;
+    assert!(swapped.success(), "{}", swapped.stderr);
+    e2e.eventually(
+        "the mock's instance to hold the other key pair",
+        WAIT,
+        || async {
+            (e2e.mock().instance_key_pair(&instance_id).as_deref() == Some(other.as_str()))
+                .then_some(())
+        },
+    )
+    .await;
+    let generation = e2e.jsonpath(INSTANCE, "{.metadata.generation}").await;
+    e2e.wait_jsonpath(
+        INSTANCE,
+        "{.status.conditions[?(@.type=='Synced')].observedGeneration}",
+        &generation,
+    )
+    .await;
+    e2e.wait_jsonpath(
+        INSTANCE,
+        "{.status.conditions[?(@.type=='Synced')].status}",
+        "True",
+    )
+    .await;
+
     // The disk is attached to the instance, by reference.
     let disk_id = e2e.jsonpath(DISK, name).await;
     assert!(disk_id.starts_with("d-"), "{disk_id}");
