@@ -256,7 +256,16 @@ impl Shared {
         };
         let action = from("x-acs-action", "Action")?;
         let label = action_label(&action);
-        lock(&self.counters).call(label);
+        {
+            let mut counters = lock(&self.counters);
+            counters.call(label);
+            if label == "DescribeInstances"
+                && let Some(ids) = params.get("InstanceIds")
+            {
+                let named = serde_json::from_str::<Vec<String>>(ids).map_or(0, |ids| ids.len());
+                counters.described(named as u64);
+            }
+        }
         let version = from("x-acs-version", "Version")?;
         let product = match version.as_str() {
             ecs_actions::VERSION => Product::Ecs,

@@ -19,6 +19,10 @@ pub struct MockStats {
     pub instances_live: u64,
     /// Responses dropped by the `dropRate` fault (the calls were processed).
     pub dropped_responses: u64,
+    /// Instance IDs named in `DescribeInstances` calls (`InstanceIds`), all calls together:
+    /// with `calls`, how full the batched reads were.
+    #[serde(default)]
+    pub instance_ids_described: u64,
 }
 
 impl MockStats {
@@ -40,6 +44,7 @@ pub struct Counters {
     calls: BTreeMap<&'static str, u64>,
     errors: BTreeMap<String, u64>,
     dropped: u64,
+    described: u64,
 }
 
 impl Counters {
@@ -58,6 +63,11 @@ impl Counters {
         }
     }
 
+    /// Counts the instance IDs one `DescribeInstances` call names.
+    pub fn described(&mut self, ids: u64) {
+        self.described += ids;
+    }
+
     /// Counts one dropped response.
     pub fn dropped(&mut self) {
         self.dropped += 1;
@@ -73,6 +83,7 @@ impl Counters {
                 .collect(),
             errors: self.errors.clone(),
             dropped_responses: self.dropped,
+            instance_ids_described: self.described,
             ..MockStats::default()
         }
     }
