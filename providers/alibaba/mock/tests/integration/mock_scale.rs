@@ -66,6 +66,8 @@ async fn hundred_thousand_instances() {
     let tagged = s
         .describe(&[("Tag.1.Key", "fleet"), ("PageSize", "1")])
         .await;
-    assert_eq!(tagged["TotalCount"], 100_000);
+    // ECS resolves a tag filter to at most 1,000 tagged instances (its reference for
+    // `Tag.N.Key`): the 100,000 tagged ones are listed as 1,000.
+    assert_eq!(tagged["TotalCount"], 1_000);
     assert_eq!(mock.stats().calls_of("DescribeInstances"), 103);
 }
