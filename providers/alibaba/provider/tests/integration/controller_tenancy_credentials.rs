@@ -535,10 +535,18 @@ async fn a_signature_mismatch_leaves_no_access_key_id_in_status_or_events() {
         !status.to_lowercase().contains("string to sign is"),
         "{status}"
     );
-    let events = ferroplane_testkit::events::about(&env.client, NS, "mismatched").await;
-    assert!(!events.is_empty(), "the failure was recorded as events");
+    // Events are published beside the status write, not before it: wait for them.
+    ferroplane_testkit::eventually("the failure recorded as events")
+        .within(WAIT)
+        .until_async(|| async {
+            !ferroplane_testkit::events::about(&env.client, NS, "mismatched")
+                .await
+                .is_empty()
+        })
+        .await;
     let events = format!(
-        "{events:?} {:?}",
+        "{:?} {:?}",
+        ferroplane_testkit::events::about(&env.client, NS, "mismatched").await,
         ferroplane_testkit::events::about(&env.client, NS, "mismatch").await
     );
     assert!(!events.contains(key_id), "{events}");
