@@ -919,42 +919,22 @@ async fn delete_preconditions(client: &Client, ns: &str, steps: &mut Steps) {
 async fn create_errors(client: &Client, ns: &str, steps: &mut Steps) {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
     let name_only = |v: Value| json!({"name": v["metadata"]["name"]});
-    steps.record(
-        &api.create(
-            &PostParams::default(),
-            &config_map("dup", json!({}), json!({})),
-        )
-        .await,
-        name_only,
-    );
-    steps.record(
-        &api.create(
-            &PostParams::default(),
-            &config_map("dup", json!({}), json!({})),
-        )
-        .await,
-        name_only,
-    );
-    steps.record(
-        &api.create(
-            &PostParams::default(),
-            &config_map("Not_Valid", json!({}), json!({})),
-        )
-        .await,
-        name_only,
-    );
-    let mut generated = config_map("", json!({}), json!({}));
-    generated.metadata.name = None;
+    let mut nameless = config_map("", json!({}), json!({}));
+    nameless.metadata.name = None;
+    let mut generated = nameless.clone();
     generated.metadata.generate_name = Some("gen-".to_owned());
-    steps.record(
-        &api.create(&PostParams::default(), &generated).await,
-        name_only,
-    );
-    generated.metadata.generate_name = None;
-    steps.record(
-        &api.create(&PostParams::default(), &generated).await,
-        name_only,
-    );
+    let duplicate = config_map("dup", json!({}), json!({}));
+    // Created, refused as a duplicate, refused as an invalid name, named by the server,
+    // refused without a name.
+    for body in [
+        &duplicate,
+        &duplicate,
+        &config_map("Not_Valid", json!({}), json!({})),
+        &generated,
+        &nameless,
+    ] {
+        steps.record(&api.create(&PostParams::default(), body).await, name_only);
+    }
     steps.record(&api.get("absent").await, name_only);
     let bad_label = config_map("labelled", json!({"bad key": "v"}), json!({}));
     steps.record(

@@ -7,12 +7,14 @@ use std::future::Future;
 use std::sync::Arc;
 
 use alibaba_sdk::Error;
+use alibaba_sdk::vpc::Tag;
 use ferroplane_apis::alibabacloud::{SecurityGroup, VPC, VSwitch};
 use ferroplane_runtime::{
     Connector, ExternalCalls, ExternalClient, ManagedResource, ReconcileError,
 };
 use kube::ResourceExt;
 
+use super::attributes::AttributeDiff;
 use super::errors::network_error;
 use crate::config_resolution::{ConfigResolver, ResolvedConfigs};
 use crate::ecs_instance::{ClientCache, RegionClient};
@@ -124,6 +126,34 @@ impl NetworkClients {
         self.raw(action, call)
             .await
             .map_err(|e| network_error(&e, &self.config, self.product))
+    }
+
+    /// Applies the tag half of an attribute diff through the VPC API (`TagResources`,
+    /// `UnTagResources`) to the resource `id` of `resource_type` (`VPC` or `VSWITCH`).
+    pub async fn sync_vpc_api_tags(
+        &self,
+        resource_type: &str,
+        id: &str,
+        diff: &AttributeDiff,
+    ) -> Result<(), ReconcileError> {
+        if !diff.set.is_empty() {
+            let tags: Vec<Tag> = diff.set.iter().map(|(k, v)| Tag::new(k, v)).collect();
+            self.call(
+                "TagResources",
+                self.region.vpc.tag_resource(resource_type, id, &tags),
+            )
+            .await?;
+        }
+        if !diff.remove.is_empty() {
+            self.call(
+                "UnTagResources",
+                self.region
+                    .vpc
+                    .untag_resource(resource_type, id, &diff.remove),
+            )
+            .await?;
+        }
+        Ok(())
     }
 
     /// Sends one call and counts it, leaving the error to the caller (for codes that are

@@ -155,21 +155,7 @@ impl ExternalClient<VSwitch> for NetworkClients {
             )
             .await?;
         }
-        if !diff.set.is_empty() {
-            let tags: Vec<Tag> = diff.set.iter().map(|(k, v)| Tag::new(k, v)).collect();
-            self.call(
-                "TagResources",
-                self.region.vpc.tag_resource("VSWITCH", id, &tags),
-            )
-            .await?;
-        }
-        if !diff.remove.is_empty() {
-            self.call(
-                "UnTagResources",
-                self.region.vpc.untag_resource("VSWITCH", id, &diff.remove),
-            )
-            .await?;
-        }
+        self.sync_vpc_api_tags("VSWITCH", id, &diff).await?;
         Ok(Update::done())
     }
 
