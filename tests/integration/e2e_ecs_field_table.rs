@@ -6,7 +6,10 @@
 //! `ipv6CidrBlock`, two security groups), a burstable type, so that every row has a field to
 //! change. Other e2e edit the rest: instanceName, tags, instanceType, desiredStatus
 //! (e2e_ecs), internetChargeType, httpTokens, httpPutResponseHopLimit, ramRoleName,
-//! resourceGroupId, deploymentSetId (e2e_ecs_fields).
+//! resourceGroupId, deploymentSetId (e2e_ecs_fields), keyPairName (e2e_disks). The password
+//! is changed twice: by pointing `passwordSecretRef` at another Secret, and by changing that
+//! Secret. Last, the network's own in-place fields (name, description, tags of the VPC, a
+//! vSwitch and a security group) are edited with kubectl and read back from the cloud.
 
 use std::time::Duration;
 
@@ -20,6 +23,17 @@ use crate::support::E2e;
 
 const ZONE: &str = "cn-beijing-a";
 const WAIT: Duration = Duration::from_secs(60);
+/// Logon passwords of the instance, in the order it gets them.
+const PASSWORDS: [&str; 3] = ["First-pass1", "Second-pass2", "Third-pass3"];
+
+fn password_secret(name: &str, password: &str) -> String {
+    json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": name},
+        "stringData": {"password": password},
+    })
+    .to_string()
+}
 
 /// The network's objects, one JSON document each (kubectl reads a JSON stream only one object
 /// at a time).
@@ -105,6 +119,9 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
     let fw_1 = external_name(&e2e, "securitygroup/v6-fw-1").await;
     let fw_2 = external_name(&e2e, "securitygroup/v6-fw-2").await;
 
+    e2e.apply(&password_secret("logon-1", PASSWORDS[0])).await;
+    e2e.apply(&password_secret("logon-2", PASSWORDS[1])).await;
+
     let mut spec = json!({
         "regionId": "cn-beijing", "zoneId": ZONE,
         "imageId": "aliyun_3_x64_20G_alibase_20240528.vhd",
@@ -115,6 +132,7 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
         "creditSpecification": "Standard",
         "systemDisk": {"category": "cloud_essd", "size": 40, "performanceLevel": "PL1"},
         "dataDisks": [{"category": "cloud_essd", "size": 20}],
+        "passwordSecretRef": {"name": "logon-1", "key": "password"},
         "allowRestart": true,
     });
     e2e.apply(&instance(&spec)).await;
@@ -124,6 +142,11 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
         launched.ipv6_addresses.len(),
         1,
         "Ipv6AddressCount at launch"
+    );
+    assert_eq!(
+        launched.password_digest,
+        Some(alibaba_mock::password_digest(PASSWORDS[0])),
+        "the password at launch"
     );
     wait_synced_generation(&e2e).await;
 
@@ -223,6 +246,15 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
             }),
         ),
         (
+            "passwordSecretRef (restart)",
+            json!({"passwordSecretRef": {"name": "logon-2", "key": "password"}}),
+            Box::new(|i, _| {
+                i.password_digest == Some(alibaba_mock::password_digest(PASSWORDS[1]))
+                    && !i.password_pending
+                    && i.status == "Running"
+            }),
+        ),
+        (
             "imageId (restart)",
             json!({"imageId": other_image}),
             Box::new({
@@ -268,6 +300,22 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
     }
     let system = system_disk(&e2e.mock().disks(), &id).len();
     assert_eq!(system, 1, "the replaced system disk is released");
+
+    // The referenced Secret changes: the spec does not, the password does (through a restart).
+    e2e.apply(&password_secret("logon-2", PASSWORDS[2])).await;
+    e2e.eventually(
+        "the Secret's new password is the instance's",
+        WAIT,
+        || async {
+            let i = e2e.instance(&id)?;
+            (i.password_digest == Some(alibaba_mock::password_digest(PASSWORDS[2]))
+                && !i.password_pending
+                && i.status == "Running")
+                .then_some(())
+        },
+    )
+    .await;
+    wait_synced_generation(&e2e).await;
 
     // Each immutable field: kubectl apply refuses the edited file with the message.
     let refusals: Vec<(&str, Value, &str)> = vec![
@@ -331,6 +379,8 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
         "{}",
         out.stderr
     );
+    network_attributes_change_in_place(&e2e).await;
+
     // Back to pay-as-you-go (ModifyInstanceChargeType), so the instance can be released.
     for key in ["period", "periodUnit", "autoRenew", "autoRenewPeriod"] {
         spec.as_object_mut().expect("an object").remove(key);
@@ -347,8 +397,109 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
         rows.len(),
         refusals.len() + 2
     );
+    // Nothing it read or wrote shows a password.
+    let described = e2e.k(&["get", "ecs", "every-field", "-o", "yaml"]).await;
+    for password in PASSWORDS {
+        assert!(!described.contains(password), "a password in the object");
+    }
     e2e.k(&["delete", "ecs", "every-field", "--wait=true"])
         .await;
     assert!(e2e.instance(&id).is_none());
     e2e.finish().await;
+}
+
+/// The VPC's, a vSwitch's and a security group's name, description and tags are edited with
+/// kubectl apply and change in the cloud (ModifyVpcAttribute, ModifyVSwitchAttribute,
+/// ModifySecurityGroupAttribute and the tag actions), each Synced for its new generation.
+async fn network_attributes_change_in_place(e2e: &E2e) {
+    let (ecs, vpc_api) = e2e.cloud();
+    let vpc_id = external_name(e2e, "vpc/v6").await;
+    let vsw_id = external_name(e2e, "vswitch/v6-a").await;
+    let sg_id = external_name(e2e, "securitygroup/v6-fw-1").await;
+    let docs = network();
+    let edits = [
+        (
+            0,
+            "vpc/v6",
+            json!({"vpcName": "v6-renamed", "description": "edited VPC"}),
+        ),
+        (
+            1,
+            "vswitch/v6-a",
+            json!({"vSwitchName": "v6-a-renamed", "description": "edited vSwitch"}),
+        ),
+        (
+            3,
+            "securitygroup/v6-fw-1",
+            json!({"securityGroupName": "v6-fw-1-renamed", "description": "edited group"}),
+        ),
+    ];
+    for (index, _, fields) in &edits {
+        let mut doc: Value = serde_json::from_str(&docs[*index]).expect("a network document");
+        let Value::Object(fields) = fields else {
+            unreachable!("edits are objects")
+        };
+        for (k, v) in fields {
+            doc["spec"]["forProvider"][k] = v.clone();
+        }
+        doc["spec"]["forProvider"]["tags"] = json!({"tier": "edited"});
+        e2e.apply(&doc.to_string()).await;
+    }
+    e2e.eventually("the VPC is renamed, described and tagged", WAIT, || async {
+        let v = vpc_api
+            .describe_vpcs(std::slice::from_ref(&vpc_id), &[])
+            .await
+            .ok()?;
+        let v = v.first()?;
+        (v.vpc_name == "v6-renamed"
+            && v.description == "edited VPC"
+            && v.tag("tier") == Some("edited"))
+        .then_some(())
+    })
+    .await;
+    e2e.eventually(
+        "the vSwitch is renamed, described and tagged",
+        WAIT,
+        || async {
+            let v = vpc_api
+                .describe_vswitches(Some(&vsw_id), None, &[])
+                .await
+                .ok()?;
+            let v = v.first()?;
+            (v.vswitch_name == "v6-a-renamed"
+                && v.description == "edited vSwitch"
+                && v.tag("tier") == Some("edited"))
+            .then_some(())
+        },
+    )
+    .await;
+    e2e.eventually(
+        "the security group is renamed, described and tagged",
+        WAIT,
+        || async {
+            let g = ecs
+                .describe_security_groups(std::slice::from_ref(&sg_id), &[])
+                .await
+                .ok()?;
+            let g = g.first()?;
+            (g.security_group_name == "v6-fw-1-renamed"
+                && g.description == "edited group"
+                && g.tag("tier") == Some("edited"))
+            .then_some(())
+        },
+    )
+    .await;
+    for (_, what, _) in &edits {
+        e2e.eventually(&format!("{what}: Synced=True for the new generation"), WAIT, || async {
+            let seen = e2e
+                .jsonpath(
+                    what,
+                    "{.metadata.generation}/{.status.observedGeneration}/{.status.conditions[?(@.type=='Synced')].status}",
+                )
+                .await;
+            let parts: Vec<&str> = seen.split('/').collect();
+            (parts.len() == 3 && parts[0] == parts[1] && parts[2] == "True").then_some(())
+        })
+        .await;
+    }
 }

@@ -283,6 +283,24 @@ spec:
         ecs_mock::instance(self.mock(), id)
     }
 
+    /// ECS and VPC clients signed with the tenant's keys, to read what the mock holds the way
+    /// the console would (VPCs, vSwitches and security groups as the cloud describes them).
+    pub fn cloud(&self) -> (alibaba_sdk::ecs::EcsClient, alibaba_sdk::vpc::VpcClient) {
+        use alibaba_sdk::credentials::Credentials;
+        let endpoint = self.mock().endpoint();
+        let ecs = alibaba_sdk::ecs::EcsClient::builder("cn-beijing")
+            .credentials(Credentials::new(ACCESS_KEY_ID, ACCESS_KEY_SECRET))
+            .endpoint(endpoint.clone())
+            .build()
+            .expect("ECS client of the mock");
+        let vpc = alibaba_sdk::vpc::VpcClient::with_settings_of(
+            &ecs,
+            alibaba_sdk::endpoint::parse_endpoint(&endpoint).expect("the mock's endpoint"),
+        )
+        .expect("VPC client of the mock");
+        (ecs, vpc)
+    }
+
     async fn create_namespace(&self) {
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
         let namespace = Namespace {

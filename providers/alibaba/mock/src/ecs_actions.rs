@@ -327,9 +327,10 @@ pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
         .into_iter()
         .map(|(k, v)| (k, v.unwrap_or_default()))
         .collect();
-    if let Some(password) = p.get("Password") {
-        launch::check_password(password)?;
-    }
+    let password_digest = p
+        .get("Password")
+        .map(|password| launch::check_password(password).map(|()| crate::password_digest(password)))
+        .transpose()?;
     Ok(LaunchSpec {
         region_id: p.required("RegionId")?.to_owned(),
         zone_id: owned(p, "ZoneId"),
@@ -354,6 +355,7 @@ pub fn launch_spec(p: &ReceivedParams) -> Result<LaunchSpec, ErrorResponse> {
         data_disks: data_disks(p)?,
         tags,
         user_data: owned(p, "UserData"),
+        password_digest,
         deletion_protection: p.bool("DeletionProtection")?.unwrap_or(false),
         key_pair_name: owned(p, "KeyPairName"),
         client_token: owned(p, "ClientToken"),
@@ -514,7 +516,8 @@ fn modify_attribute(
     description.map(launch::check_description).transpose()?;
     host.map(launch::check_host_name).transpose()?;
     user_data.map(launch::check_user_data).transpose()?;
-    p.get("Password").map(launch::check_password).transpose()?;
+    let password = p.get("Password");
+    password.map(launch::check_password).transpose()?;
     let (region_id, vpc_id) = {
         let i = store.find(&ctx.caller.account_id, None, id)?;
         (i.region_id, i.vpc_id.clone())
@@ -530,6 +533,11 @@ fn modify_attribute(
     }
     let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
     if user_data.is_some() && instance.status(ctx.now) != Status::Stopped {
+        return Err(ErrorResponse::incorrect_status());
+    }
+    // A password is reset on a Running or Stopped instance and takes effect at its next start.
+    if password.is_some() && !matches!(instance.status(ctx.now), Status::Running | Status::Stopped)
+    {
         return Err(ErrorResponse::incorrect_status());
     }
     let credit = credit
@@ -549,6 +557,9 @@ fn modify_attribute(
     }
     if let Some(v) = user_data {
         instance.user_data = Some(v.to_owned());
+    }
+    if let Some(v) = password {
+        instance.password.set(crate::password_digest(v));
     }
     if let Some(v) = protection {
         instance.deletion_protection = v;

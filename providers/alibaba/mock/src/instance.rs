@@ -173,6 +173,8 @@ pub struct StoredInstance {
     pub key_pair_name: String,
     /// Base64 user data.
     pub user_data: Option<String>,
+    /// The logon password's digest, in effect and pending.
+    pub password: crate::password::InstancePassword,
     /// When it was created.
     pub created_at: Timestamp,
     /// When it starts to show in listings (creation plus the visibility lag).
@@ -425,6 +427,8 @@ impl StoredInstance {
             instance_charge_type: self.charge_type.to_owned(),
             auto_renew: self.renewal.as_ref().map(|r| (r.auto_renew, r.duration)),
             user_data: self.user_data.clone(),
+            password_digest: self.password.active.clone(),
+            password_pending: self.password.pending.is_some(),
         }
     }
 }
@@ -657,6 +661,12 @@ pub struct InstanceSummary {
     /// Base64, as RunInstances / ModifyInstanceAttribute took it.
     #[serde(default)]
     pub user_data: Option<String>,
+    /// The digest ([`crate::password_digest`]) of the password the instance booted with.
+    #[serde(default)]
+    pub password_digest: Option<String>,
+    /// A password set since, waiting for the next start.
+    #[serde(default)]
+    pub password_pending: bool,
 }
 
 /// The primary network interface's ID, derived from the instance ID.

@@ -51,8 +51,8 @@ pub(crate) fn modify_network_spec(
     }
     if charge_type.is_some_and(|c| c == instance.internet_charge_type) {
         return Err(ErrorResponse::bad_request(
-            "InvalidNetworkChargeType.Unchanged",
-            "The specified NetworkChargeType is the instance's current network billing method.",
+            "InvalidInternetChargeType.ValueNotSupported",
+            "The specified InternetChargeType is invalid: it is the instance's current network billing method.",
         ));
     }
     if let Some(c) = charge_type {
@@ -151,6 +151,8 @@ pub(crate) fn attach_ram_role(
     let (results, failed) = ram_role_results(&ids, |id| {
         match store.find_mut(account, Some(region.id), id) {
             Err(e) => Err((e.code.to_string(), e.message.clone())),
+            // ECS's reference says only that an error is returned, with no code of its own in
+            // the action's list: this one is the mock's. ferroplane detaches before attaching.
             Ok(i) if i.ram_role_name.is_some() => Err((
                 "InvalidRamRole.Attached".to_owned(),
                 "The instance already has an instance RAM role; detach it first.".to_owned(),
@@ -181,6 +183,8 @@ pub(crate) fn detach_ram_role(
     let (results, failed) = ram_role_results(&ids, |id| {
         match store.find_mut(account, Some(region.id), id) {
             Err(e) => Err((e.code.to_string(), e.message.clone())),
+            // Neither refusal has a documented code (the action lists only malformed IDs,
+            // unknown instances and pass-role permissions): the codes are the mock's.
             Ok(i) => match (&i.ram_role_name, role) {
                 (None, _) => Err((
                     "InvalidRamRole.NotAttached".to_owned(),
@@ -276,8 +280,8 @@ fn check_renewal_duration(unit: &str, duration: u32) -> Result<(), ErrorResponse
     if allowed.contains(&duration) {
         Ok(())
     } else {
-        Err(ErrorResponse::bad_request(
-            "InvalidDuration.ValueNotSupported",
+        Err(ErrorResponse::forbidden(
+            "InvalidParameter.Duration",
             format!(
                 "The specified Duration is not supported for PeriodUnit {unit}: one of {allowed:?}."
             ),

@@ -44,20 +44,25 @@ pub(crate) fn modify_instance_vpc_attribute(
         ));
     }
     if vswitch.vpc_id != vpc_id {
-        return Err(ErrorResponse::bad_request(
-            "InvalidParameter.Mismatch",
-            "Specified virtual switch is not in the VPC of the instance.",
+        return Err(ErrorResponse::new(
+            404,
+            "InvalidVSwitchId.NotFound",
+            "Specified virtual switch is not found in current VPC.",
         ));
     }
     if status != Status::Stopped {
-        return Err(ErrorResponse::incorrect_status());
+        // This action's own wording and status (400), not the 403 of most instance actions.
+        return Err(ErrorResponse::bad_request(
+            "IncorrectInstanceStatus",
+            "The current status of instance does not support this operation.",
+        ));
     }
     let moving = store.find(&account, None, id)?.vswitch_id != vswitch_id;
     if moving && !store.find(&account, None, id)?.ipv6_addresses.is_empty() {
         // Its IPv6 addresses belong to the old vSwitch's block.
         return Err(ErrorResponse::forbidden(
-            "OperationDenied",
-            "The instance has IPv6 addresses: unassign them (UnassignIpv6Addresses) before moving it to another vSwitch.",
+            "InvalidIp.Ipv6Assigned",
+            "The specified instance has been assigned IPv6 address.",
         ));
     }
     let mut held = store.private_ips(&account, region_id, vswitch_id);

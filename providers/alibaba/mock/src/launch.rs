@@ -60,6 +60,8 @@ pub struct LaunchSpec {
     pub data_disks: Vec<DataDiskSpec>,
     /// `Tag.N.Key` / `Tag.N.Value`.
     pub tags: Vec<(String, String)>,
+    /// `Password`, as its digest ([`crate::password_digest`]): the mock never keeps a password.
+    pub password_digest: Option<String>,
     /// `UserData` (Base64, at most 32 KiB decoded).
     pub user_data: Option<String>,
     /// `DeletionProtection`.
@@ -223,7 +225,7 @@ fn spot_settings(spec: &LaunchSpec, spot_strategy: &str) -> Result<SpotSettings,
     one_of(
         spec.security_enhancement_strategy.as_deref(),
         &["Active", "Deactive"],
-        "InvalidSecurityEnhancementStrategy",
+        "InvalidParameter",
         "SecurityEnhancementStrategy",
     )?;
     let spot = spot_strategy != "NoSpot";

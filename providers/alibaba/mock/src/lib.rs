@@ -60,6 +60,7 @@ mod network;
 mod network_tags;
 mod oss;
 mod oss_http;
+mod password;
 mod private_ip;
 mod received_params;
 pub mod resource_groups;
@@ -91,6 +92,7 @@ pub use disks::DiskSummary;
 pub use error::{ErrorResponse, MockError};
 pub use instance::InstanceSummary;
 pub use launch::LaunchSpec;
+pub use password::password_digest;
 pub use stats::MockStats;
 
 use crate::locks::{lock, write};

@@ -347,6 +347,9 @@ impl Store {
                 deletion_protection: spec.deletion_protection,
                 key_pair_name: spec.key_pair_name.clone().unwrap_or_default(),
                 user_data: spec.user_data.clone(),
+                password: crate::password::InstancePassword::at_launch(
+                    spec.password_digest.clone(),
+                ),
                 created_at: now,
                 visible_from: after_lag(now, self.visibility_lag),
                 lifecycle: Lifecycle::new(Phase::Created, now, delay),
@@ -642,6 +645,7 @@ impl Store {
             return Err(ErrorResponse::incorrect_status());
         }
         i.lifecycle = Lifecycle::new(Phase::Started, now, delay);
+        i.password.on_start();
         // Stopped without charging, it lost its public IP: it gets a new one.
         let new_ip = i.bandwidth_out > 0 && i.public_ip.is_none();
         if new_ip {
@@ -695,6 +699,7 @@ impl Store {
             return Err(ErrorResponse::incorrect_status());
         }
         i.lifecycle = Lifecycle::new(Phase::Started, now, delay);
+        i.password.on_start();
         Ok(())
     }
 

@@ -176,7 +176,7 @@ async fn launch_settings_are_reported_and_changed_in_place() {
         )
         .await
         .expect_err("5 months is not a renewal length");
-    assert_eq!(code(&err), "InvalidDuration.ValueNotSupported");
+    assert_eq!(code(&err), "InvalidParameter.Duration");
     client
         .modify_instance_charge_type(&id, "PostPaid", None, None)
         .await
