@@ -149,6 +149,12 @@ pub struct ApplicationSpec {
     /// Scale on CPU with a HorizontalPodAutoscaler (autoscaling/v2) instead of `replicas`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autoscaling: Option<Autoscaling>,
+    /// Seconds a rollout may go without progress before the Deployment reports
+    /// `ProgressDeadlineExceeded` and the Application's Ready says so (Kubernetes' default:
+    /// 600).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub progress_deadline_seconds: Option<i32>,
     /// Expose the application through an Ingress. Removing it removes the Ingress.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingress: Option<IngressSpec>,

@@ -43,6 +43,7 @@ pub fn deployment(
         metadata,
         spec: Some(DeploymentSpec {
             replicas: spec.autoscaling.is_none().then_some(spec.replicas),
+            progress_deadline_seconds: spec.progress_deadline_seconds,
             selector: LabelSelector {
                 match_labels: Some(selector(app)),
                 ..LabelSelector::default()
@@ -254,6 +255,21 @@ mod tests {
         let (replicas, _) = rendered(serde_json::json!({"image": "x", "replicas": 4,
             "autoscaling": {"minReplicas": 2, "maxReplicas": 5}}));
         assert_eq!(replicas, None);
+    }
+
+    #[test]
+    fn the_progress_deadline_is_the_deployments_or_kubernetes_default() {
+        let deadline = |spec| {
+            deployment(&app(spec), ObjectMeta::default(), BTreeMap::new())
+                .spec
+                .expect("spec")
+                .progress_deadline_seconds
+        };
+        assert_eq!(
+            deadline(serde_json::json!({"image": "x", "progressDeadlineSeconds": 30})),
+            Some(30)
+        );
+        assert_eq!(deadline(serde_json::json!({"image": "x"})), None);
     }
 
     #[test]
