@@ -321,5 +321,37 @@ async fn ipv6_addresses_need_a_vswitch_with_ipv6_and_fit_the_type() {
         .await
         .expect_err("not held any more");
     assert_eq!(code(&err), "InvalidIp.Address");
+
+    // Its remaining IPv6 address belongs to its vSwitch's block: no move to another vSwitch.
+    let own_vswitch = r.vswitch_id.clone().expect("launched on a vSwitch");
+    let vpc_id = vpc
+        .describe_vswitches(Some(&own_vswitch), None, &[])
+        .await
+        .expect("described")[0]
+        .vpc_id
+        .clone();
+    let other = vpc
+        .create_vswitch(&CreateVSwitchRequest {
+            vpc_id,
+            zone_id: zone.clone(),
+            cidr_block: "10.0.2.0/24".into(),
+            ipv6_cidr_block: Some(2),
+            ..Default::default()
+        })
+        .await
+        .expect("a second IPv6 vSwitch")
+        .vswitch_id;
+    ecs.stop_instance(&id, false, None).await.expect("stopped");
+    let err = ecs
+        .modify_instance_vpc_attribute(&id, &other, None)
+        .await
+        .expect_err("IPv6 addresses of the old block are held");
+    assert_eq!(code(&err), "InvalidIp.Ipv6Assigned");
+    ecs.unassign_ipv6_addresses(&eni_of(&id), &held[..1])
+        .await
+        .expect("released");
+    ecs.modify_instance_vpc_attribute(&id, &other, None)
+        .await
+        .expect("moved once no IPv6 address is held");
     mock.shutdown().await;
 }
