@@ -13,7 +13,8 @@ pub enum Kind {
     /// ECSInstance, with ProviderConfig and ClusterProviderConfig.
     #[value(name = "ecsinstance")]
     EcsInstance,
-    /// EtcdCluster: StatefulSet, Services and PodDisruptionBudget, membership through etcd.
+    /// EtcdCluster (StatefulSet, Services and PodDisruptionBudget, membership through etcd) and
+    /// EtcdBackup (snapshots in OSS).
     #[value(name = "etcdcluster")]
     EtcdCluster,
     /// Application: Deployment, Service and Ingress.
@@ -98,6 +99,40 @@ pub enum EtcdMembership {
     Simulated,
 }
 
+/// The EtcdBackup controller (part of `--kinds etcdcluster`), snapshots stored in OSS.
+fn spawn_backups(
+    runtime: &Runtime,
+    options: &Options,
+    etcd: provider_etcd::Options,
+    membership: EtcdMembership,
+    stop: tokio_util::sync::WaitForCancellationFutureOwned,
+) -> tokio::task::JoinHandle<()> {
+    let runtime = runtime.clone();
+    let stores = crate::etcd_backup_store::OssStores::new(
+        runtime.client().clone(),
+        options.allowed_endpoints.clone(),
+    );
+    tokio::spawn(async move {
+        let stores = match stores {
+            Ok(stores) => stores,
+            Err(error) => {
+                tracing::error!(%error, "cannot start the EtcdBackup controller");
+                return;
+            }
+        };
+        match membership {
+            EtcdMembership::Etcd => {
+                if let Err(error) = provider_etcd::run_backups(&runtime, etcd, stores, stop).await {
+                    tracing::error!(%error, "the EtcdBackup controller failed");
+                }
+            }
+            EtcdMembership::Simulated => {
+                provider_etcd::run_backups_simulated(&runtime, etcd, stores, stop).await;
+            }
+        }
+    })
+}
+
 /// Runs the enabled controllers until `shutdown` is cancelled; running reconciles finish first.
 pub async fn run(runtime: &Runtime, options: &Options, shutdown: CancellationToken) {
     run_with(runtime, options, EtcdMembership::Etcd, shutdown).await;
@@ -135,9 +170,16 @@ pub async fn run_with(
                 }));
             }
             Kind::EtcdCluster => {
-                let runtime = runtime.clone();
                 let mut etcd = provider_etcd::Options::default();
                 etcd.namespace = options.namespace.clone();
+                running.push(spawn_backups(
+                    runtime,
+                    options,
+                    etcd.clone(),
+                    membership,
+                    shutdown.clone().cancelled_owned(),
+                ));
+                let runtime = runtime.clone();
                 running.push(tokio::spawn(async move {
                     match membership {
                         EtcdMembership::Etcd => {

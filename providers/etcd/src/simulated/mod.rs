@@ -123,3 +123,45 @@ impl Membership for SimulatedMembership {
         lock(&self.cluster).status(client_url).map(|_| ())
     }
 }
+
+/// The simulation keeps no data: its snapshot is a small file in etcd's snapshot layout (a
+/// database, here a line naming the cluster and its raft index, then its SHA-256), enough for
+/// EtcdBackup's lifecycle in the sandbox, not for a restore.
+impl crate::backup::SnapshotSource for SimulatedMembership {
+    async fn snapshot(
+        &self,
+    ) -> Result<crate::backup::Taken, crate::membership::snapshot::SnapshotError> {
+        let endpoint = self.names.client_endpoint();
+        let members = self.list().await.map_err(|e| {
+            crate::membership::snapshot::SnapshotError::NoMember {
+                detail: e.to_string(),
+            }
+        })?;
+        let Some(member) = members.iter().find(|m| m.started()) else {
+            return Err(crate::membership::snapshot::SnapshotError::NoMember {
+                detail: format!("no member of {endpoint} has started"),
+            });
+        };
+        let url = member
+            .client_urls
+            .first()
+            .map_or(endpoint.as_str(), String::as_str);
+        let index = self
+            .status(url)
+            .await
+            .map_err(|e| crate::membership::snapshot::SnapshotError::NoMember {
+                detail: e.to_string(),
+            })?
+            .raft_index;
+        let db = format!(
+            "ferroplane simulated etcd {}/{} raft index {index}\n",
+            self.names.namespace, self.names.name
+        );
+        let bytes = crate::membership::snapshot::with_trailer(db.as_bytes());
+        Ok(crate::backup::Taken {
+            sha256: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(db.as_bytes())),
+            bytes,
+            revision: i64::try_from(index).ok(),
+        })
+    }
+}
