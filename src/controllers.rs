@@ -99,40 +99,6 @@ pub enum EtcdMembership {
     Simulated,
 }
 
-/// The EtcdBackup controller (part of `--kinds etcdcluster`), snapshots stored in OSS.
-fn spawn_backups(
-    runtime: &Runtime,
-    options: &Options,
-    etcd: provider_etcd::Options,
-    membership: EtcdMembership,
-    stop: tokio_util::sync::WaitForCancellationFutureOwned,
-) -> tokio::task::JoinHandle<()> {
-    let runtime = runtime.clone();
-    let stores = crate::etcd_backup_store::OssStores::new(
-        runtime.client().clone(),
-        options.allowed_endpoints.clone(),
-    );
-    tokio::spawn(async move {
-        let stores = match stores {
-            Ok(stores) => stores,
-            Err(error) => {
-                tracing::error!(%error, "cannot start the EtcdBackup controller");
-                return;
-            }
-        };
-        match membership {
-            EtcdMembership::Etcd => {
-                if let Err(error) = provider_etcd::run_backups(&runtime, etcd, stores, stop).await {
-                    tracing::error!(%error, "the EtcdBackup controller failed");
-                }
-            }
-            EtcdMembership::Simulated => {
-                provider_etcd::run_backups_simulated(&runtime, etcd, stores, stop).await;
-            }
-        }
-    })
-}
-
 /// Runs the enabled controllers until `shutdown` is cancelled; running reconciles finish first.
 pub async fn run(runtime: &Runtime, options: &Options, shutdown: CancellationToken) {
     run_with(runtime, options, EtcdMembership::Etcd, shutdown).await;
@@ -172,23 +138,35 @@ pub async fn run_with(
             Kind::EtcdCluster => {
                 let mut etcd = provider_etcd::Options::default();
                 etcd.namespace = options.namespace.clone();
-                running.push(spawn_backups(
-                    runtime,
-                    options,
-                    etcd.clone(),
-                    membership,
-                    shutdown.clone().cancelled_owned(),
-                ));
+                // EtcdBackup runs with EtcdCluster: its snapshots come from the same members.
+                let stores = crate::etcd_backup_store::OssStores::new(
+                    runtime.client().clone(),
+                    options.allowed_endpoints.clone(),
+                );
+                let stop_backups = shutdown.clone().cancelled_owned();
                 let runtime = runtime.clone();
                 running.push(tokio::spawn(async move {
+                    let stores = match stores {
+                        Ok(stores) => stores,
+                        Err(error) => {
+                            tracing::error!(%error, "cannot make the EtcdBackup OSS client");
+                            return;
+                        }
+                    };
                     match membership {
                         EtcdMembership::Etcd => {
-                            if let Err(error) = provider_etcd::run(&runtime, etcd, stop).await {
-                                tracing::error!(%error, "the EtcdCluster controller failed");
+                            let (clusters, backups) = tokio::join!(
+                                provider_etcd::run(&runtime, etcd.clone(), stop),
+                                provider_etcd::run_backups(&runtime, etcd, stores, stop_backups),
+                            );
+                            for error in [clusters.err(), backups.err()].into_iter().flatten() {
+                                tracing::error!(%error, "an etcd controller failed");
                             }
                         }
                         EtcdMembership::Simulated => {
-                            provider_etcd::run_simulated(&runtime, etcd, stop).await;
+                            drop(stop_backups);
+                            provider_etcd::run_simulated_with_backups(&runtime, etcd, stores, stop)
+                                .await;
                         }
                     }
                 }));

@@ -11,7 +11,7 @@
 //!   and for environments without reachable pods.
 //! - [`backup::backup_controller`]: the `EtcdBackup` kind, snapshots of a cluster kept in a
 //!   [`backup::SnapshotStore`] (OSS, implemented by the binary); [`run`] and [`run_simulated`]
-//!   with [`run_backups`] and [`run_backups_simulated`].
+//!   with [`run_backups`] and, in the sandbox, [`run_simulated_with_backups`].
 //!
 //! # Flow of one reconcile
 //! validate the spec (`version`, size, name) → read the StatefulSet and member pods → ask etcd
@@ -128,18 +128,22 @@ pub fn controller_in<F: MembershipFactory>(
     )
 }
 
-/// Runs the EtcdBackup controller with the simulated membership's snapshots (the sandbox)
-/// and `stores`, until `shutdown` completes.
-pub async fn run_backups_simulated<S: backup::SnapshotStores>(
+/// Runs the EtcdCluster and EtcdBackup controllers with one simulated membership
+/// ([`simulated`]: the backups' snapshots come from the same simulated clusters the EtcdCluster
+/// controller bootstraps) and `stores`, until `shutdown` completes.
+pub async fn run_simulated_with_backups<S: backup::SnapshotStores>(
     runtime: &Runtime,
     options: Options,
     stores: S,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let factory = simulated::SimulatedFactory::new(runtime.client().clone());
-    backup::backup_controller(runtime, factory, stores, options.namespace.as_deref())
-        .run(shutdown)
-        .await;
+    let shutdown = futures::FutureExt::shared(futures::FutureExt::boxed(shutdown));
+    let namespace = options.namespace.as_deref();
+    futures::join!(
+        controller_in(runtime, factory.clone(), namespace).run(shutdown.clone()),
+        backup::backup_controller(runtime, factory, stores, namespace).run(shutdown),
+    );
 }
 
 /// Runs the EtcdBackup controller, snapshots streamed through etcd's JSON gateway and stored

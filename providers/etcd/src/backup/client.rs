@@ -78,7 +78,11 @@ where
     type Client = BackupClient<F, S::Store>;
 
     async fn connect(&self, mr: &EtcdBackup) -> Result<Self::Client, ReconcileError> {
-        let cron = plan::schedule(mr).map_err(plan_error)?;
+        // A backup being deleted needs no schedule: a bad one must not keep it forever.
+        let cron = match plan::schedule(mr) {
+            Err(_) if mr.metadata.deletion_timestamp.is_some() => None,
+            parsed => parsed.map_err(plan_error)?,
+        };
         let folder = plan::folder(mr).map_err(plan_error)?;
         let store = self.stores.for_backup(mr).await?;
         Ok(BackupClient {

@@ -137,22 +137,21 @@ impl crate::backup::SnapshotSource for SimulatedMembership {
                 detail: e.to_string(),
             }
         })?;
-        let Some(member) = members.iter().find(|m| m.started()) else {
+        let mut index = None;
+        for member in members.iter().filter(|m| m.started()) {
+            let Some(ordinal) = self.names.ordinal_of(&member.name) else {
+                continue;
+            };
+            if let Ok(status) = self.status(&self.names.member_client_url(ordinal)).await {
+                index = Some(status.raft_index);
+                break;
+            }
+        }
+        let Some(index) = index else {
             return Err(crate::membership::snapshot::SnapshotError::NoMember {
-                detail: format!("no member of {endpoint} has started"),
+                detail: format!("no member of {endpoint} is running"),
             });
         };
-        let url = member
-            .client_urls
-            .first()
-            .map_or(endpoint.as_str(), String::as_str);
-        let index = self
-            .status(url)
-            .await
-            .map_err(|e| crate::membership::snapshot::SnapshotError::NoMember {
-                detail: e.to_string(),
-            })?
-            .raft_index;
         let db = format!(
             "ferroplane simulated etcd {}/{} raft index {index}\n",
             self.names.namespace, self.names.name
