@@ -72,7 +72,6 @@ pub const DEFAULT_ETCD_VERSION: &str = "3.5.17";
 )]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("!has(oldSelf.storage) == !has(self.storage)").message("storage cannot be added or removed after creation"))]
-#[x_kube(validation = Rule::new("has(oldSelf.restore) ? (has(self.restore) && self.restore == oldSelf.restore) : !has(self.restore)").message("restore is immutable and only set at creation: it bootstraps a new cluster's initial members from a snapshot; to restore another snapshot, create a new EtcdCluster"))]
 #[x_kube(validation = Rule::new("!has(oldSelf.tls) == !has(self.tls)").message("tls cannot be added or removed after creation: the members' peer and client URLs change scheme; create a new cluster"))]
 pub struct EtcdClusterSpec {
     /// `Delete` removes the StatefulSet, Services and PodDisruptionBudget with this object;
@@ -142,41 +141,6 @@ pub struct EtcdClusterSpec {
     /// backup agent). The labels ferroplane selects pods by cannot be set here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_metadata: Option<EtcdPodMetadata>,
-    /// Bootstrap the initial members from a snapshot an EtcdBackup of this namespace took.
-    /// Each initial member fetches the snapshot into its empty data volume and runs `etcdutl
-    /// snapshot restore` before etcd starts; a member whose volume holds data starts on it,
-    /// and members added later join the cluster as usual. Only at creation; immutable.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub restore: Option<EtcdRestore>,
-}
-
-/// Where a restored cluster's data comes from.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct EtcdRestore {
-    /// The snapshot.
-    pub from: EtcdRestoreSource,
-}
-
-/// A snapshot of an EtcdBackup.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct EtcdRestoreSource {
-    /// The EtcdBackup, in this namespace.
-    pub backup_ref: EtcdBackupReference,
-    /// The snapshot's object key, one of the backup's `status.snapshots`; the newest when
-    /// unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 1024))]
-    pub key: Option<String>,
-}
-
-/// An EtcdBackup of the same namespace.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
-pub struct EtcdBackupReference {
-    /// Name of the EtcdBackup.
-    #[schemars(length(min = 1, max = 253))]
-    pub name: String,
 }
 
 /// TLS Secrets of a cluster: all three, or none for certificates ferroplane makes.

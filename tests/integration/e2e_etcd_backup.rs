@@ -13,7 +13,7 @@ use ferroplane_testkit::{eventually, samples};
 
 use crate::support::{ACCESS_KEY_ID, ACCESS_KEY_SECRET, E2e};
 
-const BUCKET: &str = "etcd-backups";
+pub const BUCKET: &str = "etcd-backups";
 const OBJECT: &str = "etcdbackups.etcd.ferroplane.io/demo-backup";
 /// Snapshots of real members and uploads on a loaded 2-core machine.
 const WAIT: Duration = Duration::from_secs(120);
@@ -27,7 +27,7 @@ pub fn oss_client(e2e: &E2e) -> OssClient {
     )
 }
 
-pub fn backup_yaml(e2e: &E2e, name: &str, bucket: &str, extra: &str) -> String {
+pub fn backup_yaml(e2e: &E2e, name: &str, cluster: &str, bucket: &str, extra: &str) -> String {
     format!(
         r#"
 apiVersion: etcd.ferroplane.io/v1alpha1
@@ -36,7 +36,7 @@ metadata:
   name: {name}
 spec:
   clusterRef:
-    name: etcd-demo
+    name: {cluster}
   destination:
     oss:
       bucket: {bucket}
@@ -62,6 +62,19 @@ pub async fn stored_keys(oss: &OssClient, prefix: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The keys and generations of the backup's snapshots, oldest first, from one read.
+async fn snapshots(e2e: &E2e) -> (Vec<String>, Vec<String>) {
+    e2e.jsonpath(
+        OBJECT,
+        "{range .status.snapshots[*]}{.key}={.generation}{\"\\n\"}{end}",
+    )
+    .await
+    .lines()
+    .filter_map(|line| line.split_once('='))
+    .map(|(k, g)| (k.to_owned(), g.to_owned()))
+    .unzip()
+}
+
 /// Waits until the backup lists `count` snapshots whose newest was taken for `generation`;
 /// returns the keys listed, oldest first. On timeout, says what the object shows.
 async fn wait_snapshots(e2e: &E2e, count: usize, generation: &str) -> Vec<String> {
@@ -71,15 +84,11 @@ async fn wait_snapshots(e2e: &E2e, count: usize, generation: &str) -> Vec<String
     .within(WAIT)
     .every(Duration::from_millis(200))
     .try_until_async(|| async {
-        let keys = e2e.jsonpath(OBJECT, "{.status.snapshots[*].key}").await;
-        let generations = e2e
-            .jsonpath(OBJECT, "{.status.snapshots[*].generation}")
-            .await;
-        let keys: Vec<String> = keys.split_whitespace().map(str::to_owned).collect();
-        if keys.len() == count && generations.split_whitespace().last() == Some(generation) {
+        let (keys, generations) = snapshots(e2e).await;
+        if keys.len() == count && generations.last().map(String::as_str) == Some(generation) {
             Ok(keys)
         } else {
-            Err(format!("keys {keys:?}, generations {generations}"))
+            Err(format!("keys {keys:?}, generations {generations:?}"))
         }
     })
     .await;
@@ -114,6 +123,7 @@ pub(crate) async fn etcdbackup_to_oss_keeps_n_follows_a_schedule_and_deletes() {
     e2e.apply(&backup_yaml(
         &e2e,
         "demo-backup",
+        "etcd-demo",
         BUCKET,
         "  deletionPolicy: Delete",
     ))
@@ -206,16 +216,8 @@ pub(crate) async fn etcdbackup_to_oss_keeps_n_follows_a_schedule_and_deletes() {
     let generation = e2e.jsonpath(OBJECT, "{.metadata.generation}").await;
     let scheduled = e2e
         .eventually("two scheduled snapshots", WAIT, || async {
-            let keys = e2e.jsonpath(OBJECT, "{.status.snapshots[*].key}").await;
-            let generations = e2e
-                .jsonpath(OBJECT, "{.status.snapshots[*].generation}")
-                .await;
-            let keys: Vec<String> = keys.split_whitespace().map(str::to_owned).collect();
-            let all_scheduled = generations
-                .split_whitespace()
-                .filter(|g| *g == generation)
-                .count()
-                == 2;
+            let (keys, generations) = snapshots(&e2e).await;
+            let all_scheduled = generations.iter().filter(|g| **g == generation).count() == 2;
             (keys.len() == 2 && all_scheduled).then_some(keys)
         })
         .await;
@@ -242,8 +244,14 @@ pub(crate) async fn etcdbackup_to_oss_keeps_n_follows_a_schedule_and_deletes() {
     );
 
     // A missing bucket: OSS's code first in the message, and what to do.
-    e2e.apply(&backup_yaml(&e2e, "no-bucket", "missing-bucket", ""))
-        .await;
+    e2e.apply(&backup_yaml(
+        &e2e,
+        "no-bucket",
+        "etcd-demo",
+        "missing-bucket",
+        "",
+    ))
+    .await;
     let message = synced_failure(
         &e2e,
         "etcdbackups.etcd.ferroplane.io/no-bucket",
