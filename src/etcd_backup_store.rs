@@ -240,3 +240,59 @@ impl SnapshotStore for OssStore {
             .map_err(|e| self.error(e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferroplane_apis::etcd_backup::{
+        BackupDestination, EtcdBackupSpec, EtcdClusterReference, OssDestination,
+    };
+
+    fn backup(region: Option<&str>, endpoint: Option<&str>) -> EtcdBackup {
+        EtcdBackup::new(
+            "b",
+            EtcdBackupSpec {
+                deletion_policy: Default::default(),
+                management_policies: ferroplane_apis::common::default_management_policies(),
+                cluster_ref: EtcdClusterReference { name: "c".into() },
+                destination: BackupDestination {
+                    oss: OssDestination {
+                        bucket: "bucket".into(),
+                        prefix: String::new(),
+                        region: region.map(str::to_owned),
+                        endpoint: endpoint.map(str::to_owned),
+                        provider_config_ref: Default::default(),
+                    },
+                },
+                schedule: None,
+                keep: 1,
+                trigger: None,
+            },
+        )
+    }
+
+    #[test]
+    fn endpoints_are_the_regions_or_an_allowed_one() {
+        let allowed = EndpointAllowList::default()
+            .with("http://127.0.0.1:9000")
+            .expect("allowed");
+        let (url, addressing) =
+            endpoint_of(&backup(Some("cn-hangzhou"), None), &allowed).expect("regional");
+        assert_eq!(url.as_str(), "https://oss-cn-hangzhou.aliyuncs.com/");
+        assert_eq!(addressing, Addressing::VirtualHosted);
+        let (_, addressing) =
+            endpoint_of(&backup(None, Some("http://127.0.0.1:9000")), &allowed).expect("listed");
+        assert_eq!(addressing, Addressing::Path);
+        let refused = endpoint_of(&backup(None, Some("https://evil.example.com")), &allowed)
+            .expect_err("not listed");
+        assert_eq!(refused.reason(), "EndpointNotAllowed");
+        assert!(
+            endpoint_of(
+                &backup(None, Some("http://oss-cn-hangzhou.aliyuncs.com")),
+                &allowed
+            )
+            .is_err(),
+            "Alibaba Cloud's endpoints only over https"
+        );
+    }
+}

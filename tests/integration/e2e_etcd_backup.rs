@@ -264,6 +264,20 @@ pub(crate) async fn etcdbackup_to_oss_keeps_n_follows_a_schedule_and_deletes() {
     );
     assert!(!message.contains(ACCESS_KEY_SECRET));
 
+    // The tenant chooses the endpoint the credentials sign for: only allowed ones are used.
+    e2e.apply(
+        &backup_yaml(&e2e, "elsewhere", "etcd-demo", BUCKET, "")
+            .replace(&e2e.mock().endpoint(), "https://oss.attacker.example.com"),
+    )
+    .await;
+    let message = synced_failure(
+        &e2e,
+        "etcdbackups.etcd.ferroplane.io/elsewhere",
+        "EndpointNotAllowed",
+    )
+    .await;
+    assert!(message.contains("oss.attacker.example.com"), "{message}");
+
     // clusterRef is immutable.
     let refused = e2e
         .kubectl(

@@ -84,6 +84,14 @@ pub struct ObjectsPage {
     pub next_marker: Option<String>,
 }
 
+/// What a request carries besides its address: a body with its content type, and `x-oss-*`
+/// headers (signed).
+#[derive(Default)]
+struct Payload<'a> {
+    body: Option<(Vec<u8>, &'a str)>,
+    headers: Vec<(String, String)>,
+}
+
 /// A client of one OSS endpoint with one set of credentials.
 #[derive(Clone)]
 pub struct OssClient {
@@ -167,12 +175,12 @@ impl OssClient {
         bucket: &str,
         key: Option<&str>,
         query: &[(&str, &str)],
-        body: Option<(Vec<u8>, &str)>,
-        extra_headers: &[(String, String)],
+        payload: Payload<'_>,
     ) -> Result<reqwest::Response, OssError> {
+        let Payload { body, headers } = payload;
         let date = signature::http_date(Timestamp::now());
         let content_type = body.as_ref().map_or("", |(_, t)| *t);
-        let mut oss_headers = extra_headers.to_vec();
+        let mut oss_headers = headers;
         if let Some(token) = &self.credentials.security_token {
             oss_headers.push(("x-oss-security-token".to_owned(), token.expose().to_owned()));
         }
@@ -235,9 +243,16 @@ impl OssClient {
 
     /// PutBucket: creates `bucket` (in tests; real buckets are made by their owners).
     pub async fn put_bucket(&self, bucket: &str) -> Result<(), OssError> {
-        self.send("PutBucket", Method::PUT, bucket, None, &[], None, &[])
-            .await
-            .map(|_| ())
+        self.send(
+            "PutBucket",
+            Method::PUT,
+            bucket,
+            None,
+            &[],
+            Payload::default(),
+        )
+        .await
+        .map(|_| ())
     }
 
     /// PutObject: writes `bytes` as `key`; returns the ETag.
@@ -275,8 +290,10 @@ impl OssClient {
                 bucket,
                 Some(key),
                 &[],
-                Some((bytes, "application/octet-stream")),
-                &headers,
+                Payload {
+                    body: Some((bytes, "application/octet-stream")),
+                    headers,
+                },
             )
             .await?;
         Ok(response
@@ -291,7 +308,14 @@ impl OssClient {
     /// GetObject: the bytes of `key`.
     pub async fn get_object(&self, bucket: &str, key: &str) -> Result<Vec<u8>, OssError> {
         let response = self
-            .send("GetObject", Method::GET, bucket, Some(key), &[], None, &[])
+            .send(
+                "GetObject",
+                Method::GET,
+                bucket,
+                Some(key),
+                &[],
+                Payload::default(),
+            )
             .await?;
         response
             .bytes()
@@ -312,8 +336,7 @@ impl OssClient {
                 bucket,
                 Some(key),
                 &[],
-                None,
-                &[],
+                Payload::default(),
             )
             .await?;
         let headers = response.headers();
@@ -348,8 +371,7 @@ impl OssClient {
             bucket,
             Some(key),
             &[],
-            None,
-            &[],
+            Payload::default(),
         )
         .await
         .map(|_| ())
@@ -406,7 +428,14 @@ impl OssClient {
             query.push(("marker", marker));
         }
         let text = self
-            .send("ListObjects", Method::GET, bucket, None, &query, None, &[])
+            .send(
+                "ListObjects",
+                Method::GET,
+                bucket,
+                None,
+                &query,
+                Payload::default(),
+            )
             .await?
             .text()
             .await
