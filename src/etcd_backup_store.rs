@@ -15,7 +15,6 @@ use alibaba_sdk::credentials::Credentials;
 use alibaba_sdk::oss::{Addressing, OssClient, OssError};
 use ferroplane_apis::etcd_backup::EtcdBackup;
 use ferroplane_runtime::ReconcileError;
-use jiff::Timestamp;
 use kube::ResourceExt;
 use provider_alibaba::{ClientOverrides, ConfigResolver, EndpointAllowList};
 use provider_etcd::backup::{SnapshotMeta, SnapshotStore, SnapshotStores, StoreError, Stored};
@@ -227,16 +226,6 @@ impl SnapshotStore for OssStore {
         self.client
             .delete_object(&self.bucket, key)
             .await
-            .map_err(|e| self.error(e))
-    }
-
-    fn presign_get(&self, key: &str, valid_for: Duration) -> Result<String, StoreError> {
-        let expires = Timestamp::now()
-            .checked_add(jiff::SignedDuration::try_from(valid_for).unwrap_or_default())
-            .unwrap_or_else(|_| Timestamp::now());
-        self.client
-            .presign_get(&self.bucket, key, expires)
-            .map(|u| u.to_string())
             .map_err(|e| self.error(e))
     }
 }

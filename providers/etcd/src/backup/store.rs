@@ -4,7 +4,6 @@
 //! one (whose ProviderConfig resolution it reuses): providers never depend on each other.
 
 use std::future::Future;
-use std::time::Duration;
 
 use ferroplane_apis::etcd_backup::EtcdBackup;
 use ferroplane_runtime::ReconcileError;
@@ -53,10 +52,6 @@ pub trait SnapshotStore: Send + Sync {
 
     /// Deletes `key`; a missing key is no error.
     fn delete(&self, key: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
-
-    /// A URL that reads `key` without credentials for `valid_for` (a restore's init container
-    /// fetches the snapshot with it).
-    fn presign_get(&self, key: &str, valid_for: Duration) -> Result<String, StoreError>;
 }
 
 /// Makes the store of a backup: resolves its destination's credentials (tenancy rules apply:
