@@ -1,7 +1,8 @@
 //! EtcdBackup with kubectl, on both servers: snapshots of the EtcdCluster sample stored in the
 //! ECS mock's OSS (on the real control plane taken from real etcd members, on the sandbox from
 //! its simulation), one per generation, the newest `keep` kept, a schedule, the conditions of a
-//! bad schedule and of a missing bucket, and deletion with `deletionPolicy: Delete`.
+//! bad schedule, a missing bucket and an endpoint the controller does not allow, and deletion
+//! with each `deletionPolicy`.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -295,6 +296,24 @@ pub(crate) async fn etcdbackup_to_oss_keeps_n_follows_a_schedule_and_deletes() {
         refused.code != 0 && refused.stderr.contains("clusterRef is immutable"),
         "{}",
         refused.stderr
+    );
+
+    // The default deletionPolicy, Orphan, keeps the snapshots when the backup goes.
+    let kept = "etcdbackups.etcd.ferroplane.io/kept";
+    e2e.apply(&backup_yaml(&e2e, "kept", "etcd-demo", BUCKET, ""))
+        .await;
+    e2e.wait_jsonpath(kept, "{.status.snapshotCount}", "1")
+        .await;
+    let kept_folder = format!(
+        "etcd/{}/kept/{}/",
+        e2e.namespace,
+        e2e.jsonpath(kept, "{.metadata.uid}").await
+    );
+    e2e.k(&["delete", kept, "--wait=true"]).await;
+    assert_eq!(
+        stored_keys(&oss, &kept_folder).await.len(),
+        1,
+        "Orphan keeps the snapshot"
     );
 
     // Deleting with deletionPolicy Delete deletes the snapshots, then the object goes.
