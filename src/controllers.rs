@@ -13,7 +13,8 @@ pub enum Kind {
     /// ECSInstance, with ProviderConfig and ClusterProviderConfig.
     #[value(name = "ecsinstance")]
     EcsInstance,
-    /// EtcdCluster: StatefulSet, Services and PodDisruptionBudget, membership through etcd.
+    /// EtcdCluster (StatefulSet, Services and PodDisruptionBudget, membership through etcd) and
+    /// EtcdBackup (snapshots in OSS).
     #[value(name = "etcdcluster")]
     EtcdCluster,
     /// Application: Deployment, Service and Ingress.
@@ -135,18 +136,37 @@ pub async fn run_with(
                 }));
             }
             Kind::EtcdCluster => {
-                let runtime = runtime.clone();
                 let mut etcd = provider_etcd::Options::default();
                 etcd.namespace = options.namespace.clone();
+                // EtcdBackup runs with EtcdCluster: its snapshots come from the same members.
+                let stores = crate::etcd_backup_store::OssStores::new(
+                    runtime.client().clone(),
+                    options.allowed_endpoints.clone(),
+                );
+                let stop_backups = shutdown.clone().cancelled_owned();
+                let runtime = runtime.clone();
                 running.push(tokio::spawn(async move {
+                    let stores = match stores {
+                        Ok(stores) => stores,
+                        Err(error) => {
+                            tracing::error!(%error, "cannot make the EtcdBackup OSS client");
+                            return;
+                        }
+                    };
                     match membership {
                         EtcdMembership::Etcd => {
-                            if let Err(error) = provider_etcd::run(&runtime, etcd, stop).await {
-                                tracing::error!(%error, "the EtcdCluster controller failed");
+                            let (clusters, backups) = tokio::join!(
+                                provider_etcd::run(&runtime, etcd.clone(), stop),
+                                provider_etcd::run_backups(&runtime, etcd, stores, stop_backups),
+                            );
+                            for error in [clusters.err(), backups.err()].into_iter().flatten() {
+                                tracing::error!(%error, "an etcd controller failed");
                             }
                         }
                         EtcdMembership::Simulated => {
-                            provider_etcd::run_simulated(&runtime, etcd, stop).await;
+                            drop(stop_backups);
+                            provider_etcd::run_simulated_with_backups(&runtime, etcd, stores, stop)
+                                .await;
                         }
                     }
                 }));

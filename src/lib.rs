@@ -4,4 +4,5 @@
 
 pub mod controllers;
 pub mod environment;
+pub mod etcd_backup_store;
 pub mod signals;

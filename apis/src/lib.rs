@@ -12,6 +12,7 @@ pub mod application;
 pub mod common;
 pub mod deploy;
 pub mod etcd;
+pub mod etcd_backup;
 pub mod references;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -38,6 +39,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         alibabacloud::Disk::crd(),
         alibabacloud::KeyPair::crd(),
         etcd::EtcdCluster::crd(),
+        etcd_backup::EtcdBackup::crd(),
         application::Application::crd(),
     ]
     .into_iter()

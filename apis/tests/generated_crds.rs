@@ -134,12 +134,13 @@ fn assert_subset(sample: &serde_json::Value, typed: &serde_json::Value, file: &s
 
 #[test]
 fn samples_fit_their_types() {
-    use ferroplane_apis::{alibabacloud, application, etcd};
+    use ferroplane_apis::{alibabacloud, application, etcd, etcd_backup};
     assert_sample_fits::<alibabacloud::ECSInstance>("ecsinstance.yaml");
     assert_sample_fits::<alibabacloud::ProviderConfig>("providerconfig.yaml");
     assert_sample_fits::<alibabacloud::ClusterProviderConfig>("clusterproviderconfig.yaml");
     assert_sample_fits::<etcd::EtcdCluster>("etcdcluster.yaml");
     assert_sample_fits::<etcd::EtcdCluster>("etcdcluster-tls.yaml");
+    assert_sample_fits::<etcd_backup::EtcdBackup>("etcdbackup.yaml");
     assert_sample_fits::<application::Application>("application.yaml");
     let stack = std::fs::read_to_string(deploy_dir("samples").join("stack.yaml")).unwrap();
     for doc in stack.split("\n---\n") {

@@ -115,6 +115,18 @@ impl Builder {
         Ok(self.ensure_at(Component::Etcd, version)?.join("etcd"))
     }
 
+    /// The `etcdutl` program of etcd release `vMAJOR.MINOR.PATCH` (3.5 or later, where the
+    /// offline commands such as `snapshot restore` moved out of etcdctl), built from
+    /// `go.etcd.io/etcd/etcdutl/v3` first when missing.
+    pub fn ensure_etcdutl(&self, version: &str) -> Result<PathBuf> {
+        if parse_semver(version).is_none_or(|(major, minor, _)| (major, minor) < (3, 5)) {
+            return Err(Error::Versions(format!(
+                "etcdutl version {version:?} is not v3.5.0 or later"
+            )));
+        }
+        Ok(self.ensure_at(Component::Etcdutl, version)?.join("etcdutl"))
+    }
+
     /// The programs, building whatever is missing first.
     pub fn ensure_all(&self) -> Result<Binaries> {
         for c in Component::ALL {
@@ -189,7 +201,9 @@ impl Builder {
         let programs: Vec<&str> = c.programs().iter().map(|p| p.binary).collect();
         let expect = match c {
             Component::Kubernetes => "about 8 minutes on 2 cores with a cold Go cache",
-            Component::Etcd => "about a minute on 2 cores with a cold Go cache",
+            Component::Etcd | Component::Etcdutl => {
+                "about a minute on 2 cores with a cold Go cache"
+            }
             Component::Kwok => "about 2 minutes on 2 cores with a cold Go cache",
         };
         say(&format!(

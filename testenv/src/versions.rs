@@ -48,7 +48,8 @@ impl Versions {
     pub fn of(&self, component: Component) -> &str {
         match component {
             Component::Kubernetes => &self.kubernetes,
-            Component::Etcd => &self.etcd,
+            // etcdutl restores snapshots of the members, whose versions vary: no pin of its own.
+            Component::Etcd | Component::Etcdutl => &self.etcd,
             Component::Kwok => &self.kwok,
         }
     }
@@ -59,6 +60,9 @@ impl Versions {
 pub enum Component {
     Kubernetes,
     Etcd,
+    /// etcd's offline tool (`etcdutl snapshot restore`), of any etcd release, for the tests
+    /// that restore an EtcdBackup's snapshot; not part of the control plane.
+    Etcdutl,
     Kwok,
 }
 
@@ -76,6 +80,7 @@ impl Component {
         match self {
             Component::Kubernetes => "kubernetes",
             Component::Etcd => "etcd",
+            Component::Etcdutl => "etcdutl",
             Component::Kwok => "kwok",
         }
     }
@@ -84,6 +89,7 @@ impl Component {
         match self {
             Component::Kubernetes => "k8s.io/kubernetes",
             Component::Etcd => "go.etcd.io/etcd/server/v3",
+            Component::Etcdutl => "go.etcd.io/etcd/etcdutl/v3",
             Component::Kwok => "sigs.k8s.io/kwok",
         }
     }
@@ -109,6 +115,10 @@ impl Component {
                 package: "go.etcd.io/etcd/server/v3",
                 binary: "etcd",
             }],
+            Component::Etcdutl => &[Program {
+                package: "go.etcd.io/etcd/etcdutl/v3",
+                binary: "etcdutl",
+            }],
             Component::Kwok => &[Program {
                 package: "sigs.k8s.io/kwok/cmd/kwok",
                 binary: "kwok",
@@ -127,7 +137,7 @@ impl Component {
                 let (_, minor, patch) = parse_semver(version).unwrap_or((1, 0, 0));
                 format!("v0.{minor}.{patch}")
             }
-            Component::Etcd | Component::Kwok => version.to_string(),
+            Component::Etcd | Component::Etcdutl | Component::Kwok => version.to_string(),
         }
     }
 
@@ -145,7 +155,7 @@ impl Component {
                 flags.push(format!("-X {pkg}.gitMinor={minor}"));
                 flags.push(format!("-X {pkg}.gitTreeState=clean"));
             }
-            Component::Etcd => {}
+            Component::Etcd | Component::Etcdutl => {}
             Component::Kwok => {
                 let bare = version.trim_start_matches('v');
                 flags.push(format!("-X sigs.k8s.io/kwok/pkg/consts.Version={bare}"));

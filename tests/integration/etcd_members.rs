@@ -557,3 +557,218 @@ pub(crate) async fn a_tls_cluster_runs_on_real_members_with_generated_certificat
     assert!(plain.is_err(), "plain HTTP is not served: {plain:?}");
     e2e.finish().await;
 }
+
+/// `POST <path>` with a JSON body at the cluster's client Service, through the members'
+/// resolver; etcd's answer.
+async fn etcd_post(e2e: &E2e, name: &str, path: &str, body: Value) -> Result<Value, String> {
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(5))
+        .dns_resolver(e2e.etcd_members().addresses())
+        .build()
+        .map_err(|e| e.to_string())?;
+    let url = format!("http://{name}-client.{}.svc:2379{path}", e2e.namespace);
+    let response = http
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    response.json().await.map_err(|e| format!("{url}: {e}"))
+}
+
+fn b64(text: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+fn unb64(value: &Value) -> String {
+    use base64::Engine as _;
+    String::from_utf8(
+        base64::engine::general_purpose::STANDARD
+            .decode(value.as_str().unwrap_or_default())
+            .unwrap_or_default(),
+    )
+    .unwrap_or_default()
+}
+
+/// A process killed when dropped, also when the test fails.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Write keys, back up through the EtcdBackup controller into the mock's OSS, destroy the
+/// cluster, restore the snapshot with etcdutl into a fresh member, read the keys back.
+pub(crate) async fn a_backup_in_oss_restores_into_a_fresh_member_with_its_keys() {
+    let (old, _) = versions();
+    ensure_releases(&[&old]).await;
+    let tag = format!("v{old}");
+    let etcdutl = tokio::task::spawn_blocking(move || Builder::new(None).ensure_etcdutl(&tag))
+        .await
+        .expect("the build does not panic")
+        .unwrap_or_else(|e| panic!("etcdutl builds: {e}"));
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    let oss = crate::e2e_etcd_backup::oss_client(&e2e);
+    oss.put_bucket(crate::e2e_etcd_backup::BUCKET)
+        .await
+        .expect("the bucket is created");
+    e2e.apply(&cluster_yaml("src", 1, &old, "Delete")).await;
+    wait_ready_with_voters(&e2e, "src", 1, &old).await;
+    for i in 0..20 {
+        etcd_post(
+            &e2e,
+            "src",
+            "/v3/kv/put",
+            serde_json::json!({"key": b64(&format!("app/key-{i:02}")), "value": b64(&format!("value {i}"))}),
+        )
+        .await
+        .expect("etcd takes the key");
+    }
+    e2e.apply(&crate::e2e_etcd_backup::backup_yaml(
+        &e2e,
+        "src-backup",
+        "src",
+        crate::e2e_etcd_backup::BUCKET,
+        "",
+    ))
+    .await;
+    let object = "etcdbackups.etcd.ferroplane.io/src-backup";
+    e2e.wait_jsonpath(
+        object,
+        "{.status.conditions[?(@.type=='Ready')].status}",
+        "True",
+    )
+    .await;
+    let key = e2e.jsonpath(object, "{.status.snapshots[0].key}").await;
+    let sha256 = e2e.jsonpath(object, "{.status.snapshots[0].sha256}").await;
+    let revision: i64 = e2e
+        .jsonpath(object, "{.status.snapshots[0].revision}")
+        .await
+        .parse()
+        .expect("a revision");
+    assert!(
+        revision > 20,
+        "20 puts happened before: revision {revision}"
+    );
+
+    // Destroy the cluster: nothing of it runs any more.
+    e2e.k(&[
+        "delete",
+        "etcdclusters.etcd.ferroplane.io/src",
+        "--wait=true",
+    ])
+    .await;
+    e2e.eventually("the members are gone", WAIT, || async {
+        e2e.etcd_members()
+            .members()
+            .iter()
+            .all(|m| !m.pod.starts_with("src-"))
+            .then_some(())
+    })
+    .await;
+
+    // The snapshot, fetched with a signed URL (no credentials), as a restore fetches it.
+    let url = oss
+        .presign_get(
+            crate::e2e_etcd_backup::BUCKET,
+            &key,
+            jiff::Timestamp::now() + jiff::SignedDuration::from_mins(5),
+        )
+        .expect("a signed URL");
+    let bytes = reqwest::get(url.as_str())
+        .await
+        .expect("OSS answers")
+        .error_for_status()
+        .expect("the signed URL reads the snapshot")
+        .bytes()
+        .await
+        .expect("the body");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("snapshot.db");
+    std::fs::write(&file, &bytes).expect("the snapshot is written");
+    let trailer = hex::encode(&bytes[bytes.len() - 32..]);
+    assert_eq!(
+        trailer, sha256,
+        "the stored snapshot is the one the status names"
+    );
+
+    let [peer, client] = [0u16; 2].map(|_| {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("a free port")
+            .local_addr()
+            .expect("bound")
+            .port()
+    });
+    let peer_url = format!("http://127.0.0.1:{peer}");
+    let client_url = format!("http://127.0.0.1:{client}");
+    let data = dir.path().join("restored");
+    let restore = std::process::Command::new(&etcdutl)
+        .args(["snapshot", "restore"])
+        .arg(&file)
+        .args(["--name", "restored-0"])
+        .arg(format!("--initial-cluster=restored-0={peer_url}"))
+        .args(["--initial-cluster-token", "restored"])
+        .arg(format!("--initial-advertise-peer-urls={peer_url}"))
+        .arg("--data-dir")
+        .arg(&data)
+        .output()
+        .expect("etcdutl runs");
+    assert!(
+        restore.status.success(),
+        "etcdutl snapshot restore: {}",
+        String::from_utf8_lossy(&restore.stderr)
+    );
+    let etcd = Builder::new(None)
+        .ensure_etcd(&format!("v{old}"))
+        .expect("etcd is built");
+    let log = std::fs::File::create(dir.path().join("etcd.log")).expect("a log file");
+    let _member = Killed(
+        std::process::Command::new(etcd)
+            .args(["--name", "restored-0"])
+            .arg("--data-dir")
+            .arg(&data)
+            .arg(format!("--listen-peer-urls={peer_url}"))
+            .arg(format!("--initial-advertise-peer-urls={peer_url}"))
+            .arg(format!("--listen-client-urls={client_url}"))
+            .arg(format!("--advertise-client-urls={client_url}"))
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("etcd starts"),
+    );
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .expect("an HTTP client");
+    let range = serde_json::json!({"key": b64("app/"), "range_end": b64("app0")});
+    let kvs: Vec<(String, String)> = e2e
+        .eventually("the restored member answers", WAIT, || async {
+            let answer: Value = http
+                .post(format!("{client_url}/v3/kv/range"))
+                .json(&range)
+                .send()
+                .await
+                .ok()?
+                .json()
+                .await
+                .ok()?;
+            let kvs = answer["kvs"].as_array()?;
+            Some(
+                kvs.iter()
+                    .map(|kv| (unb64(&kv["key"]), unb64(&kv["value"])))
+                    .collect(),
+            )
+        })
+        .await;
+    let wanted: Vec<(String, String)> = (0..20)
+        .map(|i| (format!("app/key-{i:02}"), format!("value {i}")))
+        .collect();
+    assert_eq!(kvs, wanted, "every key written before the backup is back");
+    e2e.finish().await;
+}

@@ -21,6 +21,7 @@ mod e2e_disks;
 mod e2e_ecs;
 mod e2e_ecs_field_table;
 mod e2e_ecs_fields;
+mod e2e_etcd_backup;
 mod e2e_in_cluster;
 mod e2e_network;
 mod etcd_members;
@@ -54,6 +55,7 @@ mod sandbox {
         e2e_ecs_fields { in_place_edits_apply_and_immutable_edits_are_refused }
         e2e_ecs_field_table { every_field_class_is_applied_or_refused }
         e2e_disks { a_disk_and_a_key_pair_through_their_whole_life }
+        e2e_etcd_backup { etcdbackup_to_oss_keeps_n_follows_a_schedule_and_deletes }
         reliability { throttling_and_server_errors_neither_duplicate_nor_leak, sigkill_during_create_and_delete_storms_converges }
         reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }
         rbac { a_verb_missing_from_deploy_shows_as_a_condition }
@@ -72,9 +74,10 @@ mod real_control_plane {
         e2e_ecs_fields { in_place_edits_apply_and_immutable_edits_are_refused }
         e2e_ecs_field_table { every_field_class_is_applied_or_refused }
         e2e_disks { a_disk_and_a_key_pair_through_their_whole_life }
+        e2e_etcd_backup { etcdbackup_to_oss_keeps_n_follows_a_schedule_and_deletes }
         reliability { throttling_and_server_errors_neither_duplicate_nor_leak, sigkill_during_create_and_delete_storms_converges }
         reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }
         application_rollout { a_rollout_past_its_progress_deadline_is_reported }
-        etcd_members { three_real_members_become_ready_as_voters, options_metrics_and_kubectl_scale_on_real_members, a_tls_cluster_runs_on_real_members_with_generated_certificates, a_deleted_member_pod_comes_back_on_its_kept_volume, scaling_three_to_one_to_three_changes_the_real_membership, a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries, deletion_removes_the_members_or_orphans_them_running }
+        etcd_members { three_real_members_become_ready_as_voters, options_metrics_and_kubectl_scale_on_real_members, a_tls_cluster_runs_on_real_members_with_generated_certificates, a_deleted_member_pod_comes_back_on_its_kept_volume, scaling_three_to_one_to_three_changes_the_real_membership, a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries, deletion_removes_the_members_or_orphans_them_running, a_backup_in_oss_restores_into_a_fresh_member_with_its_keys }
     }
 }

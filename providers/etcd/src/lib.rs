@@ -9,6 +9,9 @@
 //!   simulation of etcd's membership API driven by the pods and claims the API server shows.
 //! - [`controller()`]: the same controller with any [`controller::MembershipFactory`], for tests
 //!   and for environments without reachable pods.
+//! - [`backup::backup_controller`]: the `EtcdBackup` kind, snapshots of a cluster kept in a
+//!   [`backup::SnapshotStore`] (OSS, implemented by the binary); [`run`] and [`run_simulated`]
+//!   with [`run_backups`] and, in the sandbox, [`run_simulated_with_backups`].
 //!
 //! # Flow of one reconcile
 //! validate the spec (`version`, size, name) → read the StatefulSet and member pods → ask etcd
@@ -41,6 +44,7 @@
 //! Of ferroplane's crates, only `ferroplane-apis` and `ferroplane-runtime` (and reqwest for the
 //! membership API); never another provider or the binary.
 
+pub mod backup;
 pub mod controller;
 pub mod defrag;
 mod error;
@@ -122,6 +126,42 @@ pub fn controller_in<F: MembershipFactory>(
         api_in::<PodDisruptionBudget>(&client, namespace),
         children(),
     )
+}
+
+/// Runs the EtcdCluster and EtcdBackup controllers with one simulated membership
+/// ([`simulated`]: the backups' snapshots come from the same simulated clusters the EtcdCluster
+/// controller bootstraps) and `stores`, until `shutdown` completes.
+pub async fn run_simulated_with_backups<S: backup::SnapshotStores>(
+    runtime: &Runtime,
+    options: Options,
+    stores: S,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let factory = simulated::SimulatedFactory::new(runtime.client().clone());
+    let shutdown = futures::FutureExt::shared(futures::FutureExt::boxed(shutdown));
+    let namespace = options.namespace.as_deref();
+    futures::join!(
+        controller_in(runtime, factory.clone(), namespace).run(shutdown.clone()),
+        backup::backup_controller(runtime, factory, stores, namespace).run(shutdown),
+    );
+}
+
+/// Runs the EtcdBackup controller, snapshots streamed through etcd's JSON gateway and stored
+/// through `stores`, until `shutdown` completes.
+pub async fn run_backups<S: backup::SnapshotStores>(
+    runtime: &Runtime,
+    options: Options,
+    stores: S,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
+    let factory = GatewayFactory::new(&options.gateway).map_err(|e| RunError::Start {
+        kind: "EtcdBackup",
+        source: Box::new(e),
+    })?;
+    backup::backup_controller(runtime, factory, stores, options.namespace.as_deref())
+        .run(shutdown)
+        .await;
+    Ok(())
 }
 
 /// Runs the EtcdCluster controller with the simulated membership ([`simulated`]) of an

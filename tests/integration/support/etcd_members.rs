@@ -6,7 +6,8 @@
 //! etcd for each pod kwok reports Running, on a loopback address of its own. In a cluster the
 //! controller reaches etcd at its client Service's DNS name; here the same production membership
 //! client (`GatewayClient`) runs with an HTTP client whose resolver is the members' address
-//! table, the one thing that differs from a cluster.
+//! table, the one thing that differs from a cluster. The EtcdBackup controller runs beside it
+//! with the same client, storing snapshots in the test's ECS mock's OSS.
 
 use std::path::Path;
 
@@ -15,6 +16,9 @@ use ferroplane_testenv::{Builder, EtcdMembers, MemberAddresses, Provisioner};
 use ferroplane_testkit::Controllers;
 use std::sync::Arc;
 
+use alibaba_mock::MockServer;
+use ferroplane::etcd_backup_store::OssStores;
+use provider_alibaba::EndpointAllowList;
 use provider_etcd::controller::GatewayFactory;
 use provider_etcd::membership::GatewayConfig;
 
@@ -57,18 +61,38 @@ pub struct EtcdHarness {
 }
 
 impl EtcdHarness {
-    /// `admin` runs the provisioner and the members; the controller runs on `runtime`.
-    pub fn start(admin: kube::Client, runtime: Runtime, namespace: &str, dir: &Path) -> Self {
+    /// `admin` runs the provisioner and the members; the EtcdCluster and EtcdBackup
+    /// controllers run on `runtime`, the latter storing snapshots in `mock`'s OSS.
+    pub fn start(
+        admin: kube::Client,
+        runtime: Runtime,
+        namespace: &str,
+        dir: &Path,
+        mock: &MockServer,
+    ) -> Self {
         let provisioner = Provisioner::start(admin.clone(), namespace, dir)
             .expect("the storage provisioner starts");
         let members = EtcdMembers::start(admin, namespace, dir, Builder::new(None))
             .expect("the etcd member runner starts");
         let factory = loopback_factory(members.addresses());
+        let endpoints = EndpointAllowList::default()
+            .with(&mock.endpoint())
+            .expect("the mock's endpoint is a URL");
+        let stores =
+            OssStores::new(runtime.client().clone(), endpoints).expect("an HTTP client for OSS");
         let namespace = namespace.to_owned();
         let controller = Controllers::spawn(runtime, |runtime, shutdown| async move {
-            provider_etcd::controller_in(&runtime, factory, Some(&namespace))
-                .run(shutdown.cancelled_owned())
-                .await;
+            let clusters =
+                provider_etcd::controller_in(&runtime, factory.clone(), Some(&namespace))
+                    .run(shutdown.clone().cancelled_owned());
+            let backups = provider_etcd::backup::backup_controller(
+                &runtime,
+                factory,
+                stores,
+                Some(&namespace),
+            )
+            .run(shutdown.cancelled_owned());
+            futures::join!(clusters, backups);
             Ok(())
         });
         Self {

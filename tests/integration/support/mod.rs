@@ -120,6 +120,7 @@ impl E2e {
                 if options.kinds.contains(&Kind::EtcdCluster) {
                     etcd_members::ensure_sample_release().await;
                 }
+                let mock = start_mock().await;
                 let etcd = options.kinds.contains(&Kind::EtcdCluster).then(|| {
                     options.kinds.retain(|k| *k != Kind::EtcdCluster);
                     etcd_members::EtcdHarness::start(
@@ -127,6 +128,7 @@ impl E2e {
                         controller_runtime(controller_client.clone(), &options),
                         &namespace,
                         dir.path(),
+                        &mock,
                     )
                 });
                 let ingress = options
@@ -134,7 +136,7 @@ impl E2e {
                     .contains(&Kind::Application)
                     .then(|| IngressStandIn::start(client.clone(), &namespace));
                 let backend =
-                    in_cluster(controller_client, &namespace, options, etcd, ingress).await;
+                    in_cluster(controller_client, &namespace, options, mock, etcd, ingress).await;
                 (backend, cluster.admin_kubeconfig(), client)
             }
             (Server::Sandbox, None) => {
@@ -159,7 +161,9 @@ impl E2e {
             (Server::Sandbox, Some(kubeconfig)) => {
                 let client = client_from_kubeconfig(&kubeconfig).await;
                 apply_crds(&client, ferroplane_apis::crds()).await;
-                let backend = in_cluster(client.clone(), &namespace, options, None, None).await;
+                let mock = start_mock().await;
+                let backend =
+                    in_cluster(client.clone(), &namespace, options, mock, None, None).await;
                 (backend, kubeconfig, client)
             }
         };
@@ -342,19 +346,24 @@ spec:
 
 /// The ECS mock and the controllers in the test process, against a cluster, watching only
 /// `namespace`; `controller_client` is who they act as.
-async fn in_cluster(
-    controller_client: kube::Client,
-    namespace: &str,
-    options: Options,
-    etcd: Option<etcd_members::EtcdHarness>,
-    ingress: Option<IngressStandIn>,
-) -> Backend {
-    let mock = ecs_mock::start(
+/// The ECS mock of a test on a real API server.
+async fn start_mock() -> MockServer {
+    ecs_mock::start(
         MockConfig::new(ACCESS_KEY_ID, ACCESS_KEY_SECRET)
             .with_transition_delay(Duration::from_millis(300))
             .with_visibility_lag(VISIBILITY_LAG),
     )
-    .await;
+    .await
+}
+
+async fn in_cluster(
+    controller_client: kube::Client,
+    namespace: &str,
+    options: Options,
+    mock: MockServer,
+    etcd: Option<etcd_members::EtcdHarness>,
+    ingress: Option<IngressStandIn>,
+) -> Backend {
     let runtime = controller_runtime(controller_client, &options);
     let mut options = Options {
         namespace: Some(namespace.to_owned()),

@@ -1,5 +1,5 @@
-//! A minimal OSS: buckets of objects in memory and the five calls ferroplane makes
-//! (PutBucket, PutObject, GetObject, DeleteObject, ListObjects V1), each a pure function of the
+//! A minimal OSS: buckets of objects in memory and the calls ferroplane makes (PutBucket,
+//! PutObject with user metadata, GetObject, HeadObject, DeleteObject, ListObjects V1), each a pure function of the
 //! store, answering OSS's error codes and HTTP statuses (looked up in OSS's reference):
 //! `NoSuchBucket` 404, `NoSuchKey` 404, `BucketAlreadyExists` 409, `InvalidArgument` 400 for a
 //! `max-keys` outside 1..=1000. Authentication is [`crate::oss_http`]'s.
@@ -16,6 +16,8 @@ pub struct Object {
     /// MD5 of the bytes, uppercase hex (OSS's ETag of a simple upload).
     pub etag: String,
     pub last_modified: Timestamp,
+    /// User metadata: the `x-oss-meta-*` headers of the PutObject, names lowercased.
+    pub meta: BTreeMap<String, String>,
 }
 
 /// Every bucket, by name.
@@ -82,6 +84,7 @@ impl OssStore {
         bucket: &str,
         key: &str,
         bytes: Vec<u8>,
+        meta: BTreeMap<String, String>,
         now: Timestamp,
     ) -> Result<String, OssFailure> {
         let objects = self.buckets.get_mut(bucket).ok_or_else(no_such_bucket)?;
@@ -92,6 +95,7 @@ impl OssStore {
                 bytes,
                 etag: etag.clone(),
                 last_modified: now,
+                meta,
             },
         );
         Ok(etag)
@@ -200,7 +204,7 @@ mod tests {
     fn objects_live_in_existing_buckets_only() {
         let mut store = OssStore::default();
         let err = store
-            .put_object("b", "k", vec![1], now())
+            .put_object("b", "k", vec![1], BTreeMap::new(), now())
             .expect_err("no bucket");
         assert_eq!((err.status, err.code), (404, "NoSuchBucket"));
         store.put_bucket("b").expect("created");
@@ -209,7 +213,7 @@ mod tests {
             "BucketAlreadyExists"
         );
         let etag = store
-            .put_object("b", "k", b"abc".to_vec(), now())
+            .put_object("b", "k", b"abc".to_vec(), BTreeMap::new(), now())
             .expect("put");
         assert_eq!(etag, "900150983CD24FB0D6963F7D28E17F72");
         assert_eq!(store.get_object("b", "k").expect("get").bytes, b"abc");
@@ -228,7 +232,9 @@ mod tests {
         let mut store = OssStore::default();
         store.put_bucket("b").expect("created");
         for key in ["a/1", "a/2", "a/3", "b/1"] {
-            store.put_object("b", key, vec![0; 2], now()).expect("put");
+            store
+                .put_object("b", key, vec![0; 2], BTreeMap::new(), now())
+                .expect("put");
         }
         let first = store.list_objects("b", "a/", "", 2).expect("list");
         let keys: Vec<&str> = first.objects.iter().map(|(k, ..)| k.as_str()).collect();

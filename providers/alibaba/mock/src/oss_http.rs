@@ -5,6 +5,10 @@
 //! no or unparsable `Date` → 403 `AccessDenied`; more than 15 minutes off → 403
 //! `RequestTimeTooSkewed`; unknown or disabled key → 403 `InvalidAccessKeyId`; another
 //! signature → 403 `SignatureDoesNotMatch` (with the string the mock signed, as OSS does).
+//! A signed URL (`?OSSAccessKeyId=&Expires=&Signature=`, OSS's V1 URL signature, `Expires` in
+//! place of the date) is checked the same way, after: a signature both in the URL and in the
+//! header → 400 `InvalidArgument`; `Expires` passed → 403 `AccessDenied` ("Request has
+//! expired."). PutObject keeps the `x-oss-meta-*` headers, which GetObject and HeadObject answer.
 //! Signatures are verified with alibaba-sdk's [`alibaba_sdk::oss::signature`]. Temporary (STS)
 //! keys are not accepted here.
 
@@ -23,6 +27,7 @@ use crate::auth::MAX_SKEW;
 use crate::locks::{lock, read};
 use crate::oss::{OssFailure, OssStore, listing_xml};
 use crate::state::Shared;
+use alibaba_sdk::oss::META_PREFIX;
 
 #[derive(Clone)]
 struct OssState {
@@ -119,18 +124,7 @@ fn authenticate(
             "The difference between the request time and the current time is too large.",
         ));
     }
-    let keys = read(&shared.keys);
-    let secret = match keys.permanent_secret(id) {
-        Some((secret, true)) => secret.to_owned(),
-        _ => {
-            return Err(OssFailure::new(
-                403,
-                "InvalidAccessKeyId",
-                "The OSS Access Key Id you provided does not exist in our records.",
-            ));
-        }
-    };
-    drop(keys);
+    let secret = secret_of(shared, id)?;
     let all_headers: Vec<(String, String)> = headers
         .iter()
         .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
@@ -140,6 +134,104 @@ fn authenticate(
         content_md5: &header("content-md5"),
         content_type: &header("content-type"),
         date: &date,
+        headers: all_headers,
+        resource,
+    });
+    if signature::sign(&secret, &string_to_sign) != provided {
+        return Err(OssFailure::new(
+            403,
+            "SignatureDoesNotMatch",
+            format!(
+                "The request signature we calculated does not match the signature you provided. Check your key and signing method. StringToSign: {string_to_sign:?}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The secret of an enabled permanent key.
+fn secret_of(shared: &Shared, id: &str) -> Result<String, OssFailure> {
+    match read(&shared.keys).permanent_secret(id) {
+        Some((secret, true)) => Ok(secret.to_owned()),
+        _ => Err(OssFailure::new(
+            403,
+            "InvalidAccessKeyId",
+            "The OSS Access Key Id you provided does not exist in our records.",
+        )),
+    }
+}
+
+/// The query of a V1 signed URL.
+#[derive(serde::Deserialize, Default)]
+struct UrlSignature {
+    #[serde(rename = "OSSAccessKeyId")]
+    access_key_id: Option<String>,
+    #[serde(rename = "Expires")]
+    expires: Option<String>,
+    #[serde(rename = "Signature")]
+    signature: Option<String>,
+}
+
+impl UrlSignature {
+    fn present(&self) -> bool {
+        self.access_key_id.is_some() || self.signature.is_some()
+    }
+}
+
+/// Checks a signed URL's signature over `resource`.
+fn authenticate_url(
+    shared: &Shared,
+    method: &Method,
+    headers: &HeaderMap,
+    query: &UrlSignature,
+    resource: String,
+    now: Timestamp,
+) -> Result<(), OssFailure> {
+    if headers.contains_key(header::AUTHORIZATION) {
+        return Err(OssFailure::new(
+            400,
+            "InvalidArgument",
+            "Authorization header is invalid: a request may carry its signature in the URL or in the Authorization header, not both.",
+        ));
+    }
+    let (Some(id), Some(expires), Some(provided)) = (
+        query.access_key_id.as_deref(),
+        query.expires.as_deref(),
+        query.signature.as_deref(),
+    ) else {
+        return Err(OssFailure::new(
+            403,
+            "AccessDenied",
+            "Signed URLs need OSSAccessKeyId, Expires and Signature.",
+        ));
+    };
+    let at: i64 = expires.parse().map_err(|_| {
+        OssFailure::new(
+            403,
+            "AccessDenied",
+            "Expires must be a Unix time in seconds.",
+        )
+    })?;
+    if now.as_second() > at {
+        return Err(OssFailure::new(403, "AccessDenied", "Request has expired."));
+    }
+    let secret = secret_of(shared, id)?;
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned()
+    };
+    let all_headers: Vec<(String, String)> = headers
+        .iter()
+        .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+        .collect();
+    let string_to_sign = signature::string_to_sign(&Request {
+        verb: method.as_str(),
+        content_md5: &header("content-md5"),
+        content_type: &header("content-type"),
+        date: expires,
         headers: all_headers,
         resource,
     });
@@ -219,28 +311,61 @@ async fn bucket_call(
     result.unwrap_or_else(|f| failure(&f, &id, &headers))
 }
 
+fn object_headers(response: &mut Response, object: &crate::oss::Object, id: &str) {
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    if let Ok(value) = HeaderValue::from_str(&format!("\"{}\"", object.etag)) {
+        h.insert(header::ETAG, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(&signature::http_date(object.last_modified)) {
+        h.insert(header::LAST_MODIFIED, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(id) {
+        h.insert("x-oss-request-id", value);
+    }
+    for (name, value) in &object.meta {
+        if let (Ok(name), Ok(value)) = (
+            header::HeaderName::from_bytes(format!("{META_PREFIX}{name}").as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            h.insert(name, value);
+        }
+    }
+}
+
 async fn object_call(
     State(state): State<OssState>,
     Path((bucket, key)): Path<(String, String)>,
+    Query(url_signature): Query<UrlSignature>,
     method: Method,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let id = request_id();
     let now = Timestamp::now();
-    if let Err(f) = authenticate(
-        &state.shared,
-        &method,
-        &headers,
-        signature::canonical_resource(&bucket, Some(&key)),
-        now,
-    ) {
+    let resource = signature::canonical_resource(&bucket, Some(&key));
+    let authenticated = if url_signature.present() {
+        authenticate_url(
+            &state.shared,
+            &method,
+            &headers,
+            &url_signature,
+            resource,
+            now,
+        )
+    } else {
+        authenticate(&state.shared, &method, &headers, resource, now)
+    };
+    if let Err(f) = authenticated {
         return failure(&f, &id, &headers);
     }
     let mut store = lock(&state.store);
     let result = match method {
         Method::PUT => store
-            .put_object(&bucket, &key, body.to_vec(), now)
+            .put_object(&bucket, &key, body.to_vec(), user_meta(&headers), now)
             .map(|etag| {
                 let mut response = xml_response(200, String::new(), &id);
                 if let Ok(value) = HeaderValue::from_str(&format!("\"{etag}\"")) {
@@ -250,22 +375,25 @@ async fn object_call(
             }),
         Method::GET => store.get_object(&bucket, &key).map(|object| {
             let mut response = (StatusCode::OK, object.bytes.clone()).into_response();
-            let h = response.headers_mut();
-            h.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/octet-stream"),
-            );
-            if let Ok(value) = HeaderValue::from_str(&format!("\"{}\"", object.etag)) {
-                h.insert(header::ETAG, value);
-            }
-            if let Ok(value) = HeaderValue::from_str(&signature::http_date(object.last_modified)) {
-                h.insert(header::LAST_MODIFIED, value);
-            }
-            if let Ok(value) = HeaderValue::from_str(&id) {
-                h.insert("x-oss-request-id", value);
-            }
+            object_headers(&mut response, object, &id);
             response
         }),
+        // HeadObject: GetObject's headers without the body (an error has no body either).
+        Method::HEAD => match store.get_object(&bucket, &key) {
+            Ok(object) => {
+                let mut response = StatusCode::OK.into_response();
+                object_headers(&mut response, object, &id);
+                if let Ok(value) = HeaderValue::from_str(&object.bytes.len().to_string()) {
+                    response.headers_mut().insert(header::CONTENT_LENGTH, value);
+                }
+                return response;
+            }
+            Err(f) => {
+                let mut response = failure(&f, &id, &headers);
+                *response.body_mut() = axum::body::Body::empty();
+                return response;
+            }
+        },
         Method::DELETE => store.delete_object(&bucket, &key).map(|()| {
             let mut response = StatusCode::NO_CONTENT.into_response();
             if let Ok(value) = HeaderValue::from_str(&id) {
@@ -280,4 +408,15 @@ async fn object_call(
         )),
     };
     result.unwrap_or_else(|f| failure(&f, &id, &headers))
+}
+
+/// The `x-oss-meta-*` headers of a request, by the rest of their name.
+fn user_meta(headers: &HeaderMap) -> std::collections::BTreeMap<String, String> {
+    headers
+        .iter()
+        .filter_map(|(name, value)| {
+            let name = name.as_str().strip_prefix(META_PREFIX)?;
+            Some((name.to_owned(), value.to_str().ok()?.to_owned()))
+        })
+        .collect()
 }

@@ -66,6 +66,38 @@ pub struct GatewayClient {
 }
 
 impl GatewayClient {
+    /// Streams a snapshot into `out` from the first endpoint that answers a status call, and
+    /// the store revision that member reported just before (the snapshot holds at least it).
+    pub async fn save_snapshot(
+        &self,
+        out: &mut (impl tokio::io::AsyncWrite + Unpin + Send),
+    ) -> Result<(super::snapshot::SnapshotInfo, u64), super::snapshot::SnapshotError> {
+        let mut last = None;
+        for endpoint in &self.endpoints {
+            match post(
+                &self.http,
+                endpoint,
+                "status",
+                "/v3/maintenance/status",
+                &json!({}),
+            )
+            .await
+            {
+                Ok(value) => {
+                    let revision = decode::<WireStatus>("status", value)
+                        .map(|s| s.header.revision)
+                        .unwrap_or(0);
+                    let info = super::snapshot::save(&self.http, endpoint, out).await?;
+                    return Ok((info, revision));
+                }
+                Err(error) => last = Some(error),
+            }
+        }
+        Err(super::snapshot::SnapshotError::NoMember {
+            detail: last.map_or_else(|| "no client URL".to_owned(), |e| e.to_string()),
+        })
+    }
+
     pub fn new(endpoints: Vec<String>, config: &GatewayConfig) -> Result<Self, MembershipError> {
         let http = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
@@ -210,6 +242,8 @@ struct MemberAdd {
 struct WireHeader {
     #[serde(with = "u64_string")]
     member_id: u64,
+    #[serde(default, with = "u64_string")]
+    revision: u64,
 }
 
 #[derive(Deserialize)]

@@ -15,6 +15,10 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 /// Bytes of the SHA-256 trailer.
 const TRAILER: usize = 32;
 
+/// How long a snapshot may stream: far longer than a membership call (a database of gigabytes
+/// over a slow link).
+const SNAPSHOT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// What a saved snapshot is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SnapshotInfo {
@@ -47,6 +51,8 @@ pub enum SnapshotError {
     Checksum { endpoint: String, size: u64 },
     #[error("cannot write the snapshot: {0}")]
     Write(#[from] std::io::Error),
+    #[error("no member of the cluster answers, so no snapshot can be taken: {detail}")]
+    NoMember { detail: String },
 }
 
 #[derive(Deserialize)]
@@ -98,6 +104,13 @@ impl Verifier {
     }
 }
 
+/// The snapshot file of a database: `db` followed by its SHA-256 (what etcd streams).
+pub fn with_trailer(db: &[u8]) -> Vec<u8> {
+    let mut all = db.to_vec();
+    all.extend_from_slice(&Sha256::digest(db));
+    all
+}
+
 /// Streams a snapshot of the member at `client_url` into `out` and verifies it.
 pub async fn save(
     http: &reqwest::Client,
@@ -111,6 +124,7 @@ pub async fn save(
     };
     let mut response = http
         .post(format!("{endpoint}/v3/maintenance/snapshot"))
+        .timeout(SNAPSHOT_TIMEOUT)
         .body("{}")
         .send()
         .await

@@ -123,3 +123,44 @@ impl Membership for SimulatedMembership {
         lock(&self.cluster).status(client_url).map(|_| ())
     }
 }
+
+/// The simulation keeps no data: its snapshot is a small file in etcd's snapshot layout (a
+/// database, here a line naming the cluster and its raft index, then its SHA-256), enough for
+/// EtcdBackup's lifecycle in the sandbox, not for a restore.
+impl crate::backup::SnapshotSource for SimulatedMembership {
+    async fn snapshot(
+        &self,
+    ) -> Result<crate::backup::Taken, crate::membership::snapshot::SnapshotError> {
+        let endpoint = self.names.client_endpoint();
+        let members = self.list().await.map_err(|e| {
+            crate::membership::snapshot::SnapshotError::NoMember {
+                detail: e.to_string(),
+            }
+        })?;
+        let mut index = None;
+        for member in members.iter().filter(|m| m.started()) {
+            let Some(ordinal) = self.names.ordinal_of(&member.name) else {
+                continue;
+            };
+            if let Ok(status) = self.status(&self.names.member_client_url(ordinal)).await {
+                index = Some(status.raft_index);
+                break;
+            }
+        }
+        let Some(index) = index else {
+            return Err(crate::membership::snapshot::SnapshotError::NoMember {
+                detail: format!("no member of {endpoint} is running"),
+            });
+        };
+        let db = format!(
+            "ferroplane simulated etcd {}/{} raft index {index}\n",
+            self.names.namespace, self.names.name
+        );
+        let bytes = crate::membership::snapshot::with_trailer(db.as_bytes());
+        Ok(crate::backup::Taken {
+            sha256: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(db.as_bytes())),
+            bytes,
+            revision: i64::try_from(index).ok(),
+        })
+    }
+}

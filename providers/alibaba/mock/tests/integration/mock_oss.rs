@@ -129,3 +129,90 @@ async fn wrong_keys_and_unsigned_requests_are_refused_as_oss_does() {
     );
     mock.shutdown().await;
 }
+
+#[tokio::test]
+async fn user_metadata_comes_back_from_head_object() {
+    let mock = start(Duration::ZERO).await;
+    let oss = client(&mock, AK, SECRET);
+    oss.put_bucket("b").await.expect("bucket created");
+    oss.put_object_with_meta(
+        "b",
+        "snap.db",
+        b"abcd".to_vec(),
+        &[("etcd-sha256", "00ff"), ("Etcd-Revision", "42")],
+    )
+    .await
+    .expect("put with metadata");
+    let head = oss.head_object("b", "snap.db").await.expect("head");
+    assert_eq!(head.size, 4);
+    assert_eq!(
+        head.meta.get("etcd-sha256").map(String::as_str),
+        Some("00ff")
+    );
+    assert_eq!(
+        head.meta.get("etcd-revision").map(String::as_str),
+        Some("42"),
+        "names are lowercased"
+    );
+    let missing = oss
+        .head_object("b", "other")
+        .await
+        .expect_err("no such key");
+    assert_eq!(missing.code(), Some("NoSuchKey"), "{missing}");
+    mock.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_signed_url_reads_until_it_expires_and_only_with_its_signature() {
+    let mock = start(Duration::ZERO).await;
+    let oss = client(&mock, AK, SECRET);
+    oss.put_bucket("b").await.expect("bucket created");
+    oss.put_object("b", "dir/snap 1.db", b"snapshot".to_vec())
+        .await
+        .expect("put");
+    let http = reqwest::Client::new();
+    let later = jiff::Timestamp::now() + jiff::SignedDuration::from_mins(5);
+    let url = oss.presign_get("b", "dir/snap 1.db", later).expect("url");
+    assert!(
+        !url.as_str().contains(SECRET),
+        "the URL carries a signature, never the secret"
+    );
+    let read = http.get(url.clone()).send().await.expect("answered");
+    assert_eq!(read.status(), 200);
+    assert_eq!(read.bytes().await.expect("body").as_ref(), b"snapshot");
+
+    let expired = oss
+        .presign_get(
+            "b",
+            "dir/snap 1.db",
+            jiff::Timestamp::now() - jiff::SignedDuration::from_secs(1),
+        )
+        .expect("url");
+    let refused = http.get(expired).send().await.expect("answered");
+    assert_eq!(refused.status(), 403);
+    let body = refused.text().await.expect("body");
+    assert!(
+        body.contains("<Code>AccessDenied</Code>") && body.contains("expired"),
+        "{body}"
+    );
+
+    let other_key = url.as_str().replace("snap%201.db", "other.db");
+    let refused = http.get(other_key).send().await.expect("answered");
+    assert_eq!(refused.status(), 403);
+    assert!(
+        refused
+            .text()
+            .await
+            .expect("body")
+            .contains("<Code>SignatureDoesNotMatch</Code>")
+    );
+
+    let both = http
+        .get(url)
+        .header("Authorization", format!("OSS {AK}:c2lnbmF0dXJl"))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(both.status(), 400, "a signature in the URL and the header");
+    mock.shutdown().await;
+}

@@ -1,4 +1,7 @@
-//! [`OssClient`]: signed PutObject, GetObject, ListObjects, DeleteObject and PutBucket.
+//! [`OssClient`]: signed PutObject (with user metadata), GetObject, HeadObject, ListObjects,
+//! DeleteObject and PutBucket, and V1 signed URLs for GetObject ([`OssClient::presign_get`]).
+
+use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use reqwest::Method;
@@ -61,12 +64,32 @@ pub struct ObjectSummary {
     pub etag: String,
 }
 
+/// What HeadObject tells about an object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectHead {
+    pub size: u64,
+    pub etag: String,
+    /// User metadata (`x-oss-meta-<name>` headers), by `<name>` lowercased.
+    pub meta: BTreeMap<String, String>,
+}
+
+/// The header prefix of user metadata.
+pub const META_PREFIX: &str = "x-oss-meta-";
+
 /// A page of ListObjects.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObjectsPage {
     pub objects: Vec<ObjectSummary>,
     /// Where the next page starts, when the listing is truncated.
     pub next_marker: Option<String>,
+}
+
+/// What a request carries besides its address: a body with its content type, and `x-oss-*`
+/// headers (signed).
+#[derive(Default)]
+struct Payload<'a> {
+    body: Option<(Vec<u8>, &'a str)>,
+    headers: Vec<(String, String)>,
 }
 
 /// A client of one OSS endpoint with one set of credentials.
@@ -152,11 +175,12 @@ impl OssClient {
         bucket: &str,
         key: Option<&str>,
         query: &[(&str, &str)],
-        body: Option<(Vec<u8>, &str)>,
+        payload: Payload<'_>,
     ) -> Result<reqwest::Response, OssError> {
+        let Payload { body, headers } = payload;
         let date = signature::http_date(Timestamp::now());
         let content_type = body.as_ref().map_or("", |(_, t)| *t);
-        let mut oss_headers = Vec::new();
+        let mut oss_headers = headers;
         if let Some(token) = &self.credentials.security_token {
             oss_headers.push(("x-oss-security-token".to_owned(), token.expose().to_owned()));
         }
@@ -195,21 +219,40 @@ impl OssClient {
         if status.is_success() {
             return Ok(response);
         }
+        let request_id = response
+            .headers()
+            .get("x-oss-request-id")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
         let text = response.text().await.unwrap_or_default();
+        // A HEAD answer has no body: its status is all there is.
+        let code = xml::text(&text, "Code").unwrap_or_else(|| match status.as_u16() {
+            404 => "NoSuchKey".to_owned(),
+            403 => "AccessDenied".to_owned(),
+            _ => "Unknown".to_owned(),
+        });
         Err(OssError::Api {
             action,
             status: status.as_u16(),
-            code: xml::text(&text, "Code").unwrap_or_else(|| "Unknown".to_owned()),
+            code,
             message: xml::text(&text, "Message").unwrap_or_default(),
-            request_id: xml::text(&text, "RequestId").unwrap_or_default(),
+            request_id: xml::text(&text, "RequestId").unwrap_or(request_id),
         })
     }
 
     /// PutBucket: creates `bucket` (in tests; real buckets are made by their owners).
     pub async fn put_bucket(&self, bucket: &str) -> Result<(), OssError> {
-        self.send("PutBucket", Method::PUT, bucket, None, &[], None)
-            .await
-            .map(|_| ())
+        self.send(
+            "PutBucket",
+            Method::PUT,
+            bucket,
+            None,
+            &[],
+            Payload::default(),
+        )
+        .await
+        .map(|_| ())
     }
 
     /// PutObject: writes `bytes` as `key`; returns the ETag.
@@ -219,6 +262,27 @@ impl OssClient {
         key: &str,
         bytes: Vec<u8>,
     ) -> Result<String, OssError> {
+        self.put_object_with_meta(bucket, key, bytes, &[]).await
+    }
+
+    /// PutObject with user metadata: each `(name, value)` becomes `x-oss-meta-<name>` (names
+    /// lowercase; OSS keeps them with the object and answers them to HeadObject and GetObject).
+    pub async fn put_object_with_meta(
+        &self,
+        bucket: &str,
+        key: &str,
+        bytes: Vec<u8>,
+        meta: &[(&str, &str)],
+    ) -> Result<String, OssError> {
+        let headers: Vec<(String, String)> = meta
+            .iter()
+            .map(|(n, v)| {
+                (
+                    format!("{META_PREFIX}{}", n.to_ascii_lowercase()),
+                    (*v).to_owned(),
+                )
+            })
+            .collect();
         let response = self
             .send(
                 "PutObject",
@@ -226,7 +290,10 @@ impl OssClient {
                 bucket,
                 Some(key),
                 &[],
-                Some((bytes, "application/octet-stream")),
+                Payload {
+                    body: Some((bytes, "application/octet-stream")),
+                    headers,
+                },
             )
             .await?;
         Ok(response
@@ -241,7 +308,14 @@ impl OssClient {
     /// GetObject: the bytes of `key`.
     pub async fn get_object(&self, bucket: &str, key: &str) -> Result<Vec<u8>, OssError> {
         let response = self
-            .send("GetObject", Method::GET, bucket, Some(key), &[], None)
+            .send(
+                "GetObject",
+                Method::GET,
+                bucket,
+                Some(key),
+                &[],
+                Payload::default(),
+            )
             .await?;
         response
             .bytes()
@@ -253,11 +327,93 @@ impl OssClient {
             })
     }
 
+    /// HeadObject: the size, ETag and user metadata of `key` (`NoSuchKey` when missing).
+    pub async fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectHead, OssError> {
+        let response = self
+            .send(
+                "HeadObject",
+                Method::HEAD,
+                bucket,
+                Some(key),
+                &[],
+                Payload::default(),
+            )
+            .await?;
+        let headers = response.headers();
+        let meta = headers
+            .iter()
+            .filter_map(|(name, value)| {
+                let name = name.as_str().strip_prefix(META_PREFIX)?;
+                Some((name.to_owned(), value.to_str().ok()?.to_owned()))
+            })
+            .collect();
+        Ok(ObjectHead {
+            size: headers
+                .get(reqwest::header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+            etag: headers
+                .get("etag")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .trim_matches('"')
+                .to_owned(),
+            meta,
+        })
+    }
+
     /// DeleteObject: removes `key` (OSS answers 204 also when it does not exist).
     pub async fn delete_object(&self, bucket: &str, key: &str) -> Result<(), OssError> {
-        self.send("DeleteObject", Method::DELETE, bucket, Some(key), &[], None)
-            .await
-            .map(|_| ())
+        self.send(
+            "DeleteObject",
+            Method::DELETE,
+            bucket,
+            Some(key),
+            &[],
+            Payload::default(),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// A V1 signed URL for GetObject of `key`, valid until `expires`: anyone holding it may
+    /// read the object until then, without credentials (OSS answers 403 `AccessDenied` after).
+    /// With temporary credentials the URL carries the security token, which is signed too.
+    pub fn presign_get(
+        &self,
+        bucket: &str,
+        key: &str,
+        expires: Timestamp,
+    ) -> Result<url::Url, OssError> {
+        let expires = expires.as_second().to_string();
+        let token = self
+            .credentials
+            .security_token
+            .as_ref()
+            .map(|t| t.expose().to_owned());
+        let mut resource = signature::canonical_resource(bucket, Some(key));
+        if let Some(token) = &token {
+            resource.push_str(&format!("?security-token={token}"));
+        }
+        let string_to_sign = signature::string_to_sign(&Request {
+            verb: "GET",
+            content_md5: "",
+            content_type: "",
+            date: &expires,
+            headers: Vec::new(),
+            resource,
+        });
+        let signed = signature::sign(self.credentials.access_key_secret.expose(), &string_to_sign);
+        let mut query = vec![
+            ("OSSAccessKeyId", self.credentials.access_key_id.as_str()),
+            ("Expires", expires.as_str()),
+            ("Signature", signed.as_str()),
+        ];
+        if let Some(token) = &token {
+            query.push(("security-token", token.as_str()));
+        }
+        self.url(bucket, Some(key), &query)
     }
 
     /// ListObjects: one page of the objects under `prefix`, from `marker` on.
@@ -272,7 +428,14 @@ impl OssClient {
             query.push(("marker", marker));
         }
         let text = self
-            .send("ListObjects", Method::GET, bucket, None, &query, None)
+            .send(
+                "ListObjects",
+                Method::GET,
+                bucket,
+                None,
+                &query,
+                Payload::default(),
+            )
             .await?
             .text()
             .await

@@ -1,6 +1,6 @@
-//! Object Storage Service (OSS): the V1 header signature ([`signature`]), a client of the four
-//! object calls ferroplane needs (PutObject, GetObject, ListObjects, DeleteObject, plus
-//! PutBucket for tests) ([`OssClient`]), and the XML of OSS answers ([`xml`]).
+//! Object Storage Service (OSS): the V1 header signature ([`signature`]), a client of the
+//! object calls ferroplane needs (PutObject, GetObject, HeadObject, ListObjects, DeleteObject,
+//! plus PutBucket for tests, and signed GetObject URLs) ([`OssClient`]), and the XML of OSS answers ([`xml`]).
 //!
 //! OSS is not an RPC API: requests are REST verbs on `/<object>` of a bucket host
 //! (`<bucket>.oss-<region>.aliyuncs.com`) or, for a custom endpoint such as the mock, on
@@ -10,4 +10,6 @@ mod client;
 pub mod signature;
 pub mod xml;
 
-pub use client::{Addressing, ObjectSummary, ObjectsPage, OssClient, OssError};
+pub use client::{
+    Addressing, META_PREFIX, ObjectHead, ObjectSummary, ObjectsPage, OssClient, OssError,
+};

@@ -1,0 +1,297 @@
+//! The EtcdBackup controller on ferroplane-runtime. The "external resource" is the folder of
+//! snapshots this backup took (`oss://<bucket>/<prefix><namespace>/<name>/<uid>/`):
+//!
+//! - `connect` checks the schedule and makes the backup's store (credentials resolved by the
+//!   [`SnapshotStores`]);
+//! - `observe` lists the folder: no snapshot yet is "missing"; otherwise the status lists them,
+//!   and the folder is outdated when a snapshot is due ([`plan::due`]) or more than `keep` are
+//!   stored;
+//! - `create` and `update` take a snapshot from the cluster when one is due, store it, then
+//!   delete the oldest beyond `keep`;
+//! - `delete` (policy `Delete` only; the default `Orphan` keeps the snapshots) deletes every
+//!   snapshot in the folder.
+//!
+//! The folder carries the backup's UID, so a crash between storing a snapshot and recording
+//! the external name ends in finding that snapshot, not in a second one.
+
+use std::sync::Arc;
+
+use croner::Cron;
+use ferroplane_apis::etcd::EtcdCluster;
+use ferroplane_apis::etcd_backup::EtcdBackup;
+use ferroplane_runtime::children::Children;
+use ferroplane_runtime::events::Events;
+use ferroplane_runtime::{
+    Connector, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey, Observation,
+    ReconcileError, Update,
+};
+use jiff::Timestamp;
+use kube::api::Api;
+use kube::{Client, ResourceExt};
+
+use super::plan::{self, PlanError, SnapshotMeta, Stored};
+use super::source::SnapshotSource;
+use super::store::{SnapshotStore, SnapshotStores};
+use crate::controller::{FIELD_MANAGER, MembershipFactory};
+use crate::render;
+use crate::tls::{self, TlsSecrets};
+
+/// Event reason: a snapshot was taken and stored.
+pub const SNAPSHOT_TAKEN: &str = "SnapshotTaken";
+/// Event reason: a snapshot beyond `keep` was deleted.
+pub const SNAPSHOT_PRUNED: &str = "SnapshotPruned";
+
+fn plan_error(e: PlanError) -> ReconcileError {
+    match e {
+        PlanError::BadSchedule { .. } => ReconcileError::terminal("InvalidSchedule", e.to_string()),
+        PlanError::MissingMetadata(_) => {
+            ReconcileError::retryable("MissingMetadata", e.to_string())
+        }
+    }
+}
+
+/// Connects an EtcdBackup to its cluster's members (through `F`) and its store (through `S`).
+pub struct BackupConnector<F, S> {
+    kube: Client,
+    factory: Arc<F>,
+    stores: Arc<S>,
+    events: Events,
+}
+
+impl<F: MembershipFactory, S: SnapshotStores> BackupConnector<F, S> {
+    pub fn new(kube: Client, factory: F, stores: S, events: Events) -> Self {
+        Self {
+            kube,
+            factory: Arc::new(factory),
+            stores: Arc::new(stores),
+            events,
+        }
+    }
+}
+
+impl<F, S> Connector<EtcdBackup> for BackupConnector<F, S>
+where
+    F: MembershipFactory,
+    F::Client: SnapshotSource,
+    S: SnapshotStores,
+{
+    type Client = BackupClient<F, S::Store>;
+
+    async fn connect(&self, mr: &EtcdBackup) -> Result<Self::Client, ReconcileError> {
+        // A backup being deleted needs no schedule: a bad one must not keep it forever.
+        let cron = match plan::schedule(mr) {
+            Err(_) if mr.metadata.deletion_timestamp.is_some() => None,
+            parsed => parsed.map_err(plan_error)?,
+        };
+        let folder = plan::folder(mr).map_err(plan_error)?;
+        let store = self.stores.for_backup(mr).await?;
+        Ok(BackupClient {
+            kube: self.kube.clone(),
+            factory: self.factory.clone(),
+            store,
+            events: self.events.clone(),
+            folder,
+            cron,
+        })
+    }
+}
+
+/// One reconcile's view of one backup's folder.
+pub struct BackupClient<F, T> {
+    kube: Client,
+    factory: Arc<F>,
+    store: T,
+    events: Events,
+    folder: String,
+    cron: Option<Cron>,
+}
+
+/// What the last status says of a snapshot, so that listing needs no metadata reads.
+fn known_meta(mr: &EtcdBackup) -> impl Fn(&str) -> Option<SnapshotMeta> + Sync + '_ {
+    move |key| {
+        let s = mr
+            .status
+            .as_ref()?
+            .snapshots
+            .iter()
+            .find(|s| s.key == key && !s.sha256.is_empty())?;
+        Some(SnapshotMeta {
+            sha256: s.sha256.clone(),
+            revision: s.revision,
+            taken_at: s.taken_at.parse().ok()?,
+            generation: s.generation,
+        })
+    }
+}
+
+impl<F, T> BackupClient<F, T>
+where
+    F: MembershipFactory,
+    F::Client: SnapshotSource,
+    T: SnapshotStore,
+{
+    async fn list(&self, mr: &EtcdBackup) -> Result<Vec<Stored>, ReconcileError> {
+        let known = known_meta(mr);
+        self.store
+            .list(&self.folder, &known)
+            .await
+            .map_err(|e| e.into_reconcile())
+    }
+
+    /// Streams a snapshot from the cluster's members and stores it.
+    async fn take(&self, mr: &EtcdBackup) -> Result<(), ReconcileError> {
+        let namespace = mr.namespace().unwrap_or_default();
+        let name = &mr.spec.cluster_ref.name;
+        let cluster = Api::<EtcdCluster>::namespaced(self.kube.clone(), &namespace)
+            .get_opt(name)
+            .await
+            .map_err(|e| {
+                ReconcileError::retryable(
+                    "KubernetesApiError",
+                    format!("cannot read EtcdCluster {namespace}/{name}: {e}"),
+                )
+            })?
+            .ok_or_else(|| {
+                ReconcileError::dependency(
+                    "ClusterNotFound",
+                    format!(
+                        "EtcdCluster {namespace}/{name} not found; create it or point spec.clusterRef.name at an EtcdCluster of this namespace"
+                    ),
+                )
+            })?;
+        let names = render::cluster_names(&cluster)
+            .map_err(|e| ReconcileError::retryable(e.reason(), e.to_string()))?;
+        let client_tls = match tls::secret_names(&cluster, &names) {
+            Some(secrets) => {
+                let children = Children::with_field_manager(self.kube.clone(), FIELD_MANAGER);
+                TlsSecrets::new(&self.kube, &children, &names, &secrets)
+                    .client()
+                    .await
+                    .map_err(|e| ReconcileError::retryable(e.reason(), e.to_string()))?
+            }
+            None => None,
+        };
+        let membership = self
+            .factory
+            .for_cluster(&names, client_tls.as_ref())
+            .map_err(|e| ReconcileError::retryable("ClusterUnreachable", e.to_string()))?;
+        let taken = membership.snapshot().await.map_err(|e| {
+            ReconcileError::retryable(
+                "SnapshotFailed",
+                format!("cannot take a snapshot of EtcdCluster {namespace}/{name}: {e}"),
+            )
+        })?;
+        let now = Timestamp::now();
+        let key = plan::key_at(&self.folder, now);
+        let size = taken.bytes.len();
+        let meta = SnapshotMeta {
+            sha256: taken.sha256.clone(),
+            revision: taken.revision,
+            taken_at: now,
+            generation: mr.metadata.generation,
+        };
+        self.store
+            .put(&key, taken.bytes, &meta)
+            .await
+            .map_err(|e| e.into_reconcile())?;
+        let revision = taken
+            .revision
+            .map(|r| format!(", revision {r}"))
+            .unwrap_or_default();
+        self.events
+            .normal(
+                mr,
+                SNAPSHOT_TAKEN,
+                format!(
+                    "stored {key}: {size} bytes, sha256 {}{revision}",
+                    taken.sha256
+                ),
+            )
+            .await;
+        Ok(())
+    }
+
+    /// Deletes the oldest snapshots beyond `keep`.
+    async fn prune(&self, mr: &EtcdBackup) -> Result<(), ReconcileError> {
+        let stored = self.list(mr).await?;
+        for key in plan::to_prune(&stored, plan::keep(mr)) {
+            self.store
+                .delete(&key)
+                .await
+                .map_err(|e| e.into_reconcile())?;
+            self.events
+                .normal(
+                    mr,
+                    SNAPSHOT_PRUNED,
+                    format!("deleted {key}: keeping the newest {}", plan::keep(mr)),
+                )
+                .await;
+        }
+        Ok(())
+    }
+}
+
+impl<F, T> ExternalClient<EtcdBackup> for BackupClient<F, T>
+where
+    F: MembershipFactory,
+    F::Client: SnapshotSource,
+    T: SnapshotStore,
+{
+    async fn observe(
+        &self,
+        mr: &EtcdBackup,
+        _ext: &ExternalRef,
+    ) -> Result<Observation, ReconcileError> {
+        let stored = self.list(mr).await?;
+        if stored.is_empty() {
+            return Ok(Observation::missing());
+        }
+        let status = plan::status(self.cron.as_ref(), &stored);
+        let observation =
+            Observation::found(plan::external_name(mr, &self.folder)).with_status(status)?;
+        let keep = plan::keep(mr);
+        Ok(if stored.len() > keep {
+            observation.with_diff(format!(
+                "{} snapshots stored, spec.keep is {keep}",
+                stored.len()
+            ))
+        } else if let Some(why) = plan::due(mr, self.cron.as_ref(), &stored, Timestamp::now()) {
+            observation.with_diff(why)
+        } else {
+            observation
+        })
+    }
+
+    async fn create(
+        &self,
+        mr: &EtcdBackup,
+        _key: &IdempotencyKey,
+    ) -> Result<Creation, ReconcileError> {
+        self.take(mr).await?;
+        self.prune(mr).await?;
+        Ok(Creation::new(plan::external_name(mr, &self.folder)))
+    }
+
+    async fn update(&self, mr: &EtcdBackup, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
+        let stored = self.list(mr).await?;
+        if plan::due(mr, self.cron.as_ref(), &stored, Timestamp::now()).is_some() {
+            self.take(mr).await?;
+        }
+        self.prune(mr).await?;
+        Ok(Update::done())
+    }
+
+    async fn delete(
+        &self,
+        mr: &EtcdBackup,
+        _ext: &ExternalRef,
+    ) -> Result<Deletion, ReconcileError> {
+        for stored in self.list(mr).await? {
+            self.store
+                .delete(&stored.key)
+                .await
+                .map_err(|e| e.into_reconcile())?;
+        }
+        Ok(Deletion::Gone)
+    }
+}
