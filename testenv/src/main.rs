@@ -37,7 +37,12 @@ enum Cmd {
     Versions,
     /// Build etcd releases for EtcdCluster members (`etcd_members`), e.g. `v3.5.35 v3.6.16`;
     /// without a version, the pinned `etcd_upgrade_from`.
-    BuildEtcd { versions: Vec<String> },
+    BuildEtcd {
+        versions: Vec<String>,
+        /// Also build each release's `etcdutl` (3.5 and later), which restores snapshots.
+        #[arg(long)]
+        etcdutl: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -58,7 +63,10 @@ async fn run() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
-        Cmd::BuildEtcd { mut versions } => {
+        Cmd::BuildEtcd {
+            mut versions,
+            etcdutl,
+        } => {
             let builder = Builder::new(cli.cache);
             if versions.is_empty() {
                 versions.push(builder.versions().etcd_upgrade_from.clone());
@@ -67,6 +75,10 @@ async fn run() -> ExitCode {
                 for version in versions {
                     let etcd = builder.ensure_etcd(&version)?;
                     eprintln!("etcd {version}: {}", etcd.display());
+                    if etcdutl {
+                        let etcdutl = builder.ensure_etcdutl(&version)?;
+                        eprintln!("etcdutl {version}: {}", etcdutl.display());
+                    }
                 }
                 Ok(())
             })
