@@ -4,6 +4,7 @@
 use crate::call_metrics::record_call;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use alibaba_sdk::ecs::{
     AutoRenewChange, DescribeDisksRequest, DescribeInstancesRequest, Disk, Instance,
@@ -704,6 +705,9 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             )
         })?;
         self.recent.record(&id);
+        if let Some(batcher) = &self.client.batcher {
+            batcher.expect(&id, Instant::now() + LISTED_AFTER);
+        }
         if let Some(owners) = owners {
             owners.created(key.uid(), &id);
         }
