@@ -5,9 +5,9 @@
 //! Two mechanisms make that hold although each object polls on its own (jittered) schedule:
 //! - **Collection window.** A call waits a few milliseconds for other IDs; callers asking for
 //!   the same ID wait on the same call.
-//! - **Sweep and freshness.** A call also carries every other known ID whose answer is older than
-//!   half the freshness bound, and answers are reused while younger than the freshness bound (the
-//!   poll interval). The first object of a poll round therefore refreshes the others, which are
+//! - **Sweep and freshness.** A call also carries every other known ID whose answer was read and
+//!   is older than half the freshness bound (or was never read and is past the bound), and
+//!   answers are reused while younger than the freshness bound (the poll interval). The first object of a poll round therefore refreshes the others, which are
 //!   then answered from that sweep. Each object polls once per interval on its own phase (the
 //!   runtime's poll grid), so in steady state the first poll of a round finds every answer
 //!   older than half the bound: one sweep of all N IDs per interval, ceil(N/100) calls.
@@ -217,10 +217,17 @@ impl Batcher {
         // The IDs asked for first: their callers wait, the swept ones do not.
         let mut ids: Vec<String> = waiters.keys().cloned().collect();
         for id in state.known.keys() {
-            let stale = state
-                .answers
-                .get(id)
-                .is_none_or(|(at, _)| now.duration_since(*at) >= self.freshness / 2);
+            // An answer no poll has read yet is not read again before it is of no use: sweeps
+            // come whenever any object needs a call (every second while instances are being
+            // created), and re-reading unread answers at half the bound would read every
+            // instance twice per interval.
+            let stale = state.answers.get(id).is_none_or(|(at, answer)| {
+                let age = now.duration_since(*at);
+                match answer {
+                    Answer::Read => age >= self.freshness / 2,
+                    Answer::Unread(_) => age >= self.freshness,
+                }
+            });
             if stale && state.in_flight.get(id).is_none_or(|f| f.stale) && !waiters.contains_key(id)
             {
                 ids.push(id.clone());
