@@ -2,6 +2,8 @@
 //! provider tells the framework back from `create`, `update` and `delete`. The result of
 //! `observe` is an [`Observation`](crate::Observation).
 
+use std::time::Duration;
+
 use crate::connection_details::ConnectionDetails;
 
 /// Which external resource a call is about.
@@ -31,6 +33,13 @@ pub struct Creation {
     pub external_name: String,
     /// Entries for the connection Secret known only at creation (e.g. a generated password).
     pub connection_details: ConnectionDetails,
+    /// The cloud lists a new resource this long after its create (eventual consistency), and
+    /// `observe` shares its reads between objects. Set, the framework does not look at the new
+    /// resource at once (a read of its own that would find nothing): the object says Creating
+    /// and is looked at again once the lag has passed, on a grid of that period, so that the
+    /// first looks of every create within one period fall together and share one read.
+    /// `None`: the framework looks at once, which saves writes when the cloud lists at once.
+    pub listed_after: Option<Duration>,
 }
 
 impl Creation {
@@ -38,7 +47,14 @@ impl Creation {
         Self {
             external_name: external_name.into(),
             connection_details: ConnectionDetails::new(),
+            listed_after: None,
         }
+    }
+
+    /// See [`Creation::listed_after`].
+    pub fn with_listed_after(mut self, lag: Duration) -> Self {
+        self.listed_after = Some(lag);
+        self
     }
 
     pub fn with_connection_details(mut self, details: ConnectionDetails) -> Self {

@@ -81,6 +81,29 @@ fn until_slot(interval: Duration, identity: &str, since_origin: Duration) -> Dur
     Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX))
 }
 
+/// How long until the first look at a resource created now that the cloud lists `lag` later:
+/// the first instant at least `lag` away that is a whole multiple of `lag` on the wall clock.
+/// Every create within one period gets the same instant, so their first looks share one read;
+/// the wait is at most twice the lag.
+pub(crate) fn until_listed(lag: Duration) -> Duration {
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    until_grid_slot(lag, since_epoch)
+}
+
+fn until_grid_slot(lag: Duration, now: Duration) -> Duration {
+    let period = lag.as_nanos();
+    if period == 0 {
+        return lag;
+    }
+    let wait = match now.as_nanos() % period {
+        0 => period,
+        into_period => 2 * period - into_period,
+    };
+    Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX))
+}
+
 /// The `ferroplane.io/poll-interval` annotation is not a duration.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -238,6 +261,22 @@ mod tests {
             "{early} of 100 in the first half"
         );
         assert_eq!(until_slot(Duration::ZERO, "uid-a", ms(5)), Duration::ZERO);
+    }
+
+    #[test]
+    fn first_looks_after_creates_of_one_period_fall_on_one_instant() {
+        let lag = Duration::from_secs(1);
+        let ms = Duration::from_millis;
+        // Creates at 10.001, 10.300, 10.999 and 11.000 s all look at 12 s.
+        let at = |now: Duration| now + until_grid_slot(lag, now);
+        assert_eq!(at(ms(10_000)), ms(11_000));
+        for now in [ms(10_001), ms(10_300), ms(10_999), ms(11_000)] {
+            assert_eq!(at(now), ms(12_000), "{now:?}");
+            let wait = until_grid_slot(lag, now);
+            assert!(wait >= lag && wait <= 2 * lag, "{wait:?}");
+        }
+        assert_eq!(at(ms(11_001)), ms(13_000));
+        assert_eq!(until_grid_slot(Duration::ZERO, ms(5)), Duration::ZERO);
     }
 
     #[test]

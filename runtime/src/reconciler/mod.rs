@@ -39,6 +39,7 @@ use crate::resource::ManagedResource;
 use crate::runtime::Runtime;
 use crate::versions::KnownVersions;
 
+mod first_looks;
 mod ownership;
 mod report;
 mod steps;
@@ -62,6 +63,7 @@ pub struct Reconciler<K, C> {
     /// success.
     failures: streaks::Streaks,
     versions: Arc<KnownVersions>,
+    first_looks: first_looks::FirstLooks,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -85,6 +87,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             policy,
             failures: streaks::Streaks::default(),
             versions: Arc::default(),
+            first_looks: first_looks::FirstLooks::default(),
             _kind: PhantomData,
         }
     }
@@ -120,6 +123,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 Ok(Finish::Gone) => {
                     self.metrics.forget(&self.kind, &key);
                     self.versions.forget(&key);
+                    self.first_looks.forget(&key);
                     "success"
                 }
                 Err(e) if e.is_conflict() => "conflict",
@@ -202,6 +206,14 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             self.versions.note(&key, &current);
             current
         };
+        // Created a moment ago and unchanged since: the first look is not due yet (see
+        // `first_looks`).
+        if self.versions.is_own(&key, &obj)
+            && self.versions.is_current(&key, &obj)
+            && let Some(left) = self.first_looks.remaining(&key)
+        {
+            return Ok(Finish::Done(Action::requeue(left), ObjectState::NotReady));
+        }
         let (poll, poll_warning) = self
             .policy
             .poll_interval(annotation(&obj, names::POLL_INTERVAL));
@@ -319,12 +331,13 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             self.events.normal(&obj, reasons::ADOPTED, note).await;
         }
 
-        if obs.exists {
-            self.forget_creation_time(&api, &mut obj).await?;
-        }
-
         // Deleting: delete while it exists; the finalizer goes only once observe says gone.
+        // A creation time not forgotten yet (the late-initialization write below forgets it)
+        // goes first: once listed, an unlisted resource is gone, not late.
         if deleting {
+            if obs.exists {
+                self.forget_creation_time(&api, &mut obj).await?;
+            }
             return self.finish_deletion(&api, obj, &client, ext, obs).await;
         }
 
@@ -358,12 +371,13 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         }
 
         // Late-initialize: fill spec fields the user left unset with what the resource has,
-        // never overwriting a value the user wrote.
-        if policies.should_late_initialize()
-            && let Some(patch) = &obs.late_init
-        {
-            self.late_initialize(&api, &mut obj, patch).await?;
-        }
+        // never overwriting a value the user wrote. The same write forgets the creation time of
+        // a resource the cloud lists now (see `await_visibility`).
+        let fill = obs
+            .late_init
+            .as_ref()
+            .filter(|_| policies.should_late_initialize());
+        self.late_initialize(&api, &mut obj, fill).await?;
 
         // Update: when the resource drifted from the spec, if the policies allow it.
         let mut in_transition = obs.in_transition;

@@ -27,7 +27,7 @@ use crate::policy::Policies;
 use crate::provider::{Connector, ExternalClient};
 use crate::readiness::Readiness;
 use crate::references;
-use crate::requeue::RequeuePolicy;
+use crate::requeue::{self, RequeuePolicy};
 use crate::resource::ManagedResource;
 use crate::status;
 
@@ -193,12 +193,17 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         // Look at the new resource at once: when it is already visible, its name and the
         // late-initialized spec go out in one write and the status in one more, so a create
         // costs three writes (finalizer, name, status) instead of five. A failed or empty look
-        // changes nothing: the next reconcile observes as usual.
-        let first_look = client
-            .observe(&obj, &created)
-            .await
-            .ok()
-            .filter(|o| o.exists);
+        // changes nothing: the next reconcile observes as usual. A provider whose cloud lists
+        // new resources late skips the look (it would find nothing and cost a call): the next
+        // reconcile comes once the lag has passed, with the first looks of other creates.
+        let first_look = match creation.listed_after {
+            Some(_) => None,
+            None => client
+                .observe(&obj, &created)
+                .await
+                .ok()
+                .filter(|o| o.exists),
+        };
         let late_fill = first_look
             .as_ref()
             .filter(|_| policies.should_late_initialize())
@@ -234,10 +239,16 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 &Map::new(),
             )
             .await?;
-            return Ok(Finish::Done(
-                Action::requeue(self.jitter(self.policy.transition_interval)),
-                ObjectState::NotReady,
-            ));
+            // Not jittered: the first looks of creates made within one lag share one instant.
+            let after = match creation.listed_after {
+                Some(lag) => {
+                    let after = requeue::until_listed(lag);
+                    self.first_looks.schedule(&object_key(&obj), after);
+                    after
+                }
+                None => self.jitter(self.policy.transition_interval),
+            };
+            return Ok(Finish::Done(Action::requeue(after), ObjectState::NotReady));
         };
         let ready = conditions::ready(&obs.readiness);
         let mut desired = vec![
@@ -316,17 +327,15 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         self.record_annotations(api, obj, annotations, name).await
     }
 
-    /// The resource is listed now: its creation time has done its job (one write, and only for
-    /// a cloud that lists new resources late).
+    /// The resource is listed now: its creation time has done its job. Removed by the
+    /// late-initialization write when there is one (see [`Self::late_initialize`]), else by a
+    /// write of its own (only for a cloud that lists new resources late).
     pub(super) async fn forget_creation_time(
         &self,
         api: &Api<K>,
         obj: &mut K,
     ) -> Result<(), ReconcileError> {
-        if !obj
-            .annotations()
-            .contains_key(names::EXTERNAL_CREATE_SUCCEEDED)
-        {
+        if !has_creation_time(obj) {
             return Ok(());
         }
         let name = obj
@@ -444,20 +453,27 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         Ok(())
     }
 
+    /// Fills unset spec fields from `patch` (with a resourceVersion precondition). The creation
+    /// time of a resource that is listed now goes in the same write, so that a create against a
+    /// cloud that lists late costs no write of its own to forget it.
     pub(super) async fn late_initialize(
         &self,
         api: &Api<K>,
         obj: &mut K,
-        patch: &Value,
+        patch: Option<&Value>,
     ) -> Result<(), ReconcileError> {
         let spec = serde_json::to_value(&*obj)
             .ok()
             .and_then(|v| v.get("spec").cloned())
             .unwrap_or(Value::Null);
-        let Some(fill) = status::late_init_patch(&spec, patch) else {
-            return Ok(());
+        let Some(fill) = patch.and_then(|p| status::late_init_patch(&spec, p)) else {
+            return self.forget_creation_time(api, obj).await;
         };
-        let body = json!({"spec": fill, "metadata": {"resourceVersion": obj.resource_version()}});
+        let mut metadata = json!({"resourceVersion": obj.resource_version()});
+        if has_creation_time(obj) {
+            metadata["annotations"] = json!({names::EXTERNAL_CREATE_SUCCEEDED: null});
+        }
+        let body = json!({"spec": fill, "metadata": metadata});
         match self.merge_patch(api, obj, body).await {
             Ok(()) => {
                 self.events
@@ -573,6 +589,11 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             }
         }
     }
+}
+
+fn has_creation_time<K: ResourceExt>(obj: &K) -> bool {
+    obj.annotations()
+        .contains_key(names::EXTERNAL_CREATE_SUCCEEDED)
 }
 
 fn late_init_note(fill: &Value) -> String {

@@ -257,13 +257,17 @@ impl Shared {
         let action = from("x-acs-action", "Action")?;
         let label = action_label(&action);
         {
+            let named = (label == "DescribeInstances")
+                .then(|| params.get("InstanceIds"))
+                .flatten()
+                .map(|ids| serde_json::from_str::<Vec<String>>(ids).unwrap_or_default());
+            let unlisted = named
+                .as_ref()
+                .map_or(0, |ids| lock(&self.store).unlisted(ids, Timestamp::now()));
             let mut counters = lock(&self.counters);
             counters.call(label);
-            if label == "DescribeInstances"
-                && let Some(ids) = params.get("InstanceIds")
-            {
-                let named = serde_json::from_str::<Vec<String>>(ids).map_or(0, |ids| ids.len());
-                counters.described(named as u64);
+            if let Some(ids) = &named {
+                counters.described(ids.len() as u64, unlisted as u64);
             }
         }
         let version = from("x-acs-version", "Version")?;

@@ -23,6 +23,10 @@ pub struct MockStats {
     /// with `calls`, how full the batched reads were.
     #[serde(default)]
     pub instance_ids_described: u64,
+    /// Of those, IDs of instances that existed but were not listed yet (`visibility_lag`):
+    /// looks that could only find nothing.
+    #[serde(default)]
+    pub unlisted_ids_described: u64,
 }
 
 impl MockStats {
@@ -45,6 +49,7 @@ pub struct Counters {
     errors: BTreeMap<String, u64>,
     dropped: u64,
     described: u64,
+    described_unlisted: u64,
 }
 
 impl Counters {
@@ -63,9 +68,11 @@ impl Counters {
         }
     }
 
-    /// Counts the instance IDs one `DescribeInstances` call names.
-    pub fn described(&mut self, ids: u64) {
+    /// Counts the instance IDs one `DescribeInstances` call names, `unlisted` of them not
+    /// listed yet.
+    pub fn described(&mut self, ids: u64, unlisted: u64) {
         self.described += ids;
+        self.described_unlisted += unlisted;
     }
 
     /// Counts one dropped response.
@@ -84,6 +91,7 @@ impl Counters {
             errors: self.errors.clone(),
             dropped_responses: self.dropped,
             instance_ids_described: self.described,
+            unlisted_ids_described: self.described_unlisted,
             ..MockStats::default()
         }
     }

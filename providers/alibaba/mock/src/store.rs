@@ -474,6 +474,18 @@ impl Store {
         Ok(())
     }
 
+    /// How many of `ids` name an instance that exists but is not listed yet (see
+    /// `visibility_lag`).
+    pub fn unlisted(&self, ids: &[String], now: Timestamp) -> usize {
+        ids.iter()
+            .filter(|id| {
+                self.instances
+                    .get(*id)
+                    .is_some_and(|i| i.visible_from > now)
+            })
+            .count()
+    }
+
     /// The instance, whoever owns it.
     pub fn get(&self, id: &str) -> Option<&StoredInstance> {
         self.instances.get(id)

@@ -5,12 +5,17 @@
 //! Two mechanisms make that hold although each object polls on its own (jittered) schedule:
 //! - **Collection window.** A call waits a few milliseconds for other IDs; callers asking for
 //!   the same ID wait on the same call.
-//! - **Sweep and freshness.** A call also carries every other known ID whose answer is older than
-//!   half the freshness bound, and answers are reused while younger than the freshness bound (the
-//!   poll interval). The first object of a poll round therefore refreshes the others, which are
+//! - **Sweep and freshness.** A call also carries every other known ID whose answer was read and
+//!   is older than half the freshness bound (or was never read and is past the bound), and
+//!   answers are reused while younger than the freshness bound (the poll interval). The first object of a poll round therefore refreshes the others, which are
 //!   then answered from that sweep. Each object polls once per interval on its own phase (the
 //!   runtime's poll grid), so in steady state the first poll of a round finds every answer
 //!   older than half the bound: one sweep of all N IDs per interval, ceil(N/100) calls.
+//!
+//! A new instance is [`expect`](Batcher::expect)ed: once ECS should list it, the next call
+//! carries it too, so the first looks of many creates are answered by one sweep instead of
+//! each costing a call (a look at one moment takes as many reconciles as run at once, 16, not
+//! the hundreds whose first look falls due together).
 //!
 //! Answers about instances in transition (Pending, Starting, Stopping) are never reused, and the
 //! external client [`invalidate`](Batcher::invalidate)s an instance whenever it changes it, so a
@@ -46,6 +51,8 @@ struct State {
     flush_scheduled: bool,
     /// Every ID asked for recently, with when it was last asked for.
     known: HashMap<String, Instant>,
+    /// New instances, with when ECS should list them: from then on they are known.
+    expected: HashMap<String, Instant>,
     /// The last answer per ID and when it arrived.
     answers: HashMap<String, (Instant, Answer)>,
     /// IDs of calls under way, with the callers that arrived after the call was sent: they
@@ -156,6 +163,14 @@ impl Batcher {
         })
     }
 
+    /// A new instance, listed from `listed_at`: from then on every call carries it, so that its
+    /// first look finds an answer.
+    pub fn expect(&self, instance_id: &str, listed_at: Instant) {
+        self.lock()
+            .expected
+            .insert(instance_id.to_owned(), listed_at);
+    }
+
     /// Forgets the answer about an instance that was just changed.
     pub fn invalidate(&self, instance_id: &str) {
         let mut state = self.lock();
@@ -168,7 +183,9 @@ impl Batcher {
     /// Stops sweeping an instance (it is gone or no longer managed).
     pub fn forget(&self, instance_id: &str) {
         self.invalidate(instance_id);
-        self.lock().known.remove(instance_id);
+        let mut state = self.lock();
+        state.known.remove(instance_id);
+        state.expected.remove(instance_id);
     }
 
     /// The IDs of the next call: those asked for, then the known ones about to go stale.
@@ -186,16 +203,31 @@ impl Batcher {
         state
             .known
             .retain(|_, asked| now.duration_since(*asked) < forget_after);
+        let known = &mut state.known;
+        state.expected.retain(|id, listed_at| {
+            if *listed_at > now {
+                return true;
+            }
+            known.entry(id.clone()).or_insert(now);
+            false
+        });
         let known = &state.known;
         state.answers.retain(|id, _| known.contains_key(id));
         let waiters = std::mem::take(&mut state.waiters);
         // The IDs asked for first: their callers wait, the swept ones do not.
         let mut ids: Vec<String> = waiters.keys().cloned().collect();
         for id in state.known.keys() {
-            let stale = state
-                .answers
-                .get(id)
-                .is_none_or(|(at, _)| now.duration_since(*at) >= self.freshness / 2);
+            // An answer no poll has read yet is not read again before it is of no use: sweeps
+            // come whenever any object needs a call (every second while instances are being
+            // created), and re-reading unread answers at half the bound would read every
+            // instance twice per interval.
+            let stale = state.answers.get(id).is_none_or(|(at, answer)| {
+                let age = now.duration_since(*at);
+                match answer {
+                    Answer::Read => age >= self.freshness / 2,
+                    Answer::Unread(_) => age >= self.freshness,
+                }
+            });
             if stale && state.in_flight.get(id).is_none_or(|f| f.stale) && !waiters.contains_key(id)
             {
                 ids.push(id.clone());
@@ -348,6 +380,68 @@ mod tests {
         batcher.invalidate(&ids[9]);
         assert!(batcher.describe(&ids[9]).await.unwrap().is_some());
         assert_eq!(mock.stats().calls_of("DescribeInstances"), before + 3);
+        mock.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn expected_instances_are_swept_once_listed() {
+        let mock = MockServer::start(
+            MockConfig::new("ak", "sk-expect").with_transition_delay(Duration::ZERO),
+        )
+        .await
+        .unwrap();
+        let spec = LaunchSpec {
+            region_id: "cn-beijing".into(),
+            image_id: "aliyun_3_x64_20G_alibase_20240528.vhd".into(),
+            instance_type: "ecs.g6.large".into(),
+            vswitch_id: alibaba_mock::defaults::first_vswitch_id("cn-beijing"),
+            security_group_ids: vec![alibaba_mock::defaults::security_group_id("cn-beijing")],
+            ..LaunchSpec::default()
+        };
+        let ids = mock
+            .create_instances(DEFAULT_ACCOUNT_ID, &spec, 30)
+            .unwrap();
+        let client = EcsClient::builder("cn-beijing")
+            .credentials(Credentials::new("ak", "sk-expect"))
+            .endpoint(mock.endpoint())
+            .build()
+            .unwrap();
+        let calls = ferroplane_runtime::Metrics::new().external_calls("ECSInstance");
+        let batcher = Arc::new(Batcher::new(
+            client,
+            Duration::from_millis(5),
+            Duration::from_secs(60),
+            calls,
+        ));
+        let now = Instant::now();
+        // 29 are listed already; the last one only in an hour.
+        for id in &ids[..29] {
+            batcher.expect(id, now);
+        }
+        batcher.expect(&ids[29], now + Duration::from_secs(3600));
+        let stats = mock.stats();
+        // One look: one call, naming every instance listed by now.
+        assert!(batcher.describe(&ids[0]).await.unwrap().is_some());
+        let after = mock.stats();
+        assert_eq!(
+            after.calls_of("DescribeInstances") - stats.calls_of("DescribeInstances"),
+            1
+        );
+        assert_eq!(
+            after.instance_ids_described - stats.instance_ids_described,
+            29
+        );
+        // The other first looks are answered from it.
+        for id in &ids[1..29] {
+            assert_eq!(
+                batcher.describe(id).await.unwrap().unwrap().instance_id,
+                *id
+            );
+        }
+        assert_eq!(
+            mock.stats().calls_of("DescribeInstances"),
+            after.calls_of("DescribeInstances")
+        );
         mock.shutdown().await;
     }
 }

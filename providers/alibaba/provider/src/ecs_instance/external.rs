@@ -4,6 +4,7 @@
 use crate::call_metrics::record_call;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use alibaba_sdk::ecs::{
     AutoRenewChange, DescribeDisksRequest, DescribeInstancesRequest, Disk, Instance,
@@ -28,7 +29,7 @@ use super::observation::{
     CONN_INSTANCE_ID, connection_details, readiness, status as observed_status,
 };
 use super::owner_search::outcome_unknown;
-use super::recent_creations::RecentCreations;
+use super::recent_creations::{LISTED_AFTER, RecentCreations};
 use super::reconcile_error::reconcile_error;
 use super::spec_mapping::{
     encode_user_data, launch_refusal, period_unit, run_instances_request, stopped_mode,
@@ -704,14 +705,19 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             )
         })?;
         self.recent.record(&id);
+        if let Some(batcher) = &self.client.batcher {
+            batcher.expect(&id, Instant::now() + LISTED_AFTER);
+        }
         if let Some(owners) = owners {
             owners.created(key.uid(), &id);
         }
         self.inputs
             .record(key.uid(), Self::digests(mr, password.as_ref()));
-        Ok(Creation::new(&id).with_connection_details(
-            ConnectionDetails::new().with(CONN_INSTANCE_ID, id.as_bytes()),
-        ))
+        // No look of its own now: the instance is not listed yet, and its first look rides
+        // the batched read with the other new instances' once it is.
+        Ok(Creation::new(&id)
+            .with_connection_details(ConnectionDetails::new().with(CONN_INSTANCE_ID, id.as_bytes()))
+            .with_listed_after(LISTED_AFTER))
     }
 
     async fn update(&self, mr: &ECSInstance, ext: &ExternalRef) -> Result<Update, ReconcileError> {

@@ -46,3 +46,44 @@ async fn a_late_listed_instance_is_created_once_and_released_once() {
     assert!(env.mock_instance(&id).is_none_or(|i| i.status != "Running"));
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_spends_no_read_before_the_instance_is_listed() {
+    // The mock's default lag in the sandbox. The create path does not look at the new
+    // instance (a look would find nothing); its first look comes once the lag has passed,
+    // however late the machine runs it.
+    let lag = Duration::from_secs(1);
+    let env = Env::start_with(
+        test_options(),
+        MockConfig::new(AK, SK).with_visibility_lag(lag),
+    )
+    .await;
+    let names: Vec<String> = (0..12).map(|i| format!("listed-{i:02}")).collect();
+    for name in &names {
+        env.create(&instance(name)).await;
+    }
+    for name in &names {
+        env.wait_ready(name).await;
+    }
+    let stats = env.mock().stats();
+    assert_eq!(stats.instances_created, 12, "{stats:?}");
+    assert_eq!(stats.calls_of("RunInstances"), 12, "{stats:?}");
+    assert!(stats.instance_ids_described >= 12, "{stats:?}");
+    assert_eq!(
+        stats.unlisted_ids_described, 0,
+        "no DescribeInstances named an instance before it was listed: {stats:?}"
+    );
+    // Listed at the first look: the creation time went with the late-initialized spec.
+    for name in &names {
+        env.wait_for(name, "creation time forgotten", |o| {
+            o.is_some_and(|o| {
+                !o.metadata
+                    .annotations
+                    .as_ref()
+                    .is_some_and(|a| a.contains_key(EXTERNAL_CREATE_SUCCEEDED))
+            })
+        })
+        .await;
+    }
+    env.stop().await;
+}
