@@ -317,9 +317,13 @@ mod tests {
     use alibaba_mock::{DEFAULT_ACCOUNT_ID, LaunchSpec, MockConfig, MockServer};
     use alibaba_sdk::credentials::Credentials;
 
-    #[tokio::test]
-    async fn concurrent_observations_share_calls_of_100() {
-        const FRESHNESS: Duration = Duration::from_secs(2);
+    /// A mock holding `count` running instances in cn-beijing, and a batcher over a client of it
+    /// that gathers calls for `window` and trusts answers for `freshness`.
+    async fn batcher_over(
+        count: usize,
+        window: Duration,
+        freshness: Duration,
+    ) -> (MockServer, Vec<String>, Arc<Batcher>) {
         let mock = MockServer::start(
             MockConfig::new("ak", "sk-batcher").with_transition_delay(Duration::ZERO),
         )
@@ -334,7 +338,7 @@ mod tests {
             ..LaunchSpec::default()
         };
         let ids = mock
-            .create_instances(DEFAULT_ACCOUNT_ID, &spec, 150)
+            .create_instances(DEFAULT_ACCOUNT_ID, &spec, count)
             .unwrap();
         let client = EcsClient::builder("cn-beijing")
             .credentials(Credentials::new("ak", "sk-batcher"))
@@ -342,12 +346,14 @@ mod tests {
             .build()
             .unwrap();
         let calls = ferroplane_runtime::Metrics::new().external_calls("ECSInstance");
-        let batcher = Arc::new(Batcher::new(
-            client,
-            Duration::from_millis(20),
-            FRESHNESS,
-            calls,
-        ));
+        let batcher = Arc::new(Batcher::new(client, window, freshness, calls));
+        (mock, ids, batcher)
+    }
+
+    #[tokio::test]
+    async fn concurrent_observations_share_calls_of_100() {
+        const FRESHNESS: Duration = Duration::from_secs(2);
+        let (mock, ids, batcher) = batcher_over(150, Duration::from_millis(20), FRESHNESS).await;
         let before = mock.stats().calls_of("DescribeInstances");
         let mut asked: Vec<String> = ids.clone();
         asked.push(ids[0].clone());
@@ -385,34 +391,8 @@ mod tests {
 
     #[tokio::test]
     async fn expected_instances_are_swept_once_listed() {
-        let mock = MockServer::start(
-            MockConfig::new("ak", "sk-expect").with_transition_delay(Duration::ZERO),
-        )
-        .await
-        .unwrap();
-        let spec = LaunchSpec {
-            region_id: "cn-beijing".into(),
-            image_id: "aliyun_3_x64_20G_alibase_20240528.vhd".into(),
-            instance_type: "ecs.g6.large".into(),
-            vswitch_id: alibaba_mock::defaults::first_vswitch_id("cn-beijing"),
-            security_group_ids: vec![alibaba_mock::defaults::security_group_id("cn-beijing")],
-            ..LaunchSpec::default()
-        };
-        let ids = mock
-            .create_instances(DEFAULT_ACCOUNT_ID, &spec, 30)
-            .unwrap();
-        let client = EcsClient::builder("cn-beijing")
-            .credentials(Credentials::new("ak", "sk-expect"))
-            .endpoint(mock.endpoint())
-            .build()
-            .unwrap();
-        let calls = ferroplane_runtime::Metrics::new().external_calls("ECSInstance");
-        let batcher = Arc::new(Batcher::new(
-            client,
-            Duration::from_millis(5),
-            Duration::from_secs(60),
-            calls,
-        ));
+        let (mock, ids, batcher) =
+            batcher_over(30, Duration::from_millis(5), Duration::from_secs(60)).await;
         let now = Instant::now();
         // 29 are listed already; the last one only in an hour.
         for id in &ids[..29] {
