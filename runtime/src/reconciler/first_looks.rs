@@ -52,7 +52,8 @@ mod tests {
         assert_eq!(looks.remaining("ns/a"), None);
         looks.schedule("ns/a", Duration::from_secs(60));
         let left = looks.remaining("ns/a").expect("scheduled");
-        assert!(left > Duration::from_secs(59) && left <= Duration::from_secs(60));
+        // Well below 60 s only if this thread stalled for half a minute.
+        assert!(left > Duration::from_secs(30) && left <= Duration::from_secs(60));
         looks.forget("ns/a");
         assert_eq!(looks.remaining("ns/a"), None);
         looks.schedule("ns/b", Duration::ZERO);
