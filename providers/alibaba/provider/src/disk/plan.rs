@@ -63,12 +63,7 @@ impl DiskPlan {
         let (tag, untag) = match &spec.tags {
             None => (BTreeMap::new(), Vec::new()),
             Some(desired) => {
-                let actual: BTreeMap<&str, &str> = disk
-                    .tags
-                    .items
-                    .iter()
-                    .map(|t| (t.key.as_str(), t.value.as_str()))
-                    .collect();
+                let actual: BTreeMap<&str, &str> = disk.tags.pairs().collect();
                 let tag = desired
                     .iter()
                     .filter(|(k, _)| k.as_str() != UID_TAG)

@@ -209,10 +209,8 @@ pub fn tags(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     let have: BTreeMap<&str, &str> = o
         .instance
         .tags
-        .items
-        .iter()
-        .filter(|t| !is_reserved_tag(&t.key))
-        .map(|t| (t.key.as_str(), t.value.as_str()))
+        .pairs()
+        .filter(|(key, _)| !is_reserved_tag(key))
         .collect();
     let set: Vec<Tag> = tags
         .iter()

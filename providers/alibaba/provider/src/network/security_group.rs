@@ -34,12 +34,7 @@ fn attribute_diff(p: &SecurityGroupParameters, found: &Group) -> AttributeDiff {
         want_description: p.description.as_deref(),
         have_description: &found.description,
         want_tags: p.tags.as_ref(),
-        have_tags: found
-            .tags
-            .items
-            .iter()
-            .map(|t| (t.key.as_str(), t.value.as_str()))
-            .collect(),
+        have_tags: found.tags.pairs().collect(),
     })
 }
 

@@ -38,6 +38,15 @@ wrapped_list!(LockReasonList, "LockReason", LockReason);
 wrapped_list!(InstanceList, "Instance", Instance);
 wrapped_list!(InstanceIdList, "InstanceIdSet", String);
 wrapped_list!(RegionList, "Region", Region);
+
+impl TagList {
+    /// Each tag as (key, value).
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.items
+            .iter()
+            .map(|t| (t.key.as_str(), t.value.as_str()))
+    }
+}
 wrapped_list!(TagResourceList, "TagResource", TagResource);
 wrapped_list!(NetworkInterfaceList, "NetworkInterface", NetworkInterface);
 wrapped_list!(Ipv6SetList, "Ipv6Set", Ipv6Set);

@@ -46,6 +46,15 @@ wrapped_list!(VSwitchIdList, "VSwitchId", String);
 wrapped_list!(VpcList, "Vpc", Vpc);
 wrapped_list!(VSwitchList, "VSwitch", VSwitch);
 
+impl TagList {
+    /// Each tag as (key, value).
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.items
+            .iter()
+            .map(|t| (t.key.as_str(), t.value.as_str()))
+    }
+}
+
 /// `CreateVpc` parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateVpcRequest {
