@@ -111,11 +111,7 @@ pub struct Disk {
 impl Disk {
     /// A tag's value.
     pub fn tag(&self, key: &str) -> Option<&str> {
-        self.tags
-            .items
-            .iter()
-            .find(|t| t.key == key)
-            .map(|t| t.value.as_str())
+        self.tags.get(key)
     }
 
     /// Whether it is attached to an instance.

@@ -46,6 +46,11 @@ impl TagList {
             .iter()
             .map(|t| (t.key.as_str(), t.value.as_str()))
     }
+
+    /// A tag's value.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.pairs().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
 }
 wrapped_list!(TagResourceList, "TagResource", TagResource);
 wrapped_list!(NetworkInterfaceList, "NetworkInterface", NetworkInterface);
@@ -237,11 +242,7 @@ impl Instance {
 
     /// A tag's value.
     pub fn tag(&self, key: &str) -> Option<&str> {
-        self.tags
-            .items
-            .iter()
-            .find(|t| t.key == key)
-            .map(|t| t.value.as_str())
+        self.tags.get(key)
     }
 }
 

@@ -53,6 +53,11 @@ impl TagList {
             .iter()
             .map(|t| (t.key.as_str(), t.value.as_str()))
     }
+
+    /// A tag's value.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.pairs().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
 }
 
 /// `CreateVpc` parameters.
@@ -131,15 +136,8 @@ pub struct Vpc {
 impl Vpc {
     /// A tag's value.
     pub fn tag(&self, key: &str) -> Option<&str> {
-        tag_value(&self.tags, key)
+        self.tags.get(key)
     }
-}
-
-fn tag_value<'a>(tags: &'a TagList, key: &str) -> Option<&'a str> {
-    tags.items
-        .iter()
-        .find(|t| t.key == key)
-        .map(|t| t.value.as_str())
 }
 
 /// `DescribeVpcs` response (one page).
@@ -239,7 +237,7 @@ pub struct VSwitch {
 impl VSwitch {
     /// A tag's value.
     pub fn tag(&self, key: &str) -> Option<&str> {
-        tag_value(&self.tags, key)
+        self.tags.get(key)
     }
 }
 
