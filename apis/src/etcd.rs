@@ -141,6 +141,22 @@ pub struct EtcdClusterSpec {
     /// backup agent). The labels ferroplane selects pods by cannot be set here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_metadata: Option<EtcdPodMetadata>,
+    /// etcd authentication with the user `root`, whose password is the key `password` of a
+    /// Secret in this namespace. May be added to a running cluster (ferroplane creates root and
+    /// enables authentication) and removed (ferroplane disables authentication; root stays).
+    /// Changing the Secret's password changes root's; ferroplane keeps the password in effect
+    /// in a Secret of its own, `<name>-auth`, to authenticate until the change is made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<EtcdAuth>,
+}
+
+/// etcd authentication (see [`EtcdClusterSpec::auth`]).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdAuth {
+    /// The Secret whose key `password` is root's password (non-empty). ferroplane reads it
+    /// only.
+    pub root_secret_ref: EtcdSecretReference,
 }
 
 /// TLS Secrets of a cluster: all three, or none for certificates ferroplane makes.
@@ -344,6 +360,17 @@ pub struct EtcdClusterStatus {
     /// The `metadata.generation` last reconciled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// Whether etcd authentication is on, as etcd answers: `Enabled` or `Disabled` (absent
+    /// until etcd was asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<EtcdAuthState>,
+}
+
+/// Whether etcd requires authentication.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum EtcdAuthState {
+    Enabled,
+    Disabled,
 }
 
 crate::impl_managed!(EtcdCluster, in_cluster);

@@ -29,6 +29,7 @@ use kube::api::{Api, DeleteParams, ListParams};
 use kube::{Client, ResourceExt};
 use tracing::info;
 
+use crate::auth::{self as etcd_auth, AuthSecrets, AuthStep, Passwords};
 use crate::defrag::{self, DefragPolicy};
 use crate::error::{Error, SpecError};
 use crate::membership::{GatewayClient, Membership, MembershipError};
@@ -177,10 +178,20 @@ impl<F: MembershipFactory> Connector<EtcdCluster> for EtcdConnector<F> {
                 .map_err(to_reconcile)?,
             None => None,
         };
-        let membership = self
+        let mut membership = self
             .factory
             .for_cluster(&names, client_tls.as_ref())
             .map_err(|e| to_reconcile(e.into()))?;
+        let passwords = match AuthSecrets::new(&self.client, &children, &names)
+            .passwords(mr)
+            .await
+        {
+            Ok(passwords) => passwords,
+            // Deletion only removes children: a missing auth Secret must not stand in its way.
+            Err(_) if mr.metadata.deletion_timestamp.is_some() => Passwords::default(),
+            Err(e) => return Err(to_reconcile(e)),
+        };
+        membership.set_credentials(passwords.credentials());
         Ok(EtcdClient {
             kube: self.client.clone(),
             children,
@@ -188,6 +199,7 @@ impl<F: MembershipFactory> Connector<EtcdCluster> for EtcdConnector<F> {
             events: self.events.clone(),
             names,
             tls,
+            passwords,
         })
     }
 }
@@ -201,6 +213,8 @@ pub struct EtcdClient<M> {
     names: ClusterNames,
     /// The TLS Secrets, for a TLS cluster.
     tls: Option<tls::SecretNames>,
+    /// Root's passwords (`spec.auth`'s Secret and the one in effect).
+    passwords: Passwords,
 }
 
 /// Everything `observe` and `update` look at.
@@ -580,6 +594,93 @@ impl<M: Membership> EtcdClient<M> {
         Ok(())
     }
 
+    /// What etcd says about authentication, when it matters (`spec.auth` is or was set) and
+    /// etcd answers; `None` otherwise. Refusing every password is an error.
+    async fn auth_status(
+        &self,
+        snap: &Snapshot,
+    ) -> Result<Option<crate::membership::AuthStatus>, ReconcileError> {
+        if !self.passwords.involved() || snap.membership.is_err() {
+            return Ok(None);
+        }
+        match self.membership.auth_status().await {
+            Ok(status) => Ok(Some(status)),
+            Err(e) if e.is_unreachable() => Ok(None),
+            Err(e) => Err(to_reconcile(e.into())),
+        }
+    }
+
+    /// Takes the authentication step `spec.auth` asks for, and records the password in
+    /// effect.
+    async fn reconcile_auth(
+        &self,
+        mr: &EtcdCluster,
+        snap: &Snapshot,
+    ) -> Result<(), ReconcileError> {
+        let Some(status) = self.auth_status(snap).await? else {
+            return Ok(());
+        };
+        let step = etcd_auth::plan(&self.passwords, status);
+        let failed = |what: &str, e: MembershipError| {
+            let err = Error::from(e);
+            ReconcileError::retryable(err.reason(), format!("{what}: {err}"))
+        };
+        let secrets = AuthSecrets::new(&self.kube, &self.children, &self.names);
+        let record =
+            |password| async move { secrets.record(mr, password).await.map_err(to_reconcile) };
+        match &step {
+            AuthStep::Steady => {}
+            AuthStep::Enable(password) => {
+                self.membership
+                    .enable_auth(password)
+                    .await
+                    .map_err(|e| failed("enabling authentication", e))?;
+                record(password).await?;
+                info!(cluster = %self.names.name, "enabled etcd authentication");
+                self.events
+                    .normal(
+                        mr,
+                        etcd_auth::AUTH_ENABLED,
+                        "enabled etcd authentication with user root (password from the auth Secret)"
+                            .to_owned(),
+                    )
+                    .await;
+            }
+            AuthStep::ChangePassword(password) => {
+                self.membership
+                    .change_root_password(password)
+                    .await
+                    .map_err(|e| failed("changing root's password", e))?;
+                record(password).await?;
+                info!(cluster = %self.names.name, "changed root's password");
+                self.events
+                    .normal(
+                        mr,
+                        etcd_auth::ROOT_PASSWORD_CHANGED,
+                        "changed root's password to the auth Secret's".to_owned(),
+                    )
+                    .await;
+            }
+            AuthStep::Record(password) => record(password).await?,
+            AuthStep::Disable => {
+                self.membership
+                    .disable_auth()
+                    .await
+                    .map_err(|e| failed("disabling authentication", e))?;
+                info!(cluster = %self.names.name, "disabled etcd authentication");
+                self.events
+                    .normal(
+                        mr,
+                        etcd_auth::AUTH_DISABLED,
+                        "disabled etcd authentication: spec.auth was removed (user root keeps its password)"
+                            .to_owned(),
+                    )
+                    .await;
+            }
+        }
+        Ok(())
+    }
+
     /// Deletes a member's pod and data volume so that it starts empty.
     async fn restart_empty(&self, mr: &EtcdCluster, ordinal: u32) -> Result<(), ReconcileError> {
         let pod = self.names.member(ordinal);
@@ -718,7 +819,13 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
             },
             Err(why) => MembershipState::Unknown { why: why.clone() },
         };
-        let report = status::report(&self.names, size, snap.statefulset.as_ref(), &membership);
+        let mut report = status::report(&self.names, size, snap.statefulset.as_ref(), &membership);
+        if let Some(auth) = self.auth_status(&snap).await? {
+            report.status.auth = Some(etcd_auth::state(auth));
+            if let Some(why) = etcd_auth::plan(&self.passwords, auth).describe() {
+                diffs.push(format!("auth: {why}"));
+            }
+        }
         let endpoints =
             ConnectionDetails::new().with("endpoints", report.status.client_endpoint.clone());
         let mut obs = Observation::found(self.names.name.clone())
@@ -792,6 +899,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         let desired = self.desired(mr, &snap, scale_to)?;
         self.ensure_tls(mr).await?;
         self.apply_all(&desired).await?;
+        self.reconcile_auth(mr, &snap).await?;
         if !applied.changed_membership && scale_to.is_none() {
             self.defragment(mr, &snap).await?;
         }

@@ -87,6 +87,10 @@ pub enum Error {
         "TLS Secret {name} lacks {missing}; give a kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt, or remove the secret references to let ferroplane make the certificates"
     )]
     TlsSecret { name: String, missing: String },
+    #[error(
+        "auth Secret {name} {problem}; spec.auth.rootSecretRef must name a Secret in the cluster's namespace whose key password holds root's password"
+    )]
+    AuthSecret { name: String, problem: &'static str },
     #[error(transparent)]
     Certificate(#[from] crate::tls::certs::CertError),
     #[error("{0}")]
@@ -105,12 +109,14 @@ impl Error {
     pub fn reason(&self) -> &'static str {
         match self {
             Error::Spec(e) => e.reason(),
+            Error::Membership(MembershipError::AuthFailed { .. }) => "AuthFailed",
             Error::Membership(_) => "MembershipChangeFailed",
             Error::Kube { .. } => "KubernetesApiError",
             Error::Serialize { .. } | Error::MissingMetadata(_) | Error::Certificate(_) => {
                 "InternalError"
             }
             Error::TlsSecret { .. } => "TlsSecretInvalid",
+            Error::AuthSecret { .. } => "AuthSecretInvalid",
             Error::NotOurs(_) => crate::controller::CHILD_NOT_OURS,
         }
     }

@@ -44,6 +44,7 @@
 //! Of ferroplane's crates, only `ferroplane-apis` and `ferroplane-runtime` (and reqwest for the
 //! membership API); never another provider or the binary.
 
+pub mod auth;
 pub mod backup;
 pub mod controller;
 pub mod defrag;

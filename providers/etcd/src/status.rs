@@ -7,7 +7,7 @@
 //! `Unknown` with reason `MembershipUnknown` saying why.
 
 use ferroplane_apis::common::ConditionStatus;
-use ferroplane_apis::etcd::{EtcdMember, EtcdPhase};
+use ferroplane_apis::etcd::{EtcdAuthState, EtcdMember, EtcdPhase};
 use ferroplane_runtime::Readiness;
 use ferroplane_runtime::conditions::Desired;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -63,6 +63,10 @@ pub struct StatusFields {
     pub phase: EtcdPhase,
     /// The member pods' label selector, which the `/scale` subresource reports.
     pub selector: String,
+    /// Whether etcd requires authentication; left out (what was reported stays) when etcd was
+    /// not asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth: Option<EtcdAuthState>,
 }
 
 /// Status fields, readiness, conditions and a note for the `Synced` message.
@@ -295,6 +299,7 @@ pub fn report(
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(","),
+            auth: None,
         },
         readiness,
         conditions: vec![available, progressing, degraded],
@@ -626,6 +631,7 @@ mod tests {
             client_endpoint: "http://e-client.ns.svc:2379".into(),
             phase: EtcdPhase::Degraded,
             selector: "app.kubernetes.io/instance=e".into(),
+            auth: None,
         };
         assert_eq!(
             serde_json::to_value(&fields).expect("serializes"),

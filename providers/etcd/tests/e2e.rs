@@ -22,9 +22,11 @@ use kube::CustomResourceExt;
 use kube::api::Api;
 use provider_etcd::controller::{GatewayFactory, MembershipFactory};
 use provider_etcd::membership::{
-    GatewayConfig, Member, MemberStatus, Membership, MembershipError, PromoteOutcome,
+    AuthStatus, GatewayConfig, Member, MemberStatus, Membership, MembershipError, Password,
+    PromoteOutcome, RootCredentials,
 };
 use provider_etcd::names::{ClusterNames, Topology};
+use provider_etcd::simulated::AuthStore;
 
 const EVENTUALLY_TIMEOUT: Duration = Duration::from_secs(40);
 
@@ -318,6 +320,35 @@ struct SimulatedEtcd {
     journal: Arc<Mutex<Vec<MembershipChange>>>,
     /// The etcd version every member reports.
     version: Arc<Mutex<String>>,
+    /// Users, roles and tokens (authentication stays off unless a test enables it).
+    auth: Arc<Mutex<AuthStore>>,
+    credentials: RootCredentials,
+}
+
+impl SimulatedEtcd {
+    /// `call` on the auth store with a token of the first password it accepts (none while
+    /// authentication is off).
+    fn on_auth<T>(
+        &self,
+        call: impl FnOnce(&mut AuthStore, Option<&str>) -> Result<T, MembershipError>,
+    ) -> Result<T, MembershipError> {
+        let mut auth = self.auth.lock().unwrap_or_else(|p| p.into_inner());
+        let now = std::time::Instant::now();
+        let token = if auth.enabled() {
+            let token = self
+                .credentials
+                .passwords
+                .iter()
+                .find_map(|p| auth.authenticate("root", p.expose(), now).ok())
+                .ok_or(MembershipError::AuthFailed {
+                    tried: self.credentials.passwords.len(),
+                })?;
+            Some(token)
+        } else {
+            None
+        };
+        call(&mut auth, token.as_deref())
+    }
 }
 
 /// One change of the member list, as the controller made it.
@@ -479,6 +510,51 @@ impl Membership for SimulatedEtcd {
         self.status(client_url).await.map(|_| ())
     }
 
+    fn set_credentials(&mut self, credentials: RootCredentials) {
+        self.credentials = credentials;
+    }
+
+    async fn auth_status(&self) -> Result<AuthStatus, MembershipError> {
+        let mut auth = self.auth.lock().unwrap_or_else(|p| p.into_inner());
+        if !auth.enabled() {
+            return Ok(AuthStatus::Disabled);
+        }
+        let now = std::time::Instant::now();
+        self.credentials
+            .passwords
+            .iter()
+            .position(|p| auth.authenticate("root", p.expose(), now).is_ok())
+            .map(|password| AuthStatus::Enabled { password })
+            .ok_or(MembershipError::AuthFailed {
+                tried: self.credentials.passwords.len(),
+            })
+    }
+
+    async fn enable_auth(&self, password: &Password) -> Result<(), MembershipError> {
+        let now = std::time::Instant::now();
+        self.on_auth(|auth, token| {
+            if auth
+                .user_add(token, "root", password.expose(), now)
+                .is_err()
+            {
+                auth.change_password(token, "root", password.expose(), now)?;
+            }
+            let _already_there = auth.role_add(token, "root", now);
+            auth.grant(token, "root", "root", now)?;
+            auth.enable()
+        })
+    }
+
+    async fn disable_auth(&self) -> Result<(), MembershipError> {
+        let now = std::time::Instant::now();
+        self.on_auth(|auth, token| auth.disable(token, now))
+    }
+
+    async fn change_root_password(&self, password: &Password) -> Result<(), MembershipError> {
+        let now = std::time::Instant::now();
+        self.on_auth(|auth, token| auth.change_password(token, "root", password.expose(), now))
+    }
+
     async fn status(&self, client_url: &str) -> Result<MemberStatus, MembershipError> {
         let members = self.locked();
         let member = members
@@ -539,6 +615,8 @@ async fn start_simulated(version: &str) -> (TestCluster, SimulatedEtcd) {
             next_id: Arc::new(Mutex::new(1000)),
             journal: Arc::default(),
             version: Arc::new(Mutex::new(version)),
+            auth: Arc::default(),
+            credentials: RootCredentials::default(),
         };
         *sim_for_factory.lock().unwrap_or_else(|p| p.into_inner()) = Some(etcd.clone());
         SimulatedFactory(etcd)

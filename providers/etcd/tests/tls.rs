@@ -356,7 +356,7 @@ async fn a_snapshot_streams_through_the_gateway_and_carries_the_keys() {
         assert!(response.status().is_success());
     }
     let mut saved: Vec<u8> = Vec::new();
-    let info = provider_etcd::membership::snapshot::save(&http, &url, &mut saved)
+    let info = provider_etcd::membership::snapshot::save(&http, &url, None, &mut saved)
         .await
         .expect("a verified snapshot");
     assert_eq!(info.size, saved.len() as u64);
@@ -375,7 +375,8 @@ async fn a_snapshot_streams_through_the_gateway_and_carries_the_keys() {
         )
         .build()
         .expect("client");
-    let refused = provider_etcd::membership::snapshot::save(&plain, &url, &mut Vec::new()).await;
+    let refused =
+        provider_etcd::membership::snapshot::save(&plain, &url, None, &mut Vec::new()).await;
     assert!(refused.is_err(), "{refused:?}");
 }
 

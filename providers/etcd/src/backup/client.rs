@@ -171,10 +171,17 @@ where
             }
             None => None,
         };
-        let membership = self
+        let mut membership = self
             .factory
             .for_cluster(&names, client_tls.as_ref())
             .map_err(|e| ReconcileError::retryable("ClusterUnreachable", e.to_string()))?;
+        // A snapshot needs root while the cluster's authentication is on.
+        let children = Children::with_field_manager(self.kube.clone(), FIELD_MANAGER);
+        let passwords = crate::auth::AuthSecrets::new(&self.kube, &children, &names)
+            .passwords(&cluster)
+            .await
+            .map_err(|e| ReconcileError::retryable(e.reason(), e.to_string()))?;
+        crate::membership::Membership::set_credentials(&mut membership, passwords.credentials());
         let taken = membership.snapshot().await.map_err(|e| {
             ReconcileError::retryable(
                 "SnapshotFailed",

@@ -3,6 +3,8 @@
 
 use std::future::Future;
 
+use super::auth::{AuthStatus, Password, RootCredentials};
+
 /// One member as etcd's `MemberList` reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Member {
@@ -87,6 +89,11 @@ pub enum MembershipError {
     /// The client certificate or CA could not be loaded (never shows key material).
     #[error("cannot use the TLS client certificate for etcd: {detail}")]
     Tls { detail: String },
+    /// etcd requires authentication and refuses every password ferroplane has for root.
+    #[error(
+        "etcd refuses root's password: none of the {tried} password(s) ferroplane has (the auth Secret's and the one it last set) is root's; put root's current password in the Secret, then change it there"
+    )]
+    AuthFailed { tried: usize },
     #[error("unexpected answer from etcd at {endpoint} to {action}: {detail}")]
     Decode {
         endpoint: String,
@@ -146,5 +153,25 @@ pub trait Membership: Send + Sync {
     fn defragment(
         &self,
         client_url: &str,
+    ) -> impl Future<Output = Result<(), MembershipError>> + Send;
+    /// Authenticate as root with `credentials` on every later call that etcd asks a token of
+    /// (none: send no token).
+    fn set_credentials(&mut self, credentials: RootCredentials);
+    /// Whether etcd requires authentication, and which of the credentials' passwords is
+    /// root's (`AuthFailed` when none is).
+    fn auth_status(&self) -> impl Future<Output = Result<AuthStatus, MembershipError>> + Send;
+    /// Turns authentication on with root's password `password`: creates root (or, while
+    /// authentication is off, sets its password), the role root, grants it, enables.
+    fn enable_auth(
+        &self,
+        password: &Password,
+    ) -> impl Future<Output = Result<(), MembershipError>> + Send;
+    /// Turns authentication off (root and its role stay).
+    fn disable_auth(&self) -> impl Future<Output = Result<(), MembershipError>> + Send;
+    /// Changes root's password (etcd invalidates root's tokens; later calls authenticate
+    /// again).
+    fn change_root_password(
+        &self,
+        password: &Password,
     ) -> impl Future<Output = Result<(), MembershipError>> + Send;
 }

@@ -2,12 +2,15 @@
 //! `POST /v3/maintenance/status`, which etcd 3.4 and later serve on the client port.
 //! uint64 IDs travel as decimal strings in JSON.
 
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::api::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
+use super::auth::{self, AuthStatus, Password, ROOT, RootCredentials};
 use crate::tls::ClientTls;
 
 /// gRPC status codes etcd returns through the gateway.
@@ -63,6 +66,22 @@ pub fn http_with_tls(
 pub struct GatewayClient {
     http: reqwest::Client,
     endpoints: Vec<String>,
+    credentials: RootCredentials,
+    /// What the last authentication found, shared by the client's clones.
+    session: Arc<Mutex<Session>>,
+}
+
+/// What authenticating found (the token is redacted in `Debug` like a password).
+#[derive(Clone, Debug, Default)]
+enum Session {
+    #[default]
+    Unknown,
+    /// etcd answered that authentication is off: calls go without a token.
+    Disabled,
+    Token {
+        token: Password,
+        password: usize,
+    },
 }
 
 impl GatewayClient {
@@ -72,6 +91,15 @@ impl GatewayClient {
         &self,
         out: &mut (impl tokio::io::AsyncWrite + Unpin + Send),
     ) -> Result<(super::snapshot::SnapshotInfo, u64), super::snapshot::SnapshotError> {
+        // A snapshot needs root when authentication is on; a fresh token outlives the stream's
+        // start, which is when etcd checks it.
+        self.forget_token();
+        let token = self
+            .token()
+            .await
+            .map_err(|e| super::snapshot::SnapshotError::NoMember {
+                detail: e.to_string(),
+            })?;
         let mut last = None;
         for endpoint in &self.endpoints {
             match post(
@@ -80,6 +108,7 @@ impl GatewayClient {
                 "status",
                 "/v3/maintenance/status",
                 &json!({}),
+                token.as_ref(),
             )
             .await
             {
@@ -87,7 +116,8 @@ impl GatewayClient {
                     let revision = decode::<WireStatus>("status", value)
                         .map(|s| s.header.revision)
                         .unwrap_or(0);
-                    let info = super::snapshot::save(&self.http, endpoint, out).await?;
+                    let info =
+                        super::snapshot::save(&self.http, endpoint, token.as_ref(), out).await?;
                     return Ok((info, revision));
                 }
                 Err(error) => last = Some(error),
@@ -116,7 +146,92 @@ impl GatewayClient {
             .into_iter()
             .map(|e| e.trim_end_matches('/').to_owned())
             .collect();
-        Self { http, endpoints }
+        Self {
+            http,
+            endpoints,
+            credentials: RootCredentials::default(),
+            session: Arc::default(),
+        }
+    }
+
+    fn session(&self) -> std::sync::MutexGuard<'_, Session> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn forget_token(&self) {
+        *self.session() = Session::Unknown;
+    }
+
+    /// The token to send: none without credentials or while authentication is off; else the
+    /// one kept, or a new one from the first of root's passwords etcd accepts.
+    async fn token(&self) -> Result<Option<Password>, MembershipError> {
+        if self.credentials.is_empty() {
+            return Ok(None);
+        }
+        match self.session().clone() {
+            Session::Disabled => return Ok(None),
+            Session::Token { token, .. } => return Ok(Some(token)),
+            Session::Unknown => {}
+        }
+        let session = self.authenticate().await?;
+        let token = match &session {
+            Session::Token { token, .. } => Some(token.clone()),
+            _ => None,
+        };
+        *self.session() = session;
+        Ok(token)
+    }
+
+    async fn authenticate(&self) -> Result<Session, MembershipError> {
+        for (index, password) in self.credentials.passwords.iter().enumerate() {
+            let body = json!({"name": ROOT, "password": password.expose()});
+            match self
+                .call_with("authenticate", "/v3/auth/authenticate", &body, None)
+                .await
+            {
+                Ok(value) => {
+                    let token = value
+                        .get("token")
+                        .and_then(Value::as_str)
+                        .filter(|t| !t.is_empty())
+                        .ok_or_else(|| MembershipError::Decode {
+                            endpoint: self.endpoints.join(","),
+                            action: "authenticate",
+                            detail: "the answer carries no token".to_owned(),
+                        })?;
+                    return Ok(Session::Token {
+                        token: Password::new(token),
+                        password: index,
+                    });
+                }
+                Err(e) if auth::is_not_enabled(&e) => return Ok(Session::Disabled),
+                Err(e) if auth::is_wrong_password(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(MembershipError::AuthFailed {
+            tried: self.credentials.passwords.len(),
+        })
+    }
+
+    /// `attempt` with the token; once more with a new token when etcd says the token is
+    /// missing or no longer valid (expired, root's password changed, authentication just
+    /// enabled).
+    async fn authorized<T, F, Fut>(&self, attempt: F) -> Result<T, MembershipError>
+    where
+        F: Fn(Option<Password>) -> Fut + Send + Sync,
+        Fut: Future<Output = Result<T, MembershipError>> + Send,
+        T: Send,
+    {
+        let token = self.token().await?;
+        match attempt(token).await {
+            Err(e) if !self.credentials.is_empty() && auth::needs_new_token(&e) => {
+                self.forget_token();
+                let token = self.token().await?;
+                attempt(token).await
+            }
+            other => other,
+        }
     }
 
     /// POSTs to the first endpoint that answers at all; an etcd error answer is not retried
@@ -127,9 +242,23 @@ impl GatewayClient {
         path: &str,
         body: Value,
     ) -> Result<Value, MembershipError> {
+        let body = &body;
+        self.authorized(
+            |token| async move { self.call_with(action, path, body, token.as_ref()).await },
+        )
+        .await
+    }
+
+    async fn call_with(
+        &self,
+        action: &'static str,
+        path: &str,
+        body: &Value,
+        token: Option<&Password>,
+    ) -> Result<Value, MembershipError> {
         let mut last = MembershipError::NoEndpoints;
         for endpoint in &self.endpoints {
-            match post(&self.http, endpoint, action, path, &body).await {
+            match post(&self.http, endpoint, action, path, body, token).await {
                 Err(error @ MembershipError::Unreachable { .. }) => last = error,
                 other => return other,
             }
@@ -144,17 +273,18 @@ async fn post(
     action: &'static str,
     path: &str,
     body: &Value,
+    token: Option<&Password>,
 ) -> Result<Value, MembershipError> {
     let unreachable = |source| MembershipError::Unreachable {
         endpoint: endpoint.to_owned(),
         source,
     };
-    let response = http
-        .post(format!("{endpoint}{path}"))
-        .json(body)
-        .send()
-        .await
-        .map_err(unreachable)?;
+    let mut request = http.post(format!("{endpoint}{path}")).json(body);
+    if let Some(token) = token {
+        // etcd reads the token from the `authorization` metadata, without a scheme.
+        request = request.header(reqwest::header::AUTHORIZATION, token.expose());
+    }
+    let response = request.send().await.map_err(unreachable)?;
     let status = response.status();
     let bytes = response.bytes().await.map_err(unreachable)?;
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| MembershipError::Decode {
@@ -352,14 +482,23 @@ impl Membership for GatewayClient {
     }
 
     async fn status(&self, client_url: &str) -> Result<MemberStatus, MembershipError> {
-        let value = post(
-            &self.http,
-            client_url.trim_end_matches('/'),
-            "status",
-            "/v3/maintenance/status",
-            &json!({}),
-        )
-        .await?;
+        let body = json!({});
+        let value = self
+            .authorized(|token| {
+                let body = &body;
+                async move {
+                    post(
+                        &self.http,
+                        client_url.trim_end_matches('/'),
+                        "status",
+                        "/v3/maintenance/status",
+                        body,
+                        token.as_ref(),
+                    )
+                    .await
+                }
+            })
+            .await?;
         let s: WireStatus = decode("status", value)?;
         Ok(MemberStatus {
             member_id: s.header.member_id,
@@ -374,39 +513,138 @@ impl Membership for GatewayClient {
     }
 
     async fn defragment(&self, client_url: &str) -> Result<(), MembershipError> {
-        let endpoint = client_url.trim_end_matches('/');
-        // Rewriting the database takes about a second per gigabyte: far longer than the
-        // membership calls' timeout.
-        let response = self
-            .http
-            .post(format!("{endpoint}/v3/maintenance/defragment"))
-            .timeout(DEFRAGMENT_TIMEOUT)
-            .json(&json!({}))
-            .send()
+        self.authorized(|token| defragment(&self.http, client_url, token))
             .await
-            .map_err(|source| MembershipError::Unreachable {
-                endpoint: endpoint.to_owned(),
-                source,
-            })?;
-        let status = response.status();
-        let value: Value = response.json().await.unwrap_or(Value::Null);
-        if status.is_success() && value.get("error").is_none() {
-            return Ok(());
+    }
+
+    fn set_credentials(&mut self, credentials: RootCredentials) {
+        if credentials != self.credentials {
+            self.credentials = credentials;
+            self.session = Arc::default();
         }
-        Err(MembershipError::Api {
-            action: "defragment",
-            code: value
-                .get("code")
-                .and_then(Value::as_i64)
-                .and_then(|c| i32::try_from(c).ok())
-                .unwrap_or(-1),
-            message: value
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
+    }
+
+    async fn auth_status(&self) -> Result<AuthStatus, MembershipError> {
+        if self.credentials.is_empty() {
+            // Without a password, authenticating as root with an empty one tells whether
+            // authentication is on.
+            let probe = json!({"name": ROOT, "password": ""});
+            return match self
+                .call_with("authenticate", "/v3/auth/authenticate", &probe, None)
+                .await
+            {
+                Err(e) if auth::is_not_enabled(&e) => Ok(AuthStatus::Disabled),
+                Err(e) if auth::is_wrong_password(&e) => {
+                    Err(MembershipError::AuthFailed { tried: 0 })
+                }
+                Err(e) => Err(e),
+                Ok(_) => Err(MembershipError::AuthFailed { tried: 0 }),
+            };
+        }
+        self.token().await?;
+        Ok(match &*self.session() {
+            Session::Token { password, .. } => AuthStatus::Enabled {
+                password: *password,
+            },
+            _ => AuthStatus::Disabled,
         })
     }
+
+    async fn enable_auth(&self, password: &Password) -> Result<(), MembershipError> {
+        let user = json!({"name": ROOT, "password": password.expose()});
+        match self
+            .call("user add", "/v3/auth/user/add", user.clone())
+            .await
+        {
+            Err(e) if auth::already_exists(&e, auth::USER_ALREADY_EXISTS) => {
+                self.call("change password", "/v3/auth/user/changepw", user)
+                    .await?;
+            }
+            other => {
+                other?;
+            }
+        }
+        match self
+            .call("role add", "/v3/auth/role/add", json!({"name": ROOT}))
+            .await
+        {
+            Err(e) if auth::already_exists(&e, auth::ROLE_ALREADY_EXISTS) => {}
+            other => {
+                other?;
+            }
+        }
+        self.call(
+            "grant role",
+            "/v3/auth/user/grant",
+            json!({"user": ROOT, "role": ROOT}),
+        )
+        .await?;
+        self.call("auth enable", "/v3/auth/enable", json!({}))
+            .await?;
+        self.forget_token();
+        Ok(())
+    }
+
+    async fn disable_auth(&self) -> Result<(), MembershipError> {
+        self.call("auth disable", "/v3/auth/disable", json!({}))
+            .await?;
+        *self.session() = Session::Disabled;
+        Ok(())
+    }
+
+    async fn change_root_password(&self, password: &Password) -> Result<(), MembershipError> {
+        self.call(
+            "change password",
+            "/v3/auth/user/changepw",
+            json!({"name": ROOT, "password": password.expose()}),
+        )
+        .await?;
+        self.forget_token();
+        Ok(())
+    }
+}
+
+/// `Maintenance/Defragment` of the member at `client_url`.
+async fn defragment(
+    http: &reqwest::Client,
+    client_url: &str,
+    token: Option<Password>,
+) -> Result<(), MembershipError> {
+    let endpoint = client_url.trim_end_matches('/');
+    // Rewriting the database takes about a second per gigabyte: far longer than the
+    // membership calls' timeout.
+    let mut request = http
+        .post(format!("{endpoint}/v3/maintenance/defragment"))
+        .timeout(DEFRAGMENT_TIMEOUT)
+        .json(&json!({}));
+    if let Some(token) = &token {
+        request = request.header(reqwest::header::AUTHORIZATION, token.expose());
+    }
+    let response = request
+        .send()
+        .await
+        .map_err(|source| MembershipError::Unreachable {
+            endpoint: endpoint.to_owned(),
+            source,
+        })?;
+    let status = response.status();
+    let value: Value = response.json().await.unwrap_or(Value::Null);
+    if status.is_success() && value.get("error").is_none() {
+        return Ok(());
+    }
+    Err(MembershipError::Api {
+        action: "defragment",
+        code: value
+            .get("code")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok())
+            .unwrap_or(-1),
+        message: value
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+    })
 }
 
 /// uint64 fields: etcd's gateway writes them as strings; accept numbers too.

@@ -4,8 +4,10 @@
 //! another implementation.
 
 mod api;
+pub mod auth;
 mod gateway;
 pub mod snapshot;
 
 pub use api::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
+pub use auth::{AuthStatus, Password, RootCredentials};
 pub use gateway::{GatewayClient, GatewayConfig, http_with_tls};

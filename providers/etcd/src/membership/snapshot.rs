@@ -115,6 +115,7 @@ pub fn with_trailer(db: &[u8]) -> Vec<u8> {
 pub async fn save(
     http: &reqwest::Client,
     client_url: &str,
+    token: Option<&super::Password>,
     out: &mut (impl AsyncWrite + Unpin),
 ) -> Result<SnapshotInfo, SnapshotError> {
     let endpoint = client_url.trim_end_matches('/').to_owned();
@@ -122,13 +123,14 @@ pub async fn save(
         endpoint: endpoint.clone(),
         source,
     };
-    let mut response = http
+    let mut request = http
         .post(format!("{endpoint}/v3/maintenance/snapshot"))
         .timeout(SNAPSHOT_TIMEOUT)
-        .body("{}")
-        .send()
-        .await
-        .map_err(unreachable)?;
+        .body("{}");
+    if let Some(token) = token {
+        request = request.header(reqwest::header::AUTHORIZATION, token.expose());
+    }
+    let mut response = request.send().await.map_err(unreachable)?;
     let mut pending: Vec<u8> = Vec::new();
     let mut verifier = Verifier::default();
     while let Some(chunk) = response.chunk().await.map_err(unreachable)? {

@@ -86,6 +86,8 @@ pub struct SimulatedCluster {
     /// `initial-cluster-token` of the cluster the members formed; `None` before it formed.
     token: Option<String>,
     journal: Vec<Event>,
+    /// Users, roles, tokens and whether authentication is on.
+    pub auth: super::auth::AuthStore,
 }
 
 fn api_error(action: &'static str, code: i32, message: &str) -> MembershipError {
@@ -116,6 +118,7 @@ impl SimulatedCluster {
             next_id: seed | (1 << 63),
             token: None,
             journal: Vec::new(),
+            auth: super::auth::AuthStore::default(),
         }
     }
 

@@ -5,17 +5,24 @@
 //! image) and applies etcd's rules to it ([`cluster`]). Every change is journaled
 //! ([`Event`]), so tests assert on what happened rather than on samples.
 
+mod auth;
 mod cluster;
 mod world;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
+pub use auth::{AuthStore, DEFAULT_TOKEN_TTL};
 pub use cluster::{Event, PERMANENTLY_REMOVED, SimulatedCluster};
 pub use world::{DataDir, World, version_of_image};
 
 use crate::controller::MembershipFactory;
-use crate::membership::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
+use crate::membership::auth::{self as etcd_auth, ROOT};
+use crate::membership::{
+    AuthStatus, Member, MemberStatus, Membership, MembershipError, Password, PromoteOutcome,
+    RootCredentials,
+};
 use crate::names::ClusterNames;
 
 type Clusters = Arc<Mutex<HashMap<(String, String), Arc<Mutex<SimulatedCluster>>>>>;
@@ -51,6 +58,28 @@ impl SimulatedFactory {
     pub fn journal(&self, names: &ClusterNames) -> Vec<Event> {
         lock(&self.cluster(names)).journal().to_vec()
     }
+
+    /// Whether the cluster of `names` requires authentication.
+    pub fn auth_enabled(&self, names: &ClusterNames) -> bool {
+        lock(&self.cluster(names)).auth.enabled()
+    }
+
+    /// Ends every token of the cluster of `names`, as when their TTL passes.
+    pub fn expire_tokens(&self, names: &ClusterNames) {
+        lock(&self.cluster(names)).auth.expire_tokens();
+    }
+
+    /// Authenticates as `user` on the cluster of `names`, as any etcd client would.
+    pub fn authenticate(
+        &self,
+        names: &ClusterNames,
+        user: &str,
+        password: &str,
+    ) -> Result<String, MembershipError> {
+        lock(&self.cluster(names))
+            .auth
+            .authenticate(user, password, Instant::now())
+    }
 }
 
 impl MembershipFactory for SimulatedFactory {
@@ -65,6 +94,8 @@ impl MembershipFactory for SimulatedFactory {
             kube: self.kube.clone(),
             names: names.clone(),
             cluster: self.cluster(names),
+            credentials: RootCredentials::default(),
+            session: Arc::default(),
         })
     }
 }
@@ -74,6 +105,20 @@ pub struct SimulatedMembership {
     kube: kube::Client,
     names: ClusterNames,
     cluster: Arc<Mutex<SimulatedCluster>>,
+    credentials: RootCredentials,
+    session: Arc<Mutex<Session>>,
+}
+
+/// What the client's last authentication found (as the gateway client keeps it).
+#[derive(Clone, Debug, Default)]
+enum Session {
+    #[default]
+    Unknown,
+    Disabled,
+    Token {
+        token: Password,
+        password: usize,
+    },
 }
 
 impl SimulatedMembership {
@@ -93,6 +138,66 @@ impl SimulatedMembership {
         cluster.sync(&world);
         call(&mut cluster)
     }
+
+    /// The token to send, authenticating with the first password the cluster accepts.
+    fn token(&self) -> Result<Option<String>, MembershipError> {
+        if self.credentials.is_empty() {
+            return Ok(None);
+        }
+        let known = lock(&self.session).clone();
+        match known {
+            Session::Disabled => return Ok(None),
+            Session::Token { token, .. } => return Ok(Some(token.expose().to_owned())),
+            Session::Unknown => {}
+        }
+        let now = Instant::now();
+        let mut cluster = lock(&self.cluster);
+        for (index, password) in self.credentials.passwords.iter().enumerate() {
+            match cluster.auth.authenticate(ROOT, password.expose(), now) {
+                Ok(token) => {
+                    *lock(&self.session) = Session::Token {
+                        token: Password::new(token.clone()),
+                        password: index,
+                    };
+                    return Ok(Some(token));
+                }
+                Err(e) if etcd_auth::is_not_enabled(&e) => {
+                    *lock(&self.session) = Session::Disabled;
+                    return Ok(None);
+                }
+                Err(e) if etcd_auth::is_wrong_password(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(MembershipError::AuthFailed {
+            tried: self.credentials.passwords.len(),
+        })
+    }
+
+    /// `call` with the token, once more with a new one when the cluster refuses the token.
+    async fn authorized<T>(
+        &self,
+        call: impl Fn(&mut SimulatedCluster, Option<&str>) -> Result<T, MembershipError>,
+    ) -> Result<T, MembershipError> {
+        let token = self.token()?;
+        match self.synced(|c| call(c, token.as_deref())).await {
+            Err(e) if !self.credentials.is_empty() && etcd_auth::needs_new_token(&e) => {
+                *lock(&self.session) = Session::Unknown;
+                let token = self.token()?;
+                self.synced(|c| call(c, token.as_deref())).await
+            }
+            other => other,
+        }
+    }
+
+    /// `call` on the auth store with the token, retried once like [`Self::authorized`].
+    async fn on_auth(
+        &self,
+        call: impl Fn(&mut AuthStore, Option<&str>, Instant) -> Result<(), MembershipError>,
+    ) -> Result<(), MembershipError> {
+        self.authorized(|c, token| call(&mut c.auth, token, Instant::now()))
+            .await
+    }
 }
 
 impl Membership for SimulatedMembership {
@@ -101,15 +206,29 @@ impl Membership for SimulatedMembership {
     }
 
     async fn add_learner(&self, peer_url: &str) -> Result<Member, MembershipError> {
-        self.synced(|c| c.add_learner(peer_url)).await
+        self.authorized(|c, token| {
+            c.auth.require_admin("member add", token, Instant::now())?;
+            c.add_learner(peer_url)
+        })
+        .await
     }
 
     async fn promote(&self, id: u64) -> Result<PromoteOutcome, MembershipError> {
-        self.synced(|c| c.promote(id)).await
+        self.authorized(|c, token| {
+            c.auth
+                .require_admin("member promote", token, Instant::now())?;
+            c.promote(id)
+        })
+        .await
     }
 
     async fn remove(&self, id: u64) -> Result<(), MembershipError> {
-        self.synced(|c| c.remove(id)).await
+        self.authorized(|c, token| {
+            c.auth
+                .require_admin("member remove", token, Instant::now())?;
+            c.remove(id)
+        })
+        .await
     }
 
     /// Answers from the state the last call synced (a status follows a list).
@@ -120,7 +239,80 @@ impl Membership for SimulatedMembership {
     /// A running member answers (the simulation keeps no data to rewrite); a stopped one is
     /// unreachable, as for a status.
     async fn defragment(&self, client_url: &str) -> Result<(), MembershipError> {
-        lock(&self.cluster).status(client_url).map(|_| ())
+        let token = self.token()?;
+        let attempt = |token: Option<&str>| {
+            let mut cluster = lock(&self.cluster);
+            cluster
+                .auth
+                .require_admin("defragment", token, Instant::now())?;
+            cluster.status(client_url).map(|_| ())
+        };
+        match attempt(token.as_deref()) {
+            Err(e) if !self.credentials.is_empty() && etcd_auth::needs_new_token(&e) => {
+                *lock(&self.session) = Session::Unknown;
+                attempt(self.token()?.as_deref())
+            }
+            other => other,
+        }
+    }
+
+    fn set_credentials(&mut self, credentials: RootCredentials) {
+        if credentials != self.credentials {
+            self.credentials = credentials;
+            self.session = Arc::default();
+        }
+    }
+
+    async fn auth_status(&self) -> Result<AuthStatus, MembershipError> {
+        if self.credentials.is_empty() {
+            return if lock(&self.cluster).auth.enabled() {
+                Err(MembershipError::AuthFailed { tried: 0 })
+            } else {
+                Ok(AuthStatus::Disabled)
+            };
+        }
+        self.token()?;
+        Ok(match &*lock(&self.session) {
+            Session::Token { password, .. } => AuthStatus::Enabled {
+                password: *password,
+            },
+            _ => AuthStatus::Disabled,
+        })
+    }
+
+    async fn enable_auth(&self, password: &Password) -> Result<(), MembershipError> {
+        let password = password.expose();
+        self.on_auth(|auth, token, now| {
+            match auth.user_add(token, ROOT, password, now) {
+                Err(e) if etcd_auth::already_exists(&e, etcd_auth::USER_ALREADY_EXISTS) => {
+                    auth.change_password(token, ROOT, password, now)
+                }
+                other => other,
+            }?;
+            match auth.role_add(token, ROOT, now) {
+                Err(e) if etcd_auth::already_exists(&e, etcd_auth::ROLE_ALREADY_EXISTS) => Ok(()),
+                other => other,
+            }?;
+            auth.grant(token, ROOT, ROOT, now)?;
+            auth.enable()
+        })
+        .await?;
+        *lock(&self.session) = Session::Unknown;
+        Ok(())
+    }
+
+    async fn disable_auth(&self) -> Result<(), MembershipError> {
+        self.on_auth(|auth, token, now| auth.disable(token, now))
+            .await?;
+        *lock(&self.session) = Session::Disabled;
+        Ok(())
+    }
+
+    async fn change_root_password(&self, password: &Password) -> Result<(), MembershipError> {
+        self.on_auth(|auth, token, now| auth.change_password(token, ROOT, password.expose(), now))
+            .await?;
+        *lock(&self.session) = Session::Unknown;
+        Ok(())
     }
 }
 
@@ -132,6 +324,21 @@ impl crate::backup::SnapshotSource for SimulatedMembership {
         &self,
     ) -> Result<crate::backup::Taken, crate::membership::snapshot::SnapshotError> {
         let endpoint = self.names.client_endpoint();
+        // A snapshot needs the root role while authentication is on.
+        self.authorized(|c, token| c.auth.require_admin("snapshot", token, Instant::now()))
+            .await
+            .map_err(|e| match e {
+                MembershipError::Api { code, message, .. } => {
+                    crate::membership::snapshot::SnapshotError::Refused {
+                        endpoint: endpoint.clone(),
+                        code: i64::from(code),
+                        message,
+                    }
+                }
+                other => crate::membership::snapshot::SnapshotError::NoMember {
+                    detail: other.to_string(),
+                },
+            })?;
         let members = self.list().await.map_err(|e| {
             crate::membership::snapshot::SnapshotError::NoMember {
                 detail: e.to_string(),
