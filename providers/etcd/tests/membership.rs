@@ -19,7 +19,11 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use ferroplane_testkit::eventually;
-use provider_etcd::membership::{GatewayClient, GatewayConfig, Membership, PromoteOutcome};
+use provider_etcd::membership::auth::{AUTH_FAILED, INVALID_AUTH_TOKEN, USER_EMPTY};
+use provider_etcd::membership::{
+    AuthStatus, GatewayClient, GatewayConfig, Membership, MembershipError, Password,
+    PromoteOutcome, RootCredentials,
+};
 use provider_etcd::names::Topology;
 use provider_etcd::planner::{self, Step};
 use provider_etcd::render::bootstrap::{Bootstrap, Listen, MemberConfig};
@@ -634,4 +638,157 @@ async fn a_member_whose_data_was_lost_is_replaced_and_rejoins_when_allowed() {
         get(&cluster.topology.client_url(2), "k").await.as_deref(),
         Some("v")
     );
+}
+
+/// `POST <path>` with `body` and, when given, a token; etcd's JSON answer.
+async fn post_as(
+    client_url: &str,
+    path: &str,
+    body: serde_json::Value,
+    token: Option<&str>,
+) -> serde_json::Value {
+    let mut request = reqwest::Client::new()
+        .post(format!("{client_url}{path}"))
+        .json(&body);
+    if let Some(token) = token {
+        request = request.header("Authorization", token);
+    }
+    request
+        .send()
+        .await
+        .expect("etcd answers")
+        .json()
+        .await
+        .expect("JSON")
+}
+
+/// What etcd says to reading key `k` with `token`: its error message, or "" when it reads.
+async fn read_refusal(client_url: &str, token: Option<&str>) -> String {
+    let body = serde_json::json!({"key": STANDARD.encode("k")});
+    let answer = post_as(client_url, "/v3/kv/range", body, token).await;
+    answer
+        .get("error")
+        .or_else(|| answer.get("message"))
+        .and_then(|m| m.as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A token for root with `password`, or etcd's refusal.
+async fn root_token(client_url: &str, password: &str) -> Result<String, String> {
+    let body = serde_json::json!({"name": "root", "password": password});
+    let answer = post_as(client_url, "/v3/auth/authenticate", body, None).await;
+    answer["token"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| answer.to_string())
+}
+
+fn status_of(result: Result<AuthStatus, MembershipError>) -> AuthStatus {
+    result.unwrap_or_else(|e| panic!("auth status: {e}"))
+}
+
+/// Enabling root authentication on a running member, then every controller call with it
+/// (membership changes, status, defragmentation, a snapshot), a password change after which
+/// the client's dead token is replaced, and disabling.
+#[tokio::test]
+async fn root_authentication_is_enabled_rotated_and_disabled_through_the_gateway() {
+    let mut cluster = LocalCluster::new();
+    cluster.scale(1, &Bootstrap::New { size: 1 });
+    wait_voters(&cluster, 1, Duration::from_secs(20)).await;
+    let url = cluster.topology.client_url(0);
+    let first = Password::new("first-Pa55");
+    let second = Password::new("second-Pa55");
+    let mut client = cluster.client();
+    client.set_credentials(RootCredentials::new([first.clone()]));
+    assert_eq!(status_of(client.auth_status().await), AuthStatus::Disabled);
+    assert_eq!(
+        read_refusal(&url, None).await,
+        "",
+        "no auth yet: anyone reads"
+    );
+
+    client.enable_auth(&first).await.expect("enable auth");
+    client
+        .enable_auth(&first)
+        .await
+        .expect("enabling again (a retry) succeeds");
+    assert!(read_refusal(&url, None).await.contains(USER_EMPTY));
+    assert_eq!(
+        status_of(client.auth_status().await),
+        AuthStatus::Enabled { password: 0 }
+    );
+    let token = root_token(&url, first.expose())
+        .await
+        .expect("root's token");
+    assert_eq!(read_refusal(&url, Some(&token)).await, "", "root reads");
+
+    // The controller's calls authenticate.
+    let peer = cluster.topology.peer_url(1);
+    let learner = client
+        .add_learner(&peer)
+        .await
+        .expect("member add with auth");
+    client
+        .remove(learner.id)
+        .await
+        .expect("member remove with auth");
+    client.status(&url).await.expect("status with auth");
+    client.defragment(&url).await.expect("defragment with auth");
+    let (info, _) = client
+        .save_snapshot(&mut Vec::new())
+        .await
+        .expect("snapshot with auth");
+    assert!(info.size > 32);
+    let mut anonymous = cluster.client();
+    anonymous.set_credentials(RootCredentials::default());
+    let refused = anonymous.add_learner(&peer).await;
+    assert!(
+        matches!(&refused, Err(MembershipError::Api { message, .. }) if message.contains(USER_EMPTY)),
+        "{refused:?}"
+    );
+    let mut wrong = cluster.client();
+    wrong.set_credentials(RootCredentials::new([Password::new("not-it")]));
+    assert!(matches!(
+        wrong.auth_status().await,
+        Err(MembershipError::AuthFailed { tried: 1 })
+    ));
+
+    // Rotation: the client knows the old password and the new one.
+    client.set_credentials(RootCredentials::new([first.clone(), second.clone()]));
+    assert_eq!(
+        status_of(client.auth_status().await),
+        AuthStatus::Enabled { password: 0 }
+    );
+    client
+        .change_root_password(&second)
+        .await
+        .expect("change root's password");
+    assert!(
+        read_refusal(&url, Some(&token))
+            .await
+            .contains(INVALID_AUTH_TOKEN)
+    );
+    assert!(
+        root_token(&url, first.expose())
+            .await
+            .is_err_and(|e| e.contains(AUTH_FAILED))
+    );
+    let token = root_token(&url, second.expose())
+        .await
+        .expect("the new password");
+    assert_eq!(read_refusal(&url, Some(&token)).await, "");
+    let learner = client
+        .add_learner(&peer)
+        .await
+        .expect("the client authenticates again with the new password");
+    client.remove(learner.id).await.expect("remove");
+    assert_eq!(
+        status_of(client.auth_status().await),
+        AuthStatus::Enabled { password: 1 }
+    );
+
+    client.disable_auth().await.expect("disable auth");
+    assert_eq!(read_refusal(&url, None).await, "", "auth is off again");
+    assert_eq!(status_of(client.auth_status().await), AuthStatus::Disabled);
 }
