@@ -989,3 +989,108 @@ pub(crate) async fn etcdcluster_with_generated_tls() {
     .await;
     e2e.finish().await;
 }
+
+/// The reasons of the events about EtcdCluster `name`, one a line.
+async fn event_reasons(e2e: &E2e, name: &str) -> String {
+    e2e.k(&[
+        "get",
+        "events",
+        "--field-selector",
+        &format!("involvedObject.name={name}"),
+        "-o",
+        "jsonpath={range .items[*]}{.reason}: {.message}{\"\\n\"}{end}",
+    ])
+    .await
+}
+
+/// `spec.auth` on the sandbox's simulated etcd: a missing Secret is a condition that says
+/// which; with it the cluster becomes Ready with authentication on; a changed password is
+/// applied (event `RootPasswordChanged`, the password in effect recorded); no password shows
+/// where a tenant reads; removing `spec.auth` disables authentication.
+pub(crate) async fn etcdcluster_with_root_auth() {
+    use base64::Engine as _;
+    let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    let object = "etcdclusters.etcd.ferroplane.io/etcd-auth";
+    e2e.apply(
+        "apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: etcd-auth\n  annotations:\n    ferroplane.io/poll-interval: 2s\nspec:\n  size: 1\n  auth:\n    rootSecretRef:\n      name: etcd-root\n",
+    )
+    .await;
+    let synced = "{.status.conditions[?(@.type=='Synced')].reason}";
+    e2e.eventually("Synced=False naming the missing Secret", WAIT, || async {
+        let message = e2e
+            .jsonpath(object, "{.status.conditions[?(@.type=='Synced')].message}")
+            .await;
+        (e2e.jsonpath(object, synced).await == "AuthSecretInvalid" && message.contains("etcd-root"))
+            .then_some(())
+    })
+    .await;
+    let first = "first-Pa55-wd";
+    let second = "second-Pa55-wd";
+    e2e.apply(&format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: etcd-root\ndata:\n  password: {}\n",
+        b64(first)
+    ))
+    .await;
+    e2e.eventually("Ready with authentication enabled", WAIT, || async {
+        let ready = e2e
+            .jsonpath(object, "{.status.conditions[?(@.type=='Ready')].status}")
+            .await;
+        (ready == "True" && e2e.jsonpath(object, "{.status.auth}").await == "Enabled").then_some(())
+    })
+    .await;
+    assert_eq!(
+        e2e.jsonpath(
+            "secret/etcd-auth-auth",
+            "{.data.password}/{.metadata.ownerReferences[0].kind}"
+        )
+        .await,
+        format!("{}/EtcdCluster", b64(first)),
+        "the password in effect is recorded in a Secret the cluster owns"
+    );
+
+    e2e.apply(&format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: etcd-root\ndata:\n  password: {}\n",
+        b64(second)
+    ))
+    .await;
+    e2e.eventually("root's password changed and recorded", WAIT, || async {
+        let recorded = e2e
+            .jsonpath("secret/etcd-auth-auth", "{.data.password}")
+            .await;
+        (event_reasons(&e2e, "etcd-auth")
+            .await
+            .contains("RootPasswordChanged")
+            && recorded == b64(second))
+        .then_some(())
+    })
+    .await;
+    e2e.wait_jsonpath(object, synced, "ReconcileSuccess").await;
+    let tenant_view = format!(
+        "{}\n{}\n{}",
+        e2e.k(&["describe", object]).await,
+        e2e.k(&["get", object, "-o", "yaml"]).await,
+        event_reasons(&e2e, "etcd-auth").await
+    );
+    for password in [first, second] {
+        assert!(!tenant_view.contains(password), "{tenant_view}");
+    }
+
+    e2e.k(&[
+        "patch",
+        object,
+        "--type=json",
+        "-p",
+        r#"[{"op":"remove","path":"/spec/auth"}]"#,
+    ])
+    .await;
+    e2e.eventually("authentication disabled", WAIT, || async {
+        (e2e.jsonpath(object, "{.status.auth}").await == "Disabled"
+            && event_reasons(&e2e, "etcd-auth")
+                .await
+                .contains("AuthDisabled"))
+        .then_some(())
+    })
+    .await;
+    e2e.finish().await;
+}

@@ -50,7 +50,7 @@ mod sandbox {
     tests_on! { crate::support::Server::Sandbox;
         bad_input { schema_mistakes_are_refused_at_apply_time, runtime_mistakes_end_in_an_actionable_condition }
         e2e_ecs { create_get_edit_stop_and_delete, instance_type_change_waits_for_allow_restart, orphan_keeps_the_instance_and_observe_only_imports_it, failures_are_reported_and_secret_rotation_recovers }
-        e2e_in_cluster { application_sample_ready_scaled_reverted_and_deleted, application_with_autoscaling_secret_env_and_two_ports, application_spec_mistakes_are_refused_at_apply_time, etcdcluster_sample_ready_reverted_refused_and_deleted, same_named_objects_are_never_adopted, etcdcluster_scaled_three_to_one_to_three_gets_new_claims, etcdcluster_operations_fields_reach_the_pods, etcdcluster_with_generated_tls }
+        e2e_in_cluster { application_sample_ready_scaled_reverted_and_deleted, application_with_autoscaling_secret_env_and_two_ports, application_spec_mistakes_are_refused_at_apply_time, etcdcluster_sample_ready_reverted_refused_and_deleted, same_named_objects_are_never_adopted, etcdcluster_scaled_three_to_one_to_three_gets_new_claims, etcdcluster_operations_fields_reach_the_pods, etcdcluster_with_generated_tls, etcdcluster_with_root_auth }
         e2e_network { the_stack_sample_is_applied_and_deleted_in_one_command }
         e2e_ecs_fields { in_place_edits_apply_and_immutable_edits_are_refused }
         e2e_ecs_field_table { every_field_class_is_applied_or_refused }
@@ -78,6 +78,6 @@ mod real_control_plane {
         reliability { throttling_and_server_errors_neither_duplicate_nor_leak, sigkill_during_create_and_delete_storms_converges }
         reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }
         application_rollout { a_rollout_past_its_progress_deadline_is_reported }
-        etcd_members { three_real_members_become_ready_as_voters, options_metrics_and_kubectl_scale_on_real_members, a_tls_cluster_runs_on_real_members_with_generated_certificates, a_deleted_member_pod_comes_back_on_its_kept_volume, scaling_three_to_one_to_three_changes_the_real_membership, a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries, deletion_removes_the_members_or_orphans_them_running, a_backup_in_oss_restores_into_a_fresh_member_with_its_keys }
+        etcd_members { three_real_members_become_ready_as_voters, options_metrics_and_kubectl_scale_on_real_members, a_tls_cluster_runs_on_real_members_with_generated_certificates, a_deleted_member_pod_comes_back_on_its_kept_volume, scaling_three_to_one_to_three_changes_the_real_membership, a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries, deletion_removes_the_members_or_orphans_them_running, a_backup_in_oss_restores_into_a_fresh_member_with_its_keys, root_auth_on_real_members_refuses_anonymous_reads_and_follows_the_secret }
     }
 }

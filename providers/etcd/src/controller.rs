@@ -332,6 +332,12 @@ impl<M: Membership> EtcdClient<M> {
             .filter(|p| crash_looping(p))
             .map(|p| p.name_any())
             .collect();
+        // A password etcd refuses must show as such, not as a cluster that does not answer.
+        if self.passwords.involved()
+            && let Err(e @ MembershipError::AuthFailed { .. }) = self.membership.auth_status().await
+        {
+            return Err(to_reconcile(e.into()));
+        }
         let membership = scaling::observe(&self.membership, &self.names, |o| {
             failing.contains(&self.names.member(o))
         })

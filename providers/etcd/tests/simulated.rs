@@ -252,3 +252,53 @@ async fn created_again_on_retained_claims_the_old_members_come_back() {
     );
     env.shutdown().await;
 }
+
+/// With `spec.auth`, the controller enables authentication on the simulated cluster, and its
+/// membership changes (which etcd refuses without a token of root's) still go through: 3 → 1 →
+/// 3. A new password in the Secret becomes root's and the old one stops working.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_auth_the_membership_still_changes_and_the_password_follows_the_secret() {
+    use provider_etcd::membership::auth::{AUTH_FAILED, ROOT};
+    let (env, factory) = start().await;
+    let names = ClusterNames::new("etcd-demo", "default");
+    let secret = |password: &str| {
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: etcd-root\nstringData:\n  password: {password}\n"
+        )
+    };
+    env.kubectl().apply(&secret("first-pw")).await;
+    env.kubectl()
+        .apply(
+            "apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: etcd-demo\n  annotations:\n    ferroplane.io/poll-interval: 1s\nspec:\n  size: 3\n  auth:\n    rootSecretRef:\n      name: etcd-root\n",
+        )
+        .await;
+    ready_with(&env, 3).await;
+    let clusters = env.api::<EtcdCluster>();
+    eventually("status.auth Enabled")
+        .until_async(|| async {
+            let c = clusters.get("etcd-demo").await.ok()?;
+            (c.status?.auth == Some(ferroplane_apis::etcd::EtcdAuthState::Enabled)).then_some(())
+        })
+        .await;
+    assert!(factory.auth_enabled(&names));
+    resize(&env, 1).await;
+    ready_with(&env, 1).await;
+    resize(&env, 3).await;
+    ready_with(&env, 3).await;
+    let removed = factory
+        .journal(&names)
+        .iter()
+        .filter(|e| matches!(e, Event::Removed { .. }))
+        .count();
+    assert_eq!(removed, 2, "both removals went through with auth on");
+
+    env.kubectl().apply(&secret("second-pw")).await;
+    eventually("root's password to be the Secret's new one")
+        .until_async(|| async { factory.authenticate(&names, ROOT, "second-pw").ok() })
+        .await;
+    let old = factory.authenticate(&names, ROOT, "first-pw");
+    assert!(
+        matches!(&old, Err(provider_etcd::membership::MembershipError::Api { message, .. }) if message == AUTH_FAILED),
+        "{old:?}"
+    );
+}
