@@ -1017,14 +1017,28 @@ pub(crate) async fn etcdcluster_with_root_auth() {
     )
     .await;
     let synced = "{.status.conditions[?(@.type=='Synced')].reason}";
-    e2e.eventually("Synced=False naming the missing Secret", WAIT, || async {
-        let message = e2e
-            .jsonpath(object, "{.status.conditions[?(@.type=='Synced')].message}")
-            .await;
-        (e2e.jsonpath(object, synced).await == "AuthSecretInvalid" && message.contains("etcd-root"))
-            .then_some(())
-    })
-    .await;
+    let refused = ferroplane_testkit::eventually("Synced=False naming the missing Secret")
+        .within(WAIT)
+        .every(Duration::from_millis(200))
+        .try_until_async(|| async {
+            let message = e2e
+                .jsonpath(object, "{.status.conditions[?(@.type=='Synced')].message}")
+                .await;
+            let reason = e2e.jsonpath(object, synced).await;
+            // Connect failures are ReconcileError with the provider's reason first in the message.
+            if reason == "ReconcileError"
+                && message.starts_with("AuthSecretInvalid")
+                && message.contains("etcd-root")
+            {
+                Ok(())
+            } else {
+                Err(format!("Synced reason {reason:?}: {message}"))
+            }
+        })
+        .await;
+    if let Err(e) = refused {
+        panic!("{e}");
+    }
     let first = "first-Pa55-wd";
     let second = "second-Pa55-wd";
     e2e.apply(&format!(
