@@ -334,7 +334,10 @@ impl<M: Membership> EtcdClient<M> {
             .collect();
         // A password etcd refuses must show as such, not as a cluster that does not answer.
         if self.passwords.involved()
-            && let Err(e @ MembershipError::AuthFailed { .. }) = self.membership.auth_status().await
+            && let Err(
+                e
+                @ (MembershipError::AuthFailed { .. } | MembershipError::CommonNameRefused { .. }),
+            ) = self.membership.auth_status().await
         {
             return Err(to_reconcile(e.into()));
         }

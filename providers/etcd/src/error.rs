@@ -110,6 +110,9 @@ impl Error {
         match self {
             Error::Spec(e) => e.reason(),
             Error::Membership(MembershipError::AuthFailed { .. }) => "AuthFailed",
+            Error::Membership(MembershipError::CommonNameRefused { .. }) => {
+                "ClientCertificateHasCommonName"
+            }
             Error::Membership(_) => "MembershipChangeFailed",
             Error::Kube { .. } => "KubernetesApiError",
             Error::Serialize { .. } | Error::MissingMetadata(_) | Error::Certificate(_) => {

@@ -90,6 +90,8 @@ struct TlsCluster {
     topology: TlsTopology,
     processes: Vec<Option<Child>>,
     client: ClientTls,
+    /// The CA's key, to sign certificates ferroplane would not make.
+    ca_key_pem: String,
 }
 
 impl Drop for TlsCluster {
@@ -114,7 +116,9 @@ impl TlsCluster {
             write_secret(&dir.path().join(leaf.suffix()), &issued, &ca);
         }
         let client = certs::issue(CA_NAME, &ca.key_pem, Leaf::Client, &[], now).expect("client");
+        let ca_key_pem = ca.key_pem.clone();
         Self {
+            ca_key_pem,
             dir,
             topology: TlsTopology::new(),
             processes: (0..MEMBERS).map(|_| None).collect(),
@@ -537,4 +541,102 @@ async fn a_compacted_member_is_picked_and_defragmented() {
         after.db_size
     );
     assert!(!policy.wants(after.db_size, after.db_size_in_use, 2 << 30));
+}
+
+// Authentication on a TLS member: the client certificate alone does not make a request
+// root's (etcd's gateway never takes the user from a certificate), the membership client
+// authenticates and every call it makes goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_auth_the_client_certificate_is_not_enough_and_the_token_is() {
+    use provider_etcd::membership::auth::USER_EMPTY;
+    use provider_etcd::membership::{AuthStatus, Password, RootCredentials};
+    let mut cluster = TlsCluster::new();
+    cluster.start(0, &Bootstrap::New { size: 1 });
+    let mut client = cluster.gateway(&cluster.client.clone(), 1);
+    eventually("the member answers over TLS")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(200))
+        .until_async(|| async { client.list().await.is_ok() })
+        .await;
+    let password = Password::new("tls-Pa55-wd");
+    client.set_credentials(RootCredentials::new([password.clone()]));
+    client.enable_auth(&password).await.expect("enable auth");
+    let http = http_with_tls(
+        reqwest::Client::builder().timeout(Duration::from_secs(5)),
+        &cluster.client,
+    )
+    .expect("a TLS client");
+    let url = cluster.topology.client_url(0);
+    let response = http
+        .post(format!("{url}/v3/kv/range"))
+        .json(&serde_json::json!({"key": "aw=="}))
+        .send()
+        .await
+        .expect("etcd answers");
+    let status = response.status();
+    let text = response.text().await.expect("a body");
+    let answer: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "HTTP {status} {text:?} is not JSON ({e}); log: {}",
+            cluster.log(0)
+        )
+    });
+    assert!(
+        answer.to_string().contains(USER_EMPTY),
+        "a certificate without a token reads nothing: {answer}"
+    );
+    assert_eq!(
+        client.auth_status().await.expect("auth status"),
+        AuthStatus::Enabled { password: 0 },
+        "log: {}",
+        cluster.log(0)
+    );
+    let peer = cluster.topology.peer_url(1);
+    let learner = client.add_learner(&peer).await.expect("member add");
+    client.remove(learner.id).await.expect("member remove");
+    client
+        .status(&url)
+        .await
+        .expect("status with the certificate and the token");
+    // A client certificate with a Common Name (ferroplane's before authentication existed,
+    // or a user's) is refused by the gateway once authentication is on, whatever the token.
+    let mut named = cluster.gateway(&client_with_common_name(&cluster, "root"), 1);
+    named.set_credentials(RootCredentials::new([password.clone()]));
+    let refused = named.list().await;
+    assert!(
+        matches!(refused, Err(MembershipError::CommonNameRefused { .. })),
+        "{refused:?}"
+    );
+}
+
+/// A client certificate of the cluster's CA whose subject names `common_name` (ferroplane's
+/// own have none).
+fn client_with_common_name(cluster: &TlsCluster, common_name: &str) -> ClientTls {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose,
+        IsCa, Issuer, KeyPair, KeyUsagePurpose,
+    };
+    let mut ca = CertificateParams::default();
+    ca.distinguished_name = DistinguishedName::new();
+    ca.distinguished_name.push(DnType::CommonName, CA_NAME);
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let issuer = Issuer::new(ca, KeyPair::from_pem(&cluster.ca_key_pem).expect("CA key"));
+    let mut params = CertificateParams::default();
+    params.distinguished_name = DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(DnType::CommonName, common_name);
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let key = KeyPair::generate().expect("key");
+    let cert = params.signed_by(&key, &issuer).expect("signed");
+    ClientTls {
+        ca_pem: cluster.client.ca_pem.clone(),
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+    }
 }

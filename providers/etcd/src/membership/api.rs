@@ -94,6 +94,12 @@ pub enum MembershipError {
         "etcd refuses root's password: none of the {tried} password(s) ferroplane has (the auth Secret's and the one it last set) is root's; put root's current password in the Secret, then change it there"
     )]
     AuthFailed { tried: usize },
+    /// With authentication on, etcd's JSON gateway refuses a client certificate that has a
+    /// Common Name (it could not carry the certificate's user to etcd).
+    #[error(
+        "etcd at {endpoint} refuses the client certificate: with authentication on, etcd's JSON gateway accepts no client certificate that has a Common Name; delete the generated client Secret (<name>-tls-client) to have it issued again without one, or give tls.clientSecretRef a certificate without a Common Name"
+    )]
+    CommonNameRefused { endpoint: String },
     #[error("unexpected answer from etcd at {endpoint} to {action}: {detail}")]
     Decode {
         endpoint: String,

@@ -287,6 +287,11 @@ async fn post(
     let response = request.send().await.map_err(unreachable)?;
     let status = response.status();
     let bytes = response.bytes().await.map_err(unreachable)?;
+    if status == reqwest::StatusCode::BAD_REQUEST && refuses_common_name(&bytes) {
+        return Err(MembershipError::CommonNameRefused {
+            endpoint: endpoint.to_owned(),
+        });
+    }
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| MembershipError::Decode {
         endpoint: endpoint.to_owned(),
         action,
@@ -317,6 +322,12 @@ async fn post(
         });
     }
     Ok(value)
+}
+
+/// Whether a plain-text answer is etcd's refusal of a client certificate with a Common Name
+/// (`embed/serve.go`, once authentication is on).
+fn refuses_common_name(body: &[u8]) -> bool {
+    String::from_utf8_lossy(body).contains("CommonName of client sending a request against gateway")
 }
 
 fn decode<T: for<'de> Deserialize<'de>>(
@@ -628,7 +639,13 @@ async fn defragment(
             source,
         })?;
     let status = response.status();
-    let value: Value = response.json().await.unwrap_or(Value::Null);
+    let bytes = response.bytes().await.unwrap_or_default();
+    if status == reqwest::StatusCode::BAD_REQUEST && refuses_common_name(&bytes) {
+        return Err(MembershipError::CommonNameRefused {
+            endpoint: endpoint.to_owned(),
+        });
+    }
+    let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     if status.is_success() && value.get("error").is_none() {
         return Ok(());
     }

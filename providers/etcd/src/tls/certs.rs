@@ -116,13 +116,17 @@ pub fn issue(
         Leaf::Peer | Leaf::Server => CertificateParams::new(dns_names.to_vec())?,
     };
     params.distinguished_name = DistinguishedName::new();
-    let common_name = match which {
-        Leaf::Client => "root",
-        Leaf::Peer | Leaf::Server => dns_names.first().map_or("etcd", String::as_str),
-    };
-    params
-        .distinguished_name
-        .push(DnType::CommonName, common_name);
+    match which {
+        // No Common Name: with authentication on, etcd's JSON gateway refuses a client
+        // certificate that has one (it cannot carry a certificate's user to etcd).
+        Leaf::Client => params
+            .distinguished_name
+            .push(DnType::OrganizationName, "ferroplane"),
+        Leaf::Peer | Leaf::Server => params.distinguished_name.push(
+            DnType::CommonName,
+            dns_names.first().map_or("etcd", String::as_str),
+        ),
+    }
     params.key_usages = vec![
         KeyUsagePurpose::DigitalSignature,
         KeyUsagePurpose::KeyEncipherment,
