@@ -66,9 +66,10 @@ use ferroplane_runtime::children::watch_config;
 use ferroplane_runtime::events::Events;
 use ferroplane_runtime::{ManagedController, RunError, Runtime};
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::Api;
+use kube::core::PartialObjectMeta;
 
 use crate::controller::{EtcdConnector, GatewayFactory, MembershipFactory};
 use crate::membership::GatewayConfig;
@@ -126,6 +127,11 @@ pub fn controller_in<F: MembershipFactory>(
     .owns(
         api_in::<PodDisruptionBudget>(&client, namespace),
         children(),
+    )
+    .watches_related(
+        api_in::<PartialObjectMeta<Secret>>(&client, namespace),
+        kube::runtime::watcher::Config::default(),
+        auth::clusters_using_secret,
     )
 }
 
