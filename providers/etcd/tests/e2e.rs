@@ -533,13 +533,19 @@ impl Membership for SimulatedEtcd {
     async fn enable_auth(&self, password: &Password) -> Result<(), MembershipError> {
         let now = std::time::Instant::now();
         self.on_auth(|auth, token| {
-            if auth
-                .user_add(token, "root", password.expose(), now)
-                .is_err()
-            {
-                auth.change_password(token, "root", password.expose(), now)?;
+            use provider_etcd::membership::auth::{
+                ROLE_ALREADY_EXISTS, USER_ALREADY_EXISTS, already_exists,
+            };
+            match auth.user_add(token, "root", password.expose(), now) {
+                Err(e) if already_exists(&e, USER_ALREADY_EXISTS) => {
+                    auth.change_password(token, "root", password.expose(), now)?
+                }
+                other => other?,
             }
-            let _already_there = auth.role_add(token, "root", now);
+            match auth.role_add(token, "root", now) {
+                Err(e) if already_exists(&e, ROLE_ALREADY_EXISTS) => {}
+                other => other?,
+            }
             auth.grant(token, "root", "root", now)?;
             auth.enable()
         })
