@@ -72,6 +72,10 @@ pub struct Passwords {
     pub wanted: Option<Password>,
     /// The one ferroplane last set.
     pub in_effect: Option<Password>,
+    /// ferroplane's Secret has owner references that disagree with the deletion policy (it
+    /// must outlive a cluster deleted with `Orphan`, whose etcd keeps running with root's
+    /// password).
+    pub owner_stale: bool,
 }
 
 impl Passwords {
@@ -110,6 +114,17 @@ impl AuthStep {
             AuthStep::Record(_) => Some("the password in effect is to be recorded"),
             AuthStep::Disable => Some("authentication is to be disabled"),
         }
+    }
+}
+
+/// [`plan`], with the owner references of ferroplane's Secret put right when nothing else is
+/// to be done.
+pub fn plan_with_owner(passwords: &Passwords, status: AuthStatus) -> AuthStep {
+    match (plan(passwords, status), &passwords.in_effect) {
+        (AuthStep::Steady, Some(in_effect)) if passwords.owner_stale => {
+            AuthStep::Record(in_effect.clone())
+        }
+        (step, _) => step,
     }
 }
 
@@ -196,14 +211,20 @@ impl<'a> AuthSecrets<'a> {
             }
         };
         let state_name = state_secret(self.names);
-        let in_effect = match self.get(&state_name).await? {
+        let (in_effect, owner_stale) = match self.get(&state_name).await? {
             Some(secret) => {
                 self.ours(mr, &secret)?;
-                password_of(&secret)
+                let uid = mr.uid().unwrap_or_default();
+                let refers = secret.owner_references().iter().any(|r| r.uid == uid);
+                (password_of(&secret), refers != children::owned(mr))
             }
-            None => None,
+            None => (None, false),
         };
-        Ok(Passwords { wanted, in_effect })
+        Ok(Passwords {
+            wanted,
+            in_effect,
+            owner_stale,
+        })
     }
 
     fn ours(&self, mr: &EtcdCluster, live: &Secret) -> Result<(), Error> {
@@ -267,6 +288,7 @@ mod tests {
         let p = Passwords {
             wanted: pw("a"),
             in_effect: None,
+            owner_stale: false,
         };
         assert_eq!(
             plan(&p, AuthStatus::Disabled),
@@ -284,6 +306,7 @@ mod tests {
         let p = Passwords {
             wanted: pw("new"),
             in_effect: pw("old"),
+            owner_stale: false,
         };
         assert_eq!(
             p.credentials().passwords,
@@ -301,6 +324,7 @@ mod tests {
         let recorded = Passwords {
             wanted: pw("new"),
             in_effect: pw("new"),
+            owner_stale: false,
         };
         assert_eq!(
             plan(&recorded, AuthStatus::Enabled { password: 0 }),
@@ -313,6 +337,7 @@ mod tests {
         let p = Passwords {
             wanted: None,
             in_effect: pw("old"),
+            owner_stale: false,
         };
         assert!(p.involved());
         assert_eq!(
@@ -321,6 +346,26 @@ mod tests {
         );
         assert_eq!(plan(&p, AuthStatus::Disabled), AuthStep::Steady);
         assert!(!Passwords::default().involved());
+    }
+
+    #[test]
+    fn a_recorded_secret_with_stale_owner_references_is_written_again() {
+        let p = Passwords {
+            wanted: pw("a"),
+            in_effect: pw("a"),
+            owner_stale: true,
+        };
+        let enabled = AuthStatus::Enabled { password: 0 };
+        assert_eq!(plan(&p, enabled), AuthStep::Steady);
+        assert_eq!(
+            plan_with_owner(&p, enabled),
+            AuthStep::Record(Password::new("a"))
+        );
+        let off = Passwords { wanted: None, ..p };
+        assert_eq!(
+            plan_with_owner(&off, AuthStatus::Disabled),
+            AuthStep::Record(Password::new("a"))
+        );
     }
 
     #[test]

@@ -629,7 +629,7 @@ impl<M: Membership> EtcdClient<M> {
         let Some(status) = self.auth_status(snap).await? else {
             return Ok(());
         };
-        let step = etcd_auth::plan(&self.passwords, status);
+        let step = etcd_auth::plan_with_owner(&self.passwords, status);
         let failed = |what: &str, e: MembershipError| {
             let err = Error::from(e);
             ReconcileError::retryable(err.reason(), format!("{what}: {err}"))
@@ -831,7 +831,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         let mut report = status::report(&self.names, size, snap.statefulset.as_ref(), &membership);
         if let Some(auth) = self.auth_status(&snap).await? {
             report.status.auth = Some(etcd_auth::state(auth));
-            if let Some(why) = etcd_auth::plan(&self.passwords, auth).describe() {
+            if let Some(why) = etcd_auth::plan_with_owner(&self.passwords, auth).describe() {
                 diffs.push(format!("auth: {why}"));
             }
         }
