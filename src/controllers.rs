@@ -56,6 +56,8 @@ pub struct Options {
     /// Endpoints a namespaced ProviderConfig may name besides `https://*.aliyuncs.com`
     /// (`--allow-endpoint`; the sandbox adds its ECS mock).
     pub allowed_endpoints: provider_alibaba::EndpointAllowList,
+    /// Image of ferroplane's steps in EtcdCluster restore Jobs (`--tools-image`).
+    pub tools_image: String,
 }
 
 impl Default for Options {
@@ -67,6 +69,7 @@ impl Default for Options {
             max_concurrent_reconciles: 16,
             batch_describe: true,
             allowed_endpoints: provider_alibaba::EndpointAllowList::default(),
+            tools_image: provider_etcd::controller::default_tools_image(),
         }
     }
 }
@@ -145,6 +148,7 @@ pub async fn run_with(
                 );
                 let stop_backups = shutdown.clone().cancelled_owned();
                 let runtime = runtime.clone();
+                let tools_image = options.tools_image.clone();
                 running.push(tokio::spawn(async move {
                     let stores = match stores {
                         Ok(stores) => stores,
@@ -152,6 +156,11 @@ pub async fn run_with(
                             tracing::error!(%error, "cannot make the EtcdBackup OSS client");
                             return;
                         }
+                    };
+                    // Restores read snapshots with the same stores and tenancy rules.
+                    etcd.restore = provider_etcd::controller::RestoreSetup {
+                        sources: Some(std::sync::Arc::new(stores.clone())),
+                        tools_image: tools_image.into(),
                     };
                     match membership {
                         EtcdMembership::Etcd => {

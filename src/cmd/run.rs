@@ -60,6 +60,11 @@ pub struct Args {
     #[arg(long = "allow-endpoint", value_name = "URL_OR_HOST", value_parser = parse_allowed_endpoint)]
     allow_endpoint: Vec<String>,
 
+    /// Image of the ferroplane steps of EtcdCluster restore Jobs (fetching and checking the
+    /// snapshot): this release's image by default; set it for a mirror or a private registry.
+    #[arg(long, env = "FERROPLANE_TOOLS_IMAGE", default_value_t = provider_etcd::controller::default_tools_image())]
+    tools_image: String,
+
     /// Observe each ECS instance with its own DescribeInstances call instead of batches of 100
     /// (what other providers do; for comparisons only).
     #[arg(long, hide = true)]
@@ -93,6 +98,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_concurrent_reconciles: args.max_concurrent_reconciles,
         batch_describe: !args.no_batch_describe,
         allowed_endpoints: allowed_endpoints(&args.allow_endpoint)?,
+        tools_image: args.tools_image.clone(),
     };
     let config = RuntimeConfig {
         instance: Some(identity.clone()),

@@ -52,6 +52,7 @@ pub mod membership;
 pub mod names;
 pub mod planner;
 pub mod render;
+pub mod restore;
 pub mod scaling;
 pub mod simulated;
 mod status;
@@ -82,6 +83,8 @@ pub struct Options {
     /// Watch EtcdClusters and their children in this namespace only (`ferroplane run
     /// --namespace`, a namespaced install's Roles); `None` watches all namespaces.
     pub namespace: Option<String>,
+    /// Snapshot stores and the Jobs' image for `spec.restore`.
+    pub restore: controller::RestoreSetup,
 }
 
 /// `Api` of `K` in `namespace`, or in all namespaces.
@@ -111,13 +114,23 @@ pub fn controller_in<F: MembershipFactory>(
     factory: F,
     namespace: Option<&str>,
 ) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
+    controller_with(runtime, factory, namespace, controller::RestoreSetup::default())
+}
+
+/// [`controller_in`] restoring `spec.restore` with `restore`.
+pub fn controller_with<F: MembershipFactory>(
+    runtime: &Runtime,
+    factory: F,
+    namespace: Option<&str>,
+    restore: controller::RestoreSetup,
+) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
     let client = runtime.client().clone();
     let events = Events::new(runtime.recorder());
     let children = || watch_config(&[APP_NAME_LABEL]);
     ManagedController::new(
         runtime,
         api_in::<EtcdCluster>(&client, namespace),
-        EtcdConnector::new(client.clone(), factory, events),
+        EtcdConnector::new(client.clone(), factory, events).with_restore(restore),
     )
     .owns(api_in::<StatefulSet>(&client, namespace), children())
     .owns(api_in::<Service>(&client, namespace), children())
@@ -141,7 +154,8 @@ pub async fn run_simulated_with_backups<S: backup::SnapshotStores>(
     let shutdown = futures::FutureExt::shared(futures::FutureExt::boxed(shutdown));
     let namespace = options.namespace.as_deref();
     futures::join!(
-        controller_in(runtime, factory.clone(), namespace).run(shutdown.clone()),
+        controller_with(runtime, factory.clone(), namespace, options.restore.clone())
+            .run(shutdown.clone()),
         backup::backup_controller(runtime, factory, stores, namespace).run(shutdown),
     );
 }
@@ -172,9 +186,14 @@ pub async fn run_simulated(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let factory = simulated::SimulatedFactory::new(runtime.client().clone());
-    controller_in(runtime, factory, options.namespace.as_deref())
-        .run(shutdown)
-        .await;
+    controller_with(
+        runtime,
+        factory,
+        options.namespace.as_deref(),
+        options.restore.clone(),
+    )
+    .run(shutdown)
+    .await;
 }
 
 /// Runs the EtcdCluster controller with the production membership client until `shutdown`
@@ -189,8 +208,13 @@ pub async fn run(
         kind: "EtcdCluster",
         source: Box::new(e),
     })?;
-    controller_in(runtime, factory, options.namespace.as_deref())
-        .run(shutdown)
-        .await;
+    controller_with(
+        runtime,
+        factory,
+        options.namespace.as_deref(),
+        options.restore.clone(),
+    )
+    .run(shutdown)
+    .await;
     Ok(())
 }
