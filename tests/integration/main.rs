@@ -78,6 +78,6 @@ mod real_control_plane {
         reliability { throttling_and_server_errors_neither_duplicate_nor_leak, sigkill_during_create_and_delete_storms_converges }
         reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }
         application_rollout { a_rollout_past_its_progress_deadline_is_reported }
-        etcd_members { three_real_members_become_ready_as_voters, options_metrics_and_kubectl_scale_on_real_members, a_tls_cluster_runs_on_real_members_with_generated_certificates, a_deleted_member_pod_comes_back_on_its_kept_volume, scaling_three_to_one_to_three_changes_the_real_membership, a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries, deletion_removes_the_members_or_orphans_them_running, a_backup_in_oss_restores_into_a_fresh_member_with_its_keys }
+        etcd_members { three_real_members_become_ready_as_voters, options_metrics_and_kubectl_scale_on_real_members, a_tls_cluster_runs_on_real_members_with_generated_certificates, a_deleted_member_pod_comes_back_on_its_kept_volume, scaling_three_to_one_to_three_changes_the_real_membership, a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries, deletion_removes_the_members_or_orphans_them_running, a_backup_in_oss_restores_into_a_new_cluster_with_its_keys }
     }
 }
