@@ -251,8 +251,7 @@ impl SnapshotStore for OssStore {
 mod tests {
     use super::*;
     use ferroplane_apis::etcd_backup::{
-        EtcdBackup,
-        BackupDestination, EtcdBackupSpec, EtcdClusterReference, OssDestination,
+        BackupDestination, EtcdBackup, EtcdBackupSpec, EtcdClusterReference, OssDestination,
     };
 
     fn backup(region: Option<&str>, endpoint: Option<&str>) -> EtcdBackup {

@@ -77,7 +77,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             staging_dir,
             data_dir,
         } => match commit(&staging_dir, &data_dir)? {
-            Committed::Moved => tracing::info!(data_dir = %data_dir.display(), "restored data in place"),
+            Committed::Moved => {
+                tracing::info!(data_dir = %data_dir.display(), "restored data in place")
+            }
             Committed::Already => {
                 tracing::info!(data_dir = %data_dir.display(), "restored data was already in place")
             }
@@ -184,7 +186,8 @@ async fn download(url: &str, out: &Path) -> anyhow::Result<(u64, Digest256)> {
         );
     }
     if let Some(parent) = out.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
     }
     let mut file = tokio::fs::File::create(out)
         .await
@@ -253,11 +256,11 @@ fn commit(staging: &Path, data: &Path) -> anyhow::Result<Committed> {
         (true, false) => {
             // An empty data directory (made by a mount, say) cannot be renamed over.
             if data.exists() {
-                std::fs::remove_dir(data).with_context(|| format!("removing empty {}", data.display()))?;
+                std::fs::remove_dir(data)
+                    .with_context(|| format!("removing empty {}", data.display()))?;
             }
-            std::fs::rename(staging, data).with_context(|| {
-                format!("moving {} to {}", staging.display(), data.display())
-            })?;
+            std::fs::rename(staging, data)
+                .with_context(|| format!("moving {} to {}", staging.display(), data.display()))?;
             if let Some(parent) = data.parent()
                 && let Ok(dir) = std::fs::File::open(parent)
             {
@@ -302,7 +305,12 @@ mod tests {
         let mut bytes = snapshot(b"database");
         bytes[3] ^= 1;
         let damaged = digest_in_chunks(&bytes, 4).expect("long enough");
-        assert!(check(&damaged, None).unwrap_err().to_string().contains("damaged"));
+        assert!(
+            check(&damaged, None)
+                .unwrap_err()
+                .to_string()
+                .contains("damaged")
+        );
         let other = digest_in_chunks(&snapshot(b"other"), 4).expect("long enough");
         let recorded = digest_in_chunks(&snapshot(b"database"), 4).expect("long enough");
         assert!(

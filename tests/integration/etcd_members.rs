@@ -669,9 +669,13 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() 
         e2e.jsonpath(cluster, "{.status.restore.snapshot}").await,
         format!("{}/{key}", crate::e2e_etcd_backup::BUCKET)
     );
-    assert_eq!(e2e.jsonpath(cluster, "{.status.restore.done}").await, "true");
     assert_eq!(
-        e2e.jsonpath(cluster, "{.status.restore.restoredMembers}").await,
+        e2e.jsonpath(cluster, "{.status.restore.done}").await,
+        "true"
+    );
+    assert_eq!(
+        e2e.jsonpath(cluster, "{.status.restore.restoredMembers}")
+            .await,
         "3"
     );
     for ordinal in 0..3 {
@@ -703,24 +707,39 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() 
         .collect();
     assert_eq!(kvs, wanted, "every key written before the backup is back");
     // The Jobs and the Secret holding the signed URL go once the members run.
-    e2e.eventually("the restore's Jobs and Secret are removed", WAIT, || async {
-        let left = e2e
-            .k(&[
-                "get",
-                "jobs,secrets",
-                "-l",
-                "etcd.ferroplane.io/restore-of=restored",
-                "-o",
-                "name",
-            ])
-            .await;
-        left.trim().is_empty().then_some(())
-    })
+    e2e.eventually(
+        "the restore's Jobs and Secret are removed",
+        WAIT,
+        || async {
+            let left = e2e
+                .k(&[
+                    "get",
+                    "jobs,secrets",
+                    "-l",
+                    "etcd.ferroplane.io/restore-of=restored",
+                    "-o",
+                    "name",
+                ])
+                .await;
+            left.trim().is_empty().then_some(())
+        },
+    )
     .await;
     let events = e2e
-        .k(&["get", "events", "--field-selector", "reason=MemberRestored", "-o", "name"])
+        .k(&[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=MemberRestored",
+            "-o",
+            "name",
+        ])
         .await;
-    assert_eq!(events.lines().count(), 3, "one MemberRestored event per member: {events}");
+    assert_eq!(
+        events.lines().count(),
+        3,
+        "one MemberRestored event per member: {events}"
+    );
     assert!(!sha256.is_empty());
 
     // Under the old name, the kept volume of `src` stands where member 0's would go.
@@ -737,13 +756,25 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() 
                     "{.status.conditions[?(@.type=='Synced')].message}",
                 )
                 .await;
-            message.contains("was not made for this restore").then_some(message)
+            message
+                .contains("was not made for this restore")
+                .then_some(message)
         })
         .await;
     assert!(message.contains("data-src-0"), "{message}");
     let jobs = e2e
-        .k(&["get", "jobs", "-l", "etcd.ferroplane.io/restore-of=src", "-o", "name"])
+        .k(&[
+            "get",
+            "jobs",
+            "-l",
+            "etcd.ferroplane.io/restore-of=src",
+            "-o",
+            "name",
+        ])
         .await;
-    assert!(jobs.trim().is_empty(), "nothing runs next to the old volume: {jobs}");
+    assert!(
+        jobs.trim().is_empty(),
+        "nothing runs next to the old volume: {jobs}"
+    );
     e2e.finish().await;
 }

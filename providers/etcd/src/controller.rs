@@ -34,9 +34,9 @@ use crate::error::{Error, SpecError};
 use crate::membership::{GatewayClient, Membership, MembershipError};
 use crate::names::{ClusterNames, MAX_NAME_LEN, REPLICAS_ANNOTATION, VERSION_ANNOTATION};
 use crate::planner::{self, Step};
-use crate::restore::{Progress, RestoreSources, Restorer};
 use crate::render::bootstrap::Bootstrap;
 use crate::render::{self, BootstrapFiles, RenderInput};
+use crate::restore::{Progress, RestoreSources, Restorer};
 use crate::scaling::{self, Observed};
 use crate::status::{self, Membership as MembershipState};
 use crate::tls::{self, ClientTls, TlsSecrets};
@@ -164,7 +164,10 @@ pub struct RestoreSetup {
 
 /// ferroplane's own image, for the steps of restore Jobs: the release this binary is.
 pub fn default_tools_image() -> String {
-    format!("ghcr.io/ferroplane/ferroplane:{}", env!("CARGO_PKG_VERSION"))
+    format!(
+        "ghcr.io/ferroplane/ferroplane:{}",
+        env!("CARGO_PKG_VERSION")
+    )
 }
 
 impl Default for RestoreSetup {

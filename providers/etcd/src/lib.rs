@@ -114,7 +114,12 @@ pub fn controller_in<F: MembershipFactory>(
     factory: F,
     namespace: Option<&str>,
 ) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
-    controller_with(runtime, factory, namespace, controller::RestoreSetup::default())
+    controller_with(
+        runtime,
+        factory,
+        namespace,
+        controller::RestoreSetup::default(),
+    )
 }
 
 /// [`controller_in`] restoring `spec.restore` with `restore`.

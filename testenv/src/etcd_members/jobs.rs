@@ -142,8 +142,7 @@ impl ContainerRun {
             started,
             finished: Timestamp::now(),
         };
-        let plan = match launch::plan_container(&self.pod, container, &self.volumes, self.address)
-        {
+        let plan = match launch::plan_container(&self.pod, container, &self.volumes, self.address) {
             Ok(plan) => plan,
             Err(why) => return fail(why),
         };

@@ -423,7 +423,11 @@ impl Runner {
         let name = pod.metadata.name.clone().unwrap_or_default();
         let pod_dir = launch::pod_dir(&self.dir, &self.namespace, &name, &uid);
         let volumes = self.host_volumes(pod, &pod_dir).await?;
-        let wanted = pod.spec.iter().flat_map(|s| s.volumes.iter().flatten()).count();
+        let wanted = pod
+            .spec
+            .iter()
+            .flat_map(|s| s.volumes.iter().flatten())
+            .count();
         if volumes.len() < wanted {
             // A claim not bound yet, a Secret not there yet: a kubelet waits too.
             return Ok(());

@@ -79,7 +79,7 @@ impl EtcdHarness {
             Builder::new(None),
             Some(PathBuf::from(env!("CARGO_BIN_EXE_ferroplane"))),
         )
-            .expect("the etcd member runner starts");
+        .expect("the etcd member runner starts");
         let factory = loopback_factory(members.addresses());
         let endpoints = EndpointAllowList::default()
             .with(&mock.endpoint())
@@ -93,9 +93,13 @@ impl EtcdHarness {
             ..RestoreSetup::default()
         };
         let controller = Controllers::spawn(runtime, |runtime, shutdown| async move {
-            let clusters =
-                provider_etcd::controller_with(&runtime, factory.clone(), Some(&namespace), restore)
-                    .run(shutdown.clone().cancelled_owned());
+            let clusters = provider_etcd::controller_with(
+                &runtime,
+                factory.clone(),
+                Some(&namespace),
+                restore,
+            )
+            .run(shutdown.clone().cancelled_owned());
             let backups = provider_etcd::backup::backup_controller(
                 &runtime,
                 factory,

@@ -84,7 +84,10 @@ where
             parsed => parsed.map_err(plan_error)?,
         };
         let folder = plan::folder(mr).map_err(plan_error)?;
-        let store = self.stores.for_location(&StoreLocation::of_backup(mr)).await?;
+        let store = self
+            .stores
+            .for_location(&StoreLocation::of_backup(mr))
+            .await?;
         Ok(BackupClient {
             kube: self.kube.clone(),
             factory: self.factory.clone(),

@@ -14,7 +14,6 @@
 pub mod render;
 pub mod sources;
 
-
 use ferroplane_apis::etcd::{EtcdCluster, EtcdRestoreStatus};
 use ferroplane_runtime::ReconcileError;
 use jiff::{SignedDuration, Timestamp};
@@ -52,9 +51,15 @@ pub enum Progress {
     /// the restore is left to clean up: the StatefulSet may run.
     Done(Option<EtcdRestoreStatus>),
     /// Something to create, renew, mark or remove (what `act` does next).
-    Act { what: String, status: EtcdRestoreStatus },
+    Act {
+        what: String,
+        status: EtcdRestoreStatus,
+    },
     /// Jobs are running; nothing to do but wait.
-    Wait { why: String, status: EtcdRestoreStatus },
+    Wait {
+        why: String,
+        status: EtcdRestoreStatus,
+    },
 }
 
 impl Progress {
@@ -277,11 +282,14 @@ impl Restorer<'_> {
         let Some(secret) = &seen.secret else {
             return Ok(act("sign a URL of the snapshot for the restore Jobs".into()));
         };
-        let expires = annotation(secret, EXPIRES_ANNOTATION).and_then(|e| e.parse::<Timestamp>().ok());
-        let unfinished = seen
-            .states
-            .iter()
-            .any(|s| matches!(s, MemberState::NoVolume | MemberState::NoJob | MemberState::Running));
+        let expires =
+            annotation(secret, EXPIRES_ANNOTATION).and_then(|e| e.parse::<Timestamp>().ok());
+        let unfinished = seen.states.iter().any(|s| {
+            matches!(
+                s,
+                MemberState::NoVolume | MemberState::NoJob | MemberState::Running
+            )
+        });
         if unfinished && expires.is_none_or(|e| e.duration_since(now) < RENEW_BEFORE) {
             return Ok(act("sign the snapshot's URL again before it expires".into()));
         }
@@ -290,7 +298,10 @@ impl Restorer<'_> {
             let ordinal = u32::try_from(ordinal).unwrap_or(0);
             match state {
                 MemberState::NoVolume => {
-                    return Ok(act(format!("create volume {}", self.names.data_volume(ordinal))));
+                    return Ok(act(format!(
+                        "create volume {}",
+                        self.names.data_volume(ordinal)
+                    )));
                 }
                 MemberState::NoJob => {
                     return Ok(act(format!(
@@ -348,8 +359,12 @@ impl Restorer<'_> {
                     .map_err(kube_error(format!("deleting Job {}", job.name_any())))?;
             }
             if let Some(secret) = &seen.secret {
-                ignore_missing(secrets.delete(&secret.name_any(), &DeleteParams::default()).await)
-                    .map_err(kube_error(format!("deleting Secret {}", secret.name_any())))?;
+                ignore_missing(
+                    secrets
+                        .delete(&secret.name_any(), &DeleteParams::default())
+                        .await,
+                )
+                .map_err(kube_error(format!("deleting Secret {}", secret.name_any())))?;
             }
             return Ok(events);
         }
@@ -360,8 +375,12 @@ impl Restorer<'_> {
             // `look` reports it; nothing is written next to another cluster's volume.
             return Ok(events);
         }
-        let secret = self.ensure_source(cluster, restore, seen.secret.as_ref(), now).await?;
-        let snapshot = annotation(&secret, SNAPSHOT_ANNOTATION).unwrap_or_default().to_owned();
+        let secret = self
+            .ensure_source(cluster, restore, seen.secret.as_ref(), now)
+            .await?;
+        let snapshot = annotation(&secret, SNAPSHOT_ANNOTATION)
+            .unwrap_or_default()
+            .to_owned();
         let sha256 = annotation(&secret, SHA256_ANNOTATION).map(str::to_owned);
         let uid = cluster.uid().unwrap_or_default();
         let token = crate::render::initial_cluster_token(cluster, self.names);
@@ -404,7 +423,10 @@ impl Restorer<'_> {
                     tools_image: self.tools_image,
                 });
                 ignore_conflict(jobs_api.create(&PostParams::default(), &job).await).map_err(
-                    kube_error(format!("creating Job {}", render::job_name(self.names, ordinal))),
+                    kube_error(format!(
+                        "creating Job {}",
+                        render::job_name(self.names, ordinal)
+                    )),
                 )?;
             }
         }
@@ -440,7 +462,9 @@ impl Restorer<'_> {
             let prefix = format!("{}/", object.location.bucket);
             if let Some(key) = chosen.strip_prefix(&prefix) {
                 object.key = key.to_owned();
-                object.sha256 = live.and_then(|s| annotation(s, SHA256_ANNOTATION)).map(str::to_owned);
+                object.sha256 = live
+                    .and_then(|s| annotation(s, SHA256_ANNOTATION))
+                    .map(str::to_owned);
             }
         }
         let expires = now
@@ -522,8 +546,20 @@ mod tests {
             done,
             ..EtcdRestoreStatus::default()
         };
-        assert!(Progress::Wait { why: String::new(), status: status(false) }.holds_members());
-        assert!(!Progress::Act { what: String::new(), status: status(true) }.holds_members());
+        assert!(
+            Progress::Wait {
+                why: String::new(),
+                status: status(false)
+            }
+            .holds_members()
+        );
+        assert!(
+            !Progress::Act {
+                what: String::new(),
+                status: status(true)
+            }
+            .holds_members()
+        );
         assert!(!Progress::Done(None).holds_members());
     }
 }

@@ -93,7 +93,12 @@ fn labels(names: &ClusterNames) -> BTreeMap<String, String> {
 /// The data claim of `ordinal`, named and labelled as the StatefulSet's template would make it,
 /// marked as awaiting `snapshot`. No owner: the StatefulSet adopts it, and its retention
 /// policy (kept when the cluster is deleted) applies as to any member volume.
-pub fn claim(cluster: &EtcdCluster, names: &ClusterNames, ordinal: u32, snapshot: &str) -> PersistentVolumeClaim {
+pub fn claim(
+    cluster: &EtcdCluster,
+    names: &ClusterNames,
+    ordinal: u32,
+    snapshot: &str,
+) -> PersistentVolumeClaim {
     let storage = cluster.spec.storage.as_ref();
     PersistentVolumeClaim {
         metadata: ObjectMeta {
@@ -221,7 +226,10 @@ pub fn job(input: &JobInput<'_>) -> Job {
     let scratch_mount = mount("scratch", SCRATCH_MOUNT, false);
     let scheduling = &input.cluster.spec.scheduling;
     let mut pod_labels = labels(names);
-    pod_labels.insert("etcd.ferroplane.io/member".to_owned(), names.member(input.ordinal));
+    pod_labels.insert(
+        "etcd.ferroplane.io/member".to_owned(),
+        names.member(input.ordinal),
+    );
     Job {
         metadata: ObjectMeta {
             name: Some(job_name(names, input.ordinal)),
