@@ -254,6 +254,18 @@ impl Restorer<'_> {
             what,
             status: status.clone(),
         };
+        // A Job that succeeded is recorded on its volume first, whatever another one did.
+        if let Some(ordinal) = seen
+            .states
+            .iter()
+            .position(|s| *s == MemberState::Succeeded)
+        {
+            let ordinal = u32::try_from(ordinal).unwrap_or(0);
+            return Ok(act(format!(
+                "mark volume {} restored",
+                self.names.data_volume(ordinal)
+            )));
+        }
         for (ordinal, state) in seen.states.iter().enumerate() {
             let volume = self.names.data_volume(u32::try_from(ordinal).unwrap_or(0));
             match state {
