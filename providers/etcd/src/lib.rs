@@ -161,7 +161,14 @@ pub async fn run_simulated_with_backups<S: backup::SnapshotStores>(
     futures::join!(
         controller_with(runtime, factory.clone(), namespace, options.restore.clone())
             .run(shutdown.clone()),
-        backup::backup_controller(runtime, factory, stores, namespace).run(shutdown),
+        backup::backup_controller(
+            runtime,
+            factory,
+            stores,
+            namespace,
+            options.restore.tools_image.clone(),
+        )
+        .run(shutdown),
     );
 }
 
@@ -177,9 +184,15 @@ pub async fn run_backups<S: backup::SnapshotStores>(
         kind: "EtcdBackup",
         source: Box::new(e),
     })?;
-    backup::backup_controller(runtime, factory, stores, options.namespace.as_deref())
-        .run(shutdown)
-        .await;
+    backup::backup_controller(
+        runtime,
+        factory,
+        stores,
+        options.namespace.as_deref(),
+        options.restore.tools_image.clone(),
+    )
+    .run(shutdown)
+    .await;
     Ok(())
 }
 
