@@ -149,6 +149,27 @@ impl Restorer<'_> {
         u32::try_from(cluster.spec.size).unwrap_or(0)
     }
 
+    /// Refuses a Job or Secret with a restore object's name that this cluster does not own:
+    /// its status would be taken for the restore's, or its data overwritten.
+    fn refuse_foreign(
+        &self,
+        what: &str,
+        name: &str,
+        meta: &kube::api::ObjectMeta,
+        uid: &str,
+    ) -> Result<(), ReconcileError> {
+        let ours = meta.owner_references.iter().flatten().any(|o| o.uid == uid);
+        if ours {
+            return Ok(());
+        }
+        Err(ReconcileError::terminal(
+            crate::controller::CHILD_NOT_OURS,
+            format!(
+                "{what} {name} exists and is not this EtcdCluster's; ferroplane never adopts or changes it. Delete or rename it, or restore into a cluster of another name"
+            ),
+        ))
+    }
+
     async fn read(&self, cluster: &EtcdCluster) -> Result<Seen, ReconcileError> {
         let ns = &self.names.namespace;
         let claims_api: Api<PersistentVolumeClaim> = Api::namespaced(self.kube.clone(), ns);
@@ -167,6 +188,9 @@ impl Restorer<'_> {
                 .get_opt(&job_name)
                 .await
                 .map_err(kube_error(format!("reading Job {job_name}")))?;
+            if let Some(job) = &job {
+                self.refuse_foreign("Job", &job_name, &job.metadata, &uid)?;
+            }
             let state = match &claim {
                 None => MemberState::NoVolume,
                 Some(c) if annotation(c, RESTORE_FOR_ANNOTATION) != Some(uid.as_str()) => {
@@ -191,6 +215,9 @@ impl Restorer<'_> {
             .get_opt(&secret_name)
             .await
             .map_err(kube_error(format!("reading Secret {secret_name}")))?;
+        if let Some(secret) = &secret {
+            self.refuse_foreign("Secret", &secret_name, &secret.metadata, &uid)?;
+        }
         Ok(Seen {
             claims,
             jobs,
@@ -539,6 +566,43 @@ mod tests {
             }),
             ..Job::default()
         }
+    }
+
+    #[tokio::test]
+    async fn objects_of_another_owner_are_refused() {
+        // A client that is never called: `refuse_foreign` only reads metadata.
+        let config = kube::Config::new("http://127.0.0.1:9".parse().expect("url"));
+        let kube = Client::try_from(config).expect("client");
+        let names = ClusterNames::new("db", "team");
+        let restorer = Restorer {
+            kube: &kube,
+            names: &names,
+            sources: None,
+            tools_image: "tools",
+        };
+        let owned = kube::api::ObjectMeta {
+            owner_references: Some(vec![
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                    uid: "u1".into(),
+                    ..Default::default()
+                },
+            ]),
+            ..Default::default()
+        };
+        restorer
+            .refuse_foreign("Secret", "db-restore-source", &owned, "u1")
+            .expect("ours");
+        let refused = restorer
+            .refuse_foreign("Secret", "db-restore-source", &owned, "u2")
+            .expect_err("another cluster's");
+        assert_eq!(refused.reason(), crate::controller::CHILD_NOT_OURS);
+        let unowned = kube::api::ObjectMeta::default();
+        assert!(
+            restorer
+                .refuse_foreign("Job", "db-restore-0", &unowned, "u1")
+                .is_err(),
+            "a hand-made Job is never taken for the restore's"
+        );
     }
 
     #[test]

@@ -89,11 +89,23 @@ where
     /// This backup's Jobs.
     async fn jobs(&self, mr: &EtcdBackup) -> Result<Vec<Job>, ReconcileError> {
         let uid = mr.uid().unwrap_or_default();
-        self.jobs_api(mr)
+        let listed = self
+            .jobs_api(mr)
             .list(&ListParams::default().labels(&format!("{BACKUP_UID_LABEL}={uid}")))
             .await
-            .map(|l| l.items)
-            .map_err(kube_error("listing the backup's Jobs".into()))
+            .map_err(kube_error("listing the backup's Jobs".into()))?;
+        // A label anyone in the namespace can write: only Jobs this backup owns count.
+        Ok(listed
+            .items
+            .into_iter()
+            .filter(|j| {
+                j.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| o.uid == uid)
+            })
+            .collect())
     }
 
     /// Deletes every Job of the backup (its pods with it).
@@ -117,7 +129,9 @@ where
     }
 
     /// The report a succeeded Job's pod left as its termination message.
-    async fn report_of(&self, mr: &EtcdBackup, job: &str) -> Result<JobReport, ReconcileError> {
+    async fn report_of(&self, mr: &EtcdBackup, job: &Job) -> Result<JobReport, ReconcileError> {
+        let job_uid = job.uid().unwrap_or_default();
+        let job = &job.name_any();
         let pods: Api<Pod> =
             Api::namespaced(self.kube.clone(), &mr.namespace().unwrap_or_default());
         let list = pods
@@ -128,6 +142,13 @@ where
             .items
             .iter()
             .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded"))
+            .filter(|p| {
+                p.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| o.uid == job_uid)
+            })
             .flat_map(|p| {
                 p.status
                     .iter()
@@ -162,9 +183,7 @@ where
         for job in self.jobs(mr).await? {
             let name = job.name_any();
             match finished(&job) {
-                Some(Ok(())) => {
-                    finished_jobs.push((name.clone(), self.report_of(mr, &name).await?))
-                }
+                Some(Ok(())) => finished_jobs.push((name.clone(), self.report_of(mr, &job).await?)),
                 Some(Err(why)) => failed.push((name, why, occurrence_of(&job))),
                 None => view.running.push(name),
             }
