@@ -160,10 +160,11 @@ pub struct EtcdRestore {
     pub from: EtcdRestoreSource,
 }
 
-/// An EtcdBackup of this namespace, or an object in an OSS bucket: exactly one.
+/// An EtcdBackup of this namespace, an object in an OSS bucket, or a file in a claim: exactly
+/// one.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = Rule::new("has(self.backupRef) != has(self.oss)").message("give exactly one of backupRef and oss"))]
+#[x_kube(validation = Rule::new("[has(self.backupRef), has(self.oss), has(self.pvc)].filter(x, x).size() == 1").message("give exactly one of backupRef, oss and pvc"))]
 pub struct EtcdRestoreSource {
     /// A snapshot an EtcdBackup of this namespace lists in its status, read with the backup's
     /// destination and credentials.
@@ -173,6 +174,23 @@ pub struct EtcdRestoreSource {
     /// writes it), e.g. one kept after its EtcdBackup was deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oss: Option<OssSnapshotObject>,
+    /// A snapshot file in a PersistentVolumeClaim of this namespace (as an EtcdBackup into a
+    /// volume writes it), mounted read-only by the restore Jobs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pvc: Option<PvcSnapshotFile>,
+}
+
+/// A file in a claim.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!self.key.contains('..')").message("key is a path inside the volume: no '..'"))]
+pub struct PvcSnapshotFile {
+    /// Name of the PersistentVolumeClaim, in this namespace.
+    #[schemars(length(min = 1, max = 253))]
+    pub claim_name: String,
+    /// The file's path in the volume, e.g. `etcd/team/nightly/<uid>/20261126T030000.000Z.db`.
+    #[schemars(length(min = 1, max = 1024), regex(pattern = r"^[^/].*\.db$"))]
+    pub key: String,
 }
 
 /// A snapshot of an EtcdBackup.
@@ -425,7 +443,7 @@ pub struct EtcdClusterStatus {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EtcdRestoreStatus {
-    /// `bucket/key` of the snapshot restored.
+    /// The snapshot restored: `oss://<bucket>/<key>` or `pvc://<claim>/<key>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<String>,
     /// SHA-256 of its database (hex), checked before the restore.

@@ -32,8 +32,11 @@ enum Step {
     /// Download and check the snapshot.
     Fetch {
         /// File holding the snapshot's signed URL.
+        #[arg(long, required_unless_present = "file", conflicts_with = "file")]
+        url_file: Option<PathBuf>,
+        /// The snapshot as a file (in a mounted volume) instead.
         #[arg(long)]
-        url_file: PathBuf,
+        file: Option<PathBuf>,
         /// Where to write the snapshot.
         #[arg(long)]
         out: PathBuf,
@@ -60,6 +63,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.step {
         Step::Fetch {
             url_file,
+            file,
             out,
             sha256,
             data_dir,
@@ -67,9 +71,16 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         } => {
             refuse_data(&data_dir)?;
             clear_staging(&staging_dir)?;
-            let url = std::fs::read_to_string(&url_file)
-                .with_context(|| format!("reading the snapshot URL from {}", url_file.display()))?;
-            let (size, digest) = download(url.trim(), &out).await?;
+            let (size, digest) = match (url_file, file) {
+                (Some(url_file), _) => {
+                    let url = std::fs::read_to_string(&url_file).with_context(|| {
+                        format!("reading the snapshot URL from {}", url_file.display())
+                    })?;
+                    download(url.trim(), &out).await?
+                }
+                (None, Some(file)) => copy(&file, &out)?,
+                (None, None) => bail!("give --url-file or --file"),
+            };
             check(&digest, sha256.as_deref())?;
             tracing::info!(bytes = size, sha256 = %digest.database, "snapshot fetched and checked");
         }
@@ -214,6 +225,51 @@ async fn download(url: &str, out: &Path) -> anyhow::Result<(u64, Digest256)> {
     Ok((size, digest))
 }
 
+/// Copies a snapshot file, hashing it as [`download`] does.
+fn copy(from: &Path, out: &Path) -> anyhow::Result<(u64, Digest256)> {
+    use std::io::{Read, Write};
+    if from
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        bail!("{} leaves the volume ('..'): refusing", from.display());
+    }
+    let mut input =
+        std::fs::File::open(from).with_context(|| format!("opening {}", from.display()))?;
+    if let Some(parent) = out.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    let mut output =
+        std::fs::File::create(out).with_context(|| format!("creating {}", out.display()))?;
+    let mut hasher = TrailerHasher::default();
+    let mut size = 0u64;
+    let mut buffer = vec![0u8; 1 << 20];
+    loop {
+        let n = input
+            .read(&mut buffer)
+            .with_context(|| format!("reading {}", from.display()))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        size += n as u64;
+        output
+            .write_all(&buffer[..n])
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    output
+        .sync_all()
+        .with_context(|| format!("syncing {}", out.display()))?;
+    let digest = hasher.finish().with_context(|| {
+        format!(
+            "{} is {size} bytes: too short for an etcd snapshot",
+            from.display()
+        )
+    })?;
+    Ok((size, digest))
+}
+
 fn check(digest: &Digest256, expected: Option<&str>) -> anyhow::Result<()> {
     if digest.database != digest.trailer {
         bail!(
@@ -348,6 +404,17 @@ mod tests {
         clear_staging(&staging).expect("cleared");
         assert!(!staging.exists());
         clear_staging(&staging).expect("nothing to clear");
+    }
+
+    #[test]
+    fn a_file_is_copied_and_checked_like_a_download() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let from = dir.path().join("in.db");
+        std::fs::write(&from, snapshot(&[3u8; 3000])).expect("write");
+        let (size, digest) = copy(&from, &dir.path().join("out/snapshot.db")).expect("copied");
+        assert_eq!(size, 3032);
+        check(&digest, None).expect("intact");
+        assert!(copy(&dir.path().join("a/../in.db"), &dir.path().join("x")).is_err());
     }
 
     #[test]

@@ -195,7 +195,7 @@ pub(crate) async fn a_restore_waits_for_its_jobs_and_reports_a_failed_one() {
     );
     assert_eq!(
         e2e.jsonpath(CLUSTER, "{.status.restore.snapshot}").await,
-        format!("{BUCKET}/{KEY}")
+        format!("oss://{BUCKET}/{KEY}")
     );
     e2e.eventually("the Jobs and the Secret are removed", WAIT, || async {
         let left = e2e

@@ -667,7 +667,7 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() 
     let cluster = "etcdclusters.etcd.ferroplane.io/restored";
     assert_eq!(
         e2e.jsonpath(cluster, "{.status.restore.snapshot}").await,
-        format!("{}/{key}", crate::e2e_etcd_backup::BUCKET)
+        format!("oss://{}/{key}", crate::e2e_etcd_backup::BUCKET)
     );
     assert_eq!(
         e2e.jsonpath(cluster, "{.status.restore.done}").await,
@@ -779,6 +779,42 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() 
     e2e.finish().await;
 }
 
+/// An HTTPS client of a TLS cluster's members with its generated client certificate.
+async fn tls_http(e2e: &E2e, cluster: &str) -> reqwest::Client {
+    let secret = format!("{cluster}-tls-client");
+    let tls = provider_etcd::tls::ClientTls {
+        ca_pem: secret_text(e2e, &secret, "ca.crt").await,
+        cert_pem: secret_text(e2e, &secret, "tls.crt").await,
+        key_pem: secret_text(e2e, &secret, "tls.key").await,
+    };
+    provider_etcd::membership::http_with_tls(
+        reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(5))
+            .dns_resolver(e2e.etcd_members().addresses()),
+        &tls,
+    )
+    .expect("a TLS client")
+}
+
+/// `POST <path>` at a TLS cluster's client Service.
+async fn tls_post(
+    e2e: &E2e,
+    http: &reqwest::Client,
+    cluster: &str,
+    path: &str,
+    body: Value,
+) -> Result<Value, String> {
+    let url = format!("https://{cluster}-client.{}.svc:2379{path}", e2e.namespace);
+    let response = http
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    response.json().await.map_err(|e| format!("{url}: {e}"))
+}
+
 /// Where a claim's volume is on this machine (the provisioner's hostPath).
 async fn volume_dir(e2e: &E2e, claim: &str) -> std::path::PathBuf {
     let pv = e2e
@@ -801,7 +837,9 @@ async fn volume_dir(e2e: &E2e, claim: &str) -> std::path::PathBuf {
 /// An EtcdBackup into a volume, of a TLS cluster: each snapshot is a Job (ferroplane's
 /// `etcd-snapshot save`, run for real with the client certificate) that writes the file, its
 /// metadata, prunes beyond `keep` and reports; the status lists what the volume holds, whose
-/// file's trailer is the SHA-256 the status names.
+/// file's trailer is the SHA-256 the status names. The cluster destroyed, a new TLS cluster of
+/// three restored from the backup (its Jobs mount the backup's claim) has every key.
+#[allow(clippy::too_many_lines)]
 pub(crate) async fn a_backup_into_a_volume_is_taken_by_a_job_and_pruned() {
     let (old, _) = versions();
     ensure_releases(&[&old]).await;
@@ -822,6 +860,18 @@ pub(crate) async fn a_backup_into_a_volume_is_taken_by_a_job_and_pruned() {
         "True",
     )
     .await;
+    let http = tls_http(&e2e, "vault").await;
+    for i in 0..10 {
+        tls_post(
+            &e2e,
+            &http,
+            "vault",
+            "/v3/kv/put",
+            serde_json::json!({"key": b64(&format!("app/key-{i:02}")), "value": b64(&format!("value {i}"))}),
+        )
+        .await
+        .expect("etcd takes the key");
+    }
     let backup_yaml = |trigger: &str| {
         format!(
             "apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdBackup\nmetadata:\n  name: to-volume\nspec:\n  clusterRef:\n    name: vault\n  destination:\n    pvc:\n      claimName: backups\n      prefix: etcd/\n  keep: 1\n  trigger: \"{trigger}\"\n"
@@ -888,5 +938,51 @@ pub(crate) async fn a_backup_into_a_volume_is_taken_by_a_job_and_pruned() {
         ])
         .await;
     assert_eq!(pruned.lines().count(), 1, "{pruned}");
+
+    // Destroyed, then restored from the volume into a new TLS cluster of three.
+    e2e.k(&["delete", cluster, "--wait=true"]).await;
+    e2e.eventually("the members are gone", WAIT, || async {
+        e2e.etcd_members()
+            .members()
+            .iter()
+            .all(|m| !m.pod.starts_with("vault-"))
+            .then_some(())
+    })
+    .await;
+    e2e.apply(&format!(
+        "{}  tls: {{}}\n  restore:\n    from:\n      backupRef:\n        name: to-volume\n",
+        cluster_yaml("copy", 3, &old, "Delete")
+    ))
+    .await;
+    let copy = "etcdclusters.etcd.ferroplane.io/copy";
+    e2e.eventually("copy Ready with three members", WAIT, || async {
+        let ready = e2e
+            .jsonpath(copy, "{.status.conditions[?(@.type=='Ready')].status}")
+            .await;
+        let members = e2e.jsonpath(copy, "{.status.readyMembers}").await;
+        (ready == "True" && members == "3").then_some(())
+    })
+    .await;
+    assert_eq!(
+        e2e.jsonpath(copy, "{.status.restore.snapshot}").await,
+        format!("pvc://backups/{second}")
+    );
+    let http = tls_http(&e2e, "copy").await;
+    let range = serde_json::json!({"key": b64("app/"), "range_end": b64("app0")});
+    let answer = tls_post(&e2e, &http, "copy", "/v3/kv/range", range)
+        .await
+        .expect("the restored cluster answers over TLS");
+    let kvs: Vec<(String, String)> = answer["kvs"]
+        .as_array()
+        .map(|kvs| {
+            kvs.iter()
+                .map(|kv| (unb64(&kv["key"]), unb64(&kv["value"])))
+                .collect()
+        })
+        .unwrap_or_default();
+    let wanted: Vec<(String, String)> = (0..10)
+        .map(|i| (format!("app/key-{i:02}"), format!("value {i}")))
+        .collect();
+    assert_eq!(kvs, wanted, "every key is back");
     e2e.finish().await;
 }

@@ -329,7 +329,9 @@ impl Restorer<'_> {
                 MemberState::NoVolume | MemberState::NoJob | MemberState::Running
             )
         });
-        if unfinished && expires.is_none_or(|e| e.duration_since(now) < RENEW_BEFORE) {
+        let by_url = annotation(secret, SNAPSHOT_ANNOTATION)
+            .is_none_or(|snapshot| sources::volume_file(snapshot).is_none());
+        if by_url && unfinished && expires.is_none_or(|e| e.duration_since(now) < RENEW_BEFORE) {
             return Ok(act("sign the snapshot's URL again before it expires".into()));
         }
         let mut running = Vec::new();
@@ -460,6 +462,7 @@ impl Restorer<'_> {
                     token: &token,
                     sha256: sha256.as_deref(),
                     tools_image: self.tools_image,
+                    file: sources::volume_file(&snapshot),
                 });
                 ignore_conflict(jobs_api.create(&PostParams::default(), &job).await).map_err(
                     kube_error(format!(
@@ -484,40 +487,52 @@ impl Restorer<'_> {
         let expires = live
             .and_then(|s| annotation(s, EXPIRES_ANNOTATION))
             .and_then(|e| e.parse::<Timestamp>().ok());
-        if let (Some(live), Some(expires)) = (live, expires)
-            && expires.duration_since(now) >= RENEW_BEFORE
+        let chosen = live.and_then(|s| annotation(s, SNAPSHOT_ANNOTATION));
+        if let Some(live) = live
+            && (chosen.is_some_and(|c| sources::volume_file(c).is_some())
+                || expires.is_some_and(|e| e.duration_since(now) >= RENEW_BEFORE))
         {
+            // A file in a volume has no URL to renew.
             return Ok(live.clone());
         }
-        let Some(sources) = self.sources else {
-            return Err(ReconcileError::terminal(
-                "RestoreUnavailable",
-                "this controller runs without snapshot stores, so it cannot restore; run the EtcdCluster controller of `ferroplane run`",
-            ));
-        };
         let mut object = sources::choose(self.kube, cluster, &restore.from).await?;
         // The snapshot chosen first stays the one restored, whatever backups are taken since.
-        if let Some(chosen) = live.and_then(|s| annotation(s, SNAPSHOT_ANNOTATION)) {
-            let prefix = format!("{}/", object.location.bucket);
-            if let Some(key) = chosen.strip_prefix(&prefix) {
-                object.key = key.to_owned();
-                object.sha256 = live
-                    .and_then(|s| annotation(s, SHA256_ANNOTATION))
-                    .map(str::to_owned);
-            }
+        if let Some(chosen) = chosen
+            && let Some(key) = chosen.strip_prefix(&object.display_prefix())
+        {
+            object.key = key.to_owned();
+            object.sha256 = live
+                .and_then(|s| annotation(s, SHA256_ANNOTATION))
+                .map(str::to_owned);
         }
-        let expires = now
-            .checked_add(URL_VALIDITY)
-            .map_err(|e| ReconcileError::retryable("Clock", e.to_string()))?;
-        let signed = sources.sign(&object, expires).await?;
-        let secret = render::source_secret(
-            cluster,
-            self.names,
-            &object.display(),
-            &signed.url,
-            expires,
-            signed.sha256.as_deref(),
-        );
+        let secret = match &object.place {
+            sources::SnapshotPlace::Volume { .. } => render::source_secret(
+                cluster,
+                self.names,
+                &object.display(),
+                None,
+                object.sha256.as_deref(),
+            ),
+            sources::SnapshotPlace::Oss(_) => {
+                let Some(sources) = self.sources else {
+                    return Err(ReconcileError::terminal(
+                        "RestoreUnavailable",
+                        "this controller runs without snapshot stores, so it cannot restore from OSS; run the EtcdCluster controller of `ferroplane run`",
+                    ));
+                };
+                let expires = now
+                    .checked_add(URL_VALIDITY)
+                    .map_err(|e| ReconcileError::retryable("Clock", e.to_string()))?;
+                let signed = sources.sign(&object, expires).await?;
+                render::source_secret(
+                    cluster,
+                    self.names,
+                    &object.display(),
+                    Some((&signed.url, expires)),
+                    signed.sha256.as_deref(),
+                )
+            }
+        };
         let api: Api<Secret> = Api::namespaced(self.kube.clone(), &self.names.namespace);
         let name = render::source_secret_name(self.names);
         let written = match live {

@@ -52,6 +52,7 @@ pub const URL_KEY: &str = "url";
 /// Where the Job's volumes are mounted.
 const SOURCE_MOUNT: &str = "/restore/source";
 const SCRATCH_MOUNT: &str = "/restore/scratch";
+const BACKUP_MOUNT: &str = "/restore/backup";
 /// Where `etcdutl` restores before the rename: on the claim, beside the data directory.
 pub const STAGING_DIR: &str = "/var/lib/etcd/restoring";
 
@@ -70,6 +71,9 @@ pub struct JobInput<'a> {
     pub sha256: Option<&'a str>,
     /// ferroplane's image, for the fetch and commit steps.
     pub tools_image: &'a str,
+    /// The snapshot as a file in a claim (claim, path), mounted read-only; `None`: fetched
+    /// through the source Secret's URL.
+    pub file: Option<(&'a str, &'a str)>,
 }
 
 pub fn source_secret_name(names: &ClusterNames) -> String {
@@ -116,19 +120,19 @@ pub fn claim(
     }
 }
 
-/// The Secret holding the signed URL (a credential to the snapshot until it expires).
+/// The Secret recording the snapshot chosen and, for one in a bucket, holding the signed URL
+/// (a credential to the snapshot until it expires).
 pub fn source_secret(
     cluster: &EtcdCluster,
     names: &ClusterNames,
     snapshot: &str,
-    url: &str,
-    expires: jiff::Timestamp,
+    url: Option<(&str, jiff::Timestamp)>,
     sha256: Option<&str>,
 ) -> Secret {
-    let mut annotations = BTreeMap::from([
-        (SNAPSHOT_ANNOTATION.to_owned(), snapshot.to_owned()),
-        (EXPIRES_ANNOTATION.to_owned(), expires.to_string()),
-    ]);
+    let mut annotations = BTreeMap::from([(SNAPSHOT_ANNOTATION.to_owned(), snapshot.to_owned())]);
+    if let Some((_, expires)) = url {
+        annotations.insert(EXPIRES_ANNOTATION.to_owned(), expires.to_string());
+    }
     if let Some(sha256) = sha256 {
         annotations.insert(SHA256_ANNOTATION.to_owned(), sha256.to_owned());
     }
@@ -142,7 +146,7 @@ pub fn source_secret(
             ..ObjectMeta::default()
         },
         type_: Some("Opaque".to_owned()),
-        string_data: Some(BTreeMap::from([(URL_KEY.to_owned(), url.to_owned())])),
+        string_data: url.map(|(url, _)| BTreeMap::from([(URL_KEY.to_owned(), url.to_owned())])),
         ..Secret::default()
     }
 }
@@ -172,19 +176,20 @@ fn as_root() -> Option<SecurityContext> {
 pub fn job(input: &JobInput<'_>) -> Job {
     let names = input.names;
     let snapshot_file = format!("{SCRATCH_MOUNT}/snapshot.db");
-    let mut fetch = strings(&[
-        "ferroplane",
-        "etcd-restore",
-        "fetch",
-        "--url-file",
-        &format!("{SOURCE_MOUNT}/{URL_KEY}"),
+    let from = match input.file {
+        Some((_, path)) => ["--file".to_owned(), format!("{BACKUP_MOUNT}/{path}")],
+        None => ["--url-file".to_owned(), format!("{SOURCE_MOUNT}/{URL_KEY}")],
+    };
+    let mut fetch = strings(&["ferroplane", "etcd-restore", "fetch"]);
+    fetch.extend(from);
+    fetch.extend(strings(&[
         "--out",
         &snapshot_file,
         "--data-dir",
         DATA_DIR,
         "--staging-dir",
         STAGING_DIR,
-    ]);
+    ]));
     if let Some(sha256) = input.sha256 {
         fetch.extend(strings(&["--sha256", sha256]));
     }
@@ -224,6 +229,46 @@ pub fn job(input: &JobInput<'_>) -> Job {
     ]);
     let data_mount = mount("data", DATA_MOUNT, false);
     let scratch_mount = mount("scratch", SCRATCH_MOUNT, false);
+    let mut fetch_mounts = vec![scratch_mount.clone(), data_mount.clone()];
+    let mut volumes = vec![
+        Volume {
+            name: "data".to_owned(),
+            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                claim_name: names.data_volume(input.ordinal),
+                ..PersistentVolumeClaimVolumeSource::default()
+            }),
+            ..Volume::default()
+        },
+        Volume {
+            name: "scratch".to_owned(),
+            empty_dir: Some(EmptyDirVolumeSource::default()),
+            ..Volume::default()
+        },
+    ];
+    match input.file {
+        Some((claim, _)) => {
+            fetch_mounts.push(mount("backup", BACKUP_MOUNT, true));
+            volumes.push(Volume {
+                name: "backup".to_owned(),
+                persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                    claim_name: claim.to_owned(),
+                    read_only: Some(true),
+                }),
+                ..Volume::default()
+            });
+        }
+        None => {
+            fetch_mounts.push(mount("source", SOURCE_MOUNT, true));
+            volumes.push(Volume {
+                name: "source".to_owned(),
+                secret: Some(SecretVolumeSource {
+                    secret_name: Some(source_secret_name(names)),
+                    ..SecretVolumeSource::default()
+                }),
+                ..Volume::default()
+            });
+        }
+    }
     let scheduling = &input.cluster.spec.scheduling;
     let mut pod_labels = labels(names);
     pod_labels.insert(
@@ -252,11 +297,7 @@ pub fn job(input: &JobInput<'_>) -> Job {
                             name: "fetch".to_owned(),
                             image: Some(input.tools_image.to_owned()),
                             command: Some(fetch),
-                            volume_mounts: Some(vec![
-                                mount("source", SOURCE_MOUNT, true),
-                                scratch_mount.clone(),
-                                data_mount.clone(),
-                            ]),
+                            volume_mounts: Some(fetch_mounts),
                             security_context: as_root(),
                             termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
                             ..Container::default()
@@ -286,29 +327,7 @@ pub fn job(input: &JobInput<'_>) -> Job {
                         termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
                         ..Container::default()
                     }],
-                    volumes: Some(vec![
-                        Volume {
-                            name: "data".to_owned(),
-                            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
-                                claim_name: names.data_volume(input.ordinal),
-                                ..PersistentVolumeClaimVolumeSource::default()
-                            }),
-                            ..Volume::default()
-                        },
-                        Volume {
-                            name: "scratch".to_owned(),
-                            empty_dir: Some(EmptyDirVolumeSource::default()),
-                            ..Volume::default()
-                        },
-                        Volume {
-                            name: "source".to_owned(),
-                            secret: Some(SecretVolumeSource {
-                                secret_name: Some(source_secret_name(names)),
-                                ..SecretVolumeSource::default()
-                            }),
-                            ..Volume::default()
-                        },
-                    ]),
+                    volumes: Some(volumes),
                     node_selector: (!scheduling.node_selector.is_empty())
                         .then(|| scheduling.node_selector.clone()),
                     tolerations: (!scheduling.tolerations.is_empty())
@@ -363,6 +382,7 @@ mod tests {
             token: "db-01234567",
             sha256: Some("ab"),
             tools_image: "ghcr.io/ferroplane/ferroplane:0.1.0",
+            file: None,
         });
         assert_eq!(job.metadata.name.as_deref(), Some("db-restore-1"));
         let pod = job.spec.and_then(|s| s.template.spec).expect("pod");
@@ -405,11 +425,29 @@ mod tests {
             token: "t",
             sha256: None,
             tools_image: "tools",
+            file: Some(("backups", "etcd/team/b/u/1.db")),
         });
         let pod = job.spec.and_then(|s| s.template.spec).expect("pod");
         let init = pod.init_containers.expect("init containers");
         assert_eq!(command(&init[1])[0], "etcdctl");
-        assert!(!command(&init[0]).contains(&"--sha256".to_owned()));
+        let fetch = command(&init[0]);
+        assert!(!fetch.contains(&"--sha256".to_owned()));
+        assert!(
+            fetch
+                .windows(2)
+                .any(|w| w == ["--file", "/restore/backup/etcd/team/b/u/1.db"])
+        );
+        let backup = pod
+            .volumes
+            .expect("volumes")
+            .into_iter()
+            .find(|v| v.name == "backup")
+            .and_then(|v| v.persistent_volume_claim)
+            .expect("the backup's claim");
+        assert_eq!(
+            (backup.claim_name.as_str(), backup.read_only),
+            ("backups", Some(true))
+        );
     }
 
     #[test]
@@ -435,9 +473,11 @@ mod tests {
         let secret = source_secret(
             &cluster,
             &names,
-            "b/k",
-            "https://b.example/k?Signature=s3cr3t",
-            jiff::Timestamp::UNIX_EPOCH,
+            "oss://b/k",
+            Some((
+                "https://b.example/k?Signature=s3cr3t",
+                jiff::Timestamp::UNIX_EPOCH,
+            )),
             None,
         );
         let meta = serde_json::to_string(&secret.metadata).expect("json");

@@ -16,10 +16,19 @@ use crate::backup::{SnapshotStore, SnapshotStores, StoreLocation};
 /// Reason of a restore whose snapshot cannot be found.
 pub const SNAPSHOT_NOT_FOUND: &str = "SnapshotNotFound";
 
+/// Where a snapshot is kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SnapshotPlace {
+    /// A bucket: the Jobs fetch it through a signed URL.
+    Oss(StoreLocation),
+    /// A claim of the namespace: the Jobs mount it read-only.
+    Volume { claim: String },
+}
+
 /// The object a restore reads, before its URL is signed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SnapshotObject {
-    pub location: StoreLocation,
+    pub place: SnapshotPlace,
     pub key: String,
     /// SHA-256 of the database, when something recorded it (an EtcdBackup's status or the
     /// object's metadata); the snapshot's own trailer is checked either way.
@@ -27,10 +36,24 @@ pub struct SnapshotObject {
 }
 
 impl SnapshotObject {
-    /// `bucket/key`, for status and messages.
+    /// `oss://<bucket>/<key>` or `pvc://<claim>/<key>`, for status and messages.
     pub fn display(&self) -> String {
-        format!("{}/{}", self.location.bucket, self.key)
+        match &self.place {
+            SnapshotPlace::Oss(location) => format!("oss://{}/{}", location.bucket, self.key),
+            SnapshotPlace::Volume { claim } => format!("pvc://{claim}/{}", self.key),
+        }
     }
+
+    /// The prefix of [`Self::display`] before the key.
+    pub fn display_prefix(&self) -> String {
+        let display = self.display();
+        display[..display.len() - self.key.len()].to_owned()
+    }
+}
+
+/// `pvc://<claim>/<key>` → (claim, key).
+pub fn volume_file(display: &str) -> Option<(&str, &str)> {
+    display.strip_prefix("pvc://")?.split_once('/')
 }
 
 /// A snapshot ready to be fetched by a Job.
@@ -70,7 +93,13 @@ impl<S: SnapshotStores> RestoreSources for S {
         expires: Timestamp,
     ) -> BoxFuture<'a, Result<SignedSnapshot, ReconcileError>> {
         Box::pin(async move {
-            let store = self.for_location(&object.location).await?;
+            let SnapshotPlace::Oss(location) = &object.place else {
+                return Err(ReconcileError::terminal(
+                    "InvalidSpec",
+                    "a snapshot in a volume is mounted, not fetched by URL",
+                ));
+            };
+            let store = self.for_location(location).await?;
             let head = store
                 .head(&object.key)
                 .await
@@ -106,8 +135,17 @@ pub async fn choose(
     let namespace = cluster.namespace().unwrap_or_default();
     if let Some(object) = &from.oss {
         return Ok(SnapshotObject {
-            location: StoreLocation::of_object(&namespace, object),
+            place: SnapshotPlace::Oss(StoreLocation::of_object(&namespace, object)),
             key: object.key.clone(),
+            sha256: None,
+        });
+    }
+    if let Some(file) = &from.pvc {
+        return Ok(SnapshotObject {
+            place: SnapshotPlace::Volume {
+                claim: file.claim_name.clone(),
+            },
+            key: file.key.clone(),
             sha256: None,
         });
     }
@@ -159,18 +197,20 @@ pub async fn choose(
             ));
         }
     };
-    let Some(location) = StoreLocation::of_backup(&backup) else {
-        return Err(ReconcileError::terminal(
-            "RestoreSourceUnsupported",
-            format!(
-                "EtcdBackup {} keeps its snapshots in a volume; a restore reads OSS only: copy {key} to a bucket and use spec.restore.from.oss",
-                reference.name
-            ),
-        ));
+    let place = match (
+        StoreLocation::of_backup(&backup),
+        &backup.spec.destination.pvc,
+    ) {
+        (Some(location), _) => SnapshotPlace::Oss(location),
+        (None, Some(pvc)) => SnapshotPlace::Volume {
+            claim: pvc.claim_name.clone(),
+        },
+        (None, None) => {
+            return Err(ReconcileError::terminal(
+                "InvalidSpec",
+                format!("EtcdBackup {} has no destination", reference.name),
+            ));
+        }
     };
-    Ok(SnapshotObject {
-        location,
-        key,
-        sha256,
-    })
+    Ok(SnapshotObject { place, key, sha256 })
 }
