@@ -7,9 +7,10 @@
 //! controller presents to etcd (membership, status, snapshots).
 
 pub mod certs;
+pub mod rotation;
 pub mod secrets;
 
-pub use secrets::{ClientTls, TlsSecrets};
+pub use secrets::{ClientTls, Rotation, TlsSecrets};
 
 use ferroplane_apis::etcd::EtcdCluster;
 
