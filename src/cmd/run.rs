@@ -60,6 +60,16 @@ pub struct Args {
     #[arg(long = "allow-endpoint", value_name = "URL_OR_HOST", value_parser = parse_allowed_endpoint)]
     allow_endpoint: Vec<String>,
 
+    /// Days a CA made for an EtcdCluster with generated TLS is valid.
+    #[arg(long, default_value_t = 3650, value_parser = clap::value_parser!(i64).range(2..=36500))]
+    etcd_ca_validity_days: i64,
+
+    /// Days before its expiry at which such a CA is rotated (a new CA is trusted, the
+    /// certificates are reissued from it, then the old one is dropped, the members restarting
+    /// one at a time after each step). Less than `--etcd-ca-validity-days`.
+    #[arg(long, default_value_t = 730, value_parser = clap::value_parser!(i64).range(1..=36499))]
+    etcd_ca_renew_before_days: i64,
+
     /// Observe each ECS instance with its own DescribeInstances call instead of batches of 100
     /// (what other providers do; for comparisons only).
     #[arg(long, hide = true)]
@@ -71,6 +81,21 @@ fn parse_allowed_endpoint(text: &str) -> Result<String, String> {
         .allow(text)
         .map(|()| text.to_owned())
         .map_err(|e| e.to_string())
+}
+
+/// The EtcdCluster CA policy of the flags; refused when rotation would start as soon as a CA
+/// is made.
+fn etcd_ca_policy(args: &Args) -> anyhow::Result<provider_etcd::tls::certs::CaPolicy> {
+    anyhow::ensure!(
+        args.etcd_ca_renew_before_days < args.etcd_ca_validity_days,
+        "--etcd-ca-renew-before-days {} must be less than --etcd-ca-validity-days {}: a new CA would be rotated at once, forever",
+        args.etcd_ca_renew_before_days,
+        args.etcd_ca_validity_days
+    );
+    Ok(provider_etcd::tls::certs::CaPolicy {
+        validity_days: args.etcd_ca_validity_days,
+        renew_before_days: args.etcd_ca_renew_before_days,
+    })
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -93,6 +118,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_concurrent_reconciles: args.max_concurrent_reconciles,
         batch_describe: !args.no_batch_describe,
         allowed_endpoints: allowed_endpoints(&args.allow_endpoint)?,
+        etcd_ca: etcd_ca_policy(&args)?,
     };
     let config = RuntimeConfig {
         instance: Some(identity.clone()),

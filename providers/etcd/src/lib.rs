@@ -82,6 +82,9 @@ pub struct Options {
     /// Watch EtcdClusters and their children in this namespace only (`ferroplane run
     /// --namespace`, a namespaced install's Roles); `None` watches all namespaces.
     pub namespace: Option<String>,
+    /// Lifetime and rotation of the CA made for clusters with generated TLS
+    /// ([`tls::rotation`]).
+    pub ca: tls::certs::CaPolicy,
 }
 
 /// `Api` of `K` in `namespace`, or in all namespaces.
@@ -111,13 +114,23 @@ pub fn controller_in<F: MembershipFactory>(
     factory: F,
     namespace: Option<&str>,
 ) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
+    controller_with(runtime, factory, namespace, tls::certs::CaPolicy::default())
+}
+
+/// [`controller_in`] making and rotating generated CAs by `ca`.
+pub fn controller_with<F: MembershipFactory>(
+    runtime: &Runtime,
+    factory: F,
+    namespace: Option<&str>,
+    ca: tls::certs::CaPolicy,
+) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
     let client = runtime.client().clone();
     let events = Events::new(runtime.recorder());
     let children = || watch_config(&[APP_NAME_LABEL]);
     ManagedController::new(
         runtime,
         api_in::<EtcdCluster>(&client, namespace),
-        EtcdConnector::new(client.clone(), factory, events),
+        EtcdConnector::new(client.clone(), factory, events).with_ca_policy(ca),
     )
     .owns(api_in::<StatefulSet>(&client, namespace), children())
     .owns(api_in::<Service>(&client, namespace), children())
@@ -141,7 +154,7 @@ pub async fn run_simulated_with_backups<S: backup::SnapshotStores>(
     let shutdown = futures::FutureExt::shared(futures::FutureExt::boxed(shutdown));
     let namespace = options.namespace.as_deref();
     futures::join!(
-        controller_in(runtime, factory.clone(), namespace).run(shutdown.clone()),
+        controller_with(runtime, factory.clone(), namespace, options.ca).run(shutdown.clone()),
         backup::backup_controller(runtime, factory, stores, namespace).run(shutdown),
     );
 }
@@ -172,7 +185,7 @@ pub async fn run_simulated(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let factory = simulated::SimulatedFactory::new(runtime.client().clone());
-    controller_in(runtime, factory, options.namespace.as_deref())
+    controller_with(runtime, factory, options.namespace.as_deref(), options.ca)
         .run(shutdown)
         .await;
 }
@@ -189,7 +202,7 @@ pub async fn run(
         kind: "EtcdCluster",
         source: Box::new(e),
     })?;
-    controller_in(runtime, factory, options.namespace.as_deref())
+    controller_with(runtime, factory, options.namespace.as_deref(), options.ca)
         .run(shutdown)
         .await;
     Ok(())
