@@ -205,4 +205,30 @@ mod tests {
         assert!(list.check("http://10.0.0.5:8081/").is_err());
         assert!(list.check("https://ecs.cn-beijing.aliyuncs.com").is_ok());
     }
+
+    #[derive(clap::Parser)]
+    struct Run {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn the_etcd_ca_policy_defaults_to_ten_years_rotated_two_before_and_refuses_a_loop() {
+        use clap::Parser as _;
+        let defaults = Run::try_parse_from(["run"]).expect("parses").args;
+        let policy = etcd_ca_policy(&defaults).expect("valid");
+        assert_eq!(policy, provider_etcd::tls::certs::CaPolicy::default());
+        assert_eq!((policy.validity_days, policy.renew_before_days), (3650, 730));
+        let looping = Run::try_parse_from([
+            "run",
+            "--etcd-ca-validity-days",
+            "30",
+            "--etcd-ca-renew-before-days",
+            "30",
+        ])
+        .expect("parses")
+        .args;
+        let error = etcd_ca_policy(&looping).unwrap_err().to_string();
+        assert!(error.contains("must be less than"), "{error}");
+    }
 }
