@@ -218,7 +218,10 @@ mod tests {
         let defaults = Run::try_parse_from(["run"]).expect("parses").args;
         let policy = etcd_ca_policy(&defaults).expect("valid");
         assert_eq!(policy, provider_etcd::tls::certs::CaPolicy::default());
-        assert_eq!((policy.validity_days, policy.renew_before_days), (3650, 730));
+        assert_eq!(
+            (policy.validity_days, policy.renew_before_days),
+            (3650, 730)
+        );
         let looping = Run::try_parse_from([
             "run",
             "--etcd-ca-validity-days",

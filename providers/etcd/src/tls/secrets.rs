@@ -25,6 +25,7 @@ use kube::api::{Api, ObjectMeta};
 use kube::{Client, Resource, ResourceExt};
 
 use super::SecretNames;
+use super::ca_secret;
 use super::certs::{self, CaPolicy, Issued, Leaf};
 use super::rotation::{
     self, Ca, CaState, Next, Phase, Progress, ROTATION_ANNOTATION, TRUST_GENERATION_ANNOTATION,
@@ -39,17 +40,9 @@ pub const NOT_AFTER_ANNOTATION: &str = "etcd.ferroplane.io/not-after";
 pub const HOSTS_ANNOTATION: &str = "etcd.ferroplane.io/hosts";
 /// Annotation of a generated leaf Secret: the fingerprint of the CA that issued it.
 pub const ISSUER_ANNOTATION: &str = "etcd.ferroplane.io/issuer";
-/// Annotation of the CA Secret: the signing CA's name (its leaves' issuer name).
-pub const CA_NAME_ANNOTATION: &str = "etcd.ferroplane.io/ca-name";
-/// Annotations of the CA Secret while a new CA is brought in: its name and expiry.
-pub const NEXT_CA_NAME_ANNOTATION: &str = "etcd.ferroplane.io/next-ca-name";
-pub const NEXT_NOT_AFTER_ANNOTATION: &str = "etcd.ferroplane.io/next-not-after";
-
-const CERT: &str = "tls.crt";
-const KEY: &str = "tls.key";
-const CA: &str = "ca.crt";
-const NEXT_CERT: &str = "next.crt";
-const NEXT_KEY: &str = "next.key";
+pub(super) const CERT: &str = "tls.crt";
+pub(super) const KEY: &str = "tls.key";
+pub(super) const CA: &str = "ca.crt";
 
 /// What the controller presents to etcd, and the CA it trusts etcd's certificate by. The key
 /// never appears in `Debug` output.
@@ -69,7 +62,7 @@ impl fmt::Debug for ClientTls {
     }
 }
 
-fn text(secret: &Secret, key: &str) -> Option<String> {
+pub(super) fn text(secret: &Secret, key: &str) -> Option<String> {
     secret
         .data
         .as_ref()?
@@ -182,7 +175,7 @@ impl TlsSecrets<'_> {
         }
         let state = live
             .as_ref()
-            .and_then(|s| ca_state(s, &self.legacy_ca_name()));
+            .and_then(|s| ca_secret::read(s, &self.legacy_ca_name()));
         Ok((live, state))
     }
 
@@ -384,7 +377,7 @@ impl TlsSecrets<'_> {
     }
 
     async fn apply_ca(&self, mr: &EtcdCluster, state: &CaState) -> Result<(), Error> {
-        let (data, annotations) = ca_contents(state);
+        let (data, annotations) = ca_secret::contents(state);
         let data: Vec<(&str, &str)> = data.iter().map(|(k, v)| (*k, v.as_str())).collect();
         self.apply(mr, &self.names.tls_secret("ca"), &data, annotations)
             .await
@@ -458,108 +451,12 @@ impl TlsSecrets<'_> {
     }
 }
 
-/// The data and annotations of the CA Secret holding `state` (read back by [`ca_state`]).
-fn ca_contents(state: &CaState) -> (Vec<(&'static str, String)>, BTreeMap<String, String>) {
-    let mut annotations = BTreeMap::from([
-        (
-            NOT_AFTER_ANNOTATION.to_owned(),
-            state.current.not_after.to_string(),
-        ),
-        (CA_NAME_ANNOTATION.to_owned(), state.current.name.clone()),
-        (
-            TRUST_GENERATION_ANNOTATION.to_owned(),
-            state.generation.to_string(),
-        ),
-    ]);
-    if state.phase != Phase::Steady {
-        annotations.insert(
-            ROTATION_ANNOTATION.to_owned(),
-            state.phase.as_str().to_owned(),
-        );
-    }
-    let mut data = vec![
-        (CERT, state.current.cert_pem.clone()),
-        (KEY, state.current.key_pem.clone()),
-        (CA, state.bundle.clone()),
-    ];
-    if let Some(next) = &state.next {
-        annotations.insert(NEXT_CA_NAME_ANNOTATION.to_owned(), next.name.clone());
-        annotations.insert(
-            NEXT_NOT_AFTER_ANNOTATION.to_owned(),
-            next.not_after.to_string(),
-        );
-        data.push((NEXT_CERT, next.cert_pem.clone()));
-        data.push((NEXT_KEY, next.key_pem.clone()));
-    }
-    (data, annotations)
-}
-
 /// A rotation step [`TlsSecrets::ensure`] took, for an event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rotation {
     pub next: Next,
     /// What happened, in words (names and dates only).
     pub message: String,
-}
-
-/// What the CA Secret `secret` holds; `None` without a CA certificate and key. A CA made
-/// before rotation existed has no annotations: its name was `legacy_name`, its expiry
-/// [`LEGACY_CA_DAYS`](certs::LEGACY_CA_DAYS) after the day its Secret was made, and it is
-/// trusted alone.
-fn ca_state(secret: &Secret, legacy_name: &str) -> Option<CaState> {
-    let annotations = secret.annotations();
-    let legacy_not_after = || {
-        let created = secret.metadata.creation_timestamp.as_ref()?.0;
-        let day = created.to_zoned(jiff::tz::TimeZone::UTC).date();
-        let until = day
-            .checked_add(jiff::ToSpan::days(certs::LEGACY_CA_DAYS))
-            .ok()?;
-        until
-            .to_zoned(jiff::tz::TimeZone::UTC)
-            .ok()
-            .map(|z| z.timestamp())
-    };
-    let current = Ca {
-        name: annotations
-            .get(CA_NAME_ANNOTATION)
-            .cloned()
-            .unwrap_or_else(|| legacy_name.to_owned()),
-        cert_pem: text(secret, CERT)?,
-        key_pem: text(secret, KEY)?,
-        not_after: not_after(secret)
-            .or_else(legacy_not_after)
-            .unwrap_or_else(Timestamp::now),
-    };
-    let next = match (
-        text(secret, NEXT_CERT),
-        text(secret, NEXT_KEY),
-        annotations.get(NEXT_CA_NAME_ANNOTATION),
-        annotations
-            .get(NEXT_NOT_AFTER_ANNOTATION)
-            .and_then(|t| t.parse().ok()),
-    ) {
-        (Some(cert_pem), Some(key_pem), Some(name), Some(not_after)) => Some(Ca {
-            name: name.clone(),
-            cert_pem,
-            key_pem,
-            not_after,
-        }),
-        _ => None,
-    };
-    let phase = annotations
-        .get(ROTATION_ANNOTATION)
-        .and_then(|p| Phase::parse(p))
-        .unwrap_or(Phase::Steady);
-    Some(CaState {
-        bundle: text(secret, CA).unwrap_or_else(|| current.cert_pem.clone()),
-        current,
-        next,
-        phase,
-        generation: annotations
-            .get(TRUST_GENERATION_ANNOTATION)
-            .and_then(|g| g.parse().ok())
-            .unwrap_or(0),
-    })
 }
 
 /// Whether the leaf Secret `live` holds a certificate of `ca`: its issuer annotation, or (a
@@ -578,7 +475,7 @@ fn leaves_from(leaves: &[Option<Secret>], ca: &Ca) -> bool {
         .all(|l| l.as_ref().is_some_and(|l| issued_by(l, ca)))
 }
 
-fn not_after(secret: &Secret) -> Option<Timestamp> {
+pub(super) fn not_after(secret: &Secret) -> Option<Timestamp> {
     secret
         .annotations()
         .get(NOT_AFTER_ANNOTATION)
@@ -764,63 +661,6 @@ mod tests {
             LeafFix::Trust
         );
         assert!(!issued_by(&legacy, &ca("other")));
-    }
-
-    fn secret_of(state: &CaState) -> Secret {
-        let (data, annotations) = ca_contents(state);
-        Secret {
-            metadata: ObjectMeta {
-                annotations: Some(annotations),
-                ..ObjectMeta::default()
-            },
-            data: Some(
-                data.into_iter()
-                    .map(|(k, v)| (k.to_owned(), ByteString(v.into_bytes())))
-                    .collect(),
-            ),
-            ..Secret::default()
-        }
-    }
-
-    #[test]
-    fn every_rotation_phase_is_read_back_from_the_ca_secret() {
-        let steady = CaState::new(ca("old"));
-        let trust = steady.trust_both(ca("new"));
-        for state in [
-            steady.clone(),
-            trust.clone(),
-            trust.reissue(),
-            trust.reissue().drop_old(),
-            trust.reissue().drop_old().finish(),
-        ] {
-            assert_eq!(ca_state(&secret_of(&state), "legacy"), Some(state));
-        }
-    }
-
-    #[test]
-    fn a_ca_secret_from_before_rotation_reads_as_a_steady_ten_year_ca() {
-        let secret = Secret {
-            metadata: ObjectMeta {
-                creation_timestamp: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-                    "2026-11-26T09:00:00Z".parse().expect("ts"),
-                )),
-                ..ObjectMeta::default()
-            },
-            data: Some(BTreeMap::from([
-                (CERT.to_owned(), ByteString(b"C".to_vec())),
-                (KEY.to_owned(), ByteString(b"K".to_vec())),
-                (CA.to_owned(), ByteString(b"C".to_vec())),
-            ])),
-            ..Secret::default()
-        };
-        let state = ca_state(&secret, "e.ns etcd CA").expect("a CA");
-        assert_eq!(state.current.name, "e.ns etcd CA");
-        assert_eq!(state.current.not_after.to_string(), "2036-11-23T00:00:00Z");
-        assert_eq!((state.phase, state.generation), (Phase::Steady, 0));
-        assert_eq!(state.bundle, "C");
-        let mut keyless = secret;
-        keyless.data.get_or_insert_default().remove(KEY);
-        assert_eq!(ca_state(&keyless, "e.ns etcd CA"), None);
     }
 
     #[test]
