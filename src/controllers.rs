@@ -59,6 +59,8 @@ pub struct Options {
     /// Lifetime and rotation of the CAs made for EtcdClusters with generated TLS
     /// (`--etcd-ca-validity-days`, `--etcd-ca-renew-before-days`).
     pub etcd_ca: provider_etcd::tls::certs::CaPolicy,
+    /// Image of ferroplane's steps in EtcdCluster restore Jobs (`--tools-image`).
+    pub tools_image: String,
 }
 
 impl Default for Options {
@@ -71,6 +73,7 @@ impl Default for Options {
             batch_describe: true,
             allowed_endpoints: provider_alibaba::EndpointAllowList::default(),
             etcd_ca: provider_etcd::tls::certs::CaPolicy::default(),
+            tools_image: provider_etcd::controller::default_tools_image(),
         }
     }
 }
@@ -150,6 +153,7 @@ pub async fn run_with(
                 );
                 let stop_backups = shutdown.clone().cancelled_owned();
                 let runtime = runtime.clone();
+                let tools_image = options.tools_image.clone();
                 running.push(tokio::spawn(async move {
                     let stores = match stores {
                         Ok(stores) => stores,
@@ -157,6 +161,11 @@ pub async fn run_with(
                             tracing::error!(%error, "cannot make the EtcdBackup OSS client");
                             return;
                         }
+                    };
+                    // Restores read snapshots with the same stores and tenancy rules.
+                    etcd.restore = provider_etcd::controller::RestoreSetup {
+                        sources: Some(std::sync::Arc::new(stores.clone())),
+                        tools_image: tools_image.into(),
                     };
                     match membership {
                         EtcdMembership::Etcd => {

@@ -3,5 +3,6 @@
 pub mod crds;
 pub mod ecs;
 pub mod ecs_mock;
+pub mod etcd_restore;
 pub mod run;
 pub mod sandbox;

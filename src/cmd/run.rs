@@ -70,6 +70,11 @@ pub struct Args {
     #[arg(long, default_value_t = 730, value_parser = clap::value_parser!(i64).range(1..=36499))]
     etcd_ca_renew_before_days: i64,
 
+    /// Image of the ferroplane steps of EtcdCluster restore Jobs (fetching and checking the
+    /// snapshot): this release's image by default; set it for a mirror or a private registry.
+    #[arg(long, env = "FERROPLANE_TOOLS_IMAGE", default_value_t = provider_etcd::controller::default_tools_image())]
+    tools_image: String,
+
     /// Observe each ECS instance with its own DescribeInstances call instead of batches of 100
     /// (what other providers do; for comparisons only).
     #[arg(long, hide = true)]
@@ -119,6 +124,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         batch_describe: !args.no_batch_describe,
         allowed_endpoints: allowed_endpoints(&args.allow_endpoint)?,
         etcd_ca: etcd_ca_policy(&args)?,
+        tools_image: args.tools_image.clone(),
     };
     let config = RuntimeConfig {
         instance: Some(identity.clone()),

@@ -915,23 +915,17 @@ fn unb64(value: &Value) -> String {
     .unwrap_or_default()
 }
 
-/// A process killed when dropped, also when the test fails.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Write keys, back up through the EtcdBackup controller into the mock's OSS, destroy the
-/// cluster, restore the snapshot with etcdutl into a fresh member, read the keys back.
-pub(crate) async fn a_backup_in_oss_restores_into_a_fresh_member_with_its_keys() {
+/// cluster, restore the newest snapshot into a new three-member cluster with `spec.restore`
+/// (claims and a Job per member, run for real: ferroplane's fetch and commit steps and
+/// etcdutl), read every key back from it. A cluster re-created under the old name finds the
+/// old cluster's kept volumes and waits instead of restoring over them.
+#[allow(clippy::too_many_lines)]
+pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() {
     let (old, _) = versions();
     ensure_releases(&[&old]).await;
     let tag = format!("v{old}");
-    let etcdutl = tokio::task::spawn_blocking(move || Builder::new(None).ensure_etcdutl(&tag))
+    tokio::task::spawn_blocking(move || Builder::new(None).ensure_etcdutl(&tag))
         .await
         .expect("the build does not panic")
         .unwrap_or_else(|e| panic!("etcdutl builds: {e}"));
@@ -969,17 +963,8 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_fresh_member_with_its_keys()
     .await;
     let key = e2e.jsonpath(object, "{.status.snapshots[0].key}").await;
     let sha256 = e2e.jsonpath(object, "{.status.snapshots[0].sha256}").await;
-    let revision: i64 = e2e
-        .jsonpath(object, "{.status.snapshots[0].revision}")
-        .await
-        .parse()
-        .expect("a revision");
-    assert!(
-        revision > 20,
-        "20 puts happened before: revision {revision}"
-    );
 
-    // Destroy the cluster: nothing of it runs any more.
+    // Destroy the cluster: nothing of it runs any more; its volume is kept (whenDeleted: Retain).
     e2e.k(&[
         "delete",
         "etcdclusters.etcd.ferroplane.io/src",
@@ -995,103 +980,124 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_fresh_member_with_its_keys()
     })
     .await;
 
-    // The snapshot, fetched with a signed URL (no credentials), as a restore fetches it.
-    let url = oss
-        .presign_get(
-            crate::e2e_etcd_backup::BUCKET,
-            &key,
-            jiff::Timestamp::now() + jiff::SignedDuration::from_mins(5),
-        )
-        .expect("a signed URL");
-    let bytes = reqwest::get(url.as_str())
-        .await
-        .expect("OSS answers")
-        .error_for_status()
-        .expect("the signed URL reads the snapshot")
-        .bytes()
-        .await
-        .expect("the body");
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let file = dir.path().join("snapshot.db");
-    std::fs::write(&file, &bytes).expect("the snapshot is written");
-    let trailer = hex::encode(&bytes[bytes.len() - 32..]);
+    // A new cluster of three restored from the backup's newest snapshot.
+    let restored = format!(
+        "{}  restore:\n    from:\n      backupRef:\n        name: src-backup\n",
+        cluster_yaml("restored", 3, &old, "Delete")
+    );
+    e2e.apply(&restored).await;
+    wait_ready_with_voters(&e2e, "restored", 3, &old).await;
+    let cluster = "etcdclusters.etcd.ferroplane.io/restored";
     assert_eq!(
-        trailer, sha256,
-        "the stored snapshot is the one the status names"
+        e2e.jsonpath(cluster, "{.status.restore.snapshot}").await,
+        format!("{}/{key}", crate::e2e_etcd_backup::BUCKET)
     );
-
-    let [peer, client] = [0u16; 2].map(|_| {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .expect("a free port")
-            .local_addr()
-            .expect("bound")
-            .port()
-    });
-    let peer_url = format!("http://127.0.0.1:{peer}");
-    let client_url = format!("http://127.0.0.1:{client}");
-    let data = dir.path().join("restored");
-    let restore = std::process::Command::new(&etcdutl)
-        .args(["snapshot", "restore"])
-        .arg(&file)
-        .args(["--name", "restored-0"])
-        .arg(format!("--initial-cluster=restored-0={peer_url}"))
-        .args(["--initial-cluster-token", "restored"])
-        .arg(format!("--initial-advertise-peer-urls={peer_url}"))
-        .arg("--data-dir")
-        .arg(&data)
-        .output()
-        .expect("etcdutl runs");
-    assert!(
-        restore.status.success(),
-        "etcdutl snapshot restore: {}",
-        String::from_utf8_lossy(&restore.stderr)
+    assert_eq!(
+        e2e.jsonpath(cluster, "{.status.restore.done}").await,
+        "true"
     );
-    let etcd = Builder::new(None)
-        .ensure_etcd(&format!("v{old}"))
-        .expect("etcd is built");
-    let log = std::fs::File::create(dir.path().join("etcd.log")).expect("a log file");
-    let _member = Killed(
-        std::process::Command::new(etcd)
-            .args(["--name", "restored-0"])
-            .arg("--data-dir")
-            .arg(&data)
-            .arg(format!("--listen-peer-urls={peer_url}"))
-            .arg(format!("--initial-advertise-peer-urls={peer_url}"))
-            .arg(format!("--listen-client-urls={client_url}"))
-            .arg(format!("--advertise-client-urls={client_url}"))
-            .stdout(log.try_clone().expect("log"))
-            .stderr(log)
-            .spawn()
-            .expect("etcd starts"),
+    assert_eq!(
+        e2e.jsonpath(cluster, "{.status.restore.restoredMembers}")
+            .await,
+        "3"
     );
-    let http = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .expect("an HTTP client");
-    let range = serde_json::json!({"key": b64("app/"), "range_end": b64("app0")});
-    let kvs: Vec<(String, String)> = e2e
-        .eventually("the restored member answers", WAIT, || async {
-            let answer: Value = http
-                .post(format!("{client_url}/v3/kv/range"))
-                .json(&range)
-                .send()
-                .await
-                .ok()?
-                .json()
-                .await
-                .ok()?;
-            let kvs = answer["kvs"].as_array()?;
-            Some(
-                kvs.iter()
-                    .map(|kv| (unb64(&kv["key"]), unb64(&kv["value"])))
-                    .collect(),
+    for ordinal in 0..3 {
+        let claim = format!("persistentvolumeclaims/data-restored-{ordinal}");
+        assert_eq!(
+            e2e.jsonpath(
+                &claim,
+                "{.metadata.annotations.etcd\\.ferroplane\\.io/restore-state}"
             )
+            .await,
+            "done",
+            "{claim} holds the snapshot"
+        );
+    }
+    let range = serde_json::json!({"key": b64("app/"), "range_end": b64("app0")});
+    let answer = etcd_post(&e2e, "restored", "/v3/kv/range", range)
+        .await
+        .expect("the restored cluster answers");
+    let kvs: Vec<(String, String)> = answer["kvs"]
+        .as_array()
+        .map(|kvs| {
+            kvs.iter()
+                .map(|kv| (unb64(&kv["key"]), unb64(&kv["value"])))
+                .collect()
         })
-        .await;
+        .unwrap_or_default();
     let wanted: Vec<(String, String)> = (0..20)
         .map(|i| (format!("app/key-{i:02}"), format!("value {i}")))
         .collect();
     assert_eq!(kvs, wanted, "every key written before the backup is back");
+    // The Jobs and the Secret holding the signed URL go once the members run.
+    e2e.eventually(
+        "the restore's Jobs and Secret are removed",
+        WAIT,
+        || async {
+            let left = e2e
+                .k(&[
+                    "get",
+                    "jobs,secrets",
+                    "-l",
+                    "etcd.ferroplane.io/restore-of=restored",
+                    "-o",
+                    "name",
+                ])
+                .await;
+            left.trim().is_empty().then_some(())
+        },
+    )
+    .await;
+    let events = e2e
+        .k(&[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=MemberRestored",
+            "-o",
+            "name",
+        ])
+        .await;
+    assert_eq!(
+        events.lines().count(),
+        3,
+        "one MemberRestored event per member: {events}"
+    );
+    assert!(!sha256.is_empty());
+
+    // Under the old name, the kept volume of `src` stands where member 0's would go.
+    let again = format!(
+        "{}  restore:\n    from:\n      backupRef:\n        name: src-backup\n",
+        cluster_yaml("src", 1, &old, "Delete")
+    );
+    e2e.apply(&again).await;
+    let message = e2e
+        .eventually("the restore waits for the old volume", WAIT, || async {
+            let message = e2e
+                .jsonpath(
+                    "etcdclusters.etcd.ferroplane.io/src",
+                    "{.status.conditions[?(@.type=='Synced')].message}",
+                )
+                .await;
+            message
+                .contains("was not made for this restore")
+                .then_some(message)
+        })
+        .await;
+    assert!(message.contains("data-src-0"), "{message}");
+    let jobs = e2e
+        .k(&[
+            "get",
+            "jobs",
+            "-l",
+            "etcd.ferroplane.io/restore-of=src",
+            "-o",
+            "name",
+        ])
+        .await;
+    assert!(
+        jobs.trim().is_empty(),
+        "nothing runs next to the old volume: {jobs}"
+    );
     e2e.finish().await;
 }

@@ -36,6 +36,7 @@ use crate::names::{ClusterNames, MAX_NAME_LEN, REPLICAS_ANNOTATION, VERSION_ANNO
 use crate::planner::{self, Step};
 use crate::render::bootstrap::Bootstrap;
 use crate::render::{self, BootstrapFiles, RenderInput};
+use crate::restore::{Progress, RestoreSources, Restorer};
 use crate::scaling::{self, Observed};
 use crate::status::{self, Membership as MembershipState};
 use crate::tls::certs::CaPolicy;
@@ -158,6 +159,41 @@ pub struct EtcdConnector<F> {
     factory: Arc<F>,
     events: Events,
     ca_policy: CaPolicy,
+    restore: RestoreSetup,
+}
+
+/// What restores need: the snapshot stores (none: `spec.restore` is refused with a reason) and
+/// the image of the Jobs' ferroplane steps.
+#[derive(Clone)]
+pub struct RestoreSetup {
+    pub sources: Option<Arc<dyn RestoreSources>>,
+    pub tools_image: Arc<str>,
+}
+
+/// ferroplane's own image, for the steps of restore Jobs: the release this binary is.
+pub fn default_tools_image() -> String {
+    format!(
+        "ghcr.io/ferroplane/ferroplane:{}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+impl Default for RestoreSetup {
+    fn default() -> Self {
+        Self {
+            sources: None,
+            tools_image: default_tools_image().into(),
+        }
+    }
+}
+
+impl std::fmt::Debug for RestoreSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RestoreSetup")
+            .field("sources", &self.sources.is_some())
+            .field("tools_image", &self.tools_image)
+            .finish()
+    }
 }
 
 impl<F: MembershipFactory> EtcdConnector<F> {
@@ -167,6 +203,7 @@ impl<F: MembershipFactory> EtcdConnector<F> {
             factory: Arc::new(factory),
             events,
             ca_policy: CaPolicy::default(),
+            restore: RestoreSetup::default(),
         }
     }
 
@@ -176,6 +213,12 @@ impl<F: MembershipFactory> EtcdConnector<F> {
             ca_policy: policy,
             ..self
         }
+    }
+
+    /// Restores `spec.restore` with `setup`.
+    pub fn with_restore(mut self, setup: RestoreSetup) -> Self {
+        self.restore = setup;
+        self
     }
 }
 
@@ -206,6 +249,7 @@ impl<F: MembershipFactory> Connector<EtcdCluster> for EtcdConnector<F> {
             names,
             tls,
             ca_policy: self.ca_policy,
+            restore: self.restore.clone(),
         })
     }
 }
@@ -220,6 +264,7 @@ pub struct EtcdClient<M> {
     /// The TLS Secrets, for a TLS cluster.
     tls: Option<tls::SecretNames>,
     ca_policy: CaPolicy,
+    restore: RestoreSetup,
 }
 
 /// Everything `observe` and `update` look at.
@@ -483,6 +528,36 @@ impl<M: Membership> EtcdClient<M> {
                     )
                     .await;
             }
+        }
+        Ok(())
+    }
+
+    fn restorer(&self) -> Restorer<'_> {
+        Restorer {
+            kube: &self.kube,
+            names: &self.names,
+            sources: self.restore.sources.as_deref(),
+            tools_image: &self.restore.tools_image,
+        }
+    }
+
+    /// Takes the restore's due steps, recording their events.
+    async fn advance_restore(
+        &self,
+        mr: &EtcdCluster,
+        snap: &Snapshot,
+    ) -> Result<(), ReconcileError> {
+        let events = self
+            .restorer()
+            .act(
+                mr,
+                &snap.release,
+                snap.statefulset.is_some(),
+                jiff::Timestamp::now(),
+            )
+            .await?;
+        for (reason, message) in events {
+            self.events.normal(mr, reason, message).await;
         }
         Ok(())
     }
@@ -768,7 +843,14 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         }
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
-        let desired = self.desired(mr, &snap, None)?;
+        let restore = self
+            .restorer()
+            .look(mr, snap.statefulset.is_some(), jiff::Timestamp::now())
+            .await?;
+        let mut desired = self.desired(mr, &snap, None)?;
+        if restore.holds_members() {
+            desired.retain(|c| c.kind() != "StatefulSet");
+        }
         let uid = mr.uid().unwrap_or_default();
         let mut existing = 0;
         let mut diffs = Vec::new();
@@ -805,6 +887,9 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         if let Some((name, why)) = self.defrag_due(mr, &snap) {
             diffs.push(format!("member {name} is due a defragmentation: {why}"));
         }
+        if let Progress::Act { what, .. } = &restore {
+            diffs.push(format!("restore: {what}"));
+        }
         let size = desired_size(mr)?;
         let membership = match &snap.membership {
             Ok(observed) => MembershipState::Known {
@@ -813,7 +898,15 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
             },
             Err(why) => MembershipState::Unknown { why: why.clone() },
         };
-        let report = status::report(&self.names, size, snap.statefulset.as_ref(), &membership);
+        let mut report = status::report(&self.names, size, snap.statefulset.as_ref(), &membership);
+        report.status.restore = restore.status().cloned();
+        if let Progress::Wait { why, .. } = &restore {
+            report.note = Some(match report.note.take() {
+                Some(note) if !note.is_empty() => format!("{why}; {note}"),
+                _ => why.clone(),
+            });
+            report.in_transition = true;
+        }
         let endpoints =
             ConnectionDetails::new().with("endpoints", report.status.client_endpoint.clone());
         let mut obs = Observation::found(self.names.name.clone())
@@ -846,16 +939,40 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
     ) -> Result<Creation, ReconcileError> {
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
-        let desired = self.desired(mr, &snap, None)?;
+        let restore = self
+            .restorer()
+            .look(mr, snap.statefulset.is_some(), jiff::Timestamp::now())
+            .await?;
+        if matches!(restore, Progress::Act { .. }) {
+            self.advance_restore(mr, &snap).await?;
+        }
+        let mut desired = self.desired(mr, &snap, None)?;
+        if restore.holds_members() {
+            desired.retain(|c| c.kind() != "StatefulSet");
+        }
         self.ensure_tls(mr, None).await?;
         self.apply_all(&desired).await?;
-        info!(cluster = %self.names.name, size = mr.spec.size, "created etcd cluster");
+        info!(cluster = %self.names.name, size = mr.spec.size, restore = restore.holds_members(), "created etcd cluster");
         Ok(Creation::new(self.names.name.clone()))
     }
 
     async fn update(&self, mr: &EtcdCluster, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
+        let restore = self
+            .restorer()
+            .look(mr, snap.statefulset.is_some(), jiff::Timestamp::now())
+            .await?;
+        if matches!(restore, Progress::Act { .. }) {
+            self.advance_restore(mr, &snap).await?;
+        }
+        if restore.holds_members() {
+            let mut desired = self.desired(mr, &snap, None)?;
+            desired.retain(|c| c.kind() != "StatefulSet");
+            self.ensure_tls(mr, None).await?;
+            self.apply_all(&desired).await?;
+            return Ok(Update::in_progress());
+        }
         let replicas = snap.replicas.unwrap_or(0);
         let applied = if snap.membership.is_ok() && snap.step.is_change() {
             scaling::apply(&snap.step, &self.membership, &self.names, replicas)

@@ -52,6 +52,7 @@ pub mod membership;
 pub mod names;
 pub mod planner;
 pub mod render;
+pub mod restore;
 pub mod scaling;
 pub mod simulated;
 mod status;
@@ -85,6 +86,8 @@ pub struct Options {
     /// Lifetime and rotation of the CA made for clusters with generated TLS
     /// ([`tls::rotation`]).
     pub ca: tls::certs::CaPolicy,
+    /// Snapshot stores and the Jobs' image for `spec.restore`.
+    pub restore: controller::RestoreSetup,
 }
 
 /// `Api` of `K` in `namespace`, or in all namespaces.
@@ -114,14 +117,36 @@ pub fn controller_in<F: MembershipFactory>(
     factory: F,
     namespace: Option<&str>,
 ) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
-    controller_with(runtime, factory, namespace, tls::certs::CaPolicy::default())
+    controller_with(
+        runtime,
+        factory,
+        namespace,
+        controller::RestoreSetup::default(),
+    )
 }
 
-/// [`controller_in`] making and rotating generated CAs by `ca`.
+/// [`controller_in`] restoring `spec.restore` with `restore`.
 pub fn controller_with<F: MembershipFactory>(
     runtime: &Runtime,
     factory: F,
     namespace: Option<&str>,
+    restore: controller::RestoreSetup,
+) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
+    controller_with_ca(
+        runtime,
+        factory,
+        namespace,
+        restore,
+        tls::certs::CaPolicy::default(),
+    )
+}
+
+/// [`controller_with`] making and rotating generated CAs by `ca`.
+pub fn controller_with_ca<F: MembershipFactory>(
+    runtime: &Runtime,
+    factory: F,
+    namespace: Option<&str>,
+    restore: controller::RestoreSetup,
     ca: tls::certs::CaPolicy,
 ) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
     let client = runtime.client().clone();
@@ -130,7 +155,9 @@ pub fn controller_with<F: MembershipFactory>(
     ManagedController::new(
         runtime,
         api_in::<EtcdCluster>(&client, namespace),
-        EtcdConnector::new(client.clone(), factory, events).with_ca_policy(ca),
+        EtcdConnector::new(client.clone(), factory, events)
+            .with_restore(restore)
+            .with_ca_policy(ca),
     )
     .owns(api_in::<StatefulSet>(&client, namespace), children())
     .owns(api_in::<Service>(&client, namespace), children())
@@ -154,7 +181,14 @@ pub async fn run_simulated_with_backups<S: backup::SnapshotStores>(
     let shutdown = futures::FutureExt::shared(futures::FutureExt::boxed(shutdown));
     let namespace = options.namespace.as_deref();
     futures::join!(
-        controller_with(runtime, factory.clone(), namespace, options.ca).run(shutdown.clone()),
+        controller_with_ca(
+            runtime,
+            factory.clone(),
+            namespace,
+            options.restore.clone(),
+            options.ca,
+        )
+        .run(shutdown.clone()),
         backup::backup_controller(runtime, factory, stores, namespace).run(shutdown),
     );
 }
@@ -185,9 +219,15 @@ pub async fn run_simulated(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let factory = simulated::SimulatedFactory::new(runtime.client().clone());
-    controller_with(runtime, factory, options.namespace.as_deref(), options.ca)
-        .run(shutdown)
-        .await;
+    controller_with_ca(
+        runtime,
+        factory,
+        options.namespace.as_deref(),
+        options.restore.clone(),
+        options.ca,
+    )
+    .run(shutdown)
+    .await;
 }
 
 /// Runs the EtcdCluster controller with the production membership client until `shutdown`
@@ -202,8 +242,14 @@ pub async fn run(
         kind: "EtcdCluster",
         source: Box::new(e),
     })?;
-    controller_with(runtime, factory, options.namespace.as_deref(), options.ca)
-        .run(shutdown)
-        .await;
+    controller_with_ca(
+        runtime,
+        factory,
+        options.namespace.as_deref(),
+        options.restore.clone(),
+        options.ca,
+    )
+    .run(shutdown)
+    .await;
     Ok(())
 }

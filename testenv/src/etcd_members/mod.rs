@@ -15,6 +15,7 @@
 //! [`MemberAddresses`].
 
 mod addresses;
+mod jobs;
 pub mod launch;
 
 use std::collections::BTreeMap;
@@ -74,6 +75,8 @@ struct State {
     problems: BTreeMap<String, String>,
     /// When the Secret volumes were last refreshed.
     refreshed: Option<Instant>,
+    /// Job pods started, by UID (each runs once, to its end).
+    job_pods: std::collections::BTreeSet<String>,
 }
 
 /// The runner for one namespace. Dropping it stops every member it started.
@@ -90,11 +93,15 @@ impl EtcdMembers {
     /// Starts playing the kubelet of the etcd pods of `namespace`, with files (logs, pods'
     /// volumes, the hosts file) under `dir`; members' programs come from `builder` (built when
     /// missing: about a minute per release on 2 cores).
+    ///
+    /// Job pods of the namespace are run too ([`jobs`]), their `ferroplane` containers with
+    /// `ferroplane` (none: they fail).
     pub fn start(
         client: kube::Client,
         namespace: &str,
         dir: &Path,
         builder: Builder,
+        ferroplane: Option<PathBuf>,
     ) -> Result<Self> {
         for sub in ["logs", "pods"] {
             std::fs::create_dir_all(dir.join(sub))
@@ -118,6 +125,7 @@ impl EtcdMembers {
             spawner: spawner.clone(),
             builder: Arc::new(builder),
             dir: dir.to_owned(),
+            ferroplane,
         };
         let task = tokio::spawn(runner.run());
         Ok(Self {
@@ -246,6 +254,7 @@ struct Runner {
     spawner: Arc<Processes>,
     builder: Arc<Builder>,
     dir: PathBuf,
+    ferroplane: Option<PathBuf>,
 }
 
 impl Runner {
@@ -278,6 +287,13 @@ impl Runner {
         let pods = self.pods.list(&ListParams::default()).await?.items;
         let mut wanted: BTreeMap<PodKey, Pod> = BTreeMap::new();
         for pod in pods {
+            if jobs::is_job_pod(&pod) {
+                if let Err(error) = self.start_job_pod(&pod).await {
+                    let name = pod.metadata.name.clone().unwrap_or_default();
+                    lock(&self.state).problems.insert(name, error.to_string());
+                }
+                continue;
+            }
             if launch::etcd_container(&pod).is_none() {
                 continue;
             }
@@ -487,6 +503,46 @@ impl Runner {
         lock(&self.state)
             .running
             .insert(key.clone(), Running { info, child });
+        Ok(())
+    }
+
+    /// Starts running a Job pod that is Running (scheduled, and marked so by kwok) and has not
+    /// been run, once its volumes are there.
+    async fn start_job_pod(&self, pod: &Pod) -> Result<()> {
+        let running = pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        if !running
+            || pod.metadata.deletion_timestamp.is_some()
+            || lock(&self.state).job_pods.contains(&uid)
+        {
+            return Ok(());
+        }
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let pod_dir = launch::pod_dir(&self.dir, &self.namespace, &name, &uid);
+        let volumes = self.host_volumes(pod, &pod_dir).await?;
+        let wanted = pod
+            .spec
+            .iter()
+            .flat_map(|s| s.volumes.iter().flatten())
+            .count();
+        if volumes.len() < wanted {
+            // A claim not bound yet, a Secret not there yet: a kubelet waits too.
+            return Ok(());
+        }
+        lock(&self.state).job_pods.insert(uid);
+        let key = (self.namespace.clone(), name);
+        let address = self.addresses.register(&key, None)?;
+        let job_pod = jobs::JobPod {
+            pods: self.pods.clone(),
+            pod: pod.clone(),
+            volumes,
+            address,
+            builder: self.builder.clone(),
+            ferroplane: self.ferroplane.clone(),
+            log_dir: self.dir.join("logs"),
+        };
+        tracing::info!(pod = %key.1, "running a Job pod");
+        tokio::spawn(job_pod.run());
         Ok(())
     }
 

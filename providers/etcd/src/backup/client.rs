@@ -31,7 +31,7 @@ use kube::{Client, ResourceExt};
 
 use super::plan::{self, PlanError, SnapshotMeta, Stored};
 use super::source::SnapshotSource;
-use super::store::{SnapshotStore, SnapshotStores};
+use super::store::{SnapshotStore, SnapshotStores, StoreLocation};
 use crate::controller::{FIELD_MANAGER, MembershipFactory};
 use crate::render;
 use crate::tls::{self, TlsSecrets};
@@ -84,7 +84,10 @@ where
             parsed => parsed.map_err(plan_error)?,
         };
         let folder = plan::folder(mr).map_err(plan_error)?;
-        let store = self.stores.for_backup(mr).await?;
+        let store = self
+            .stores
+            .for_location(&StoreLocation::of_backup(mr))
+            .await?;
         Ok(BackupClient {
             kube: self.kube.clone(),
             factory: self.factory.clone(),

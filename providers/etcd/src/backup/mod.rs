@@ -29,7 +29,7 @@ use kube::runtime::watcher;
 pub use client::{BackupClient, BackupConnector, SNAPSHOT_PRUNED, SNAPSHOT_TAKEN};
 pub use plan::{SnapshotMeta, Stored};
 pub use source::{SnapshotSource, Taken};
-pub use store::{SnapshotStore, SnapshotStores, StoreError};
+pub use store::{SnapshotStore, SnapshotStores, StoreError, StoreLocation};
 
 use crate::controller::MembershipFactory;
 

@@ -30,7 +30,7 @@
 
 use std::collections::BTreeMap;
 
-use ferroplane_apis::etcd::EtcdCluster;
+use ferroplane_apis::etcd::{EtcdCluster, EtcdStorage};
 use k8s_openapi::api::apps::v1::{
     StatefulSet, StatefulSetPersistentVolumeClaimRetentionPolicy, StatefulSetSpec,
     StatefulSetUpdateStrategy,
@@ -128,18 +128,7 @@ pub(super) fn render(
                 labels: Some(names.selector()),
                 ..ObjectMeta::default()
             },
-            spec: Some(PersistentVolumeClaimSpec {
-                access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
-                storage_class_name: s.storage_class_name.clone(),
-                resources: Some(VolumeResourceRequirements {
-                    requests: Some(BTreeMap::from([(
-                        "storage".to_owned(),
-                        Quantity(s.size.clone()),
-                    )])),
-                    ..VolumeResourceRequirements::default()
-                }),
-                ..PersistentVolumeClaimSpec::default()
-            }),
+            spec: Some(data_claim_spec(s)),
             ..PersistentVolumeClaim::default()
         }]
     });
@@ -201,6 +190,23 @@ pub(super) fn render(
             ..StatefulSetSpec::default()
         }),
         status: None,
+    }
+}
+
+/// The spec of a member's data claim: the claim template's, and a restore's claims made before
+/// the StatefulSet (which then adopts them).
+pub(crate) fn data_claim_spec(storage: &EtcdStorage) -> PersistentVolumeClaimSpec {
+    PersistentVolumeClaimSpec {
+        access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
+        storage_class_name: storage.storage_class_name.clone(),
+        resources: Some(VolumeResourceRequirements {
+            requests: Some(BTreeMap::from([(
+                "storage".to_owned(),
+                Quantity(storage.size.clone()),
+            )])),
+            ..VolumeResourceRequirements::default()
+        }),
+        ..PersistentVolumeClaimSpec::default()
     }
 }
 
