@@ -916,8 +916,13 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         for condition in report.conditions {
             obs = obs.with_condition(condition);
         }
-        if let Some(note) = report.note {
-            obs = obs.with_note(note);
+        let notes: Vec<String> = report
+            .note
+            .into_iter()
+            .chain(snap.trust.1.describe().map(str::to_owned))
+            .collect();
+        if !notes.is_empty() {
+            obs = obs.with_note(notes.join("; "));
         }
         if report.in_transition
             || snap.step.is_change()

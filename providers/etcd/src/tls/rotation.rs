@@ -54,6 +54,22 @@ impl Phase {
         }
     }
 
+    /// What is under way, for the `Synced` condition's message; `None` when steady.
+    pub fn describe(self) -> Option<&'static str> {
+        match self {
+            Phase::Steady => None,
+            Phase::TrustBoth => Some(
+                "CA rotation 1/3: the new CA is trusted beside the old one, members restart one at a time",
+            ),
+            Phase::Reissue => Some(
+                "CA rotation 2/3: certificates are reissued from the new CA, members restart one at a time",
+            ),
+            Phase::DropOld => Some(
+                "CA rotation 3/3: the old CA is no longer trusted, members restart one at a time",
+            ),
+        }
+    }
+
     /// The phase an annotation names; `None` for a value no version of ferroplane wrote.
     pub fn parse(text: &str) -> Option<Self> {
         [
@@ -396,6 +412,12 @@ mod tests {
             assert_eq!(Phase::parse(phase.as_str()), Some(phase));
         }
         assert_eq!(Phase::parse("sideways"), None);
+        assert_eq!(Phase::Steady.describe(), None);
+        assert!(
+            Phase::Reissue
+                .describe()
+                .is_some_and(|d| d.starts_with("CA rotation 2/3"))
+        );
     }
 
     #[test]
