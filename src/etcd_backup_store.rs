@@ -262,13 +262,14 @@ mod tests {
                 management_policies: ferroplane_apis::common::default_management_policies(),
                 cluster_ref: EtcdClusterReference { name: "c".into() },
                 destination: BackupDestination {
-                    oss: OssDestination {
+                    pvc: None,
+                    oss: Some(OssDestination {
                         bucket: "bucket".into(),
                         prefix: String::new(),
                         region: region.map(str::to_owned),
                         endpoint: endpoint.map(str::to_owned),
                         provider_config_ref: Default::default(),
-                    },
+                    }),
                 },
                 schedule: None,
                 keep: 1,
@@ -278,7 +279,7 @@ mod tests {
     }
 
     fn at(region: Option<&str>, endpoint: Option<&str>) -> StoreLocation {
-        StoreLocation::of_backup(&backup(region, endpoint))
+        StoreLocation::of_backup(&backup(region, endpoint)).expect("an OSS destination")
     }
 
     #[test]

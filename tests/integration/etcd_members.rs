@@ -1101,3 +1101,115 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() 
     );
     e2e.finish().await;
 }
+
+/// Where a claim's volume is on this machine (the provisioner's hostPath).
+async fn volume_dir(e2e: &E2e, claim: &str) -> std::path::PathBuf {
+    let pv = e2e
+        .eventually("the claim is bound", WAIT, || async {
+            let pv = e2e
+                .jsonpath(
+                    &format!("persistentvolumeclaims/{claim}"),
+                    "{.spec.volumeName}",
+                )
+                .await;
+            (!pv.is_empty()).then_some(pv)
+        })
+        .await;
+    std::path::PathBuf::from(
+        e2e.jsonpath(&format!("persistentvolumes/{pv}"), "{.spec.hostPath.path}")
+            .await,
+    )
+}
+
+/// An EtcdBackup into a volume, of a TLS cluster: each snapshot is a Job (ferroplane's
+/// `etcd-snapshot save`, run for real with the client certificate) that writes the file, its
+/// metadata, prunes beyond `keep` and reports; the status lists what the volume holds, whose
+/// file's trailer is the SHA-256 the status names.
+pub(crate) async fn a_backup_into_a_volume_is_taken_by_a_job_and_pruned() {
+    let (old, _) = versions();
+    ensure_releases(&[&old]).await;
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    e2e.apply(&format!(
+        "{}  tls: {{}}\n",
+        cluster_yaml("vault", 1, &old, "Delete")
+    ))
+    .await;
+    e2e.apply(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: backups\nspec:\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n",
+    )
+    .await;
+    let cluster = "etcdclusters.etcd.ferroplane.io/vault";
+    e2e.wait_jsonpath(
+        cluster,
+        "{.status.conditions[?(@.type=='Ready')].status}",
+        "True",
+    )
+    .await;
+    let backup_yaml = |trigger: &str| {
+        format!(
+            "apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdBackup\nmetadata:\n  name: to-volume\nspec:\n  clusterRef:\n    name: vault\n  destination:\n    pvc:\n      claimName: backups\n      prefix: etcd/\n  keep: 1\n  trigger: \"{trigger}\"\n"
+        )
+    };
+    e2e.apply(&backup_yaml("first")).await;
+    let object = "etcdbackups.etcd.ferroplane.io/to-volume";
+    e2e.wait_jsonpath(
+        object,
+        "{.status.conditions[?(@.type=='Ready')].status}",
+        "True",
+    )
+    .await;
+    let first = e2e.jsonpath(object, "{.status.snapshots[0].key}").await;
+    let sha256 = e2e.jsonpath(object, "{.status.snapshots[0].sha256}").await;
+    let size: u64 = e2e
+        .jsonpath(object, "{.status.snapshots[0].size}")
+        .await
+        .parse()
+        .expect("a size");
+    assert!(first.starts_with("etcd/"), "{first}");
+    let dir = volume_dir(&e2e, "backups").await;
+    let bytes = std::fs::read(dir.join(&first)).expect("the snapshot is in the volume");
+    assert_eq!(bytes.len() as u64, size);
+    assert_eq!(hex::encode(&bytes[bytes.len() - 32..]), sha256);
+    let sidecar = std::fs::read_to_string(dir.join(format!("{first}.json"))).expect("metadata");
+    assert!(sidecar.contains(&sha256), "{sidecar}");
+    let folder = first.rsplit_once('/').map(|(f, _)| f).unwrap_or_default();
+    assert_eq!(
+        e2e.jsonpath(
+            object,
+            "{.metadata.annotations.ferroplane\\.io/external-name}"
+        )
+        .await,
+        format!("pvc://backups/{folder}/")
+    );
+
+    // Another on demand: keep 1 leaves only the new one, in the status and on the volume.
+    e2e.apply(&backup_yaml("second")).await;
+    let second = e2e
+        .eventually("the second snapshot replaces the first", WAIT, || async {
+            let keys = e2e
+                .jsonpath(object, "{range .status.snapshots[*]}{.key}{\"\\n\"}{end}")
+                .await;
+            let keys: Vec<&str> = keys.lines().collect();
+            (keys.len() == 1 && keys[0] != first).then(|| keys[0].to_owned())
+        })
+        .await;
+    assert!(dir.join(&second).is_file());
+    assert!(!dir.join(&first).exists(), "the first was pruned");
+    e2e.eventually("the recorded Jobs are removed", WAIT, || async {
+        let left = e2e.k(&["get", "jobs", "-o", "name"]).await;
+        (!left.contains("to-volume-snap")).then_some(())
+    })
+    .await;
+    let pruned = e2e
+        .k(&[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=SnapshotPruned",
+            "-o",
+            "name",
+        ])
+        .await;
+    assert_eq!(pruned.lines().count(), 1, "{pruned}");
+    e2e.finish().await;
+}

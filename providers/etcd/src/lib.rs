@@ -189,7 +189,14 @@ pub async fn run_simulated_with_backups<S: backup::SnapshotStores>(
             options.ca,
         )
         .run(shutdown.clone()),
-        backup::backup_controller(runtime, factory, stores, namespace).run(shutdown),
+        backup::backup_controller(
+            runtime,
+            factory,
+            stores,
+            namespace,
+            options.restore.tools_image.clone(),
+        )
+        .run(shutdown),
     );
 }
 
@@ -205,9 +212,15 @@ pub async fn run_backups<S: backup::SnapshotStores>(
         kind: "EtcdBackup",
         source: Box::new(e),
     })?;
-    backup::backup_controller(runtime, factory, stores, options.namespace.as_deref())
-        .run(shutdown)
-        .await;
+    backup::backup_controller(
+        runtime,
+        factory,
+        stores,
+        options.namespace.as_deref(),
+        options.restore.tools_image.clone(),
+    )
+    .run(shutdown)
+    .await;
     Ok(())
 }
 

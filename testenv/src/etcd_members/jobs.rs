@@ -2,9 +2,11 @@
 //! (see [`crate::builder::KWOK_DROPPED_STAGE`]) a Job's pod stays Running until something runs
 //! it. For each such pod this runs its init containers one after the other, then its containers,
 //! each as a process on this machine (volumes where [`super::launch`] puts them, paths in
-//! arguments rewritten), stops at the first that fails, and writes the pod's phase and container
-//! states as a kubelet would: `Succeeded`, or `Failed` with the exit code and the end of the
-//! container's output. The Job controller then does the rest (a new pod after a failure, the
+//! arguments rewritten, `/etc/hosts` naming the members as for the members themselves), stops at
+//! the first that fails, and writes the pod's phase and container states as a kubelet would:
+//! `Succeeded`, or `Failed` with the exit code, and the termination message (the file at the
+//! container's `terminationMessagePath`, or the end of its output when it failed with
+//! `FallbackToLogsOnError`). The Job controller then does the rest (a new pod after a failure, the
 //! Job's `Complete` or `Failed` condition).
 //!
 //! Programs: `etcdutl` runs the release of the container's image tag (built when missing);
@@ -27,6 +29,8 @@ use crate::builder::Builder;
 
 /// Bytes of a failed container's output kept in its terminated state's message.
 const MESSAGE_TAIL: usize = 2048;
+/// Bytes of a termination message file a kubelet keeps.
+const MESSAGE_LIMIT: usize = 4096;
 
 /// Whether `pod` belongs to a Job.
 pub(super) fn is_job_pod(pod: &Pod) -> bool {
@@ -56,6 +60,10 @@ pub(super) struct JobPod {
     pub builder: Arc<Builder>,
     pub ferroplane: Option<PathBuf>,
     pub log_dir: PathBuf,
+    /// The pod's own files (termination messages).
+    pub pod_dir: PathBuf,
+    /// The members' hosts file: the containers find the members by their DNS names.
+    pub hosts_file: PathBuf,
 }
 
 impl JobPod {
@@ -117,6 +125,8 @@ impl JobPod {
             builder: self.builder.clone(),
             ferroplane: self.ferroplane.clone(),
             log_dir: self.log_dir.clone(),
+            pod_dir: self.pod_dir.clone(),
+            hosts_file: self.hosts_file.clone(),
         }
     }
 }
@@ -128,6 +138,8 @@ struct ContainerRun {
     builder: Arc<Builder>,
     ferroplane: Option<PathBuf>,
     log_dir: PathBuf,
+    pod_dir: PathBuf,
+    hosts_file: PathBuf,
 }
 
 impl ContainerRun {
@@ -187,8 +199,35 @@ impl ContainerRun {
         let log = self
             .log_dir
             .join(format!("{pod_name}.{}.log", container.name));
-        let output = Command::new(&path)
-            .args(&plan.args)
+        // The termination message file, where the container's own path would be.
+        let message_path = container
+            .termination_message_path
+            .clone()
+            .unwrap_or_else(|| "/dev/termination-log".to_owned());
+        let message_file = self.pod_dir.join(format!("termination-{}", container.name));
+        if let Err(e) =
+            std::fs::create_dir_all(&self.pod_dir).and_then(|()| std::fs::write(&message_file, b""))
+        {
+            return fail(format!("creating {}: {e}", message_file.display()));
+        }
+        let args: Vec<String> = plan
+            .args
+            .iter()
+            .map(|a| {
+                if *a == message_path {
+                    message_file.to_string_lossy().into_owned()
+                } else {
+                    a.clone()
+                }
+            })
+            .collect();
+        // As the members do: a mount namespace whose /etc/hosts names the members.
+        let output = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(r#"mount --bind "$0" /etc/hosts && exec "$@""#)
+            .arg(&self.hosts_file)
+            .arg(&path)
+            .args(&args)
             .stdin(Stdio::null())
             .output();
         let finished = Timestamp::now();
@@ -198,11 +237,26 @@ impl ContainerRun {
                 text.extend_from_slice(&out.stderr);
                 let _ = std::fs::write(&log, &text);
                 let exit_code = out.status.code().unwrap_or(128);
+                let written = std::fs::read(&message_file).unwrap_or_default();
+                let fallback = container.termination_message_policy.as_deref()
+                    == Some("FallbackToLogsOnError");
+                // A kubelet's rule: the file's content; the end of the output instead only for
+                // a failed container whose policy says so and whose file is empty.
+                let message = if !written.is_empty() {
+                    Some(
+                        String::from_utf8_lossy(&written[..written.len().min(MESSAGE_LIMIT)])
+                            .into_owned(),
+                    )
+                } else if exit_code != 0 && fallback {
+                    Some(tail(&text))
+                } else {
+                    None
+                };
                 Ended {
                     name: container.name.clone(),
                     image,
                     exit_code,
-                    message: (exit_code != 0).then(|| tail(&text)),
+                    message,
                     started,
                     finished,
                 }

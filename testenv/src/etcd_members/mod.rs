@@ -540,6 +540,8 @@ impl Runner {
             builder: self.builder.clone(),
             ferroplane: self.ferroplane.clone(),
             log_dir: self.dir.join("logs"),
+            pod_dir,
+            hosts_file: self.addresses.hosts_file().to_path_buf(),
         };
         tracing::info!(pod = %key.1, "running a Job pod");
         tokio::spawn(job_pod.run());

@@ -105,6 +105,7 @@ impl EtcdHarness {
                 factory,
                 stores,
                 Some(&namespace),
+                RestoreSetup::default().tools_image,
             )
             .run(shutdown.cancelled_owned());
             futures::join!(clusters, backups);

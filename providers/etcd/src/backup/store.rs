@@ -84,17 +84,17 @@ pub struct StoreLocation {
 }
 
 impl StoreLocation {
-    /// A backup's destination.
-    pub fn of_backup(backup: &EtcdBackup) -> Self {
-        let oss = &backup.spec.destination.oss;
-        Self {
+    /// A backup's OSS destination (`None` for a volume).
+    pub fn of_backup(backup: &EtcdBackup) -> Option<Self> {
+        let oss = backup.spec.destination.oss.as_ref()?;
+        Some(Self {
             namespace: backup.namespace().unwrap_or_default(),
             bucket: oss.bucket.clone(),
             region: oss.region.clone(),
             endpoint: oss.endpoint.clone(),
             provider_config_ref: oss.provider_config_ref.clone(),
             field: "spec.destination.oss",
-        }
+        })
     }
 
     /// The bucket of a restore's `from.oss`, for an EtcdCluster of `namespace`.

@@ -258,6 +258,7 @@ pub fn job(input: &JobInput<'_>) -> Job {
                                 data_mount.clone(),
                             ]),
                             security_context: as_root(),
+                            termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
                             ..Container::default()
                         },
                         Container {
@@ -272,6 +273,7 @@ pub fn job(input: &JobInput<'_>) -> Job {
                                 }]
                             }),
                             volume_mounts: Some(vec![scratch_mount, data_mount.clone()]),
+                            termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
                             ..Container::default()
                         },
                     ]),
@@ -281,6 +283,7 @@ pub fn job(input: &JobInput<'_>) -> Job {
                         command: Some(commit),
                         volume_mounts: Some(vec![data_mount]),
                         security_context: as_root(),
+                        termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
                         ..Container::default()
                     }],
                     volumes: Some(vec![

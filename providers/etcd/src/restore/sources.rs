@@ -159,8 +159,17 @@ pub async fn choose(
             ));
         }
     };
+    let Some(location) = StoreLocation::of_backup(&backup) else {
+        return Err(ReconcileError::terminal(
+            "RestoreSourceUnsupported",
+            format!(
+                "EtcdBackup {} keeps its snapshots in a volume; a restore reads OSS only: copy {key} to a bucket and use spec.restore.from.oss",
+                reference.name
+            ),
+        ));
+    };
     Ok(SnapshotObject {
-        location: StoreLocation::of_backup(&backup),
+        location,
         key,
         sha256,
     })
