@@ -56,6 +56,9 @@ pub struct Options {
     /// Endpoints a namespaced ProviderConfig may name besides `https://*.aliyuncs.com`
     /// (`--allow-endpoint`; the sandbox adds its ECS mock).
     pub allowed_endpoints: provider_alibaba::EndpointAllowList,
+    /// Lifetime and rotation of the CAs made for EtcdClusters with generated TLS
+    /// (`--etcd-ca-validity-days`, `--etcd-ca-renew-before-days`).
+    pub etcd_ca: provider_etcd::tls::certs::CaPolicy,
     /// Image of ferroplane's steps in EtcdCluster restore Jobs (`--tools-image`).
     pub tools_image: String,
 }
@@ -69,6 +72,7 @@ impl Default for Options {
             max_concurrent_reconciles: 16,
             batch_describe: true,
             allowed_endpoints: provider_alibaba::EndpointAllowList::default(),
+            etcd_ca: provider_etcd::tls::certs::CaPolicy::default(),
             tools_image: provider_etcd::controller::default_tools_image(),
         }
     }
@@ -141,6 +145,7 @@ pub async fn run_with(
             Kind::EtcdCluster => {
                 let mut etcd = provider_etcd::Options::default();
                 etcd.namespace = options.namespace.clone();
+                etcd.ca = options.etcd_ca;
                 // EtcdBackup runs with EtcdCluster: its snapshots come from the same members.
                 let stores = crate::etcd_backup_store::OssStores::new(
                     runtime.client().clone(),

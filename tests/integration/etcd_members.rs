@@ -558,6 +558,329 @@ pub(crate) async fn a_tls_cluster_runs_on_real_members_with_generated_certificat
     e2e.finish().await;
 }
 
+/// The client certificate of TLS cluster `name`, as its Secret holds it now.
+async fn client_tls(e2e: &E2e, name: &str) -> provider_etcd::tls::ClientTls {
+    let secret = format!("{name}-tls-client");
+    provider_etcd::tls::ClientTls {
+        ca_pem: secret_text(e2e, &secret, "ca.crt").await,
+        cert_pem: secret_text(e2e, &secret, "tls.crt").await,
+        key_pem: secret_text(e2e, &secret, "tls.key").await,
+    }
+}
+
+/// `POST <path>` with `body` at TLS cluster `name`'s client Service, presenting `tls` and
+/// trusting its `ca.crt` alone.
+async fn etcd_tls_post(
+    e2e: &E2e,
+    tls: &provider_etcd::tls::ClientTls,
+    name: &str,
+    path: &str,
+    body: Value,
+) -> Result<Value, String> {
+    let http = provider_etcd::membership::http_with_tls(
+        reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(5))
+            .dns_resolver(e2e.etcd_members().addresses()),
+        tls,
+    )
+    .map_err(|e| e.to_string())?;
+    let url = format!("https://{name}-client.{}.svc:2379{path}", e2e.namespace);
+    let response = http
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e:?}"))?;
+    response.json().await.map_err(|e| format!("{url}: {e}"))
+}
+
+/// Failed attempts of [`put_until_acknowledged`]: refused because the client trusted a CA
+/// that no longer signs the members' certificates (its copy of `ca.crt` was older than the
+/// Secret's), or anything else (a member restarting, no leader).
+#[derive(Clone, Copy, Debug, Default)]
+struct Failures {
+    stale_trust: u32,
+    other: u32,
+}
+
+/// Writes `key` = `key` into TLS cluster `name` as a client that re-reads its certificate
+/// Secret when a call fails would, until etcd acknowledges it; the failed attempts. Gives up
+/// (`None`) only once `stop` is set.
+async fn put_until_acknowledged(
+    e2e: &E2e,
+    name: &str,
+    tls: &mut provider_etcd::tls::ClientTls,
+    key: &str,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Option<Failures> {
+    let mut failed = Failures::default();
+    loop {
+        let body = serde_json::json!({"key": b64(key), "value": b64(key)});
+        match etcd_tls_post(e2e, tls, name, "/v3/kv/put", body).await {
+            Ok(answer) if answer.get("header").is_some() => return Some(failed),
+            outcome => {
+                if format!("{outcome:?}").contains("UnknownIssuer") {
+                    failed.stale_trust += 1;
+                } else {
+                    failed.other += 1;
+                }
+                println!("put {key} failed ({failed:?}): {outcome:?}");
+                if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    return None;
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                *tls = client_tls(e2e, name).await;
+            }
+        }
+    }
+}
+
+/// Panics with `e` and what the cluster, its events and the member runner say.
+async fn rotation_failed(e2e: &E2e, object: &str, e: String) -> ! {
+    panic!(
+        "{e}\n{}\n{}\nmember runner: {:?}\nmember logs: {}",
+        e2e.k(&["describe", object]).await,
+        e2e.k(&["get", "events", "--sort-by=.lastTimestamp"]).await,
+        e2e.etcd_members().problems(),
+        e2e.etcd_members().log_dir().display()
+    )
+}
+
+/// A CA near its end on real members (as if eight of its ten years had passed: the CA
+/// Secret's expiry annotation, which the controller schedules by, is moved forward; etcd
+/// itself checks the real validity): the controller trusts a new CA beside it, reissues every
+/// certificate from the new one and drops the old one, the members restarting one at a time
+/// after each step. Keys written before, during (a client that keeps writing) and after are
+/// all there; the controller reaches the members throughout (each step waits until it sees
+/// every member healthy); at the end every Secret trusts the new CA alone, a client trusting
+/// only the new CA is answered, and the old CA's client certificate is refused.
+pub(crate) async fn a_tls_cluster_rotates_its_ca_without_stopping() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let (_, current) = versions();
+    ensure_releases(&[&current]).await;
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    let name = "rotor";
+    e2e.apply(&format!(
+        "{}  tls: {{}}\n",
+        cluster_yaml(name, 3, &current, "Delete")
+    ))
+    .await;
+    let object = format!("etcdclusters.etcd.ferroplane.io/{name}");
+    let healthy_tls_voters = || async {
+        let ready = e2e
+            .jsonpath(&object, "{.status.conditions[?(@.type=='Ready')].status}")
+            .await;
+        let voters = e2e
+            .jsonpath(
+                &object,
+                "{range .status.members[?(@.role=='Voter')]}{.healthy}{\"\\n\"}{end}",
+            )
+            .await
+            .lines()
+            .filter(|h| *h == "true")
+            .count();
+        if ready == "True" && voters == 3 {
+            Ok(())
+        } else {
+            Err(format!("Ready={ready}, healthy voters {voters}"))
+        }
+    };
+    if let Err(e) = ferroplane_testkit::eventually("rotor Ready with three healthy voters")
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(healthy_tls_voters)
+        .await
+    {
+        rotation_failed(&e2e, &object, e.to_string()).await;
+    }
+    let old_ca = secret_text(&e2e, &format!("{name}-tls-ca"), "tls.crt").await;
+    let old_client = client_tls(&e2e, name).await;
+    let stop = AtomicBool::new(false);
+    let mut tls = old_client.clone();
+    for i in 0..5 {
+        put_until_acknowledged(&e2e, name, &mut tls, &format!("before-{i}"), &stop)
+            .await
+            .expect("written");
+    }
+    let pods_before: Vec<String> = e2e
+        .etcd_members()
+        .members()
+        .into_iter()
+        .map(|m| m.pod_uid)
+        .collect();
+
+    let due = jiff::Timestamp::now()
+        .checked_add(jiff::SignedDuration::from_hours(24 * 30))
+        .expect("a date");
+    e2e.k(&[
+        "annotate",
+        "--overwrite",
+        &format!("secret/{name}-tls-ca"),
+        &format!("etcd.ferroplane.io/not-after={due}"),
+    ])
+    .await;
+    let writer = async {
+        let mut tls = tls.clone();
+        let (mut written, mut failed) = (Vec::new(), Failures::default());
+        while !stop.load(Ordering::SeqCst) {
+            let key = format!("during-{}", written.len());
+            match put_until_acknowledged(&e2e, name, &mut tls, &key, &stop).await {
+                Some(f) => {
+                    failed.stale_trust += f.stale_trust;
+                    failed.other += f.other;
+                    written.push(key);
+                }
+                None => break,
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        (written, failed)
+    };
+    let rotated = async {
+        let waited = ferroplane_testkit::eventually("a CARotated event")
+            .within(WAIT * 3)
+            .every(Duration::from_millis(500))
+            .try_until_async(|| async {
+                let events = e2e
+                    .k(&[
+                        "get",
+                        "events",
+                        "--field-selector",
+                        &format!("involvedObject.name={name}"),
+                        "-o",
+                        "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}",
+                    ])
+                    .await;
+                if events.lines().any(|r| r == "CARotated") {
+                    Ok(events)
+                } else {
+                    Err(events)
+                }
+            })
+            .await;
+        stop.store(true, Ordering::SeqCst);
+        waited
+    };
+    let ((during, failed), rotated) = futures::join!(writer, rotated);
+    let events = match rotated {
+        Ok(events) => events,
+        Err(e) => rotation_failed(&e2e, &object, e.to_string()).await,
+    };
+    println!(
+        "rotation: {} keys written during it; failed attempts: {failed:?}; events:\n{events}",
+        during.len()
+    );
+    let mut steps: Vec<&str> = events
+        .lines()
+        .filter(|r| r.starts_with("CARotat"))
+        .collect();
+    steps.sort_unstable();
+    assert_eq!(
+        steps,
+        ["CARotated", "CARotating", "CARotating", "CARotating"],
+        "three phases, then done"
+    );
+    assert!(!during.is_empty(), "the writer wrote during the rotation");
+
+    // The controller still reaches every member.
+    if let Err(e) = ferroplane_testkit::eventually("rotor Ready again after the rotation")
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(healthy_tls_voters)
+        .await
+    {
+        rotation_failed(&e2e, &object, e.to_string()).await;
+    }
+    // Every Secret trusts the new CA alone; every leaf is the new CA's.
+    let new_ca = secret_text(&e2e, &format!("{name}-tls-ca"), "tls.crt").await;
+    assert_ne!(new_ca, old_ca, "a new CA");
+    let issuer = provider_etcd::tls::certs::fingerprint(&new_ca);
+    for secret in ["ca", "peer", "server", "client"] {
+        let secret = format!("{name}-tls-{secret}");
+        assert_eq!(
+            secret_text(&e2e, &secret, "ca.crt").await,
+            new_ca,
+            "{secret} trusts the new CA alone"
+        );
+        if !secret.ends_with("-ca") {
+            assert_eq!(
+                e2e.jsonpath(
+                    &format!("secret/{secret}"),
+                    "{.metadata.annotations.etcd\\.ferroplane\\.io/issuer}"
+                )
+                .await,
+                issuer,
+                "{secret} is the new CA's"
+            );
+        }
+    }
+    assert_eq!(
+        e2e.jsonpath(&format!("secret/{name}-tls-ca"), "{.data.next\\.crt}")
+            .await,
+        "",
+        "no CA waiting"
+    );
+    // The members restarted (on the new trust), each one.
+    let pods_after: Vec<String> = e2e
+        .etcd_members()
+        .members()
+        .into_iter()
+        .map(|m| m.pod_uid)
+        .collect();
+    assert_eq!(pods_after.len(), 3);
+    assert!(
+        pods_after.iter().all(|uid| !pods_before.contains(uid)),
+        "every member pod was replaced: {pods_before:?} → {pods_after:?}"
+    );
+    // A client trusting only the new CA is answered (the server certificate is the new CA's);
+    // the old CA's client certificate is refused (no member trusts the old CA any more).
+    let new_client = client_tls(&e2e, name).await;
+    assert_eq!(new_client.ca_pem, new_ca);
+    let mut tls = new_client.clone();
+    for i in 0..5 {
+        put_until_acknowledged(&e2e, name, &mut tls, &format!("after-{i}"), &stop)
+            .await
+            .expect("written");
+    }
+    let stale = provider_etcd::tls::ClientTls {
+        ca_pem: new_ca.clone(),
+        ..old_client
+    };
+    let refused = etcd_tls_post(
+        &e2e,
+        &stale,
+        name,
+        "/v3/cluster/member/list",
+        serde_json::json!({}),
+    )
+    .await;
+    assert!(
+        refused.is_err(),
+        "the old CA's client certificate is refused: {refused:?}"
+    );
+    // Nothing written before, during or after is lost.
+    let keys: Vec<String> = (0..5)
+        .map(|i| format!("before-{i}"))
+        .chain(during.iter().cloned())
+        .chain((0..5).map(|i| format!("after-{i}")))
+        .collect();
+    for key in &keys {
+        let got = etcd_tls_post(
+            &e2e,
+            &new_client,
+            name,
+            "/v3/kv/range",
+            serde_json::json!({"key": b64(key)}),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("reading {key}: {e}"));
+        assert_eq!(unb64(&got["kvs"][0]["value"]), *key, "{key} kept: {got}");
+    }
+    e2e.finish().await;
+}
+
 /// `POST <path>` with a JSON body at the cluster's client Service, through the members'
 /// resolver; etcd's answer.
 async fn etcd_post(e2e: &E2e, name: &str, path: &str, body: Value) -> Result<Value, String> {

@@ -83,6 +83,9 @@ pub struct Options {
     /// Watch EtcdClusters and their children in this namespace only (`ferroplane run
     /// --namespace`, a namespaced install's Roles); `None` watches all namespaces.
     pub namespace: Option<String>,
+    /// Lifetime and rotation of the CA made for clusters with generated TLS
+    /// ([`tls::rotation`]).
+    pub ca: tls::certs::CaPolicy,
     /// Snapshot stores and the Jobs' image for `spec.restore`.
     pub restore: controller::RestoreSetup,
 }
@@ -129,13 +132,32 @@ pub fn controller_with<F: MembershipFactory>(
     namespace: Option<&str>,
     restore: controller::RestoreSetup,
 ) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
+    controller_with_ca(
+        runtime,
+        factory,
+        namespace,
+        restore,
+        tls::certs::CaPolicy::default(),
+    )
+}
+
+/// [`controller_with`] making and rotating generated CAs by `ca`.
+pub fn controller_with_ca<F: MembershipFactory>(
+    runtime: &Runtime,
+    factory: F,
+    namespace: Option<&str>,
+    restore: controller::RestoreSetup,
+    ca: tls::certs::CaPolicy,
+) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
     let client = runtime.client().clone();
     let events = Events::new(runtime.recorder());
     let children = || watch_config(&[APP_NAME_LABEL]);
     ManagedController::new(
         runtime,
         api_in::<EtcdCluster>(&client, namespace),
-        EtcdConnector::new(client.clone(), factory, events).with_restore(restore),
+        EtcdConnector::new(client.clone(), factory, events)
+            .with_restore(restore)
+            .with_ca_policy(ca),
     )
     .owns(api_in::<StatefulSet>(&client, namespace), children())
     .owns(api_in::<Service>(&client, namespace), children())
@@ -159,8 +181,14 @@ pub async fn run_simulated_with_backups<S: backup::SnapshotStores>(
     let shutdown = futures::FutureExt::shared(futures::FutureExt::boxed(shutdown));
     let namespace = options.namespace.as_deref();
     futures::join!(
-        controller_with(runtime, factory.clone(), namespace, options.restore.clone())
-            .run(shutdown.clone()),
+        controller_with_ca(
+            runtime,
+            factory.clone(),
+            namespace,
+            options.restore.clone(),
+            options.ca,
+        )
+        .run(shutdown.clone()),
         backup::backup_controller(
             runtime,
             factory,
@@ -204,11 +232,12 @@ pub async fn run_simulated(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let factory = simulated::SimulatedFactory::new(runtime.client().clone());
-    controller_with(
+    controller_with_ca(
         runtime,
         factory,
         options.namespace.as_deref(),
         options.restore.clone(),
+        options.ca,
     )
     .run(shutdown)
     .await;
@@ -226,11 +255,12 @@ pub async fn run(
         kind: "EtcdCluster",
         source: Box::new(e),
     })?;
-    controller_with(
+    controller_with_ca(
         runtime,
         factory,
         options.namespace.as_deref(),
         options.restore.clone(),
+        options.ca,
     )
     .run(shutdown)
     .await;

@@ -21,6 +21,9 @@
 //! - The options members run with are in their configuration files, which a running member
 //!   does not re-read; the pod template carries them as an annotation so that a change rolls
 //!   the members, one at a time, as an image change does.
+//! - Members read their trusted CA file only at start: from a generated CA's first rotation on,
+//!   the template carries the trust generation ([`crate::tls::rotation`]), so that each phase
+//!   restarts them one at a time, as an image change does.
 //! - Probes: with `/livez` and `/readyz` (3.4.29+, 3.5.11+) liveness does not depend on a leader;
 //!   older versions only have `/health`, which fails without a leader, so liveness is a TCP check
 //!   there: restarting members of a cluster without quorum only makes it worse.
@@ -80,6 +83,12 @@ pub(super) fn render(
         OPTIONS_ANNOTATION.to_owned(),
         serde_json::to_string(options).unwrap_or_default(),
     );
+    if tls.is_some() && input.trust_generation > 0 {
+        pod_annotations.insert(
+            crate::tls::rotation::TRUST_GENERATION_ANNOTATION.to_owned(),
+            input.trust_generation.to_string(),
+        );
+    }
     let scheduling = &cluster.spec.scheduling;
     let storage = cluster.spec.storage.as_ref();
     let mut volumes = vec![Volume {
