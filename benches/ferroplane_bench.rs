@@ -135,6 +135,7 @@ async fn run_controller(args: Args) -> anyhow::Result<()> {
             }
             list
         },
+        ..Options::default()
     };
     let stop = CancellationToken::new();
     let signal = stop.clone();

@@ -56,6 +56,11 @@ pub struct Options {
     /// Endpoints a namespaced ProviderConfig may name besides `https://*.aliyuncs.com`
     /// (`--allow-endpoint`; the sandbox adds its ECS mock).
     pub allowed_endpoints: provider_alibaba::EndpointAllowList,
+    /// Lifetime and rotation of the CAs made for EtcdClusters with generated TLS
+    /// (`--etcd-ca-validity-days`, `--etcd-ca-renew-before-days`).
+    pub etcd_ca: provider_etcd::tls::certs::CaPolicy,
+    /// Image of ferroplane's steps in EtcdCluster restore Jobs (`--tools-image`).
+    pub tools_image: String,
 }
 
 impl Default for Options {
@@ -67,6 +72,8 @@ impl Default for Options {
             max_concurrent_reconciles: 16,
             batch_describe: true,
             allowed_endpoints: provider_alibaba::EndpointAllowList::default(),
+            etcd_ca: provider_etcd::tls::certs::CaPolicy::default(),
+            tools_image: provider_etcd::controller::default_tools_image(),
         }
     }
 }
@@ -138,6 +145,7 @@ pub async fn run_with(
             Kind::EtcdCluster => {
                 let mut etcd = provider_etcd::Options::default();
                 etcd.namespace = options.namespace.clone();
+                etcd.ca = options.etcd_ca;
                 // EtcdBackup runs with EtcdCluster: its snapshots come from the same members.
                 let stores = crate::etcd_backup_store::OssStores::new(
                     runtime.client().clone(),
@@ -145,6 +153,7 @@ pub async fn run_with(
                 );
                 let stop_backups = shutdown.clone().cancelled_owned();
                 let runtime = runtime.clone();
+                let tools_image = options.tools_image.clone();
                 running.push(tokio::spawn(async move {
                     let stores = match stores {
                         Ok(stores) => stores,
@@ -152,6 +161,11 @@ pub async fn run_with(
                             tracing::error!(%error, "cannot make the EtcdBackup OSS client");
                             return;
                         }
+                    };
+                    // Restores read snapshots with the same stores and tenancy rules.
+                    etcd.restore = provider_etcd::controller::RestoreSetup {
+                        sources: Some(std::sync::Arc::new(stores.clone())),
+                        tools_image: tools_image.into(),
                     };
                     match membership {
                         EtcdMembership::Etcd => {

@@ -13,11 +13,12 @@ use std::time::Duration;
 
 use alibaba_sdk::credentials::Credentials;
 use alibaba_sdk::oss::{Addressing, OssClient, OssError};
-use ferroplane_apis::etcd_backup::EtcdBackup;
 use ferroplane_runtime::ReconcileError;
-use kube::ResourceExt;
+use jiff::Timestamp;
 use provider_alibaba::{ClientOverrides, ConfigResolver, EndpointAllowList};
-use provider_etcd::backup::{SnapshotMeta, SnapshotStore, SnapshotStores, StoreError, Stored};
+use provider_etcd::backup::{
+    SnapshotMeta, SnapshotStore, SnapshotStores, StoreError, StoreLocation, Stored,
+};
 
 /// Metadata names of a snapshot object (`x-oss-meta-<name>`).
 const META_SHA256: &str = "etcd-sha256";
@@ -48,21 +49,21 @@ impl OssStores {
     }
 }
 
-/// The endpoint and addressing of a destination: the given endpoint (allow-listed), else the
+/// The endpoint and addressing of a location: the given endpoint (allow-listed), else the
 /// region's public one; a `*.aliyuncs.com` host takes the bucket as a subdomain, any other is
 /// addressed path-style.
 fn endpoint_of(
-    backup: &EtcdBackup,
+    location: &StoreLocation,
     allowed: &EndpointAllowList,
 ) -> Result<(url::Url, Addressing), ReconcileError> {
-    let oss = &backup.spec.destination.oss;
-    let text = match (&oss.endpoint, &oss.region) {
+    let field = location.field;
+    let text = match (&location.endpoint, &location.region) {
         (Some(endpoint), _) => endpoint.clone(),
         (None, Some(region)) => format!("https://oss-{region}.aliyuncs.com"),
         (None, None) => {
             return Err(ReconcileError::terminal(
                 "InvalidDestination",
-                "spec.destination.oss needs region or endpoint",
+                format!("{field} needs region or endpoint"),
             ));
         }
     };
@@ -70,7 +71,7 @@ fn endpoint_of(
         ReconcileError::terminal(
             "EndpointNotAllowed",
             format!(
-                "spec.destination.oss.endpoint {text} is not allowed: {refusal}. Remove it to use the region's OSS endpoint, or ask the administrator to allow it (--allow-endpoint)"
+                "{field}.endpoint {text} is not allowed: {refusal}. Remove it to use the region's OSS endpoint, or ask the administrator to allow it (--allow-endpoint)"
             ),
         )
     })?;
@@ -90,13 +91,11 @@ fn endpoint_of(
 impl SnapshotStores for OssStores {
     type Store = OssStore;
 
-    async fn for_backup(&self, backup: &EtcdBackup) -> Result<OssStore, ReconcileError> {
-        let (endpoint, addressing) = endpoint_of(backup, &self.endpoints)?;
-        let namespace = backup.namespace().unwrap_or_default();
-        let reference = &backup.spec.destination.oss.provider_config_ref;
+    async fn for_location(&self, location: &StoreLocation) -> Result<OssStore, ReconcileError> {
+        let (endpoint, addressing) = endpoint_of(location, &self.endpoints)?;
         let config = self
             .resolver
-            .resolve(reference, &namespace)
+            .resolve(&location.provider_config_ref, &location.namespace)
             .await
             .map_err(|e| e.into_reconcile())?;
         let provider = config
@@ -110,7 +109,7 @@ impl SnapshotStores for OssStores {
         })?;
         Ok(OssStore {
             client: OssClient::new(self.http.clone(), endpoint, addressing, credentials),
-            bucket: backup.spec.destination.oss.bucket.clone(),
+            bucket: location.bucket.clone(),
             config: config.display.clone(),
         })
     }
@@ -228,13 +227,31 @@ impl SnapshotStore for OssStore {
             .await
             .map_err(|e| self.error(e))
     }
+
+    async fn head(&self, key: &str) -> Result<Option<(i64, Option<SnapshotMeta>)>, StoreError> {
+        match self.client.head_object(&self.bucket, key).await {
+            Ok(head) => Ok(Some((
+                i64::try_from(head.size).unwrap_or(i64::MAX),
+                meta_of(&head.meta),
+            ))),
+            Err(e) if e.code() == Some("NoSuchKey") => Ok(None),
+            Err(e) => Err(self.error(e)),
+        }
+    }
+
+    fn signed_get_url(&self, key: &str, expires: Timestamp) -> Result<String, StoreError> {
+        self.client
+            .presign_get(&self.bucket, key, expires)
+            .map(String::from)
+            .map_err(|e| self.error(e))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use ferroplane_apis::etcd_backup::{
-        BackupDestination, EtcdBackupSpec, EtcdClusterReference, OssDestination,
+        BackupDestination, EtcdBackup, EtcdBackupSpec, EtcdClusterReference, OssDestination,
     };
 
     fn backup(region: Option<&str>, endpoint: Option<&str>) -> EtcdBackup {
@@ -245,13 +262,14 @@ mod tests {
                 management_policies: ferroplane_apis::common::default_management_policies(),
                 cluster_ref: EtcdClusterReference { name: "c".into() },
                 destination: BackupDestination {
-                    oss: OssDestination {
+                    pvc: None,
+                    oss: Some(OssDestination {
                         bucket: "bucket".into(),
                         prefix: String::new(),
                         region: region.map(str::to_owned),
                         endpoint: endpoint.map(str::to_owned),
                         provider_config_ref: Default::default(),
-                    },
+                    }),
                 },
                 schedule: None,
                 keep: 1,
@@ -260,24 +278,28 @@ mod tests {
         )
     }
 
+    fn at(region: Option<&str>, endpoint: Option<&str>) -> StoreLocation {
+        StoreLocation::of_backup(&backup(region, endpoint)).expect("an OSS destination")
+    }
+
     #[test]
     fn endpoints_are_the_regions_or_an_allowed_one() {
         let allowed = EndpointAllowList::default()
             .with("http://127.0.0.1:9000")
             .expect("allowed");
         let (url, addressing) =
-            endpoint_of(&backup(Some("cn-hangzhou"), None), &allowed).expect("regional");
+            endpoint_of(&at(Some("cn-hangzhou"), None), &allowed).expect("regional");
         assert_eq!(url.as_str(), "https://oss-cn-hangzhou.aliyuncs.com/");
         assert_eq!(addressing, Addressing::VirtualHosted);
         let (_, addressing) =
-            endpoint_of(&backup(None, Some("http://127.0.0.1:9000")), &allowed).expect("listed");
+            endpoint_of(&at(None, Some("http://127.0.0.1:9000")), &allowed).expect("listed");
         assert_eq!(addressing, Addressing::Path);
-        let refused = endpoint_of(&backup(None, Some("https://evil.example.com")), &allowed)
+        let refused = endpoint_of(&at(None, Some("https://evil.example.com")), &allowed)
             .expect_err("not listed");
         assert_eq!(refused.reason(), "EndpointNotAllowed");
         assert!(
             endpoint_of(
-                &backup(None, Some("http://oss-cn-hangzhou.aliyuncs.com")),
+                &at(None, Some("http://oss-cn-hangzhou.aliyuncs.com")),
                 &allowed
             )
             .is_err(),

@@ -37,6 +37,12 @@ enum Command {
     Ecs(cmd::ecs::Args),
     /// Serve the ECS mock (signed ECS + STS API on 127.0.0.1) until Ctrl-C or SIGTERM.
     EcsMock(cmd::ecs_mock::Args),
+    /// Steps of an EtcdCluster restore Job (fetch and check a snapshot; move the restored data
+    /// into place). Run by the Jobs, not by hand.
+    EtcdRestore(cmd::etcd_restore::Args),
+    /// The step of an EtcdBackup Job into a volume (take a snapshot, prune, report). Run by
+    /// the Jobs, not by hand.
+    EtcdSnapshot(cmd::etcd_snapshot::Args),
     /// Run the controllers against the cluster of the current kubeconfig or in-cluster config.
     Run(cmd::run::Args),
     /// Run the in-memory Kubernetes API server on 127.0.0.1 and write a kubeconfig for kubectl.
@@ -51,6 +57,8 @@ async fn main() -> ExitCode {
         Command::Crds(args) => cmd::crds::run(args).await,
         Command::Ecs(args) => cmd::ecs::run(args).await,
         Command::EcsMock(args) => cmd::ecs_mock::run(args).await,
+        Command::EtcdRestore(args) => cmd::etcd_restore::run(args).await,
+        Command::EtcdSnapshot(args) => cmd::etcd_snapshot::run(args).await,
         Command::Run(args) => cmd::run::run(args).await,
         Command::Sandbox(args) => cmd::sandbox::run(args).await,
     };

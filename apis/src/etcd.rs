@@ -73,6 +73,8 @@ pub const DEFAULT_ETCD_VERSION: &str = "3.5.17";
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("!has(oldSelf.storage) == !has(self.storage)").message("storage cannot be added or removed after creation"))]
 #[x_kube(validation = Rule::new("!has(oldSelf.tls) == !has(self.tls)").message("tls cannot be added or removed after creation: the members' peer and client URLs change scheme; create a new cluster"))]
+#[x_kube(validation = Rule::new("has(oldSelf.restore) == has(self.restore) && (!has(self.restore) || oldSelf.restore == self.restore)").message("restore cannot be added, changed or removed after creation: it bootstraps a new cluster; create a new EtcdCluster to restore another snapshot"))]
+#[x_kube(validation = Rule::new("!has(self.restore) || has(self.storage)").message("restore needs storage: the snapshot is restored into the members' volumes before they start"))]
 pub struct EtcdClusterSpec {
     /// `Delete` removes the StatefulSet, Services and PodDisruptionBudget with this object;
     /// `Orphan` leaves them running (their owner references are removed).
@@ -148,6 +150,14 @@ pub struct EtcdClusterSpec {
     /// in a Secret of its own, `<name>-auth`, to authenticate until the change is made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<EtcdAuth>,
+    /// Bootstraps the new cluster from a snapshot instead of empty: before any member starts,
+    /// ferroplane creates the members' volumes and restores the snapshot into each (a Job per
+    /// member: the snapshot fetched through a short-lived signed URL and its SHA-256 checked,
+    /// then `etcdutl snapshot restore`). Needs `storage`; set at creation only. Volumes left by
+    /// an earlier cluster of the same name are never overwritten: the restore waits, reported in
+    /// the `Synced` condition, until they are deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<EtcdRestore>,
 }
 
 /// etcd authentication (see [`EtcdClusterSpec::auth`]).
@@ -157,6 +167,86 @@ pub struct EtcdAuth {
     /// The Secret whose key `password` is root's password (non-empty). ferroplane reads it
     /// only.
     pub root_secret_ref: EtcdSecretReference,
+}
+
+/// Where the snapshot of a restore comes from.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdRestore {
+    pub from: EtcdRestoreSource,
+}
+
+/// An EtcdBackup of this namespace, an object in an OSS bucket, or a file in a claim: exactly
+/// one.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("[has(self.backupRef), has(self.oss), has(self.pvc)].filter(x, x).size() == 1").message("give exactly one of backupRef, oss and pvc"))]
+pub struct EtcdRestoreSource {
+    /// A snapshot an EtcdBackup of this namespace lists in its status, read with the backup's
+    /// destination and credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup_ref: Option<EtcdBackupSnapshotReference>,
+    /// An object in an OSS bucket (a snapshot file as `etcdctl snapshot save` or EtcdBackup
+    /// writes it), e.g. one kept after its EtcdBackup was deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oss: Option<OssSnapshotObject>,
+    /// A snapshot file in a PersistentVolumeClaim of this namespace (as an EtcdBackup into a
+    /// volume writes it), mounted read-only by the restore Jobs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pvc: Option<PvcSnapshotFile>,
+}
+
+/// A file in a claim.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!self.key.contains('..')").message("key is a path inside the volume: no '..'"))]
+pub struct PvcSnapshotFile {
+    /// Name of the PersistentVolumeClaim, in this namespace.
+    #[schemars(length(min = 1, max = 253))]
+    pub claim_name: String,
+    /// The file's path in the volume, e.g. `etcd/team/nightly/<uid>/20261126T030000.000Z.db`.
+    #[schemars(length(min = 1, max = 1024), regex(pattern = r"^[^/].*\.db$"))]
+    pub key: String,
+}
+
+/// A snapshot of an EtcdBackup.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdBackupSnapshotReference {
+    /// Name of the EtcdBackup, in this namespace.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    /// The snapshot's key, as in the backup's `status.snapshots`; the newest when unset (chosen
+    /// once, when the restore starts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 1024))]
+    pub key: Option<String>,
+}
+
+/// An object in an OSS bucket.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OssSnapshotObject {
+    #[schemars(
+        length(min = 3, max = 63),
+        regex(pattern = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$")
+    )]
+    pub bucket: String,
+    /// The object's name.
+    #[schemars(length(min = 1, max = 1024))]
+    pub key: String,
+    /// The bucket's region, e.g. `cn-hangzhou`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64))]
+    pub region: Option<String>,
+    /// The OSS endpoint, when not the region's public one (see EtcdBackup's destination).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 512))]
+    pub endpoint: Option<String>,
+    /// The ProviderConfig (this namespace) or ClusterProviderConfig whose credentials read the
+    /// bucket.
+    #[serde(default)]
+    pub provider_config_ref: crate::common::ProviderConfigReference,
 }
 
 /// TLS Secrets of a cluster: all three, or none for certificates ferroplane makes.
@@ -364,6 +454,9 @@ pub struct EtcdClusterStatus {
     /// until etcd was asked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<EtcdAuthState>,
+    /// The restore of `spec.restore`, while and after it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<EtcdRestoreStatus>,
 }
 
 /// Whether etcd requires authentication.
@@ -371,6 +464,24 @@ pub struct EtcdClusterStatus {
 pub enum EtcdAuthState {
     Enabled,
     Disabled,
+}
+
+/// Progress of a restore.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdRestoreStatus {
+    /// The snapshot restored: `oss://<bucket>/<key>` or `pvc://<claim>/<key>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
+    /// SHA-256 of its database (hex), checked before the restore.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Members whose volume holds the restored data.
+    #[serde(default)]
+    pub restored_members: i32,
+    /// Whether every member's volume holds it and the members were started.
+    #[serde(default)]
+    pub done: bool,
 }
 
 crate::impl_managed!(EtcdCluster, in_cluster);

@@ -67,6 +67,7 @@ use crate::common::{
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("self.clusterRef == oldSelf.clusterRef").message("clusterRef is immutable: create another EtcdBackup for another cluster"))]
 #[x_kube(validation = Rule::new("self.destination == oldSelf.destination").message("destination is immutable: the snapshots already taken stay where they are; create another EtcdBackup for another destination"))]
+#[x_kube(validation = Rule::new("!has(self.destination.pvc) || self.deletionPolicy == 'Orphan'").message("a pvc destination keeps its snapshots (deletionPolicy Orphan): the volume is yours; delete the files or the claim yourself"))]
 pub struct EtcdBackupSpec {
     /// What happens to the snapshots this backup took when it is deleted: `Orphan` (the
     /// default) keeps them, `Delete` deletes them.
@@ -112,12 +113,47 @@ pub struct EtcdClusterReference {
     pub name: String,
 }
 
-/// Where snapshots are stored.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+/// Where snapshots are stored: an OSS bucket or a volume, exactly one.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("has(self.oss) != has(self.pvc)").message("give exactly one of oss and pvc"))]
 pub struct BackupDestination {
     /// An Alibaba Cloud OSS bucket.
-    pub oss: OssDestination,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oss: Option<OssDestination>,
+    /// A PersistentVolumeClaim of this namespace: a Job per snapshot (ferroplane's image)
+    /// streams it from a member into the volume, prunes the oldest beyond `keep` and reports
+    /// what the folder holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pvc: Option<PvcDestination>,
+}
+
+impl BackupDestination {
+    /// The folder prefix of either kind of destination.
+    pub fn prefix(&self) -> &str {
+        match (&self.oss, &self.pvc) {
+            (Some(oss), _) => &oss.prefix,
+            (None, Some(pvc)) => &pvc.prefix,
+            (None, None) => "",
+        }
+    }
+}
+
+/// A claim that holds snapshot files.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PvcDestination {
+    /// Name of the PersistentVolumeClaim, in this namespace. It must exist; ferroplane never
+    /// creates or deletes it. A `ReadWriteOnce` claim in use by another pod makes the Job wait
+    /// for it.
+    #[schemars(length(min = 1, max = 253))]
+    pub claim_name: String,
+    /// Directory in the volume, e.g. `etcd/`; files are named
+    /// `<prefix><namespace>/<backup name>/<backup uid>/<time>.db`, each with a `.json` beside it
+    /// (SHA-256, revision, time, generation).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 512), regex(pattern = r"^([A-Za-z0-9._-]+/)*$"))]
+    pub prefix: String,
 }
 
 /// An OSS bucket, written with the credentials of a ProviderConfig.
@@ -207,7 +243,11 @@ impl Managed for EtcdBackup {
         &self.spec.management_policies
     }
     fn provider_config_ref(&self) -> Option<&ProviderConfigReference> {
-        Some(&self.spec.destination.oss.provider_config_ref)
+        self.spec
+            .destination
+            .oss
+            .as_ref()
+            .map(|oss| &oss.provider_config_ref)
     }
     fn write_connection_secret_to_ref(&self) -> Option<&LocalSecretReference> {
         None

@@ -3,5 +3,7 @@
 pub mod crds;
 pub mod ecs;
 pub mod ecs_mock;
+pub mod etcd_restore;
+pub mod etcd_snapshot;
 pub mod run;
 pub mod sandbox;

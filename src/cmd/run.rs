@@ -60,6 +60,21 @@ pub struct Args {
     #[arg(long = "allow-endpoint", value_name = "URL_OR_HOST", value_parser = parse_allowed_endpoint)]
     allow_endpoint: Vec<String>,
 
+    /// Days a CA made for an EtcdCluster with generated TLS is valid.
+    #[arg(long, default_value_t = 3650, value_parser = clap::value_parser!(i64).range(2..=36500))]
+    etcd_ca_validity_days: i64,
+
+    /// Days before its expiry at which such a CA is rotated (a new CA is trusted, the
+    /// certificates are reissued from it, then the old one is dropped, the members restarting
+    /// one at a time after each step). Less than `--etcd-ca-validity-days`.
+    #[arg(long, default_value_t = 730, value_parser = clap::value_parser!(i64).range(1..=36499))]
+    etcd_ca_renew_before_days: i64,
+
+    /// Image of the ferroplane steps of EtcdCluster restore Jobs (fetching and checking the
+    /// snapshot): this release's image by default; set it for a mirror or a private registry.
+    #[arg(long, env = "FERROPLANE_TOOLS_IMAGE", default_value_t = provider_etcd::controller::default_tools_image())]
+    tools_image: String,
+
     /// Observe each ECS instance with its own DescribeInstances call instead of batches of 100
     /// (what other providers do; for comparisons only).
     #[arg(long, hide = true)]
@@ -71,6 +86,21 @@ fn parse_allowed_endpoint(text: &str) -> Result<String, String> {
         .allow(text)
         .map(|()| text.to_owned())
         .map_err(|e| e.to_string())
+}
+
+/// The EtcdCluster CA policy of the flags; refused when rotation would start as soon as a CA
+/// is made.
+fn etcd_ca_policy(args: &Args) -> anyhow::Result<provider_etcd::tls::certs::CaPolicy> {
+    anyhow::ensure!(
+        args.etcd_ca_renew_before_days < args.etcd_ca_validity_days,
+        "--etcd-ca-renew-before-days {} must be less than --etcd-ca-validity-days {}: a new CA would be rotated at once, forever",
+        args.etcd_ca_renew_before_days,
+        args.etcd_ca_validity_days
+    );
+    Ok(provider_etcd::tls::certs::CaPolicy {
+        validity_days: args.etcd_ca_validity_days,
+        renew_before_days: args.etcd_ca_renew_before_days,
+    })
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -93,6 +123,8 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_concurrent_reconciles: args.max_concurrent_reconciles,
         batch_describe: !args.no_batch_describe,
         allowed_endpoints: allowed_endpoints(&args.allow_endpoint)?,
+        etcd_ca: etcd_ca_policy(&args)?,
+        tools_image: args.tools_image.clone(),
     };
     let config = RuntimeConfig {
         instance: Some(identity.clone()),
@@ -178,5 +210,34 @@ mod tests {
         assert!(list.check("http://10.0.0.5:8080/").is_ok());
         assert!(list.check("http://10.0.0.5:8081/").is_err());
         assert!(list.check("https://ecs.cn-beijing.aliyuncs.com").is_ok());
+    }
+
+    #[derive(clap::Parser)]
+    struct Run {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn the_etcd_ca_policy_defaults_to_ten_years_rotated_two_before_and_refuses_a_loop() {
+        use clap::Parser as _;
+        let defaults = Run::try_parse_from(["run"]).expect("parses").args;
+        let policy = etcd_ca_policy(&defaults).expect("valid");
+        assert_eq!(policy, provider_etcd::tls::certs::CaPolicy::default());
+        assert_eq!(
+            (policy.validity_days, policy.renew_before_days),
+            (3650, 730)
+        );
+        let looping = Run::try_parse_from([
+            "run",
+            "--etcd-ca-validity-days",
+            "30",
+            "--etcd-ca-renew-before-days",
+            "30",
+        ])
+        .expect("parses")
+        .args;
+        let error = etcd_ca_policy(&looping).unwrap_err().to_string();
+        assert!(error.contains("must be less than"), "{error}");
     }
 }

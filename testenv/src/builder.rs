@@ -31,6 +31,22 @@ const KWOK_STAGES: [&str; 5] = [
     "kustomize/stage/pod/fast/pod-delete.yaml",
 ];
 
+/// The stage a control plane drops from the set above: kwok's `pod-complete` marks every pod of a
+/// Job Succeeded without running anything, which would pass a Job that a real kubelet fails (a
+/// restore that could not fetch its snapshot, say). Job pods stay Running until something plays
+/// their kubelet ([`crate::etcd_members`] does for the pods it knows how to run).
+pub const KWOK_DROPPED_STAGE: &str = "pod-complete";
+
+/// `stages` (YAML documents separated by `---` lines) without the Stage named `name`.
+pub fn stages_without(stages: &str, name: &str) -> String {
+    let wanted = format!("name: {name}");
+    stages
+        .split("\n---\n")
+        .filter(|doc| !doc.lines().any(|l| l.trim() == wanted))
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+}
+
 /// The file, beside the kwok binary, that holds the stages above.
 pub const KWOK_STAGES_FILE: &str = "kwok-stages.yaml";
 
@@ -456,6 +472,15 @@ pub(crate) fn human(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stage_is_dropped_by_name_only() {
+        let stages = "kind: Stage\nmetadata:\n  name: pod-ready\n---\nkind: Stage\nmetadata:\n  name: pod-complete\nspec: {}\n---\nkind: Stage\nmetadata:\n  name: pod-delete\n";
+        let kept = stages_without(stages, "pod-complete");
+        assert!(kept.contains("name: pod-ready") && kept.contains("name: pod-delete"));
+        assert!(!kept.contains("pod-complete"));
+        assert_eq!(stages_without(stages, "absent"), stages);
+    }
 
     #[test]
     fn each_component_is_cached_under_its_pinned_version() {

@@ -408,12 +408,21 @@ fn start_rest(
         &binaries.kube_scheduler,
         comp::scheduler_args(layout, ports),
     )?;
+    let stages = std::fs::read_to_string(&binaries.kwok_stages).map_err(Error::io(format!(
+        "reading {}",
+        binaries.kwok_stages.display()
+    )))?;
+    std::fs::write(
+        layout.kwok_stages(),
+        crate::builder::stages_without(&stages, crate::builder::KWOK_DROPPED_STAGE),
+    )
+    .map_err(Error::io("writing kwok's stages"))?;
     start(
         processes,
         layout,
         "kwok",
         &binaries.kwok,
-        comp::kwok_args(layout, &binaries.kwok_stages),
+        comp::kwok_args(layout, &layout.kwok_stages()),
     )
 }
 

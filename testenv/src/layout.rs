@@ -48,6 +48,10 @@ impl Layout {
     pub fn log(&self, program: &str) -> PathBuf {
         self.dir.join("logs").join(format!("{program}.log"))
     }
+    /// kwok's stages as this control plane runs them (see `builder::stages_without`).
+    pub fn kwok_stages(&self) -> PathBuf {
+        self.dir.join("kwok-stages.yaml")
+    }
     /// Everything a start writes, for clearing a directory a previous run left.
     pub fn entries(&self) -> Vec<PathBuf> {
         [
@@ -58,6 +62,7 @@ impl Layout {
             "kubeconfigs",
             "serviceaccounts",
             "logs",
+            "kwok-stages.yaml",
         ]
         .iter()
         .map(|e| self.dir.join(e))

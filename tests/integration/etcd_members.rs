@@ -558,6 +558,329 @@ pub(crate) async fn a_tls_cluster_runs_on_real_members_with_generated_certificat
     e2e.finish().await;
 }
 
+/// The client certificate of TLS cluster `name`, as its Secret holds it now.
+async fn client_tls(e2e: &E2e, name: &str) -> provider_etcd::tls::ClientTls {
+    let secret = format!("{name}-tls-client");
+    provider_etcd::tls::ClientTls {
+        ca_pem: secret_text(e2e, &secret, "ca.crt").await,
+        cert_pem: secret_text(e2e, &secret, "tls.crt").await,
+        key_pem: secret_text(e2e, &secret, "tls.key").await,
+    }
+}
+
+/// `POST <path>` with `body` at TLS cluster `name`'s client Service, presenting `tls` and
+/// trusting its `ca.crt` alone.
+async fn etcd_tls_post(
+    e2e: &E2e,
+    tls: &provider_etcd::tls::ClientTls,
+    name: &str,
+    path: &str,
+    body: Value,
+) -> Result<Value, String> {
+    let http = provider_etcd::membership::http_with_tls(
+        reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(5))
+            .dns_resolver(e2e.etcd_members().addresses()),
+        tls,
+    )
+    .map_err(|e| e.to_string())?;
+    let url = format!("https://{name}-client.{}.svc:2379{path}", e2e.namespace);
+    let response = http
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e:?}"))?;
+    response.json().await.map_err(|e| format!("{url}: {e}"))
+}
+
+/// Failed attempts of [`put_until_acknowledged`]: refused because the client trusted a CA
+/// that no longer signs the members' certificates (its copy of `ca.crt` was older than the
+/// Secret's), or anything else (a member restarting, no leader).
+#[derive(Clone, Copy, Debug, Default)]
+struct Failures {
+    stale_trust: u32,
+    other: u32,
+}
+
+/// Writes `key` = `key` into TLS cluster `name` as a client that re-reads its certificate
+/// Secret when a call fails would, until etcd acknowledges it; the failed attempts. Gives up
+/// (`None`) only once `stop` is set.
+async fn put_until_acknowledged(
+    e2e: &E2e,
+    name: &str,
+    tls: &mut provider_etcd::tls::ClientTls,
+    key: &str,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Option<Failures> {
+    let mut failed = Failures::default();
+    loop {
+        let body = serde_json::json!({"key": b64(key), "value": b64(key)});
+        match etcd_tls_post(e2e, tls, name, "/v3/kv/put", body).await {
+            Ok(answer) if answer.get("header").is_some() => return Some(failed),
+            outcome => {
+                if format!("{outcome:?}").contains("UnknownIssuer") {
+                    failed.stale_trust += 1;
+                } else {
+                    failed.other += 1;
+                }
+                println!("put {key} failed ({failed:?}): {outcome:?}");
+                if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    return None;
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                *tls = client_tls(e2e, name).await;
+            }
+        }
+    }
+}
+
+/// Panics with `e` and what the cluster, its events and the member runner say.
+async fn rotation_failed(e2e: &E2e, object: &str, e: String) -> ! {
+    panic!(
+        "{e}\n{}\n{}\nmember runner: {:?}\nmember logs: {}",
+        e2e.k(&["describe", object]).await,
+        e2e.k(&["get", "events", "--sort-by=.lastTimestamp"]).await,
+        e2e.etcd_members().problems(),
+        e2e.etcd_members().log_dir().display()
+    )
+}
+
+/// A CA near its end on real members (as if eight of its ten years had passed: the CA
+/// Secret's expiry annotation, which the controller schedules by, is moved forward; etcd
+/// itself checks the real validity): the controller trusts a new CA beside it, reissues every
+/// certificate from the new one and drops the old one, the members restarting one at a time
+/// after each step. Keys written before, during (a client that keeps writing) and after are
+/// all there; the controller reaches the members throughout (each step waits until it sees
+/// every member healthy); at the end every Secret trusts the new CA alone, a client trusting
+/// only the new CA is answered, and the old CA's client certificate is refused.
+pub(crate) async fn a_tls_cluster_rotates_its_ca_without_stopping() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let (_, current) = versions();
+    ensure_releases(&[&current]).await;
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    let name = "rotor";
+    e2e.apply(&format!(
+        "{}  tls: {{}}\n",
+        cluster_yaml(name, 3, &current, "Delete")
+    ))
+    .await;
+    let object = format!("etcdclusters.etcd.ferroplane.io/{name}");
+    let healthy_tls_voters = || async {
+        let ready = e2e
+            .jsonpath(&object, "{.status.conditions[?(@.type=='Ready')].status}")
+            .await;
+        let voters = e2e
+            .jsonpath(
+                &object,
+                "{range .status.members[?(@.role=='Voter')]}{.healthy}{\"\\n\"}{end}",
+            )
+            .await
+            .lines()
+            .filter(|h| *h == "true")
+            .count();
+        if ready == "True" && voters == 3 {
+            Ok(())
+        } else {
+            Err(format!("Ready={ready}, healthy voters {voters}"))
+        }
+    };
+    if let Err(e) = ferroplane_testkit::eventually("rotor Ready with three healthy voters")
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(healthy_tls_voters)
+        .await
+    {
+        rotation_failed(&e2e, &object, e.to_string()).await;
+    }
+    let old_ca = secret_text(&e2e, &format!("{name}-tls-ca"), "tls.crt").await;
+    let old_client = client_tls(&e2e, name).await;
+    let stop = AtomicBool::new(false);
+    let mut tls = old_client.clone();
+    for i in 0..5 {
+        put_until_acknowledged(&e2e, name, &mut tls, &format!("before-{i}"), &stop)
+            .await
+            .expect("written");
+    }
+    let pods_before: Vec<String> = e2e
+        .etcd_members()
+        .members()
+        .into_iter()
+        .map(|m| m.pod_uid)
+        .collect();
+
+    let due = jiff::Timestamp::now()
+        .checked_add(jiff::SignedDuration::from_hours(24 * 30))
+        .expect("a date");
+    e2e.k(&[
+        "annotate",
+        "--overwrite",
+        &format!("secret/{name}-tls-ca"),
+        &format!("etcd.ferroplane.io/not-after={due}"),
+    ])
+    .await;
+    let writer = async {
+        let mut tls = tls.clone();
+        let (mut written, mut failed) = (Vec::new(), Failures::default());
+        while !stop.load(Ordering::SeqCst) {
+            let key = format!("during-{}", written.len());
+            match put_until_acknowledged(&e2e, name, &mut tls, &key, &stop).await {
+                Some(f) => {
+                    failed.stale_trust += f.stale_trust;
+                    failed.other += f.other;
+                    written.push(key);
+                }
+                None => break,
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        (written, failed)
+    };
+    let rotated = async {
+        let waited = ferroplane_testkit::eventually("a CARotated event")
+            .within(WAIT * 3)
+            .every(Duration::from_millis(500))
+            .try_until_async(|| async {
+                let events = e2e
+                    .k(&[
+                        "get",
+                        "events",
+                        "--field-selector",
+                        &format!("involvedObject.name={name}"),
+                        "-o",
+                        "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}",
+                    ])
+                    .await;
+                if events.lines().any(|r| r == "CARotated") {
+                    Ok(events)
+                } else {
+                    Err(events)
+                }
+            })
+            .await;
+        stop.store(true, Ordering::SeqCst);
+        waited
+    };
+    let ((during, failed), rotated) = futures::join!(writer, rotated);
+    let events = match rotated {
+        Ok(events) => events,
+        Err(e) => rotation_failed(&e2e, &object, e.to_string()).await,
+    };
+    println!(
+        "rotation: {} keys written during it; failed attempts: {failed:?}; events:\n{events}",
+        during.len()
+    );
+    let mut steps: Vec<&str> = events
+        .lines()
+        .filter(|r| r.starts_with("CARotat"))
+        .collect();
+    steps.sort_unstable();
+    assert_eq!(
+        steps,
+        ["CARotated", "CARotating", "CARotating", "CARotating"],
+        "three phases, then done"
+    );
+    assert!(!during.is_empty(), "the writer wrote during the rotation");
+
+    // The controller still reaches every member.
+    if let Err(e) = ferroplane_testkit::eventually("rotor Ready again after the rotation")
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(healthy_tls_voters)
+        .await
+    {
+        rotation_failed(&e2e, &object, e.to_string()).await;
+    }
+    // Every Secret trusts the new CA alone; every leaf is the new CA's.
+    let new_ca = secret_text(&e2e, &format!("{name}-tls-ca"), "tls.crt").await;
+    assert_ne!(new_ca, old_ca, "a new CA");
+    let issuer = provider_etcd::tls::certs::fingerprint(&new_ca);
+    for secret in ["ca", "peer", "server", "client"] {
+        let secret = format!("{name}-tls-{secret}");
+        assert_eq!(
+            secret_text(&e2e, &secret, "ca.crt").await,
+            new_ca,
+            "{secret} trusts the new CA alone"
+        );
+        if !secret.ends_with("-ca") {
+            assert_eq!(
+                e2e.jsonpath(
+                    &format!("secret/{secret}"),
+                    "{.metadata.annotations.etcd\\.ferroplane\\.io/issuer}"
+                )
+                .await,
+                issuer,
+                "{secret} is the new CA's"
+            );
+        }
+    }
+    assert_eq!(
+        e2e.jsonpath(&format!("secret/{name}-tls-ca"), "{.data.next\\.crt}")
+            .await,
+        "",
+        "no CA waiting"
+    );
+    // The members restarted (on the new trust), each one.
+    let pods_after: Vec<String> = e2e
+        .etcd_members()
+        .members()
+        .into_iter()
+        .map(|m| m.pod_uid)
+        .collect();
+    assert_eq!(pods_after.len(), 3);
+    assert!(
+        pods_after.iter().all(|uid| !pods_before.contains(uid)),
+        "every member pod was replaced: {pods_before:?} → {pods_after:?}"
+    );
+    // A client trusting only the new CA is answered (the server certificate is the new CA's);
+    // the old CA's client certificate is refused (no member trusts the old CA any more).
+    let new_client = client_tls(&e2e, name).await;
+    assert_eq!(new_client.ca_pem, new_ca);
+    let mut tls = new_client.clone();
+    for i in 0..5 {
+        put_until_acknowledged(&e2e, name, &mut tls, &format!("after-{i}"), &stop)
+            .await
+            .expect("written");
+    }
+    let stale = provider_etcd::tls::ClientTls {
+        ca_pem: new_ca.clone(),
+        ..old_client
+    };
+    let refused = etcd_tls_post(
+        &e2e,
+        &stale,
+        name,
+        "/v3/cluster/member/list",
+        serde_json::json!({}),
+    )
+    .await;
+    assert!(
+        refused.is_err(),
+        "the old CA's client certificate is refused: {refused:?}"
+    );
+    // Nothing written before, during or after is lost.
+    let keys: Vec<String> = (0..5)
+        .map(|i| format!("before-{i}"))
+        .chain(during.iter().cloned())
+        .chain((0..5).map(|i| format!("after-{i}")))
+        .collect();
+    for key in &keys {
+        let got = etcd_tls_post(
+            &e2e,
+            &new_client,
+            name,
+            "/v3/kv/range",
+            serde_json::json!({"key": b64(key)}),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("reading {key}: {e}"));
+        assert_eq!(unb64(&got["kvs"][0]["value"]), *key, "{key} kept: {got}");
+    }
+    e2e.finish().await;
+}
+
 /// `POST <path>` with a JSON body at the cluster's client Service, through the members'
 /// resolver; etcd's answer.
 async fn etcd_post(e2e: &E2e, name: &str, path: &str, body: Value) -> Result<Value, String> {
@@ -592,23 +915,17 @@ fn unb64(value: &Value) -> String {
     .unwrap_or_default()
 }
 
-/// A process killed when dropped, also when the test fails.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Write keys, back up through the EtcdBackup controller into the mock's OSS, destroy the
-/// cluster, restore the snapshot with etcdutl into a fresh member, read the keys back.
-pub(crate) async fn a_backup_in_oss_restores_into_a_fresh_member_with_its_keys() {
+/// cluster, restore the newest snapshot into a new three-member cluster with `spec.restore`
+/// (claims and a Job per member, run for real: ferroplane's fetch and commit steps and
+/// etcdutl), read every key back from it. A cluster re-created under the old name finds the
+/// old cluster's kept volumes and waits instead of restoring over them.
+#[allow(clippy::too_many_lines)]
+pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() {
     let (old, _) = versions();
     ensure_releases(&[&old]).await;
     let tag = format!("v{old}");
-    let etcdutl = tokio::task::spawn_blocking(move || Builder::new(None).ensure_etcdutl(&tag))
+    tokio::task::spawn_blocking(move || Builder::new(None).ensure_etcdutl(&tag))
         .await
         .expect("the build does not panic")
         .unwrap_or_else(|e| panic!("etcdutl builds: {e}"));
@@ -646,17 +963,8 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_fresh_member_with_its_keys()
     .await;
     let key = e2e.jsonpath(object, "{.status.snapshots[0].key}").await;
     let sha256 = e2e.jsonpath(object, "{.status.snapshots[0].sha256}").await;
-    let revision: i64 = e2e
-        .jsonpath(object, "{.status.snapshots[0].revision}")
-        .await
-        .parse()
-        .expect("a revision");
-    assert!(
-        revision > 20,
-        "20 puts happened before: revision {revision}"
-    );
 
-    // Destroy the cluster: nothing of it runs any more.
+    // Destroy the cluster: nothing of it runs any more; its volume is kept (whenDeleted: Retain).
     e2e.k(&[
         "delete",
         "etcdclusters.etcd.ferroplane.io/src",
@@ -672,104 +980,333 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_fresh_member_with_its_keys()
     })
     .await;
 
-    // The snapshot, fetched with a signed URL (no credentials), as a restore fetches it.
-    let url = oss
-        .presign_get(
-            crate::e2e_etcd_backup::BUCKET,
-            &key,
-            jiff::Timestamp::now() + jiff::SignedDuration::from_mins(5),
-        )
-        .expect("a signed URL");
-    let bytes = reqwest::get(url.as_str())
-        .await
-        .expect("OSS answers")
-        .error_for_status()
-        .expect("the signed URL reads the snapshot")
-        .bytes()
-        .await
-        .expect("the body");
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let file = dir.path().join("snapshot.db");
-    std::fs::write(&file, &bytes).expect("the snapshot is written");
-    let trailer = hex::encode(&bytes[bytes.len() - 32..]);
+    // A new cluster of three restored from the backup's newest snapshot.
+    let restored = format!(
+        "{}  restore:\n    from:\n      backupRef:\n        name: src-backup\n",
+        cluster_yaml("restored", 3, &old, "Delete")
+    );
+    e2e.apply(&restored).await;
+    wait_ready_with_voters(&e2e, "restored", 3, &old).await;
+    let cluster = "etcdclusters.etcd.ferroplane.io/restored";
     assert_eq!(
-        trailer, sha256,
-        "the stored snapshot is the one the status names"
+        e2e.jsonpath(cluster, "{.status.restore.snapshot}").await,
+        format!("oss://{}/{key}", crate::e2e_etcd_backup::BUCKET)
     );
-
-    let [peer, client] = [0u16; 2].map(|_| {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .expect("a free port")
-            .local_addr()
-            .expect("bound")
-            .port()
-    });
-    let peer_url = format!("http://127.0.0.1:{peer}");
-    let client_url = format!("http://127.0.0.1:{client}");
-    let data = dir.path().join("restored");
-    let restore = std::process::Command::new(&etcdutl)
-        .args(["snapshot", "restore"])
-        .arg(&file)
-        .args(["--name", "restored-0"])
-        .arg(format!("--initial-cluster=restored-0={peer_url}"))
-        .args(["--initial-cluster-token", "restored"])
-        .arg(format!("--initial-advertise-peer-urls={peer_url}"))
-        .arg("--data-dir")
-        .arg(&data)
-        .output()
-        .expect("etcdutl runs");
-    assert!(
-        restore.status.success(),
-        "etcdutl snapshot restore: {}",
-        String::from_utf8_lossy(&restore.stderr)
+    assert_eq!(
+        e2e.jsonpath(cluster, "{.status.restore.done}").await,
+        "true"
     );
-    let etcd = Builder::new(None)
-        .ensure_etcd(&format!("v{old}"))
-        .expect("etcd is built");
-    let log = std::fs::File::create(dir.path().join("etcd.log")).expect("a log file");
-    let _member = Killed(
-        std::process::Command::new(etcd)
-            .args(["--name", "restored-0"])
-            .arg("--data-dir")
-            .arg(&data)
-            .arg(format!("--listen-peer-urls={peer_url}"))
-            .arg(format!("--initial-advertise-peer-urls={peer_url}"))
-            .arg(format!("--listen-client-urls={client_url}"))
-            .arg(format!("--advertise-client-urls={client_url}"))
-            .stdout(log.try_clone().expect("log"))
-            .stderr(log)
-            .spawn()
-            .expect("etcd starts"),
+    assert_eq!(
+        e2e.jsonpath(cluster, "{.status.restore.restoredMembers}")
+            .await,
+        "3"
     );
-    let http = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .expect("an HTTP client");
-    let range = serde_json::json!({"key": b64("app/"), "range_end": b64("app0")});
-    let kvs: Vec<(String, String)> = e2e
-        .eventually("the restored member answers", WAIT, || async {
-            let answer: Value = http
-                .post(format!("{client_url}/v3/kv/range"))
-                .json(&range)
-                .send()
-                .await
-                .ok()?
-                .json()
-                .await
-                .ok()?;
-            let kvs = answer["kvs"].as_array()?;
-            Some(
-                kvs.iter()
-                    .map(|kv| (unb64(&kv["key"]), unb64(&kv["value"])))
-                    .collect(),
+    for ordinal in 0..3 {
+        let claim = format!("persistentvolumeclaims/data-restored-{ordinal}");
+        assert_eq!(
+            e2e.jsonpath(
+                &claim,
+                "{.metadata.annotations.etcd\\.ferroplane\\.io/restore-state}"
             )
+            .await,
+            "done",
+            "{claim} holds the snapshot"
+        );
+    }
+    let range = serde_json::json!({"key": b64("app/"), "range_end": b64("app0")});
+    let answer = etcd_post(&e2e, "restored", "/v3/kv/range", range)
+        .await
+        .expect("the restored cluster answers");
+    let kvs: Vec<(String, String)> = answer["kvs"]
+        .as_array()
+        .map(|kvs| {
+            kvs.iter()
+                .map(|kv| (unb64(&kv["key"]), unb64(&kv["value"])))
+                .collect()
         })
-        .await;
+        .unwrap_or_default();
     let wanted: Vec<(String, String)> = (0..20)
         .map(|i| (format!("app/key-{i:02}"), format!("value {i}")))
         .collect();
     assert_eq!(kvs, wanted, "every key written before the backup is back");
+    // The Jobs and the Secret holding the signed URL go once the members run.
+    e2e.eventually(
+        "the restore's Jobs and Secret are removed",
+        WAIT,
+        || async {
+            let left = e2e
+                .k(&[
+                    "get",
+                    "jobs,secrets",
+                    "-l",
+                    "etcd.ferroplane.io/restore-of=restored",
+                    "-o",
+                    "name",
+                ])
+                .await;
+            left.trim().is_empty().then_some(())
+        },
+    )
+    .await;
+    let events = e2e
+        .k(&[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=MemberRestored",
+            "-o",
+            "name",
+        ])
+        .await;
+    assert_eq!(
+        events.lines().count(),
+        3,
+        "one MemberRestored event per member: {events}"
+    );
+    assert!(!sha256.is_empty());
+
+    // Under the old name, the kept volume of `src` stands where member 0's would go.
+    let again = format!(
+        "{}  restore:\n    from:\n      backupRef:\n        name: src-backup\n",
+        cluster_yaml("src", 1, &old, "Delete")
+    );
+    e2e.apply(&again).await;
+    let message = e2e
+        .eventually("the restore waits for the old volume", WAIT, || async {
+            let message = e2e
+                .jsonpath(
+                    "etcdclusters.etcd.ferroplane.io/src",
+                    "{.status.conditions[?(@.type=='Synced')].message}",
+                )
+                .await;
+            message
+                .contains("was not made for this restore")
+                .then_some(message)
+        })
+        .await;
+    assert!(message.contains("data-src-0"), "{message}");
+    let jobs = e2e
+        .k(&[
+            "get",
+            "jobs",
+            "-l",
+            "etcd.ferroplane.io/restore-of=src",
+            "-o",
+            "name",
+        ])
+        .await;
+    assert!(
+        jobs.trim().is_empty(),
+        "nothing runs next to the old volume: {jobs}"
+    );
+    e2e.finish().await;
+}
+
+/// An HTTPS client of a TLS cluster's members with its generated client certificate.
+async fn tls_http(e2e: &E2e, cluster: &str) -> reqwest::Client {
+    let secret = format!("{cluster}-tls-client");
+    let tls = provider_etcd::tls::ClientTls {
+        ca_pem: secret_text(e2e, &secret, "ca.crt").await,
+        cert_pem: secret_text(e2e, &secret, "tls.crt").await,
+        key_pem: secret_text(e2e, &secret, "tls.key").await,
+    };
+    provider_etcd::membership::http_with_tls(
+        reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(5))
+            .dns_resolver(e2e.etcd_members().addresses()),
+        &tls,
+    )
+    .expect("a TLS client")
+}
+
+/// `POST <path>` at a TLS cluster's client Service.
+async fn tls_post(
+    e2e: &E2e,
+    http: &reqwest::Client,
+    cluster: &str,
+    path: &str,
+    body: Value,
+) -> Result<Value, String> {
+    let url = format!("https://{cluster}-client.{}.svc:2379{path}", e2e.namespace);
+    let response = http
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    response.json().await.map_err(|e| format!("{url}: {e}"))
+}
+
+/// Where a claim's volume is on this machine (the provisioner's hostPath).
+async fn volume_dir(e2e: &E2e, claim: &str) -> std::path::PathBuf {
+    let pv = e2e
+        .eventually("the claim is bound", WAIT, || async {
+            let pv = e2e
+                .jsonpath(
+                    &format!("persistentvolumeclaims/{claim}"),
+                    "{.spec.volumeName}",
+                )
+                .await;
+            (!pv.is_empty()).then_some(pv)
+        })
+        .await;
+    std::path::PathBuf::from(
+        e2e.jsonpath(&format!("persistentvolumes/{pv}"), "{.spec.hostPath.path}")
+            .await,
+    )
+}
+
+/// An EtcdBackup into a volume, of a TLS cluster: each snapshot is a Job (ferroplane's
+/// `etcd-snapshot save`, run for real with the client certificate) that writes the file, its
+/// metadata, prunes beyond `keep` and reports; the status lists what the volume holds, whose
+/// file's trailer is the SHA-256 the status names. The cluster destroyed, a new TLS cluster of
+/// three restored from the backup (its Jobs mount the backup's claim) has every key.
+#[allow(clippy::too_many_lines)]
+pub(crate) async fn a_backup_into_a_volume_is_taken_by_a_job_and_pruned() {
+    let (old, _) = versions();
+    ensure_releases(&[&old]).await;
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    e2e.apply(&format!(
+        "{}  tls: {{}}\n",
+        cluster_yaml("vault", 1, &old, "Delete")
+    ))
+    .await;
+    e2e.apply(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: backups\nspec:\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n",
+    )
+    .await;
+    let cluster = "etcdclusters.etcd.ferroplane.io/vault";
+    e2e.wait_jsonpath(
+        cluster,
+        "{.status.conditions[?(@.type=='Ready')].status}",
+        "True",
+    )
+    .await;
+    let http = tls_http(&e2e, "vault").await;
+    for i in 0..10 {
+        tls_post(
+            &e2e,
+            &http,
+            "vault",
+            "/v3/kv/put",
+            serde_json::json!({"key": b64(&format!("app/key-{i:02}")), "value": b64(&format!("value {i}"))}),
+        )
+        .await
+        .expect("etcd takes the key");
+    }
+    let backup_yaml = |trigger: &str| {
+        format!(
+            "apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdBackup\nmetadata:\n  name: to-volume\nspec:\n  clusterRef:\n    name: vault\n  destination:\n    pvc:\n      claimName: backups\n      prefix: etcd/\n  keep: 1\n  trigger: \"{trigger}\"\n"
+        )
+    };
+    e2e.apply(&backup_yaml("first")).await;
+    let object = "etcdbackups.etcd.ferroplane.io/to-volume";
+    e2e.wait_jsonpath(
+        object,
+        "{.status.conditions[?(@.type=='Ready')].status}",
+        "True",
+    )
+    .await;
+    let first = e2e.jsonpath(object, "{.status.snapshots[0].key}").await;
+    let sha256 = e2e.jsonpath(object, "{.status.snapshots[0].sha256}").await;
+    let size: u64 = e2e
+        .jsonpath(object, "{.status.snapshots[0].size}")
+        .await
+        .parse()
+        .expect("a size");
+    assert!(first.starts_with("etcd/"), "{first}");
+    let dir = volume_dir(&e2e, "backups").await;
+    let bytes = std::fs::read(dir.join(&first)).expect("the snapshot is in the volume");
+    assert_eq!(bytes.len() as u64, size);
+    assert_eq!(hex::encode(&bytes[bytes.len() - 32..]), sha256);
+    let sidecar = std::fs::read_to_string(dir.join(format!("{first}.json"))).expect("metadata");
+    assert!(sidecar.contains(&sha256), "{sidecar}");
+    let folder = first.rsplit_once('/').map(|(f, _)| f).unwrap_or_default();
+    assert_eq!(
+        e2e.jsonpath(
+            object,
+            "{.metadata.annotations.ferroplane\\.io/external-name}"
+        )
+        .await,
+        format!("pvc://backups/{folder}/")
+    );
+
+    // Another on demand: keep 1 leaves only the new one, in the status and on the volume.
+    e2e.apply(&backup_yaml("second")).await;
+    let second = e2e
+        .eventually("the second snapshot replaces the first", WAIT, || async {
+            let keys = e2e
+                .jsonpath(object, "{range .status.snapshots[*]}{.key}{\"\\n\"}{end}")
+                .await;
+            let keys: Vec<&str> = keys.lines().collect();
+            (keys.len() == 1 && keys[0] != first).then(|| keys[0].to_owned())
+        })
+        .await;
+    assert!(dir.join(&second).is_file());
+    assert!(!dir.join(&first).exists(), "the first was pruned");
+    e2e.eventually("the recorded Jobs are removed", WAIT, || async {
+        let left = e2e.k(&["get", "jobs", "-o", "name"]).await;
+        (!left.contains("to-volume-snap")).then_some(())
+    })
+    .await;
+    let pruned = e2e
+        .k(&[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=SnapshotPruned",
+            "-o",
+            "name",
+        ])
+        .await;
+    assert_eq!(pruned.lines().count(), 1, "{pruned}");
+
+    // Destroyed, then restored from the volume into a new TLS cluster of three.
+    e2e.k(&["delete", cluster, "--wait=true"]).await;
+    e2e.eventually("the members are gone", WAIT, || async {
+        e2e.etcd_members()
+            .members()
+            .iter()
+            .all(|m| !m.pod.starts_with("vault-"))
+            .then_some(())
+    })
+    .await;
+    e2e.apply(&format!(
+        "{}  tls: {{}}\n  restore:\n    from:\n      backupRef:\n        name: to-volume\n",
+        cluster_yaml("copy", 3, &old, "Delete")
+    ))
+    .await;
+    let copy = "etcdclusters.etcd.ferroplane.io/copy";
+    e2e.eventually("copy Ready with three members", WAIT, || async {
+        let ready = e2e
+            .jsonpath(copy, "{.status.conditions[?(@.type=='Ready')].status}")
+            .await;
+        let members = e2e.jsonpath(copy, "{.status.readyMembers}").await;
+        (ready == "True" && members == "3").then_some(())
+    })
+    .await;
+    assert_eq!(
+        e2e.jsonpath(copy, "{.status.restore.snapshot}").await,
+        format!("pvc://backups/{second}")
+    );
+    let http = tls_http(&e2e, "copy").await;
+    let range = serde_json::json!({"key": b64("app/"), "range_end": b64("app0")});
+    let answer = tls_post(&e2e, &http, "copy", "/v3/kv/range", range)
+        .await
+        .expect("the restored cluster answers over TLS");
+    let kvs: Vec<(String, String)> = answer["kvs"]
+        .as_array()
+        .map(|kvs| {
+            kvs.iter()
+                .map(|kv| (unb64(&kv["key"]), unb64(&kv["value"])))
+                .collect()
+        })
+        .unwrap_or_default();
+    let wanted: Vec<(String, String)> = (0..10)
+        .map(|i| (format!("app/key-{i:02}"), format!("value {i}")))
+        .collect();
+    assert_eq!(kvs, wanted, "every key is back");
     e2e.finish().await;
 }
 

@@ -8,7 +8,9 @@
 //! module name such as `reliability`.
 //!
 //! Only on the sandbox: `rbac`, which edits the ferroplane-alibaba ClusterRole that every test of
-//! the shared real control plane relies on. Only on the real control plane: `etcd_members`,
+//! the shared real control plane relies on, and `e2e_etcd_restore`, which writes the status of
+//! restore Jobs that the real Job controller owns there (its real counterpart runs the Jobs, in
+//! `etcd_members`). Only on the real control plane: `etcd_members`,
 //! EtcdCluster with real etcd members behind the real StatefulSet controller (the sandbox runs
 //! no pods), and `application_rollout`, a rollout the real scheduler and Deployment controller
 //! leave stuck past its progress deadline.
@@ -22,6 +24,7 @@ mod e2e_ecs;
 mod e2e_ecs_field_table;
 mod e2e_ecs_fields;
 mod e2e_etcd_backup;
+mod e2e_etcd_restore;
 mod e2e_in_cluster;
 mod e2e_network;
 mod etcd_members;
@@ -59,6 +62,7 @@ mod sandbox {
         reliability { throttling_and_server_errors_neither_duplicate_nor_leak, sigkill_during_create_and_delete_storms_converges }
         reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }
         rbac { a_verb_missing_from_deploy_shows_as_a_condition }
+        e2e_etcd_restore { a_restore_waits_for_its_jobs_and_reports_a_failed_one }
     }
 }
 
@@ -78,6 +82,6 @@ mod real_control_plane {
         reliability { throttling_and_server_errors_neither_duplicate_nor_leak, sigkill_during_create_and_delete_storms_converges }
         reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }
         application_rollout { a_rollout_past_its_progress_deadline_is_reported }
-        etcd_members { three_real_members_become_ready_as_voters, options_metrics_and_kubectl_scale_on_real_members, a_tls_cluster_runs_on_real_members_with_generated_certificates, a_deleted_member_pod_comes_back_on_its_kept_volume, scaling_three_to_one_to_three_changes_the_real_membership, a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries, deletion_removes_the_members_or_orphans_them_running, a_backup_in_oss_restores_into_a_fresh_member_with_its_keys, root_auth_on_real_members_refuses_anonymous_reads_and_follows_the_secret, root_auth_with_tls_on_real_members }
+        etcd_members { three_real_members_become_ready_as_voters, options_metrics_and_kubectl_scale_on_real_members, a_tls_cluster_runs_on_real_members_with_generated_certificates, a_deleted_member_pod_comes_back_on_its_kept_volume, scaling_three_to_one_to_three_changes_the_real_membership, a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries, deletion_removes_the_members_or_orphans_them_running, a_backup_in_oss_restores_into_a_new_cluster_with_its_keys, a_backup_into_a_volume_is_taken_by_a_job_and_pruned, a_tls_cluster_rotates_its_ca_without_stopping, root_auth_on_real_members_refuses_anonymous_reads_and_follows_the_secret, root_auth_with_tls_on_real_members }
     }
 }

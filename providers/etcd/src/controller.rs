@@ -37,8 +37,11 @@ use crate::names::{ClusterNames, MAX_NAME_LEN, REPLICAS_ANNOTATION, VERSION_ANNO
 use crate::planner::{self, Step};
 use crate::render::bootstrap::Bootstrap;
 use crate::render::{self, BootstrapFiles, RenderInput};
+use crate::restore::{Progress, RestoreSources, Restorer};
 use crate::scaling::{self, Observed};
 use crate::status::{self, Membership as MembershipState};
+use crate::tls::certs::CaPolicy;
+use crate::tls::rotation::{Next, Phase, TRUST_GENERATION_ANNOTATION};
 use crate::tls::{self, ClientTls, TlsSecrets};
 use crate::version::{self, Release, Version};
 
@@ -48,6 +51,11 @@ pub const FIELD_MANAGER: &str = "ferroplane-etcdcluster";
 
 /// Event reason: a removed member's data volume was deleted.
 pub const VOLUME_DELETED: &str = "VolumeDeleted";
+
+/// Event reason: a step of a generated CA's rotation was taken ([`tls::rotation`]).
+pub const CA_ROTATING: &str = "CARotating";
+/// Event reason: a generated CA's rotation is complete.
+pub const CA_ROTATED: &str = "CARotated";
 
 /// Reason of the error naming a child that exists and is not this cluster's.
 pub const CHILD_NOT_OURS: &str = "ChildNotOurs";
@@ -151,6 +159,42 @@ pub struct EtcdConnector<F> {
     client: Client,
     factory: Arc<F>,
     events: Events,
+    ca_policy: CaPolicy,
+    restore: RestoreSetup,
+}
+
+/// What restores need: the snapshot stores (none: `spec.restore` is refused with a reason) and
+/// the image of the Jobs' ferroplane steps.
+#[derive(Clone)]
+pub struct RestoreSetup {
+    pub sources: Option<Arc<dyn RestoreSources>>,
+    pub tools_image: Arc<str>,
+}
+
+/// ferroplane's own image, for the steps of restore Jobs: the release this binary is.
+pub fn default_tools_image() -> String {
+    format!(
+        "ghcr.io/ferroplane/ferroplane:{}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+impl Default for RestoreSetup {
+    fn default() -> Self {
+        Self {
+            sources: None,
+            tools_image: default_tools_image().into(),
+        }
+    }
+}
+
+impl std::fmt::Debug for RestoreSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RestoreSetup")
+            .field("sources", &self.sources.is_some())
+            .field("tools_image", &self.tools_image)
+            .finish()
+    }
 }
 
 impl<F: MembershipFactory> EtcdConnector<F> {
@@ -159,7 +203,23 @@ impl<F: MembershipFactory> EtcdConnector<F> {
             client,
             factory: Arc::new(factory),
             events,
+            ca_policy: CaPolicy::default(),
+            restore: RestoreSetup::default(),
         }
+    }
+
+    /// The same, making and rotating generated CAs by `policy`.
+    pub fn with_ca_policy(self, policy: CaPolicy) -> Self {
+        Self {
+            ca_policy: policy,
+            ..self
+        }
+    }
+
+    /// Restores `spec.restore` with `setup`.
+    pub fn with_restore(mut self, setup: RestoreSetup) -> Self {
+        self.restore = setup;
+        self
     }
 }
 
@@ -199,6 +259,8 @@ impl<F: MembershipFactory> Connector<EtcdCluster> for EtcdConnector<F> {
             events: self.events.clone(),
             names,
             tls,
+            ca_policy: self.ca_policy,
+            restore: self.restore.clone(),
             passwords,
         })
     }
@@ -213,6 +275,8 @@ pub struct EtcdClient<M> {
     names: ClusterNames,
     /// The TLS Secrets, for a TLS cluster.
     tls: Option<tls::SecretNames>,
+    ca_policy: CaPolicy,
+    restore: RestoreSetup,
     /// Root's passwords (`spec.auth`'s Secret and the one in effect).
     passwords: Passwords,
 }
@@ -228,6 +292,8 @@ struct Snapshot {
     step: Step,
     /// The member configuration files to apply while membership is unknown.
     kept_bootstrap: Option<BootstrapFiles>,
+    /// The generated CA's trust generation and rotation phase ([`tls::rotation`]).
+    trust: (u64, Phase),
 }
 
 fn to_reconcile(e: Error) -> ReconcileError {
@@ -304,6 +370,14 @@ impl<M: Membership> EtcdClient<M> {
             .get_opt(&self.names.statefulset())
             .await
             .map_err(|e| to_reconcile(Error::kube("reading the StatefulSet", e)))?;
+        let trust = match &self.tls {
+            Some(secrets) => self
+                .tls_secrets(secrets)
+                .trust()
+                .await
+                .map_err(to_reconcile)?,
+            None => (0, Phase::Steady),
+        };
         let Some(sts) = statefulset.as_ref() else {
             return Ok(Snapshot {
                 release,
@@ -312,6 +386,7 @@ impl<M: Membership> EtcdClient<M> {
                 membership: Err("the StatefulSet does not exist yet".into()),
                 step: Step::Steady,
                 kept_bootstrap: None,
+                trust,
             });
         };
         let replicas = intended_replicas(sts);
@@ -379,6 +454,7 @@ impl<M: Membership> EtcdClient<M> {
             membership,
             step,
             kept_bootstrap,
+            trust,
         })
     }
 
@@ -479,6 +555,36 @@ impl<M: Membership> EtcdClient<M> {
         Ok(())
     }
 
+    fn restorer(&self) -> Restorer<'_> {
+        Restorer {
+            kube: &self.kube,
+            names: &self.names,
+            sources: self.restore.sources.as_deref(),
+            tools_image: &self.restore.tools_image,
+        }
+    }
+
+    /// Takes the restore's due steps, recording their events.
+    async fn advance_restore(
+        &self,
+        mr: &EtcdCluster,
+        snap: &Snapshot,
+    ) -> Result<(), ReconcileError> {
+        let events = self
+            .restorer()
+            .act(
+                mr,
+                &snap.release,
+                snap.statefulset.is_some(),
+                jiff::Timestamp::now(),
+            )
+            .await?;
+        for (reason, message) in events {
+            self.events.normal(mr, reason, message).await;
+        }
+        Ok(())
+    }
+
     /// The children to apply, with the StatefulSet at `replicas`.
     fn desired(
         &self,
@@ -508,6 +614,7 @@ impl<M: Membership> EtcdClient<M> {
             replicas,
             bootstrap,
             owned: owned(mr),
+            trust_generation: snap.trust.0,
         };
         render::render(mr, &input)
             .and_then(render::Rendered::into_children)
@@ -524,28 +631,56 @@ impl<M: Membership> EtcdClient<M> {
         Ok(())
     }
 
+    fn tls_secrets<'a>(&'a self, secrets: &'a tls::SecretNames) -> TlsSecrets<'a> {
+        TlsSecrets::new(&self.kube, &self.children, &self.names, secrets)
+            .with_policy(self.ca_policy)
+    }
+
     /// Why the TLS Secrets must be written (a generated certificate missing or due for
-    /// renewal); an error for a user Secret that is missing or incomplete.
-    async fn tls_drift(&self, mr: &EtcdCluster) -> Result<Vec<String>, ReconcileError> {
+    /// renewal, a CA rotation step due); an error for a user Secret that is missing or
+    /// incomplete.
+    async fn tls_drift(
+        &self,
+        mr: &EtcdCluster,
+        snap: &Snapshot,
+    ) -> Result<Vec<String>, ReconcileError> {
         let Some(secrets) = &self.tls else {
             return Ok(Vec::new());
         };
-        TlsSecrets::new(&self.kube, &self.children, &self.names, secrets)
-            .check(mr, jiff::Timestamp::now())
+        self.tls_secrets(secrets)
+            .check(mr, jiff::Timestamp::now(), members_caught_up(snap))
             .await
             .map_err(to_reconcile)
     }
 
     /// Makes or renews the generated TLS Secrets (checks the user's), before the pods that
-    /// mount them are applied.
-    async fn ensure_tls(&self, mr: &EtcdCluster) -> Result<(), ReconcileError> {
+    /// mount them are applied, and takes the next CA rotation step when one is due (`snap`
+    /// says whether every member caught up with the last one); says so in an event.
+    async fn ensure_tls(
+        &self,
+        mr: &EtcdCluster,
+        snap: Option<&Snapshot>,
+    ) -> Result<bool, ReconcileError> {
         let Some(secrets) = &self.tls else {
-            return Ok(());
+            return Ok(false);
         };
-        TlsSecrets::new(&self.kube, &self.children, &self.names, secrets)
-            .ensure(mr, jiff::Timestamp::now())
+        let caught_up = snap.is_some_and(members_caught_up);
+        let Some(step) = self
+            .tls_secrets(secrets)
+            .ensure(mr, jiff::Timestamp::now(), caught_up)
             .await
-            .map_err(to_reconcile)
+            .map_err(to_reconcile)?
+        else {
+            return Ok(false);
+        };
+        info!(cluster = %self.names.name, step = ?step.next, "CA rotation");
+        let reason = if step.next == Next::Finish {
+            CA_ROTATED
+        } else {
+            CA_ROTATING
+        };
+        self.events.normal(mr, reason, step.message).await;
+        Ok(true)
     }
 
     /// The member to defragment now and why ([`defrag`]): only while membership is steady.
@@ -708,6 +843,40 @@ impl<M: Membership> EtcdClient<M> {
     }
 }
 
+/// Whether every member picked up the current trust generation: the StatefulSet's template
+/// carries it and its rollout is complete (every replica updated and ready), etcd reports
+/// every member healthy, and no membership change is under way. Each CA rotation phase waits
+/// for this ([`tls::rotation::Progress::rolled_out`]).
+fn members_caught_up(snap: &Snapshot) -> bool {
+    let Some(sts) = &snap.statefulset else {
+        return false;
+    };
+    let template = sts
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.metadata.as_ref())
+        .and_then(|m| m.annotations.as_ref())
+        .and_then(|a| a.get(TRUST_GENERATION_ANNOTATION))
+        .and_then(|g| g.parse::<u64>().ok())
+        .unwrap_or(0);
+    let replicas = sts.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    let rolled_out = sts.status.as_ref().is_some_and(|status| {
+        status.observed_generation >= sts.metadata.generation
+            && status.update_revision.is_some()
+            && status.current_revision == status.update_revision
+            && status.updated_replicas == Some(replicas)
+            && status.ready_replicas == Some(replicas)
+    });
+    let healthy = snap.membership.as_ref().is_ok_and(|observed| {
+        observed.members.len() == usize::try_from(replicas).unwrap_or(0)
+            && observed
+                .members
+                .iter()
+                .all(|m| m.health == planner::Health::Healthy)
+    });
+    template == snap.trust.0 && rolled_out && healthy && snap.step == Step::Steady
+}
+
 fn ignore_not_found<T>(r: Result<T, kube::Error>) -> Result<(), kube::Error> {
     match r {
         Ok(_) => Ok(()),
@@ -731,6 +900,7 @@ fn all_children(mr: &EtcdCluster) -> Result<Vec<Child>, ReconcileError> {
         replicas: 0,
         bootstrap: BootstrapFiles::Render(Bootstrap::New { size: 0 }),
         owned: true,
+        trust_generation: 0,
     };
     render::render(mr, &input)
         .and_then(render::Rendered::into_children)
@@ -783,7 +953,14 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         }
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
-        let desired = self.desired(mr, &snap, None)?;
+        let restore = self
+            .restorer()
+            .look(mr, snap.statefulset.is_some(), jiff::Timestamp::now())
+            .await?;
+        let mut desired = self.desired(mr, &snap, None)?;
+        if restore.holds_members() {
+            desired.retain(|c| c.kind() != "StatefulSet");
+        }
         let uid = mr.uid().unwrap_or_default();
         let mut existing = 0;
         let mut diffs = Vec::new();
@@ -804,7 +981,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         if existing == 0 {
             return Ok(Observation::missing());
         }
-        diffs.extend(self.tls_drift(mr).await?);
+        diffs.extend(self.tls_drift(mr, &snap).await?);
         if let Step::Flapping { why, .. } = &snap.step {
             // Repeated on every poll while it lasts; the recorder counts repeats of one event.
             self.events
@@ -820,6 +997,9 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         if let Some((name, why)) = self.defrag_due(mr, &snap) {
             diffs.push(format!("member {name} is due a defragmentation: {why}"));
         }
+        if let Progress::Act { what, .. } = &restore {
+            diffs.push(format!("restore: {what}"));
+        }
         let size = desired_size(mr)?;
         let membership = match &snap.membership {
             Ok(observed) => MembershipState::Known {
@@ -829,6 +1009,14 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
             Err(why) => MembershipState::Unknown { why: why.clone() },
         };
         let mut report = status::report(&self.names, size, snap.statefulset.as_ref(), &membership);
+        report.status.restore = restore.status().cloned();
+        if let Progress::Wait { why, .. } = &restore {
+            report.note = Some(match report.note.take() {
+                Some(note) if !note.is_empty() => format!("{why}; {note}"),
+                _ => why.clone(),
+            });
+            report.in_transition = true;
+        }
         if let Some(auth) = self.auth_status(&snap).await? {
             report.status.auth = Some(etcd_auth::state(auth));
             if let Some(why) = etcd_auth::plan_with_owner(&self.passwords, auth).describe() {
@@ -844,10 +1032,19 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         for condition in report.conditions {
             obs = obs.with_condition(condition);
         }
-        if let Some(note) = report.note {
-            obs = obs.with_note(note);
+        let notes: Vec<String> = report
+            .note
+            .into_iter()
+            .chain(snap.trust.1.describe().map(str::to_owned))
+            .collect();
+        if !notes.is_empty() {
+            obs = obs.with_note(notes.join("; "));
         }
-        if report.in_transition || snap.step.is_change() || matches!(snap.step, Step::Wait(_)) {
+        if report.in_transition
+            || snap.step.is_change()
+            || matches!(snap.step, Step::Wait(_))
+            || snap.trust.1 != Phase::Steady
+        {
             obs = obs.in_transition();
         }
         if !diffs.is_empty() {
@@ -863,16 +1060,40 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
     ) -> Result<Creation, ReconcileError> {
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
-        let desired = self.desired(mr, &snap, None)?;
-        self.ensure_tls(mr).await?;
+        let restore = self
+            .restorer()
+            .look(mr, snap.statefulset.is_some(), jiff::Timestamp::now())
+            .await?;
+        if matches!(restore, Progress::Act { .. }) {
+            self.advance_restore(mr, &snap).await?;
+        }
+        let mut desired = self.desired(mr, &snap, None)?;
+        if restore.holds_members() {
+            desired.retain(|c| c.kind() != "StatefulSet");
+        }
+        self.ensure_tls(mr, None).await?;
         self.apply_all(&desired).await?;
-        info!(cluster = %self.names.name, size = mr.spec.size, "created etcd cluster");
+        info!(cluster = %self.names.name, size = mr.spec.size, restore = restore.holds_members(), "created etcd cluster");
         Ok(Creation::new(self.names.name.clone()))
     }
 
     async fn update(&self, mr: &EtcdCluster, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
+        let restore = self
+            .restorer()
+            .look(mr, snap.statefulset.is_some(), jiff::Timestamp::now())
+            .await?;
+        if matches!(restore, Progress::Act { .. }) {
+            self.advance_restore(mr, &snap).await?;
+        }
+        if restore.holds_members() {
+            let mut desired = self.desired(mr, &snap, None)?;
+            desired.retain(|c| c.kind() != "StatefulSet");
+            self.ensure_tls(mr, None).await?;
+            self.apply_all(&desired).await?;
+            return Ok(Update::in_progress());
+        }
         let replicas = snap.replicas.unwrap_or(0);
         let applied = if snap.membership.is_ok() && snap.step.is_change() {
             scaling::apply(&snap.step, &self.membership, &self.names, replicas)
@@ -906,7 +1127,9 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
             scale_to = None;
         }
         let desired = self.desired(mr, &snap, scale_to)?;
-        self.ensure_tls(mr).await?;
+        // The pods of a new trust generation roll in the next reconcile, once the Secrets of
+        // this one are written.
+        let rotated = self.ensure_tls(mr, Some(&snap)).await?;
         self.apply_all(&desired).await?;
         self.reconcile_auth(mr, &snap).await?;
         if !applied.changed_membership && scale_to.is_none() {
@@ -920,6 +1143,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
             if applied.changed_membership
                 || applied.scale_to.is_some()
                 || applied.restart_empty.is_some()
+                || rotated
             {
                 Update::in_progress()
             } else {

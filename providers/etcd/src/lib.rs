@@ -53,6 +53,7 @@ pub mod membership;
 pub mod names;
 pub mod planner;
 pub mod render;
+pub mod restore;
 pub mod scaling;
 pub mod simulated;
 mod status;
@@ -84,6 +85,11 @@ pub struct Options {
     /// Watch EtcdClusters and their children in this namespace only (`ferroplane run
     /// --namespace`, a namespaced install's Roles); `None` watches all namespaces.
     pub namespace: Option<String>,
+    /// Lifetime and rotation of the CA made for clusters with generated TLS
+    /// ([`tls::rotation`]).
+    pub ca: tls::certs::CaPolicy,
+    /// Snapshot stores and the Jobs' image for `spec.restore`.
+    pub restore: controller::RestoreSetup,
 }
 
 /// `Api` of `K` in `namespace`, or in all namespaces.
@@ -113,13 +119,47 @@ pub fn controller_in<F: MembershipFactory>(
     factory: F,
     namespace: Option<&str>,
 ) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
+    controller_with(
+        runtime,
+        factory,
+        namespace,
+        controller::RestoreSetup::default(),
+    )
+}
+
+/// [`controller_in`] restoring `spec.restore` with `restore`.
+pub fn controller_with<F: MembershipFactory>(
+    runtime: &Runtime,
+    factory: F,
+    namespace: Option<&str>,
+    restore: controller::RestoreSetup,
+) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
+    controller_with_ca(
+        runtime,
+        factory,
+        namespace,
+        restore,
+        tls::certs::CaPolicy::default(),
+    )
+}
+
+/// [`controller_with`] making and rotating generated CAs by `ca`.
+pub fn controller_with_ca<F: MembershipFactory>(
+    runtime: &Runtime,
+    factory: F,
+    namespace: Option<&str>,
+    restore: controller::RestoreSetup,
+    ca: tls::certs::CaPolicy,
+) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
     let client = runtime.client().clone();
     let events = Events::new(runtime.recorder());
     let children = || watch_config(&[APP_NAME_LABEL]);
     ManagedController::new(
         runtime,
         api_in::<EtcdCluster>(&client, namespace),
-        EtcdConnector::new(client.clone(), factory, events),
+        EtcdConnector::new(client.clone(), factory, events)
+            .with_restore(restore)
+            .with_ca_policy(ca),
     )
     .owns(api_in::<StatefulSet>(&client, namespace), children())
     .owns(api_in::<Service>(&client, namespace), children())
@@ -148,8 +188,22 @@ pub async fn run_simulated_with_backups<S: backup::SnapshotStores>(
     let shutdown = futures::FutureExt::shared(futures::FutureExt::boxed(shutdown));
     let namespace = options.namespace.as_deref();
     futures::join!(
-        controller_in(runtime, factory.clone(), namespace).run(shutdown.clone()),
-        backup::backup_controller(runtime, factory, stores, namespace).run(shutdown),
+        controller_with_ca(
+            runtime,
+            factory.clone(),
+            namespace,
+            options.restore.clone(),
+            options.ca,
+        )
+        .run(shutdown.clone()),
+        backup::backup_controller(
+            runtime,
+            factory,
+            stores,
+            namespace,
+            options.restore.tools_image.clone(),
+        )
+        .run(shutdown),
     );
 }
 
@@ -165,9 +219,15 @@ pub async fn run_backups<S: backup::SnapshotStores>(
         kind: "EtcdBackup",
         source: Box::new(e),
     })?;
-    backup::backup_controller(runtime, factory, stores, options.namespace.as_deref())
-        .run(shutdown)
-        .await;
+    backup::backup_controller(
+        runtime,
+        factory,
+        stores,
+        options.namespace.as_deref(),
+        options.restore.tools_image.clone(),
+    )
+    .run(shutdown)
+    .await;
     Ok(())
 }
 
@@ -179,9 +239,15 @@ pub async fn run_simulated(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let factory = simulated::SimulatedFactory::new(runtime.client().clone());
-    controller_in(runtime, factory, options.namespace.as_deref())
-        .run(shutdown)
-        .await;
+    controller_with_ca(
+        runtime,
+        factory,
+        options.namespace.as_deref(),
+        options.restore.clone(),
+        options.ca,
+    )
+    .run(shutdown)
+    .await;
 }
 
 /// Runs the EtcdCluster controller with the production membership client until `shutdown`
@@ -196,8 +262,14 @@ pub async fn run(
         kind: "EtcdCluster",
         source: Box::new(e),
     })?;
-    controller_in(runtime, factory, options.namespace.as_deref())
-        .run(shutdown)
-        .await;
+    controller_with_ca(
+        runtime,
+        factory,
+        options.namespace.as_deref(),
+        options.restore.clone(),
+        options.ca,
+    )
+    .run(shutdown)
+    .await;
     Ok(())
 }

@@ -63,6 +63,9 @@ pub struct StatusFields {
     pub phase: EtcdPhase,
     /// The member pods' label selector, which the `/scale` subresource reports.
     pub selector: String,
+    /// A restore's progress (`spec.restore` is set at creation only, so it is never removed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restore: Option<ferroplane_apis::etcd::EtcdRestoreStatus>,
     /// Whether etcd requires authentication; left out (what was reported stays) when etcd was
     /// not asked.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -299,6 +302,7 @@ pub fn report(
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(","),
+            restore: None,
             auth: None,
         },
         readiness,
@@ -630,6 +634,7 @@ mod tests {
             leader: None,
             client_endpoint: "http://e-client.ns.svc:2379".into(),
             phase: EtcdPhase::Degraded,
+            restore: None,
             selector: "app.kubernetes.io/instance=e".into(),
             auth: None,
         };

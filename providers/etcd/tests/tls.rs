@@ -640,3 +640,68 @@ fn client_with_common_name(cluster: &TlsCluster, common_name: &str) -> ClientTls
         key_pem: key.serialize_pem(),
     }
 }
+
+/// Why CA rotation restarts the members (`provider_etcd::tls::rotation`): etcd trusts every CA
+/// of a bundle in its trusted CA file, but reads that file only at start. A client certificate
+/// of a second CA is refused after the file gained that CA, and answered once the member
+/// restarted, beside one of the first CA.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_trusts_a_new_ca_of_its_bundle_only_after_a_restart() {
+    let mut cluster = TlsCluster::new();
+    let alone = Bootstrap::New { size: 1 };
+    cluster.start(0, &alone);
+    let old = cluster.gateway(&cluster.client.clone(), 1);
+    if let Err(e) = eventually("the member answers the first CA's client")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(200))
+        .try_until_async(|| async { listed(&old).await.map_err(|e| e.to_string()) })
+        .await
+    {
+        panic!("{e}\nm0 log:\n{}", cluster.log(0));
+    }
+    let now = Timestamp::now();
+    let second = certs::new_ca("second CA", now).expect("CA");
+    let issued = certs::issue("second CA", &second.key_pem, Leaf::Client, &[], now).expect("leaf");
+    let newcomer = ClientTls {
+        // The member's server certificate is still the first CA's.
+        ca_pem: cluster.client.ca_pem.clone(),
+        cert_pem: issued.cert_pem,
+        key_pem: issued.key_pem,
+    };
+    let bundle = format!("{}{}", cluster.client.ca_pem, second.cert_pem);
+    for leaf in ["peer", "server"] {
+        std::fs::write(cluster.dir.path().join(leaf).join("ca.crt"), &bundle).expect("ca.crt");
+    }
+    // A new connection, after the file changed: still refused.
+    let refused = cluster.gateway(&newcomer, 1).list().await;
+    assert!(
+        matches!(refused, Err(MembershipError::Unreachable { .. })),
+        "etcd has not re-read its trusted CA file: {refused:?}"
+    );
+    listed(&old)
+        .await
+        .expect("the member is up: the refusal is the second CA's");
+
+    if let Some(mut child) = cluster.processes[0].take() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    cluster.start(0, &alone);
+    let both = [
+        cluster.gateway(&newcomer, 1),
+        cluster.gateway(&cluster.client.clone(), 1),
+    ];
+    if let Err(e) = eventually("both CAs' clients answered after the restart")
+        .within(Duration::from_secs(60))
+        .every(Duration::from_millis(200))
+        .try_until_async(|| async {
+            for client in &both {
+                listed(client).await.map_err(|e| e.to_string())?;
+            }
+            Ok::<(), String>(())
+        })
+        .await
+    {
+        panic!("{e}\nm0 log:\n{}", cluster.log(0));
+    }
+}

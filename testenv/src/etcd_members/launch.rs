@@ -63,6 +63,17 @@ pub fn plan(
     ip: Ipv4Addr,
 ) -> Result<Launch, String> {
     let container = etcd_container(pod).ok_or("the pod has no etcd container")?;
+    plan_container(pod, container, volumes, ip)
+}
+
+/// The launch of `container` of `pod` (any container: a Job's init containers too), as
+/// [`plan`] does for the etcd container.
+pub fn plan_container(
+    pod: &Pod,
+    container: &Container,
+    volumes: &BTreeMap<String, HostVolume>,
+    ip: Ipv4Addr,
+) -> Result<Launch, String> {
     let image = container.image.as_deref().unwrap_or_default();
     let version = image_version(image)
         .ok_or_else(|| format!("image {image:?} has no vMAJOR.MINOR.PATCH tag"))?;

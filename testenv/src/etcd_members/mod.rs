@@ -5,7 +5,9 @@
 //! hostPath — see [`crate::Provisioner`] — so data survives the pod and goes with the claim),
 //! and its own loopback address ([`addresses`]). A pod that goes, or is replaced, has its etcd
 //! stopped (SIGTERM, then SIGKILL after the grace period); an etcd that exits on its own is
-//! started again after a second, as a kubelet restarts a container.
+//! started again after a second, as a kubelet restarts a container. A running member's Secret
+//! volumes follow their Secret, as a kubelet refreshes them (within its sync period; here every
+//! [`REFRESH`]): all files of a volume change at once.
 //!
 //! Each etcd runs in a mount namespace of its own (`unshare --mount`, which needs root or user
 //! namespaces) whose `/etc/hosts` is the runner's hosts file: the members find each other by the
@@ -13,6 +15,7 @@
 //! [`MemberAddresses`].
 
 mod addresses;
+mod jobs;
 pub mod launch;
 
 use std::collections::BTreeMap;
@@ -40,6 +43,8 @@ const INTERVAL: Duration = Duration::from_millis(250);
 const GRACE: Duration = Duration::from_secs(10);
 /// How long after an exit the member is started again.
 const RESTART_DELAY: Duration = Duration::from_secs(1);
+/// How often running members' Secret volumes are brought up to date.
+const REFRESH: Duration = Duration::from_secs(5);
 
 /// One running member, as [`EtcdMembers::members`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +73,10 @@ struct State {
     exited: BTreeMap<PodKey, (String, Instant, u32)>,
     /// Why a member could not be started (yet), by pod; why the last step failed.
     problems: BTreeMap<String, String>,
+    /// When the Secret volumes were last refreshed.
+    refreshed: Option<Instant>,
+    /// Job pods started, by UID (each runs once, to its end).
+    job_pods: std::collections::BTreeSet<String>,
 }
 
 /// The runner for one namespace. Dropping it stops every member it started.
@@ -84,11 +93,15 @@ impl EtcdMembers {
     /// Starts playing the kubelet of the etcd pods of `namespace`, with files (logs, pods'
     /// volumes, the hosts file) under `dir`; members' programs come from `builder` (built when
     /// missing: about a minute per release on 2 cores).
+    ///
+    /// Job pods of the namespace are run too ([`jobs`]), their `ferroplane` containers with
+    /// `ferroplane` (none: they fail).
     pub fn start(
         client: kube::Client,
         namespace: &str,
         dir: &Path,
         builder: Builder,
+        ferroplane: Option<PathBuf>,
     ) -> Result<Self> {
         for sub in ["logs", "pods"] {
             std::fs::create_dir_all(dir.join(sub))
@@ -112,6 +125,7 @@ impl EtcdMembers {
             spawner: spawner.clone(),
             builder: Arc::new(builder),
             dir: dir.to_owned(),
+            ferroplane,
         };
         let task = tokio::spawn(runner.run());
         Ok(Self {
@@ -163,6 +177,46 @@ impl Drop for EtcdMembers {
     }
 }
 
+/// Makes `dir` hold exactly `files`, all at once; nothing happens when it already does.
+fn swap_in(dir: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<()> {
+    let same = std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.count() == files.len()
+            && files
+                .iter()
+                .all(|(k, v)| std::fs::read(dir.join(k)).is_ok_and(|old| old == *v))
+    });
+    if same || !dir.exists() {
+        return Ok(());
+    }
+    let staged = dir.with_extension("refresh");
+    let _ = std::fs::remove_dir_all(&staged);
+    std::fs::create_dir_all(&staged)
+        .map_err(Error::io(format!("creating {}", staged.display())))?;
+    for (key, content) in files {
+        std::fs::write(staged.join(key), content)
+            .map_err(Error::io(format!("writing {}", staged.join(key).display())))?;
+    }
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap_or_default();
+    let (from, to) = (c(&staged), c(dir));
+    // SAFETY: two NUL-terminated paths that live across the call.
+    let exchanged = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if exchanged != 0 {
+        return Err(Error::io(format!("swapping in {}", dir.display()))(
+            std::io::Error::last_os_error(),
+        ));
+    }
+    let _ = std::fs::remove_dir_all(&staged);
+    Ok(())
+}
+
 fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     state.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -200,6 +254,7 @@ struct Runner {
     spawner: Arc<Processes>,
     builder: Arc<Builder>,
     dir: PathBuf,
+    ferroplane: Option<PathBuf>,
 }
 
 impl Runner {
@@ -232,6 +287,13 @@ impl Runner {
         let pods = self.pods.list(&ListParams::default()).await?.items;
         let mut wanted: BTreeMap<PodKey, Pod> = BTreeMap::new();
         for pod in pods {
+            if jobs::is_job_pod(&pod) {
+                if let Err(error) = self.start_job_pod(&pod).await {
+                    let name = pod.metadata.name.clone().unwrap_or_default();
+                    lock(&self.state).problems.insert(name, error.to_string());
+                }
+                continue;
+            }
             if launch::etcd_container(&pod).is_none() {
                 continue;
             }
@@ -270,6 +332,57 @@ impl Runner {
                     Ok(()) => state.problems.remove(&key.1),
                     Err(error) => state.problems.insert(key.1.clone(), error.to_string()),
                 };
+            }
+        }
+        let due = lock(&self.state)
+            .refreshed
+            .is_none_or(|at| at.elapsed() >= REFRESH);
+        if due {
+            self.refresh_secret_volumes(&wanted).await?;
+            lock(&self.state).refreshed = Some(Instant::now());
+        }
+        Ok(())
+    }
+
+    /// Rewrites the Secret volumes of running members whose Secret changed. A kubelet swaps a
+    /// volume's files all at once (a symlink to a new directory), so that a reader never sees
+    /// a new certificate with an old key; here the new directory is exchanged with the old one
+    /// (`renameat2(RENAME_EXCHANGE)`). A Secret that is gone leaves its files as they are.
+    async fn refresh_secret_volumes(&self, wanted: &BTreeMap<PodKey, Pod>) -> Result<()> {
+        let secrets: BTreeMap<String, Secret> = self
+            .secrets
+            .list(&ListParams::default())
+            .await?
+            .items
+            .into_iter()
+            .map(|s| (s.metadata.name.clone().unwrap_or_default(), s))
+            .collect();
+        for (key, pod) in wanted {
+            let uid = pod.metadata.uid.clone().unwrap_or_default();
+            let running = lock(&self.state)
+                .running
+                .get(key)
+                .is_some_and(|r| r.info.pod_uid == uid);
+            if !running {
+                continue;
+            }
+            let pod_dir = launch::pod_dir(&self.dir, &key.0, &key.1, &uid);
+            for volume in pod.spec.iter().flat_map(|s| s.volumes.iter().flatten()) {
+                let Some(secret) = volume
+                    .secret
+                    .as_ref()
+                    .and_then(|v| secrets.get(v.secret_name.as_deref().unwrap_or_default()))
+                else {
+                    continue;
+                };
+                let files: BTreeMap<String, Vec<u8>> = secret
+                    .data
+                    .clone()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(k, v)| (k, v.0))
+                    .collect();
+                swap_in(&pod_dir.join(&volume.name), &files)?;
             }
         }
         Ok(())
@@ -393,6 +506,48 @@ impl Runner {
         Ok(())
     }
 
+    /// Starts running a Job pod that is Running (scheduled, and marked so by kwok) and has not
+    /// been run, once its volumes are there.
+    async fn start_job_pod(&self, pod: &Pod) -> Result<()> {
+        let running = pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        if !running
+            || pod.metadata.deletion_timestamp.is_some()
+            || lock(&self.state).job_pods.contains(&uid)
+        {
+            return Ok(());
+        }
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let pod_dir = launch::pod_dir(&self.dir, &self.namespace, &name, &uid);
+        let volumes = self.host_volumes(pod, &pod_dir).await?;
+        let wanted = pod
+            .spec
+            .iter()
+            .flat_map(|s| s.volumes.iter().flatten())
+            .count();
+        if volumes.len() < wanted {
+            // A claim not bound yet, a Secret not there yet: a kubelet waits too.
+            return Ok(());
+        }
+        lock(&self.state).job_pods.insert(uid);
+        let key = (self.namespace.clone(), name);
+        let address = self.addresses.register(&key, None)?;
+        let job_pod = jobs::JobPod {
+            pods: self.pods.clone(),
+            pod: pod.clone(),
+            volumes,
+            address,
+            builder: self.builder.clone(),
+            ferroplane: self.ferroplane.clone(),
+            log_dir: self.dir.join("logs"),
+            pod_dir,
+            hosts_file: self.addresses.hosts_file().to_path_buf(),
+        };
+        tracing::info!(pod = %key.1, "running a Job pod");
+        tokio::spawn(job_pod.run());
+        Ok(())
+    }
+
     /// The pod's volumes on this machine: a claim's PersistentVolume hostPath, a ConfigMap's
     /// files to write under the pod's directory, a directory there for any other volume.
     async fn host_volumes(
@@ -452,5 +607,40 @@ impl Runner {
             out.insert(volume.name.clone(), host);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_volume_changes_all_at_once_and_only_when_its_secret_did() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let dir = root.path().join("server-tls");
+        let files = |cert: &str, key: &str| {
+            BTreeMap::from([
+                ("tls.crt".to_owned(), cert.as_bytes().to_vec()),
+                ("tls.key".to_owned(), key.as_bytes().to_vec()),
+            ])
+        };
+        // A volume the member never had is not made here.
+        swap_in(&dir, &files("c1", "k1")).expect("nothing to do");
+        assert!(!dir.exists());
+        std::fs::create_dir_all(&dir).expect("volume");
+        std::fs::write(dir.join("tls.crt"), "c1").expect("write");
+        std::fs::write(dir.join("tls.key"), "k1").expect("write");
+        std::fs::write(dir.join("next.crt"), "gone").expect("write");
+        swap_in(&dir, &files("c2", "k2")).expect("swapped");
+        let read = |k: &str| std::fs::read_to_string(dir.join(k)).expect("file");
+        assert_eq!(
+            (read("tls.crt"), read("tls.key")),
+            ("c2".into(), "k2".into())
+        );
+        assert!(!dir.join("next.crt").exists(), "a key the Secret lost goes");
+        assert!(
+            !dir.with_extension("refresh").exists(),
+            "the old files went"
+        );
     }
 }

@@ -9,7 +9,7 @@
 //! table, the one thing that differs from a cluster. The EtcdBackup controller runs beside it
 //! with the same client, storing snapshots in the test's ECS mock's OSS.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ferroplane_runtime::Runtime;
 use ferroplane_testenv::{Builder, EtcdMembers, MemberAddresses, Provisioner};
@@ -19,7 +19,7 @@ use std::sync::Arc;
 use alibaba_mock::MockServer;
 use ferroplane::etcd_backup_store::OssStores;
 use provider_alibaba::EndpointAllowList;
-use provider_etcd::controller::GatewayFactory;
+use provider_etcd::controller::{GatewayFactory, RestoreSetup};
 use provider_etcd::membership::GatewayConfig;
 
 /// Builds the etcd release of `deploy/samples/etcdcluster.yaml` when missing (about a minute
@@ -72,8 +72,14 @@ impl EtcdHarness {
     ) -> Self {
         let provisioner = Provisioner::start(admin.clone(), namespace, dir)
             .expect("the storage provisioner starts");
-        let members = EtcdMembers::start(admin, namespace, dir, Builder::new(None))
-            .expect("the etcd member runner starts");
+        let members = EtcdMembers::start(
+            admin,
+            namespace,
+            dir,
+            Builder::new(None),
+            Some(PathBuf::from(env!("CARGO_BIN_EXE_ferroplane"))),
+        )
+        .expect("the etcd member runner starts");
         let factory = loopback_factory(members.addresses());
         let endpoints = EndpointAllowList::default()
             .with(&mock.endpoint())
@@ -81,15 +87,25 @@ impl EtcdHarness {
         let stores =
             OssStores::new(runtime.client().clone(), endpoints).expect("an HTTP client for OSS");
         let namespace = namespace.to_owned();
+        // Restores read snapshots from the same stores, as `ferroplane run` sets it up.
+        let restore = RestoreSetup {
+            sources: Some(Arc::new(stores.clone())),
+            ..RestoreSetup::default()
+        };
         let controller = Controllers::spawn(runtime, |runtime, shutdown| async move {
-            let clusters =
-                provider_etcd::controller_in(&runtime, factory.clone(), Some(&namespace))
-                    .run(shutdown.clone().cancelled_owned());
+            let clusters = provider_etcd::controller_with(
+                &runtime,
+                factory.clone(),
+                Some(&namespace),
+                restore,
+            )
+            .run(shutdown.clone().cancelled_owned());
             let backups = provider_etcd::backup::backup_controller(
                 &runtime,
                 factory,
                 stores,
                 Some(&namespace),
+                RestoreSetup::default().tools_image,
             )
             .run(shutdown.cancelled_owned());
             futures::join!(clusters, backups);

@@ -31,7 +31,7 @@ use kube::{Client, ResourceExt};
 
 use super::plan::{self, PlanError, SnapshotMeta, Stored};
 use super::source::SnapshotSource;
-use super::store::{SnapshotStore, SnapshotStores};
+use super::store::{SnapshotStore, SnapshotStores, StoreLocation};
 use crate::controller::{FIELD_MANAGER, MembershipFactory};
 use crate::render;
 use crate::tls::{self, TlsSecrets};
@@ -56,6 +56,7 @@ pub struct BackupConnector<F, S> {
     factory: Arc<F>,
     stores: Arc<S>,
     events: Events,
+    tools_image: Arc<str>,
 }
 
 impl<F: MembershipFactory, S: SnapshotStores> BackupConnector<F, S> {
@@ -65,8 +66,23 @@ impl<F: MembershipFactory, S: SnapshotStores> BackupConnector<F, S> {
             factory: Arc::new(factory),
             stores: Arc::new(stores),
             events,
+            tools_image: crate::controller::default_tools_image().into(),
         }
     }
+
+    /// The image of the snapshot Jobs of `pvc` destinations.
+    pub fn with_tools_image(mut self, image: Arc<str>) -> Self {
+        self.tools_image = image;
+        self
+    }
+}
+
+/// Where one backup's snapshots go.
+pub enum Destination<T> {
+    /// A bucket, written by the controller.
+    Oss(T),
+    /// A claim, written by a Job per snapshot ([`volume`]).
+    Volume { claim: String },
 }
 
 impl<F, S> Connector<EtcdBackup> for BackupConnector<F, S>
@@ -84,7 +100,18 @@ where
             parsed => parsed.map_err(plan_error)?,
         };
         let folder = plan::folder(mr).map_err(plan_error)?;
-        let store = self.stores.for_backup(mr).await?;
+        let store = match (StoreLocation::of_backup(mr), &mr.spec.destination.pvc) {
+            (Some(location), _) => Destination::Oss(self.stores.for_location(&location).await?),
+            (None, Some(pvc)) => Destination::Volume {
+                claim: pvc.claim_name.clone(),
+            },
+            (None, None) => {
+                return Err(ReconcileError::terminal(
+                    "InvalidDestination",
+                    "spec.destination needs oss or pvc",
+                ));
+            }
+        };
         Ok(BackupClient {
             kube: self.kube.clone(),
             factory: self.factory.clone(),
@@ -92,6 +119,7 @@ where
             events: self.events.clone(),
             folder,
             cron,
+            tools_image: self.tools_image.clone(),
         })
     }
 }
@@ -100,10 +128,31 @@ where
 pub struct BackupClient<F, T> {
     kube: Client,
     factory: Arc<F>,
-    store: T,
+    store: Destination<T>,
     events: Events,
     folder: String,
     cron: Option<Cron>,
+    tools_image: Arc<str>,
+}
+
+mod volume_steps;
+
+/// The snapshots the last status lists: a volume's record between its Jobs.
+fn recorded(mr: &EtcdBackup) -> Vec<Stored> {
+    mr.status
+        .iter()
+        .flat_map(|s| s.snapshots.iter())
+        .map(|s| Stored {
+            key: s.key.clone(),
+            size: u64::try_from(s.size).unwrap_or(0),
+            meta: s.taken_at.parse().ok().map(|taken_at| SnapshotMeta {
+                sha256: s.sha256.clone(),
+                revision: s.revision,
+                taken_at,
+                generation: s.generation,
+            }),
+        })
+        .collect()
 }
 
 /// What the last status says of a snapshot, so that listing needs no metadata reads.
@@ -130,19 +179,35 @@ where
     F::Client: SnapshotSource,
     T: SnapshotStore,
 {
+    /// What the folder holds: listed in the bucket, or (a volume) the status's record of it.
     async fn list(&self, mr: &EtcdBackup) -> Result<Vec<Stored>, ReconcileError> {
-        let known = known_meta(mr);
-        self.store
-            .list(&self.folder, &known)
-            .await
-            .map_err(|e| e.into_reconcile())
+        match &self.store {
+            Destination::Oss(store) => {
+                let known = known_meta(mr);
+                store
+                    .list(&self.folder, &known)
+                    .await
+                    .map_err(|e| e.into_reconcile())
+            }
+            Destination::Volume { .. } => Ok(recorded(mr)),
+        }
     }
 
-    /// Streams a snapshot from the cluster's members and stores it.
-    async fn take(&self, mr: &EtcdBackup) -> Result<(), ReconcileError> {
+    fn oss(&self) -> Result<&T, ReconcileError> {
+        match &self.store {
+            Destination::Oss(store) => Ok(store),
+            Destination::Volume { .. } => Err(ReconcileError::terminal(
+                "InvalidDestination",
+                "a pvc destination is written by Jobs, not by the controller",
+            )),
+        }
+    }
+
+    /// The EtcdCluster the backup names.
+    async fn cluster(&self, mr: &EtcdBackup) -> Result<EtcdCluster, ReconcileError> {
         let namespace = mr.namespace().unwrap_or_default();
         let name = &mr.spec.cluster_ref.name;
-        let cluster = Api::<EtcdCluster>::namespaced(self.kube.clone(), &namespace)
+        Api::<EtcdCluster>::namespaced(self.kube.clone(), &namespace)
             .get_opt(name)
             .await
             .map_err(|e| {
@@ -158,7 +223,14 @@ where
                         "EtcdCluster {namespace}/{name} not found; create it or point spec.clusterRef.name at an EtcdCluster of this namespace"
                     ),
                 )
-            })?;
+            })
+    }
+
+    /// Streams a snapshot from the cluster's members and stores it.
+    async fn take(&self, mr: &EtcdBackup) -> Result<(), ReconcileError> {
+        let namespace = mr.namespace().unwrap_or_default();
+        let name = &mr.spec.cluster_ref.name;
+        let cluster = self.cluster(mr).await?;
         let names = render::cluster_names(&cluster)
             .map_err(|e| ReconcileError::retryable(e.reason(), e.to_string()))?;
         let client_tls = match tls::secret_names(&cluster, &names) {
@@ -197,7 +269,7 @@ where
             taken_at: now,
             generation: mr.metadata.generation,
         };
-        self.store
+        self.oss()?
             .put(&key, taken.bytes, &meta)
             .await
             .map_err(|e| e.into_reconcile())?;
@@ -222,7 +294,7 @@ where
     async fn prune(&self, mr: &EtcdBackup) -> Result<(), ReconcileError> {
         let stored = self.list(mr).await?;
         for key in plan::to_prune(&stored, plan::keep(mr)) {
-            self.store
+            self.oss()?
                 .delete(&key)
                 .await
                 .map_err(|e| e.into_reconcile())?;
@@ -249,6 +321,9 @@ where
         mr: &EtcdBackup,
         _ext: &ExternalRef,
     ) -> Result<Observation, ReconcileError> {
+        if let Destination::Volume { .. } = &self.store {
+            return self.observe_volume(mr).await;
+        }
         let stored = self.list(mr).await?;
         if stored.is_empty() {
             return Ok(Observation::missing());
@@ -274,12 +349,20 @@ where
         mr: &EtcdBackup,
         _key: &IdempotencyKey,
     ) -> Result<Creation, ReconcileError> {
+        if let Destination::Volume { .. } = &self.store {
+            self.advance_volume(mr).await?;
+            return Ok(Creation::new(plan::external_name(mr, &self.folder)));
+        }
         self.take(mr).await?;
         self.prune(mr).await?;
         Ok(Creation::new(plan::external_name(mr, &self.folder)))
     }
 
     async fn update(&self, mr: &EtcdBackup, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
+        if let Destination::Volume { .. } = &self.store {
+            self.advance_volume(mr).await?;
+            return Ok(Update::in_progress());
+        }
         let stored = self.list(mr).await?;
         if plan::due(mr, self.cron.as_ref(), &stored, Timestamp::now()).is_some() {
             self.take(mr).await?;
@@ -293,8 +376,14 @@ where
         mr: &EtcdBackup,
         _ext: &ExternalRef,
     ) -> Result<Deletion, ReconcileError> {
+        if let Destination::Volume { .. } = &self.store {
+            // The snapshots stay on the volume (admission allows only `Orphan` for it); a Job
+            // still running is stopped.
+            self.volume_jobs(mr).await?;
+            return Ok(Deletion::Gone);
+        }
         for stored in self.list(mr).await? {
-            self.store
+            self.oss()?
                 .delete(&stored.key)
                 .await
                 .map_err(|e| e.into_reconcile())?;

@@ -14,6 +14,7 @@ pub mod client;
 pub mod plan;
 pub mod source;
 pub mod store;
+pub mod volume;
 
 use ferroplane_apis::alibabacloud::ProviderConfig;
 use ferroplane_apis::common::ProviderConfigKind;
@@ -29,7 +30,7 @@ use kube::runtime::watcher;
 pub use client::{BackupClient, BackupConnector, SNAPSHOT_PRUNED, SNAPSHOT_TAKEN};
 pub use plan::{SnapshotMeta, Stored};
 pub use source::{SnapshotSource, Taken};
-pub use store::{SnapshotStore, SnapshotStores, StoreError};
+pub use store::{SnapshotStore, SnapshotStores, StoreError, StoreLocation};
 
 use crate::controller::MembershipFactory;
 
@@ -47,13 +48,15 @@ fn backups_of(cluster: &EtcdCluster, backups: &Store<EtcdBackup>) -> Vec<ObjectR
 }
 
 /// The EtcdBackup controller: backups in `namespace` (all when `None`), snapshots through
-/// `factory`'s membership clients, stored through `stores`. A change to a backup's EtcdCluster
+/// `factory`'s membership clients, stored through `stores` (or, for a volume, by Jobs of
+/// `tools_image`). A change to a backup's EtcdCluster
 /// or to the ProviderConfig of its namespace it names reconciles it at once.
 pub fn backup_controller<F, S>(
     runtime: &Runtime,
     factory: F,
     stores: S,
     namespace: Option<&str>,
+    tools_image: std::sync::Arc<str>,
 ) -> ManagedController<EtcdBackup, BackupConnector<F, S>>
 where
     F: MembershipFactory,
@@ -65,7 +68,7 @@ where
     ManagedController::new(
         runtime,
         crate::api_in::<EtcdBackup>(&client, namespace),
-        BackupConnector::new(client.clone(), factory, stores, events),
+        BackupConnector::new(client.clone(), factory, stores, events).with_tools_image(tools_image),
     )
     .watches_related(
         crate::api_in::<EtcdCluster>(&client, namespace),

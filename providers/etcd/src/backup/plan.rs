@@ -46,7 +46,7 @@ pub fn folder(backup: &EtcdBackup) -> Result<String, PlanError> {
     let uid = backup.uid().ok_or(PlanError::MissingMetadata("uid"))?;
     Ok(format!(
         "{}{namespace}/{}/{uid}/",
-        backup.spec.destination.oss.prefix,
+        backup.spec.destination.prefix(),
         backup.name_any()
     ))
 }
@@ -61,9 +61,14 @@ pub fn key_at(folder: &str, at: Timestamp) -> String {
     )
 }
 
-/// The external name: the folder, as a URL.
+/// The external name: the folder, as a URL (`oss://<bucket>/...` or `pvc://<claim>/...`).
 pub fn external_name(backup: &EtcdBackup, folder: &str) -> String {
-    format!("oss://{}/{folder}", backup.spec.destination.oss.bucket)
+    let destination = &backup.spec.destination;
+    match (&destination.oss, &destination.pvc) {
+        (Some(oss), _) => format!("oss://{}/{folder}", oss.bucket),
+        (None, Some(pvc)) => format!("pvc://{}/{folder}", pvc.claim_name),
+        (None, None) => folder.to_owned(),
+    }
 }
 
 /// The parsed schedule, if any.
@@ -181,13 +186,14 @@ mod tests {
                     name: "main".into(),
                 },
                 destination: BackupDestination {
-                    oss: OssDestination {
+                    pvc: None,
+                    oss: Some(OssDestination {
                         bucket: "backups".into(),
                         prefix: "etcd/".into(),
                         region: Some("cn-hangzhou".into()),
                         endpoint: None,
                         provider_config_ref: Default::default(),
-                    },
+                    }),
                 },
                 schedule: schedule.map(str::to_owned),
                 keep: 2,

@@ -16,6 +16,9 @@ pub struct RenderInput {
     /// Whether children carry an owner reference to the EtcdCluster. Without one (deletion
     /// policy Orphan), deleting the EtcdCluster leaves them running.
     pub owned: bool,
+    /// The TLS trust generation ([`crate::tls::rotation`]): the pod template carries it from the
+    /// first CA rotation on, so that each rotation phase restarts the members.
+    pub trust_generation: u64,
 }
 
 /// Where the bootstrap ConfigMap's files come from.

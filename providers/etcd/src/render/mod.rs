@@ -8,7 +8,7 @@ pub mod options;
 mod owner;
 mod pdb;
 mod services;
-mod statefulset;
+pub(crate) mod statefulset;
 #[cfg(test)]
 mod tests;
 
@@ -114,7 +114,7 @@ fn bootstrap_ordinals(bootstrap: &Bootstrap, replicas: u32) -> Vec<u32> {
 
 /// Unique per EtcdCluster object, so that a cluster re-created under the same name never
 /// mistakes the old members' traffic for its own.
-fn initial_cluster_token(cluster: &EtcdCluster, names: &ClusterNames) -> String {
+pub(crate) fn initial_cluster_token(cluster: &EtcdCluster, names: &ClusterNames) -> String {
     let uid = cluster.uid().unwrap_or_default();
     format!("{}-{}", names.name, uid.chars().take(8).collect::<String>())
 }

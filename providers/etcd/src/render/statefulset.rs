@@ -21,13 +21,16 @@
 //! - The options members run with are in their configuration files, which a running member
 //!   does not re-read; the pod template carries them as an annotation so that a change rolls
 //!   the members, one at a time, as an image change does.
+//! - Members read their trusted CA file only at start: from a generated CA's first rotation on,
+//!   the template carries the trust generation ([`crate::tls::rotation`]), so that each phase
+//!   restarts them one at a time, as an image change does.
 //! - Probes: with `/livez` and `/readyz` (3.4.29+, 3.5.11+) liveness does not depend on a leader;
 //!   older versions only have `/health`, which fails without a leader, so liveness is a TCP check
 //!   there: restarting members of a cluster without quorum only makes it worse.
 
 use std::collections::BTreeMap;
 
-use ferroplane_apis::etcd::EtcdCluster;
+use ferroplane_apis::etcd::{EtcdCluster, EtcdStorage};
 use k8s_openapi::api::apps::v1::{
     StatefulSet, StatefulSetPersistentVolumeClaimRetentionPolicy, StatefulSetSpec,
     StatefulSetUpdateStrategy,
@@ -80,6 +83,12 @@ pub(super) fn render(
         OPTIONS_ANNOTATION.to_owned(),
         serde_json::to_string(options).unwrap_or_default(),
     );
+    if tls.is_some() && input.trust_generation > 0 {
+        pod_annotations.insert(
+            crate::tls::rotation::TRUST_GENERATION_ANNOTATION.to_owned(),
+            input.trust_generation.to_string(),
+        );
+    }
     let scheduling = &cluster.spec.scheduling;
     let storage = cluster.spec.storage.as_ref();
     let mut volumes = vec![Volume {
@@ -119,18 +128,7 @@ pub(super) fn render(
                 labels: Some(names.selector()),
                 ..ObjectMeta::default()
             },
-            spec: Some(PersistentVolumeClaimSpec {
-                access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
-                storage_class_name: s.storage_class_name.clone(),
-                resources: Some(VolumeResourceRequirements {
-                    requests: Some(BTreeMap::from([(
-                        "storage".to_owned(),
-                        Quantity(s.size.clone()),
-                    )])),
-                    ..VolumeResourceRequirements::default()
-                }),
-                ..PersistentVolumeClaimSpec::default()
-            }),
+            spec: Some(data_claim_spec(s)),
             ..PersistentVolumeClaim::default()
         }]
     });
@@ -192,6 +190,23 @@ pub(super) fn render(
             ..StatefulSetSpec::default()
         }),
         status: None,
+    }
+}
+
+/// The spec of a member's data claim: the claim template's, and a restore's claims made before
+/// the StatefulSet (which then adopts them).
+pub(crate) fn data_claim_spec(storage: &EtcdStorage) -> PersistentVolumeClaimSpec {
+    PersistentVolumeClaimSpec {
+        access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
+        storage_class_name: storage.storage_class_name.clone(),
+        resources: Some(VolumeResourceRequirements {
+            requests: Some(BTreeMap::from([(
+                "storage".to_owned(),
+                Quantity(storage.size.clone()),
+            )])),
+            ..VolumeResourceRequirements::default()
+        }),
+        ..PersistentVolumeClaimSpec::default()
     }
 }
 

@@ -28,6 +28,7 @@ fn input(c: &EtcdCluster, replicas: u32) -> RenderInput {
         replicas,
         bootstrap: BootstrapFiles::Render(Bootstrap::New { size: replicas }),
         owned: true,
+        trust_generation: 0,
     }
 }
 
@@ -561,4 +562,36 @@ fn user_tls_secrets_are_mounted_as_given() {
     );
     assert!(cluster(serde_json::json!({"size": 1})).spec.tls.is_none());
     assert!(crate::tls::secret_names(&cluster(serde_json::json!({"size": 1})), &names).is_none());
+}
+
+#[test]
+fn each_trust_generation_after_the_first_rotation_restarts_the_members() {
+    let template_generation = |spec: serde_json::Value, generation: u64| {
+        let c = cluster(spec);
+        let r = render(
+            &c,
+            &RenderInput {
+                trust_generation: generation,
+                ..input(&c, 3)
+            },
+        )
+        .expect("renders");
+        r.statefulset
+            .spec
+            .and_then(|s| s.template.metadata)
+            .and_then(|m| m.annotations)
+            .and_then(|a| {
+                a.get(crate::tls::rotation::TRUST_GENERATION_ANNOTATION)
+                    .cloned()
+            })
+    };
+    let tls = serde_json::json!({"size": 3, "tls": {}});
+    // Never rotated (clusters from before rotation existed included): nothing to restart for.
+    assert_eq!(template_generation(tls.clone(), 0), None);
+    assert_eq!(template_generation(tls, 2), Some("2".to_owned()));
+    assert_eq!(
+        template_generation(serde_json::json!({"size": 3}), 2),
+        None,
+        "no TLS, no trust"
+    );
 }

@@ -1,8 +1,9 @@
 //! The certificates ferroplane makes for a cluster without user Secrets: one CA per cluster
-//! (ECDSA P-256, ten years) and leaf certificates signed by it (one year), renewed when fewer
-//! than [`RENEW_BEFORE_DAYS`] days remain. etcd reads its certificate files at every new
-//! connection, so a renewed Secret (updated in the pod's volume by the kubelet) takes effect
-//! without a restart.
+//! (ECDSA P-256, ten years by default: [`CaPolicy`]) and leaf certificates signed by it (one
+//! year), renewed when fewer than [`RENEW_BEFORE_DAYS`] days remain. etcd reads its certificate
+//! files at every new connection, so a renewed leaf (updated in the pod's volume by the kubelet)
+//! takes effect without a restart. Its trusted CA file is read once, at start: a new CA is
+//! brought in by [`super::rotation`], which restarts the members.
 //!
 //! Leaves:
 //! - peer: `*.<name>.<namespace>.svc` (and `.cluster.local`), server and client authentication
@@ -22,7 +23,35 @@ use rcgen::{
 /// Days before a leaf's expiry at which it is renewed.
 pub const RENEW_BEFORE_DAYS: i64 = 30;
 const LEAF_DAYS: i64 = 365;
-const CA_DAYS: i64 = 3650;
+/// Lifetime of a CA made before [`CaPolicy`] existed (its Secret has no expiry annotation).
+pub const LEGACY_CA_DAYS: i64 = 3650;
+
+/// How long a generated CA lives and when its rotation starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CaPolicy {
+    /// Days a new CA is valid.
+    pub validity_days: i64,
+    /// Rotation starts when fewer days than this remain (one fifth of the default life: two
+    /// years, so that it has long finished before any leaf of the old CA expires).
+    pub renew_before_days: i64,
+}
+
+impl Default for CaPolicy {
+    fn default() -> Self {
+        Self {
+            validity_days: LEGACY_CA_DAYS,
+            renew_before_days: LEGACY_CA_DAYS / 5,
+        }
+    }
+}
+
+impl CaPolicy {
+    /// Whether a CA expiring at `not_after` is rotated at `now`.
+    pub fn rotation_due(&self, not_after: Timestamp, now: Timestamp) -> bool {
+        now.checked_add((self.renew_before_days * 24).hours())
+            .map_or(true, |horizon| not_after <= horizon)
+    }
+}
 
 /// A certificate and its private key, PEM, and when it expires.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,11 +118,16 @@ fn ca_params(common_name: &str) -> CertificateParams {
     params
 }
 
-/// A new CA named `common_name`.
+/// A new CA named `common_name`, valid for [`LEGACY_CA_DAYS`].
 pub fn new_ca(common_name: &str, now: Timestamp) -> Result<Issued, CertError> {
+    new_ca_for(common_name, now, LEGACY_CA_DAYS)
+}
+
+/// A new CA named `common_name`, valid for `days`.
+pub fn new_ca_for(common_name: &str, now: Timestamp, days: i64) -> Result<Issued, CertError> {
     let key = KeyPair::generate()?;
     let mut params = ca_params(common_name);
-    let not_after = validity(&mut params, now, CA_DAYS);
+    let not_after = validity(&mut params, now, days);
     let cert = params.self_signed(&key)?;
     Ok(Issued {
         cert_pem: cert.pem(),
@@ -148,6 +182,14 @@ pub fn issue(
     })
 }
 
+/// A short fingerprint of a certificate (SHA-256 of its PEM text): which CA issued a leaf, on
+/// the leaf's Secret. Not secret: a certificate is public.
+pub fn fingerprint(cert_pem: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(cert_pem.trim().as_bytes());
+    hex::encode(&digest[..12])
+}
+
 /// Whether a leaf expiring at `not_after` is renewed at `now`.
 pub fn needs_renewal(not_after: Timestamp, now: Timestamp) -> bool {
     now.checked_add((RENEW_BEFORE_DAYS * 24).hours())
@@ -177,6 +219,25 @@ mod tests {
         assert!(leaf.key_pem.starts_with("-----BEGIN PRIVATE KEY-----"));
         assert_eq!(leaf.not_after.to_string(), "2027-11-26T00:00:00Z");
         assert_eq!(ca.not_after.to_string(), "2036-11-23T00:00:00Z");
+    }
+
+    #[test]
+    fn ca_rotation_starts_when_a_fifth_of_its_life_remains() {
+        let policy = CaPolicy::default();
+        let ca = new_ca_for("etcd-ca", now(), policy.validity_days).expect("ca");
+        assert!(!policy.rotation_due(ca.not_after, now()));
+        assert_eq!(ca.not_after.to_string(), "2036-11-23T00:00:00Z");
+        // Two years (730 days, one of them February 29th 2036) before expiry.
+        let before: Timestamp = "2034-11-23T00:00:00Z".parse().expect("ts");
+        assert!(!policy.rotation_due(ca.not_after, before));
+        let from: Timestamp = "2034-11-24T00:00:00Z".parse().expect("ts");
+        assert!(policy.rotation_due(ca.not_after, from));
+        let other = new_ca("etcd-ca", now()).expect("ca");
+        assert_ne!(fingerprint(&ca.cert_pem), fingerprint(&other.cert_pem));
+        assert_eq!(
+            fingerprint(&ca.cert_pem),
+            fingerprint(&format!("{}\n", ca.cert_pem))
+        );
     }
 
     #[test]

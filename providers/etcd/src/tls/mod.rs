@@ -6,10 +6,12 @@
 //! and server Secrets are mounted into the member pods; the client Secret is what the
 //! controller presents to etcd (membership, status, snapshots).
 
+pub mod ca_secret;
 pub mod certs;
+pub mod rotation;
 pub mod secrets;
 
-pub use secrets::{ClientTls, TlsSecrets};
+pub use secrets::{ClientTls, Rotation, TlsSecrets};
 
 use ferroplane_apis::etcd::EtcdCluster;
 

@@ -1,10 +1,14 @@
 //! Keeping a TLS cluster's Secrets right, and reading the client certificate.
 //!
-//! Generated certificates: the CA Secret `<name>-tls-ca` is made once and kept; each leaf
-//! Secret is (re)issued when it is missing, was signed by another CA, names other hosts than
-//! the cluster's, or expires within [`RENEW_BEFORE_DAYS`](super::certs::RENEW_BEFORE_DAYS)
-//! days. The reasons are what `observe` reports as drift; `ensure` (from create and update)
-//! writes them. A Secret of such a name that is not this cluster's is never touched.
+//! Generated certificates: the CA Secret `<name>-tls-ca` is made once and rotated before it
+//! expires ([`super::rotation`]; it holds the whole rotation state: the signing CA in
+//! `tls.crt`/`tls.key`, the incoming one in `next.crt`/`next.key`, the trust bundle in
+//! `ca.crt`, the phase and generation in annotations). Each leaf Secret is (re)issued when it is
+//! missing, was signed by another CA than the signing one, names other hosts than the
+//! cluster's, or expires within [`RENEW_BEFORE_DAYS`](super::certs::RENEW_BEFORE_DAYS) days;
+//! its `ca.crt` is the trust bundle. The reasons are what `observe` reports as drift; `ensure`
+//! (from create and update) writes them. A Secret of such a name that is not this cluster's is
+//! never touched.
 //!
 //! User Secrets are only read: they must exist with `tls.crt`, `tls.key` and `ca.crt`.
 
@@ -21,18 +25,24 @@ use kube::api::{Api, ObjectMeta};
 use kube::{Client, Resource, ResourceExt};
 
 use super::SecretNames;
-use super::certs::{self, Issued, Leaf};
+use super::ca_secret;
+use super::certs::{self, CaPolicy, Issued, Leaf};
+use super::rotation::{
+    self, Ca, CaState, Next, Phase, Progress, ROTATION_ANNOTATION, TRUST_GENERATION_ANNOTATION,
+};
 use crate::error::Error;
 use crate::names::ClusterNames;
 
-/// Annotation of a generated leaf Secret: when its certificate expires (RFC 3339).
+/// Annotation of a generated Secret: when its certificate (of the CA Secret: the signing CA)
+/// expires (RFC 3339).
 pub const NOT_AFTER_ANNOTATION: &str = "etcd.ferroplane.io/not-after";
 /// Annotation of a generated leaf Secret: the host names its certificate is valid for.
 pub const HOSTS_ANNOTATION: &str = "etcd.ferroplane.io/hosts";
-
-const CERT: &str = "tls.crt";
-const KEY: &str = "tls.key";
-const CA: &str = "ca.crt";
+/// Annotation of a generated leaf Secret: the fingerprint of the CA that issued it.
+pub const ISSUER_ANNOTATION: &str = "etcd.ferroplane.io/issuer";
+pub(super) const CERT: &str = "tls.crt";
+pub(super) const KEY: &str = "tls.key";
+pub(super) const CA: &str = "ca.crt";
 
 /// What the controller presents to etcd, and the CA it trusts etcd's certificate by. The key
 /// never appears in `Debug` output.
@@ -52,7 +62,7 @@ impl fmt::Debug for ClientTls {
     }
 }
 
-fn text(secret: &Secret, key: &str) -> Option<String> {
+pub(super) fn text(secret: &Secret, key: &str) -> Option<String> {
     secret
         .data
         .as_ref()?
@@ -80,6 +90,8 @@ pub struct TlsSecrets<'a> {
     pub children: &'a Children,
     pub names: &'a ClusterNames,
     pub secrets: &'a SecretNames,
+    /// Lifetime and rotation of the generated CA.
+    pub policy: CaPolicy,
 }
 
 impl TlsSecrets<'_> {
@@ -94,7 +106,13 @@ impl TlsSecrets<'_> {
             children,
             names,
             secrets,
+            policy: CaPolicy::default(),
         }
+    }
+
+    /// The same, with `policy` for the generated CA.
+    pub fn with_policy(self, policy: CaPolicy) -> Self {
+        Self { policy, ..self }
     }
 
     async fn get(&self, name: &str) -> Result<Option<Secret>, Error> {
@@ -121,65 +139,151 @@ impl TlsSecrets<'_> {
         )
     }
 
-    /// Why the Secrets are not as they should be (empty when they are). For user Secrets, a
-    /// missing Secret or key is an error: nothing ferroplane writes can fix it.
-    pub async fn check(&self, mr: &EtcdCluster, now: Timestamp) -> Result<Vec<String>, Error> {
-        if !self.secrets.generated {
-            for name in [
-                &self.secrets.peer,
-                &self.secrets.server,
-                &self.secrets.client,
-            ] {
-                let secret = self.get(name).await?;
-                let missing: Vec<&str> = [CERT, KEY, CA]
-                    .into_iter()
-                    .filter(|k| secret.as_ref().and_then(|s| text(s, k)).is_none())
-                    .collect();
-                if secret.is_none() || !missing.is_empty() {
-                    return Err(Error::TlsSecret {
-                        name: name.clone(),
-                        missing: if secret.is_none() {
-                            "the Secret".to_owned()
-                        } else {
-                            missing.join(", ")
-                        },
-                    });
-                }
+    /// The user Secrets' problem: a missing Secret or key, which nothing ferroplane writes can
+    /// fix.
+    async fn check_user(&self) -> Result<(), Error> {
+        for name in [
+            &self.secrets.peer,
+            &self.secrets.server,
+            &self.secrets.client,
+        ] {
+            let secret = self.get(name).await?;
+            let missing: Vec<&str> = [CERT, KEY, CA]
+                .into_iter()
+                .filter(|k| secret.as_ref().and_then(|s| text(s, k)).is_none())
+                .collect();
+            if secret.is_none() || !missing.is_empty() {
+                return Err(Error::TlsSecret {
+                    name: name.clone(),
+                    missing: if secret.is_none() {
+                        "the Secret".to_owned()
+                    } else {
+                        missing.join(", ")
+                    },
+                });
             }
-            return Ok(Vec::new());
+        }
+        Ok(())
+    }
+
+    /// The CA Secret (refused when it is not this cluster's) and what it holds (`None` when
+    /// it is missing or incomplete).
+    async fn read_ca(&self, uid: &str) -> Result<(Option<Secret>, Option<CaState>), Error> {
+        let live = self.get(&self.names.tls_secret("ca")).await?;
+        if let Some(live) = &live {
+            self.ours(live, uid)?;
+        }
+        let state = live
+            .as_ref()
+            .and_then(|s| ca_secret::read(s, &self.legacy_ca_name()));
+        Ok((live, state))
+    }
+
+    /// The leaf Secrets, in [`Leaf::ALL`] order (each refused when it is not this cluster's).
+    async fn read_leaves(&self, uid: &str) -> Result<Vec<Option<Secret>>, Error> {
+        let mut out = Vec::new();
+        for leaf in Leaf::ALL {
+            let live = self.get(&self.names.tls_secret(leaf.suffix())).await?;
+            if let Some(live) = &live {
+                self.ours(live, uid)?;
+            }
+            out.push(live);
+        }
+        Ok(out)
+    }
+
+    /// The name of a CA made before CA names were recorded.
+    fn legacy_ca_name(&self) -> String {
+        format!("{}.{} etcd CA", self.names.name, self.names.namespace)
+    }
+
+    fn new_ca(&self, now: Timestamp) -> Result<Ca, Error> {
+        let name = format!(
+            "{} {}",
+            self.legacy_ca_name(),
+            now.strftime("%Y%m%dT%H%M%SZ")
+        );
+        let issued = certs::new_ca_for(&name, now, self.policy.validity_days)?;
+        Ok(Ca {
+            name,
+            cert_pem: issued.cert_pem,
+            key_pem: issued.key_pem,
+            not_after: issued.not_after,
+        })
+    }
+
+    /// How often the trust bundle or the issuing CA changed (0 without generated
+    /// certificates, or before the first rotation: the member pods' template carries it), and
+    /// the rotation phase.
+    pub async fn trust(&self) -> Result<(u64, Phase), Error> {
+        if !self.secrets.generated {
+            return Ok((0, Phase::Steady));
+        }
+        let live = self.get(&self.names.tls_secret("ca")).await?;
+        let annotation = |key: &str| {
+            live.as_ref()
+                .and_then(|s| s.annotations().get(key).cloned())
+                .unwrap_or_default()
+        };
+        Ok((
+            annotation(TRUST_GENERATION_ANNOTATION).parse().unwrap_or(0),
+            Phase::parse(&annotation(ROTATION_ANNOTATION)).unwrap_or(Phase::Steady),
+        ))
+    }
+
+    /// Why the Secrets are not as they should be (empty when they are), including a rotation
+    /// phase that can begin now that the members are `rolled_out` ([`rotation::Progress`]).
+    /// For user Secrets, a missing Secret or key is an error.
+    pub async fn check(
+        &self,
+        mr: &EtcdCluster,
+        now: Timestamp,
+        rolled_out: bool,
+    ) -> Result<Vec<String>, Error> {
+        if !self.secrets.generated {
+            return self.check_user().await.map(|()| Vec::new());
         }
         let uid = mr.uid().unwrap_or_default();
         let owned = children::owned(mr);
-        let ca = self.get(&self.names.tls_secret("ca")).await?;
+        let (live_ca, state) = self.read_ca(&uid).await?;
+        let leaves = self.read_leaves(&uid).await?;
         let mut reasons = Vec::new();
-        let ca_pem = match &ca {
-            Some(ca) => {
-                self.ours(ca, &uid)?;
-                text(ca, CERT)
+        match (&live_ca, &state) {
+            (None, _) => reasons.push(format!("Secret {} is missing", self.names.tls_secret("ca"))),
+            (Some(_), None) => reasons.push(format!(
+                "Secret {} has no CA certificate or key",
+                self.names.tls_secret("ca")
+            )),
+            (Some(live), Some(state)) => {
+                if owner_mismatch(live, &uid, owned) {
+                    reasons.push(format!(
+                        "Secret {}: owner reference differs",
+                        self.names.tls_secret("ca")
+                    ));
+                }
+                let progress = Progress {
+                    rolled_out,
+                    leaves_from_current: leaves_from(&leaves, &state.current),
+                };
+                let next = rotation::decide(state, progress, now, &self.policy);
+                if next != Next::Stay {
+                    reasons.push(format!("CA rotation: {next:?} is due"));
+                }
             }
-            None => {
-                reasons.push(format!("Secret {} is missing", self.names.tls_secret("ca")));
-                None
-            }
-        };
-        for leaf in Leaf::ALL {
+        }
+        for (leaf, live) in Leaf::ALL.into_iter().zip(&leaves) {
             let name = self.names.tls_secret(leaf.suffix());
-            let live = self.get(&name).await?;
-            if let Some(live) = &live {
-                self.ours(live, &uid)?;
-            }
-            if let Some(why) = leaf_problem(
-                live.as_ref(),
-                ca_pem.as_deref(),
-                &hosts(self.names, leaf),
-                now,
-            ) {
-                reasons.push(format!("Secret {name}: {why}"));
-            } else if live
-                .as_ref()
-                .is_some_and(|l| owner_mismatch(l, &uid, owned))
-            {
-                reasons.push(format!("Secret {name}: owner reference differs"));
+            match leaf_problem(live.as_ref(), state.as_ref(), &hosts(self.names, leaf), now) {
+                LeafFix::Reissue(why) => reasons.push(format!("Secret {name}: {why}")),
+                LeafFix::Trust => reasons.push(format!("Secret {name}: trusts other CAs")),
+                LeafFix::Good => {
+                    if live
+                        .as_ref()
+                        .is_some_and(|l| owner_mismatch(l, &uid, owned))
+                    {
+                        reasons.push(format!("Secret {name}: owner reference differs"));
+                    }
+                }
             }
         }
         Ok(reasons)
@@ -197,96 +301,130 @@ impl TlsSecrets<'_> {
         }
     }
 
-    /// Makes or renews what [`check`](Self::check) finds wrong (generated certificates only).
-    pub async fn ensure(&self, mr: &EtcdCluster, now: Timestamp) -> Result<(), Error> {
+    /// Makes or renews what [`check`](Self::check) finds wrong (generated certificates only)
+    /// and takes the next rotation step when one is due; returns that step.
+    pub async fn ensure(
+        &self,
+        mr: &EtcdCluster,
+        now: Timestamp,
+        rolled_out: bool,
+    ) -> Result<Option<Rotation>, Error> {
         if !self.secrets.generated {
-            return self.check(mr, now).await.map(|_| ());
+            return self.check_user().await.map(|()| None);
         }
         let uid = mr.uid().unwrap_or_default();
         let owned = children::owned(mr);
-        let ca_name = self.names.tls_secret("ca");
-        let ca_common_name = format!("{}.{} etcd CA", self.names.name, self.names.namespace);
-        let live_ca = self.get(&ca_name).await?;
-        let ca = match live_ca
-            .as_ref()
-            .map(|ca| (ca, text(ca, CERT), text(ca, KEY)))
-        {
-            Some((live, Some(cert_pem), Some(key_pem))) => {
-                self.ours(live, &uid)?;
-                let ca = Issued {
-                    cert_pem,
-                    key_pem,
-                    not_after: now,
-                };
-                if owner_mismatch(live, &uid, owned) {
-                    self.apply(mr, &ca_name, &ca, &ca.cert_pem, None).await?;
-                }
-                ca
+        let (live_ca, state) = self.read_ca(&uid).await?;
+        let leaves = self.read_leaves(&uid).await?;
+        let (mut state, mut write_ca) = match state {
+            Some(state) => {
+                let mismatch = live_ca
+                    .as_ref()
+                    .is_some_and(|l| owner_mismatch(l, &uid, owned));
+                (state, mismatch)
             }
-            other => {
-                if let Some((live, _, _)) = other {
-                    self.ours(live, &uid)?;
-                }
-                let ca = certs::new_ca(&ca_common_name, now)?;
-                self.apply(mr, &ca_name, &ca, &ca.cert_pem, None).await?;
-                ca
-            }
+            None => (CaState::new(self.new_ca(now)?), true),
         };
-        for leaf in Leaf::ALL {
-            let name = self.names.tls_secret(leaf.suffix());
-            let live = self.get(&name).await?;
-            if let Some(live) = &live {
-                self.ours(live, &uid)?;
-            }
-            let hosts = hosts(self.names, leaf);
-            match leaf_problem(live.as_ref(), Some(&ca.cert_pem), &hosts, now) {
-                Some(_) => {
-                    let issued = certs::issue(&ca_common_name, &ca.key_pem, leaf, &hosts, now)?;
-                    self.apply(mr, &name, &issued, &ca.cert_pem, Some(&hosts))
-                        .await?;
-                }
-                None => {
-                    if let Some(live) = live.as_ref().filter(|l| owner_mismatch(l, &uid, owned)) {
-                        // Same certificate, the deletion policy's owner reference.
-                        let kept = Issued {
-                            cert_pem: text(live, CERT).unwrap_or_default(),
-                            key_pem: text(live, KEY).unwrap_or_default(),
-                            not_after: not_after(live).unwrap_or(now),
-                        };
-                        self.apply(mr, &name, &kept, &ca.cert_pem, Some(&hosts))
-                            .await?;
-                    }
-                }
-            }
+        let progress = Progress {
+            rolled_out,
+            leaves_from_current: leaves_from(&leaves, &state.current),
+        };
+        let next = rotation::decide(&state, progress, now, &self.policy);
+        let mut step = None;
+        if next != Next::Stay {
+            let after = match next {
+                Next::Start => state.trust_both(self.new_ca(now)?),
+                Next::Reissue => state.reissue(),
+                Next::DropOld => state.drop_old(),
+                Next::Finish | Next::Stay => state.finish(),
+            };
+            step = Some(Rotation {
+                next,
+                message: rotation::describe(next, &state, &after),
+            });
+            state = after;
+            write_ca = true;
         }
-        Ok(())
+        if write_ca {
+            // The whole rotation state in one write: a crash after it resumes from it.
+            self.apply_ca(mr, &state).await?;
+        }
+        for (leaf, live) in Leaf::ALL.into_iter().zip(&leaves) {
+            let name = self.names.tls_secret(leaf.suffix());
+            let hosts = hosts(self.names, leaf);
+            let kept = |live: &Secret| Issued {
+                cert_pem: text(live, CERT).unwrap_or_default(),
+                key_pem: text(live, KEY).unwrap_or_default(),
+                not_after: not_after(live).unwrap_or(now),
+            };
+            let issued = match (leaf_problem(live.as_ref(), Some(&state), &hosts, now), live) {
+                (LeafFix::Reissue(_), _) | (_, None) => certs::issue(
+                    &state.current.name,
+                    &state.current.key_pem,
+                    leaf,
+                    &hosts,
+                    now,
+                )?,
+                // Same certificate, the trust bundle of this phase.
+                (LeafFix::Trust, Some(live)) => kept(live),
+                // Same certificate, the deletion policy's owner reference.
+                (LeafFix::Good, Some(live)) if owner_mismatch(live, &uid, owned) => kept(live),
+                (LeafFix::Good, Some(_)) => continue,
+            };
+            self.apply_leaf(mr, &name, &issued, &state, &hosts).await?;
+        }
+        Ok(step)
+    }
+
+    async fn apply_ca(&self, mr: &EtcdCluster, state: &CaState) -> Result<(), Error> {
+        let (data, annotations) = ca_secret::contents(state);
+        let data: Vec<(&str, &str)> = data.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        self.apply(mr, &self.names.tls_secret("ca"), &data, annotations)
+            .await
+    }
+
+    async fn apply_leaf(
+        &self,
+        mr: &EtcdCluster,
+        name: &str,
+        issued: &Issued,
+        state: &CaState,
+        hosts: &[String],
+    ) -> Result<(), Error> {
+        let annotations = BTreeMap::from([
+            (
+                NOT_AFTER_ANNOTATION.to_owned(),
+                issued.not_after.to_string(),
+            ),
+            (HOSTS_ANNOTATION.to_owned(), hosts.join(",")),
+            (
+                ISSUER_ANNOTATION.to_owned(),
+                certs::fingerprint(&state.current.cert_pem),
+            ),
+        ]);
+        let data = [
+            (CERT, issued.cert_pem.as_str()),
+            (KEY, issued.key_pem.as_str()),
+            (CA, state.bundle.as_str()),
+        ];
+        self.apply(mr, name, &data, annotations).await
     }
 
     async fn apply(
         &self,
         mr: &EtcdCluster,
         name: &str,
-        issued: &Issued,
-        ca_pem: &str,
-        hosts: Option<&[String]>,
+        data: &[(&str, &str)],
+        annotations: BTreeMap<String, String>,
     ) -> Result<(), Error> {
         let mut labels = self.names.labels();
         labels.insert(UID_TAG.to_owned(), mr.uid().unwrap_or_default());
-        let annotations = hosts.map(|hosts| {
-            BTreeMap::from([
-                (
-                    NOT_AFTER_ANNOTATION.to_owned(),
-                    issued.not_after.to_string(),
-                ),
-                (HOSTS_ANNOTATION.to_owned(), hosts.join(",")),
-            ])
-        });
         let secret = Secret {
             metadata: ObjectMeta {
                 name: Some(name.to_owned()),
                 namespace: Some(self.names.namespace.clone()),
                 labels: Some(labels),
-                annotations,
+                annotations: Some(annotations),
                 owner_references: children::owned(mr)
                     .then(|| mr.controller_owner_ref(&()))
                     .flatten()
@@ -294,17 +432,11 @@ impl TlsSecrets<'_> {
                 ..ObjectMeta::default()
             },
             type_: Some("kubernetes.io/tls".to_owned()),
-            data: Some(BTreeMap::from([
-                (
-                    CERT.to_owned(),
-                    ByteString(issued.cert_pem.clone().into_bytes()),
-                ),
-                (
-                    KEY.to_owned(),
-                    ByteString(issued.key_pem.clone().into_bytes()),
-                ),
-                (CA.to_owned(), ByteString(ca_pem.as_bytes().to_vec())),
-            ])),
+            data: Some(
+                data.iter()
+                    .map(|(k, v)| ((*k).to_owned(), ByteString(v.as_bytes().to_vec())))
+                    .collect(),
+            ),
             ..Secret::default()
         };
         let child = Child::from_typed(&secret).map_err(|source| Error::Serialize {
@@ -319,7 +451,31 @@ impl TlsSecrets<'_> {
     }
 }
 
-fn not_after(secret: &Secret) -> Option<Timestamp> {
+/// A rotation step [`TlsSecrets::ensure`] took, for an event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rotation {
+    pub next: Next,
+    /// What happened, in words (names and dates only).
+    pub message: String,
+}
+
+/// Whether the leaf Secret `live` holds a certificate of `ca`: its issuer annotation, or (a
+/// leaf written before the annotation existed, when one CA signed and was trusted alone) its
+/// `ca.crt` being that CA.
+fn issued_by(live: &Secret, ca: &Ca) -> bool {
+    match live.annotations().get(ISSUER_ANNOTATION) {
+        Some(issuer) => *issuer == certs::fingerprint(&ca.cert_pem),
+        None => text(live, CA).as_deref() == Some(ca.cert_pem.as_str()),
+    }
+}
+
+fn leaves_from(leaves: &[Option<Secret>], ca: &Ca) -> bool {
+    leaves
+        .iter()
+        .all(|l| l.as_ref().is_some_and(|l| issued_by(l, ca)))
+}
+
+pub(super) fn not_after(secret: &Secret) -> Option<Timestamp> {
     secret
         .annotations()
         .get(NOT_AFTER_ANNOTATION)
@@ -333,30 +489,48 @@ fn owner_mismatch(live: &Secret, uid: &str, owned: bool) -> bool {
     refers != owned
 }
 
-/// Why a generated leaf Secret must be (re)issued, `None` when it is good.
+/// What a generated leaf Secret needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum LeafFix {
+    Good,
+    /// Its certificate is good; its `ca.crt` is not this phase's trust bundle.
+    Trust,
+    /// A new certificate, and why.
+    Reissue(String),
+}
+
+/// What the leaf Secret `live` needs, against the CA Secret's `state`.
 fn leaf_problem(
     live: Option<&Secret>,
-    ca_pem: Option<&str>,
+    state: Option<&CaState>,
     hosts: &[String],
     now: Timestamp,
-) -> Option<String> {
+) -> LeafFix {
     let Some(live) = live else {
-        return Some("missing".to_owned());
+        return LeafFix::Reissue("missing".to_owned());
     };
     if text(live, CERT).is_none() || text(live, KEY).is_none() {
-        return Some("has no certificate or key".to_owned());
+        return LeafFix::Reissue("has no certificate or key".to_owned());
     }
-    if ca_pem.is_none() || text(live, CA).as_deref() != ca_pem {
-        return Some("signed by another CA".to_owned());
-    }
+    let Some(state) = state.filter(|s| issued_by(live, &s.current)) else {
+        return LeafFix::Reissue("signed by another CA".to_owned());
+    };
     if live.annotations().get(HOSTS_ANNOTATION).map(String::as_str) != Some(&hosts.join(",")) {
-        return Some("valid for other host names".to_owned());
+        return LeafFix::Reissue("valid for other host names".to_owned());
     }
     match not_after(live) {
-        None => Some("has no expiry annotation".to_owned()),
-        Some(t) if certs::needs_renewal(t, now) => Some(format!("expires at {t}")),
-        Some(_) => None,
+        None => return LeafFix::Reissue("has no expiry annotation".to_owned()),
+        Some(t) if certs::needs_renewal(t, now) => {
+            return LeafFix::Reissue(format!("expires at {t}"));
+        }
+        Some(_) => {}
     }
+    if text(live, CA).as_deref() != Some(state.bundle.as_str())
+        || live.annotations().get(ISSUER_ANNOTATION).is_none()
+    {
+        return LeafFix::Trust;
+    }
+    LeafFix::Good
 }
 
 #[cfg(test)]
@@ -381,35 +555,112 @@ mod tests {
         }
     }
 
+    fn ca(name: &str) -> Ca {
+        Ca {
+            name: name.to_owned(),
+            cert_pem: name.to_owned(),
+            key_pem: format!("key of {name}"),
+            not_after: "2036-01-01T00:00:00Z".parse().expect("ts"),
+        }
+    }
+
+    /// `secret` as the leaf of `state` it is after [`TlsSecrets::apply_leaf`].
+    fn issued(mut secret: Secret, state: &CaState) -> Secret {
+        secret.annotations_mut().insert(
+            ISSUER_ANNOTATION.to_owned(),
+            certs::fingerprint(&state.current.cert_pem),
+        );
+        secret
+            .data
+            .get_or_insert_default()
+            .insert(CA.to_owned(), ByteString(state.bundle.clone().into_bytes()));
+        secret
+    }
+
     #[test]
     fn leaves_are_reissued_for_a_new_ca_other_hosts_or_near_expiry() {
         let now: Timestamp = "2026-11-26T00:00:00Z".parse().expect("ts");
         let hosts = vec!["a".to_owned(), "b".to_owned()];
-        let good = leaf("CA", "a,b", "2027-11-26T00:00:00Z");
-        assert_eq!(leaf_problem(Some(&good), Some("CA"), &hosts, now), None);
+        let state = CaState::new(ca("CA"));
+        let good = issued(leaf("CA", "a,b", "2027-11-26T00:00:00Z"), &state);
+        let reissue = |why: &str| LeafFix::Reissue(why.to_owned());
         assert_eq!(
-            leaf_problem(None, Some("CA"), &hosts, now).as_deref(),
-            Some("missing")
+            leaf_problem(Some(&good), Some(&state), &hosts, now),
+            LeafFix::Good
         );
         assert_eq!(
-            leaf_problem(Some(&good), Some("CA2"), &hosts, now).as_deref(),
-            Some("signed by another CA")
+            leaf_problem(None, Some(&state), &hosts, now),
+            reissue("missing")
+        );
+        assert_eq!(
+            leaf_problem(Some(&good), Some(&CaState::new(ca("CA2"))), &hosts, now),
+            reissue("signed by another CA")
         );
         assert_eq!(
             leaf_problem(
-                Some(&leaf("CA", "a", "2027-11-26T00:00:00Z")),
-                Some("CA"),
+                Some(&issued(leaf("CA", "a", "2027-11-26T00:00:00Z"), &state)),
+                Some(&state),
                 &hosts,
                 now
-            )
-            .as_deref(),
-            Some("valid for other host names")
+            ),
+            reissue("valid for other host names")
         );
-        let soon = leaf("CA", "a,b", "2026-12-20T00:00:00Z");
-        assert!(
-            leaf_problem(Some(&soon), Some("CA"), &hosts, now)
-                .is_some_and(|why| why.starts_with("expires at"))
+        let soon = issued(leaf("CA", "a,b", "2026-12-20T00:00:00Z"), &state);
+        assert!(matches!(
+            leaf_problem(Some(&soon), Some(&state), &hosts, now),
+            LeafFix::Reissue(why) if why.starts_with("expires at")
+        ));
+    }
+
+    #[test]
+    fn during_a_rotation_leaves_keep_their_certificate_until_the_new_ca_signs() {
+        let now: Timestamp = "2026-11-26T00:00:00Z".parse().expect("ts");
+        let hosts = vec!["a".to_owned()];
+        let steady = CaState::new(ca("old"));
+        let before = issued(leaf("old", "a", "2027-11-26T00:00:00Z"), &steady);
+        // Phase 1: the old CA's leaf stays, with the bundle of both CAs.
+        let trust = steady.trust_both(ca("new"));
+        assert_eq!(
+            leaf_problem(Some(&before), Some(&trust), &hosts, now),
+            LeafFix::Trust
         );
+        let trusting = issued(before.clone(), &trust);
+        assert_eq!(
+            leaf_problem(Some(&trusting), Some(&trust), &hosts, now),
+            LeafFix::Good
+        );
+        assert!(leaves_from(&[Some(trusting.clone())], &trust.current));
+        // Phase 2: reissued from the new CA.
+        let reissue = trust.reissue();
+        assert_eq!(
+            leaf_problem(Some(&trusting), Some(&reissue), &hosts, now),
+            LeafFix::Reissue("signed by another CA".to_owned())
+        );
+        assert!(!leaves_from(
+            &[Some(trusting), Some(issued(before.clone(), &reissue))],
+            &reissue.current
+        ));
+        // Phase 3: only the bundle changes.
+        let dropped = reissue.drop_old();
+        let new_leaf = issued(leaf("new", "a", "2027-11-26T00:00:00Z"), &reissue);
+        assert_eq!(
+            leaf_problem(Some(&new_leaf), Some(&dropped), &hosts, now),
+            LeafFix::Trust
+        );
+    }
+
+    #[test]
+    fn a_leaf_from_before_issuer_annotations_counts_as_its_ca_s() {
+        let now: Timestamp = "2026-11-26T00:00:00Z".parse().expect("ts");
+        let state = CaState::new(ca("CA"));
+        let legacy = leaf("CA", "a", "2027-11-26T00:00:00Z");
+        assert!(issued_by(&legacy, &state.current));
+        // Rewritten once (same certificate) to carry the annotation.
+        assert_eq!(
+            leaf_problem(Some(&legacy), Some(&state), &["a".to_owned()], now),
+            LeafFix::Trust
+        );
+        assert!(!issued_by(&legacy, &ca("other")));
     }
 
     #[test]

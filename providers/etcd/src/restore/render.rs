@@ -1,0 +1,486 @@
+//! The objects of a restore, as pure functions: a member's data claim (what the StatefulSet's
+//! claim template would make, made first), the Secret holding the snapshot's signed URL, and a
+//! Job per member that fills the claim.
+//!
+//! The Job's pod runs three steps in order (two init containers, then the main one), each
+//! safe to run again after a failure:
+//! 1. `fetch` (ferroplane's image): refuses a claim that already holds etcd data, removes what
+//!    a failed attempt left in the staging directory, downloads the snapshot and checks its
+//!    SHA-256 trailer (and the recorded SHA-256, when known);
+//! 2. `restore` (the cluster's etcd image): `etcdutl snapshot restore` into the staging
+//!    directory with the member's name, the initial cluster, its token and the member's peer
+//!    URL, exactly what the member's configuration file gives when it starts;
+//! 3. `commit` (ferroplane's image): renames the staging directory to the data directory, so
+//!    a member never starts on a half-restored directory.
+//!
+//! etcd's images since 3.5 have no shell, hence ferroplane's own image for the steps that need
+//! logic. The ferroplane steps run as root: they remove and rename directories `etcdutl` (root
+//! in the etcd image, as the members are) created.
+
+use std::collections::BTreeMap;
+
+use ferroplane_apis::etcd::EtcdCluster;
+use k8s_openapi::api::batch::v1::{Job, JobSpec};
+use k8s_openapi::api::core::v1::{
+    Container, EmptyDirVolumeSource, EnvVar, PersistentVolumeClaim,
+    PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec, Secret, SecretVolumeSource,
+    SecurityContext, Volume, VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::Resource;
+use kube::api::ObjectMeta;
+
+use crate::names::{ClusterNames, DATA_MOUNT, Topology};
+use crate::render::statefulset::{DATA_DIR, data_claim_spec};
+use crate::version::Release;
+
+/// Annotation of a claim made for a restore: the snapshot it receives (`bucket/key`).
+pub const RESTORE_ANNOTATION: &str = "etcd.ferroplane.io/restore-from";
+/// Annotation of a claim made for a restore: `pending` until its Job succeeded, then `done`.
+pub const RESTORE_STATE_ANNOTATION: &str = "etcd.ferroplane.io/restore-state";
+/// Annotation of the source Secret: when its URL expires (RFC 3339).
+pub const EXPIRES_ANNOTATION: &str = "etcd.ferroplane.io/url-expires";
+/// Annotation of the source Secret: the snapshot (`bucket/key`).
+pub const SNAPSHOT_ANNOTATION: &str = "etcd.ferroplane.io/snapshot";
+/// Annotation of the source Secret: the SHA-256 the Jobs check, when known.
+pub const SHA256_ANNOTATION: &str = "etcd.ferroplane.io/sha256";
+/// Label of the restore Jobs and their pods: the cluster they restore.
+pub const RESTORE_OF_LABEL: &str = "etcd.ferroplane.io/restore-of";
+/// Key of the source Secret holding the URL.
+pub const URL_KEY: &str = "url";
+
+/// Where the Job's volumes are mounted.
+const SOURCE_MOUNT: &str = "/restore/source";
+const SCRATCH_MOUNT: &str = "/restore/scratch";
+const BACKUP_MOUNT: &str = "/restore/backup";
+/// Where `etcdutl` restores before the rename: on the claim, beside the data directory.
+pub const STAGING_DIR: &str = "/var/lib/etcd/restoring";
+
+/// A failed step is retried this often (a new pod each time) before the Job fails.
+const BACKOFF_LIMIT: i32 = 4;
+
+/// What a member's restore Job needs.
+pub struct JobInput<'a> {
+    pub cluster: &'a EtcdCluster,
+    pub names: &'a ClusterNames,
+    pub release: &'a Release,
+    pub ordinal: u32,
+    /// Members the restored cluster starts with.
+    pub size: u32,
+    pub token: &'a str,
+    pub sha256: Option<&'a str>,
+    /// ferroplane's image, for the fetch and commit steps.
+    pub tools_image: &'a str,
+    /// The snapshot as a file in a claim (claim, path), mounted read-only; `None`: fetched
+    /// through the source Secret's URL.
+    pub file: Option<(&'a str, &'a str)>,
+}
+
+pub fn source_secret_name(names: &ClusterNames) -> String {
+    format!("{}-restore-source", names.name)
+}
+
+pub fn job_name(names: &ClusterNames, ordinal: u32) -> String {
+    format!("{}-restore-{ordinal}", names.name)
+}
+
+fn owner(cluster: &EtcdCluster) -> Option<OwnerReference> {
+    cluster.controller_owner_ref(&())
+}
+
+fn labels(names: &ClusterNames) -> BTreeMap<String, String> {
+    let mut labels = names.labels();
+    labels.insert(RESTORE_OF_LABEL.to_owned(), names.name.clone());
+    labels
+}
+
+/// The data claim of `ordinal`, named and labelled as the StatefulSet's template would make it,
+/// marked as awaiting `snapshot`. No owner: the StatefulSet adopts it, and its retention
+/// policy (kept when the cluster is deleted) applies as to any member volume.
+pub fn claim(
+    cluster: &EtcdCluster,
+    names: &ClusterNames,
+    ordinal: u32,
+    snapshot: &str,
+) -> PersistentVolumeClaim {
+    let storage = cluster.spec.storage.as_ref();
+    PersistentVolumeClaim {
+        metadata: ObjectMeta {
+            name: Some(names.data_volume(ordinal)),
+            namespace: Some(names.namespace.clone()),
+            labels: Some(names.selector()),
+            annotations: Some(BTreeMap::from([
+                (RESTORE_ANNOTATION.to_owned(), snapshot.to_owned()),
+                (RESTORE_STATE_ANNOTATION.to_owned(), "pending".to_owned()),
+            ])),
+            ..ObjectMeta::default()
+        },
+        spec: storage.map(data_claim_spec),
+        ..PersistentVolumeClaim::default()
+    }
+}
+
+/// The Secret recording the snapshot chosen and, for one in a bucket, holding the signed URL
+/// (a credential to the snapshot until it expires).
+pub fn source_secret(
+    cluster: &EtcdCluster,
+    names: &ClusterNames,
+    snapshot: &str,
+    url: Option<(&str, jiff::Timestamp)>,
+    sha256: Option<&str>,
+) -> Secret {
+    let mut annotations = BTreeMap::from([(SNAPSHOT_ANNOTATION.to_owned(), snapshot.to_owned())]);
+    if let Some((_, expires)) = url {
+        annotations.insert(EXPIRES_ANNOTATION.to_owned(), expires.to_string());
+    }
+    if let Some(sha256) = sha256 {
+        annotations.insert(SHA256_ANNOTATION.to_owned(), sha256.to_owned());
+    }
+    Secret {
+        metadata: ObjectMeta {
+            name: Some(source_secret_name(names)),
+            namespace: Some(names.namespace.clone()),
+            labels: Some(labels(names)),
+            annotations: Some(annotations),
+            owner_references: owner(cluster).map(|o| vec![o]),
+            ..ObjectMeta::default()
+        },
+        type_: Some("Opaque".to_owned()),
+        string_data: url.map(|(url, _)| BTreeMap::from([(URL_KEY.to_owned(), url.to_owned())])),
+        ..Secret::default()
+    }
+}
+
+fn mount(name: &str, path: &str, read_only: bool) -> VolumeMount {
+    VolumeMount {
+        name: name.to_owned(),
+        mount_path: path.to_owned(),
+        read_only: read_only.then_some(true),
+        ..VolumeMount::default()
+    }
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn as_root() -> Option<SecurityContext> {
+    Some(SecurityContext {
+        run_as_user: Some(0),
+        run_as_non_root: Some(false),
+        ..SecurityContext::default()
+    })
+}
+
+/// The restore Job of one member.
+pub fn job(input: &JobInput<'_>) -> Job {
+    let names = input.names;
+    let snapshot_file = format!("{SCRATCH_MOUNT}/snapshot.db");
+    let from = match input.file {
+        Some((_, path)) => ["--file".to_owned(), format!("{BACKUP_MOUNT}/{path}")],
+        None => ["--url-file".to_owned(), format!("{SOURCE_MOUNT}/{URL_KEY}")],
+    };
+    let mut fetch = strings(&["ferroplane", "etcd-restore", "fetch"]);
+    fetch.extend(from);
+    fetch.extend(strings(&[
+        "--out",
+        &snapshot_file,
+        "--data-dir",
+        DATA_DIR,
+        "--staging-dir",
+        STAGING_DIR,
+    ]));
+    if let Some(sha256) = input.sha256 {
+        fetch.extend(strings(&["--sha256", sha256]));
+    }
+    let initial_cluster: Vec<String> = (0..input.size)
+        .map(|o| format!("{}={}", names.member_name(o), names.peer_url(o)))
+        .collect();
+    // etcd 3.4 has no etcdutl; its etcdctl restores the same way (API v3 is its default).
+    let restorer = if input.release.version.minor >= 5 {
+        "etcdutl"
+    } else {
+        "etcdctl"
+    };
+    let restore = strings(&[
+        restorer,
+        "snapshot",
+        "restore",
+        &snapshot_file,
+        "--name",
+        &names.member_name(input.ordinal),
+        "--initial-cluster",
+        &initial_cluster.join(","),
+        "--initial-cluster-token",
+        input.token,
+        "--initial-advertise-peer-urls",
+        &names.peer_url(input.ordinal),
+        "--data-dir",
+        STAGING_DIR,
+    ]);
+    let commit = strings(&[
+        "ferroplane",
+        "etcd-restore",
+        "commit",
+        "--staging-dir",
+        STAGING_DIR,
+        "--data-dir",
+        DATA_DIR,
+    ]);
+    let data_mount = mount("data", DATA_MOUNT, false);
+    let scratch_mount = mount("scratch", SCRATCH_MOUNT, false);
+    let mut fetch_mounts = vec![scratch_mount.clone(), data_mount.clone()];
+    let mut volumes = vec![
+        Volume {
+            name: "data".to_owned(),
+            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                claim_name: names.data_volume(input.ordinal),
+                ..PersistentVolumeClaimVolumeSource::default()
+            }),
+            ..Volume::default()
+        },
+        Volume {
+            name: "scratch".to_owned(),
+            empty_dir: Some(EmptyDirVolumeSource::default()),
+            ..Volume::default()
+        },
+    ];
+    match input.file {
+        Some((claim, _)) => {
+            fetch_mounts.push(mount("backup", BACKUP_MOUNT, true));
+            volumes.push(Volume {
+                name: "backup".to_owned(),
+                persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                    claim_name: claim.to_owned(),
+                    read_only: Some(true),
+                }),
+                ..Volume::default()
+            });
+        }
+        None => {
+            fetch_mounts.push(mount("source", SOURCE_MOUNT, true));
+            volumes.push(Volume {
+                name: "source".to_owned(),
+                secret: Some(SecretVolumeSource {
+                    secret_name: Some(source_secret_name(names)),
+                    ..SecretVolumeSource::default()
+                }),
+                ..Volume::default()
+            });
+        }
+    }
+    let scheduling = &input.cluster.spec.scheduling;
+    let mut pod_labels = labels(names);
+    pod_labels.insert(
+        "etcd.ferroplane.io/member".to_owned(),
+        names.member(input.ordinal),
+    );
+    Job {
+        metadata: ObjectMeta {
+            name: Some(job_name(names, input.ordinal)),
+            namespace: Some(names.namespace.clone()),
+            labels: Some(labels(names)),
+            owner_references: owner(input.cluster).map(|o| vec![o]),
+            ..ObjectMeta::default()
+        },
+        spec: Some(JobSpec {
+            backoff_limit: Some(BACKOFF_LIMIT),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(pod_labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    restart_policy: Some("Never".to_owned()),
+                    init_containers: Some(vec![
+                        Container {
+                            name: "fetch".to_owned(),
+                            image: Some(input.tools_image.to_owned()),
+                            command: Some(fetch),
+                            volume_mounts: Some(fetch_mounts),
+                            security_context: as_root(),
+                            termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
+                            ..Container::default()
+                        },
+                        Container {
+                            name: "restore".to_owned(),
+                            image: Some(input.release.image.clone()),
+                            command: Some(restore),
+                            env: (restorer == "etcdctl").then(|| {
+                                vec![EnvVar {
+                                    name: "ETCDCTL_API".to_owned(),
+                                    value: Some("3".to_owned()),
+                                    ..EnvVar::default()
+                                }]
+                            }),
+                            volume_mounts: Some(vec![scratch_mount, data_mount.clone()]),
+                            termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
+                            ..Container::default()
+                        },
+                    ]),
+                    containers: vec![Container {
+                        name: "commit".to_owned(),
+                        image: Some(input.tools_image.to_owned()),
+                        command: Some(commit),
+                        volume_mounts: Some(vec![data_mount]),
+                        security_context: as_root(),
+                        termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
+                        ..Container::default()
+                    }],
+                    volumes: Some(volumes),
+                    node_selector: (!scheduling.node_selector.is_empty())
+                        .then(|| scheduling.node_selector.clone()),
+                    tolerations: (!scheduling.tolerations.is_empty())
+                        .then(|| scheduling.tolerations.clone()),
+                    priority_class_name: scheduling.priority_class_name.clone(),
+                    ..PodSpec::default()
+                }),
+            },
+            ..JobSpec::default()
+        }),
+        status: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::version::Version;
+    use ferroplane_apis::etcd::{EtcdClusterSpec, EtcdStorage};
+
+    fn cluster() -> EtcdCluster {
+        let mut spec: EtcdClusterSpec =
+            serde_json::from_value(serde_json::json!({"size": 3})).expect("spec");
+        spec.storage = Some(EtcdStorage {
+            size: "1Gi".into(),
+            storage_class_name: None,
+        });
+        let mut c = EtcdCluster::new("db", spec);
+        c.metadata.namespace = Some("team".into());
+        c.metadata.uid = Some("0123456789".into());
+        c
+    }
+
+    fn command(c: &Container) -> Vec<String> {
+        c.command.clone().unwrap_or_default()
+    }
+
+    #[test]
+    fn the_job_restores_the_member_as_its_configuration_starts_it() {
+        let cluster = cluster();
+        let names = ClusterNames::new("db", "team");
+        let release = Release {
+            version: Version::new(3, 5, 35),
+            image: "gcr.io/etcd-development/etcd:v3.5.35".into(),
+        };
+        let job = job(&JobInput {
+            cluster: &cluster,
+            names: &names,
+            release: &release,
+            ordinal: 1,
+            size: 3,
+            token: "db-01234567",
+            sha256: Some("ab"),
+            tools_image: "ghcr.io/ferroplane/ferroplane:0.1.0",
+            file: None,
+        });
+        assert_eq!(job.metadata.name.as_deref(), Some("db-restore-1"));
+        let pod = job.spec.and_then(|s| s.template.spec).expect("pod");
+        let init = pod.init_containers.expect("init containers");
+        let fetch = command(&init[0]);
+        assert_eq!(&fetch[..3], ["ferroplane", "etcd-restore", "fetch"]);
+        assert!(fetch.windows(2).any(|w| w == ["--sha256", "ab"]));
+        let restore = command(&init[1]);
+        assert_eq!(restore[0], "etcdutl");
+        assert!(restore.windows(2).any(|w| w == ["--name", "db-1"]));
+        assert!(restore.windows(2).any(|w| w[0] == "--initial-cluster"
+            && w[1]
+                == "db-0=http://db-0.db.team.svc:2380,db-1=http://db-1.db.team.svc:2380,db-2=http://db-2.db.team.svc:2380"));
+        assert!(restore.windows(2).any(|w| w == ["--data-dir", STAGING_DIR]));
+        let commit = command(&pod.containers[0]);
+        assert!(commit.windows(2).any(|w| w == ["--data-dir", DATA_DIR]));
+        let claim = pod
+            .volumes
+            .expect("volumes")
+            .into_iter()
+            .find_map(|v| v.persistent_volume_claim)
+            .expect("claim");
+        assert_eq!(claim.claim_name, names.data_volume(1));
+    }
+
+    #[test]
+    fn etcd_3_4_restores_with_etcdctl() {
+        let cluster = cluster();
+        let names = ClusterNames::new("db", "team");
+        let release = Release {
+            version: Version::new(3, 4, 30),
+            image: "gcr.io/etcd-development/etcd:v3.4.30".into(),
+        };
+        let job = job(&JobInput {
+            cluster: &cluster,
+            names: &names,
+            release: &release,
+            ordinal: 0,
+            size: 1,
+            token: "t",
+            sha256: None,
+            tools_image: "tools",
+            file: Some(("backups", "etcd/team/b/u/1.db")),
+        });
+        let pod = job.spec.and_then(|s| s.template.spec).expect("pod");
+        let init = pod.init_containers.expect("init containers");
+        assert_eq!(command(&init[1])[0], "etcdctl");
+        let fetch = command(&init[0]);
+        assert!(!fetch.contains(&"--sha256".to_owned()));
+        assert!(
+            fetch
+                .windows(2)
+                .any(|w| w == ["--file", "/restore/backup/etcd/team/b/u/1.db"])
+        );
+        let backup = pod
+            .volumes
+            .expect("volumes")
+            .into_iter()
+            .find(|v| v.name == "backup")
+            .and_then(|v| v.persistent_volume_claim)
+            .expect("the backup's claim");
+        assert_eq!(
+            (backup.claim_name.as_str(), backup.read_only),
+            ("backups", Some(true))
+        );
+    }
+
+    #[test]
+    fn the_claim_is_the_templates_and_marked_pending() {
+        let cluster = cluster();
+        let names = ClusterNames::new("db", "team");
+        let claim = claim(&cluster, &names, 2, "bucket/key");
+        assert_eq!(claim.metadata.name.as_deref(), Some("data-db-2"));
+        let annotations = claim.metadata.annotations.expect("annotations");
+        assert_eq!(annotations[RESTORE_STATE_ANNOTATION], "pending");
+        assert_eq!(annotations[RESTORE_ANNOTATION], "bucket/key");
+        assert!(claim.metadata.owner_references.is_none());
+        assert_eq!(
+            claim.spec,
+            cluster.spec.storage.as_ref().map(data_claim_spec)
+        );
+    }
+
+    #[test]
+    fn the_url_is_only_in_the_secrets_data() {
+        let cluster = cluster();
+        let names = ClusterNames::new("db", "team");
+        let secret = source_secret(
+            &cluster,
+            &names,
+            "oss://b/k",
+            Some((
+                "https://b.example/k?Signature=s3cr3t",
+                jiff::Timestamp::UNIX_EPOCH,
+            )),
+            None,
+        );
+        let meta = serde_json::to_string(&secret.metadata).expect("json");
+        assert!(!meta.contains("s3cr3t"));
+    }
+}
