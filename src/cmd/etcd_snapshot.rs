@@ -14,7 +14,9 @@ use anyhow::Context as _;
 use jiff::Timestamp;
 use provider_etcd::backup::plan;
 use provider_etcd::backup::volume::{JobReport, ReportedSnapshot};
-use provider_etcd::membership::{GatewayClient, http_with_tls};
+use provider_etcd::membership::{
+    GatewayClient, Membership as _, Password, RootCredentials, http_with_tls,
+};
 use provider_etcd::tls::ClientTls;
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +49,10 @@ struct SaveArgs {
     /// Snapshots to keep in the folder.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     keep: u32,
+    /// A file that may hold root's password (a cluster with auth); repeat: tried in order, a
+    /// missing file skipped.
+    #[arg(long = "password-file")]
+    password_files: Vec<PathBuf>,
     /// The EtcdBackup's generation, recorded with the snapshot.
     #[arg(long)]
     generation: Option<i64>,
@@ -106,7 +112,18 @@ async fn save_snapshot(args: &SaveArgs) -> anyhow::Result<JobReport> {
             .map_err(|e| anyhow::anyhow!("the client certificate: {e}"))?,
         None => builder.build().context("making the HTTP client")?,
     };
-    let client = GatewayClient::with_http(http, args.endpoints.clone());
+    let mut client = GatewayClient::with_http(http, args.endpoints.clone());
+    let passwords: Vec<Password> = args
+        .password_files
+        .iter()
+        // As the controller reads the Secret: the value as it is, trailing newline included.
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .filter(|p| !p.is_empty())
+        .map(Password::new)
+        .collect();
+    if !passwords.is_empty() {
+        client.set_credentials(RootCredentials::new(passwords));
+    }
     let dir = args.root.join(&args.folder);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let now = Timestamp::now();

@@ -1102,42 +1102,6 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() 
     e2e.finish().await;
 }
 
-/// An HTTPS client of a TLS cluster's members with its generated client certificate.
-async fn tls_http(e2e: &E2e, cluster: &str) -> reqwest::Client {
-    let secret = format!("{cluster}-tls-client");
-    let tls = provider_etcd::tls::ClientTls {
-        ca_pem: secret_text(e2e, &secret, "ca.crt").await,
-        cert_pem: secret_text(e2e, &secret, "tls.crt").await,
-        key_pem: secret_text(e2e, &secret, "tls.key").await,
-    };
-    provider_etcd::membership::http_with_tls(
-        reqwest::Client::builder()
-            .no_proxy()
-            .timeout(Duration::from_secs(5))
-            .dns_resolver(e2e.etcd_members().addresses()),
-        &tls,
-    )
-    .expect("a TLS client")
-}
-
-/// `POST <path>` at a TLS cluster's client Service.
-async fn tls_post(
-    e2e: &E2e,
-    http: &reqwest::Client,
-    cluster: &str,
-    path: &str,
-    body: Value,
-) -> Result<Value, String> {
-    let url = format!("https://{cluster}-client.{}.svc:2379{path}", e2e.namespace);
-    let response = http
-        .post(&url)
-        .json(&body)
-        .send()
-        .await
-        .map_err(|e| format!("{url}: {e}"))?;
-    response.json().await.map_err(|e| format!("{url}: {e}"))
-}
-
 /// Where a claim's volume is on this machine (the provisioner's hostPath).
 async fn volume_dir(e2e: &E2e, claim: &str) -> std::path::PathBuf {
     let pv = e2e
@@ -1160,15 +1124,20 @@ async fn volume_dir(e2e: &E2e, claim: &str) -> std::path::PathBuf {
 /// An EtcdBackup into a volume, of a TLS cluster: each snapshot is a Job (ferroplane's
 /// `etcd-snapshot save`, run for real with the client certificate) that writes the file, its
 /// metadata, prunes beyond `keep` and reports; the status lists what the volume holds, whose
-/// file's trailer is the SHA-256 the status names. The cluster destroyed, a new TLS cluster of
-/// three restored from the backup (its Jobs mount the backup's claim) has every key.
+/// file's trailer is the SHA-256 the status names. The cluster has root auth too, so the Job
+/// authenticates as the controller does. The cluster destroyed, a new TLS cluster of three
+/// restored from the backup (its Jobs mount the backup's claim; root's password comes with the
+/// snapshot) has every key.
 #[allow(clippy::too_many_lines)]
 pub(crate) async fn a_backup_into_a_volume_is_taken_by_a_job_and_pruned() {
     let (old, _) = versions();
     ensure_releases(&[&old]).await;
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    let password = "vault root password";
+    e2e.apply(&root_secret("vault", password)).await;
+    let auth = "  tls: {}\n  auth:\n    rootSecretRef:\n      name: vault-root\n";
     e2e.apply(&format!(
-        "{}  tls: {{}}\n",
+        "{}{auth}",
         cluster_yaml("vault", 1, &old, "Delete")
     ))
     .await;
@@ -1183,14 +1152,15 @@ pub(crate) async fn a_backup_into_a_volume_is_taken_by_a_job_and_pruned() {
         "True",
     )
     .await;
-    let http = tls_http(&e2e, "vault").await;
+    e2e.wait_jsonpath(cluster, "{.status.auth}", "Enabled")
+        .await;
+    let port = ClientPort::of(&e2e, "vault", true).await;
+    let token = port.root_token(password).await.expect("root's token");
     for i in 0..10 {
-        tls_post(
-            &e2e,
-            &http,
-            "vault",
+        port.post(
             "/v3/kv/put",
             serde_json::json!({"key": b64(&format!("app/key-{i:02}")), "value": b64(&format!("value {i}"))}),
+            Some(&token),
         )
         .await
         .expect("etcd takes the key");
@@ -1273,7 +1243,7 @@ pub(crate) async fn a_backup_into_a_volume_is_taken_by_a_job_and_pruned() {
     })
     .await;
     e2e.apply(&format!(
-        "{}  tls: {{}}\n  restore:\n    from:\n      backupRef:\n        name: to-volume\n",
+        "{}{auth}  restore:\n    from:\n      backupRef:\n        name: to-volume\n",
         cluster_yaml("copy", 3, &old, "Delete")
     ))
     .await;
@@ -1290,9 +1260,15 @@ pub(crate) async fn a_backup_into_a_volume_is_taken_by_a_job_and_pruned() {
         e2e.jsonpath(copy, "{.status.restore.snapshot}").await,
         format!("pvc://backups/{second}")
     );
-    let http = tls_http(&e2e, "copy").await;
+    assert_eq!(e2e.jsonpath(copy, "{.status.auth}").await, "Enabled");
+    let port = ClientPort::of(&e2e, "copy", true).await;
+    let token = port
+        .root_token(password)
+        .await
+        .expect("root's password came with the snapshot");
     let range = serde_json::json!({"key": b64("app/"), "range_end": b64("app0")});
-    let answer = tls_post(&e2e, &http, "copy", "/v3/kv/range", range)
+    let answer = port
+        .post("/v3/kv/range", range, Some(&token))
         .await
         .expect("the restored cluster answers over TLS");
     let kvs: Vec<(String, String)> = answer["kvs"]

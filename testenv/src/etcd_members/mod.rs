@@ -587,8 +587,11 @@ impl Runner {
             } else if let Some(source) = &volume.secret {
                 // A kubelet waits for a Secret volume's Secret (TLS certificates); so does this.
                 let name = source.secret_name.clone().unwrap_or_default();
-                let Some(secret) = self.secrets.get_opt(&name).await? else {
-                    continue;
+                let secret = match self.secrets.get_opt(&name).await? {
+                    Some(secret) => secret,
+                    // An optional Secret that is not there is an empty volume.
+                    None if source.optional == Some(true) => Secret::default(),
+                    None => continue,
                 };
                 HostVolume::Files {
                     dir: pod_dir.join(&volume.name),

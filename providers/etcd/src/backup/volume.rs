@@ -36,6 +36,7 @@ pub const REPORT_PATH: &str = "/dev/termination-log";
 pub const REPORT_LIMIT: usize = 4096;
 const VOLUME_MOUNT: &str = "/backup";
 const TLS_MOUNT: &str = "/etc/etcd-client-tls";
+const AUTH_MOUNT: &str = "/etc/etcd-auth";
 /// A failed snapshot is tried this often (a new pod each time) before the Job fails.
 const BACKOFF_LIMIT: i32 = 2;
 
@@ -126,6 +127,10 @@ pub struct JobInput<'a> {
     pub keep: usize,
     /// The client certificate's Secret, for a TLS cluster.
     pub client_tls_secret: Option<&'a str>,
+    /// Secrets whose `password` may be root's, tried in order, for a cluster with auth (the
+    /// password ferroplane set last, then the user's); mounted optional: the first may not
+    /// exist yet.
+    pub auth_secrets: &'a [String],
     pub tools_image: &'a str,
 }
 
@@ -179,6 +184,26 @@ pub fn job(input: &JobInput<'_>) -> Job {
             name: "client-tls".into(),
             secret: Some(SecretVolumeSource {
                 secret_name: Some(secret.to_owned()),
+                ..SecretVolumeSource::default()
+            }),
+            ..Volume::default()
+        });
+    }
+    for (i, secret) in input.auth_secrets.iter().enumerate() {
+        let name = format!("auth-{i}");
+        let dir = format!("{AUTH_MOUNT}/{i}");
+        command.extend(["--password-file".to_owned(), format!("{dir}/password")]);
+        mounts.push(VolumeMount {
+            name: name.clone(),
+            mount_path: dir,
+            read_only: Some(true),
+            ..VolumeMount::default()
+        });
+        volumes.push(Volume {
+            name,
+            secret: Some(SecretVolumeSource {
+                secret_name: Some(secret.clone()),
+                optional: Some(true),
                 ..SecretVolumeSource::default()
             }),
             ..Volume::default()

@@ -303,6 +303,17 @@ where
         let names = render::cluster_names(&cluster)
             .map_err(|e| ReconcileError::retryable(e.reason(), e.to_string()))?;
         let client_secret = tls::secret_names(&cluster, &names).map(|s| s.client);
+        let auth_secrets: Vec<String> = cluster
+            .spec
+            .auth
+            .as_ref()
+            .map(|auth| {
+                vec![
+                    crate::auth::state_secret(&names),
+                    auth.root_secret_ref.name.clone(),
+                ]
+            })
+            .unwrap_or_default();
         let job = volume::job(&volume::JobInput {
             backup: mr,
             cluster: &cluster,
@@ -312,6 +323,7 @@ where
             occurrence,
             keep: plan::keep(mr),
             client_tls_secret: client_secret.as_deref(),
+            auth_secrets: &auth_secrets,
             tools_image: &self.tools_image,
         });
         match self.jobs_api(mr).create(&PostParams::default(), &job).await {
