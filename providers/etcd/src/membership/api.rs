@@ -97,7 +97,7 @@ pub enum MembershipError {
     /// With authentication on, etcd's JSON gateway refuses a client certificate that has a
     /// Common Name (it could not carry the certificate's user to etcd).
     #[error(
-        "etcd at {endpoint} refuses the client certificate: with authentication on, etcd's JSON gateway accepts no client certificate that has a Common Name; delete the generated client Secret (<name>-tls-client) to have it issued again without one, or give tls.clientSecretRef a certificate without a Common Name"
+        "etcd at {endpoint} refuses the client certificate: with authentication on, etcd's JSON gateway accepts no client certificate that has a Common Name; give tls.clientSecretRef a certificate without one (a certificate ferroplane made is issued again without one by itself)"
     )]
     CommonNameRefused { endpoint: String },
     #[error("unexpected answer from etcd at {endpoint} to {action}: {detail}")]

@@ -40,6 +40,10 @@ pub const NOT_AFTER_ANNOTATION: &str = "etcd.ferroplane.io/not-after";
 pub const HOSTS_ANNOTATION: &str = "etcd.ferroplane.io/hosts";
 /// Annotation of a generated leaf Secret: the fingerprint of the CA that issued it.
 pub const ISSUER_ANNOTATION: &str = "etcd.ferroplane.io/issuer";
+/// Annotation of the client Secret: the subject its certificate was issued with.
+pub const SUBJECT_ANNOTATION: &str = "etcd.ferroplane.io/subject";
+/// The client certificate's subject: an organization, no Common Name (see [`certs::issue`]).
+const CLIENT_SUBJECT: &str = "O=ferroplane";
 pub(super) const CERT: &str = "tls.crt";
 pub(super) const KEY: &str = "tls.key";
 pub(super) const CA: &str = "ca.crt";
@@ -273,7 +277,13 @@ impl TlsSecrets<'_> {
         }
         for (leaf, live) in Leaf::ALL.into_iter().zip(&leaves) {
             let name = self.names.tls_secret(leaf.suffix());
-            match leaf_problem(live.as_ref(), state.as_ref(), &hosts(self.names, leaf), now) {
+            match leaf_fix(
+                leaf,
+                live.as_ref(),
+                state.as_ref(),
+                &hosts(self.names, leaf),
+                now,
+            ) {
                 LeafFix::Reissue(why) => reasons.push(format!("Secret {name}: {why}")),
                 LeafFix::Trust => reasons.push(format!("Secret {name}: trusts other CAs")),
                 LeafFix::Good => {
@@ -357,7 +367,10 @@ impl TlsSecrets<'_> {
                 key_pem: text(live, KEY).unwrap_or_default(),
                 not_after: not_after(live).unwrap_or(now),
             };
-            let issued = match (leaf_problem(live.as_ref(), Some(&state), &hosts, now), live) {
+            let issued = match (
+                leaf_fix(leaf, live.as_ref(), Some(&state), &hosts, now),
+                live,
+            ) {
                 (LeafFix::Reissue(_), _) | (_, None) => certs::issue(
                     &state.current.name,
                     &state.current.key_pem,
@@ -371,7 +384,8 @@ impl TlsSecrets<'_> {
                 (LeafFix::Good, Some(live)) if owner_mismatch(live, &uid, owned) => kept(live),
                 (LeafFix::Good, Some(_)) => continue,
             };
-            self.apply_leaf(mr, &name, &issued, &state, &hosts).await?;
+            self.apply_leaf(mr, &name, &issued, &state, &hosts, leaf)
+                .await?;
         }
         Ok(step)
     }
@@ -390,8 +404,9 @@ impl TlsSecrets<'_> {
         issued: &Issued,
         state: &CaState,
         hosts: &[String],
+        leaf: Leaf,
     ) -> Result<(), Error> {
-        let annotations = BTreeMap::from([
+        let mut annotations = BTreeMap::from([
             (
                 NOT_AFTER_ANNOTATION.to_owned(),
                 issued.not_after.to_string(),
@@ -402,6 +417,9 @@ impl TlsSecrets<'_> {
                 certs::fingerprint(&state.current.cert_pem),
             ),
         ]);
+        if leaf == Leaf::Client {
+            annotations.insert(SUBJECT_ANNOTATION.to_owned(), CLIENT_SUBJECT.to_owned());
+        }
         let data = [
             (CERT, issued.cert_pem.as_str()),
             (KEY, issued.key_pem.as_str()),
@@ -500,6 +518,33 @@ enum LeafFix {
 }
 
 /// What the leaf Secret `live` needs, against the CA Secret's `state`.
+/// [`leaf_problem`], and for the client certificate its subject: one issued with a Common Name
+/// (before ferroplane left it out) is issued again, since etcd's gateway refuses such a
+/// certificate once authentication is on. Same CA, so nothing else changes.
+fn leaf_fix(
+    leaf: Leaf,
+    live: Option<&Secret>,
+    state: Option<&CaState>,
+    hosts: &[String],
+    now: Timestamp,
+) -> LeafFix {
+    match leaf_problem(live, state, hosts, now) {
+        LeafFix::Good | LeafFix::Trust
+            if leaf == Leaf::Client
+                && live.is_some_and(|l| {
+                    l.annotations().get(SUBJECT_ANNOTATION).map(String::as_str)
+                        != Some(CLIENT_SUBJECT)
+                }) =>
+        {
+            LeafFix::Reissue(
+                "has a Common Name, which etcd's gateway refuses once authentication is on"
+                    .to_owned(),
+            )
+        }
+        fix => fix,
+    }
+}
+
 fn leaf_problem(
     live: Option<&Secret>,
     state: Option<&CaState>,
@@ -575,6 +620,30 @@ mod tests {
             .get_or_insert_default()
             .insert(CA.to_owned(), ByteString(state.bundle.clone().into_bytes()));
         secret
+    }
+
+    #[test]
+    fn a_client_certificate_of_an_older_release_is_issued_again_without_a_common_name() {
+        let now: Timestamp = "2026-11-26T00:00:00Z".parse().expect("ts");
+        let state = CaState::new(ca("CA"));
+        let older = issued(leaf("CA", "", "2027-11-26T00:00:00Z"), &state);
+        assert!(matches!(
+            leaf_fix(Leaf::Client, Some(&older), Some(&state), &[], now),
+            LeafFix::Reissue(why) if why.contains("Common Name")
+        ));
+        assert_eq!(
+            leaf_fix(Leaf::Peer, Some(&older), Some(&state), &[], now),
+            LeafFix::Good,
+            "only the client certificate is concerned"
+        );
+        let mut current = older;
+        current
+            .annotations_mut()
+            .insert(SUBJECT_ANNOTATION.to_owned(), CLIENT_SUBJECT.to_owned());
+        assert_eq!(
+            leaf_fix(Leaf::Client, Some(&current), Some(&state), &[], now),
+            LeafFix::Good
+        );
     }
 
     #[test]
