@@ -19,7 +19,7 @@ use ferroplane_runtime::ReconcileError;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::{Client, ResourceExt};
 
 use self::render::{
@@ -259,24 +259,15 @@ impl Restorer<'_> {
         if cluster.spec.restore.is_none() {
             return Ok(Progress::Done(None));
         }
-        let seen = self.read(cluster).await?;
-        let mut status = Self::status(&seen);
         if statefulset_exists {
-            // The members run: the volumes hold whatever they wrote since.
-            status.done = true;
-            let leftovers = seen.jobs.iter().flatten().count() + usize::from(seen.secret.is_some());
-            return Ok(if leftovers > 0 {
-                Progress::Act {
-                    what: "remove the restore's Jobs and the snapshot URL's Secret".into(),
-                    status,
-                }
-            } else {
-                Progress::Done(Some(status))
-            });
+            return self.look_after(cluster).await;
         }
+        let seen = self.read(cluster).await?;
+        let status = Self::status(&seen);
         if status.done {
             return Ok(Progress::Done(Some(status)));
         }
+
         let act = |what: String| Progress::Act {
             what,
             status: status.clone(),
@@ -369,6 +360,62 @@ impl Restorer<'_> {
                 running.join(", ")
             ),
             status,
+        })
+    }
+
+    /// [`Self::look`] once the members run: whether Jobs or the Secret are left to remove (one
+    /// list and one read per poll, whatever the size); the status is the last one written,
+    /// read from the claims only when it has none.
+    async fn look_after(&self, cluster: &EtcdCluster) -> Result<Progress, ReconcileError> {
+        let ns = &self.names.namespace;
+        let uid = cluster.uid().unwrap_or_default();
+        let jobs: Api<Job> = Api::namespaced(self.kube.clone(), ns);
+        let selector = format!("{}={}", render::RESTORE_OF_LABEL, self.names.name);
+        let left_jobs = jobs
+            .list_metadata(&ListParams::default().labels(&selector))
+            .await
+            .map_err(kube_error("listing the restore's Jobs".into()))?
+            .items
+            .into_iter()
+            .filter(|j| {
+                j.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| o.uid == uid)
+            })
+            .count();
+        let secrets: Api<Secret> = Api::namespaced(self.kube.clone(), ns);
+        let secret_name = render::source_secret_name(self.names);
+        let left_secret = secrets
+            .get_metadata_opt(&secret_name)
+            .await
+            .map_err(kube_error(format!("reading Secret {secret_name}")))?
+            .is_some_and(|s| {
+                s.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| o.uid == uid)
+            });
+        let recorded = cluster
+            .status
+            .as_ref()
+            .and_then(|s| s.restore.clone())
+            .filter(|r| r.done && r.snapshot.is_some());
+        let mut status = match recorded {
+            Some(status) => status,
+            None => Self::status(&self.read(cluster).await?),
+        };
+        // The members run: the volumes hold whatever they wrote since.
+        status.done = true;
+        Ok(if left_jobs > 0 || left_secret {
+            Progress::Act {
+                what: "remove the restore's Jobs and the snapshot URL's Secret".into(),
+                status,
+            }
+        } else {
+            Progress::Done(Some(status))
         })
     }
 
