@@ -965,20 +965,7 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() 
     let sha256 = e2e.jsonpath(object, "{.status.snapshots[0].sha256}").await;
 
     // Destroy the cluster: nothing of it runs any more; its volume is kept (whenDeleted: Retain).
-    e2e.k(&[
-        "delete",
-        "etcdclusters.etcd.ferroplane.io/src",
-        "--wait=true",
-    ])
-    .await;
-    e2e.eventually("the members are gone", WAIT, || async {
-        e2e.etcd_members()
-            .members()
-            .iter()
-            .all(|m| !m.pod.starts_with("src-"))
-            .then_some(())
-    })
-    .await;
+    destroy(&e2e, "src").await;
 
     // A new cluster of three restored from the backup's newest snapshot.
     let restored = format!(
@@ -1017,14 +1004,7 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() 
     let answer = etcd_post(&e2e, "restored", "/v3/kv/range", range)
         .await
         .expect("the restored cluster answers");
-    let kvs: Vec<(String, String)> = answer["kvs"]
-        .as_array()
-        .map(|kvs| {
-            kvs.iter()
-                .map(|kv| (unb64(&kv["key"]), unb64(&kv["value"])))
-                .collect()
-        })
-        .unwrap_or_default();
+    let kvs = key_values(&answer);
     let wanted: Vec<(String, String)> = (0..20)
         .map(|i| (format!("app/key-{i:02}"), format!("value {i}")))
         .collect();
@@ -1100,6 +1080,37 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() 
         "nothing runs next to the old volume: {jobs}"
     );
     e2e.finish().await;
+}
+
+/// Deletes EtcdCluster `name` and waits until none of its members runs.
+async fn destroy(e2e: &E2e, name: &str) {
+    e2e.k(&[
+        "delete",
+        &format!("etcdclusters.etcd.ferroplane.io/{name}"),
+        "--wait=true",
+    ])
+    .await;
+    let prefix = format!("{name}-");
+    e2e.eventually("the members are gone", WAIT, || async {
+        e2e.etcd_members()
+            .members()
+            .iter()
+            .all(|m| !m.pod.starts_with(&prefix))
+            .then_some(())
+    })
+    .await;
+}
+
+/// The (key, value) pairs of a `/v3/kv/range` answer.
+fn key_values(answer: &Value) -> Vec<(String, String)> {
+    answer["kvs"]
+        .as_array()
+        .map(|kvs| {
+            kvs.iter()
+                .map(|kv| (unb64(&kv["key"]), unb64(&kv["value"])))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Where a claim's volume is on this machine (the provisioner's hostPath).
@@ -1233,15 +1244,7 @@ pub(crate) async fn a_backup_into_a_volume_is_taken_by_a_job_and_pruned() {
     assert_eq!(pruned.lines().count(), 1, "{pruned}");
 
     // Destroyed, then restored from the volume into a new TLS cluster of three.
-    e2e.k(&["delete", cluster, "--wait=true"]).await;
-    e2e.eventually("the members are gone", WAIT, || async {
-        e2e.etcd_members()
-            .members()
-            .iter()
-            .all(|m| !m.pod.starts_with("vault-"))
-            .then_some(())
-    })
-    .await;
+    destroy(&e2e, "vault").await;
     e2e.apply(&format!(
         "{}{auth}  restore:\n    from:\n      backupRef:\n        name: to-volume\n",
         cluster_yaml("copy", 3, &old, "Delete")
@@ -1271,14 +1274,7 @@ pub(crate) async fn a_backup_into_a_volume_is_taken_by_a_job_and_pruned() {
         .post("/v3/kv/range", range, Some(&token))
         .await
         .expect("the restored cluster answers over TLS");
-    let kvs: Vec<(String, String)> = answer["kvs"]
-        .as_array()
-        .map(|kvs| {
-            kvs.iter()
-                .map(|kv| (unb64(&kv["key"]), unb64(&kv["value"])))
-                .collect()
-        })
-        .unwrap_or_default();
+    let kvs = key_values(&answer);
     let wanted: Vec<(String, String)> = (0..10)
         .map(|i| (format!("app/key-{i:02}"), format!("value {i}")))
         .collect();

@@ -831,14 +831,14 @@ impl<M: Membership> EtcdClient<M> {
         if mr.spec.storage.is_some() {
             let pvcs: Api<PersistentVolumeClaim> =
                 Api::namespaced(self.kube.clone(), &self.names.namespace);
-            ignore_not_found(
+            crate::jobs::ignore_missing(
                 pvcs.delete(&self.names.data_volume(ordinal), &DeleteParams::default())
                     .await,
             )
             .map_err(|e| to_reconcile(Error::kube(format!("deleting the volume of {pod}"), e)))?;
         }
         let pods: Api<Pod> = Api::namespaced(self.kube.clone(), &self.names.namespace);
-        ignore_not_found(pods.delete(&pod, &DeleteParams::default()).await)
+        crate::jobs::ignore_missing(pods.delete(&pod, &DeleteParams::default()).await)
             .map_err(|e| to_reconcile(Error::kube(format!("deleting pod {pod}"), e)))
     }
 }
@@ -875,14 +875,6 @@ fn members_caught_up(snap: &Snapshot) -> bool {
                 .all(|m| m.health == planner::Health::Healthy)
     });
     template == snap.trust.0 && rolled_out && healthy && snap.step == Step::Steady
-}
-
-fn ignore_not_found<T>(r: Result<T, kube::Error>) -> Result<(), kube::Error> {
-    match r {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-        Err(e) => Err(e),
-    }
 }
 
 /// Every child an EtcdCluster can have, whatever its spec says (names and kinds are what

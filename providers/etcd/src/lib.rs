@@ -49,6 +49,7 @@ pub mod backup;
 pub mod controller;
 pub mod defrag;
 mod error;
+pub mod jobs;
 pub mod membership;
 pub mod names;
 pub mod planner;

@@ -27,6 +27,7 @@ use self::render::{
     SNAPSHOT_ANNOTATION,
 };
 pub use self::sources::{RestoreSources, SignedSnapshot, SnapshotObject};
+use crate::jobs::{self, ignore_conflict, ignore_missing, kube_error};
 use crate::names::ClusterNames;
 use crate::version::Release;
 
@@ -119,31 +120,6 @@ fn annotation<'a>(obj: &'a impl ResourceExt, key: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
-fn kube_error(what: String) -> impl FnOnce(kube::Error) -> ReconcileError {
-    move |e| ReconcileError::retryable("KubernetesError", format!("{what}: {e}"))
-}
-
-fn job_state(job: &Job) -> Option<Result<(), String>> {
-    let status = job.status.as_ref()?;
-    for condition in status.conditions.iter().flatten() {
-        if condition.status != "True" {
-            continue;
-        }
-        match condition.type_.as_str() {
-            "Complete" => return Some(Ok(())),
-            "Failed" => {
-                return Some(Err(condition
-                    .message
-                    .clone()
-                    .or_else(|| condition.reason.clone())
-                    .unwrap_or_else(|| "failed".to_owned())));
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
 impl Restorer<'_> {
     fn size(cluster: &EtcdCluster) -> u32 {
         u32::try_from(cluster.spec.size).unwrap_or(0)
@@ -158,7 +134,7 @@ impl Restorer<'_> {
         meta: &kube::api::ObjectMeta,
         uid: &str,
     ) -> Result<(), ReconcileError> {
-        let ours = meta.owner_references.iter().flatten().any(|o| o.uid == uid);
+        let ours = jobs::owned_by(meta, uid);
         if ours {
             return Ok(());
         }
@@ -199,7 +175,7 @@ impl Restorer<'_> {
                 Some(c) if annotation(c, RESTORE_STATE_ANNOTATION) == Some("done") => {
                     MemberState::Restored
                 }
-                Some(_) => match job.as_ref().map(job_state) {
+                Some(_) => match job.as_ref().map(jobs::outcome) {
                     None => MemberState::NoJob,
                     Some(None) => MemberState::Running,
                     Some(Some(Ok(()))) => MemberState::Succeeded,
@@ -377,13 +353,7 @@ impl Restorer<'_> {
             .map_err(kube_error("listing the restore's Jobs".into()))?
             .items
             .into_iter()
-            .filter(|j| {
-                j.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .any(|o| o.uid == uid)
-            })
+            .filter(|j| jobs::owned_by(&j.metadata, &uid))
             .count();
         let secrets: Api<Secret> = Api::namespaced(self.kube.clone(), ns);
         let secret_name = render::source_secret_name(self.names);
@@ -391,13 +361,7 @@ impl Restorer<'_> {
             .get_metadata_opt(&secret_name)
             .await
             .map_err(kube_error(format!("reading Secret {secret_name}")))?
-            .is_some_and(|s| {
-                s.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .any(|o| o.uid == uid)
-            });
+            .is_some_and(|s| jobs::owned_by(&s.metadata, &uid));
         let recorded = cluster
             .status
             .as_ref()
@@ -594,41 +558,9 @@ impl Restorer<'_> {
     }
 }
 
-fn ignore_missing<T>(r: Result<T, kube::Error>) -> Result<(), kube::Error> {
-    match r {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-fn ignore_conflict<T>(r: Result<T, kube::Error>) -> Result<(), kube::Error> {
-    match r {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::batch::v1::{JobCondition, JobStatus};
-
-    fn job_with(type_: &str, status: &str, message: Option<&str>) -> Job {
-        Job {
-            status: Some(JobStatus {
-                conditions: Some(vec![JobCondition {
-                    type_: type_.into(),
-                    status: status.into(),
-                    message: message.map(str::to_owned),
-                    ..JobCondition::default()
-                }]),
-                ..JobStatus::default()
-            }),
-            ..Job::default()
-        }
-    }
 
     #[tokio::test]
     async fn objects_of_another_owner_are_refused() {
@@ -664,17 +596,6 @@ mod tests {
                 .refuse_foreign("Job", "db-restore-0", &unowned, "u1")
                 .is_err(),
             "a hand-made Job is never taken for the restore's"
-        );
-    }
-
-    #[test]
-    fn jobs_finish_on_their_true_conditions_only() {
-        assert_eq!(job_state(&Job::default()), None);
-        assert_eq!(job_state(&job_with("Complete", "True", None)), Some(Ok(())));
-        assert_eq!(job_state(&job_with("Complete", "False", None)), None);
-        assert_eq!(
-            job_state(&job_with("Failed", "True", Some("BackoffLimitExceeded"))),
-            Some(Err("BackoffLimitExceeded".into()))
         );
     }
 

@@ -15,6 +15,7 @@ use crate::backup::source::SnapshotSource;
 use crate::backup::store::SnapshotStore;
 use crate::backup::volume::{self, BACKUP_UID_LABEL, JobReport};
 use crate::controller::MembershipFactory;
+use crate::jobs::{self, ignore_conflict, ignore_missing, kube_error};
 use crate::render;
 use crate::tls;
 
@@ -29,30 +30,6 @@ struct VolumeView {
     running: Vec<String>,
     /// The occurrence due now, if a snapshot is due, and why.
     due: Option<(String, String)>,
-}
-
-fn kube_error(what: String) -> impl FnOnce(kube::Error) -> ReconcileError {
-    move |e| ReconcileError::retryable("KubernetesApiError", format!("{what}: {e}"))
-}
-
-fn finished(job: &Job) -> Option<Result<(), String>> {
-    for c in job.status.as_ref()?.conditions.iter().flatten() {
-        if c.status != "True" {
-            continue;
-        }
-        match c.type_.as_str() {
-            "Complete" => return Some(Ok(())),
-            "Failed" => {
-                return Some(Err(c
-                    .message
-                    .clone()
-                    .or_else(|| c.reason.clone())
-                    .unwrap_or_else(|| "failed".into())));
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 fn occurrence_of(job: &Job) -> String {
@@ -98,13 +75,7 @@ where
         Ok(listed
             .items
             .into_iter()
-            .filter(|j| {
-                j.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .any(|o| o.uid == uid)
-            })
+            .filter(|j| jobs::owned_by(&j.metadata, &uid))
             .collect())
     }
 
@@ -121,11 +92,8 @@ where
             propagation_policy: Some(PropagationPolicy::Background),
             ..DeleteParams::default()
         };
-        match self.jobs_api(mr).delete(name, &params).await {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-            Err(e) => Err(kube_error(format!("deleting Job {name}"))(e)),
-        }
+        ignore_missing(self.jobs_api(mr).delete(name, &params).await)
+            .map_err(kube_error(format!("deleting Job {name}")))
     }
 
     /// The report a succeeded Job's pod left as its termination message.
@@ -142,13 +110,7 @@ where
             .items
             .iter()
             .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded"))
-            .filter(|p| {
-                p.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .any(|o| o.uid == job_uid)
-            })
+            .filter(|p| jobs::owned_by(&p.metadata, &job_uid))
             .flat_map(|p| {
                 p.status
                     .iter()
@@ -182,7 +144,7 @@ where
         let mut finished_jobs: Vec<(String, JobReport)> = Vec::new();
         for job in self.jobs(mr).await? {
             let name = job.name_any();
-            match finished(&job) {
+            match jobs::outcome(&job) {
                 Some(Ok(())) => finished_jobs.push((name.clone(), self.report_of(mr, &job).await?)),
                 Some(Err(why)) => failed.push((name, why, occurrence_of(&job))),
                 None => view.running.push(name),
@@ -326,10 +288,7 @@ where
             auth_secrets: &auth_secrets,
             tools_image: &self.tools_image,
         });
-        match self.jobs_api(mr).create(&PostParams::default(), &job).await {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
-            Err(e) => Err(kube_error(format!("creating Job {name}"))(e)),
-        }
+        ignore_conflict(self.jobs_api(mr).create(&PostParams::default(), &job).await)
+            .map_err(kube_error(format!("creating Job {name}")))
     }
 }
