@@ -135,8 +135,10 @@ pub struct EtcdClusterSpec {
     pub scheduling: EtcdScheduling,
     /// TLS of the members' peer and client traffic, with client certificates required on both.
     /// With `tls: {}` ferroplane makes a CA and the certificates (Secrets `<name>-tls-ca`,
-    /// `-peer`, `-server`, `-client`, which it owns and renews 30 days before they expire);
-    /// otherwise all three Secrets are given. Cannot be added or removed after creation.
+    /// `-peer`, `-server`, `-client`, which it owns: the certificates are renewed 30 days
+    /// before they expire, the CA rotated before it does, the members restarted one at a time
+    /// to trust the new one); otherwise all three Secrets are given. Cannot be added or removed
+    /// after creation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<EtcdTls>,
     /// Labels and annotations added to every member pod (e.g. for a service mesh or a
