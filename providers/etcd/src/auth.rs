@@ -12,18 +12,18 @@
 use std::collections::BTreeMap;
 
 use ferroplane_apis::etcd::{EtcdAuthState, EtcdCluster};
-use ferroplane_runtime::UID_TAG;
 use ferroplane_runtime::children::{self, Child, Children, Holder};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ObjectMeta};
+use kube::api::Api;
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::{Client, Resource, ResourceExt};
+use kube::{Client, ResourceExt};
 
 use crate::error::Error;
 use crate::membership::{AuthStatus, Password, RootCredentials};
 use crate::names::ClusterNames;
+use crate::render::owner::Owner;
 
 /// The key of the user's Secret (and of ferroplane's) that holds root's password.
 pub const PASSWORD_KEY: &str = "password";
@@ -243,19 +243,8 @@ impl<'a> AuthSecrets<'a> {
     /// Records `password` as the one in effect.
     pub async fn record(&self, mr: &EtcdCluster, password: &Password) -> Result<(), Error> {
         let name = state_secret(self.names);
-        let mut labels = self.names.labels();
-        labels.insert(UID_TAG.to_owned(), mr.uid().unwrap_or_default());
         let secret = Secret {
-            metadata: ObjectMeta {
-                name: Some(name.clone()),
-                namespace: Some(self.names.namespace.clone()),
-                labels: Some(labels),
-                owner_references: children::owned(mr)
-                    .then(|| mr.controller_owner_ref(&()))
-                    .flatten()
-                    .map(|r| vec![r]),
-                ..ObjectMeta::default()
-            },
+            metadata: Owner::of(mr, children::owned(mr))?.meta(name.clone(), self.names),
             type_: Some("Opaque".to_owned()),
             data: Some(BTreeMap::from([(
                 PASSWORD_KEY.to_owned(),
@@ -278,6 +267,7 @@ impl<'a> AuthSecrets<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube::api::ObjectMeta;
 
     fn pw(text: &str) -> Option<Password> {
         Some(Password::new(text))

@@ -5,7 +5,7 @@
 pub mod bootstrap;
 mod input;
 pub mod options;
-mod owner;
+pub(crate) mod owner;
 mod pdb;
 mod services;
 pub(crate) mod statefulset;

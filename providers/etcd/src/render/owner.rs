@@ -20,7 +20,7 @@ pub(crate) struct Owner {
 }
 
 impl Owner {
-    pub(super) fn of(cluster: &EtcdCluster, owned: bool) -> Result<Self, Error> {
+    pub(crate) fn of(cluster: &EtcdCluster, owned: bool) -> Result<Self, Error> {
         let reference = cluster
             .controller_owner_ref(&())
             .ok_or(Error::MissingMetadata("uid"))?;
@@ -33,7 +33,7 @@ impl Owner {
         })
     }
 
-    pub(super) fn meta(&self, name: String, names: &ClusterNames) -> ObjectMeta {
+    pub(crate) fn meta(&self, name: String, names: &ClusterNames) -> ObjectMeta {
         let mut labels = names.labels();
         labels.insert(UID_TAG.to_owned(), self.uid.clone());
         ObjectMeta {

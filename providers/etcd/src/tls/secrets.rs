@@ -16,13 +16,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use ferroplane_apis::etcd::EtcdCluster;
-use ferroplane_runtime::UID_TAG;
 use ferroplane_runtime::children::{self, Child, Children, Holder};
 use jiff::Timestamp;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ObjectMeta};
-use kube::{Client, Resource, ResourceExt};
+use kube::api::Api;
+use kube::{Client, ResourceExt};
 
 use super::SecretNames;
 use super::ca_secret;
@@ -32,6 +31,7 @@ use super::rotation::{
 };
 use crate::error::Error;
 use crate::names::ClusterNames;
+use crate::render::owner::Owner;
 
 /// Annotation of a generated Secret: when its certificate (of the CA Secret: the signing CA)
 /// expires (RFC 3339).
@@ -435,20 +435,10 @@ impl TlsSecrets<'_> {
         data: &[(&str, &str)],
         annotations: BTreeMap<String, String>,
     ) -> Result<(), Error> {
-        let mut labels = self.names.labels();
-        labels.insert(UID_TAG.to_owned(), mr.uid().unwrap_or_default());
+        let mut metadata = Owner::of(mr, children::owned(mr))?.meta(name.to_owned(), self.names);
+        metadata.annotations = Some(annotations);
         let secret = Secret {
-            metadata: ObjectMeta {
-                name: Some(name.to_owned()),
-                namespace: Some(self.names.namespace.clone()),
-                labels: Some(labels),
-                annotations: Some(annotations),
-                owner_references: children::owned(mr)
-                    .then(|| mr.controller_owner_ref(&()))
-                    .flatten()
-                    .map(|r| vec![r]),
-                ..ObjectMeta::default()
-            },
+            metadata,
             type_: Some("kubernetes.io/tls".to_owned()),
             data: Some(
                 data.iter()
@@ -581,6 +571,7 @@ fn leaf_problem(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube::api::ObjectMeta;
 
     fn leaf(ca: &str, hosts: &str, not_after: &str) -> Secret {
         Secret {
