@@ -137,6 +137,19 @@ pub struct BackupClient<F, T> {
 
 mod volume_steps;
 
+/// The `SnapshotTaken` event's message: where, how big, its SHA-256 and revision.
+fn taken_message(
+    stored: &str,
+    size: impl std::fmt::Display,
+    sha256: &str,
+    revision: Option<i64>,
+) -> String {
+    let revision = revision
+        .map(|r| format!(", revision {r}"))
+        .unwrap_or_default();
+    format!("stored {stored}: {size} bytes, sha256 {sha256}{revision}")
+}
+
 /// The snapshots the last status lists: a volume's record between its Jobs.
 fn recorded(mr: &EtcdBackup) -> Vec<Stored> {
     mr.status
@@ -273,18 +286,11 @@ where
             .put(&key, taken.bytes, &meta)
             .await
             .map_err(|e| e.into_reconcile())?;
-        let revision = taken
-            .revision
-            .map(|r| format!(", revision {r}"))
-            .unwrap_or_default();
         self.events
             .normal(
                 mr,
                 SNAPSHOT_TAKEN,
-                format!(
-                    "stored {key}: {size} bytes, sha256 {}{revision}",
-                    taken.sha256
-                ),
+                taken_message(&key, size, &taken.sha256, taken.revision),
             )
             .await;
         Ok(())

@@ -224,17 +224,15 @@ where
         let view = self.look_volume(mr).await?;
         for (job, report) in &view.finished {
             let taken = &report.taken;
-            let revision = taken
-                .revision
-                .map(|r| format!(", revision {r}"))
-                .unwrap_or_default();
             self.events
                 .normal(
                     mr,
                     SNAPSHOT_TAKEN,
-                    format!(
-                        "stored {} in volume {claim}: {} bytes, sha256 {}{revision}",
-                        taken.key, taken.size, taken.sha256
+                    super::taken_message(
+                        &format!("{} in volume {claim}", taken.key),
+                        taken.size,
+                        &taken.sha256,
+                        taken.revision,
                     ),
                 )
                 .await;
