@@ -69,6 +69,22 @@ async fn finish_job(e2e: &E2e, job: &str, succeeded: bool) {
     .await;
 }
 
+/// Waits (up to `within`) until the restore Jobs and the snapshot Secret of `cluster` are gone.
+pub async fn wait_restore_removed(e2e: &E2e, cluster: &str, within: Duration) {
+    let selector = format!("etcd.ferroplane.io/restore-of={cluster}");
+    e2e.eventually(
+        "the restore's Jobs and Secret are removed",
+        within,
+        || async {
+            let left = e2e
+                .k(&["get", "jobs,secrets", "-l", &selector, "-o", "name"])
+                .await;
+            left.trim().is_empty().then_some(())
+        },
+    )
+    .await;
+}
+
 async fn synced_message(e2e: &E2e) -> String {
     e2e.jsonpath(CLUSTER, "{.status.conditions[?(@.type=='Synced')].message}")
         .await
@@ -197,20 +213,7 @@ pub(crate) async fn a_restore_waits_for_its_jobs_and_reports_a_failed_one() {
         e2e.jsonpath(CLUSTER, "{.status.restore.snapshot}").await,
         format!("oss://{BUCKET}/{KEY}")
     );
-    e2e.eventually("the Jobs and the Secret are removed", WAIT, || async {
-        let left = e2e
-            .k(&[
-                "get",
-                "jobs,secrets",
-                "-l",
-                "etcd.ferroplane.io/restore-of=restored",
-                "-o",
-                "name",
-            ])
-            .await;
-        left.trim().is_empty().then_some(())
-    })
-    .await;
+    wait_restore_removed(&e2e, "restored", WAIT).await;
 
     // Set at creation only.
     let refused = e2e

@@ -1010,24 +1010,7 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() 
         .collect();
     assert_eq!(kvs, wanted, "every key written before the backup is back");
     // The Jobs and the Secret holding the signed URL go once the members run.
-    e2e.eventually(
-        "the restore's Jobs and Secret are removed",
-        WAIT,
-        || async {
-            let left = e2e
-                .k(&[
-                    "get",
-                    "jobs,secrets",
-                    "-l",
-                    "etcd.ferroplane.io/restore-of=restored",
-                    "-o",
-                    "name",
-                ])
-                .await;
-            left.trim().is_empty().then_some(())
-        },
-    )
-    .await;
+    crate::e2e_etcd_restore::wait_restore_removed(&e2e, "restored", WAIT).await;
     let events = e2e
         .k(&[
             "get",
