@@ -401,6 +401,57 @@ async fn membership_calls_are_idempotent() {
     assert_eq!(client.list().await.expect("list").len(), 1);
 }
 
+/// etcd derives an added member's ID from its peer URL and the second it is added in, and
+/// refuses an ID a removed member had ("member not found"): a peer URL added, removed and added
+/// again within one second is refused until the next second. The client says so, as a
+/// transient error, and the next second adds it.
+#[tokio::test]
+async fn a_peer_url_added_again_in_its_removed_members_second_waits_for_the_next() {
+    let mut cluster = LocalCluster::new();
+    cluster.scale(1, &Bootstrap::New { size: 1 });
+    let client = cluster.client();
+    wait_voters(&cluster, 1, Duration::from_secs(20)).await;
+    let peer = cluster.topology.peer_url(1);
+
+    // Starting at the top of a second, the three calls most likely fit in it.
+    let into_second = jiff::Timestamp::now().subsec_nanosecond().unsigned_abs();
+    tokio::time::sleep(Duration::from_nanos(u64::from(1_000_000_000 - into_second))).await;
+    let started = jiff::Timestamp::now().as_second();
+    let first = client.add_learner(&peer).await.expect("add learner");
+    client.remove(first.id).await.expect("remove");
+    let again = client.add_learner(&peer).await;
+    let ended = jiff::Timestamp::now().as_second();
+    match again {
+        Err(refused @ MembershipError::MemberIdTaken { .. }) => {
+            assert!(refused.is_transient(), "{refused}");
+            assert!(refused.to_string().contains(&peer), "{refused}");
+        }
+        Ok(member) => {
+            assert_ne!(
+                started, ended,
+                "within one second etcd gives the removed member's ID, which it refuses"
+            );
+            assert_ne!(member.id, first.id);
+            return;
+        }
+        Err(other) => panic!("expected the ID to be taken for this second: {other}"),
+    }
+    let member = eventually("the peer URL to be added in a later second")
+        .within(Duration::from_secs(30))
+        .every(Duration::from_millis(100))
+        .try_until_async(|| async {
+            match client.add_learner(&peer).await {
+                Ok(member) => Ok(member),
+                Err(e) if e.is_transient() => Err(e.to_string()),
+                Err(e) => panic!("{e}"),
+            }
+        })
+        .await
+        .unwrap_or_else(|timed_out| panic!("{timed_out}"));
+    assert_ne!(member.id, first.id);
+    assert!(member.is_learner);
+}
+
 #[tokio::test]
 async fn grow_one_to_three_through_learners_then_shrink_to_one() {
     let mut cluster = LocalCluster::new();

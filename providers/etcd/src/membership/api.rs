@@ -100,6 +100,13 @@ pub enum MembershipError {
         "etcd at {endpoint} refuses the client certificate: with authentication on, etcd's JSON gateway accepts no client certificate that has a Common Name; give tls.clientSecretRef a certificate without one (a certificate ferroplane made is issued again without one by itself)"
     )]
     CommonNameRefused { endpoint: String },
+    /// etcd derives a new member's ID from its peer URL and the second it is added in, and
+    /// refuses ("member not found") an ID that belongs to a removed member: the peer URL was
+    /// added and removed within this same second. The next second gives another ID.
+    #[error(
+        "etcd refused to add {peer_url} again within the second its earlier member was added and removed (the member ID etcd derives from the peer URL and the second is taken); asked again shortly"
+    )]
+    MemberIdTaken { peer_url: String },
     #[error("unexpected answer from etcd at {endpoint} to {action}: {detail}")]
     Decode {
         endpoint: String,
@@ -119,12 +126,13 @@ impl MembershipError {
         )
     }
 
-    /// Whether trying again shortly may succeed: etcd is unreachable, or refuses a membership
+    /// Whether trying again shortly may succeed: etcd is unreachable, refuses a membership
     /// change with `Unavailable` ("unhealthy cluster") because a member has not been connected
-    /// to the leader for long enough yet.
+    /// to the leader for long enough yet, or a re-added member's ID is taken for this second.
     pub fn is_transient(&self) -> bool {
         const CODE_UNAVAILABLE: i32 = 14;
         self.is_unreachable()
+            || matches!(self, MembershipError::MemberIdTaken { .. })
             || matches!(
                 self,
                 MembershipError::Api {
@@ -132,6 +140,44 @@ impl MembershipError {
                     ..
                 }
             )
+    }
+}
+
+/// What etcd's answer to `member add` of `peer_url` means for a client that may be asking again:
+/// a refusal because the member is there already (the first answer was lost: "member ID already
+/// exist" within the same second, "Peer URLs already exists" after) is that member, and etcd's
+/// removed-ID refusal ("member not found") is [`MembershipError::MemberIdTaken`].
+pub(crate) async fn settle_add<L>(
+    added: Result<Member, MembershipError>,
+    peer_url: &str,
+    list: impl FnOnce() -> L,
+) -> Result<Member, MembershipError>
+where
+    L: Future<Output = Result<Vec<Member>, MembershipError>>,
+{
+    const CODE_NOT_FOUND: i32 = 5;
+    const CODE_FAILED_PRECONDITION: i32 = 9;
+    match added {
+        Err(MembershipError::Api {
+            code: CODE_FAILED_PRECONDITION,
+            message,
+            action,
+        }) if message.contains("already exist") => list()
+            .await?
+            .into_iter()
+            .find(|m| m.peer_urls.iter().any(|u| u == peer_url))
+            .ok_or(MembershipError::Api {
+                action,
+                code: CODE_FAILED_PRECONDITION,
+                message,
+            }),
+        Err(MembershipError::Api {
+            code: CODE_NOT_FOUND,
+            ..
+        }) => Err(MembershipError::MemberIdTaken {
+            peer_url: peer_url.to_owned(),
+        }),
+        other => other,
     }
 }
 

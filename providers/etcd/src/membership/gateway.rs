@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::api::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
+use super::api::{self, Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
 use super::auth::{self, AuthStatus, Password, ROOT, RootCredentials};
 use crate::tls::ClientTls;
 
@@ -421,30 +421,14 @@ impl Membership for GatewayClient {
 
     async fn add_learner(&self, peer_url: &str) -> Result<Member, MembershipError> {
         let body = json!({"peerURLs": [peer_url], "isLearner": true});
-        match self
+        let added = match self
             .call("member add", "/v3/cluster/member/add", body)
             .await
         {
             Ok(value) => Ok(decode::<MemberAdd>("member add", value)?.member.into()),
-            // A retry after a lost answer: the member is there already ("Peer URLs already
-            // exists" or "member ID already exist", depending on the version).
-            Err(MembershipError::Api {
-                code: CODE_FAILED_PRECONDITION,
-                message,
-                ..
-            }) if message.contains("already exist") => {
-                let members = self.list().await?;
-                members
-                    .into_iter()
-                    .find(|m| m.peer_urls.iter().any(|u| u == peer_url))
-                    .ok_or(MembershipError::Api {
-                        action: "member add",
-                        code: CODE_FAILED_PRECONDITION,
-                        message,
-                    })
-            }
             Err(e) => Err(e),
-        }
+        };
+        api::settle_add(added, peer_url, || self.list()).await
     }
 
     async fn promote(&self, id: u64) -> Result<PromoteOutcome, MembershipError> {

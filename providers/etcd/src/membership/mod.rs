@@ -8,6 +8,7 @@ pub mod auth;
 mod gateway;
 pub mod snapshot;
 
+pub(crate) use api::settle_add;
 pub use api::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
 pub use auth::{AuthStatus, Password, RootCredentials};
 pub use gateway::{GatewayClient, GatewayConfig, http_with_tls};

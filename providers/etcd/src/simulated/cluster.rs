@@ -12,7 +12,10 @@
 //! - a removed member's process exits; a stopped member keeps its name in the list;
 //! - membership changes need a leader (a quorum of voters running); members are added as
 //!   learners, one at a time; only a running learner (in sync) is promoted; a voter is removed
-//!   only while the voters left have a quorum of running members.
+//!   only while the voters left have a quorum of running members;
+//! - an added member's ID comes from its peer URL and the second it is added in, so the same
+//!   peer URL added twice in one second gets the same ID: "member ID already exist" while that
+//!   member is listed, "member not found" (etcd's removed-ID refusal) once it was removed.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -83,6 +86,8 @@ pub struct SimulatedCluster {
     /// the pod keeps retrying, as a crash-looping container does).
     refused: BTreeMap<u32, (DataDir, String)>,
     next_id: u64,
+    /// Makes the IDs of added members differ per cluster.
+    seed: u64,
     /// `initial-cluster-token` of the cluster the members formed; `None` before it formed.
     token: Option<String>,
     journal: Vec<Event>,
@@ -116,6 +121,7 @@ impl SimulatedCluster {
             running: BTreeMap::new(),
             refused: BTreeMap::new(),
             next_id: seed | (1 << 63),
+            seed,
             token: None,
             journal: Vec::new(),
             auth: super::auth::AuthStore::default(),
@@ -129,6 +135,17 @@ impl SimulatedCluster {
     fn new_id(&mut self) -> u64 {
         self.next_id = self.next_id.wrapping_add(0x9e37_79b9_7f4a_7c15) | (1 << 63);
         self.next_id
+    }
+
+    /// The ID etcd gives a member added at `peer_url` during `unix_second`.
+    fn added_member_id(&self, peer_url: &str, unix_second: i64) -> u64 {
+        peer_url
+            .bytes()
+            .chain(unix_second.to_be_bytes())
+            .fold(self.seed, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            })
+            | (1 << 63)
     }
 
     fn voters(&self) -> impl Iterator<Item = &Member> {
@@ -341,13 +358,32 @@ impl SimulatedCluster {
         }
     }
 
-    /// `MemberAdd` with `isLearner: true`.
-    pub fn add_learner(&mut self, peer_url: &str) -> Result<Member, MembershipError> {
+    /// `MemberAdd` with `isLearner: true`, asked during `unix_second`.
+    pub fn add_learner(
+        &mut self,
+        peer_url: &str,
+        unix_second: i64,
+    ) -> Result<Member, MembershipError> {
         const ACTION: &str = "member add";
         if self.running.is_empty() {
             return Err(self.down(&self.names.client_endpoint()));
         }
         self.require_leader(ACTION)?;
+        let id = self.added_member_id(peer_url, unix_second);
+        if self.removed.contains(&id) {
+            return Err(api_error(
+                ACTION,
+                CODE_NOT_FOUND,
+                "etcdserver: member not found",
+            ));
+        }
+        if self.members.iter().any(|m| m.id == id) {
+            return Err(api_error(
+                ACTION,
+                CODE_FAILED_PRECONDITION,
+                "etcdserver: member ID already exist",
+            ));
+        }
         if self
             .members
             .iter()
@@ -367,7 +403,7 @@ impl SimulatedCluster {
             ));
         }
         let member = Member {
-            id: self.new_id(),
+            id,
             name: String::new(),
             peer_urls: vec![peer_url.to_owned()],
             client_urls: Vec::new(),
@@ -509,6 +545,9 @@ mod tests {
     use super::*;
     use crate::simulated::world::StartConfig;
 
+    /// The second the tests' membership calls are asked in.
+    const SECOND: i64 = 1_800_000_000;
+
     fn names() -> ClusterNames {
         ClusterNames::new("e", "ns")
     }
@@ -590,7 +629,7 @@ mod tests {
         cluster.remove(removed).expect("quorum holds without it");
         cluster.sync(&world(pods[..2].to_vec()));
         let learner = cluster
-            .add_learner(&names().peer_url(2))
+            .add_learner(&names().peer_url(2), SECOND)
             .expect("a learner is added");
         assert!(learner.is_learner && !learner.started());
 
@@ -623,7 +662,7 @@ mod tests {
         cluster.sync(&world(pods[..1].to_vec()));
         assert_eq!(cluster.leader(), None);
         assert_eq!(
-            code(cluster.add_learner("http://x:2380")).0,
+            code(cluster.add_learner("http://x:2380", SECOND)).0,
             CODE_UNAVAILABLE
         );
         cluster.sync(&world(pods[..2].to_vec()));
@@ -641,9 +680,18 @@ mod tests {
     fn one_learner_at_a_time_and_peer_urls_are_unique() {
         let (mut cluster, _) = three();
         cluster
-            .add_learner(&names().peer_url(3))
+            .add_learner(&names().peer_url(3), SECOND)
             .expect("first learner");
-        let (c, m) = code(cluster.add_learner(&names().peer_url(3)));
+        let (c, m) = code(cluster.add_learner(&names().peer_url(3), SECOND));
+        assert_eq!(
+            (c, m.as_str()),
+            (
+                CODE_FAILED_PRECONDITION,
+                "etcdserver: member ID already exist"
+            ),
+            "the same peer URL in the same second is the same ID"
+        );
+        let (c, m) = code(cluster.add_learner(&names().peer_url(3), SECOND + 1));
         assert_eq!(
             (c, m.as_str()),
             (
@@ -651,7 +699,7 @@ mod tests {
                 "etcdserver: Peer URLs already exists"
             )
         );
-        let (c, m) = code(cluster.add_learner(&names().peer_url(4)));
+        let (c, m) = code(cluster.add_learner(&names().peer_url(4), SECOND));
         assert_eq!(c, CODE_FAILED_PRECONDITION);
         assert!(m.contains("too many learner members"), "{m}");
         assert_eq!(
@@ -659,6 +707,23 @@ mod tests {
             "etcdserver: can only promote a learner member"
         );
         assert_eq!(code(cluster.remove(42)).0, CODE_NOT_FOUND);
+    }
+
+    #[test]
+    fn a_peer_url_added_again_in_the_second_its_removed_member_was_added_is_refused() {
+        let (mut cluster, _) = three();
+        let peer = names().peer_url(3);
+        let learner = cluster.add_learner(&peer, SECOND).expect("added");
+        cluster.remove(learner.id).expect("removed");
+        assert_eq!(
+            code(cluster.add_learner(&peer, SECOND)),
+            (CODE_NOT_FOUND, "etcdserver: member not found".to_owned()),
+            "the ID of this second is the removed member's"
+        );
+        let again = cluster
+            .add_learner(&peer, SECOND + 1)
+            .expect("the next second gives another ID");
+        assert_ne!(again.id, learner.id);
     }
 
     #[test]

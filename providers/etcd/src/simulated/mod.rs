@@ -18,6 +18,7 @@ pub use cluster::{Event, PERMANENTLY_REMOVED, SimulatedCluster};
 pub use world::{DataDir, World, version_of_image};
 
 use crate::controller::MembershipFactory;
+use crate::membership;
 use crate::membership::auth::{self as etcd_auth, ROOT};
 use crate::membership::{
     AuthStatus, Member, MemberStatus, Membership, MembershipError, Password, PromoteOutcome,
@@ -206,11 +207,13 @@ impl Membership for SimulatedMembership {
     }
 
     async fn add_learner(&self, peer_url: &str) -> Result<Member, MembershipError> {
-        self.authorized(|c, token| {
-            c.auth.require_admin("member add", token, Instant::now())?;
-            c.add_learner(peer_url)
-        })
-        .await
+        let added = self
+            .authorized(|c, token| {
+                c.auth.require_admin("member add", token, Instant::now())?;
+                c.add_learner(peer_url, jiff::Timestamp::now().as_second())
+            })
+            .await;
+        membership::settle_add(added, peer_url, || self.list()).await
     }
 
     async fn promote(&self, id: u64) -> Result<PromoteOutcome, MembershipError> {
