@@ -1006,7 +1006,8 @@ async fn event_reasons(e2e: &E2e, name: &str) -> String {
 /// `spec.auth` on the sandbox's simulated etcd: a missing Secret is a condition that says
 /// which; with it the cluster becomes Ready with authentication on; a changed password is
 /// applied (event `RootPasswordChanged`, the password in effect recorded); no password shows
-/// where a tenant reads; removing `spec.auth` disables authentication.
+/// where a tenant reads; an EtcdBackup of the cluster takes its snapshot with root's token;
+/// removing `spec.auth` disables authentication.
 pub(crate) async fn etcdcluster_with_root_auth() {
     use base64::Engine as _;
     let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
@@ -1089,6 +1090,30 @@ pub(crate) async fn etcdcluster_with_root_auth() {
     for password in [first, second] {
         assert!(!tenant_view.contains(password), "{tenant_view}");
     }
+
+    // A backup of the cluster authenticates with the password in effect: the simulated etcd,
+    // as etcd does, refuses a snapshot without root's token while authentication is on.
+    let backup = "etcdbackups.etcd.ferroplane.io/auth-backup";
+    let oss = crate::e2e_etcd_backup::oss_client(&e2e);
+    oss.put_bucket(crate::e2e_etcd_backup::BUCKET)
+        .await
+        .expect("the bucket is created");
+    e2e.apply(&crate::e2e_etcd_backup::backup_yaml(
+        &e2e,
+        "auth-backup",
+        "etcd-auth",
+        crate::e2e_etcd_backup::BUCKET,
+        "",
+    ))
+    .await;
+    e2e.wait_jsonpath(backup, "{.status.snapshotCount}", "1")
+        .await;
+    let backup_view = format!(
+        "{}\n{}",
+        e2e.k(&["get", backup, "-o", "yaml"]).await,
+        event_reasons(&e2e, "auth-backup").await
+    );
+    assert!(!backup_view.contains(second), "{backup_view}");
 
     e2e.k(&[
         "patch",
