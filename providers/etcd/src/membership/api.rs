@@ -4,6 +4,7 @@
 use std::future::Future;
 
 use super::auth::{AuthStatus, Password, RootCredentials};
+use super::grpc;
 
 /// One member as etcd's `MemberList` reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,13 +131,12 @@ impl MembershipError {
     /// change with `Unavailable` ("unhealthy cluster") because a member has not been connected
     /// to the leader for long enough yet, or a re-added member's ID is taken for this second.
     pub fn is_transient(&self) -> bool {
-        const CODE_UNAVAILABLE: i32 = 14;
         self.is_unreachable()
             || matches!(self, MembershipError::MemberIdTaken { .. })
             || matches!(
                 self,
                 MembershipError::Api {
-                    code: CODE_UNAVAILABLE,
+                    code: grpc::UNAVAILABLE,
                     ..
                 }
             )
@@ -155,11 +155,9 @@ pub(crate) async fn settle_add<L>(
 where
     L: Future<Output = Result<Vec<Member>, MembershipError>>,
 {
-    const CODE_NOT_FOUND: i32 = 5;
-    const CODE_FAILED_PRECONDITION: i32 = 9;
     match added {
         Err(MembershipError::Api {
-            code: CODE_FAILED_PRECONDITION,
+            code: grpc::FAILED_PRECONDITION,
             message,
             action,
         }) if message.contains("already exist") => list()
@@ -168,11 +166,11 @@ where
             .find(|m| m.peer_urls.iter().any(|u| u == peer_url))
             .ok_or(MembershipError::Api {
                 action,
-                code: CODE_FAILED_PRECONDITION,
+                code: grpc::FAILED_PRECONDITION,
                 message,
             }),
         Err(MembershipError::Api {
-            code: CODE_NOT_FOUND,
+            code: grpc::NOT_FOUND,
             ..
         }) => Err(MembershipError::MemberIdTaken {
             peer_url: peer_url.to_owned(),

@@ -12,14 +12,10 @@
 use std::fmt;
 
 use super::api::MembershipError;
+use super::grpc;
 
 /// The user ferroplane authenticates as.
 pub const ROOT: &str = "root";
-
-/// gRPC codes of etcd's authentication errors.
-pub const CODE_INVALID_ARGUMENT: i32 = 3;
-pub const CODE_FAILED_PRECONDITION: i32 = 9;
-pub const CODE_UNAUTHENTICATED: i32 = 16;
 
 /// etcd's messages (`api/v3rpc/rpctypes`).
 pub const AUTH_NOT_ENABLED: &str = "etcdserver: authentication is not enabled";
@@ -91,8 +87,8 @@ pub fn needs_new_token(error: &MembershipError) -> bool {
     matches!(
         error,
         MembershipError::Api { code, message, .. }
-            if (*code == CODE_UNAUTHENTICATED && message.contains(INVALID_AUTH_TOKEN))
-                || (*code == CODE_INVALID_ARGUMENT
+            if (*code == grpc::UNAUTHENTICATED && message.contains(INVALID_AUTH_TOKEN))
+                || (*code == grpc::INVALID_ARGUMENT
                     && (message.contains(USER_EMPTY) || message.contains(AUTH_OLD_REVISION)))
     )
 }
@@ -101,7 +97,7 @@ pub fn needs_new_token(error: &MembershipError) -> bool {
 pub fn is_not_enabled(error: &MembershipError) -> bool {
     matches!(
         error,
-        MembershipError::Api { code: CODE_FAILED_PRECONDITION, message, .. }
+        MembershipError::Api { code: grpc::FAILED_PRECONDITION, message, .. }
             if message.contains(AUTH_NOT_ENABLED)
     )
 }
@@ -110,7 +106,7 @@ pub fn is_not_enabled(error: &MembershipError) -> bool {
 pub fn is_wrong_password(error: &MembershipError) -> bool {
     matches!(
         error,
-        MembershipError::Api { code: CODE_INVALID_ARGUMENT, message, .. }
+        MembershipError::Api { code: grpc::INVALID_ARGUMENT, message, .. }
             if message.contains(AUTH_FAILED)
     )
 }
@@ -119,7 +115,7 @@ pub fn is_wrong_password(error: &MembershipError) -> bool {
 pub fn already_exists(error: &MembershipError, message: &str) -> bool {
     matches!(
         error,
-        MembershipError::Api { code: CODE_FAILED_PRECONDITION, message: m, .. } if m.contains(message)
+        MembershipError::Api { code: grpc::FAILED_PRECONDITION, message: m, .. } if m.contains(message)
     )
 }
 

@@ -11,11 +11,8 @@ use serde_json::{Value, json};
 
 use super::api::{self, Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
 use super::auth::{self, AuthStatus, Password, ROOT, RootCredentials};
+use super::grpc;
 use crate::tls::ClientTls;
-
-/// gRPC status codes etcd returns through the gateway.
-const CODE_NOT_FOUND: i32 = 5;
-const CODE_FAILED_PRECONDITION: i32 = 9;
 
 /// How long one member's defragmentation may take.
 const DEFRAGMENT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -421,13 +418,11 @@ impl Membership for GatewayClient {
 
     async fn add_learner(&self, peer_url: &str) -> Result<Member, MembershipError> {
         let body = json!({"peerURLs": [peer_url], "isLearner": true});
-        let added = match self
+        let added = self
             .call("member add", "/v3/cluster/member/add", body)
             .await
-        {
-            Ok(value) => Ok(decode::<MemberAdd>("member add", value)?.member.into()),
-            Err(e) => Err(e),
-        };
+            .and_then(|value| decode::<MemberAdd>("member add", value))
+            .map(|added| added.member.into());
         api::settle_add(added, peer_url, || self.list()).await
     }
 
@@ -442,13 +437,13 @@ impl Membership for GatewayClient {
         {
             Ok(_) => Ok(PromoteOutcome::Promoted),
             Err(MembershipError::Api {
-                code: CODE_FAILED_PRECONDITION,
+                code: grpc::FAILED_PRECONDITION,
                 message,
                 ..
             }) if message.contains("in sync") => Ok(PromoteOutcome::NotCaughtUp),
             // A retry after a lost answer: the member is a voter already.
             Err(MembershipError::Api {
-                code: CODE_FAILED_PRECONDITION,
+                code: grpc::FAILED_PRECONDITION,
                 message,
                 ..
             }) if message.contains("can only promote a learner member") => {
@@ -475,7 +470,7 @@ impl Membership for GatewayClient {
         {
             Ok(_)
             | Err(MembershipError::Api {
-                code: CODE_NOT_FOUND,
+                code: grpc::NOT_FOUND,
                 ..
             }) => Ok(()),
             Err(e) => Err(e),

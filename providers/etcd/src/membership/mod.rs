@@ -6,6 +6,7 @@
 mod api;
 pub mod auth;
 mod gateway;
+pub mod grpc;
 pub mod snapshot;
 
 pub(crate) use api::settle_add;

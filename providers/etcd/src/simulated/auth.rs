@@ -7,12 +7,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
-use crate::membership::MembershipError;
 use crate::membership::auth::{
-    AUTH_FAILED, AUTH_NOT_ENABLED, CODE_FAILED_PRECONDITION, CODE_INVALID_ARGUMENT,
-    CODE_UNAUTHENTICATED, INVALID_AUTH_TOKEN, ROLE_ALREADY_EXISTS, ROOT, USER_ALREADY_EXISTS,
-    USER_EMPTY,
+    AUTH_FAILED, AUTH_NOT_ENABLED, INVALID_AUTH_TOKEN, ROLE_ALREADY_EXISTS, ROOT,
+    USER_ALREADY_EXISTS, USER_EMPTY,
 };
+use crate::membership::{MembershipError, grpc};
 
 /// etcd's default `--auth-token-ttl`.
 pub const DEFAULT_TOKEN_TTL: Duration = Duration::from_secs(300);
@@ -22,7 +21,6 @@ const ROLE_NOT_FOUND: &str = "etcdserver: role name not found";
 const ROOT_USER_NOT_EXIST: &str = "etcdserver: root user does not exist";
 const ROOT_ROLE_NOT_GRANTED: &str = "etcdserver: root user does not have root role";
 const PERMISSION_DENIED: &str = "etcdserver: permission denied";
-const CODE_PERMISSION_DENIED: i32 = 7;
 
 fn refused(action: &'static str, code: i32, message: &str) -> MembershipError {
     MembershipError::Api {
@@ -91,11 +89,11 @@ impl AuthStore {
     ) -> Result<String, MembershipError> {
         const ACTION: &str = "authenticate";
         if !self.enabled {
-            return Err(refused(ACTION, CODE_FAILED_PRECONDITION, AUTH_NOT_ENABLED));
+            return Err(refused(ACTION, grpc::FAILED_PRECONDITION, AUTH_NOT_ENABLED));
         }
         match self.users.get(name) {
             Some(user) if user.password == password => {}
-            _ => return Err(refused(ACTION, CODE_INVALID_ARGUMENT, AUTH_FAILED)),
+            _ => return Err(refused(ACTION, grpc::INVALID_ARGUMENT, AUTH_FAILED)),
         }
         self.issued += 1;
         // etcd's simple tokens: random letters, a dot, a counter.
@@ -125,7 +123,7 @@ impl AuthStore {
             return Ok(None);
         }
         let Some(token) = token else {
-            return Err(refused(action, CODE_INVALID_ARGUMENT, USER_EMPTY));
+            return Err(refused(action, grpc::INVALID_ARGUMENT, USER_EMPTY));
         };
         let ttl = self.ttl;
         match self.tokens.get_mut(token) {
@@ -135,7 +133,7 @@ impl AuthStore {
             }
             _ => {
                 self.tokens.remove(token);
-                Err(refused(action, CODE_UNAUTHENTICATED, INVALID_AUTH_TOKEN))
+                Err(refused(action, grpc::UNAUTHENTICATED, INVALID_AUTH_TOKEN))
             }
         }
     }
@@ -158,7 +156,7 @@ impl AuthStore {
             {
                 Ok(())
             }
-            Some(_) => Err(refused(action, CODE_PERMISSION_DENIED, PERMISSION_DENIED)),
+            Some(_) => Err(refused(action, grpc::PERMISSION_DENIED, PERMISSION_DENIED)),
         }
     }
 
@@ -174,7 +172,7 @@ impl AuthStore {
         if self.users.contains_key(name) {
             return Err(refused(
                 ACTION,
-                CODE_FAILED_PRECONDITION,
+                grpc::FAILED_PRECONDITION,
                 USER_ALREADY_EXISTS,
             ));
         }
@@ -201,7 +199,7 @@ impl AuthStore {
         let user = self
             .users
             .get_mut(name)
-            .ok_or_else(|| refused(ACTION, CODE_FAILED_PRECONDITION, USER_NOT_FOUND))?;
+            .ok_or_else(|| refused(ACTION, grpc::FAILED_PRECONDITION, USER_NOT_FOUND))?;
         user.password = password.to_owned();
         self.tokens.retain(|_, t| t.user != name);
         Ok(())
@@ -218,7 +216,7 @@ impl AuthStore {
         if !self.roles.insert(name.to_owned()) {
             return Err(refused(
                 ACTION,
-                CODE_FAILED_PRECONDITION,
+                grpc::FAILED_PRECONDITION,
                 ROLE_ALREADY_EXISTS,
             ));
         }
@@ -236,11 +234,11 @@ impl AuthStore {
         const ACTION: &str = "grant role";
         self.require_admin(ACTION, token, now)?;
         if !self.roles.contains(role) {
-            return Err(refused(ACTION, CODE_FAILED_PRECONDITION, ROLE_NOT_FOUND));
+            return Err(refused(ACTION, grpc::FAILED_PRECONDITION, ROLE_NOT_FOUND));
         }
         self.users
             .get_mut(user)
-            .ok_or_else(|| refused(ACTION, CODE_FAILED_PRECONDITION, USER_NOT_FOUND))?
+            .ok_or_else(|| refused(ACTION, grpc::FAILED_PRECONDITION, USER_NOT_FOUND))?
             .roles
             .insert(role.to_owned());
         Ok(())
@@ -255,11 +253,11 @@ impl AuthStore {
         let root = self
             .users
             .get(ROOT)
-            .ok_or_else(|| refused(ACTION, CODE_FAILED_PRECONDITION, ROOT_USER_NOT_EXIST))?;
+            .ok_or_else(|| refused(ACTION, grpc::FAILED_PRECONDITION, ROOT_USER_NOT_EXIST))?;
         if !root.roles.contains(ROOT) {
             return Err(refused(
                 ACTION,
-                CODE_FAILED_PRECONDITION,
+                grpc::FAILED_PRECONDITION,
                 ROOT_ROLE_NOT_GRANTED,
             ));
         }

@@ -20,12 +20,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::world::{DataDir, InitialState, ReadyPod, World};
-use crate::membership::{Member, MemberStatus, MembershipError, PromoteOutcome};
+use crate::membership::{Member, MemberStatus, MembershipError, PromoteOutcome, grpc};
 use crate::names::{ClusterNames, Topology};
 
-const CODE_NOT_FOUND: i32 = 5;
-const CODE_FAILED_PRECONDITION: i32 = 9;
-const CODE_UNAVAILABLE: i32 = 14;
 /// etcd's default `--max-learners`.
 const MAX_LEARNERS: usize = 1;
 
@@ -95,6 +92,13 @@ pub struct SimulatedCluster {
     pub auth: super::auth::AuthStore,
 }
 
+/// FNV-1a over `bytes`, from `start`.
+fn fnv1a(start: u64, bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(start, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 fn api_error(action: &'static str, code: i32, message: &str) -> MembershipError {
     MembershipError::Api {
         action,
@@ -106,13 +110,10 @@ fn api_error(action: &'static str, code: i32, message: &str) -> MembershipError 
 impl SimulatedCluster {
     pub fn new(names: ClusterNames) -> Self {
         // Member IDs look like etcd's: large and different per cluster.
-        let seed = names
-            .namespace
-            .bytes()
-            .chain(names.name.bytes())
-            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-            });
+        let seed = fnv1a(
+            0xcbf2_9ce4_8422_2325,
+            names.namespace.bytes().chain(names.name.bytes()),
+        );
         Self {
             names,
             members: Vec::new(),
@@ -139,13 +140,7 @@ impl SimulatedCluster {
 
     /// The ID etcd gives a member added at `peer_url` during `unix_second`.
     fn added_member_id(&self, peer_url: &str, unix_second: i64) -> u64 {
-        peer_url
-            .bytes()
-            .chain(unix_second.to_be_bytes())
-            .fold(self.seed, |h, b| {
-                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-            })
-            | (1 << 63)
+        fnv1a(self.seed, peer_url.bytes().chain(unix_second.to_be_bytes())) | (1 << 63)
     }
 
     fn voters(&self) -> impl Iterator<Item = &Member> {
@@ -174,7 +169,7 @@ impl SimulatedCluster {
             Some(_) => Ok(()),
             None => Err(api_error(
                 action,
-                CODE_UNAVAILABLE,
+                grpc::UNAVAILABLE,
                 "etcdserver: request timed out",
             )),
         }
@@ -373,14 +368,14 @@ impl SimulatedCluster {
         if self.removed.contains(&id) {
             return Err(api_error(
                 ACTION,
-                CODE_NOT_FOUND,
+                grpc::NOT_FOUND,
                 "etcdserver: member not found",
             ));
         }
         if self.members.iter().any(|m| m.id == id) {
             return Err(api_error(
                 ACTION,
-                CODE_FAILED_PRECONDITION,
+                grpc::FAILED_PRECONDITION,
                 "etcdserver: member ID already exist",
             ));
         }
@@ -391,14 +386,14 @@ impl SimulatedCluster {
         {
             return Err(api_error(
                 ACTION,
-                CODE_FAILED_PRECONDITION,
+                grpc::FAILED_PRECONDITION,
                 "etcdserver: Peer URLs already exists",
             ));
         }
         if self.members.iter().filter(|m| m.is_learner).count() >= MAX_LEARNERS {
             return Err(api_error(
                 ACTION,
-                CODE_FAILED_PRECONDITION,
+                grpc::FAILED_PRECONDITION,
                 "etcdserver: too many learner members in cluster",
             ));
         }
@@ -429,21 +424,21 @@ impl SimulatedCluster {
         let Some(member) = self.members.iter_mut().find(|m| m.id == id) else {
             return Err(api_error(
                 ACTION,
-                CODE_NOT_FOUND,
+                grpc::NOT_FOUND,
                 "etcdserver: member not found",
             ));
         };
         if !member.is_learner {
             return Err(api_error(
                 ACTION,
-                CODE_FAILED_PRECONDITION,
+                grpc::FAILED_PRECONDITION,
                 "etcdserver: can only promote a learner member",
             ));
         }
         if !running {
             return Err(api_error(
                 ACTION,
-                CODE_FAILED_PRECONDITION,
+                grpc::FAILED_PRECONDITION,
                 "etcdserver: can only promote a learner member which is in sync with leader",
             ));
         }
@@ -462,7 +457,7 @@ impl SimulatedCluster {
         let Some(member) = self.members.iter().find(|m| m.id == id).cloned() else {
             return Err(api_error(
                 ACTION,
-                CODE_NOT_FOUND,
+                grpc::NOT_FOUND,
                 "etcdserver: member not found",
             ));
         };
@@ -475,7 +470,7 @@ impl SimulatedCluster {
             if running_left <= voters_left / 2 {
                 return Err(api_error(
                     ACTION,
-                    CODE_FAILED_PRECONDITION,
+                    grpc::FAILED_PRECONDITION,
                     "etcdserver: re-configuration failed due to not enough started members",
                 ));
             }
@@ -639,7 +634,7 @@ mod tests {
             Event::Refused { ordinal: 2, reason, data: DataDir::Claim { uid, .. } }
                 if uid == "c" && reason == PERMANENTLY_REMOVED)));
         let (code, message) = code(cluster.promote(learner.id));
-        assert_eq!(code, CODE_FAILED_PRECONDITION);
+        assert_eq!(code, grpc::FAILED_PRECONDITION);
         assert!(message.contains("in sync"), "{message}");
 
         // A new claim is an empty data dir: the pod joins as the learner and is promoted.
@@ -663,12 +658,12 @@ mod tests {
         assert_eq!(cluster.leader(), None);
         assert_eq!(
             code(cluster.add_learner("http://x:2380", SECOND)).0,
-            CODE_UNAVAILABLE
+            grpc::UNAVAILABLE
         );
         cluster.sync(&world(pods[..2].to_vec()));
         // Two of three run: removing a running voter would leave one of two.
         let (code_remove, message) = code(cluster.remove(id_of(&cluster, 1)));
-        assert_eq!(code_remove, CODE_FAILED_PRECONDITION);
+        assert_eq!(code_remove, grpc::FAILED_PRECONDITION);
         assert!(message.contains("not enough started members"), "{message}");
         // Removing the stopped one leaves two of two.
         cluster
@@ -686,7 +681,7 @@ mod tests {
         assert_eq!(
             (c, m.as_str()),
             (
-                CODE_FAILED_PRECONDITION,
+                grpc::FAILED_PRECONDITION,
                 "etcdserver: member ID already exist"
             ),
             "the same peer URL in the same second is the same ID"
@@ -695,18 +690,18 @@ mod tests {
         assert_eq!(
             (c, m.as_str()),
             (
-                CODE_FAILED_PRECONDITION,
+                grpc::FAILED_PRECONDITION,
                 "etcdserver: Peer URLs already exists"
             )
         );
         let (c, m) = code(cluster.add_learner(&names().peer_url(4), SECOND));
-        assert_eq!(c, CODE_FAILED_PRECONDITION);
+        assert_eq!(c, grpc::FAILED_PRECONDITION);
         assert!(m.contains("too many learner members"), "{m}");
         assert_eq!(
             code(cluster.promote(id_of(&cluster, 0))).1,
             "etcdserver: can only promote a learner member"
         );
-        assert_eq!(code(cluster.remove(42)).0, CODE_NOT_FOUND);
+        assert_eq!(code(cluster.remove(42)).0, grpc::NOT_FOUND);
     }
 
     #[test]
@@ -717,7 +712,7 @@ mod tests {
         cluster.remove(learner.id).expect("removed");
         assert_eq!(
             code(cluster.add_learner(&peer, SECOND)),
-            (CODE_NOT_FOUND, "etcdserver: member not found".to_owned()),
+            (grpc::NOT_FOUND, "etcdserver: member not found".to_owned()),
             "the ID of this second is the removed member's"
         );
         let again = cluster
