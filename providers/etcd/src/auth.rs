@@ -9,11 +9,8 @@
 //! effect, or disable (when `spec.auth` was removed; root stays, with its password, recorded).
 //! Passwords never reach a log, an event, the status or an error message.
 
-use std::collections::BTreeMap;
-
 use ferroplane_apis::etcd::{EtcdAuthState, EtcdCluster};
-use ferroplane_runtime::children::{self, Child, Children, Holder};
-use k8s_openapi::ByteString;
+use ferroplane_runtime::children::{self, Children, Holder};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use kube::core::PartialObjectMeta;
@@ -23,7 +20,7 @@ use kube::{Client, ResourceExt};
 use crate::error::Error;
 use crate::membership::{AuthStatus, Password, RootCredentials};
 use crate::names::ClusterNames;
-use crate::render::owner::Owner;
+use crate::owned_secret::OwnedSecret;
 
 /// The key of the user's Secret (and of ferroplane's) that holds root's password.
 pub const PASSWORD_KEY: &str = "password";
@@ -243,24 +240,14 @@ impl<'a> AuthSecrets<'a> {
     /// Records `password` as the one in effect.
     pub async fn record(&self, mr: &EtcdCluster, password: &Password) -> Result<(), Error> {
         let name = state_secret(self.names);
-        let secret = Secret {
-            metadata: Owner::of(mr, children::owned(mr))?.meta(name.clone(), self.names),
-            type_: Some("Opaque".to_owned()),
-            data: Some(BTreeMap::from([(
-                PASSWORD_KEY.to_owned(),
-                ByteString(password.expose().as_bytes().to_vec()),
-            )])),
-            ..Secret::default()
-        };
-        let child = Child::from_typed(&secret).map_err(|source| Error::Serialize {
-            what: "Secret",
-            source,
-        })?;
-        // The password is in the body only; errors name the Secret, never its data.
-        self.children
-            .apply(&child)
-            .await
-            .map_err(|e| Error::kube(format!("writing Secret {name}"), e))
+        OwnedSecret {
+            name: &name,
+            type_: "Opaque",
+            data: &[(PASSWORD_KEY, password.expose())],
+            annotations: None,
+        }
+        .apply(self.children, mr, self.names)
+        .await
     }
 }
 

@@ -52,6 +52,7 @@ mod error;
 pub mod jobs;
 pub mod membership;
 pub mod names;
+mod owned_secret;
 pub mod planner;
 pub mod render;
 pub mod restore;

@@ -119,12 +119,13 @@ pub fn read(secret: &Secret, legacy_name: &str) -> Option<CaState> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use k8s_openapi::ByteString;
     use kube::api::ObjectMeta;
 
-    fn ca(name: &str) -> Ca {
+    /// A CA whose fields are made of its name (for the Secrets' tests).
+    pub(crate) fn ca(name: &str) -> Ca {
         Ca {
             name: name.to_owned(),
             cert_pem: name.to_owned(),

@@ -16,9 +16,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use ferroplane_apis::etcd::EtcdCluster;
-use ferroplane_runtime::children::{self, Child, Children, Holder};
+use ferroplane_runtime::children::{self, Children, Holder};
 use jiff::Timestamp;
-use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use kube::{Client, ResourceExt};
@@ -31,7 +30,7 @@ use super::rotation::{
 };
 use crate::error::Error;
 use crate::names::ClusterNames;
-use crate::render::owner::Owner;
+use crate::owned_secret::OwnedSecret;
 
 /// Annotation of a generated Secret: when its certificate (of the CA Secret: the signing CA)
 /// expires (RFC 3339).
@@ -435,27 +434,14 @@ impl TlsSecrets<'_> {
         data: &[(&str, &str)],
         annotations: BTreeMap<String, String>,
     ) -> Result<(), Error> {
-        let mut metadata = Owner::of(mr, children::owned(mr))?.meta(name.to_owned(), self.names);
-        metadata.annotations = Some(annotations);
-        let secret = Secret {
-            metadata,
-            type_: Some("kubernetes.io/tls".to_owned()),
-            data: Some(
-                data.iter()
-                    .map(|(k, v)| ((*k).to_owned(), ByteString(v.as_bytes().to_vec())))
-                    .collect(),
-            ),
-            ..Secret::default()
-        };
-        let child = Child::from_typed(&secret).map_err(|source| Error::Serialize {
-            what: "Secret",
-            source,
-        })?;
-        // The key is in the body only; errors name the Secret, never its data.
-        self.children
-            .apply(&child)
-            .await
-            .map_err(|e| Error::kube(format!("writing Secret {name}"), e))
+        OwnedSecret {
+            name,
+            type_: "kubernetes.io/tls",
+            data,
+            annotations: Some(annotations),
+        }
+        .apply(self.children, mr, self.names)
+        .await
     }
 }
 
@@ -571,6 +557,8 @@ fn leaf_problem(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tls::ca_secret::tests::ca;
+    use k8s_openapi::ByteString;
     use kube::api::ObjectMeta;
 
     fn leaf(ca: &str, hosts: &str, not_after: &str) -> Secret {
@@ -588,15 +576,6 @@ mod tests {
                 (CA.to_owned(), ByteString(ca.as_bytes().to_vec())),
             ])),
             ..Secret::default()
-        }
-    }
-
-    fn ca(name: &str) -> Ca {
-        Ca {
-            name: name.to_owned(),
-            cert_pem: name.to_owned(),
-            key_pem: format!("key of {name}"),
-            not_after: "2036-01-01T00:00:00Z".parse().expect("ts"),
         }
     }
 
