@@ -152,12 +152,7 @@ async fn wait_ready_with_voters(e2e: &E2e, name: &str, n: u32, version: &str) {
     })
     .await;
     if let Err(timed_out) = waited {
-        panic!(
-            "{timed_out}\n{}\nmember runner: {:?}\nmember logs: {}",
-            e2e.k(&["describe", &object]).await,
-            e2e.etcd_members().problems(),
-            e2e.etcd_members().log_dir().display()
-        );
+        members_failed(e2e, &object, timed_out.to_string()).await;
     }
 }
 
@@ -512,12 +507,7 @@ pub(crate) async fn a_tls_cluster_runs_on_real_members_with_generated_certificat
         })
         .await;
     if let Err(e) = waited {
-        panic!(
-            "{e}\n{}\nmember runner: {:?}\nmember logs: {}",
-            e2e.k(&["describe", object]).await,
-            e2e.etcd_members().problems(),
-            e2e.etcd_members().log_dir().display()
-        );
+        members_failed(&e2e, object, e.to_string()).await;
     }
     let tls = provider_etcd::tls::ClientTls {
         ca_pem: secret_text(&e2e, "sealed-tls-client", "ca.crt").await,
@@ -637,7 +627,7 @@ async fn put_until_acknowledged(
 }
 
 /// Panics with `e` and what the cluster, its events and the member runner say.
-async fn rotation_failed(e2e: &E2e, object: &str, e: String) -> ! {
+async fn members_failed(e2e: &E2e, object: &str, e: String) -> ! {
     panic!(
         "{e}\n{}\n{}\nmember runner: {:?}\nmember logs: {}",
         e2e.k(&["describe", object]).await,
@@ -693,7 +683,7 @@ pub(crate) async fn a_tls_cluster_rotates_its_ca_without_stopping() {
         .try_until_async(healthy_tls_voters)
         .await
     {
-        rotation_failed(&e2e, &object, e.to_string()).await;
+        members_failed(&e2e, &object, e.to_string()).await;
     }
     let old_ca = secret_text(&e2e, &format!("{name}-tls-ca"), "tls.crt").await;
     let old_client = client_tls(&e2e, name).await;
@@ -766,7 +756,7 @@ pub(crate) async fn a_tls_cluster_rotates_its_ca_without_stopping() {
     let ((during, failed), rotated) = futures::join!(writer, rotated);
     let events = match rotated {
         Ok(events) => events,
-        Err(e) => rotation_failed(&e2e, &object, e.to_string()).await,
+        Err(e) => members_failed(&e2e, &object, e.to_string()).await,
     };
     println!(
         "rotation: {} keys written during it; failed attempts: {failed:?}; events:\n{events}",
@@ -791,7 +781,7 @@ pub(crate) async fn a_tls_cluster_rotates_its_ca_without_stopping() {
         .try_until_async(healthy_tls_voters)
         .await
     {
-        rotation_failed(&e2e, &object, e.to_string()).await;
+        members_failed(&e2e, &object, e.to_string()).await;
     }
     // Every Secret trusts the new CA alone; every leaf is the new CA's.
     let new_ca = secret_text(&e2e, &format!("{name}-tls-ca"), "tls.crt").await;
@@ -1388,12 +1378,7 @@ async fn root_auth_on_a_real_member(name: &str, tls: bool) {
         })
         .await;
     if let Err(e) = waited {
-        panic!(
-            "{e}\n{}\nmember runner: {:?}\nmember logs: {}",
-            e2e.k(&["describe", object]).await,
-            e2e.etcd_members().problems(),
-            e2e.etcd_members().log_dir().display()
-        );
+        members_failed(&e2e, object, e.to_string()).await;
     }
     let port = ClientPort::of(&e2e, name, tls).await;
     let anonymous = port.read_refusal(None).await;
