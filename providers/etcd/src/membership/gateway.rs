@@ -3,7 +3,6 @@
 //! uint64 IDs travel as decimal strings in JSON.
 
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -12,6 +11,7 @@ use serde_json::{Value, json};
 use super::api::{self, Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
 use super::auth::{self, AuthStatus, Password, ROOT, RootCredentials};
 use super::grpc;
+use super::session::RootSession;
 use crate::tls::ClientTls;
 
 /// How long one member's defragmentation may take.
@@ -63,22 +63,7 @@ pub fn http_with_tls(
 pub struct GatewayClient {
     http: reqwest::Client,
     endpoints: Vec<String>,
-    credentials: RootCredentials,
-    /// What the last authentication found, shared by the client's clones.
-    session: Arc<Mutex<Session>>,
-}
-
-/// What authenticating found (the token is redacted in `Debug` like a password).
-#[derive(Clone, Debug, Default)]
-enum Session {
-    #[default]
-    Unknown,
-    /// etcd answered that authentication is off: calls go without a token.
-    Disabled,
-    Token {
-        token: Password,
-        password: usize,
-    },
+    session: RootSession,
 }
 
 impl GatewayClient {
@@ -90,7 +75,7 @@ impl GatewayClient {
     ) -> Result<(super::snapshot::SnapshotInfo, u64), super::snapshot::SnapshotError> {
         // A snapshot needs root when authentication is on; a fresh token outlives the stream's
         // start, which is when etcd checks it.
-        self.forget_token();
+        self.session.forget_token();
         let token = self
             .token()
             .await
@@ -146,89 +131,44 @@ impl GatewayClient {
         Self {
             http,
             endpoints,
-            credentials: RootCredentials::default(),
-            session: Arc::default(),
+            session: RootSession::default(),
         }
     }
 
-    fn session(&self) -> std::sync::MutexGuard<'_, Session> {
-        self.session.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn forget_token(&self) {
-        *self.session() = Session::Unknown;
-    }
-
-    /// The token to send: none without credentials or while authentication is off; else the
-    /// one kept, or a new one from the first of root's passwords etcd accepts.
+    /// The token to send (see [`RootSession::token`]).
     async fn token(&self) -> Result<Option<Password>, MembershipError> {
-        if self.credentials.is_empty() {
-            return Ok(None);
-        }
-        match self.session().clone() {
-            Session::Disabled => return Ok(None),
-            Session::Token { token, .. } => return Ok(Some(token)),
-            Session::Unknown => {}
-        }
-        let session = self.authenticate().await?;
-        let token = match &session {
-            Session::Token { token, .. } => Some(token.clone()),
-            _ => None,
-        };
-        *self.session() = session;
-        Ok(token)
+        self.session
+            .token(|password| self.authenticate(password))
+            .await
     }
 
-    async fn authenticate(&self) -> Result<Session, MembershipError> {
-        for (index, password) in self.credentials.passwords.iter().enumerate() {
-            let body = json!({"name": ROOT, "password": password.expose()});
-            match self
-                .call_with("authenticate", "/v3/auth/authenticate", &body, None)
-                .await
-            {
-                Ok(value) => {
-                    let token = value
-                        .get("token")
-                        .and_then(Value::as_str)
-                        .filter(|t| !t.is_empty())
-                        .ok_or_else(|| MembershipError::Decode {
-                            endpoint: self.endpoints.join(","),
-                            action: "authenticate",
-                            detail: "the answer carries no token".to_owned(),
-                        })?;
-                    return Ok(Session::Token {
-                        token: Password::new(token),
-                        password: index,
-                    });
-                }
-                Err(e) if auth::is_not_enabled(&e) => return Ok(Session::Disabled),
-                Err(e) if auth::is_wrong_password(&e) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Err(MembershipError::AuthFailed {
-            tried: self.credentials.passwords.len(),
-        })
+    /// A token from etcd for root with `password`.
+    async fn authenticate(&self, password: Password) -> Result<String, MembershipError> {
+        let body = json!({"name": ROOT, "password": password.expose()});
+        let value = self
+            .call_with("authenticate", "/v3/auth/authenticate", &body, None)
+            .await?;
+        value
+            .get("token")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| MembershipError::Decode {
+                endpoint: self.endpoints.join(","),
+                action: "authenticate",
+                detail: "the answer carries no token".to_owned(),
+            })
     }
 
-    /// `attempt` with the token; once more with a new token when etcd says the token is
-    /// missing or no longer valid (expired, root's password changed, authentication just
-    /// enabled).
+    /// `attempt` with root's token (see [`RootSession::authorized`]).
     async fn authorized<T, F, Fut>(&self, attempt: F) -> Result<T, MembershipError>
     where
-        F: Fn(Option<Password>) -> Fut + Send + Sync,
-        Fut: Future<Output = Result<T, MembershipError>> + Send,
-        T: Send,
+        F: Fn(Option<Password>) -> Fut,
+        Fut: Future<Output = Result<T, MembershipError>>,
     {
-        let token = self.token().await?;
-        match attempt(token).await {
-            Err(e) if !self.credentials.is_empty() && auth::needs_new_token(&e) => {
-                self.forget_token();
-                let token = self.token().await?;
-                attempt(token).await
-            }
-            other => other,
-        }
+        self.session
+            .authorized(|password| self.authenticate(password), attempt)
+            .await
     }
 
     /// POSTs to the first endpoint that answers at all; an etcd error answer is not retried
@@ -514,14 +454,11 @@ impl Membership for GatewayClient {
     }
 
     fn set_credentials(&mut self, credentials: RootCredentials) {
-        if credentials != self.credentials {
-            self.credentials = credentials;
-            self.session = Arc::default();
-        }
+        self.session.set_credentials(credentials);
     }
 
     async fn auth_status(&self) -> Result<AuthStatus, MembershipError> {
-        if self.credentials.is_empty() {
+        if self.session.credentials().is_empty() {
             // Without a password, authenticating as root with an empty one tells whether
             // authentication is on.
             let probe = json!({"name": ROOT, "password": ""});
@@ -538,12 +475,7 @@ impl Membership for GatewayClient {
             };
         }
         self.token().await?;
-        Ok(match &*self.session() {
-            Session::Token { password, .. } => AuthStatus::Enabled {
-                password: *password,
-            },
-            _ => AuthStatus::Disabled,
-        })
+        Ok(self.session.status())
     }
 
     async fn enable_auth(&self, password: &Password) -> Result<(), MembershipError> {
@@ -577,14 +509,14 @@ impl Membership for GatewayClient {
         .await?;
         self.call("auth enable", "/v3/auth/enable", json!({}))
             .await?;
-        self.forget_token();
+        self.session.forget_token();
         Ok(())
     }
 
     async fn disable_auth(&self) -> Result<(), MembershipError> {
         self.call("auth disable", "/v3/auth/disable", json!({}))
             .await?;
-        *self.session() = Session::Disabled;
+        self.session.disabled();
         Ok(())
     }
 
@@ -595,7 +527,7 @@ impl Membership for GatewayClient {
             json!({"name": ROOT, "password": password.expose()}),
         )
         .await?;
-        self.forget_token();
+        self.session.forget_token();
         Ok(())
     }
 }

@@ -7,6 +7,7 @@ mod api;
 pub mod auth;
 mod gateway;
 pub mod grpc;
+pub(crate) mod session;
 pub mod snapshot;
 
 pub(crate) use api::settle_add;

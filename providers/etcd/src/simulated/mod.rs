@@ -20,6 +20,7 @@ pub use world::{DataDir, World, version_of_image};
 use crate::controller::MembershipFactory;
 use crate::membership;
 use crate::membership::auth::{self as etcd_auth, ROOT};
+use crate::membership::session::RootSession;
 use crate::membership::{
     AuthStatus, Member, MemberStatus, Membership, MembershipError, Password, PromoteOutcome,
     RootCredentials,
@@ -95,8 +96,7 @@ impl MembershipFactory for SimulatedFactory {
             kube: self.kube.clone(),
             names: names.clone(),
             cluster: self.cluster(names),
-            credentials: RootCredentials::default(),
-            session: Arc::default(),
+            session: RootSession::default(),
         })
     }
 }
@@ -106,20 +106,7 @@ pub struct SimulatedMembership {
     kube: kube::Client,
     names: ClusterNames,
     cluster: Arc<Mutex<SimulatedCluster>>,
-    credentials: RootCredentials,
-    session: Arc<Mutex<Session>>,
-}
-
-/// What the client's last authentication found (as the gateway client keeps it).
-#[derive(Clone, Debug, Default)]
-enum Session {
-    #[default]
-    Unknown,
-    Disabled,
-    Token {
-        token: Password,
-        password: usize,
-    },
+    session: RootSession,
 }
 
 impl SimulatedMembership {
@@ -140,55 +127,29 @@ impl SimulatedMembership {
         call(&mut cluster)
     }
 
-    /// The token to send, authenticating with the first password the cluster accepts.
-    fn token(&self) -> Result<Option<String>, MembershipError> {
-        if self.credentials.is_empty() {
-            return Ok(None);
-        }
-        let known = lock(&self.session).clone();
-        match known {
-            Session::Disabled => return Ok(None),
-            Session::Token { token, .. } => return Ok(Some(token.expose().to_owned())),
-            Session::Unknown => {}
-        }
-        let now = Instant::now();
-        let mut cluster = lock(&self.cluster);
-        for (index, password) in self.credentials.passwords.iter().enumerate() {
-            match cluster.auth.authenticate(ROOT, password.expose(), now) {
-                Ok(token) => {
-                    *lock(&self.session) = Session::Token {
-                        token: Password::new(token.clone()),
-                        password: index,
-                    };
-                    return Ok(Some(token));
-                }
-                Err(e) if etcd_auth::is_not_enabled(&e) => {
-                    *lock(&self.session) = Session::Disabled;
-                    return Ok(None);
-                }
-                Err(e) if etcd_auth::is_wrong_password(&e) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Err(MembershipError::AuthFailed {
-            tried: self.credentials.passwords.len(),
-        })
+    /// A token from the cluster's auth store for root with `password`.
+    async fn authenticate(&self, password: Password) -> Result<String, MembershipError> {
+        lock(&self.cluster)
+            .auth
+            .authenticate(ROOT, password.expose(), Instant::now())
     }
 
-    /// `call` with the token, once more with a new one when the cluster refuses the token.
+    /// `call` with root's token, once more with a new one when the cluster refuses the token
+    /// (see [`RootSession::authorized`]); the pods are read before each attempt.
     async fn authorized<T>(
         &self,
         call: impl Fn(&mut SimulatedCluster, Option<&str>) -> Result<T, MembershipError>,
     ) -> Result<T, MembershipError> {
-        let token = self.token()?;
-        match self.synced(|c| call(c, token.as_deref())).await {
-            Err(e) if !self.credentials.is_empty() && etcd_auth::needs_new_token(&e) => {
-                *lock(&self.session) = Session::Unknown;
-                let token = self.token()?;
-                self.synced(|c| call(c, token.as_deref())).await
-            }
-            other => other,
-        }
+        let call = &call;
+        self.session
+            .authorized(
+                |password| self.authenticate(password),
+                |token| async move {
+                    self.synced(|c| call(c, token.as_ref().map(Password::expose)))
+                        .await
+                },
+            )
+            .await
     }
 
     /// `call` on the auth store with the token, retried once like [`Self::authorized`].
@@ -242,45 +203,39 @@ impl Membership for SimulatedMembership {
     /// A running member answers (the simulation keeps no data to rewrite); a stopped one is
     /// unreachable, as for a status.
     async fn defragment(&self, client_url: &str) -> Result<(), MembershipError> {
-        let token = self.token()?;
-        let attempt = |token: Option<&str>| {
-            let mut cluster = lock(&self.cluster);
-            cluster
-                .auth
-                .require_admin("defragment", token, Instant::now())?;
-            cluster.status(client_url).map(|_| ())
-        };
-        match attempt(token.as_deref()) {
-            Err(e) if !self.credentials.is_empty() && etcd_auth::needs_new_token(&e) => {
-                *lock(&self.session) = Session::Unknown;
-                attempt(self.token()?.as_deref())
-            }
-            other => other,
-        }
+        // Not through `authorized`: a defragmentation asks one member, not the pods' state.
+        self.session
+            .authorized(
+                |password| self.authenticate(password),
+                |token| async move {
+                    let mut cluster = lock(&self.cluster);
+                    cluster.auth.require_admin(
+                        "defragment",
+                        token.as_ref().map(Password::expose),
+                        Instant::now(),
+                    )?;
+                    cluster.status(client_url).map(|_| ())
+                },
+            )
+            .await
     }
 
     fn set_credentials(&mut self, credentials: RootCredentials) {
-        if credentials != self.credentials {
-            self.credentials = credentials;
-            self.session = Arc::default();
-        }
+        self.session.set_credentials(credentials);
     }
 
     async fn auth_status(&self) -> Result<AuthStatus, MembershipError> {
-        if self.credentials.is_empty() {
+        if self.session.credentials().is_empty() {
             return if lock(&self.cluster).auth.enabled() {
                 Err(MembershipError::AuthFailed { tried: 0 })
             } else {
                 Ok(AuthStatus::Disabled)
             };
         }
-        self.token()?;
-        Ok(match &*lock(&self.session) {
-            Session::Token { password, .. } => AuthStatus::Enabled {
-                password: *password,
-            },
-            _ => AuthStatus::Disabled,
-        })
+        self.session
+            .token(|password| self.authenticate(password))
+            .await?;
+        Ok(self.session.status())
     }
 
     async fn enable_auth(&self, password: &Password) -> Result<(), MembershipError> {
@@ -300,21 +255,21 @@ impl Membership for SimulatedMembership {
             auth.enable()
         })
         .await?;
-        *lock(&self.session) = Session::Unknown;
+        self.session.forget_token();
         Ok(())
     }
 
     async fn disable_auth(&self) -> Result<(), MembershipError> {
         self.on_auth(|auth, token, now| auth.disable(token, now))
             .await?;
-        *lock(&self.session) = Session::Disabled;
+        self.session.disabled();
         Ok(())
     }
 
     async fn change_root_password(&self, password: &Password) -> Result<(), MembershipError> {
         self.on_auth(|auth, token, now| auth.change_password(token, ROOT, password.expose(), now))
             .await?;
-        *lock(&self.session) = Session::Unknown;
+        self.session.forget_token();
         Ok(())
     }
 }
