@@ -772,23 +772,19 @@ impl<M: Membership> EtcdClient<M> {
         let secrets = AuthSecrets::new(&self.kube, &self.children, &self.names);
         let record =
             |password| async move { secrets.record(mr, password).await.map_err(to_reconcile) };
-        match &step {
-            AuthStep::Steady => {}
+        let (reason, message) = match &step {
+            AuthStep::Steady => return Ok(()),
+            AuthStep::Record(password) => return record(password).await,
             AuthStep::Enable(password) => {
                 self.membership
                     .enable_auth(password)
                     .await
                     .map_err(|e| failed("enabling authentication", e))?;
                 record(password).await?;
-                info!(cluster = %self.names.name, "enabled etcd authentication");
-                self.events
-                    .normal(
-                        mr,
-                        etcd_auth::AUTH_ENABLED,
-                        "enabled etcd authentication with user root (password from the auth Secret)"
-                            .to_owned(),
-                    )
-                    .await;
+                (
+                    etcd_auth::AUTH_ENABLED,
+                    "enabled etcd authentication with user root (password from the auth Secret)",
+                )
             }
             AuthStep::ChangePassword(password) => {
                 self.membership
@@ -796,32 +792,24 @@ impl<M: Membership> EtcdClient<M> {
                     .await
                     .map_err(|e| failed("changing root's password", e))?;
                 record(password).await?;
-                info!(cluster = %self.names.name, "changed root's password");
-                self.events
-                    .normal(
-                        mr,
-                        etcd_auth::ROOT_PASSWORD_CHANGED,
-                        "changed root's password to the auth Secret's".to_owned(),
-                    )
-                    .await;
+                (
+                    etcd_auth::ROOT_PASSWORD_CHANGED,
+                    "changed root's password to the auth Secret's",
+                )
             }
-            AuthStep::Record(password) => record(password).await?,
             AuthStep::Disable => {
                 self.membership
                     .disable_auth()
                     .await
                     .map_err(|e| failed("disabling authentication", e))?;
-                info!(cluster = %self.names.name, "disabled etcd authentication");
-                self.events
-                    .normal(
-                        mr,
-                        etcd_auth::AUTH_DISABLED,
-                        "disabled etcd authentication: spec.auth was removed (user root keeps its password)"
-                            .to_owned(),
-                    )
-                    .await;
+                (
+                    etcd_auth::AUTH_DISABLED,
+                    "disabled etcd authentication: spec.auth was removed (user root keeps its password)",
+                )
             }
-        }
+        };
+        info!(cluster = %self.names.name, "{message}");
+        self.events.normal(mr, reason, message.to_owned()).await;
         Ok(())
     }
 
