@@ -564,6 +564,22 @@ impl<M: Membership> EtcdClient<M> {
         }
     }
 
+    /// Where the restore stands, its due steps taken.
+    async fn restore_progress(
+        &self,
+        mr: &EtcdCluster,
+        snap: &Snapshot,
+    ) -> Result<Progress, ReconcileError> {
+        let restore = self
+            .restorer()
+            .look(mr, snap.statefulset.is_some(), jiff::Timestamp::now())
+            .await?;
+        if matches!(restore, Progress::Act { .. }) {
+            self.advance_restore(mr, snap).await?;
+        }
+        Ok(restore)
+    }
+
     /// Takes the restore's due steps, recording their events.
     async fn advance_restore(
         &self,
@@ -1040,13 +1056,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
     ) -> Result<Creation, ReconcileError> {
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
-        let restore = self
-            .restorer()
-            .look(mr, snap.statefulset.is_some(), jiff::Timestamp::now())
-            .await?;
-        if matches!(restore, Progress::Act { .. }) {
-            self.advance_restore(mr, &snap).await?;
-        }
+        let restore = self.restore_progress(mr, &snap).await?;
         let mut desired = self.desired(mr, &snap, None)?;
         if restore.holds_members() {
             desired.retain(|c| c.kind() != "StatefulSet");
@@ -1060,13 +1070,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
     async fn update(&self, mr: &EtcdCluster, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
-        let restore = self
-            .restorer()
-            .look(mr, snap.statefulset.is_some(), jiff::Timestamp::now())
-            .await?;
-        if matches!(restore, Progress::Act { .. }) {
-            self.advance_restore(mr, &snap).await?;
-        }
+        let restore = self.restore_progress(mr, &snap).await?;
         if restore.holds_members() {
             let mut desired = self.desired(mr, &snap, None)?;
             desired.retain(|c| c.kind() != "StatefulSet");

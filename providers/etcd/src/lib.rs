@@ -177,6 +177,21 @@ pub fn controller_with_ca<F: MembershipFactory>(
     )
 }
 
+/// [`controller_with_ca`] as `options` set it up.
+fn controller_of<F: MembershipFactory>(
+    runtime: &Runtime,
+    factory: F,
+    options: &Options,
+) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
+    controller_with_ca(
+        runtime,
+        factory,
+        options.namespace.as_deref(),
+        options.restore.clone(),
+        options.ca,
+    )
+}
+
 /// Runs the EtcdCluster and EtcdBackup controllers with one simulated membership
 /// ([`simulated`]: the backups' snapshots come from the same simulated clusters the EtcdCluster
 /// controller bootstraps) and `stores`, until `shutdown` completes.
@@ -190,14 +205,7 @@ pub async fn run_simulated_with_backups<S: backup::SnapshotStores>(
     let shutdown = futures::FutureExt::shared(futures::FutureExt::boxed(shutdown));
     let namespace = options.namespace.as_deref();
     futures::join!(
-        controller_with_ca(
-            runtime,
-            factory.clone(),
-            namespace,
-            options.restore.clone(),
-            options.ca,
-        )
-        .run(shutdown.clone()),
+        controller_of(runtime, factory.clone(), &options).run(shutdown.clone()),
         backup::backup_controller(
             runtime,
             factory,
@@ -241,15 +249,9 @@ pub async fn run_simulated(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let factory = simulated::SimulatedFactory::new(runtime.client().clone());
-    controller_with_ca(
-        runtime,
-        factory,
-        options.namespace.as_deref(),
-        options.restore.clone(),
-        options.ca,
-    )
-    .run(shutdown)
-    .await;
+    controller_of(runtime, factory, &options)
+        .run(shutdown)
+        .await;
 }
 
 /// Runs the EtcdCluster controller with the production membership client until `shutdown`
@@ -264,14 +266,8 @@ pub async fn run(
         kind: "EtcdCluster",
         source: Box::new(e),
     })?;
-    controller_with_ca(
-        runtime,
-        factory,
-        options.namespace.as_deref(),
-        options.restore.clone(),
-        options.ca,
-    )
-    .run(shutdown)
-    .await;
+    controller_of(runtime, factory, &options)
+        .run(shutdown)
+        .await;
     Ok(())
 }

@@ -304,15 +304,20 @@ where
                 .delete(&key)
                 .await
                 .map_err(|e| e.into_reconcile())?;
-            self.events
-                .normal(
-                    mr,
-                    SNAPSHOT_PRUNED,
-                    format!("deleted {key}: keeping the newest {}", plan::keep(mr)),
-                )
-                .await;
+            self.pruned_event(mr, &key).await;
         }
         Ok(())
+    }
+
+    /// The `SnapshotPruned` event for `key`.
+    async fn pruned_event(&self, mr: &EtcdBackup, key: &str) {
+        self.events
+            .normal(
+                mr,
+                SNAPSHOT_PRUNED,
+                format!("deleted {key}: keeping the newest {}", plan::keep(mr)),
+            )
+            .await;
     }
 }
 

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, PostParams, PropagationPolicy};
 
-use super::{BackupClient, Destination, SNAPSHOT_PRUNED, SNAPSHOT_TAKEN, recorded};
+use super::{BackupClient, Destination, SNAPSHOT_TAKEN, recorded};
 use crate::backup::plan::{self, Stored};
 use crate::backup::source::SnapshotSource;
 use crate::backup::store::SnapshotStore;
@@ -237,13 +237,7 @@ where
                 )
                 .await;
             for key in &report.pruned {
-                self.events
-                    .normal(
-                        mr,
-                        SNAPSHOT_PRUNED,
-                        format!("deleted {key}: keeping the newest {}", plan::keep(mr)),
-                    )
-                    .await;
+                self.pruned_event(mr, key).await;
             }
             self.delete_job(mr, job).await?;
         }
