@@ -113,6 +113,16 @@ impl LocalCluster {
         }
     }
 
+    /// A new cluster of `size` members, bootstrapped together, once all of them are healthy
+    /// voters.
+    async fn bootstrapped(size: u32) -> Self {
+        let mut cluster = Self::new();
+        cluster.scale(size, &Bootstrap::New { size });
+        let timeout = Duration::from_secs(15 + 5 * u64::from(size));
+        wait_voters(&cluster, size as usize, timeout).await;
+        cluster
+    }
+
     fn data_dir(&self, ordinal: u32) -> PathBuf {
         self.dir.path().join(format!("m{ordinal}.etcd"))
     }
@@ -355,10 +365,8 @@ async fn converge_with(
 
 #[tokio::test]
 async fn bootstrap_a_three_member_cluster_from_rendered_configs() {
-    let mut cluster = LocalCluster::new();
-    cluster.scale(3, &Bootstrap::New { size: 3 });
+    let cluster = LocalCluster::bootstrapped(3).await;
     let client = cluster.client();
-    wait_voters(&cluster, 3, Duration::from_secs(30)).await;
     let members = client.list().await.expect("list");
     let names: BTreeSet<String> = members.iter().map(|m| m.name.clone()).collect();
     assert_eq!(
@@ -375,10 +383,8 @@ async fn bootstrap_a_three_member_cluster_from_rendered_configs() {
 
 #[tokio::test]
 async fn membership_calls_are_idempotent() {
-    let mut cluster = LocalCluster::new();
-    cluster.scale(1, &Bootstrap::New { size: 1 });
+    let cluster = LocalCluster::bootstrapped(1).await;
     let client = cluster.client();
-    wait_voters(&cluster, 1, Duration::from_secs(20)).await;
 
     let peer = cluster.topology.peer_url(1);
     let first = client.add_learner(&peer).await.expect("add learner");
@@ -407,10 +413,8 @@ async fn membership_calls_are_idempotent() {
 /// transient error, and the next second adds it.
 #[tokio::test]
 async fn a_peer_url_added_again_in_its_removed_members_second_waits_for_the_next() {
-    let mut cluster = LocalCluster::new();
-    cluster.scale(1, &Bootstrap::New { size: 1 });
+    let cluster = LocalCluster::bootstrapped(1).await;
     let client = cluster.client();
-    wait_voters(&cluster, 1, Duration::from_secs(20)).await;
     let peer = cluster.topology.peer_url(1);
 
     // Starting at the top of a second, the three calls most likely fit in it.
@@ -454,10 +458,8 @@ async fn a_peer_url_added_again_in_its_removed_members_second_waits_for_the_next
 
 #[tokio::test]
 async fn grow_one_to_three_through_learners_then_shrink_to_one() {
-    let mut cluster = LocalCluster::new();
-    cluster.scale(1, &Bootstrap::New { size: 1 });
+    let mut cluster = LocalCluster::bootstrapped(1).await;
     let client = cluster.client();
-    wait_voters(&cluster, 1, Duration::from_secs(20)).await;
     put(&cluster.topology.client_url(0), "greeting", "hello").await;
 
     let steps = converge(&mut cluster, 3).await;
@@ -539,10 +541,8 @@ fn names(list: &[&str]) -> BTreeSet<String> {
 
 #[tokio::test]
 async fn shrink_then_grow_again_with_the_volumes_kept() {
-    let mut cluster = LocalCluster::new();
-    cluster.scale(3, &Bootstrap::New { size: 3 });
+    let mut cluster = LocalCluster::bootstrapped(3).await;
     let client = cluster.client();
-    wait_voters(&cluster, 3, Duration::from_secs(30)).await;
     put(&cluster.topology.client_url(0), "k", "v").await;
 
     let down = converge(&mut cluster, 1).await;
@@ -580,10 +580,8 @@ async fn a_learner_stuck_on_a_removed_member_s_volume_restarts_empty() {
         volumes_deleted: false,
         ..CONTROLLER
     };
-    let mut cluster = LocalCluster::new();
-    cluster.scale(3, &Bootstrap::New { size: 3 });
+    let mut cluster = LocalCluster::bootstrapped(3).await;
     let client = cluster.client();
-    wait_voters(&cluster, 3, Duration::from_secs(30)).await;
     converge_with(&mut cluster, 2, kept).await;
     assert!(
         cluster.data_dir(2).exists(),
@@ -636,10 +634,8 @@ async fn lose_the_disk_of_m2(cluster: &mut LocalCluster) {
 
 #[tokio::test]
 async fn a_failing_member_is_reported_and_kept_unless_replacement_is_allowed() {
-    let mut cluster = LocalCluster::new();
-    cluster.scale(3, &Bootstrap::New { size: 3 });
+    let mut cluster = LocalCluster::bootstrapped(3).await;
     let client = cluster.client();
-    wait_voters(&cluster, 3, Duration::from_secs(30)).await;
     let before = client.list().await.expect("list");
     lose_the_disk_of_m2(&mut cluster).await;
 
@@ -657,10 +653,8 @@ async fn a_failing_member_is_reported_and_kept_unless_replacement_is_allowed() {
 
 #[tokio::test]
 async fn a_member_whose_data_was_lost_is_replaced_and_rejoins_when_allowed() {
-    let mut cluster = LocalCluster::new();
-    cluster.scale(3, &Bootstrap::New { size: 3 });
+    let mut cluster = LocalCluster::bootstrapped(3).await;
     let client = cluster.client();
-    wait_voters(&cluster, 3, Duration::from_secs(30)).await;
     put(&cluster.topology.client_url(0), "k", "v").await;
     let before = client.list().await.expect("list");
     let old_id = before.iter().find(|m| m.name == "m2").expect("m2").id;
@@ -744,9 +738,7 @@ fn status_of(result: Result<AuthStatus, MembershipError>) -> AuthStatus {
 /// the client's dead token is replaced, and disabling.
 #[tokio::test]
 async fn root_authentication_is_enabled_rotated_and_disabled_through_the_gateway() {
-    let mut cluster = LocalCluster::new();
-    cluster.scale(1, &Bootstrap::New { size: 1 });
-    wait_voters(&cluster, 1, Duration::from_secs(20)).await;
+    let cluster = LocalCluster::bootstrapped(1).await;
     let url = cluster.topology.client_url(0);
     let first = Password::new("first-Pa55");
     let second = Password::new("second-Pa55");
