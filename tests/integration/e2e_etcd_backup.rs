@@ -28,6 +28,13 @@ pub fn oss_client(e2e: &E2e) -> OssClient {
     )
 }
 
+/// A client of the mock's OSS, with [`BUCKET`] created.
+pub async fn oss_with_bucket(e2e: &E2e) -> OssClient {
+    let oss = oss_client(e2e);
+    oss.put_bucket(BUCKET).await.expect("the bucket is created");
+    oss
+}
+
 pub fn backup_yaml(e2e: &E2e, name: &str, cluster: &str, bucket: &str, extra: &str) -> String {
     format!(
         r#"
@@ -117,8 +124,7 @@ async fn synced_failure(e2e: &E2e, object: &str, reason: &str) -> String {
 
 pub(crate) async fn etcdbackup_to_oss_keeps_n_follows_a_schedule_and_deletes() {
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
-    let oss = oss_client(&e2e);
-    oss.put_bucket(BUCKET).await.expect("the bucket is created");
+    let oss = oss_with_bucket(&e2e).await;
     e2e.apply(&samples::without_namespace("etcdcluster.yaml"))
         .await;
     e2e.apply(&backup_yaml(

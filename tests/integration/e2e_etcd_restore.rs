@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ferroplane::controllers::Kind;
 
-use crate::e2e_etcd_backup::{BUCKET, oss_client};
+use crate::e2e_etcd_backup::{BUCKET, oss_with_bucket};
 use crate::support::E2e;
 
 const WAIT: Duration = Duration::from_secs(120);
@@ -92,8 +92,7 @@ async fn synced_message(e2e: &E2e) -> String {
 
 pub(crate) async fn a_restore_waits_for_its_jobs_and_reports_a_failed_one() {
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
-    let oss = oss_client(&e2e);
-    oss.put_bucket(BUCKET).await.expect("the bucket is created");
+    let oss = oss_with_bucket(&e2e).await;
     oss.put_object(BUCKET, KEY, b"a snapshot the Jobs would fetch".to_vec())
         .await
         .expect("the object is stored");

@@ -1094,10 +1094,7 @@ pub(crate) async fn etcdcluster_with_root_auth() {
     // A backup of the cluster authenticates with the password in effect: the simulated etcd,
     // as etcd does, refuses a snapshot without root's token while authentication is on.
     let backup = "etcdbackups.etcd.ferroplane.io/auth-backup";
-    let oss = crate::e2e_etcd_backup::oss_client(&e2e);
-    oss.put_bucket(crate::e2e_etcd_backup::BUCKET)
-        .await
-        .expect("the bucket is created");
+    crate::e2e_etcd_backup::oss_with_bucket(&e2e).await;
     e2e.apply(&crate::e2e_etcd_backup::backup_yaml(
         &e2e,
         "auth-backup",

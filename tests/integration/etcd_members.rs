@@ -920,10 +920,7 @@ pub(crate) async fn a_backup_in_oss_restores_into_a_new_cluster_with_its_keys() 
         .expect("the build does not panic")
         .unwrap_or_else(|e| panic!("etcdutl builds: {e}"));
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
-    let oss = crate::e2e_etcd_backup::oss_client(&e2e);
-    oss.put_bucket(crate::e2e_etcd_backup::BUCKET)
-        .await
-        .expect("the bucket is created");
+    crate::e2e_etcd_backup::oss_with_bucket(&e2e).await;
     e2e.apply(&cluster_yaml("src", 1, &old, "Delete")).await;
     wait_ready_with_voters(&e2e, "src", 1, &old).await;
     for i in 0..20 {
