@@ -8,7 +8,6 @@
 use std::time::Duration;
 
 use crate::support::daemon::{self, Daemon};
-use alibaba_mock::{ErrorInjection, Faults};
 use ferroplane_apis::alibabacloud::ECSInstance;
 use ferroplane_apis::common::{DeletionPolicy, LocalSecretKeySelector};
 use k8s_openapi::api::core::v1::{Event, Secret};
@@ -28,29 +27,12 @@ fn names(prefix: &str, n: usize) -> Vec<String> {
 pub(crate) async fn throttling_and_server_errors_neither_duplicate_nor_leak() {
     let n = if full() { 300 } else { 60 };
     let mut daemon = Daemon::start(Duration::from_millis(200)).await;
-    daemon
-        .env
-        .mock()
-        .set_faults(Faults {
-            throttle_rate: 0.30,
-            error_rate: 0.05,
-            ..Faults::default()
-        })
-        .expect("faults accepted");
-    // The rates above are drawn per call, so a run could by chance see few or none of one kind;
-    // these scripted answers make sure every run meets both kinds, on a create and on a read.
-    let scripted = [
+    // Both kinds of fault on a create (retried with its ClientToken) and on a read.
+    daemon.inject_faults(&[
         ("ServiceUnavailable", "RunInstances", 3),
         ("Throttling.User", "RunInstances", 2),
         ("ServiceUnavailable", "DescribeInstances", 2),
-    ];
-    for (code, action, times) in scripted {
-        daemon
-            .env
-            .mock()
-            .inject_error(ErrorInjection::new(code, Some(action), times))
-            .expect("injection accepted");
-    }
+    ]);
     daemon.spawn_controller();
     let api = daemon.api();
 

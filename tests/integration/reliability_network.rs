@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID, ErrorInjection, Faults, defaults};
+use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID, defaults};
 use alibaba_sdk::credentials::Credentials;
 use alibaba_sdk::ecs::EcsClient;
 use alibaba_sdk::endpoint::parse_endpoint;
@@ -111,29 +111,13 @@ pub(crate) async fn a_network_stack_under_faults_neither_duplicates_nor_leaks() 
         ACCESS_KEY_SECRET,
         DEFAULT_ACCOUNT_ID,
     ));
-    daemon
-        .env
-        .mock()
-        .set_faults(Faults {
-            throttle_rate: 0.30,
-            error_rate: 0.05,
-            ..Faults::default()
-        })
-        .expect("faults accepted");
-    // The rates are drawn per call; these scripted answers make sure every run meets faults on
-    // the network's creates and the instances', whatever the draws.
-    for action in [
-        "CreateVpc",
-        "CreateVSwitch",
-        "CreateSecurityGroup",
-        "RunInstances",
-    ] {
-        daemon
-            .env
-            .mock()
-            .inject_error(ErrorInjection::new("ServiceUnavailable", Some(action), 1))
-            .expect("injection accepted");
-    }
+    // A fault on the network's creates and the instances', whatever the draws.
+    daemon.inject_faults(&[
+        ("ServiceUnavailable", "CreateVpc", 1),
+        ("ServiceUnavailable", "CreateVSwitch", 1),
+        ("ServiceUnavailable", "CreateSecurityGroup", 1),
+        ("ServiceUnavailable", "RunInstances", 1),
+    ]);
     daemon.spawn_controller();
     let mock = daemon.env.mock();
     let client = daemon.client().clone();

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use alibaba_mock::{MockConfig, MockServer};
+use alibaba_mock::{ErrorInjection, Faults, MockConfig, MockServer};
 use ferroplane::environment::{
     CREDENTIALS_SECRET, Environment, EnvironmentConfig, PROVIDER_CONFIG,
 };
@@ -143,6 +143,23 @@ impl Daemon {
     /// An admin client.
     pub fn client(&self) -> &kube::Client {
         &self.client
+    }
+
+    /// Cloud faults for the reliability tests: each call throttled with probability 0.30, else
+    /// answered 503 with probability 0.05, plus `scripted` answers. The rates are drawn per call,
+    /// so a run could meet few of one kind; the scripted ones happen on every run.
+    pub fn inject_faults(&self, scripted: &[(&str, &str, u32)]) {
+        let mock = self.env.mock();
+        mock.set_faults(Faults {
+            throttle_rate: 0.30,
+            error_rate: 0.05,
+            ..Faults::default()
+        })
+        .expect("faults accepted");
+        for &(code, action, times) in scripted {
+            mock.inject_error(ErrorInjection::new(code, Some(action), times))
+                .expect("injection accepted");
+        }
     }
 
     pub fn api(&self) -> Api<ECSInstance> {
