@@ -1,4 +1,4 @@
-//! `cargo run --release --bin ferroplane-bench -- --instances N`: ferroplane at scale, measured.
+//! `cargo run --release -p ferroplane-bench -- --instances N`: ferroplane at scale, measured.
 //!
 //! Runs the API server (`--cluster sandbox`, the default: the sandbox in this process; `--cluster
 //! real`: the real control plane of ferroplane-testenv) and the ECS mock (transition delay 0) in
