@@ -14,6 +14,7 @@
 //! - [`widget`]: the framework's own test kind and its fake cloud; [`faulty_client`]: a kube
 //!   client that fails where a crash would.
 //! - [`samples`]: the manifests in `deploy/samples/`.
+//! - [`etcd`]: the real etcd program for tests that run etcd processes (built when missing).
 //! - [`ingress`]: a stand-in ingress controller that gives Ingresses an address on the real
 //!   control plane (which runs none), as the sandbox's simulator does.
 //! - [`real_cluster`]: the real control plane of `ferroplane-testenv` with ferroplane installed
@@ -30,6 +31,7 @@ pub mod conditions;
 mod controllers;
 mod crds;
 pub mod ecs_mock;
+pub mod etcd;
 pub mod events;
 pub mod faulty_client;
 pub mod ingress;

@@ -1,7 +1,7 @@
 //! The membership client, the planner and the member configuration files against real etcd
-//! processes (Debian's `etcd-server`, etcd 3.4) on 127.0.0.1: bootstrap, growth through a
-//! learner, shrink, shrink then grow again with the volumes kept, and the rejoin of a member
-//! whose data was lost.
+//! processes (the release pinned in testenv/versions.yaml, built by ferroplane-testenv when
+//! missing) on 127.0.0.1: bootstrap, growth through a learner, shrink, shrink then grow again
+//! with the volumes kept, and the rejoin of a member whose data was lost.
 //!
 //! A "pod" is an etcd process and its "PVC" is a data directory, which, as a StatefulSet's
 //! claim, outlives the pod: scaling down stops processes and keeps their directories; only
@@ -32,16 +32,7 @@ use provider_etcd::scaling;
 const MAX_MEMBERS: u32 = 5;
 
 fn etcd_binary() -> PathBuf {
-    let path = std::env::var_os("FERROPLANE_ETCD_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/etcd"));
-    assert!(
-        path.exists(),
-        "etcd is not installed at {}: these tests run real etcd. Install it with `apt-get install -y etcd-server` \
-         (Debian's etcd 3.4) or point FERROPLANE_ETCD_BIN at an etcd binary.",
-        path.display()
-    );
-    path
+    ferroplane_testkit::etcd::etcd_binary()
 }
 
 /// `n` distinct free ports: all listeners are held until every port is chosen, so the OS

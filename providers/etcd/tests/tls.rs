@@ -1,5 +1,5 @@
-//! Peer and client TLS against real etcd processes (Debian's `etcd-server`, etcd 3.4) on
-//! 127.0.0.1, with the certificates ferroplane makes ([`provider_etcd::tls::certs`]) and the
+//! Peer and client TLS against real etcd processes (the release pinned in testenv/versions.yaml,
+//! built by ferroplane-testenv when missing) on 127.0.0.1, with the certificates ferroplane makes ([`provider_etcd::tls::certs`]) and the
 //! member configuration files it renders ([`MemberConfig::with_tls`]): three members bootstrap
 //! over TLS peer links, the membership client (etcd's JSON gateway) works only with the client
 //! certificate, a learner joins over TLS and is promoted, and the plain-HTTP metrics port the
@@ -26,16 +26,7 @@ const MEMBERS: u32 = 4;
 const CA_NAME: &str = "test etcd CA";
 
 fn etcd_binary() -> PathBuf {
-    let path = std::env::var_os("FERROPLANE_ETCD_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/etcd"));
-    assert!(
-        path.exists(),
-        "etcd is not installed at {}: these tests run real etcd. Install it with `apt-get install -y etcd-server` \
-         (Debian's etcd 3.4) or point FERROPLANE_ETCD_BIN at an etcd binary.",
-        path.display()
-    );
-    path
+    ferroplane_testkit::etcd::etcd_binary()
 }
 
 /// Members `m<i>` with https peer and client URLs and a plain metrics URL on 127.0.0.1.
