@@ -35,6 +35,7 @@
 //! # Ok(()) }
 //! ```
 
+mod action;
 mod auth;
 mod catalog;
 mod cidr;
@@ -46,22 +47,32 @@ mod disk_actions;
 mod disks;
 mod ecs_actions;
 mod error;
+mod glob;
+mod idempotency;
+mod ids;
 mod instance;
+mod instance_attribute_actions;
+mod instance_deployment_actions;
+mod instance_describe_actions;
 mod instance_ipv6_actions;
+mod instance_launch_actions;
 mod instance_settings_actions;
+mod instance_view;
 mod instance_vpc_actions;
 mod ipv6;
 mod key_pair_actions;
 mod key_pairs;
 mod launch;
+mod launch_spec;
 mod locks;
 mod md5;
 mod network;
-mod network_tags;
 mod oss;
 mod oss_http;
+mod param_checks;
 mod password;
 mod private_ip;
+mod products;
 mod received_params;
 pub mod resource_groups;
 mod security_group_actions;
@@ -71,6 +82,8 @@ mod stats;
 mod store;
 mod sts_actions;
 mod subscription;
+mod tag_actions;
+mod tags;
 mod visibility;
 mod vpc_actions;
 
@@ -90,8 +103,8 @@ pub use config::{
 };
 pub use disks::DiskSummary;
 pub use error::{ErrorResponse, MockError};
-pub use instance::InstanceSummary;
-pub use launch::LaunchSpec;
+pub use instance_view::InstanceSummary;
+pub use launch_spec::LaunchSpec;
 pub use password::password_digest;
 pub use stats::MockStats;
 

@@ -6,54 +6,53 @@
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
+use crate::action::{Action, ActionContext, dry_run, dry_run_passed, page_of, requested_region};
 use crate::catalog::{self, CatalogRegion};
 use crate::cidr::Cidr;
-use crate::ecs_actions::{ActionContext, action_not_found, dry_run, dry_run_passed, page_of};
 use crate::error::ErrorResponse;
-use crate::network::{Direction, Rule, SecurityGroup, random_id};
-use crate::network_tags;
+use crate::idempotency::fingerprint;
+use crate::ids::random_id;
+use crate::network::{Direction, Rule, SecurityGroup};
+use crate::param_checks;
 use crate::received_params::ReceivedParams;
-use crate::store::{Store, fingerprint};
+use crate::store::Store;
+use crate::tags;
 
-/// The security-group actions the mock serves.
-pub const ACTIONS: &[&str] = &[
-    "CreateSecurityGroup",
-    "DescribeSecurityGroups",
-    "DescribeSecurityGroupAttribute",
-    "AuthorizeSecurityGroup",
-    "RevokeSecurityGroup",
-    "AuthorizeSecurityGroupEgress",
-    "RevokeSecurityGroupEgress",
-    "DeleteSecurityGroup",
-    "ModifySecurityGroupAttribute",
+/// The security-group actions the mock serves, with their handlers.
+pub const ACTIONS: &[Action] = &[
+    Action::fields("CreateSecurityGroup", |s, c, p| {
+        create(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DescribeSecurityGroups", |s, c, p| {
+        describe(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DescribeSecurityGroupAttribute", |s, c, p| {
+        attribute(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("AuthorizeSecurityGroup", |s, c, p| {
+        authorize(s, c, requested_region(p)?, p, Direction::Ingress)
+    }),
+    Action::fields("RevokeSecurityGroup", |s, c, p| {
+        revoke(s, c, requested_region(p)?, p, Direction::Ingress)
+    }),
+    Action::fields("AuthorizeSecurityGroupEgress", |s, c, p| {
+        authorize(s, c, requested_region(p)?, p, Direction::Egress)
+    }),
+    Action::fields("RevokeSecurityGroupEgress", |s, c, p| {
+        revoke(s, c, requested_region(p)?, p, Direction::Egress)
+    }),
+    Action::fields("DeleteSecurityGroup", |s, c, p| {
+        delete(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("ModifySecurityGroupAttribute", |s, c, p| {
+        modify_attribute(s, c, requested_region(p)?, p)
+    }),
 ];
 
 /// Most rules one call may carry (`Permissions.N`).
 const MAX_PERMISSIONS: usize = 100;
 /// Most rules a group holds.
 const MAX_RULES: usize = 200;
-
-/// Runs a security-group `action`.
-pub fn dispatch(
-    store: &mut Store,
-    ctx: &ActionContext<'_>,
-    action: &str,
-    p: &ReceivedParams,
-) -> Result<Value, ErrorResponse> {
-    let region = catalog::region_by_id(p.required("RegionId")?)?;
-    match action {
-        "CreateSecurityGroup" => create(store, ctx, region, p),
-        "DescribeSecurityGroups" => describe(store, ctx, region, p),
-        "DescribeSecurityGroupAttribute" => attribute(store, ctx, region, p),
-        "AuthorizeSecurityGroup" => authorize(store, ctx, region, p, Direction::Ingress),
-        "AuthorizeSecurityGroupEgress" => authorize(store, ctx, region, p, Direction::Egress),
-        "RevokeSecurityGroup" => revoke(store, ctx, region, p, Direction::Ingress),
-        "RevokeSecurityGroupEgress" => revoke(store, ctx, region, p, Direction::Egress),
-        "DeleteSecurityGroup" => delete(store, ctx, region, p),
-        "ModifySecurityGroupAttribute" => modify_attribute(store, ctx, region, p),
-        _ => Err(action_not_found()),
-    }
-}
 
 fn bad(code: &'static str, message: impl Into<String>) -> ErrorResponse {
     ErrorResponse::bad_request(code, message)
@@ -130,7 +129,7 @@ fn create(
         }
     };
     if let Some(token) = p.get("ClientToken") {
-        crate::launch::check_client_token(token)?;
+        param_checks::check_client_token(token)?;
     }
     let network = store.network.account(&ctx.caller.account_id);
     // Without VpcId the group goes to the region's default VPC (classic network is gone).
@@ -139,7 +138,7 @@ fn create(
         .map_or_else(|| crate::defaults::vpc_id(region.id), str::to_owned);
     network.vpc(region.id, &vpc_id)?;
     let token = p.get("ClientToken");
-    let tags = network_tags::parse(p)?;
+    let tags = tags::parse(p)?;
     let print = fingerprint(&(&vpc_id, name, description, group_type, &tags));
     if let Some(reply) = network.replay("CreateSecurityGroup", token, print)? {
         return Ok(reply);
@@ -178,7 +177,7 @@ fn describe(
         ids.get_or_insert_with(Vec::new).push(one.to_owned());
     }
     let name = p.get("SecurityGroupName");
-    let tag_filter = network_tags::filter(p)?;
+    let tag_filter = tags::filter(p)?;
     let number = p
         .number_in::<usize>("PageNumber", 1, usize::MAX / 64)?
         .unwrap_or(1);
@@ -191,7 +190,7 @@ fn describe(
         .filter(|g| vpc_id.is_none_or(|v| v == g.vpc_id))
         .filter(|g| ids.as_ref().is_none_or(|ids| ids.contains(&g.id)))
         .filter(|g| name.is_none_or(|n| n == g.name))
-        .filter(|g| network_tags::matches(&g.tags, &tag_filter))
+        .filter(|g| tags::matches(&g.tags, &tag_filter))
         .collect();
     groups.sort_unstable_by_key(|g| g.seq);
     let (total, page) = page_of(&groups, number, size);
@@ -208,7 +207,7 @@ fn describe(
                 "ServiceManaged": false,
                 "ResourceGroupId": "",
                 "RuleCount": g.rules.len(),
-                "Tags": network_tags::ecs_view(&g.tags),
+                "Tags": tags::ecs_view(&g.tags),
             })
         })
         .collect();
@@ -583,7 +582,7 @@ pub fn untag_groups(
     if ids.is_empty() {
         return Err(ErrorResponse::missing("ResourceId.1"));
     }
-    let keys = p.list("TagKey", crate::launch::MAX_TAGS)?;
+    let keys = p.list("TagKey", crate::tags::MAX_TAGS)?;
     let all = p.bool("All")?.unwrap_or(false);
     let network = store.network.account(&ctx.caller.account_id);
     for id in &ids {
@@ -604,14 +603,14 @@ pub fn tag_groups(
     p: &ReceivedParams,
 ) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
-    let (ids, tags) = network_tags::tag_request(p)?;
+    let (ids, tags) = tags::tag_request(p)?;
     let network = store.network.account(&ctx.caller.account_id);
     for id in &ids {
         network.group(region.id, id)?;
     }
     for id in &ids {
         if let Some(group) = network.groups.get_mut(id) {
-            network_tags::merge(&mut group.tags, &tags)?;
+            tags::merge(&mut group.tags, &tags)?;
         }
     }
     Ok(json!({}))
