@@ -108,10 +108,7 @@ fn start_instance(
 ) -> Result<Value, ErrorResponse> {
     let account = &ctx.caller.account_id;
     let id = p.required("InstanceId")?;
-    if dry_run(p)? {
-        store.find(account, None, id)?;
-        return Err(dry_run_passed());
-    }
+    dry_run_on_instance(store, account, id, p)?;
     store.start(account, id, ctx.now, ctx.delay)?;
     Ok(json!({}))
 }
@@ -129,10 +126,7 @@ fn stop_instance(
         Some("StopCharging") => true,
         Some(_) => return Err(ErrorResponse::invalid("StoppedMode")),
     };
-    if dry_run(p)? {
-        store.find(account, None, id)?;
-        return Err(dry_run_passed());
-    }
+    dry_run_on_instance(store, account, id, p)?;
     store.stop(account, id, stop_charging, ctx.now, ctx.delay)?;
     Ok(json!({}))
 }
@@ -145,10 +139,7 @@ fn reboot_instance(
     let account = &ctx.caller.account_id;
     let id = p.required("InstanceId")?;
     p.bool("ForceStop")?;
-    if dry_run(p)? {
-        store.find(account, None, id)?;
-        return Err(dry_run_passed());
-    }
+    dry_run_on_instance(store, account, id, p)?;
     store.reboot(account, id, ctx.now, ctx.delay)?;
     Ok(json!({}))
 }
@@ -161,10 +152,7 @@ fn delete_instance(
     let account = &ctx.caller.account_id;
     let id = p.required("InstanceId")?.to_owned();
     let release = release(p)?;
-    if dry_run(p)? {
-        store.find(account, None, &id)?;
-        return Err(dry_run_passed());
-    }
+    dry_run_on_instance(store, account, &id, p)?;
     store.delete(account, None, &[id], release, None, ctx.now)?;
     Ok(json!({}))
 }
@@ -193,6 +181,20 @@ fn delete_instances(
     }
     store.delete(account, Some(region.id), &ids, release, token, ctx.now)?;
     Ok(json!({}))
+}
+
+/// With `DryRun`, `DryRunOperation` once the instance is found (or its not-found error).
+fn dry_run_on_instance(
+    store: &Store,
+    account: &str,
+    id: &str,
+    p: &ReceivedParams,
+) -> Result<(), ErrorResponse> {
+    if dry_run(p)? {
+        store.find(account, None, id)?;
+        return Err(dry_run_passed());
+    }
+    Ok(())
 }
 
 /// `Force` and `TerminateSubscription` of DeleteInstance(s).

@@ -13,16 +13,20 @@
 //! rules (every account starts with the default network of [`defaults`]), cloud disks (`disks`:
 //! the system and data disks of each instance, and disks created apart, with ECS's attach,
 //! resize, performance-level and release rules) and SSH key pairs (`key_pairs`), and fault
-//! injection. The actions served are the `ACTIONS` lists of `ecs_actions`,
-//! `security_group_actions`, `disk_actions`, `key_pair_actions`, `vpc_actions` and
-//! `sts_actions`; the crate's integration tests pin the behaviour, also against Alibaba Cloud's
-//! official Python SDKs (`tests/sdk/official_sdk.py`).
+//! injection. The actions served are the rows of the `ACTIONS` tables (name and handler) of
+//! `ecs_actions`, `security_group_actions`, `disk_actions`, `key_pair_actions`, `vpc_actions`
+//! and `sts_actions`, the one list of them; the crate's integration tests pin the behaviour,
+//! also against Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
 //!
-//! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `ecs_actions` /
-//! `security_group_actions` / `disk_actions` / `key_pair_actions` / `vpc_actions` /
-//! `sts_actions` → `store` (instances, with `network`, `disks`, `key_pairs` and `visibility`) →
-//! `instance`, with `md5`, `received_params`, `launch`, `subscription`, `catalog`,
-//! `cidr`, `defaults`, `config`, `stats`, `locks` and `error` underneath.
+//! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `products` (the
+//! API a `Version` selects and its tables) → `ecs_actions` (with the `instance_*_actions` and
+//! `tag_actions` handlers) / `security_group_actions` / `disk_actions` / `key_pair_actions` /
+//! `vpc_actions` / `sts_actions` → `store` (instances, with `network`, `disks`, `key_pairs` and
+//! `visibility`) → `instance` and `instance_view`, with `launch`, `launch_spec`,
+//! `subscription`, `param_checks`, `tags`, `catalog`, `cidr`, `defaults`, `config`, `stats`,
+//! `md5`, `received_params`, `locks` and `error` underneath. What every action shares (its
+//! context, dry runs, `InvalidAction.NotFound`) is `action`'s; ClientToken fingerprints are
+//! `idempotency`'s and resource IDs `ids`'. No module imports one that imports it back.
 //!
 //! It depends on alibaba-sdk for its `signature` module only, and on nothing of Kubernetes or of
 //! the controllers; the SDK and the controllers must not depend on it (only their tests may).
@@ -76,6 +80,7 @@ mod products;
 mod received_params;
 pub mod resource_groups;
 mod security_group_actions;
+mod security_group_rules;
 mod server;
 mod state;
 mod stats;

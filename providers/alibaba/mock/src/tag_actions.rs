@@ -11,12 +11,31 @@ use crate::error::ErrorResponse;
 use crate::received_params::ReceivedParams;
 use crate::store::Store;
 use crate::store::listing::{Filters, Paging};
-use crate::tags::{self, MAX_TAGS};
+use crate::tags::{self, MAX_TAGS, UntagRequest};
 use crate::{disk_actions, key_pair_actions, security_group_actions};
 
-fn is_security_group_call(p: &ReceivedParams) -> bool {
-    p.get("ResourceType")
-        .is_some_and(|t| t.eq_ignore_ascii_case("securitygroup"))
+/// The kinds of resource ECS's TagResources and UntagResources take, by `ResourceType`.
+enum TaggedKind {
+    SecurityGroup,
+    Disk,
+    KeyPair,
+    Instance,
+}
+
+impl TaggedKind {
+    fn of(p: &ReceivedParams) -> Self {
+        if p.get("ResourceType")
+            .is_some_and(|t| t.eq_ignore_ascii_case("securitygroup"))
+        {
+            Self::SecurityGroup
+        } else if disk_actions::is_disk_tag_call(p) {
+            Self::Disk
+        } else if key_pair_actions::is_key_pair_tag_call(p) {
+            Self::KeyPair
+        } else {
+            Self::Instance
+        }
+    }
 }
 
 /// `TagResources` of instances, security groups, disks or key pairs.
@@ -25,14 +44,11 @@ pub fn tag_resources(
     ctx: &ActionContext<'_>,
     p: &ReceivedParams,
 ) -> Result<Value, ErrorResponse> {
-    if is_security_group_call(p) {
-        security_group_actions::tag_groups(store, ctx, p)
-    } else if disk_actions::is_disk_tag_call(p) {
-        disk_actions::tag_disks(store, ctx, p)
-    } else if key_pair_actions::is_key_pair_tag_call(p) {
-        key_pair_actions::tag_key_pairs(store, ctx, p, false)
-    } else {
-        tag_instances(store, ctx, p)
+    match TaggedKind::of(p) {
+        TaggedKind::SecurityGroup => security_group_actions::tag_groups(store, ctx, p),
+        TaggedKind::Disk => disk_actions::tag_disks(store, ctx, p),
+        TaggedKind::KeyPair => key_pair_actions::tag_key_pairs(store, ctx, p, false),
+        TaggedKind::Instance => tag_instances(store, ctx, p),
     }
 }
 
@@ -42,14 +58,11 @@ pub fn untag_resources(
     ctx: &ActionContext<'_>,
     p: &ReceivedParams,
 ) -> Result<Value, ErrorResponse> {
-    if is_security_group_call(p) {
-        security_group_actions::untag_groups(store, ctx, p)
-    } else if disk_actions::is_disk_tag_call(p) {
-        disk_actions::untag_disks(store, ctx, p)
-    } else if key_pair_actions::is_key_pair_tag_call(p) {
-        key_pair_actions::tag_key_pairs(store, ctx, p, true)
-    } else {
-        untag_instances(store, ctx, p)
+    match TaggedKind::of(p) {
+        TaggedKind::SecurityGroup => security_group_actions::untag_groups(store, ctx, p),
+        TaggedKind::Disk => disk_actions::untag_disks(store, ctx, p),
+        TaggedKind::KeyPair => key_pair_actions::tag_key_pairs(store, ctx, p, true),
+        TaggedKind::Instance => untag_instances(store, ctx, p),
     }
 }
 
@@ -61,14 +74,6 @@ fn check_resource_type(p: &ReceivedParams) -> Result<(), ErrorResponse> {
             "Only ResourceType \"instance\", \"disk\", \"keypair\" and \"securitygroup\" are supported by this endpoint.",
         )),
     }
-}
-
-fn resource_ids(p: &ReceivedParams, required: bool) -> Result<Vec<String>, ErrorResponse> {
-    let ids = p.list("ResourceId", 50)?;
-    if required && ids.is_empty() {
-        return Err(ErrorResponse::missing("ResourceId.1"));
-    }
-    Ok(ids)
 }
 
 fn tag_instances(
@@ -112,20 +117,13 @@ fn untag_instances(
 ) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
     check_resource_type(p)?;
-    let ids = resource_ids(p, true)?;
-    let keys = p.list("TagKey", MAX_TAGS)?;
-    let all = p.bool("All")?.unwrap_or(false);
+    let request = UntagRequest::parse(p)?;
     let account = &ctx.caller.account_id;
-    for id in &ids {
+    for id in &request.ids {
         store.find(account, Some(region.id), id)?;
     }
-    for id in &ids {
-        let instance = store.find_mut(account, Some(region.id), id)?;
-        if all {
-            instance.tags.clear();
-        } else {
-            instance.tags.retain(|(k, _)| !keys.contains(k));
-        }
+    for id in &request.ids {
+        request.remove_from(&mut store.find_mut(account, Some(region.id), id)?.tags);
     }
     Ok(json!({}))
 }
@@ -138,7 +136,7 @@ pub fn list_tag_resources(
 ) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
     check_resource_type(p)?;
-    let ids = resource_ids(p, false)?;
+    let ids = p.list("ResourceId", 50)?;
     let filter_tags = p.key_values("Tag", MAX_TAGS)?;
     if ids.is_empty() && filter_tags.is_empty() {
         return Err(ErrorResponse::missing("ResourceId.1"));

@@ -48,6 +48,32 @@ pub fn tag_request(p: &ReceivedParams) -> Result<(Vec<String>, Tags), ErrorRespo
     Ok((ids, tags))
 }
 
+/// What an `UntagResources` call removes: from the resources `ResourceId.N` (at most 50,
+/// required), the keys `TagKey.N`, or every tag with `All=true`.
+pub struct UntagRequest {
+    pub ids: Vec<String>,
+    pub keys: Vec<String>,
+    pub all: bool,
+}
+
+impl UntagRequest {
+    /// The request's parameters, read in ECS's order.
+    pub fn parse(p: &ReceivedParams) -> Result<Self, ErrorResponse> {
+        let ids = p.list("ResourceId", 50)?;
+        if ids.is_empty() {
+            return Err(ErrorResponse::missing("ResourceId.1"));
+        }
+        let keys = p.list("TagKey", MAX_TAGS)?;
+        let all = p.bool("All")?.unwrap_or(false);
+        Ok(Self { ids, keys, all })
+    }
+
+    /// Removes from `tags` what the call names.
+    pub fn remove_from(&self, tags: &mut Tags) {
+        tags.retain(|(k, _)| !self.all && !self.keys.contains(k));
+    }
+}
+
 /// The `Tag.N` filter of a describe: every key given must be present, with the value when one
 /// is given.
 pub fn filter(p: &ReceivedParams) -> Result<Vec<(String, Option<String>)>, ErrorResponse> {

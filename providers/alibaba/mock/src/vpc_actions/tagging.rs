@@ -8,7 +8,7 @@ use crate::error::ErrorResponse;
 use crate::network::AccountNetwork;
 use crate::received_params::ReceivedParams;
 use crate::store::Store;
-use crate::tags::{self, Tags};
+use crate::tags::{self, Tags, UntagRequest};
 
 /// `TagResources` of the VPC API: `ResourceType` `VPC` or `VSWITCH`, `ResourceId.N`, `Tag.N`.
 pub fn tag_resources(
@@ -39,21 +39,15 @@ pub fn untag_resources(
     p: &ReceivedParams,
 ) -> Result<Value, ErrorResponse> {
     let resource_type = p.required("ResourceType")?.to_ascii_uppercase();
-    let ids = p.list("ResourceId", 50)?;
-    if ids.is_empty() {
-        return Err(ErrorResponse::missing("ResourceId.1"));
-    }
-    let keys = p.list("TagKey", 20)?;
-    let all = p.bool("All")?.unwrap_or(false);
-    if keys.is_empty() && !all {
+    let request = UntagRequest::parse(p)?;
+    if request.keys.is_empty() && !request.all {
         return Err(ErrorResponse::missing("TagKey.1"));
     }
     let network = store.network.account(&ctx.caller.account_id);
-    check_resources(network, region, &resource_type, &ids)?;
-    for id in &ids {
-        let existing = tags_of(network, &resource_type, id);
-        if let Some(tags) = existing {
-            tags.retain(|(k, _)| !all && !keys.contains(k));
+    check_resources(network, region, &resource_type, &request.ids)?;
+    for id in &request.ids {
+        if let Some(tags) = tags_of(network, &resource_type, id) {
+            request.remove_from(tags);
         }
     }
     Ok(json!({}))
