@@ -5,53 +5,54 @@
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
+use crate::action::{Action, ActionContext, FieldsHandler, dry_run, dry_run_passed};
 use crate::catalog::{self, CatalogRegion};
 use crate::disks::{self, AttributeChange, Disk, DiskSpec, InstanceFacts};
-use crate::ecs_actions::{ActionContext, action_not_found, dry_run, dry_run_passed};
 use crate::error::ErrorResponse;
-use crate::launch;
-use crate::network_tags;
+use crate::param_checks;
 use crate::received_params::ReceivedParams;
 use crate::store::Store;
+use crate::tags;
 
-/// The disk actions the mock serves.
-pub const ACTIONS: &[&str] = &[
-    "CreateDisk",
-    "DescribeDisks",
-    "AttachDisk",
-    "DetachDisk",
-    "ResizeDisk",
-    "ModifyDiskSpec",
-    "ModifyDiskAttribute",
-    "DeleteDisk",
+/// The disk actions the mock serves, with their handlers. Each first settles the disks'
+/// transitions.
+pub const ACTIONS: &[Action] = &[
+    Action::fields("CreateDisk", |s, c, p| settled(s, c, p, create)),
+    Action::fields("DescribeDisks", |s, c, p| {
+        settled(s, c, p, |s, c, p| describe(s, c, p))
+    }),
+    Action::fields("AttachDisk", |s, c, p| settled(s, c, p, attach)),
+    Action::fields("DetachDisk", |s, c, p| settled(s, c, p, detach)),
+    Action::fields("ResizeDisk", |s, c, p| settled(s, c, p, resize)),
+    Action::fields("ModifyDiskSpec", |s, c, p| settled(s, c, p, modify_spec)),
+    Action::fields("ModifyDiskAttribute", |s, c, p| {
+        settled(s, c, p, modify_attribute)
+    }),
+    Action::fields("DeleteDisk", |s, c, p| settled(s, c, p, delete)),
 ];
 
-/// Runs a disk `action`.
-pub fn dispatch(
+/// Settles the disks' transitions, then runs `handler`.
+fn settled(
     store: &mut Store,
     ctx: &ActionContext<'_>,
-    action: &str,
     p: &ReceivedParams,
+    handler: FieldsHandler,
 ) -> Result<Value, ErrorResponse> {
     store.disks.settle(ctx.now);
-    match action {
-        "CreateDisk" => create(store, ctx, p),
-        "DescribeDisks" => describe(store, ctx, p),
-        "AttachDisk" => attach(store, ctx, p),
-        "DetachDisk" => detach(store, ctx, p),
-        "ResizeDisk" => resize(store, ctx, p),
-        "ModifyDiskSpec" => modify_spec(store, ctx, p),
-        "ModifyDiskAttribute" => modify_attribute(store, ctx, p),
-        "DeleteDisk" => {
-            let id = p.required("DiskId")?;
-            if dry_run(p)? {
-                return Err(dry_run_passed());
-            }
-            store.disks.delete(&ctx.caller.account_id, id)?;
-            Ok(json!({}))
-        }
-        _ => Err(action_not_found()),
+    handler(store, ctx, p)
+}
+
+fn delete(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let id = p.required("DiskId")?;
+    if dry_run(p)? {
+        return Err(dry_run_passed());
     }
+    store.disks.delete(&ctx.caller.account_id, id)?;
+    Ok(json!({}))
 }
 
 /// `DiskName`: 2–128 characters, starting with a letter, not a URL.
@@ -131,8 +132,8 @@ fn create(
             format!("The specified zone does not exist in region {}.", region.id),
         ));
     }
-    let category = disks::category(p.get("DiskCategory").unwrap_or("cloud"))?;
-    let performance_level = disks::performance_level(category, p.get("PerformanceLevel"))?;
+    let category = disks::rules::category(p.get("DiskCategory").unwrap_or("cloud"))?;
+    let performance_level = disks::rules::performance_level(category, p.get("PerformanceLevel"))?;
     if let Some(snapshot) = p.get("SnapshotId") {
         return Err(ErrorResponse::not_found(
             "InvalidSnapshotId.NotFound",
@@ -148,7 +149,7 @@ fn create(
             "The input parameter either \"SnapshotId\" or \"Size\" should be specified.",
         )
     })?;
-    disks::check_data_disk_size(
+    disks::rules::check_data_disk_size(
         category,
         performance_level,
         size,
@@ -176,10 +177,10 @@ fn create(
             "Basic disks (cloud) cannot be encrypted; choose another DiskCategory.",
         ));
     }
-    let tags = network_tags::parse(p)?;
+    let tags = tags::parse(p)?;
     let token = p.get("ClientToken");
     if let Some(t) = token {
-        launch::check_client_token(t)?;
+        param_checks::check_client_token(t)?;
     }
     if dry_run(p)? {
         return Err(dry_run_passed());
@@ -248,7 +249,7 @@ fn disk_view(disk: &Disk) -> Value {
         "ExpiredTime": "2999-09-08T16:00Z",
         "Attachments": {"Attachment": attachments},
         "OperationLocks": {"OperationLock": []},
-        "Tags": network_tags::ecs_view(&disk.tags),
+        "Tags": tags::ecs_view(&disk.tags),
     })
 }
 
@@ -277,7 +278,7 @@ fn describe(
         Some("data") => Some(disks::DiskType::Data),
         Some(_) => return Err(ErrorResponse::invalid("DiskType")),
     };
-    let tags = network_tags::filter(p)?;
+    let tags = tags::filter(p)?;
     let instance_id = p.get("InstanceId");
     let zone_id = p.get("ZoneId");
     let category = p.get("Category");
@@ -294,7 +295,7 @@ fn describe(
         .filter(|d| category.is_none_or(|c| d.category == c))
         .filter(|d| status.is_none_or(|s| s == "All" || d.status() == s))
         .filter(|d| name.is_none_or(|n| d.name == n))
-        .filter(|d| network_tags::matches(&d.tags, &tags))
+        .filter(|d| tags::matches(&d.tags, &tags))
         .collect();
     let token_mode = p.get("NextToken").is_some() || p.get("MaxResults").is_some();
     let total = matching.len();
@@ -407,7 +408,7 @@ fn resize(
         }
     };
     if let Some(t) = p.get("ClientToken") {
-        launch::check_client_token(t)?;
+        param_checks::check_client_token(t)?;
     }
     let instance = attached_instance(store, ctx, disk_id)?;
     store.disks.resize(
@@ -426,7 +427,10 @@ fn modify_spec(
     p: &ReceivedParams,
 ) -> Result<Value, ErrorResponse> {
     let disk_id = p.required("DiskId")?;
-    let category = p.get("DiskCategory").map(disks::category).transpose()?;
+    let category = p
+        .get("DiskCategory")
+        .map(disks::rules::category)
+        .transpose()?;
     let level = p.get("PerformanceLevel");
     let instance = attached_instance(store, ctx, disk_id)?;
     if dry_run(p)? {
@@ -483,11 +487,11 @@ pub fn tag_disks(
 ) -> Result<Value, ErrorResponse> {
     catalog::region_by_id(p.required("RegionId")?)?;
     store.disks.settle(ctx.now);
-    let (ids, tags) = network_tags::tag_request(p)?;
+    let (ids, tags) = tags::tag_request(p)?;
     let account = &ctx.caller.account_id;
     for id in &ids {
         let mut merged = store.disks.find(account, id)?.tags.clone();
-        network_tags::merge(&mut merged, &tags)?;
+        tags::merge(&mut merged, &tags)?;
     }
     for id in &ids {
         store.disks.tag(account, id, &tags)?;
@@ -507,7 +511,7 @@ pub fn untag_disks(
         return Err(ErrorResponse::missing("ResourceId.1"));
     }
     let all = p.bool("All")?.unwrap_or(false);
-    let keys = p.list("TagKey", launch::MAX_TAGS)?;
+    let keys = p.list("TagKey", tags::MAX_TAGS)?;
     let account = &ctx.caller.account_id;
     for id in &ids {
         store.disks.find(account, id)?;

@@ -8,7 +8,7 @@ use std::net::Ipv6Addr;
 
 use serde_json::{Value, json};
 
-use crate::ecs_actions::ActionContext;
+use crate::action::ActionContext;
 use crate::error::ErrorResponse;
 use crate::instance::Status;
 use crate::ipv6;

@@ -8,11 +8,12 @@
 
 use serde_json::{Value, json};
 
+use crate::action::ActionContext;
 use crate::catalog;
-use crate::ecs_actions::ActionContext;
 use crate::error::ErrorResponse;
 use crate::instance::Status;
 use crate::launch;
+use crate::param_checks;
 use crate::received_params::ReceivedParams;
 use crate::store::Store;
 
@@ -23,7 +24,7 @@ pub(crate) fn modify_network_spec(
 ) -> Result<Value, ErrorResponse> {
     let id = p.required("InstanceId")?;
     let bandwidth = p.number::<u32>("InternetMaxBandwidthOut")?;
-    bandwidth.map(launch::check_bandwidth).transpose()?;
+    bandwidth.map(param_checks::check_bandwidth).transpose()?;
     let charge_type = match p.get("NetworkChargeType") {
         None => None,
         Some("PayByTraffic") => Some("PayByTraffic"),
@@ -37,7 +38,7 @@ pub(crate) fn modify_network_spec(
     };
     let allocate = p.bool("AllocatePublicIp")?.unwrap_or(false);
     if let Some(token) = p.get("ClientToken") {
-        launch::check_client_token(token)?;
+        param_checks::check_client_token(token)?;
     }
     let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
     if instance.status(ctx.now) == Status::Pending {
@@ -145,7 +146,7 @@ pub(crate) fn attach_ram_role(
 ) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
     let role = p.required("RamRoleName")?;
-    launch::check_ram_role_name(role)?;
+    param_checks::check_ram_role_name(role)?;
     let ids = instance_ids(p)?;
     let account = &ctx.caller.account_id;
     let (results, failed) = ram_role_results(&ids, |id| {
@@ -403,12 +404,12 @@ pub(crate) fn modify_charge_type(
         }
     };
     if let Some(token) = p.get("ClientToken") {
-        launch::check_client_token(token)?;
+        param_checks::check_client_token(token)?;
     }
-    let terms = launch::LaunchSpec {
+    let terms = crate::launch_spec::LaunchSpec {
         period: p.number::<u32>("Period")?,
         period_unit: p.get("PeriodUnit").map(str::to_owned),
-        ..launch::LaunchSpec::default()
+        ..crate::launch_spec::LaunchSpec::default()
     };
     let account = &ctx.caller.account_id;
     let mut subscriptions = Vec::with_capacity(ids.len());
@@ -423,8 +424,8 @@ pub(crate) fn modify_charge_type(
             instance.spot_strategy,
         )?);
     }
-    if crate::ecs_actions::dry_run(p)? {
-        return Err(crate::ecs_actions::dry_run_passed());
+    if crate::action::dry_run(p)? {
+        return Err(crate::action::dry_run_passed());
     }
     for (id, subscription) in ids.iter().zip(subscriptions) {
         let instance = store.find_mut(account, None, id)?;
@@ -451,10 +452,10 @@ pub(crate) fn replace_system_disk(
     let image = catalog::image_by_id(p.required("ImageId")?)?;
     let size = p.number::<u32>("SystemDisk.Size")?;
     if let Some(token) = p.get("ClientToken") {
-        launch::check_client_token(token)?;
+        param_checks::check_client_token(token)?;
     }
     if let Some(password) = p.get("Password") {
-        launch::check_password(password)?;
+        param_checks::check_password(password)?;
     }
     let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
     // ECS replaces the system disk of a Stopped instance only.

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::ecs_actions::ActionContext;
+use crate::action::ActionContext;
 use crate::error::ErrorResponse;
 use crate::instance::Status;
 use crate::private_ip::{self, Asked};

@@ -5,48 +5,42 @@
 
 use serde_json::{Value, json};
 
+use crate::action::{Action, ActionContext, requested_region};
 use crate::catalog::{self, CatalogRegion};
-use crate::ecs_actions::{ActionContext, action_not_found};
 use crate::error::ErrorResponse;
+use crate::glob::glob_match;
 use crate::instance::Status;
 use crate::key_pairs::{self, KeyPair, PublicKey};
-use crate::network_tags;
 use crate::received_params::ReceivedParams;
-use crate::store::{Store, glob_match};
+use crate::store::Store;
+use crate::tags;
 
-/// The key-pair actions the mock serves.
-pub const ACTIONS: &[&str] = &[
-    "ImportKeyPair",
-    "CreateKeyPair",
-    "DescribeKeyPairs",
-    "DeleteKeyPairs",
-    "AttachKeyPair",
-    "DetachKeyPair",
+/// The key-pair actions the mock serves, with their handlers.
+pub const ACTIONS: &[Action] = &[
+    Action::fields("ImportKeyPair", |s, c, p| {
+        import(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("CreateKeyPair", |s, c, p| {
+        create(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DescribeKeyPairs", |s, c, p| {
+        describe(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DeleteKeyPairs", |s, c, p| {
+        delete(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("AttachKeyPair", |s, c, p| {
+        bind(s, c, requested_region(p)?, p, true)
+    }),
+    Action::fields("DetachKeyPair", |s, c, p| {
+        bind(s, c, requested_region(p)?, p, false)
+    }),
 ];
 
 /// Most instances one AttachKeyPair / DetachKeyPair takes.
 const MAX_INSTANCES_PER_CALL: usize = 50;
 /// Most names one DeleteKeyPairs takes.
 const MAX_NAMES_PER_DELETE: usize = 100;
-
-/// Runs a key-pair `action`.
-pub fn dispatch(
-    store: &mut Store,
-    ctx: &ActionContext<'_>,
-    action: &str,
-    p: &ReceivedParams,
-) -> Result<Value, ErrorResponse> {
-    let region = catalog::region_by_id(p.required("RegionId")?)?;
-    match action {
-        "ImportKeyPair" => import(store, ctx, region, p),
-        "CreateKeyPair" => create(store, ctx, region, p),
-        "DescribeKeyPairs" => describe(store, ctx, region, p),
-        "DeleteKeyPairs" => delete(store, ctx, region, p),
-        "AttachKeyPair" => bind(store, ctx, region, p, true),
-        "DetachKeyPair" => bind(store, ctx, region, p, false),
-        _ => Err(action_not_found()),
-    }
-}
 
 fn import(
     store: &mut Store,
@@ -58,7 +52,7 @@ fn import(
     key_pairs::check_name(name)?;
     let body = p.required("PublicKeyBody")?;
     let public_key = PublicKey::parse(body)?;
-    let tags = network_tags::parse(p)?;
+    let tags = tags::parse(p)?;
     let pair = store.key_pairs.add(
         (&ctx.caller.account_id, region.id),
         name,
@@ -82,7 +76,7 @@ fn create(
 ) -> Result<Value, ErrorResponse> {
     let name = p.required("KeyPairName")?;
     key_pairs::check_name(name)?;
-    let tags = network_tags::parse(p)?;
+    let tags = tags::parse(p)?;
     if store
         .key_pairs
         .get(&ctx.caller.account_id, region.id, name)
@@ -117,7 +111,7 @@ fn pair_view(pair: &KeyPair, include_public_key: bool) -> Value {
         "KeyPairFingerPrint": pair.fingerprint,
         "CreationTime": pair.created_at.strftime("%Y-%m-%dT%H:%MZ").to_string(),
         "ResourceGroupId": pair.resource_group_id,
-        "Tags": network_tags::ecs_view(&pair.tags),
+        "Tags": tags::ecs_view(&pair.tags),
     });
     if include_public_key && let Some(map) = view.as_object_mut() {
         map.insert("PublicKey".to_owned(), Value::from(pair.public_key.clone()));
@@ -133,7 +127,7 @@ fn describe(
 ) -> Result<Value, ErrorResponse> {
     let name = p.get("KeyPairName");
     let fingerprint = p.get("KeyPairFingerPrint");
-    let tags = network_tags::filter(p)?;
+    let tags = tags::filter(p)?;
     let include_public_key = p.bool("IncludePublicKey")?.unwrap_or(false);
     let number = p
         .number_in::<usize>("PageNumber", 1, usize::MAX / 128)?
@@ -145,7 +139,7 @@ fn describe(
         .into_iter()
         .filter(|k| name.is_none_or(|n| glob_match(n, &k.name)))
         .filter(|k| fingerprint.is_none_or(|f| k.fingerprint == f))
-        .filter(|k| network_tags::matches(&k.tags, &tags))
+        .filter(|k| tags::matches(&k.tags, &tags))
         .collect();
     let total = matching.len();
     let page: Vec<Value> = matching
@@ -316,9 +310,9 @@ pub fn tag_key_pairs(
         }
         (names, Vec::new())
     } else {
-        network_tags::tag_request(p)?
+        tags::tag_request(p)?
     };
-    let keys = p.list("TagKey", crate::launch::MAX_TAGS)?;
+    let keys = p.list("TagKey", crate::tags::MAX_TAGS)?;
     let all = p.bool("All")?.unwrap_or(false);
     for name in &names {
         let pair = store
@@ -326,14 +320,14 @@ pub fn tag_key_pairs(
             .get(&account, region.id, name)
             .ok_or_else(|| key_pair_missing(name))?;
         let mut merged = pair.tags.clone();
-        network_tags::merge(&mut merged, &tags)?;
+        tags::merge(&mut merged, &tags)?;
     }
     for name in &names {
         if let Some(pair) = store.key_pairs.get_mut(&account, region.id, name) {
             if untag {
                 pair.tags.retain(|(k, _)| !all && !keys.contains(k));
             } else {
-                network_tags::merge(&mut pair.tags, &tags)?;
+                tags::merge(&mut pair.tags, &tags)?;
             }
         }
     }

@@ -11,6 +11,7 @@ use base64::Engine as _;
 use jiff::Timestamp;
 
 use crate::error::ErrorResponse;
+use crate::ids::short_random_id;
 
 /// Most key pairs an account holds per region.
 pub const MAX_KEY_PAIRS_PER_REGION: usize = 500;
@@ -188,17 +189,6 @@ pub fn generate() -> Result<(PublicKey, String), ErrorResponse> {
     ))
 }
 
-fn new_key_pair_id() -> String {
-    use rand::Rng as _;
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut rng = rand::rng();
-    let mut id = String::from("skp-");
-    for _ in 0..20 {
-        id.push(char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]));
-    }
-    id
-}
-
 /// `KeyPairName`: 2–128 characters, starting with a letter, of letters, digits, `:`, `_`, `-`
 /// and `.`, not a URL.
 pub fn check_name(name: &str) -> Result<(), ErrorResponse> {
@@ -309,7 +299,7 @@ impl KeyPairStore {
         self.next_seq += 1;
         let pair = KeyPair {
             name: name.to_owned(),
-            id: new_key_pair_id(),
+            id: short_random_id("skp"),
             seq,
             fingerprint: public_key.fingerprint(),
             public_key: public_key.to_line(),

@@ -13,16 +13,20 @@
 //! rules (every account starts with the default network of [`defaults`]), cloud disks (`disks`:
 //! the system and data disks of each instance, and disks created apart, with ECS's attach,
 //! resize, performance-level and release rules) and SSH key pairs (`key_pairs`), and fault
-//! injection. The actions served are the `ACTIONS` lists of `ecs_actions`,
-//! `security_group_actions`, `disk_actions`, `key_pair_actions`, `vpc_actions` and
-//! `sts_actions`; the crate's integration tests pin the behaviour, also against Alibaba Cloud's
-//! official Python SDKs (`tests/sdk/official_sdk.py`).
+//! injection. The actions served are the rows of the `ACTIONS` tables (name and handler) of
+//! `ecs_actions`, `security_group_actions`, `disk_actions`, `key_pair_actions`, `vpc_actions`
+//! and `sts_actions`, the one list of them; the crate's integration tests pin the behaviour,
+//! also against Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
 //!
-//! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `ecs_actions` /
-//! `security_group_actions` / `disk_actions` / `key_pair_actions` / `vpc_actions` /
-//! `sts_actions` → `store` (instances, with `network`, `disks`, `key_pairs` and `visibility`) →
-//! `instance`, with `md5`, `received_params`, `launch`, `subscription`, `catalog`,
-//! `cidr`, `defaults`, `config`, `stats`, `locks` and `error` underneath.
+//! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `products` (the
+//! API a `Version` selects and its tables) → `ecs_actions` (with the `instance_*_actions` and
+//! `tag_actions` handlers) / `security_group_actions` / `disk_actions` / `key_pair_actions` /
+//! `vpc_actions` / `sts_actions` → `store` (instances, with `network`, `disks`, `key_pairs` and
+//! `visibility`) → `instance` and `instance_view`, with `launch`, `launch_spec`,
+//! `subscription`, `param_checks`, `tags`, `catalog`, `cidr`, `defaults`, `config`, `stats`,
+//! `md5`, `received_params`, `locks` and `error` underneath. What every action shares (its
+//! context, dry runs, `InvalidAction.NotFound`) is `action`'s; ClientToken fingerprints are
+//! `idempotency`'s and resource IDs `ids`'. No module imports one that imports it back.
 //!
 //! It depends on alibaba-sdk for its `signature` module only, and on nothing of Kubernetes or of
 //! the controllers; the SDK and the controllers must not depend on it (only their tests may).
@@ -35,6 +39,7 @@
 //! # Ok(()) }
 //! ```
 
+mod action;
 mod auth;
 mod catalog;
 mod cidr;
@@ -46,31 +51,44 @@ mod disk_actions;
 mod disks;
 mod ecs_actions;
 mod error;
+mod glob;
+mod idempotency;
+mod ids;
 mod instance;
+mod instance_attribute_actions;
+mod instance_deployment_actions;
+mod instance_describe_actions;
 mod instance_ipv6_actions;
+mod instance_launch_actions;
 mod instance_settings_actions;
+mod instance_view;
 mod instance_vpc_actions;
 mod ipv6;
 mod key_pair_actions;
 mod key_pairs;
 mod launch;
+mod launch_spec;
 mod locks;
 mod md5;
 mod network;
-mod network_tags;
 mod oss;
 mod oss_http;
+mod param_checks;
 mod password;
 mod private_ip;
+mod products;
 mod received_params;
 pub mod resource_groups;
 mod security_group_actions;
+mod security_group_rules;
 mod server;
 mod state;
 mod stats;
 mod store;
 mod sts_actions;
 mod subscription;
+mod tag_actions;
+mod tags;
 mod visibility;
 mod vpc_actions;
 
@@ -90,8 +108,8 @@ pub use config::{
 };
 pub use disks::DiskSummary;
 pub use error::{ErrorResponse, MockError};
-pub use instance::InstanceSummary;
-pub use launch::LaunchSpec;
+pub use instance_view::InstanceSummary;
+pub use launch_spec::LaunchSpec;
 pub use password::password_digest;
 pub use stats::MockStats;
 

@@ -2,12 +2,11 @@
 //! network of [`crate::defaults`] the first time an account is seen, and the placement rules
 //! RunInstances applies with them.
 
-use crate::network_tags::Tags;
+use crate::tags::Tags;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use rand::Rng as _;
 
 use crate::catalog::{self, CatalogRegion};
 use crate::cidr::Cidr;
@@ -144,19 +143,6 @@ pub struct AccountNetwork {
     next_seq: u64,
 }
 
-/// `prefix-` and 22 random lowercase letters and digits, like real resource IDs.
-pub fn random_id(prefix: &str) -> String {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut rng = rand::rng();
-    let mut id = String::with_capacity(prefix.len() + 23);
-    id.push_str(prefix);
-    id.push('-');
-    for _ in 0..22 {
-        id.push(char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]));
-    }
-    id
-}
-
 /// `InvalidVpcId.NotFound` (404).
 pub fn vpc_not_found() -> ErrorResponse {
     ErrorResponse::not_found("InvalidVpcId.NotFound", "Specified VPC does not exist.")
@@ -268,7 +254,7 @@ impl AccountNetwork {
         match self.tokens.get(&(action, token.to_owned())) {
             None => Ok(None),
             Some((earlier, reply)) if *earlier == print => Ok(Some(reply.clone())),
-            Some(_) => Err(crate::store::idempotent_mismatch()),
+            Some(_) => Err(crate::idempotency::idempotent_mismatch()),
         }
     }
 

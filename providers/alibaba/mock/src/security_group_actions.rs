@@ -1,59 +1,56 @@
 //! ECS's security-group actions (version `2014-05-26`): CreateSecurityGroup,
 //! DescribeSecurityGroups, DescribeSecurityGroupAttribute, AuthorizeSecurityGroup(Egress),
 //! RevokeSecurityGroup(Egress) and DeleteSecurityGroup. Rules are given flat (`IpProtocol`,
-//! `PortRange`, …) or as `Permissions.N.*`, as the current API documents.
+//! `PortRange`, …) or as `Permissions.N.*`, as the current API documents (read by
+//! `security_group_rules`).
 
-use jiff::Timestamp;
 use serde_json::{Value, json};
 
+use crate::action::{Action, ActionContext, dry_run, dry_run_passed, page_of, requested_region};
 use crate::catalog::{self, CatalogRegion};
-use crate::cidr::Cidr;
-use crate::ecs_actions::{ActionContext, action_not_found, dry_run, dry_run_passed, page_of};
 use crate::error::ErrorResponse;
-use crate::network::{Direction, Rule, SecurityGroup, random_id};
-use crate::network_tags;
+use crate::idempotency::fingerprint;
+use crate::ids::random_id;
+use crate::network::{Direction, Rule, SecurityGroup};
+use crate::param_checks;
 use crate::received_params::ReceivedParams;
-use crate::store::{Store, fingerprint};
+use crate::security_group_rules::{MAX_PERMISSIONS, parse_rules};
+use crate::store::Store;
+use crate::tags::{self, UntagRequest};
 
-/// The security-group actions the mock serves.
-pub const ACTIONS: &[&str] = &[
-    "CreateSecurityGroup",
-    "DescribeSecurityGroups",
-    "DescribeSecurityGroupAttribute",
-    "AuthorizeSecurityGroup",
-    "RevokeSecurityGroup",
-    "AuthorizeSecurityGroupEgress",
-    "RevokeSecurityGroupEgress",
-    "DeleteSecurityGroup",
-    "ModifySecurityGroupAttribute",
+/// The security-group actions the mock serves, with their handlers.
+pub const ACTIONS: &[Action] = &[
+    Action::fields("CreateSecurityGroup", |s, c, p| {
+        create(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DescribeSecurityGroups", |s, c, p| {
+        describe(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DescribeSecurityGroupAttribute", |s, c, p| {
+        attribute(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("AuthorizeSecurityGroup", |s, c, p| {
+        authorize(s, c, requested_region(p)?, p, Direction::Ingress)
+    }),
+    Action::fields("RevokeSecurityGroup", |s, c, p| {
+        revoke(s, c, requested_region(p)?, p, Direction::Ingress)
+    }),
+    Action::fields("AuthorizeSecurityGroupEgress", |s, c, p| {
+        authorize(s, c, requested_region(p)?, p, Direction::Egress)
+    }),
+    Action::fields("RevokeSecurityGroupEgress", |s, c, p| {
+        revoke(s, c, requested_region(p)?, p, Direction::Egress)
+    }),
+    Action::fields("DeleteSecurityGroup", |s, c, p| {
+        delete(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("ModifySecurityGroupAttribute", |s, c, p| {
+        modify_attribute(s, c, requested_region(p)?, p)
+    }),
 ];
 
-/// Most rules one call may carry (`Permissions.N`).
-const MAX_PERMISSIONS: usize = 100;
 /// Most rules a group holds.
 const MAX_RULES: usize = 200;
-
-/// Runs a security-group `action`.
-pub fn dispatch(
-    store: &mut Store,
-    ctx: &ActionContext<'_>,
-    action: &str,
-    p: &ReceivedParams,
-) -> Result<Value, ErrorResponse> {
-    let region = catalog::region_by_id(p.required("RegionId")?)?;
-    match action {
-        "CreateSecurityGroup" => create(store, ctx, region, p),
-        "DescribeSecurityGroups" => describe(store, ctx, region, p),
-        "DescribeSecurityGroupAttribute" => attribute(store, ctx, region, p),
-        "AuthorizeSecurityGroup" => authorize(store, ctx, region, p, Direction::Ingress),
-        "AuthorizeSecurityGroupEgress" => authorize(store, ctx, region, p, Direction::Egress),
-        "RevokeSecurityGroup" => revoke(store, ctx, region, p, Direction::Ingress),
-        "RevokeSecurityGroupEgress" => revoke(store, ctx, region, p, Direction::Egress),
-        "DeleteSecurityGroup" => delete(store, ctx, region, p),
-        "ModifySecurityGroupAttribute" => modify_attribute(store, ctx, region, p),
-        _ => Err(action_not_found()),
-    }
-}
 
 fn bad(code: &'static str, message: impl Into<String>) -> ErrorResponse {
     ErrorResponse::bad_request(code, message)
@@ -130,7 +127,7 @@ fn create(
         }
     };
     if let Some(token) = p.get("ClientToken") {
-        crate::launch::check_client_token(token)?;
+        param_checks::check_client_token(token)?;
     }
     let network = store.network.account(&ctx.caller.account_id);
     // Without VpcId the group goes to the region's default VPC (classic network is gone).
@@ -139,7 +136,7 @@ fn create(
         .map_or_else(|| crate::defaults::vpc_id(region.id), str::to_owned);
     network.vpc(region.id, &vpc_id)?;
     let token = p.get("ClientToken");
-    let tags = network_tags::parse(p)?;
+    let tags = tags::parse(p)?;
     let print = fingerprint(&(&vpc_id, name, description, group_type, &tags));
     if let Some(reply) = network.replay("CreateSecurityGroup", token, print)? {
         return Ok(reply);
@@ -178,7 +175,7 @@ fn describe(
         ids.get_or_insert_with(Vec::new).push(one.to_owned());
     }
     let name = p.get("SecurityGroupName");
-    let tag_filter = network_tags::filter(p)?;
+    let tag_filter = tags::filter(p)?;
     let number = p
         .number_in::<usize>("PageNumber", 1, usize::MAX / 64)?
         .unwrap_or(1);
@@ -191,7 +188,7 @@ fn describe(
         .filter(|g| vpc_id.is_none_or(|v| v == g.vpc_id))
         .filter(|g| ids.as_ref().is_none_or(|ids| ids.contains(&g.id)))
         .filter(|g| name.is_none_or(|n| n == g.name))
-        .filter(|g| network_tags::matches(&g.tags, &tag_filter))
+        .filter(|g| tags::matches(&g.tags, &tag_filter))
         .collect();
     groups.sort_unstable_by_key(|g| g.seq);
     let (total, page) = page_of(&groups, number, size);
@@ -208,7 +205,7 @@ fn describe(
                 "ServiceManaged": false,
                 "ResourceGroupId": "",
                 "RuleCount": g.rules.len(),
-                "Tags": network_tags::ecs_view(&g.tags),
+                "Tags": tags::ecs_view(&g.tags),
             })
         })
         .collect();
@@ -278,194 +275,6 @@ fn attribute(
         "InnerAccessPolicy": "Accept",
         "Permissions": {"Permission": permissions},
     }))
-}
-
-/// The names of one rule's parameters: flat (`IpProtocol`) or `Permissions.N.IpProtocol`.
-struct RuleParams<'a> {
-    p: &'a ReceivedParams,
-    prefix: String,
-}
-
-impl RuleParams<'_> {
-    fn name(&self, field: &str) -> String {
-        format!("{}{field}", self.prefix)
-    }
-
-    fn get(&self, field: &str) -> Option<&str> {
-        self.p.get(&self.name(field))
-    }
-}
-
-/// `tcp`, `udp`, `icmp`, `icmpv6`, `gre` or `all` (any case).
-fn protocol(r: &RuleParams<'_>) -> Result<String, ErrorResponse> {
-    let name = r.name("IpProtocol");
-    let value = r
-        .get("IpProtocol")
-        .ok_or_else(|| ErrorResponse::missing(&name))?
-        .to_ascii_lowercase();
-    if ["tcp", "udp", "icmp", "icmpv6", "gre", "all"].contains(&value.as_str()) {
-        Ok(value)
-    } else {
-        Err(bad(
-            "InvalidIpProtocol.Malformed",
-            format!(
-                "The specified parameter \"{name}\" is not valid: use TCP, UDP, ICMP, ICMPv6, GRE or ALL."
-            ),
-        ))
-    }
-}
-
-/// `start/end` within 1–65535 for TCP and UDP; `-1/-1` for the others.
-fn port_range(r: &RuleParams<'_>, protocol: &str) -> Result<String, ErrorResponse> {
-    let name = r.name("PortRange");
-    let value = r
-        .get("PortRange")
-        .ok_or_else(|| ErrorResponse::missing(&name))?;
-    let malformed = || {
-        bad(
-            "InvalidPortRange.Malformed",
-            format!(
-                "The specified parameter \"{name}\" is not valid: TCP and UDP take start/end within 1-65535 (e.g. 22/22), other protocols -1/-1."
-            ),
-        )
-    };
-    let (start, end) = value.split_once('/').ok_or_else(malformed)?;
-    let (start, end): (i32, i32) = (
-        start.parse().map_err(|_| malformed())?,
-        end.parse().map_err(|_| malformed())?,
-    );
-    let ok = match protocol {
-        "tcp" | "udp" => (1..=65535).contains(&start) && (start..=65535).contains(&end),
-        _ => start == -1 && end == -1,
-    };
-    if ok {
-        Ok(value.to_owned())
-    } else {
-        Err(malformed())
-    }
-}
-
-/// One rule from its parameters; `Some(Rule)` with everything checked.
-fn parse_rule(
-    store: &mut Store,
-    ctx: &ActionContext<'_>,
-    region: &'static CatalogRegion,
-    r: &RuleParams<'_>,
-    direction: Direction,
-) -> Result<Rule, ErrorResponse> {
-    let ip_protocol = protocol(r)?;
-    let port_range = port_range(r, &ip_protocol)?;
-    let (cidr_field, group_field, cidr_code) = match direction {
-        Direction::Ingress => (
-            "SourceCidrIp",
-            "SourceGroupId",
-            "InvalidSourceCidrIp.Malformed",
-        ),
-        Direction::Egress => ("DestCidrIp", "DestGroupId", "InvalidDestCidrIp.Malformed"),
-    };
-    let peer_cidr = r.get(cidr_field).unwrap_or_default();
-    let peer_group = r.get(group_field).unwrap_or_default();
-    if peer_cidr.is_empty() && peer_group.is_empty() {
-        return Err(ErrorResponse::missing(&r.name(cidr_field)));
-    }
-    if !peer_cidr.is_empty() && Cidr::parse(peer_cidr, true).is_none() {
-        return Err(bad(
-            cidr_code,
-            format!(
-                "The specified parameter \"{}\" is not a valid IPv4 address or CIDR block.",
-                r.name(cidr_field)
-            ),
-        ));
-    }
-    if !peer_group.is_empty() {
-        store
-            .network
-            .account(&ctx.caller.account_id)
-            .group(region.id, peer_group)?;
-    }
-    let policy = match r.get("Policy").map(str::to_ascii_lowercase).as_deref() {
-        None | Some("accept") => "accept",
-        Some("drop") => "drop",
-        Some(_) => {
-            return Err(bad(
-                "InvalidPolicy.Malformed",
-                format!(
-                    "The specified parameter \"{}\" is not valid: use accept or drop.",
-                    r.name("Policy")
-                ),
-            ));
-        }
-    };
-    let priority = match r.get("Priority") {
-        None => 1,
-        Some(v) => v
-            .parse::<u32>()
-            .ok()
-            .filter(|p| (1..=100).contains(p))
-            .ok_or_else(|| {
-                bad(
-                    "InvalidPriority.Malformed",
-                    format!(
-                        "The specified parameter \"{}\" is not valid: 1 to 100.",
-                        r.name("Priority")
-                    ),
-                )
-            })?,
-    };
-    let description = r.get("Description").unwrap_or_default();
-    if description.chars().count() > 512
-        || description.starts_with("http://")
-        || description.starts_with("https://")
-    {
-        return Err(bad(
-            "InvalidDescription.Malformed",
-            "The specified rule Description is not valid: at most 512 characters, not starting with http:// or https://.",
-        ));
-    }
-    let nic_type = match r.get("NicType") {
-        None | Some("intranet") => "intranet",
-        Some("internet") => "internet",
-        Some(_) => return Err(ErrorResponse::invalid(&r.name("NicType"))),
-    };
-    Ok(Rule {
-        id: random_id("sgr"),
-        direction,
-        ip_protocol,
-        port_range,
-        peer_cidr: peer_cidr.to_owned(),
-        peer_group: peer_group.to_owned(),
-        policy: policy.to_owned(),
-        priority,
-        description: description.to_owned(),
-        nic_type: nic_type.to_owned(),
-        created_at: Timestamp::now(),
-    })
-}
-
-/// The rules of a call: every `Permissions.N`, or the flat parameters when there are none.
-fn parse_rules(
-    store: &mut Store,
-    ctx: &ActionContext<'_>,
-    region: &'static CatalogRegion,
-    p: &ReceivedParams,
-    direction: Direction,
-) -> Result<Vec<Rule>, ErrorResponse> {
-    let indices = p.indices("Permissions")?;
-    if indices.len() > MAX_PERMISSIONS {
-        return Err(ErrorResponse::invalid("Permissions"));
-    }
-    let prefixes: Vec<String> = if indices.is_empty() {
-        vec![String::new()]
-    } else {
-        indices
-            .iter()
-            .map(|n| format!("Permissions.{n}."))
-            .collect()
-    };
-    prefixes
-        .into_iter()
-        .map(|prefix| parse_rule(store, ctx, region, &RuleParams { p, prefix }, direction))
-        .collect()
 }
 
 fn authorize(
@@ -579,19 +388,14 @@ pub fn untag_groups(
     p: &ReceivedParams,
 ) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
-    let ids = p.list("ResourceId", 50)?;
-    if ids.is_empty() {
-        return Err(ErrorResponse::missing("ResourceId.1"));
-    }
-    let keys = p.list("TagKey", crate::launch::MAX_TAGS)?;
-    let all = p.bool("All")?.unwrap_or(false);
+    let request = UntagRequest::parse(p)?;
     let network = store.network.account(&ctx.caller.account_id);
-    for id in &ids {
+    for id in &request.ids {
         network.group(region.id, id)?;
     }
-    for id in &ids {
+    for id in &request.ids {
         if let Some(group) = network.groups.get_mut(id) {
-            group.tags.retain(|(k, _)| !all && !keys.contains(k));
+            request.remove_from(&mut group.tags);
         }
     }
     Ok(json!({}))
@@ -604,14 +408,14 @@ pub fn tag_groups(
     p: &ReceivedParams,
 ) -> Result<Value, ErrorResponse> {
     let region = catalog::region_by_id(p.required("RegionId")?)?;
-    let (ids, tags) = network_tags::tag_request(p)?;
+    let (ids, tags) = tags::tag_request(p)?;
     let network = store.network.account(&ctx.caller.account_id);
     for id in &ids {
         network.group(region.id, id)?;
     }
     for id in &ids {
         if let Some(group) = network.groups.get_mut(id) {
-            network_tags::merge(&mut group.tags, &tags)?;
+            tags::merge(&mut group.tags, &tags)?;
         }
     }
     Ok(json!({}))

@@ -11,17 +11,17 @@ use jiff::Timestamp;
 use rand::Rng as _;
 use serde_json::Value;
 
-use crate::auth::{self, Caller, KeyStore, NonceCache, SignedRequest};
+use crate::action::{ActionContext, action_not_found};
+use crate::auth::{self, KeyStore, NonceCache, SignedRequest};
 use crate::config::{ApiRateLimits, ErrorInjection, Faults, MockConfig};
 use crate::error::ErrorResponse;
-use crate::instance::InstanceSummary;
+use crate::instance_view::InstanceSummary;
 use crate::locks::{lock, read, write};
+use crate::products::{self, Product, Route};
 use crate::received_params::{ReceivedParams, decode_form};
 use crate::stats::{Counters, MockStats};
 use crate::store::Store;
-use crate::{
-    disk_actions, ecs_actions, key_pair_actions, security_group_actions, sts_actions, vpc_actions,
-};
+use crate::sts_actions::StsHandler;
 
 /// Settings that may change at run time.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -108,14 +108,6 @@ impl RateLimiter {
     }
 }
 
-/// The API a request's `Version` selects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Product {
-    Ecs,
-    Vpc,
-    Sts,
-}
-
 /// One HTTP request as the pipeline sees it.
 pub struct ApiRequest<'a> {
     pub method: &'a str,
@@ -131,20 +123,6 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
         .get(name)
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty())
-}
-
-/// The `&'static` label an action is counted under.
-fn action_label(action: &str) -> &'static str {
-    ecs_actions::ACTIONS
-        .iter()
-        .chain(security_group_actions::ACTIONS)
-        .chain(disk_actions::ACTIONS)
-        .chain(key_pair_actions::ACTIONS)
-        .chain(vpc_actions::ACTIONS)
-        .chain(sts_actions::ACTIONS)
-        .find(|a| **a == action)
-        .copied()
-        .unwrap_or("Unknown")
 }
 
 impl Shared {
@@ -255,7 +233,7 @@ impl Shared {
                 .ok_or_else(|| ErrorResponse::missing(param))
         };
         let action = from("x-acs-action", "Action")?;
-        let label = action_label(&action);
+        let label = products::label(&action);
         {
             let named = (label == "DescribeInstances")
                 .then(|| params.get("InstanceIds"))
@@ -271,38 +249,14 @@ impl Shared {
             }
         }
         let version = from("x-acs-version", "Version")?;
-        let product = match version.as_str() {
-            ecs_actions::VERSION => Product::Ecs,
-            sts_actions::VERSION => Product::Sts,
-            vpc_actions::VERSION => Product::Vpc,
-            _ => {
-                return Err(ErrorResponse::bad_request(
-                    "InvalidVersion",
-                    format!(
-                        "Specified parameter Version is not valid: this endpoint serves ECS {}, VPC {} and STS {}.",
-                        ecs_actions::VERSION,
-                        vpc_actions::VERSION,
-                        sts_actions::VERSION
-                    ),
-                ));
-            }
-        };
-        let is_sts = product == Product::Sts;
-        let served = match product {
-            Product::Sts => sts_actions::ACTIONS.contains(&label),
-            Product::Vpc => vpc_actions::ACTIONS.contains(&label),
-            Product::Ecs => {
-                ecs_actions::ACTIONS.contains(&label)
-                    || security_group_actions::ACTIONS.contains(&label)
-                    || disk_actions::ACTIONS.contains(&label)
-                    || key_pair_actions::ACTIONS.contains(&label)
-            }
-        };
-        if !served {
-            return Err(ecs_actions::action_not_found());
-        }
+        let product = Product::of_version(&version)?;
+        let route = product.route(label)?;
         self.inject_faults()?;
-        let caller = if is_sts && label == sts_actions::ANONYMOUS_ACTION {
+        let anonymous = matches!(
+            route,
+            Route::Sts(action) if matches!(action.handler, StsHandler::Anonymous(_))
+        );
+        let caller = if anonymous {
             None
         } else {
             let keys = read(&self.keys);
@@ -331,16 +285,17 @@ impl Shared {
             }
             value.to_string()
         };
-        match (is_sts, caller) {
-            (true, None) => {
-                sts_actions::assume_role_with_oidc(&mut write(&self.keys), &params, now)
-                    .map(with_request_id)
-            }
-            (true, Some(caller)) => {
-                sts_actions::assume_role(&mut write(&self.keys), &caller, &params, now)
-                    .map(with_request_id)
-            }
-            (false, Some(caller)) => {
+        match (route, caller) {
+            (Route::Sts(action), caller) => match (action.handler, caller) {
+                (StsHandler::Anonymous(handler), _) => {
+                    handler(&mut write(&self.keys), &params, now).map(with_request_id)
+                }
+                (StsHandler::Signed(handler), Some(caller)) => {
+                    handler(&mut write(&self.keys), &caller, &params, now).map(with_request_id)
+                }
+                (StsHandler::Signed(_), None) => Err(action_not_found()),
+            },
+            (Route::Api(action), Some(caller)) => {
                 let token = params
                     .get("ClientToken")
                     .filter(|_| TOKEN_ACTIONS.contains(&label))
@@ -353,19 +308,22 @@ impl Shared {
                         "The last request with this ClientToken is still being processed; retry later.",
                     ));
                 }
-                let answer = if product == Product::Vpc {
-                    self.vpc(&caller, label, &params, now)
-                        .map(with_request_id)?
-                } else {
-                    self.ecs(&caller, label, &params, request.request_id, now)?
+                let settings = self.settings();
+                let ctx = ActionContext {
+                    caller: &caller,
+                    request_id: request.request_id,
+                    now,
+                    delay: settings.transition_delay,
+                    quota: settings.instance_quota,
                 };
+                let answer = action.run(&mut lock(&self.store), &ctx, &params)?;
                 if let (Some(slot), Some(key)) = (in_flight, token) {
                     lock(&self.in_flight).insert(key.clone());
                     *slot = Some(key);
                 }
                 Ok(answer)
             }
-            (false, None) => Err(ecs_actions::action_not_found()),
+            (Route::Api(_), None) => Err(action_not_found()),
         }
     }
 
@@ -397,42 +355,5 @@ impl Shared {
             return Err(ErrorResponse::service_unavailable());
         }
         Ok(())
-    }
-
-    fn vpc(
-        &self,
-        caller: &Caller,
-        action: &str,
-        params: &ReceivedParams,
-        now: Timestamp,
-    ) -> Result<Value, ErrorResponse> {
-        let settings = self.settings();
-        let ctx = ecs_actions::ActionContext {
-            caller,
-            request_id: "",
-            now,
-            delay: settings.transition_delay,
-            quota: settings.instance_quota,
-        };
-        vpc_actions::dispatch(&mut lock(&self.store), &ctx, action, params)
-    }
-
-    fn ecs(
-        &self,
-        caller: &Caller,
-        action: &str,
-        params: &ReceivedParams,
-        request_id: &str,
-        now: Timestamp,
-    ) -> Result<String, ErrorResponse> {
-        let settings = self.settings();
-        let ctx = ecs_actions::ActionContext {
-            caller,
-            request_id,
-            now,
-            delay: settings.transition_delay,
-            quota: settings.instance_quota,
-        };
-        ecs_actions::dispatch(&mut lock(&self.store), &ctx, action, params)
     }
 }

@@ -15,11 +15,32 @@ use crate::received_params::ReceivedParams;
 /// The STS API version.
 pub const VERSION: &str = "2015-04-01";
 
-/// The STS actions the mock serves.
-pub const ACTIONS: &[&str] = &["AssumeRole", "AssumeRoleWithOIDC"];
+/// How an STS action is answered: for a caller whose signature was checked, or for anyone (no
+/// signature).
+#[derive(Clone, Copy)]
+pub enum StsHandler {
+    Signed(fn(&mut KeyStore, &Caller, &ReceivedParams, Timestamp) -> Result<Value, ErrorResponse>),
+    Anonymous(fn(&mut KeyStore, &ReceivedParams, Timestamp) -> Result<Value, ErrorResponse>),
+}
 
-/// The one action that needs no signature.
-pub const ANONYMOUS_ACTION: &str = "AssumeRoleWithOIDC";
+/// One row of the STS action table.
+#[derive(Clone, Copy)]
+pub struct StsAction {
+    pub name: &'static str,
+    pub handler: StsHandler,
+}
+
+/// The STS actions the mock serves, with their handlers.
+pub const ACTIONS: &[StsAction] = &[
+    StsAction {
+        name: "AssumeRole",
+        handler: StsHandler::Signed(assume_role),
+    },
+    StsAction {
+        name: "AssumeRoleWithOIDC",
+        handler: StsHandler::Anonymous(assume_role_with_oidc),
+    },
+];
 
 const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const TOKEN_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -4,7 +4,7 @@
 use jiff::{Span, Timestamp, ToSpan as _, Zoned, tz::TimeZone};
 
 use crate::error::ErrorResponse;
-use crate::launch::LaunchSpec;
+use crate::launch_spec::LaunchSpec;
 
 /// `Period` values ECS accepts per unit.
 const MONTHS: &[u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 24, 36, 48, 60];

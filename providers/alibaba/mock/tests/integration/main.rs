@@ -18,3 +18,4 @@ mod mock_official_sdk;
 mod mock_oss;
 mod mock_scale;
 mod mock_visibility;
+mod sdk_python;

@@ -2,8 +2,8 @@
 
 Run by providers/alibaba/mock/tests/integration/mock_official_sdk.rs with MOCK_HOST (127.0.0.1), MOCK_PORT,
 MOCK_AK, MOCK_SECRET, MOCK_VSWITCH and MOCK_SECURITY_GROUP (the mock's default vSwitch and security group
-in cn-hangzhou, where instances are launched) in the environment. Exit codes: 0 all checks passed, 1 a check failed,
-77 the SDK packages are not importable (the Rust test then skips with a notice).
+in cn-hangzhou, where instances are launched) in the environment. Exit codes: 0 all checks passed, 1 a check failed
+or an SDK package is not importable (every SDK is checked, none is skipped).
 
 Classic SDK (V1): aliyun-python-sdk-core + aliyun-python-sdk-ecs.
 Generated SDK (V3): alibabacloud_ecs20140526 (with alibabacloud_tea_openapi).
@@ -16,8 +16,6 @@ import json
 import os
 import sys
 import time
-
-SKIP = 77
 
 HOST = os.environ["MOCK_HOST"]
 PORT = int(os.environ["MOCK_PORT"])
@@ -396,25 +394,13 @@ def importable(*modules):
 
 
 def main():
-    classic_missing = importable("aliyunsdkcore", "aliyunsdkecs")
-    generated_missing = importable("alibabacloud_ecs20140526", "alibabacloud_tea_openapi")
-    if classic_missing and generated_missing:
-        print("SKIP: not importable: %s" % ", ".join(classic_missing + generated_missing), flush=True)
-        sys.exit(SKIP)
-    if classic_missing:
-        print("SKIP classic SDK: not importable: %s" % ", ".join(classic_missing), flush=True)
-    else:
-        classic_sdk()
-        classic_disks_and_key_pairs()
-    if generated_missing:
-        print("SKIP generated SDK: not importable: %s" % ", ".join(generated_missing), flush=True)
-    else:
-        generated_sdk()
-    vpc_missing = importable("aliyunsdkcore", "aliyunsdkvpc")
-    if vpc_missing:
-        print("SKIP VPC SDK: not importable: %s" % ", ".join(vpc_missing), flush=True)
-    else:
-        vpc_sdk()
+    missing = importable("aliyunsdkcore", "aliyunsdkecs", "aliyunsdkvpc",
+                         "alibabacloud_ecs20140526", "alibabacloud_tea_openapi")
+    check(not missing, "SDK packages importable" + (" (missing: %s)" % ", ".join(missing) if missing else ""))
+    classic_sdk()
+    classic_disks_and_key_pairs()
+    generated_sdk()
+    vpc_sdk()
     print("all official SDK checks passed", flush=True)
 
 

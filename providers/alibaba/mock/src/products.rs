@@ -1,0 +1,133 @@
+//! The three APIs on the mock's port, selected by a request's `Version`, and their action tables:
+//! ECS (the instance actions of `ecs_actions` with the security-group, disk and key-pair tables),
+//! VPC and STS. The tables are the one list of the actions served: the label a call is counted
+//! under, the check that its API serves it and its dispatch all read them.
+
+use crate::action::{Action, action_not_found};
+use crate::error::ErrorResponse;
+use crate::sts_actions::StsAction;
+use crate::{
+    disk_actions, ecs_actions, key_pair_actions, security_group_actions, sts_actions, vpc_actions,
+};
+
+/// The action tables of the ECS API.
+const ECS_TABLES: &[&[Action]] = &[
+    ecs_actions::ACTIONS,
+    security_group_actions::ACTIONS,
+    disk_actions::ACTIONS,
+    key_pair_actions::ACTIONS,
+];
+
+/// The label of calls of actions no API serves.
+pub const UNKNOWN_ACTION: &str = "Unknown";
+
+/// An API the mock serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Product {
+    Ecs,
+    Vpc,
+    Sts,
+}
+
+/// The handler an API has for an action.
+#[derive(Clone, Copy)]
+pub enum Route {
+    /// An ECS or VPC action.
+    Api(&'static Action),
+    /// An STS action.
+    Sts(&'static StsAction),
+}
+
+impl Product {
+    /// The API of `version`; `InvalidVersion` for any other.
+    pub fn of_version(version: &str) -> Result<Self, ErrorResponse> {
+        match version {
+            ecs_actions::VERSION => Ok(Self::Ecs),
+            sts_actions::VERSION => Ok(Self::Sts),
+            vpc_actions::VERSION => Ok(Self::Vpc),
+            _ => Err(ErrorResponse::bad_request(
+                "InvalidVersion",
+                format!(
+                    "Specified parameter Version is not valid: this endpoint serves ECS {}, VPC {} and STS {}.",
+                    ecs_actions::VERSION,
+                    vpc_actions::VERSION,
+                    sts_actions::VERSION
+                ),
+            )),
+        }
+    }
+
+    /// The action tables of this API (STS has its own).
+    fn tables(self) -> &'static [&'static [Action]] {
+        match self {
+            Self::Ecs => ECS_TABLES,
+            Self::Vpc => &[vpc_actions::ACTIONS],
+            Self::Sts => &[],
+        }
+    }
+
+    /// The names of the actions this API serves.
+    fn names(self) -> impl Iterator<Item = &'static str> {
+        let api = self.tables().iter().flat_map(|table| table.iter());
+        let sts = if self == Self::Sts {
+            sts_actions::ACTIONS
+        } else {
+            &[]
+        };
+        api.map(|a| a.name).chain(sts.iter().map(|a| a.name))
+    }
+
+    /// The handler of `action` in this API; `InvalidAction.NotFound` when it serves none.
+    pub fn route(self, action: &str) -> Result<Route, ErrorResponse> {
+        let route = match self {
+            Self::Ecs | Self::Vpc => self
+                .tables()
+                .iter()
+                .flat_map(|table| table.iter())
+                .find(|a| a.name == action)
+                .map(Route::Api),
+            Self::Sts => sts_actions::ACTIONS
+                .iter()
+                .find(|a| a.name == action)
+                .map(Route::Sts),
+        };
+        route.ok_or_else(action_not_found)
+    }
+}
+
+/// The `&'static` label an action is counted under ([`UNKNOWN_ACTION`] when no API serves it).
+pub fn label(action: &str) -> &'static str {
+    [Product::Ecs, Product::Vpc, Product::Sts]
+        .into_iter()
+        .flat_map(Product::names)
+        .find(|a| *a == action)
+        .unwrap_or(UNKNOWN_ACTION)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_api_serves_an_action_once() {
+        for product in [Product::Ecs, Product::Vpc, Product::Sts] {
+            let names: Vec<&str> = product.names().collect();
+            assert!(names.iter().all(|n| product.route(n).is_ok()));
+            let mut unique = names.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), names.len(), "{product:?}: {names:?}");
+        }
+    }
+
+    #[test]
+    fn unknown_actions_are_not_found() {
+        assert_eq!(label("NoSuchAction"), UNKNOWN_ACTION);
+        for product in [Product::Ecs, Product::Vpc, Product::Sts] {
+            assert_eq!(
+                product.route("NoSuchAction").err().map(|e| e.code),
+                Some("InvalidAction.NotFound".into())
+            );
+        }
+    }
+}

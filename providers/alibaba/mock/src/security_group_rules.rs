@@ -1,0 +1,208 @@
+//! The rules of AuthorizeSecurityGroup(Egress) and RevokeSecurityGroup(Egress), read from their
+//! parameters (flat, or `Permissions.N.*`) and checked as ECS checks them.
+
+use jiff::Timestamp;
+
+use crate::action::ActionContext;
+use crate::catalog::CatalogRegion;
+use crate::cidr::Cidr;
+use crate::error::ErrorResponse;
+use crate::ids::random_id;
+use crate::network::{Direction, Rule};
+use crate::received_params::ReceivedParams;
+use crate::store::Store;
+
+/// Most rules one call may carry (`Permissions.N`).
+pub const MAX_PERMISSIONS: usize = 100;
+
+fn bad(code: &'static str, message: impl Into<String>) -> ErrorResponse {
+    ErrorResponse::bad_request(code, message)
+}
+
+/// The names of one rule's parameters: flat (`IpProtocol`) or `Permissions.N.IpProtocol`.
+struct RuleParams<'a> {
+    p: &'a ReceivedParams,
+    prefix: String,
+}
+
+impl RuleParams<'_> {
+    fn name(&self, field: &str) -> String {
+        format!("{}{field}", self.prefix)
+    }
+
+    fn get(&self, field: &str) -> Option<&str> {
+        self.p.get(&self.name(field))
+    }
+}
+
+/// `tcp`, `udp`, `icmp`, `icmpv6`, `gre` or `all` (any case).
+fn protocol(r: &RuleParams<'_>) -> Result<String, ErrorResponse> {
+    let name = r.name("IpProtocol");
+    let value = r
+        .get("IpProtocol")
+        .ok_or_else(|| ErrorResponse::missing(&name))?
+        .to_ascii_lowercase();
+    if ["tcp", "udp", "icmp", "icmpv6", "gre", "all"].contains(&value.as_str()) {
+        Ok(value)
+    } else {
+        Err(bad(
+            "InvalidIpProtocol.Malformed",
+            format!(
+                "The specified parameter \"{name}\" is not valid: use TCP, UDP, ICMP, ICMPv6, GRE or ALL."
+            ),
+        ))
+    }
+}
+
+/// `start/end` within 1–65535 for TCP and UDP; `-1/-1` for the others.
+fn port_range(r: &RuleParams<'_>, protocol: &str) -> Result<String, ErrorResponse> {
+    let name = r.name("PortRange");
+    let value = r
+        .get("PortRange")
+        .ok_or_else(|| ErrorResponse::missing(&name))?;
+    let malformed = || {
+        bad(
+            "InvalidPortRange.Malformed",
+            format!(
+                "The specified parameter \"{name}\" is not valid: TCP and UDP take start/end within 1-65535 (e.g. 22/22), other protocols -1/-1."
+            ),
+        )
+    };
+    let (start, end) = value.split_once('/').ok_or_else(malformed)?;
+    let (start, end): (i32, i32) = (
+        start.parse().map_err(|_| malformed())?,
+        end.parse().map_err(|_| malformed())?,
+    );
+    let ok = match protocol {
+        "tcp" | "udp" => (1..=65535).contains(&start) && (start..=65535).contains(&end),
+        _ => start == -1 && end == -1,
+    };
+    if ok {
+        Ok(value.to_owned())
+    } else {
+        Err(malformed())
+    }
+}
+
+/// One rule from its parameters; `Some(Rule)` with everything checked.
+fn parse_rule(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    r: &RuleParams<'_>,
+    direction: Direction,
+) -> Result<Rule, ErrorResponse> {
+    let ip_protocol = protocol(r)?;
+    let port_range = port_range(r, &ip_protocol)?;
+    let (cidr_field, group_field, cidr_code) = match direction {
+        Direction::Ingress => (
+            "SourceCidrIp",
+            "SourceGroupId",
+            "InvalidSourceCidrIp.Malformed",
+        ),
+        Direction::Egress => ("DestCidrIp", "DestGroupId", "InvalidDestCidrIp.Malformed"),
+    };
+    let peer_cidr = r.get(cidr_field).unwrap_or_default();
+    let peer_group = r.get(group_field).unwrap_or_default();
+    if peer_cidr.is_empty() && peer_group.is_empty() {
+        return Err(ErrorResponse::missing(&r.name(cidr_field)));
+    }
+    if !peer_cidr.is_empty() && Cidr::parse(peer_cidr, true).is_none() {
+        return Err(bad(
+            cidr_code,
+            format!(
+                "The specified parameter \"{}\" is not a valid IPv4 address or CIDR block.",
+                r.name(cidr_field)
+            ),
+        ));
+    }
+    if !peer_group.is_empty() {
+        store
+            .network
+            .account(&ctx.caller.account_id)
+            .group(region.id, peer_group)?;
+    }
+    let policy = match r.get("Policy").map(str::to_ascii_lowercase).as_deref() {
+        None | Some("accept") => "accept",
+        Some("drop") => "drop",
+        Some(_) => {
+            return Err(bad(
+                "InvalidPolicy.Malformed",
+                format!(
+                    "The specified parameter \"{}\" is not valid: use accept or drop.",
+                    r.name("Policy")
+                ),
+            ));
+        }
+    };
+    let priority = match r.get("Priority") {
+        None => 1,
+        Some(v) => v
+            .parse::<u32>()
+            .ok()
+            .filter(|p| (1..=100).contains(p))
+            .ok_or_else(|| {
+                bad(
+                    "InvalidPriority.Malformed",
+                    format!(
+                        "The specified parameter \"{}\" is not valid: 1 to 100.",
+                        r.name("Priority")
+                    ),
+                )
+            })?,
+    };
+    let description = r.get("Description").unwrap_or_default();
+    if description.chars().count() > 512
+        || description.starts_with("http://")
+        || description.starts_with("https://")
+    {
+        return Err(bad(
+            "InvalidDescription.Malformed",
+            "The specified rule Description is not valid: at most 512 characters, not starting with http:// or https://.",
+        ));
+    }
+    let nic_type = match r.get("NicType") {
+        None | Some("intranet") => "intranet",
+        Some("internet") => "internet",
+        Some(_) => return Err(ErrorResponse::invalid(&r.name("NicType"))),
+    };
+    Ok(Rule {
+        id: random_id("sgr"),
+        direction,
+        ip_protocol,
+        port_range,
+        peer_cidr: peer_cidr.to_owned(),
+        peer_group: peer_group.to_owned(),
+        policy: policy.to_owned(),
+        priority,
+        description: description.to_owned(),
+        nic_type: nic_type.to_owned(),
+        created_at: Timestamp::now(),
+    })
+}
+
+/// The rules of a call: every `Permissions.N`, or the flat parameters when there are none.
+pub fn parse_rules(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+    direction: Direction,
+) -> Result<Vec<Rule>, ErrorResponse> {
+    let indices = p.indices("Permissions")?;
+    if indices.len() > MAX_PERMISSIONS {
+        return Err(ErrorResponse::invalid("Permissions"));
+    }
+    let prefixes: Vec<String> = if indices.is_empty() {
+        vec![String::new()]
+    } else {
+        indices
+            .iter()
+            .map(|n| format!("Permissions.{n}."))
+            .collect()
+    };
+    prefixes
+        .into_iter()
+        .map(|prefix| parse_rule(store, ctx, region, &RuleParams { p, prefix }, direction))
+        .collect()
+}

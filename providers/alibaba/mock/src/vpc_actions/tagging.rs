@@ -1,0 +1,93 @@
+//! Tags of VPCs and vSwitches: TagResources and UnTagResources of the VPC API.
+
+use serde_json::{Value, json};
+
+use crate::action::ActionContext;
+use crate::catalog::CatalogRegion;
+use crate::error::ErrorResponse;
+use crate::network::AccountNetwork;
+use crate::received_params::ReceivedParams;
+use crate::store::Store;
+use crate::tags::{self, Tags, UntagRequest};
+
+/// `TagResources` of the VPC API: `ResourceType` `VPC` or `VSWITCH`, `ResourceId.N`, `Tag.N`.
+pub fn tag_resources(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let resource_type = p.required("ResourceType")?.to_ascii_uppercase();
+    let (ids, tags) = tags::tag_request(p)?;
+    let network = store.network.account(&ctx.caller.account_id);
+    // Check every resource before changing any.
+    check_resources(network, region, &resource_type, &ids)?;
+    for id in &ids {
+        let existing = tags_of(network, &resource_type, id);
+        if let Some(existing) = existing {
+            tags::merge(existing, &tags)?;
+        }
+    }
+    Ok(json!({}))
+}
+
+/// `UnTagResources`: removes the keys named (`TagKey.N`), or every tag with `All=true`.
+pub fn untag_resources(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let resource_type = p.required("ResourceType")?.to_ascii_uppercase();
+    let request = UntagRequest::parse(p)?;
+    if request.keys.is_empty() && !request.all {
+        return Err(ErrorResponse::missing("TagKey.1"));
+    }
+    let network = store.network.account(&ctx.caller.account_id);
+    check_resources(network, region, &resource_type, &request.ids)?;
+    for id in &request.ids {
+        if let Some(tags) = tags_of(network, &resource_type, id) {
+            request.remove_from(tags);
+        }
+    }
+    Ok(json!({}))
+}
+
+/// Checks that every one of `ids` is a resource of `resource_type` (`VPC` or `VSWITCH`) in
+/// `region`.
+fn check_resources(
+    network: &AccountNetwork,
+    region: &CatalogRegion,
+    resource_type: &str,
+    ids: &[String],
+) -> Result<(), ErrorResponse> {
+    for id in ids {
+        match resource_type {
+            "VPC" => {
+                network.vpc(region.id, id)?;
+            }
+            "VSWITCH" => {
+                network.vswitch(region.id, id)?;
+            }
+            _ => {
+                return Err(ErrorResponse::bad_request(
+                    "InvalidResourceType.NotSupported",
+                    "The specified ResourceType is not supported: use VPC or VSWITCH.",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The tags of resource `id` of `resource_type` (checked by [`check_resources`]).
+fn tags_of<'n>(
+    network: &'n mut AccountNetwork,
+    resource_type: &str,
+    id: &str,
+) -> Option<&'n mut Tags> {
+    match resource_type {
+        "VPC" => network.vpcs.get_mut(id).map(|v| &mut v.tags),
+        _ => network.vswitches.get_mut(id).map(|s| &mut s.tags),
+    }
+}
