@@ -2,7 +2,8 @@
 //! instance. [`FIELDS`] drives [`super::diff::plan`] and the apply step: a property classed in
 //! place or restart-bound is compared by its `diff` on every observe, and when it differs its
 //! row's [`Request`] says what is sent (a fill writing its parameter into the request it shares
-//! with the other rows of that ECS action, or calls of its own). A test reads the generated CRD
+//! with the other rows of that ECS action, or calls of its own that `external/apply` makes from
+//! the row's change, in the order ECS needs them). A test reads the generated CRD
 //! and fails for any property without a class, and another checks the README's table against
 //! this one. One table (with its fills), hence one file.
 //!
@@ -13,7 +14,7 @@ use alibaba_sdk::ecs::AutoRenewChange;
 use ferroplane_apis::alibabacloud::PeriodUnit;
 
 use super::comparison::{DiffFn, Wanted};
-use super::field_diffs::{self as d};
+use super::field_diffs as d;
 use super::requests::Request::{
     self, Attribute, AutoRenew, InstanceSpec, MetadataOptions, NetworkSpec, Own,
 };
