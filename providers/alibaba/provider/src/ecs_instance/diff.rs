@@ -1,13 +1,15 @@
-//! `spec.forProvider` vs the instance ECS reports → a [`Plan`]: changes made in place, changes
-//! that need the instance stopped, the power state, and immutable fields that differ. Driven by
-//! [`FIELDS`]: every property classed in place or restart-bound is compared by its diff. Pure.
+//! `spec.forProvider` vs the instance ECS reports → a [`Plan`]: the rows whose change is made in
+//! place, the rows whose change needs the instance stopped, the power state, and immutable
+//! fields that differ. Driven by [`FIELDS`]: every property classed in place or restart-bound is
+//! compared by its diff, and a differing row is planned with the request it fills. Pure.
 
-use alibaba_sdk::ecs::{Instance, Tag};
+use alibaba_sdk::ecs::Instance;
 use ferroplane_apis::alibabacloud::{DesiredStatus, ECSInstanceParameters};
 
+use super::comparison::Observed;
 use super::field_classes::{FIELDS, FieldClass};
 pub use super::field_diffs::is_reserved_tag;
-use super::field_diffs::{Change, Observed};
+use super::requests::Planned;
 
 /// ECS instance states.
 pub mod status {
@@ -23,145 +25,6 @@ pub mod status {
     }
 }
 
-/// Changes ECS applies without a restart.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct InPlace {
-    pub instance_name: Option<String>,
-    pub description: Option<String>,
-    pub security_group_ids: Option<Vec<String>>,
-    pub deletion_protection: Option<bool>,
-    pub credit_specification: Option<String>,
-    pub deployment_set_id: Option<String>,
-    /// (primary interface, addresses to add, addresses to release).
-    pub ipv6: Option<(String, u32, Vec<String>)>,
-    pub bandwidth_out: Option<u32>,
-    pub internet_charge_type: Option<String>,
-    pub tags_to_set: Vec<Tag>,
-    pub tags_to_remove: Vec<String>,
-    pub http_tokens: Option<String>,
-    pub http_endpoint: Option<String>,
-    pub http_put_response_hop_limit: Option<u32>,
-    /// (role attached now, role to attach).
-    pub ram_role: Option<(Option<String>, String)>,
-    pub resource_group_id: Option<String>,
-    /// (key pair bound now, key pair to bind).
-    pub key_pair: Option<(Option<String>, String)>,
-    /// (system disk, new size in GiB).
-    pub system_disk_size: Option<(String, u32)>,
-    /// (system disk, performance level).
-    pub system_disk_performance_level: Option<(String, String)>,
-    /// (billing method, period, period unit).
-    pub charge_type: Option<(String, Option<u32>, Option<String>)>,
-    /// (renew automatically, length of each renewal).
-    pub auto_renew: Option<(bool, Option<u32>)>,
-}
-
-impl InPlace {
-    /// Whether `ModifyInstanceAttribute` has something to do.
-    pub fn has_attributes(&self) -> bool {
-        self.instance_name.is_some()
-            || self.description.is_some()
-            || self.security_group_ids.is_some()
-            || self.deletion_protection.is_some()
-            || self.credit_specification.is_some()
-    }
-
-    /// Whether `ModifyInstanceNetworkSpec` has something to do.
-    pub fn has_network_spec(&self) -> bool {
-        self.bandwidth_out.is_some() || self.internet_charge_type.is_some()
-    }
-
-    /// Whether `ModifyInstanceMetadataOptions` has something to do.
-    pub fn has_metadata_options(&self) -> bool {
-        self.http_tokens.is_some()
-            || self.http_endpoint.is_some()
-            || self.http_put_response_hop_limit.is_some()
-    }
-
-    fn take(&mut self, change: Change) {
-        match change {
-            Change::InstanceName(v) => self.instance_name = Some(v),
-            Change::Description(v) => self.description = Some(v),
-            Change::SecurityGroupIds(v) => self.security_group_ids = Some(v),
-            Change::DeletionProtection(v) => self.deletion_protection = Some(v),
-            Change::CreditSpecification(v) => self.credit_specification = Some(v),
-            Change::DeploymentSetId(v) => self.deployment_set_id = Some(v),
-            Change::Ipv6Addresses {
-                eni,
-                assign,
-                release,
-            } => self.ipv6 = Some((eni, assign, release)),
-            Change::BandwidthOut(v) => self.bandwidth_out = Some(v),
-            Change::InternetChargeType(v) => self.internet_charge_type = Some(v),
-            Change::Tags { set, remove } => {
-                self.tags_to_set = set;
-                self.tags_to_remove = remove;
-            }
-            Change::HttpTokens(v) => self.http_tokens = Some(v),
-            Change::HttpEndpoint(v) => self.http_endpoint = Some(v),
-            Change::HttpPutResponseHopLimit(v) => self.http_put_response_hop_limit = Some(v),
-            Change::RamRoleName { from, to } => self.ram_role = Some((from, to)),
-            Change::ResourceGroupId(v) => self.resource_group_id = Some(v),
-            Change::KeyPairName { from, to } => self.key_pair = Some((from, to)),
-            Change::InstanceChargeType { to, period, unit } => {
-                self.charge_type = Some((to, period, unit));
-            }
-            Change::AutoRenew { enabled, duration } => self.auto_renew = Some((enabled, duration)),
-            Change::SystemDiskSize { disk_id, size } => {
-                self.system_disk_size = Some((disk_id, size));
-            }
-            Change::SystemDiskPerformanceLevel { disk_id, level } => {
-                self.system_disk_performance_level = Some((disk_id, level));
-            }
-            Change::InstanceType(_)
-            | Change::ImageId(_)
-            | Change::VpcAttribute { .. }
-            | Change::HostName(_)
-            | Change::Password
-            | Change::UserData
-            | Change::Immutable => {}
-        }
-    }
-}
-
-/// Changes that need the instance stopped (and started again to take effect).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RestartBound {
-    pub instance_type: Option<String>,
-    pub image_id: Option<String>,
-    /// (vSwitch, private IP or one ECS picks).
-    pub vpc_attribute: Option<(String, Option<String>)>,
-    pub host_name: Option<String>,
-    pub password: bool,
-    pub user_data: bool,
-}
-
-impl RestartBound {
-    pub fn is_empty(&self) -> bool {
-        self.instance_type.is_none()
-            && self.image_id.is_none()
-            && self.vpc_attribute.is_none()
-            && self.host_name.is_none()
-            && !self.password
-            && !self.user_data
-    }
-
-    fn take(&mut self, change: Change) {
-        match change {
-            Change::InstanceType(v) => self.instance_type = Some(v),
-            Change::ImageId(v) => self.image_id = Some(v),
-            Change::VpcAttribute {
-                vswitch_id,
-                private_ip,
-            } => self.vpc_attribute = Some((vswitch_id, private_ip)),
-            Change::HostName(v) => self.host_name = Some(v),
-            Change::Password => self.password = true,
-            Change::UserData => self.user_data = true,
-            _ => {}
-        }
-    }
-}
-
 /// Start or stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Power {
@@ -172,8 +35,10 @@ pub enum Power {
 /// Everything that differs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Plan {
-    pub in_place: InPlace,
-    pub restart: RestartBound,
+    /// Rows changed on the running instance, in table order.
+    pub in_place: Vec<Planned>,
+    /// Rows changed while the instance is stopped, in table order.
+    pub restart: Vec<Planned>,
     pub power: Option<Power>,
     /// One line per immutable field that differs from the cloud.
     pub immutable: Vec<String>,
@@ -188,16 +53,26 @@ pub fn plan(spec: &ECSInstanceParameters, observed: &Observed<'_>) -> Plan {
     let mut plan = Plan::default();
     for field in FIELDS {
         match field.class {
-            FieldClass::InPlace { action, diff } => {
+            FieldClass::InPlace { request, diff } => {
                 if let Some(d) = diff(spec, observed) {
-                    plan.changes.push(format!("{} ({action})", d.line));
-                    plan.in_place.take(d.change);
+                    plan.changes
+                        .push(format!("{} ({})", d.line, request.action()));
+                    plan.in_place.push(Planned {
+                        path: field.path,
+                        request,
+                        change: d.change,
+                    });
                 }
             }
-            FieldClass::Restart { action, diff } => {
+            FieldClass::Restart { request, diff } => {
                 if let Some(d) = diff(spec, observed) {
-                    plan.restart_changes.push(format!("{} ({action})", d.line));
-                    plan.restart.take(d.change);
+                    plan.restart_changes
+                        .push(format!("{} ({})", d.line, request.action()));
+                    plan.restart.push(Planned {
+                        path: field.path,
+                        request,
+                        change: d.change,
+                    });
                 }
             }
             FieldClass::Immutable { check: Some(check) } => {
@@ -271,10 +146,55 @@ pub fn verdict(plan: &Plan, observed_status: &str, allow_restart: bool) -> Verdi
 #[cfg(test)]
 mod tests {
     use super::super::applied_inputs::ChangedInputs;
+    use super::super::comparison::{Change, Wanted};
+    use super::super::requests::{Shared, batch, own};
     use super::*;
-    use alibaba_sdk::ecs::{MetadataOptions, SecurityGroupIdList, TagList, VpcAttributes};
+    use alibaba_sdk::ecs::{
+        MetadataOptions, ModifyInstanceAttributeRequest, ModifyInstanceSpecRequest,
+        NetworkSpecChange, SecurityGroupIdList, Tag, TagList, VpcAttributes,
+    };
     use ferroplane_runtime::UID_TAG;
     use std::collections::BTreeMap;
+
+    /// The shared request the planned rows fill from `base`, as the apply step builds it.
+    pub(super) fn filled<R: Shared>(
+        rows: &[Planned],
+        base: R,
+        s: &ECSInstanceParameters,
+        i: &Instance,
+    ) -> Option<R> {
+        let observed = Observed {
+            instance: i,
+            ram_role: None,
+            inputs: ChangedInputs::default(),
+            disks: None,
+            renewal: None,
+        };
+        let wanted = Wanted {
+            spec: s,
+            observed: &observed,
+            password: None,
+        };
+        batch(rows, base, &wanted)
+    }
+
+    fn tags(rows: &[Planned]) -> (Vec<Tag>, Vec<String>) {
+        own(rows, |c| match c {
+            Change::Tags { set, remove } => Some((set.clone(), remove.clone())),
+            _ => None,
+        })
+        .unwrap_or_default()
+    }
+
+    fn vpc_attribute(rows: &[Planned]) -> Option<(String, Option<String>)> {
+        own(rows, |c| match c {
+            Change::VpcAttribute {
+                vswitch_id,
+                private_ip,
+            } => Some((vswitch_id.clone(), private_ip.clone())),
+            _ => None,
+        })
+    }
 
     fn plan_with(s: &ECSInstanceParameters, i: &Instance, inputs: ChangedInputs) -> Plan {
         plan(
@@ -356,18 +276,24 @@ mod tests {
             .into(),
         );
         let p = plan_with(&s, &observed(), ChangedInputs::default());
-        assert_eq!(p.in_place.instance_name.as_deref(), Some("api"));
+        let attribute = filled(
+            &p.in_place,
+            ModifyInstanceAttributeRequest::default(),
+            &s,
+            &observed(),
+        )
+        .unwrap();
+        let network = filled(&p.in_place, NetworkSpecChange::default(), &s, &observed()).unwrap();
+        let (tags_to_set, tags_to_remove) = tags(&p.in_place);
+        assert_eq!(attribute.instance_name.as_deref(), Some("api"));
+        assert_eq!(attribute.security_group_ids.as_ref().map(Vec::len), Some(2));
+        assert_eq!(attribute.deletion_protection, Some(true));
+        assert_eq!(network.internet_max_bandwidth_out, Some(10));
         assert_eq!(
-            p.in_place.security_group_ids.as_ref().map(Vec::len),
-            Some(2)
-        );
-        assert_eq!(p.in_place.deletion_protection, Some(true));
-        assert_eq!(p.in_place.bandwidth_out, Some(10));
-        assert_eq!(
-            p.in_place.tags_to_set,
+            tags_to_set,
             vec![Tag::new("env", "prod"), Tag::new("team", "a")]
         );
-        assert_eq!(p.in_place.tags_to_remove, vec!["old".to_owned()]);
+        assert_eq!(tags_to_remove, vec!["old".to_owned()]);
         assert!(p.restart.is_empty() && p.immutable.is_empty() && p.power.is_none());
         assert_eq!(p.changes.len(), 5, "{:?}", p.changes);
         let v = verdict(&p, "Running", false);
@@ -381,7 +307,7 @@ mod tests {
         s.tags = Some(BTreeMap::new());
         let p = plan_with(&s, &observed(), ChangedInputs::default());
         assert_eq!(
-            p.in_place.tags_to_remove,
+            tags(&p.in_place).1,
             vec!["env".to_owned(), "old".to_owned()]
         );
     }
@@ -396,8 +322,15 @@ mod tests {
             user_data: false,
         };
         let p = plan_with(&s, &observed(), inputs);
-        assert_eq!(p.restart.instance_type.as_deref(), Some("ecs.g6.xlarge"));
-        assert!(p.restart.password);
+        let spec_change = filled(
+            &p.restart,
+            ModifyInstanceSpecRequest::default(),
+            &s,
+            &observed(),
+        )
+        .unwrap();
+        assert_eq!(spec_change.instance_type.as_deref(), Some("ecs.g6.xlarge"));
+        assert!(p.restart.iter().any(|r| r.path == "passwordSecretRef"));
         let waiting = verdict(&p, "Running", false);
         assert!(waiting.diff.is_none());
         let note = waiting.note.unwrap();
@@ -446,7 +379,7 @@ mod tests {
         i.vpc_attributes.private_ip_address.items = vec!["172.16.0.10".into()];
         let p = plan_with(&s, &i, ChangedInputs::default());
         assert_eq!(
-            p.restart.vpc_attribute,
+            vpc_attribute(&p.restart),
             Some((
                 i.vpc_attributes.vswitch_id.clone(),
                 Some("172.16.0.50".to_owned())
@@ -469,8 +402,14 @@ mod tests {
         let p = plan_with(&s, &observed(), ChangedInputs::default());
         assert_eq!(p.immutable.len(), 1, "{:?}", p.immutable);
         // The image is replaced and the vSwitch changed through a restart, not refused.
-        assert_eq!(p.restart.image_id.as_deref(), Some("img-2"));
-        assert_eq!(p.restart.vpc_attribute, Some(("vsw-b".to_owned(), None)));
+        assert_eq!(
+            own(&p.restart, |c| match c {
+                Change::ImageId(image) => Some(image.as_str()),
+                _ => None,
+            }),
+            Some("img-2")
+        );
+        assert_eq!(vpc_attribute(&p.restart), Some(("vsw-b".to_owned(), None)));
         assert!(p.immutable[0].contains("zoneId is \"cn-beijing-a\" in ECS but \"cn-beijing-b\""));
         assert!(
             verdict(&p, "Running", false)
@@ -483,10 +422,20 @@ mod tests {
 
 #[cfg(test)]
 mod new_field_tests {
+    use super::tests::filled;
     use super::*;
     use crate::ecs_instance::applied_inputs::ChangedInputs;
-    use alibaba_sdk::ecs::MetadataOptions;
+    use crate::ecs_instance::comparison::Change;
+    use crate::ecs_instance::requests::own;
+    use alibaba_sdk::ecs::{MetadataOptions, MetadataOptionsChange, NetworkSpecChange};
     use ferroplane_apis::alibabacloud::{HttpEndpoint, HttpTokens, InternetChargeType};
+
+    fn ram_role(rows: &[Planned]) -> Option<(Option<String>, String)> {
+        own(rows, |c| match c {
+            Change::RamRoleName { from, to } => Some((from.clone(), to.clone())),
+            _ => None,
+        })
+    }
 
     fn instance() -> Instance {
         Instance {
@@ -535,20 +484,42 @@ mod new_field_tests {
                 renewal: None,
             },
         );
+        let network = filled(&p.in_place, NetworkSpecChange::default(), &s, &i);
+        let metadata = filled(
+            &p.in_place,
+            MetadataOptionsChange {
+                http_endpoint: "enabled".to_owned(),
+                http_tokens: None,
+                http_put_response_hop_limit: None,
+            },
+            &s,
+            &i,
+        );
+        assert!(network.is_some() && metadata.is_some());
+        let (network, metadata) = (network.unwrap(), metadata.unwrap());
         assert_eq!(
-            p.in_place.internet_charge_type.as_deref(),
+            network.network_charge_type.as_deref(),
             Some("PayByBandwidth")
         );
-        assert_eq!(p.in_place.bandwidth_out, Some(20));
-        assert_eq!(p.in_place.http_tokens.as_deref(), Some("required"));
-        assert_eq!(p.in_place.http_endpoint, None, "already enabled");
-        assert_eq!(p.in_place.http_put_response_hop_limit, Some(3));
+        assert_eq!(network.internet_max_bandwidth_out, Some(20));
+        assert_eq!(metadata.http_tokens.as_deref(), Some("required"));
+        assert!(
+            !p.in_place.iter().any(|r| r.path == "httpEndpoint"),
+            "already enabled"
+        );
+        assert_eq!(metadata.http_put_response_hop_limit, Some(3));
         assert_eq!(
-            p.in_place.ram_role,
+            ram_role(&p.in_place),
             Some((Some("old-role".to_owned()), "web-role".to_owned()))
         );
-        assert_eq!(p.in_place.resource_group_id.as_deref(), Some("rg-b"));
-        assert!(p.in_place.has_network_spec() && p.in_place.has_metadata_options());
+        assert_eq!(
+            own(&p.in_place, |c| match c {
+                Change::ResourceGroupId(group) => Some(group.as_str()),
+                _ => None,
+            }),
+            Some("rg-b")
+        );
+
         for field in [
             "internetChargeType",
             "internetMaxBandwidthOut",
@@ -580,7 +551,7 @@ mod new_field_tests {
                 renewal: None,
             },
         );
-        assert_eq!(unknown.in_place.ram_role, None);
+        assert_eq!(ram_role(&unknown.in_place), None);
         let none = plan(
             &s,
             &Observed {
@@ -591,7 +562,10 @@ mod new_field_tests {
                 renewal: None,
             },
         );
-        assert_eq!(none.in_place.ram_role, Some((None, "web-role".to_owned())));
+        assert_eq!(
+            ram_role(&none.in_place),
+            Some((None, "web-role".to_owned()))
+        );
     }
 
     #[test]

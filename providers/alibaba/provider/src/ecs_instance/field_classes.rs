@@ -1,20 +1,35 @@
 //! The class of every `spec.forProvider` property, in one table: how a change to it reaches the
-//! instance. [`FIELDS`] drives [`super::diff::plan`], so a property classed in place or
-//! restart-bound is compared on every observe and applied when it differs; a test reads the
-//! generated CRD and fails for any property without a class, and another checks the README's
-//! table against this one.
+//! instance. [`FIELDS`] drives [`super::diff::plan`] and the apply step: a property classed in
+//! place or restart-bound is compared by its `diff` on every observe, and when it differs its
+//! row's [`Request`] says what is sent (a fill writing its parameter into the request it shares
+//! with the other rows of that ECS action, or calls of its own that `external/apply` makes from
+//! the row's change, in the order ECS needs them). A test reads the generated CRD
+//! and fails for any property without a class, and another checks the README's table against
+//! this one. One table (with its fills), hence one file.
+//!
+//! A new in-place property of an action already here is one row: its diff (`d::compare` for a
+//! plain value) and its fill.
 
-use super::field_diffs::{self as d, DiffFn};
+use alibaba_sdk::ecs::AutoRenewChange;
+use ferroplane_apis::alibabacloud::PeriodUnit;
+
+use super::comparison::{DiffFn, Wanted};
+use super::field_diffs as d;
+use super::requests::Request::{
+    self, Attribute, AutoRenew, InstanceSpec, MetadataOptions, NetworkSpec, Own,
+};
+use super::spec_mapping::encode_user_data;
+use super::wire_names;
 
 /// How a change to a property reaches the instance.
 #[derive(Clone, Copy, Debug)]
 pub enum FieldClass {
-    /// Applied to the running instance by `action`, compared by `diff` on every observe (drift
+    /// Applied to the running instance by `request`, compared by `diff` on every observe (drift
     /// made outside ferroplane is reverted the same way).
-    InPlace { action: &'static str, diff: DiffFn },
-    /// Applied while the instance is stopped, by `action`: only with `allowRestart: true` (or
+    InPlace { request: Request, diff: DiffFn },
+    /// Applied while the instance is stopped, by `request`: only with `allowRestart: true` (or
     /// when it is stopped anyway); otherwise Synced says it waits (`RestartPending`).
-    Restart { action: &'static str, diff: DiffFn },
+    Restart { request: Request, diff: DiffFn },
     /// Refused at admission by a CEL rule (`oldSelf`) whose message says what to do instead;
     /// `check`, when set, reports the cloud differing from the spec (e.g. after an import).
     Immutable { check: Option<DiffFn> },
@@ -41,7 +56,7 @@ impl FieldClass {
     /// The ECS action (or what the field does) for the README table.
     pub fn action(&self) -> &'static str {
         match self {
-            Self::InPlace { action, .. } | Self::Restart { action, .. } => action,
+            Self::InPlace { request, .. } | Self::Restart { request, .. } => request.action(),
             Self::Immutable { .. } => "RunInstances only",
             Self::Management { what } => what,
         }
@@ -51,25 +66,21 @@ impl FieldClass {
 /// One property of `spec.forProvider` (nested ones as `systemDisk.size`).
 #[derive(Clone, Copy, Debug)]
 pub struct Field {
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "read by the class and README tests")
-    )]
     pub path: &'static str,
     pub class: FieldClass,
 }
 
-const fn in_place(path: &'static str, action: &'static str, diff: DiffFn) -> Field {
+const fn in_place(path: &'static str, request: Request, diff: DiffFn) -> Field {
     Field {
         path,
-        class: FieldClass::InPlace { action, diff },
+        class: FieldClass::InPlace { request, diff },
     }
 }
 
-const fn restart(path: &'static str, action: &'static str, diff: DiffFn) -> Field {
+const fn restart(path: &'static str, request: Request, diff: DiffFn) -> Field {
     Field {
         path,
-        class: FieldClass::Restart { action, diff },
+        class: FieldClass::Restart { request, diff },
     }
 }
 
@@ -87,48 +98,109 @@ const fn management(path: &'static str, what: &'static str) -> Field {
     }
 }
 
-const ATTRIBUTE: &str = "ModifyInstanceAttribute";
-const NETWORK_SPEC: &str = "ModifyInstanceNetworkSpec";
-const METADATA: &str = "ModifyInstanceMetadataOptions";
-const AUTO_RENEW: &str = "ModifyInstanceAutoRenewAttribute";
-const VPC_ATTRIBUTE: &str = "ModifyInstanceVpcAttribute";
+/// `u32` of a non-negative spec number.
+fn count(n: Option<i32>) -> Option<u32> {
+    n.and_then(|n| u32::try_from(n).ok())
+}
+
+/// Both renewal properties send the whole renewal the spec asks for (an unset `autoRenew`
+/// keeps what ECS has).
+fn renewal(r: &mut AutoRenewChange, w: &Wanted<'_>) {
+    let Some(have) = w.observed.renewal else {
+        return;
+    };
+    let duration = count(w.spec.auto_renew_period);
+    *r = AutoRenewChange {
+        auto_renew: w.spec.auto_renew.unwrap_or(have.auto_renew_enabled),
+        duration,
+        period_unit: duration.map(|_| {
+            wire_names::period_unit(w.spec.period_unit.unwrap_or(PeriodUnit::Month)).to_owned()
+        }),
+    };
+}
 
 /// Every property of `spec.forProvider` and its class.
 pub const FIELDS: &[Field] = &[
     immutable("regionId", Some(d::region_id)),
     immutable("zoneId", Some(d::zone_id)),
-    restart("imageId", "ReplaceSystemDisk", d::image_id),
-    restart("instanceType", "ModifyInstanceSpec", d::instance_type),
-    in_place("instanceName", ATTRIBUTE, d::instance_name),
-    in_place("description", ATTRIBUTE, d::description),
-    restart("hostName", ATTRIBUTE, d::host_name),
-    restart("vSwitchId", VPC_ATTRIBUTE, d::v_switch_id),
+    restart("imageId", Own("ReplaceSystemDisk"), d::image_id),
+    restart(
+        "instanceType",
+        InstanceSpec(|r, w| r.instance_type = Some(w.spec.instance_type.clone())),
+        d::instance_type,
+    ),
+    in_place(
+        "instanceName",
+        Attribute(|r, w| r.instance_name.clone_from(&w.spec.instance_name)),
+        d::instance_name,
+    ),
+    in_place(
+        "description",
+        Attribute(|r, w| r.description.clone_from(&w.spec.description)),
+        d::description,
+    ),
+    restart(
+        "hostName",
+        Attribute(|r, w| r.host_name.clone_from(&w.spec.host_name)),
+        d::host_name,
+    ),
+    restart("vSwitchId", Own(VPC_ATTRIBUTE), d::v_switch_id),
     management("vSwitchIdRef", "resolved once into vSwitchId"),
     management("vSwitchIdSelector", "resolved once into vSwitchId"),
-    restart("privateIpAddress", VPC_ATTRIBUTE, d::private_ip_address),
+    restart(
+        "privateIpAddress",
+        Own(VPC_ATTRIBUTE),
+        d::private_ip_address,
+    ),
     in_place(
         "ipv6AddressCount",
-        "AssignIpv6Addresses / UnassignIpv6Addresses",
+        Own("AssignIpv6Addresses / UnassignIpv6Addresses"),
         d::ipv6_address_count,
     ),
-    in_place("securityGroupIds", ATTRIBUTE, d::security_group_ids),
+    in_place(
+        "securityGroupIds",
+        Attribute(|r, w| r.security_group_ids.clone_from(&w.spec.security_group_ids)),
+        d::security_group_ids,
+    ),
     management("securityGroupIdRefs", "resolved into securityGroupIds"),
     management("securityGroupIdSelector", "resolved into securityGroupIds"),
     in_place(
         "internetMaxBandwidthOut",
-        NETWORK_SPEC,
-        d::internet_max_bandwidth_out,
+        NetworkSpec(|r, w| {
+            let mbps = count(w.spec.internet_max_bandwidth_out);
+            r.internet_max_bandwidth_out = mbps;
+            // A pay-as-you-go instance rising from 0 Mbit/s gets a public IP only when asked.
+            r.allocate_public_ip =
+                mbps.is_some_and(|b| b > 0) && w.observed.instance.public_ip().is_none();
+        }),
+        |s, o| {
+            let have = o.instance.internet_max_bandwidth_out;
+            d::compare(
+                "internetMaxBandwidthOut",
+                count(s.internet_max_bandwidth_out),
+                have,
+            )
+        },
     ),
-    in_place("internetChargeType", NETWORK_SPEC, d::internet_charge_type),
+    in_place(
+        "internetChargeType",
+        NetworkSpec(|r, w| {
+            r.network_charge_type = w
+                .spec
+                .internet_charge_type
+                .map(|v| wire_names::internet_charge_type(v).to_owned());
+        }),
+        d::internet_charge_type,
+    ),
     in_place(
         "instanceChargeType",
-        "ModifyInstanceChargeType",
+        Own("ModifyInstanceChargeType"),
         d::instance_charge_type,
     ),
     immutable("period", None),
     immutable("periodUnit", None),
-    in_place("autoRenew", AUTO_RENEW, d::auto_renew),
-    in_place("autoRenewPeriod", AUTO_RENEW, d::auto_renew_period),
+    in_place("autoRenew", AutoRenew(renewal), d::auto_renew),
+    in_place("autoRenewPeriod", AutoRenew(renewal), d::auto_renew_period),
     management("stoppedMode", "StopInstance StoppedMode of the next stop"),
     immutable("spotStrategy", Some(d::spot_strategy)),
     immutable("spotPriceLimit", None),
@@ -137,52 +209,108 @@ pub const FIELDS: &[Field] = &[
     immutable("securityEnhancementStrategy", None),
     in_place(
         "ramRoleName",
-        "DetachInstanceRamRole + AttachInstanceRamRole",
+        Own("DetachInstanceRamRole + AttachInstanceRamRole"),
         d::ram_role_name,
     ),
-    in_place("httpTokens", METADATA, d::http_tokens),
-    in_place("httpEndpoint", METADATA, d::http_endpoint),
+    in_place(
+        "httpTokens",
+        MetadataOptions(|r, w| {
+            r.http_tokens = w
+                .spec
+                .http_tokens
+                .map(|v| wire_names::http_tokens(v).to_owned());
+        }),
+        d::http_tokens,
+    ),
+    in_place(
+        "httpEndpoint",
+        MetadataOptions(|r, w| {
+            if let Some(v) = w.spec.http_endpoint {
+                wire_names::http_endpoint(v).clone_into(&mut r.http_endpoint);
+            }
+        }),
+        d::http_endpoint,
+    ),
     in_place(
         "httpPutResponseHopLimit",
-        METADATA,
-        d::http_put_response_hop_limit,
+        MetadataOptions(|r, w| {
+            r.http_put_response_hop_limit = count(w.spec.http_put_response_hop_limit);
+        }),
+        |s, o| {
+            let have = o.instance.metadata_options.http_put_response_hop_limit;
+            d::compare(
+                "httpPutResponseHopLimit",
+                count(s.http_put_response_hop_limit),
+                have,
+            )
+        },
     ),
-    in_place("resourceGroupId", "JoinResourceGroup", d::resource_group_id),
-    in_place("creditSpecification", ATTRIBUTE, d::credit_specification),
+    in_place(
+        "resourceGroupId",
+        Own("JoinResourceGroup"),
+        d::resource_group_id,
+    ),
+    in_place(
+        "creditSpecification",
+        Attribute(|r, w| {
+            r.credit_specification = w
+                .spec
+                .credit_specification
+                .map(|v| wire_names::credit_specification(v).to_owned());
+        }),
+        d::credit_specification,
+    ),
     in_place(
         "deploymentSetId",
-        "ModifyInstanceDeployment",
+        Own("ModifyInstanceDeployment"),
         d::deployment_set_id,
     ),
     immutable("systemDisk.category", None),
     in_place(
         "systemDisk.size",
-        "ResizeDisk (online)",
+        Own("ResizeDisk (online)"),
         d::system_disk_size,
     ),
     in_place(
         "systemDisk.performanceLevel",
-        "ModifyDiskSpec",
+        Own("ModifyDiskSpec"),
         d::system_disk_performance_level,
     ),
     immutable("dataDisks", None),
     in_place(
         "keyPairName",
-        "DetachKeyPair + AttachKeyPair (effective at the next start)",
+        Own("DetachKeyPair + AttachKeyPair (effective at the next start)"),
         d::key_pair_name,
     ),
     management("keyPairNameRef", "resolved once into keyPairName"),
     management("keyPairNameSelector", "resolved once into keyPairName"),
-    restart("passwordSecretRef", ATTRIBUTE, d::password),
-    restart("userData", ATTRIBUTE, d::user_data),
-    in_place("tags", "TagResources + UntagResources", d::tags),
-    in_place("deletionProtection", ATTRIBUTE, d::deletion_protection),
+    restart(
+        "passwordSecretRef",
+        Attribute(|r, w| r.password = w.password.cloned()),
+        d::password,
+    ),
+    restart(
+        "userData",
+        Attribute(|r, w| r.user_data = w.spec.user_data.as_deref().map(encode_user_data)),
+        d::user_data,
+    ),
+    in_place("tags", Own("TagResources + UntagResources"), d::tags),
+    in_place(
+        "deletionProtection",
+        Attribute(|r, w| r.deletion_protection = w.spec.deletion_protection),
+        |s, o| {
+            let have = o.instance.deletion_protection;
+            d::compare("deletionProtection", s.deletion_protection, have)
+        },
+    ),
     management("desiredStatus", "StartInstance / StopInstance"),
     management(
         "allowRestart",
         "lets ferroplane stop and start the instance",
     ),
 ];
+
+const VPC_ATTRIBUTE: &str = "ModifyInstanceVpcAttribute";
 
 /// The class of `path`, if it has one.
 #[cfg(test)]

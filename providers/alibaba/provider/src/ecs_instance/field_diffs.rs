@@ -1,122 +1,32 @@
 //! One comparison per `spec.forProvider` property: the spec against the instance ECS reports
 //! (plus what ECS reports elsewhere, and what ferroplane remembers of inputs ECS never reports).
-//! Each returns the [`Change`] that makes the instance match, with a line for events and
-//! conditions (never a secret value). Unset spec properties are not managed: no change. Pure.
+//! Each returns the [`Change`] that makes the instance match (`Change::Fill` when the row's
+//! request is written from the spec), with a line for events and conditions (never a secret
+//! value). Unset spec properties are not managed: no change. Pure.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Debug;
 
-use alibaba_sdk::ecs::{Disk, Instance, InstanceRenewAttribute, Tag};
-use ferroplane_apis::alibabacloud::{ECSInstanceParameters, HttpEndpoint, HttpTokens};
+use alibaba_sdk::ecs::Tag;
+use ferroplane_apis::alibabacloud::ECSInstanceParameters;
 use ferroplane_runtime::UID_TAG;
 
-use super::applied_inputs::ChangedInputs;
+use super::comparison::{Change, Diff, Observed};
+use super::wire_names;
 
-/// What the comparisons see of the instance.
-#[derive(Clone, Copy, Debug)]
-pub struct Observed<'a> {
-    pub instance: &'a Instance,
-    /// The instance RAM role, when it was asked for (`DescribeInstanceRamRole`); `None` when
-    /// not looked up, `Some("")` when the instance has none.
-    pub ram_role: Option<&'a str>,
-    /// Password and user data changed since they were applied.
-    pub inputs: ChangedInputs,
-    /// The instance's disks, when they were asked for (`DescribeDisks`); `None` when not
-    /// looked up.
-    pub disks: Option<&'a [Disk]>,
-    /// The auto-renewal of a subscription instance, when it was asked for
-    /// (`DescribeInstanceAutoRenewAttribute`); `None` when not looked up.
-    pub renewal: Option<&'a InstanceRenewAttribute>,
-}
-
-impl Observed<'_> {
-    /// The system disk, when the disks were looked up.
-    pub fn system_disk(&self) -> Option<&Disk> {
-        self.disks?.iter().find(|d| d.disk_type == "system")
-    }
-}
-
-/// One change that makes the instance match a property of the spec.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Change {
-    InstanceName(String),
-    Description(String),
-    SecurityGroupIds(Vec<String>),
-    DeletionProtection(bool),
-    /// `Standard` or `Unlimited`.
-    CreditSpecification(String),
-    DeploymentSetId(String),
-    /// Assign `assign` more IPv6 addresses to the primary interface `eni`, or release `release`.
-    Ipv6Addresses {
-        eni: String,
-        assign: u32,
-        release: Vec<String>,
-    },
-    BandwidthOut(u32),
-    InternetChargeType(String),
-    Tags {
-        set: Vec<Tag>,
-        remove: Vec<String>,
-    },
-    HttpTokens(String),
-    HttpEndpoint(String),
-    HttpPutResponseHopLimit(u32),
-    RamRoleName {
-        from: Option<String>,
-        to: String,
-    },
-    ResourceGroupId(String),
-    KeyPairName {
-        from: Option<String>,
-        to: String,
-    },
-    /// Bill the instance as `to` (`PrePaid` for `period` `unit`s).
-    InstanceChargeType {
-        to: String,
-        period: Option<u32>,
-        unit: Option<String>,
-    },
-    /// Renew automatically (or not), for `duration` units each time.
-    AutoRenew {
-        enabled: bool,
-        duration: Option<u32>,
-    },
-    SystemDiskSize {
-        disk_id: String,
-        size: u32,
-    },
-    SystemDiskPerformanceLevel {
-        disk_id: String,
-        level: String,
-    },
-    InstanceType(String),
-    ImageId(String),
-    /// Move to `vswitch_id` with `private_ip` (one ECS picks when `None`).
-    VpcAttribute {
-        vswitch_id: String,
-        private_ip: Option<String>,
-    },
-    HostName(String),
-    Password,
-    UserData,
-    /// An immutable property differs in the cloud; the line says how.
-    Immutable,
-}
-
-/// A change and its description.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Diff {
-    pub change: Change,
-    pub line: String,
-}
-
-/// Compares one property.
-pub type DiffFn = fn(&ECSInstanceParameters, &Observed<'_>) -> Option<Diff>;
-
-fn diff(field: &str, from: impl std::fmt::Debug, to: impl std::fmt::Debug, change: Change) -> Diff {
+fn diff(field: &str, from: impl Debug, to: impl Debug, change: Change) -> Diff {
     Diff {
         change,
         line: format!("{field}: {from:?} → {to:?}"),
     }
+}
+
+/// A plain property: `desired` when it is set and differs from `actual`, filled into the row's
+/// request from the spec. A row can compare a new property with this alone.
+pub fn compare<T: PartialEq + Debug>(field: &str, desired: Option<T>, actual: T) -> Option<Diff> {
+    desired
+        .filter(|d| *d != actual)
+        .map(|to| diff(field, actual, to, Change::Fill))
 }
 
 /// `desired` when it is set and differs from `actual`.
@@ -126,20 +36,14 @@ fn differs<'a, T: PartialEq + ?Sized>(desired: Option<&'a T>, actual: &T) -> Opt
 
 pub fn instance_name(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     let have = &o.instance.instance_name;
-    differs(s.instance_name.as_deref(), have.as_str()).map(|to| {
-        diff(
-            "instanceName",
-            have,
-            to,
-            Change::InstanceName(to.to_owned()),
-        )
-    })
+    differs(s.instance_name.as_deref(), have.as_str())
+        .map(|to| diff("instanceName", have, to, Change::Fill))
 }
 
 pub fn description(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     let have = &o.instance.description;
     differs(s.description.as_deref(), have.as_str())
-        .map(|to| diff("description", have, to, Change::Description(to.to_owned())))
+        .map(|to| diff("description", have, to, Change::Fill))
 }
 
 pub fn security_group_ids(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
@@ -147,61 +51,16 @@ pub fn security_group_ids(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option
     let want: BTreeSet<&String> = groups.iter().collect();
     let have_list = &o.instance.security_group_ids.items;
     let have: BTreeSet<&String> = have_list.iter().collect();
-    (want != have).then(|| {
-        diff(
-            "securityGroupIds",
-            have_list,
-            groups,
-            Change::SecurityGroupIds(groups.clone()),
-        )
-    })
-}
-
-pub fn deletion_protection(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
-    let have = o.instance.deletion_protection;
-    s.deletion_protection.filter(|p| *p != have).map(|to| {
-        diff(
-            "deletionProtection",
-            have,
-            to,
-            Change::DeletionProtection(to),
-        )
-    })
-}
-
-pub fn internet_max_bandwidth_out(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
-    let have = o.instance.internet_max_bandwidth_out;
-    s.internet_max_bandwidth_out
-        .and_then(|b| u32::try_from(b).ok())
-        .filter(|b| *b != have)
-        .map(|to| {
-            diff(
-                "internetMaxBandwidthOut",
-                have,
-                to,
-                Change::BandwidthOut(to),
-            )
-        })
+    (want != have).then(|| diff("securityGroupIds", have_list, groups, Change::Fill))
 }
 
 pub fn internet_charge_type(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     let have = &o.instance.internet_charge_type;
     let want = s
         .internet_charge_type
-        .map(self::internet_charge_type_name)?;
+        .map(wire_names::internet_charge_type)?;
     // An instance without public bandwidth reports no billing method worth changing.
-    (!have.is_empty() && want != have).then(|| {
-        diff(
-            "internetChargeType",
-            have,
-            want,
-            Change::InternetChargeType(want.to_owned()),
-        )
-    })
-}
-
-fn internet_charge_type_name(v: ferroplane_apis::alibabacloud::InternetChargeType) -> &'static str {
-    super::spec_mapping::internet_charge_type(v)
+    (!have.is_empty() && want != have).then(|| diff("internetChargeType", have, want, Change::Fill))
 }
 
 pub fn tags(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
@@ -238,61 +97,16 @@ pub fn is_reserved_tag(key: &str) -> bool {
     key == UID_TAG || key.starts_with("acs:") || key.starts_with("aliyun")
 }
 
-/// `optional` / `required`.
-pub fn http_tokens_name(v: HttpTokens) -> &'static str {
-    match v {
-        HttpTokens::Optional => "optional",
-        HttpTokens::Required => "required",
-    }
-}
-
-/// `enabled` / `disabled`.
-pub fn http_endpoint_name(v: HttpEndpoint) -> &'static str {
-    match v {
-        HttpEndpoint::Enabled => "enabled",
-        HttpEndpoint::Disabled => "disabled",
-    }
-}
-
 pub fn http_tokens(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     let have = &o.instance.metadata_options.http_tokens;
-    let want = s.http_tokens.map(http_tokens_name)?;
-    (want != have).then(|| {
-        diff(
-            "httpTokens",
-            have,
-            want,
-            Change::HttpTokens(want.to_owned()),
-        )
-    })
+    let want = s.http_tokens.map(wire_names::http_tokens)?;
+    (want != have).then(|| diff("httpTokens", have, want, Change::Fill))
 }
 
 pub fn http_endpoint(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     let have = &o.instance.metadata_options.http_endpoint;
-    let want = s.http_endpoint.map(http_endpoint_name)?;
-    (want != have).then(|| {
-        diff(
-            "httpEndpoint",
-            have,
-            want,
-            Change::HttpEndpoint(want.to_owned()),
-        )
-    })
-}
-
-pub fn http_put_response_hop_limit(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
-    let have = o.instance.metadata_options.http_put_response_hop_limit;
-    s.http_put_response_hop_limit
-        .and_then(|n| u32::try_from(n).ok())
-        .filter(|n| *n != have)
-        .map(|to| {
-            diff(
-                "httpPutResponseHopLimit",
-                have,
-                to,
-                Change::HttpPutResponseHopLimit(to),
-            )
-        })
+    let want = s.http_endpoint.map(wire_names::http_endpoint)?;
+    (want != have).then(|| diff("httpEndpoint", have, want, Change::Fill))
 }
 
 pub fn ram_role_name(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
@@ -326,32 +140,26 @@ pub fn resource_group_id(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<
 
 pub fn instance_type(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     let have = &o.instance.instance_type;
-    (!have.is_empty() && &s.instance_type != have).then(|| {
-        diff(
-            "instanceType",
-            have,
-            &s.instance_type,
-            Change::InstanceType(s.instance_type.clone()),
-        )
-    })
+    (!have.is_empty() && &s.instance_type != have)
+        .then(|| diff("instanceType", have, &s.instance_type, Change::Fill))
 }
 
 pub fn host_name(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     let have = &o.instance.host_name;
     differs(s.host_name.as_deref(), have.as_str())
-        .map(|to| diff("hostName", have, to, Change::HostName(to.to_owned())))
+        .map(|to| diff("hostName", have, to, Change::Fill))
 }
 
 pub fn password(_: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     o.inputs.password.then(|| Diff {
-        change: Change::Password,
+        change: Change::Fill,
         line: "password (the passwordSecretRef Secret changed)".to_owned(),
     })
 }
 
 pub fn user_data(_: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     o.inputs.user_data.then(|| Diff {
-        change: Change::UserData,
+        change: Change::Fill,
         line: "userData".to_owned(),
     })
 }
@@ -434,7 +242,7 @@ pub fn private_ip_address(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option
 pub fn instance_charge_type(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     let want = s
         .instance_charge_type
-        .map(self::instance_charge_type_name)?;
+        .map(wire_names::instance_charge_type)?;
     let have = &o.instance.instance_charge_type;
     (!have.is_empty() && want != have).then(|| {
         diff(
@@ -444,22 +252,16 @@ pub fn instance_charge_type(s: &ECSInstanceParameters, o: &Observed<'_>) -> Opti
             Change::InstanceChargeType {
                 to: want.to_owned(),
                 period: s.period.and_then(|n| u32::try_from(n).ok()),
-                unit: s
-                    .period_unit
-                    .map(|u| super::spec_mapping::period_unit(u).to_owned()),
+                unit: s.period_unit.map(|u| wire_names::period_unit(u).to_owned()),
             },
         )
     })
 }
 
-fn instance_charge_type_name(v: ferroplane_apis::alibabacloud::InstanceChargeType) -> &'static str {
-    super::spec_mapping::instance_charge_type(v)
-}
-
 pub fn spot_strategy(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     immutable(
         "spotStrategy",
-        s.spot_strategy.map(super::spec_mapping::spot_strategy),
+        s.spot_strategy.map(wire_names::spot_strategy),
         &o.instance.spot_strategy,
     )
 }
@@ -516,55 +318,28 @@ pub fn system_disk_performance_level(s: &ECSInstanceParameters, o: &Observed<'_>
     })
 }
 
-/// The auto-renewal the spec asks for, as one change (both properties share the action).
-fn auto_renew_change(s: &ECSInstanceParameters, have: &InstanceRenewAttribute) -> Change {
-    Change::AutoRenew {
-        enabled: s.auto_renew.unwrap_or(have.auto_renew_enabled),
-        duration: s.auto_renew_period.and_then(|n| u32::try_from(n).ok()),
-    }
-}
-
 pub fn auto_renew(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     let want = s.auto_renew?;
     let have = o.renewal?;
-    (want != have.auto_renew_enabled).then(|| {
-        diff(
-            "autoRenew",
-            have.auto_renew_enabled,
-            want,
-            auto_renew_change(s, have),
-        )
-    })
+    (want != have.auto_renew_enabled)
+        .then(|| diff("autoRenew", have.auto_renew_enabled, want, Change::Fill))
 }
 
 pub fn auto_renew_period(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     let want = s.auto_renew_period.and_then(|n| u32::try_from(n).ok())?;
     let have = o.renewal?;
-    (want != have.duration).then(|| {
-        diff(
-            "autoRenewPeriod",
-            have.duration,
-            want,
-            auto_renew_change(s, have),
-        )
-    })
+    (want != have.duration).then(|| diff("autoRenewPeriod", have.duration, want, Change::Fill))
 }
 
 pub fn credit_specification(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {
     let want = s
         .credit_specification
-        .map(super::spec_mapping::credit_specification_name)?;
+        .map(wire_names::credit_specification)?;
     let have = &o.instance.credit_specification;
     // ECS reports no mode for a type that is not burstable (yet: a type change to a burstable
     // one restarts the instance first); there is nothing ModifyInstanceAttribute could change.
-    (!have.is_empty() && want != have).then(|| {
-        diff(
-            "creditSpecification",
-            have,
-            want,
-            Change::CreditSpecification(want.to_owned()),
-        )
-    })
+    (!have.is_empty() && want != have)
+        .then(|| diff("creditSpecification", have, want, Change::Fill))
 }
 
 pub fn ipv6_address_count(s: &ECSInstanceParameters, o: &Observed<'_>) -> Option<Diff> {

@@ -6,14 +6,18 @@
 //!   (`client_cache`).
 //! - `external`: `observe` through the `batcher` (one `DescribeInstances` for up to 100
 //!   instances sharing credentials, endpoint and region), or by the `ferroplane.io/uid` tag when
-//!   the instance ID is unknown (`owner_search`: one listing shared by every new object); `create` with `RunInstances`; `update` from the `diff` plan;
-//!   `delete` with `DeleteInstance`. `applied_inputs` and `recent_creations` remember what ECS
-//!   does not report back.
-//! - Pure mapping: `spec_mapping` (spec → `RunInstances`), `field_classes` (the class of every
-//!   `forProvider` property: in place, restart, immutable or management) and `field_diffs` (one
-//!   comparison per property), `diff` (spec vs instance → plan, driven by `field_classes`),
-//!   `late_init` (instance → unset spec fields), `observation` (instance → status, readiness,
-//!   connection details), `reconcile_error` (ECS error → condition reason, message, retry).
+//!   the instance ID is unknown (`owner_search`: one listing shared by every new object), with
+//!   the other reads in `external/reads`; `create` with `RunInstances`; `update` sends the
+//!   `diff` plan's rows (`external/apply`); `delete` with `DeleteInstance`. `applied_inputs` and
+//!   `recent_creations` remember what ECS does not report back.
+//! - The field table: `field_classes` (`FIELDS`: the class of every `forProvider` property, in
+//!   place, restart, immutable or management, and for a changeable one its comparison and the
+//!   `requests` entry it fills), `field_diffs` (the comparisons), `comparison` (the types they
+//!   share), `diff` (spec vs instance → plan of differing rows, driven by `FIELDS`).
+//! - Pure mapping: `spec_mapping` (spec → `RunInstances`), `wire_names` (the spec's enums as
+//!   ECS names them), `late_init` (instance → unset spec fields), `observation` (instance →
+//!   status, readiness, connection details), `reconcile_error` (ECS error → condition reason,
+//!   message, retry).
 //!
 //! # Batching
 //! With [`Options::batching`](crate::Options::batching) (the default) instances sharing a
@@ -24,6 +28,7 @@
 mod applied_inputs;
 mod batcher;
 mod client_cache;
+mod comparison;
 mod connector;
 mod controller;
 mod diff;
@@ -35,7 +40,9 @@ mod observation;
 mod owner_search;
 mod recent_creations;
 mod reconcile_error;
+mod requests;
 mod spec_mapping;
+mod wire_names;
 
 pub(crate) use client_cache::{ClientCache, RegionClient};
 pub(crate) use controller::ecs_instance_controller;

@@ -1,77 +1,24 @@
-//! `spec.forProvider` → ECS API parameters: the `RunInstances` request of a new instance and the
-//! wire names of the spec's enums. Pure.
+//! `spec.forProvider` → the `RunInstances` request of a new instance (enum values by their
+//! `wire_names`). Pure.
 
 use alibaba_sdk::Secret;
-use alibaba_sdk::ecs::{self, DataDisk, RunInstancesRequest, SystemDisk, Tag};
+use alibaba_sdk::ecs::{DataDisk, RunInstancesRequest, SystemDisk, Tag};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use ferroplane_apis::alibabacloud::{
-    CreditSpecification, DiskCategory, ECSInstanceParameters, InstanceChargeType,
-    InternetChargeType, PeriodUnit, SecurityEnhancementStrategy, SpotInterruptionBehavior,
-    SpotStrategy, StoppedMode,
-};
-
-use super::field_diffs::{http_endpoint_name, http_tokens_name};
+use ferroplane_apis::alibabacloud::{ECSInstanceParameters, InstanceChargeType};
 use ferroplane_runtime::UID_TAG;
 
-/// `PostPaid` / `PrePaid`.
-pub fn instance_charge_type(v: InstanceChargeType) -> &'static str {
-    match v {
-        InstanceChargeType::PostPaid => "PostPaid",
-        InstanceChargeType::PrePaid => "PrePaid",
-    }
-}
-
-/// `PayByTraffic` / `PayByBandwidth`.
-pub fn internet_charge_type(v: InternetChargeType) -> &'static str {
-    match v {
-        InternetChargeType::PayByTraffic => "PayByTraffic",
-        InternetChargeType::PayByBandwidth => "PayByBandwidth",
-    }
-}
-
-/// `Month` / `Week`.
-pub fn period_unit(v: PeriodUnit) -> &'static str {
-    match v {
-        PeriodUnit::Month => "Month",
-        PeriodUnit::Week => "Week",
-    }
-}
-
-/// The SDK's `StopInstance` mode.
-pub fn stopped_mode(v: StoppedMode) -> ecs::StoppedMode {
-    match v {
-        StoppedMode::KeepCharging => ecs::StoppedMode::KeepCharging,
-        StoppedMode::StopCharging => ecs::StoppedMode::StopCharging,
-    }
-}
+use super::wire_names::{
+    credit_specification, disk_category, http_endpoint, http_tokens, instance_charge_type,
+    internet_charge_type, period_unit, security_enhancement_strategy, spot_interruption_behavior,
+    spot_strategy,
+};
 
 /// Why a spec cannot be launched as it is, found before any call (ECS would refuse it).
 pub fn launch_refusal(p: &ECSInstanceParameters) -> Option<String> {
     (p.instance_charge_type == Some(InstanceChargeType::PrePaid) && p.period.is_none()).then(|| {
         "instanceChargeType PrePaid needs spec.forProvider.period (and periodUnit, Month by default): ECS buys the subscription for that long".to_owned()
     })
-}
-
-/// `NoSpot` / `SpotWithPriceLimit` / `SpotAsPriceGo`.
-pub fn spot_strategy(v: SpotStrategy) -> &'static str {
-    match v {
-        SpotStrategy::NoSpot => "NoSpot",
-        SpotStrategy::SpotWithPriceLimit => "SpotWithPriceLimit",
-        SpotStrategy::SpotAsPriceGo => "SpotAsPriceGo",
-    }
-}
-
-/// `cloud_essd` and friends.
-pub fn disk_category(v: DiskCategory) -> &'static str {
-    match v {
-        DiskCategory::Cloud => "cloud",
-        DiskCategory::CloudEfficiency => "cloud_efficiency",
-        DiskCategory::CloudSsd => "cloud_ssd",
-        DiskCategory::CloudEssd => "cloud_essd",
-        DiskCategory::CloudEssdEntry => "cloud_essd_entry",
-        DiskCategory::CloudAuto => "cloud_auto",
-    }
 }
 
 /// User data as ECS takes it: Base64 of the plain text in the spec.
@@ -94,14 +41,6 @@ pub fn tags_with_uid(p: &ECSInstanceParameters, uid: &str) -> Vec<Tag> {
         .collect();
     tags.push(Tag::new(UID_TAG, uid));
     tags
-}
-
-/// `Standard` / `Unlimited`.
-pub fn credit_specification_name(v: CreditSpecification) -> &'static str {
-    match v {
-        CreditSpecification::Standard => "Standard",
-        CreditSpecification::Unlimited => "Unlimited",
-    }
 }
 
 /// The `RunInstances` request for one instance: idempotent through `client_token`, tagged with
@@ -165,36 +104,30 @@ pub fn run_instances_request(
         client_token: Some(client_token.to_owned()),
         dry_run: false,
         ram_role_name: p.ram_role_name.clone(),
-        http_endpoint: p.http_endpoint.map(|v| http_endpoint_name(v).to_owned()),
-        http_tokens: p.http_tokens.map(|v| http_tokens_name(v).to_owned()),
+        http_endpoint: p.http_endpoint.map(|v| http_endpoint(v).to_owned()),
+        http_tokens: p.http_tokens.map(|v| http_tokens(v).to_owned()),
         http_put_response_hop_limit: p.http_put_response_hop_limit.map(non_negative),
         resource_group_id: p.resource_group_id.clone(),
         credit_specification: p
             .credit_specification
-            .map(|v| credit_specification_name(v).to_owned()),
+            .map(|v| credit_specification(v).to_owned()),
         spot_price_limit: p.spot_price_limit,
         spot_duration: p.spot_duration.map(non_negative),
-        spot_interruption_behavior: p.spot_interruption_behavior.map(|v| {
-            match v {
-                SpotInterruptionBehavior::Terminate => "Terminate",
-                SpotInterruptionBehavior::Stop => "Stop",
-            }
-            .to_owned()
-        }),
-        security_enhancement_strategy: p.security_enhancement_strategy.map(|v| {
-            match v {
-                SecurityEnhancementStrategy::Active => "Active",
-                SecurityEnhancementStrategy::Deactive => "Deactive",
-            }
-            .to_owned()
-        }),
+        spot_interruption_behavior: p
+            .spot_interruption_behavior
+            .map(|v| spot_interruption_behavior(v).to_owned()),
+        security_enhancement_strategy: p
+            .security_enhancement_strategy
+            .map(|v| security_enhancement_strategy(v).to_owned()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ferroplane_apis::alibabacloud::SystemDisk as SpecSystemDisk;
+    use ferroplane_apis::alibabacloud::{
+        DiskCategory, InternetChargeType, PeriodUnit, SpotStrategy, SystemDisk as SpecSystemDisk,
+    };
 
     pub(crate) fn spec() -> ECSInstanceParameters {
         ECSInstanceParameters {
