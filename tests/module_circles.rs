@@ -66,7 +66,7 @@ fn the_scan_finds_a_circle_and_follows_re_exports() {
     )
     .unwrap();
     fs::write(src.join("a/child.rs"), "pub struct Thing;\n").unwrap();
-    fs::write(src.join("b.rs"), "use crate::Thing;\n").unwrap();
+    fs::write(src.join("b.rs"), "use crate::Thing;\nuse crate::a::{child::Thing as T};\n").unwrap();
     let graph = CrateGraph::read(dir.path());
     assert!(graph.circles().is_empty(), "{:?}", graph.edges);
     let b = vec!["b".to_owned()];
@@ -183,10 +183,18 @@ impl CrateGraph {
         let mut edges: BTreeMap<ModPath, BTreeSet<ModPath>> = BTreeMap::new();
         for (module, file) in &self.files {
             let mut named: Vec<(Vec<String>, usize)> = Vec::new();
+            let mut use_spans = Vec::new();
             for (start, tree) in use_statements(&file.code, false) {
+                use_spans.push(start..start + 3 + tree.len());
                 named.extend(expand_use_tree(&tree).into_iter().map(|p| (p, start)));
             }
-            named.extend(relative_paths(&file.code));
+            // Paths inside `use` trees were expanded above (`crate::a::{b::X}` names `a::b`,
+            // not `a`).
+            named.extend(
+                relative_paths(&file.code)
+                    .into_iter()
+                    .filter(|(_, at)| !use_spans.iter().any(|span| span.contains(at))),
+            );
             let targets = edges.entry(module.clone()).or_default();
             for (path, at) in named {
                 let path: Vec<String> = path.into_iter().filter(|s| s != "*").collect();
