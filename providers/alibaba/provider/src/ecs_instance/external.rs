@@ -21,7 +21,6 @@ use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::{Api, ResourceExt};
 
 use super::applied_inputs::{AppliedInputs, ChangedInputs, InputDigests};
-use super::client_cache::RegionClient;
 use super::diff::{self, InPlace, Power, RestartBound, status};
 use super::field_diffs::Observed;
 use super::late_init::late_init;
@@ -30,9 +29,15 @@ use super::observation::{
 };
 use super::owner_search::outcome_unknown;
 use super::recent_creations::{LISTED_AFTER, RecentCreations};
-use super::reconcile_error::reconcile_error;
 use super::spec_mapping::{
     encode_user_data, launch_refusal, period_unit, run_instances_request, stopped_mode,
+};
+use crate::cloud_client::RegionClient;
+use crate::cloud_error::reconcile_error;
+use crate::reasons::{
+    DELETION_PROTECTION, IMMUTABLE_FIELD_CHANGED, INSTANCE_NOT_FOUND, INVALID_PASSWORD,
+    INVALID_RESPONSE, INVALID_SPEC, KEY_PAIR_NOT_BOUND, KUBERNETES_API_ERROR, PASSWORD_KEY_MISSING,
+    PASSWORD_SECRET_NOT_FOUND, SUBSCRIPTION_NOT_EXPIRED,
 };
 
 /// The ECS side of one ECSInstance reconcile.
@@ -144,13 +149,13 @@ impl EcsExternal {
             .await
             .map_err(|e| {
                 ReconcileError::retryable(
-                    "KubernetesApiError",
+                    KUBERNETES_API_ERROR,
                     format!("cannot read password Secret {ns}/{}: {e}", selector.name),
                 )
             })?
             .ok_or_else(|| {
                 ReconcileError::dependency(
-                    "PasswordSecretNotFound",
+                    PASSWORD_SECRET_NOT_FOUND,
                     format!(
                         "Secret {ns}/{} named in spec.forProvider.passwordSecretRef does not exist; create it with the password under key {}",
                         selector.name, selector.key
@@ -163,7 +168,7 @@ impl EcsExternal {
             .and_then(|d| d.get(&selector.key))
             .ok_or_else(|| {
                 ReconcileError::dependency(
-                    "PasswordKeyMissing",
+                    PASSWORD_KEY_MISSING,
                     format!(
                         "Secret {ns}/{} has no key {} (spec.forProvider.passwordSecretRef.key)",
                         selector.name, selector.key
@@ -172,7 +177,7 @@ impl EcsExternal {
             })?;
         let text = String::from_utf8(bytes.0.clone()).map_err(|_| {
             ReconcileError::terminal(
-                "InvalidPassword",
+                INVALID_PASSWORD,
                 format!(
                     "key {} of Secret {ns}/{} is not UTF-8 text",
                     selector.key, selector.name
@@ -291,7 +296,7 @@ impl EcsExternal {
         match response.failures().first() {
             None => Ok(()),
             Some(failed) => Err(ReconcileError::retryable(
-                "KeyPairNotBound",
+                KEY_PAIR_NOT_BOUND,
                 format!(
                     "{action} for instance {id} failed: {} ({}) [request id {}]",
                     failed.message, failed.code, response.request_id
@@ -407,7 +412,7 @@ impl EcsExternal {
         if let Some((to, period, unit)) = &change.charge_type {
             if to == "PrePaid" && period.is_none() {
                 return Err(ReconcileError::terminal(
-                    "InvalidSpec",
+                    INVALID_SPEC,
                     format!(
                         "instance {id}: instanceChargeType PrePaid needs spec.forProvider.period (and periodUnit, Month by default): ECS buys the subscription for that long"
                     ),
@@ -592,7 +597,7 @@ fn owner_tag(instance: &Instance) -> Option<&str> {
 
 fn not_found_for_update(id: &str) -> ReconcileError {
     ReconcileError::retryable(
-        "InstanceNotFound",
+        INSTANCE_NOT_FOUND,
         format!("instance {id} disappeared before it could be updated; it is looked up again"),
     )
 }
@@ -674,7 +679,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         key: &IdempotencyKey,
     ) -> Result<Creation, ReconcileError> {
         if let Some(refusal) = launch_refusal(&mr.spec.for_provider) {
-            return Err(ReconcileError::terminal("InvalidSpec", refusal));
+            return Err(ReconcileError::terminal(INVALID_SPEC, refusal));
         }
         let password = self.password(mr).await?;
         let request = run_instances_request(
@@ -697,7 +702,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
                 owners.outcome_unknown(key.uid());
             }
             ReconcileError::retryable(
-                "InvalidResponse",
+                INVALID_RESPONSE,
                 format!(
                     "RunInstances returned no instance ID [request id {}]; the instance is looked up by its {UID_TAG} tag",
                     response.request_id
@@ -772,7 +777,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
 
         if !plan.immutable.is_empty() {
             return Err(ReconcileError::terminal(
-                "ImmutableFieldChanged",
+                IMMUTABLE_FIELD_CHANGED,
                 format!(
                     "instance {id}: {}; these fields cannot change after creation: restore them in spec.forProvider, or create a new ECSInstance",
                     plan.immutable.join("; ")
@@ -822,7 +827,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         if instance.deletion_protection {
             if mr.spec.for_provider.deletion_protection != Some(false) {
                 return Err(ReconcileError::terminal(
-                    "DeletionProtection",
+                    DELETION_PROTECTION,
                     format!(
                         "instance {id} has deletion protection on, so ECS refuses to release it: set spec.forProvider.deletionProtection: false (the object can still be edited while it is being deleted), or deletionPolicy: Orphan to keep the instance"
                     ),
@@ -845,7 +850,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
                 .map(|t| format!(" until {t}"))
                 .unwrap_or_default();
             return Err(ReconcileError::terminal(
-                "SubscriptionNotExpired",
+                SUBSCRIPTION_NOT_EXPIRED,
                 format!(
                     "instance {id} is a subscription (PrePaid) instance, paid for{expiry}; ECS releases a subscription instance only after it expires. Set deletionPolicy: Orphan to remove the object and keep the instance (unsubscribe it in the console), or wait for the expiry: ferroplane retries the release then"
                 ),

@@ -3,7 +3,7 @@
 //! One reconcile of an ECSInstance, where each step lives:
 //! - `connector`: ProviderConfig (or ClusterProviderConfig) → credentials
 //!   (`crate::config_resolution`) → a cached, signed ECS client per (config version, region)
-//!   (`client_cache`).
+//!   (`crate::cloud_client`, which holds this module's `batcher` and `owner_search` per region).
 //! - `external`: `observe` through the `batcher` (one `DescribeInstances` for up to 100
 //!   instances sharing credentials, endpoint and region), or by the `ferroplane.io/uid` tag when
 //!   the instance ID is unknown (`owner_search`: one listing shared by every new object); `create` with `RunInstances`; `update` from the `diff` plan;
@@ -13,7 +13,7 @@
 //!   `forProvider` property: in place, restart, immutable or management) and `field_diffs` (one
 //!   comparison per property), `diff` (spec vs instance → plan, driven by `field_classes`),
 //!   `late_init` (instance → unset spec fields), `observation` (instance → status, readiness,
-//!   connection details), `reconcile_error` (ECS error → condition reason, message, retry).
+//!   connection details). ECS errors become condition reasons through `crate::cloud_error`.
 //!
 //! # Batching
 //! With [`Options::batching`](crate::Options::batching) (the default) instances sharing a
@@ -23,7 +23,6 @@
 
 mod applied_inputs;
 mod batcher;
-mod client_cache;
 mod connector;
 mod controller;
 mod diff;
@@ -34,9 +33,8 @@ mod late_init;
 mod observation;
 mod owner_search;
 mod recent_creations;
-mod reconcile_error;
 mod spec_mapping;
 
-pub(crate) use client_cache::{ClientCache, RegionClient};
+pub(crate) use batcher::Batcher;
 pub(crate) use controller::ecs_instance_controller;
-pub(crate) use reconcile_error::reconcile_error;
+pub(crate) use owner_search::OwnerSearch;

@@ -15,9 +15,9 @@ use ferroplane_runtime::{
 use kube::ResourceExt;
 
 use super::attributes::AttributeDiff;
-use super::errors::network_error;
+use crate::cloud_client::{ClientCache, RegionClient};
+use crate::cloud_error::product_error;
 use crate::config_resolution::{ConfigResolver, ResolvedConfigs};
-use crate::ecs_instance::{ClientCache, RegionClient};
 use crate::options::Options;
 
 /// A network kind: where its region is, and the RAM service prefix of the API it calls.
@@ -125,7 +125,7 @@ impl NetworkClients {
     ) -> Result<T, ReconcileError> {
         self.raw(action, call)
             .await
-            .map_err(|e| network_error(&e, &self.config, self.product))
+            .map_err(|e| product_error(&e, &self.config, self.product))
     }
 
     /// Applies the tag half of an attribute diff through the VPC API (`TagResources`,
@@ -170,6 +170,6 @@ impl NetworkClients {
 
     /// Maps an error kept by [`Self::raw`].
     pub fn error(&self, err: &Error) -> ReconcileError {
-        network_error(err, &self.config, self.product)
+        product_error(err, &self.config, self.product)
     }
 }

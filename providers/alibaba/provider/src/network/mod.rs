@@ -1,8 +1,8 @@
 //! The network kinds: `VPC`, `VSwitch` and `SecurityGroup` (entry: [`network_controllers`]).
 //!
 //! They share one connector (`connector`: ProviderConfig → credentials → the region's ECS and
-//! VPC clients, cached like the ECSInstance's), one error mapping (`errors`: a dependency the
-//! cloud still sees is a wait, not a failure) and the framework's guarantees: creates carry a
+//! VPC clients, from `crate::cloud_client`), one error mapping (`crate::cloud_error`'s
+//! `product_error`) and the framework's guarantees: creates carry a
 //! ClientToken from the object's UID and a `ferroplane.io/uid` tag, so a lost response creates
 //! nothing twice and a lost ID is found again by the tag. The VPC of a vSwitch or security group
 //! comes from `vpcIdRef` / `vpcIdSelector` through the runtime's references.
@@ -12,7 +12,6 @@
 
 mod attributes;
 mod connector;
-mod errors;
 mod rules;
 mod security_group;
 mod vpc;

@@ -10,6 +10,7 @@ use alibaba_sdk::ecs::{CreateSecurityGroupRequest, Direction, Rule, SecurityGrou
 use ferroplane_apis::alibabacloud::{
     SecurityGroup, SecurityGroupObservation, SecurityGroupParameters,
 };
+use ferroplane_runtime::references::REFERENCE_NOT_RESOLVED;
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
     Observation, ReconcileError, UID_TAG, Update,
@@ -145,7 +146,7 @@ impl ExternalClient<SecurityGroup> for NetworkClients {
         let p = &mr.spec.for_provider;
         let Some(vpc_id) = p.vpc_id.clone() else {
             return Err(ReconcileError::dependency(
-                "ReferenceNotResolved",
+                REFERENCE_NOT_RESOLVED,
                 "the VPC is not known yet: set spec.forProvider.vpcId, vpcIdRef or vpcIdSelector",
             ));
         };

@@ -5,6 +5,7 @@
 
 use alibaba_sdk::vpc::{self, CreateVSwitchRequest, Tag};
 use ferroplane_apis::alibabacloud::{VSwitch, VSwitchObservation, VSwitchParameters};
+use ferroplane_runtime::references::REFERENCE_NOT_RESOLVED;
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
     Observation, Readiness, ReconcileError, UID_TAG, Update,
@@ -111,7 +112,7 @@ impl ExternalClient<VSwitch> for NetworkClients {
         // vpcId here means the reference has not been written yet.
         let Some(vpc_id) = p.vpc_id.clone() else {
             return Err(ReconcileError::dependency(
-                "ReferenceNotResolved",
+                REFERENCE_NOT_RESOLVED,
                 "the VPC is not known yet: set spec.forProvider.vpcId, vpcIdRef or vpcIdSelector",
             ));
         };
