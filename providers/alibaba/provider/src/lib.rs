@@ -7,8 +7,9 @@
 //!   (ProviderConfig and ClusterProviderConfig);
 //! - shared by the kinds: `config_resolution` and `config_watches` (a `providerConfigRef` →
 //!   credentials and endpoint, and the watches that requeue its users), `cloud_client` (the
-//!   signed clients per configuration version and region), `cloud_error` (cloud errors →
-//!   reasons), `reasons` (every reason a user sees), `call_metrics`, `options`.
+//!   signed clients per configuration version and region), `cloud_connector` (the connector of
+//!   every kind but ECSInstance), `cloud_error` (cloud errors → reasons), `cloud_fields` (owner
+//!   tag, empty fields), `reasons` (every reason a user sees), `call_metrics`, `options`.
 //!
 //! Every cloud call goes through alibaba-sdk. This crate must not depend on the mock
 //! (alibaba-mock is a dev-dependency of its tests only), on an HTTP server framework, or on
@@ -36,7 +37,9 @@
 
 mod call_metrics;
 mod cloud_client;
+mod cloud_connector;
 mod cloud_error;
+mod cloud_fields;
 mod config_resolution;
 mod config_watches;
 mod disk;

@@ -17,9 +17,9 @@ use ferroplane_runtime::{
 };
 
 use super::attributes::{self, AttributeDiff, Compared};
-use super::connector::NetworkClients;
 use super::rules::{RulePlan, desired};
-use super::uid_tagged;
+use crate::cloud_connector::CloudClients;
+use crate::cloud_fields::uid_tagged;
 
 /// Connection Secret key.
 const CONN_SECURITY_GROUP_ID: &str = "securityGroupId";
@@ -39,7 +39,7 @@ fn attribute_diff(p: &SecurityGroupParameters, found: &Group) -> AttributeDiff {
     })
 }
 
-impl NetworkClients {
+impl CloudClients {
     async fn find_group(&self, ext: &ExternalRef) -> Result<Option<Group>, ReconcileError> {
         let (ids, tags) = match ext.name() {
             Some(id) => (vec![id.to_owned()], Vec::new()),
@@ -92,7 +92,7 @@ impl NetworkClients {
     }
 }
 
-impl ExternalClient<SecurityGroup> for NetworkClients {
+impl ExternalClient<SecurityGroup> for CloudClients {
     async fn observe(
         &self,
         mr: &SecurityGroup,

@@ -12,8 +12,8 @@ use ferroplane_runtime::{
 };
 
 use super::attributes::{self, AttributeDiff, Compared};
-use super::connector::NetworkClients;
-use super::{non_empty, uid_tagged};
+use crate::cloud_connector::CloudClients;
+use crate::cloud_fields::{non_empty, uid_tagged};
 
 /// Connection Secret key.
 const CONN_VSWITCH_ID: &str = "vSwitchId";
@@ -65,7 +65,7 @@ fn observed(p: &VSwitchParameters, found: &vpc::VSwitch) -> Result<Observation, 
     Ok(observation)
 }
 
-impl NetworkClients {
+impl CloudClients {
     async fn find_vswitch(
         &self,
         ext: &ExternalRef,
@@ -94,7 +94,7 @@ impl NetworkClients {
     }
 }
 
-impl ExternalClient<VSwitch> for NetworkClients {
+impl ExternalClient<VSwitch> for CloudClients {
     async fn observe(
         &self,
         mr: &VSwitch,
