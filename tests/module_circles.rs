@@ -66,7 +66,11 @@ fn the_scan_finds_a_circle_and_follows_re_exports() {
     )
     .unwrap();
     fs::write(src.join("a/child.rs"), "pub struct Thing;\n").unwrap();
-    fs::write(src.join("b.rs"), "use crate::Thing;\nuse crate::a::{child::Thing as T};\n").unwrap();
+    fs::write(
+        src.join("b.rs"),
+        "use crate::Thing;\nuse crate::a::{child::Thing as T};\n",
+    )
+    .unwrap();
     let graph = CrateGraph::read(dir.path());
     assert!(graph.circles().is_empty(), "{:?}", graph.edges);
     let b = vec!["b".to_owned()];

@@ -1,12 +1,15 @@
 //! provider-alibaba: the controllers of the Alibaba Cloud kinds, on the managed-resource
-//! framework of ferroplane-runtime. Entry point: [`run`] with [`Options`].
+//! framework of ferroplane-runtime. Entry point: [`run`] with [`Options`]. How the crate is laid
+//! out and where each step of a reconcile lives is in the repository's `ARCHITECTURE.md`.
 //!
-//! - `ecs_instance`: the ECSInstance controller (connector, external client, observation
-//!   batcher, and the pure mapping between spec, ECS requests and what ECS reports);
-//! - `provider_config`: the ProviderConfig and ClusterProviderConfig controllers (users, `Ready`,
-//!   the in-use finalizer);
-//! - `config_resolution`, shared by both: a `providerConfigRef` resolved into a credentials source
-//!   and endpoint settings, read from the config and its Secret.
+//! - one folder per kind: `ecs_instance` (with the observation batcher and owner search),
+//!   `network` (VPC, VSwitch, SecurityGroup), `disk`, `key_pair`, `provider_config`
+//!   (ProviderConfig and ClusterProviderConfig);
+//! - shared by the kinds: `config_resolution` and `config_watches` (a `providerConfigRef` →
+//!   credentials and endpoint, and the watches that requeue its users), `cloud_client` (the
+//!   signed clients per configuration version and region), `cloud_connector` (the connector of
+//!   every kind but ECSInstance), `cloud_error` (cloud errors → reasons), `cloud_fields` (owner
+//!   tag, empty fields), `reasons` (every reason a user sees), `call_metrics`, `options`.
 //!
 //! Every cloud call goes through alibaba-sdk. This crate must not depend on the mock
 //! (alibaba-mock is a dev-dependency of its tests only), on an HTTP server framework, or on
@@ -27,12 +30,16 @@
 //! an instance's `passwordSecretRef` Secret, or to the labels of a Namespace whose objects use a
 //! ClusterProviderConfig reconciles the objects concerned at once; status writes to
 //! configurations do not. The process needs get/list/watch on Secrets in every
-//! namespace (a ClusterProviderConfig may name any namespace), get/list/watch/patch on the three
+//! namespace (a ClusterProviderConfig may name any namespace), get/list/watch/patch on the eight
 //! kinds and their `/status`, create/patch on Secrets for connection details, create on
 //! events, and get/list/watch on Namespaces (a ClusterProviderConfig with `allowedNamespaces.from:
 //! Selector` is checked against the managed resource's Namespace labels on every reconcile).
 
 mod call_metrics;
+mod cloud_client;
+mod cloud_connector;
+mod cloud_error;
+mod cloud_fields;
 mod config_resolution;
 mod config_watches;
 mod disk;
@@ -41,6 +48,7 @@ mod key_pair;
 mod network;
 mod options;
 mod provider_config;
+mod reasons;
 
 use std::future::Future;
 
@@ -56,8 +64,9 @@ use crate::ecs_instance::ecs_instance_controller;
 use crate::key_pair::key_pair_controller;
 use crate::network::network_controllers;
 
-/// Runs the ECSInstance, ProviderConfig and ClusterProviderConfig controllers with the Kubernetes
-/// client of `runtime` until `shutdown` completes, then lets running reconciles finish.
+/// Runs the eight controllers (ECSInstance, VPC, VSwitch, SecurityGroup, Disk, KeyPair,
+/// ProviderConfig, ClusterProviderConfig) with the Kubernetes client of `runtime` until
+/// `shutdown` completes, then lets running reconciles finish.
 ///
 /// Nothing at start can fail (configurations and credentials are resolved per reconcile, and
 /// their failures go to the objects' conditions), so this returns `Ok` once the controllers stop.

@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 use ferroplane_apis::common::{ProviderConfigKind, ProviderConfigReference};
 use kube::{Resource, ResourceExt};
 
-use super::resolver::{ConfigError, ConfigResolver, ResolvedConfig};
+use super::client_settings::ResolvedConfig;
+use super::config_error::ConfigError;
+use super::resolver::ConfigResolver;
 
 /// (kind, namespace for a ProviderConfig, name) of a configuration.
 type ConfigKey = (ProviderConfigKind, Option<String>, String);

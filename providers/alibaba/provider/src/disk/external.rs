@@ -14,7 +14,8 @@ use ferroplane_runtime::{
 use tracing::info;
 
 use super::plan::DiskPlan;
-use crate::network::{NetworkClients, non_empty, uid_tagged};
+use crate::cloud_connector::CloudClients;
+use crate::cloud_fields::{non_empty, uid_tagged};
 
 /// Connection Secret key.
 const CONN_DISK_ID: &str = "diskId";
@@ -40,7 +41,7 @@ fn observation(disk: &CloudDisk) -> DiskObservation {
     }
 }
 
-impl NetworkClients {
+impl CloudClients {
     async fn find_disk(&self, ext: &ExternalRef) -> Result<Option<CloudDisk>, ReconcileError> {
         let request = match ext.name() {
             Some(id) => DescribeDisksRequest {
@@ -97,7 +98,7 @@ fn is_code(err: &Error, code: &str) -> bool {
     err.code() == Some(code)
 }
 
-impl ExternalClient<Disk> for NetworkClients {
+impl ExternalClient<Disk> for CloudClients {
     async fn observe(&self, mr: &Disk, ext: &ExternalRef) -> Result<Observation, ReconcileError> {
         let Some(disk) = self.find_disk(ext).await? else {
             return Ok(Observation::missing());

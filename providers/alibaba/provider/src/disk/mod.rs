@@ -3,9 +3,10 @@
 //! `instanceIdSelector`), grown, given another performance level and renamed in place, detached
 //! and released on deletion.
 //!
-//! It shares the network kinds' connector (ProviderConfig → credentials → the region's cached
-//! clients), their error mapping and the framework's guarantees (ClientToken from the object's
-//! UID, `ferroplane.io/uid` tag, claim and ownership verdicts).
+//! It uses the shared connector (`crate::cloud_connector`: ProviderConfig → credentials → the
+//! region's cached clients, errors mapped by `crate::cloud_error`) and the framework's
+//! guarantees (ClientToken from the object's UID, `ferroplane.io/uid` tag, claim and ownership
+//! verdicts).
 //!
 //! - `plan`: the calls that bring a described disk to its spec (pure);
 //! - `external`: the external client.
@@ -17,8 +18,8 @@ use ferroplane_apis::alibabacloud::{Disk, ECSInstance};
 use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime, references};
 use kube::runtime::watcher;
 
+use crate::cloud_connector::{CloudConnector, CloudKind};
 use crate::config_watches::watch_provider_configs;
-use crate::network::{NetworkConnector, NetworkKind};
 use crate::options::Options;
 
 /// Name of the managed kind in metrics and logs.
@@ -29,9 +30,9 @@ pub const KIND: &str = "Disk";
 pub(crate) fn disk_controller(
     runtime: &Runtime,
     options: &Options,
-) -> ManagedController<Disk, NetworkConnector> {
+) -> ManagedController<Disk, CloudConnector> {
     let client = runtime.client().clone();
-    let connector = NetworkConnector::new(client.clone(), options, runtime.external_calls(KIND));
+    let connector = CloudConnector::new(client.clone(), options, runtime.external_calls(KIND));
     let resolved = connector.configs();
     let controller = ManagedController::new(runtime, options.api(&client), connector)
         .with_config(ControllerConfig {
@@ -46,7 +47,7 @@ pub(crate) fn disk_controller(
     watch_provider_configs(controller, &client, options, resolved, None)
 }
 
-impl NetworkKind for Disk {
+impl CloudKind for Disk {
     const PRODUCT: &'static str = "ecs";
     fn region(&self) -> &str {
         &self.spec.for_provider.region_id

@@ -8,9 +8,9 @@ use ferroplane_runtime::{Connector, ExternalCalls, ReconcileError};
 use kube::ResourceExt;
 
 use super::applied_inputs::AppliedInputs;
-use super::client_cache::ClientCache;
 use super::external::EcsExternal;
 use super::recent_creations::RecentCreations;
+use crate::cloud_client::ClientCache;
 use crate::config_resolution::{ConfigResolver, ResolvedConfigs};
 use crate::options::Options;
 

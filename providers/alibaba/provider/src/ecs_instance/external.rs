@@ -19,7 +19,6 @@ use ferroplane_runtime::{
 };
 
 use super::applied_inputs::{AppliedInputs, ChangedInputs, InputDigests};
-use super::client_cache::RegionClient;
 use super::comparison::{Observed, Wanted};
 use super::diff::{self, Power, status};
 use super::late_init::late_init;
@@ -28,8 +27,13 @@ use super::observation::{
 };
 use super::owner_search::outcome_unknown;
 use super::recent_creations::{LISTED_AFTER, RecentCreations};
-use super::reconcile_error::reconcile_error;
 use super::spec_mapping::{launch_refusal, run_instances_request};
+use crate::cloud_client::RegionClient;
+use crate::cloud_error::reconcile_error;
+use crate::reasons::{
+    DELETION_PROTECTION, IMMUTABLE_FIELD_CHANGED, INSTANCE_NOT_FOUND, INVALID_RESPONSE,
+    INVALID_SPEC, SUBSCRIPTION_NOT_EXPIRED,
+};
 
 /// The ECS side of one ECSInstance reconcile.
 pub struct EcsExternal {
@@ -116,7 +120,7 @@ fn owner_tag(instance: &Instance) -> Option<&str> {
 
 fn not_found_for_update(id: &str) -> ReconcileError {
     ReconcileError::retryable(
-        "InstanceNotFound",
+        INSTANCE_NOT_FOUND,
         format!("instance {id} disappeared before it could be updated; it is looked up again"),
     )
 }
@@ -198,7 +202,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         key: &IdempotencyKey,
     ) -> Result<Creation, ReconcileError> {
         if let Some(refusal) = launch_refusal(&mr.spec.for_provider) {
-            return Err(ReconcileError::terminal("InvalidSpec", refusal));
+            return Err(ReconcileError::terminal(INVALID_SPEC, refusal));
         }
         let password = self.password(mr).await?;
         let request = run_instances_request(
@@ -221,7 +225,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
                 owners.outcome_unknown(key.uid());
             }
             ReconcileError::retryable(
-                "InvalidResponse",
+                INVALID_RESPONSE,
                 format!(
                     "RunInstances returned no instance ID [request id {}]; the instance is looked up by its {UID_TAG} tag",
                     response.request_id
@@ -297,7 +301,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
 
         if !plan.immutable.is_empty() {
             return Err(ReconcileError::terminal(
-                "ImmutableFieldChanged",
+                IMMUTABLE_FIELD_CHANGED,
                 format!(
                     "instance {id}: {}; these fields cannot change after creation: restore them in spec.forProvider, or create a new ECSInstance",
                     plan.immutable.join("; ")
@@ -347,7 +351,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         if instance.deletion_protection {
             if mr.spec.for_provider.deletion_protection != Some(false) {
                 return Err(ReconcileError::terminal(
-                    "DeletionProtection",
+                    DELETION_PROTECTION,
                     format!(
                         "instance {id} has deletion protection on, so ECS refuses to release it: set spec.forProvider.deletionProtection: false (the object can still be edited while it is being deleted), or deletionPolicy: Orphan to keep the instance"
                     ),
@@ -370,7 +374,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
                 .map(|t| format!(" until {t}"))
                 .unwrap_or_default();
             return Err(ReconcileError::terminal(
-                "SubscriptionNotExpired",
+                SUBSCRIPTION_NOT_EXPIRED,
                 format!(
                     "instance {id} is a subscription (PrePaid) instance, paid for{expiry}; ECS releases a subscription instance only after it expires. Set deletionPolicy: Orphan to remove the object and keep the instance (unsubscribe it in the console), or wait for the expiry: ferroplane retries the release then"
                 ),

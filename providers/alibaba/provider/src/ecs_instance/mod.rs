@@ -3,7 +3,7 @@
 //! One reconcile of an ECSInstance, where each step lives:
 //! - `connector`: ProviderConfig (or ClusterProviderConfig) → credentials
 //!   (`crate::config_resolution`) → a cached, signed ECS client per (config version, region)
-//!   (`client_cache`).
+//!   (`crate::cloud_client`, which holds this module's `batcher` and `owner_search` per region).
 //! - `external`: `observe` through the `batcher` (one `DescribeInstances` for up to 100
 //!   instances sharing credentials, endpoint and region), or by the `ferroplane.io/uid` tag when
 //!   the instance ID is unknown (`owner_search`: one listing shared by every new object), with
@@ -16,8 +16,8 @@
 //!   share), `diff` (spec vs instance → plan of differing rows, driven by `FIELDS`).
 //! - Pure mapping: `spec_mapping` (spec → `RunInstances`), `wire_names` (the spec's enums as
 //!   ECS names them), `late_init` (instance → unset spec fields), `observation` (instance →
-//!   status, readiness, connection details), `reconcile_error` (ECS error → condition reason,
-//!   message, retry).
+//!   status, readiness, connection details). ECS errors become condition reasons through
+//!   `crate::cloud_error`.
 //!
 //! # Batching
 //! With [`Options::batching`](crate::Options::batching) (the default) instances sharing a
@@ -27,7 +27,6 @@
 
 mod applied_inputs;
 mod batcher;
-mod client_cache;
 mod comparison;
 mod connector;
 mod controller;
@@ -39,11 +38,10 @@ mod late_init;
 mod observation;
 mod owner_search;
 mod recent_creations;
-mod reconcile_error;
 mod requests;
 mod spec_mapping;
 mod wire_names;
 
-pub(crate) use client_cache::{ClientCache, RegionClient};
+pub(crate) use batcher::Batcher;
 pub(crate) use controller::ecs_instance_controller;
-pub(crate) use reconcile_error::reconcile_error;
+pub(crate) use owner_search::OwnerSearch;

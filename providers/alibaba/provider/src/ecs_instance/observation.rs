@@ -9,15 +9,12 @@ use ferroplane_apis::alibabacloud::{
 use ferroplane_runtime::{ConnectionDetails, Readiness};
 
 use super::diff::status;
+use crate::cloud_fields::non_empty;
 
 /// Connection Secret keys.
 pub const CONN_INSTANCE_ID: &str = "instanceId";
 pub const CONN_PUBLIC_IP: &str = "publicIpAddress";
 pub const CONN_PRIVATE_IP: &str = "privateIpAddress";
-
-fn non_empty(s: &str) -> Option<String> {
-    (!s.is_empty()).then(|| s.to_owned())
-}
 
 fn minutes(t: Option<jiff::Timestamp>) -> Option<String> {
     // ECS reports minutes only; print the same precision.

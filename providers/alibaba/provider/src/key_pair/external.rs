@@ -10,7 +10,8 @@ use ferroplane_runtime::{
 };
 use kube::ResourceExt;
 
-use crate::network::{NetworkClients, non_empty, uid_tagged};
+use crate::cloud_connector::CloudClients;
+use crate::cloud_fields::{non_empty, uid_tagged};
 
 /// Connection Secret keys.
 const CONN_NAME: &str = "keyPairName";
@@ -42,7 +43,7 @@ fn tag<'a>(pair: &'a CloudKeyPair, key: &str) -> Option<&'a str> {
         .map(|t| t.value.as_str())
 }
 
-impl ExternalClient<KeyPair> for NetworkClients {
+impl ExternalClient<KeyPair> for CloudClients {
     async fn observe(
         &self,
         mr: &KeyPair,

@@ -3,16 +3,16 @@
 //! into the connection Secret and nowhere else), deleted with the object. ECSInstances name it
 //! through `keyPairNameRef` / `keyPairNameSelector`.
 //!
-//! It shares the network kinds' connector, error mapping and the framework's guarantees
-//! (`ferroplane.io/uid` tag, ownership verdicts).
+//! It uses the shared connector (`crate::cloud_connector`, errors mapped by `crate::cloud_error`)
+//! and the framework's guarantees (`ferroplane.io/uid` tag, ownership verdicts).
 
 mod external;
 
 use ferroplane_apis::alibabacloud::KeyPair;
 use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime};
 
+use crate::cloud_connector::{CloudConnector, CloudKind};
 use crate::config_watches::watch_provider_configs;
-use crate::network::{NetworkConnector, NetworkKind};
 use crate::options::Options;
 
 /// Name of the managed kind in metrics and logs.
@@ -22,9 +22,9 @@ pub const KIND: &str = "KeyPair";
 pub(crate) fn key_pair_controller(
     runtime: &Runtime,
     options: &Options,
-) -> ManagedController<KeyPair, NetworkConnector> {
+) -> ManagedController<KeyPair, CloudConnector> {
     let client = runtime.client().clone();
-    let connector = NetworkConnector::new(client.clone(), options, runtime.external_calls(KIND));
+    let connector = CloudConnector::new(client.clone(), options, runtime.external_calls(KIND));
     let resolved = connector.configs();
     let controller = ManagedController::new(runtime, options.api(&client), connector).with_config(
         ControllerConfig {
@@ -35,7 +35,7 @@ pub(crate) fn key_pair_controller(
     watch_provider_configs(controller, &client, options, resolved, None)
 }
 
-impl NetworkKind for KeyPair {
+impl CloudKind for KeyPair {
     const PRODUCT: &'static str = "ecs";
     fn region(&self) -> &str {
         &self.spec.for_provider.region_id

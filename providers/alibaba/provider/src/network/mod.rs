@@ -1,50 +1,30 @@
 //! The network kinds: `VPC`, `VSwitch` and `SecurityGroup` (entry: [`network_controllers`]).
 //!
-//! They share one connector (`connector`: ProviderConfig → credentials → the region's ECS and
-//! VPC clients, cached like the ECSInstance's), one error mapping (`errors`: a dependency the
-//! cloud still sees is a wait, not a failure) and the framework's guarantees: creates carry a
-//! ClientToken from the object's UID and a `ferroplane.io/uid` tag, so a lost response creates
-//! nothing twice and a lost ID is found again by the tag. The VPC of a vSwitch or security group
+//! They share, with Disk and KeyPair, one connector (`crate::cloud_connector`: ProviderConfig →
+//! credentials → the region's cached ECS and VPC clients, errors mapped by `crate::cloud_error`)
+//! and the framework's guarantees: creates carry a ClientToken from the object's UID and a
+//! `ferroplane.io/uid` tag, so a lost response creates nothing twice and a lost ID is found again
+//! by the tag. The VPC of a vSwitch or security group
 //! comes from `vpcIdRef` / `vpcIdSelector` through the runtime's references.
 //!
-//! - `vpc`, `vswitch`: create, observe, delete (their settings are fixed at creation);
-//! - `security_group` with `rules`: the rules are kept exactly as the spec lists them.
+//! - `vpc`, `vswitch`: create, observe, update name, description and tags, delete;
+//! - `security_group` with `rules`: the rules are kept exactly as the spec lists them;
+//! - `attributes` (pure) and `vpc_tags`: name, description and tags changed in place.
 
 mod attributes;
-mod connector;
-mod errors;
 mod rules;
 mod security_group;
 mod vpc;
+mod vpc_tags;
 mod vswitch;
 
 use ferroplane_apis::alibabacloud::{SecurityGroup, VPC, VSwitch};
 use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime, references};
 use kube::runtime::watcher;
 
-pub(crate) use self::connector::{NetworkClients, NetworkConnector, NetworkKind};
+use crate::cloud_connector::{CloudConnector, CloudKind};
 use crate::config_watches::watch_provider_configs;
 use crate::options::Options;
-
-/// The tags to create a resource with: the spec's, and the UID tag (which the spec may not set).
-pub(crate) fn uid_tagged<T>(
-    tags: Option<&ferroplane_apis::alibabacloud::Tags>,
-    uid: &str,
-    tag: impl Fn(&str, &str) -> T,
-) -> Vec<T> {
-    let mut out: Vec<T> = tags
-        .into_iter()
-        .flatten()
-        .filter(|(k, _)| k.as_str() != ferroplane_runtime::UID_TAG)
-        .map(|(k, v)| tag(k, v))
-        .collect();
-    out.push(tag(ferroplane_runtime::UID_TAG, uid));
-    out
-}
-
-pub(crate) fn non_empty(s: &str) -> Option<String> {
-    (!s.is_empty()).then(|| s.to_owned())
-}
 
 /// The three controllers. A VSwitch or SecurityGroup waiting for its VPC reference is reconciled
 /// as soon as that VPC changes (becomes Ready), not at its next backoff.
@@ -52,14 +32,13 @@ pub(crate) fn network_controllers(
     runtime: &Runtime,
     options: &Options,
 ) -> (
-    ManagedController<VPC, NetworkConnector>,
-    ManagedController<VSwitch, NetworkConnector>,
-    ManagedController<SecurityGroup, NetworkConnector>,
+    ManagedController<VPC, CloudConnector>,
+    ManagedController<VSwitch, CloudConnector>,
+    ManagedController<SecurityGroup, CloudConnector>,
 ) {
     let client = runtime.client().clone();
     let controller = |kind: &str| {
-        let connector =
-            NetworkConnector::new(client.clone(), options, runtime.external_calls(kind));
+        let connector = CloudConnector::new(client.clone(), options, runtime.external_calls(kind));
         (connector.configs(), connector)
     };
     let config = ControllerConfig {
@@ -92,4 +71,25 @@ pub(crate) fn network_controllers(
         );
     let groups = watch_provider_configs(groups, &client, options, resolved, None);
     (vpcs, vswitches, groups)
+}
+
+impl CloudKind for VPC {
+    const PRODUCT: &'static str = "vpc";
+    fn region(&self) -> &str {
+        &self.spec.for_provider.region_id
+    }
+}
+
+impl CloudKind for VSwitch {
+    const PRODUCT: &'static str = "vpc";
+    fn region(&self) -> &str {
+        &self.spec.for_provider.region_id
+    }
+}
+
+impl CloudKind for SecurityGroup {
+    const PRODUCT: &'static str = "ecs";
+    fn region(&self) -> &str {
+        &self.spec.for_provider.region_id
+    }
 }

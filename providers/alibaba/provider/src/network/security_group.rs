@@ -10,15 +10,16 @@ use alibaba_sdk::ecs::{CreateSecurityGroupRequest, Direction, Rule, SecurityGrou
 use ferroplane_apis::alibabacloud::{
     SecurityGroup, SecurityGroupObservation, SecurityGroupParameters,
 };
+use ferroplane_runtime::references::REFERENCE_NOT_RESOLVED;
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
     Observation, ReconcileError, UID_TAG, Update,
 };
 
 use super::attributes::{self, AttributeDiff, Compared};
-use super::connector::NetworkClients;
 use super::rules::{RulePlan, desired};
-use super::uid_tagged;
+use crate::cloud_connector::CloudClients;
+use crate::cloud_fields::uid_tagged;
 
 /// Connection Secret key.
 const CONN_SECURITY_GROUP_ID: &str = "securityGroupId";
@@ -38,7 +39,7 @@ fn attribute_diff(p: &SecurityGroupParameters, found: &Group) -> AttributeDiff {
     })
 }
 
-impl NetworkClients {
+impl CloudClients {
     async fn find_group(&self, ext: &ExternalRef) -> Result<Option<Group>, ReconcileError> {
         let (ids, tags) = match ext.name() {
             Some(id) => (vec![id.to_owned()], Vec::new()),
@@ -91,7 +92,7 @@ impl NetworkClients {
     }
 }
 
-impl ExternalClient<SecurityGroup> for NetworkClients {
+impl ExternalClient<SecurityGroup> for CloudClients {
     async fn observe(
         &self,
         mr: &SecurityGroup,
@@ -145,7 +146,7 @@ impl ExternalClient<SecurityGroup> for NetworkClients {
         let p = &mr.spec.for_provider;
         let Some(vpc_id) = p.vpc_id.clone() else {
             return Err(ReconcileError::dependency(
-                "ReferenceNotResolved",
+                REFERENCE_NOT_RESOLVED,
                 "the VPC is not known yet: set spec.forProvider.vpcId, vpcIdRef or vpcIdSelector",
             ));
         };

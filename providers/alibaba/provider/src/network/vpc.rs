@@ -11,8 +11,8 @@ use ferroplane_runtime::{
 };
 
 use super::attributes::{self, AttributeDiff, Compared};
-use super::connector::NetworkClients;
-use super::{non_empty, uid_tagged};
+use crate::cloud_connector::CloudClients;
+use crate::cloud_fields::{non_empty, uid_tagged};
 
 /// Connection Secret key.
 const CONN_VPC_ID: &str = "vpcId";
@@ -67,7 +67,7 @@ fn observed(p: &VPCParameters, found: &vpc::Vpc) -> Result<Observation, Reconcil
     Ok(observation)
 }
 
-impl NetworkClients {
+impl CloudClients {
     async fn find_vpc(&self, ext: &ExternalRef) -> Result<Option<vpc::Vpc>, ReconcileError> {
         let (ids, tags) = match ext.name() {
             Some(id) => (vec![id.to_owned()], Vec::new()),
@@ -85,7 +85,7 @@ impl NetworkClients {
     }
 }
 
-impl ExternalClient<VPC> for NetworkClients {
+impl ExternalClient<VPC> for CloudClients {
     async fn observe(&self, mr: &VPC, ext: &ExternalRef) -> Result<Observation, ReconcileError> {
         match self.find_vpc(ext).await? {
             Some(found) => observed(&mr.spec.for_provider, &found),

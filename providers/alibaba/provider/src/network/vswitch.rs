@@ -5,14 +5,15 @@
 
 use alibaba_sdk::vpc::{self, CreateVSwitchRequest, Tag};
 use ferroplane_apis::alibabacloud::{VSwitch, VSwitchObservation, VSwitchParameters};
+use ferroplane_runtime::references::REFERENCE_NOT_RESOLVED;
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
     Observation, Readiness, ReconcileError, UID_TAG, Update,
 };
 
 use super::attributes::{self, AttributeDiff, Compared};
-use super::connector::NetworkClients;
-use super::{non_empty, uid_tagged};
+use crate::cloud_connector::CloudClients;
+use crate::cloud_fields::{non_empty, uid_tagged};
 
 /// Connection Secret key.
 const CONN_VSWITCH_ID: &str = "vSwitchId";
@@ -64,7 +65,7 @@ fn observed(p: &VSwitchParameters, found: &vpc::VSwitch) -> Result<Observation, 
     Ok(observation)
 }
 
-impl NetworkClients {
+impl CloudClients {
     async fn find_vswitch(
         &self,
         ext: &ExternalRef,
@@ -93,7 +94,7 @@ impl NetworkClients {
     }
 }
 
-impl ExternalClient<VSwitch> for NetworkClients {
+impl ExternalClient<VSwitch> for CloudClients {
     async fn observe(
         &self,
         mr: &VSwitch,
@@ -111,7 +112,7 @@ impl ExternalClient<VSwitch> for NetworkClients {
         // vpcId here means the reference has not been written yet.
         let Some(vpc_id) = p.vpc_id.clone() else {
             return Err(ReconcileError::dependency(
-                "ReferenceNotResolved",
+                REFERENCE_NOT_RESOLVED,
                 "the VPC is not known yet: set spec.forProvider.vpcId, vpcIdRef or vpcIdSelector",
             ));
         };

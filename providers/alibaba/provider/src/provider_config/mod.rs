@@ -35,8 +35,8 @@ use tracing::{info, warn};
 use self::config_kind::ConfigKind;
 use self::reconcile::{Context, error_policy, reconcile};
 use self::references::ReferenceChanges;
+use crate::cloud_client::ClientCache;
 use crate::config_resolution::{ConfigResolver, uses_secret};
-use crate::ecs_instance::ClientCache;
 use crate::options::Options;
 
 /// Runs both configuration controllers until `shutdown` completes. They follow ECSInstances

@@ -23,8 +23,9 @@ use tracing::warn;
 
 use super::config_kind::ConfigKind;
 use super::references::references;
+use crate::cloud_client::ClientCache;
 use crate::config_resolution::{ConfigResolver, ResolvedConfig, display};
-use crate::ecs_instance::ClientCache;
+use crate::reasons::{CREDENTIALS_ERROR, IN_USE, KUBERNETES_API_ERROR};
 
 /// Finalizer that keeps a configuration while ECSInstances reference it.
 pub const IN_USE_FINALIZER: &str = "ferroplane.io/in-use";
@@ -56,7 +57,7 @@ async fn live_users_of<P: ConfigKind, K: ManagedResource>(
         _ => Api::all(ctx.client.clone()),
     };
     let list = api.list(&ListParams::default()).await.map_err(|e| {
-        ReconcileError::retryable("KubernetesApiError", format!("cannot list {kind}s: {e}"))
+        ReconcileError::retryable(KUBERNETES_API_ERROR, format!("cannot list {kind}s: {e}"))
     })?;
     Ok(list
         .items
@@ -131,7 +132,7 @@ pub(super) async fn reconcile<P: ConfigKind>(
         let ready = Desired {
             type_: names::READY,
             status: ConditionStatus::False,
-            reason: "InUse",
+            reason: IN_USE,
             message,
         };
         write_status(&api, &config, users.len(), ready).await?;
@@ -203,7 +204,7 @@ async fn credentials_condition<P: ConfigKind>(ctx: &Context, config: &P) -> Desi
             reason: names::REASON_AVAILABLE,
             message: loaded_message(config, &resolved),
         },
-        Err(e) => failed("CredentialsError", format!("{}: {e}", resolved.display)),
+        Err(e) => failed(CREDENTIALS_ERROR, format!("{}: {e}", resolved.display)),
     }
 }
 
@@ -252,7 +253,7 @@ async fn write_status<P: ConfigKind>(
 }
 
 fn kube_error(e: kube::Error) -> ReconcileError {
-    ReconcileError::retryable("KubernetesApiError", e.to_string())
+    ReconcileError::retryable(KUBERNETES_API_ERROR, e.to_string())
 }
 
 pub(super) fn error_policy<P: ConfigKind>(

@@ -15,6 +15,7 @@ use crate::ecs_instance::comparison::{Change, Wanted};
 use crate::ecs_instance::diff::{Power, status};
 use crate::ecs_instance::requests::{Planned, batch, own};
 use crate::ecs_instance::wire_names::stopped_mode;
+use crate::reasons::{INVALID_SPEC, KEY_PAIR_NOT_BOUND};
 
 impl EcsExternal {
     /// Makes the changes of `rows` (one phase of a plan) on instance `id`.
@@ -162,7 +163,7 @@ impl EcsExternal {
         }) {
             if to == "PrePaid" && period.is_none() {
                 return Err(ReconcileError::terminal(
-                    "InvalidSpec",
+                    INVALID_SPEC,
                     format!(
                         "instance {id}: instanceChargeType PrePaid needs spec.forProvider.period (and periodUnit, Month by default): ECS buys the subscription for that long"
                     ),
@@ -278,7 +279,7 @@ fn key_pair_outcome(
     match response.failures().first() {
         None => Ok(()),
         Some(failed) => Err(ReconcileError::retryable(
-            "KeyPairNotBound",
+            KEY_PAIR_NOT_BOUND,
             format!(
                 "{action} for instance {id} failed: {} ({}) [request id {}]",
                 failed.message, failed.code, response.request_id

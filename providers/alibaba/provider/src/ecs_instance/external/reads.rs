@@ -15,7 +15,10 @@ use kube::{Api, ResourceExt};
 
 use super::EcsExternal;
 use crate::call_metrics::record_call;
-use crate::ecs_instance::reconcile_error::reconcile_error;
+use crate::cloud_error::reconcile_error;
+use crate::reasons::{
+    INVALID_PASSWORD, KUBERNETES_API_ERROR, PASSWORD_KEY_MISSING, PASSWORD_SECRET_NOT_FOUND,
+};
 
 impl EcsExternal {
     /// The instance `id`, or `None` when ECS says it does not exist. That includes
@@ -88,13 +91,13 @@ impl EcsExternal {
             .await
             .map_err(|e| {
                 ReconcileError::retryable(
-                    "KubernetesApiError",
+                    KUBERNETES_API_ERROR,
                     format!("cannot read password Secret {ns}/{}: {e}", selector.name),
                 )
             })?
             .ok_or_else(|| {
                 ReconcileError::dependency(
-                    "PasswordSecretNotFound",
+                    PASSWORD_SECRET_NOT_FOUND,
                     format!(
                         "Secret {ns}/{} named in spec.forProvider.passwordSecretRef does not exist; create it with the password under key {}",
                         selector.name, selector.key
@@ -107,7 +110,7 @@ impl EcsExternal {
             .and_then(|d| d.get(&selector.key))
             .ok_or_else(|| {
                 ReconcileError::dependency(
-                    "PasswordKeyMissing",
+                    PASSWORD_KEY_MISSING,
                     format!(
                         "Secret {ns}/{} has no key {} (spec.forProvider.passwordSecretRef.key)",
                         selector.name, selector.key
@@ -116,7 +119,7 @@ impl EcsExternal {
             })?;
         let text = String::from_utf8(bytes.0.clone()).map_err(|_| {
             ReconcileError::terminal(
-                "InvalidPassword",
+                INVALID_PASSWORD,
                 format!(
                     "key {} of Secret {ns}/{} is not UTF-8 text",
                     selector.key, selector.name

@@ -1,6 +1,9 @@
-//! ECS failures → [`ReconcileError`]: a stable reason for conditions, events and metrics, a
-//! message that says what to do (with the ECS code and request ID, which `Error`'s `Display`
-//! carries; secrets are already redacted there), and the retry class.
+//! Cloud API failures → [`ReconcileError`], for every Alibaba kind: a stable reason (a
+//! [`crate::reasons`] constant) for conditions, events and metrics, a message that says what to
+//! do (with the cloud's code and request ID, which `Error`'s `Display` carries; secrets are
+//! already redacted there), and the retry class. [`reconcile_error`] is the ECSInstance's
+//! mapping; [`product_error`] is the same for the kinds on other APIs, except that a RAM denial
+//! names the product's own permission (`vpc:CreateVSwitch`, `ecs:CreateSecurityGroup`).
 //!
 //! | failure | reason | retry |
 //! |---|---|---|
@@ -18,18 +21,40 @@
 use alibaba_sdk::Error;
 use ferroplane_runtime::{ReconcileError, RetryClass};
 
+use crate::reasons::{
+    API_ERROR, CHARGE_TYPE_VIOLATION, DELETION_PROTECTION, ENDPOINT_UNREACHABLE, FORBIDDEN,
+    IDEMPOTENT_PARAMETER_MISMATCH, INSTANCE_BUSY, INVALID_CREDENTIALS, INVALID_ENDPOINT,
+    INVALID_PARAMETER, NO_STOCK, QUOTA_EXCEEDED, SERVER_ERROR, THROTTLED,
+};
+
+/// Maps an error of a kind on another product's API (VPC, VSwitch, SecurityGroup, Disk, KeyPair);
+/// `product` is the RAM service prefix of that API (`vpc` or `ecs`).
+pub fn product_error(err: &Error, config: &str, product: &str) -> ReconcileError {
+    if err.is_forbidden() && !err.is_bad_credentials() {
+        let action = err.api().map_or("", |api| api.action.as_str());
+        return ReconcileError::new(
+            FORBIDDEN,
+            format!(
+                "the RAM user or role of {config} is not allowed to call {action}: grant it the RAM permission {product}:{action} [{err}]"
+            ),
+            RetryClass::UntilSpecChanges,
+        );
+    }
+    reconcile_error(err, config)
+}
+
 /// Maps an ECS error; `config` names the ProviderConfig for credential problems.
 pub fn reconcile_error(err: &Error, config: &str) -> ReconcileError {
     let code = err.code().unwrap_or_default();
     let (reason, advice, retry): (&'static str, String, RetryClass) = if err.is_throttling() {
         (
-            "Throttled",
+            THROTTLED,
             "ECS is throttling this account's calls in this region; ferroplane backs off and retries. If it persists, raise the poll interval or spread instances over accounts".into(),
             RetryClass::Backoff,
         )
     } else if code.starts_with("InvalidAccessKeyId.NotFound") {
         (
-            "InvalidCredentials",
+            INVALID_CREDENTIALS,
             format!(
                 "the AccessKeyId of {config} does not exist: put a valid AccessKey in its credentials Secret"
             ),
@@ -37,7 +62,7 @@ pub fn reconcile_error(err: &Error, config: &str) -> ReconcileError {
         )
     } else if code.starts_with("InvalidAccessKeyId") {
         (
-            "InvalidCredentials",
+            INVALID_CREDENTIALS,
             format!(
                 "the AccessKey of {config} is disabled: enable it in the RAM console or put an active AccessKey in its credentials Secret"
             ),
@@ -45,7 +70,7 @@ pub fn reconcile_error(err: &Error, config: &str) -> ReconcileError {
         )
     } else if code == "SignatureDoesNotMatch" || code == "IncompleteSignature" {
         (
-            "InvalidCredentials",
+            INVALID_CREDENTIALS,
             format!(
                 "ECS rejected the request signature: the AccessKeySecret in the credentials Secret of {config} does not belong to its AccessKeyId"
             ),
@@ -53,7 +78,7 @@ pub fn reconcile_error(err: &Error, config: &str) -> ReconcileError {
         )
     } else if err.is_bad_credentials() {
         (
-            "InvalidCredentials",
+            INVALID_CREDENTIALS,
             format!(
                 "the credentials of {config} are not usable: check its credentials source and Secret"
             ),
@@ -62,7 +87,7 @@ pub fn reconcile_error(err: &Error, config: &str) -> ReconcileError {
     } else if err.is_forbidden() {
         let action = err.api().map_or("", |api| api.action.as_str());
         (
-            "Forbidden",
+            FORBIDDEN,
             format!(
                 "the RAM user or role of {config} is not allowed to call {action}: grant it the RAM permission ecs:{action} (for example through the system policy AliyunECSFullAccess)"
             ),
@@ -70,32 +95,32 @@ pub fn reconcile_error(err: &Error, config: &str) -> ReconcileError {
         )
     } else if err.is_charge_type_violation() {
         (
-            "ChargeTypeViolation",
+            CHARGE_TYPE_VIOLATION,
             "ECS does not allow this operation for the instance's billing method (spec.forProvider.instanceChargeType), e.g. releasing an unexpired subscription instance: change the spec or the instance's charge type".into(),
             RetryClass::UntilSpecChanges,
         )
     } else if err.is_deletion_protection() {
         (
-            "DeletionProtection",
+            DELETION_PROTECTION,
             "the instance has deletion protection on: set spec.forProvider.deletionProtection: false (allowed while the object is being deleted), or deletionPolicy: Orphan to keep the instance".into(),
             RetryClass::UntilSpecChanges,
         )
     } else if err.is_quota_or_stock() {
         let (reason, advice) = if code.contains("NoStock") {
             (
-                "NoStock",
+                NO_STOCK,
                 "the zone has no stock of this instance type: choose another instanceType or zoneId",
             )
         } else {
             (
-                "QuotaExceeded",
+                QUOTA_EXCEEDED,
                 "an account quota is exhausted: release instances or raise the quota in the Quota Center",
             )
         };
         (reason, advice.into(), RetryClass::UntilSpecChanges)
     } else if err.is_wrong_state() || code == "LastTokenProcessing" {
         (
-            "InstanceBusy",
+            INSTANCE_BUSY,
             "the instance is busy with another operation; ferroplane retries once it settles"
                 .into(),
             RetryClass::Backoff,
@@ -106,46 +131,46 @@ pub fn reconcile_error(err: &Error, config: &str) -> ReconcileError {
         || code.starts_with("Invalid")
     {
         (
-            "InvalidParameter",
+            INVALID_PARAMETER,
             "ECS rejected a value of spec.forProvider (region, zone, image, instance type, vSwitch, security group or another parameter): correct the spec".into(),
             RetryClass::UntilSpecChanges,
         )
     } else if code == "IdempotentParameterMismatch" {
         (
-            "IdempotentParameterMismatch",
+            IDEMPOTENT_PARAMETER_MISMATCH,
             "ECS remembers this create token with other parameters; ferroplane retries with the current spec".into(),
             RetryClass::Backoff,
         )
     } else {
         match err {
             Error::Connect { .. } | Error::Timeout { .. } | Error::Transport { .. } => (
-                "EndpointUnreachable",
+                ENDPOINT_UNREACHABLE,
                 format!(
                     "the ECS endpoint of {config} cannot be reached; check spec.endpoint, DNS, proxy and network policies. ferroplane retries"
                 ),
                 RetryClass::Backoff,
             ),
             Error::Credentials(_) => (
-                "InvalidCredentials",
+                INVALID_CREDENTIALS,
                 format!(
                     "the credentials of {config} cannot be obtained: check its credentials source"
                 ),
                 RetryClass::WaitForDependency,
             ),
             Error::Endpoint(_) => (
-                "InvalidEndpoint",
+                INVALID_ENDPOINT,
                 format!(
                     "fix spec.endpoint or spec.region of {config}, or spec.forProvider.regionId"
                 ),
                 RetryClass::UntilSpecChanges,
             ),
             _ if err.is_retryable() => (
-                "ServerError",
+                SERVER_ERROR,
                 "ECS failed on its side; ferroplane retries".into(),
                 RetryClass::Backoff,
             ),
             _ => (
-                "ApiError",
+                API_ERROR,
                 "see the ECS error; correct the spec if it names a parameter".into(),
                 RetryClass::UntilSpecChanges,
             ),

@@ -1,67 +1,46 @@
-//! [`NetworkConnector`]: ProviderConfig → credentials → the cached ECS and VPC clients of the
-//! object's region, handed out as [`NetworkClients`], which is the external client of all three
-//! network kinds.
+//! [`CloudConnector`]: ProviderConfig → credentials → the cached ECS and VPC clients of the
+//! object's region (`crate::cloud_client`), handed out as [`CloudClients`], the external client
+//! of every kind observed on its own (VPC, VSwitch, SecurityGroup, Disk, KeyPair; the
+//! ECSInstance has its own connector for the batcher). Each call is counted and its error mapped
+//! by `crate::cloud_error`.
 
-use crate::call_metrics::record_call;
 use std::future::Future;
 use std::sync::Arc;
 
 use alibaba_sdk::Error;
-use alibaba_sdk::vpc::Tag;
-use ferroplane_apis::alibabacloud::{SecurityGroup, VPC, VSwitch};
 use ferroplane_runtime::{
     Connector, ExternalCalls, ExternalClient, ManagedResource, ReconcileError,
 };
 use kube::ResourceExt;
 
-use super::attributes::AttributeDiff;
-use super::errors::network_error;
+use crate::call_metrics::record_call;
+use crate::cloud_client::{ClientCache, RegionClient};
+use crate::cloud_error::product_error;
 use crate::config_resolution::{ConfigResolver, ResolvedConfigs};
-use crate::ecs_instance::{ClientCache, RegionClient};
 use crate::options::Options;
 
-/// A network kind: where its region is, and the RAM service prefix of the API it calls.
-pub(crate) trait NetworkKind: ManagedResource {
+/// A kind served by [`CloudConnector`]: where its region is, and the RAM service prefix of the
+/// API it calls.
+pub(crate) trait CloudKind: ManagedResource {
     const PRODUCT: &'static str;
     fn region(&self) -> &str;
 }
 
-impl NetworkKind for VPC {
-    const PRODUCT: &'static str = "vpc";
-    fn region(&self) -> &str {
-        &self.spec.for_provider.region_id
-    }
-}
-
-impl NetworkKind for VSwitch {
-    const PRODUCT: &'static str = "vpc";
-    fn region(&self) -> &str {
-        &self.spec.for_provider.region_id
-    }
-}
-
-impl NetworkKind for SecurityGroup {
-    const PRODUCT: &'static str = "ecs";
-    fn region(&self) -> &str {
-        &self.spec.for_provider.region_id
-    }
-}
-
-/// Connects network objects to their region's APIs. Cheap to clone.
+/// Connects objects to their region's APIs. Cheap to clone.
 #[derive(Clone)]
-pub(crate) struct NetworkConnector {
+pub(crate) struct CloudConnector {
     configs: Arc<ResolvedConfigs>,
     cache: Arc<ClientCache>,
     calls: ExternalCalls,
 }
 
-impl NetworkConnector {
+impl CloudConnector {
     pub fn new(kube: kube::Client, options: &Options, calls: ExternalCalls) -> Self {
         Self {
             configs: Arc::new(ResolvedConfigs::new(
                 ConfigResolver::new(kube).allow_endpoints(options.allowed_endpoints.clone()),
             )),
-            // No batching: network objects are few, each observed on its own.
+            // No batching: these objects are few, each observed on its own.
             cache: Arc::new(ClientCache::new(
                 options.client.clone(),
                 None,
@@ -78,14 +57,14 @@ impl NetworkConnector {
     }
 }
 
-impl<K> Connector<K> for NetworkConnector
+impl<K> Connector<K> for CloudConnector
 where
-    K: NetworkKind,
-    NetworkClients: ExternalClient<K>,
+    K: CloudKind,
+    CloudClients: ExternalClient<K>,
 {
-    type Client = NetworkClients;
+    type Client = CloudClients;
 
-    async fn connect(&self, mr: &K) -> Result<NetworkClients, ReconcileError> {
+    async fn connect(&self, mr: &K) -> Result<CloudClients, ReconcileError> {
         let namespace = mr.namespace().unwrap_or_default();
         let reference = mr.provider_config_ref().cloned().unwrap_or_default();
         let config = self
@@ -97,7 +76,7 @@ where
             .cache
             .client(&config, mr.region())
             .map_err(|e| e.into_reconcile())?;
-        Ok(NetworkClients {
+        Ok(CloudClients {
             region,
             config: config.display.clone(),
             product: K::PRODUCT,
@@ -107,7 +86,7 @@ where
 }
 
 /// The clients of one reconcile.
-pub(crate) struct NetworkClients {
+pub(crate) struct CloudClients {
     pub region: RegionClient,
     /// The configuration's name, for messages.
     pub config: String,
@@ -116,7 +95,7 @@ pub(crate) struct NetworkClients {
     calls: ExternalCalls,
 }
 
-impl NetworkClients {
+impl CloudClients {
     /// Sends one call, counts it, maps its error.
     pub async fn call<T>(
         &self,
@@ -125,35 +104,7 @@ impl NetworkClients {
     ) -> Result<T, ReconcileError> {
         self.raw(action, call)
             .await
-            .map_err(|e| network_error(&e, &self.config, self.product))
-    }
-
-    /// Applies the tag half of an attribute diff through the VPC API (`TagResources`,
-    /// `UnTagResources`) to the resource `id` of `resource_type` (`VPC` or `VSWITCH`).
-    pub async fn sync_vpc_api_tags(
-        &self,
-        resource_type: &str,
-        id: &str,
-        diff: &AttributeDiff,
-    ) -> Result<(), ReconcileError> {
-        if !diff.set.is_empty() {
-            let tags: Vec<Tag> = diff.set.iter().map(|(k, v)| Tag::new(k, v)).collect();
-            self.call(
-                "TagResources",
-                self.region.vpc.tag_resource(resource_type, id, &tags),
-            )
-            .await?;
-        }
-        if !diff.remove.is_empty() {
-            self.call(
-                "UnTagResources",
-                self.region
-                    .vpc
-                    .untag_resource(resource_type, id, &diff.remove),
-            )
-            .await?;
-        }
-        Ok(())
+            .map_err(|e| product_error(&e, &self.config, self.product))
     }
 
     /// Sends one call and counts it, leaving the error to the caller (for codes that are
@@ -170,6 +121,6 @@ impl NetworkClients {
 
     /// Maps an error kept by [`Self::raw`].
     pub fn error(&self, err: &Error) -> ReconcileError {
-        network_error(err, &self.config, self.product)
+        product_error(err, &self.config, self.product)
     }
 }

@@ -1,7 +1,8 @@
-//! Clients cached per configuration version: one credentials provider per (config UID, config
-//! generation, Secret resourceVersion) and, under it, one ECS client, one observation batcher and
-//! one owner search per region. A new version replaces the old entry, so rotated keys are used at once and stale
-//! clients are dropped.
+//! The signed cloud clients of every Alibaba kind, cached per configuration version: one
+//! credentials provider per (config UID, config generation, Secret resourceVersion) and, under
+//! it, per region one ECS client, one VPC client and the ECSInstance's observation batcher and
+//! owner search (both from `crate::ecs_instance`). A new version replaces the old entry, so
+//! rotated keys are used at once and stale clients are dropped.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry as MapEntry;
@@ -14,9 +15,9 @@ use alibaba_sdk::endpoint::{Network, parse_endpoint};
 use alibaba_sdk::vpc::{VpcClient, vpc_endpoint};
 use ferroplane_runtime::ExternalCalls;
 
-use super::batcher::Batcher;
-use super::owner_search::OwnerSearch;
 use crate::config_resolution::{ConfigError, ResolvedConfig};
+use crate::ecs_instance::Batcher;
+use crate::ecs_instance::OwnerSearch;
 use crate::options::ClientOverrides;
 
 /// The client of one region under one configuration version.

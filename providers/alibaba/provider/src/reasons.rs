@@ -1,0 +1,145 @@
+//! Every reason provider-alibaba gives a user, one constant each: the reason of a failed step
+//! (the first word of the `Synced=False` message and of the Warning event, and the `reason`
+//! label of the error metric) and the `Ready` reason of a ProviderConfig or
+//! ClusterProviderConfig. README's "Alibaba Cloud kinds and ProviderConfig" table lists each
+//! one with what to do (a test keeps the two in step). Reasons the framework owns
+//! (`ReferenceNotResolved`, `Available`, `ReconcileError`, ...) are constants of
+//! ferroplane-runtime and ferroplane-apis.
+
+// Cloud API failures (`crate::cloud_error`), for every managed kind.
+
+/// The cloud throttles the account's calls in the region: ferroplane backs off; if it persists,
+/// raise the poll interval or spread objects over accounts.
+pub const THROTTLED: &str = "Throttled";
+/// The cloud rejects the configuration's AccessKey or signature: put a valid, active AccessKey in
+/// its credentials Secret or fix its credentials source.
+pub const INVALID_CREDENTIALS: &str = "InvalidCredentials";
+/// RAM denies the call: grant the configuration's user or role the permission the message names.
+pub const FORBIDDEN: &str = "Forbidden";
+/// The operation is not allowed for the instance's billing method: change the spec or the
+/// instance's charge type.
+pub const CHARGE_TYPE_VIOLATION: &str = "ChargeTypeViolation";
+/// The instance has deletion protection on: set `deletionProtection: false` or `deletionPolicy:
+/// Orphan`.
+pub const DELETION_PROTECTION: &str = "DeletionProtection";
+/// The zone has no stock of the instance type: choose another `instanceType` or `zoneId`.
+pub const NO_STOCK: &str = "NoStock";
+/// An account quota is exhausted: release resources or raise the quota in the Quota Center.
+pub const QUOTA_EXCEEDED: &str = "QuotaExceeded";
+/// The instance is busy with another operation: nothing to do, ferroplane retries.
+pub const INSTANCE_BUSY: &str = "InstanceBusy";
+/// The cloud rejects a value of `spec.forProvider` (region, zone, image, type, ...): correct the
+/// spec.
+pub const INVALID_PARAMETER: &str = "InvalidParameter";
+/// The cloud remembers the create token with other parameters: nothing to do, ferroplane retries
+/// with the current spec.
+pub const IDEMPOTENT_PARAMETER_MISMATCH: &str = "IdempotentParameterMismatch";
+/// The endpoint cannot be reached: check `spec.endpoint`, DNS, proxy and network policies.
+pub const ENDPOINT_UNREACHABLE: &str = "EndpointUnreachable";
+/// The endpoint or region is not valid: fix the configuration's `endpoint` or `region`, or the
+/// object's `regionId`.
+pub const INVALID_ENDPOINT: &str = "InvalidEndpoint";
+/// The cloud failed on its side: nothing to do, ferroplane retries.
+pub const SERVER_ERROR: &str = "ServerError";
+/// Any other cloud error: read the cloud's code in the message; correct the spec if it names a
+/// parameter.
+pub const API_ERROR: &str = "ApiError";
+
+// ECSInstance.
+
+/// A read from the Kubernetes API failed: nothing to do if it passes, else check the API server
+/// and the provider's permissions.
+pub const KUBERNETES_API_ERROR: &str = "KubernetesApiError";
+/// The Secret named by `passwordSecretRef` does not exist: create it.
+pub const PASSWORD_SECRET_NOT_FOUND: &str = "PasswordSecretNotFound";
+/// The password Secret lacks the key `passwordSecretRef.key`: add the key or fix the reference.
+pub const PASSWORD_KEY_MISSING: &str = "PasswordKeyMissing";
+/// The password in the Secret is not UTF-8 text: store it as text.
+pub const INVALID_PASSWORD: &str = "InvalidPassword";
+/// ECS did not attach or detach the key pair: read the cloud's code in the message; ferroplane
+/// retries.
+pub const KEY_PAIR_NOT_BOUND: &str = "KeyPairNotBound";
+/// The spec asks for something ECS cannot do (e.g. PrePaid without `period`): correct the spec.
+pub const INVALID_SPEC: &str = "InvalidSpec";
+/// The instance vanished before an update: nothing to do, it is looked up again.
+pub const INSTANCE_NOT_FOUND: &str = "InstanceNotFound";
+/// `RunInstances` answered without an instance ID: nothing to do, the instance is found by its
+/// owner tag.
+pub const INVALID_RESPONSE: &str = "InvalidResponse";
+/// A field that is fixed at creation changed: restore it, or create a new object.
+pub const IMMUTABLE_FIELD_CHANGED: &str = "ImmutableFieldChanged";
+/// ECS releases a subscription instance only after it expires: wait, or set `deletionPolicy:
+/// Orphan`.
+pub const SUBSCRIPTION_NOT_EXPIRED: &str = "SubscriptionNotExpired";
+
+// Resolving `providerConfigRef` (`crate::config_resolution`): managed kinds, and a configuration's
+// own `Ready`.
+
+/// The referenced ProviderConfig or ClusterProviderConfig does not exist: create it or fix
+/// `providerConfigRef`.
+pub const PROVIDER_CONFIG_NOT_FOUND: &str = "ProviderConfigNotFound";
+/// A ProviderConfig names a Secret in another namespace: use its own namespace or a
+/// ClusterProviderConfig.
+pub const SECRET_NAMESPACE_NOT_ALLOWED: &str = "SecretNamespaceNotAllowed";
+/// The configuration lacks a field its credentials source needs, or its client settings are not
+/// valid: fix its spec.
+pub const INVALID_PROVIDER_CONFIG: &str = "InvalidProviderConfig";
+/// The credentials Secret does not exist: create it with `accessKeyId` and `accessKeySecret`.
+pub const CREDENTIALS_SECRET_NOT_FOUND: &str = "CredentialsSecretNotFound";
+/// The credentials Secret's JSON cannot be read: fix its contents.
+pub const MALFORMED_CREDENTIALS: &str = "MalformedCredentials";
+/// The credentials Secret lacks a key: add `accessKeyId` and `accessKeySecret` (or the keys the
+/// message names).
+pub const CREDENTIALS_KEY_MISSING: &str = "CredentialsKeyMissing";
+/// A namespaced ProviderConfig uses a credentials source only a ClusterProviderConfig may use:
+/// use a Secret, or a ClusterProviderConfig.
+pub const CREDENTIALS_SOURCE_NOT_ALLOWED: &str = "CredentialsSourceNotAllowed";
+/// A namespaced ProviderConfig sets an endpoint outside the allow-list: remove it, or use a
+/// ClusterProviderConfig.
+pub const ENDPOINT_NOT_ALLOWED: &str = "EndpointNotAllowed";
+/// The ClusterProviderConfig does not admit the object's namespace: ask its administrator, or use
+/// a ProviderConfig of the namespace.
+pub const NAMESPACE_NOT_ALLOWED: &str = "NamespaceNotAllowed";
+
+// ProviderConfig and ClusterProviderConfig `Ready`.
+
+/// The configuration is still used by managed resources, so its deletion waits: delete or move
+/// them.
+pub const IN_USE: &str = "InUse";
+/// The credentials source does not yield credentials: read the message and fix the source.
+pub const CREDENTIALS_ERROR: &str = "CredentialsError";
+
+#[cfg(test)]
+mod tests {
+    /// The README section that documents these reasons.
+    const README_SECTION: &str = "### Alibaba Cloud kinds and ProviderConfig";
+
+    #[test]
+    fn every_reason_is_in_the_readme_table() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../README.md"))
+                .expect("README.md at the repository root");
+        let start = readme
+            .find(README_SECTION)
+            .expect("README has the reasons section");
+        let section = &readme[start..];
+        let section = match section[README_SECTION.len()..].find("\n#") {
+            Some(end) => &section[..README_SECTION.len() + end],
+            None => section,
+        };
+        let source = include_str!("reasons.rs");
+        let mut count = 0;
+        for line in source.lines().filter(|l| l.starts_with("pub const ")) {
+            let value = line
+                .split('"')
+                .nth(1)
+                .unwrap_or_else(|| panic!("no string value in {line}"));
+            count += 1;
+            assert!(
+                section.contains(&format!("| `{value}` |")),
+                "README's {README_SECTION} table lacks a row for `{value}`"
+            );
+        }
+        assert!(count > 30, "only {count} reasons read from reasons.rs");
+    }
+}
