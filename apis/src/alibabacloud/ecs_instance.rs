@@ -8,90 +8,60 @@ use serde::{Deserialize, Serialize};
 
 use super::network::{SECURITY_GROUP_KIND, VSWITCH_KIND};
 use super::network::{TAGS_MESSAGE, TAGS_RULE};
-use crate::common::{
-    CloudStatus, DeletionPolicy, LocalSecretKeySelector, LocalSecretReference, ManagementAction,
-    ProviderConfigReference, default_management_policies,
-};
+use crate::common::{CloudStatus, LocalSecretKeySelector};
+use crate::managed_kind::managed_spec;
 use crate::references::{Reference, ReferenceField, Selector};
 
-/// The desired state of an ECS instance and how ferroplane manages it.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
-#[kube(
-    group = "alibabacloud.ferroplane.io",
-    version = "v1alpha1",
-    kind = "ECSInstance",
-    plural = "ecsinstances",
-    singular = "ecsinstance",
-    namespaced,
-    status = "ECSInstanceStatus",
-    shortname = "ecs",
-    category = "ferroplane",
-    category = "managed",
-    doc = "An Alibaba Cloud ECS instance. ferroplane creates it with RunInstances, keeps it matching spec.forProvider, reports it in status.atProvider and releases it when the object is deleted (unless deletionPolicy is Orphan).",
-    printcolumn(
-        name = "READY",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "SYNCED",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Synced')].status"
-    ),
-    printcolumn(
-        name = "EXTERNAL-NAME",
-        type_ = "string",
-        json_path = ".metadata.annotations.ferroplane\\.io/external-name"
-    ),
-    printcolumn(
-        name = "STATUS",
-        type_ = "string",
-        json_path = ".status.atProvider.status"
-    ),
-    printcolumn(
-        name = "PUBLIC-IP",
-        type_ = "string",
-        json_path = ".status.atProvider.publicIpAddress"
-    ),
-    printcolumn(
-        name = "PRIVATE-IP",
-        type_ = "string",
-        json_path = ".status.atProvider.privateIpAddress",
-        priority = 1
-    ),
-    printcolumn(
-        name = "TYPE",
-        type_ = "string",
-        json_path = ".spec.forProvider.instanceType",
-        priority = 1
-    ),
-    printcolumn(
-        name = "AGE",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
-pub struct ECSInstanceSpec {
-    /// What happens to the ECS instance when this object is deleted: `Delete` releases it,
-    /// `Orphan` leaves it running in the cloud.
-    #[serde(default)]
-    pub deletion_policy: DeletionPolicy,
-    /// What ferroplane may do to the instance: any of Observe, Create, Update, Delete,
-    /// LateInitialize, or `*` for all. `[Observe]` imports an existing instance read-only.
-    #[serde(default = "default_management_policies")]
-    #[schemars(length(min = 1, max = 6), extend("x-kubernetes-list-type" = "set"))]
-    pub management_policies: Vec<ManagementAction>,
-    /// The ProviderConfig (same namespace) or ClusterProviderConfig holding the Alibaba Cloud
-    /// credentials. Defaults to the ProviderConfig named `default`.
-    #[serde(default)]
-    pub provider_config_ref: ProviderConfigReference,
-    /// When set, ferroplane writes `instanceId`, `publicIpAddress` and `privateIpAddress` to this
-    /// Secret in the object's namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_connection_secret_to_ref: Option<LocalSecretReference>,
-    /// The desired state of the instance, with the ECS API's own parameter names.
-    pub for_provider: ECSInstanceParameters,
+managed_spec! {
+    columns: [
+        printcolumn(name = "STATUS", type_ = "string", json_path = ".status.atProvider.status"),
+        printcolumn(
+            name = "PUBLIC-IP",
+            type_ = "string",
+            json_path = ".status.atProvider.publicIpAddress"
+        ),
+        printcolumn(
+            name = "PRIVATE-IP",
+            type_ = "string",
+            json_path = ".status.atProvider.privateIpAddress",
+            priority = 1
+        ),
+        printcolumn(
+            name = "TYPE",
+            type_ = "string",
+            json_path = ".spec.forProvider.instanceType",
+            priority = 1
+        ),
+    ];
+    /// The desired state of an ECS instance and how ferroplane manages it.
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+    #[kube(
+        group = "alibabacloud.ferroplane.io",
+        version = "v1alpha1",
+        kind = "ECSInstance",
+        plural = "ecsinstances",
+        singular = "ecsinstance",
+        status = "ECSInstanceStatus",
+        shortname = "ecs",
+        doc = "An Alibaba Cloud ECS instance. ferroplane creates it with RunInstances, keeps it matching spec.forProvider, reports it in status.atProvider and releases it when the object is deleted (unless deletionPolicy is Orphan)."
+    )]
+    #[serde(rename_all = "camelCase")]
+    pub struct ECSInstanceSpec {
+        /// What happens to the ECS instance when this object is deleted: `Delete` releases it,
+        /// `Orphan` leaves it running in the cloud.
+        deletion_policy,
+        /// What ferroplane may do to the instance: any of Observe, Create, Update, Delete,
+        /// LateInitialize, or `*` for all. `[Observe]` imports an existing instance read-only.
+        management_policies,
+        /// The ProviderConfig (same namespace) or ClusterProviderConfig holding the Alibaba Cloud
+        /// credentials. Defaults to the ProviderConfig named `default`.
+        provider_config_ref,
+        /// When set, ferroplane writes `instanceId`, `publicIpAddress` and `privateIpAddress` to
+        /// this Secret in the object's namespace.
+        write_connection_secret_to_ref,
+        /// The desired state of the instance, with the ECS API's own parameter names.
+        pub for_provider: ECSInstanceParameters,
+    }
 }
 
 /// Parameters of the ECS instance (RunInstances and ModifyInstance* parameters).
