@@ -1,4 +1,5 @@
-//! Spec and status fields shared by every managed kind, so users learn them once.
+//! Spec and status fields shared by every managed kind, so users learn them once. A kind's spec
+//! gets the shared fields from `managed_spec!` (in `managed_kind`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use schemars::JsonSchema;
