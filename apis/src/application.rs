@@ -7,157 +7,123 @@ use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::common::{
-    Condition, DeletionPolicy, LocalSecretReference, ManagementAction, default_management_policies,
-};
+use crate::common::Condition;
+use crate::managed_kind::managed_spec;
 
-/// A containerised web application: a Deployment, a Service and, optionally, an Ingress.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
-#[kube(
-    group = "apps.ferroplane.io",
-    version = "v1alpha1",
-    kind = "Application",
-    plural = "applications",
-    singular = "application",
-    namespaced,
-    status = "ApplicationStatus",
-    shortname = "fapp",
-    category = "ferroplane",
-    category = "managed",
-    doc = "A containerised web application: ferroplane renders a Deployment, a Service and, when set, an Ingress and a HorizontalPodAutoscaler; it is Ready once the Deployment's rollout of the current spec is complete and the Ingress has an address, and reports the URL and the revision.",
-    printcolumn(
-        name = "READY",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "SYNCED",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Synced')].status"
-    ),
-    printcolumn(
-        name = "EXTERNAL-NAME",
-        type_ = "string",
-        json_path = ".metadata.annotations.ferroplane\\.io/external-name"
-    ),
-    printcolumn(name = "REPLICAS", type_ = "integer", json_path = ".status.replicas"),
-    printcolumn(
-        name = "AVAILABLE",
-        type_ = "integer",
-        json_path = ".status.availableReplicas"
-    ),
-    printcolumn(name = "URL", type_ = "string", json_path = ".status.url"),
-    printcolumn(
-        name = "REVISION",
-        type_ = "string",
-        json_path = ".status.revision",
-        priority = 1
-    ),
-    printcolumn(
-        name = "IMAGE",
-        type_ = "string",
-        json_path = ".spec.image",
-        priority = 1
-    ),
-    printcolumn(
-        name = "AGE",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
-#[x_kube(validation = Rule::new("!(has(self.port) && has(self.ports))").message("set either port (one HTTP port, served by the Service as port 80) or ports, not both"))]
-#[x_kube(validation = Rule::new("!has(self.ports) || self.ports.exists(p, p.expose)").message("at least one of ports must have expose: true: the Service needs a port"))]
-#[x_kube(validation = Rule::new("!has(self.ports) || self.ports.all(p, !p.expose || self.ports.filter(q, q.expose && q.protocol == p.protocol && (has(q.servicePort) ? q.servicePort : q.port) == (has(p.servicePort) ? p.servicePort : p.port)).size() == 1)").message("two exposed ports have the same servicePort and protocol: the Service would refuse them"))]
-#[x_kube(validation = Rule::new("!has(self.ingress) || !has(self.ingress.port) || (has(self.ports) ? self.ports.exists(p, p.name == self.ingress.port && p.expose && p.protocol == 'TCP') : self.ingress.port == 'http')").message("ingress.port must name an exposed TCP port of ports (or be `http` with the single `port`)"))]
-#[x_kube(validation = Rule::new("!has(self.ingress) || has(self.ingress.port) || !has(self.ports) || self.ports.exists(p, p.expose && p.protocol == 'TCP')").message("an ingress needs an exposed TCP port to route to"))]
-pub struct ApplicationSpec {
-    /// `Delete` removes the Deployment, Service, Ingress and HorizontalPodAutoscaler with this
-    /// object; `Orphan` leaves them running (their owner references are removed).
-    #[serde(default)]
-    pub deletion_policy: DeletionPolicy,
-    /// What ferroplane may do: any of Observe, Create, Update, Delete, LateInitialize, or `*`.
-    #[serde(default = "default_management_policies")]
-    #[schemars(length(min = 1, max = 6), extend("x-kubernetes-list-type" = "set"))]
-    pub management_policies: Vec<ManagementAction>,
-    /// When set, ferroplane writes the application's `url` to this Secret.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_connection_secret_to_ref: Option<LocalSecretReference>,
-    /// Container image, e.g. `nginx:1.27`.
-    #[schemars(length(min = 1, max = 512))]
-    pub image: String,
-    /// Entrypoint of the container (the image's ENTRYPOINT when empty).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 64))]
-    pub command: Vec<String>,
-    /// Arguments of the entrypoint (the image's CMD when empty).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 256))]
-    pub args: Vec<String>,
-    /// Number of pods, 0 to 1000 (default 1). Ignored when `autoscaling` is set: the
-    /// HorizontalPodAutoscaler (or `kubectl scale`) sets the Deployment's replicas then.
-    #[serde(default = "default_replicas")]
-    #[schemars(range(min = 0, max = 1000))]
-    pub replicas: i32,
-    /// One HTTP port the container listens on, 1 to 65535 (default 8080), named `http` and
-    /// exposed by the Service as port 80. Use `ports` for several ports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 65535))]
-    pub port: Option<i32>,
-    /// The ports the container listens on; those with `expose: true` are ports of the Service.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(
-        length(min = 1, max = 32),
-        extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
+managed_spec! {
+    columns: [
+        printcolumn(name = "REPLICAS", type_ = "integer", json_path = ".status.replicas"),
+        printcolumn(name = "AVAILABLE", type_ = "integer", json_path = ".status.availableReplicas"),
+        printcolumn(name = "URL", type_ = "string", json_path = ".status.url"),
+        printcolumn(
+            name = "REVISION",
+            type_ = "string",
+            json_path = ".status.revision",
+            priority = 1
+        ),
+        printcolumn(name = "IMAGE", type_ = "string", json_path = ".spec.image", priority = 1),
+    ];
+    /// A containerised web application: a Deployment, a Service and, optionally, an Ingress.
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+    #[kube(
+        group = "apps.ferroplane.io",
+        version = "v1alpha1",
+        kind = "Application",
+        plural = "applications",
+        singular = "application",
+        status = "ApplicationStatus",
+        shortname = "fapp",
+        doc = "A containerised web application: ferroplane renders a Deployment, a Service and, when set, an Ingress and a HorizontalPodAutoscaler; it is Ready once the Deployment's rollout of the current spec is complete and the Ingress has an address, and reports the URL and the revision."
     )]
-    pub ports: Vec<AppPort>,
-    /// Type of the Service: `ClusterIP` (default, reachable inside the cluster), `NodePort`
-    /// (also on a port of every node, allocated by the API server) or `LoadBalancer` (also
-    /// through the cloud's load balancer, where the cluster has a controller for it).
-    #[serde(default)]
-    pub service_type: ServiceType,
-    /// Environment variables of the container: literal values, or keys of Secrets and
-    /// ConfigMaps (`valueFrom`; the value never appears in this object).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(
-        length(max = 256),
-        extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
-    )]
-    pub env: Vec<EnvVar>,
-    /// Every key of these Secrets and ConfigMaps as environment variables.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 32))]
-    pub env_from: Vec<EnvFrom>,
-    /// Volumes mounted into the container: ConfigMaps, Secrets, PersistentVolumeClaims (which
-    /// must exist) and empty directories.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(
-        length(max = 64),
-        extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
-    )]
-    pub volumes: Vec<Volume>,
-    /// Secrets (type `kubernetes.io/dockerconfigjson`) with credentials to pull the image.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 16))]
-    pub image_pull_secrets: Vec<String>,
-    /// CPU and memory requests and limits of the container.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<ResourceRequirements>,
-    /// Health checks of the container: startup, liveness and readiness.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probes: Option<Probes>,
-    /// Scale on CPU with a HorizontalPodAutoscaler (autoscaling/v2) instead of `replicas`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub autoscaling: Option<Autoscaling>,
-    /// Seconds a rollout may go without progress before the Deployment reports
-    /// `ProgressDeadlineExceeded` and the Application's Ready says so (Kubernetes' default:
-    /// 600).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
-    pub progress_deadline_seconds: Option<i32>,
-    /// Expose the application through an Ingress. Removing it removes the Ingress.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ingress: Option<IngressSpec>,
+    #[serde(rename_all = "camelCase")]
+    #[x_kube(validation = Rule::new("!(has(self.port) && has(self.ports))").message("set either port (one HTTP port, served by the Service as port 80) or ports, not both"))]
+    #[x_kube(validation = Rule::new("!has(self.ports) || self.ports.exists(p, p.expose)").message("at least one of ports must have expose: true: the Service needs a port"))]
+    #[x_kube(validation = Rule::new("!has(self.ports) || self.ports.all(p, !p.expose || self.ports.filter(q, q.expose && q.protocol == p.protocol && (has(q.servicePort) ? q.servicePort : q.port) == (has(p.servicePort) ? p.servicePort : p.port)).size() == 1)").message("two exposed ports have the same servicePort and protocol: the Service would refuse them"))]
+    #[x_kube(validation = Rule::new("!has(self.ingress) || !has(self.ingress.port) || (has(self.ports) ? self.ports.exists(p, p.name == self.ingress.port && p.expose && p.protocol == 'TCP') : self.ingress.port == 'http')").message("ingress.port must name an exposed TCP port of ports (or be `http` with the single `port`)"))]
+    #[x_kube(validation = Rule::new("!has(self.ingress) || has(self.ingress.port) || !has(self.ports) || self.ports.exists(p, p.expose && p.protocol == 'TCP')").message("an ingress needs an exposed TCP port to route to"))]
+    pub struct ApplicationSpec {
+        /// `Delete` removes the Deployment, Service, Ingress and HorizontalPodAutoscaler with this
+        /// object; `Orphan` leaves them running (their owner references are removed).
+        deletion_policy,
+        management_policies,
+        /// When set, ferroplane writes the application's `url` to this Secret.
+        write_connection_secret_to_ref,
+        /// Container image, e.g. `nginx:1.27`.
+        #[schemars(length(min = 1, max = 512))]
+        pub image: String,
+        /// Entrypoint of the container (the image's ENTRYPOINT when empty).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[schemars(length(max = 64))]
+        pub command: Vec<String>,
+        /// Arguments of the entrypoint (the image's CMD when empty).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[schemars(length(max = 256))]
+        pub args: Vec<String>,
+        /// Number of pods, 0 to 1000 (default 1). Ignored when `autoscaling` is set: the
+        /// HorizontalPodAutoscaler (or `kubectl scale`) sets the Deployment's replicas then.
+        #[serde(default = "default_replicas")]
+        #[schemars(range(min = 0, max = 1000))]
+        pub replicas: i32,
+        /// One HTTP port the container listens on, 1 to 65535 (default 8080), named `http` and
+        /// exposed by the Service as port 80. Use `ports` for several ports.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(range(min = 1, max = 65535))]
+        pub port: Option<i32>,
+        /// The ports the container listens on; those with `expose: true` are ports of the Service.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[schemars(
+            length(min = 1, max = 32),
+            extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
+        )]
+        pub ports: Vec<AppPort>,
+        /// Type of the Service: `ClusterIP` (default, reachable inside the cluster), `NodePort`
+        /// (also on a port of every node, allocated by the API server) or `LoadBalancer` (also
+        /// through the cloud's load balancer, where the cluster has a controller for it).
+        #[serde(default)]
+        pub service_type: ServiceType,
+        /// Environment variables of the container: literal values, or keys of Secrets and
+        /// ConfigMaps (`valueFrom`; the value never appears in this object).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[schemars(
+            length(max = 256),
+            extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
+        )]
+        pub env: Vec<EnvVar>,
+        /// Every key of these Secrets and ConfigMaps as environment variables.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[schemars(length(max = 32))]
+        pub env_from: Vec<EnvFrom>,
+        /// Volumes mounted into the container: ConfigMaps, Secrets, PersistentVolumeClaims (which
+        /// must exist) and empty directories.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[schemars(
+            length(max = 64),
+            extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
+        )]
+        pub volumes: Vec<Volume>,
+        /// Secrets (type `kubernetes.io/dockerconfigjson`) with credentials to pull the image.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[schemars(length(max = 16))]
+        pub image_pull_secrets: Vec<String>,
+        /// CPU and memory requests and limits of the container.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub resources: Option<ResourceRequirements>,
+        /// Health checks of the container: startup, liveness and readiness.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub probes: Option<Probes>,
+        /// Scale on CPU with a HorizontalPodAutoscaler (autoscaling/v2) instead of `replicas`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub autoscaling: Option<Autoscaling>,
+        /// Seconds a rollout may go without progress before the Deployment reports
+        /// `ProgressDeadlineExceeded` and the Application's Ready says so (Kubernetes' default:
+        /// 600).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(range(min = 1))]
+        pub progress_deadline_seconds: Option<i32>,
+        /// Expose the application through an Ingress. Removing it removes the Ingress.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub ingress: Option<IngressSpec>,
+    }
 }
 
 fn default_replicas() -> i32 {

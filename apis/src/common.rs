@@ -1,4 +1,5 @@
-//! Spec and status fields shared by every managed kind, so users learn them once.
+//! Spec and status fields shared by every managed kind, so users learn them once. A kind's spec
+//! gets the shared fields from `managed_spec!` (in `managed_kind`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use schemars::JsonSchema;
@@ -183,54 +184,4 @@ pub trait Managed {
     fn write_connection_secret_to_ref(&self) -> Option<&LocalSecretReference>;
     fn conditions(&self) -> &[Condition];
     fn observed_generation(&self) -> Option<i64>;
-}
-
-/// Implements [`Managed`] for a kind whose spec and status carry the shared fields under their
-/// usual names, and [`HasReferences`](crate::references::HasReferences) (empty unless
-/// `references = &[...]` is given). `provider_config` selects whether the kind has a
-/// `providerConfigRef`.
-#[macro_export]
-macro_rules! impl_managed {
-    (@managed $kind:ty, provider_config) => {
-        $crate::impl_managed!(@common $kind, fn provider_config_ref(&self) -> Option<&$crate::common::ProviderConfigReference> {
-            Some(&self.spec.provider_config_ref)
-        });
-    };
-    (@managed $kind:ty, in_cluster) => {
-        $crate::impl_managed!(@common $kind, fn provider_config_ref(&self) -> Option<&$crate::common::ProviderConfigReference> {
-            None
-        });
-    };
-    (@common $kind:ty, $pcr:item) => {
-        impl $crate::common::Managed for $kind {
-            fn deletion_policy(&self) -> $crate::common::DeletionPolicy {
-                self.spec.deletion_policy
-            }
-            fn management_policies(&self) -> &[$crate::common::ManagementAction] {
-                &self.spec.management_policies
-            }
-            $pcr
-            fn write_connection_secret_to_ref(&self) -> Option<&$crate::common::LocalSecretReference> {
-                self.spec.write_connection_secret_to_ref.as_ref()
-            }
-            fn conditions(&self) -> &[$crate::common::Condition] {
-                self.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default()
-            }
-            fn observed_generation(&self) -> Option<i64> {
-                self.status.as_ref().and_then(|s| s.observed_generation)
-            }
-        }
-    };
-    ($kind:ty, $scope:ident, references = $refs:expr) => {
-        $crate::impl_managed!(@managed $kind, $scope);
-        impl $crate::references::HasReferences for $kind {
-            fn reference_fields() -> &'static [$crate::references::ReferenceField] {
-                $refs
-            }
-        }
-    };
-    ($kind:ty, $scope:ident) => {
-        $crate::impl_managed!(@managed $kind, $scope);
-        impl $crate::references::HasReferences for $kind {}
-    };
 }

@@ -9,157 +9,128 @@ use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::common::{
-    Condition, DeletionPolicy, LocalSecretReference, ManagementAction, default_management_policies,
-};
+use crate::common::Condition;
+use crate::managed_kind::managed_spec;
 
 /// The etcd version used when neither `version` nor `image` says otherwise.
 pub const DEFAULT_ETCD_VERSION: &str = "3.5.17";
 
-/// An etcd cluster of `size` members: a StatefulSet, a headless peer Service, a client Service
-/// and a PodDisruptionBudget that keeps quorum.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
-#[kube(
-    group = "etcd.ferroplane.io",
-    version = "v1alpha1",
-    kind = "EtcdCluster",
-    plural = "etcdclusters",
-    singular = "etcdcluster",
-    namespaced,
-    status = "EtcdClusterStatus",
-    shortname = "etcd",
-    category = "ferroplane",
-    category = "managed",
-    scale(
-        spec_replicas_path = ".spec.size",
-        status_replicas_path = ".status.readyMembers",
-        label_selector_path = ".status.selector"
-    ),
-    doc = "An etcd cluster run in this namespace: ferroplane renders a StatefulSet, a headless peer Service, a client Service and a PodDisruptionBudget, and changes membership one member at a time when the size changes.",
-    printcolumn(
-        name = "READY",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "SYNCED",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Synced')].status"
-    ),
-    printcolumn(
-        name = "EXTERNAL-NAME",
-        type_ = "string",
-        json_path = ".metadata.annotations.ferroplane\\.io/external-name"
-    ),
-    printcolumn(name = "SIZE", type_ = "integer", json_path = ".spec.size"),
-    printcolumn(
-        name = "MEMBERS",
-        type_ = "integer",
-        json_path = ".status.readyMembers"
-    ),
-    printcolumn(name = "PHASE", type_ = "string", json_path = ".status.phase"),
-    printcolumn(
-        name = "ENDPOINT",
-        type_ = "string",
-        json_path = ".status.clientEndpoint",
-        priority = 1
-    ),
-    printcolumn(
-        name = "AGE",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
-#[x_kube(validation = Rule::new("!has(oldSelf.storage) == !has(self.storage)").message("storage cannot be added or removed after creation"))]
-#[x_kube(validation = Rule::new("!has(oldSelf.tls) == !has(self.tls)").message("tls cannot be added or removed after creation: the members' peer and client URLs change scheme; create a new cluster"))]
-#[x_kube(validation = Rule::new("has(oldSelf.restore) == has(self.restore) && (!has(self.restore) || oldSelf.restore == self.restore)").message("restore cannot be added, changed or removed after creation: it bootstraps a new cluster; create a new EtcdCluster to restore another snapshot"))]
-#[x_kube(validation = Rule::new("!has(self.restore) || has(self.storage)").message("restore needs storage: the snapshot is restored into the members' volumes before they start"))]
-pub struct EtcdClusterSpec {
-    /// `Delete` removes the StatefulSet, Services and PodDisruptionBudget with this object;
-    /// `Orphan` leaves them running (their owner references are removed).
-    #[serde(default)]
-    pub deletion_policy: DeletionPolicy,
-    /// What ferroplane may do: any of Observe, Create, Update, Delete, LateInitialize, or `*`.
-    #[serde(default = "default_management_policies")]
-    #[schemars(length(min = 1, max = 6), extend("x-kubernetes-list-type" = "set"))]
-    pub management_policies: Vec<ManagementAction>,
-    /// When set, ferroplane writes the client endpoint (`endpoints`) to this Secret.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_connection_secret_to_ref: Option<LocalSecretReference>,
-    /// Number of members, 1 to 9. Use an odd number: an even size tolerates no more failures
-    /// than the odd size below it. Members are added and removed one at a time.
-    #[serde(default = "default_size")]
-    #[schemars(range(min = 1, max = 9))]
-    pub size: i32,
-    /// etcd version, e.g. `3.5.17` (default). Changes are judged against the version the
-    /// members report: an upgrade may not skip a minor version, 3.5 moves to 3.6 only from
-    /// 3.5.24 or later (etcd's documented path), and a minor downgrade is refused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^3\.[0-9]+\.[0-9]+$"))]
-    pub version: Option<String>,
-    /// Container image; defaults to `gcr.io/etcd-development/etcd:v<version>`. Its tag must be
-    /// the etcd version when both are set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 512))]
-    pub image: Option<String>,
-    /// Persistent storage per member. Without it members keep data in an emptyDir and a
-    /// restarted pod rejoins as a new member.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storage: Option<EtcdStorage>,
-    /// CPU and memory requests and limits of each member.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<ResourceRequirements>,
-    /// Whether ferroplane may replace a member whose pod keeps crashing: remove it from etcd
-    /// and let it rejoin with an empty volume, only while the other members keep quorum. Off by
-    /// default: a crash loop (an OOM, a bad image) looks the same as lost data from outside, and
-    /// the member's data may be the only healthy copy; the member is reported in the `Degraded`
-    /// condition (reason `MemberFlapping`) instead.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub replace_failed_members: bool,
-    /// Extra etcd configuration: entries of etcd's configuration file, named like its flags
-    /// without `--` (`quota-backend-bytes: 4294967296`, `auto-compaction-retention: "30m"`,
-    /// `enable-pprof: "true"`), with the types etcd's file has: numbers as numbers, durations
-    /// and `auto-compaction-retention` as strings, booleans as the strings "true" or "false". Each overrides a default: periodic
-    /// auto-compaction keeping one hour, and a space quota of half the volume (at most 8 GiB;
-    /// 2 GiB without `storage`). A change restarts the members one at a time. Entries
-    /// ferroplane sets itself (names, URLs, the data directory, bootstrap and TLS settings)
-    /// are refused.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[schemars(schema_with = "options_schema")]
-    #[x_kube(validation = Rule::new(OPTIONS_RULE).message("options may not set what ferroplane sets itself: name, data-dir, wal-dir, listen-*, advertise-client-urls, initial-*, enable-grpc-gateway, force-new-cluster, discovery*, *cert-file, *key-file, *trusted-ca-file, *client-cert-auth, *auto-tls, config-file"))]
-    pub options: BTreeMap<String, serde_json::Value>,
-    /// Where members run: node selection, affinity (default: members prefer different
-    /// nodes), topology spread, tolerations and priority.
-    #[serde(default, skip_serializing_if = "EtcdScheduling::is_empty")]
-    pub scheduling: EtcdScheduling,
-    /// TLS of the members' peer and client traffic, with client certificates required on both.
-    /// With `tls: {}` ferroplane makes a CA and the certificates (Secrets `<name>-tls-ca`,
-    /// `-peer`, `-server`, `-client`, which it owns: the certificates are renewed 30 days
-    /// before they expire, the CA rotated before it does, the members restarted one at a time
-    /// to trust the new one); otherwise all three Secrets are given. Cannot be added or removed
-    /// after creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls: Option<EtcdTls>,
-    /// Labels and annotations added to every member pod (e.g. for a service mesh or a
-    /// backup agent). The labels ferroplane selects pods by cannot be set here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pod_metadata: Option<EtcdPodMetadata>,
-    /// etcd authentication with the user `root`, whose password is the key `password` of a
-    /// Secret in this namespace. May be added to a running cluster (ferroplane creates root and
-    /// enables authentication) and removed (ferroplane disables authentication; root stays).
-    /// Changing the Secret's password changes root's; ferroplane keeps the password in effect
-    /// in a Secret of its own, `<name>-auth`, to authenticate until the change is made.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auth: Option<EtcdAuth>,
-    /// Bootstraps the new cluster from a snapshot instead of empty: before any member starts,
-    /// ferroplane creates the members' volumes and restores the snapshot into each (a Job per
-    /// member: the snapshot fetched through a short-lived signed URL and its SHA-256 checked,
-    /// then `etcdutl snapshot restore`). Needs `storage`; set at creation only. Volumes left by
-    /// an earlier cluster of the same name are never overwritten: the restore waits, reported in
-    /// the `Synced` condition, until they are deleted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub restore: Option<EtcdRestore>,
+managed_spec! {
+    columns: [
+        printcolumn(name = "SIZE", type_ = "integer", json_path = ".spec.size"),
+        printcolumn(name = "MEMBERS", type_ = "integer", json_path = ".status.readyMembers"),
+        printcolumn(name = "PHASE", type_ = "string", json_path = ".status.phase"),
+        printcolumn(
+            name = "ENDPOINT",
+            type_ = "string",
+            json_path = ".status.clientEndpoint",
+            priority = 1
+        ),
+    ];
+    /// An etcd cluster of `size` members: a StatefulSet, a headless peer Service, a client Service
+    /// and a PodDisruptionBudget that keeps quorum.
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+    #[kube(
+        group = "etcd.ferroplane.io",
+        version = "v1alpha1",
+        kind = "EtcdCluster",
+        plural = "etcdclusters",
+        singular = "etcdcluster",
+        status = "EtcdClusterStatus",
+        shortname = "etcd",
+        scale(
+            spec_replicas_path = ".spec.size",
+            status_replicas_path = ".status.readyMembers",
+            label_selector_path = ".status.selector"
+        ),
+        doc = "An etcd cluster run in this namespace: ferroplane renders a StatefulSet, a headless peer Service, a client Service and a PodDisruptionBudget, and changes membership one member at a time when the size changes."
+    )]
+    #[serde(rename_all = "camelCase")]
+    #[x_kube(validation = Rule::new("!has(oldSelf.storage) == !has(self.storage)").message("storage cannot be added or removed after creation"))]
+    #[x_kube(validation = Rule::new("!has(oldSelf.tls) == !has(self.tls)").message("tls cannot be added or removed after creation: the members' peer and client URLs change scheme; create a new cluster"))]
+    #[x_kube(validation = Rule::new("has(oldSelf.restore) == has(self.restore) && (!has(self.restore) || oldSelf.restore == self.restore)").message("restore cannot be added, changed or removed after creation: it bootstraps a new cluster; create a new EtcdCluster to restore another snapshot"))]
+    #[x_kube(validation = Rule::new("!has(self.restore) || has(self.storage)").message("restore needs storage: the snapshot is restored into the members' volumes before they start"))]
+    pub struct EtcdClusterSpec {
+        /// `Delete` removes the StatefulSet, Services and PodDisruptionBudget with this object;
+        /// `Orphan` leaves them running (their owner references are removed).
+        deletion_policy,
+        management_policies,
+        /// When set, ferroplane writes the client endpoint (`endpoints`) to this Secret.
+        write_connection_secret_to_ref,
+        /// Number of members, 1 to 9. Use an odd number: an even size tolerates no more failures
+        /// than the odd size below it. Members are added and removed one at a time.
+        #[serde(default = "default_size")]
+        #[schemars(range(min = 1, max = 9))]
+        pub size: i32,
+        /// etcd version, e.g. `3.5.17` (default). Changes are judged against the version the
+        /// members report: an upgrade may not skip a minor version, 3.5 moves to 3.6 only from
+        /// 3.5.24 or later (etcd's documented path), and a minor downgrade is refused.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(regex(pattern = r"^3\.[0-9]+\.[0-9]+$"))]
+        pub version: Option<String>,
+        /// Container image; defaults to `gcr.io/etcd-development/etcd:v<version>`. Its tag must be
+        /// the etcd version when both are set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(min = 1, max = 512))]
+        pub image: Option<String>,
+        /// Persistent storage per member. Without it members keep data in an emptyDir and a
+        /// restarted pod rejoins as a new member.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub storage: Option<EtcdStorage>,
+        /// CPU and memory requests and limits of each member.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub resources: Option<ResourceRequirements>,
+        /// Whether ferroplane may replace a member whose pod keeps crashing: remove it from etcd
+        /// and let it rejoin with an empty volume, only while the other members keep quorum. Off by
+        /// default: a crash loop (an OOM, a bad image) looks the same as lost data from outside,
+        /// and the member's data may be the only healthy copy; the member is reported in the
+        /// `Degraded` condition (reason `MemberFlapping`) instead.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub replace_failed_members: bool,
+        /// Extra etcd configuration: entries of etcd's configuration file, named like its flags
+        /// without `--` (`quota-backend-bytes: 4294967296`, `auto-compaction-retention: "30m"`,
+        /// `enable-pprof: "true"`), with the types etcd's file has: numbers as numbers, durations
+        /// and `auto-compaction-retention` as strings, booleans as the strings "true" or "false".
+        /// Each overrides a default: periodic auto-compaction keeping one hour, and a space quota
+        /// of half the volume (at most 8 GiB; 2 GiB without `storage`). A change restarts the
+        /// members one at a time. Entries ferroplane sets itself (names, URLs, the data directory,
+        /// bootstrap and TLS settings) are refused.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        #[schemars(schema_with = "options_schema")]
+        #[x_kube(validation = Rule::new(OPTIONS_RULE).message("options may not set what ferroplane sets itself: name, data-dir, wal-dir, listen-*, advertise-client-urls, initial-*, enable-grpc-gateway, force-new-cluster, discovery*, *cert-file, *key-file, *trusted-ca-file, *client-cert-auth, *auto-tls, config-file"))]
+        pub options: BTreeMap<String, serde_json::Value>,
+        /// Where members run: node selection, affinity (default: members prefer different
+        /// nodes), topology spread, tolerations and priority.
+        #[serde(default, skip_serializing_if = "EtcdScheduling::is_empty")]
+        pub scheduling: EtcdScheduling,
+        /// TLS of the members' peer and client traffic, with client certificates required on both.
+        /// With `tls: {}` ferroplane makes a CA and the certificates (Secrets `<name>-tls-ca`,
+        /// `-peer`, `-server`, `-client`, which it owns: the certificates are renewed 30 days
+        /// before they expire, the CA rotated before it does, the members restarted one at a time
+        /// to trust the new one); otherwise all three Secrets are given. Cannot be added or removed
+        /// after creation.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tls: Option<EtcdTls>,
+        /// Labels and annotations added to every member pod (e.g. for a service mesh or a
+        /// backup agent). The labels ferroplane selects pods by cannot be set here.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub pod_metadata: Option<EtcdPodMetadata>,
+        /// etcd authentication with the user `root`, whose password is the key `password` of a
+        /// Secret in this namespace. May be added to a running cluster (ferroplane creates root and
+        /// enables authentication) and removed (ferroplane disables authentication; root stays).
+        /// Changing the Secret's password changes root's; ferroplane keeps the password in effect
+        /// in a Secret of its own, `<name>-auth`, to authenticate until the change is made.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub auth: Option<EtcdAuth>,
+        /// Bootstraps the new cluster from a snapshot instead of empty: before any member starts,
+        /// ferroplane creates the members' volumes and restores the snapshot into each (a Job per
+        /// member: the snapshot fetched through a short-lived signed URL and its SHA-256 checked,
+        /// then `etcdutl snapshot restore`). Needs `storage`; set at creation only. Volumes left by
+        /// an earlier cluster of the same name are never overwritten: the restore waits, reported
+        /// in the `Synced` condition, until they are deleted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub restore: Option<EtcdRestore>,
+    }
 }
 
 /// etcd authentication (see [`EtcdClusterSpec::auth`]).

@@ -7,94 +7,59 @@ use serde::{Deserialize, Serialize};
 
 use crate::common::{
     Condition, DeletionPolicy, LocalSecretReference, Managed, ManagementAction,
-    ProviderConfigReference, default_management_policies,
+    ProviderConfigReference,
 };
+use crate::managed_kind::managed_spec;
 
-/// Snapshots of an EtcdCluster taken through etcd's maintenance API and stored under
-/// `<prefix><namespace>/<name>/<uid>/` in an OSS bucket: one per generation of this object
-/// (edit `spec.trigger` to take another), or one per `schedule` occurrence; the newest `keep`
-/// are kept.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
-#[kube(
-    group = "etcd.ferroplane.io",
-    version = "v1alpha1",
-    kind = "EtcdBackup",
-    plural = "etcdbackups",
-    singular = "etcdbackup",
-    namespaced,
-    status = "EtcdBackupStatus",
-    shortname = "etcdbak",
-    category = "ferroplane",
-    category = "managed",
-    doc = "Snapshots of an EtcdCluster of this namespace in an OSS bucket, taken on demand (one per generation) or on a cron schedule, the newest `keep` kept.",
-    printcolumn(
-        name = "READY",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "SYNCED",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Synced')].status"
-    ),
-    printcolumn(
-        name = "EXTERNAL-NAME",
-        type_ = "string",
-        json_path = ".metadata.annotations.ferroplane\\.io/external-name",
-        priority = 1
-    ),
-    printcolumn(
-        name = "CLUSTER",
-        type_ = "string",
-        json_path = ".spec.clusterRef.name"
-    ),
-    printcolumn(
-        name = "LAST-SUCCESS",
-        type_ = "date",
-        json_path = ".status.lastSuccessTime"
-    ),
-    printcolumn(
-        name = "SNAPSHOTS",
-        type_ = "integer",
-        json_path = ".status.snapshotCount"
-    ),
-    printcolumn(
-        name = "AGE",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
-#[x_kube(validation = Rule::new("self.clusterRef == oldSelf.clusterRef").message("clusterRef is immutable: create another EtcdBackup for another cluster"))]
-#[x_kube(validation = Rule::new("self.destination == oldSelf.destination").message("destination is immutable: the snapshots already taken stay where they are; create another EtcdBackup for another destination"))]
-#[x_kube(validation = Rule::new("!has(self.destination.pvc) || self.deletionPolicy == 'Orphan'").message("a pvc destination keeps its snapshots (deletionPolicy Orphan): the volume is yours; delete the files or the claim yourself"))]
-pub struct EtcdBackupSpec {
-    /// What happens to the snapshots this backup took when it is deleted: `Orphan` (the
-    /// default) keeps them, `Delete` deletes them.
-    #[serde(default = "orphan")]
-    pub deletion_policy: DeletionPolicy,
-    /// What ferroplane may do: any of Observe, Create, Update, Delete, LateInitialize, or `*`.
-    #[serde(default = "default_management_policies")]
-    #[schemars(length(min = 1, max = 6), extend("x-kubernetes-list-type" = "set"))]
-    pub management_policies: Vec<ManagementAction>,
-    /// The EtcdCluster to back up, in this namespace.
-    pub cluster_ref: EtcdClusterReference,
-    /// Where the snapshots go.
-    pub destination: BackupDestination,
-    /// A cron expression (five fields, or six with seconds first; UTC) of when to take a
-    /// snapshot. Without it, one snapshot is taken per generation of this object.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 256))]
-    pub schedule: Option<String>,
-    /// How many of this backup's snapshots to keep: after each snapshot the oldest beyond
-    /// this number are deleted.
-    #[serde(default = "default_keep")]
-    #[schemars(range(min = 1, max = 1000))]
-    pub keep: i32,
-    /// Free text; change it to take another on-demand snapshot (any spec change does).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 253))]
-    pub trigger: Option<String>,
+managed_spec! {
+    columns: [
+        printcolumn(name = "CLUSTER", type_ = "string", json_path = ".spec.clusterRef.name"),
+        printcolumn(name = "LAST-SUCCESS", type_ = "date", json_path = ".status.lastSuccessTime"),
+        printcolumn(name = "SNAPSHOTS", type_ = "integer", json_path = ".status.snapshotCount"),
+    ] external_name_priority = 1;
+    /// Snapshots of an EtcdCluster taken through etcd's maintenance API and stored under
+    /// `<prefix><namespace>/<name>/<uid>/` in an OSS bucket: one per generation of this object
+    /// (edit `spec.trigger` to take another), or one per `schedule` occurrence; the newest `keep`
+    /// are kept.
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+    #[kube(
+        group = "etcd.ferroplane.io",
+        version = "v1alpha1",
+        kind = "EtcdBackup",
+        plural = "etcdbackups",
+        singular = "etcdbackup",
+        status = "EtcdBackupStatus",
+        shortname = "etcdbak",
+        doc = "Snapshots of an EtcdCluster of this namespace in an OSS bucket, taken on demand (one per generation) or on a cron schedule, the newest `keep` kept."
+    )]
+    #[serde(rename_all = "camelCase")]
+    #[x_kube(validation = Rule::new("self.clusterRef == oldSelf.clusterRef").message("clusterRef is immutable: create another EtcdBackup for another cluster"))]
+    #[x_kube(validation = Rule::new("self.destination == oldSelf.destination").message("destination is immutable: the snapshots already taken stay where they are; create another EtcdBackup for another destination"))]
+    #[x_kube(validation = Rule::new("!has(self.destination.pvc) || self.deletionPolicy == 'Orphan'").message("a pvc destination keeps its snapshots (deletionPolicy Orphan): the volume is yours; delete the files or the claim yourself"))]
+    pub struct EtcdBackupSpec {
+        /// What happens to the snapshots this backup took when it is deleted: `Orphan` (the
+        /// default) keeps them, `Delete` deletes them.
+        deletion_policy = "orphan",
+        management_policies,
+        /// The EtcdCluster to back up, in this namespace.
+        pub cluster_ref: EtcdClusterReference,
+        /// Where the snapshots go.
+        pub destination: BackupDestination,
+        /// A cron expression (five fields, or six with seconds first; UTC) of when to take a
+        /// snapshot. Without it, one snapshot is taken per generation of this object.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(min = 1, max = 256))]
+        pub schedule: Option<String>,
+        /// How many of this backup's snapshots to keep: after each snapshot the oldest beyond
+        /// this number are deleted.
+        #[serde(default = "default_keep")]
+        #[schemars(range(min = 1, max = 1000))]
+        pub keep: i32,
+        /// Free text; change it to take another on-demand snapshot (any spec change does).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(max = 253))]
+        pub trigger: Option<String>,
+    }
 }
 
 fn orphan() -> DeletionPolicy {

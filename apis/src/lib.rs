@@ -13,6 +13,7 @@ pub mod common;
 pub mod deploy;
 pub mod etcd;
 pub mod etcd_backup;
+mod managed_kind;
 pub mod references;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

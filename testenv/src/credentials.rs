@@ -5,7 +5,7 @@
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
-use crate::components as comp;
+use crate::components::{self as comp};
 use crate::error::{Error, Result};
 use crate::kubeconfig::{self, Credential};
 use crate::layout::Layout;

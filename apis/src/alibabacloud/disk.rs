@@ -6,10 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::network::{TAGS_MESSAGE, TAGS_RULE, Tags};
-use crate::common::{
-    CloudStatus, DeletionPolicy, LocalSecretReference, ManagementAction, ProviderConfigReference,
-    default_management_policies,
-};
+use crate::common::CloudStatus;
+use crate::managed_kind::managed_spec;
 use crate::references::{Reference, ReferenceField, Selector, TargetKind};
 
 /// The `ECSInstance` kind, as references name it.
@@ -29,69 +27,39 @@ pub const INSTANCE_ID_REFERENCE: ReferenceField = ReferenceField {
     target: ECS_INSTANCE_KIND,
 };
 
-/// A cloud disk.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
-#[kube(
-    group = "alibabacloud.ferroplane.io",
-    version = "v1alpha1",
-    kind = "Disk",
-    plural = "disks",
-    singular = "disk",
-    namespaced,
-    status = "DiskStatus",
-    shortname = "ecsdisk",
-    category = "ferroplane",
-    category = "managed",
-    doc = "An Alibaba Cloud ECS cloud disk. ferroplane creates it with CreateDisk, attaches it to the instance named by instanceId (or the ECSInstance named by instanceIdRef / instanceIdSelector) with AttachDisk, grows it with ResizeDisk (online while attached to a running instance), changes a cloud_essd disk's performance level with ModifyDiskSpec, and on deletion detaches it and releases it with DeleteDisk (unless deletionPolicy is Orphan). A disk never shrinks.",
-    printcolumn(
-        name = "READY",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "SYNCED",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Synced')].status"
-    ),
-    printcolumn(
-        name = "EXTERNAL-NAME",
-        type_ = "string",
-        json_path = ".metadata.annotations.ferroplane\\.io/external-name"
-    ),
-    printcolumn(name = "SIZE", type_ = "integer", json_path = ".spec.forProvider.size"),
-    printcolumn(
-        name = "STATUS",
-        type_ = "string",
-        json_path = ".status.atProvider.status"
-    ),
-    printcolumn(
-        name = "INSTANCE",
-        type_ = "string",
-        json_path = ".status.atProvider.instanceId"
-    ),
-    printcolumn(
-        name = "AGE",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
-pub struct DiskSpec {
-    /// `Delete` releases the disk with the object (detaching it first); `Orphan` leaves it.
-    #[serde(default)]
-    pub deletion_policy: DeletionPolicy,
-    /// What ferroplane may do: any of Observe, Create, Update, Delete, LateInitialize, or `*`.
-    #[serde(default = "default_management_policies")]
-    #[schemars(length(min = 1, max = 6), extend("x-kubernetes-list-type" = "set"))]
-    pub management_policies: Vec<ManagementAction>,
-    /// The ProviderConfig (same namespace) or ClusterProviderConfig with the credentials.
-    #[serde(default)]
-    pub provider_config_ref: ProviderConfigReference,
-    /// When set, ferroplane writes `diskId` to this Secret in the object's namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_connection_secret_to_ref: Option<LocalSecretReference>,
-    /// The desired disk, with ECS's parameter names.
-    pub for_provider: DiskParameters,
+managed_spec! {
+    columns: [
+        printcolumn(name = "SIZE", type_ = "integer", json_path = ".spec.forProvider.size"),
+        printcolumn(name = "STATUS", type_ = "string", json_path = ".status.atProvider.status"),
+        printcolumn(
+            name = "INSTANCE",
+            type_ = "string",
+            json_path = ".status.atProvider.instanceId"
+        ),
+    ];
+    /// A cloud disk.
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+    #[kube(
+        group = "alibabacloud.ferroplane.io",
+        version = "v1alpha1",
+        kind = "Disk",
+        plural = "disks",
+        singular = "disk",
+        status = "DiskStatus",
+        shortname = "ecsdisk",
+        doc = "An Alibaba Cloud ECS cloud disk. ferroplane creates it with CreateDisk, attaches it to the instance named by instanceId (or the ECSInstance named by instanceIdRef / instanceIdSelector) with AttachDisk, grows it with ResizeDisk (online while attached to a running instance), changes a cloud_essd disk's performance level with ModifyDiskSpec, and on deletion detaches it and releases it with DeleteDisk (unless deletionPolicy is Orphan). A disk never shrinks."
+    )]
+    #[serde(rename_all = "camelCase")]
+    pub struct DiskSpec {
+        /// `Delete` releases the disk with the object (detaching it first); `Orphan` leaves it.
+        deletion_policy,
+        management_policies,
+        provider_config_ref,
+        /// When set, ferroplane writes `diskId` to this Secret in the object's namespace.
+        write_connection_secret_to_ref,
+        /// The desired disk, with ECS's parameter names.
+        pub for_provider: DiskParameters,
+    }
 }
 
 /// CreateDisk parameters, and the instance to attach the disk to.

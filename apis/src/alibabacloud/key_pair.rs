@@ -5,10 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::network::{TAGS_MESSAGE, TAGS_RULE, Tags};
-use crate::common::{
-    CloudStatus, DeletionPolicy, LocalSecretReference, ManagementAction, ProviderConfigReference,
-    default_management_policies,
-};
+use crate::common::CloudStatus;
+use crate::managed_kind::managed_spec;
 use crate::references::{ReferenceField, TargetKind};
 
 /// The `KeyPair` kind, as references name it.
@@ -28,65 +26,39 @@ pub const KEY_PAIR_NAME_REFERENCE: ReferenceField = ReferenceField {
     target: KEY_PAIR_KIND,
 };
 
-/// An SSH key pair.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
-#[kube(
-    group = "alibabacloud.ferroplane.io",
-    version = "v1alpha1",
-    kind = "KeyPair",
-    plural = "keypairs",
-    singular = "keypair",
-    namespaced,
-    status = "KeyPairStatus",
-    shortname = "kp",
-    category = "ferroplane",
-    category = "managed",
-    doc = "An Alibaba Cloud ECS SSH key pair, named spec.forProvider.keyPairName (default: the object's name). With publicKey, ferroplane imports it (ImportKeyPair); without, ECS generates it (CreateKeyPair) and its private key goes once into the connection Secret (writeConnectionSecretToRef, required then), never into status, events or logs. Deleting the object deletes the key pair (DeleteKeyPairs, refused by ECS while instances use it) unless deletionPolicy is Orphan.",
-    printcolumn(
-        name = "READY",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "SYNCED",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Synced')].status"
-    ),
-    printcolumn(
-        name = "EXTERNAL-NAME",
-        type_ = "string",
-        json_path = ".metadata.annotations.ferroplane\\.io/external-name"
-    ),
-    printcolumn(
-        name = "FINGERPRINT",
-        type_ = "string",
-        json_path = ".status.atProvider.fingerPrint"
-    ),
-    printcolumn(
-        name = "AGE",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
-#[x_kube(validation = Rule::new("has(self.forProvider.publicKey) || has(self.writeConnectionSecretToRef)").message("without publicKey ECS generates the key and returns its private key once: set writeConnectionSecretToRef to keep it"))]
-pub struct KeyPairSpec {
-    /// `Delete` deletes the key pair with the object; `Orphan` leaves it.
-    #[serde(default)]
-    pub deletion_policy: DeletionPolicy,
-    /// What ferroplane may do: any of Observe, Create, Update, Delete, LateInitialize, or `*`.
-    #[serde(default = "default_management_policies")]
-    #[schemars(length(min = 1, max = 6), extend("x-kubernetes-list-type" = "set"))]
-    pub management_policies: Vec<ManagementAction>,
-    /// The ProviderConfig (same namespace) or ClusterProviderConfig with the credentials.
-    #[serde(default)]
-    pub provider_config_ref: ProviderConfigReference,
-    /// ferroplane writes `keyPairName` and `fingerPrint` to this Secret, and for a generated key
-    /// `privateKey` (PEM, once: ECS returns it only when creating the key).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_connection_secret_to_ref: Option<LocalSecretReference>,
-    /// The desired key pair, with ECS's parameter names.
-    pub for_provider: KeyPairParameters,
+managed_spec! {
+    columns: [
+        printcolumn(
+            name = "FINGERPRINT",
+            type_ = "string",
+            json_path = ".status.atProvider.fingerPrint"
+        ),
+    ];
+    /// An SSH key pair.
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+    #[kube(
+        group = "alibabacloud.ferroplane.io",
+        version = "v1alpha1",
+        kind = "KeyPair",
+        plural = "keypairs",
+        singular = "keypair",
+        status = "KeyPairStatus",
+        shortname = "kp",
+        doc = "An Alibaba Cloud ECS SSH key pair, named spec.forProvider.keyPairName (default: the object's name). With publicKey, ferroplane imports it (ImportKeyPair); without, ECS generates it (CreateKeyPair) and its private key goes once into the connection Secret (writeConnectionSecretToRef, required then), never into status, events or logs. Deleting the object deletes the key pair (DeleteKeyPairs, refused by ECS while instances use it) unless deletionPolicy is Orphan."
+    )]
+    #[serde(rename_all = "camelCase")]
+    #[x_kube(validation = Rule::new("has(self.forProvider.publicKey) || has(self.writeConnectionSecretToRef)").message("without publicKey ECS generates the key and returns its private key once: set writeConnectionSecretToRef to keep it"))]
+    pub struct KeyPairSpec {
+        /// `Delete` deletes the key pair with the object; `Orphan` leaves it.
+        deletion_policy,
+        management_policies,
+        provider_config_ref,
+        /// ferroplane writes `keyPairName` and `fingerPrint` to this Secret, and for a generated
+        /// key `privateKey` (PEM, once: ECS returns it only when creating the key).
+        write_connection_secret_to_ref,
+        /// The desired key pair, with ECS's parameter names.
+        pub for_provider: KeyPairParameters,
+    }
 }
 
 /// ImportKeyPair / CreateKeyPair parameters.

@@ -6,67 +6,35 @@ use serde::{Deserialize, Serialize};
 
 use super::network::Tags;
 use super::network::{TAGS_MESSAGE, TAGS_RULE};
-use crate::common::{
-    CloudStatus, DeletionPolicy, LocalSecretReference, ManagementAction, ProviderConfigReference,
-    default_management_policies,
-};
+use crate::common::CloudStatus;
+use crate::managed_kind::managed_spec;
 
-/// A virtual private cloud.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
-#[kube(
-    group = "alibabacloud.ferroplane.io",
-    version = "v1alpha1",
-    kind = "VPC",
-    plural = "vpcs",
-    singular = "vpc",
-    namespaced,
-    status = "VPCStatus",
-    category = "ferroplane",
-    category = "managed",
-    doc = "An Alibaba Cloud VPC (virtual private cloud). ferroplane creates it with CreateVpc, reports it in status.atProvider and deletes it when the object is deleted (unless deletionPolicy is Orphan); it waits for the VPC's vSwitches and security groups to go first.",
-    printcolumn(
-        name = "READY",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "SYNCED",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Synced')].status"
-    ),
-    printcolumn(
-        name = "EXTERNAL-NAME",
-        type_ = "string",
-        json_path = ".metadata.annotations.ferroplane\\.io/external-name"
-    ),
-    printcolumn(
-        name = "CIDR",
-        type_ = "string",
-        json_path = ".status.atProvider.cidrBlock"
-    ),
-    printcolumn(
-        name = "AGE",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
-pub struct VPCSpec {
-    /// `Delete` deletes the VPC with the object; `Orphan` leaves it in the cloud.
-    #[serde(default)]
-    pub deletion_policy: DeletionPolicy,
-    /// What ferroplane may do: any of Observe, Create, Update, Delete, LateInitialize, or `*`.
-    #[serde(default = "default_management_policies")]
-    #[schemars(length(min = 1, max = 6), extend("x-kubernetes-list-type" = "set"))]
-    pub management_policies: Vec<ManagementAction>,
-    /// The ProviderConfig (same namespace) or ClusterProviderConfig with the credentials.
-    #[serde(default)]
-    pub provider_config_ref: ProviderConfigReference,
-    /// When set, ferroplane writes `vpcId` to this Secret in the object's namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_connection_secret_to_ref: Option<LocalSecretReference>,
-    /// The desired VPC, with the VPC API's parameter names.
-    pub for_provider: VPCParameters,
+managed_spec! {
+    columns: [
+        printcolumn(name = "CIDR", type_ = "string", json_path = ".status.atProvider.cidrBlock"),
+    ];
+    /// A virtual private cloud.
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+    #[kube(
+        group = "alibabacloud.ferroplane.io",
+        version = "v1alpha1",
+        kind = "VPC",
+        plural = "vpcs",
+        singular = "vpc",
+        status = "VPCStatus",
+        doc = "An Alibaba Cloud VPC (virtual private cloud). ferroplane creates it with CreateVpc, reports it in status.atProvider and deletes it when the object is deleted (unless deletionPolicy is Orphan); it waits for the VPC's vSwitches and security groups to go first."
+    )]
+    #[serde(rename_all = "camelCase")]
+    pub struct VPCSpec {
+        /// `Delete` deletes the VPC with the object; `Orphan` leaves it in the cloud.
+        deletion_policy,
+        management_policies,
+        provider_config_ref,
+        /// When set, ferroplane writes `vpcId` to this Secret in the object's namespace.
+        write_connection_secret_to_ref,
+        /// The desired VPC, with the VPC API's parameter names.
+        pub for_provider: VPCParameters,
+    }
 }
 
 /// CreateVpc parameters.

@@ -6,80 +6,44 @@ use serde::{Deserialize, Serialize};
 
 use super::network::{TAGS_MESSAGE, TAGS_RULE};
 use super::network::{Tags, VPC_ID_REFERENCE};
-use crate::common::{
-    CloudStatus, DeletionPolicy, LocalSecretReference, ManagementAction, ProviderConfigReference,
-    default_management_policies,
-};
+use crate::common::CloudStatus;
+use crate::managed_kind::managed_spec;
 use crate::references::{Reference, Selector};
 
-/// A vSwitch.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
-#[kube(
-    group = "alibabacloud.ferroplane.io",
-    version = "v1alpha1",
-    kind = "VSwitch",
-    plural = "vswitches",
-    singular = "vswitch",
-    namespaced,
-    status = "VSwitchStatus",
-    shortname = "vsw",
-    category = "ferroplane",
-    category = "managed",
-    doc = "An Alibaba Cloud vSwitch: a subnet of a VPC in one zone. ferroplane creates it with CreateVSwitch once its VPC is known (vpcId, or the VPC object named by vpcIdRef / vpcIdSelector), and deletes it when the object is deleted (unless deletionPolicy is Orphan), waiting while instances still use it.",
-    printcolumn(
-        name = "READY",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Ready')].status"
-    ),
-    printcolumn(
-        name = "SYNCED",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type=='Synced')].status"
-    ),
-    printcolumn(
-        name = "EXTERNAL-NAME",
-        type_ = "string",
-        json_path = ".metadata.annotations.ferroplane\\.io/external-name"
-    ),
-    printcolumn(
-        name = "ZONE",
-        type_ = "string",
-        json_path = ".spec.forProvider.zoneId"
-    ),
-    printcolumn(
-        name = "CIDR",
-        type_ = "string",
-        json_path = ".spec.forProvider.cidrBlock"
-    ),
-    printcolumn(
-        name = "VPC",
-        type_ = "string",
-        json_path = ".spec.forProvider.vpcId",
-        priority = 1
-    ),
-    printcolumn(
-        name = "AGE",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-#[serde(rename_all = "camelCase")]
-pub struct VSwitchSpec {
-    /// `Delete` deletes the vSwitch with the object; `Orphan` leaves it in the cloud.
-    #[serde(default)]
-    pub deletion_policy: DeletionPolicy,
-    /// What ferroplane may do: any of Observe, Create, Update, Delete, LateInitialize, or `*`.
-    #[serde(default = "default_management_policies")]
-    #[schemars(length(min = 1, max = 6), extend("x-kubernetes-list-type" = "set"))]
-    pub management_policies: Vec<ManagementAction>,
-    /// The ProviderConfig (same namespace) or ClusterProviderConfig with the credentials.
-    #[serde(default)]
-    pub provider_config_ref: ProviderConfigReference,
-    /// When set, ferroplane writes `vSwitchId` to this Secret in the object's namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_connection_secret_to_ref: Option<LocalSecretReference>,
-    /// The desired vSwitch, with the VPC API's parameter names.
-    pub for_provider: VSwitchParameters,
+managed_spec! {
+    columns: [
+        printcolumn(name = "ZONE", type_ = "string", json_path = ".spec.forProvider.zoneId"),
+        printcolumn(name = "CIDR", type_ = "string", json_path = ".spec.forProvider.cidrBlock"),
+        printcolumn(
+            name = "VPC",
+            type_ = "string",
+            json_path = ".spec.forProvider.vpcId",
+            priority = 1
+        ),
+    ];
+    /// A vSwitch.
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+    #[kube(
+        group = "alibabacloud.ferroplane.io",
+        version = "v1alpha1",
+        kind = "VSwitch",
+        plural = "vswitches",
+        singular = "vswitch",
+        status = "VSwitchStatus",
+        shortname = "vsw",
+        doc = "An Alibaba Cloud vSwitch: a subnet of a VPC in one zone. ferroplane creates it with CreateVSwitch once its VPC is known (vpcId, or the VPC object named by vpcIdRef / vpcIdSelector), and deletes it when the object is deleted (unless deletionPolicy is Orphan), waiting while instances still use it."
+    )]
+    #[serde(rename_all = "camelCase")]
+    pub struct VSwitchSpec {
+        /// `Delete` deletes the vSwitch with the object; `Orphan` leaves it in the cloud.
+        deletion_policy,
+        management_policies,
+        provider_config_ref,
+        /// When set, ferroplane writes `vSwitchId` to this Secret in the object's namespace.
+        write_connection_secret_to_ref,
+        /// The desired vSwitch, with the VPC API's parameter names.
+        pub for_provider: VSwitchParameters,
+    }
 }
 
 /// CreateVSwitch parameters.

@@ -11,13 +11,15 @@ use serde_json::json;
 use crate::app::App;
 use crate::catalog::registry::ResourceDef;
 use crate::error::{ApiError, ApiResult};
+use crate::http::answer;
 use crate::http::codec::{self, Query};
 use crate::http::options::{
     delete_options, patch_kind, require_field_manager, selectors, write_options,
 };
+use crate::http::render;
 use crate::http::route::ResourcePath;
+use crate::http::scale;
 use crate::http::watch::{self, WatchSpec};
-use crate::http::{answer, render, scale};
 use crate::meta;
 use crate::store::list::ListRequest;
 use crate::store::ops::options::Target;
