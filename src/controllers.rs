@@ -101,7 +101,7 @@ pub enum EtcdMembership {
     /// etcd itself, through each cluster's client Service (pods run etcd).
     #[default]
     Etcd,
-    /// `provider_etcd::simulated`: pods that run no etcd (the sandbox's), whose members the
+    /// `ferroplane_sandbox_etcd`: pods that run no etcd (the sandbox's), whose members the
     /// simulation derives from what the API server shows.
     Simulated,
 }
@@ -179,8 +179,10 @@ pub async fn run_with(
                         }
                         EtcdMembership::Simulated => {
                             drop(stop_backups);
-                            provider_etcd::run_simulated_with_backups(&runtime, etcd, stores, stop)
-                                .await;
+                            ferroplane_sandbox_etcd::run_simulated_with_backups(
+                                &runtime, etcd, stores, stop,
+                            )
+                            .await;
                         }
                     }
                 }));

@@ -4,7 +4,7 @@
 //! and the benchmark all start it the same way.
 //!
 //! With workloads simulated, EtcdCluster members are simulated too
-//! (`provider_etcd::simulated`): the sandbox runs no pods, so no etcd could answer.
+//! (`ferroplane_sandbox_etcd`): the sandbox runs no pods, so no etcd could answer.
 //!
 //! The controllers run as ferroplane's ServiceAccount (`controller.kubeconfig`), bound to the
 //! cluster RBAC of deploy/ for the kinds they run, which the sandbox enforces as a cluster does.

@@ -1,7 +1,7 @@
 //! EtcdCluster and Application end to end through the `ferroplane` environment, driven by
 //! kubectl as a user would, with the samples from `deploy/samples` (moved into the test's
 //! namespace). On the sandbox the EtcdCluster members are simulated from the pods and claims the
-//! sandbox shows (`provider_etcd::simulated`); on the real control plane the pods are real etcd
+//! sandbox shows (`ferroplane_sandbox_etcd`); on the real control plane the pods are real etcd
 //! members (`support::etcd_members`).
 
 use std::time::Duration;
@@ -232,7 +232,7 @@ pub(crate) async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
     e2e.apply(&samples::without_namespace("etcdcluster.yaml"))
         .await;
     // Members answer on both servers: the real control plane's pods are real etcd members, the
-    // sandbox's are simulated from its pods and claims (`provider_etcd::simulated`).
+    // sandbox's are simulated from its pods and claims (`ferroplane_sandbox_etcd`).
     e2e.wait_jsonpath(
         "etcdclusters.etcd.ferroplane.io/etcd-demo",
         "{.status.readyMembers}",

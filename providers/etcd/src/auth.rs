@@ -25,11 +25,6 @@ use crate::owned_secret::OwnedSecret;
 /// The key of the user's Secret (and of ferroplane's) that holds root's password.
 pub const PASSWORD_KEY: &str = "password";
 
-/// Event reasons.
-pub const AUTH_ENABLED: &str = "AuthEnabled";
-pub const AUTH_DISABLED: &str = "AuthDisabled";
-pub const ROOT_PASSWORD_CHANGED: &str = "RootPasswordChanged";
-
 /// The Secret where ferroplane records the password in effect.
 pub fn state_secret(names: &ClusterNames) -> String {
     format!("{}-auth", names.name)

@@ -13,9 +13,6 @@
 use crate::planner::Health;
 use crate::scaling::{Observed, ObservedMember};
 
-/// Event reason of a defragmentation.
-pub const MEMBER_DEFRAGMENTED: &str = "MemberDefragmented";
-
 /// The thresholds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DefragPolicy {

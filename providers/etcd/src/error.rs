@@ -1,6 +1,9 @@
 //! Errors of the EtcdCluster provider, each with a stable reason for conditions and events.
 
+use ferroplane_runtime::ReconcileError;
+
 use crate::membership::MembershipError;
+use crate::reasons;
 
 /// A spec ferroplane refuses to act on. The cluster keeps running as it is.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -56,8 +59,8 @@ impl SpecError {
     /// Stable CamelCase reason for conditions and events.
     pub fn reason(&self) -> &'static str {
         match self {
-            SpecError::UnsupportedUpgrade { .. } => "UnsupportedUpgrade",
-            _ => "InvalidSpec",
+            SpecError::UnsupportedUpgrade { .. } => reasons::UNSUPPORTED_UPGRADE,
+            _ => reasons::INVALID_SPEC,
         }
     }
 }
@@ -109,18 +112,28 @@ impl Error {
     pub fn reason(&self) -> &'static str {
         match self {
             Error::Spec(e) => e.reason(),
-            Error::Membership(MembershipError::AuthFailed { .. }) => "AuthFailed",
+            Error::Membership(MembershipError::AuthFailed { .. }) => reasons::AUTH_FAILED,
             Error::Membership(MembershipError::CommonNameRefused { .. }) => {
-                "ClientCertificateHasCommonName"
+                reasons::CLIENT_CERTIFICATE_HAS_COMMON_NAME
             }
-            Error::Membership(_) => "MembershipChangeFailed",
-            Error::Kube { .. } => "KubernetesApiError",
+            Error::Membership(_) => reasons::MEMBERSHIP_CHANGE_FAILED,
+            Error::Kube { .. } => reasons::KUBERNETES_API_ERROR,
             Error::Serialize { .. } | Error::MissingMetadata(_) | Error::Certificate(_) => {
-                "InternalError"
+                reasons::INTERNAL_ERROR
             }
-            Error::TlsSecret { .. } => "TlsSecretInvalid",
-            Error::AuthSecret { .. } => "AuthSecretInvalid",
-            Error::NotOurs(_) => crate::controller::CHILD_NOT_OURS,
+            Error::TlsSecret { .. } => reasons::TLS_SECRET_INVALID,
+            Error::AuthSecret { .. } => reasons::AUTH_SECRET_INVALID,
+            Error::NotOurs(_) => reasons::CHILD_NOT_OURS,
         }
+    }
+}
+
+/// The runtime's error for `e`: a spec or ownership problem waits for the user, the rest is
+/// retried.
+pub(crate) fn to_reconcile(e: Error) -> ReconcileError {
+    let reason = e.reason();
+    match &e {
+        Error::Spec(_) | Error::NotOurs(_) => ReconcileError::terminal(reason, e.to_string()),
+        _ => ReconcileError::retryable(reason, e.to_string()).with_source(e),
     }
 }

@@ -35,7 +35,7 @@ pub fn owned_by(meta: &ObjectMeta, uid: &str) -> bool {
 
 /// A failed Kubernetes call as a retryable reconcile error saying what was being done.
 pub fn kube_error(what: String) -> impl FnOnce(kube::Error) -> ReconcileError {
-    move |e| ReconcileError::retryable("KubernetesApiError", format!("{what}: {e}"))
+    move |e| ReconcileError::retryable(crate::reasons::KUBERNETES_API_ERROR, format!("{what}: {e}"))
 }
 
 /// `r`, a 404 (already gone) being no error.

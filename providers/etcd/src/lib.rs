@@ -5,13 +5,13 @@
 //! - [`run`] (called by the binary): runs the controller with its [`Options`] and the
 //!   production membership client (etcd's JSON gateway through each cluster's client Service)
 //!   until `shutdown` completes, the way every provider starts.
-//! - [`run_simulated`] (the sandbox): the same with [`simulated::SimulatedFactory`], a
-//!   simulation of etcd's membership API driven by the pods and claims the API server shows.
-//! - [`controller()`]: the same controller with any [`controller::MembershipFactory`], for tests
-//!   and for environments without reachable pods.
+//! - [`controller()`], [`controller_of`]: the same controller with any
+//!   [`MembershipFactory`], for tests and for environments without reachable pods (the
+//!   sandbox's simulation of etcd, in the `ferroplane-sandbox-etcd` crate, which is test
+//!   machinery and not part of this one).
 //! - [`backup::backup_controller`]: the `EtcdBackup` kind, snapshots of a cluster kept in a
-//!   [`backup::SnapshotStore`] (OSS, implemented by the binary); [`run`] and [`run_simulated`]
-//!   with [`run_backups`] and, in the sandbox, [`run_simulated_with_backups`].
+//!   [`backup::SnapshotStore`] (OSS, implemented by the binary); [`run`] with [`run_backups`].
+//! - [`reasons`]: every condition and event reason the two kinds show, with what to do.
 //!
 //! # Flow of one reconcile
 //! validate the spec (`version`, size, name) → read the StatefulSet and member pods → ask etcd
@@ -36,7 +36,7 @@
 //! status comes from the StatefulSet and the cluster is not Ready (see `status`).
 //!
 //! # Ownership
-//! Children are written under the field manager [`controller::FIELD_MANAGER`] and are changed,
+//! Children are written under the field manager [`names::FIELD_MANAGER`] and are changed,
 //! adopted or deleted only when their controller reference or `ferroplane.io/uid` label names
 //! the cluster: a same-named object someone else made fails the reconcile (`ChildNotOurs`).
 //!
@@ -44,6 +44,7 @@
 //! Of ferroplane's crates, only `ferroplane-apis` and `ferroplane-runtime` (and reqwest for the
 //! membership API); never another provider or the binary.
 
+mod api_scope;
 pub mod auth;
 pub mod backup;
 pub mod controller;
@@ -54,15 +55,17 @@ pub mod membership;
 pub mod names;
 mod owned_secret;
 pub mod planner;
+pub mod reasons;
 pub mod render;
 pub mod restore;
 pub mod scaling;
-pub mod simulated;
 mod status;
 pub mod tls;
 mod version;
 
 use std::future::Future;
+
+use crate::api_scope::api_in;
 
 use ferroplane_apis::etcd::EtcdCluster;
 use ferroplane_runtime::children::watch_config;
@@ -71,11 +74,10 @@ use ferroplane_runtime::{ManagedController, RunError, Runtime};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use kube::api::Api;
 use kube::core::PartialObjectMeta;
 
-use crate::controller::{EtcdConnector, GatewayFactory, MembershipFactory};
-use crate::membership::GatewayConfig;
+use crate::controller::EtcdConnector;
+use crate::membership::{GatewayConfig, GatewayFactory, MembershipFactory};
 use crate::names::APP_NAME_LABEL;
 
 /// What the EtcdCluster controller is configured with.
@@ -91,18 +93,7 @@ pub struct Options {
     /// ([`tls::rotation`]).
     pub ca: tls::certs::CaPolicy,
     /// Snapshot stores and the Jobs' image for `spec.restore`.
-    pub restore: controller::RestoreSetup,
-}
-
-/// `Api` of `K` in `namespace`, or in all namespaces.
-fn api_in<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
-where
-    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
-{
-    match namespace {
-        Some(namespace) => Api::namespaced(client.clone(), namespace),
-        None => Api::all(client.clone()),
-    }
+    pub restore: restore::RestoreSetup,
 }
 
 /// Builds the EtcdCluster controller with `factory` for membership clients. Watches
@@ -125,7 +116,7 @@ pub fn controller_in<F: MembershipFactory>(
         runtime,
         factory,
         namespace,
-        controller::RestoreSetup::default(),
+        restore::RestoreSetup::default(),
     )
 }
 
@@ -134,7 +125,7 @@ pub fn controller_with<F: MembershipFactory>(
     runtime: &Runtime,
     factory: F,
     namespace: Option<&str>,
-    restore: controller::RestoreSetup,
+    restore: restore::RestoreSetup,
 ) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
     controller_with_ca(
         runtime,
@@ -150,7 +141,7 @@ pub fn controller_with_ca<F: MembershipFactory>(
     runtime: &Runtime,
     factory: F,
     namespace: Option<&str>,
-    restore: controller::RestoreSetup,
+    restore: restore::RestoreSetup,
     ca: tls::certs::CaPolicy,
 ) -> ManagedController<EtcdCluster, EtcdConnector<F>> {
     let client = runtime.client().clone();
@@ -177,8 +168,9 @@ pub fn controller_with_ca<F: MembershipFactory>(
     )
 }
 
-/// [`controller_with_ca`] as `options` set it up.
-fn controller_of<F: MembershipFactory>(
+/// [`controller_with_ca`] as `options` set it up: what [`run`] runs, and what an environment
+/// with its own [`MembershipFactory`] (the sandbox's simulation) runs.
+pub fn controller_of<F: MembershipFactory>(
     runtime: &Runtime,
     factory: F,
     options: &Options,
@@ -190,31 +182,6 @@ fn controller_of<F: MembershipFactory>(
         options.restore.clone(),
         options.ca,
     )
-}
-
-/// Runs the EtcdCluster and EtcdBackup controllers with one simulated membership
-/// ([`simulated`]: the backups' snapshots come from the same simulated clusters the EtcdCluster
-/// controller bootstraps) and `stores`, until `shutdown` completes.
-pub async fn run_simulated_with_backups<S: backup::SnapshotStores>(
-    runtime: &Runtime,
-    options: Options,
-    stores: S,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) {
-    let factory = simulated::SimulatedFactory::new(runtime.client().clone());
-    let shutdown = futures::FutureExt::shared(futures::FutureExt::boxed(shutdown));
-    let namespace = options.namespace.as_deref();
-    futures::join!(
-        controller_of(runtime, factory.clone(), &options).run(shutdown.clone()),
-        backup::backup_controller(
-            runtime,
-            factory,
-            stores,
-            namespace,
-            options.restore.tools_image.clone(),
-        )
-        .run(shutdown),
-    );
 }
 
 /// Runs the EtcdBackup controller, snapshots streamed through etcd's JSON gateway and stored
@@ -239,19 +206,6 @@ pub async fn run_backups<S: backup::SnapshotStores>(
     .run(shutdown)
     .await;
     Ok(())
-}
-
-/// Runs the EtcdCluster controller with the simulated membership ([`simulated`]) of an
-/// environment whose pods run no etcd (the sandbox), until `shutdown` completes.
-pub async fn run_simulated(
-    runtime: &Runtime,
-    options: Options,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) {
-    let factory = simulated::SimulatedFactory::new(runtime.client().clone());
-    controller_of(runtime, factory, &options)
-        .run(shutdown)
-        .await;
 }
 
 /// Runs the EtcdCluster controller with the production membership client until `shutdown`

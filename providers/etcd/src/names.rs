@@ -1,5 +1,7 @@
-//! Names, labels, ports and URLs of everything rendered for an EtcdCluster, in one place so the
-//! renderer, the membership client and the status agree on them.
+//! Names, labels, ports and URLs of everything rendered for an EtcdCluster, and the field
+//! manager and tools image both controllers of this crate write with, in one place so the
+//! renderer, the controllers, the membership client and the status agree on them. A ground
+//! floor: it imports nothing of this crate.
 
 use std::collections::BTreeMap;
 
@@ -38,6 +40,18 @@ pub const CONFIG_MOUNT: &str = "/etc/etcd";
 /// Longest EtcdCluster name: pod names (`<name>-<ordinal>`) and the StatefulSet's
 /// `controller-revision-hash` label (`<name>-<10 chars>`) must stay DNS labels (63 characters).
 pub const MAX_NAME_LEN: usize = 52;
+
+/// Field manager of every server-side apply of an EtcdCluster's children: one per kind, so that
+/// the Application controller never silently takes this kind's fields, nor this kind its.
+pub const FIELD_MANAGER: &str = "ferroplane-etcdcluster";
+
+/// ferroplane's own image, for the steps of restore Jobs: the release this binary is.
+pub fn default_tools_image() -> String {
+    format!(
+        "ghcr.io/ferroplane/ferroplane:{}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
 
 /// Names of one EtcdCluster's children and the DNS names of its members.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -10,6 +10,7 @@ use futures::future::join_all;
 use crate::membership::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
 use crate::names::Topology;
 use crate::planner::{ClusterView, Health, PlannedMember, Removal, Step};
+use crate::reasons;
 
 /// A member with what the controller found out about it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,15 +160,6 @@ pub struct Applied {
     pub event: Option<(&'static str, String)>,
     /// Whether membership changed; when it did, observe again before the next step.
     pub changed_membership: bool,
-}
-
-/// Event reasons of membership changes.
-pub mod reasons {
-    pub const MEMBER_ADDED: &str = "MemberAdded";
-    pub const MEMBER_PROMOTED: &str = "MemberPromoted";
-    pub const MEMBER_REMOVED: &str = "MemberRemoved";
-    pub const MEMBER_REPLACED: &str = "MemberReplaced";
-    pub const MEMBER_RESTARTED_EMPTY: &str = "MemberRestartedEmpty";
 }
 
 /// Carries out `step`'s membership part. `statefulset_replicas` tells whether the pod of a

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use ferroplane_apis::deploy::Provider;
 use ferroplane_apis::etcd::EtcdCluster;
+use ferroplane_sandbox_etcd::AuthStore;
 use ferroplane_testkit::wait::Wait;
 use ferroplane_testkit::{self as testkit, Rbac, SandboxConfig, TestCluster, samples};
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -20,13 +21,11 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResourceExt;
 use kube::api::Api;
-use provider_etcd::controller::{GatewayFactory, MembershipFactory};
 use provider_etcd::membership::{
-    AuthStatus, GatewayConfig, Member, MemberStatus, Membership, MembershipError, Password,
-    PromoteOutcome, RootCredentials,
+    AuthStatus, GatewayConfig, GatewayFactory, Member, MemberStatus, Membership, MembershipError,
+    MembershipFactory, Password, PromoteOutcome, RootCredentials,
 };
 use provider_etcd::names::{ClusterNames, Topology};
-use provider_etcd::simulated::AuthStore;
 
 const EVENTUALLY_TIMEOUT: Duration = Duration::from_secs(40);
 

@@ -1,5 +1,5 @@
-//! The EtcdCluster controller against the sandbox with the crate's simulated membership
-//! (`provider_etcd::simulated`), as `ferroplane sandbox` runs it: the members follow the
+//! The EtcdCluster controller against the sandbox with the sandbox's simulated membership
+//! (`ferroplane_sandbox_etcd`), as `ferroplane sandbox` runs it: the members follow the
 //! StatefulSet's ready ordinals and their data claims. Assertions read the simulation's journal
 //! (what happened, in order), never samples of the member list.
 
@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use ferroplane_apis::common::ConditionStatus;
 use ferroplane_apis::etcd::{EtcdCluster, MemberRole};
+use ferroplane_sandbox_etcd::{DataDir, Event, SimulatedFactory};
 use ferroplane_testkit::wait::Wait;
 use ferroplane_testkit::{self as testkit, SandboxConfig, TestCluster, samples};
 use kube::CustomResourceExt;
 use provider_etcd::names::ClusterNames;
-use provider_etcd::simulated::{DataDir, Event, SimulatedFactory};
 
 fn eventually(what: &str) -> Wait {
     testkit::eventually(what)

@@ -32,21 +32,19 @@ use kube::{Client, ResourceExt};
 use super::plan::{self, PlanError, SnapshotMeta, Stored};
 use super::source::SnapshotSource;
 use super::store::{SnapshotStore, SnapshotStores, StoreLocation};
-use crate::controller::{FIELD_MANAGER, MembershipFactory};
+use crate::membership::MembershipFactory;
+use crate::names::FIELD_MANAGER;
+use crate::reasons::{
+    CLUSTER_NOT_FOUND, CLUSTER_UNREACHABLE, INVALID_DESTINATION, INVALID_SCHEDULE,
+    KUBERNETES_API_ERROR, MISSING_METADATA, SNAPSHOT_FAILED, SNAPSHOT_PRUNED, SNAPSHOT_TAKEN,
+};
 use crate::render;
 use crate::tls::{self, TlsSecrets};
 
-/// Event reason: a snapshot was taken and stored.
-pub const SNAPSHOT_TAKEN: &str = "SnapshotTaken";
-/// Event reason: a snapshot beyond `keep` was deleted.
-pub const SNAPSHOT_PRUNED: &str = "SnapshotPruned";
-
 fn plan_error(e: PlanError) -> ReconcileError {
     match e {
-        PlanError::BadSchedule { .. } => ReconcileError::terminal("InvalidSchedule", e.to_string()),
-        PlanError::MissingMetadata(_) => {
-            ReconcileError::retryable("MissingMetadata", e.to_string())
-        }
+        PlanError::BadSchedule { .. } => ReconcileError::terminal(INVALID_SCHEDULE, e.to_string()),
+        PlanError::MissingMetadata(_) => ReconcileError::retryable(MISSING_METADATA, e.to_string()),
     }
 }
 
@@ -66,7 +64,7 @@ impl<F: MembershipFactory, S: SnapshotStores> BackupConnector<F, S> {
             factory: Arc::new(factory),
             stores: Arc::new(stores),
             events,
-            tools_image: crate::controller::default_tools_image().into(),
+            tools_image: crate::names::default_tools_image().into(),
         }
     }
 
@@ -107,7 +105,7 @@ where
             },
             (None, None) => {
                 return Err(ReconcileError::terminal(
-                    "InvalidDestination",
+                    INVALID_DESTINATION,
                     "spec.destination needs oss or pvc",
                 ));
             }
@@ -210,7 +208,7 @@ where
         match &self.store {
             Destination::Oss(store) => Ok(store),
             Destination::Volume { .. } => Err(ReconcileError::terminal(
-                "InvalidDestination",
+                INVALID_DESTINATION,
                 "a pvc destination is written by Jobs, not by the controller",
             )),
         }
@@ -225,13 +223,13 @@ where
             .await
             .map_err(|e| {
                 ReconcileError::retryable(
-                    "KubernetesApiError",
+                    KUBERNETES_API_ERROR,
                     format!("cannot read EtcdCluster {namespace}/{name}: {e}"),
                 )
             })?
             .ok_or_else(|| {
                 ReconcileError::dependency(
-                    "ClusterNotFound",
+                    CLUSTER_NOT_FOUND,
                     format!(
                         "EtcdCluster {namespace}/{name} not found; create it or point spec.clusterRef.name at an EtcdCluster of this namespace"
                     ),
@@ -259,7 +257,7 @@ where
         let mut membership = self
             .factory
             .for_cluster(&names, client_tls.as_ref())
-            .map_err(|e| ReconcileError::retryable("ClusterUnreachable", e.to_string()))?;
+            .map_err(|e| ReconcileError::retryable(CLUSTER_UNREACHABLE, e.to_string()))?;
         // A snapshot needs root while the cluster's authentication is on.
         let children = Children::with_field_manager(self.kube.clone(), FIELD_MANAGER);
         let passwords = crate::auth::AuthSecrets::new(&self.kube, &children, &names)
@@ -269,7 +267,7 @@ where
         crate::membership::Membership::set_credentials(&mut membership, passwords.credentials());
         let taken = membership.snapshot().await.map_err(|e| {
             ReconcileError::retryable(
-                "SnapshotFailed",
+                SNAPSHOT_FAILED,
                 format!("cannot take a snapshot of EtcdCluster {namespace}/{name}: {e}"),
             )
         })?;

@@ -27,12 +27,12 @@ use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 
-pub use client::{BackupClient, BackupConnector, SNAPSHOT_PRUNED, SNAPSHOT_TAKEN};
+pub use client::{BackupClient, BackupConnector};
 pub use plan::{SnapshotMeta, Stored};
 pub use source::{SnapshotSource, Taken};
 pub use store::{SnapshotStore, SnapshotStores, StoreError, StoreLocation};
 
-use crate::controller::MembershipFactory;
+use crate::membership::MembershipFactory;
 
 /// The backups of `cluster`: a change to it (it became Ready, say) reconciles them at once
 /// instead of at their next retry.
@@ -67,16 +67,16 @@ where
     let events = Events::new(runtime.recorder());
     ManagedController::new(
         runtime,
-        crate::api_in::<EtcdBackup>(&client, namespace),
+        crate::api_scope::api_in::<EtcdBackup>(&client, namespace),
         BackupConnector::new(client.clone(), factory, stores, events).with_tools_image(tools_image),
     )
     .watches_related(
-        crate::api_in::<EtcdCluster>(&client, namespace),
+        crate::api_scope::api_in::<EtcdCluster>(&client, namespace),
         watcher::Config::default(),
         backups_of,
     )
     .watches_related(
-        crate::api_in::<ProviderConfig>(&client, namespace),
+        crate::api_scope::api_in::<ProviderConfig>(&client, namespace),
         watcher::Config::default(),
         related::provider_config_mapper::<ProviderConfig, EtcdBackup>(
             ProviderConfigKind::ProviderConfig,

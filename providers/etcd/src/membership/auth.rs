@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use super::api::MembershipError;
+use super::error::MembershipError;
 use super::grpc;
 
 /// The user ferroplane authenticates as.

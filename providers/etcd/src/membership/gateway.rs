@@ -5,57 +5,18 @@
 use std::future::Future;
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::api::{self, Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
+use super::api::{self, Member, MemberStatus, Membership, PromoteOutcome};
 use super::auth::{self, AuthStatus, Password, ROOT, RootCredentials};
+use super::error::MembershipError;
 use super::grpc;
+use super::http::GatewayConfig;
 use super::session::RootSession;
-use crate::tls::ClientTls;
+use super::wire::{MemberAdd, MemberList, WireStatus, decode};
 
 /// How long one member's defragmentation may take.
 const DEFRAGMENT_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// Timeouts of gateway calls. A membership change blocks while the cluster has no quorum, so
-/// calls must time out rather than hold a reconcile forever.
-#[derive(Clone, Debug)]
-pub struct GatewayConfig {
-    pub connect_timeout: Duration,
-    pub request_timeout: Duration,
-}
-
-impl Default for GatewayConfig {
-    fn default() -> Self {
-        Self {
-            connect_timeout: Duration::from_secs(2),
-            request_timeout: Duration::from_secs(5),
-        }
-    }
-}
-
-/// `builder` finished with the client certificate of `tls` and trusting only its CA (members
-/// are named by cluster DNS names, which no public CA vouches for), HTTPS only.
-pub fn http_with_tls(
-    builder: reqwest::ClientBuilder,
-    tls: &ClientTls,
-) -> Result<reqwest::Client, MembershipError> {
-    let detail = |what: &str, e: reqwest::Error| MembershipError::Tls {
-        detail: format!("{what}: {e}"),
-    };
-    let identity = reqwest::Identity::from_pem(
-        format!("{}\n{}", tls.key_pem.trim_end(), tls.cert_pem).as_bytes(),
-    )
-    .map_err(|e| detail("the certificate and key do not load", e))?;
-    let ca = reqwest::Certificate::from_pem_bundle(tls.ca_pem.as_bytes())
-        .map_err(|e| detail("ca.crt does not load", e))?;
-    builder
-        .tls_certs_only(ca)
-        .identity(identity)
-        .https_only(true)
-        .build()
-        .map_err(|e| detail("the HTTP client cannot be built", e))
-}
 
 /// Talks to a cluster through a list of client URLs, trying the next one when a URL is
 /// unreachable (the Service URL in a cluster; every member's URL in tests).
@@ -265,83 +226,6 @@ async fn post(
 /// (`embed/serve.go`, once authentication is on).
 fn refuses_common_name(body: &[u8]) -> bool {
     String::from_utf8_lossy(body).contains("CommonName of client sending a request against gateway")
-}
-
-fn decode<T: for<'de> Deserialize<'de>>(
-    action: &'static str,
-    value: Value,
-) -> Result<T, MembershipError> {
-    serde_json::from_value(value).map_err(|e| MembershipError::Decode {
-        endpoint: String::new(),
-        action,
-        detail: e.to_string(),
-    })
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WireMember {
-    #[serde(rename = "ID", with = "u64_string")]
-    id: u64,
-    #[serde(default)]
-    name: String,
-    #[serde(default, rename = "peerURLs")]
-    peer_urls: Vec<String>,
-    #[serde(default, rename = "clientURLs")]
-    client_urls: Vec<String>,
-    #[serde(default)]
-    is_learner: bool,
-}
-
-impl From<WireMember> for Member {
-    fn from(m: WireMember) -> Self {
-        Member {
-            id: m.id,
-            name: m.name,
-            peer_urls: m.peer_urls,
-            client_urls: m.client_urls,
-            is_learner: m.is_learner,
-        }
-    }
-}
-
-#[derive(Deserialize)]
-struct MemberList {
-    #[serde(default)]
-    members: Vec<WireMember>,
-}
-
-#[derive(Deserialize)]
-struct MemberAdd {
-    member: WireMember,
-}
-
-#[derive(Deserialize)]
-struct WireHeader {
-    #[serde(with = "u64_string")]
-    member_id: u64,
-    #[serde(default, with = "u64_string")]
-    revision: u64,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WireStatus {
-    header: WireHeader,
-    #[serde(default)]
-    version: String,
-    #[serde(default, with = "u64_string")]
-    leader: u64,
-    #[serde(default, with = "u64_string")]
-    raft_index: u64,
-    #[serde(default)]
-    is_learner: bool,
-    #[serde(default)]
-    errors: Vec<String>,
-    #[serde(default, with = "u64_string")]
-    db_size: u64,
-    #[serde(default, with = "u64_string")]
-    db_size_in_use: u64,
 }
 
 impl Membership for GatewayClient {
@@ -581,64 +465,5 @@ async fn defragment(
     })
 }
 
-/// uint64 fields: etcd's gateway writes them as strings; accept numbers too.
-mod u64_string {
-    use serde::{Deserialize, Deserializer, de::Error};
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Wire {
-            Text(String),
-            Number(u64),
-        }
-        match Wire::deserialize(d)? {
-            Wire::Text(text) => text
-                .parse()
-                .map_err(|_| D::Error::custom(format!("{text:?} is not a uint64"))),
-            Wire::Number(n) => Ok(n),
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn decodes_a_member_list_with_learner_and_unstarted_member() {
-        let value = json!({
-            "header": {"cluster_id": "1", "member_id": "2", "raft_term": "2"},
-            "members": [
-                {"ID": "13668033151171901709", "name": "m0", "peerURLs": ["http://a:2380"], "clientURLs": ["http://a:2379"]},
-                {"ID": "14315252655391523457", "peerURLs": ["http://b:2380"], "isLearner": true}
-            ]
-        });
-        let members: Vec<Member> = decode::<MemberList>("member list", value)
-            .expect("decodes")
-            .members
-            .into_iter()
-            .map(Member::from)
-            .collect();
-        assert_eq!(members[0].id, 13_668_033_151_171_901_709);
-        assert!(members[0].started() && !members[0].is_learner);
-        assert!(!members[1].started() && members[1].is_learner);
-    }
-
-    #[test]
-    fn decodes_status() {
-        let value = json!({
-            "header": {"cluster_id": "1", "member_id": "42", "revision": "1", "raft_term": "2"},
-            "version": "3.4.23", "dbSize": "20480", "leader": "42", "raftIndex": "4", "raftTerm": "2"
-        });
-        let s: WireStatus = decode("status", value).expect("decodes");
-        assert_eq!((s.header.member_id, s.leader, s.raft_index), (42, 42, 4));
-        assert!(!s.is_learner);
-    }
-
-    #[test]
-    fn rejects_ids_that_are_not_numbers() {
-        let value = json!({"members": [{"ID": "abc"}]});
-        assert!(decode::<MemberList>("member list", value).is_err());
-    }
-}
+mod tests;

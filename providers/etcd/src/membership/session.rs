@@ -1,12 +1,13 @@
 //! The client half of etcd authentication, the same for the gateway client and the simulation:
 //! root's passwords, the token the last authentication gave (shared by a client's clones), and
-//! one more attempt with a new token when etcd refuses the one sent.
+//! one more attempt with a new token when etcd refuses the one sent. Public for the sandbox's
+//! simulated membership (`ferroplane-sandbox-etcd`), which authenticates the same way.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::api::MembershipError;
 use super::auth::{self, AuthStatus, Password, RootCredentials};
+use super::error::MembershipError;
 
 /// What authenticating found (the token is redacted in `Debug` like a password).
 #[derive(Clone, Debug, Default)]
@@ -24,18 +25,18 @@ enum Found {
 
 /// Root's credentials and what authenticating with them found.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct RootSession {
+pub struct RootSession {
     credentials: RootCredentials,
     found: Arc<Mutex<Found>>,
 }
 
 impl RootSession {
-    pub(crate) fn credentials(&self) -> &RootCredentials {
+    pub fn credentials(&self) -> &RootCredentials {
         &self.credentials
     }
 
     /// Other credentials start over; the same ones keep the token.
-    pub(crate) fn set_credentials(&mut self, credentials: RootCredentials) {
+    pub fn set_credentials(&mut self, credentials: RootCredentials) {
         if credentials != self.credentials {
             self.credentials = credentials;
             self.found = Arc::default();
@@ -47,22 +48,19 @@ impl RootSession {
     }
 
     /// The token is no longer good (root's password changed, authentication just enabled).
-    pub(crate) fn forget_token(&self) {
+    pub fn forget_token(&self) {
         *self.found() = Found::Unknown;
     }
 
     /// Authentication was just disabled.
-    pub(crate) fn disabled(&self) {
+    pub fn disabled(&self) {
         *self.found() = Found::Disabled;
     }
 
     /// The token to send: none without credentials or while authentication is off; else the
     /// one kept, or a new one from the first of root's passwords etcd accepts.
     /// `authenticate` asks etcd for a token with one password.
-    pub(crate) async fn token<A, AFut>(
-        &self,
-        authenticate: A,
-    ) -> Result<Option<Password>, MembershipError>
+    pub async fn token<A, AFut>(&self, authenticate: A) -> Result<Option<Password>, MembershipError>
     where
         A: Fn(Password) -> AFut,
         AFut: Future<Output = Result<String, MembershipError>>,
@@ -102,7 +100,7 @@ impl RootSession {
     /// `attempt` with the token; once more with a new token when etcd says the token is
     /// missing or no longer valid (expired, root's password changed, authentication just
     /// enabled).
-    pub(crate) async fn authorized<T, A, AFut, F, Fut>(
+    pub async fn authorized<T, A, AFut, F, Fut>(
         &self,
         authenticate: A,
         attempt: F,
@@ -126,7 +124,7 @@ impl RootSession {
 
     /// What the last authentication found: which password is root's, or that authentication
     /// is off (after [`Self::token`]).
-    pub(crate) fn status(&self) -> AuthStatus {
+    pub fn status(&self) -> AuthStatus {
         match &*self.found() {
             Found::Token { password, .. } => AuthStatus::Enabled {
                 password: *password,

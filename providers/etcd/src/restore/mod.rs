@@ -12,6 +12,7 @@
 //! until it is deleted.
 
 pub mod render;
+mod setup;
 pub mod sources;
 
 use ferroplane_apis::etcd::{EtcdCluster, EtcdRestoreStatus};
@@ -26,19 +27,17 @@ use self::render::{
     EXPIRES_ANNOTATION, JobInput, RESTORE_ANNOTATION, RESTORE_STATE_ANNOTATION, SHA256_ANNOTATION,
     SNAPSHOT_ANNOTATION,
 };
+pub use self::setup::RestoreSetup;
 pub use self::sources::{RestoreSources, SignedSnapshot, SnapshotObject};
 use crate::jobs::{self, ignore_conflict, ignore_missing, kube_error};
 use crate::names::ClusterNames;
+use crate::reasons::{
+    CHILD_NOT_OURS, CLOCK, MEMBER_RESTORED, RESTORE_FAILED, RESTORE_UNAVAILABLE, VOLUME_EXISTS,
+};
 use crate::version::Release;
 
 /// Annotation of a restore's claim: the UID of the EtcdCluster it was made for.
 pub const RESTORE_FOR_ANNOTATION: &str = "etcd.ferroplane.io/restore-for";
-/// Reason while a claim of an earlier cluster stands where a restored member's would go.
-pub const VOLUME_EXISTS: &str = "VolumeExists";
-/// Reason of a restore Job that failed.
-pub const RESTORE_FAILED: &str = "RestoreFailed";
-/// Event reason: a member's volume holds the snapshot.
-pub const MEMBER_RESTORED: &str = "MemberRestored";
 
 /// How long a snapshot URL is valid; it is signed again when less than [`RENEW_BEFORE`] is
 /// left and a Job may still need it.
@@ -139,7 +138,7 @@ impl Restorer<'_> {
             return Ok(());
         }
         Err(ReconcileError::terminal(
-            crate::controller::CHILD_NOT_OURS,
+            CHILD_NOT_OURS,
             format!(
                 "{what} {name} exists and is not this EtcdCluster's; ferroplane never adopts or changes it. Delete or rename it, or restore into a cluster of another name"
             ),
@@ -527,13 +526,13 @@ impl Restorer<'_> {
             sources::SnapshotPlace::Oss(_) => {
                 let Some(sources) = self.sources else {
                     return Err(ReconcileError::terminal(
-                        "RestoreUnavailable",
+                        RESTORE_UNAVAILABLE,
                         "this controller runs without snapshot stores, so it cannot restore from OSS; run the EtcdCluster controller of `ferroplane run`",
                     ));
                 };
                 let expires = now
                     .checked_add(URL_VALIDITY)
-                    .map_err(|e| ReconcileError::retryable("Clock", e.to_string()))?;
+                    .map_err(|e| ReconcileError::retryable(CLOCK, e.to_string()))?;
                 let signed = sources.sign(&object, expires).await?;
                 render::source_secret(
                     cluster,
@@ -559,66 +558,4 @@ impl Restorer<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn objects_of_another_owner_are_refused() {
-        // A client that is never called: `refuse_foreign` only reads metadata.
-        let config = kube::Config::new("http://127.0.0.1:9".parse().expect("url"));
-        let kube = Client::try_from(config).expect("client");
-        let names = ClusterNames::new("db", "team");
-        let restorer = Restorer {
-            kube: &kube,
-            names: &names,
-            sources: None,
-            tools_image: "tools",
-        };
-        let owned = kube::api::ObjectMeta {
-            owner_references: Some(vec![
-                k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
-                    uid: "u1".into(),
-                    ..Default::default()
-                },
-            ]),
-            ..Default::default()
-        };
-        restorer
-            .refuse_foreign("Secret", "db-restore-source", &owned, "u1")
-            .expect("ours");
-        let refused = restorer
-            .refuse_foreign("Secret", "db-restore-source", &owned, "u2")
-            .expect_err("another cluster's");
-        assert_eq!(refused.reason(), crate::controller::CHILD_NOT_OURS);
-        let unowned = kube::api::ObjectMeta::default();
-        assert!(
-            restorer
-                .refuse_foreign("Job", "db-restore-0", &unowned, "u1")
-                .is_err(),
-            "a hand-made Job is never taken for the restore's"
-        );
-    }
-
-    #[test]
-    fn a_restore_holds_the_members_until_every_volume_is_restored() {
-        let status = |done| EtcdRestoreStatus {
-            done,
-            ..EtcdRestoreStatus::default()
-        };
-        assert!(
-            Progress::Wait {
-                why: String::new(),
-                status: status(false)
-            }
-            .holds_members()
-        );
-        assert!(
-            !Progress::Act {
-                what: String::new(),
-                status: status(true)
-            }
-            .holds_members()
-        );
-        assert!(!Progress::Done(None).holds_members());
-    }
-}
+mod tests;

@@ -12,9 +12,7 @@ use kube::api::Api;
 use kube::{Client, ResourceExt};
 
 use crate::backup::{SnapshotStore, SnapshotStores, StoreLocation};
-
-/// Reason of a restore whose snapshot cannot be found.
-pub const SNAPSHOT_NOT_FOUND: &str = "SnapshotNotFound";
+use crate::reasons::{INVALID_SPEC, KUBERNETES_ERROR, SNAPSHOT_NOT_FOUND};
 
 /// Where a snapshot is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,7 +93,7 @@ impl<S: SnapshotStores> RestoreSources for S {
         Box::pin(async move {
             let SnapshotPlace::Oss(location) = &object.place else {
                 return Err(ReconcileError::terminal(
-                    "InvalidSpec",
+                    INVALID_SPEC,
                     "a snapshot in a volume is mounted, not fetched by URL",
                 ));
             };
@@ -151,14 +149,14 @@ pub async fn choose(
     }
     let Some(reference) = &from.backup_ref else {
         return Err(ReconcileError::terminal(
-            "InvalidSpec",
+            INVALID_SPEC,
             "spec.restore.from needs backupRef or oss",
         ));
     };
     let backups: Api<EtcdBackup> = Api::namespaced(kube.clone(), &namespace);
     let backup = backups.get_opt(&reference.name).await.map_err(|e| {
         ReconcileError::retryable(
-            "KubernetesError",
+            KUBERNETES_ERROR,
             format!("reading EtcdBackup {}: {e}", reference.name),
         )
     })?;
@@ -207,7 +205,7 @@ pub async fn choose(
         },
         (None, None) => {
             return Err(ReconcileError::terminal(
-                "InvalidSpec",
+                INVALID_SPEC,
                 format!("EtcdBackup {} has no destination", reference.name),
             ));
         }

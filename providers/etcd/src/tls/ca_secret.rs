@@ -11,7 +11,7 @@ use kube::ResourceExt;
 
 use super::certs;
 use super::rotation::{Ca, CaState, Phase, ROTATION_ANNOTATION, TRUST_GENERATION_ANNOTATION};
-use super::secrets::{CA, CERT, KEY, NOT_AFTER_ANNOTATION, not_after, text};
+use super::secret_data::{CA, CERT, KEY, NOT_AFTER_ANNOTATION, not_after, text};
 
 /// Annotation of the CA Secret: the signing CA's name (its leaves' issuer name).
 pub const CA_NAME_ANNOTATION: &str = "etcd.ferroplane.io/ca-name";

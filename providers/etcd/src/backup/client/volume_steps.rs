@@ -9,13 +9,16 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, PostParams, PropagationPolicy};
 
-use super::{BackupClient, Destination, SNAPSHOT_TAKEN, recorded};
+use super::{BackupClient, Destination, recorded};
 use crate::backup::plan::{self, Stored};
 use crate::backup::source::SnapshotSource;
 use crate::backup::store::SnapshotStore;
 use crate::backup::volume::{self, BACKUP_UID_LABEL, JobReport};
-use crate::controller::MembershipFactory;
 use crate::jobs::{self, ignore_conflict, ignore_missing, kube_error};
+use crate::membership::MembershipFactory;
+use crate::reasons::{
+    SNAPSHOT_FAILED, SNAPSHOT_REPORT_MISSING, SNAPSHOT_REPORT_UNREADABLE, SNAPSHOT_TAKEN,
+};
 use crate::render;
 use crate::tls;
 
@@ -119,13 +122,13 @@ where
             .find_map(|c| c.state.as_ref()?.terminated.as_ref()?.message.clone())
             .ok_or_else(|| {
                 ReconcileError::retryable(
-                    "SnapshotReportMissing",
+                    SNAPSHOT_REPORT_MISSING,
                     format!("Job {job} succeeded but its pod's report is not there (yet)"),
                 )
             })?;
         serde_json::from_str(&message).map_err(|e| {
             ReconcileError::retryable(
-                "SnapshotReportUnreadable",
+                SNAPSHOT_REPORT_UNREADABLE,
                 format!("the report of Job {job} is not understood: {e}"),
             )
         })
@@ -182,7 +185,7 @@ where
         let view = self.look_volume(mr).await?;
         if let Some((job, why, _)) = view.failed.iter().find(|(_, _, current)| *current) {
             return Err(ReconcileError::dependency(
-                "SnapshotFailed",
+                SNAPSHOT_FAILED,
                 format!(
                     "snapshot Job {job} failed ({why}); see kubectl logs -n {} job/{job}, then delete the Job to try again",
                     mr.namespace().unwrap_or_default()

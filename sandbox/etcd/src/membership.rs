@@ -1,104 +1,25 @@
-//! A simulation of etcd's membership API for environments whose pods run no etcd (the
-//! sandbox): [`SimulatedFactory`] hands the controller a [`SimulatedMembership`] per cluster
-//! that, before every membership call, reads what the cluster shows through the Kubernetes API
-//! ([`world`]: ready StatefulSet ordinals, their data claims, their configuration files, the
-//! image) and applies etcd's rules to it ([`cluster`]). Every change is journaled
-//! ([`Event`]), so tests assert on what happened rather than on samples.
+//! [`SimulatedMembership`]: etcd's membership API of one simulated cluster. Before every call
+//! it reads what the cluster shows through the Kubernetes API ([`crate::world`]) and brings
+//! the members in line with it ([`crate::cluster`]); authentication goes through the same
+//! client session as the production client's.
 
-mod auth;
-mod cluster;
-mod world;
-
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-pub use auth::{AuthStore, DEFAULT_TOKEN_TTL};
-pub use cluster::{Event, PERMANENTLY_REMOVED, SimulatedCluster};
-pub use world::{DataDir, World, version_of_image};
-
-use crate::controller::MembershipFactory;
-use crate::membership;
-use crate::membership::auth::{self as etcd_auth, ROOT};
-use crate::membership::session::RootSession;
-use crate::membership::{
-    AuthStatus, Member, MemberStatus, Membership, MembershipError, Password, PromoteOutcome,
+use provider_etcd::membership::auth::{self as etcd_auth, ROOT};
+use provider_etcd::membership::session::RootSession;
+use provider_etcd::membership::{
+    self, AuthStatus, Member, MemberStatus, Membership, MembershipError, Password, PromoteOutcome,
     RootCredentials,
 };
-use crate::names::ClusterNames;
+use provider_etcd::names::ClusterNames;
 
-type Clusters = Arc<Mutex<HashMap<(String, String), Arc<Mutex<SimulatedCluster>>>>>;
+use crate::auth::AuthStore;
+use crate::cluster::SimulatedCluster;
+use crate::world;
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Simulated clusters, one per EtcdCluster (namespace and name), reading the pods through
-/// `kube`.
-#[derive(Clone)]
-pub struct SimulatedFactory {
-    kube: kube::Client,
-    clusters: Clusters,
-}
-
-impl SimulatedFactory {
-    pub fn new(kube: kube::Client) -> Self {
-        Self {
-            kube,
-            clusters: Arc::default(),
-        }
-    }
-
-    fn cluster(&self, names: &ClusterNames) -> Arc<Mutex<SimulatedCluster>> {
-        lock(&self.clusters)
-            .entry((names.namespace.clone(), names.name.clone()))
-            .or_insert_with(|| Arc::new(Mutex::new(SimulatedCluster::new(names.clone()))))
-            .clone()
-    }
-
-    /// What happened so far in the cluster of `names` (empty for a cluster never asked about).
-    pub fn journal(&self, names: &ClusterNames) -> Vec<Event> {
-        lock(&self.cluster(names)).journal().to_vec()
-    }
-
-    /// Whether the cluster of `names` requires authentication.
-    pub fn auth_enabled(&self, names: &ClusterNames) -> bool {
-        lock(&self.cluster(names)).auth.enabled()
-    }
-
-    /// Ends every token of the cluster of `names`, as when their TTL passes.
-    pub fn expire_tokens(&self, names: &ClusterNames) {
-        lock(&self.cluster(names)).auth.expire_tokens();
-    }
-
-    /// Authenticates as `user` on the cluster of `names`, as any etcd client would.
-    pub fn authenticate(
-        &self,
-        names: &ClusterNames,
-        user: &str,
-        password: &str,
-    ) -> Result<String, MembershipError> {
-        lock(&self.cluster(names))
-            .auth
-            .authenticate(user, password, Instant::now())
-    }
-}
-
-impl MembershipFactory for SimulatedFactory {
-    type Client = SimulatedMembership;
-    /// The simulation has no TLS to speak: the client certificate is not used.
-    fn for_cluster(
-        &self,
-        names: &ClusterNames,
-        _tls: Option<&crate::tls::ClientTls>,
-    ) -> Result<SimulatedMembership, MembershipError> {
-        Ok(SimulatedMembership {
-            kube: self.kube.clone(),
-            names: names.clone(),
-            cluster: self.cluster(names),
-            session: RootSession::default(),
-        })
-    }
 }
 
 /// The membership API of one simulated cluster.
@@ -110,6 +31,19 @@ pub struct SimulatedMembership {
 }
 
 impl SimulatedMembership {
+    pub(crate) fn new(
+        kube: kube::Client,
+        names: ClusterNames,
+        cluster: Arc<Mutex<SimulatedCluster>>,
+    ) -> Self {
+        Self {
+            kube,
+            names,
+            cluster,
+            session: RootSession::default(),
+        }
+    }
+
     /// Reads the pods and brings the members in line with them; then `call` on the cluster.
     async fn synced<T>(
         &self,
@@ -277,28 +211,29 @@ impl Membership for SimulatedMembership {
 /// The simulation keeps no data: its snapshot is a small file in etcd's snapshot layout (a
 /// database, here a line naming the cluster and its raft index, then its SHA-256), enough for
 /// EtcdBackup's lifecycle in the sandbox, not for a restore.
-impl crate::backup::SnapshotSource for SimulatedMembership {
+impl provider_etcd::backup::SnapshotSource for SimulatedMembership {
     async fn snapshot(
         &self,
-    ) -> Result<crate::backup::Taken, crate::membership::snapshot::SnapshotError> {
+    ) -> Result<provider_etcd::backup::Taken, provider_etcd::membership::snapshot::SnapshotError>
+    {
         let endpoint = self.names.client_endpoint();
         // A snapshot needs the root role while authentication is on.
         self.authorized(|c, token| c.auth.require_admin("snapshot", token, Instant::now()))
             .await
             .map_err(|e| match e {
                 MembershipError::Api { code, message, .. } => {
-                    crate::membership::snapshot::SnapshotError::Refused {
+                    provider_etcd::membership::snapshot::SnapshotError::Refused {
                         endpoint: endpoint.clone(),
                         code: i64::from(code),
                         message,
                     }
                 }
-                other => crate::membership::snapshot::SnapshotError::NoMember {
+                other => provider_etcd::membership::snapshot::SnapshotError::NoMember {
                     detail: other.to_string(),
                 },
             })?;
         let members = self.list().await.map_err(|e| {
-            crate::membership::snapshot::SnapshotError::NoMember {
+            provider_etcd::membership::snapshot::SnapshotError::NoMember {
                 detail: e.to_string(),
             }
         })?;
@@ -313,16 +248,18 @@ impl crate::backup::SnapshotSource for SimulatedMembership {
             }
         }
         let Some(index) = index else {
-            return Err(crate::membership::snapshot::SnapshotError::NoMember {
-                detail: format!("no member of {endpoint} is running"),
-            });
+            return Err(
+                provider_etcd::membership::snapshot::SnapshotError::NoMember {
+                    detail: format!("no member of {endpoint} is running"),
+                },
+            );
         };
         let db = format!(
             "ferroplane simulated etcd {}/{} raft index {index}\n",
             self.names.namespace, self.names.name
         );
-        let bytes = crate::membership::snapshot::with_trailer(db.as_bytes());
-        Ok(crate::backup::Taken {
+        let bytes = provider_etcd::membership::snapshot::with_trailer(db.as_bytes());
+        Ok(provider_etcd::backup::Taken {
             sha256: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(db.as_bytes())),
             bytes,
             revision: i64::try_from(index).ok(),

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim};
 use kube::api::Api;
 use serde_json::Value;
 
-use crate::names::ClusterNames;
+use provider_etcd::names::ClusterNames;
 
 /// The data directory a pod mounts.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -7,11 +7,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
-use crate::membership::auth::{
+use provider_etcd::membership::auth::{
     AUTH_FAILED, AUTH_NOT_ENABLED, INVALID_AUTH_TOKEN, ROLE_ALREADY_EXISTS, ROOT,
     USER_ALREADY_EXISTS, USER_EMPTY,
 };
-use crate::membership::{MembershipError, grpc};
+use provider_etcd::membership::{MembershipError, grpc};
 
 /// etcd's default `--auth-token-ttl`.
 pub const DEFAULT_TOKEN_TTL: Duration = Duration::from_secs(300);

@@ -1,0 +1,103 @@
+//! The TLS step: drift of the TLS Secrets, making and renewing them, and the next CA rotation
+//! step once every member caught up with the last one ([`crate::tls`]).
+
+use ferroplane_apis::etcd::EtcdCluster;
+use ferroplane_runtime::ReconcileError;
+use tracing::info;
+
+use super::client::EtcdClient;
+use super::snapshot::Snapshot;
+use crate::error::to_reconcile;
+use crate::membership::Membership;
+use crate::planner::{self, Step};
+use crate::reasons::{CA_ROTATED, CA_ROTATING};
+use crate::tls::rotation::{Next, TRUST_GENERATION_ANNOTATION};
+use crate::tls::{self, TlsSecrets};
+
+/// Whether every member picked up the current trust generation: the StatefulSet's template
+/// carries it and its rollout is complete (every replica updated and ready), etcd reports
+/// every member healthy, and no membership change is under way. Each CA rotation phase waits
+/// for this ([`tls::rotation::Progress::rolled_out`]).
+pub(super) fn members_caught_up(snap: &Snapshot) -> bool {
+    let Some(sts) = &snap.statefulset else {
+        return false;
+    };
+    let template = sts
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.metadata.as_ref())
+        .and_then(|m| m.annotations.as_ref())
+        .and_then(|a| a.get(TRUST_GENERATION_ANNOTATION))
+        .and_then(|g| g.parse::<u64>().ok())
+        .unwrap_or(0);
+    let replicas = sts.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    let rolled_out = sts.status.as_ref().is_some_and(|status| {
+        status.observed_generation >= sts.metadata.generation
+            && status.update_revision.is_some()
+            && status.current_revision == status.update_revision
+            && status.updated_replicas == Some(replicas)
+            && status.ready_replicas == Some(replicas)
+    });
+    let healthy = snap.membership.as_ref().is_ok_and(|observed| {
+        observed.members.len() == usize::try_from(replicas).unwrap_or(0)
+            && observed
+                .members
+                .iter()
+                .all(|m| m.health == planner::Health::Healthy)
+    });
+    template == snap.trust.0 && rolled_out && healthy && snap.step == Step::Steady
+}
+
+impl<M: Membership> EtcdClient<M> {
+    pub(super) fn tls_secrets<'a>(&'a self, secrets: &'a tls::SecretNames) -> TlsSecrets<'a> {
+        TlsSecrets::new(&self.kube, &self.children, &self.names, secrets)
+            .with_policy(self.ca_policy)
+    }
+
+    /// Why the TLS Secrets must be written (a generated certificate missing or due for
+    /// renewal, a CA rotation step due); an error for a user Secret that is missing or
+    /// incomplete.
+    pub(super) async fn tls_drift(
+        &self,
+        mr: &EtcdCluster,
+        snap: &Snapshot,
+    ) -> Result<Vec<String>, ReconcileError> {
+        let Some(secrets) = &self.tls else {
+            return Ok(Vec::new());
+        };
+        self.tls_secrets(secrets)
+            .check(mr, jiff::Timestamp::now(), members_caught_up(snap))
+            .await
+            .map_err(to_reconcile)
+    }
+
+    /// Makes or renews the generated TLS Secrets (checks the user's), before the pods that
+    /// mount them are applied, and takes the next CA rotation step when one is due (`snap`
+    /// says whether every member caught up with the last one); says so in an event.
+    pub(super) async fn ensure_tls(
+        &self,
+        mr: &EtcdCluster,
+        snap: Option<&Snapshot>,
+    ) -> Result<bool, ReconcileError> {
+        let Some(secrets) = &self.tls else {
+            return Ok(false);
+        };
+        let caught_up = snap.is_some_and(members_caught_up);
+        let Some(step) = self
+            .tls_secrets(secrets)
+            .ensure(mr, jiff::Timestamp::now(), caught_up)
+            .await
+            .map_err(to_reconcile)?
+        else {
+            return Ok(false);
+        };
+        info!(cluster = %self.names.name, step = ?step.next, "CA rotation");
+        let reason = if step.next == Next::Finish {
+            CA_ROTATED
+        } else {
+            CA_ROTATING
+        };
+        self.events.normal(mr, reason, step.message).await;
+        Ok(true)
+    }
+}
