@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::readiness::Readiness;
+use crate::reasons;
 
 /// A condition as the reconciler wants it, before timestamps and generations.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,16 +52,13 @@ fn truncate(mut message: String) -> String {
 /// `Ready` from the provider's readiness.
 pub(crate) fn ready(readiness: &Readiness) -> Desired {
     match readiness {
-        Readiness::Available => Desired::new(
-            names::READY,
-            ConditionStatus::True,
-            names::REASON_AVAILABLE,
-            "",
-        ),
+        Readiness::Available => {
+            Desired::new(names::READY, ConditionStatus::True, reasons::AVAILABLE, "")
+        }
         Readiness::Unavailable(why) => Desired::new(
             names::READY,
             ConditionStatus::False,
-            names::REASON_UNAVAILABLE,
+            reasons::UNAVAILABLE,
             why.clone(),
         ),
         Readiness::Creating => creating(),
@@ -69,22 +67,12 @@ pub(crate) fn ready(readiness: &Readiness) -> Desired {
 
 /// `Ready=False/Creating`: the external resource is being made.
 pub(crate) fn creating() -> Desired {
-    Desired::new(
-        names::READY,
-        ConditionStatus::False,
-        names::REASON_CREATING,
-        "",
-    )
+    Desired::new(names::READY, ConditionStatus::False, reasons::CREATING, "")
 }
 
 /// `Ready=False/Deleting`: the external resource is being removed.
 pub(crate) fn deleting() -> Desired {
-    Desired::new(
-        names::READY,
-        ConditionStatus::False,
-        names::REASON_DELETING,
-        "",
-    )
+    Desired::new(names::READY, ConditionStatus::False, reasons::DELETING, "")
 }
 
 /// `Synced=True/ReconcileSuccess`, with an optional note (e.g. drift left alone by policy).
@@ -92,7 +80,7 @@ pub(crate) fn synced(note: impl Into<String>) -> Desired {
     Desired::new(
         names::SYNCED,
         ConditionStatus::True,
-        names::REASON_RECONCILE_SUCCESS,
+        reasons::RECONCILE_SUCCESS,
         note,
     )
 }
@@ -100,8 +88,8 @@ pub(crate) fn synced(note: impl Into<String>) -> Desired {
 /// Errors that are refusals to touch something another object owns: their reason is the
 /// `Synced` condition's reason too (instead of `ReconcileError`), so users and alerts can match it.
 const REFUSAL_REASONS: &[&str] = &[
-    crate::ownership::OWNED_ELSEWHERE,
-    crate::connection_secret::NOT_CONTROLLED,
+    reasons::OWNED_ELSEWHERE,
+    reasons::CONNECTION_SECRET_NOT_CONTROLLED,
 ];
 
 /// `Synced=False` for a failed step: reason `ReconcileError`, or the error's own reason when it is
@@ -111,7 +99,7 @@ pub(crate) fn sync_failure(err: &crate::error::ReconcileError) -> Desired {
         .iter()
         .find(|r| **r == err.reason())
         .copied()
-        .unwrap_or(names::REASON_RECONCILE_ERROR);
+        .unwrap_or(reasons::RECONCILE_ERROR);
     Desired::new(
         names::SYNCED,
         ConditionStatus::False,
@@ -125,7 +113,7 @@ pub(crate) fn paused(message: impl Into<String>) -> Desired {
     Desired::new(
         names::SYNCED,
         ConditionStatus::False,
-        names::REASON_RECONCILE_PAUSED,
+        reasons::RECONCILE_PAUSED,
         message,
     )
 }
@@ -187,7 +175,7 @@ mod tests {
             t1,
         );
         let r = find(&second, names::READY).expect("ready");
-        assert_eq!(r.reason, names::REASON_UNAVAILABLE);
+        assert_eq!(r.reason, reasons::UNAVAILABLE);
         assert_eq!(r.message, "booting");
         assert_eq!(r.last_transition_time, Time(t0));
         assert_eq!(r.observed_generation, Some(2));
@@ -246,12 +234,12 @@ mod tests {
     #[test]
     fn refusals_keep_their_reason_other_failures_are_reconcile_errors() {
         use crate::error::ReconcileError;
-        let refused = ReconcileError::terminal(crate::ownership::OWNED_ELSEWHERE, "not yours");
+        let refused = ReconcileError::terminal(reasons::OWNED_ELSEWHERE, "not yours");
         let d = sync_failure(&refused);
         assert_eq!(d.reason, "ExternalResourceOwnedElsewhere");
         assert_eq!(d.status, ConditionStatus::False);
         let other = ReconcileError::retryable("Throttling", "slow down");
-        assert_eq!(sync_failure(&other).reason, names::REASON_RECONCILE_ERROR);
+        assert_eq!(sync_failure(&other).reason, reasons::RECONCILE_ERROR);
         assert_eq!(sync_failure(&other).message, "Throttling: slow down");
     }
 }

@@ -21,9 +21,7 @@ use sha2::{Digest, Sha256};
 use crate::connection_details::ConnectionDetails;
 use crate::error::ReconcileError;
 use crate::field_manager::FIELD_MANAGER;
-
-/// Condition and error reason for a connection Secret this object does not control.
-pub const NOT_CONTROLLED: &str = "ConnectionSecretNotControlled";
+use crate::reasons::{CONNECTION_SECRET_NOT_CONTROLLED, OWNER_HAS_NO_UID};
 
 /// How long a published digest is trusted before the Secret is read again.
 pub const RECHECK_AFTER: Duration = Duration::from_secs(600);
@@ -95,7 +93,7 @@ impl ConnectionSecrets {
         }
         let owner_ref = owner.controller_owner_ref(&()).ok_or_else(|| {
             ReconcileError::retryable(
-                "OwnerHasNoUid",
+                OWNER_HAS_NO_UID,
                 format!("{what}: the object has no uid yet"),
             )
         })?;
@@ -186,7 +184,7 @@ fn not_controlled(what: &str, secret: &Secret) -> ReconcileError {
         None => "it exists and was not created for this object".to_owned(),
     };
     ReconcileError::terminal(
-        NOT_CONTROLLED,
+        CONNECTION_SECRET_NOT_CONTROLLED,
         format!(
             "{what}: {whose}, and ferroplane writes only connection Secrets it controls; it is left unchanged. \
              Choose another spec.writeConnectionSecretToRef.name, or delete that Secret if it is not needed"
@@ -246,7 +244,7 @@ mod tests {
     #[test]
     fn the_refusal_says_what_to_do() {
         let err = not_controlled("cannot write connection Secret ns/s", &Secret::default());
-        assert_eq!(err.reason(), NOT_CONTROLLED);
+        assert_eq!(err.reason(), CONNECTION_SECRET_NOT_CONTROLLED);
         assert!(
             err.message().contains("not created for this object"),
             "{err}"

@@ -10,6 +10,8 @@ use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::fmt;
 
+use crate::reasons;
+
 /// How the framework retries after an error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RetryClass {
@@ -108,13 +110,19 @@ impl ReconcileError {
     /// An error talking to the Kubernetes API, classified by status code.
     pub(crate) fn kube(what: &str, err: kube::Error) -> Self {
         let (reason, retry) = match &err {
-            kube::Error::Api(status) if status.code == 409 => ("Conflict", RetryClass::Backoff),
-            kube::Error::Api(status) if status.code == 404 => ("NotFound", RetryClass::Backoff),
-            kube::Error::Api(status) if status.code == 422 || status.code == 400 => {
-                ("Invalid", RetryClass::UntilSpecChanges)
+            kube::Error::Api(status) if status.code == 409 => {
+                (reasons::CONFLICT, RetryClass::Backoff)
             }
-            kube::Error::Api(status) if status.code == 403 => ("Forbidden", RetryClass::Backoff),
-            _ => ("KubernetesApiError", RetryClass::Backoff),
+            kube::Error::Api(status) if status.code == 404 => {
+                (reasons::NOT_FOUND, RetryClass::Backoff)
+            }
+            kube::Error::Api(status) if status.code == 422 || status.code == 400 => {
+                (reasons::INVALID, RetryClass::UntilSpecChanges)
+            }
+            kube::Error::Api(status) if status.code == 403 => {
+                (reasons::FORBIDDEN, RetryClass::Backoff)
+            }
+            _ => (reasons::KUBERNETES_API_ERROR, RetryClass::Backoff),
         };
         Self::new(reason, format!("{what}: {err}"), retry).with_source(err)
     }
@@ -122,7 +130,7 @@ impl ReconcileError {
     /// True when the error is an optimistic-concurrency conflict on a Kubernetes write: the
     /// object changed under us and the reconcile simply runs again on the new version.
     pub(crate) fn is_conflict(&self) -> bool {
-        self.reason == "Conflict"
+        self.reason == reasons::CONFLICT
     }
 }
 

@@ -25,9 +25,7 @@ use tracing::warn;
 
 use crate::events::EventRecorder;
 use crate::field_manager::FIELD_MANAGER;
-
-/// Event reason for an object that cannot be decoded.
-pub const CANNOT_DECODE: &str = "CannotDecodeObject";
+use crate::reasons::{CANNOT_DECODE, RECONCILE_ERROR};
 
 /// Watches `api` like [`watcher`], leaving out (and reporting) objects that do not decode as `K`.
 pub fn lenient_watcher<K>(
@@ -134,7 +132,7 @@ where
         let condition = Condition {
             type_: names::SYNCED.to_owned(),
             status: ConditionStatus::False,
-            reason: names::REASON_RECONCILE_ERROR.to_owned(),
+            reason: RECONCILE_ERROR.to_owned(),
             message: message.clone(),
             last_transition_time: Time(Timestamp::now()),
             observed_generation: invalid.metadata.generation,

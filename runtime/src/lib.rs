@@ -22,7 +22,8 @@
 //!   ([`ExternalClient::claim`]). A connection Secret the object does not control is never
 //!   written. See [`ExternalOwner`].
 //! - **Errors are visible.** Every failure sets `Synced=False` with the [`ReconcileError`]'s reason
-//!   and message, emits a Warning event, and is retried according to its [`RetryClass`].
+//!   and message, emits a Warning event, and is retried according to its [`RetryClass`]. Every
+//!   reason the framework shows is a constant in [`reasons`].
 //! - **Status is cheap.** Nothing is written when nothing changed; a create costs at most three
 //!   writes (finalizer, external name, status).
 //! - **One bad object stops nothing.** An object that does not decode as the Rust type is left
@@ -121,6 +122,7 @@ mod policy;
 mod provider;
 mod ratelimit;
 mod readiness;
+pub mod reasons;
 mod reconciler;
 pub mod references;
 pub mod related;
@@ -139,9 +141,10 @@ pub use field_manager::FIELD_MANAGER;
 pub use idempotency::{IdempotencyKey, UID_TAG};
 pub use metrics::{ExternalCalls, Metrics};
 pub use observation::{Observation, UpToDate};
-pub use ownership::{ExternalOwner, OWNED_ELSEWHERE};
+pub use ownership::ExternalOwner;
 pub use provider::{Connector, ExternalClient};
 pub use readiness::Readiness;
+pub use reasons::OWNED_ELSEWHERE;
 pub use reconciler::Reconciler;
 pub use resource::ManagedResource;
 pub use runtime::{ControllerConfig, Runtime, RuntimeConfig};

@@ -14,6 +14,7 @@ use crate::connection_details::ConnectionDetails;
 use crate::error::ReconcileError;
 use crate::ownership::ExternalOwner;
 use crate::readiness::Readiness;
+use crate::reasons;
 
 /// Does the external resource match the spec?
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -169,7 +170,7 @@ impl Observation {
 
 /// `value` as a JSON object; `what` names it in the error.
 fn to_object(value: impl Serialize, what: &str) -> Result<Map<String, Value>, ReconcileError> {
-    let error = |message: String| ReconcileError::retryable("SerializationError", message);
+    let error = |message: String| ReconcileError::retryable(reasons::SERIALIZATION_ERROR, message);
     match serde_json::to_value(value) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(error(format!(

@@ -24,8 +24,7 @@ use serde::de::DeserializeOwned;
 use crate::error::{ReconcileError, RetryClass};
 use crate::idempotency::UID_TAG;
 
-/// Condition and error reason for a resource owned by another live managed object.
-pub const OWNED_ELSEWHERE: &str = "ExternalResourceOwnedElsewhere";
+use crate::reasons::OWNED_ELSEWHERE;
 
 /// Objects fetched per page when looking for an owner.
 const PAGE: u32 = 500;

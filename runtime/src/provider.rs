@@ -7,6 +7,7 @@ use crate::error::ReconcileError;
 use crate::external::{Creation, Deletion, ExternalRef, Update};
 use crate::idempotency::IdempotencyKey;
 use crate::observation::Observation;
+use crate::reasons;
 
 /// Opens a session with the external system for one managed object: resolves its
 /// ProviderConfig and credentials and returns a client. Called once per reconcile; cache
@@ -60,7 +61,7 @@ pub trait ExternalClient<K>: Send + Sync {
         let name = ext.name().unwrap_or("(unnamed)").to_owned();
         async move {
             Err(ReconcileError::terminal(
-                "OwnershipTagNotWritable",
+                reasons::OWNERSHIP_TAG_NOT_WRITABLE,
                 format!(
                     "external resource {name} has no ownership tag naming this object, and this kind cannot write one; it is left alone"
                 ),

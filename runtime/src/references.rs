@@ -26,8 +26,8 @@ use serde_json::{Map, Value};
 use crate::error::ReconcileError;
 use crate::resource::ManagedResource;
 
-/// Reason of every unresolved reference.
-pub const REFERENCE_NOT_RESOLVED: &str = "ReferenceNotResolved";
+/// Reason of every unresolved reference (defined with the others in [`crate::reasons`]).
+pub use crate::reasons::REFERENCE_NOT_RESOLVED;
 
 fn api_resource(target: &TargetKind) -> ApiResource {
     ApiResource::from_gvk_with_plural(

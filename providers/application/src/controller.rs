@@ -7,10 +7,10 @@
 //! Application leaves them running.
 
 use ferroplane_apis::application::{Application, ApplicationStatus};
-use ferroplane_runtime::children::{self, Child, Children, Holder, holder, owned};
+use ferroplane_runtime::children::{self, Child, Children, labelled_for, owned};
 use ferroplane_runtime::{
     ConnectionDetails, Connector, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
-    Observation, ReconcileError, UID_TAG, Update,
+    Observation, ReconcileError, Update,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::networking::v1::Ingress;
@@ -25,9 +25,6 @@ use crate::status;
 /// Field manager of every server-side apply of an Application's children: one per kind, so
 /// that the EtcdCluster controller never silently takes this kind's fields, nor this kind its.
 pub const FIELD_MANAGER: &str = "ferroplane-application";
-
-/// Reason of the error naming a child that exists and is not this Application's.
-pub const CHILD_NOT_OURS: &str = "ChildNotOurs";
 
 /// In-cluster kinds need no credentials: the connector hands out the Kubernetes client.
 pub struct ApplicationConnector {
@@ -83,28 +80,13 @@ fn applies_replicas(live: &Value, manager: &str) -> bool {
 }
 
 impl ApplicationClient {
-    async fn live(&self, child: &Child) -> Result<Option<Value>, Error> {
-        self.children
-            .get(child)
-            .await
-            .map_err(|e| Error::kube(format!("reading {}", child.key()), e))
-    }
-
     /// Refuses when an object with the name of a child the spec asks for exists and is not this
     /// Application's (another object's, or made by hand): it is never adopted, changed or
     /// deleted.
     async fn refuse_foreign(&self, app: &Application) -> Result<(), ReconcileError> {
         let uid = app.uid().unwrap_or_default();
         let children = render::render(app, owned(app))?.children()?;
-        match self
-            .children
-            .foreign(&children, &uid)
-            .await
-            .map_err(|e| Error::kube("checking who holds the children", e))?
-        {
-            Some(message) => Err(ReconcileError::terminal(CHILD_NOT_OURS, message)),
-            None => Ok(()),
-        }
+        self.children.refuse_foreign(&children, &uid).await
     }
 
     /// When `autoscaling` is turned on, the next apply leaves out `replicas`; server-side
@@ -116,7 +98,7 @@ impl ApplicationClient {
         if app.spec.autoscaling.is_none() {
             return Ok(());
         }
-        let Some(live) = self.live(deployment).await? else {
+        let Some(live) = self.children.read(deployment).await? else {
             return Ok(());
         };
         if !applies_replicas(&live, FIELD_MANAGER) {
@@ -149,8 +131,8 @@ impl ApplicationClient {
         }
         let uid = app.uid().unwrap_or_default();
         for stale in render::unwanted(app)? {
-            if let Some(live) = self.live(&stale).await?
-                && live["metadata"]["labels"][UID_TAG].as_str() == Some(uid.as_str())
+            if let Some(live) = self.children.read(&stale).await?
+                && labelled_for(&live, &uid)
             {
                 self.children.delete(&stale).await.map_err(|e| {
                     Error::kube(
@@ -198,7 +180,7 @@ impl ExternalClient<Application> for ApplicationClient {
         let mut existing = 0;
         let mut diffs = Vec::new();
         for child in rendered.children()? {
-            match self.live(&child).await? {
+            match self.children.read(&child).await? {
                 None => diffs.push(format!("{} is missing", child.key())),
                 Some(live) => {
                     existing += 1;
@@ -207,8 +189,8 @@ impl ExternalClient<Application> for ApplicationClient {
             }
         }
         for stale in render::unwanted(app)? {
-            if let Some(live) = self.live(&stale).await?
-                && live["metadata"]["labels"][UID_TAG].as_str() == Some(uid.as_str())
+            if let Some(live) = self.children.read(&stale).await?
+                && labelled_for(&live, &uid)
             {
                 existing += 1;
                 diffs.push(format!("{} is no longer in the spec", stale.key()));
@@ -274,28 +256,13 @@ impl ExternalClient<Application> for ApplicationClient {
         app: &Application,
         _ext: &ExternalRef,
     ) -> Result<Deletion, ReconcileError> {
+        // Only this Application's children go with it; an object that merely has a child's
+        // name (a Deployment made by hand, another kind's Service) is left alone.
         let uid = app.uid().unwrap_or_default();
-        let mut all_gone = true;
-        for child in render::every_child(app)?.iter().rev() {
-            // Only this Application's children go with it; an object that merely has a child's
-            // name (a Deployment made by hand, another kind's Service) is left alone.
-            let Some(live) = self.live(child).await? else {
-                continue;
-            };
-            if holder(&live, &uid) != Holder::Us {
-                continue;
-            }
-            all_gone &= self
-                .children
-                .delete(child)
-                .await
-                .map_err(|e| Error::kube(format!("deleting {}", child.key()), e))?;
-        }
-        Ok(if all_gone {
-            Deletion::Gone
-        } else {
-            Deletion::InProgress
-        })
+        Ok(self
+            .children
+            .delete_owned(&render::every_child(app)?, &uid)
+            .await?)
     }
 }
 

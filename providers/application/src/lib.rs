@@ -11,7 +11,7 @@
 //! child, an Ingress or autoscaler no longer in the spec, owner references that disagree with
 //! the deletion policy) → report status from the Deployment's rollout and the Ingress's address
 //! (`status`, pure) → when anything differs, apply the children with server-side apply and
-//! delete the stale ones.
+//! delete the stale ones. The reasons it shows beyond the framework's are in [`reasons`].
 //!
 //! # Dependencies
 //! Of ferroplane's crates, only `ferroplane-apis` and `ferroplane-runtime`; never another
@@ -19,6 +19,7 @@
 
 mod controller;
 mod error;
+pub mod reasons;
 mod render;
 mod status;
 

@@ -17,16 +17,14 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::ResourceExt;
 
+use crate::reasons::{
+    PROGRESS_DEADLINE_EXCEEDED, ROLLED_OUT, ROLLING_OUT, WAITING_FOR_INGRESS_ADDRESS,
+};
 use crate::render::ports;
 
-/// Condition type and reasons besides `Ready` and `Synced`.
-pub mod conditions {
-    pub const PROGRESSING: &str = "Progressing";
-    pub const PROGRESS_DEADLINE_EXCEEDED: &str = "ProgressDeadlineExceeded";
-    pub const ROLLING_OUT: &str = "RollingOut";
-    pub const ROLLED_OUT: &str = "RolledOut";
-    pub const WAITING_FOR_INGRESS_ADDRESS: &str = "WaitingForIngressAddress";
-}
+/// The condition type of a rollout's progress: the Deployment's, read, and the Application's,
+/// written (its reasons are in [`crate::reasons`]).
+const PROGRESSING: &str = "Progressing";
 
 /// The Deployment annotation that numbers its revisions.
 const REVISION: &str = "deployment.kubernetes.io/revision";
@@ -65,9 +63,9 @@ pub fn rollout(d: &Deployment) -> Rollout {
         .conditions
         .iter()
         .flatten()
-        .find(|c| c.type_ == conditions::PROGRESSING);
+        .find(|c| c.type_ == PROGRESSING);
     if let Some(c) = progressing
-        && c.reason.as_deref() == Some(conditions::PROGRESS_DEADLINE_EXCEEDED)
+        && c.reason.as_deref() == Some(PROGRESS_DEADLINE_EXCEEDED)
     {
         return Rollout::DeadlineExceeded(c.message.clone().unwrap_or_default());
     }
@@ -154,7 +152,6 @@ pub fn report(
     ingress: Option<&Ingress>,
     diff: Option<&str>,
 ) -> Report {
-    use conditions::*;
     let status = deployment.and_then(|d| d.status.as_ref());
     let replicas = deployment.and_then(|d| d.spec.as_ref()?.replicas);
     let available = status.and_then(|s| s.available_replicas).unwrap_or(0);

@@ -1,13 +1,18 @@
-//! The API calls on children: read, server-side apply (forced, under the field manager of the
-//! kind that renders them, so hand edits of fields it owns are reverted) and delete.
+//! The API calls on children: read, refuse children that are not the owner's, server-side
+//! apply (forced, under the field manager of the kind that renders them, so hand edits of fields
+//! it owns are reverted), delete one, and delete (or, by leaving them, orphan) all the owner's.
 
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PropagationPolicy};
 use serde_json::Value;
 
+use super::call_error::CallError;
 use super::child::Child;
-use super::ownership::{holder, refusal_message};
+use super::ownership::{Holder, holder, refusal_message};
+use crate::error::ReconcileError;
+use crate::external::Deletion;
 use crate::field_manager::FIELD_MANAGER;
+use crate::reasons::CHILD_NOT_OURS;
 
 /// API calls on the children of one managed object.
 #[derive(Clone)]
@@ -43,6 +48,13 @@ impl Children {
             .map_err(kube::Error::SerdeError)
     }
 
+    /// The live object, `None` when it does not exist; a failure names the child.
+    pub async fn read(&self, child: &Child) -> Result<Option<Value>, CallError> {
+        self.get(child)
+            .await
+            .map_err(|e| CallError::new(format!("reading {}", child.key()), e))
+    }
+
     /// Why one of `children` may not be touched for the owner with `owner_uid` (the first that
     /// exists and is not its, see [`holder`]), or `None` when every one is its or absent.
     pub async fn foreign(
@@ -59,6 +71,24 @@ impl Children {
             }
         }
         Ok(None)
+    }
+
+    /// Refuses (reason [`CHILD_NOT_OURS`], not retried until the spec changes) when an object
+    /// with the name of one of `children` exists and is not the owner's (another object's, or
+    /// made by hand): it is never adopted, changed or deleted.
+    pub async fn refuse_foreign(
+        &self,
+        children: &[Child],
+        owner_uid: &str,
+    ) -> Result<(), ReconcileError> {
+        match self
+            .foreign(children, owner_uid)
+            .await
+            .map_err(|e| CallError::new("checking who holds the children", e))?
+        {
+            Some(message) => Err(ReconcileError::terminal(CHILD_NOT_OURS, message)),
+            None => Ok(()),
+        }
     }
 
     /// Server-side apply, forced: the child ends up with every field we render, whoever
@@ -83,5 +113,33 @@ impl Children {
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(true),
             Err(e) => Err(e),
         }
+    }
+
+    /// Deletes those of `children` that are the owner's ([`Holder::Us`]), in reverse order (the
+    /// reverse of apply order); an object that merely has a child's name (made by hand, another
+    /// object's) is left alone. Gone when none of the owner's is left.
+    pub async fn delete_owned(
+        &self,
+        children: &[Child],
+        owner_uid: &str,
+    ) -> Result<Deletion, CallError> {
+        let mut all_gone = true;
+        for child in children.iter().rev() {
+            let Some(live) = self.read(child).await? else {
+                continue;
+            };
+            if holder(&live, owner_uid) != Holder::Us {
+                continue;
+            }
+            all_gone &= self
+                .delete(child)
+                .await
+                .map_err(|e| CallError::new(format!("deleting {}", child.key()), e))?;
+        }
+        Ok(if all_gone {
+            Deletion::Gone
+        } else {
+            Deletion::InProgress
+        })
     }
 }

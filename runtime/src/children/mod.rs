@@ -3,20 +3,28 @@
 //! every such provider needs once: a rendered child ([`Child`]), how it differs from the live
 //! object ([`difference`]: drifted fields, owner references), whose it is ([`owned`], the
 //! [`MANAGED_BY_LABEL`] and the [`watch_config`] selecting by it), and the API calls
-//! ([`Children`]): server-side apply with the `ferroplane` field manager (forced, so hand edits
-//! of fields we own are reverted) and delete. Orphaning is a rendering choice: children rendered
-//! without an owner reference are left alone by garbage collection.
+//! ([`Children`]): refusing children that are not the owner's (reason [`CHILD_NOT_OURS`]),
+//! server-side apply with the kind's field manager (forced, so hand edits of fields we own are
+//! reverted), and deleting the owner's children ([`Children::delete_owned`]), a failed call being
+//! a [`CallError`]. Orphaning is a rendering choice: children rendered without an owner
+//! reference are left alone by garbage collection, and the framework drops the finalizer without
+//! calling the provider's delete.
 
+mod call_error;
 mod child;
 mod client;
 mod drift;
 mod ownership;
 
+pub use call_error::CallError;
 pub use child::Child;
 pub use client::Children;
 pub use ownership::{
-    Holder, MANAGED_BY, MANAGED_BY_LABEL, holder, owned, refusal_message, watch_config,
+    Holder, MANAGED_BY, MANAGED_BY_LABEL, holder, labelled_for, owned, refusal_message,
+    watch_config,
 };
+
+pub use crate::reasons::CHILD_NOT_OURS;
 
 use serde_json::Value;
 

@@ -62,9 +62,14 @@ pub fn holder(live: &Value, owner_uid: &str) -> Holder {
             r["kind"].as_str().unwrap_or_default(),
             r["name"].as_str().unwrap_or_default()
         )),
-        None if live["metadata"]["labels"][UID_TAG].as_str() == Some(owner_uid) => Holder::Us,
+        None if labelled_for(live, owner_uid) => Holder::Us,
         None => Holder::Nobody,
     }
+}
+
+/// Whether `live` carries the owner's [`UID_TAG`] label, whoever its controller reference names.
+pub fn labelled_for(live: &Value, owner_uid: &str) -> bool {
+    live["metadata"]["labels"][UID_TAG].as_str() == Some(owner_uid)
 }
 
 /// Why `child_key` (`Kind/name`) is refused, for a [`Holder`] other than [`Holder::Us`].

@@ -1,6 +1,6 @@
 //! Kubernetes Events about managed objects, published through the [`EventRecorder`] (which
-//! also folds repeats into a series). Reasons are constants so that users and alerts can match
-//! on them.
+//! also folds repeats into a series). Their reasons are constants in [`crate::reasons`], so that
+//! users and alerts can match on them.
 
 mod recorder;
 
@@ -9,30 +9,6 @@ pub use recorder::EventRecorder;
 use kube::runtime::events::{Event, EventType};
 use kube::{Resource, ResourceExt};
 use tracing::warn;
-
-/// Event reasons.
-pub(crate) mod reasons {
-    pub const CREATED: &str = "CreatedExternalResource";
-    pub const UPDATED: &str = "UpdatedExternalResource";
-    pub const DELETED: &str = "DeletedExternalResource";
-    pub const ADOPTED: &str = "AdoptedExternalResource";
-    pub const ORPHANED: &str = "OrphanedExternalResource";
-    pub const LATE_INITIALIZED: &str = "LateInitializedSpec";
-    pub const CANNOT_CONNECT: &str = "CannotConnectToProvider";
-    pub const CANNOT_OBSERVE: &str = "CannotObserveExternalResource";
-    pub const CANNOT_CREATE: &str = "CannotCreateExternalResource";
-    pub const CANNOT_UPDATE: &str = "CannotUpdateExternalResource";
-    pub const CANNOT_DELETE: &str = "CannotDeleteExternalResource";
-    pub const CANNOT_LATE_INITIALIZE: &str = "CannotLateInitialize";
-    pub const CANNOT_PUBLISH_CONNECTION: &str = "CannotPublishConnectionDetails";
-    pub const CANNOT_RESOLVE_POLICIES: &str = "CannotResolveManagementPolicies";
-    pub const RESOLVED_REFERENCES: &str = "ResolvedReferences";
-    pub const DELETION_WAITING: &str = "WaitingToDelete";
-    pub const CANNOT_RESOLVE_REFERENCES: &str = "CannotResolveReferences";
-    pub const CANNOT_RECORD: &str = "CannotRecordExternalName";
-    pub const CANNOT_CLAIM: &str = "CannotClaimExternalResource";
-    pub const OWNED_ELSEWHERE: &str = "ExternalResourceOwnedElsewhere";
-}
 
 /// Largest event note the API accepts is 1 kB.
 const MAX_NOTE: usize = 1000;

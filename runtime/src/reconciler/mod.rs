@@ -24,7 +24,7 @@ use tracing::{Instrument, info_span, warn};
 use crate::conditions;
 use crate::connection_secret::ConnectionSecrets;
 use crate::error::ReconcileError;
-use crate::events::{Events, reasons};
+use crate::events::Events;
 use crate::external::ExternalRef;
 use crate::finalizer;
 use crate::idempotency::UID_TAG;
@@ -34,12 +34,14 @@ use crate::ownership::Verdict;
 use crate::policy::Policies;
 use crate::provider::Connector;
 use crate::ratelimit::RateLimiter;
+use crate::reasons;
 use crate::requeue::{self, RequeuePolicy};
 use crate::resource::ManagedResource;
 use crate::runtime::Runtime;
 use crate::versions::KnownVersions;
 
 mod first_looks;
+mod object_writes;
 mod ownership;
 mod report;
 mod steps;
@@ -230,7 +232,10 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         let policies = match Policies::resolve(obj.management_policies(), obj.deletion_policy()) {
             Ok(p) => p,
             Err(e) => {
-                let err = ReconcileError::terminal("UnsupportedManagementPolicies", e.to_string());
+                let err = ReconcileError::terminal(
+                    reasons::UNSUPPORTED_MANAGEMENT_POLICIES,
+                    e.to_string(),
+                );
                 return Err(self
                     .fail(&api, &mut obj, reasons::CANNOT_RESOLVE_POLICIES, err, None)
                     .await);

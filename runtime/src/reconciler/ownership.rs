@@ -8,13 +8,13 @@ use kube::ResourceExt;
 use super::{Finish, Reconciler};
 use crate::conditions;
 use crate::error::ReconcileError;
-use crate::events::reasons;
 use crate::external::ExternalRef;
 use crate::idempotency::UID_TAG;
 use crate::observation::Observation;
 use crate::ownership::{self, ExternalOwner, Verdict};
 use crate::provider::{Connector, ExternalClient};
 use crate::readiness::Readiness;
+use crate::reasons;
 use crate::resource::ManagedResource;
 
 impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {

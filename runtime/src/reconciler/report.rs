@@ -12,6 +12,7 @@ use crate::conditions::{self, Desired};
 use crate::error::ReconcileError;
 use crate::field_manager::FIELD_MANAGER;
 use crate::provider::Connector;
+use crate::reasons;
 use crate::resource::ManagedResource;
 use crate::status;
 
@@ -31,7 +32,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             .and_then(|mut v| v.get_mut("status").map(Value::take));
         let conditions_json = serde_json::to_value(&merged).map_err(|e| {
             ReconcileError::retryable(
-                "SerializationError",
+                reasons::SERIALIZATION_ERROR,
                 format!("cannot encode conditions: {e}"),
             )
         })?;

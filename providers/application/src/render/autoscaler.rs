@@ -43,7 +43,7 @@ pub fn autoscaler(app: &Application, metadata: ObjectMeta) -> Option<HorizontalP
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::tests::app;
+    use crate::render::fixture::app;
 
     #[test]
     fn targets_the_deployment_with_the_cpu_utilization() {

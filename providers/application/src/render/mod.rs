@@ -3,15 +3,16 @@
 //! (`network`) and a HorizontalPodAutoscaler (`autoscaler`). Pure.
 
 mod autoscaler;
+#[cfg(test)]
+pub(crate) mod fixture;
+mod labels;
 mod network;
 mod pod;
 mod ports;
 
-use std::collections::BTreeMap;
-
 use ferroplane_apis::application::Application;
 use ferroplane_runtime::UID_TAG;
-use ferroplane_runtime::children::{Child, MANAGED_BY, MANAGED_BY_LABEL};
+use ferroplane_runtime::children::Child;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Service;
@@ -19,6 +20,7 @@ use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{Resource, ResourceExt};
 
+use self::labels::labels;
 use crate::error::Error;
 
 pub use ports::ports;
@@ -47,20 +49,6 @@ impl Rendered {
         }
         Ok(out)
     }
-}
-
-/// Labels that select the Application's pods.
-pub fn selector(app: &Application) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        ("app.kubernetes.io/name".to_owned(), app.name_any()),
-        ("app.kubernetes.io/instance".to_owned(), app.name_any()),
-    ])
-}
-
-fn labels(app: &Application) -> BTreeMap<String, String> {
-    let mut labels = selector(app);
-    labels.insert(MANAGED_BY_LABEL.to_owned(), MANAGED_BY.to_owned());
-    labels
 }
 
 fn meta(app: &Application, owned: bool) -> Result<ObjectMeta, Error> {
@@ -124,18 +112,9 @@ pub fn every_child(app: &Application) -> Result<Vec<Child>, Error> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
+    use super::fixture::app;
     use super::*;
-
-    pub fn app(spec: serde_json::Value) -> Application {
-        serde_json::from_value(serde_json::json!({
-            "apiVersion": "apps.ferroplane.io/v1alpha1",
-            "kind": "Application",
-            "metadata": {"name": "web", "namespace": "shop", "uid": "u-1"},
-            "spec": spec,
-        }))
-        .expect("valid Application")
-    }
 
     #[test]
     fn children_are_owned_and_labelled_unless_orphaned() {

@@ -11,8 +11,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::ResourceExt;
 
+use super::labels::selector;
 use super::ports::{ingress_port, ports};
-use super::selector;
 
 pub fn service(app: &Application, metadata: ObjectMeta) -> Service {
     let service_ports = ports(app)
@@ -81,7 +81,7 @@ pub fn ingress(app: &Application, metadata: ObjectMeta) -> Option<Ingress> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::tests::app;
+    use crate::render::fixture::app;
 
     #[test]
     fn the_shorthand_port_is_served_as_80_on_a_cluster_ip() {

@@ -17,8 +17,8 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::labels::selector;
 use super::ports::ports;
-use super::selector;
 
 /// Name of the application's container.
 pub const CONTAINER: &str = "app";
@@ -207,7 +207,7 @@ fn probe(p: &api::Probe, first_port: i32) -> Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::tests::app;
+    use crate::render::fixture::app;
 
     fn rendered(spec: serde_json::Value) -> (Option<i32>, PodSpec) {
         let d = deployment(&app(spec), ObjectMeta::default(), BTreeMap::new());

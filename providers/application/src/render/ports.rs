@@ -56,7 +56,7 @@ pub fn ingress_port(app: &Application) -> Option<AppPortView> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::tests::app;
+    use crate::render::fixture::app;
 
     #[test]
     fn the_shorthand_is_one_http_port_served_as_80() {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::render::tests::app;
+use crate::render::fixture::app;
 use k8s_openapi::api::apps::v1::{DeploymentCondition, DeploymentSpec, DeploymentStatus};
 
 /// A Deployment of `wanted` replicas at generation 2, with the controller's counts.

@@ -338,27 +338,8 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
     ) -> Result<Deletion, ReconcileError> {
         let children = all_children(mr)?;
         let uid = mr.uid().unwrap_or_default();
-        let mut all_gone = true;
-        for child in children.iter().rev() {
-            // Only this cluster's children go with it; an object that merely has a child's
-            // name is left alone.
-            let live =
-                self.children.get(child).await.map_err(|e| {
-                    to_reconcile(Error::kube(format!("reading {}", child.key()), e))
-                })?;
-            if !live.is_some_and(|l| children::holder(&l, &uid) == children::Holder::Us) {
-                continue;
-            }
-            let gone =
-                self.children.delete(child).await.map_err(|e| {
-                    to_reconcile(Error::kube(format!("deleting {}", child.key()), e))
-                })?;
-            all_gone &= gone;
-        }
-        Ok(if all_gone {
-            Deletion::Gone
-        } else {
-            Deletion::InProgress
-        })
+        // Only this cluster's children go with it; an object that merely has a child's name is
+        // left alone.
+        Ok(self.children.delete_owned(&children, &uid).await?)
     }
 }
