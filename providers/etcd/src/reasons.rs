@@ -161,7 +161,8 @@ mod tests {
         }
         let listed = table
             .lines()
-            .take_while(|l| !l.starts_with("## "))
+            .skip(1)
+            .take_while(|l| !l.starts_with('#'))
             .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
             .filter(|r| !defined.contains(r))
             .collect::<Vec<_>>();

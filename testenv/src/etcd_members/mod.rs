@@ -17,6 +17,8 @@
 mod addresses;
 mod jobs;
 pub mod launch;
+mod stopping;
+mod swap;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -32,6 +34,8 @@ use kube::api::{Api, ListParams};
 pub use addresses::MemberAddresses;
 use addresses::PodKey;
 use launch::{HostVolume, Launch};
+use stopping::stop_blocking;
+use swap::swap_in;
 
 use crate::builder::Builder;
 use crate::error::{Error, Result};
@@ -177,68 +181,8 @@ impl Drop for EtcdMembers {
     }
 }
 
-/// Makes `dir` hold exactly `files`, all at once; nothing happens when it already does.
-fn swap_in(dir: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<()> {
-    let same = std::fs::read_dir(dir).is_ok_and(|entries| {
-        entries.count() == files.len()
-            && files
-                .iter()
-                .all(|(k, v)| std::fs::read(dir.join(k)).is_ok_and(|old| old == *v))
-    });
-    if same || !dir.exists() {
-        return Ok(());
-    }
-    let staged = dir.with_extension("refresh");
-    let _ = std::fs::remove_dir_all(&staged);
-    std::fs::create_dir_all(&staged)
-        .map_err(Error::io(format!("creating {}", staged.display())))?;
-    for (key, content) in files {
-        std::fs::write(staged.join(key), content)
-            .map_err(Error::io(format!("writing {}", staged.join(key).display())))?;
-    }
-    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap_or_default();
-    let (from, to) = (c(&staged), c(dir));
-    // SAFETY: two NUL-terminated paths that live across the call.
-    let exchanged = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            from.as_ptr(),
-            libc::AT_FDCWD,
-            to.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if exchanged != 0 {
-        return Err(Error::io(format!("swapping in {}", dir.display()))(
-            std::io::Error::last_os_error(),
-        ));
-    }
-    let _ = std::fs::remove_dir_all(&staged);
-    Ok(())
-}
-
 fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     state.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn sigterm(child: &Child) {
-    // SAFETY: kill(2) on a child this process started and has not reaped.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-    }
-}
-
-fn stop_blocking(mut child: Child, grace: Duration) {
-    sigterm(&child);
-    let deadline = Instant::now() + grace;
-    while matches!(child.try_wait(), Ok(None)) {
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.wait();
 }
 
 struct Runner {

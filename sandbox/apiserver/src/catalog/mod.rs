@@ -12,4 +12,5 @@ pub mod discovery;
 pub mod openapi;
 pub mod openapi_v2;
 pub mod registry;
+pub mod store_key;
 pub mod table;

@@ -1,0 +1,24 @@
+//! Stopping a member process: SIGTERM, then SIGKILL after a grace period.
+
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+pub(super) fn sigterm(child: &Child) {
+    // SAFETY: kill(2) on a child this process started and has not reaped.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+}
+
+pub(super) fn stop_blocking(mut child: Child, grace: Duration) {
+    sigterm(&child);
+    let deadline = Instant::now() + grace;
+    while matches!(child.try_wait(), Ok(None)) {
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.wait();
+}
