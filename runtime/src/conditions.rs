@@ -118,6 +118,16 @@ pub(crate) fn paused(message: impl Into<String>) -> Desired {
     )
 }
 
+/// `Synced=False/InvalidAnnotation`.
+pub(crate) fn invalid_annotation(message: impl Into<String>) -> Desired {
+    Desired::new(
+        names::SYNCED,
+        ConditionStatus::False,
+        names::REASON_INVALID_ANNOTATION,
+        message,
+    )
+}
+
 /// Applies `desired` to `existing`: conditions of other types are kept in place, a condition
 /// whose status is unchanged keeps its `lastTransitionTime`, new ones are appended.
 pub fn merge(

@@ -118,6 +118,7 @@ pub mod leader;
 mod metrics;
 mod observation;
 mod ownership;
+mod paused;
 mod policy;
 mod provider;
 mod ratelimit;
