@@ -90,6 +90,7 @@ pub(crate) fn synced(note: impl Into<String>) -> Desired {
 const REFUSAL_REASONS: &[&str] = &[
     reasons::OWNED_ELSEWHERE,
     reasons::CONNECTION_SECRET_NOT_CONTROLLED,
+    reasons::EXTERNAL_RESOURCE_NOT_FOUND,
 ];
 
 /// `Synced=False` for a failed step: reason `ReconcileError`, or the error's own reason when it is

@@ -59,3 +59,71 @@ async fn a_paused_value_not_understood_keeps_the_object_paused_and_says_so() {
     assert_eq!(h.cloud.count(), 1);
     h.shutdown().await;
 }
+
+const EXTERNAL_RESOURCE_NOT_FOUND: &str = "ExternalResourceNotFound";
+
+fn refused_as_not_found(w: &Widget, name: &str) {
+    let synced = condition(w, SYNCED).expect("Synced");
+    assert_eq!(synced.status, ConditionStatus::False);
+    assert_eq!(synced.reason, EXTERNAL_RESOURCE_NOT_FOUND, "{synced:?}");
+    assert!(
+        synced.message.contains(name)
+            && synced
+                .message
+                .contains("remove the ferroplane.io/external-name annotation"),
+        "{}",
+        synced.message
+    );
+}
+
+#[tokio::test]
+async fn an_imported_name_that_does_not_exist_is_an_error_never_a_create() {
+    let h = WidgetEnv::start().await;
+    h.cloud.lock().assigns_names = true;
+    let r = h.reconciler();
+    let mut w = widget("imported", 1);
+    w.metadata.annotations = Some(
+        [(
+            "ferroplane.io/external-name".to_owned(),
+            "w-doesnotexist".to_owned(),
+        )]
+        .into(),
+    );
+    let w = h.create(&w).await;
+    for _ in 0..2 {
+        let err = r.reconcile(&h.latest(&w).await).await.expect_err("refused");
+        assert_eq!(err.reason(), EXTERNAL_RESOURCE_NOT_FOUND);
+    }
+    assert_eq!(h.cloud.calls("create"), 0, "nothing was created");
+    assert_eq!(h.cloud.count(), 0);
+    let got = h.get("imported").await;
+    refused_as_not_found(&got, "w-doesnotexist");
+    assert!(
+        h.event_reasons("imported")
+            .await
+            .iter()
+            .any(|r| r == "CannotObserveExternalResource"),
+        "a Warning event says so"
+    );
+
+    // Removing the annotation is the way to ask for a new resource.
+    annotate(&h, "imported", "ferroplane.io/external-name", "").await;
+    r.reconcile(&h.latest(&w).await).await.expect("created");
+    assert_eq!(h.cloud.count(), 1);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_created_resource_deleted_behind_ferroplanes_back_is_not_created_again() {
+    let h = WidgetEnv::start().await;
+    h.cloud.lock().assigns_names = true;
+    let r = h.reconciler();
+    let w = h.create(&widget("made", 1)).await;
+    r.reconcile(&h.latest(&w).await).await.expect("created");
+    let (id, _) = h.cloud.only_resource();
+    h.cloud.lock().resources.remove(&id);
+    r.reconcile(&h.latest(&w).await).await.expect_err("refused");
+    assert_eq!(h.cloud.calls("create"), 1, "no second create");
+    refused_as_not_found(&h.get("made").await, &id);
+    h.shutdown().await;
+}

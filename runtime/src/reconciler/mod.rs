@@ -29,12 +29,14 @@ use crate::external::ExternalRef;
 use crate::finalizer;
 use crate::idempotency::UID_TAG;
 use crate::metrics::{Metrics, ObjectState};
+use crate::missing::named_resource_missing;
 use crate::observation::UpToDate;
 use crate::ownership::Verdict;
 use crate::paused::{Paused, not_understood, paused};
 use crate::policy::Policies;
-use crate::provider::Connector;
+use crate::provider::{Connector, ExternalClient};
 use crate::ratelimit::RateLimiter;
+use crate::readiness::Readiness;
 use crate::reasons;
 use crate::requeue::{self, RequeuePolicy};
 use crate::resource::ManagedResource;
@@ -384,6 +386,19 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             // cloud lists it late. Creating now would make a second one under a new token.
             if let (Some(name), Some(left)) = (ext.name(), self.recently_created(&obj)) {
                 return self.await_visibility(&api, obj, name, left, false).await;
+            }
+            // Named, not found, and the cloud assigns names: a create would make a different
+            // resource and silently replace the name (see `missing`). A person decides.
+            if let Some(name) = ext.name()
+                && client.assigns_names()
+            {
+                let err = named_resource_missing(name);
+                let ready = conditions::ready(&Readiness::Unavailable(
+                    "external resource not found".into(),
+                ));
+                return Err(self
+                    .fail(&api, &mut obj, reasons::CANNOT_OBSERVE, err, Some(ready))
+                    .await);
             }
             return self.create(&api, obj, &client, &ext, &policies).await;
         }

@@ -5,8 +5,6 @@
 use alibaba_mock::ErrorInjection;
 use serde_json::json;
 
-use ferroplane_testkit::eventually;
-
 use crate::controller_support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

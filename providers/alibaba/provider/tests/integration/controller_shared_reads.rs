@@ -1,7 +1,7 @@
 //! An error answer of the shared `DescribeInstances` (whatever its code) is an error for every
 //! instance it asked about, never "not found": the instances keep their external names, no
 //! instance is created, the objects say Synced=False with the error, and all are Ready again
-//! once ECS answers.
+//! once ECS answers. An imported instance ID that ECS does not know is an error, never a launch.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -107,5 +107,37 @@ async fn an_error_of_the_shared_read_is_never_not_found() {
         );
         assert!(reported, "no object said Synced=False with {code}");
     }
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn importing_an_instance_id_that_does_not_exist_launches_nothing() {
+    let env = Env::start().await;
+    let mut obj = instance("ghost");
+    obj.metadata.annotations = Some(
+        [(
+            "ferroplane.io/external-name".to_owned(),
+            "i-doesnotexist0000000".to_owned(),
+        )]
+        .into(),
+    );
+    env.create(&obj).await;
+    let msg = env
+        .wait_sync_error("ghost", "remove the ferroplane.io/external-name annotation")
+        .await;
+    assert!(msg.contains("i-doesnotexist0000000"), "{msg}");
+    let got = env.get("ghost").await.expect("exists");
+    assert_eq!(
+        condition(&got, SYNCED).expect("synced").reason,
+        "ExternalResourceNotFound"
+    );
+    // Polls later still launch nothing, and the name stays the user's.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(env.mock().stats().calls_of("RunInstances"), 0);
+    assert!(env.mock().instances().is_empty());
+    assert_eq!(
+        external_name(&env.get("ghost").await.expect("exists")).as_deref(),
+        Some("i-doesnotexist0000000")
+    );
     env.stop().await;
 }
