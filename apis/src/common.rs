@@ -131,7 +131,9 @@ pub mod names {
     pub const FINALIZER: &str = "ferroplane.io/managed-resource";
     /// The external resource's identifier (the ECS instance ID, for example). Set it to import.
     pub const EXTERNAL_NAME: &str = "ferroplane.io/external-name";
-    /// `"true"` stops all reconciliation of the object until it is removed.
+    /// `"true"` stops all reconciliation of the object until it is removed or `"false"`; any
+    /// other value is refused (`Synced=False`, [`REASON_INVALID_ANNOTATION`]) and leaves the
+    /// object paused.
     pub const PAUSED: &str = "ferroplane.io/paused";
     /// When ferroplane created the external resource named by [`EXTERNAL_NAME`] (RFC 3339):
     /// a cloud that lists new resources late must not make a restarted controller think it is
@@ -150,6 +152,9 @@ pub mod names {
     pub const REASON_RECONCILE_SUCCESS: &str = "ReconcileSuccess";
     pub const REASON_RECONCILE_ERROR: &str = "ReconcileError";
     pub const REASON_RECONCILE_PAUSED: &str = "ReconcilePaused";
+    /// An annotation's value is not one of those it accepts (the condition's and the Warning
+    /// event's reason).
+    pub const REASON_INVALID_ANNOTATION: &str = "InvalidAnnotation";
 }
 
 // The status of every cloud kind (its doc comment is what `kubectl explain` shows).

@@ -90,6 +90,7 @@ pub(crate) fn synced(note: impl Into<String>) -> Desired {
 const REFUSAL_REASONS: &[&str] = &[
     reasons::OWNED_ELSEWHERE,
     reasons::CONNECTION_SECRET_NOT_CONTROLLED,
+    reasons::EXTERNAL_RESOURCE_NOT_FOUND,
 ];
 
 /// `Synced=False` for a failed step: reason `ReconcileError`, or the error's own reason when it is
@@ -114,6 +115,16 @@ pub(crate) fn paused(message: impl Into<String>) -> Desired {
         names::SYNCED,
         ConditionStatus::False,
         reasons::RECONCILE_PAUSED,
+        message,
+    )
+}
+
+/// `Synced=False/InvalidAnnotation`.
+pub(crate) fn invalid_annotation(message: impl Into<String>) -> Desired {
+    Desired::new(
+        names::SYNCED,
+        ConditionStatus::False,
+        names::REASON_INVALID_ANNOTATION,
         message,
     )
 }

@@ -31,10 +31,11 @@
 //!   reconciling.
 //!
 //! # The reconcile, in order
-//! get → paused? → valid policies? → deleting with orphan? → deleting? (Ready=False/Deleting at
+//! get → paused? (a value not understood: refuse, stay paused) → valid policies? → deleting with orphan? → deleting? (Ready=False/Deleting at
 //! once) → connect → observe → owned by another live object? (refuse; while deleting, let go
 //! without a cloud delete) → adopt a found name → deleting? (delete, wait for observe to say
-//! gone, drop finalizer) → ensure finalizer → missing? (create, save the name at once) → take
+//! gone, drop finalizer) → ensure finalizer → missing? (a named resource of a kind whose names
+//! the cloud assigns: refuse, `ExternalResourceNotFound`; else create, save the name at once) → take
 //! over an untagged or orphaned resource → late-initialize → outdated? (update) → connection
 //! Secret → status and conditions → requeue (poll interval with jitter; sooner in transition).
 //! See [`Reconciler`].
@@ -116,8 +117,10 @@ mod idempotency;
 mod invalid;
 pub mod leader;
 mod metrics;
+mod missing;
 mod observation;
 mod ownership;
+mod paused;
 mod policy;
 mod provider;
 mod ratelimit;

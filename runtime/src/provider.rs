@@ -69,6 +69,15 @@ pub trait ExternalClient<K>: Send + Sync {
         }
     }
 
+    /// Whether the external system assigns the external name when it creates the resource (an
+    /// ECS instance ID), rather than the spec choosing it (a key pair's name, a child object's
+    /// name). For such kinds a named resource that `observe` does not find is never replaced by
+    /// a create: the reconcile fails with `ExternalResourceNotFound` and says how to ask for a
+    /// new one. The default (`false`) creates again under the same name.
+    fn assigns_names(&self) -> bool {
+        false
+    }
+
     /// Deletes the resource. Idempotent: "already gone" is `Ok(Deletion::Gone)`.
     fn delete(
         &self,

@@ -29,6 +29,10 @@ pub const RECONCILE_ERROR: &str = names::REASON_RECONCILE_ERROR;
 /// `Synced=False`: the `ferroplane.io/paused` annotation (or empty `managementPolicies`) stops
 /// reconciling. Remove it to resume.
 pub const RECONCILE_PAUSED: &str = names::REASON_RECONCILE_PAUSED;
+/// `Synced=False` and Warning event: an annotation's value is not one it accepts
+/// (`ferroplane.io/paused` takes exactly `"true"` or `"false"`); the object is left alone as if
+/// paused. Set a value the message names.
+pub const INVALID_ANNOTATION: &str = names::REASON_INVALID_ANNOTATION;
 /// `Synced=False`, error and Warning event: the external resource is tagged for another live
 /// managed object and is never adopted, changed or deleted. Name another resource, or delete
 /// the other object first.
@@ -55,8 +59,11 @@ pub const FORBIDDEN: &str = "Forbidden";
 /// `spec.managementPolicies` and `deletionPolicy` do not make a supported combination. Fix the
 /// policies as the message says.
 pub const UNSUPPORTED_MANAGEMENT_POLICIES: &str = "UnsupportedManagementPolicies";
-/// The external resource does not exist and the management policies forbid creating it. Set
-/// `ferroplane.io/external-name` to an existing resource, or allow Create.
+/// `Synced=False` and error: the external resource does not exist and may not be created in its
+/// place: the management policies forbid Create, or the object names a resource of a kind whose
+/// names the cloud assigns (an imported ID that does not exist, or a resource deleted outside
+/// ferroplane). Set `ferroplane.io/external-name` to an existing resource, or remove it to create
+/// a new one (allowing Create).
 pub const EXTERNAL_RESOURCE_NOT_FOUND: &str = "ExternalResourceNotFound";
 /// The status or an observation could not be encoded. A bug: report it.
 pub const SERIALIZATION_ERROR: &str = "SerializationError";
@@ -139,6 +146,7 @@ mod tests {
         RECONCILE_SUCCESS,
         RECONCILE_ERROR,
         RECONCILE_PAUSED,
+        INVALID_ANNOTATION,
         OWNED_ELSEWHERE,
         CONNECTION_SECRET_NOT_CONTROLLED,
         KUBERNETES_API_ERROR,

@@ -3,8 +3,8 @@
 //! and the number of Kubernetes writes each costs.
 
 use ferroplane_apis::common::names::{
-    READY, REASON_AVAILABLE, REASON_CREATING, REASON_RECONCILE_ERROR, REASON_RECONCILE_PAUSED,
-    REASON_RECONCILE_SUCCESS, SYNCED,
+    READY, REASON_AVAILABLE, REASON_CREATING, REASON_RECONCILE_PAUSED, REASON_RECONCILE_SUCCESS,
+    SYNCED,
 };
 use ferroplane_apis::common::{
     ConditionStatus, DeletionPolicy, LocalSecretReference, ManagementAction,
@@ -258,7 +258,7 @@ async fn observe_only_without_resource_reports_not_found() {
     assert_eq!(err.reason(), "ExternalResourceNotFound");
     let got = h.get("nf").await;
     let synced = condition(&got, SYNCED).expect("synced");
-    assert_eq!(synced.reason, REASON_RECONCILE_ERROR);
+    assert_eq!(synced.reason, "ExternalResourceNotFound");
     assert!(synced.message.contains("w-nope"), "{}", synced.message);
     assert_eq!(h.cloud.calls("create"), 0);
     h.shutdown().await;

@@ -29,11 +29,14 @@ use crate::external::ExternalRef;
 use crate::finalizer;
 use crate::idempotency::UID_TAG;
 use crate::metrics::{Metrics, ObjectState};
+use crate::missing::named_resource_missing;
 use crate::observation::UpToDate;
 use crate::ownership::Verdict;
+use crate::paused::{Paused, not_understood, paused};
 use crate::policy::Policies;
-use crate::provider::Connector;
+use crate::provider::{Connector, ExternalClient};
 use crate::ratelimit::RateLimiter;
+use crate::readiness::Readiness;
 use crate::reasons;
 use crate::requeue::{self, RequeuePolicy};
 use crate::resource::ManagedResource;
@@ -220,12 +223,32 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             .policy
             .poll_interval(annotation(&obj, names::POLL_INTERVAL));
 
-        // Paused: a human asked ferroplane to keep its hands off, including deletion.
-        if annotation(&obj, names::PAUSED) == Some("true") {
-            let msg = "reconciliation is paused by the ferroplane.io/paused annotation; remove it to resume";
-            self.write_status(&api, &mut obj, &[conditions::paused(msg)], &Map::new())
-                .await?;
-            return Ok(Finish::Done(Action::await_change(), ObjectState::Paused));
+        // Paused: a human asked ferroplane to keep its hands off, including deletion. A value
+        // not understood is not guessed at: the safe reading is "paused", said loudly.
+        match paused(annotation(&obj, names::PAUSED)) {
+            Paused::No => {}
+            Paused::Yes => {
+                let msg = "reconciliation is paused by the ferroplane.io/paused annotation; remove it to resume";
+                self.write_status(&api, &mut obj, &[conditions::paused(msg)], &Map::new())
+                    .await?;
+                return Ok(Finish::Done(Action::await_change(), ObjectState::Paused));
+            }
+            Paused::NotUnderstood(value) => {
+                let msg = not_understood(value);
+                // One event per value: the status write below requeues the object once more.
+                let told = conditions::find(obj.conditions(), names::SYNCED).is_some_and(|c| {
+                    c.reason == names::REASON_INVALID_ANNOTATION && c.message == msg
+                });
+                let desired = [conditions::invalid_annotation(msg.clone())];
+                self.write_status(&api, &mut obj, &desired, &Map::new())
+                    .await?;
+                if !told {
+                    self.events
+                        .warning(&obj, names::REASON_INVALID_ANNOTATION, msg)
+                        .await;
+                }
+                return Ok(Finish::Done(Action::await_change(), ObjectState::Paused));
+            }
         }
 
         // Policies: an unsupported combination is a user error, reported, never guessed at.
@@ -363,6 +386,19 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             // cloud lists it late. Creating now would make a second one under a new token.
             if let (Some(name), Some(left)) = (ext.name(), self.recently_created(&obj)) {
                 return self.await_visibility(&api, obj, name, left, false).await;
+            }
+            // Named, not found, and the cloud assigns names: a create would make a different
+            // resource and silently replace the name (see `missing`). A person decides.
+            if let Some(name) = ext.name()
+                && client.assigns_names()
+            {
+                let err = named_resource_missing(name);
+                let ready = conditions::ready(&Readiness::Unavailable(
+                    "external resource not found".into(),
+                ));
+                return Err(self
+                    .fail(&api, &mut obj, reasons::CANNOT_OBSERVE, err, Some(ready))
+                    .await);
             }
             return self.create(&api, obj, &client, &ext, &policies).await;
         }

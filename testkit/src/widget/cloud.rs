@@ -58,6 +58,9 @@ pub struct CloudState {
     pub pending_observes: u32,
     /// Deleted resources stay visible (Deleting) for this many observes.
     pub deleting_observes: u32,
+    /// The client says the cloud assigns external names (as ECS assigns instance IDs), so a
+    /// named resource that is not found is never created again.
+    pub assigns_names: bool,
 }
 
 #[derive(Clone, Default)]
@@ -221,6 +224,10 @@ fn observation(id: &str, r: &Res) -> Observation {
 }
 
 impl ExternalClient<Widget> for FakeClient {
+    fn assigns_names(&self) -> bool {
+        self.cloud.lock().assigns_names
+    }
+
     async fn observe(&self, mr: &Widget, ext: &ExternalRef) -> Result<Observation, ReconcileError> {
         let hook = self
             .on_observe

@@ -133,6 +133,10 @@ impl ErrorResponse {
                 "Forbidden.InstanceNotFound",
                 "The specified instance is not found.",
             ),
+            "InvalidInstanceId.NotFound" => Self::not_found(
+                "InvalidInstanceId.NotFound",
+                "The specified InstanceId does not exist.",
+            ),
             "ChargeTypeViolation" => Self::charge_type_violation(),
             "OperationDenied.NoStock" => Self::no_stock(),
             "InternalError" => Self::new(
@@ -155,6 +159,7 @@ impl ErrorResponse {
         "Throttling.User",
         "Forbidden.RAM",
         "Forbidden.InstanceNotFound",
+        "InvalidInstanceId.NotFound",
         "ChargeTypeViolation",
         "OperationDenied.NoStock",
         "InternalError",

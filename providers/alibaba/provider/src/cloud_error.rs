@@ -15,7 +15,8 @@
 //! | quota / no stock | `QuotaExceeded` / `NoStock` | until the spec changes |
 //! | deletion protection | `DeletionProtection` | until the spec changes |
 //! | instance busy (wrong state, still initializing, conflict, token in flight) | `InstanceBusy` | backoff |
-//! | `Forbidden.InstanceNotFound` | none: observe and delete treat it as gone before mapping | - |
+//! | `Forbidden.InstanceNotFound` on `DeleteInstance` | none: delete treats it as gone before mapping | - |
+//! | `Forbidden.InstanceNotFound` or `InvalidInstanceId.NotFound` on a read by IDs (`DescribeInstances`) | `ReadFailed` ([`read_error`]): an answer for the whole call, not about one instance | backoff |
 //! | endpoint unreachable, timeout, 5xx | `EndpointUnreachable` / `ServerError` | backoff |
 
 use alibaba_sdk::Error;
@@ -24,7 +25,7 @@ use ferroplane_runtime::{ReconcileError, RetryClass};
 use crate::reasons::{
     API_ERROR, CHARGE_TYPE_VIOLATION, DELETION_PROTECTION, ENDPOINT_UNREACHABLE, FORBIDDEN,
     IDEMPOTENT_PARAMETER_MISMATCH, INSTANCE_BUSY, INVALID_CREDENTIALS, INVALID_ENDPOINT,
-    INVALID_PARAMETER, NO_STOCK, QUOTA_EXCEEDED, SERVER_ERROR, THROTTLED,
+    INVALID_PARAMETER, NO_STOCK, QUOTA_EXCEEDED, READ_FAILED, SERVER_ERROR, THROTTLED,
 };
 
 /// Maps an error of a kind on another product's API (VPC, VSwitch, SecurityGroup, Disk, KeyPair);
@@ -38,6 +39,23 @@ pub fn product_error(err: &Error, config: &str, product: &str) -> ReconcileError
                 "the RAM user or role of {config} is not allowed to call {action}: grant it the RAM permission {product}:{action} [{err}]"
             ),
             RetryClass::UntilSpecChanges,
+        );
+    }
+    reconcile_error(err, config)
+}
+
+/// Maps the error of a `DescribeInstances` by instance IDs (shared by many objects through the
+/// batcher, or of one object). ECS leaves an instance it does not know out of the list, so only
+/// absence from a successful answer means "gone"; an error answer, whatever its code, is an
+/// error for every instance the call asked about. A code that names a missing instance is
+/// reported as such an error, retried with backoff, instead of as a bad spec.
+pub fn read_error(err: &Error, config: &str) -> ReconcileError {
+    if err.is_instance_not_found() {
+        return ReconcileError::retryable(
+            READ_FAILED,
+            format!(
+                "{err}. DescribeInstances failed as a whole, so its answer says nothing about this instance: it is not taken as gone (nothing is created in its place); ferroplane retries"
+            ),
         );
     }
     reconcile_error(err, config)
@@ -308,6 +326,21 @@ mod tests {
         let e = reconcile_error(&api("Forbidden.RAM", 403), "ProviderConfig ns/default");
         assert!(e.message().contains("ecs:RunInstances"), "{}", e.message());
         assert!(e.message().contains("ProviderConfig ns/default"));
+    }
+
+    #[test]
+    fn a_failed_read_by_ids_is_an_error_for_every_code() {
+        for (code, status, reason) in [
+            ("Forbidden.InstanceNotFound", 403, READ_FAILED),
+            ("InvalidInstanceId.NotFound", 404, READ_FAILED),
+            ("ServiceUnavailable", 503, SERVER_ERROR),
+            ("Throttling.User", 400, THROTTLED),
+        ] {
+            let e = read_error(&api(code, status), "ProviderConfig ns/default");
+            assert_eq!(e.reason(), reason, "{code}");
+            assert_eq!(e.retry(), RetryClass::Backoff, "{code}");
+            assert!(e.message().contains(code), "{code}: {}", e.message());
+        }
     }
 
     #[test]

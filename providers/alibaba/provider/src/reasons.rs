@@ -44,6 +44,10 @@ pub const SERVER_ERROR: &str = "ServerError";
 /// Any other cloud error: read the cloud's code in the message; correct the spec if it names a
 /// parameter.
 pub const API_ERROR: &str = "ApiError";
+/// A read of instances by ID (`DescribeInstances`, shared by many objects) failed as a whole with
+/// a code that names a missing instance: it is not taken as gone; nothing to do, ferroplane
+/// retries.
+pub const READ_FAILED: &str = "ReadFailed";
 
 // ECSInstance.
 

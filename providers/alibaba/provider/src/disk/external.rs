@@ -99,6 +99,11 @@ fn is_code(err: &Error, code: &str) -> bool {
 }
 
 impl ExternalClient<Disk> for CloudClients {
+    /// The cloud assigns disk IDs: a named one that is not found is never created again.
+    fn assigns_names(&self) -> bool {
+        true
+    }
+
     async fn observe(&self, mr: &Disk, ext: &ExternalRef) -> Result<Observation, ReconcileError> {
         let Some(disk) = self.find_disk(ext).await? else {
             return Ok(Observation::missing());

@@ -20,7 +20,8 @@
 //! Answers about instances in transition (Pending, Starting, Stopping) are never reused, and the
 //! external client [`invalidate`](Batcher::invalidate)s an instance whenever it changes it, so a
 //! reconcile never acts on what it has just made stale. An instance absent from an answer is gone
-//! (ECS omits unknown IDs instead of failing).
+//! (ECS omits unknown IDs instead of failing); an error answer, whatever its code, is handed to
+//! every caller of the call as an error, never as "gone".
 
 use crate::call_metrics::record_call;
 use std::collections::HashMap;

@@ -126,6 +126,11 @@ fn not_found_for_update(id: &str) -> ReconcileError {
 }
 
 impl ExternalClient<ECSInstance> for EcsExternal {
+    /// ECS assigns instance IDs: a named instance that is not listed is never launched again.
+    fn assigns_names(&self) -> bool {
+        true
+    }
+
     async fn observe(
         &self,
         mr: &ECSInstance,

@@ -93,6 +93,11 @@ impl CloudClients {
 }
 
 impl ExternalClient<SecurityGroup> for CloudClients {
+    /// The cloud assigns security group IDs: a named one that is not found is never created again.
+    fn assigns_names(&self) -> bool {
+        true
+    }
+
     async fn observe(
         &self,
         mr: &SecurityGroup,

@@ -86,6 +86,11 @@ impl CloudClients {
 }
 
 impl ExternalClient<VPC> for CloudClients {
+    /// The cloud assigns VPC IDs: a named one that is not found is never created again.
+    fn assigns_names(&self) -> bool {
+        true
+    }
+
     async fn observe(&self, mr: &VPC, ext: &ExternalRef) -> Result<Observation, ReconcileError> {
         match self.find_vpc(ext).await? {
             Some(found) => observed(&mr.spec.for_provider, &found),

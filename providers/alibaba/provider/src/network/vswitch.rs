@@ -95,6 +95,11 @@ impl CloudClients {
 }
 
 impl ExternalClient<VSwitch> for CloudClients {
+    /// The cloud assigns vSwitch IDs: a named one that is not found is never created again.
+    fn assigns_names(&self) -> bool {
+        true
+    }
+
     async fn observe(
         &self,
         mr: &VSwitch,

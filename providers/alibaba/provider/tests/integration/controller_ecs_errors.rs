@@ -1,11 +1,9 @@
 //! ECS error codes the controller must read as real clients do, scripted in the mock:
 //! `Forbidden.InstanceNotFound` on delete means the instance is gone (a delete never stalls on
-//! it), and `OperationConflict` is transient (retried soon, not held until the spec changes).
+//! it; on a read it is an error of the read, so the object goes once the instance is unlisted), and `OperationConflict` is transient (retried soon, not held until the spec changes).
 
 use alibaba_mock::ErrorInjection;
 use serde_json::json;
-
-use ferroplane_testkit::eventually;
 
 use crate::controller_support::*;
 
@@ -15,37 +13,38 @@ async fn delete_answered_forbidden_instance_not_found_completes() {
     env.create(&instance("gone-403")).await;
     let id = external_name(&env.wait_ready("gone-403").await).expect("id");
     // ECS answers the release of an instance it no longer has with this 403, while
-    // DescribeInstances may still list it for a moment.
-    let forbidden = |action| ErrorInjection::new("Forbidden.InstanceNotFound", Some(action), 1_000);
+    // DescribeInstances may still list it for a moment: each time the controller takes the
+    // delete as done, looks again, and releases what is still listed.
+    let forbidden = |action| ErrorInjection::new("Forbidden.InstanceNotFound", Some(action), 3);
     env.mock()
         .inject_error(forbidden("DeleteInstance"))
         .unwrap();
     env.delete("gone-403").await;
-    eventually("DeleteInstance answered Forbidden.InstanceNotFound")
-        .within(WAIT)
-        .until(|| {
-            let stats = env.mock().stats();
-            if stats.errors_of("Forbidden.InstanceNotFound") >= 1 {
-                Ok(())
-            } else {
-                Err(Box::new(stats))
-            }
-        })
-        .await;
-    // Then describing it by ID answers the same 403: the controller takes it as gone.
+    // The same 403 on the read is an error of the read, not "gone": only a listing without
+    // the instance removes the object.
     env.mock()
         .inject_error(forbidden("DescribeInstances"))
         .unwrap();
     env.wait_for("gone-403", "object removed", |o| o.is_none())
         .await;
+    let stats = env.mock().stats();
+    assert_eq!(
+        stats.errors_of("Forbidden.InstanceNotFound"),
+        6,
+        "{stats:?}"
+    );
     assert!(
-        env.mock_instance(&id).is_some(),
-        "the mock kept it: only the 403s told the controller it was gone"
+        env.mock_instance(&id).is_none(),
+        "the object went only once the instance was released"
     );
     let reasons = env.event_reasons("gone-403").await;
     assert!(
-        !reasons.iter().any(|r| r.starts_with("Cannot")),
-        "the 403 is never a failure: {reasons:?}"
+        !reasons.iter().any(|r| r == "CannotDeleteExternalResource"),
+        "the 403 of the delete is never a failure: {reasons:?}"
+    );
+    assert!(
+        reasons.iter().any(|r| r == "CannotObserveExternalResource"),
+        "the 403 of the read is reported as a failed read: {reasons:?}"
     );
     env.stop().await;
 }

@@ -15,15 +15,16 @@ use kube::{Api, ResourceExt};
 
 use super::EcsExternal;
 use crate::call_metrics::record_call;
-use crate::cloud_error::reconcile_error;
+use crate::cloud_error::read_error;
 use crate::reasons::{
     INVALID_PASSWORD, KUBERNETES_API_ERROR, PASSWORD_KEY_MISSING, PASSWORD_SECRET_NOT_FOUND,
 };
 
 impl EcsExternal {
-    /// The instance `id`, or `None` when ECS says it does not exist. That includes
-    /// `Forbidden.InstanceNotFound`, ECS's 403 for a released instance, which Terraform's alicloud
-    /// provider treats as gone too (as a permission error, a delete would stall on it).
+    /// The instance `id`, or `None` when a successful answer does not list it. An error answer
+    /// is an error, whatever its code (even `Forbidden.InstanceNotFound` or
+    /// `InvalidInstanceId.NotFound`): the call asked about many instances at once, and taking its
+    /// failure for "gone" would create a second instance for each of them.
     pub(super) async fn describe(&self, id: &str) -> Result<Option<Instance>, ReconcileError> {
         let result = match &self.client.batcher {
             Some(batcher) => batcher.describe(id).await.map_err(ErrorRef::Shared),
@@ -36,11 +37,7 @@ impl EcsExternal {
                     .map_err(ErrorRef::Owned)
             }
         };
-        match result {
-            Ok(found) => Ok(found),
-            Err(e) if e.get().is_instance_not_found() => Ok(None),
-            Err(e) => Err(reconcile_error(e.get(), &self.config)),
-        }
+        result.map_err(|e| read_error(e.get(), &self.config))
     }
 
     /// The instance an earlier create made for this object, found by its UID tag: through the
@@ -52,7 +49,7 @@ impl EcsExternal {
         let id = owners
             .find(uid)
             .await
-            .map_err(|e| reconcile_error(&e, &self.config))?;
+            .map_err(|e| read_error(&e, &self.config))?;
         match id {
             Some(id) => self.describe(&id).await,
             None => Ok(None),

@@ -1,0 +1,47 @@
+//! The `ferroplane.io/paused` annotation read as Kubernetes annotations spell booleans: exactly
+//! `"true"` or `"false"`. Any other value (`"True"`, `"yes"`, `""`) is not guessed at: the object
+//! stays paused (nothing reaches the cloud) and the reconciler says which values are accepted.
+
+/// What the annotation asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Paused<'a> {
+    /// Absent or `"false"`: reconcile.
+    No,
+    /// `"true"`: leave the object and its resource alone.
+    Yes,
+    /// Another value, kept for the message.
+    NotUnderstood(&'a str),
+}
+
+/// Reads the annotation's value.
+pub(crate) fn paused(value: Option<&str>) -> Paused<'_> {
+    match value {
+        None | Some("false") => Paused::No,
+        Some("true") => Paused::Yes,
+        Some(other) => Paused::NotUnderstood(other),
+    }
+}
+
+/// The status message and Warning event for a value not understood (cut to 63 characters, the
+/// length of a label value, so a huge value cannot flood the status).
+pub(crate) fn not_understood(value: &str) -> String {
+    let shown: String = value.chars().take(63).collect();
+    format!(
+        "the value {shown:?} of annotation ferroplane.io/paused is not understood: it must be \"true\" (pause) or \"false\" (reconcile), exactly so; the object is left alone as if paused until it is one of them"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_true_and_false_are_understood() {
+        assert_eq!(paused(None), Paused::No);
+        assert_eq!(paused(Some("false")), Paused::No);
+        assert_eq!(paused(Some("true")), Paused::Yes);
+        for other in ["True", "TRUE", "1", "yes", "", " true"] {
+            assert_eq!(paused(Some(other)), Paused::NotUnderstood(other));
+        }
+    }
+}
