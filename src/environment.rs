@@ -300,7 +300,9 @@ async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn create_provider_config(
+/// Creates the credentials Secret and the `default` ProviderConfig pointing at `endpoint` (the
+/// mock) in namespace `default`; the benchmark sets up its cluster the same way.
+pub async fn create_provider_config(
     client: &kube::Client,
     endpoint: &str,
     access_key_id: &str,

@@ -12,17 +12,10 @@ use std::time::Duration;
 
 use alibaba_mock::{MockConfig, MockServer};
 use anyhow::Context as _;
-use ferroplane::environment::{
-    CREDENTIALS_SECRET, Environment, EnvironmentConfig, PROVIDER_CONFIG,
-};
-use ferroplane_apis::alibabacloud::{
-    ConnectionSettings, CredentialsSecretRef, CredentialsSource, ProviderConfig,
-    ProviderConfigSpec, ProviderCredentials,
-};
+use ferroplane::environment::{self, Environment, EnvironmentConfig};
 use ferroplane_testenv::ControlPlane;
-use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ObjectMeta, PostParams};
+use kube::api::{Api, PostParams};
 use kube::runtime::wait::{await_condition, conditions};
 
 /// `--cluster`.
@@ -82,7 +75,8 @@ impl Cluster {
                 )
                 .await
                 .context("cannot start the ECS mock")?;
-                create_provider_config(&client, &mock.endpoint(), &id, &secret).await?;
+                environment::create_provider_config(&client, &mock.endpoint(), &id, &secret)
+                    .await?;
                 let baseline = real_writes(&client).await?;
                 Ok(Self::Real {
                     mock,
@@ -194,57 +188,6 @@ async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("CRD {name} not Established within 30 s"))??;
     }
-    Ok(())
-}
-
-async fn create_provider_config(
-    client: &kube::Client,
-    endpoint: &str,
-    id: &str,
-    secret: &str,
-) -> anyhow::Result<()> {
-    let credentials = Secret {
-        metadata: ObjectMeta {
-            name: Some(CREDENTIALS_SECRET.to_owned()),
-            ..ObjectMeta::default()
-        },
-        string_data: Some(
-            [
-                ("accessKeyId".to_owned(), id.to_owned()),
-                ("accessKeySecret".to_owned(), secret.to_owned()),
-            ]
-            .into(),
-        ),
-        ..Secret::default()
-    };
-    Api::<Secret>::namespaced(client.clone(), "default")
-        .create(&PostParams::default(), &credentials)
-        .await
-        .context("cannot create the credentials Secret")?;
-    let config = ProviderConfig::new(
-        PROVIDER_CONFIG,
-        ProviderConfigSpec {
-            credentials: ProviderCredentials {
-                source: CredentialsSource::Secret,
-                secret_ref: Some(CredentialsSecretRef {
-                    name: CREDENTIALS_SECRET.to_owned(),
-                    namespace: None,
-                    key: None,
-                }),
-                rrsa: None,
-                ram_role_arn: None,
-                instance_role: None,
-            },
-            connection: ConnectionSettings {
-                endpoint: Some(endpoint.to_owned()),
-                ..ConnectionSettings::default()
-            },
-        },
-    );
-    Api::<ProviderConfig>::namespaced(client.clone(), "default")
-        .create(&PostParams::default(), &config)
-        .await
-        .context("cannot create the default ProviderConfig")?;
     Ok(())
 }
 
