@@ -89,6 +89,7 @@ pub(crate) fn synced(note: impl Into<String>) -> Desired {
 /// `Synced` condition's reason too (instead of `ReconcileError`), so users and alerts can match it.
 const REFUSAL_REASONS: &[&str] = &[
     reasons::OWNED_ELSEWHERE,
+    reasons::EXISTS_UNMANAGED,
     reasons::CONNECTION_SECRET_NOT_CONTROLLED,
     reasons::EXTERNAL_RESOURCE_NOT_FOUND,
 ];

@@ -147,7 +147,7 @@ pub use observation::{Observation, UpToDate};
 pub use ownership::ExternalOwner;
 pub use provider::{Connector, ExternalClient};
 pub use readiness::Readiness;
-pub use reasons::OWNED_ELSEWHERE;
+pub use reasons::{EXISTS_UNMANAGED, OWNED_ELSEWHERE};
 pub use reconciler::Reconciler;
 pub use resource::ManagedResource;
 pub use runtime::{ControllerConfig, Runtime, RuntimeConfig};

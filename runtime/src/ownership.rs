@@ -5,8 +5,12 @@
 //! ([`find_owner`]) and then decides ([`decide`]):
 //! - the tag names this object, or the kind does not report tags (in-cluster kinds, whose
 //!   children carry owner references instead): go on;
-//! - no tag, or a tag whose object is gone (deleted with `deletionPolicy: Orphan`): go on, and
-//!   take the resource over by rewriting the tag (as Crossplane's import does);
+//! - no tag, or a tag whose object is gone (deleted with `deletionPolicy: Orphan`), on a resource
+//!   the object names by its external name (an import): go on, and take the resource over by
+//!   rewriting the tag (as Crossplane's import does);
+//! - the same, on a resource found under the name the spec chooses (a key pair's name) while the
+//!   object names none: refuse. A resource ferroplane did not create is taken over only when a
+//!   person asks for it by setting the external name, never because its name happens to match;
 //! - a tag whose object exists, or one the controller cannot check: refuse. The resource is never
 //!   changed or deleted for this object, and the message names the owner only when it lives in
 //!   the same namespace (another tenant's object names are not this tenant's business).
@@ -24,7 +28,7 @@ use serde::de::DeserializeOwned;
 use crate::error::{ReconcileError, RetryClass};
 use crate::idempotency::UID_TAG;
 
-use crate::reasons::OWNED_ELSEWHERE;
+use crate::reasons::{EXISTS_UNMANAGED, OWNED_ELSEWHERE};
 
 /// Objects fetched per page when looking for an owner.
 const PAGE: u32 = 500;
@@ -83,6 +87,9 @@ pub(crate) fn other_uid<'a>(reported: &'a ExternalOwner, own_uid: &str) -> Optio
 
 /// The decision for an object in `namespace` about resource `external_name` of `kind`, given the
 /// tag `observe` reported and, for a tag naming another UID, what [`find_owner`] answered.
+/// `imported` says whether the object names the resource by its external name (set by a person,
+/// or recorded by ferroplane); without it a found resource that is not the object's own was
+/// found by the name the spec chooses, and is not taken over.
 pub(crate) fn decide(
     kind: &str,
     namespace: &str,
@@ -90,13 +97,21 @@ pub(crate) fn decide(
     reported: &ExternalOwner,
     own_uid: &str,
     owner: Option<&OwnerStatus>,
+    imported: bool,
 ) -> Verdict {
+    let claim = || {
+        if imported {
+            Verdict::Claim
+        } else {
+            Verdict::Refuse(exists_unmanaged(kind, external_name))
+        }
+    };
     match reported {
         ExternalOwner::NotReported => Verdict::Ours,
         ExternalOwner::Uid(uid) if uid == own_uid => Verdict::Ours,
-        ExternalOwner::Untagged => Verdict::Claim,
+        ExternalOwner::Untagged => claim(),
         ExternalOwner::Uid(_) => match owner {
-            Some(OwnerStatus::Gone) => Verdict::Claim,
+            Some(OwnerStatus::Gone) => claim(),
             Some(OwnerStatus::Live {
                 namespace: owner_ns,
                 name,
@@ -120,6 +135,21 @@ pub(crate) fn decide(
             ))),
         },
     }
+}
+
+/// The refusal to take over a same-named resource that ferroplane did not create for this object.
+fn exists_unmanaged(kind: &str, external_name: &str) -> ReconcileError {
+    ReconcileError::new(
+        EXISTS_UNMANAGED,
+        format!(
+            "a {kind} named {external_name} already exists and was not created for this object \
+             (no {UID_TAG} tag names it); ferroplane takes over a resource it did not create only \
+             when asked. To manage that one, set the annotation ferroplane.io/external-name: \
+             {external_name} on this object; to create a new one, choose another name. Nothing \
+             is changed or deleted meanwhile"
+        ),
+        RetryClass::UntilSpecChanges,
+    )
 }
 
 fn refusal(message: String) -> ReconcileError {
@@ -184,6 +214,7 @@ mod tests {
             &reported,
             "me",
             owner.as_ref(),
+            true,
         )
     }
 
@@ -214,6 +245,47 @@ mod tests {
         assert!(matches!(
             verdict(ExternalOwner::Uid("other".into()), Some(OwnerStatus::Gone)),
             Verdict::Claim
+        ));
+    }
+
+    #[test]
+    fn a_resource_found_by_the_chosen_name_is_taken_over_only_when_imported() {
+        for (reported, owner) in [
+            (ExternalOwner::Untagged, None),
+            (ExternalOwner::Uid("gone".into()), Some(OwnerStatus::Gone)),
+        ] {
+            let v = decide(
+                "KeyPair",
+                "team-b",
+                "laptop",
+                &reported,
+                "me",
+                owner.as_ref(),
+                false,
+            );
+            match v {
+                Verdict::Refuse(e) => {
+                    assert_eq!(e.reason(), EXISTS_UNMANAGED);
+                    assert!(
+                        e.message().contains("ferroplane.io/external-name: laptop"),
+                        "{e}"
+                    );
+                }
+                other => panic!("expected a refusal, got {other:?}"),
+            }
+        }
+        // Its own resource, found by name before the name was recorded, is its own.
+        assert!(matches!(
+            decide(
+                "KeyPair",
+                "team-b",
+                "laptop",
+                &ExternalOwner::Uid("me".into()),
+                "me",
+                None,
+                false
+            ),
+            Verdict::Ours
         ));
     }
 

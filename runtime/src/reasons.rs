@@ -37,6 +37,11 @@ pub const INVALID_ANNOTATION: &str = names::REASON_INVALID_ANNOTATION;
 /// managed object and is never adopted, changed or deleted. Name another resource, or delete
 /// the other object first.
 pub const OWNED_ELSEWHERE: &str = "ExternalResourceOwnedElsewhere";
+/// `Synced=False`, error and Warning event: a resource with the name the spec chooses (a key
+/// pair's name) exists and was not created for this object; it is never adopted, changed or
+/// deleted on a name match. Set `ferroplane.io/external-name` to import it, or choose another
+/// name.
+pub const EXISTS_UNMANAGED: &str = "ExternalResourceExists";
 /// `Synced=False` and error: the connection Secret exists and another object controls it; it is
 /// never written. Choose another `writeConnectionSecretToRef` name, or delete that Secret.
 pub const CONNECTION_SECRET_NOT_CONTROLLED: &str = "ConnectionSecretNotControlled";

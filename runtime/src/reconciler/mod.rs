@@ -31,7 +31,7 @@ use crate::idempotency::UID_TAG;
 use crate::metrics::{Metrics, ObjectState};
 use crate::missing::named_resource_missing;
 use crate::observation::UpToDate;
-use crate::ownership::Verdict;
+use crate::ownership::{ExternalOwner, Verdict};
 use crate::paused::{Paused, not_understood, paused};
 use crate::policy::Policies;
 use crate::provider::{Connector, ExternalClient};
@@ -337,7 +337,12 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         // orphaned one is taken over below, once the finalizer is in place.
         let verdict = self.ownership(&api, &mut obj, &ext, &obs).await?;
         if let Verdict::Refuse(err) = verdict {
-            return self.refuse(&api, obj, &ext, err, deleting).await;
+            let found = obs
+                .external_name
+                .as_deref()
+                .or(ext.name())
+                .unwrap_or("(unnamed)");
+            return self.refuse(&api, obj, found, err, deleting).await;
         }
 
         // Adopt: record a name observe found (an unrecorded create, or a corrected name) before
@@ -350,6 +355,9 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             self.record_external_name(&api, &mut obj, found).await?;
             ext.name = Some(found.to_owned());
             let note = match before {
+                None if obs.owner == ExternalOwner::NotReported => {
+                    format!("adopted external resource {found}")
+                }
                 None => format!(
                     "adopted external resource {found} found by its {} tag",
                     UID_TAG

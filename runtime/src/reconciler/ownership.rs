@@ -53,6 +53,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             &obs.owner,
             &ext.uid,
             owner.as_ref(),
+            ext.name.is_some(),
         ))
     }
 
@@ -62,11 +63,10 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         &self,
         api: &Api<K>,
         mut obj: K,
-        ext: &ExternalRef,
+        name: &str,
         err: ReconcileError,
         deleting: bool,
     ) -> Result<Finish, ReconcileError> {
-        let name = ext.name().unwrap_or("(unnamed)").to_owned();
         if deleting {
             self.remove_finalizer(api, &obj).await?;
             self.events
@@ -86,11 +86,16 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             }
             return Ok(Finish::Gone);
         }
+        let (event_reason, why) = if err.reason() == reasons::EXISTS_UNMANAGED {
+            (reasons::EXISTS_UNMANAGED, "was not created for this object")
+        } else {
+            (reasons::OWNED_ELSEWHERE, "is managed by another object")
+        };
         let ready = conditions::ready(&Readiness::Unavailable(format!(
-            "external resource {name} is managed by another object"
+            "external resource {name} {why}"
         )));
         Err(self
-            .fail(api, &mut obj, reasons::OWNED_ELSEWHERE, err, Some(ready))
+            .fail(api, &mut obj, event_reason, err, Some(ready))
             .await)
     }
 

@@ -3,9 +3,12 @@
 //! private key goes into the connection Secret only, and stays there across later polls.
 
 use ferroplane_apis::alibabacloud::{KeyPair, KeyPairParameters, KeyPairSpec};
+use ferroplane_apis::common::ConditionStatus;
+use ferroplane_apis::common::names::EXTERNAL_NAME;
 use ferroplane_apis::common::{DeletionPolicy, LocalSecretReference, default_management_policies};
 use ferroplane_apis::references::Reference;
-use ferroplane_testkit::conditions::is_ready;
+use ferroplane_runtime::EXISTS_UNMANAGED;
+use ferroplane_testkit::conditions::{condition, has_condition, is_ready};
 use ferroplane_testkit::eventually;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, PostParams};
@@ -168,8 +171,25 @@ async fn a_generated_private_key_goes_to_the_connection_secret_only() {
     env.stop().await;
 }
 
+/// The `ferroplane.io/uid` tag of the key pair `name` in the mock, if any.
+async fn owner_tag(ecs: &EcsClient, name: &str) -> Option<String> {
+    let found = ecs
+        .describe_key_pair(name)
+        .await
+        .expect("describe")
+        .expect("exists");
+    found
+        .tags
+        .items
+        .iter()
+        .find(|t| t.key == ferroplane_runtime::UID_TAG)
+        .map(|t| t.value.clone())
+}
+
+/// Issue 32, defect 4: a KeyPair whose name matched an unmanaged key pair became Ready (even with
+/// another public key), and deleting the object deleted the pair.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_untagged_key_pair_of_the_same_name_is_claimed_with_the_uid_tag() {
+async fn a_same_named_key_pair_is_never_taken_over_unless_imported() {
     let env = Env::start().await;
     let ecs = EcsClient::builder(REGION)
         .credentials(Credentials::new(AK, SK))
@@ -180,11 +200,51 @@ async fn an_untagged_key_pair_of_the_same_name_is_claimed_with_the_uid_tag() {
         .await
         .expect("imported outside ferroplane");
     let pairs: Api<KeyPair> = Api::namespaced(env.client.clone(), NS);
-    let created = pairs
+
+    // A name match is not a request to take it over: refused, untouched, and not deleted with
+    // the object.
+    pairs
         .create(
             &PostParams::default(),
-            &key_pair("shared", Some(PUBLIC_KEY), None),
+            &key_pair("shared", None, Some("s-key")),
         )
+        .await
+        .expect("KeyPair created");
+    let refused = eventually("KeyPair shared: Synced=False/ExternalResourceExists")
+        .within(WAIT)
+        .for_object(&pairs, "shared", |o| {
+            o.is_some_and(|o| has_condition(o, "Synced", ConditionStatus::False, EXISTS_UNMANAGED))
+        })
+        .await
+        .expect("exists");
+    assert!(!is_ready(&refused));
+    assert_eq!(external_name(&refused), None);
+    let message = &condition(&refused, "Synced").expect("Synced").message;
+    assert!(
+        message.contains("ferroplane.io/external-name: shared"),
+        "{message}"
+    );
+    assert_eq!(owner_tag(&ecs, "shared").await, None);
+    assert_eq!(env.mock().stats().calls_of("CreateKeyPair"), 0);
+    pairs
+        .delete("shared", &DeleteParams::default())
+        .await
+        .expect("delete");
+    eventually("KeyPair shared: gone")
+        .within(WAIT)
+        .for_object(&pairs, "shared", |o| o.is_none())
+        .await;
+    assert_eq!(
+        env.mock().key_pair_names(DEFAULT_ACCOUNT_ID, REGION),
+        ["shared"]
+    );
+    assert_eq!(owner_tag(&ecs, "shared").await, None);
+
+    // Imported on purpose (the external name set), it is claimed with the UID tag.
+    let mut import = key_pair("shared", Some(PUBLIC_KEY), None);
+    import.metadata.annotations = Some([(EXTERNAL_NAME.to_owned(), "shared".to_owned())].into());
+    let created = pairs
+        .create(&PostParams::default(), &import)
         .await
         .expect("KeyPair created");
     let uid = created.metadata.uid.clone().expect("uid");
@@ -192,18 +252,10 @@ async fn an_untagged_key_pair_of_the_same_name_is_claimed_with_the_uid_tag() {
         .within(WAIT)
         .for_object(&pairs, "shared", |o| o.is_some_and(is_ready))
         .await;
-    let found = ecs
-        .describe_key_pair("shared")
-        .await
-        .expect("describe")
-        .expect("exists");
-    let owner = found
-        .tags
-        .items
-        .iter()
-        .find(|t| t.key == ferroplane_runtime::UID_TAG)
-        .map(|t| t.value.clone());
-    assert_eq!(owner.as_deref(), Some(uid.as_str()));
+    assert_eq!(
+        owner_tag(&ecs, "shared").await.as_deref(),
+        Some(uid.as_str())
+    );
     env.stop().await;
 }
 
