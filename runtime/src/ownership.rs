@@ -21,7 +21,10 @@
 //! list is forbidden (a namespaced install), the answer is unknown and the resource is refused:
 //! never adopt what might be another tenant's.
 
-use kube::api::{Api, ListParams};
+use ferroplane_apis::common::names::EXTERNAL_NAME;
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, ListParams, PartialObjectMeta};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
@@ -193,6 +196,102 @@ where
             None => return Ok(OwnerStatus::Gone),
         }
     }
+}
+
+/// The first-created other live object of kind `K` that names the same external resource
+/// (`external_name` in its `ferroplane.io/external-name` annotation), if it was created before
+/// `own` (ties broken by UID). Of two objects importing one unowned resource, only the older
+/// takes it over: both run this check before changing anything, and the API server's consistent
+/// list shows each the other, so at most one ever goes on. When the controller may not list
+/// every namespace (a namespaced install), the object's own namespace is searched.
+pub(crate) async fn older_importer<K>(
+    client: &Client,
+    own: &ObjectMeta,
+    external_name: &str,
+) -> Result<Option<OwnerStatus>, ReconcileError>
+where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug,
+{
+    let own_rank = rank(own);
+    let mut older: Option<PartialObjectMeta<K>> = None;
+    let mut api: Api<K> = Api::all(client.clone());
+    let mut params = ListParams::default().limit(PAGE);
+    loop {
+        let page = match api.list_metadata(&params).await {
+            Ok(page) => page,
+            Err(kube::Error::Api(status))
+                if status.code == 403 && params.continue_token.is_none() =>
+            {
+                api = Api::namespaced(client.clone(), own.namespace.as_deref().unwrap_or_default());
+                continue;
+            }
+            Err(e) => {
+                return Err(ReconcileError::kube(
+                    "cannot check which objects import the external resource",
+                    e,
+                ));
+            }
+        };
+        for candidate in page.items {
+            let meta = &candidate.metadata;
+            let names_it = meta
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(EXTERNAL_NAME))
+                .is_some_and(|n| n == external_name);
+            if !names_it || meta.uid == own.uid || meta.deletion_timestamp.is_some() {
+                continue;
+            }
+            if rank(meta) < own_rank
+                && older
+                    .as_ref()
+                    .is_none_or(|o| rank(meta) < rank(&o.metadata))
+            {
+                older = Some(candidate);
+            }
+        }
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => break,
+        }
+    }
+    Ok(older.map(|o| OwnerStatus::Live {
+        namespace: o.metadata.namespace.clone().unwrap_or_default(),
+        name: o.metadata.name.clone().unwrap_or_default(),
+    }))
+}
+
+/// Creation order: creation time, then UID.
+fn rank(meta: &ObjectMeta) -> (Option<jiff::Timestamp>, Option<&str>) {
+    (
+        meta.creation_timestamp.as_ref().map(|t| t.0),
+        meta.uid.as_deref(),
+    )
+}
+
+/// The refusal of a younger importer: an older object imports the same resource.
+pub(crate) fn younger_importer(
+    kind: &str,
+    namespace: &str,
+    external_name: &str,
+    older: &OwnerStatus,
+) -> ReconcileError {
+    let who = match older {
+        OwnerStatus::Live {
+            namespace: other_ns,
+            name,
+        } if other_ns == namespace => format!("{kind} {name} in this namespace"),
+        _ => format!("another {kind} outside this namespace"),
+    };
+    refusal(format!(
+        "external resource {external_name} is being imported by {who}, created before this \
+         object, and one resource is managed by one object only; nothing is changed or deleted \
+         for this object. Import another resource, or wait until the other object lets go of it \
+         (deleted with deletionPolicy: Orphan)"
+    ))
 }
 
 #[cfg(test)]

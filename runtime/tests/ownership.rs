@@ -176,3 +176,81 @@ async fn a_controller_that_may_not_look_in_every_namespace_refuses_a_foreign_tag
     assert_eq!(res.size, 9);
     h.shutdown().await;
 }
+
+/// Issue 32, defect 6: two namespaces importing one orphaned resource at once both took it over
+/// and both changed it before one was refused. Of two importers only the first created (ties
+/// broken by UID) changes it; the other is refused without naming it.
+#[tokio::test]
+async fn of_two_namespaces_importing_one_resource_at_once_only_the_first_changes_it() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, PostParams};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    const OTHER_NS: &str = "team-a";
+    let h = WidgetEnv::start().await;
+    h.cloud.insert("w-shared", 3);
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(h.client.clone());
+    let namespace = serde_json::from_value(serde_json::json!({"metadata": {"name": OTHER_NS}}))
+        .expect("a Namespace");
+    namespaces
+        .create(&PostParams::default(), &namespace)
+        .await
+        .expect("team-a");
+    let configs: Api<ConfigMap> = Api::namespaced(h.client.clone(), OTHER_NS);
+    let mut config: ConfigMap = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "cfg"}, "data": {"endpoint": "fake"}
+    }))
+    .expect("a ConfigMap");
+    config.metadata.namespace = Some(OTHER_NS.into());
+    configs
+        .create(&PostParams::default(), &config)
+        .await
+        .expect("team-a's config");
+    let here = h.create(&importer("here", "w-shared", 7)).await;
+    let mut there = importer("there", "w-shared", 9);
+    there.metadata.namespace = Some(OTHER_NS.into());
+    let elsewhere: Api<Widget> = Api::namespaced(h.client.clone(), OTHER_NS);
+    let there = elsewhere
+        .create(&PostParams::default(), &there)
+        .await
+        .expect("created in team-a");
+    let rank = |w: &Widget| {
+        (
+            w.metadata.creation_timestamp.clone().map(|t| t.0),
+            w.metadata.uid.clone(),
+        )
+    };
+    let (first, second) = if rank(&here) < rank(&there) {
+        (&here, &there)
+    } else {
+        (&there, &here)
+    };
+
+    // Both look at the untagged resource before either changes anything.
+    let connector = h.connector();
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let looks = Arc::new(AtomicUsize::new(0));
+    *connector.on_observe.lock().expect("hook") = Some(Box::new(move || {
+        let barrier = barrier.clone();
+        let look = looks.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            if look < 2 {
+                barrier.wait().await;
+            }
+        })
+    }));
+    let r = ferroplane_runtime::Reconciler::new(&h.runtime(), connector, fast_policy());
+    let (first_result, second_result) = tokio::join!(r.reconcile(first), r.reconcile(second));
+    first_result.expect("the first importer takes it over");
+    let err = second_result.expect_err("the second is refused");
+    assert_eq!(err.reason(), OWNED_ELSEWHERE);
+    assert!(err.message().contains("outside this namespace"), "{err}");
+    assert!(!err.message().contains(OTHER_NS), "{err}");
+    assert_eq!(h.cloud.calls("claim"), 1, "claimed once");
+    assert_eq!(h.cloud.calls("update"), 1, "changed once");
+    let res = h.cloud.lock().resources["w-shared"].clone();
+    assert_eq!(res.uid, first.metadata.uid.clone().expect("uid"));
+    assert_eq!(res.size, first.spec.for_provider.size);
+    h.shutdown().await;
+}

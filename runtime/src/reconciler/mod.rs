@@ -335,7 +335,12 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         // Ownership: a resource whose tag names another live object is never adopted, changed or
         // deleted for this one (while deleting, this object lets go of it); an untagged or
         // orphaned one is taken over below, once the finalizer is in place.
-        let verdict = self.ownership(&api, &mut obj, &ext, &obs).await?;
+        let mut verdict = self.ownership(&api, &mut obj, &ext, &obs).await?;
+        // Two importers of one unowned resource: only the older may change it (claim it, or
+        // delete it), checked right before the first change.
+        if matches!(verdict, Verdict::Claim) && (deleting || policies.should_update()) {
+            verdict = self.first_importer(&api, &mut obj, &ext).await?;
+        }
         if let Verdict::Refuse(err) = verdict {
             let found = obs
                 .external_name

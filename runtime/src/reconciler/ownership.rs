@@ -57,6 +57,31 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         ))
     }
 
+    /// `Claim` when no older object imports the same resource, else the refusal (see
+    /// [`ownership::older_importer`]).
+    pub(super) async fn first_importer(
+        &self,
+        api: &Api<K>,
+        obj: &mut K,
+        ext: &ExternalRef,
+    ) -> Result<Verdict, ReconcileError> {
+        let Some(name) = ext.name() else {
+            return Ok(Verdict::Claim);
+        };
+        match ownership::older_importer::<K>(&self.client, obj.meta(), name).await {
+            Ok(None) => Ok(Verdict::Claim),
+            Ok(Some(older)) => Ok(Verdict::Refuse(ownership::younger_importer(
+                &self.kind,
+                &obj.namespace().unwrap_or_default(),
+                name,
+                &older,
+            ))),
+            Err(err) => Err(self
+                .fail(api, obj, reasons::CANNOT_OBSERVE, err, None)
+                .await),
+        }
+    }
+
     /// Touches nothing of a resource another object owns (or may own). While deleting, the
     /// finalizer goes without a cloud delete: the resource is not this object's to delete.
     pub(super) async fn refuse(
