@@ -24,7 +24,7 @@
 use ferroplane_apis::common::names::EXTERNAL_NAME;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{Api, ListParams, PartialObjectMeta};
+use kube::api::{Api, ListParams};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
@@ -198,13 +198,15 @@ where
     }
 }
 
-/// The first-created other live object of kind `K` that names the same external resource
-/// (`external_name` in its `ferroplane.io/external-name` annotation), if it was created before
-/// `own` (ties broken by UID). Of two objects importing one unowned resource, only the older
-/// takes it over: both run this check before changing anything, and the API server's consistent
-/// list shows each the other, so at most one ever goes on. When the controller may not list
-/// every namespace (a namespaced install), the object's own namespace is searched.
-pub(crate) async fn older_importer<K>(
+/// Another live object of kind `K` that names the same external resource (`external_name` in
+/// its `ferroplane.io/external-name` annotation) and was created before `own`, or in the same
+/// second (creation times have a resolution of one second, so neither is known to be first):
+/// of two objects importing one unowned resource, only the one created strictly first takes it
+/// over. Both run this check right before their first change, and the API server's consistent
+/// list shows each the other when both exist, so at most one ever goes on; two created in the
+/// same second are both refused until one is deleted. When the controller may not list every
+/// namespace (a namespaced install), the object's own namespace is searched.
+pub(crate) async fn earlier_importer<K>(
     client: &Client,
     own: &ObjectMeta,
     external_name: &str,
@@ -215,8 +217,6 @@ where
         + DeserializeOwned
         + std::fmt::Debug,
 {
-    let own_rank = rank(own);
-    let mut older: Option<PartialObjectMeta<K>> = None;
     let mut api: Api<K> = Api::all(client.clone());
     let mut params = ListParams::default().limit(PAGE);
     loop {
@@ -235,45 +235,45 @@ where
                 ));
             }
         };
-        for candidate in page.items {
-            let meta = &candidate.metadata;
-            let names_it = meta
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(EXTERNAL_NAME))
-                .is_some_and(|n| n == external_name);
-            if !names_it || meta.uid == own.uid || meta.deletion_timestamp.is_some() {
-                continue;
-            }
-            if rank(meta) < own_rank
-                && older
-                    .as_ref()
-                    .is_none_or(|o| rank(meta) < rank(&o.metadata))
-            {
-                older = Some(candidate);
-            }
+        if let Some(rival) = page
+            .items
+            .iter()
+            .find(|o| imports_before(&o.metadata, own, external_name))
+        {
+            return Ok(Some(OwnerStatus::Live {
+                namespace: rival.metadata.namespace.clone().unwrap_or_default(),
+                name: rival.metadata.name.clone().unwrap_or_default(),
+            }));
         }
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(token) => params = params.continue_token(&token),
-            None => break,
+            None => return Ok(None),
         }
     }
-    Ok(older.map(|o| OwnerStatus::Live {
-        namespace: o.metadata.namespace.clone().unwrap_or_default(),
-        name: o.metadata.name.clone().unwrap_or_default(),
-    }))
 }
 
-/// Creation order: creation time, then UID.
-fn rank(meta: &ObjectMeta) -> (Option<jiff::Timestamp>, Option<&str>) {
-    (
-        meta.creation_timestamp.as_ref().map(|t| t.0),
-        meta.uid.as_deref(),
-    )
+/// Whether `other`, a live object other than `own`, names `external_name` and was created no
+/// later than `own` (to the second).
+fn imports_before(other: &ObjectMeta, own: &ObjectMeta, external_name: &str) -> bool {
+    let names_it = other
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(EXTERNAL_NAME))
+        .is_some_and(|n| n == external_name);
+    let created = |m: &ObjectMeta| m.creation_timestamp.as_ref().map(|t| t.0.as_second());
+    names_it
+        && other.uid != own.uid
+        && other.deletion_timestamp.is_none()
+        && match (created(other), created(own)) {
+            (Some(theirs), Some(ours)) => theirs <= ours,
+            // Unknown: neither is known to be first.
+            _ => true,
+        }
 }
 
-/// The refusal of a younger importer: an older object imports the same resource.
-pub(crate) fn younger_importer(
+/// The refusal of an importer when another imports the same resource (see
+/// [`earlier_importer`]).
+pub(crate) fn later_importer(
     kind: &str,
     namespace: &str,
     external_name: &str,
@@ -288,9 +288,9 @@ pub(crate) fn younger_importer(
     };
     refusal(format!(
         "external resource {external_name} is being imported by {who}, created before this \
-         object, and one resource is managed by one object only; nothing is changed or deleted \
-         for this object. Import another resource, or wait until the other object lets go of it \
-         (deleted with deletionPolicy: Orphan)"
+         object or in the same second, and one resource is managed by one object only; nothing \
+         is changed or deleted for this object. Import another resource, or delete one of the \
+         two importers (the other then goes on)"
     ))
 }
 
@@ -386,6 +386,27 @@ mod tests {
             ),
             Verdict::Ours
         ));
+    }
+
+    #[test]
+    fn an_importer_created_earlier_or_in_the_same_second_comes_first() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let meta = |uid: &str, second: i64, name: Option<&str>| ObjectMeta {
+            uid: Some(uid.into()),
+            creation_timestamp: Some(Time(jiff::Timestamp::from_second(second).expect("a time"))),
+            annotations: name.map(|n| [(EXTERNAL_NAME.to_owned(), n.to_owned())].into()),
+            ..ObjectMeta::default()
+        };
+        let own = meta("me", 100, Some("i-1"));
+        assert!(imports_before(&meta("a", 99, Some("i-1")), &own, "i-1"));
+        assert!(imports_before(&meta("b", 100, Some("i-1")), &own, "i-1"));
+        assert!(!imports_before(&meta("c", 101, Some("i-1")), &own, "i-1"));
+        assert!(!imports_before(&meta("d", 99, Some("i-2")), &own, "i-1"));
+        assert!(!imports_before(&meta("e", 99, None), &own, "i-1"));
+        assert!(!imports_before(&own, &own, "i-1"), "not itself");
+        let mut leaving = meta("f", 99, Some("i-1"));
+        leaving.deletion_timestamp = leaving.creation_timestamp.clone();
+        assert!(!imports_before(&leaving, &own, "i-1"));
     }
 
     #[test]

@@ -178,8 +178,8 @@ async fn a_controller_that_may_not_look_in_every_namespace_refuses_a_foreign_tag
 }
 
 /// Issue 32, defect 6: two namespaces importing one orphaned resource at once both took it over
-/// and both changed it before one was refused. Of two importers only the first created (ties
-/// broken by UID) changes it; the other is refused without naming it.
+/// and both changed it before one was refused. Of two importers only the one created first
+/// changes it; the other is refused without naming it.
 #[tokio::test]
 async fn of_two_namespaces_importing_one_resource_at_once_only_the_first_changes_it() {
     use k8s_openapi::api::core::v1::ConfigMap;
@@ -208,6 +208,18 @@ async fn of_two_namespaces_importing_one_resource_at_once_only_the_first_changes
         .await
         .expect("team-a's config");
     let here = h.create(&importer("here", "w-shared", 7)).await;
+    // Creation times have a resolution of one second; two importers of the same second are both
+    // refused (neither is known to be first), so the second one is made a second later.
+    let created = |w: &Widget| {
+        w.metadata
+            .creation_timestamp
+            .clone()
+            .map(|t| t.0.as_second())
+            .expect("a creation time")
+    };
+    while jiff::Timestamp::now().as_second() <= created(&here) {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let mut there = importer("there", "w-shared", 9);
     there.metadata.namespace = Some(OTHER_NS.into());
     let elsewhere: Api<Widget> = Api::namespaced(h.client.clone(), OTHER_NS);
@@ -215,17 +227,9 @@ async fn of_two_namespaces_importing_one_resource_at_once_only_the_first_changes
         .create(&PostParams::default(), &there)
         .await
         .expect("created in team-a");
-    let rank = |w: &Widget| {
-        (
-            w.metadata.creation_timestamp.clone().map(|t| t.0),
-            w.metadata.uid.clone(),
-        )
-    };
-    let (first, second) = if rank(&here) < rank(&there) {
-        (&here, &there)
-    } else {
-        (&there, &here)
-    };
+    assert!(created(&there) > created(&here));
+    // The later one is reconciled first: the order of creation decides, not of reconciles.
+    let (first, second) = (&there, &here);
 
     // Both look at the untagged resource before either changes anything.
     let connector = h.connector();
@@ -242,15 +246,15 @@ async fn of_two_namespaces_importing_one_resource_at_once_only_the_first_changes
     }));
     let r = ferroplane_runtime::Reconciler::new(&h.runtime(), connector, fast_policy());
     let (first_result, second_result) = tokio::join!(r.reconcile(first), r.reconcile(second));
-    first_result.expect("the first importer takes it over");
-    let err = second_result.expect_err("the second is refused");
+    let err = first_result.expect_err("the later importer is refused");
+    second_result.expect("the earlier importer takes it over");
     assert_eq!(err.reason(), OWNED_ELSEWHERE);
     assert!(err.message().contains("outside this namespace"), "{err}");
     assert!(!err.message().contains(OTHER_NS), "{err}");
     assert_eq!(h.cloud.calls("claim"), 1, "claimed once");
     assert_eq!(h.cloud.calls("update"), 1, "changed once");
     let res = h.cloud.lock().resources["w-shared"].clone();
-    assert_eq!(res.uid, first.metadata.uid.clone().expect("uid"));
-    assert_eq!(res.size, first.spec.for_provider.size);
+    assert_eq!(res.uid, second.metadata.uid.clone().expect("uid"));
+    assert_eq!(res.size, 7);
     h.shutdown().await;
 }

@@ -57,8 +57,8 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         ))
     }
 
-    /// `Claim` when no older object imports the same resource, else the refusal (see
-    /// [`ownership::older_importer`]).
+    /// `Claim` when no object created earlier imports the same resource, else the refusal (see
+    /// [`ownership::earlier_importer`]).
     pub(super) async fn first_importer(
         &self,
         api: &Api<K>,
@@ -68,9 +68,9 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         let Some(name) = ext.name() else {
             return Ok(Verdict::Claim);
         };
-        match ownership::older_importer::<K>(&self.client, obj.meta(), name).await {
+        match ownership::earlier_importer::<K>(&self.client, obj.meta(), name).await {
             Ok(None) => Ok(Verdict::Claim),
-            Ok(Some(older)) => Ok(Verdict::Refuse(ownership::younger_importer(
+            Ok(Some(older)) => Ok(Verdict::Refuse(ownership::later_importer(
                 &self.kind,
                 &obj.namespace().unwrap_or_default(),
                 name,
