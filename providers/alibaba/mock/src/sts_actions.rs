@@ -1,5 +1,7 @@
 //! The STS actions (version `2015-04-01`) the client's credential providers use:
-//! `AssumeRole` (signed with the source credentials) and `AssumeRoleWithOIDC` (unsigned).
+//! `AssumeRole` (signed with the source credentials) and `AssumeRoleWithOIDC` (unsigned), and
+//! `GetCallerIdentity` (signed; no RAM permission needed), which tells a client the account its
+//! credentials act in.
 //! Issued credentials are registered at once, so ECS calls made with them are accepted.
 
 use std::time::Duration;
@@ -40,7 +42,48 @@ pub const ACTIONS: &[StsAction] = &[
         name: "AssumeRoleWithOIDC",
         handler: StsHandler::Anonymous(assume_role_with_oidc),
     },
+    StsAction {
+        name: "GetCallerIdentity",
+        handler: StsHandler::Signed(get_caller_identity),
+    },
 ];
+
+/// `GetCallerIdentity`: the account and principal behind the signing key. A permanent key is a
+/// RAM user's (the mock names users by their key); temporary credentials are an assumed role's.
+fn get_caller_identity(
+    _keys: &mut KeyStore,
+    caller: &Caller,
+    _p: &ReceivedParams,
+    _now: Timestamp,
+) -> Result<Value, ErrorResponse> {
+    let account = &*caller.account_id;
+    // A stable numeric principal per key, like the service's 16-digit IDs.
+    let principal = format!(
+        "2{:015}",
+        caller
+            .access_key_id
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+            % 1_000_000_000_000_000
+    );
+    Ok(if caller.access_key_id.starts_with("STS.") {
+        json!({
+            "IdentityType": "AssumedRoleUser",
+            "AccountId": account,
+            "PrincipalId": format!("3{}:session", &principal[1..]),
+            "RoleId": format!("3{}", &principal[1..]),
+            "Arn": format!("acs:ram::{account}:assumed-role/role/session"),
+        })
+    } else {
+        json!({
+            "IdentityType": "RAMUser",
+            "AccountId": account,
+            "PrincipalId": principal,
+            "UserId": principal,
+            "Arn": format!("acs:ram::{account}:user/{}", caller.access_key_id),
+        })
+    })
+}
 
 const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const TOKEN_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -1,6 +1,7 @@
 //! STS (Security Token Service, API version `2015-04-01`): `AssumeRole` (V1-signed with source
 //! credentials) and `AssumeRoleWithOIDC` (unsigned; the OIDC token is the proof) issue the
-//! temporary credentials behind the RAM role and RRSA credential sources.
+//! temporary credentials behind the RAM role and RRSA credential sources; `GetCallerIdentity`
+//! says which account a set of credentials acts in.
 //!
 //! Responses carry secrets, so decoding errors never quote the body.
 
@@ -83,6 +84,18 @@ impl AssumedRoleCredentials {
     }
 }
 
+/// Who a set of credentials is (`GetCallerIdentity`; no RAM permission is needed).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CallerIdentity {
+    /// The Alibaba Cloud account the caller belongs to: where its resources live.
+    pub account_id: String,
+    /// `Account`, `RAMUser` or `AssumedRoleUser`.
+    pub identity_type: String,
+    /// `acs:ram::<account>:user/<name>`, `…:assumed-role/<role>/<session>`, ….
+    pub arn: String,
+}
+
 /// An STS client; signed when built with source credentials.
 #[derive(Debug, Clone)]
 pub struct StsClient {
@@ -140,6 +153,20 @@ impl StsClient {
             .set("DurationSeconds", request.duration.as_secs())
             .opt("Policy", request.policy.as_ref());
         self.credentials_call("AssumeRoleWithOIDC", &p).await
+    }
+
+    /// `GetCallerIdentity`: the account and principal of the client's credentials.
+    pub async fn get_caller_identity(&self) -> Result<CallerIdentity, Error> {
+        if self.rpc.credentials().is_none() {
+            return Err(Error::InvalidRequest {
+                action: "GetCallerIdentity".into(),
+                reason: "GetCallerIdentity must be signed: build the STS client with credentials"
+                    .into(),
+            });
+        }
+        self.rpc
+            .call_json("GetCallerIdentity", &Params::new())
+            .await
     }
 
     async fn credentials_call(&self, action: &str, params: &Params) -> Result<Credentials, Error> {

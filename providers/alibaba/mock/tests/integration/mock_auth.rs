@@ -394,3 +394,45 @@ async fn sts_oidc_is_unsigned() {
         .await
         .expect_error(400, "AuthenticationFail.OIDCToken.Invalid");
 }
+
+/// `GetCallerIdentity` answers the signing key's account, as STS does, through the SDK's client.
+#[tokio::test]
+async fn sts_get_caller_identity_names_the_keys_account() {
+    use alibaba_sdk::credentials::Credentials;
+    use alibaba_sdk::credentials::SharedCredentialsProvider;
+    use alibaba_sdk::rpc::ClientConfig;
+    use alibaba_sdk::sts::StsClient;
+
+    let mock = start(Duration::ZERO).await;
+    mock.add_access_key(AccessKey::new("LTAIother", "other-secret", "5550002"));
+    let identity = |ak: &str, sk: &str| {
+        let client = StsClient::new(
+            url::Url::parse(&mock.endpoint()).expect("url"),
+            Some(std::sync::Arc::new(Credentials::new(ak, sk)) as SharedCredentialsProvider),
+            ClientConfig::default(),
+        )
+        .expect("STS client");
+        async move { client.get_caller_identity().await.expect("identity") }
+    };
+    let default = identity(AK, SECRET).await;
+    assert_eq!(default.account_id, alibaba_mock::DEFAULT_ACCOUNT_ID);
+    assert_eq!(default.identity_type, "RAMUser");
+    assert!(
+        default.arn.starts_with(&format!(
+            "acs:ram::{}:user/",
+            alibaba_mock::DEFAULT_ACCOUNT_ID
+        )),
+        "{}",
+        default.arn
+    );
+    let other = identity("LTAIother", "other-secret").await;
+    assert_eq!(other.account_id, "5550002");
+    // Unsigned, it is refused by the client before any call.
+    let unsigned = StsClient::new(
+        url::Url::parse(&mock.endpoint()).expect("url"),
+        None,
+        ClientConfig::default(),
+    )
+    .expect("STS client");
+    assert!(unsigned.get_caller_identity().await.is_err());
+}
