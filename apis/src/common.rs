@@ -139,6 +139,11 @@ pub mod names {
     /// a cloud that lists new resources late must not make a restarted controller think it is
     /// gone (and create or forget it).
     pub const EXTERNAL_CREATE_SUCCEEDED: &str = "ferroplane.io/external-create-succeeded";
+    /// Where the resource named by [`EXTERNAL_NAME`] lives, as the provider's client reported
+    /// it when the name was recorded (`<account ID>/<region>` for Alibaba Cloud): an object
+    /// whose configuration now points elsewhere is refused instead of creating a second resource
+    /// there.
+    pub const EXTERNAL_SCOPE: &str = "ferroplane.io/external-scope";
     /// Per-object poll interval, e.g. `30s` or `5m`.
     pub const POLL_INTERVAL: &str = "ferroplane.io/poll-interval";
 

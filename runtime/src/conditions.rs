@@ -90,6 +90,7 @@ pub(crate) fn synced(note: impl Into<String>) -> Desired {
 const REFUSAL_REASONS: &[&str] = &[
     reasons::OWNED_ELSEWHERE,
     reasons::EXISTS_UNMANAGED,
+    reasons::SCOPE_CHANGED,
     reasons::CONNECTION_SECRET_NOT_CONTROLLED,
     reasons::EXTERNAL_RESOURCE_NOT_FOUND,
 ];

@@ -100,9 +100,9 @@ impl ReconcileError {
         self.retry
     }
 
-    /// Prefixes the message with what the framework was doing, e.g. `cannot create external
-    /// resource`, keeping reason and retry class.
-    pub(crate) fn context(mut self, what: &str) -> Self {
+    /// Prefixes the message with what was being done, e.g. `cannot create external resource`,
+    /// keeping reason and retry class.
+    pub fn context(mut self, what: &str) -> Self {
         self.message = format!("{what}: {}", self.message);
         self
     }

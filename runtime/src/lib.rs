@@ -132,6 +132,7 @@ pub mod related;
 pub mod requeue;
 mod resource;
 mod runtime;
+mod scope;
 pub mod shutdown;
 mod status;
 mod versions;

@@ -78,6 +78,16 @@ pub trait ExternalClient<K>: Send + Sync {
         false
     }
 
+    /// Where this client's resources live: for a cloud, the account and region its credentials
+    /// act in (`<account ID>/<region>` for Alibaba Cloud). The framework records it beside the
+    /// external name (`ferroplane.io/external-scope`) and refuses an object whose client now
+    /// acts somewhere else (`ExternalScopeChanged`, see `scope`): nothing is created there, and
+    /// the resource where it lives is neither forgotten nor deleted. `None` (the default)
+    /// records and checks nothing.
+    fn scope(&self) -> Option<String> {
+        None
+    }
+
     /// Deletes the resource. Idempotent: "already gone" is `Ok(Deletion::Gone)`.
     fn delete(
         &self,

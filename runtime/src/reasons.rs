@@ -42,6 +42,11 @@ pub const OWNED_ELSEWHERE: &str = "ExternalResourceOwnedElsewhere";
 /// deleted on a name match. Set `ferroplane.io/external-name` to import it, or choose another
 /// name.
 pub const EXISTS_UNMANAGED: &str = "ExternalResourceExists";
+/// `Synced=False`, error and Warning event: the object's configuration now points to another
+/// account or region than the one its external resource lives in (recorded in
+/// `ferroplane.io/external-scope`); nothing is created, changed or deleted. Set
+/// `providerConfigRef` back, or orphan the object and create a new one in the new account.
+pub const SCOPE_CHANGED: &str = "ExternalScopeChanged";
 /// `Synced=False` and error: the connection Secret exists and another object controls it; it is
 /// never written. Choose another `writeConnectionSecretToRef` name, or delete that Secret.
 pub const CONNECTION_SECRET_NOT_CONTROLLED: &str = "ConnectionSecretNotControlled";

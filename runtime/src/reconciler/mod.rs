@@ -41,6 +41,7 @@ use crate::reasons;
 use crate::requeue::{self, RequeuePolicy};
 use crate::resource::ManagedResource;
 use crate::runtime::Runtime;
+use crate::scope::moved;
 use crate::versions::KnownVersions;
 
 mod first_looks;
@@ -321,11 +322,29 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             }
         };
 
+        // Scope: a resource lives in one account and region. A configuration that now acts
+        // elsewhere must neither create a second resource there nor, while deleting, let go of
+        // this one (see `scope`).
+        let scope = client.scope();
+        if let Some(err) = moved(
+            external_name(&obj),
+            annotation(&obj, names::EXTERNAL_SCOPE),
+            scope.as_deref(),
+        ) {
+            let ready = conditions::ready(&Readiness::Unavailable(
+                "the configuration now points to another account or region".into(),
+            ));
+            return Err(self
+                .fail(&api, &mut obj, reasons::SCOPE_CHANGED, err, Some(ready))
+                .await);
+        }
+
         // Observe. Without an external name the provider searches by the UID tag, which is how
         // a resource whose creation was never recorded is found again. A brand-new object is
-        // searched too, although nothing can be found: that search is the first use of the
-        // credentials, and when they fail it fails before the finalizer goes on, so an object
-        // whose credentials never worked can still simply be deleted.
+        // searched too, although nothing can be found: that search may be the first use of the
+        // credentials (unless connect used them), and when they fail it fails before the
+        // finalizer goes on, so an object whose credentials never worked can still simply be
+        // deleted.
         let mut ext = ExternalRef {
             name: external_name(&obj).map(str::to_owned),
             uid: uid(&obj),
@@ -357,7 +376,8 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             && ext.name.as_deref() != Some(found)
         {
             let before = ext.name.clone();
-            self.record_external_name(&api, &mut obj, found).await?;
+            self.record_external_name(&api, &mut obj, found, scope.as_deref())
+                .await?;
             ext.name = Some(found.to_owned());
             let note = match before {
                 None if obs.owner == ExternalOwner::NotReported => {
@@ -370,6 +390,22 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 Some(old) => format!("external name corrected from {old} to {found}"),
             };
             self.events.normal(&obj, reasons::ADOPTED, note).await;
+        }
+
+        // A name recorded before scopes were (or imported by a person) gets its scope now.
+        if !deleting
+            && obs.exists
+            && let (Some(name), Some(scope)) = (ext.name(), scope.as_deref())
+            && annotation(&obj, names::EXTERNAL_SCOPE).is_none()
+        {
+            let name = name.to_owned();
+            self.record_annotations(
+                &api,
+                &mut obj,
+                serde_json::json!({names::EXTERNAL_SCOPE: scope}),
+                &name,
+            )
+            .await?;
         }
 
         // Deleting: delete while it exists; the finalizer goes only once observe says gone.
@@ -413,7 +449,9 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                     .fail(&api, &mut obj, reasons::CANNOT_OBSERVE, err, Some(ready))
                     .await);
             }
-            return self.create(&api, obj, &client, &ext, &policies).await;
+            return self
+                .create(&api, obj, &client, &ext, &policies, scope.as_deref())
+                .await;
         }
 
         // Take over: rewrite the ownership tag of an imported untagged or orphaned resource, so

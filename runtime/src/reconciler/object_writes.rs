@@ -30,13 +30,14 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         api: &Api<K>,
         obj: &mut K,
         name: &str,
+        scope: Option<&str>,
         late_fill: Option<&Value>,
         visible: bool,
     ) -> Result<(), ReconcileError> {
         if let Some(fill) = late_fill {
             let body = json!({
                 "metadata": {
-                    "annotations": {names::EXTERNAL_NAME: name},
+                    "annotations": name_annotations(name, scope),
                     "resourceVersion": obj.resource_version(),
                 },
                 "spec": fill,
@@ -55,14 +56,10 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         }
         // A resource the cloud does not list yet gets the time of its creation beside its name,
         // so that until it appears no process mistakes it for gone (see `recently_created`).
-        let annotations = if visible {
-            json!({names::EXTERNAL_NAME: name})
-        } else {
-            json!({
-                names::EXTERNAL_NAME: name,
-                names::EXTERNAL_CREATE_SUCCEEDED: Timestamp::now().to_string(),
-            })
-        };
+        let mut annotations = name_annotations(name, scope);
+        if !visible {
+            annotations[names::EXTERNAL_CREATE_SUCCEEDED] = json!(Timestamp::now().to_string());
+        }
         self.record_annotations(api, obj, annotations, name).await
     }
 
@@ -195,8 +192,9 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         api: &Api<K>,
         obj: &mut K,
         name: &str,
+        scope: Option<&str>,
     ) -> Result<(), ReconcileError> {
-        self.record_annotations(api, obj, json!({names::EXTERNAL_NAME: name}), name)
+        self.record_annotations(api, obj, name_annotations(name, scope), name)
             .await
     }
 
@@ -234,6 +232,14 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             .map_err(|e| ReconcileError::kube("cannot remove finalizer", e))?;
         }
         Ok(())
+    }
+}
+
+/// The external name and, when the client reports one, its scope (see `crate::scope`).
+fn name_annotations(name: &str, scope: Option<&str>) -> Value {
+    match scope {
+        Some(scope) => json!({names::EXTERNAL_NAME: name, names::EXTERNAL_SCOPE: scope}),
+        None => json!({names::EXTERNAL_NAME: name}),
     }
 }
 

@@ -148,6 +148,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         client: &C::Client,
         ext: &ExternalRef,
         policies: &Policies,
+        scope: Option<&str>,
     ) -> Result<Finish, ReconcileError> {
         if !policies.should_create() {
             let err = ReconcileError::new(
@@ -213,6 +214,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             api,
             &mut obj,
             &creation.external_name,
+            scope,
             late_fill.as_ref(),
             first_look.is_some(),
         )

@@ -1,7 +1,7 @@
 //! The signed cloud clients of every Alibaba kind, cached per configuration version: one
-//! credentials provider per (config UID, config generation, Secret resourceVersion) and, under
-//! it, per region one ECS client, one VPC client and the ECSInstance's observation batcher and
-//! owner search (both from `crate::ecs_instance`). A new version replaces the old entry, so
+//! credentials provider and one account identity (`crate::account`) per (config UID, config
+//! generation, Secret resourceVersion) and, under it, per region one ECS client, one VPC client
+//! and the ECSInstance's observation batcher and owner search (both from `crate::ecs_instance`). A new version replaces the old entry, so
 //! rotated keys are used at once and stale clients are dropped.
 
 use std::collections::HashMap;
@@ -12,9 +12,11 @@ use std::time::Duration;
 use alibaba_sdk::credentials::SharedCredentialsProvider;
 use alibaba_sdk::ecs::EcsClient;
 use alibaba_sdk::endpoint::{Network, parse_endpoint};
+use alibaba_sdk::sts::StsClient;
 use alibaba_sdk::vpc::{VpcClient, vpc_endpoint};
 use ferroplane_runtime::ExternalCalls;
 
+use crate::account::AccountIdentity;
 use crate::config_resolution::{ConfigError, ResolvedConfig};
 use crate::ecs_instance::Batcher;
 use crate::ecs_instance::OwnerSearch;
@@ -31,11 +33,14 @@ pub struct RegionClient {
     /// The owner-tag search shared by the objects of this client; `None` when batching is off
     /// (then every object searches on its own).
     pub owners: Option<Arc<OwnerSearch>>,
+    /// The account the credentials act in, shared by every region of the version.
+    pub account: Arc<AccountIdentity>,
 }
 
 struct Entry {
     version: String,
     credentials: SharedCredentialsProvider,
+    account: Arc<AccountIdentity>,
     regions: HashMap<String, RegionClient>,
 }
 
@@ -119,6 +124,7 @@ impl ClientCache {
             owners: self
                 .batch_window
                 .map(|window| Arc::new(OwnerSearch::new(ecs.clone(), window, self.calls.clone()))),
+            account: entry.account.clone(),
             ecs,
         };
         entry.regions.insert(region.to_owned(), client.clone());
@@ -142,9 +148,11 @@ impl ClientCache {
         config: &ResolvedConfig,
     ) -> Result<&'a mut Entry, ConfigError> {
         let fresh = |overrides: &ClientOverrides| -> Result<Entry, ConfigError> {
+            let credentials = config.credentials_provider(overrides)?;
             Ok(Entry {
                 version: config.version.clone(),
-                credentials: config.credentials_provider(overrides)?,
+                account: Arc::new(account_identity(config, overrides, &credentials)),
+                credentials,
                 regions: HashMap::new(),
             })
         };
@@ -166,4 +174,30 @@ impl ClientCache {
             .unwrap_or_else(|p| p.into_inner())
             .remove(uid);
     }
+}
+
+/// The account identity of a configuration version: STS at the configured STS endpoint, else at
+/// the endpoint override (which stands for every product), else STS's own endpoint.
+fn account_identity(
+    config: &ResolvedConfig,
+    overrides: &ClientOverrides,
+    credentials: &SharedCredentialsProvider,
+) -> AccountIdentity {
+    let url = match (&config.sts_endpoint, &config.endpoint) {
+        (None, Some(endpoint)) => parse_endpoint(endpoint).map_err(alibaba_sdk::Error::from),
+        _ => config.sts_url(overrides),
+    };
+    let sts = url
+        .and_then(|url| {
+            StsClient::new(
+                url,
+                Some(credentials.clone()),
+                config.client_config(overrides),
+            )
+        })
+        .map_err(|source| ConfigError::Client {
+            config: config.display.clone(),
+            source,
+        });
+    AccountIdentity::new(sts)
 }

@@ -13,6 +13,7 @@ use ferroplane_runtime::{
 };
 use kube::ResourceExt;
 
+use crate::account;
 use crate::call_metrics::record_call;
 use crate::cloud_client::{ClientCache, RegionClient};
 use crate::cloud_error::product_error;
@@ -76,7 +77,9 @@ where
             .cache
             .client(&config, mr.region())
             .map_err(|e| e.into_reconcile())?;
+        let account_id = region.account.account_id(&config.display).await?;
         Ok(CloudClients {
+            scope: account::scope(account_id, mr.region()),
             region,
             config: config.display.clone(),
             product: K::PRODUCT,
@@ -90,6 +93,8 @@ pub(crate) struct CloudClients {
     pub region: RegionClient,
     /// The configuration's name, for messages.
     pub config: String,
+    /// `<account>/<region>`: where this reconcile's resources live (see `crate::account`).
+    pub scope: String,
     /// RAM service prefix for permission messages.
     product: &'static str,
     calls: ExternalCalls,

@@ -35,6 +35,7 @@
 //! events, and get/list/watch on Namespaces (a ClusterProviderConfig with `allowedNamespaces.from:
 //! Selector` is checked against the managed resource's Namespace labels on every reconcile).
 
+mod account;
 mod call_metrics;
 mod cloud_client;
 mod cloud_connector;

@@ -99,6 +99,10 @@ fn is_code(err: &Error, code: &str) -> bool {
 }
 
 impl ExternalClient<Disk> for CloudClients {
+    fn scope(&self) -> Option<String> {
+        Some(self.scope.clone())
+    }
+
     /// The cloud assigns disk IDs: a named one that is not found is never created again.
     fn assigns_names(&self) -> bool {
         true

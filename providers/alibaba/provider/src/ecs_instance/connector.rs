@@ -10,6 +10,7 @@ use kube::ResourceExt;
 use super::applied_inputs::AppliedInputs;
 use super::external::EcsExternal;
 use super::recent_creations::RecentCreations;
+use crate::account;
 use crate::cloud_client::ClientCache;
 use crate::config_resolution::{ConfigResolver, ResolvedConfigs};
 use crate::options::Options;
@@ -65,10 +66,13 @@ impl Connector<ECSInstance> for EcsConnector {
             .resolve(&mr.spec.provider_config_ref, &namespace)
             .await
             .map_err(|e| e.into_reconcile())?;
+        let region = &mr.spec.for_provider.region_id;
         let client = self
             .cache
-            .client(&config, &mr.spec.for_provider.region_id)
+            .client(&config, region)
             .map_err(|e| e.into_reconcile())?;
+        let account_id = client.account.account_id(&config.display).await?;
+        let scope = account::scope(account_id, region);
         Ok(EcsExternal::new(
             client,
             self.kube.clone(),
@@ -76,6 +80,7 @@ impl Connector<ECSInstance> for EcsConnector {
             self.inputs.clone(),
             self.recent.clone(),
             self.calls.clone(),
+            scope,
         ))
     }
 }

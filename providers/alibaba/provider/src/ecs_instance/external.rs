@@ -43,6 +43,8 @@ pub struct EcsExternal {
     inputs: Arc<AppliedInputs>,
     recent: Arc<RecentCreations>,
     calls: ExternalCalls,
+    /// `<account>/<region>` (see `crate::account`).
+    scope: String,
     observed: Mutex<Option<Instance>>,
 }
 
@@ -54,6 +56,7 @@ impl EcsExternal {
         inputs: Arc<AppliedInputs>,
         recent: Arc<RecentCreations>,
         calls: ExternalCalls,
+        scope: String,
     ) -> Self {
         Self {
             client,
@@ -62,6 +65,7 @@ impl EcsExternal {
             inputs,
             recent,
             calls,
+            scope,
             observed: Mutex::new(None),
         }
     }
@@ -129,6 +133,10 @@ impl ExternalClient<ECSInstance> for EcsExternal {
     /// ECS assigns instance IDs: a named instance that is not listed is never launched again.
     fn assigns_names(&self) -> bool {
         true
+    }
+
+    fn scope(&self) -> Option<String> {
+        Some(self.scope.clone())
     }
 
     async fn observe(

@@ -44,6 +44,10 @@ fn tag<'a>(pair: &'a CloudKeyPair, key: &str) -> Option<&'a str> {
 }
 
 impl ExternalClient<KeyPair> for CloudClients {
+    fn scope(&self) -> Option<String> {
+        Some(self.scope.clone())
+    }
+
     async fn observe(
         &self,
         mr: &KeyPair,

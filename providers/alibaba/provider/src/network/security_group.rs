@@ -93,6 +93,10 @@ impl CloudClients {
 }
 
 impl ExternalClient<SecurityGroup> for CloudClients {
+    fn scope(&self) -> Option<String> {
+        Some(self.scope.clone())
+    }
+
     /// The cloud assigns security group IDs: a named one that is not found is never created again.
     fn assigns_names(&self) -> bool {
         true

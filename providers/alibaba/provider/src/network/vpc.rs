@@ -86,6 +86,10 @@ impl CloudClients {
 }
 
 impl ExternalClient<VPC> for CloudClients {
+    fn scope(&self) -> Option<String> {
+        Some(self.scope.clone())
+    }
+
     /// The cloud assigns VPC IDs: a named one that is not found is never created again.
     fn assigns_names(&self) -> bool {
         true

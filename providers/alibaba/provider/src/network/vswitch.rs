@@ -95,6 +95,10 @@ impl CloudClients {
 }
 
 impl ExternalClient<VSwitch> for CloudClients {
+    fn scope(&self) -> Option<String> {
+        Some(self.scope.clone())
+    }
+
     /// The cloud assigns vSwitch IDs: a named one that is not found is never created again.
     fn assigns_names(&self) -> bool {
         true

@@ -3,7 +3,7 @@
 
 use crate::controller_support::*;
 use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID};
-use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ProviderConfig};
+use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ECSInstance, ProviderConfig};
 use ferroplane_apis::common::{
     Condition, ConditionStatus, ProviderConfigKind, ProviderConfigReference,
 };
@@ -259,5 +259,106 @@ async fn resolved_configs_are_kept_until_their_config_or_secret_changes() {
     configs.config_changed(ProviderConfigKind::ProviderConfig, &config);
     let fresh = configs.resolve(&reference, NS).await.expect("resolves");
     assert!(!std::sync::Arc::ptr_eq(&again, &fresh), "resolved again");
+    env.stop().await;
+}
+
+/// Issue 32, defect 2: moving `providerConfigRef` to a configuration of another account made the
+/// object Ready with a new instance there, the first kept running unmanaged, and `kubectl
+/// delete` released only the new one. Now the move is refused (nothing is created in the other
+/// account), a deletion waits rather than forget the instance, and pointing back lets it finish.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_config_moved_to_another_account_is_refused_and_nothing_leaks() {
+    const OTHER_ACCOUNT: &str = "5550002";
+    let env = Env::start().await;
+    env.mock()
+        .add_access_key(AccessKey::new("LTAIsecond", "second-secret", OTHER_ACCOUNT));
+    env.put_secret(
+        "second-creds",
+        &[
+            ("accessKeyId", "LTAIsecond"),
+            ("accessKeySecret", "second-secret"),
+        ],
+    )
+    .await;
+    env.create_provider_config("second", "second-creds", None, &env.mock().endpoint())
+        .await;
+    env.create(&instance("mover")).await;
+    let ready = env.wait_ready("mover").await;
+    let id = external_name(&ready).expect("id");
+    let scope = ready
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(ferroplane_apis::common::names::EXTERNAL_SCOPE))
+        .cloned();
+    assert_eq!(scope, Some(format!("{DEFAULT_ACCOUNT_ID}/{REGION}")));
+
+    let point_to = |config: &'static str| {
+        let instances = env.instances();
+        async move {
+            instances
+                .patch(
+                    "mover",
+                    &kube::api::PatchParams::default(),
+                    &kube::api::Patch::Merge(
+                        json!({"spec": {"providerConfigRef": {"name": config}}}),
+                    ),
+                )
+                .await
+                .expect("providerConfigRef changed");
+        }
+    };
+    point_to("second").await;
+    let refused = |o: Option<&ECSInstance>| {
+        o.and_then(|o| o.status.as_ref())
+            .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Synced"))
+            .is_some_and(|c| c.reason == ferroplane_runtime::reasons::SCOPE_CHANGED)
+    };
+    let moved = env
+        .wait_for("mover", "Synced=False/ExternalScopeChanged", refused)
+        .await
+        .expect("exists");
+    let message = &moved
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Synced"))
+        .expect("Synced")
+        .message;
+    assert!(message.contains(OTHER_ACCOUNT), "{message}");
+    assert!(message.contains("deletionPolicy: Orphan"), "{message}");
+    let in_other_account = |env: &Env| {
+        env.mock()
+            .instances()
+            .into_iter()
+            .filter(|i| i.account_id == OTHER_ACCOUNT)
+            .count()
+    };
+    assert_eq!(
+        in_other_account(&env),
+        0,
+        "nothing created in the other account"
+    );
+
+    // Deleted while pointing elsewhere: the finalizer stays, the instance keeps running.
+    env.delete("mover").await;
+    env.wait_for("mover", "deleting, refused", |o| {
+        o.is_some_and(|o| o.metadata.deletion_timestamp.is_some())
+            && refused(o)
+            && o.and_then(|o| o.status.as_ref())
+                .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Ready"))
+                .is_some_and(|c| c.reason == "Deleting")
+    })
+    .await;
+    assert!(
+        env.mock_instance(&id)
+            .is_some_and(|i| i.status == "Running"),
+        "the instance is not forgotten"
+    );
+
+    // Pointed back: the deletion releases the instance where it lives.
+    point_to("default").await;
+    env.wait_for("mover", "gone", |o| o.is_none()).await;
+    env.wait_mock(&id, "released", |i| i.is_none()).await;
+    assert_eq!(in_other_account(&env), 0);
     env.stop().await;
 }

@@ -121,9 +121,7 @@ async fn credential_problems_name_what_to_fix() {
 
     let reasons = env.event_reasons("unknown-key").await;
     assert!(
-        reasons
-            .iter()
-            .any(|r| r == "CannotObserveExternalResource" || r == "CannotCreateExternalResource"),
+        reasons.iter().any(|r| r == "CannotConnectToProvider"),
         "{reasons:?}"
     );
     // Only the object whose Secret appeared got an instance.
