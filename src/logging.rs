@@ -15,7 +15,7 @@ pub enum LogFormat {
 }
 
 /// Installs the global subscriber. Logs go to stderr so that stdout stays machine-readable
-/// (`ferroplane crds`, `ferroplane ecs call`, `ferroplane ecs-mock` print data there).
+/// (`ferroplane crds`, `ferroplane cloud call` (`ecs call`), `ferroplane ecs-mock` print data there).
 pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let colour = use_colour(

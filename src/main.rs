@@ -31,9 +31,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Call an Alibaba Cloud API (ECS or VPC) with credentials from ALIBABA_CLOUD_* variables.
+    Cloud(cmd::cloud::Args),
     /// Print the CustomResourceDefinitions of every ferroplane kind as multi-document YAML.
     Crds(cmd::crds::Args),
-    /// Call the Alibaba Cloud ECS API with credentials from ALIBABA_CLOUD_* variables.
+    /// Call the Alibaba Cloud ECS API with credentials from ALIBABA_CLOUD_* variables (`cloud
+    /// call --product ecs`).
     Ecs(cmd::ecs::Args),
     /// Serve the ECS mock (signed ECS + STS API on 127.0.0.1) until Ctrl-C or SIGTERM.
     EcsMock(cmd::ecs_mock::Args),
@@ -54,6 +57,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.log_format);
     let result = match cli.command {
+        Command::Cloud(args) => cmd::cloud::run(args).await,
         Command::Crds(args) => cmd::crds::run(args).await,
         Command::Ecs(args) => cmd::ecs::run(args).await,
         Command::EcsMock(args) => cmd::ecs_mock::run(args).await,

@@ -35,6 +35,81 @@ fn ecs(name: &str, replace: &[(&str, &str)], extra_for_provider: &str) -> String
     yaml + extra_for_provider
 }
 
+/// A manifest of the Alibaba `kind` (no `namespace`) whose `forProvider` is `for_provider`, a
+/// YAML block indented by four spaces.
+fn alibaba(kind: &str, name: &str, for_provider: &str) -> String {
+    format!(
+        "apiVersion: alibabacloud.ferroplane.io/v1alpha1\nkind: {kind}\nmetadata:\n  name: {name}\nspec:\n  forProvider:\n    regionId: cn-beijing\n{for_provider}"
+    )
+}
+
+/// Tags ECS and VPC refuse, on every Alibaba kind: refused by the schema, not by a failed call.
+fn tag_cases() -> Vec<(&'static str, String, &'static str)> {
+    const KEYS: &str = "each tag key must be 1 to 128 characters";
+    const VALUES: &str = "tag values must not start with 'acs:'";
+    vec![
+        (
+            "empty tag key",
+            ecs("t1", &[], "    tags:\n      \"\": x\n"),
+            KEYS,
+        ),
+        (
+            "tag key with a URL",
+            alibaba("VPC", "t2", "    tags:\n      see-https://example.com: x\n"),
+            KEYS,
+        ),
+        (
+            "tag key with an upper-case reserved prefix",
+            alibaba("KeyPair", "t3", "    tags:\n      ALIYUN-team: x\n"),
+            KEYS,
+        ),
+        (
+            "ferroplane's UID tag",
+            alibaba(
+                "SecurityGroup",
+                "t4",
+                "    vpcId: vpc-1\n    tags:\n      ferroplane.io/uid: x\n",
+            ),
+            KEYS,
+        ),
+        (
+            "tag key of 129 characters",
+            alibaba(
+                "VSwitch",
+                "t5",
+                &format!(
+                    "    vpcId: vpc-1\n    zoneId: cn-beijing-a\n    cidrBlock: 10.0.0.0/24\n    tags:\n      {}: x\n",
+                    "k".repeat(129)
+                ),
+            ),
+            KEYS,
+        ),
+        (
+            "tag value starting with acs:",
+            alibaba(
+                "Disk",
+                "t6",
+                "    zoneId: cn-beijing-a\n    size: 40\n    tags:\n      team: acs:web\n",
+            ),
+            VALUES,
+        ),
+        (
+            "tag value with a URL",
+            ecs("t7", &[], "    tags:\n      docs: http://example.com\n"),
+            VALUES,
+        ),
+        (
+            "tag value of 129 characters",
+            alibaba(
+                "VPC",
+                "t8",
+                &format!("    tags:\n      team: {}\n", "v".repeat(129)),
+            ),
+            "spec.forProvider.tags.team",
+        ),
+    ]
+}
+
 /// (case, manifest, text the refusal must contain)
 fn schema_cases() -> Vec<(&'static str, String, &'static str)> {
     let many_tags: String = (0..20).map(|i| format!("      k{i}: v\n")).collect();
@@ -66,6 +141,9 @@ fn schema_cases() -> Vec<(&'static str, String, &'static str)> {
         ("Secret source without secretRef", "apiVersion: alibabacloud.ferroplane.io/v1alpha1\nkind: ProviderConfig\nmetadata:\n  name: p2\nspec:\n  credentials:\n    source: Secret\n".into(), "source Secret needs secretRef"),
         ("cluster config without Secret namespace", "apiVersion: alibabacloud.ferroplane.io/v1alpha1\nkind: ClusterProviderConfig\nmetadata:\n  name: p3\nspec:\n  credentials:\n    source: Secret\n    secretRef:\n      name: creds\n".into(), "must name the Secret's namespace"),
     ]
+    .into_iter()
+    .chain(tag_cases())
+    .collect()
 }
 
 pub(crate) async fn schema_mistakes_are_refused_at_apply_time() {

@@ -5,7 +5,9 @@ use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::network::{TAGS_MESSAGE, TAGS_RULE, Tags};
+use super::network::{
+    TAG_KEYS_MESSAGE, TAG_KEYS_RULE, TAG_VALUES_MESSAGE, TAG_VALUES_RULE, Tags, tag_values_schema,
+};
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
 use crate::references::{Reference, ReferenceField, Selector, TargetKind};
@@ -128,7 +130,9 @@ pub struct DiskParameters {
     /// Tags. Changed in place (TagResources / UntagResources).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 19))]
-    #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
+    #[schemars(transform = tag_values_schema)]
+    #[x_kube(validation = Rule::new(TAG_KEYS_RULE).message(TAG_KEYS_MESSAGE))]
+    #[x_kube(validation = Rule::new(TAG_VALUES_RULE).message(TAG_VALUES_MESSAGE))]
     pub tags: Option<Tags>,
     /// The instance to attach the disk to, `i-...` (same zone). Changed in place: a change
     /// detaches the disk (DetachDisk) and attaches it (AttachDisk); removing it (and the

@@ -4,7 +4,9 @@ use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::network::{TAGS_MESSAGE, TAGS_RULE, Tags};
+use super::network::{
+    TAG_KEYS_MESSAGE, TAG_KEYS_RULE, TAG_VALUES_MESSAGE, TAG_VALUES_RULE, Tags, tag_values_schema,
+};
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
 use crate::references::{ReferenceField, TargetKind};
@@ -86,7 +88,9 @@ pub struct KeyPairParameters {
     /// Tags. Set at creation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 19))]
-    #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
+    #[schemars(transform = tag_values_schema)]
+    #[x_kube(validation = Rule::new(TAG_KEYS_RULE).message(TAG_KEYS_MESSAGE))]
+    #[x_kube(validation = Rule::new(TAG_VALUES_RULE).message(TAG_VALUES_MESSAGE))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("tags are set at creation"))]
     pub tags: Option<Tags>,
 }

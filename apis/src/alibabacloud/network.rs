@@ -40,11 +40,30 @@ pub const VPC_ID_REFERENCE: ReferenceField = ReferenceField {
     target: VPC_KIND,
 };
 
-/// The CEL rule every kind's `tags` carries, and its message: the limits ECS and VPC enforce
-/// on tags, and the UID tag that only ferroplane writes.
-pub const TAGS_RULE: &str = "self.all(k, !k.startsWith('aliyun') && !k.startsWith('acs:') && k != 'ferroplane.io/uid' && size(k) <= 128 && size(self[k]) <= 128)";
-pub const TAGS_MESSAGE: &str = "tag keys and values must be at most 128 characters; keys must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'";
+/// The CEL rule every kind's `tags` carries on its keys, and its message: the keys ECS and VPC
+/// refuse (`Tag.N.Key`: 1 to 128 characters, no `aliyun` or `acs:` prefix in any case, no
+/// `http://` or `https://` anywhere), and the UID tag that only ferroplane writes. Map keys cost
+/// nothing in the API server's CEL cost estimate, so the rule stays within its budget.
+pub const TAG_KEYS_RULE: &str = "self.all(k, size(k) >= 1 && size(k) <= 128 && !k.lowerAscii().startsWith('aliyun') && !k.lowerAscii().startsWith('acs:') && !k.contains('http://') && !k.contains('https://') && k != 'ferroplane.io/uid')";
+pub const TAG_KEYS_MESSAGE: &str = "each tag key must be 1 to 128 characters, must not start with 'aliyun' or 'acs:' (in any case), must not contain 'http://' or 'https://', and must not be 'ferroplane.io/uid' (ferroplane sets it)";
+/// The CEL rule on tag values (`Tag.N.Value`: may be empty, no `acs:` prefix, no `http://` or
+/// `https://` anywhere); their length is the schema's `maxLength` ([`tag_values_schema`]), which
+/// also keeps this rule within the cost budget.
+pub const TAG_VALUES_RULE: &str = "self.all(k, !self[k].startsWith('acs:') && !self[k].contains('http://') && !self[k].contains('https://'))";
+pub const TAG_VALUES_MESSAGE: &str =
+    "tag values must not start with 'acs:' or contain 'http://' or 'https://'";
 
-/// Tags: at most 20, keys up to 128 characters not starting with `aliyun` or `acs:`, values up to
-/// 128 characters; ferroplane adds `ferroplane.io/uid`.
+/// Tags: at most 20, keys of 1 to 128 characters not starting with `aliyun` or `acs:`, values up
+/// to 128 characters; ferroplane adds `ferroplane.io/uid`. Every `tags` field carries
+/// [`TAG_KEYS_RULE`], [`TAG_VALUES_RULE`] and values of at most 128 characters.
 pub type Tags = BTreeMap<String, String>;
+
+/// Gives a `tags` field's values the schema `maxLength` of 128 (`#[schemars(transform = …)]`):
+/// the API server then refuses a long value by its own path, and knows the values' size when it
+/// estimates [`TAG_VALUES_RULE`]'s cost.
+pub fn tag_values_schema(schema: &mut schemars::Schema) {
+    schema.insert(
+        "additionalProperties".into(),
+        serde_json::json!({"type": "string", "maxLength": 128}),
+    );
+}

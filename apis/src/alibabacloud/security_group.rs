@@ -4,7 +4,9 @@ use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::network::{TAGS_MESSAGE, TAGS_RULE};
+use super::network::{
+    TAG_KEYS_MESSAGE, TAG_KEYS_RULE, TAG_VALUES_MESSAGE, TAG_VALUES_RULE, tag_values_schema,
+};
 use super::network::{Tags, VPC_ID_REFERENCE};
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
@@ -75,7 +77,9 @@ pub struct SecurityGroupParameters {
     /// are removed, except ferroplane's UID tag and the cloud's own (`acs:`, `aliyun`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 19))]
-    #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
+    #[schemars(transform = tag_values_schema)]
+    #[x_kube(validation = Rule::new(TAG_KEYS_RULE).message(TAG_KEYS_MESSAGE))]
+    #[x_kube(validation = Rule::new(TAG_VALUES_RULE).message(TAG_VALUES_MESSAGE))]
     pub tags: Option<Tags>,
     /// Inbound rules. The group holds exactly these: others are revoked. Changed in place.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -5,7 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::network::Tags;
-use super::network::{TAGS_MESSAGE, TAGS_RULE};
+use super::network::{
+    TAG_KEYS_MESSAGE, TAG_KEYS_RULE, TAG_VALUES_MESSAGE, TAG_VALUES_RULE, tag_values_schema,
+};
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
 
@@ -69,7 +71,9 @@ pub struct VPCParameters {
     /// are removed, except ferroplane's UID tag and the cloud's own (`acs:`, `aliyun`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 19))]
-    #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
+    #[schemars(transform = tag_values_schema)]
+    #[x_kube(validation = Rule::new(TAG_KEYS_RULE).message(TAG_KEYS_MESSAGE))]
+    #[x_kube(validation = Rule::new(TAG_VALUES_RULE).message(TAG_VALUES_MESSAGE))]
     pub tags: Option<Tags>,
     /// `true` gives the VPC an IPv6 `/56` (CreateVpc `EnableIpv6`), which its vSwitches' IPv6
     /// blocks (`ipv6CidrBlock`) come from. Set at creation.

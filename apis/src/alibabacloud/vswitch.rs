@@ -4,7 +4,9 @@ use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::network::{TAGS_MESSAGE, TAGS_RULE};
+use super::network::{
+    TAG_KEYS_MESSAGE, TAG_KEYS_RULE, TAG_VALUES_MESSAGE, TAG_VALUES_RULE, tag_values_schema,
+};
 use super::network::{Tags, VPC_ID_REFERENCE};
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
@@ -93,7 +95,9 @@ pub struct VSwitchParameters {
     /// these are removed, except ferroplane's UID tag and the cloud's own (`acs:`, `aliyun`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 19))]
-    #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
+    #[schemars(transform = tag_values_schema)]
+    #[x_kube(validation = Rule::new(TAG_KEYS_RULE).message(TAG_KEYS_MESSAGE))]
+    #[x_kube(validation = Rule::new(TAG_VALUES_RULE).message(TAG_VALUES_MESSAGE))]
     pub tags: Option<Tags>,
     /// The vSwitch's IPv6 `/64`: the last eight bits (0 to 255) of its prefix inside the VPC's
     /// `/56` (CreateVSwitch `Ipv6CidrBlock`); the VPC needs `enableIpv6`. Set at creation.

@@ -1,6 +1,7 @@
 //! The Application controller on ferroplane-runtime. The "external resource" is the set of
 //! children (Deployment, Service, Ingress, HorizontalPodAutoscaler): `observe` compares their
 //! renderings with the live objects (on the fields ferroplane renders only) and reports status,
+//! Ready stays False while a Secret or ConfigMap the pods need is missing (`references`).
 //! `create`/`update` apply them with server-side apply (forced, so hand edits of those fields
 //! are reverted) and delete an Ingress or autoscaler the spec no longer asks for, `delete`
 //! removes them. With deletion policy Orphan the children carry no owner reference, so deleting the
@@ -12,13 +13,17 @@ use ferroplane_runtime::{
     ConnectionDetails, Connector, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
     Observation, ReconcileError, Update,
 };
+use std::collections::{BTreeMap, BTreeSet};
+
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::Api;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 
 use crate::error::Error;
+use crate::references::{self, Missing, Source};
 use crate::render::{self, Rendered};
 use crate::status;
 
@@ -166,6 +171,45 @@ impl ApplicationClient {
     }
 }
 
+impl ApplicationClient {
+    /// The Secrets and ConfigMaps (or their keys) the pods need and the namespace lacks. Of a
+    /// Secret only the key names are kept; its values are dropped as soon as it is read.
+    async fn missing_references(&self, app: &Application) -> Result<Vec<Missing>, Error> {
+        let needed = references::needed(app);
+        let namespace = app.namespace().unwrap_or_default();
+        let mut keys: BTreeMap<(Source, String), BTreeSet<String>> = BTreeMap::new();
+        for (source, name) in references::objects(&needed) {
+            let reading = || format!("reading {source} {name} that the pods need");
+            let found: Option<BTreeSet<String>> = match source {
+                Source::Secret => Api::<Secret>::namespaced(self.kube.clone(), &namespace)
+                    .get_opt(&name)
+                    .await
+                    .map_err(|e| Error::kube(reading(), e))?
+                    .map(|s| {
+                        let data = s.data.unwrap_or_default().into_keys();
+                        data.chain(s.string_data.unwrap_or_default().into_keys())
+                            .collect()
+                    }),
+                Source::ConfigMap => Api::<ConfigMap>::namespaced(self.kube.clone(), &namespace)
+                    .get_opt(&name)
+                    .await
+                    .map_err(|e| Error::kube(reading(), e))?
+                    .map(|c| {
+                        let data = c.data.unwrap_or_default().into_keys();
+                        data.chain(c.binary_data.unwrap_or_default().into_keys())
+                            .collect()
+                    }),
+            };
+            if let Some(found) = found {
+                keys.insert((source, name), found);
+            }
+        }
+        Ok(references::missing(&needed, |source, name| {
+            keys.get(&(source, name.to_owned()))
+        }))
+    }
+}
+
 impl ExternalClient<Application> for ApplicationClient {
     async fn observe(
         &self,
@@ -207,6 +251,8 @@ impl ExternalClient<Application> for ApplicationClient {
             live.ingress.as_ref(),
             diff.as_deref(),
         );
+        let missing = self.missing_references(app).await?;
+        let report = status::with_missing_references(app, report, &missing);
         let mut obs = Observation::found(app.name_any())
             .with_readiness(report.readiness)
             .with_status(ApplicationStatus {

@@ -9,8 +9,8 @@
 //! # Flow of one reconcile
 //! render the children (`render`, pure) → compare with the live objects (drift, a missing
 //! child, an Ingress or autoscaler no longer in the spec, owner references that disagree with
-//! the deletion policy) → report status from the Deployment's rollout and the Ingress's address
-//! (`status`, pure) → when anything differs, apply the children with server-side apply and
+//! the deletion policy) → report status from the Deployment's rollout, the Ingress's address
+//! and the Secrets and ConfigMaps the pods need (`status`, `references`, pure) → when anything differs, apply the children with server-side apply and
 //! delete the stale ones. The reasons it shows beyond the framework's are in [`reasons`].
 //!
 //! # Dependencies
@@ -20,6 +20,7 @@
 mod controller;
 mod error;
 pub mod reasons;
+mod references;
 mod render;
 mod status;
 
@@ -30,11 +31,14 @@ use ferroplane_runtime::children::watch_config;
 use ferroplane_runtime::{ManagedController, RunError, Runtime};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
-use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::Api;
+use kube::core::PartialObjectMeta;
+use kube::runtime::watcher;
 
 use crate::controller::ApplicationConnector;
+use crate::references::{Source, applications_needing};
 
 /// What the Application controller can be configured with: the namespace it watches. It takes
 /// its concurrency and poll interval from the runtime's
@@ -58,8 +62,9 @@ where
     }
 }
 
-/// Builds the Application controller: Applications in `namespace` (all when `None`) and the
-/// children they own.
+/// Builds the Application controller: Applications in `namespace` (all when `None`), the
+/// children they own, and the Secrets and ConfigMaps their pods need (metadata only: one that
+/// appears or gains a key reconciles the Applications waiting for it).
 fn controller(
     runtime: &Runtime,
     namespace: Option<&str>,
@@ -77,6 +82,16 @@ fn controller(
     .owns(
         api_in::<HorizontalPodAutoscaler>(&client, namespace),
         children(),
+    )
+    .watches_related(
+        api_in::<PartialObjectMeta<Secret>>(&client, namespace),
+        watcher::Config::default(),
+        applications_needing(Source::Secret),
+    )
+    .watches_related(
+        api_in::<PartialObjectMeta<ConfigMap>>(&client, namespace),
+        watcher::Config::default(),
+        applications_needing(Source::ConfigMap),
     )
 }
 

@@ -18,6 +18,13 @@ pub const PROGRESS_DEADLINE_EXCEEDED: &str = "ProgressDeadlineExceeded";
 /// `Ready=False`: rolled out, but the Ingress has no address yet. Run an ingress controller for
 /// its IngressClass; without one it never gets one.
 pub const WAITING_FOR_INGRESS_ADDRESS: &str = "WaitingForIngressAddress";
+/// `Ready=False`: a Secret the pods need (`env[].valueFrom.secretKeyRef`, `envFrom[].secretRef`,
+/// a `secret` volume; not `optional: true`) does not exist, or lacks the key; the message names
+/// each. On a cluster the pods would stay in `CreateContainerConfigError` or
+/// `ContainerCreating`. Create it, or mark the reference optional; Ready follows by itself.
+pub const REFERENCED_SECRET_MISSING: &str = "ReferencedSecretMissing";
+/// `Ready=False`: as [`REFERENCED_SECRET_MISSING`], for a ConfigMap (and no Secret is missing).
+pub const REFERENCED_CONFIG_MAP_MISSING: &str = "ReferencedConfigMapMissing";
 /// Error: an object with the name of one of the Application's children (Deployment, Service,
 /// Ingress, HorizontalPodAutoscaler) exists and is not this Application's; nothing is applied.
 /// Rename the Application, delete that object, or hand it over as the message says.
@@ -39,6 +46,8 @@ mod tests {
         ROLLED_OUT,
         PROGRESS_DEADLINE_EXCEEDED,
         WAITING_FOR_INGRESS_ADDRESS,
+        REFERENCED_SECRET_MISSING,
+        REFERENCED_CONFIG_MAP_MISSING,
         CHILD_NOT_OURS,
         KUBERNETES_API_ERROR,
         INTERNAL_ERROR,

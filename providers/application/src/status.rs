@@ -6,8 +6,11 @@
 //! template; no old replica is left; every updated replica is available), and (3) when the spec
 //! has an Ingress, the ingress controller has written an address on it. A rollout past its
 //! progress deadline (the Deployment's `Progressing` condition with reason
-//! `ProgressDeadlineExceeded`) is reported with that reason. The URL comes from the Ingress
-//! (host, TLS, path) or is the Service's cluster DNS name; the revision is the Deployment's.
+//! `ProgressDeadlineExceeded`) is reported with that reason. A Secret or ConfigMap the pods need
+//! and the cluster lacks (see [`crate::references`]) keeps `Ready` False whatever the rollout
+//! says ([`with_missing_references`]): the sandbox runs no pods, and a real cluster's would
+//! not start. The URL comes from the Ingress (host, TLS, path) or is the Service's cluster DNS
+//! name; the revision is the Deployment's.
 
 use ferroplane_apis::application::Application;
 use ferroplane_apis::common::{ConditionStatus, names};
@@ -18,8 +21,10 @@ use k8s_openapi::api::networking::v1::Ingress;
 use kube::ResourceExt;
 
 use crate::reasons::{
-    PROGRESS_DEADLINE_EXCEEDED, ROLLED_OUT, ROLLING_OUT, WAITING_FOR_INGRESS_ADDRESS,
+    PROGRESS_DEADLINE_EXCEEDED, REFERENCED_CONFIG_MAP_MISSING, REFERENCED_SECRET_MISSING,
+    ROLLED_OUT, ROLLING_OUT, WAITING_FOR_INGRESS_ADDRESS,
 };
+use crate::references::{self, Missing, Source};
 use crate::render::ports;
 
 /// The condition type of a rollout's progress: the Deployment's, read, and the Application's,
@@ -255,6 +260,33 @@ pub fn report(
         conditions,
         in_transition,
     }
+}
+
+/// `report` with `Ready=False` when the pods need Secrets or ConfigMaps that are `missing`: the
+/// reason names the kind (a Secret first), the message each object and key. Nothing else of
+/// the report changes; the Secrets and ConfigMaps are watched, so no sooner requeue is needed.
+pub fn with_missing_references(
+    app: &Application,
+    mut report: Report,
+    missing: &[Missing],
+) -> Report {
+    let Some(source) = references::first_source(missing) else {
+        return report;
+    };
+    let reason = match source {
+        Source::Secret => REFERENCED_SECRET_MISSING,
+        Source::ConfigMap => REFERENCED_CONFIG_MAP_MISSING,
+    };
+    let message = references::message(app, missing);
+    // Later conditions of a type win over the rollout's and the framework's.
+    report.conditions.push(Desired::new(
+        names::READY,
+        ConditionStatus::False,
+        reason,
+        message.clone(),
+    ));
+    report.readiness = Readiness::Unavailable(message);
+    report
 }
 
 #[cfg(test)]

@@ -469,3 +469,111 @@ async fn turning_autoscaling_on_hands_the_replicas_over_without_a_dip() {
     );
     env.shutdown().await;
 }
+
+/// The `Ready` condition of the Application `name` in `default`, as (status, reason, message).
+async fn ready_condition(
+    apps: &Api<Application>,
+    name: &str,
+) -> Option<(ConditionStatus, String, String)> {
+    let app = apps.get(name).await.ok()?;
+    let ready = app
+        .status?
+        .conditions
+        .into_iter()
+        .find(|c| c.type_ == "Ready")?;
+    Some((ready.status, ready.reason, ready.message))
+}
+
+// On a real cluster a pod whose env names a missing Secret, or a missing key of one, never
+// starts (CreateContainerConfigError); the sandbox runs no pods, so the controller checks the
+// references itself. The Application stays Ready=False naming what is missing (never a value)
+// and turns Ready as soon as the last one appears: the Secrets and ConfigMaps are watched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_secret_or_key_keeps_the_application_not_ready_until_it_exists() {
+    const VALUE: &str = "hunter2-never-shown";
+    let env = start_env().await;
+    env.kubectl()
+        .apply("apiVersion: apps.ferroplane.io/v1alpha1\nkind: Application\nmetadata:\n  name: api\n  namespace: default\nspec:\n  image: nginx:1.27\n  env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef: {name: db, key: password}\n  - name: THEME\n    valueFrom:\n      configMapKeyRef: {name: ui, key: theme, optional: true}\n  envFrom:\n  - configMapRef: {name: settings}\n  volumes:\n  - name: certs\n    mountPath: /certs\n    secret: {secretName: certs, optional: true}\n")
+        .await;
+    let apps = env.api::<Application>();
+    let (_, _, message) = eventually("Ready=False naming the Secret and the ConfigMap")
+        .until_async(|| async {
+            ready_condition(&apps, "api")
+                .await
+                .filter(|(status, reason, _)| {
+                    *status == ConditionStatus::False && reason == "ReferencedSecretMissing"
+                })
+                .filter(|(_, _, message)| message.contains("ConfigMap settings"))
+        })
+        .await;
+    assert!(
+        message.contains("Secret db") && message.contains("key password"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("certs") && !message.contains(" ui"),
+        "optional references are not required: {message}"
+    );
+
+    // The Secret without the key: still not Ready, now naming the key.
+    env.kubectl()
+        .ok(&[
+            "create",
+            "secret",
+            "generic",
+            "db",
+            "-n",
+            "default",
+            &format!("--from-literal=user={VALUE}"),
+        ])
+        .await;
+    let (_, _, message) = eventually("Ready=False naming the missing key")
+        .until_async(|| async {
+            ready_condition(&apps, "api")
+                .await
+                .filter(|(_, reason, _)| reason == "ReferencedSecretMissing")
+                .filter(|(_, _, message)| message.contains("has no key password"))
+        })
+        .await;
+    assert!(!message.contains(VALUE), "{message}");
+
+    // The ConfigMap and the key: Ready.
+    env.kubectl()
+        .ok(&[
+            "create",
+            "configmap",
+            "settings",
+            "-n",
+            "default",
+            "--from-literal=mode=prod",
+        ])
+        .await;
+    env.kubectl()
+        .ok(&[
+            "patch",
+            "secret",
+            "db",
+            "-n",
+            "default",
+            "--type=merge",
+            "-p",
+            r#"{"stringData":{"password":"hunter3-never-shown"}}"#,
+        ])
+        .await;
+    eventually("Ready once everything referenced exists")
+        .until_async(|| async {
+            ready_condition(&apps, "api")
+                .await
+                .filter(|(status, _, _)| *status == ConditionStatus::True)
+        })
+        .await;
+    let events = env
+        .kubectl()
+        .ok(&["get", "events", "-n", "default", "-o", "yaml"])
+        .await;
+    assert!(
+        !events.contains(VALUE) && !events.contains("hunter3"),
+        "a Secret value in an event"
+    );
+    env.shutdown().await;
+}

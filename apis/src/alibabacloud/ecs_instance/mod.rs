@@ -12,7 +12,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::network::{SECURITY_GROUP_KIND, VSWITCH_KIND};
-use super::network::{TAGS_MESSAGE, TAGS_RULE};
+use super::network::{
+    TAG_KEYS_MESSAGE, TAG_KEYS_RULE, TAG_VALUES_MESSAGE, TAG_VALUES_RULE, tag_values_schema,
+};
 use crate::common::LocalSecretKeySelector;
 use crate::managed_kind::managed_spec;
 use crate::references::{Reference, ReferenceField, Selector};
@@ -360,7 +362,9 @@ pub struct ECSInstanceParameters {
     /// start with `aliyun` or `acs:`. Changed in place.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 19))]
-    #[x_kube(validation = Rule::new(TAGS_RULE).message(TAGS_MESSAGE))]
+    #[schemars(transform = tag_values_schema)]
+    #[x_kube(validation = Rule::new(TAG_KEYS_RULE).message(TAG_KEYS_MESSAGE))]
+    #[x_kube(validation = Rule::new(TAG_VALUES_RULE).message(TAG_VALUES_MESSAGE))]
     pub tags: Option<BTreeMap<String, String>>,
 
     /// When true, the instance cannot be released, not even by ferroplane: set it to false

@@ -135,10 +135,14 @@ pub fn check_tag(key: &str, value: &str) -> Result<(), ErrorResponse> {
             ),
         ));
     }
-    if value.chars().count() > 128 || value.contains("http://") || value.contains("https://") {
+    if value.chars().count() > 128
+        || value.starts_with("acs:")
+        || value.contains("http://")
+        || value.contains("https://")
+    {
         return Err(ErrorResponse::bad_request(
             "InvalidTagValue.Malformed",
-            "The specified tag value is invalid: at most 128 characters, no http:// or https://.",
+            "The specified tag value is invalid: at most 128 characters, not starting with acs:, no http:// or https://.",
         ));
     }
     Ok(())
@@ -172,6 +176,23 @@ pub fn too_many_tags() -> ErrorResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refuses_what_ecs_refuses_in_a_tag() {
+        let refused = [
+            ("", "v"),
+            ("Aliyun-team", "v"),
+            ("ACS:team", "v"),
+            ("see-https://x", "v"),
+            ("team", "acs:web"),
+            ("team", "see http://x"),
+        ];
+        for (key, value) in refused {
+            assert!(check_tag(key, value).is_err(), "{key:?}={value:?}");
+        }
+        assert!(check_tag("team", "").is_ok());
+        assert!(check_tag("team", "aliyun-web").is_ok());
+    }
 
     #[test]
     fn filters_and_merges() {

@@ -220,3 +220,38 @@ fn zero_replicas_is_ready() {
         Readiness::Available
     );
 }
+
+#[test]
+fn a_missing_reference_keeps_a_rolled_out_application_not_ready() {
+    let a = app(serde_json::json!({"image": "x", "replicas": 2,
+        "env": [{"name": "DB", "valueFrom": {"secretKeyRef": {"name": "db", "key": "password"}}}],
+        "envFrom": [{"configMapRef": {"name": "cfg"}}]}));
+    let needed = crate::references::needed(&a);
+    let ready = report(&a, Some(&done(2)), None, None);
+    assert_eq!(ready.readiness, Readiness::Available);
+    assert_eq!(with_missing_references(&a, ready.clone(), &[]), ready);
+
+    let config_map_only = vec![Missing::Object(needed[1].clone())];
+    let r = with_missing_references(&a, ready.clone(), &config_map_only);
+    let last = r.conditions.last().expect("a Ready condition");
+    assert_eq!(
+        (last.type_, last.reason),
+        (names::READY, REFERENCED_CONFIG_MAP_MISSING)
+    );
+    assert!(matches!(r.readiness, Readiness::Unavailable(ref m) if m.contains("ConfigMap cfg")));
+
+    let both = vec![
+        Missing::Object(needed[1].clone()),
+        Missing::Key(needed[0].clone()),
+    ];
+    let r = with_missing_references(&a, ready, &both);
+    let last = r.conditions.last().expect("a Ready condition");
+    assert_eq!(last.reason, REFERENCED_SECRET_MISSING);
+    assert_eq!(last.status, ConditionStatus::False);
+    assert!(
+        last.message
+            .contains("Secret db has no key password (env DB)"),
+        "{}",
+        last.message
+    );
+}

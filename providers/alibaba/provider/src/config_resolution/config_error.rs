@@ -26,7 +26,7 @@ pub enum ConfigError {
         namespace: Option<String>,
     },
     #[error(
-        "{config} names Secret {secret_namespace}/{secret}, but a ProviderConfig may only read Secrets in its own namespace {namespace}; remove credentials.secretRef.namespace or use a ClusterProviderConfig"
+        "{config} names Secret {secret_namespace}/{secret}, but a ProviderConfig may only read Secrets in its own namespace {namespace}; remove spec.credentials.secretRef.namespace or use a ClusterProviderConfig"
     )]
     SecretNamespaceNotAllowed {
         config: String,
@@ -35,7 +35,7 @@ pub enum ConfigError {
         secret: String,
     },
     #[error(
-        "{config} has credentials source {source_name} but no {field}; set spec.credentials.{field}"
+        "{config} has credentials source {source_name} but no spec.credentials.{field}; set it"
     )]
     MissingField {
         config: String,
@@ -69,7 +69,7 @@ pub enum ConfigError {
         source: Error,
     },
     #[error(
-        "{config}: {why}; a namespaced ProviderConfig may only use credentials.source Secret, or RamRoleArn with a secretRef, in its own namespace. Use a ClusterProviderConfig set up by an administrator for the controller's identity"
+        "{config}: {why}; a namespaced ProviderConfig may only use spec.credentials.source Secret, or RamRoleArn with a spec.credentials.secretRef, in its own namespace. Use a ClusterProviderConfig set up by an administrator for the controller's identity"
     )]
     SourceNotAllowed { config: String, why: &'static str },
     #[error(
@@ -142,5 +142,139 @@ mod tests {
         );
         let r = e.into_reconcile();
         assert_eq!(r.retry(), ferroplane_runtime::RetryClass::WaitForDependency);
+    }
+
+    /// Every dotted field path `word.word…` in `message` (a domain like `aliyuncs.com` is not
+    /// one).
+    fn field_paths(message: &str) -> Vec<String> {
+        message
+            .split(|c: char| !(c.is_ascii_alphabetic() || c == '.'))
+            .map(|token| token.trim_matches('.'))
+            .filter(|token| {
+                let segments: Vec<&str> = token.split('.').collect();
+                segments.len() > 1
+                    && segments.last() != Some(&"com")
+                    && segments
+                        .iter()
+                        .all(|s| s.chars().next().is_some_and(|c| c.is_ascii_lowercase()))
+            })
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Whether `path` (`spec.credentials.secretRef.key`) is a property of `crd`'s schema.
+    fn in_schema(crd: &serde_json::Value, path: &str) -> bool {
+        let mut node = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+        for segment in path.split('.') {
+            node = &node["properties"][segment];
+            if node.is_null() {
+                return false;
+            }
+        }
+        true
+    }
+
+    // A message that names a field the user cannot find (`credentialsSecretRef.key`) sends them
+    // looking for nothing: every field path a configuration message names is written from
+    // `spec`, as the CRDs spell it, and exists there, so renaming a field breaks this test.
+    #[test]
+    fn every_field_a_message_names_exists_in_the_crds() {
+        use ferroplane_apis::alibabacloud::{
+            ClusterProviderConfig, ECSInstance, ProviderConfig, ProviderCredentials,
+        };
+        use kube::CustomResourceExt;
+
+        use super::super::endpoint_policy::EndpointAllowList;
+        use super::super::secret_keys::credentials_from_secret;
+        use super::super::tenancy::namespaced_source_refusal;
+
+        let crds: Vec<serde_json::Value> = [
+            ProviderConfig::crd(),
+            ClusterProviderConfig::crd(),
+            ECSInstance::crd(),
+        ]
+        .iter()
+        .map(|crd| serde_json::to_value(crd).expect("a CRD serializes"))
+        .collect();
+        let config = || "ProviderConfig ns/pc".to_owned();
+        let mut errors = vec![
+            ConfigError::NotFound {
+                kind: ProviderConfigKind::ProviderConfig,
+                name: "pc".into(),
+                namespace: Some("ns".into()),
+            },
+            ConfigError::SecretNamespaceNotAllowed {
+                config: config(),
+                namespace: "ns".into(),
+                secret_namespace: "other".into(),
+                secret: "creds".into(),
+            },
+            ConfigError::SecretNotFound {
+                config: config(),
+                namespace: "ns".into(),
+                name: "creds".into(),
+            },
+            ConfigError::NamespaceNotAllowed {
+                config: config(),
+                namespace: "ns".into(),
+                detail: None,
+            },
+        ];
+        for (source_name, field) in [
+            ("Secret", "secretRef"),
+            ("Secret", "secretRef.namespace"),
+            ("RamRoleArn", "ramRoleArn"),
+        ] {
+            errors.push(ConfigError::MissingField {
+                config: config(),
+                source_name,
+                field,
+            });
+        }
+        for key in [None, Some("credentials")] {
+            let source = credentials_from_secret("ns/creds", &Default::default(), key)
+                .expect_err("an empty Secret");
+            errors.push(ConfigError::SecretKeys {
+                config: config(),
+                source,
+            });
+        }
+        for credentials in [
+            serde_json::json!({"source": "Environment"}),
+            serde_json::json!({"source": "RRSA"}),
+            serde_json::json!({"source": "InstanceRole"}),
+            serde_json::json!({"source": "RamRoleArn", "ramRoleArn": {"roleArn": "acs:ram::1:role/r"}}),
+            serde_json::json!({"source": "Secret", "secretRef": {"name": "c"}, "rrsa": {}}),
+            serde_json::json!({"source": "Secret", "secretRef": {"name": "c"}, "instanceRole": {}}),
+        ] {
+            let credentials: ProviderCredentials =
+                serde_json::from_value(credentials).expect("credentials");
+            let why = namespaced_source_refusal(&credentials).expect("refused");
+            errors.push(ConfigError::SourceNotAllowed {
+                config: config(),
+                why,
+            });
+        }
+        for field in ["endpoint", "stsEndpoint"] {
+            let refusal = EndpointAllowList::default()
+                .check("http://127.0.0.1:1")
+                .expect_err("refused");
+            errors.push(ConfigError::EndpointNotAllowed {
+                config: config(),
+                field,
+                endpoint: "http://127.0.0.1:1".into(),
+                refusal,
+            });
+        }
+        for error in errors {
+            let message = error.to_string();
+            let paths = field_paths(&message);
+            for path in &paths {
+                assert!(
+                    path.starts_with("spec.") && crds.iter().any(|crd| in_schema(crd, path)),
+                    "{path:?} is not a field of the CRDs, in: {message}"
+                );
+            }
+        }
     }
 }

@@ -95,7 +95,7 @@ fn required(
     let value = text(secret, data, key)?.ok_or_else(|| SecretKeysError::MissingKey {
         secret: secret.to_owned(),
         key: key.to_owned(),
-        hint: "without credentialsSecretRef.key the Secret needs the keys accessKeyId and accessKeySecret (and optionally securityToken)",
+        hint: "without spec.credentials.secretRef.key the Secret needs the keys accessKeyId and accessKeySecret (and optionally securityToken)",
     })?;
     let value = value.trim().to_owned();
     if value.is_empty() {
@@ -131,7 +131,7 @@ fn from_json_key(
     let raw = text(secret, data, key)?.ok_or_else(|| SecretKeysError::MissingKey {
         secret: secret.to_owned(),
         key: key.to_owned(),
-        hint: "credentials.secretRef.key names the entry that holds the credentials JSON",
+        hint: "spec.credentials.secretRef.key names the entry that holds the credentials JSON",
     })?;
     let malformed = |detail: String| SecretKeysError::MalformedJson {
         secret: secret.to_owned(),

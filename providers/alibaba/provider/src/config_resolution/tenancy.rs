@@ -26,13 +26,13 @@ pub fn namespaced_source_refusal(credentials: &ProviderCredentials) -> Option<&'
             Some("source InstanceRole would use the RAM role of the controller's node")
         }
         CredentialsSource::RamRoleArn if credentials.secret_ref.is_none() => Some(
-            "source RamRoleArn without secretRef would assume the role with the controller's own identity",
+            "source RamRoleArn without spec.credentials.secretRef would assume the role with the controller's own identity",
         ),
-        _ if credentials.rrsa.is_some() => {
-            Some("credentials.rrsa (with its OIDC token file) is the controller's own identity")
-        }
+        _ if credentials.rrsa.is_some() => Some(
+            "spec.credentials.rrsa (with its OIDC token file) is the controller's own identity",
+        ),
         _ if credentials.instance_role.is_some() => {
-            Some("credentials.instanceRole is the controller's node identity")
+            Some("spec.credentials.instanceRole is the controller's node identity")
         }
         CredentialsSource::Secret | CredentialsSource::RamRoleArn => None,
     }
