@@ -12,6 +12,13 @@ use serde::{Deserialize, Serialize};
 use crate::common::Condition;
 use crate::managed_kind::managed_spec;
 
+mod options;
+
+pub use self::options::{
+    ETCD_OPTIONS, EtcdOption, EtcdOptionType, MAX_ELECTION_TIMEOUT_MS, RESERVED_OPTIONS,
+    etcd_option, is_reserved_option,
+};
+
 /// The etcd version used when neither `version` nor `image` says otherwise.
 pub const DEFAULT_ETCD_VERSION: &str = "3.5.17";
 
@@ -89,15 +96,17 @@ managed_spec! {
         pub replace_failed_members: bool,
         /// Extra etcd configuration: entries of etcd's configuration file, named like its flags
         /// without `--` (`quota-backend-bytes: 4294967296`, `auto-compaction-retention: "30m"`,
-        /// `enable-pprof: "true"`), with the types etcd's file has: numbers as numbers, durations
-        /// and `auto-compaction-retention` as strings, booleans as the strings "true" or "false".
-        /// Each overrides a default: periodic auto-compaction keeping one hour, and a space quota
-        /// of half the volume (at most 8 GiB; 2 GiB without `storage`). A change restarts the
-        /// members one at a time. Entries ferroplane sets itself (names, URLs, the data directory,
-        /// bootstrap and TLS settings) are refused.
+        /// `enable-pprof: "true"`, `grpc-keepalive-timeout: "20s"`), each checked against the
+        /// type etcd reads: whole numbers unquoted and within etcd's range, booleans as the
+        /// strings "true" or "false", durations as Go durations ("500ms", "1m30s") or
+        /// nanoseconds, words such as `log-level` among those etcd knows. A value etcd would
+        /// refuse, an unknown entry, or an entry ferroplane sets itself (names, URLs, the data
+        /// directory, bootstrap and TLS settings) is refused, and nothing rolls. Each overrides a
+        /// default: periodic auto-compaction keeping one hour, and a space quota of half the
+        /// volume (at most 8 GiB; 2 GiB without `storage`). A change restarts the members one at
+        /// a time.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         #[schemars(schema_with = "options_schema")]
-        #[x_kube(validation = Rule::new(OPTIONS_RULE).message("options may not set what ferroplane sets itself: name, data-dir, wal-dir, listen-*, advertise-client-urls, initial-*, enable-grpc-gateway, force-new-cluster, discovery*, *cert-file, *key-file, *trusted-ca-file, *client-cert-auth, *auto-tls, config-file"))]
         pub options: BTreeMap<String, serde_json::Value>,
         /// Where members run: node selection, affinity (default: members prefer different
         /// nodes), topology spread, tolerations and priority.
@@ -253,50 +262,15 @@ pub struct EtcdSecretReference {
     pub name: String,
 }
 
-/// Option names ferroplane renders itself; overriding one would break bootstrap, membership
-/// or the URLs the controller uses.
-pub const RESERVED_OPTIONS: &[&str] = &[
-    "name",
-    "data-dir",
-    "wal-dir",
-    "listen-peer-urls",
-    "listen-client-urls",
-    "listen-client-http-urls",
-    "listen-metrics-urls",
-    "initial-advertise-peer-urls",
-    "advertise-client-urls",
-    "initial-cluster",
-    "initial-cluster-state",
-    "initial-cluster-token",
-    "enable-grpc-gateway",
-    "force-new-cluster",
-    "config-file",
-];
-
-/// The reserved names and families: `discovery*`, TLS files and switches.
-const OPTIONS_RULE: &str = "self.all(k, !(k in ['name', 'data-dir', 'wal-dir', 'listen-peer-urls', 'listen-client-urls', 'listen-client-http-urls', 'listen-metrics-urls', 'initial-advertise-peer-urls', 'advertise-client-urls', 'initial-cluster', 'initial-cluster-state', 'initial-cluster-token', 'enable-grpc-gateway', 'force-new-cluster', 'config-file']) && !k.startsWith('discovery') && !k.endsWith('cert-file') && !k.endsWith('key-file') && !k.endsWith('trusted-ca-file') && !k.endsWith('client-cert-auth') && !k.endsWith('auto-tls') && !k.startsWith('client-transport') && !k.startsWith('peer-transport'))";
-
-/// Whether `name` is an option ferroplane sets itself (the same test as the admission rule).
-pub fn is_reserved_option(name: &str) -> bool {
-    RESERVED_OPTIONS.contains(&name)
-        || name.starts_with("discovery")
-        || name.ends_with("cert-file")
-        || name.ends_with("key-file")
-        || name.ends_with("trusted-ca-file")
-        || name.ends_with("client-cert-auth")
-        || name.ends_with("auto-tls")
-        || name.starts_with("client-transport")
-        || name.starts_with("peer-transport")
-}
-
-/// A map of option name to an integer or a string, kept as written (etcd's configuration file
-/// is typed). Not "any value": the API server builds CEL types for the map and has none for an
-/// untyped value; booleans travel as "true"/"false" and are written to the file as booleans.
+/// A map of option name to an integer or a string, with the rules of [`options`]. Not "any
+/// value": the API server builds CEL types for the map and has none for an untyped value;
+/// booleans travel as "true"/"false" and are written to the file as booleans.
 fn options_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "object",
         "maxProperties": 64,
         "additionalProperties": {"x-kubernetes-int-or-string": true},
+        "x-kubernetes-validations": options::admission_rules(),
     })
 }
 

@@ -664,7 +664,8 @@ spec:
 
 // The operations fields of an EtcdCluster reach its pods: scheduling, pod metadata, the metrics
 // port and Service, the options annotation that rolls members on a change, and the selector the
-// `/scale` subresource reports. An option ferroplane sets itself is refused at admission.
+// `/scale` subresource reports. An option ferroplane sets itself, or a value etcd cannot read, is
+// refused at admission.
 pub(crate) async fn etcdcluster_operations_fields_reach_the_pods() {
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
     let refused = e2e
@@ -678,6 +679,26 @@ pub(crate) async fn etcdcluster_operations_fields_reach_the_pods() {
     assert!(
         !refused.success() && refused.stderr.contains("options may not set"),
         "a reserved option is refused at admission: {}",
+        refused.stderr
+    );
+    // Issue 32, defect 10: a value etcd cannot read is refused at admission too, naming it.
+    let refused = e2e
+        .kubectl(
+            &["apply", "-f", "-"],
+            Some(
+                "apiVersion: etcd.ferroplane.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: etcd-bad\nspec:\n  size: 1\n  options:\n    quota-backend-bytes: lots\n    log-level: loud\n",
+            ),
+        )
+        .await;
+    assert!(
+        !refused.success()
+            && refused
+                .stderr
+                .contains("options.quota-backend-bytes: etcd reads a whole number")
+            && refused
+                .stderr
+                .contains("options.log-level must be one of debug, info"),
+        "option values of the wrong etcd type are refused at admission: {}",
         refused.stderr
     );
     e2e.apply(

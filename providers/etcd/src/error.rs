@@ -37,13 +37,49 @@ pub enum SpecError {
     #[error("size {0} is out of range; use 1 to 9 members")]
     BadSize(i32),
     #[error(
-        "option {name:?} is {what}; options are etcd configuration-file entries with a string, number or boolean value"
+        "spec.options.{name} {problem}; the members keep running with the configuration they have until spec.options is fixed"
     )]
-    BadOption { name: String, what: &'static str },
+    Option {
+        name: String,
+        problem: OptionProblem,
+    },
+}
+
+/// Why an entry of `spec.options` cannot go into etcd's configuration file. `given` is the value
+/// as written (quoted when text), or a placeholder for options whose value is not shown.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum OptionProblem {
+    #[error("is set by ferroplane itself (names, URLs, data directory, bootstrap, TLS); remove it")]
+    Reserved,
     #[error(
-        "option {0:?} is set by ferroplane itself (names, URLs, data directory, bootstrap, TLS); remove it from spec.options"
+        "is not an entry of etcd's configuration file that ferroplane knows{}; options are etcd's flag names without --",
+        suggestion.map(|s| format!(" (did you mean {s}?)")).unwrap_or_default()
     )]
-    ReservedOption(String),
+    Unknown { suggestion: Option<&'static str> },
+    #[error("is {0}; options take a number or a string")]
+    NotScalar(&'static str),
+    #[error("is {given}; etcd reads a whole number here{range}, written unquoted")]
+    NotInteger { given: String, range: String },
+    #[error("is {given}; etcd takes {range}")]
+    OutOfRange { given: String, range: String },
+    #[error("is {given}; etcd reads a boolean here: write \"true\" or \"false\"")]
+    NotBoolean { given: String },
+    #[error(
+        "is {given}; etcd reads a duration here: write a Go duration such as \"500ms\" or \"1m30s\", or whole nanoseconds, not negative"
+    )]
+    NotDuration { given: String },
+    #[error("is {given}; etcd accepts {}", allowed.join(", "))]
+    NotOneOf {
+        given: String,
+        allowed: &'static [&'static str],
+    },
+    #[error("is {given}; etcd expects {expected}")]
+    Malformed {
+        given: String,
+        expected: &'static str,
+    },
+    #[error("{0}")]
+    Conflict(String),
 }
 
 fn upgrade_advice(required: Option<&str>) -> String {
@@ -60,6 +96,7 @@ impl SpecError {
     pub fn reason(&self) -> &'static str {
         match self {
             SpecError::UnsupportedUpgrade { .. } => reasons::UNSUPPORTED_UPGRADE,
+            SpecError::Option { .. } => reasons::INVALID_ETCD_OPTION,
             _ => reasons::INVALID_SPEC,
         }
     }

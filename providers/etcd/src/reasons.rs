@@ -36,9 +36,13 @@ pub const NO_SPACE: &str = "NoSpace";
 
 // EtcdCluster: errors (the `Synced` condition).
 
-/// The spec cannot be acted on (bad version, size, name, option, restore source); the cluster
+/// The spec cannot be acted on (bad version, size, name, restore source); the cluster
 /// keeps running as it is. Fix the spec as the message says.
 pub const INVALID_SPEC: &str = "InvalidSpec";
+/// An entry of `spec.options` cannot go into etcd's configuration file (a value etcd would not
+/// read, an unknown or reserved name, options that contradict each other); nothing rolls and the
+/// members keep their configuration. Fix the option as the message says.
+pub const INVALID_ETCD_OPTION: &str = "InvalidEtcdOption";
 /// `spec.version` asks for a change etcd cannot make (skipping a minor version, a downgrade);
 /// follow the upgrade path the message names.
 pub const UNSUPPORTED_UPGRADE: &str = "UnsupportedUpgrade";

@@ -11,6 +11,7 @@ use ferroplane_apis::etcd::{EtcdCluster, MemberRole};
 use ferroplane_sandbox_etcd::{DataDir, Event, SimulatedFactory};
 use ferroplane_testkit::wait::Wait;
 use ferroplane_testkit::{self as testkit, SandboxConfig, TestCluster, samples};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 use provider_etcd::names::ClusterNames;
 
@@ -21,12 +22,31 @@ fn eventually(what: &str) -> Wait {
 }
 
 async fn start() -> (TestCluster, SimulatedFactory) {
+    start_with_crd(EtcdCluster::crd()).await
+}
+
+/// The EtcdCluster CRD without the admission rules of `spec.options`, as an API server holds it
+/// for objects stored before the rules existed: what gets past it is the reconcile's to refuse.
+fn crd_without_option_rules() -> CustomResourceDefinition {
+    let mut crd = EtcdCluster::crd();
+    let options = crd.spec.versions[0]
+        .schema
+        .as_mut()
+        .and_then(|s| s.open_api_v3_schema.as_mut())
+        .and_then(|s| s.properties.as_mut()?.get_mut("spec")?.properties.as_mut())
+        .and_then(|p| p.get_mut("options"))
+        .expect("spec.options in the schema");
+    options.x_kubernetes_validations = None;
+    crd
+}
+
+async fn start_with_crd(crd: CustomResourceDefinition) -> (TestCluster, SimulatedFactory) {
     let mut env = TestCluster::start_with(SandboxConfig {
         workload_delay: Duration::from_millis(100),
         ..SandboxConfig::default()
     })
     .await;
-    env.install_crds([EtcdCluster::crd()]).await;
+    env.install_crds([crd]).await;
     let built = Arc::new(Mutex::new(None));
     let keep = built.clone();
     env.spawn_controllers(move |runtime, shutdown| {
@@ -301,4 +321,116 @@ async fn with_auth_the_membership_still_changes_and_the_password_follows_the_sec
         matches!(&old, Err(provider_etcd::membership::MembershipError::Api { message, .. }) if message == AUTH_FAILED),
         "{old:?}"
     );
+}
+
+/// An option value etcd's configuration file cannot hold (`quota-backend-bytes: "lots"`, which
+/// real etcd refuses to start on) is refused before anything rolls: `Synced=False` with
+/// `InvalidEtcdOption` naming the option, the value given and what etcd accepts, while the
+/// configuration files and the StatefulSet stay as they were, no member restarts and the cluster
+/// stays Ready. Admission refuses the value too (the integration suite checks it); the CRD here
+/// lacks that rule, as for an object stored before it existed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_option_value_etcd_cannot_read_is_refused_and_nothing_rolls() {
+    use k8s_openapi::api::apps::v1::StatefulSet;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let (env, factory) = start_with_crd(crd_without_option_rules()).await;
+    let names = ClusterNames::new("etcd-demo", "default");
+    env.kubectl()
+        .ok(&["apply", "-f", &samples::path("etcdcluster.yaml")])
+        .await;
+    ready_with(&env, 3).await;
+    let sets = env.api::<StatefulSet>();
+    let configs = env.api::<ConfigMap>();
+    let sts_before = sets.get("etcd-demo").await.expect("the StatefulSet");
+    // The entries options set in each member's file (the bootstrap entries around them settle
+    // on their own once the cluster has formed).
+    let option_entries = |config: ConfigMap| -> Vec<(String, serde_json::Value)> {
+        let mut entries = Vec::new();
+        for (file, text) in config.data.unwrap_or_default() {
+            let parsed: serde_json::Value = serde_json::from_str(&text).expect("a JSON file");
+            for key in [
+                "quota-backend-bytes",
+                "auto-compaction-mode",
+                "auto-compaction-retention",
+            ] {
+                entries.push((format!("{file} {key}"), parsed[key].clone()));
+            }
+        }
+        entries
+    };
+    let files_before = option_entries(
+        configs
+            .get(&names.bootstrap_config())
+            .await
+            .expect("the configuration files"),
+    );
+    assert_eq!(files_before.len(), 9, "three files: {files_before:?}");
+    let starts = |journal: &[Event]| {
+        journal
+            .iter()
+            .filter(|e| matches!(e, Event::Started { .. }))
+            .count()
+    };
+    let started_before = starts(&factory.journal(&names));
+
+    let clusters = env.api::<EtcdCluster>();
+    let mut bad = clusters.get("etcd-demo").await.expect("the cluster");
+    bad.spec.options.insert(
+        "quota-backend-bytes".to_owned(),
+        serde_json::Value::String("lots".to_owned()),
+    );
+    bad.metadata.managed_fields = None;
+    clusters
+        .replace("etcd-demo", &Default::default(), &bad)
+        .await
+        .expect("stored: this CRD has no rule for option values");
+    let message = eventually("Synced=False with InvalidEtcdOption")
+        .until_async(|| async {
+            let c = clusters.get("etcd-demo").await.ok()?;
+            let synced = c
+                .status?
+                .conditions
+                .into_iter()
+                .find(|c| c.type_ == "Synced")?;
+            // The runtime's Synced reason is ReconcileError; the provider's reason leads the
+            // message (and is the Warning event's reason).
+            (synced.status == ConditionStatus::False
+                && synced.message.starts_with("InvalidEtcdOption:"))
+            .then_some(synced.message)
+        })
+        .await;
+    for needle in ["quota-backend-bytes", "\"lots\"", "whole number"] {
+        assert!(message.contains(needle), "{needle} in {message}");
+    }
+    let sts_after = sets.get("etcd-demo").await.expect("the StatefulSet");
+    assert_eq!(
+        sts_after.spec, sts_before.spec,
+        "the StatefulSet did not roll"
+    );
+    let files_after = configs
+        .get(&names.bootstrap_config())
+        .await
+        .expect("the configuration files");
+    assert!(
+        !format!("{:?}", files_after.data).contains("lots"),
+        "no file got the value"
+    );
+    assert_eq!(
+        option_entries(files_after),
+        files_before,
+        "the files keep the options the members run with"
+    );
+    let c = clusters.get("etcd-demo").await.expect("the cluster");
+    let ready = c
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Ready"))
+        .map(|c| c.status);
+    assert_eq!(ready, Some(ConditionStatus::True), "still Ready: {c:?}");
+    assert_eq!(
+        starts(&factory.journal(&names)),
+        started_before,
+        "no member restarted"
+    );
+    env.shutdown().await;
 }

@@ -3,7 +3,9 @@
 //! labels, the owner's UID label and a controller owner reference to the EtcdCluster.
 
 pub mod bootstrap;
+mod go_duration;
 mod input;
+mod option_values;
 pub mod options;
 pub(crate) mod owner;
 mod pdb;

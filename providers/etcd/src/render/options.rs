@@ -2,10 +2,10 @@
 //!
 //! Options are entries of etcd's configuration file, not command-line flags: a member started
 //! with `--config-file` ignores its other flags and `ETCD_*` variables, so the only place an
-//! extra setting takes effect is the file (see [`super::bootstrap`]). Values keep the YAML type
-//! the user wrote, because etcd decodes the file into typed fields (a quoted number for
-//! `quota-backend-bytes` is refused, an unquoted one for `auto-compaction-retention` too); the
-//! schema admits integers and strings only, so the strings "true" and "false" become booleans.
+//! extra setting takes effect is the file (see [`super::bootstrap`]). etcd decodes the file into
+//! typed fields and does not start on a value that does not fit, so each entry is checked and
+//! converted by [`super::option_values`] first; one that fails stops the whole rendering, so
+//! nothing rolls.
 //!
 //! Defaults, each overridable:
 //! - `auto-compaction-mode: periodic`, `auto-compaction-retention: "1h"`: without compaction the
@@ -16,9 +16,10 @@
 
 use std::collections::BTreeMap;
 
-use ferroplane_apis::etcd::{EtcdCluster, is_reserved_option};
+use ferroplane_apis::etcd::EtcdCluster;
 use serde_json::{Value, json};
 
+use super::option_values::{check_together, file_value};
 use crate::error::SpecError;
 
 const GIB: u64 = 1 << 30;
@@ -27,33 +28,19 @@ const MAX_QUOTA: u64 = 8 * GIB;
 /// etcd's default space quota.
 const DEFAULT_QUOTA: u64 = 2 * GIB;
 
-/// The options of `cluster`'s members, defaults included, or the first entry ferroplane
-/// refuses (admission refuses them too; this covers objects written before the rule).
+/// The options of `cluster`'s members as their configuration file holds them, defaults
+/// included, or the first entry etcd would refuse (admission refuses most of them too; this
+/// covers objects written before the rules and what CEL cannot tell).
 pub fn effective(cluster: &EtcdCluster) -> Result<BTreeMap<String, Value>, SpecError> {
     let mut options = defaults(cluster);
-    for (name, value) in &cluster.spec.options {
-        if is_reserved_option(name) {
-            return Err(SpecError::ReservedOption(name.clone()));
-        }
-        let what = match value {
-            Value::Null => Some("null"),
-            Value::Array(_) => Some("a list"),
-            Value::Object(_) => Some("a map"),
-            _ => None,
-        };
-        if let Some(what) = what {
-            return Err(SpecError::BadOption {
-                name: name.clone(),
-                what,
-            });
-        }
-        let value = match value {
-            Value::String(s) if s == "true" => Value::Bool(true),
-            Value::String(s) if s == "false" => Value::Bool(false),
-            other => other.clone(),
-        };
+    for (name, given) in &cluster.spec.options {
+        let value = file_value(name, given).map_err(|problem| SpecError::Option {
+            name: name.clone(),
+            problem,
+        })?;
         options.insert(name.clone(), value);
     }
+    check_together(&options)?;
     Ok(options)
 }
 
@@ -101,6 +88,7 @@ fn quantity_bytes(quantity: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::OptionProblem;
 
     fn cluster(spec: Value) -> EtcdCluster {
         serde_json::from_value(json!({
@@ -131,8 +119,14 @@ mod tests {
             "auto-compaction-retention": "30m",
             "enable-pprof": "true",
             "strict-reconfig-check": "false",
+            "grpc-keepalive-timeout": "20s",
         }})))
         .expect("valid");
+        assert_eq!(
+            o["grpc-keepalive-timeout"],
+            json!(20_000_000_000_i64),
+            "the file takes nanoseconds"
+        );
         assert_eq!(o["quota-backend-bytes"], json!(104857600));
         assert_eq!(o["auto-compaction-retention"], json!("30m"));
         assert_eq!(o["enable-pprof"], json!(true), "booleans arrive as strings");
@@ -149,11 +143,35 @@ mod tests {
             "discovery-srv",
         ] {
             let err = effective(&cluster(json!({"options": {name: "x"}}))).expect_err(name);
-            assert_eq!(err, SpecError::ReservedOption(name.to_owned()));
+            assert_eq!(
+                err,
+                SpecError::Option {
+                    name: name.to_owned(),
+                    problem: OptionProblem::Reserved
+                }
+            );
         }
         let err = effective(&cluster(json!({"options": {"log-outputs": ["stderr"]}})))
             .expect_err("a list");
         assert!(err.to_string().contains("a list"), "{err}");
+    }
+
+    // Issue 32, defect 10: `quota-backend-bytes: "lots"` was written to the file and rolled.
+    #[test]
+    fn a_value_etcd_cannot_read_stops_the_rendering() {
+        let err = effective(&cluster(
+            json!({"options": {"quota-backend-bytes": "lots"}}),
+        ))
+        .expect_err("not a number");
+        assert_eq!(err.reason(), crate::reasons::INVALID_ETCD_OPTION);
+        assert!(matches!(
+            err,
+            SpecError::Option { ref name, problem: OptionProblem::NotInteger { .. } }
+                if name == "quota-backend-bytes"
+        ));
+        let err = effective(&cluster(json!({"options": {"heartbeat-interval": 500}})))
+            .expect_err("the default election timeout is too short for it");
+        assert!(err.to_string().contains("election-timeout"), "{err}");
     }
 
     #[test]

@@ -356,10 +356,10 @@ fn options_reach_every_member_file_and_the_pod_template() {
 }
 
 #[test]
-fn a_reserved_option_is_a_spec_error() {
+fn a_reserved_option_is_an_invalid_option() {
     let c = cluster(serde_json::json!({"size": 1, "options": {"data-dir": "/tmp"}}));
     let err = render(&c, &input(&c, 1)).expect_err("refused");
-    assert_eq!(err.reason(), "InvalidSpec");
+    assert_eq!(err.reason(), "InvalidEtcdOption");
     assert!(err.to_string().contains("data-dir"), "{err}");
 }
 
