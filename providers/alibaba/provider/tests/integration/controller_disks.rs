@@ -268,11 +268,18 @@ async fn a_disk_in_another_zone_than_its_instance_is_refused_before_it_is_create
     assert_eq!(external_name(&obj), None, "nothing was created");
     assert_eq!(env.mock().stats().calls_of("CreateDisk"), 0);
     assert!(env.mock().disks().iter().all(|d| d.zone_id != other));
-    assert!(
-        env.event_reasons("far")
-            .await
-            .contains(&"CannotCreateExternalResource".to_owned())
-    );
+    // The Warning event is recorded beside the condition, not before it: wait for it.
+    eventually("a CannotCreateExternalResource event")
+        .within(WAIT)
+        .until_async(|| async {
+            let reasons = env.event_reasons("far").await;
+            if reasons.iter().any(|r| r == "CannotCreateExternalResource") {
+                Ok(())
+            } else {
+                Err(reasons)
+            }
+        })
+        .await;
 
     // The zone is immutable, so the fix is a Disk in the instance's zone: created and attached.
     disks
