@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use ferroplane_apis::common::ConditionStatus;
 use ferroplane_apis::common::names;
-use jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Client, Resource, ResourceExt};
@@ -43,9 +42,11 @@ use crate::resource::ManagedResource;
 use crate::runtime::Runtime;
 use crate::scope::moved;
 use crate::versions::KnownVersions;
+use observed_status::ObservedStatus;
 
 mod first_looks;
 mod object_writes;
+mod observed_status;
 mod ownership;
 mod report;
 mod steps;
@@ -462,6 +463,10 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 .await?;
         }
 
+        // From here on a failed step still writes what the observation describes (`Ready`,
+        // `atProvider`) beside its `Synced=False`: never the status of an earlier observation.
+        let observed = ObservedStatus::of(&obs);
+
         // Late-initialize: fill spec fields the user left unset with what the resource has,
         // never overwriting a value the user wrote. The same write forgets the creation time of
         // a resource the cloud lists now (see `await_visibility`).
@@ -469,7 +474,8 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             .late_init
             .as_ref()
             .filter(|_| policies.should_late_initialize());
-        self.late_initialize(&api, &mut obj, fill).await?;
+        self.late_initialize(&api, &mut obj, fill, &observed)
+            .await?;
 
         // Update: when the resource drifted from the spec, if the policies allow it.
         let mut in_transition = obs.in_transition;
@@ -477,7 +483,9 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         let mut note = String::new();
         if let UpToDate::No(diff) = &obs.up_to_date {
             if policies.should_update() {
-                let produced = self.update(&api, &mut obj, &client, &ext, diff).await?;
+                let produced = self
+                    .update(&api, &mut obj, &client, &ext, diff, &observed)
+                    .await?;
                 details.merge(&produced);
                 // Observe again soon so status shows the result of the update.
                 in_transition = true;
@@ -497,28 +505,19 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         }
 
         // Connection Secret: published when the details change.
-        self.publish_details(&api, &mut obj, &details).await?;
+        self.publish_details(&api, &mut obj, &details, &observed)
+            .await?;
 
         // Status: conditions and observed fields, written only when they change.
         if let Some(w) = poll_warning {
             note = join_notes(&note, &format!("{w}; polling every {}s", poll.as_secs()));
         }
-        let ready = conditions::ready(&obs.readiness);
-        let became_ready = ready.status == ConditionStatus::True
-            && conditions::find(obj.conditions(), names::READY).is_none_or(|c| {
-                c.status != ConditionStatus::True && c.reason == names::REASON_CREATING
-            });
-        let mut desired = vec![ready.clone(), conditions::synced(note)];
-        desired.extend(obs.conditions.iter().cloned());
-        self.write_status(&api, &mut obj, &desired, &obs.status)
+        let desired = observed.conditions(conditions::synced(note));
+        self.write_status(&api, &mut obj, &desired, &observed.fields)
             .await?;
-        if became_ready && let Some(created) = obj.meta().creation_timestamp.as_ref() {
-            let age = Timestamp::now().duration_since(created.0);
-            self.metrics
-                .first_ready(&self.kind, Duration::try_from(age).unwrap_or_default());
-        }
 
         // Requeue: soon while the resource changes state, else at the poll interval.
+        let ready = conditions::ready(&obs.readiness);
         let state = if ready.status == ConditionStatus::True {
             ObjectState::Ready
         } else {

@@ -11,6 +11,7 @@ use tracing::debug;
 
 use ferroplane_apis::common::names;
 
+use super::observed_status::ObservedStatus;
 use super::{Reconciler, object_key};
 use crate::error::ReconcileError;
 use crate::finalizer;
@@ -152,12 +153,14 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
 
     /// Fills unset spec fields from `patch` (with a resourceVersion precondition). The creation
     /// time of a resource that is listed now goes in the same write, so that a create against a
-    /// cloud that lists late costs no write of its own to forget it.
+    /// cloud that lists late costs no write of its own to forget it. A failure is reported with
+    /// the status `observed` describes.
     pub(super) async fn late_initialize(
         &self,
         api: &Api<K>,
         obj: &mut K,
         patch: Option<&Value>,
+        observed: &ObservedStatus,
     ) -> Result<(), ReconcileError> {
         let spec = serde_json::to_value(&*obj)
             .ok()
@@ -181,7 +184,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             Err(e) => {
                 let err = ReconcileError::kube("cannot late-initialize spec", e);
                 Err(self
-                    .fail(api, obj, reasons::CANNOT_LATE_INITIALIZE, err, None)
+                    .fail_observed(api, obj, reasons::CANNOT_LATE_INITIALIZE, err, observed)
                     .await)
             }
         }

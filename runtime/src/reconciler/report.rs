@@ -1,12 +1,17 @@
 //! Reporting: the status write (only when something changed) and the failure report
-//! (`Synced=False`, a Warning event) every failed step goes through.
+//! (`Synced=False`, a Warning event) every failed step goes through, with the status an
+//! observation describes when the step failed after one (see `observed_status`).
 
+use std::time::Duration;
+
+use ferroplane_apis::common::{Condition, ConditionStatus, names};
 use jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Map, Value, json};
 use tracing::warn;
 
+use super::observed_status::ObservedStatus;
 use super::{Reconciler, external_name, object_key};
 use crate::conditions::{self, Desired};
 use crate::error::ReconcileError;
@@ -17,7 +22,8 @@ use crate::resource::ManagedResource;
 use crate::status;
 
 impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
-    /// Writes conditions and provider status fields when they differ from the object's.
+    /// Writes conditions and provider status fields when they differ from the object's; the
+    /// first `Ready=True` after the create counts in the time-to-ready metric.
     pub(super) async fn write_status(
         &self,
         api: &Api<K>,
@@ -26,6 +32,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         fields: &Map<String, Value>,
     ) -> Result<(), ReconcileError> {
         let generation = obj.meta().generation;
+        let became_ready = first_ready(obj.conditions(), desired);
         let merged = conditions::merge(obj.conditions(), desired, generation, Timestamp::now());
         let current = serde_json::to_value(&*obj)
             .ok()
@@ -53,6 +60,11 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             .map_err(|e| ReconcileError::kube("cannot write status", e))?;
         *obj = updated;
         self.versions.note(&object_key(&*obj), &*obj);
+        if became_ready && let Some(created) = obj.meta().creation_timestamp.as_ref() {
+            let age = Timestamp::now().duration_since(created.0);
+            self.metrics
+                .first_ready(&self.kind, Duration::try_from(age).unwrap_or_default());
+        }
         Ok(())
     }
 
@@ -67,12 +79,30 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         err: ReconcileError,
         ready: Option<Desired>,
     ) -> ReconcileError {
+        let unobserved = ObservedStatus::unobserved(ready);
+        self.fail_observed(api, obj, event_reason, err, &unobserved)
+            .await
+    }
+
+    /// Reports a step that failed after the resource was observed: like [`Self::fail`], and the
+    /// status the observation describes (`Ready`, the kind's conditions, `atProvider`) goes
+    /// in the same write, so that a failure never leaves the status of an earlier observation.
+    pub(super) async fn fail_observed(
+        &self,
+        api: &Api<K>,
+        obj: &mut K,
+        event_reason: &str,
+        err: ReconcileError,
+        observed: &ObservedStatus,
+    ) -> ReconcileError {
         if err.is_conflict() {
             return err;
         }
-        let mut desired = vec![conditions::sync_failure(&err)];
-        desired.extend(ready);
-        if let Err(status_err) = self.write_status(api, obj, &desired, &Map::new()).await {
+        let desired = observed.conditions(conditions::sync_failure(&err));
+        if let Err(status_err) = self
+            .write_status(api, obj, &desired, &observed.fields)
+            .await
+        {
             warn!(error = %status_err, "cannot record the failure in status");
         }
         let ext = external_name(obj)
@@ -83,4 +113,17 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             .await;
         err
     }
+}
+
+/// Whether `desired` makes the object Ready for the first time: from no `Ready` or from
+/// `Creating`, not back from an outage.
+fn first_ready(existing: &[Condition], desired: &[Desired]) -> bool {
+    let ready_now = desired
+        .iter()
+        .rev()
+        .find(|d| d.type_ == names::READY)
+        .is_some_and(|d| d.status == ConditionStatus::True);
+    ready_now
+        && conditions::find(existing, names::READY)
+            .is_none_or(|c| c.status != ConditionStatus::True && c.reason == names::REASON_CREATING)
 }

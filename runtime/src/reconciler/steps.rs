@@ -14,6 +14,7 @@ use tracing::{debug, info};
 use ferroplane_apis::common::{ConditionStatus, names};
 
 use super::object_writes::late_init_note;
+use super::observed_status::ObservedStatus;
 use super::{Finish, Reconciler, object_key};
 use crate::conditions;
 use crate::connection_details::ConnectionDetails;
@@ -230,7 +231,12 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         if let Some(obs) = &first_look {
             details.merge(&obs.connection_details);
         }
-        self.publish_details(api, &mut obj, &details).await?;
+        let observed = match &first_look {
+            Some(obs) => ObservedStatus::of(obs),
+            None => ObservedStatus::unobserved(Some(conditions::creating())),
+        };
+        self.publish_details(api, &mut obj, &details, &observed)
+            .await?;
 
         let Some(obs) = first_look else {
             self.write_status(
@@ -251,20 +257,12 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             };
             return Ok(Finish::Done(Action::requeue(after), ObjectState::NotReady));
         };
-        let ready = conditions::ready(&obs.readiness);
-        let mut desired = vec![
-            ready.clone(),
-            conditions::synced(obs.note.clone().unwrap_or_default()),
-        ];
-        desired.extend(obs.conditions.iter().cloned());
-        self.write_status(api, &mut obj, &desired, &obs.status)
+        let desired = observed.conditions(conditions::synced(obs.note.clone().unwrap_or_default()));
+        self.write_status(api, &mut obj, &desired, &observed.fields)
             .await?;
-        let is_ready = ready.status == ConditionStatus::True;
-        if is_ready && let Some(created_at) = obj.meta().creation_timestamp.as_ref() {
-            let age = Timestamp::now().duration_since(created_at.0);
-            self.metrics
-                .first_ready(&self.kind, Duration::try_from(age).unwrap_or_default());
-        }
+        let is_ready = observed
+            .ready()
+            .is_some_and(|r| r.status == ConditionStatus::True);
         let (after, state) =
             if is_ready && !obs.in_transition && matches!(obs.up_to_date, UpToDate::Yes) {
                 let poll = obs_poll_interval(&self.policy, &obj);
@@ -327,11 +325,14 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         (age < self.policy.visibility_grace).then(|| self.policy.visibility_grace - age)
     }
 
+    /// Publishes the connection details; when the Secret cannot be written, the failure is
+    /// reported with the status `observed` describes.
     pub(super) async fn publish_details(
         &self,
         api: &Api<K>,
         obj: &mut K,
         details: &ConnectionDetails,
+        observed: &ObservedStatus,
     ) -> Result<(), ReconcileError> {
         let Some(target) = obj.write_connection_secret_to_ref().cloned() else {
             return Ok(());
@@ -342,12 +343,13 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         match self.secrets.publish(&*obj, &target, details).await {
             Ok(_) => Ok(()),
             Err(e) => Err(self
-                .fail(api, obj, reasons::CANNOT_PUBLISH_CONNECTION, e, None)
+                .fail_observed(api, obj, reasons::CANNOT_PUBLISH_CONNECTION, e, observed)
                 .await),
         }
     }
 
     /// Makes the resource match the spec; returns the connection details the update produced.
+    /// A failure is reported with the status `observed` describes.
     pub(super) async fn update(
         &self,
         api: &Api<K>,
@@ -355,6 +357,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         client: &C::Client,
         ext: &ExternalRef,
         diff: &str,
+        observed: &ObservedStatus,
     ) -> Result<ConnectionDetails, ReconcileError> {
         match client.update(obj, ext).await {
             Ok(update) => {
@@ -376,7 +379,9 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             }
             Err(e) => {
                 let err = e.context("cannot update external resource");
-                Err(self.fail(api, obj, reasons::CANNOT_UPDATE, err, None).await)
+                Err(self
+                    .fail_observed(api, obj, reasons::CANNOT_UPDATE, err, observed)
+                    .await)
             }
         }
     }

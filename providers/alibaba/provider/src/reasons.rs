@@ -76,6 +76,15 @@ pub const IMMUTABLE_FIELD_CHANGED: &str = "ImmutableFieldChanged";
 /// Orphan`.
 pub const SUBSCRIPTION_NOT_EXPIRED: &str = "SubscriptionNotExpired";
 
+// Disk (`crate::disk`).
+
+/// The disk's zone is not the zone of the instance it is to be attached to (ECS attaches only
+/// within a zone): name an instance of the disk's zone, or create the Disk in the instance's zone.
+pub const ZONE_MISMATCH: &str = "ZoneMismatch";
+/// The instance a Disk is to be attached to does not exist: fix `instanceId` (or its reference),
+/// or remove it to keep the disk unattached.
+pub const INSTANCE_TO_ATTACH_NOT_FOUND: &str = "InstanceToAttachNotFound";
+
 // Resolving `providerConfigRef` (`crate::config_resolution`): managed kinds, and a configuration's
 // own `Ready`.
 

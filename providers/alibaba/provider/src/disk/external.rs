@@ -1,6 +1,7 @@
 //! The `Disk` kind's external client: `CreateDisk` (ClientToken from the object's UID, UID tag),
 //! `DescribeDisks` (by ID, or by the UID tag), the calls of a [`DiskPlan`] to follow the spec,
-//! and on deletion `DetachDisk` then `DeleteDisk`.
+//! and on deletion `DetachDisk` then `DeleteDisk`. The instance a disk is created for, or moved
+//! to, is checked first (`zone`).
 
 use alibaba_sdk::Error;
 use alibaba_sdk::ecs::{
@@ -9,11 +10,12 @@ use alibaba_sdk::ecs::{
 use ferroplane_apis::alibabacloud::{Disk, DiskObservation};
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
-    Observation, Readiness, ReconcileError, UID_TAG, Update,
+    Observation, ReconcileError, UID_TAG, Update,
 };
 use tracing::info;
 
 use super::plan::DiskPlan;
+use super::readiness::readiness;
 use crate::cloud_connector::CloudClients;
 use crate::cloud_fields::{non_empty, uid_tagged};
 
@@ -112,13 +114,7 @@ impl ExternalClient<Disk> for CloudClients {
         let Some(disk) = self.find_disk(ext).await? else {
             return Ok(Observation::missing());
         };
-        let readiness = match disk.status.as_str() {
-            "Available" | "In_use" | "Attaching" | "Detaching" | "ReIniting" => {
-                Readiness::Available
-            }
-            "Creating" => Readiness::Creating,
-            other => Readiness::Unavailable(format!("the disk is {other}")),
-        };
+        let readiness = readiness(&mr.spec.for_provider, &disk);
         let mut observation = Observation::found(&disk.disk_id)
             .with_owner_tag(disk.tag(UID_TAG))
             .with_status(serde_json::json!({"atProvider": observation(&disk)}))?
@@ -143,6 +139,10 @@ impl ExternalClient<Disk> for CloudClients {
 
     async fn create(&self, mr: &Disk, key: &IdempotencyKey) -> Result<Creation, ReconcileError> {
         let p = &mr.spec.for_provider;
+        // A disk that could never attach to its instance is not made (see `zone`).
+        if let Some(instance) = p.instance_id.as_deref() {
+            self.check_instance_zone(mr, instance).await?;
+        }
         let request = CreateDiskRequest {
             zone_id: p.zone_id.clone(),
             disk_category: p.category.clone(),
@@ -201,6 +201,10 @@ impl ExternalClient<Disk> for CloudClients {
         if !plan.untag.is_empty() {
             self.call("UntagResources", ecs.untag_disk(id, &plan.untag))
                 .await?;
+        }
+        // An instance it cannot attach to is refused before the disk leaves the one it is on.
+        if let Some(to) = &plan.attach_to {
+            self.check_instance_zone(mr, to).await?;
         }
         if let Some(from) = &plan.detach_from {
             self.call("DetachDisk", ecs.detach_disk(id, from)).await?;

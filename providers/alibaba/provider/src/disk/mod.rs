@@ -9,10 +9,14 @@
 //! verdicts).
 //!
 //! - `plan`: the calls that bring a described disk to its spec (pure);
+//! - `readiness`: Ready from the disk and the instance its spec names (pure);
+//! - `zone`: the instance's zone checked before a create or a move;
 //! - `external`: the external client.
 
 mod external;
 mod plan;
+mod readiness;
+mod zone;
 
 use ferroplane_apis::alibabacloud::{Disk, ECSInstance};
 use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime, references};

@@ -1,7 +1,7 @@
 //! Tenants stay in their namespace: an instance another live ECSInstance owns is never adopted,
 //! changed or deleted (across namespaces sharing a ClusterProviderConfig, and within one); an
 //! orphaned one can be imported; a connection Secret the object does not control is never
-//! written or collected; and deletion shows Ready=False/Deleting while it waits on the cloud.
+//! written or collected (and the status still shows the running instance); and deletion shows Ready=False/Deleting while it waits on the cloud.
 
 use std::collections::BTreeMap;
 
@@ -260,6 +260,40 @@ async fn an_existing_secret_not_controlled_is_never_written_nor_collected() {
         .expect("exists");
     let message = &condition(&failed, SYNCED).expect("synced").message;
     assert!(message.contains("writeConnectionSecretToRef"), "{message}");
+    // The instance runs, and the status says so beside the refusal, never Creating with an empty
+    // atProvider (issue 32, defect 7).
+    let running = env
+        .wait_for(
+            "leaky",
+            "Ready=True, atProvider Running, Synced=False",
+            |o| {
+                o.is_some_and(|o| {
+                    let seen = o.status.as_ref().map(|s| &s.at_provider);
+                    is_ready(o)
+                        && seen.and_then(|a| a.status.as_deref()) == Some("Running")
+                        && has_condition(
+                            o,
+                            SYNCED,
+                            ConditionStatus::False,
+                            "ConnectionSecretNotControlled",
+                        )
+                })
+            },
+        )
+        .await
+        .expect("exists");
+    let id = external_name(&running).expect("instance ID");
+    assert_eq!(
+        running
+            .status
+            .as_ref()
+            .and_then(|s| s.at_provider.instance_id.clone()),
+        Some(id.clone())
+    );
+    assert_eq!(
+        env.mock_instance(&id).map(|i| i.status),
+        Some("Running".to_owned())
+    );
     let after = secrets.get("precious").await.expect("secret");
     assert_eq!(after.data, before.data);
     assert_eq!(after.metadata, before.metadata, "metadata untouched");
