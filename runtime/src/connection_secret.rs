@@ -6,6 +6,13 @@
 //! A digest of the last published details per Secret is kept in memory, so a steady-state poll
 //! costs no API call at all; after a restart, and every [`RECHECK_AFTER`] (in case someone
 //! deleted or edited the Secret), a reconcile reads the Secret once.
+//!
+//! What a create returns can exist only once (a generated private key: the cloud never shows it
+//! again). So a create is not even tried while the Secret's name is taken by a Secret the object
+//! does not control ([`ConnectionSecrets::check_writable`]), and the details of a create are held
+//! in memory ([`ConnectionSecrets::hold`]) until a publish writes them: a write that fails after
+//! the create (the name taken meanwhile, the API server down) is retried with them, and the
+//! object is not Ready until then. Only a restart of the process in that window loses them.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -35,6 +42,8 @@ type Published = ([u8; 32], Instant);
 pub struct ConnectionSecrets {
     client: Client,
     published: Mutex<HashMap<SecretKey, Published>>,
+    /// Details of a create not written yet, with the UID of the object they belong to.
+    held: Mutex<HashMap<SecretKey, (String, ConnectionDetails)>>,
 }
 
 impl ConnectionSecrets {
@@ -42,7 +51,65 @@ impl ConnectionSecrets {
         Self {
             client,
             published: Mutex::new(HashMap::new()),
+            held: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Refuses when the Secret exists and `owner` does not control it: checked before a create,
+    /// whose details may exist only once and could then not be stored.
+    pub async fn check_writable<K: Resource<DynamicType = ()>>(
+        &self,
+        owner: &K,
+        target: &LocalSecretReference,
+    ) -> Result<(), ReconcileError> {
+        let (namespace, owner_uid) = owner_keys(owner);
+        let what = format!("cannot write connection Secret {namespace}/{}", target.name);
+        let api: Api<Secret> = Api::namespaced(self.client.clone(), &namespace);
+        match api
+            .get_opt(&target.name)
+            .await
+            .map_err(|e| ReconcileError::kube(&what, e))?
+        {
+            Some(live) if !controls(&live, &owner_uid) => Err(not_controlled(
+                &format!("{what} (nothing is created until it can be)"),
+                &live,
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Keeps `details` (what a create returned) until a [`publish`](Self::publish) for the
+    /// same object writes them.
+    pub fn hold<K: Resource<DynamicType = ()>>(
+        &self,
+        owner: &K,
+        target: &LocalSecretReference,
+        details: &ConnectionDetails,
+    ) {
+        if details.is_empty() {
+            return;
+        }
+        let (namespace, owner_uid) = owner_keys(owner);
+        self.held.lock().unwrap_or_else(|p| p.into_inner()).insert(
+            (namespace, target.name.clone()),
+            (owner_uid, details.clone()),
+        );
+    }
+
+    /// The keys of details held for `owner`'s Secret and not written yet.
+    pub fn held_keys<K: Resource<DynamicType = ()>>(
+        &self,
+        owner: &K,
+        target: &LocalSecretReference,
+    ) -> Vec<String> {
+        let (namespace, owner_uid) = owner_keys(owner);
+        self.held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(namespace, target.name.clone()))
+            .filter(|(uid, _)| *uid == owner_uid)
+            .map(|(_, d)| d.as_map().keys().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Makes the Secret hold exactly `details`, owned by `owner`. Returns whether it wrote.
@@ -56,10 +123,47 @@ impl ConnectionSecrets {
         target: &LocalSecretReference,
         details: &ConnectionDetails,
     ) -> Result<bool, ReconcileError> {
-        let namespace = owner.namespace().unwrap_or_else(|| "default".to_owned());
-        let owner_uid = owner.meta().uid.clone().unwrap_or_default();
+        let (namespace, owner_uid) = owner_keys(owner);
         let key = (namespace.clone(), target.name.clone());
-        let digest = digest(&owner_uid, details);
+        // What a create returned and no write has stored yet goes in with these details.
+        let mut details = details.clone();
+        let held = self
+            .held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .filter(|(uid, _)| *uid == owner_uid)
+            .map(|(_, held)| held.clone());
+        if let Some(held) = &held {
+            for (k, v) in held.as_map() {
+                if details.get(k).is_none() {
+                    details.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        let written = self
+            .write(owner, &namespace, &owner_uid, target, &details)
+            .await?;
+        if held.is_some() {
+            self.held
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&key);
+        }
+        Ok(written)
+    }
+
+    async fn write<K: Resource<DynamicType = ()>>(
+        &self,
+        owner: &K,
+        namespace: &str,
+        owner_uid: &str,
+        target: &LocalSecretReference,
+        details: &ConnectionDetails,
+    ) -> Result<bool, ReconcileError> {
+        let namespace = namespace.to_owned();
+        let key = (namespace.clone(), target.name.clone());
+        let digest = digest(owner_uid, details);
         if self.cached(&key) == Some(digest) {
             return Ok(false);
         }
@@ -71,7 +175,7 @@ impl ConnectionSecrets {
             .map_err(|e| ReconcileError::kube(&what, e))?;
         let mut details = details.clone();
         if let Some(live) = &live {
-            if !controls(live, &owner_uid) {
+            if !controls(live, owner_uid) {
                 return Err(not_controlled(&what, live));
             }
             // A retained value (returned once by the cloud) stays while the details lack it.
@@ -155,13 +259,26 @@ impl ConnectionSecrets {
             .insert(key, (digest, Instant::now()));
     }
 
-    /// Forgets what was published for an object's Secret (the object is gone).
+    /// Forgets what was published and held for an object's Secret (the object is gone).
     pub fn forget(&self, namespace: &str, name: &str) {
+        let key = (namespace.to_owned(), name.to_owned());
         self.published
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(&(namespace.to_owned(), name.to_owned()));
+            .remove(&key);
+        self.held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&key);
     }
+}
+
+/// The Secret's namespace (the owner's) and the owner's UID.
+fn owner_keys<K: Resource<DynamicType = ()>>(owner: &K) -> (String, String) {
+    (
+        owner.namespace().unwrap_or_else(|| "default".to_owned()),
+        owner.meta().uid.clone().unwrap_or_default(),
+    )
 }
 
 /// Whether `owner_uid` is the controller of `secret`.

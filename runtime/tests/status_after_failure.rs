@@ -1,7 +1,8 @@
 //! Status after a step that fails once the resource was observed (issue 32, defect 7): an
 //! update the cloud refuses, or a connection Secret whose name another Secret holds, still
 //! leaves the status the observation describes (`Ready`, `status.atProvider`) beside
-//! `Synced=False` with the failure. `Ready` never outlives what it describes.
+//! `Synced=False` with the failure. `Ready` never outlives what it describes. And what only a
+//! create returns is never lost to a connection Secret that cannot be written (defect 3).
 
 use ferroplane_apis::common::names::{READY, REASON_AVAILABLE, REASON_UNAVAILABLE, SYNCED};
 use ferroplane_apis::common::{ConditionStatus, LocalSecretReference};
@@ -95,31 +96,61 @@ async fn an_update_that_fails_still_shows_what_was_observed() {
     h.shutdown().await;
 }
 
-#[tokio::test]
-async fn a_refused_connection_secret_still_shows_what_was_observed() {
-    let h = WidgetEnv::start().await;
-    let r = h.reconciler();
-    // The Secret's name is taken by one the widget does not control.
-    let secrets: Api<Secret> = Api::namespaced(h.client.clone(), NS);
-    let taken = Secret {
+/// A Secret named `name` that no widget controls.
+fn someone_elses_secret(name: &str) -> Secret {
+    Secret {
         metadata: ObjectMeta {
-            name: Some("t-conn".into()),
+            name: Some(name.into()),
             ..ObjectMeta::default()
         },
         string_data: Some([("someone".to_owned(), "else's".to_owned())].into()),
         ..Secret::default()
-    };
-    secrets
-        .create(&PostParams::default(), &taken)
-        .await
-        .expect("Secret created");
+    }
+}
+
+fn password_in(secret: Option<&Secret>) -> Option<String> {
+    secret
+        .and_then(|s| s.data.as_ref())
+        .and_then(|d| d.get("password"))
+        .map(|v| String::from_utf8_lossy(&v.0).into_owned())
+}
+
+/// Issue 32, defects 3 and 7: the connection Secret's name is taken by another Secret right
+/// after the create. The status still shows what was observed, but the object is not Ready while
+/// what only the create returned (the widget's password) is not stored; it is kept and written
+/// once the name is free, never lost.
+#[tokio::test]
+async fn a_refused_connection_secret_still_shows_what_was_observed() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let h = WidgetEnv::start().await;
+    let connector = h.connector();
+    let r = ferroplane_runtime::Reconciler::new(&h.runtime(), connector.clone(), fast_policy());
+    let secrets: Api<Secret> = Api::namespaced(h.client.clone(), NS);
+    // The first look right after the create is when another Secret takes the name.
+    let looks = Arc::new(AtomicUsize::new(0));
+    let taker = secrets.clone();
+    *connector.on_observe.lock().expect("hook") = Some(Box::new(move || {
+        let look = looks.fetch_add(1, Ordering::SeqCst);
+        let secrets = taker.clone();
+        Box::pin(async move {
+            if look == 1 {
+                secrets
+                    .create(&PostParams::default(), &someone_elses_secret("t-conn"))
+                    .await
+                    .expect("Secret created");
+            }
+        })
+    }));
     let mut w = widget("t", 3);
     w.spec.write_connection_secret_to_ref = Some(LocalSecretReference {
         name: "t-conn".into(),
     });
     let w = h.create(&w).await;
 
-    // Right after the create, and at every later reconcile: the resource runs, status says so.
+    // Right after the create, and at a later reconcile: the resource runs, status says so, and
+    // Ready says the password is not stored yet.
     for step in ["create", "steady"] {
         let err = r
             .reconcile(&h.latest(&w).await)
@@ -127,11 +158,14 @@ async fn a_refused_connection_secret_still_shows_what_was_observed() {
             .expect_err("the Secret is refused");
         assert_eq!(err.reason(), CONNECTION_SECRET_NOT_CONTROLLED, "{step}");
         let after = h.get("t").await;
-        assert!(
-            has_condition(&after, READY, ConditionStatus::True, REASON_AVAILABLE),
-            "{step}: Ready is the observation's: {:?}",
-            condition(&after, READY)
+        let ready = condition(&after, READY).expect("Ready");
+        assert_eq!(
+            (ready.status, ready.reason.as_str()),
+            (ConditionStatus::False, REASON_UNAVAILABLE),
+            "{step}: {ready:?}"
         );
+        assert!(ready.message.contains("password"), "{step}: {ready:?}");
+        assert!(!ready.message.contains("s3cret"), "{step}: {ready:?}");
         let (id, _) = h.cloud.only_resource();
         let observed = at_provider(&after);
         assert_eq!(
@@ -155,5 +189,55 @@ async fn a_refused_connection_secret_still_shows_what_was_observed() {
         );
     }
     assert_eq!(h.cloud.calls("create"), 1);
+
+    // The name freed: the password the create returned is written, and the object is Ready.
+    secrets
+        .delete("t-conn", &Default::default())
+        .await
+        .expect("deleted");
+    r.reconcile(&h.latest(&w).await).await.expect("published");
+    let after = h.get("t").await;
+    assert!(has_condition(
+        &after,
+        READY,
+        ConditionStatus::True,
+        REASON_AVAILABLE
+    ));
+    let written = secrets.get_opt("t-conn").await.expect("read");
+    assert_eq!(password_in(written.as_ref()).as_deref(), Some("s3cret"));
+    assert_eq!(h.cloud.calls("create"), 1);
+    h.shutdown().await;
+}
+
+/// Issue 32, defect 3: a create whose connection Secret's name is taken would return a secret
+/// (a generated private key) with nowhere to go; nothing is created until the name is free.
+#[tokio::test]
+async fn nothing_is_created_while_the_connection_secret_name_is_taken() {
+    let h = WidgetEnv::start().await;
+    let r = h.reconciler();
+    let secrets: Api<Secret> = Api::namespaced(h.client.clone(), NS);
+    secrets
+        .create(&PostParams::default(), &someone_elses_secret("k-conn"))
+        .await
+        .expect("Secret created");
+    let mut w = widget("k", 1);
+    w.spec.write_connection_secret_to_ref = Some(LocalSecretReference {
+        name: "k-conn".into(),
+    });
+    let w = h.create(&w).await;
+    let err = r.reconcile(&h.latest(&w).await).await.expect_err("refused");
+    assert_eq!(err.reason(), CONNECTION_SECRET_NOT_CONTROLLED);
+    assert!(err.message().contains("nothing is created"), "{err}");
+    assert_eq!(h.cloud.calls("create"), 0);
+    assert_eq!(h.cloud.count(), 0);
+
+    secrets
+        .delete("k-conn", &Default::default())
+        .await
+        .expect("deleted");
+    r.reconcile(&h.latest(&w).await).await.expect("created");
+    assert_eq!(h.cloud.calls("create"), 1);
+    let written = secrets.get_opt("k-conn").await.expect("read");
+    assert_eq!(password_in(written.as_ref()).as_deref(), Some("s3cret"));
     h.shutdown().await;
 }

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::conditions::{self, Desired};
 use crate::observation::Observation;
+use crate::readiness::Readiness;
 
 /// What the status says about the resource, beside `Synced`.
 pub(super) struct ObservedStatus {
@@ -34,6 +35,16 @@ impl ObservedStatus {
             ready,
             extra: Vec::new(),
             fields: Map::new(),
+        }
+    }
+
+    /// The same status with `Ready=False` for `why` (something the object promises is missing
+    /// although the resource is fine).
+    pub(super) fn not_ready(&self, why: String) -> Self {
+        Self {
+            ready: Some(conditions::ready(&Readiness::Unavailable(why))),
+            extra: self.extra.clone(),
+            fields: self.fields.clone(),
         }
     }
 

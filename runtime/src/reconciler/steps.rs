@@ -171,6 +171,15 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         let spec = serde_json::to_value(&obj)
             .ok()
             .and_then(|v| v.get("spec").cloned());
+        // What a create returns may exist only once (a generated private key): nothing is
+        // created while its connection Secret cannot be written (see `connection_secret`).
+        if let Some(target) = obj.write_connection_secret_to_ref().cloned()
+            && let Err(err) = self.secrets.check_writable(&obj, &target).await
+        {
+            return Err(self
+                .fail(api, &mut obj, reasons::CANNOT_PUBLISH_CONNECTION, err, None)
+                .await);
+        }
         let key = IdempotencyKey::derive(&ext.uid, &create_parameters(spec.as_ref(), ext.name()));
         let creation = match client.create(&obj, &key).await {
             Ok(c) => c,
@@ -187,6 +196,10 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                     .await);
             }
         };
+        if let Some(target) = obj.write_connection_secret_to_ref() {
+            self.secrets
+                .hold(&obj, target, &creation.connection_details);
+        }
         let created = ExternalRef {
             name: Some(creation.external_name.clone()),
             uid: ext.uid.clone(),
@@ -337,11 +350,24 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         let Some(target) = obj.write_connection_secret_to_ref().cloned() else {
             return Ok(());
         };
-        if details.is_empty() {
+        let held = self.secrets.held_keys(&*obj, &target);
+        if details.is_empty() && held.is_empty() {
             return Ok(());
         }
         match self.secrets.publish(&*obj, &target, details).await {
             Ok(_) => Ok(()),
+            // Details only the create returned are not stored yet: not Ready until they are.
+            Err(e) if !held.is_empty() => {
+                let unstored = observed.not_ready(format!(
+                    "the connection Secret {} does not hold {} yet, which the cloud returned only \
+                     when it created the resource; it is written as soon as the Secret can be",
+                    target.name,
+                    held.join(", ")
+                ));
+                Err(self
+                    .fail_observed(api, obj, reasons::CANNOT_PUBLISH_CONNECTION, e, &unstored)
+                    .await)
+            }
             Err(e) => Err(self
                 .fail_observed(api, obj, reasons::CANNOT_PUBLISH_CONNECTION, e, observed)
                 .await),

@@ -300,3 +300,68 @@ async fn admission_refuses_a_generated_key_without_a_secret_and_a_changed_public
     );
     env.stop().await;
 }
+
+/// Issue 32, defect 3: a generated key pair whose connection Secret's name was taken lost its
+/// private key for good (created anyway; after the conflict was cleared it went Ready with a
+/// Secret without `privateKey`). Now no key pair is created until the Secret can be written,
+/// and the private key then lands in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_key_waits_for_its_secret_name_and_keeps_its_private_key() {
+    let env = Env::start().await;
+    env.put_secret("taken-key", &[("someone", "else's")]).await;
+    let pairs: Api<KeyPair> = Api::namespaced(env.client.clone(), NS);
+    pairs
+        .create(
+            &PostParams::default(),
+            &key_pair("later", None, Some("taken-key")),
+        )
+        .await
+        .expect("KeyPair created");
+    let refused = eventually("KeyPair later: Synced=False/ConnectionSecretNotControlled")
+        .within(WAIT)
+        .for_object(&pairs, "later", |o| {
+            o.is_some_and(|o| {
+                has_condition(
+                    o,
+                    "Synced",
+                    ConditionStatus::False,
+                    "ConnectionSecretNotControlled",
+                )
+            })
+        })
+        .await
+        .expect("exists");
+    assert!(!is_ready(&refused));
+    assert_eq!(env.mock().stats().calls_of("CreateKeyPair"), 0);
+    assert!(
+        env.mock()
+            .key_pair_names(DEFAULT_ACCOUNT_ID, REGION)
+            .is_empty()
+    );
+
+    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), NS);
+    secrets
+        .delete("taken-key", &DeleteParams::default())
+        .await
+        .expect("conflict cleared");
+    eventually("KeyPair later: Ready")
+        .within(WAIT)
+        .for_object(&pairs, "later", |o| o.is_some_and(is_ready))
+        .await;
+    let secret = secrets
+        .get("taken-key")
+        .await
+        .expect("the connection Secret");
+    let private_key = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get("privateKey"))
+        .map(|v| String::from_utf8_lossy(&v.0).into_owned())
+        .unwrap_or_default();
+    assert!(
+        private_key.starts_with("-----BEGIN PRIVATE KEY-----"),
+        "the private key is stored"
+    );
+    assert_eq!(env.mock().stats().calls_of("CreateKeyPair"), 1);
+    env.stop().await;
+}
