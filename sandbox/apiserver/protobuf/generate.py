@@ -4,7 +4,7 @@
 value type], read from the prost types of
 the k8s-pb crate (kube-rs's bindings, generated from Kubernetes' generated.proto files) and
 named as the real apiserver's OpenAPI (openapi/builtin-v3.json.gz) names them.
-tests/protobuf_k8s_pb.rs holds the decoder built on this table to k8s-pb's own encoding.
+tests/server/protobuf_k8s_pb.rs holds the decoder built on this table to k8s-pb's own encoding.
 
 Usage: generate.py <path of k8s-pb's src directory>
 """

@@ -4,7 +4,7 @@
 //! `kubectl get pvc`. `tests/claims_real.rs` holds the same sequence to the real
 //! controller-manager.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! rest is answered with kube-apiserver's 403. The expected bodies were recorded from a real
 //! kube-apiserver (v1.37.2, `ferroplane-testenv up`) for the same requests.
 
-mod common;
+use crate::common;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::Role;

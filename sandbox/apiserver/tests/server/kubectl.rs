@@ -2,8 +2,8 @@
 //! Each scenario states what a real apiserver answers; each runs its own server and cache dir.
 //! These tests need kubectl on PATH and fail with a clear message without it.
 
-mod common;
-mod widget_crd;
+use crate::common;
+use crate::widget_crd;
 
 use std::time::Duration;
 

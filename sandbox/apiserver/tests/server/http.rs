@@ -2,7 +2,7 @@
 //! documents have the shapes kubectl relies on, watches stream, and the server keeps serving
 //! after abuse.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

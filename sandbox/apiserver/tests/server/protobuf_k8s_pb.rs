@@ -3,7 +3,7 @@
 //! store: a Deployment with maps, lists, quantities, int-or-strings and times, a Role, a
 //! CronJob and an Ingress, each created over HTTP and read back.
 
-mod common;
+use crate::common;
 
 use k8s_pb::api::apps::v1 as apps;
 use k8s_pb::api::batch::v1 as batch;

@@ -3,8 +3,8 @@
 //! lists), the finalizer helper, the event recorder, garbage collection, expired watches and
 //! the workload simulator. Each test runs its own server.
 
-mod common;
-mod widget_crd;
+use crate::common;
+use crate::widget_crd;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
