@@ -256,6 +256,11 @@ impl MockServer {
         Ok(())
     }
 
+    /// The scripted answers still pending, oldest first.
+    pub fn pending_injections(&self) -> Vec<ErrorInjection> {
+        lock(&self.shared.injections).clone()
+    }
+
     /// Changes the transition delay for operations from now on.
     pub fn set_transition_delay(&self, delay: Duration) {
         write(&self.shared.settings).transition_delay = delay;
