@@ -37,15 +37,6 @@ const EXPECTED_TO_FAIL: &[(&str, Case)] = &[
     ("KeyPair", Case::SecretNameTaken),
     ("KeyPair", Case::Fault(FaultClass::DroppedConnection)),
     ("KeyPair", Case::Fault(FaultClass::MalformedBody)),
-    // Defect 4: a KeyPair adopts, then deletes, a same-named pair it never created.
-    ("KeyPair", Case::SameNameUnowned),
-    // Defect 6: two namespaces importing one orphan both take it over.
-    ("ECSInstance", Case::TwoNamespacesClaim),
-    ("VPC", Case::TwoNamespacesClaim),
-    ("VSwitch", Case::TwoNamespacesClaim),
-    ("SecurityGroup", Case::TwoNamespacesClaim),
-    ("Disk", Case::TwoNamespacesClaim),
-    ("KeyPair", Case::TwoNamespacesClaim),
     // Defect 7: an ECSInstance whose connection Secret is refused shows an empty status while
     // its instance runs.
     ("ECSInstance", Case::SecretNameTaken),
