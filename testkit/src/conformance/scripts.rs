@@ -204,7 +204,6 @@ async fn secret_name_taken(run: &mut CaseRun<'_>) -> Outcome {
     let objects = run.objects.clone();
     let mark = run.ledger_mark();
     let uid = run.create(&objects, &build, &spec).await?;
-    run.ledger_shows(mark, &uid, Change::Created).await?;
     objects
         .wait(
             OBJECT,
@@ -213,7 +212,12 @@ async fn secret_name_taken(run: &mut CaseRun<'_>) -> Outcome {
             |o| o.is_some_and(|o| sync_failed_with(o, CONNECTION_SECRET_NOT_CONTROLLED)),
         )
         .await?;
-    // Meanwhile the status describes the resource that runs.
+    // Creating nothing while the name is taken is right; a resource made meanwhile must be
+    // described by the status.
+    let created = run.entries_since(mark).iter().any(|e| {
+        e.change == Change::Created
+            && e.tags.get(ferroplane_runtime::UID_TAG).map(String::as_str) == Some(uid.as_str())
+    });
     let status_id = run.registration.status_id;
     let described = objects
         .wait(
@@ -228,7 +232,7 @@ async fn secret_name_taken(run: &mut CaseRun<'_>) -> Outcome {
             },
         )
         .await;
-    if let Err(why) = described {
+    if let (true, Err(why)) = (created, described) {
         run.tracked.audit.status_mismatches += 1;
         run.tracked
             .findings
@@ -352,5 +356,17 @@ async fn provider_config_moved(run: &mut CaseRun<'_>) -> Outcome {
         })
         .await;
     moved.map_err(|e| e.to_string())?;
+    let created_elsewhere = run
+        .mock
+        .ledger()
+        .into_iter()
+        .any(|e| e.seq >= mark && e.account_id == other.id && e.change == Change::Created);
+    if !created_elsewhere {
+        // Refused: the user moves it back before deleting it (or orphans and imports it).
+        objects
+            .patch_spec(OBJECT, json!({"providerConfigRef": {"name": "default"}}))
+            .await?;
+        wait_ready(run, &objects).await?;
+    }
     objects.delete_and_wait(OBJECT, run.timeout).await
 }

@@ -1,6 +1,6 @@
 //! The crash storm: on a sandbox of its own (its controllers are killed, which would disturb
 //! the other cases), every kind's objects are created, then deleted, while the controllers are
-//! killed and started again right after each cloud call the mock sees, as a crash would.
+//! killed and started again right after each change the cloud makes, as a crash would.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,8 +26,9 @@ pub struct Strength {
     pub kills: usize,
 }
 
-fn calls(mock: &MockServer) -> u64 {
-    mock.stats().calls.values().sum()
+/// Changes the cloud made so far (creates, changes, deletes).
+fn changes(mock: &MockServer) -> usize {
+    mock.ledger().len()
 }
 
 fn spawn(cluster: &TestCluster, mock: &MockServer, start: &StartControllers) -> Controllers {
@@ -38,8 +39,9 @@ fn spawn(cluster: &TestCluster, mock: &MockServer, start: &StartControllers) -> 
     })
 }
 
-/// Kills the controllers `kills` times, each right after the mock answered a call (or after a
-/// second without any), and starts them again.
+/// Kills the controllers `kills` times, each right after the cloud made a change (between a
+/// step and the next one: after a create, before its name or Secret is written), or after a
+/// second without any, and starts them again.
 async fn blow(
     controllers: &mut Option<Controllers>,
     cluster: &TestCluster,
@@ -48,12 +50,12 @@ async fn blow(
     kills: usize,
 ) {
     for _ in 0..kills {
-        let before = calls(mock);
-        // No call within the second: kill anyway (a crash needs no reason).
-        let _ = eventually("a cloud call")
+        let before = changes(mock);
+        // No change within the second: kill anyway (a crash needs no reason).
+        let _ = eventually("a change in the cloud")
             .within(Duration::from_secs(1))
-            .every(Duration::from_millis(5))
-            .try_until_async(|| std::future::ready(calls(mock) > before))
+            .every(Duration::from_millis(2))
+            .try_until_async(|| std::future::ready(changes(mock) > before))
             .await;
         if let Some(running) = controllers.take() {
             running.kill().await;

@@ -23,23 +23,13 @@ const IMAGE: &str = "aliyun_3_x64_20G_alibase_20240528.vhd";
 /// 32). Each is asserted to fail: when a fix lands, its entries pass and the suite says to
 /// remove them from here.
 const EXPECTED_TO_FAIL: &[(&str, Case)] = &[
-    // Defect 2: a providerConfigRef moved to another account creates there; the first
-    // resource keeps running, unmanaged (a leak; for KeyPair also a second resource).
-    ("ECSInstance", Case::ProviderConfigMoved),
-    ("VPC", Case::ProviderConfigMoved),
-    ("VSwitch", Case::ProviderConfigMoved),
-    ("SecurityGroup", Case::ProviderConfigMoved),
-    ("Disk", Case::ProviderConfigMoved),
-    ("KeyPair", Case::ProviderConfigMoved),
-    // Defect 3: a generated private key is lost when the connection Secret cannot be written,
-    // and (found by this suite) when CreateKeyPair's answer is lost or unreadable: the pair is
-    // then found by name and goes Ready without its key.
-    ("KeyPair", Case::SecretNameTaken),
+    // Defect 3's rule (a secret that exists only once is never lost), in a case its fix does
+    // not cover yet: a KeyPair whose CreateKeyPair answer is lost or unreadable is found by
+    // name and goes Ready without its private key. (A crash between CreateKeyPair and the
+    // Secret write loses the key held in memory too: KeyPair × crash-storm fails when a kill
+    // lands in that window, which no storm can hit every time, so it is not listed here.)
     ("KeyPair", Case::Fault(FaultClass::DroppedConnection)),
     ("KeyPair", Case::Fault(FaultClass::MalformedBody)),
-    // Defect 7: an ECSInstance whose connection Secret is refused shows an empty status while
-    // its instance runs.
-    ("ECSInstance", Case::SecretNameTaken),
 ];
 
 fn renamed(build: &Build) -> String {
