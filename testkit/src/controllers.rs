@@ -44,6 +44,19 @@ impl Controllers {
         Self { shutdown, task }
     }
 
+    /// Kills the controllers as a crash would: their task is dropped wherever it is, in the
+    /// middle of a cloud call or an API write, with no shutdown step; returns once it is gone.
+    pub async fn kill(self) {
+        self.shutdown.cancel();
+        self.task.abort();
+        let joined = self.task.await;
+        if let Err(error) = joined
+            && error.is_panic()
+        {
+            std::panic::resume_unwind(error.into_panic());
+        }
+    }
+
     /// Signals shutdown and waits for the controllers to return; panics when they do not stop
     /// in time, panicked, or returned an error.
     pub async fn stop(self) {

@@ -13,6 +13,8 @@
 //!   cloud (credentials Secret, ProviderConfig), and raw signed requests to it.
 //! - [`widget`]: the framework's own test kind and its fake cloud; [`faulty_client`]: a kube
 //!   client that fails where a crash would.
+//! - [`conformance`]: the managed-resource conformance suite every Alibaba managed kind runs
+//!   (one registration per kind; the guarantees checked from the mock's own records).
 //! - [`samples`]: the manifests in `deploy/samples/`.
 //! - [`etcd`]: the real etcd program for tests that run etcd processes (built when missing).
 //! - [`ingress`]: a stand-in ingress controller that gives Ingresses an address on the real
@@ -28,6 +30,7 @@
 mod client;
 mod cluster;
 pub mod conditions;
+pub mod conformance;
 mod controllers;
 mod crds;
 pub mod ecs_mock;

@@ -1,10 +1,11 @@
-//! Secrets a test puts in place (credentials, passwords): created, or replaced when present.
+//! Secrets a test puts in place (credentials, passwords): created, or replaced when present;
+//! and deleted.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ObjectMeta, PostParams};
+use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 
 /// Creates Secret `namespace/name` with `data`, or replaces the data of the existing one.
 pub async fn put(client: &kube::Client, namespace: &str, name: &str, data: &[(&str, &str)]) {
@@ -33,4 +34,12 @@ pub async fn put(client: &kube::Client, namespace: &str, name: &str, data: &[(&s
                 .expect("secret replaced");
         }
     }
+}
+
+/// Deletes Secret `namespace/name`; panics unless it existed and is deleted.
+pub async fn delete(client: &kube::Client, namespace: &str, name: &str) {
+    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    api.delete(name, &DeleteParams::default())
+        .await
+        .expect("secret deleted");
 }

@@ -166,6 +166,32 @@ impl Wait {
     where
         K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
     {
+        let what = format!("{} ({name})", self.what);
+        let timeout = self.timeout;
+        match self.try_for_object(api, name, condition).await {
+            Ok(object) => object,
+            Err(last) => panic!(
+                "{}",
+                TimedOut {
+                    what,
+                    timeout,
+                    last: last.map(|object| format!("{object:#?}")),
+                }
+            ),
+        }
+    }
+
+    /// Like [`Wait::for_object`], but at the deadline returns the last version seen (`None`
+    /// when nothing was seen; `Some(None)` when the object did not exist).
+    pub async fn try_for_object<K>(
+        self,
+        api: &Api<K>,
+        name: &str,
+        condition: impl Fn(Option<&K>) -> bool,
+    ) -> Result<Option<K>, Option<Option<K>>>
+    where
+        K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+    {
         let mut last: Option<Option<K>> = None;
         let watched = async {
             // A failed watch request is retried (with backoff) by the stream itself.
@@ -181,17 +207,9 @@ impl Wait {
             }
             unreachable!("a watch with backoff never ends")
         };
-        let watched = tokio::time::timeout(self.timeout, watched).await;
-        match watched {
-            Ok(object) => object,
-            Err(_) => panic!(
-                "{}",
-                TimedOut {
-                    what: format!("{} ({name})", self.what),
-                    timeout: self.timeout,
-                    last: last.map(|object| format!("{object:#?}")),
-                }
-            ),
+        match tokio::time::timeout(self.timeout, watched).await {
+            Ok(object) => Ok(object),
+            Err(_) => Err(last),
         }
     }
 }

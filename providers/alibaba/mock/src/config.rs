@@ -7,6 +7,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{AccessKey, MAX_SKEW};
+use crate::faults_error::FaultsError;
+use crate::injection::ErrorInjection;
 
 /// The account that owns the key given by [`MockConfig::new`].
 pub const DEFAULT_ACCOUNT_ID: &str = "1234567890123456";
@@ -51,59 +53,6 @@ pub struct FaultsPatch {
     pub drop_rate: Option<f64>,
     /// 0 removes the limit.
     pub api_rate_limit_per_minute: Option<u32>,
-}
-
-/// A scripted error: the next `times` calls of `action` (any ECS action when `None`) are
-/// answered with ECS's error `code` (one of [`crate::ErrorResponse::INJECTABLE_CODES`]) after
-/// authentication, instead of being processed. The body of `POST /_mock/errors`, e.g.
-/// `{"code":"OperationConflict","action":"StopInstance","times":2}`; `times` defaults to 1.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ErrorInjection {
-    /// The ECS error code to answer with.
-    pub code: String,
-    /// The action it applies to; `None` is every ECS action.
-    #[serde(default)]
-    pub action: Option<String>,
-    /// How many calls get it.
-    #[serde(default = "one")]
-    pub times: u32,
-}
-
-fn one() -> u32 {
-    1
-}
-
-impl ErrorInjection {
-    /// `code` for the next `times` calls of `action`.
-    pub fn new(code: impl Into<String>, action: Option<&str>, times: u32) -> Self {
-        Self {
-            code: code.into(),
-            action: action.map(str::to_owned),
-            times,
-        }
-    }
-
-    /// Checks that the code is one the mock can answer with.
-    pub fn validate(&self) -> Result<(), FaultsError> {
-        if crate::ErrorResponse::injectable(&self.code).is_none() {
-            return Err(FaultsError::UnknownCode {
-                code: self.code.clone(),
-            });
-        }
-        Ok(())
-    }
-}
-
-/// Why a faults setting was refused.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum FaultsError {
-    /// A rate outside 0–1.
-    #[error("{name} must be a fraction between 0 and 1, got {value}")]
-    Rate { name: &'static str, value: f64 },
-    /// An injected error code the mock does not know.
-    #[error("cannot inject {code:?}: known codes are {}", crate::ErrorResponse::INJECTABLE_CODES.join(", "))]
-    UnknownCode { code: String },
 }
 
 impl Faults {

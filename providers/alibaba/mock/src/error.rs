@@ -137,6 +137,13 @@ impl ErrorResponse {
                 "InvalidInstanceId.NotFound",
                 "The specified InstanceId does not exist.",
             ),
+            "InvalidVpcId.NotFound" => {
+                Self::not_found("InvalidVpcId.NotFound", "Specified VPC does not exist.")
+            }
+            "InvalidVSwitchId.NotFound" => Self::not_found(
+                "InvalidVSwitchId.NotFound",
+                "Specified virtual switch does not exist.",
+            ),
             "ChargeTypeViolation" => Self::charge_type_violation(),
             "OperationDenied.NoStock" => Self::no_stock(),
             "InternalError" => Self::new(
@@ -160,6 +167,8 @@ impl ErrorResponse {
         "Forbidden.RAM",
         "Forbidden.InstanceNotFound",
         "InvalidInstanceId.NotFound",
+        "InvalidVpcId.NotFound",
+        "InvalidVSwitchId.NotFound",
         "ChargeTypeViolation",
         "OperationDenied.NoStock",
         "InternalError",

@@ -311,6 +311,17 @@ impl KeyPairStore {
         scope.get(name).ok_or_else(|| not_found(404, name))
     }
 
+    /// Every key pair of every account, with its account and region.
+    pub fn all(&self) -> impl Iterator<Item = (&Arc<str>, &'static str, &KeyPair)> {
+        self.pairs
+            .iter()
+            .flat_map(|((account_id, region_id), pairs)| {
+                pairs
+                    .values()
+                    .map(move |pair| (account_id, *region_id, pair))
+            })
+    }
+
     /// Removes the named key pairs that exist; the others are ignored.
     pub fn remove(&mut self, account_id: &Arc<str>, region_id: &'static str, names: &[String]) {
         if let Some(scope) = self.pairs.get_mut(&(account_id.clone(), region_id)) {

@@ -24,7 +24,8 @@
 //! `vpc_actions` / `sts_actions` → `store` (instances, with `network`, `disks`, `key_pairs` and
 //! `visibility`) → `instance` and `instance_view`, with `launch`, `launch_spec`,
 //! `subscription`, `param_checks`, `tags`, `catalog`, `cidr`, `defaults`, `config`, `stats`,
-//! `md5`, `received_params`, `locks` and `error` underneath. What every action shares (its
+//! `md5`, `received_params`, `injection`, `ledger`, `resource_records`, `locks` and `error`
+//! underneath. What every action shares (its
 //! context, dry runs, `InvalidAction.NotFound`) is `action`'s; ClientToken fingerprints are
 //! `idempotency`'s and resource IDs `ids`'. No module imports one that imports it back.
 //!
@@ -51,9 +52,11 @@ mod disk_actions;
 mod disks;
 mod ecs_actions;
 mod error;
+mod faults_error;
 mod glob;
 mod idempotency;
 mod ids;
+mod injection;
 mod instance;
 mod instance_attribute_actions;
 mod instance_deployment_actions;
@@ -68,6 +71,7 @@ mod key_pair_actions;
 mod key_pairs;
 mod launch;
 mod launch_spec;
+mod ledger;
 mod locks;
 mod md5;
 mod network;
@@ -79,6 +83,7 @@ mod private_ip;
 mod products;
 mod received_params;
 pub mod resource_groups;
+mod resource_records;
 mod security_group_actions;
 mod security_group_rules;
 mod server;
@@ -103,14 +108,18 @@ use tokio::task::JoinHandle;
 pub use auth::{AccessKey, StsCredentials};
 pub use catalog::OUT_OF_STOCK_TYPE;
 pub use config::{
-    ApiRateLimits, DEFAULT_ACCOUNT_ID, DurationError, ErrorInjection, Faults, FaultsError,
-    MockConfig, RateLimitSyntaxError, parse_api_rate_limits, parse_duration,
+    ApiRateLimits, DEFAULT_ACCOUNT_ID, DurationError, Faults, MockConfig, RateLimitSyntaxError,
+    parse_api_rate_limits, parse_duration,
 };
 pub use disks::DiskSummary;
 pub use error::{ErrorResponse, MockError};
+pub use faults_error::FaultsError;
+pub use injection::{ErrorInjection, ScriptedFault};
 pub use instance_view::InstanceSummary;
 pub use launch_spec::LaunchSpec;
+pub use ledger::{Change, LedgerEntry, secret_digest};
 pub use password::password_digest;
+pub use resource_records::{ResourceKind, ResourceRecord};
 pub use stats::MockStats;
 
 use crate::locks::{lock, write};
@@ -215,6 +224,17 @@ impl MockServer {
             .map(|i| i.key_pair_name.clone())
     }
 
+    /// Every live resource of every account (instances, VPCs, vSwitches, security groups,
+    /// disks, key pairs), each account's default network included.
+    pub fn resources(&self) -> Vec<ResourceRecord> {
+        self.shared.resources()
+    }
+
+    /// What every successful call created, changed or deleted, oldest first.
+    pub fn ledger(&self) -> Vec<LedgerEntry> {
+        lock(&self.shared.ledger).entries().to_vec()
+    }
+
     /// The faults in force.
     pub fn faults(&self) -> Faults {
         self.shared.settings().faults
@@ -227,12 +247,18 @@ impl MockServer {
         Ok(())
     }
 
-    /// Answers the next `injection.times` calls of its action with its error code (after
-    /// authentication, before processing); adds to the injections already pending.
+    /// Answers the next `injection.times` calls of its action (of its account, when it names
+    /// one) with its error code (after authentication, before processing) or its transport
+    /// fault; adds to the injections already pending.
     pub fn inject_error(&self, injection: ErrorInjection) -> Result<(), FaultsError> {
         injection.validate()?;
         lock(&self.shared.injections).push(injection);
         Ok(())
+    }
+
+    /// The scripted answers still pending, oldest first.
+    pub fn pending_injections(&self) -> Vec<ErrorInjection> {
+        lock(&self.shared.injections).clone()
     }
 
     /// Changes the transition delay for operations from now on.

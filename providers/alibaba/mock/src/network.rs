@@ -387,6 +387,11 @@ impl NetworkStore {
             .entry(account_id.clone())
             .or_insert_with(AccountNetwork::seeded)
     }
+
+    /// Every account's network seen so far.
+    pub fn accounts(&self) -> impl Iterator<Item = (&Arc<str>, &AccountNetwork)> {
+        self.accounts.iter()
+    }
 }
 
 #[cfg(test)]

@@ -48,6 +48,14 @@ impl ReceivedParams {
         &self.all
     }
 
+    /// Every non-empty value.
+    pub fn values(&self) -> impl Iterator<Item = &str> {
+        self.all
+            .values()
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
     /// The value, `None` when absent or empty.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.all

@@ -6,8 +6,12 @@
 //!   body (`{"throttleRate":0.1,"errorRate":0,"latencyMs":50,"retryAfterMs":1000,"dropRate":0,
 //!   "apiRateLimitPerMinute":600}`; a limit of 0 removes it) changes them.
 //! - `POST /_mock/errors` with a [`crate::ErrorInjection`]
-//!   (`{"code":"OperationConflict","action":"StopInstance","times":2}`) scripts an ECS error for
-//!   the next calls; `GET /_mock/errors` lists those still pending.
+//!   (`{"code":"OperationConflict","action":"StopInstance","times":2}`, or
+//!   `{"fault":"truncatedBody","action":"CreateVpc","accountId":"…"}`) scripts an ECS error or a
+//!   transport fault for the next calls; `GET /_mock/errors` lists those still pending.
+//! - `GET /_mock/resources` → every live resource ([`crate::ResourceRecord`]) of every account;
+//!   `GET /_mock/ledger` → what each successful call created, changed or deleted
+//!   ([`crate::LedgerEntry`]).
 //! - `/<bucket>/...`: a minimal OSS (`crate::oss_http`).
 
 use std::sync::Arc;
@@ -20,7 +24,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use serde_json::{Value, json};
 
-use crate::config::{ErrorInjection, FaultsPatch};
+use crate::config::FaultsPatch;
+use crate::injection::{ErrorInjection, ScriptedFault};
 use crate::locks::{lock, write};
 use crate::state::{ApiRequest, InFlight, Shared};
 
@@ -31,6 +36,8 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/_mock/instances", get(instances))
         .route("/_mock/faults", get(faults).post(set_faults))
         .route("/_mock/errors", get(errors).post(inject_error))
+        .route("/_mock/resources", get(resources))
+        .route("/_mock/ledger", get(ledger))
         .route("/", any(api))
         .fallback(not_found)
         .with_state(shared.clone())
@@ -86,15 +93,14 @@ async fn api(
         tokio::time::sleep(settings.faults.latency).await;
     }
     drop(guard);
-    let result = outcome.result;
-    if settings.faults.drop_rate > 0.0
-        && rand::Rng::random_bool(&mut rand::rng(), settings.faults.drop_rate.clamp(0.0, 1.0))
-    {
+    let dropped_by_rate = settings.faults.drop_rate > 0.0
+        && rand::Rng::random_bool(&mut rand::rng(), settings.faults.drop_rate.clamp(0.0, 1.0));
+    if dropped_by_rate || outcome.fault == Some(ScriptedFault::DroppedResponse) {
         lock(&shared.counters).dropped();
         return dropped_response();
     }
-    match result {
-        Ok(text) => text_response(StatusCode::OK, text, Some(&request_id)),
+    let (status, body) = match outcome.result {
+        Ok(text) => (StatusCode::OK, text),
         Err(error) => {
             let host = headers
                 .get(header::HOST)
@@ -110,8 +116,19 @@ async fn api(
                     .headers_mut()
                     .insert("x-acs-retry-after", HeaderValue::from(ms));
             }
-            response
+            if outcome.fault.is_none() {
+                return response;
+            }
+            (status, error.body(&request_id, host).to_string())
         }
+    };
+    match outcome.fault.and_then(|f| f.malformed_body(&body)) {
+        // A gateway's page is a 200 whatever the call would have answered.
+        Some(page) if outcome.fault == Some(ScriptedFault::NonJsonBody) => {
+            text_response(StatusCode::OK, page, Some(&request_id))
+        }
+        Some(cut) => text_response(status, cut, Some(&request_id)),
+        None => text_response(status, body, Some(&request_id)),
     }
 }
 
@@ -152,6 +169,25 @@ async fn stats(State(shared): State<Arc<Shared>>) -> Response {
 
 async fn instances(State(shared): State<Arc<Shared>>) -> Response {
     match serde_json::to_value(shared.instances()) {
+        Ok(v) => json_response(StatusCode::OK, &v, None),
+        Err(e) => json_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &json!({"error": e.to_string()}),
+            None,
+        ),
+    }
+}
+
+async fn resources(State(shared): State<Arc<Shared>>) -> Response {
+    listing(serde_json::to_value(shared.resources()))
+}
+
+async fn ledger(State(shared): State<Arc<Shared>>) -> Response {
+    listing(serde_json::to_value(lock(&shared.ledger).entries()))
+}
+
+fn listing(value: Result<Value, serde_json::Error>) -> Response {
+    match value {
         Ok(v) => json_response(StatusCode::OK, &v, None),
         Err(e) => json_response(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -214,7 +250,11 @@ async fn errors(State(shared): State<Arc<Shared>>) -> Response {
 
 async fn inject_error(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     let injection = serde_json::from_slice::<ErrorInjection>(&body)
-        .map_err(|e| format!("invalid error injection JSON: {e}; fields: code, action, times"))
+        .map_err(|e| {
+            format!(
+                "invalid error injection JSON: {e}; fields: code or fault (droppedResponse, truncatedBody, nonJsonBody), action, accountId, times"
+            )
+        })
         .and_then(|i| i.validate().map(|()| i).map_err(|e| e.to_string()));
     match injection {
         Ok(injection) => {

@@ -13,9 +13,11 @@ use serde_json::Value;
 
 use crate::action::{ActionContext, action_not_found};
 use crate::auth::{self, KeyStore, NonceCache, SignedRequest};
-use crate::config::{ApiRateLimits, ErrorInjection, Faults, MockConfig};
+use crate::config::{ApiRateLimits, Faults, MockConfig};
 use crate::error::ErrorResponse;
+use crate::injection::{self, ErrorInjection, Scripted, ScriptedFault};
 use crate::instance_view::InstanceSummary;
+use crate::ledger::{self, Ledger};
 use crate::locks::{lock, read, write};
 use crate::products::{self, Product, Route};
 use crate::received_params::{ReceivedParams, decode_form};
@@ -44,8 +46,10 @@ pub struct Shared {
     pub api_rate_limits: RwLock<ApiRateLimits>,
     /// ClientTokens whose call is still being answered (see [`InFlight`]).
     pub in_flight: Mutex<HashSet<TokenInFlight>>,
-    /// Scripted errors still to answer, oldest first.
+    /// Scripted answers still to give, oldest first.
     pub injections: Mutex<Vec<ErrorInjection>>,
+    /// What every successful call did to resources.
+    pub ledger: Mutex<Ledger>,
 }
 
 /// A ClientToken call that is processed but not yet answered.
@@ -75,11 +79,12 @@ impl Drop for InFlight {
     }
 }
 
-/// What [`Shared::handle`] produced: the answer, and the in-flight token to release once the
-/// answer is sent.
+/// What [`Shared::handle`] produced: the answer, the in-flight token to release once the
+/// answer is sent, and the scripted fault the answer is to be sent with.
 pub struct Outcome {
     pub result: Result<String, ErrorResponse>,
     pub in_flight: Option<TokenInFlight>,
+    pub fault: Option<ScriptedFault>,
 }
 
 /// Calls per (account, region, action) in the current wall-clock minute.
@@ -147,6 +152,7 @@ impl Shared {
             api_rate_limits: RwLock::new(config.api_rate_limits.clone()),
             in_flight: Mutex::new(HashSet::new()),
             injections: Mutex::new(config.injections.clone()),
+            ledger: Mutex::new(Ledger::default()),
         }
     }
 
@@ -174,22 +180,33 @@ impl Shared {
             .collect()
     }
 
+    /// Every live resource of every account.
+    pub fn resources(&self) -> Vec<crate::resource_records::ResourceRecord> {
+        crate::resource_records::all(&mut lock(&self.store), Timestamp::now())
+    }
+
     /// Answers one API request; errors are counted by code.
     /// With `track_tokens`, a successful ClientToken call stays in flight (the caller releases it
     /// with an [`InFlight`] guard after its answer delay).
     pub fn handle(&self, request: &ApiRequest<'_>, track_tokens: bool) -> Outcome {
         let mut in_flight = None;
-        let result = self.handle_inner(request, track_tokens.then_some(&mut in_flight));
+        let mut fault = None;
+        let result = self.handle_inner(request, track_tokens.then_some(&mut in_flight), &mut fault);
         if let Err(error) = &result {
             lock(&self.counters).error(&error.code);
         }
-        Outcome { result, in_flight }
+        Outcome {
+            result,
+            in_flight,
+            fault,
+        }
     }
 
     fn handle_inner(
         &self,
         request: &ApiRequest<'_>,
         in_flight: Option<&mut Option<TokenInFlight>>,
+        fault: &mut Option<ScriptedFault>,
     ) -> Result<String, ErrorResponse> {
         let now = Timestamp::now();
         if request.method != "GET" && request.method != "POST" {
@@ -262,10 +279,18 @@ impl Shared {
             let keys = read(&self.keys);
             Some(auth::authenticate(&keys, &self.nonces, &signed, now)?)
         };
-        if caller.is_some()
-            && let Some(error) = self.take_injection(label)
-        {
-            return Err(error);
+        if let Some(caller) = &caller {
+            let scripted = injection::take(&mut lock(&self.injections), label, &caller.account_id);
+            match scripted {
+                Some(Scripted::Error(error)) => return Err(error),
+                Some(Scripted::Fault(scripted)) => {
+                    *fault = Some(scripted);
+                    if !scripted.processes() {
+                        return Ok(String::new());
+                    }
+                }
+                None => {}
+            }
         }
         let limit = read(&self.api_rate_limits)
             .get(label)
@@ -316,7 +341,33 @@ impl Shared {
                     delay: settings.transition_delay,
                     quota: settings.instance_quota,
                 };
-                let answer = action.run(&mut lock(&self.store), &ctx, &params)?;
+                let mut store = lock(&self.store);
+                let recorded = ledger::records(label);
+                let region = params
+                    .get("RegionId")
+                    .and_then(|r| crate::catalog::region_by_id(r).ok())
+                    .map(|r| r.id);
+                let handles = if recorded {
+                    ledger::handles_of(&params)
+                } else {
+                    Default::default()
+                };
+                let before =
+                    ledger::snapshot(&mut store, &caller.account_id, region, &handles, now);
+                let answer = action.run(&mut store, &ctx, &params)?;
+                if recorded {
+                    lock(&self.ledger).record_call(
+                        &mut store,
+                        label,
+                        &caller.account_id,
+                        region,
+                        handles,
+                        before,
+                        &answer,
+                        now,
+                    );
+                }
+                drop(store);
                 if let (Some(slot), Some(key)) = (in_flight, token) {
                     lock(&self.in_flight).insert(key.clone());
                     *slot = Some(key);
@@ -325,21 +376,6 @@ impl Shared {
             }
             (Route::Api(_), None) => Err(action_not_found()),
         }
-    }
-
-    /// The scripted error for this call of `action`, if one is pending (and counts it).
-    fn take_injection(&self, action: &str) -> Option<ErrorResponse> {
-        let mut injections = lock(&self.injections);
-        let index = injections
-            .iter()
-            .position(|i| i.action.as_deref().is_none_or(|a| a == action))?;
-        let injection = &mut injections[index];
-        let error = ErrorResponse::injectable(&injection.code);
-        injection.times = injection.times.saturating_sub(1);
-        if injection.times == 0 {
-            injections.remove(index);
-        }
-        error
     }
 
     fn inject_faults(&self) -> Result<(), ErrorResponse> {

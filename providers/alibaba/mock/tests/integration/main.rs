@@ -16,6 +16,7 @@ mod mock_launch_rules;
 mod mock_network;
 mod mock_official_sdk;
 mod mock_oss;
+mod mock_records;
 mod mock_scale;
 mod mock_visibility;
 mod sdk_python;

@@ -17,3 +17,5 @@ mod controller_subscription;
 mod controller_tenancy;
 mod controller_tenancy_credentials;
 mod controller_visibility;
+
+mod conformance;

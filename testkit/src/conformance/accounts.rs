@@ -1,0 +1,110 @@
+//! A case's cloud accounts: each case runs in accounts of its own in the shared mock (so its
+//! scripted faults and its records are its own), reached from its namespaces through a
+//! credentials Secret and a ProviderConfig; and the resources made by hand in them.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use alibaba_mock::{AccessKey, MockServer, ResourceKind};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, PostParams};
+
+use crate::mock_requests::Signer;
+use crate::wait::eventually;
+use crate::{ecs_mock, secrets};
+
+const VPC_API: &str = "2016-04-28";
+
+static NEXT_ACCOUNT: AtomicU64 = AtomicU64::new(7_000_000_000_000_001);
+
+/// One cloud account of the mock.
+#[derive(Debug, Clone)]
+pub struct Account {
+    pub id: String,
+    access_key_id: String,
+    secret: String,
+}
+
+impl Account {
+    /// A new account with one access key, added to `mock`.
+    pub fn open(mock: &MockServer) -> Self {
+        let n = NEXT_ACCOUNT.fetch_add(1, Ordering::Relaxed);
+        let account = Self {
+            id: n.to_string(),
+            access_key_id: format!("LTAIconformance{n}"),
+            secret: format!("conformance-secret-{n}"),
+        };
+        mock.add_access_key(AccessKey::new(
+            &account.access_key_id,
+            &account.secret,
+            &account.id,
+        ));
+        account
+    }
+
+    /// Creates `namespace` if needed, a credentials Secret for this account in it, and
+    /// ProviderConfig `config` using it against `mock`.
+    pub async fn provide(
+        &self,
+        client: &kube::Client,
+        namespace: &str,
+        config: &str,
+        mock: &MockServer,
+    ) {
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        let ns: Namespace = serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace},
+        }))
+        .expect("a namespace");
+        // Already there when a second configuration is added to it.
+        let _ = namespaces.create(&PostParams::default(), &ns).await;
+        let secret = format!("{config}-credentials");
+        secrets::put(
+            client,
+            namespace,
+            &secret,
+            &[
+                ("accessKeyId", self.access_key_id.as_str()),
+                ("accessKeySecret", self.secret.as_str()),
+            ],
+        )
+        .await;
+        ecs_mock::create_provider_config(
+            client,
+            namespace,
+            config,
+            &secret,
+            None,
+            &mock.endpoint(),
+        )
+        .await;
+    }
+
+    /// Signed raw requests as this account.
+    pub fn signer(&self, mock: &MockServer) -> Signer {
+        Signer::with_key(mock, &self.access_key_id, &self.secret)
+    }
+
+    /// A VPC made by hand (owned by no object), once it is Available.
+    pub async fn make_vpc(&self, mock: &MockServer, region: &str) -> String {
+        let created = self
+            .signer(mock)
+            .post(
+                "CreateVpc",
+                VPC_API,
+                &[("RegionId", region), ("CidrBlock", "10.0.0.0/16")],
+            )
+            .await
+            .ok();
+        let id = created["VpcId"].as_str().expect("a VPC ID").to_owned();
+        eventually(format!("hand-made VPC {id} is Available"))
+            .within(Duration::from_secs(20))
+            .until(|| {
+                mock.resources()
+                    .into_iter()
+                    .any(|r| r.kind == ResourceKind::Vpc && r.id == id && r.status == "Available")
+            })
+            .await;
+        id
+    }
+}
