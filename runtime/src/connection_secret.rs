@@ -7,12 +7,13 @@
 //! costs no API call at all; after a restart, and every [`RECHECK_AFTER`] (in case someone
 //! deleted or edited the Secret), a reconcile reads the Secret once.
 //!
-//! What a create returns can exist only once (a generated private key: the cloud never shows it
-//! again). So a create is not even tried while the Secret's name is taken by a Secret the object
-//! does not control ([`ConnectionSecrets::check_writable`]), and the details of a create are held
-//! in memory ([`ConnectionSecrets::hold`]) until a publish writes them: a write that fails after
-//! the create (the name taken meanwhile, the API server down) is retried with them, and the
-//! object is not Ready until then. Only a restart of the process in that window loses them.
+//! A secret may exist only once. One the kind makes itself (a key pair's private key, see
+//! `ExternalClient::secrets_before_create`) is written here before the create, so nothing can
+//! lose it. One the cloud returns from a create is not even asked for while the Secret's name is
+//! taken by a Secret the object does not control ([`ConnectionSecrets::check_writable`]), and is
+//! held in memory ([`ConnectionSecrets::hold`]) until a publish writes it: a write that fails
+//! after the create (the name taken meanwhile, the API server down) is retried with it, and the
+//! object is not Ready until then; only a restart of the process in that window loses it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -76,6 +77,26 @@ impl ConnectionSecrets {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// What the Secret holds, if it exists and `owner` controls it (else nothing).
+    pub async fn read<K: Resource<DynamicType = ()>>(
+        &self,
+        owner: &K,
+        target: &LocalSecretReference,
+    ) -> Result<ConnectionDetails, ReconcileError> {
+        let (namespace, owner_uid) = owner_keys(owner);
+        let what = format!("cannot read connection Secret {namespace}/{}", target.name);
+        let api: Api<Secret> = Api::namespaced(self.client.clone(), &namespace);
+        let live = api
+            .get_opt(&target.name)
+            .await
+            .map_err(|e| ReconcileError::kube(&what, e))?;
+        Ok(live
+            .filter(|live| controls(live, &owner_uid))
+            .and_then(|live| live.data)
+            .map(|data| ConnectionDetails::from(to_plain(&data)))
+            .unwrap_or_default())
     }
 
     /// Keeps `details` (what a create returned) until a [`publish`](Self::publish) for the

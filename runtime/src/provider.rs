@@ -3,6 +3,7 @@
 
 use std::future::Future;
 
+use crate::connection_details::ConnectionDetails;
 use crate::error::ReconcileError;
 use crate::external::{Creation, Deletion, ExternalRef, Update};
 use crate::idempotency::IdempotencyKey;
@@ -39,6 +40,33 @@ pub trait ExternalClient<K>: Send + Sync {
         mr: &K,
         key: &IdempotencyKey,
     ) -> impl Future<Output = Result<Creation, ReconcileError>> + Send;
+
+    /// Secrets the kind makes itself for a create (a key pair's private key), given what the
+    /// connection Secret holds already (`stored`). The framework writes them to the connection
+    /// Secret *before* it creates, so that no answer lost and no crash can lose them, and hands
+    /// the Secret's content to [`create_with_secrets`](Self::create_with_secrets). Return `None`
+    /// when `stored` holds them already, or the kind makes none (the default).
+    fn secrets_before_create(
+        &self,
+        mr: &K,
+        stored: &ConnectionDetails,
+    ) -> Option<ConnectionDetails> {
+        let _ = (mr, stored);
+        None
+    }
+
+    /// [`create`](Self::create), given what the connection Secret holds (with the secrets of
+    /// [`secrets_before_create`](Self::secrets_before_create)); empty without a connection
+    /// Secret. The default ignores them.
+    fn create_with_secrets(
+        &self,
+        mr: &K,
+        key: &IdempotencyKey,
+        stored: &ConnectionDetails,
+    ) -> impl Future<Output = Result<Creation, ReconcileError>> + Send {
+        let _ = stored;
+        self.create(mr, key)
+    }
 
     /// Makes the resource match the spec. Called only after `observe` reported a diff.
     fn update(

@@ -171,17 +171,19 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         let spec = serde_json::to_value(&obj)
             .ok()
             .and_then(|v| v.get("spec").cloned());
-        // What a create returns may exist only once (a generated private key): nothing is
-        // created while its connection Secret cannot be written (see `connection_secret`).
-        if let Some(target) = obj.write_connection_secret_to_ref().cloned()
-            && let Err(err) = self.secrets.check_writable(&obj, &target).await
-        {
-            return Err(self
-                .fail(api, &mut obj, reasons::CANNOT_PUBLISH_CONNECTION, err, None)
-                .await);
-        }
+        // Secrets may exist only once (see `connection_secret`): nothing is created while the
+        // connection Secret cannot be written, and secrets the kind makes itself are stored
+        // before the create.
+        let stored = match self.secrets_before_create(&obj, client).await {
+            Ok(stored) => stored,
+            Err(err) => {
+                return Err(self
+                    .fail(api, &mut obj, reasons::CANNOT_PUBLISH_CONNECTION, err, None)
+                    .await);
+            }
+        };
         let key = IdempotencyKey::derive(&ext.uid, &create_parameters(spec.as_ref(), ext.name()));
-        let creation = match client.create(&obj, &key).await {
+        let creation = match client.create_with_secrets(&obj, &key, &stored).await {
             Ok(c) => c,
             Err(e) => {
                 let err = e.context("cannot create external resource");
@@ -292,6 +294,25 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 )
             };
         Ok(Finish::Done(Action::requeue(after), state))
+    }
+
+    /// Checks that the connection Secret can be written, stores the secrets the kind makes
+    /// itself, and returns what the Secret holds (empty without one).
+    async fn secrets_before_create(
+        &self,
+        obj: &K,
+        client: &C::Client,
+    ) -> Result<ConnectionDetails, ReconcileError> {
+        let Some(target) = obj.write_connection_secret_to_ref().cloned() else {
+            return Ok(ConnectionDetails::new());
+        };
+        self.secrets.check_writable(obj, &target).await?;
+        let mut stored = self.secrets.read(obj, &target).await?;
+        if let Some(made) = client.secrets_before_create(obj, &stored) {
+            stored.merge(&made);
+            self.secrets.publish(obj, &target, &stored).await?;
+        }
+        Ok(stored)
     }
 
     /// Waits for a recently created resource the cloud does not list yet: says so in Synced and

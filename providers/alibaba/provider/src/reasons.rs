@@ -114,6 +114,14 @@ pub const ENDPOINT_NOT_ALLOWED: &str = "EndpointNotAllowed";
 /// a ProviderConfig of the namespace.
 pub const NAMESPACE_NOT_ALLOWED: &str = "NamespaceNotAllowed";
 
+// KeyPair.
+
+/// A KeyPair without `publicKey`: no private key could be made and stored yet; tried again.
+pub const KEY_NOT_GENERATED: &str = "KeyNotGenerated";
+/// A KeyPair without `publicKey`: the `privateKey` its connection Secret holds is not a PEM
+/// PKCS#8 RSA key; delete that entry (or the Secret) to have a new one made.
+pub const STORED_KEY_UNREADABLE: &str = "StoredKeyUnreadable";
+
 // ProviderConfig and ClusterProviderConfig `Ready`.
 
 /// The configuration is still used by managed resources, so its deletion waits: delete or move

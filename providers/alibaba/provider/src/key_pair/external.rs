@@ -1,6 +1,7 @@
-//! The `KeyPair` kind's external client: `ImportKeyPair` from `publicKey`, else `CreateKeyPair`
-//! (its private key goes once into the connection Secret, retained there afterwards),
-//! `DescribeKeyPairs` by name, `DeleteKeyPairs`. The external name is the key pair's name.
+//! The `KeyPair` kind's external client: `ImportKeyPair` from `publicKey`, else from a private
+//! key made here and stored in the connection Secret before any cloud call (see
+//! `generated_key`; retained there afterwards), `DescribeKeyPairs` by name, `DeleteKeyPairs`. The
+//! external name is the key pair's name.
 
 use alibaba_sdk::ecs::{KeyPair as CloudKeyPair, Tag};
 use ferroplane_apis::alibabacloud::{KeyPair, KeyPairObservation};
@@ -10,8 +11,10 @@ use ferroplane_runtime::{
 };
 use kube::ResourceExt;
 
+use super::generated_key::{self, generate};
 use crate::cloud_connector::CloudClients;
 use crate::cloud_fields::{non_empty, uid_tagged};
+use crate::reasons::{KEY_NOT_GENERATED, STORED_KEY_UNREADABLE};
 
 /// Connection Secret keys.
 const CONN_NAME: &str = "keyPairName";
@@ -74,31 +77,66 @@ impl ExternalClient<KeyPair> for CloudClients {
             .with_connection_details(details(&pair.key_pair_name, &pair.key_pair_finger_print)))
     }
 
+    /// A generated key pair's private key, made here once: the framework stores it in the
+    /// connection Secret before [`Self::create_with_secrets`] imports its public half.
+    fn secrets_before_create(
+        &self,
+        mr: &KeyPair,
+        stored: &ConnectionDetails,
+    ) -> Option<ConnectionDetails> {
+        if mr.spec.for_provider.public_key.is_some() || stored.get(CONN_PRIVATE_KEY).is_some() {
+            return None;
+        }
+        // A failure here leaves the details without the key; create refuses then.
+        let pem = generate().ok()?;
+        Some(ConnectionDetails::new().with(CONN_PRIVATE_KEY, pem.into_bytes()))
+    }
+
     async fn create(&self, mr: &KeyPair, key: &IdempotencyKey) -> Result<Creation, ReconcileError> {
+        self.create_with_secrets(mr, key, &ConnectionDetails::new())
+            .await
+    }
+
+    async fn create_with_secrets(
+        &self,
+        mr: &KeyPair,
+        key: &IdempotencyKey,
+        stored: &ConnectionDetails,
+    ) -> Result<Creation, ReconcileError> {
         let p = &mr.spec.for_provider;
         let name = key_pair_name(mr);
         let tags = uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v));
-        let created = match &p.public_key {
-            Some(public_key) => {
-                self.call(
-                    "ImportKeyPair",
-                    self.region.ecs.import_key_pair(&name, public_key, &tags),
-                )
-                .await?
+        let public_key = match (&p.public_key, stored.get(CONN_PRIVATE_KEY)) {
+            (Some(public_key), _) => public_key.clone(),
+            (None, Some(private_key)) => {
+                generated_key::public_key_of(private_key).map_err(|e| {
+                    ReconcileError::terminal(
+                        STORED_KEY_UNREADABLE,
+                        format!(
+                            "the privateKey in the connection Secret cannot be used: {e}; delete that entry (or the Secret) to have a new key made"
+                        ),
+                    )
+                })?
             }
-            None => {
-                self.call(
-                    "CreateKeyPair",
-                    self.region.ecs.create_key_pair(&name, &tags),
-                )
-                .await?
+            (None, None) => {
+                return Err(ReconcileError::retryable(
+                    KEY_NOT_GENERATED,
+                    "no private key could be made and stored for this key pair yet; it is tried again",
+                ));
             }
         };
-        let mut connection = details(&created.key_pair_name, &created.key_pair_finger_print);
-        if let Some(private_key) = &created.private_key_body {
-            connection.insert(CONN_PRIVATE_KEY, private_key.expose().as_bytes());
-        }
-        Ok(Creation::new(&created.key_pair_name).with_connection_details(connection))
+        let created = self
+            .call(
+                "ImportKeyPair",
+                self.region.ecs.import_key_pair(&name, &public_key, &tags),
+            )
+            .await?;
+        Ok(
+            Creation::new(&created.key_pair_name).with_connection_details(details(
+                &created.key_pair_name,
+                &created.key_pair_finger_print,
+            )),
+        )
     }
 
     async fn update(&self, _mr: &KeyPair, _ext: &ExternalRef) -> Result<Update, ReconcileError> {

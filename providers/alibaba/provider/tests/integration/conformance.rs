@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use alibaba_mock::ResourceKind;
 use ferroplane_testkit::conformance::{
-    self, Build, Case, FaultClass, Form, InPlaceUpdate, Naming, Prerequisite, Registration,
-    StartControllers, Steps,
+    self, Build, Case, Form, InPlaceUpdate, Naming, Prerequisite, Registration, StartControllers,
+    Steps,
 };
 use serde_json::{Value, json};
 
@@ -22,15 +22,7 @@ const IMAGE: &str = "aliyun_3_x64_20G_alibase_20240528.vhd";
 /// (kind, case) pairs that fail until the product defect named beside them is fixed (issue
 /// 32). Each is asserted to fail: when a fix lands, its entries pass and the suite says to
 /// remove them from here.
-const EXPECTED_TO_FAIL: &[(&str, Case)] = &[
-    // Defect 3's rule (a secret that exists only once is never lost), in a case its fix does
-    // not cover yet: a KeyPair whose CreateKeyPair answer is lost or unreadable is found by
-    // name and goes Ready without its private key. (A crash between CreateKeyPair and the
-    // Secret write loses the key held in memory too: KeyPair × crash-storm fails when a kill
-    // lands in that window, which no storm can hit every time, so it is not listed here.)
-    ("KeyPair", Case::Fault(FaultClass::DroppedConnection)),
-    ("KeyPair", Case::Fault(FaultClass::MalformedBody)),
-];
+const EXPECTED_TO_FAIL: &[(&str, Case)] = &[];
 
 fn renamed(build: &Build) -> String {
     format!("{}-renamed", build.name)
@@ -181,7 +173,8 @@ const KEY_PAIR: Registration = Registration {
     update: None,
     steps: Steps {
         first_look: &["DescribeKeyPairs"],
-        create: &["CreateKeyPair"],
+        // A generated key is made by ferroplane and stored first, then imported.
+        create: &["ImportKeyPair"],
         poll: &["DescribeKeyPairs"],
         update: &[],
         delete: &["DeleteKeyPairs"],

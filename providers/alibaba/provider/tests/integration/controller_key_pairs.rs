@@ -225,6 +225,8 @@ async fn a_same_named_key_pair_is_never_taken_over_unless_imported() {
         "{message}"
     );
     assert_eq!(owner_tag(&ecs, "shared").await, None);
+    // Only the test's own import: ferroplane made no key pair.
+    assert_eq!(env.mock().stats().calls_of("ImportKeyPair"), 1);
     assert_eq!(env.mock().stats().calls_of("CreateKeyPair"), 0);
     pairs
         .delete("shared", &DeleteParams::default())
@@ -332,7 +334,7 @@ async fn a_generated_key_waits_for_its_secret_name_and_keeps_its_private_key() {
         .await
         .expect("exists");
     assert!(!is_ready(&refused));
-    assert_eq!(env.mock().stats().calls_of("CreateKeyPair"), 0);
+    assert_eq!(env.mock().stats().calls_of("ImportKeyPair"), 0);
     assert!(
         env.mock()
             .key_pair_names(DEFAULT_ACCOUNT_ID, REGION)
@@ -362,6 +364,6 @@ async fn a_generated_key_waits_for_its_secret_name_and_keeps_its_private_key() {
         private_key.starts_with("-----BEGIN PRIVATE KEY-----"),
         "the private key is stored"
     );
-    assert_eq!(env.mock().stats().calls_of("CreateKeyPair"), 1);
+    assert_eq!(env.mock().stats().calls_of("ImportKeyPair"), 1);
     env.stop().await;
 }
