@@ -186,7 +186,7 @@ fn broken_variants_are_rejected() {
                 &ecs,
                 json!({"spec": {"forProvider": {"tags": {"aliyun-x": "y"}}}}),
             ),
-            "spec.forProvider.tags: Invalid value: \"object\": tag keys and values must be at most 128 characters; keys must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'",
+            "spec.forProvider.tags: Invalid value: \"object\": each tag key must be 1 to 128 characters, must not start with 'aliyun' or 'acs:' (in any case), must not contain 'http://' or 'https://', and must not be 'ferroplane.io/uid' (ferroplane sets it)",
         ),
         (
             "tag value too long",
@@ -194,7 +194,7 @@ fn broken_variants_are_rejected() {
                 &ecs,
                 json!({"spec": {"forProvider": {"tags": {"team": "x".repeat(129)}}}}),
             ),
-            "tag keys and values must be at most 128 characters; keys must not start with 'aliyun' or 'acs:' or be 'ferroplane.io/uid'",
+            "spec.forProvider.tags.team: Too long: may not be more than 128 bytes",
         ),
         (
             "malformed security group",
