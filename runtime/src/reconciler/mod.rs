@@ -356,8 +356,8 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         // deleted for this one (while deleting, this object lets go of it); an untagged or
         // orphaned one is taken over below, once the finalizer is in place.
         let mut verdict = self.ownership(&api, &mut obj, &ext, &obs).await?;
-        // Two importers of one unowned resource: only the older may change it (claim it, or
-        // delete it), checked right before the first change.
+        // Two importers of one unowned resource: only the one created first may change it (claim
+        // it, or delete it), checked right before the first change.
         if matches!(verdict, Verdict::Claim) && (deleting || policies.should_update()) {
             verdict = self.first_importer(&api, &mut obj, &ext).await?;
         }
