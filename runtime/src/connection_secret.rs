@@ -10,7 +10,7 @@
 //! A secret may exist only once. One the kind makes itself (a key pair's private key, see
 //! `ExternalClient::secrets_before_create`) is written here before the create, so nothing can
 //! lose it. One the cloud returns from a create is not even asked for while the Secret's name is
-//! taken by a Secret the object does not control ([`ConnectionSecrets::check_writable`]), and is
+//! taken by a Secret the object does not control ([`ConnectionSecrets::read_for_create`]), and is
 //! held in memory ([`ConnectionSecrets::hold`]) until a publish writes it: a write that fails
 //! after the create (the name taken meanwhile, the API server down) is retried with it, and the
 //! object is not Ready until then; only a restart of the process in that window loses it.
@@ -56,47 +56,32 @@ impl ConnectionSecrets {
         }
     }
 
-    /// Refuses when the Secret exists and `owner` does not control it: checked before a create,
-    /// whose details may exist only once and could then not be stored.
-    pub async fn check_writable<K: Resource<DynamicType = ()>>(
-        &self,
-        owner: &K,
-        target: &LocalSecretReference,
-    ) -> Result<(), ReconcileError> {
-        let (namespace, owner_uid) = owner_keys(owner);
-        let what = format!("cannot write connection Secret {namespace}/{}", target.name);
-        let api: Api<Secret> = Api::namespaced(self.client.clone(), &namespace);
-        match api
-            .get_opt(&target.name)
-            .await
-            .map_err(|e| ReconcileError::kube(&what, e))?
-        {
-            Some(live) if !controls(&live, &owner_uid) => Err(not_controlled(
-                &format!("{what} (nothing is created until it can be)"),
-                &live,
-            )),
-            _ => Ok(()),
-        }
-    }
-
-    /// What the Secret holds, if it exists and `owner` controls it (else nothing).
-    pub async fn read<K: Resource<DynamicType = ()>>(
+    /// What the Secret holds (empty when it does not exist yet), read before a create; refused
+    /// when the Secret exists and `owner` does not control it, since the create's details may
+    /// exist only once and could then not be stored.
+    pub async fn read_for_create<K: Resource<DynamicType = ()>>(
         &self,
         owner: &K,
         target: &LocalSecretReference,
     ) -> Result<ConnectionDetails, ReconcileError> {
         let (namespace, owner_uid) = owner_keys(owner);
-        let what = format!("cannot read connection Secret {namespace}/{}", target.name);
+        let what = format!("cannot write connection Secret {namespace}/{}", target.name);
         let api: Api<Secret> = Api::namespaced(self.client.clone(), &namespace);
         let live = api
             .get_opt(&target.name)
             .await
             .map_err(|e| ReconcileError::kube(&what, e))?;
-        Ok(live
-            .filter(|live| controls(live, &owner_uid))
-            .and_then(|live| live.data)
-            .map(|data| ConnectionDetails::from(to_plain(&data)))
-            .unwrap_or_default())
+        match live {
+            Some(live) if !controls(&live, &owner_uid) => Err(not_controlled(
+                &format!("{what} (nothing is created until it can be)"),
+                &live,
+            )),
+            Some(live) => Ok(live
+                .data
+                .map(|data| ConnectionDetails::from(to_plain(&data)))
+                .unwrap_or_default()),
+            None => Ok(ConnectionDetails::new()),
+        }
     }
 
     /// Keeps `details` (what a create returned) until a [`publish`](Self::publish) for the

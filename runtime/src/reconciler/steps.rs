@@ -306,8 +306,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         let Some(target) = obj.write_connection_secret_to_ref().cloned() else {
             return Ok(ConnectionDetails::new());
         };
-        self.secrets.check_writable(obj, &target).await?;
-        let mut stored = self.secrets.read(obj, &target).await?;
+        let mut stored = self.secrets.read_for_create(obj, &target).await?;
         if let Some(made) = client.secrets_before_create(obj, &stored) {
             stored.merge(&made);
             self.secrets.publish(obj, &target, &stored).await?;
