@@ -1,7 +1,8 @@
 //! Bad input catalogue: what a user sees for each mistake they can make. Schema mistakes are
 //! refused by `kubectl apply` itself (as on a real cluster); mistakes only the cloud or the
 //! credentials can reveal end in `Synced=False` with a message naming the problem, and a retry
-//! with backoff — never a crash.
+//! with backoff — never a crash. A `ferroplane.io/paused` value that is not exactly "true" or
+//! "false" leaves the object alone and says so.
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -348,6 +349,18 @@ pub(crate) async fn runtime_mistakes_end_in_an_actionable_condition() {
             "refused",
             using("pc-refused", "refused", &[]),
             "127.0.0.1:9",
+        ),
+        (
+            "paused-misspelt",
+            ecs(
+                "paused-misspelt",
+                &[(
+                    "  name: paused-misspelt\n",
+                    "  name: paused-misspelt\n  annotations:\n    ferroplane.io/paused: \"True\"\n",
+                )],
+                "",
+            ),
+            "annotation ferroplane.io/paused is not understood",
         ),
     ];
     for (_, manifest, _) in &cases {

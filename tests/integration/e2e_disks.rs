@@ -1,8 +1,9 @@
 //! Disks and key pairs end to end, driven by kubectl against the sandbox and the ECS mock: the
 //! samples `keypair.yaml` (an imported and a generated key pair), `ecsinstance.yaml` (with
 //! `keyPairNameRef`) and `disk.yaml` (a disk attached by `instanceIdRef`); the disk is grown,
-//! refused a shrink and a zone change at admission, detached and deleted; the imported key pair
-//! is deleted once its instance is gone.
+//! refused a shrink and a zone change at admission, detached and deleted; a disk of another
+//! zone referring to the instance is never created; the imported key pair is deleted once its
+//! instance is gone.
 
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ const INSTANCE: &str = "ecsinstances.alibabacloud.ferroplane.io/ins-0702";
 const DISK: &str = "disks.alibabacloud.ferroplane.io/data-0702";
 const LAPTOP: &str = "keypairs.alibabacloud.ferroplane.io/laptop";
 const GENERATED: &str = "keypairs.alibabacloud.ferroplane.io/generated";
+const FAR_DISK: &str = "disks.alibabacloud.ferroplane.io/far-0702";
 const READY: &str = "{.status.conditions[?(@.type=='Ready')].status}";
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -145,6 +147,48 @@ pub(crate) async fn a_disk_and_a_key_pair_through_their_whole_life() {
         assert!(!refused.success(), "{patch} was admitted");
         assert!(refused.stderr.contains(message), "{}", refused.stderr);
     }
+
+    // A disk of another zone that names the instance is refused before anything is created
+    // (AttachDisk would fail with ResourcesNotInSameZone and leave a disk no one asked for).
+    let far = samples::without_namespace("disk.yaml")
+        .replace("name: data-0702", "name: far-0702")
+        .replace("diskName: data-0702", "diskName: far-0702")
+        .replace("zoneId: cn-beijing-a", "zoneId: cn-beijing-b");
+    assert!(
+        far.contains("far-0702") && far.contains("cn-beijing-b"),
+        "{far}"
+    );
+    e2e.apply(&far).await;
+    e2e.eventually("the far Disk refused with ZoneMismatch", WAIT, || async {
+        let message = e2e
+            .jsonpath(
+                FAR_DISK,
+                "{.status.conditions[?(@.type=='Synced')].message}",
+            )
+            .await;
+        message.starts_with("ZoneMismatch: ").then_some(())
+    })
+    .await;
+    let far_disks = || {
+        e2e.mock()
+            .disks()
+            .into_iter()
+            .filter(|d| d.zone_id == "cn-beijing-b")
+            .count()
+    };
+    assert_eq!(far_disks(), 0, "a disk was created in the other zone");
+    let deleted = e2e
+        .kubectl(&["delete", FAR_DISK, "--wait=false"], None)
+        .await;
+    assert!(deleted.success(), "{}", deleted.stderr);
+    e2e.eventually("the far Disk gone", WAIT, || async {
+        let left = e2e
+            .k(&["get", FAR_DISK, "--ignore-not-found", "-o", "name"])
+            .await;
+        left.trim().is_empty().then_some(())
+    })
+    .await;
+    assert_eq!(far_disks(), 0, "a disk was created in the other zone");
 
     // Detached when the spec names no instance.
     let detached = e2e

@@ -1,4 +1,4 @@
-//! The crash storm: on a sandbox of its own (its controllers are killed, which would disturb
+//! The crash storm: on an API server of its own (its controllers are killed, which would disturb
 //! the other cases), every kind's objects are created, then deleted, while the controllers are
 //! killed and started again right after each change the cloud makes, as a crash would.
 
@@ -12,8 +12,8 @@ use super::case_run::{CaseResult, CaseRun};
 use super::cases::Case;
 use super::objects::{ObjectSpec, is_ready};
 use super::registration::Registration;
+use super::server::{Server, SuiteCluster};
 use super::start::StartControllers;
-use crate::TestCluster;
 use crate::controllers::Controllers;
 use crate::wait::eventually;
 
@@ -31,7 +31,7 @@ fn changes(mock: &MockServer) -> usize {
     mock.ledger().len()
 }
 
-fn spawn(cluster: &TestCluster, mock: &MockServer, start: &StartControllers) -> Controllers {
+fn spawn(cluster: &SuiteCluster, mock: &MockServer, start: &StartControllers) -> Controllers {
     let start = Arc::clone(start);
     let endpoint = mock.endpoint();
     Controllers::spawn(cluster.runtime(), move |runtime, stop| {
@@ -44,7 +44,7 @@ fn spawn(cluster: &TestCluster, mock: &MockServer, start: &StartControllers) -> 
 /// second without any, and starts them again.
 async fn blow(
     controllers: &mut Option<Controllers>,
-    cluster: &TestCluster,
+    cluster: &SuiteCluster,
     mock: &MockServer,
     start: &StartControllers,
     kills: usize,
@@ -132,16 +132,16 @@ async fn storm_kind(
     first_error.map_or(Ok(()), Err)
 }
 
-/// Runs every kind's crash storm at once; one result per registration, in order.
+/// Runs every kind's crash storm at once on `server`; one result per registration, in order.
 pub async fn crash_storms(
+    server: Server,
     mock: &MockServer,
     registrations: &[Registration],
     start: &StartControllers,
     (strength, repetition): (Strength, usize),
     timeout: Duration,
 ) -> Vec<CaseResult> {
-    let cluster = TestCluster::start().await;
-    cluster.install_crds(ferroplane_apis::crds()).await;
+    let cluster = SuiteCluster::start(server).await;
     let mut controllers = Some(spawn(&cluster, mock, start));
     let barrier = Barrier::new(registrations.len() + 1);
     let kinds = registrations.iter().map(|registration| {

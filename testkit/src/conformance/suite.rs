@@ -1,6 +1,6 @@
-//! The suite: one sandbox with ferroplane's CRDs, one mock, one set of controllers, and every
-//! (kind, case) running at once, each in namespaces and a cloud account of its own; the crash
-//! storms beside them on a sandbox of their own. Its result is the [`Matrix`].
+//! The suite: one API server (a sandbox or a real control plane) with ferroplane's CRDs, one
+//! mock, one set of controllers, and every (kind, case) running at once, each in namespaces and
+//! a cloud account of its own; the crash storms beside them on an API server of their own. Its result is the [`Matrix`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,9 +14,9 @@ use super::matrix::{Cell, Matrix};
 use super::objects::Objects;
 use super::registration::Registration;
 use super::scripts;
+use super::server::{Server, SuiteCluster};
 use super::start::StartControllers;
 use super::storm::{Strength, crash_storms};
-use crate::TestCluster;
 
 /// The environment variable that selects the long form: `FERROPLANE_CONFORMANCE=long`.
 pub const FORM_VARIABLE: &str = "FERROPLANE_CONFORMANCE";
@@ -87,10 +87,15 @@ async fn run_case(
     run.finish(outcome)
 }
 
-/// Runs every registration through every case; `start` runs the provider's controllers.
-pub async fn run(registrations: &[Registration], start: StartControllers, form: Form) -> Matrix {
-    let mut cluster = TestCluster::start().await;
-    cluster.install_crds(ferroplane_apis::crds()).await;
+/// Runs every registration through every case on `server`; `start` runs the provider's
+/// controllers.
+pub async fn run(
+    registrations: &[Registration],
+    start: StartControllers,
+    form: Form,
+    server: Server,
+) -> Matrix {
+    let mut cluster = SuiteCluster::start(server).await;
     let mock = crate::ecs_mock::start(
         MockConfig::new("LTAIconformanceunused", "unused")
             .with_transition_delay(Duration::from_millis(100)),
@@ -128,6 +133,7 @@ pub async fn run(registrations: &[Registration], start: StartControllers, form: 
             let timeout = form.timeout;
             results.extend(
                 crash_storms(
+                    server,
                     &mock,
                     registrations,
                     &start,

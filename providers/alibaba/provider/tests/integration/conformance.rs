@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use alibaba_mock::ResourceKind;
 use ferroplane_testkit::conformance::{
-    self, Build, Case, Form, InPlaceUpdate, Naming, Prerequisite, Registration, StartControllers,
-    Steps,
+    self, Build, Case, Form, InPlaceUpdate, Naming, Prerequisite, Registration, Server,
+    StartControllers, Steps,
 };
 use serde_json::{Value, json};
 
@@ -203,18 +203,40 @@ fn start_controllers() -> StartControllers {
     })
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_managed_kind_keeps_the_guarantees_through_the_whole_matrix() {
+/// Runs the whole matrix on `server` and fails unless it is as expected.
+async fn whole_matrix_on(server: Server) {
     let started = std::time::Instant::now();
-    let matrix = conformance::run(REGISTRATIONS, start_controllers(), Form::from_env()).await;
-    println!("{}", matrix.render());
-    println!("conformance matrix in {:?}", started.elapsed());
+    let matrix =
+        conformance::run(REGISTRATIONS, start_controllers(), Form::from_env(), server).await;
+    println!(
+        "conformance matrix on the {}:\n{}",
+        server.name(),
+        matrix.render()
+    );
+    println!(
+        "conformance matrix on the {} in {:?}",
+        server.name(),
+        started.elapsed()
+    );
     let wrong = matrix.verdict(EXPECTED_TO_FAIL);
     assert!(
         wrong.is_empty(),
-        "the conformance matrix is not as expected:\n{}",
+        "the conformance matrix on the {} is not as expected:\n{}",
+        server.name(),
         wrong.join("\n")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_managed_kind_keeps_the_guarantees_through_the_whole_matrix() {
+    whole_matrix_on(Server::Sandbox).await;
+}
+
+/// The same matrix on a real kube-apiserver (built by ferroplane-testenv from Go modules on
+/// first use), with the controllers as ferroplane's ServiceAccount under deploy/'s RBAC.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_managed_kind_keeps_the_guarantees_on_a_real_control_plane() {
+    whole_matrix_on(Server::RealControlPlane).await;
 }
 
 #[test]
