@@ -14,6 +14,7 @@ mod mock_instances;
 mod mock_key_pairs;
 mod mock_launch_rules;
 mod mock_network;
+mod mock_network_reads;
 mod mock_official_sdk;
 mod mock_oss;
 mod mock_records;
