@@ -14,8 +14,8 @@
 //! the system and data disks of each instance, and disks created apart, with ECS's attach,
 //! resize, performance-level and release rules) and SSH key pairs (`key_pairs`), and fault
 //! injection. The actions served are the rows of the `ACTIONS` tables (name and handler) of
-//! `ecs_actions`, `security_group_actions`, `disk_actions`, `key_pair_actions`, `vpc_actions`
-//! and `sts_actions`, the one list of them; the crate's integration tests pin the behaviour,
+//! `ecs_actions`, `instance_read_actions`, `security_group_actions`, `disk_actions`,
+//! `key_pair_actions`, `vpc_actions` and `sts_actions`, the one list of them; the crate's integration tests pin the behaviour,
 //! also against Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
 //!
 //! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `products` (the
@@ -63,6 +63,7 @@ mod instance_deployment_actions;
 mod instance_describe_actions;
 mod instance_ipv6_actions;
 mod instance_launch_actions;
+mod instance_read_actions;
 mod instance_settings_actions;
 mod instance_view;
 mod instance_vpc_actions;
@@ -75,6 +76,7 @@ mod ledger;
 mod locks;
 mod md5;
 mod network;
+mod network_interface_actions;
 mod oss;
 mod oss_http;
 mod param_checks;

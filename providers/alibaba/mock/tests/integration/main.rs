@@ -8,6 +8,7 @@ mod mock_describe;
 mod mock_disks;
 mod mock_injected_errors;
 mod mock_inspection;
+mod mock_instance_reads;
 mod mock_instance_settings;
 mod mock_instance_vpc;
 mod mock_instances;
