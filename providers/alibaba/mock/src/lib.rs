@@ -14,7 +14,8 @@
 //! the system and data disks of each instance, and disks created apart, with ECS's attach,
 //! resize, performance-level and release rules) and SSH key pairs (`key_pairs`), and fault
 //! injection. The actions served are the rows of the `ACTIONS` tables (name and handler) of
-//! `ecs_actions`, `instance_read_actions`, `security_group_actions`, `disk_actions`,
+//! `ecs_actions`, `instance_read_actions`, `security_group_actions`,
+//! `security_group_change_actions`, `disk_actions`,
 //! `key_pair_actions`, `vpc_actions` and `sts_actions`, the one list of them; the crate's integration tests pin the behaviour,
 //! also against Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
 //!
@@ -87,6 +88,8 @@ mod received_params;
 pub mod resource_groups;
 mod resource_records;
 mod security_group_actions;
+mod security_group_change_actions;
+mod security_group_rule_changes;
 mod security_group_rules;
 mod server;
 mod state;

@@ -8,7 +8,7 @@ use crate::error::ErrorResponse;
 use crate::sts_actions::StsAction;
 use crate::{
     disk_actions, ecs_actions, instance_read_actions, key_pair_actions, security_group_actions,
-    sts_actions, vpc_actions,
+    security_group_change_actions, sts_actions, vpc_actions,
 };
 
 /// The action tables of the ECS API.
@@ -16,6 +16,7 @@ const ECS_TABLES: &[&[Action]] = &[
     ecs_actions::ACTIONS,
     instance_read_actions::ACTIONS,
     security_group_actions::ACTIONS,
+    security_group_change_actions::ACTIONS,
     disk_actions::ACTIONS,
     key_pair_actions::ACTIONS,
 ];

@@ -20,5 +20,6 @@ mod mock_official_sdk;
 mod mock_oss;
 mod mock_records;
 mod mock_scale;
+mod mock_security_group_changes;
 mod mock_visibility;
 mod sdk_python;
