@@ -15,7 +15,7 @@
 //! resize, performance-level and release rules) and SSH key pairs (`key_pairs`), and fault
 //! injection. The actions served are the rows of the `ACTIONS` tables (name and handler) of
 //! `ecs_actions`, `instance_read_actions`, `security_group_actions`,
-//! `security_group_change_actions`, `disk_actions`,
+//! `security_group_change_actions`, `catalog_actions`, `disk_actions`,
 //! `key_pair_actions`, `vpc_actions` and `sts_actions`, the one list of them; the crate's integration tests pin the behaviour,
 //! also against Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
 //!
@@ -44,6 +44,7 @@
 mod action;
 mod auth;
 mod catalog;
+mod catalog_actions;
 mod cidr;
 mod config;
 mod credit;
@@ -57,6 +58,7 @@ mod faults_error;
 mod glob;
 mod idempotency;
 mod ids;
+mod image_actions;
 mod injection;
 mod instance;
 mod instance_attribute_actions;

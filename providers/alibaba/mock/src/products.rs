@@ -7,8 +7,8 @@ use crate::action::{Action, action_not_found};
 use crate::error::ErrorResponse;
 use crate::sts_actions::StsAction;
 use crate::{
-    disk_actions, ecs_actions, instance_read_actions, key_pair_actions, security_group_actions,
-    security_group_change_actions, sts_actions, vpc_actions,
+    catalog_actions, disk_actions, ecs_actions, instance_read_actions, key_pair_actions,
+    security_group_actions, security_group_change_actions, sts_actions, vpc_actions,
 };
 
 /// The action tables of the ECS API.
@@ -17,6 +17,7 @@ const ECS_TABLES: &[&[Action]] = &[
     instance_read_actions::ACTIONS,
     security_group_actions::ACTIONS,
     security_group_change_actions::ACTIONS,
+    catalog_actions::ACTIONS,
     disk_actions::ACTIONS,
     key_pair_actions::ACTIONS,
 ];
