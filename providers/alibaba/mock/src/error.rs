@@ -211,15 +211,16 @@ impl ErrorResponse {
         )
     }
 
-    /// The JSON error body ECS answers with.
-    pub fn body(&self, request_id: &str, host_id: &str) -> serde_json::Value {
+    /// The JSON error body the APIs answer with; `Recommend` links the troubleshooting page of
+    /// `product` (`Ecs`, `Vpc` or `Sts`).
+    pub fn body(&self, request_id: &str, host_id: &str, product: &str) -> serde_json::Value {
         json!({
             "RequestId": request_id,
             "HostId": host_id,
             "Code": self.code,
             "Message": self.message,
             "Recommend": format!(
-                "https://api.aliyun.com/troubleshoot?q={}&product=Ecs&requestId={request_id}",
+                "https://api.aliyun.com/troubleshoot?q={}&product={product}&requestId={request_id}",
                 self.code
             ),
         })
@@ -259,7 +260,7 @@ mod tests {
 
     #[test]
     fn body_has_the_five_ecs_fields() {
-        let body = ErrorResponse::missing("RegionId").body("REQ", "ecs.aliyuncs.com");
+        let body = ErrorResponse::missing("RegionId").body("REQ", "ecs.aliyuncs.com", "Vpc");
         assert_eq!(body["Code"], "MissingParameter");
         assert_eq!(body["RequestId"], "REQ");
         assert_eq!(body["HostId"], "ecs.aliyuncs.com");
@@ -269,6 +270,12 @@ mod tests {
                 .as_str()
                 .unwrap()
                 .contains("MissingParameter")
+        );
+        assert!(
+            body["Recommend"]
+                .as_str()
+                .unwrap()
+                .contains("&product=Vpc&")
         );
     }
 

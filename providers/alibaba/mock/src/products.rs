@@ -61,6 +61,15 @@ impl Product {
         }
     }
 
+    /// The product code Alibaba's troubleshooting page (an error's `Recommend`) names the API by.
+    pub fn troubleshoot_name(self) -> &'static str {
+        match self {
+            Self::Ecs => "Ecs",
+            Self::Vpc => "Vpc",
+            Self::Sts => "Sts",
+        }
+    }
+
     /// The action tables of this API (STS has its own).
     fn tables(self) -> &'static [&'static [Action]] {
         match self {

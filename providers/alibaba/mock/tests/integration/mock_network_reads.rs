@@ -242,3 +242,29 @@ async fn describe_vpcs_lists_every_list_and_the_default_network_has_a_real_creat
     assert!(created.as_second() >= before.as_second());
     assert!(first["OwnerId"].is_u64());
 }
+
+#[tokio::test]
+async fn an_errors_recommend_names_the_product_that_answered() {
+    let mock = start(Duration::ZERO).await;
+    let s = Signer::new(&mock);
+    let recommend = |r: &Resp| r.body["Recommend"].as_str().unwrap_or_default().to_owned();
+    let vpc_error = vpc(&s, "DescribeVpcAttribute", &[("VpcId", "vpc-nope")]).await;
+    assert!(
+        recommend(&vpc_error).contains("q=InvalidVpcID.NotFound&product=Vpc&"),
+        "{}",
+        vpc_error.body
+    );
+    let ecs_error = s.ecs("DescribeUserData", &[("RegionId", REGION)]).await;
+    assert!(
+        recommend(&ecs_error).contains("&product=Ecs&"),
+        "{}",
+        ecs_error.body
+    );
+    let sts_error = s.post("AssumeRole", STS, &[]).await;
+    assert!(sts_error.status >= 400);
+    assert!(
+        recommend(&sts_error).contains("&product=Sts&"),
+        "{}",
+        sts_error.body
+    );
+}
