@@ -5,6 +5,7 @@
 mod client_against_mock;
 mod mock_auth;
 mod mock_catalog;
+mod mock_create_defaults;
 mod mock_describe;
 mod mock_disks;
 mod mock_injected_errors;
