@@ -152,6 +152,39 @@ impl ErrorResponse {
                 "The request processing has failed due to some unknown error.",
             ),
             "ServiceUnavailable" => Self::service_unavailable(),
+            "IncorrectDiskStatus.Initializing" => Self::forbidden(
+                "IncorrectDiskStatus.Initializing",
+                "The current disk status does not support this operation.",
+            ),
+            "InvalidOperation.Conflict" => Self::forbidden(
+                "InvalidOperation.Conflict",
+                "The operation conflicts with another operation on the resource.",
+            ),
+            "DisksDetachingOnEcsExceeded" => Self::forbidden(
+                "DisksDetachingOnEcsExceeded",
+                "The number of disks detaching from the instance at the same time exceeds the limit.",
+            ),
+            "TaskConflict" => Self::bad_request(
+                "TaskConflict",
+                "The operation conflicts with another task in progress: try again later.",
+            ),
+            "SystemBusy" => Self::bad_request("SystemBusy", "System is busy, please try later."),
+            "IncorrectStatus" => Self::bad_request(
+                "IncorrectStatus",
+                "The resource is in a status that does not support this operation.",
+            ),
+            "OperationFailed.LastTokenProcessing" => Self::bad_request(
+                "OperationFailed.LastTokenProcessing",
+                "The last token request is processing.",
+            ),
+            "Rejected.Throttling" => Self::bad_request(
+                "Rejected.Throttling",
+                "The request was rejected by flow control.",
+            ),
+            "OperationDenied.OtherSubnetProcessing" => Self::bad_request(
+                "OperationDenied.OtherSubnetProcessing",
+                "Another vSwitch of the VPC is being changed: try again later.",
+            ),
             _ => return None,
         })
     }
@@ -173,6 +206,15 @@ impl ErrorResponse {
         "OperationDenied.NoStock",
         "InternalError",
         "ServiceUnavailable",
+        "IncorrectDiskStatus.Initializing",
+        "InvalidOperation.Conflict",
+        "DisksDetachingOnEcsExceeded",
+        "TaskConflict",
+        "SystemBusy",
+        "IncorrectStatus",
+        "OperationFailed.LastTokenProcessing",
+        "Rejected.Throttling",
+        "OperationDenied.OtherSubnetProcessing",
     ];
 
     /// `InvalidInstanceId.NotFound` (404).

@@ -101,6 +101,7 @@ mod sts_actions;
 mod subscription;
 mod tag_actions;
 mod tags;
+pub mod unproduced_codes;
 mod visibility;
 mod vpc_actions;
 

@@ -79,9 +79,11 @@ pub fn describe_network_interfaces(
             };
             let end = start.saturating_add(max).min(chosen.len());
             let page = chosen.get(start.min(end)..end).unwrap_or_default().to_vec();
-            let next = (end < chosen.len())
-                .then(|| end.to_string())
-                .unwrap_or_default();
+            let next = if end < chosen.len() {
+                end.to_string()
+            } else {
+                String::new()
+            };
             (chosen.len(), 1, max, page, next)
         } else {
             let number = p

@@ -108,6 +108,23 @@ impl Product {
     }
 }
 
+/// The actions each API serves, as README's table of them shows it (Markdown, one row per API,
+/// names sorted); its test keeps README in step.
+#[cfg(test)]
+fn readme_table() -> String {
+    let mut table = String::from("| API (`Version`) | actions |\n|---|---|\n");
+    for (product, title) in [
+        (Product::Ecs, "ECS (`2014-05-26`)"),
+        (Product::Vpc, "VPC (`2016-04-28`)"),
+        (Product::Sts, "STS (`2015-04-01`)"),
+    ] {
+        let mut names: Vec<&str> = product.names().collect();
+        names.sort_unstable();
+        table.push_str(&format!("| {title} | {} |\n", names.join(", ")));
+    }
+    table
+}
+
 /// The `&'static` label an action is counted under ([`UNKNOWN_ACTION`] when no API serves it).
 pub fn label(action: &str) -> &'static str {
     [Product::Ecs, Product::Vpc, Product::Sts]
@@ -131,6 +148,16 @@ mod tests {
             unique.dedup();
             assert_eq!(unique.len(), names.len(), "{product:?}: {names:?}");
         }
+    }
+
+    #[test]
+    fn readme_lists_every_action_served() {
+        let readme = include_str!("../../../../README.md");
+        assert!(
+            readme.contains(&readme_table()),
+            "README's table of the actions the mock serves is out of date; it must read:\n{}",
+            readme_table()
+        );
     }
 
     #[test]
