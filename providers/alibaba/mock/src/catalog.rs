@@ -159,6 +159,11 @@ const INSTANCE_TYPES: &[InstanceType] = &[
     },
 ];
 
+/// Every instance type, in catalogue order.
+pub fn instance_types() -> &'static [InstanceType] {
+    INSTANCE_TYPES
+}
+
 /// The instance type, or `InvalidInstanceType.ValueNotSupported`.
 pub fn instance_type(id: &str) -> Result<&'static InstanceType, ErrorResponse> {
     INSTANCE_TYPES.iter().find(|t| t.id == id).ok_or_else(|| {
@@ -275,6 +280,11 @@ const IMAGES: &[Image] = &[
         40,
     ),
 ];
+
+/// Every public image, in catalogue order.
+pub fn images() -> &'static [Image] {
+    IMAGES
+}
 
 /// The image, or `InvalidImageId.NotFound`.
 pub fn image_by_id(id: &str) -> Result<&'static Image, ErrorResponse> {

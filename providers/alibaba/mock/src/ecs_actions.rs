@@ -175,12 +175,32 @@ fn delete_instances(
     }
     if dry_run(p)? {
         for id in &ids {
-            store.find(account, Some(region.id), id)?;
+            store
+                .find(account, Some(region.id), id)
+                .map_err(ids_not_found)?;
         }
         return Err(dry_run_passed());
     }
-    store.delete(account, Some(region.id), &ids, release, token, ctx.now)?;
+    store
+        .delete(account, Some(region.id), &ids, release, token, ctx.now)
+        .map_err(ids_not_found)?;
     Ok(json!({}))
+}
+
+/// DeleteInstances names an unknown instance with its own code, `InvalidInstanceIds.NotFound`
+/// (404); other errors pass.
+fn ids_not_found(error: ErrorResponse) -> ErrorResponse {
+    if error.code == "InvalidInstanceId.NotFound" {
+        ErrorResponse::not_found(
+            "InvalidInstanceIds.NotFound",
+            format!(
+                "The specified InstanceIds does not exist: {}",
+                error.message
+            ),
+        )
+    } else {
+        error
+    }
 }
 
 /// With `DryRun`, `DryRunOperation` once the instance is found (or its not-found error).

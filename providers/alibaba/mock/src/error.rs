@@ -152,6 +152,39 @@ impl ErrorResponse {
                 "The request processing has failed due to some unknown error.",
             ),
             "ServiceUnavailable" => Self::service_unavailable(),
+            "IncorrectDiskStatus.Initializing" => Self::forbidden(
+                "IncorrectDiskStatus.Initializing",
+                "The current disk status does not support this operation.",
+            ),
+            "InvalidOperation.Conflict" => Self::forbidden(
+                "InvalidOperation.Conflict",
+                "The operation conflicts with another operation on the resource.",
+            ),
+            "DisksDetachingOnEcsExceeded" => Self::forbidden(
+                "DisksDetachingOnEcsExceeded",
+                "The number of disks detaching from the instance at the same time exceeds the limit.",
+            ),
+            "TaskConflict" => Self::bad_request(
+                "TaskConflict",
+                "The operation conflicts with another task in progress: try again later.",
+            ),
+            "SystemBusy" => Self::bad_request("SystemBusy", "System is busy, please try later."),
+            "IncorrectStatus" => Self::bad_request(
+                "IncorrectStatus",
+                "The resource is in a status that does not support this operation.",
+            ),
+            "OperationFailed.LastTokenProcessing" => Self::bad_request(
+                "OperationFailed.LastTokenProcessing",
+                "The last token request is processing.",
+            ),
+            "Rejected.Throttling" => Self::bad_request(
+                "Rejected.Throttling",
+                "The request was rejected by flow control.",
+            ),
+            "OperationDenied.OtherSubnetProcessing" => Self::bad_request(
+                "OperationDenied.OtherSubnetProcessing",
+                "Another vSwitch of the VPC is being changed: try again later.",
+            ),
             _ => return None,
         })
     }
@@ -173,6 +206,15 @@ impl ErrorResponse {
         "OperationDenied.NoStock",
         "InternalError",
         "ServiceUnavailable",
+        "IncorrectDiskStatus.Initializing",
+        "InvalidOperation.Conflict",
+        "DisksDetachingOnEcsExceeded",
+        "TaskConflict",
+        "SystemBusy",
+        "IncorrectStatus",
+        "OperationFailed.LastTokenProcessing",
+        "Rejected.Throttling",
+        "OperationDenied.OtherSubnetProcessing",
     ];
 
     /// `InvalidInstanceId.NotFound` (404).
@@ -211,15 +253,16 @@ impl ErrorResponse {
         )
     }
 
-    /// The JSON error body ECS answers with.
-    pub fn body(&self, request_id: &str, host_id: &str) -> serde_json::Value {
+    /// The JSON error body the APIs answer with; `Recommend` links the troubleshooting page of
+    /// `product` (`Ecs`, `Vpc` or `Sts`).
+    pub fn body(&self, request_id: &str, host_id: &str, product: &str) -> serde_json::Value {
         json!({
             "RequestId": request_id,
             "HostId": host_id,
             "Code": self.code,
             "Message": self.message,
             "Recommend": format!(
-                "https://api.aliyun.com/troubleshoot?q={}&product=Ecs&requestId={request_id}",
+                "https://api.aliyun.com/troubleshoot?q={}&product={product}&requestId={request_id}",
                 self.code
             ),
         })
@@ -259,7 +302,7 @@ mod tests {
 
     #[test]
     fn body_has_the_five_ecs_fields() {
-        let body = ErrorResponse::missing("RegionId").body("REQ", "ecs.aliyuncs.com");
+        let body = ErrorResponse::missing("RegionId").body("REQ", "ecs.aliyuncs.com", "Vpc");
         assert_eq!(body["Code"], "MissingParameter");
         assert_eq!(body["RequestId"], "REQ");
         assert_eq!(body["HostId"], "ecs.aliyuncs.com");
@@ -269,6 +312,12 @@ mod tests {
                 .as_str()
                 .unwrap()
                 .contains("MissingParameter")
+        );
+        assert!(
+            body["Recommend"]
+                .as_str()
+                .unwrap()
+                .contains("&product=Vpc&")
         );
     }
 

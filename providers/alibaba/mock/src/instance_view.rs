@@ -413,12 +413,12 @@ pub struct InstanceSummary {
 }
 
 /// The primary network interface's ID, derived from the instance ID.
-fn eni_id(instance_id: &str) -> String {
+pub fn eni_id(instance_id: &str) -> String {
     format!("eni-{}", instance_id.trim_start_matches("i-"))
 }
 
 /// A MAC address of Alibaba's `00:16:3e` prefix, unique per instance sequence.
-fn mac_address(seq: u64) -> String {
+pub fn mac_address(seq: u64) -> String {
     let b = seq.to_be_bytes();
     format!("00:16:3e:{:02x}:{:02x}:{:02x}", b[5], b[6], b[7])
 }

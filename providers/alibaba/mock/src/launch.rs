@@ -341,7 +341,7 @@ mod tests {
     }
 
     fn resolve(s: &LaunchSpec) -> Result<ResolvedLaunch, ErrorResponse> {
-        s.resolve(&AccountNetwork::seeded(), Timestamp::now())
+        s.resolve(&AccountNetwork::seeded(Timestamp::now()), Timestamp::now())
     }
 
     #[test]
@@ -423,7 +423,7 @@ mod tests {
                 instance_name: Some("中文名".into()),
                 ..spec()
             }
-            .resolve(&AccountNetwork::seeded(), Timestamp::now())
+            .resolve(&AccountNetwork::seeded(Timestamp::now()), Timestamp::now())
             .is_ok()
         );
         assert_eq!(

@@ -14,8 +14,9 @@
 //! the system and data disks of each instance, and disks created apart, with ECS's attach,
 //! resize, performance-level and release rules) and SSH key pairs (`key_pairs`), and fault
 //! injection. The actions served are the rows of the `ACTIONS` tables (name and handler) of
-//! `ecs_actions`, `security_group_actions`, `disk_actions`, `key_pair_actions`, `vpc_actions`
-//! and `sts_actions`, the one list of them; the crate's integration tests pin the behaviour,
+//! `ecs_actions`, `instance_read_actions`, `security_group_actions`,
+//! `security_group_change_actions`, `catalog_actions`, `disk_actions`,
+//! `key_pair_actions`, `vpc_actions` and `sts_actions`, the one list of them; the crate's integration tests pin the behaviour,
 //! also against Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
 //!
 //! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `products` (the
@@ -43,6 +44,7 @@
 mod action;
 mod auth;
 mod catalog;
+mod catalog_actions;
 mod cidr;
 mod config;
 mod credit;
@@ -56,6 +58,7 @@ mod faults_error;
 mod glob;
 mod idempotency;
 mod ids;
+mod image_actions;
 mod injection;
 mod instance;
 mod instance_attribute_actions;
@@ -63,6 +66,7 @@ mod instance_deployment_actions;
 mod instance_describe_actions;
 mod instance_ipv6_actions;
 mod instance_launch_actions;
+mod instance_read_actions;
 mod instance_settings_actions;
 mod instance_view;
 mod instance_vpc_actions;
@@ -75,6 +79,7 @@ mod ledger;
 mod locks;
 mod md5;
 mod network;
+mod network_interface_actions;
 mod oss;
 mod oss_http;
 mod param_checks;
@@ -85,6 +90,8 @@ mod received_params;
 pub mod resource_groups;
 mod resource_records;
 mod security_group_actions;
+mod security_group_change_actions;
+mod security_group_rule_changes;
 mod security_group_rules;
 mod server;
 mod state;
@@ -94,6 +101,7 @@ mod sts_actions;
 mod subscription;
 mod tag_actions;
 mod tags;
+pub mod unproduced_codes;
 mod visibility;
 mod vpc_actions;
 

@@ -172,8 +172,10 @@ fn mismatch(message: &str) -> ErrorResponse {
 }
 
 impl AccountNetwork {
-    /// The default network of every catalogue region.
-    pub fn seeded() -> Self {
+    /// The default network of every catalogue region, created at `created` (when the mock first
+    /// sees the account, as the cloud creates it when an account first uses a region). It is
+    /// Available from the start: no request can find it Pending.
+    pub fn seeded(created: Timestamp) -> Self {
         let mut network = Self::default();
         let epoch = Timestamp::UNIX_EPOCH;
         for region in catalog::regions() {
@@ -189,7 +191,7 @@ impl AccountNetwork {
                     name: String::new(),
                     description: String::new(),
                     is_default: true,
-                    created_at: epoch,
+                    created_at: created,
                     ready_at: epoch,
                     vrouter_id: defaults::stable_id("vrt", &vpc_id),
                     route_table_id: defaults::stable_id("vtb", &vpc_id),
@@ -211,7 +213,7 @@ impl AccountNetwork {
                         name: String::new(),
                         description: String::new(),
                         is_default: true,
-                        created_at: epoch,
+                        created_at: created,
                         ready_at: epoch,
                         tags: Tags::new(),
                         ipv6_block: None,
@@ -230,7 +232,7 @@ impl AccountNetwork {
                     name: "default".to_owned(),
                     description: "System created security group.".to_owned(),
                     group_type: "normal",
-                    created_at: epoch,
+                    created_at: created,
                     rules: Vec::new(),
                     tags: Tags::new(),
                 },
@@ -385,7 +387,7 @@ impl NetworkStore {
     pub fn account(&mut self, account_id: &Arc<str>) -> &mut AccountNetwork {
         self.accounts
             .entry(account_id.clone())
-            .or_insert_with(AccountNetwork::seeded)
+            .or_insert_with(|| AccountNetwork::seeded(Timestamp::now()))
     }
 
     /// Every account's network seen so far.
@@ -404,7 +406,7 @@ mod tests {
 
     #[test]
     fn placement_rules() {
-        let net = AccountNetwork::seeded();
+        let net = AccountNetwork::seeded(Timestamp::now());
         let r = hangzhou();
         let now = Timestamp::now();
         let sg = vec![defaults::security_group_id(r.id)];

@@ -7,13 +7,17 @@ use crate::action::{Action, action_not_found};
 use crate::error::ErrorResponse;
 use crate::sts_actions::StsAction;
 use crate::{
-    disk_actions, ecs_actions, key_pair_actions, security_group_actions, sts_actions, vpc_actions,
+    catalog_actions, disk_actions, ecs_actions, instance_read_actions, key_pair_actions,
+    security_group_actions, security_group_change_actions, sts_actions, vpc_actions,
 };
 
 /// The action tables of the ECS API.
 const ECS_TABLES: &[&[Action]] = &[
     ecs_actions::ACTIONS,
+    instance_read_actions::ACTIONS,
     security_group_actions::ACTIONS,
+    security_group_change_actions::ACTIONS,
+    catalog_actions::ACTIONS,
     disk_actions::ACTIONS,
     key_pair_actions::ACTIONS,
 ];
@@ -57,6 +61,15 @@ impl Product {
         }
     }
 
+    /// The product code Alibaba's troubleshooting page (an error's `Recommend`) names the API by.
+    pub fn troubleshoot_name(self) -> &'static str {
+        match self {
+            Self::Ecs => "Ecs",
+            Self::Vpc => "Vpc",
+            Self::Sts => "Sts",
+        }
+    }
+
     /// The action tables of this API (STS has its own).
     fn tables(self) -> &'static [&'static [Action]] {
         match self {
@@ -95,6 +108,23 @@ impl Product {
     }
 }
 
+/// The actions each API serves, as README's table of them shows it (Markdown, one row per API,
+/// names sorted); its test keeps README in step.
+#[cfg(test)]
+fn readme_table() -> String {
+    let mut table = String::from("| API (`Version`) | actions |\n|---|---|\n");
+    for (product, title) in [
+        (Product::Ecs, "ECS (`2014-05-26`)"),
+        (Product::Vpc, "VPC (`2016-04-28`)"),
+        (Product::Sts, "STS (`2015-04-01`)"),
+    ] {
+        let mut names: Vec<&str> = product.names().collect();
+        names.sort_unstable();
+        table.push_str(&format!("| {title} | {} |\n", names.join(", ")));
+    }
+    table
+}
+
 /// The `&'static` label an action is counted under ([`UNKNOWN_ACTION`] when no API serves it).
 pub fn label(action: &str) -> &'static str {
     [Product::Ecs, Product::Vpc, Product::Sts]
@@ -118,6 +148,16 @@ mod tests {
             unique.dedup();
             assert_eq!(unique.len(), names.len(), "{product:?}: {names:?}");
         }
+    }
+
+    #[test]
+    fn readme_lists_every_action_served() {
+        let readme = include_str!("../../../../README.md");
+        assert!(
+            readme.contains(&readme_table()),
+            "README's table of the actions the mock serves is out of date; it must read:\n{}",
+            readme_table()
+        );
     }
 
     #[test]

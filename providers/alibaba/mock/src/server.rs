@@ -107,8 +107,11 @@ async fn api(
                 .and_then(|h| h.to_str().ok())
                 .unwrap_or("ecs.aliyuncs.com");
             let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST);
-            let mut response =
-                json_response(status, &error.body(&request_id, host), Some(&request_id));
+            let mut response = json_response(
+                status,
+                &error.body(&request_id, host, outcome.product.troubleshoot_name()),
+                Some(&request_id),
+            );
             if error.code.starts_with("Throttling")
                 && let Some(ms) = settings.faults.retry_after_ms
             {
@@ -119,7 +122,12 @@ async fn api(
             if outcome.fault.is_none() {
                 return response;
             }
-            (status, error.body(&request_id, host).to_string())
+            (
+                status,
+                error
+                    .body(&request_id, host, outcome.product.troubleshoot_name())
+                    .to_string(),
+            )
         }
     };
     match outcome.fault.and_then(|f| f.malformed_body(&body)) {

@@ -85,6 +85,9 @@ pub struct Outcome {
     pub result: Result<String, ErrorResponse>,
     pub in_flight: Option<TokenInFlight>,
     pub fault: Option<ScriptedFault>,
+    /// The API the request's `Version` selected (ECS until it is known), named in an error's
+    /// `Recommend`.
+    pub product: Product,
 }
 
 /// Calls per (account, region, action) in the current wall-clock minute.
@@ -191,7 +194,13 @@ impl Shared {
     pub fn handle(&self, request: &ApiRequest<'_>, track_tokens: bool) -> Outcome {
         let mut in_flight = None;
         let mut fault = None;
-        let result = self.handle_inner(request, track_tokens.then_some(&mut in_flight), &mut fault);
+        let mut product = Product::Ecs;
+        let result = self.handle_inner(
+            request,
+            track_tokens.then_some(&mut in_flight),
+            &mut fault,
+            &mut product,
+        );
         if let Err(error) = &result {
             lock(&self.counters).error(&error.code);
         }
@@ -199,6 +208,7 @@ impl Shared {
             result,
             in_flight,
             fault,
+            product,
         }
     }
 
@@ -207,6 +217,7 @@ impl Shared {
         request: &ApiRequest<'_>,
         in_flight: Option<&mut Option<TokenInFlight>>,
         fault: &mut Option<ScriptedFault>,
+        product_out: &mut Product,
     ) -> Result<String, ErrorResponse> {
         let now = Timestamp::now();
         if request.method != "GET" && request.method != "POST" {
@@ -267,6 +278,7 @@ impl Shared {
         }
         let version = from("x-acs-version", "Version")?;
         let product = Product::of_version(&version)?;
+        *product_out = product;
         let route = product.route(label)?;
         self.inject_faults()?;
         let anonymous = matches!(

@@ -50,6 +50,7 @@ pub const ACTIONS: &[StsAction] = &[
 
 /// `GetCallerIdentity`: the account and principal behind the signing key. A permanent key is a
 /// RAM user's (the mock names users by their key); temporary credentials are an assumed role's.
+/// Every field of STS's answer is present: `UserId` empty for a role, `RoleId` for a user.
 fn get_caller_identity(
     _keys: &mut KeyStore,
     caller: &Caller,
@@ -72,6 +73,7 @@ fn get_caller_identity(
             "AccountId": account,
             "PrincipalId": format!("3{}:session", &principal[1..]),
             "RoleId": format!("3{}", &principal[1..]),
+            "UserId": "",
             "Arn": format!("acs:ram::{account}:assumed-role/role/session"),
         })
     } else {
@@ -80,6 +82,7 @@ fn get_caller_identity(
             "AccountId": account,
             "PrincipalId": principal,
             "UserId": principal,
+            "RoleId": "",
             "Arn": format!("acs:ram::{account}:user/{}", caller.access_key_id),
         })
     })

@@ -91,6 +91,12 @@ impl DiskStore {
         (now, delay): (Timestamp, Duration),
     ) -> Result<(), ErrorResponse> {
         let disk = self.find_mut(account_id, disk_id)?;
+        if let Some((Transition::Detaching, _)) = disk.transition {
+            return Err(ErrorResponse::forbidden(
+                "InvalidOperation.DiskDetachingFromThisEcs",
+                "The specified disk is detaching from this ecs: wait until it is Available.",
+            ));
+        }
         if disk.transition.is_some() {
             return Err(incorrect_disk_status(&format!(
                 "the disk is {}; try again once it is In_use",
@@ -99,8 +105,9 @@ impl DiskStore {
         }
         match disk.instance_id.as_deref() {
             None => {
-                return Err(incorrect_disk_status(
-                    "only an attached (In_use) disk is detached",
+                return Err(ErrorResponse::not_found(
+                    "InvalidDisk.AlreadyDetached",
+                    "The specified disk has been detached.",
                 ));
             }
             Some(other) if other != instance.id => {
@@ -271,7 +278,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             code(store.detach("1", &id, &instance(Status::Stopped), None, at_once())),
-            "IncorrectDiskStatus"
+            "InvalidDisk.AlreadyDetached"
         );
         store.delete("1", &id).unwrap();
         assert!(store.find("1", &id).is_err());

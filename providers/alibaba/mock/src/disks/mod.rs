@@ -305,8 +305,10 @@ impl DiskStore {
                 home_instance_id: None,
                 device: String::new(),
                 delete_with_instance: spec.delete_with_instance,
-                delete_auto_snapshot: true,
-                enable_auto_snapshot: false,
+                // ECS's defaults: a released disk keeps its automatic snapshots, and a new cloud
+                // disk is covered by automatic snapshot policies.
+                delete_auto_snapshot: false,
+                enable_auto_snapshot: true,
                 created_at: now,
                 attached_at: None,
                 detached_at: None,

@@ -142,3 +142,12 @@ pub fn rename(
         v.clone_into(current_description);
     }
 }
+
+/// `OwnerId` as the VPC API types it (a number: the account ID), or the ID as text for an
+/// account whose ID is not numeric.
+pub fn owner_id(account_id: &str) -> serde_json::Value {
+    account_id.parse::<u64>().map_or_else(
+        |_| serde_json::Value::from(account_id),
+        serde_json::Value::from,
+    )
+}

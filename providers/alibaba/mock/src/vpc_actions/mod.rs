@@ -1,9 +1,12 @@
 //! The VPC API (product Vpc, version `2016-04-28`) on the mock's port: CreateVpc, DescribeVpcs,
 //! DeleteVpc, CreateVSwitch, DescribeVSwitches and DeleteVSwitch, with the VPC API's rules and
 //! codes. New VPCs and vSwitches are `Pending` for the transition delay, then `Available`.
-//! This module is the API's action table; the handlers are in `vpcs`, `vswitches` and `tagging`.
+//! This module is the API's action table; the handlers are in `vpcs`, `vswitches`, `attributes`
+//! (DescribeVpcAttribute, DescribeVSwitchAttributes), `route_tables` and `tagging`.
 
+mod attributes;
 mod common;
+mod route_tables;
 mod tagging;
 mod vpcs;
 mod vswitches;
@@ -29,6 +32,15 @@ pub const ACTIONS: &[Action] = &[
     }),
     Action::fields("DescribeVSwitches", |s, c, p| {
         vswitches::describe_vswitches(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DescribeVpcAttribute", |s, c, p| {
+        attributes::describe_vpc_attribute(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DescribeVSwitchAttributes", |s, c, p| {
+        attributes::describe_vswitch_attributes(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DescribeRouteTableList", |s, c, p| {
+        route_tables::describe_route_table_list(s, c, requested_region(p)?, p)
     }),
     Action::fields("DeleteVSwitch", |s, c, p| {
         vswitches::delete_vswitch(s, c, requested_region(p)?, p)

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::common::{
     VPC_TEXT, dependency, id_list, incorrect_vpc_status, malformed_cidr, name_and_description,
-    paging, ready_at, rename, second_time,
+    owner_id, paging, ready_at, rename, second_time,
 };
 use crate::action::{ActionContext, dry_run, dry_run_passed, page_of};
 use crate::catalog::CatalogRegion;
@@ -100,7 +100,7 @@ pub fn create_vpc(
     Ok(reply)
 }
 
-fn vpc_view(network: &AccountNetwork, vpc: &Vpc, now: Timestamp, owner: &str) -> Value {
+fn vpc_view(network: &AccountNetwork, vpc: &Vpc, now: Timestamp, owner: &Value) -> Value {
     let mut switches: Vec<&VSwitch> = network
         .vswitches
         .values()
@@ -120,6 +120,19 @@ fn vpc_view(network: &AccountNetwork, vpc: &Vpc, now: Timestamp, owner: &str) ->
         "VRouterId": vpc.vrouter_id,
         "VSwitchIds": {"VSwitchId": switches.iter().map(|s| s.id.as_str()).collect::<Vec<_>>()},
         "RouterTableIds": {"RouterTableIds": [vpc.route_table_id]},
+        "Ipv6CidrBlocks": {"Ipv6CidrBlock": vpc
+            .ipv6_block
+            .map(|b| json!({"Ipv6CidrBlock": crate::ipv6::block_text(b, 56), "Ipv6Isp": "BGP"}))
+            .into_iter()
+            .collect::<Vec<_>>()},
+        "EnabledIpv6": vpc.ipv6_block.is_some(),
+        "SecondaryCidrBlocks": {"SecondaryCidrBlock": []},
+        "UserCidrs": {"UserCidr": []},
+        "NatGatewayIds": {"NatGatewayIds": []},
+        "CenStatus": "Detached",
+        "DhcpOptionsSetId": "",
+        "DhcpOptionsSetStatus": "",
+        "DnsHostnameStatus": "DISABLED",
         "ResourceGroupId": "",
         "OwnerId": owner,
         "Tags": tags::vpc_view(&vpc.tags),
@@ -149,7 +162,7 @@ pub fn describe_vpcs(
         .collect();
     vpcs.sort_unstable_by_key(|v| v.seq);
     let (total, page) = page_of(&vpcs, number, size);
-    let owner = ctx.caller.account_id.to_string();
+    let owner = owner_id(&ctx.caller.account_id);
     Ok(json!({
         "TotalCount": total,
         "PageNumber": number,

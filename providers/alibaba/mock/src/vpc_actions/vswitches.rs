@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::common::{
     VSWITCH_TEXT, dependency, id_list, incorrect_vpc_status, malformed_cidr, name_and_description,
-    paging, ready_at, rename, second_time,
+    owner_id, paging, ready_at, rename, second_time,
 };
 use crate::action::{ActionContext, dry_run, dry_run_passed, page_of};
 use crate::catalog::CatalogRegion;
@@ -163,7 +163,7 @@ pub fn describe_vswitches(
         .collect();
     switches.sort_unstable_by_key(|s| s.seq);
     let (total, page) = page_of(&switches, number, size);
-    let owner = account.to_string();
+    let owner = owner_id(&account);
     let view = |s: &VSwitch| {
         // ECS reserves the first and the last three addresses of a block.
         let free = s
@@ -188,6 +188,9 @@ pub fn describe_vswitches(
             "VSwitchName": s.name,
             "CreationTime": second_time(s.created_at),
             "IsDefault": s.is_default,
+            "EnabledIpv6": s.ipv6_block.is_some(),
+            "NetworkAclId": "",
+            "ShareType": "",
             "ResourceGroupId": "",
             "RouteTable": {"RouteTableId": route_table, "RouteTableType": "System"},
             "OwnerId": owner,

@@ -436,3 +436,25 @@ async fn sts_get_caller_identity_names_the_keys_account() {
     .expect("STS client");
     assert!(unsigned.get_caller_identity().await.is_err());
 }
+
+/// `GetCallerIdentity`'s answer has every field STS's answer has, the one that does not apply
+/// empty.
+#[tokio::test]
+async fn sts_get_caller_identity_answers_every_field() {
+    let mock = start(Duration::ZERO).await;
+    let s = Signer::new(&mock);
+    let answer = s.post("GetCallerIdentity", STS, &[]).await.ok();
+    for key in [
+        "AccountId",
+        "Arn",
+        "IdentityType",
+        "PrincipalId",
+        "RequestId",
+        "RoleId",
+        "UserId",
+    ] {
+        assert!(answer[key].is_string(), "{key} missing in {answer}");
+    }
+    assert_eq!(answer["RoleId"], "");
+    assert_eq!(answer["UserId"], answer["PrincipalId"]);
+}

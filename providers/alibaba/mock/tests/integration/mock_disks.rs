@@ -408,13 +408,14 @@ async fn attach_detach_resize_spec_and_delete_follow_ecs_rules() {
     )
     .await
     .expect_error(403, "IncorrectInstanceStatus");
+    // A disk attached nowhere is already detached, with ECS's own code.
     ecs(
         &s,
         "DetachDisk",
         &[("DiskId", far), ("InstanceId", &instance)],
     )
     .await
-    .expect_error(403, "IncorrectDiskStatus");
+    .expect_error(404, "InvalidDisk.AlreadyDetached");
     ecs(
         &s,
         "DetachDisk",

@@ -1,7 +1,8 @@
 //! Alibaba Cloud's official Python SDKs against the mock: the classic V1 SDK
 //! (`aliyun-python-sdk-core`, `aliyun-python-sdk-ecs`) and the generated V3 SDK
 //! (`alibabacloud_ecs20140526`), and the classic VPC SDK (`aliyun-python-sdk-vpc`). The script is
-//! `tests/sdk/official_sdk.py`.
+//! `tests/sdk/official_sdk.py` (with `stack_reads.py`: the reads and in-place changes of a
+//! Terraform stack).
 //!
 //! The interpreter is `$FERROPLANE_SDK_PYTHON`, else that of the SDK venv, made when missing (see
 //! `sdk_python`). The test fails, never skips, when the SDKs cannot be had.
@@ -60,6 +61,19 @@ async fn official_python_sdks_work_against_the_mock() {
         "ImportKeyPair",
         "DescribeKeyPairs",
         "DeleteKeyPairs",
+        "DescribeVpcAttribute",
+        "DescribeVSwitchAttributes",
+        "DescribeRouteTableList",
+        "DescribeUserData",
+        "DescribeNetworkInterfaces",
+        "DescribeInstanceMaintenanceAttributes",
+        "DescribeInstanceAttachmentAttributes",
+        "JoinSecurityGroup",
+        "LeaveSecurityGroup",
+        "ModifySecurityGroupRule",
+        "DescribeAvailableResource",
+        "DescribeImages",
+        "GetCallerIdentity",
     ] {
         assert!(stats.calls_of(action) >= 1, "{action}: {stats:?}");
     }

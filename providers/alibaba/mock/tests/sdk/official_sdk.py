@@ -10,6 +10,7 @@ Generated SDK (V3): alibabacloud_ecs20140526 (with alibabacloud_tea_openapi).
 Classic VPC SDK: aliyun-python-sdk-vpc (CreateVpc, DescribeVpcs, CreateVSwitch, DeleteVSwitch, DeleteVpc).
 Disks and key pairs with the classic SDK: CreateDisk, AttachDisk, ResizeDisk, DetachDisk, DeleteDisk;
 ImportKeyPair, DescribeKeyPairs, DeleteKeyPairs.
+The reads and in-place changes Terraform's alicloud provider makes on a stack: stack_reads.py.
 """
 
 import json
@@ -401,6 +402,8 @@ def main():
     classic_disks_and_key_pairs()
     generated_sdk()
     vpc_sdk()
+    from stack_reads import stack_reads
+    stack_reads(check, HOST, PORT, AK, SECRET, REGION, IMAGE)
     print("all official SDK checks passed", flush=True)
 
 
