@@ -1,6 +1,7 @@
 //! `deploy/crds/` must be exactly what the types generate; samples must fit their types.
 //!
-//! To refresh `deploy/crds/` after changing a type: `FERROPLANE_UPDATE_CRDS=1 cargo test -p ferroplane-apis`.
+//! To refresh `deploy/crds/` after changing a type: `FERROPLANE_UPDATE_CRDS=1 cargo test -p
+//! ferroplane-apis` (that run writes the files and fails, saying so; the next run checks them).
 
 use std::path::{Path, PathBuf};
 
@@ -17,21 +18,32 @@ fn deploy_crds_match_the_types() {
     let dir = deploy_dir("crds");
     let update = std::env::var_os("FERROPLANE_UPDATE_CRDS").is_some();
     let mut expected_files = Vec::new();
+    let mut refreshed = Vec::new();
     for crd in crds() {
         let file = crd_file_name(&crd);
         let path = dir.join(&file);
         let generated = crd_yaml(&crd).expect("CRD renders as YAML");
-        if update {
-            std::fs::write(&path, &generated).expect("write CRD file");
-        }
         let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            on_disk == generated,
-            "{} is stale; run `FERROPLANE_UPDATE_CRDS=1 cargo test -p ferroplane-apis`",
-            path.display()
-        );
+        if update && on_disk != generated {
+            std::fs::write(&path, &generated).expect("write CRD file");
+            refreshed.push(file.clone());
+        } else {
+            assert!(
+                on_disk == generated,
+                "{} is stale; run `FERROPLANE_UPDATE_CRDS=1 cargo test -p ferroplane-apis`",
+                path.display()
+            );
+        }
         expected_files.push(file);
     }
+    // A refresh is never a check: the run that writes fails, and the next one checks.
+    assert!(
+        !update,
+        "FERROPLANE_UPDATE_CRDS is set: refreshed {} file(s) in {} {refreshed:?}; run the test \
+         again without it to check them",
+        refreshed.len(),
+        dir.display()
+    );
     let mut present: Vec<String> = std::fs::read_dir(&dir)
         .expect("deploy/crds exists")
         .map(|entry| {

@@ -225,11 +225,10 @@ pub(crate) async fn a_deleted_member_pod_comes_back_on_its_kept_volume() {
     e2e.finish().await;
 }
 
-// Issue 15 (branch etcdsafe): scaling down keeps the removed member's claim, as a StatefulSet
-// does, and the controller does not clear it; scaling up again re-adds `<name>-1` as a new
-// learner while its pod starts on the old member's data, and etcd answers "rejected Raft
-// message to mismatch member" until the test times out (3 → 1 passes). Run with `--ignored`
-// once that fix is merged.
+/// 3 → 1 → 3 on real members: etcd's own membership follows the size each time (three voters,
+/// one, three again), Ready only once it does. Scaling up again starts the re-added members on
+/// the claims kept from before; they join only if the controller does not reuse the old
+/// member's data (etcd would refuse it with "rejected Raft message to mismatch member").
 pub(crate) async fn scaling_three_to_one_to_three_changes_the_real_membership() {
     let (_, current) = versions();
     ensure_releases(&[&current]).await;

@@ -2,8 +2,8 @@
 //! list types and merge keys come from) held to a real kube-apiserver's `/openapi/v3`, and a
 //! StatefulSet like EtcdCluster's re-applied 20 times on both servers: one volumeClaimTemplate,
 //! generation 1 and the same managed fields. `FERROPLANE_UPDATE_OPENAPI=1` rewrites the bundled
-//! file from the real server. Starts the real control plane of `ferroplane-testenv` (built on
-//! first use, then cached).
+//! file from the real server and fails (the next run compares). Starts the real control plane
+//! of `ferroplane-testenv` (built on first use, then cached).
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -160,6 +160,12 @@ async fn built_in_schemas_and_apply_semantics_match_a_real_apiserver() {
     if std::env::var_os("FERROPLANE_UPDATE_OPENAPI").is_some() {
         bundled["schemas"] = Value::Object(captured.clone());
         write_bundled(&bundled);
+        // A refresh is never a check: this run fails, the next one compares.
+        panic!(
+            "FERROPLANE_UPDATE_OPENAPI is set: the bundled OpenAPI was rewritten from the real \
+             server ({} schemas); run the test again without it to compare",
+            captured.len()
+        );
     }
     let bundled_schemas = bundled["schemas"].as_object().expect("schemas");
     let differing: Vec<&String> = captured

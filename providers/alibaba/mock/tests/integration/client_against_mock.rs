@@ -15,6 +15,7 @@ use alibaba_sdk::endpoint::parse_endpoint;
 use alibaba_sdk::rpc::{
     ClientConfig, HttpMethod, Params, QUOTA_EVIDENCE, RetryPolicy, SAFETY, SignatureVersion,
 };
+use ferroplane_testkit::eventually;
 
 const AK: &str = "client-ak";
 const SK: &str = "client-secret";
@@ -282,17 +283,25 @@ async fn injected_throttling_is_retried_until_it_succeeds() {
         ..Faults::default()
     })
     .unwrap();
-    let started = Instant::now();
     let call = tokio::spawn({
         let client = client.clone();
         async move { client.describe_regions().await }
     });
-    tokio::time::sleep(Duration::from_millis(250)).await;
+    eventually("two throttled answers")
+        .within(Duration::from_secs(10))
+        .until(|| mock.stats().errors_of("Throttling.User") >= 2)
+        .await;
+    assert!(
+        !call.is_finished(),
+        "the call ended while every answer was throttled"
+    );
     mock.set_faults(Faults::default()).unwrap();
     let regions = call.await.unwrap().unwrap();
     assert!(!regions.is_empty());
-    assert!(mock.stats().errors_of("Throttling.User") >= 2);
-    assert!(started.elapsed() >= Duration::from_millis(250));
+    assert!(
+        mock.stats().calls_of("DescribeRegions") >= 3,
+        "retried past the throttling"
+    );
 
     // A create under throttling still makes exactly one instance.
     mock.set_faults(Faults {
@@ -513,18 +522,21 @@ async fn a_create_whose_answer_is_lost_is_retried_without_a_second_instance() {
         ..Faults::default()
     })
     .unwrap();
-    let started = Instant::now();
     let create = tokio::spawn({
         let client = client.clone();
         async move { client.run_instances(&run_request("lost-answer")).await }
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Each attempt's answer comes after the client gave up on it: the create is retried.
+    eventually("a retried RunInstances")
+        .within(Duration::from_secs(10))
+        .until(|| mock.stats().calls_of("RunInstances") >= 2)
+        .await;
     mock.set_faults(Faults::default()).unwrap();
     let created = create.await.unwrap().unwrap();
     assert_eq!(created.instance_ids().len(), 1);
     assert!(
-        started.elapsed() >= Duration::from_millis(300),
-        "the first attempts timed out"
+        mock.stats().calls_of("RunInstances") >= 2,
+        "the first attempts timed out and were retried"
     );
     assert_eq!(mock.stats().instances_created, 1);
     assert_eq!(mock.instances().len(), 1);
