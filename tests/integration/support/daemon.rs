@@ -72,7 +72,6 @@ pub struct Daemon {
     client: kube::Client,
     dir: tempfile::TempDir,
     child: Option<tokio::process::Child>,
-    starts: u32,
 }
 
 impl Daemon {
@@ -136,7 +135,6 @@ impl Daemon {
             client,
             dir,
             child: None,
-            starts: 0,
         }
     }
 
@@ -169,7 +167,6 @@ impl Daemon {
     /// Starts `ferroplane run` (debug logs appended to `controller.log`).
     pub fn spawn_controller(&mut self) {
         assert!(self.child.is_none(), "one controller at a time");
-        self.starts += 1;
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -214,10 +211,6 @@ impl Daemon {
             child.start_kill().expect("kill");
             child.wait().await.expect("reaped");
         }
-    }
-
-    pub fn controller_starts(&self) -> u32 {
-        self.starts
     }
 
     pub fn log_path(&self) -> PathBuf {
