@@ -53,6 +53,7 @@ mod deployment_sets;
 mod disk_actions;
 mod disks;
 mod ecs_actions;
+mod eips;
 mod error;
 mod faults_error;
 mod glob;
