@@ -228,7 +228,7 @@ impl ExternalClient<EIP> for CloudClients {
             .await
         {
             Ok(_) => Ok(Deletion::InProgress),
-            Err(e) if e.is_not_found() => Ok(Deletion::Gone),
+            Err(e) if e.code() == Some("InvalidAllocationId.NotFound") => Ok(Deletion::Gone),
             Err(e) if e.code() == Some("IncorrectEipStatus") => Ok(Deletion::Waiting(format!(
                 "EIP {id} cannot be released in its current state ({}); ferroplane tries again",
                 e.code().unwrap_or_default()

@@ -20,6 +20,9 @@ use crate::cloud_connector::CloudClients;
 use crate::cloud_fields::non_empty;
 use crate::reasons::{EIP_IN_USE, INVALID_SPEC};
 
+/// The VPC API's code for an EIP that does not exist.
+const EIP_NOT_FOUND: &str = "InvalidAllocationId.NotFound";
+
 /// What one association binds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Pair {
@@ -116,11 +119,17 @@ fn in_use_elsewhere(pair: &Pair, eip: &EipAddress) -> ReconcileError {
 }
 
 /// The observation of `pair` through its EIP, given whether the object records the
-/// association (its external name) already.
-fn observed(pair: &Pair, eip: &EipAddress, named: bool) -> Result<Observation, ReconcileError> {
+/// association (its external name) already and whether it is being deleted.
+fn observed(
+    pair: &Pair,
+    eip: &EipAddress,
+    named: bool,
+    deleting: bool,
+) -> Result<Observation, ReconcileError> {
     let bound = pair.bound(eip);
-    if !bound && !named {
-        // Not made yet (or the EIP serves another resource, which create reports).
+    if !bound && (!named || deleting) {
+        // Not made yet (or the EIP serves another resource, which create reports), or undone
+        // for a deletion.
         return Ok(Observation::missing());
     }
     let status = serde_json::json!({
@@ -214,7 +223,8 @@ impl ExternalClient<EIPAssociation> for CloudClients {
                 ));
             }
         }
-        observed(&pair, &eip, ext.name().is_some())
+        let deleting = mr.metadata.deletion_timestamp.is_some();
+        observed(&pair, &eip, ext.name().is_some(), deleting)
     }
 
     async fn create(
@@ -290,7 +300,7 @@ impl ExternalClient<EIPAssociation> for CloudClients {
             .await
         {
             Ok(_) => Ok(Deletion::InProgress),
-            Err(e) if e.is_not_found() => Ok(Deletion::Gone),
+            Err(e) if e.code() == Some(EIP_NOT_FOUND) => Ok(Deletion::Gone),
             Err(e) if e.code() == Some("IncorrectEipStatus") => Ok(Deletion::InProgress),
             Err(e) => Err(self.error(&e)),
         }
@@ -336,25 +346,39 @@ mod tests {
     fn an_association_is_found_only_through_its_instance() {
         let p = pair();
         // Not yet made: missing, so it is created.
-        assert!(!observed(&p, &eip("Available", ""), false).unwrap().exists);
+        assert!(
+            !observed(&p, &eip("Available", ""), false, false)
+                .unwrap()
+                .exists
+        );
         // Serving another resource and not ours: missing too; create refuses with EIPInUse.
-        assert!(!observed(&p, &eip("InUse", "i-2"), false).unwrap().exists);
-        let ready = observed(&p, &eip("InUse", "i-1"), false).unwrap();
+        assert!(
+            !observed(&p, &eip("InUse", "i-2"), false, false)
+                .unwrap()
+                .exists
+        );
+        // Undone while the object is deleted: gone.
+        assert!(
+            !observed(&p, &eip("Available", ""), true, true)
+                .unwrap()
+                .exists
+        );
+        let ready = observed(&p, &eip("InUse", "i-1"), false, false).unwrap();
         assert_eq!(ready.readiness, Readiness::Available);
         assert_eq!(ready.external_name.as_deref(), Some("eip-1:i-1"));
-        let moving = observed(&p, &eip("Associating", "i-1"), true).unwrap();
+        let moving = observed(&p, &eip("Associating", "i-1"), true, false).unwrap();
         assert!(moving.in_transition);
     }
 
     #[test]
     fn drift_is_planned_back_but_never_taken_from_another_resource() {
         let p = pair();
-        let undone = observed(&p, &eip("Available", ""), true).unwrap();
+        let undone = observed(&p, &eip("Available", ""), true, false).unwrap();
         assert!(matches!(
             undone.up_to_date,
             ferroplane_runtime::UpToDate::No(_)
         ));
-        let moved = observed(&p, &eip("InUse", "i-2"), true).unwrap();
+        let moved = observed(&p, &eip("InUse", "i-2"), true, false).unwrap();
         assert!(matches!(
             moved.up_to_date,
             ferroplane_runtime::UpToDate::No(_)
