@@ -99,6 +99,23 @@ impl Tracked {
                 owned.insert(e.resource_id.as_str());
             }
         }
+        // A resource created untagged and then tagged by one of the case's objects (an EIP:
+        // AllocateEipAddress takes no tags, its owner tag follows at once) is that object's.
+        let untagged: BTreeSet<&str> = entries
+            .iter()
+            .filter(|e| e.change == Change::Created && owner(e).is_none())
+            .map(|e| e.resource_id.as_str())
+            .collect();
+        for e in entries.iter().filter(|e| e.change == Change::Modified) {
+            let id = e.resource_id.as_str();
+            if !untagged.contains(id) || owned.contains(id) {
+                continue;
+            }
+            if let Some(uid) = owner(e).filter(|u| self.uids.contains(*u)) {
+                made_for.entry(uid).or_default().insert(id);
+                owned.insert(id);
+            }
+        }
         for (uid, made) in &made_for {
             if made.len() > 1 {
                 self.audit.duplicates += made.len() as u32 - 1;

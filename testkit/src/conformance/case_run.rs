@@ -191,17 +191,26 @@ impl<'a> CaseRun<'a> {
     }
 
     /// Waits until the ledger shows `change` by object `uid` (its tag, or for a binding kind a
-    /// binding of the case's account) from `since` on.
+    /// binding of the case's account; a creation also as a resource created and then tagged by
+    /// it) from `since` on.
     pub async fn ledger_shows(&self, since: u64, uid: &str, change: Change) -> Result<(), String> {
         let binding = self.tracked.binding;
         eventually(format!("{}: a {change:?} by {uid}", self.namespace))
             .within(self.timeout)
             .try_until_async(|| {
-                let seen = self.entries_since(since).into_iter().any(|e| {
-                    e.change == change
-                        && (e.tags.get(UID_TAG).map(String::as_str) == Some(uid)
-                            || binding == Some(e.kind))
-                });
+                let entries = self.entries_since(since);
+                let tagged = |e: &LedgerEntry| e.tags.get(UID_TAG).map(String::as_str) == Some(uid);
+                let seen = entries
+                    .iter()
+                    .any(|e| e.change == change && (tagged(e) || binding == Some(e.kind)))
+                    // Created untagged, then tagged by the object (an EIP).
+                    || (change == Change::Created
+                        && entries.iter().any(|e| {
+                            tagged(e)
+                                && entries.iter().any(|c| {
+                                    c.change == Change::Created && c.resource_id == e.resource_id
+                                })
+                        }));
                 std::future::ready(seen)
             })
             .await

@@ -87,12 +87,9 @@ fn observed(p: &EIPParameters, found: &EipAddress) -> Result<Observation, Reconc
     let mut observation = Observation::found(&found.allocation_id)
         .with_owner_tag(found.tag(UID_TAG))
         .with_status(status)?
-        .with_late_init(serde_json::json!({
-            "bandwidth": found.bandwidth,
-            "internetChargeType": non_empty(&found.internet_charge_type),
-            "isp": non_empty(&found.isp),
-            "resourceGroupId": non_empty(&found.resource_group_id),
-        }))?
+        // Only the in-place bandwidth: the fields set at allocation are refused at admission
+        // when they appear later, so they are never late-initialized.
+        .with_late_init(serde_json::json!({"bandwidth": found.bandwidth}))?
         .with_readiness(readiness)
         .with_connection_details(details(&found.allocation_id, &found.ip_address));
     if in_transition(&found.status) {
