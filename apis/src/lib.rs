@@ -39,6 +39,8 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         alibabacloud::SecurityGroup::crd(),
         alibabacloud::Disk::crd(),
         alibabacloud::KeyPair::crd(),
+        alibabacloud::EIP::crd(),
+        alibabacloud::EIPAssociation::crd(),
         etcd::EtcdCluster::crd(),
         etcd_backup::EtcdBackup::crd(),
         application::Application::crd(),

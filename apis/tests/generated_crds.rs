@@ -169,6 +169,23 @@ fn samples_fit_their_types() {
             other => panic!("stack.yaml: unexpected kind {other:?}"),
         }
     }
+    let eip = std::fs::read_to_string(deploy_dir("samples").join("eip.yaml")).unwrap();
+    let mut kinds = Vec::new();
+    for doc in eip.split("\n---\n") {
+        let value: serde_json::Value = serde_saphyr::from_str(doc).expect("eip.yaml document");
+        match value["kind"].as_str() {
+            Some("ECSInstance") => {
+                assert_fits::<alibabacloud::ECSInstance>(&value, "eip.yaml ECSInstance")
+            }
+            Some("EIP") => assert_fits::<alibabacloud::EIP>(&value, "eip.yaml EIP"),
+            Some("EIPAssociation") => {
+                assert_fits::<alibabacloud::EIPAssociation>(&value, "eip.yaml EIPAssociation")
+            }
+            other => panic!("eip.yaml: unexpected kind {other:?}"),
+        }
+        kinds.push(value["kind"].as_str().unwrap_or_default().to_owned());
+    }
+    assert_eq!(kinds, ["ECSInstance", "EIP", "EIPAssociation"]);
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! Group `alibabacloud.ferroplane.io`: ECS instances, the network they launch into (VPCs,
-//! vSwitches, security groups), their disks and SSH key pairs, and the configurations holding
+//! vSwitches, security groups, elastic IP addresses and their associations), their disks and SSH key pairs, and the configurations holding
 //! credentials.
 
 pub mod disk;
 pub mod ecs_instance;
+pub mod eip;
+pub mod eip_association;
 pub mod key_pair;
 pub mod network;
 pub mod provider_config;
@@ -13,6 +15,8 @@ pub mod vswitch;
 
 pub use disk::*;
 pub use ecs_instance::*;
+pub use eip::*;
+pub use eip_association::*;
 pub use key_pair::*;
 pub use network::*;
 pub use provider_config::*;

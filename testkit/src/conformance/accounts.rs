@@ -85,6 +85,50 @@ impl Account {
         Signer::with_key(mock, &self.access_key_id, &self.secret)
     }
 
+    /// An EIP allocated by hand (owned by no object).
+    pub async fn make_eip(&self, mock: &MockServer, region: &str) -> String {
+        let allocated = self
+            .signer(mock)
+            .post("AllocateEipAddress", VPC_API, &[("RegionId", region)])
+            .await
+            .ok();
+        allocated["AllocationId"]
+            .as_str()
+            .expect("an allocation ID")
+            .to_owned()
+    }
+
+    /// An ECS instance launched by hand (owned by no object, no public IP) in the region's
+    /// default network, once it is Running.
+    pub async fn make_instance(&self, mock: &MockServer, region: &str) -> String {
+        let vswitch =
+            alibaba_mock::defaults::first_vswitch_id(region).expect("the region has a vSwitch");
+        let group = alibaba_mock::defaults::security_group_id(region);
+        let launched = self
+            .signer(mock)
+            .ecs(
+                "RunInstances",
+                &[
+                    ("RegionId", region),
+                    ("ImageId", "aliyun_3_x64_20G_alibase_20240528.vhd"),
+                    ("InstanceType", "ecs.g6.large"),
+                    ("VSwitchId", &vswitch),
+                    ("SecurityGroupId", &group),
+                ],
+            )
+            .await
+            .ok();
+        let id = launched["InstanceIdSets"]["InstanceIdSet"][0]
+            .as_str()
+            .expect("an instance ID")
+            .to_owned();
+        eventually(format!("hand-made instance {id} is Running"))
+            .within(Duration::from_secs(20))
+            .until(|| mock.instance_status(&id).as_deref() == Some("Running"))
+            .await;
+        id
+    }
+
     /// A VPC made by hand (owned by no object), once it is Available.
     pub async fn make_vpc(&self, mock: &MockServer, region: &str) -> String {
         let created = self

@@ -53,6 +53,9 @@ pub struct Tracked {
     pub uids: BTreeSet<String>,
     /// Unowned resources that at most one of the case's objects may take over.
     pub claimable: BTreeSet<String>,
+    /// For a kind named [`Naming::Binding`]: its resources, which carry no owner tag; those
+    /// made in the case's account are the case's objects'.
+    pub binding: Option<alibaba_mock::ResourceKind>,
     /// Ledger entries before this one happened before the case (hand-made resources, seeds).
     pub since: u64,
     /// Counted by the checks made while the objects lived.
@@ -88,9 +91,29 @@ impl Tracked {
         let mut made_for: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         let mut owned = BTreeSet::new();
         for e in entries.iter().filter(|e| e.change == Change::Created) {
+            if self.binding == Some(e.kind) {
+                owned.insert(e.resource_id.as_str());
+            }
             if let Some(uid) = owner(e).filter(|u| self.uids.contains(*u)) {
                 made_for.entry(uid).or_default().insert(&e.resource_id);
                 owned.insert(e.resource_id.as_str());
+            }
+        }
+        // A resource created untagged and then tagged by one of the case's objects (an EIP:
+        // AllocateEipAddress takes no tags, its owner tag follows at once) is that object's.
+        let untagged: BTreeSet<&str> = entries
+            .iter()
+            .filter(|e| e.change == Change::Created && owner(e).is_none())
+            .map(|e| e.resource_id.as_str())
+            .collect();
+        for e in entries.iter().filter(|e| e.change == Change::Modified) {
+            let id = e.resource_id.as_str();
+            if !untagged.contains(id) || owned.contains(id) {
+                continue;
+            }
+            if let Some(uid) = owner(e).filter(|u| self.uids.contains(*u)) {
+                made_for.entry(uid).or_default().insert(id);
+                owned.insert(id);
             }
         }
         for (uid, made) in &made_for {
@@ -164,7 +187,7 @@ impl Tracked {
             r.account_id == account
                 && r.kind == registration.resource
                 && match registration.naming {
-                    Naming::CloudAssigned => r.id == external,
+                    Naming::CloudAssigned | Naming::Binding => r.id == external,
                     Naming::UserChosen => r.name == external,
                 }
         });

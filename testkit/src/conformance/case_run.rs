@@ -10,7 +10,7 @@ use super::accounts::Account;
 use super::audit::{Audit, Tracked};
 use super::cases::{Case, FaultClass};
 use super::objects::{ObjectSpec, Objects};
-use super::registration::{Actions, Build, Prerequisite, Registration};
+use super::registration::{Actions, Build, Naming, Prerequisite, Registration};
 use crate::wait::eventually;
 
 /// Where every case runs.
@@ -63,6 +63,7 @@ impl<'a> CaseRun<'a> {
         let objects = Objects::new(&client, registration.kind, &namespace);
         let mut tracked = Tracked::default();
         tracked.accounts.insert(account.id.clone());
+        tracked.binding = (registration.naming == Naming::Binding).then_some(registration.resource);
         Self {
             client,
             mock,
@@ -80,19 +81,42 @@ impl<'a> CaseRun<'a> {
     /// The build of the case's object, its prerequisites made by hand (before the records the
     /// audit reads).
     pub async fn build(&mut self) -> Build {
+        self.build_for(1).await
+    }
+
+    /// [`Self::build`] for `objects` objects: one VPC, and an EIP and an instance per object.
+    pub async fn build_for(&mut self, objects: usize) -> Build {
         let mut build = Build {
             name: OBJECT.into(),
             index: 0,
             region: REGION.into(),
             zone: ZONE.into(),
             vpc_id: None,
+            eip_ids: Vec::new(),
+            instance_ids: Vec::new(),
         };
         for prerequisite in self.registration.prerequisites {
             match prerequisite {
                 Prerequisite::Vpc => {
                     build.vpc_id = Some(self.account.make_vpc(self.mock, REGION).await);
                 }
+                Prerequisite::Eip => {
+                    for _ in 0..objects {
+                        let id = self.account.make_eip(self.mock, REGION).await;
+                        build.eip_ids.push(id);
+                    }
+                }
+                Prerequisite::Instance => {
+                    for _ in 0..objects {
+                        let id = self.account.make_instance(self.mock, REGION).await;
+                        build.instance_ids.push(id);
+                    }
+                }
             }
+        }
+        if self.registration.naming == Naming::Binding {
+            let bound = build.eip_ids.iter().chain(&build.instance_ids).cloned();
+            self.tracked.claimable.extend(bound);
         }
         self.tracked.since = self.ledger_mark();
         build
@@ -166,14 +190,27 @@ impl<'a> CaseRun<'a> {
         self.mock.ledger().len() as u64
     }
 
-    /// Waits until the ledger shows `change` by object `uid` (its tag) from `since` on.
+    /// Waits until the ledger shows `change` by object `uid` (its tag, or for a binding kind a
+    /// binding of the case's account; a creation also as a resource created and then tagged by
+    /// it) from `since` on.
     pub async fn ledger_shows(&self, since: u64, uid: &str, change: Change) -> Result<(), String> {
+        let binding = self.tracked.binding;
         eventually(format!("{}: a {change:?} by {uid}", self.namespace))
             .within(self.timeout)
             .try_until_async(|| {
-                let seen = self.entries_since(since).into_iter().any(|e| {
-                    e.change == change && e.tags.get(UID_TAG).map(String::as_str) == Some(uid)
-                });
+                let entries = self.entries_since(since);
+                let tagged = |e: &LedgerEntry| e.tags.get(UID_TAG).map(String::as_str) == Some(uid);
+                let seen = entries
+                    .iter()
+                    .any(|e| e.change == change && (tagged(e) || binding == Some(e.kind)))
+                    // Created untagged, then tagged by the object (an EIP).
+                    || (change == Change::Created
+                        && entries.iter().any(|e| {
+                            tagged(e)
+                                && entries.iter().any(|c| {
+                                    c.change == Change::Created && c.resource_id == e.resource_id
+                                })
+                        }));
                 std::future::ready(seen)
             })
             .await

@@ -116,6 +116,11 @@ impl Case {
             Self::SameNameUnowned if kind.naming == Naming::CloudAssigned => {
                 Some("the cloud assigns names")
             }
+            Self::SameNameUnowned | Self::TwoNamespacesClaim if kind.naming == Naming::Binding => {
+                Some(
+                    "a binding carries no owner tag: objects naming the same two resources share it",
+                )
+            }
             Self::SecretNameTaken if !kind.writes_connection_secret => {
                 Some("writes no connection Secret")
             }

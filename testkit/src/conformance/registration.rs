@@ -12,6 +12,12 @@ pub enum Naming {
     CloudAssigned,
     /// The user chooses it (key pairs): the external name is the name the spec gives.
     UserChosen,
+    /// The resource binds two others (an EIP association, `<allocationId>:<instanceId>`): the
+    /// create names it after them and it carries no owner tag. The case's account is its own,
+    /// so every binding made in it is its objects'; the hand-made resources it binds are
+    /// changed by design; and the cases about taking over an unowned resource do not apply
+    /// (objects naming the same two resources share their binding).
+    Binding,
 }
 
 /// A resource a valid object needs that the suite makes by hand (unowned) in the case's
@@ -20,6 +26,10 @@ pub enum Naming {
 pub enum Prerequisite {
     /// A VPC (`10.0.0.0/16`), for vSwitches and security groups.
     Vpc,
+    /// An EIP, one per object of the case (for EIP associations).
+    Eip,
+    /// A running ECS instance without a public IP, one per object of the case.
+    Instance,
 }
 
 /// What a registration's builders get: the names and prerequisites of one object.
@@ -35,6 +45,10 @@ pub struct Build {
     pub zone: String,
     /// The hand-made VPC, when the kind asked for [`Prerequisite::Vpc`].
     pub vpc_id: Option<String>,
+    /// The hand-made EIPs and instances ([`Prerequisite::Eip`], [`Prerequisite::Instance`]):
+    /// the object of `index` takes the one at `index`.
+    pub eip_ids: Vec<String>,
+    pub instance_ids: Vec<String>,
 }
 
 /// The cloud actions of one lifecycle step: each is answered once with the fault of the case.

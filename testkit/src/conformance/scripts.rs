@@ -122,7 +122,7 @@ async fn import_missing(run: &mut CaseRun<'_>) -> Outcome {
     };
     let objects = run.objects.clone();
     run.create(&objects, &build, &spec).await?;
-    let cloud_named = run.registration.naming == Naming::CloudAssigned;
+    let cloud_named = run.registration.naming != Naming::UserChosen;
     objects
         .wait(
             OBJECT,

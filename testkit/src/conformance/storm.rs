@@ -76,7 +76,7 @@ async fn storm_kind(
             first_error.get_or_insert(e);
         }
     };
-    let base = run.build().await;
+    let base = run.build_for(strength.objects).await;
     let names: Vec<String> = (0..strength.objects)
         .map(|i| format!("storm-{i}"))
         .collect();

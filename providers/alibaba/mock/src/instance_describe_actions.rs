@@ -6,8 +6,8 @@ use serde::Serialize;
 use crate::action::{ActionContext, encode};
 use crate::catalog;
 use crate::error::ErrorResponse;
-use crate::instance::Status;
-use crate::instance_view::InstanceView;
+use crate::instance::{Status, StoredInstance};
+use crate::instance_view::{EipAddressView, InstanceView};
 use crate::received_params::ReceivedParams;
 use crate::store::Store;
 use crate::store::listing::{Filters, Paging};
@@ -48,6 +48,24 @@ fn malformed_ids() -> ErrorResponse {
         "InvalidInstanceIds.Malformed",
         "InstanceIds must be a JSON array of at most 100 instance IDs, e.g. [\"i-1\",\"i-2\"].",
     )
+}
+
+/// The instance's view with the EIP associated with it, if one is.
+fn view_with_eip<'a>(
+    store: &'a Store,
+    instance: &'a StoredInstance,
+    now: jiff::Timestamp,
+) -> InstanceView<'a> {
+    let mut view = instance.view(now);
+    if let Some(eip) = store.eips.bound_to(&instance.id, now) {
+        view.eip_address = EipAddressView {
+            allocation_id: &eip.id,
+            ip_address: eip.ip.to_string(),
+            internet_charge_type: eip.internet_charge_type,
+            bandwidth: eip.bandwidth,
+        };
+    }
+    view
 }
 
 fn next_token(seq: Option<u64>) -> String {
@@ -104,7 +122,11 @@ pub fn describe_instances(
         page_size,
         next_token: next_token(page.next),
         instances: InstanceListView {
-            instance: page.instances.iter().map(|i| i.view(ctx.now)).collect(),
+            instance: page
+                .instances
+                .iter()
+                .map(|i| view_with_eip(store, i, ctx.now))
+                .collect(),
         },
     })
 }
@@ -116,7 +138,11 @@ pub fn describe_instance_attribute(
     p: &ReceivedParams,
 ) -> Result<String, ErrorResponse> {
     let id = p.required("InstanceId")?;
-    let instance = store.find(&ctx.caller.account_id, None, id)?.view(ctx.now);
+    let instance = view_with_eip(
+        store,
+        store.find(&ctx.caller.account_id, None, id)?,
+        ctx.now,
+    );
     encode(&AttributeReply {
         request_id: ctx.request_id,
         instance,

@@ -76,11 +76,7 @@ impl StoredInstance {
             inner_ip_address: IpAddressesView {
                 ip_address: Vec::new(),
             },
-            eip_address: EipAddressView {
-                allocation_id: "",
-                ip_address: "",
-                internet_charge_type: "",
-            },
+            eip_address: EipAddressView::default(),
             security_group_ids: SecurityGroupIdsView {
                 security_group_id: &self.security_group_ids,
             },
@@ -215,7 +211,7 @@ pub struct InstanceView<'a> {
     pub vpc_attributes: VpcAttributesView<'a>,
     pub public_ip_address: IpAddressesView,
     pub inner_ip_address: IpAddressesView,
-    pub eip_address: EipAddressView,
+    pub eip_address: EipAddressView<'a>,
     pub security_group_ids: SecurityGroupIdsView<'a>,
     pub tags: TagsView<'a>,
     pub operation_locks: OperationLocksView,
@@ -291,13 +287,15 @@ pub struct IpAddressesView {
     pub ip_address: Vec<String>,
 }
 
-/// `EipAddress` (always empty in the mock).
-#[derive(Debug, Clone, Serialize)]
+/// `EipAddress`: the EIP associated with the instance (empty fields when none; the describe
+/// actions fill it from the EIP store).
+#[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct EipAddressView {
-    pub allocation_id: &'static str,
-    pub ip_address: &'static str,
-    pub internet_charge_type: &'static str,
+pub struct EipAddressView<'a> {
+    pub allocation_id: &'a str,
+    pub ip_address: String,
+    pub internet_charge_type: &'a str,
+    pub bandwidth: u32,
 }
 
 /// `{"SecurityGroupId": [...]}`.

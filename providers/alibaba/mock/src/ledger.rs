@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::received_params::ReceivedParams;
-use crate::resource_records::{ResourceKind, ResourceState, state_of};
+use crate::resource_records::{ResourceKind, ResourceState, association_of, state_of};
 use crate::store::Store;
 
 /// IDs and names are short; longer values (user data, public keys) are never handles.
@@ -103,11 +103,18 @@ pub(crate) fn snapshot(
     handles: &BTreeSet<String>,
     now: Timestamp,
 ) -> BTreeMap<(ResourceKind, String), ResourceState> {
-    handles
+    let mut states: BTreeMap<(ResourceKind, String), ResourceState> = handles
         .iter()
         .filter_map(|h| state_of(store, account_id, region_id, h, now))
         .map(|s| ((s.record.kind, s.record.id.clone()), s))
-        .collect()
+        .collect();
+    // An EIP's association is a record of its own, found through the EIP.
+    for h in handles {
+        if let Some(s) = association_of(store, account_id, h, now) {
+            states.insert((s.record.kind, s.record.id.clone()), s);
+        }
+    }
+    states
 }
 
 /// The ledger of one mock.

@@ -12,18 +12,19 @@
 //! regions, instance types and images, VPCs, vSwitches and security groups with their dependency
 //! rules (every account starts with the default network of [`defaults`]), cloud disks (`disks`:
 //! the system and data disks of each instance, and disks created apart, with ECS's attach,
-//! resize, performance-level and release rules) and SSH key pairs (`key_pairs`), and fault
-//! injection. The actions served are the rows of the `ACTIONS` tables (name and handler) of
-//! `ecs_actions`, `instance_read_actions`, `security_group_actions`,
-//! `security_group_change_actions`, `catalog_actions`, `disk_actions`,
-//! `key_pair_actions`, `vpc_actions` and `sts_actions`, the one list of them; the crate's integration tests pin the behaviour,
+//! resize, performance-level and release rules), SSH key pairs (`key_pairs`), elastic IP
+//! addresses and their associations with instances (`eips`), and fault injection. The actions
+//! served are the rows of the `ACTIONS` tables (name and handler) of `ecs_actions`,
+//! `instance_read_actions`, `security_group_actions`, `security_group_change_actions`,
+//! `catalog_actions`, `disk_actions`, `key_pair_actions`, `vpc_actions` (EIPs included) and
+//! `sts_actions`, the one list of them; the crate's integration tests pin the behaviour,
 //! also against Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
 //!
 //! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `products` (the
 //! API a `Version` selects and its tables) → `ecs_actions` (with the `instance_*_actions` and
 //! `tag_actions` handlers) / `security_group_actions` / `disk_actions` / `key_pair_actions` /
-//! `vpc_actions` / `sts_actions` → `store` (instances, with `network`, `disks`, `key_pairs` and
-//! `visibility`) → `instance` and `instance_view`, with `launch`, `launch_spec`,
+//! `vpc_actions` / `sts_actions` → `store` (instances, with `network`, `disks`, `key_pairs`, `eips`
+//! and `visibility`) → `instance` and `instance_view`, with `launch`, `launch_spec`,
 //! `subscription`, `param_checks`, `tags`, `catalog`, `cidr`, `defaults`, `config`, `stats`,
 //! `md5`, `received_params`, `injection`, `ledger`, `resource_records`, `locks` and `error`
 //! underneath. What every action shares (its
@@ -53,6 +54,7 @@ mod deployment_sets;
 mod disk_actions;
 mod disks;
 mod ecs_actions;
+mod eips;
 mod error;
 mod faults_error;
 mod glob;
@@ -233,7 +235,7 @@ impl MockServer {
     }
 
     /// Every live resource of every account (instances, VPCs, vSwitches, security groups,
-    /// disks, key pairs), each account's default network included.
+    /// disks, key pairs, EIPs and EIP associations), each account's default network included.
     pub fn resources(&self) -> Vec<ResourceRecord> {
         self.shared.resources()
     }

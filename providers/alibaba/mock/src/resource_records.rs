@@ -1,5 +1,6 @@
 //! The mock's own record of every resource, whatever its kind and account: one row per live
-//! instance, VPC, vSwitch, security group, disk and key pair ([`ResourceRecord`]), as tests
+//! instance, VPC, vSwitch, security group, disk, key pair, EIP and EIP association
+//! ([`ResourceRecord`]), as tests
 //! read them to find duplicates and leaks; and the whole state of one resource a call names,
 //! which the ledger compares before and after the call.
 
@@ -22,6 +23,9 @@ pub enum ResourceKind {
     SecurityGroup,
     Disk,
     KeyPair,
+    Eip,
+    /// An EIP's association with a resource, `<allocationId>:<instanceId>`, while it lasts.
+    EipAssociation,
 }
 
 /// One live resource.
@@ -29,7 +33,8 @@ pub enum ResourceKind {
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRecord {
     pub kind: ResourceKind,
-    /// `i-…`, `vpc-…`, `vsw-…`, `sg-…`, `d-…`, or a key pair's `skp-…`.
+    /// `i-…`, `vpc-…`, `vsw-…`, `sg-…`, `d-…`, `eip-…`, a key pair's `skp-…`, or an EIP
+    /// association's `eip-…:i-…`.
     pub id: String,
     pub account_id: String,
     pub region_id: String,
@@ -139,6 +144,18 @@ pub(crate) fn state_of(
             digest: digest(g),
         });
     }
+    if let Some(e) = store
+        .eips
+        .get(handle)
+        .filter(|e| e.account_id == *account_id)
+    {
+        let status = e.status(now);
+        let kind = ResourceKind::Eip;
+        return Some(ResourceState {
+            record: row((kind, account, &e.id, e.region_id, &e.name, status, &e.tags)),
+            digest: digest(e),
+        });
+    }
     store.disks.settle(now);
     if let Ok(d) = store.disks.find(account_id, handle) {
         return Some(ResourceState {
@@ -170,8 +187,37 @@ pub(crate) fn state_of(
     })
 }
 
+/// The association of the EIP `handle` names in `account_id`, while it lasts: its own record,
+/// so the ledger tells an association from a change of the EIP's settings.
+pub(crate) fn association_of(
+    store: &Store,
+    account_id: &Arc<str>,
+    handle: &str,
+    now: Timestamp,
+) -> Option<ResourceState> {
+    let e = store
+        .eips
+        .get(handle)
+        .filter(|e| e.account_id == *account_id)?;
+    let id = e.association_id(now)?;
+    let binding = e.bound(now)?;
+    Some(ResourceState {
+        record: row((
+            ResourceKind::EipAssociation,
+            account_id,
+            &id,
+            e.region_id,
+            "",
+            e.status(now),
+            &[],
+        )),
+        digest: digest(&(binding.kind, &binding.instance_id)),
+    })
+}
+
 /// Every live resource of every account: instances, then VPCs, vSwitches, security groups
-/// (each account's default network included), disks and key pairs; oldest first per kind.
+/// (each account's default network included), disks, key pairs, EIPs and EIP associations;
+/// oldest first per kind.
 pub(crate) fn all(store: &mut Store, now: Timestamp) -> Vec<ResourceRecord> {
     let mut records = Vec::new();
     for i in store.all() {
@@ -250,6 +296,26 @@ pub(crate) fn all(store: &mut Store, now: Timestamp) -> Vec<ResourceRecord> {
             "Available",
             &k.tags,
         )));
+    }
+    let eips = store.eips.all();
+    for e in &eips {
+        let status = e.status(now);
+        let kind = ResourceKind::Eip;
+        let r = row((
+            kind,
+            &e.account_id,
+            &e.id,
+            e.region_id,
+            &e.name,
+            status,
+            &e.tags,
+        ));
+        records.push(r);
+    }
+    for e in &eips {
+        if let Some(state) = association_of(store, &e.account_id, &e.id, now) {
+            records.push(state.record);
+        }
     }
     records
 }

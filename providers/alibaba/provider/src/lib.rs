@@ -3,7 +3,7 @@
 //! out and where each step of a reconcile lives is in the repository's `ARCHITECTURE.md`.
 //!
 //! - one folder per kind: `ecs_instance` (with the observation batcher and owner search),
-//!   `network` (VPC, VSwitch, SecurityGroup), `disk`, `key_pair`, `provider_config`
+//!   `network` (VPC, VSwitch, SecurityGroup, EIP, EIPAssociation), `disk`, `key_pair`, `provider_config`
 //!   (ProviderConfig and ClusterProviderConfig);
 //! - shared by the kinds: `config_resolution` and `config_watches` (a `providerConfigRef` →
 //!   credentials and endpoint, and the watches that requeue its users), `cloud_client` (the
@@ -30,7 +30,7 @@
 //! an instance's `passwordSecretRef` Secret, or to the labels of a Namespace whose objects use a
 //! ClusterProviderConfig reconciles the objects concerned at once; status writes to
 //! configurations do not. The process needs get/list/watch on Secrets in every
-//! namespace (a ClusterProviderConfig may name any namespace), get/list/watch/patch on the eight
+//! namespace (a ClusterProviderConfig may name any namespace), get/list/watch/patch on the ten
 //! kinds and their `/status`, create/patch on Secrets for connection details, create on
 //! events, and get/list/watch on Namespaces (a ClusterProviderConfig with `allowedNamespaces.from:
 //! Selector` is checked against the managed resource's Namespace labels on every reconcile).
@@ -63,10 +63,10 @@ pub use options::{ClientOverrides, Options};
 use crate::disk::disk_controller;
 use crate::ecs_instance::ecs_instance_controller;
 use crate::key_pair::key_pair_controller;
-use crate::network::network_controllers;
+use crate::network::{eip_controllers, network_controllers};
 
-/// Runs the eight controllers (ECSInstance, VPC, VSwitch, SecurityGroup, Disk, KeyPair,
-/// ProviderConfig, ClusterProviderConfig) with the Kubernetes client of `runtime` until
+/// Runs the ten controllers (ECSInstance, VPC, VSwitch, SecurityGroup, Disk, KeyPair, EIP,
+/// EIPAssociation, ProviderConfig, ClusterProviderConfig) with the Kubernetes client of `runtime` until
 /// `shutdown` completes, then lets running reconciles finish.
 ///
 /// Nothing at start can fail (configurations and credentials are resolved per reconcile, and
@@ -81,6 +81,7 @@ pub async fn run(
     let (vpcs, vswitches, groups) = network_controllers(runtime, &options);
     let disks = disk_controller(runtime, &options);
     let key_pairs = key_pair_controller(runtime, &options);
+    let (eips, eip_associations) = eip_controllers(runtime, &options);
     let configs = provider_config::run(runtime, options, &ecs, shutdown.clone());
     futures::join!(
         ecs.run(shutdown.clone()),
@@ -88,7 +89,9 @@ pub async fn run(
         vswitches.run(shutdown.clone()),
         groups.run(shutdown.clone()),
         disks.run(shutdown.clone()),
-        key_pairs.run(shutdown),
+        key_pairs.run(shutdown.clone()),
+        eips.run(shutdown.clone()),
+        eip_associations.run(shutdown),
         configs
     );
     Ok(())

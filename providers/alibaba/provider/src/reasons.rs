@@ -76,6 +76,12 @@ pub const IMMUTABLE_FIELD_CHANGED: &str = "ImmutableFieldChanged";
 /// Orphan`.
 pub const SUBSCRIPTION_NOT_EXPIRED: &str = "SubscriptionNotExpired";
 
+// EIPAssociation (`crate::network::eip_association`).
+
+/// The EIP is associated with another resource: unassociate it there first, or name another
+/// EIP. ferroplane never takes an EIP from a resource the object does not name.
+pub const EIP_IN_USE: &str = "EIPInUse";
+
 // Disk (`crate::disk`).
 
 /// The disk's zone is not the zone of the instance it is to be attached to (ECS attaches only

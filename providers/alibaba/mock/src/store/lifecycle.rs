@@ -159,6 +159,7 @@ impl Store {
         for id in ids {
             if let Some(instance) = self.instances.remove(id) {
                 self.disks.release_instance(id, now);
+                self.eips.instance_released(id);
                 if !self.visibility_lag.is_zero() {
                     self.releasing
                         .push(instance.clone(), now, self.visibility_lag);

@@ -18,6 +18,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use crate::disks::DiskStore;
+use crate::eips::EipStore;
 use crate::error::ErrorResponse;
 use crate::instance::StoredInstance;
 use crate::key_pairs::KeyPairStore;
@@ -58,6 +59,8 @@ pub struct Store {
     pub disks: DiskStore,
     /// SSH key pairs.
     pub key_pairs: KeyPairStore,
+    /// Elastic IP addresses.
+    pub eips: EipStore,
     /// How long creates and releases take to show in listings.
     pub visibility_lag: Duration,
     /// Released instances still listed during the lag.

@@ -1,11 +1,15 @@
 //! The VPC API (product Vpc, version `2016-04-28`) on the mock's port: CreateVpc, DescribeVpcs,
-//! DeleteVpc, CreateVSwitch, DescribeVSwitches and DeleteVSwitch, with the VPC API's rules and
-//! codes. New VPCs and vSwitches are `Pending` for the transition delay, then `Available`.
+//! DeleteVpc, CreateVSwitch, DescribeVSwitches and DeleteVSwitch, the EIP actions (allocate,
+//! describe, modify, release, associate, unassociate), with the VPC API's rules and codes. New
+//! VPCs and vSwitches are `Pending` for the transition delay, then `Available`.
 //! This module is the API's action table; the handlers are in `vpcs`, `vswitches`, `attributes`
-//! (DescribeVpcAttribute, DescribeVSwitchAttributes), `route_tables` and `tagging`.
+//! (DescribeVpcAttribute, DescribeVSwitchAttributes), `route_tables`, `eips`, `eip_associations`
+//! and `tagging`.
 
 mod attributes;
 mod common;
+mod eip_associations;
+mod eips;
 mod route_tables;
 mod tagging;
 mod vpcs;
@@ -56,5 +60,24 @@ pub const ACTIONS: &[Action] = &[
     }),
     Action::fields("ModifyVSwitchAttribute", |s, c, p| {
         vswitches::modify_vswitch_attribute(s, c, requested_region(p)?, p)
+    }),
+    // EIPs and their associations (`eips`, `eip_associations`).
+    Action::fields("AllocateEipAddress", |s, c, p| {
+        eips::allocate_eip_address(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DescribeEipAddresses", |s, c, p| {
+        eips::describe_eip_addresses(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("ModifyEipAddressAttribute", |s, c, p| {
+        eips::modify_eip_address_attribute(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("ReleaseEipAddress", |s, c, p| {
+        eips::release_eip_address(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("AssociateEipAddress", |s, c, p| {
+        eip_associations::associate_eip_address(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("UnassociateEipAddress", |s, c, p| {
+        eip_associations::unassociate_eip_address(s, c, requested_region(p)?, p)
     }),
 ];

@@ -1,4 +1,4 @@
-//! Tags of VPCs and vSwitches: TagResources and UnTagResources of the VPC API.
+//! Tags of VPCs, vSwitches and EIPs: TagResources and UnTagResources of the VPC API.
 
 use serde_json::{Value, json};
 
@@ -10,7 +10,8 @@ use crate::received_params::ReceivedParams;
 use crate::store::Store;
 use crate::tags::{self, Tags, UntagRequest};
 
-/// `TagResources` of the VPC API: `ResourceType` `VPC` or `VSWITCH`, `ResourceId.N`, `Tag.N`.
+/// `TagResources` of the VPC API: `ResourceType` `VPC`, `VSWITCH` or `EIP`, `ResourceId.N`,
+/// `Tag.N`.
 pub fn tag_resources(
     store: &mut Store,
     ctx: &ActionContext<'_>,
@@ -19,6 +20,9 @@ pub fn tag_resources(
 ) -> Result<Value, ErrorResponse> {
     let resource_type = p.required("ResourceType")?.to_ascii_uppercase();
     let (ids, tags) = tags::tag_request(p)?;
+    if resource_type == "EIP" {
+        return eip_tags(store, ctx, region, &ids, |t| tags::merge(t, &tags));
+    }
     let network = store.network.account(&ctx.caller.account_id);
     // Check every resource before changing any.
     check_resources(network, region, &resource_type, &ids)?;
@@ -42,6 +46,12 @@ pub fn untag_resources(
     let request = UntagRequest::parse(p)?;
     if request.keys.is_empty() && !request.all {
         return Err(ErrorResponse::missing("TagKey.1"));
+    }
+    if resource_type == "EIP" {
+        return eip_tags(store, ctx, region, &request.ids, |t| {
+            request.remove_from(t);
+            Ok(())
+        });
     }
     let network = store.network.account(&ctx.caller.account_id);
     check_resources(network, region, &resource_type, &request.ids)?;
@@ -72,7 +82,7 @@ fn check_resources(
             _ => {
                 return Err(ErrorResponse::bad_request(
                     "InvalidResourceType.NotSupported",
-                    "The specified ResourceType is not supported: use VPC or VSWITCH.",
+                    "The specified ResourceType is not supported: use VPC, VSWITCH or EIP.",
                 ));
             }
         }
@@ -90,4 +100,22 @@ fn tags_of<'n>(
         "VPC" => network.vpcs.get_mut(id).map(|v| &mut v.tags),
         _ => network.vswitches.get_mut(id).map(|s| &mut s.tags),
     }
+}
+
+/// Applies `change` to the tags of the EIPs `ids`, once every one of them is known.
+fn eip_tags(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    ids: &[String],
+    mut change: impl FnMut(&mut Tags) -> Result<(), ErrorResponse>,
+) -> Result<Value, ErrorResponse> {
+    let account = &ctx.caller.account_id;
+    for id in ids {
+        store.eips.find(account, region.id, id)?;
+    }
+    for id in ids {
+        change(&mut store.eips.find_mut(account, region.id, id)?.tags)?;
+    }
+    Ok(json!({}))
 }

@@ -8,6 +8,7 @@ mod mock_catalog;
 mod mock_create_defaults;
 mod mock_describe;
 mod mock_disks;
+mod mock_eips;
 mod mock_error_codes;
 mod mock_injected_errors;
 mod mock_inspection;

@@ -8,6 +8,9 @@ or an SDK package is not importable (every SDK is checked, none is skipped).
 Classic SDK (V1): aliyun-python-sdk-core + aliyun-python-sdk-ecs.
 Generated SDK (V3): alibabacloud_ecs20140526 (with alibabacloud_tea_openapi).
 Classic VPC SDK: aliyun-python-sdk-vpc (CreateVpc, DescribeVpcs, CreateVSwitch, DeleteVSwitch, DeleteVpc).
+EIPs with the classic VPC SDK: AllocateEipAddress, AssociateEipAddress with an instance,
+ReleaseEipAddress refused while associated, UnassociateEipAddress, ModifyEipAddressAttribute,
+ReleaseEipAddress.
 Disks and key pairs with the classic SDK: CreateDisk, AttachDisk, ResizeDisk, DetachDisk, DeleteDisk;
 ImportKeyPair, DescribeKeyPairs, DeleteKeyPairs.
 The reads and in-place changes Terraform's alicloud provider makes on a stack: stack_reads.py.
@@ -376,6 +379,88 @@ def vpc_sdk():
     check(call(gone)["TotalCount"] == 0, "VPC SDK: DeleteVSwitch then DeleteVpc")
 
 
+def eip_sdk():
+    from aliyunsdkcore.client import AcsClient
+    from aliyunsdkcore.acs_exception.exceptions import ServerException
+    from aliyunsdkecs.request.v20140526.DescribeInstancesRequest import DescribeInstancesRequest
+    from aliyunsdkecs.request.v20140526.RunInstancesRequest import RunInstancesRequest
+    from aliyunsdkvpc.request.v20160428.AllocateEipAddressRequest import AllocateEipAddressRequest
+    from aliyunsdkvpc.request.v20160428.AssociateEipAddressRequest import AssociateEipAddressRequest
+    from aliyunsdkvpc.request.v20160428.DescribeEipAddressesRequest import DescribeEipAddressesRequest
+    from aliyunsdkvpc.request.v20160428.ModifyEipAddressAttributeRequest import (
+        ModifyEipAddressAttributeRequest,
+    )
+    from aliyunsdkvpc.request.v20160428.ReleaseEipAddressRequest import ReleaseEipAddressRequest
+    from aliyunsdkvpc.request.v20160428.UnassociateEipAddressRequest import UnassociateEipAddressRequest
+
+    client = AcsClient(AK, SECRET, REGION, port=PORT, auto_retry=False)
+
+    def call(request):
+        request.set_endpoint(HOST)
+        request.set_protocol_type("http")
+        request.set_accept_format("json")
+        return json.loads(client.do_action_with_exception(request))
+
+    allocate = AllocateEipAddressRequest()
+    allocate.set_Bandwidth("10")
+    allocate.set_InternetChargeType("PayByTraffic")
+    allocate.set_ClientToken("sdk-eip-token")
+    allocated = call(allocate)
+    eip_id = allocated["AllocationId"]
+    check(eip_id.startswith("eip-") and allocated["EipAddress"], "EIP SDK: AllocateEipAddress")
+    check(call(allocate)["AllocationId"] == eip_id, "EIP SDK: the ClientToken answers the same EIP")
+
+    def described():
+        describe = DescribeEipAddressesRequest()
+        describe.set_AllocationId(eip_id)
+        return call(describe)["EipAddresses"]["EipAddress"][0]
+
+    run = RunInstancesRequest()
+    run.set_ImageId(IMAGE)
+    run.set_InstanceType("ecs.g6.large")
+    run.set_VSwitchId(VSWITCH)
+    run.set_SecurityGroupId(SECURITY_GROUP)
+    instance_id = call(run)["InstanceIdSets"]["InstanceIdSet"][0]
+
+    def instance():
+        describe = DescribeInstancesRequest()
+        describe.set_InstanceIds(json.dumps([instance_id]))
+        return call(describe)["Instances"]["Instance"][0]
+
+    wait_for("EIP SDK: the instance is Running", lambda: instance()["Status"] == "Running")
+    associate = AssociateEipAddressRequest()
+    associate.set_AllocationId(eip_id)
+    associate.set_InstanceId(instance_id)
+    call(associate)
+    wait_for("EIP SDK: the EIP is InUse", lambda: described()["Status"] == "InUse")
+    check(described()["InstanceId"] == instance_id, "EIP SDK: associated with the instance")
+    check(instance()["EipAddress"]["IpAddress"] == allocated["EipAddress"],
+          "EIP SDK: DescribeInstances shows the EIP")
+    release = ReleaseEipAddressRequest()
+    release.set_AllocationId(eip_id)
+    try:
+        call(release)
+        check(False, "EIP SDK: an associated EIP must not be released")
+    except ServerException as e:
+        check(e.get_error_code() == "IncorrectEipStatus", "EIP SDK: IncorrectEipStatus while associated")
+    unassociate = UnassociateEipAddressRequest()
+    unassociate.set_AllocationId(eip_id)
+    unassociate.set_InstanceId(instance_id)
+    call(unassociate)
+    wait_for("EIP SDK: the EIP is Available", lambda: described()["Status"] == "Available")
+    modify = ModifyEipAddressAttributeRequest()
+    modify.set_AllocationId(eip_id)
+    modify.set_Bandwidth("20")
+    modify.set_Name("sdk-eip")
+    call(modify)
+    check(str(described()["Bandwidth"]) == "20" and described()["Name"] == "sdk-eip",
+          "EIP SDK: ModifyEipAddressAttribute")
+    call(release)
+    gone = DescribeEipAddressesRequest()
+    gone.set_AllocationId(eip_id)
+    check(call(gone)["TotalCount"] == 0, "EIP SDK: ReleaseEipAddress")
+
+
 def wait_for(what, condition):
     deadline = time.time() + 10
     while not condition():
@@ -404,6 +489,7 @@ def main():
     vpc_sdk()
     from stack_reads import stack_reads
     stack_reads(check, HOST, PORT, AK, SECRET, REGION, IMAGE)
+    eip_sdk()
     print("all official SDK checks passed", flush=True)
 
 

@@ -224,6 +224,11 @@ mod tests {
         assert_eq!(a.instance_id.as_deref(), Some("i-1"));
         assert_eq!(a.public_ip_address.as_deref(), Some("47.0.0.1"));
         assert_eq!(a.private_ip_address.as_deref(), Some("172.16.0.1"));
+        assert_eq!(a.eip_address, None);
+        let mut with_eip = running();
+        with_eip.eip_address.ip_address = "39.96.0.11".into();
+        let a_eip = at_provider(&with_eip, None, None);
+        assert_eq!(a_eip.eip_address.as_deref(), Some("39.96.0.11"));
         assert_eq!(a.creation_time.as_deref(), Some("2026-01-02T03:04Z"));
         assert_eq!(a.memory, Some(8192));
         let json = serde_json::to_value(status(&running(), None, None).at_provider).unwrap();

@@ -1,4 +1,5 @@
-//! The network kinds: `VPC`, `VSwitch` and `SecurityGroup` (entry: [`network_controllers`]).
+//! The network kinds: `VPC`, `VSwitch` and `SecurityGroup` (entry: [`network_controllers`]),
+//! `EIP` and `EIPAssociation` (entry: [`eip_controllers`]).
 //!
 //! They share, with Disk and KeyPair, one connector (`crate::cloud_connector`: ProviderConfig →
 //! credentials → the region's cached ECS and VPC clients, errors mapped by `crate::cloud_error`)
@@ -9,16 +10,27 @@
 //!
 //! - `vpc`, `vswitch`: create, observe, update name, description and tags, delete;
 //! - `security_group` with `rules`: the rules are kept exactly as the spec lists them;
-//! - `attributes` (pure) and `vpc_tags`: name, description and tags changed in place.
+//! - `attributes` (pure) and `vpc_tags`: name, description and tags changed in place;
+//! - `eip`, `eip_association`: an EIP, and its association with an instance (named
+//!   `<allocationId>:<instanceId>`, observed through the EIP);
+//! - `field_class` and `eip_fields`: the class of every property of the EIP kinds.
 
 mod attributes;
+mod eip;
+mod eip_association;
+#[cfg(test)]
+mod eip_fields;
+#[cfg(test)]
+mod field_class;
 mod rules;
 mod security_group;
 mod vpc;
 mod vpc_tags;
 mod vswitch;
 
-use ferroplane_apis::alibabacloud::{SecurityGroup, VPC, VSwitch};
+use ferroplane_apis::alibabacloud::{
+    ECSInstance, EIP, EIPAssociation, SecurityGroup, VPC, VSwitch,
+};
 use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime, references};
 use kube::runtime::watcher;
 
@@ -71,6 +83,62 @@ pub(crate) fn network_controllers(
         );
     let groups = watch_provider_configs(groups, &client, options, resolved, None);
     (vpcs, vswitches, groups)
+}
+
+/// The EIP and EIPAssociation controllers. An EIPAssociation waiting for its EIP or instance
+/// reference is reconciled as soon as that object changes (becomes Ready).
+pub(crate) fn eip_controllers(
+    runtime: &Runtime,
+    options: &Options,
+) -> (
+    ManagedController<EIP, CloudConnector>,
+    ManagedController<EIPAssociation, CloudConnector>,
+) {
+    let client = runtime.client().clone();
+    let config = ControllerConfig {
+        concurrency: options.max_concurrent_reconciles,
+        requeue: options.requeue_policy(),
+    };
+    let connector = CloudConnector::new(client.clone(), options, runtime.external_calls("EIP"));
+    let resolved = connector.configs();
+    let eips = ManagedController::new(runtime, options.api(&client), connector)
+        .with_config(config.clone());
+    let eips = watch_provider_configs(eips, &client, options, resolved, None);
+
+    let connector = CloudConnector::new(
+        client.clone(),
+        options,
+        runtime.external_calls("EIPAssociation"),
+    );
+    let resolved = connector.configs();
+    let associations = ManagedController::new(runtime, options.api(&client), connector)
+        .with_config(config)
+        .watches_related(
+            options.api::<EIP>(&client),
+            watcher::Config::default(),
+            references::referencing::<EIP, EIPAssociation>,
+        )
+        .watches_related(
+            options.api::<ECSInstance>(&client),
+            watcher::Config::default(),
+            references::referencing::<ECSInstance, EIPAssociation>,
+        );
+    let associations = watch_provider_configs(associations, &client, options, resolved, None);
+    (eips, associations)
+}
+
+impl CloudKind for EIP {
+    const PRODUCT: &'static str = "vpc";
+    fn region(&self) -> &str {
+        &self.spec.for_provider.region_id
+    }
+}
+
+impl CloudKind for EIPAssociation {
+    const PRODUCT: &'static str = "vpc";
+    fn region(&self) -> &str {
+        &self.spec.for_provider.region_id
+    }
 }
 
 impl CloudKind for VPC {

@@ -185,9 +185,68 @@ const KEY_PAIR: Registration = Registration {
     missing_external_name: "conformance-missing-pair",
 };
 
+const EIP: Registration = Registration {
+    kind: "EIP",
+    resource: ResourceKind::Eip,
+    naming: Naming::CloudAssigned,
+    prerequisites: &[],
+    for_provider: |b| json!({"regionId": b.region, "bandwidth": 5, "name": b.name}),
+    update: Some(InPlaceUpdate {
+        patch: |b| json!({"name": renamed(b)}),
+        cloud_name: renamed,
+    }),
+    steps: Steps {
+        first_look: &["DescribeEipAddresses"],
+        // AllocateEipAddress takes no tags: the UID tag follows at once.
+        create: &["AllocateEipAddress", "TagResources"],
+        poll: &["DescribeEipAddresses"],
+        update: &["ModifyEipAddressAttribute"],
+        delete: &["ReleaseEipAddress"],
+    },
+    status_id: "allocationId",
+    one_time_secret: None,
+    writes_connection_secret: true,
+    missing_external_name: "eip-2zedoesnotexist00000000",
+};
+
+const EIP_ASSOCIATION: Registration = Registration {
+    kind: "EIPAssociation",
+    resource: ResourceKind::EipAssociation,
+    naming: Naming::Binding,
+    prerequisites: &[Prerequisite::Eip, Prerequisite::Instance],
+    for_provider: |b| {
+        let i = usize::from(b.index);
+        json!({
+            "regionId": b.region,
+            "allocationId": b.eip_ids[i],
+            "instanceId": b.instance_ids[i],
+        })
+    },
+    update: None,
+    steps: Steps {
+        first_look: &["DescribeEipAddresses"],
+        create: &["AssociateEipAddress"],
+        poll: &["DescribeEipAddresses"],
+        update: &[],
+        delete: &["UnassociateEipAddress"],
+    },
+    status_id: "associationId",
+    one_time_secret: None,
+    writes_connection_secret: true,
+    missing_external_name: "eip-2zedoesnotexist00000000:i-2zedoesnotexist00000",
+};
+
 /// Every Alibaba managed kind.
-const REGISTRATIONS: &[Registration] =
-    &[ECS_INSTANCE, VPC, VSWITCH, SECURITY_GROUP, DISK, KEY_PAIR];
+const REGISTRATIONS: &[Registration] = &[
+    ECS_INSTANCE,
+    VPC,
+    VSWITCH,
+    SECURITY_GROUP,
+    DISK,
+    KEY_PAIR,
+    EIP,
+    EIP_ASSOCIATION,
+];
 
 fn start_controllers() -> StartControllers {
     Arc::new(|runtime, endpoint, stop| {

@@ -7,6 +7,7 @@ mod controller_batching;
 mod controller_config;
 mod controller_disks;
 mod controller_ecs_errors;
+mod controller_eips;
 mod controller_failures;
 mod controller_fields;
 mod controller_key_pairs;

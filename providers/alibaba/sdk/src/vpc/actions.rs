@@ -160,7 +160,7 @@ impl VpcClient {
 }
 
 /// Fetches pages 1, 2, ... until `total` items came or a page is empty.
-async fn for_each_page<T, F, Fut>(mut fetch: F) -> Result<Vec<T>, Error>
+pub(super) async fn for_each_page<T, F, Fut>(mut fetch: F) -> Result<Vec<T>, Error>
 where
     F: FnMut(u32) -> Fut,
     Fut: Future<Output = Result<(Vec<T>, u64), Error>>,

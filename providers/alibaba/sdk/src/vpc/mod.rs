@@ -1,18 +1,25 @@
-//! VPC (API version `2016-04-28`): virtual private clouds and their vSwitches.
+//! VPC (API version `2016-04-28`): virtual private clouds, their vSwitches, and elastic IP
+//! addresses.
 //!
 //! - `client`: [`VpcClient`], built from an [`EcsClient`](crate::ecs::EcsClient)'s credentials and
 //!   transport settings, and the VPC endpoints;
 //! - `types`: request and response types;
 //! - `actions`: the typed actions (`CreateVpc`, `DescribeVpcs`, `DeleteVpc`, `CreateVSwitch`,
-//!   `DescribeVSwitches`, `DeleteVSwitch`), paging to the last page.
+//!   `DescribeVSwitches`, `DeleteVSwitch`), paging to the last page;
+//! - `eips`: EIPs and their associations (`AllocateEipAddress` … `UnassociateEipAddress`).
 //!
 //! Security groups belong to the ECS API: see [`crate::ecs`].
 
 mod actions;
 mod client;
+mod eips;
 mod types;
 
 pub use client::{VPC_API_VERSION, VpcClient, vpc_endpoint};
+pub use eips::{
+    AllocateEipAddressRequest, AllocateEipAddressResponse, EipAddress, EipAddressList, EipTarget,
+    MAX_EIP_IDS_PER_CALL, eip_status,
+};
 pub use types::{
     CreateVSwitchRequest, CreateVSwitchResponse, CreateVpcRequest, CreateVpcResponse,
     DescribeVSwitchesResponse, DescribeVpcsResponse, Tag, TagList, VSwitch, VSwitchIdList,

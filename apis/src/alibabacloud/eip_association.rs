@@ -1,0 +1,131 @@
+//! `EIPAssociation`: one EIP associated with one resource of its region (AssociateEipAddress),
+//! undone when the object is deleted (UnassociateEipAddress). Today the resource is an ECS
+//! instance; the type names the resource's kind (`instanceType`) so NAT gateways and network
+//! interfaces can be added beside it.
+
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::disk::INSTANCE_ID_REFERENCE;
+use super::eip::ALLOCATION_ID_REFERENCE;
+use crate::common::CloudStatus;
+use crate::managed_kind::managed_spec;
+use crate::references::{Reference, Selector};
+
+managed_spec! {
+    columns: [
+        printcolumn(name = "EIP", type_ = "string", json_path = ".spec.forProvider.allocationId"),
+        printcolumn(name = "INSTANCE", type_ = "string", json_path = ".spec.forProvider.instanceId"),
+        printcolumn(name = "ADDRESS", type_ = "string", json_path = ".status.atProvider.ipAddress"),
+    ];
+    /// An EIP associated with a resource.
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+    #[kube(
+        group = "alibabacloud.ferroplane.io",
+        version = "v1alpha1",
+        kind = "EIPAssociation",
+        plural = "eipassociations",
+        singular = "eipassociation",
+        status = "EIPAssociationStatus",
+        doc = "Associates an Alibaba Cloud EIP with an ECS instance of its region (AssociateEipAddress) once both are known (allocationId / instanceId, or the EIP and ECSInstance objects their references name). An association undone elsewhere is made again at the next poll; an EIP associated with another resource is never taken from it. Deleting the object unassociates the EIP (UnassociateEipAddress) unless deletionPolicy is Orphan. The instance must have no public IP of its own (internetMaxBandwidthOut 0)."
+    )]
+    #[serde(rename_all = "camelCase")]
+    pub struct EIPAssociationSpec {
+        /// `Delete` unassociates the EIP with the object; `Orphan` leaves it associated.
+        deletion_policy,
+        management_policies,
+        provider_config_ref,
+        /// When set, ferroplane writes `allocationId`, `instanceId` and `ipAddress` to this
+        /// Secret in the object's namespace.
+        write_connection_secret_to_ref,
+        /// The desired association, with the VPC API's parameter names.
+        pub for_provider: EIPAssociationParameters,
+    }
+}
+
+/// The type of resource an EIP is associated with (`InstanceType`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum EIPAssociationInstanceType {
+    /// An ECS instance in a VPC.
+    #[default]
+    EcsInstance,
+}
+
+impl EIPAssociationInstanceType {
+    /// The API's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::EcsInstance => "EcsInstance",
+        }
+    }
+}
+
+/// AssociateEipAddress parameters.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("has(self.allocationId) || has(self.allocationIdRef) || has(self.allocationIdSelector)").message("set the EIP: allocationId, allocationIdRef or allocationIdSelector"))]
+#[x_kube(validation = Rule::new("has(self.instanceId) || has(self.instanceIdRef) || has(self.instanceIdSelector)").message("set the instance: instanceId, instanceIdRef or instanceIdSelector"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.allocationId) || has(self.allocationId)").message("allocationId cannot be removed once set"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.instanceId) || has(self.instanceId)").message("instanceId cannot be removed once set"))]
+#[x_kube(validation = Rule::new("has(self.instanceType) == has(oldSelf.instanceType) && (!has(self.instanceType) || self.instanceType == oldSelf.instanceType)").message("instanceType is immutable; create a new EIPAssociation"))]
+pub struct EIPAssociationParameters {
+    /// Region of the EIP and the instance, e.g. `cn-beijing`. Immutable.
+    #[schemars(
+        regex(pattern = r"^[a-z]{2,4}-[a-z0-9-]+[0-9a-z]$"),
+        length(min = 4, max = 64)
+    )]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("regionId is immutable; create a new EIPAssociation"))]
+    pub region_id: String,
+    /// The EIP, `eip-...`. Written by ferroplane from `allocationIdRef` / `allocationIdSelector`
+    /// when those are used. Immutable once set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^eip-[a-z0-9]+$"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("allocationId is immutable; create a new EIPAssociation for the other EIP"))]
+    pub allocation_id: Option<String>,
+    /// An `EIP` object of this namespace whose ID becomes `allocationId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_id_ref: Option<Reference>,
+    /// Labels of an `EIP` object of this namespace whose ID becomes `allocationId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_id_selector: Option<Selector>,
+    /// The type of `instanceId`: `EcsInstance` (the default). Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<EIPAssociationInstanceType>,
+    /// The instance, `i-...`. Written by ferroplane from `instanceIdRef` / `instanceIdSelector`
+    /// when those are used. Immutable once set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^i-[a-z0-9]+$"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("instanceId is immutable; create a new EIPAssociation for the other instance"))]
+    pub instance_id: Option<String>,
+    /// An `ECSInstance` object of this namespace whose ID becomes `instanceId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id_ref: Option<Reference>,
+    /// Labels of an `ECSInstance` object of this namespace whose ID becomes `instanceId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id_selector: Option<Selector>,
+}
+
+/// What ferroplane observed of the association.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EIPAssociationObservation {
+    /// `<allocationId>:<instanceId>`, the association's external name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub association_id: Option<String>,
+    /// The EIP's public address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_address: Option<String>,
+    /// The EIP's status: `Associating`, `InUse` or `Unassociating`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+/// Observed state of an EIPAssociation.
+pub type EIPAssociationStatus = CloudStatus<EIPAssociationObservation>;
+
+crate::impl_managed!(
+    EIPAssociation,
+    provider_config,
+    references = &[ALLOCATION_ID_REFERENCE, INSTANCE_ID_REFERENCE]
+);

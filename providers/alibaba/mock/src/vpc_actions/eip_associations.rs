@@ -1,0 +1,154 @@
+//! EIP associations: AssociateEipAddress and UnassociateEipAddress. An EIP is associated with
+//! one resource at a time, of its own account and region; an ECS instance (Running or Stopped)
+//! takes one EIP, and none while it has a public IP of its own. Both calls are asynchronous
+//! (`Associating` / `Unassociating` for the transition delay) and answered again for a repeat
+//! with the same ClientToken. The resource kinds beside ECS instances (`Nat`,
+//! `NetworkInterface`) are refused as not supported until the mock serves them.
+
+use serde_json::{Value, json};
+
+use super::common::ready_at;
+use crate::action::{ActionContext, dry_run, dry_run_passed};
+use crate::catalog::CatalogRegion;
+use crate::eips::{Binding, BoundKind, incorrect_eip_status};
+use crate::error::ErrorResponse;
+use crate::instance::Status;
+use crate::param_checks;
+use crate::received_params::ReceivedParams;
+use crate::store::Store;
+
+fn instance_status_refused() -> ErrorResponse {
+    ErrorResponse::bad_request(
+        "IncorrectInstanceStatus",
+        "Current instance status does not support this operation.",
+    )
+}
+
+/// The ECS instance `id` of the caller in `region`, Running or Stopped.
+fn check_instance(
+    store: &Store,
+    ctx: &ActionContext<'_>,
+    region: &CatalogRegion,
+    id: &str,
+) -> Result<(), ErrorResponse> {
+    let instance = store.find(&ctx.caller.account_id, None, id).map_err(|_| {
+        ErrorResponse::not_found(
+            "InvalidInstanId.NotFound",
+            "Specified instance does not exist.",
+        )
+    })?;
+    if instance.region_id != region.id {
+        return Err(ErrorResponse::bad_request(
+            "InvalidParameter.Mismatch",
+            "Specified elastic IP address and ECS instance are not in the same region.",
+        ));
+    }
+    if !matches!(instance.status(ctx.now), Status::Running | Status::Stopped) {
+        return Err(instance_status_refused());
+    }
+    let has_public_ip = instance.public_ip.is_some() && instance.bandwidth_out > 0;
+    if has_public_ip || store.eips.bound_to(id, ctx.now).is_some() {
+        return Err(ErrorResponse::bad_request(
+            "InvalidAssociation.Duplicated",
+            "Specified instance already is associated: it has an EIP or a public IP of its own.",
+        ));
+    }
+    Ok(())
+}
+
+/// `AssociateEipAddress`.
+pub fn associate_eip_address(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let id = p.required("AllocationId")?;
+    let instance_id = p.required("InstanceId")?;
+    let kind = BoundKind::parse(p.get("InstanceType"))?;
+    let token = p.get("ClientToken");
+    if let Some(token) = token {
+        param_checks::check_client_token(token)?;
+    }
+    let account = ctx.caller.account_id.clone();
+    let eip = store.eips.find(&account, region.id, id)?;
+    if let Some(b) = eip.bound(ctx.now)
+        && token.is_some()
+        && b.associated_with_token.as_deref() == token
+        && b.instance_id == instance_id
+        && b.unbinding_until.is_none()
+    {
+        return Ok(json!({}));
+    }
+    if eip.status(ctx.now) != "Available" {
+        return Err(incorrect_eip_status());
+    }
+    check_instance(store, ctx, region, instance_id)?;
+    if dry_run(p)? {
+        return Err(dry_run_passed());
+    }
+    let eip = store.eips.find_mut(&account, region.id, id)?;
+    eip.binding = Some(Binding {
+        kind,
+        instance_id: instance_id.to_owned(),
+        settled_at: ready_at(ctx),
+        unbinding_until: None,
+        associated_with_token: token.map(str::to_owned),
+        unassociated_with_token: None,
+    });
+    Ok(json!({}))
+}
+
+/// `UnassociateEipAddress`: an `InUse` EIP; `InstanceId` and `InstanceType`, when given, must
+/// name what it is associated with.
+pub fn unassociate_eip_address(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    let id = p.required("AllocationId")?;
+    let named = p.get("InstanceId");
+    let kind = p
+        .get("InstanceType")
+        .map(|k| BoundKind::parse(Some(k)))
+        .transpose()?;
+    let token = p.get("ClientToken");
+    if let Some(token) = token {
+        param_checks::check_client_token(token)?;
+    }
+    let account = ctx.caller.account_id.clone();
+    let eip = store.eips.find(&account, region.id, id)?;
+    if let Some(b) = &eip.binding
+        && b.unbinding_until.is_some()
+        && token.is_some()
+        && b.unassociated_with_token.as_deref() == token
+    {
+        return Ok(json!({}));
+    }
+    let binding = match eip.bound(ctx.now) {
+        Some(b) if eip.status(ctx.now) == "InUse" => b.clone(),
+        _ => return Err(incorrect_eip_status()),
+    };
+    if named.is_some_and(|n| n != binding.instance_id) || kind.is_some_and(|k| k != binding.kind) {
+        return Err(ErrorResponse::bad_request(
+            "InvalidBindingStatus",
+            "The eip binding status invalid.",
+        ));
+    }
+    if let Ok(instance) = store.find(&account, None, &binding.instance_id)
+        && !matches!(instance.status(ctx.now), Status::Running | Status::Stopped)
+    {
+        return Err(instance_status_refused());
+    }
+    if dry_run(p)? {
+        return Err(dry_run_passed());
+    }
+    let until = ready_at(ctx);
+    let eip = store.eips.find_mut(&account, region.id, id)?;
+    if let Some(b) = eip.binding.as_mut() {
+        b.unbinding_until = Some(until);
+        b.unassociated_with_token = token.map(str::to_owned);
+    }
+    Ok(json!({}))
+}
