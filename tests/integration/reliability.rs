@@ -19,6 +19,8 @@ use rand::rngs::StdRng;
 use rand::{Rng as _, SeedableRng as _};
 
 const PASSWORD: &str = "Pa55-word-never-logged!";
+/// How long a storm waits for the cloud to move before it kills the controller anyway.
+const STORM_PATIENCE: Duration = Duration::from_secs(20);
 
 fn full() -> bool {
     std::env::var_os("FERROPLANE_RELIABILITY_FULL").is_some()
@@ -91,7 +93,7 @@ pub(crate) async fn sigkill_during_create_and_delete_storms_converges() {
 
     // Create storm: objects arrive while the controller is killed again and again.
     daemon::create_many(&api, &all).await;
-    let created_at_kills = storm(&mut daemon, &mut rng, kills_per_storm, |s| {
+    let created_at_kills = storm(&mut daemon, &mut rng, (kills_per_storm, n as u64), |s| {
         s.instances_created
     })
     .await;
@@ -118,7 +120,7 @@ pub(crate) async fn sigkill_during_create_and_delete_storms_converges() {
 
     // Delete storm.
     daemon::delete_many(&api, &all).await;
-    let deleted_at_kills = storm(&mut daemon, &mut rng, kills_per_storm, |s| {
+    let deleted_at_kills = storm(&mut daemon, &mut rng, (kills_per_storm, n as u64), |s| {
         s.instances_created - s.instances_live
     })
     .await;
@@ -133,7 +135,9 @@ pub(crate) async fn sigkill_during_create_and_delete_storms_converges() {
     assert_eq!(stats.instances_created, n as u64, "{stats:?}");
     assert_eq!(stats.instances_live, 0, "no leak after SIGKILLs: {stats:?}");
     println!(
-        "crashes: {n} instances, {} SIGKILLs, 0 duplicates, 0 leaks",
+        "crashes: {n} instances, {} SIGKILLs (instances created at each kill of the create storm \
+         {created_at_kills:?}, released at each of the delete storm {deleted_at_kills:?}), 0 \
+         duplicates, 0 leaks",
         2 * kills_per_storm
     );
     assert_no_secret_anywhere(&daemon, &statuses_at_ready).await;
@@ -151,25 +155,28 @@ fn storm_rng() -> StdRng {
     StdRng::seed_from_u64(seed)
 }
 
-/// Starts the controller and kills it `kills` times, each time after the cloud made 1 to 3
-/// more changes of the storm's kind (`progress` counts them in the mock's stats) or after a
-/// random 150–1200 ms without them, whichever comes first; returns `progress` at each kill.
-/// The controller is left stopped.
+/// Starts the controller and kills it `kills` times, each time right after the cloud made a
+/// random 1 to 3 more changes of the storm's kind (`progress` counts them in the mock's stats),
+/// so that kills land between a cloud call and the object writes that follow it; after
+/// [`STORM_PATIENCE`] without a change it kills anyway. Returns `progress` at each
+/// kill; the controller is left stopped. Once all `total` changes are made, the remaining kills
+/// come without waiting.
 async fn storm(
     daemon: &mut Daemon,
     rng: &mut StdRng,
-    kills: usize,
+    (kills, total): (usize, u64),
     progress: impl Fn(&MockStats) -> u64,
 ) -> Vec<u64> {
     let mut at_kills = Vec::with_capacity(kills);
     for _ in 0..kills {
         daemon.spawn_controller();
-        let target = progress(&daemon.env.mock().stats()) + rng.random_range(1..=3);
-        let patience = Duration::from_millis(rng.random_range(150..1200));
+        let target = (progress(&daemon.env.mock().stats()) + rng.random_range(1..=3)).min(total);
+        // A start takes seconds on a real control plane (its caches sync first): the storm
+        // waits for the cloud to move, not for a fixed time.
         // Either outcome is a kill: a crash needs no reason.
         let _ = eventually("the cloud to make the storm's next changes")
-            .within(patience)
-            .every(Duration::from_millis(10))
+            .within(STORM_PATIENCE)
+            .every(Duration::from_millis(2))
             .try_until_async(|| std::future::ready(progress(&daemon.env.mock().stats()) >= target))
             .await;
         at_kills.push(progress(&daemon.env.mock().stats()));
