@@ -6,20 +6,16 @@
 //! elsewhere is made again, and an EIP associated with another instance is never taken.
 
 use alibaba_mock::ResourceKind;
-use alibaba_sdk::credentials::Credentials;
-use alibaba_sdk::ecs::EcsClient;
-use alibaba_sdk::endpoint::parse_endpoint;
 use alibaba_sdk::vpc::{EipAddress, EipTarget, Tag, VpcClient};
 use ferroplane_apis::alibabacloud::{ECSInstance, EIP, EIPAssociation};
 use ferroplane_apis::common::ConditionStatus;
 use ferroplane_apis::common::names::SYNCED;
 use ferroplane_runtime::reasons::DELETION_WAITING;
-use ferroplane_testkit::conditions::is_ready;
 use ferroplane_testkit::eventually;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-use crate::controller_support::{AK, Env, NS, REGION, SK, WAIT, condition, external_name};
+use crate::controller_support::{Env, NS, WAIT, cloud, condition, external_name, wait_ready};
 
 /// The documents of `deploy/samples/eip.yaml`: ECSInstance, EIP, EIPAssociation.
 fn sample() -> (ECSInstance, EIP, EIPAssociation) {
@@ -41,16 +37,6 @@ fn sample() -> (ECSInstance, EIP, EIPAssociation) {
     )
 }
 
-fn vpc_api(env: &Env) -> VpcClient {
-    let ecs = EcsClient::builder(REGION)
-        .credentials(Credentials::new(AK, SK))
-        .endpoint(env.mock().endpoint())
-        .build()
-        .expect("ECS client");
-    VpcClient::with_settings_of(&ecs, parse_endpoint(&env.mock().endpoint()).unwrap())
-        .expect("VPC client")
-}
-
 async fn described(vpc: &VpcClient, id: &str) -> EipAddress {
     vpc.describe_eip_addresses(&[id.to_owned()], &[])
         .await
@@ -58,25 +44,6 @@ async fn described(vpc: &VpcClient, id: &str) -> EipAddress {
         .into_iter()
         .next()
         .expect("the EIP exists")
-}
-
-async fn wait_ready<K>(env: &Env, name: &str) -> K
-where
-    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-        + ferroplane_apis::common::Managed
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
-    let api: Api<K> = Api::namespaced(env.client.clone(), NS);
-    eventually(format!("{} {name}: Ready=True", K::kind(&())))
-        .within(WAIT)
-        .for_object(&api, name, |o| o.is_some_and(is_ready))
-        .await
-        .expect("exists")
 }
 
 fn live(env: &Env, kind: ResourceKind) -> Vec<String> {
@@ -113,7 +80,7 @@ async fn the_eip_sample_becomes_ready_and_an_associated_eip_waits_for_its_associ
         external_name(&association),
         Some(format!("{eip_id}:{instance_id}"))
     );
-    let vpc = vpc_api(&env);
+    let vpc = cloud(&env).1;
     let cloud = described(&vpc, &eip_id).await;
     assert_eq!(
         (
@@ -198,7 +165,7 @@ async fn an_eip_changes_in_place_and_drift_is_reverted() {
         .expect("EIP");
     let ready: EIP = wait_ready(&env, "bastion").await;
     let id = external_name(&ready).expect("allocation ID").to_owned();
-    let vpc = vpc_api(&env);
+    let vpc = cloud(&env).1;
 
     let patch = json!({"spec": {"forProvider": {
         "bandwidth": 20, "name": "bastion-2", "description": "Moved", "tags": {"team": "ops"},
@@ -276,7 +243,7 @@ async fn an_association_undone_elsewhere_is_made_again_and_another_instances_eip
     wait_ready::<EIPAssociation>(&env, "bastion").await;
     let eip_id = external_name(&eip).expect("allocation ID").to_owned();
     let instance_id = external_name(&instance).expect("instance ID").to_owned();
-    let vpc = vpc_api(&env);
+    let vpc = cloud(&env).1;
     let target = EipTarget {
         allocation_id: &eip_id,
         instance_id: &instance_id,

@@ -4,9 +4,7 @@
 //! description and tags, and a vSwitch's, changed in place and reverted after a change made in
 //! the console, and a security group's the same way; a VPC and vSwitch with IPv6.
 
-use alibaba_sdk::credentials::Credentials;
 use alibaba_sdk::ecs::{Direction, EcsClient, Rule};
-use alibaba_sdk::endpoint::parse_endpoint;
 use alibaba_sdk::vpc::VpcClient;
 use ferroplane_apis::alibabacloud::{ECSInstance, SecurityGroup, VPC, VSwitch};
 use ferroplane_apis::common::ConditionStatus;
@@ -16,7 +14,7 @@ use ferroplane_testkit::eventually;
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::Value;
 
-use crate::controller_support::{AK, Env, NS, REGION, SK, WAIT, condition, external_name};
+use crate::controller_support::{Env, NS, WAIT, cloud, condition, external_name, wait_ready};
 
 /// The documents of `deploy/samples/stack.yaml`.
 fn stack() -> Vec<Value> {
@@ -32,37 +30,6 @@ fn of_kind<K: serde::de::DeserializeOwned>(docs: &[Value], kind: &str) -> K {
         .find(|d| d["kind"] == kind)
         .unwrap_or_else(|| panic!("the stack has a {kind}"));
     serde_json::from_value(doc.clone()).expect("fits its type")
-}
-
-/// Signed clients of the mock, to look at what the controllers made.
-fn cloud(env: &Env) -> (EcsClient, VpcClient) {
-    let ecs = EcsClient::builder(REGION)
-        .credentials(Credentials::new(AK, SK))
-        .endpoint(env.mock().endpoint())
-        .build()
-        .expect("ECS client");
-    let vpc = VpcClient::with_settings_of(&ecs, parse_endpoint(&env.mock().endpoint()).unwrap())
-        .expect("VPC client");
-    (ecs, vpc)
-}
-
-async fn wait_ready<K>(env: &Env, name: &str) -> K
-where
-    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-        + ferroplane_apis::common::Managed
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
-    let api: Api<K> = Api::namespaced(env.client.clone(), NS);
-    eventually(format!("{} {name}: Ready=True", K::kind(&())))
-        .within(WAIT)
-        .for_object(&api, name, |o| o.is_some_and(is_ready))
-        .await
-        .expect("exists")
 }
 
 async fn wait_gone<K>(env: &Env, name: &str)

@@ -6,7 +6,11 @@
 use std::time::Duration;
 
 use alibaba_mock::{InstanceSummary, MockConfig, MockServer};
+use alibaba_sdk::credentials::Credentials;
+use alibaba_sdk::ecs::EcsClient;
+use alibaba_sdk::endpoint::parse_endpoint;
 use alibaba_sdk::rpc::RetryPolicy;
+use alibaba_sdk::vpc::VpcClient;
 use ferroplane_apis::alibabacloud::{
     ECSInstance, ECSInstanceParameters, ECSInstanceSpec, ProviderConfig,
 };
@@ -240,4 +244,36 @@ pub fn instance(name: &str) -> ECSInstance {
     );
     obj.metadata.namespace = Some(NS.into());
     obj
+}
+
+/// Signed clients of the mock, to look at what the controllers made.
+pub fn cloud(env: &Env) -> (EcsClient, VpcClient) {
+    let ecs = EcsClient::builder(REGION)
+        .credentials(Credentials::new(AK, SK))
+        .endpoint(env.mock().endpoint())
+        .build()
+        .expect("ECS client");
+    let vpc = VpcClient::with_settings_of(&ecs, parse_endpoint(&env.mock().endpoint()).unwrap())
+        .expect("VPC client");
+    (ecs, vpc)
+}
+
+/// Waits until the object `name` of kind `K` in [`NS`] is Ready, and returns it.
+pub async fn wait_ready<K>(env: &Env, name: &str) -> K
+where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + ferroplane_apis::common::Managed
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let api: Api<K> = Api::namespaced(env.client.clone(), NS);
+    eventually(format!("{} {name}: Ready=True", K::kind(&())))
+        .within(WAIT)
+        .for_object(&api, name, |o| o.is_some_and(is_ready))
+        .await
+        .expect("exists")
 }
