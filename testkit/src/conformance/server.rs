@@ -94,10 +94,14 @@ impl SuiteCluster {
         F: FnOnce(Runtime, CancellationToken) -> Fut,
         Fut: Future<Output = Result<(), RunError>> + Send + 'static,
     {
-        let runtime = self.runtime();
         match &mut self.backend {
             Backend::Sandbox(cluster) => cluster.spawn_controllers(run),
-            Backend::Real { controllers, .. } => {
+            Backend::Real {
+                controller,
+                controllers,
+                ..
+            } => {
+                let runtime = test_runtime(controller.clone());
                 controllers.push(Controllers::spawn(runtime, run));
             }
         }
