@@ -87,6 +87,10 @@ impl Options {
             concurrency: self.max_concurrent_reconciles,
             requeue: RequeuePolicy {
                 poll_interval: self.poll_interval,
+                // A transition is never watched less often than an object at rest.
+                transition_interval: RequeuePolicy::default()
+                    .transition_interval
+                    .min(self.poll_interval),
                 min_poll_interval: RequeuePolicy::default()
                     .min_poll_interval
                     .min(self.poll_interval),

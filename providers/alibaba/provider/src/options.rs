@@ -18,7 +18,8 @@ pub struct Options {
     pub namespace: Option<String>,
     /// How often an instance is observed when nothing happens.
     pub poll_interval: Duration,
-    /// How often an instance is observed while it starts, stops or is released.
+    /// How often an instance is observed while it starts, stops or is released; never less
+    /// often than `poll_interval`.
     pub transition_interval: Duration,
     /// ECSInstance reconciles running at once.
     pub max_concurrent_reconciles: u16,
@@ -74,7 +75,8 @@ impl Options {
     pub(crate) fn requeue_policy(&self) -> RequeuePolicy {
         RequeuePolicy {
             poll_interval: self.poll_interval,
-            transition_interval: self.transition_interval,
+            // A transition is never watched less often than an object at rest.
+            transition_interval: self.transition_interval.min(self.poll_interval),
             backoff_max: RequeuePolicy::default().backoff_max.max(self.poll_interval),
             min_poll_interval: RequeuePolicy::default()
                 .min_poll_interval
@@ -107,6 +109,6 @@ mod tests {
         let policy = options.requeue_policy();
         assert_eq!(policy.poll_interval, Duration::from_secs(2));
         assert_eq!(policy.min_poll_interval, Duration::from_secs(2));
-        assert_eq!(policy.transition_interval, Duration::from_secs(5));
+        assert_eq!(policy.transition_interval, Duration::from_secs(2));
     }
 }
