@@ -17,10 +17,11 @@ use crate::tags::Tags;
 pub const EIP_QUOTA: usize = 20;
 
 /// The kind of resource an EIP is associated with (`InstanceType`). The mock associates ECS
-/// instances; NAT gateways and secondary network interfaces are the API's other kinds.
+/// instances and NAT gateways; secondary network interfaces are the API's other kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BoundKind {
     EcsInstance,
+    Nat,
 }
 
 impl BoundKind {
@@ -28,6 +29,7 @@ impl BoundKind {
     pub fn parse(value: Option<&str>) -> Result<Self, ErrorResponse> {
         match value.unwrap_or("EcsInstance") {
             "EcsInstance" => Ok(Self::EcsInstance),
+            "Nat" => Ok(Self::Nat),
             _ => Err(ErrorResponse::bad_request(
                 "InvalidInstanceType.ValueNotSupported",
                 "The specified value of InstanceType is not supported.",
@@ -38,6 +40,7 @@ impl BoundKind {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::EcsInstance => "EcsInstance",
+            Self::Nat => "Nat",
         }
     }
 }
@@ -240,6 +243,18 @@ impl EipStore {
             .find(|e| e.bound(now).is_some_and(|b| b.instance_id == instance_id))
     }
 
+    /// Every EIP associated with `instance_id` at `now` (a NAT gateway takes several), oldest
+    /// first.
+    pub fn bound_all(&self, instance_id: &str, now: Timestamp) -> Vec<&Eip> {
+        let mut found: Vec<&Eip> = self
+            .eips
+            .values()
+            .filter(|e| e.bound(now).is_some_and(|b| b.instance_id == instance_id))
+            .collect();
+        found.sort_unstable_by_key(|e| e.seq);
+        found
+    }
+
     /// Releases an EIP; it stays listed as `Releasing` until `listed_until`.
     pub fn release(&mut self, id: &str, now: Timestamp, listed_until: Timestamp) {
         self.released.retain(|(until, _)| *until > now);
@@ -250,7 +265,8 @@ impl EipStore {
         }
     }
 
-    /// Drops the association of every EIP with `instance_id` (the instance was released).
+    /// Drops the association of every EIP with `instance_id` (the instance was released, or the
+    /// NAT gateway deleted).
     pub fn instance_released(&mut self, instance_id: &str) {
         for eip in self.eips.values_mut() {
             if eip

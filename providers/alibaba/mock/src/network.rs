@@ -390,6 +390,11 @@ impl NetworkStore {
             .or_insert_with(|| AccountNetwork::seeded(Timestamp::now()))
     }
 
+    /// The account's network, if it has been used (read-only: seeds nothing).
+    pub fn get(&self, account_id: &str) -> Option<&AccountNetwork> {
+        self.accounts.get(account_id)
+    }
+
     /// Every account's network seen so far.
     pub fn accounts(&self) -> impl Iterator<Item = (&Arc<str>, &AccountNetwork)> {
         self.accounts.iter()

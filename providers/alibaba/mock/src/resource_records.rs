@@ -1,5 +1,6 @@
 //! The mock's own record of every resource, whatever its kind and account: one row per live
-//! instance, VPC, vSwitch, security group, disk, key pair, EIP and EIP association
+//! instance, VPC, vSwitch, security group, disk, key pair, EIP, EIP association, NAT gateway,
+//! SNAT entry and DNAT entry
 //! ([`ResourceRecord`]), as tests
 //! read them to find duplicates and leaks; and the whole state of one resource a call names,
 //! which the ledger compares before and after the call.
@@ -26,6 +27,10 @@ pub enum ResourceKind {
     Eip,
     /// An EIP's association with a resource, `<allocationId>:<instanceId>`, while it lasts.
     EipAssociation,
+    NatGateway,
+    SnatEntry,
+    /// A DNAT entry (the API's forward entry).
+    ForwardEntry,
 }
 
 /// One live resource.
@@ -33,8 +38,8 @@ pub enum ResourceKind {
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRecord {
     pub kind: ResourceKind,
-    /// `i-…`, `vpc-…`, `vsw-…`, `sg-…`, `d-…`, `eip-…`, a key pair's `skp-…`, or an EIP
-    /// association's `eip-…:i-…`.
+    /// `i-…`, `vpc-…`, `vsw-…`, `sg-…`, `d-…`, `eip-…`, a key pair's `skp-…`, an EIP
+    /// association's `eip-…:i-…` (or `eip-…:ngw-…`), `ngw-…`, `snat-…` or `fwd-…`.
     pub id: String,
     pub account_id: String,
     pub region_id: String,
@@ -156,6 +161,9 @@ pub(crate) fn state_of(
             digest: digest(e),
         });
     }
+    if let Some(r) = nat_state(store, account_id, handle, now) {
+        return Some(r);
+    }
     store.disks.settle(now);
     if let Ok(d) = store.disks.find(account_id, handle) {
         return Some(ResourceState {
@@ -184,6 +192,59 @@ pub(crate) fn state_of(
             &k.tags,
         )),
         digest: digest(k),
+    })
+}
+
+/// The NAT gateway, SNAT entry or DNAT entry `handle` names in `account_id`. A gateway's digest
+/// leaves out its entries, which are records of their own.
+fn nat_state(
+    store: &Store,
+    account_id: &Arc<str>,
+    handle: &str,
+    now: Timestamp,
+) -> Option<ResourceState> {
+    let nat = &store.nat;
+    if let Some(g) = nat
+        .gateways
+        .get(handle)
+        .filter(|g| g.account_id == *account_id)
+    {
+        let kind = ResourceKind::NatGateway;
+        let status = g.status(now);
+        return Some(ResourceState {
+            record: row((
+                kind,
+                account_id,
+                &g.id,
+                g.region_id,
+                &g.name,
+                status,
+                &g.tags,
+            )),
+            digest: digest(g),
+        });
+    }
+    if let Some(e) = nat
+        .snat_entries
+        .get(handle)
+        .filter(|e| e.account_id == *account_id)
+    {
+        let kind = ResourceKind::SnatEntry;
+        let status = e.status(now);
+        return Some(ResourceState {
+            record: row((kind, account_id, &e.id, e.region_id, &e.name, status, &[])),
+            digest: digest(e),
+        });
+    }
+    let e = nat
+        .forward_entries
+        .get(handle)
+        .filter(|e| e.account_id == *account_id)?;
+    let kind = ResourceKind::ForwardEntry;
+    let status = e.status(now);
+    Some(ResourceState {
+        record: row((kind, account_id, &e.id, e.region_id, &e.name, status, &[])),
+        digest: digest(e),
     })
 }
 
@@ -216,8 +277,8 @@ pub(crate) fn association_of(
 }
 
 /// Every live resource of every account: instances, then VPCs, vSwitches, security groups
-/// (each account's default network included), disks, key pairs, EIPs and EIP associations;
-/// oldest first per kind.
+/// (each account's default network included), disks, key pairs, EIPs, EIP associations, NAT
+/// gateways, SNAT entries and DNAT entries; oldest first per kind.
 pub(crate) fn all(store: &mut Store, now: Timestamp) -> Vec<ResourceRecord> {
     let mut records = Vec::new();
     for i in store.all() {
@@ -317,5 +378,18 @@ pub(crate) fn all(store: &mut Store, now: Timestamp) -> Vec<ResourceRecord> {
             records.push(state.record);
         }
     }
+    let gateways = store.nat.all();
+    let mut entries: Vec<(u64, ResourceRecord)> = Vec::new();
+    for g in &gateways {
+        records.extend(nat_state(store, &g.account_id, &g.id, now).map(|s| s.record));
+        for e in store.nat.snat_of(&g.snat_table_id) {
+            entries.extend(nat_state(store, &e.account_id, &e.id, now).map(|s| (e.seq, s.record)));
+        }
+        for e in store.nat.forward_of(&g.forward_table_id) {
+            entries.extend(nat_state(store, &e.account_id, &e.id, now).map(|s| (e.seq, s.record)));
+        }
+    }
+    entries.sort_by(|(a, ra), (b, rb)| (ra.kind, a).cmp(&(rb.kind, b)));
+    records.extend(entries.into_iter().map(|(_, r)| r));
     records
 }

@@ -33,7 +33,7 @@ const fn row(
 }
 
 const TRANSIENT: &str = "a transient condition of the cloud's back end (load or a concurrent task), which the mock's immediate answers never meet";
-const NO_NAT: &str = "the mock has no NAT gateways, HaVips, network ACLs, custom route tables or SNAT entries, so nothing of these kinds can be left in a vSwitch";
+const NO_VSWITCH_DEPENDENTS: &str = "the mock has no HaVips, network ACLs or custom route tables, so nothing of these kinds can be left in a vSwitch";
 
 /// Every code the mock does not produce by itself, with the reason.
 pub const UNPRODUCED_CODES: &[UnproducedCode] = &[
@@ -100,28 +100,21 @@ pub const UNPRODUCED_CODES: &[UnproducedCode] = &[
         true,
     ),
     row(
-        "DependencyViolation.EnhancedNatgw",
+        "DependencyViolation.HaVip",
         "DeleteVSwitch",
-        NO_NAT,
+        NO_VSWITCH_DEPENDENTS,
         false,
     ),
-    row("DependencyViolation.HaVip", "DeleteVSwitch", NO_NAT, false),
     row(
         "DependencyViolation.NetworkAcl",
         "DeleteVSwitch",
-        NO_NAT,
+        NO_VSWITCH_DEPENDENTS,
         false,
     ),
     row(
         "DependencyViolation.RouteTable",
         "DeleteVSwitch",
-        NO_NAT,
-        false,
-    ),
-    row(
-        "DependencyViolation.SnatEntry",
-        "DeleteVSwitch",
-        NO_NAT,
+        NO_VSWITCH_DEPENDENTS,
         false,
     ),
 ];

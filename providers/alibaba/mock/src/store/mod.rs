@@ -22,6 +22,7 @@ use crate::eips::EipStore;
 use crate::error::ErrorResponse;
 use crate::instance::StoredInstance;
 use crate::key_pairs::KeyPairStore;
+use crate::nat_gateways::NatStore;
 use crate::network::NetworkStore;
 use crate::visibility::Releasing;
 
@@ -61,6 +62,8 @@ pub struct Store {
     pub key_pairs: KeyPairStore,
     /// Elastic IP addresses.
     pub eips: EipStore,
+    /// NAT gateways with their SNAT and DNAT entries.
+    pub nat: NatStore,
     /// How long creates and releases take to show in listings.
     pub visibility_lag: Duration,
     /// Released instances still listed during the lag.

@@ -1,9 +1,10 @@
 //! EIP associations: AssociateEipAddress and UnassociateEipAddress. An EIP is associated with
 //! one resource at a time, of its own account and region; an ECS instance (Running or Stopped)
-//! takes one EIP, and none while it has a public IP of its own. Both calls are asynchronous
-//! (`Associating` / `Unassociating` for the transition delay) and answered again for a repeat
-//! with the same ClientToken. The resource kinds beside ECS instances (`Nat`,
-//! `NetworkInterface`) are refused as not supported until the mock serves them.
+//! takes one EIP, and none while it has a public IP of its own; an internet NAT gateway
+//! (`InstanceType=Nat`, Available) takes up to 20, and an EIP its SNAT or DNAT entries use is not
+//! unassociated. Both calls are asynchronous (`Associating` / `Unassociating` for the transition
+//! delay) and answered again for a repeat with the same ClientToken. `NetworkInterface` is
+//! refused as not supported.
 
 use serde_json::{Value, json};
 
@@ -13,6 +14,7 @@ use crate::catalog::CatalogRegion;
 use crate::eips::{Binding, BoundKind, incorrect_eip_status};
 use crate::error::ErrorResponse;
 use crate::instance::Status;
+use crate::nat_gateways::{NetworkType, incorrect_gateway_status};
 use crate::param_checks;
 use crate::received_params::ReceivedParams;
 use crate::store::Store;
@@ -56,6 +58,35 @@ fn check_instance(
     Ok(())
 }
 
+/// Most EIPs bound to one NAT gateway.
+const EIPS_PER_GATEWAY: usize = 20;
+
+/// The internet NAT gateway `id` of the caller in `region`, Available, with room for an EIP.
+fn check_gateway(
+    store: &Store,
+    ctx: &ActionContext<'_>,
+    region: &CatalogRegion,
+    id: &str,
+) -> Result<(), ErrorResponse> {
+    let g = store.nat.gateway(&ctx.caller.account_id, region.id, id)?;
+    if g.status(ctx.now) != "Available" {
+        return Err(incorrect_gateway_status());
+    }
+    if g.network_type != NetworkType::Internet {
+        return Err(ErrorResponse::bad_request(
+            "OperationUnsupported.NatType",
+            "A VPC (intranet) NAT gateway takes no EIP: associate it with an internet NAT gateway.",
+        ));
+    }
+    if store.eips.bound_all(id, ctx.now).len() >= EIPS_PER_GATEWAY {
+        return Err(ErrorResponse::bad_request(
+            "QuotaExceeded.EipsPerNatGateway",
+            "A NAT gateway takes at most 20 EIPs.",
+        ));
+    }
+    Ok(())
+}
+
 /// `AssociateEipAddress`.
 pub fn associate_eip_address(
     store: &mut Store,
@@ -83,7 +114,10 @@ pub fn associate_eip_address(
     if eip.status(ctx.now) != "Available" {
         return Err(incorrect_eip_status());
     }
-    check_instance(store, ctx, region, instance_id)?;
+    match kind {
+        BoundKind::EcsInstance => check_instance(store, ctx, region, instance_id)?,
+        BoundKind::Nat => check_gateway(store, ctx, region, instance_id)?,
+    }
     if dry_run(p)? {
         return Err(dry_run_passed());
     }
@@ -135,6 +169,21 @@ pub fn unassociate_eip_address(
             "InvalidBindingStatus",
             "The eip binding status invalid.",
         ));
+    }
+    if binding.kind == BoundKind::Nat {
+        let (snat, forward) = store.nat.uses_ip(&binding.instance_id, &eip.ip.to_string());
+        if snat {
+            return Err(ErrorResponse::bad_request(
+                "DependencyViolation.SnatEntry",
+                "The specified resource of Snat depends on Eip: delete the SNAT entries using the address first.",
+            ));
+        }
+        if forward {
+            return Err(ErrorResponse::bad_request(
+                "DependencyViolation.ForwardEntry",
+                "A DNAT entry depends on the Eip: delete the DNAT entries using the address first.",
+            ));
+        }
     }
     if let Ok(instance) = store.find(&account, None, &binding.instance_id)
         && !matches!(instance.status(ctx.now), Status::Running | Status::Stopped)

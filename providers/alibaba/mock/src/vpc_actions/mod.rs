@@ -1,16 +1,22 @@
 //! The VPC API (product Vpc, version `2016-04-28`) on the mock's port: CreateVpc, DescribeVpcs,
 //! DeleteVpc, CreateVSwitch, DescribeVSwitches and DeleteVSwitch, the EIP actions (allocate,
-//! describe, modify, release, associate, unassociate), with the VPC API's rules and codes. New
-//! VPCs and vSwitches are `Pending` for the transition delay, then `Available`.
+//! describe, modify, release, associate, unassociate), and NAT gateways with their SNAT and
+//! DNAT entries, with the VPC API's rules and codes. New VPCs and vSwitches are `Pending` for
+//! the transition delay, then `Available`.
 //! This module is the API's action table; the handlers are in `vpcs`, `vswitches`, `attributes`
-//! (DescribeVpcAttribute, DescribeVSwitchAttributes), `route_tables`, `eips`, `eip_associations`
+//! (DescribeVpcAttribute, DescribeVSwitchAttributes), `route_tables`, `eips`, `eip_associations`,
+//! `nat_gateways`, `snat_entries`, `forward_entries` (with `nat_rules`, what the entries share)
 //! and `tagging`.
 
 mod attributes;
 mod common;
 mod eip_associations;
 mod eips;
+mod forward_entries;
+mod nat_gateways;
+mod nat_rules;
 mod route_tables;
+mod snat_entries;
 mod tagging;
 mod vpcs;
 mod vswitches;
@@ -79,5 +85,42 @@ pub const ACTIONS: &[Action] = &[
     }),
     Action::fields("UnassociateEipAddress", |s, c, p| {
         eip_associations::unassociate_eip_address(s, c, requested_region(p)?, p)
+    }),
+    // NAT gateways and their SNAT and DNAT entries.
+    Action::fields("CreateNatGateway", |s, c, p| {
+        nat_gateways::create_nat_gateway(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DescribeNatGateways", |s, c, p| {
+        nat_gateways::describe_nat_gateways(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("ModifyNatGatewayAttribute", |s, c, p| {
+        nat_gateways::modify_nat_gateway_attribute(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DeleteNatGateway", |s, c, p| {
+        nat_gateways::delete_nat_gateway(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("CreateSnatEntry", |s, c, p| {
+        snat_entries::create_snat_entry(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DescribeSnatTableEntries", |s, c, p| {
+        snat_entries::describe_snat_table_entries(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("ModifySnatEntry", |s, c, p| {
+        snat_entries::modify_snat_entry(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DeleteSnatEntry", |s, c, p| {
+        snat_entries::delete_snat_entry(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("CreateForwardEntry", |s, c, p| {
+        forward_entries::create_forward_entry(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DescribeForwardTableEntries", |s, c, p| {
+        forward_entries::describe_forward_table_entries(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("ModifyForwardEntry", |s, c, p| {
+        forward_entries::modify_forward_entry(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DeleteForwardEntry", |s, c, p| {
+        forward_entries::delete_forward_entry(s, c, requested_region(p)?, p)
     }),
 ];

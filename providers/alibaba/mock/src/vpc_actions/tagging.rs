@@ -1,4 +1,5 @@
-//! Tags of VPCs, vSwitches and EIPs: TagResources and UnTagResources of the VPC API.
+//! Tags of VPCs, vSwitches, EIPs and NAT gateways: TagResources and UnTagResources of the VPC
+//! API.
 
 use serde_json::{Value, json};
 
@@ -10,8 +11,8 @@ use crate::received_params::ReceivedParams;
 use crate::store::Store;
 use crate::tags::{self, Tags, UntagRequest};
 
-/// `TagResources` of the VPC API: `ResourceType` `VPC`, `VSWITCH` or `EIP`, `ResourceId.N`,
-/// `Tag.N`.
+/// `TagResources` of the VPC API: `ResourceType` `VPC`, `VSWITCH`, `EIP` or `NATGATEWAY`,
+/// `ResourceId.N`, `Tag.N`.
 pub fn tag_resources(
     store: &mut Store,
     ctx: &ActionContext<'_>,
@@ -22,6 +23,9 @@ pub fn tag_resources(
     let (ids, tags) = tags::tag_request(p)?;
     if resource_type == "EIP" {
         return eip_tags(store, ctx, region, &ids, |t| tags::merge(t, &tags));
+    }
+    if resource_type == "NATGATEWAY" {
+        return gateway_tags(store, ctx, region, &ids, |t| tags::merge(t, &tags));
     }
     let network = store.network.account(&ctx.caller.account_id);
     // Check every resource before changing any.
@@ -49,6 +53,12 @@ pub fn untag_resources(
     }
     if resource_type == "EIP" {
         return eip_tags(store, ctx, region, &request.ids, |t| {
+            request.remove_from(t);
+            Ok(())
+        });
+    }
+    if resource_type == "NATGATEWAY" {
+        return gateway_tags(store, ctx, region, &request.ids, |t| {
             request.remove_from(t);
             Ok(())
         });
@@ -82,7 +92,7 @@ fn check_resources(
             _ => {
                 return Err(ErrorResponse::bad_request(
                     "InvalidResourceType.NotSupported",
-                    "The specified ResourceType is not supported: use VPC, VSWITCH or EIP.",
+                    "The specified ResourceType is not supported: use VPC, VSWITCH, EIP or NATGATEWAY.",
                 ));
             }
         }
@@ -116,6 +126,26 @@ fn eip_tags(
     }
     for id in ids {
         change(&mut store.eips.find_mut(account, region.id, id)?.tags)?;
+    }
+    Ok(json!({}))
+}
+
+/// Applies `change` to the tags of the NAT gateways `ids`, once every one of them is known.
+fn gateway_tags(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    ids: &[String],
+    mut change: impl FnMut(&mut Tags) -> Result<(), ErrorResponse>,
+) -> Result<Value, ErrorResponse> {
+    let account = &ctx.caller.account_id;
+    for id in ids {
+        store.nat.gateway(account, region.id, id)?;
+    }
+    for id in ids {
+        if let Some(g) = store.nat.gateways.get_mut(id) {
+            change(&mut g.tags)?;
+        }
     }
     Ok(json!({}))
 }

@@ -183,6 +183,18 @@ pub fn delete_vpc(
     if network_status(vpc.ready_at, ctx.now) != "Available" {
         return Err(incorrect_vpc_status());
     }
+    let has_gateway = store
+        .nat
+        .in_region(&ctx.caller.account_id, region.id)
+        .iter()
+        .any(|g| g.vpc_id == id);
+    let network = store.network.account(&ctx.caller.account_id);
+    if has_gateway {
+        return Err(dependency(
+            "DependencyViolation.NatGateway",
+            "Specified object has dependent resources NatGateway: delete the VPC's NAT gateways first.",
+        ));
+    }
     if network.vswitches.values().any(|s| s.vpc_id == id) {
         return Err(dependency(
             "DependencyViolation.VSwitch",

@@ -216,6 +216,16 @@ pub fn delete_vswitch(
     let in_use = store
         .in_region(&account, region.id)
         .any(|i| i.vswitch_id == id);
+    let has_gateway = store
+        .nat
+        .in_region(&account, region.id)
+        .iter()
+        .any(|g| g.vswitch_id == id);
+    let has_snat = store
+        .nat
+        .snat_entries
+        .values()
+        .any(|e| e.account_id == account && e.source_vswitch_id.as_deref() == Some(id));
     let network = store.network.account(&account);
     let vswitch = network
         .vswitches
@@ -226,6 +236,18 @@ pub fn delete_vswitch(
         return Err(ErrorResponse::bad_request(
             "IncorrectVSwitchStatus",
             "The current status of virtual switch does not support this operation.",
+        ));
+    }
+    if has_gateway {
+        return Err(dependency(
+            "DependencyViolation.EnhancedNatgw",
+            "Specified object has dependent resources: an enhanced NAT gateway is in the virtual switch; delete it first.",
+        ));
+    }
+    if has_snat {
+        return Err(dependency(
+            "DependencyViolation.SnatEntry",
+            "Specified object has dependent resources: an SNAT entry names the virtual switch; delete it first.",
         ));
     }
     if in_use {

@@ -18,6 +18,7 @@ mod mock_instance_vpc;
 mod mock_instances;
 mod mock_key_pairs;
 mod mock_launch_rules;
+mod mock_nat_gateways;
 mod mock_network;
 mod mock_network_reads;
 mod mock_official_sdk;

@@ -2,7 +2,7 @@
 //! (`aliyun-python-sdk-core`, `aliyun-python-sdk-ecs`) and the generated V3 SDK
 //! (`alibabacloud_ecs20140526`), and the classic VPC SDK (`aliyun-python-sdk-vpc`). The script is
 //! `tests/sdk/official_sdk.py` (with `stack_reads.py`: the reads and in-place changes of a
-//! Terraform stack).
+//! Terraform stack; `nat_sdk.py`: the NAT gateway lifecycle with its SNAT and DNAT entries).
 //!
 //! The interpreter is `$FERROPLANE_SDK_PYTHON`, else that of the SDK venv, made when missing (see
 //! `sdk_python`). The test fails, never skips, when the SDKs cannot be had.
@@ -74,6 +74,13 @@ async fn official_python_sdks_work_against_the_mock() {
         "DescribeAvailableResource",
         "DescribeImages",
         "GetCallerIdentity",
+        "CreateNatGateway",
+        "CreateSnatEntry",
+        "ModifySnatEntry",
+        "CreateForwardEntry",
+        "DeleteForwardEntry",
+        "DeleteSnatEntry",
+        "DeleteNatGateway",
     ] {
         assert!(stats.calls_of(action) >= 1, "{action}: {stats:?}");
     }

@@ -11,6 +11,7 @@ Classic VPC SDK: aliyun-python-sdk-vpc (CreateVpc, DescribeVpcs, CreateVSwitch, 
 EIPs with the classic VPC SDK: AllocateEipAddress, AssociateEipAddress with an instance,
 ReleaseEipAddress refused while associated, UnassociateEipAddress, ModifyEipAddressAttribute,
 ReleaseEipAddress.
+The NAT gateway lifecycle with the classic VPC SDK: nat_sdk.py.
 Disks and key pairs with the classic SDK: CreateDisk, AttachDisk, ResizeDisk, DetachDisk, DeleteDisk;
 ImportKeyPair, DescribeKeyPairs, DeleteKeyPairs.
 The reads and in-place changes Terraform's alicloud provider makes on a stack: stack_reads.py.
@@ -490,6 +491,8 @@ def main():
     from stack_reads import stack_reads
     stack_reads(check, HOST, PORT, AK, SECRET, REGION, IMAGE)
     eip_sdk()
+    from nat_sdk import nat_sdk
+    nat_sdk(check, wait_for, HOST, PORT, AK, SECRET, REGION)
     print("all official SDK checks passed", flush=True)
 
 
