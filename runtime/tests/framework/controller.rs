@@ -392,12 +392,22 @@ async fn pausing_and_resuming_through_the_watch() {
     })
     .await;
     let size = json!({"spec": {"forProvider": {"size": 9}}});
-    h.widgets()
+    let edited = h
+        .widgets()
         .patch("pz", &PatchParams::default(), &Patch::Merge(size))
         .await
         .expect("edit");
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    // Progress barrier: the controller has reconciled the edited generation (and stayed paused).
+    let generation = edited.metadata.generation;
+    h.wait_for("pz", Duration::from_secs(10), |w| {
+        w.is_some_and(|w| {
+            w.status.as_ref().and_then(|s| s.observed_generation) == generation
+                && has_condition(w, SYNCED, ConditionStatus::False, "ReconcilePaused")
+        })
+    })
+    .await;
     assert_eq!(h.cloud.only_resource().1.size, 1, "no update while paused");
+    assert_eq!(h.cloud.calls("update"), 0, "no update call while paused");
 
     let resume = json!({"metadata": {"annotations": {"ferroplane.io/paused": null}}});
     h.widgets()

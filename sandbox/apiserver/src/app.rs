@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -33,6 +34,32 @@ impl Default for SandboxConfig {
             history_capacity: 10_000,
             bookmark_interval: Duration::from_secs(15),
         }
+    }
+}
+
+/// Watch requests streaming changes now. Tests wait on it as a barrier: once a client's watch is
+/// counted, every later change reaches it.
+#[derive(Debug, Default)]
+pub struct OpenWatches(AtomicUsize);
+
+impl OpenWatches {
+    pub fn count(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// Counts one watch until the returned guard drops.
+    pub fn open(&self) -> OpenWatch<'_> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        OpenWatch(self)
+    }
+}
+
+/// One counted watch (see [`OpenWatches::open`]).
+pub struct OpenWatch<'a>(&'a OpenWatches);
+
+impl Drop for OpenWatch<'_> {
+    fn drop(&mut self) {
+        self.0.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -78,6 +105,7 @@ pub struct App {
     pub tokens: Tokens,
     /// The messages of the 403s answered so far, oldest first.
     pub refusals: Mutex<Vec<String>>,
+    pub open_watches: OpenWatches,
 }
 
 impl App {
@@ -91,6 +119,7 @@ impl App {
             address,
             tokens: Tokens::default(),
             refusals: Mutex::default(),
+            open_watches: OpenWatches::default(),
         }
     }
 

@@ -226,6 +226,12 @@ impl Sandbox {
         http::handle(axum::extract::State(self.app.clone()), request).await
     }
 
+    /// Watch requests streaming changes now: once a client's watch is counted, it sees every
+    /// later change (a barrier for tests that start `kubectl get -w` or `kubectl wait`).
+    pub fn open_watches(&self) -> usize {
+        self.app.open_watches.count()
+    }
+
     /// The current global resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.app.store.resource_version()

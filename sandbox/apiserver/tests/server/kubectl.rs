@@ -7,8 +7,10 @@ use crate::widget_crd;
 
 use std::time::Duration;
 
-use ferroplane_testkit::TestCluster;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
 use ferroplane_testkit::kubectl::{finish, kubectl_path};
+use ferroplane_testkit::{TestCluster, eventually};
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -539,11 +541,15 @@ async fn delete_waits_for_finalizers_and_wait_for_conditions() {
         .ok_with_input(&["apply", "-f", "-"], &held)
         .await;
 
+    let watching = harness.sandbox().open_watches();
     let waiter =
         harness
             .kubectl()
             .spawn(&["wait", "--for=condition=Ready", "widget/w", "--timeout=15s"]);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The status is written once kubectl watches, so it waits through the watch.
+    eventually("kubectl wait watches widget/w")
+        .until(|| harness.sandbox().open_watches() > watching)
+        .await;
     let status = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
     widgets(&harness)
         .patch_status("w", &PatchParams::default(), &Patch::Merge(&status))
@@ -559,21 +565,23 @@ async fn delete_waits_for_finalizers_and_wait_for_conditions() {
     let gone = harness
         .kubectl()
         .spawn(&["wait", "--for=delete", "widget/w", "--timeout=15s"]);
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    let still = harness
-        .kubectl()
-        .ok(&[
-            "get",
-            "widget",
-            "w",
-            "-o",
-            "jsonpath={.metadata.deletionTimestamp}",
-        ])
+    // Held by the finalizer: marked with a deletionTimestamp, still there.
+    eventually("widget/w has a deletionTimestamp")
+        .every(Duration::from_millis(200))
+        .until_async(|| async {
+            let marked = harness
+                .kubectl()
+                .ok(&[
+                    "get",
+                    "widget",
+                    "w",
+                    "-o",
+                    "jsonpath={.metadata.deletionTimestamp}",
+                ])
+                .await;
+            !marked.is_empty()
+        })
         .await;
-    assert!(
-        !still.is_empty(),
-        "held by the finalizer with a deletionTimestamp"
-    );
     let release = json!({"metadata": {"finalizers": null}});
     widgets(&harness)
         .patch("w", &PatchParams::default(), &Patch::Merge(&release))
@@ -595,8 +603,11 @@ async fn get_watch_prints_changes() {
         .kubectl()
         .ok_with_input(&["apply", "-f", "-"], WIDGET)
         .await;
-    let watcher = harness.kubectl().spawn(&["get", "widgets", "-w"]);
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    let watching = harness.sandbox().open_watches();
+    let mut watcher = harness.kubectl().spawn(&["get", "widgets", "-w"]);
+    eventually("kubectl get -w watches widgets")
+        .until(|| harness.sandbox().open_watches() > watching)
+        .await;
     harness
         .kubectl()
         .ok_with_input(
@@ -604,15 +615,24 @@ async fn get_watch_prints_changes() {
             &WIDGET.replace("name: w\n", "name: second\n"),
         )
         .await;
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    let mut watcher = watcher;
+    let mut lines = BufReader::new(watcher.stdout.take().expect("kubectl's stdout")).lines();
+    let mut names = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), async {
+        while names.len() < 3 {
+            let Some(line) = lines.next_line().await.expect("kubectl's output") else {
+                break;
+            };
+            names.extend(line.split_whitespace().next().map(str::to_owned));
+        }
+    })
+    .await;
     watcher.start_kill().expect("kubectl stopped");
-    let (_, stdout, _) = finish(watcher).await;
-    let names: Vec<&str> = stdout
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .collect();
-    assert_eq!(names, vec!["NAME", "w", "second"], "{stdout}");
+    let (_, _, stderr) = finish(watcher).await;
+    assert!(
+        read.is_ok(),
+        "kubectl printed only {names:?} in 20 s: {stderr}"
+    );
+    assert_eq!(names, vec!["NAME", "w", "second"], "{stderr}");
     harness.shutdown().await;
 }
 

@@ -3,7 +3,7 @@
 //! credentials failing fast.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use alibaba_mock::{DEFAULT_ACCOUNT_ID, Faults, LaunchSpec, MockConfig, MockServer};
 use alibaba_sdk::credentials::{Credentials, OidcRoleProvider, RamRoleArnProvider};
@@ -414,7 +414,6 @@ async fn bad_credentials_fail_fast() {
             .build()
             .unwrap()
     };
-    let started = Instant::now();
     let error = with(Credentials::new(AK, "wrong-secret"))
         .describe_regions()
         .await
@@ -442,7 +441,6 @@ async fn bad_credentials_fail_fast() {
         3,
         "one attempt each"
     );
-    assert!(started.elapsed() < Duration::from_secs(2));
 }
 
 #[tokio::test]

@@ -214,7 +214,9 @@ mod tests {
         }
     }
 
-    #[tokio::test]
+    // On tokio's paused clock: the refresher's 300 ms only pass when every task waits on time,
+    // so a second caller that waited for it would see the clock move.
+    #[tokio::test(start_paused = true)]
     async fn valid_credentials_are_served_while_another_caller_refreshes() {
         let cache = Arc::new(CachingProvider::new(Slow {
             calls: AtomicUsize::new(0),
@@ -226,9 +228,14 @@ mod tests {
             async move { cache.credentials().await.unwrap().access_key_id }
         });
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        let started = std::time::Instant::now();
+        let started = tokio::time::Instant::now();
         assert_eq!(cache.credentials().await.unwrap().access_key_id, "AK1");
-        assert!(started.elapsed() < std::time::Duration::from_millis(200));
+        assert_eq!(
+            started.elapsed(),
+            std::time::Duration::ZERO,
+            "served without waiting"
+        );
+        assert!(!refresher.is_finished(), "the refresh was still running");
         assert_eq!(refresher.await.unwrap(), "AK2");
         assert_eq!(cache.inner.calls.load(Ordering::SeqCst), 2);
     }
