@@ -24,7 +24,7 @@ managed_spec! {
         singular = "securitygroup",
         status = "SecurityGroupStatus",
         shortname = "sg",
-        doc = "An Alibaba Cloud security group in a VPC. ferroplane creates it with CreateSecurityGroup, keeps its rules exactly as spec.forProvider.ingress and egress list them (a rule added elsewhere is revoked, a missing one authorized) and deletes it when the object is deleted (unless deletionPolicy is Orphan), waiting while instances use it."
+        doc = "An Alibaba Cloud security group in a VPC. ferroplane creates it with CreateSecurityGroup, keeps the rules spec.forProvider.ingress and egress list (a missing one authorized; with rulesPolicy Exclusive, the default, a rule added elsewhere is revoked; with Additive other rules are left alone) and deletes it when the object is deleted (unless deletionPolicy is Orphan), waiting while instances use it."
     )]
     #[serde(rename_all = "camelCase")]
     pub struct SecurityGroupSpec {
@@ -81,15 +81,34 @@ pub struct SecurityGroupParameters {
     #[x_kube(validation = Rule::new(TAG_KEYS_RULE).message(TAG_KEYS_MESSAGE))]
     #[x_kube(validation = Rule::new(TAG_VALUES_RULE).message(TAG_VALUES_MESSAGE))]
     pub tags: Option<Tags>,
-    /// Inbound rules. The group holds exactly these: others are revoked. Changed in place.
+    /// Inbound rules, kept as `rulesPolicy` says. Changed in place.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 200))]
     pub ingress: Vec<IngressRule>,
-    /// Outbound rules. The group holds exactly these: others are revoked (with none, a VPC group
-    /// allows all outbound traffic). Changed in place.
+    /// Outbound rules, kept as `rulesPolicy` says (with none, a VPC group allows all outbound
+    /// traffic). Changed in place.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 200))]
     pub egress: Vec<EgressRule>,
+    /// How `ingress` and `egress` are kept. `Exclusive` (the default): they are the group's whole
+    /// set, a rule made elsewhere is revoked. `Additive`: they are ensured and nothing else is
+    /// revoked, so a shared group can carry rules of other objects (SecurityGroupRule) or other
+    /// tools. Changed in place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules_policy: Option<RulesPolicy>,
+}
+
+/// How a SecurityGroup keeps the rules its spec lists.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum RulesPolicy {
+    /// The listed rules are the group's whole set: any other rule is revoked, and a rule that
+    /// differs from its listing (even in its description) is revoked and authorized again.
+    #[default]
+    Exclusive,
+    /// The listed rules are ensured (authorized when missing); no rule is revoked, and a rule
+    /// that exists already (the same protocol, ports, peer, policy and priority) counts as
+    /// listed, whatever its description. Removing a rule from the list leaves it in the group.
+    Additive,
 }
 
 /// Transport protocol of a rule.

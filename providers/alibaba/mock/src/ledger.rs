@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::received_params::ReceivedParams;
-use crate::resource_records::{ResourceKind, ResourceState, association_of, state_of};
+use crate::resource_records::{ResourceKind, ResourceState, association_of, rules_of, state_of};
 use crate::store::Store;
 
 /// IDs and names are short; longer values (user data, public keys) are never handles.
@@ -111,6 +111,10 @@ pub(crate) fn snapshot(
     // An EIP's association is a record of its own, found through the EIP.
     for h in handles {
         if let Some(s) = association_of(store, account_id, h, now) {
+            states.insert((s.record.kind, s.record.id.clone()), s);
+        }
+        // So is each rule of a security group, found through the group or its own ID.
+        for s in rules_of(store, account_id, h) {
             states.insert((s.record.kind, s.record.id.clone()), s);
         }
     }

@@ -1,7 +1,6 @@
 //! The mock's own record of every resource, whatever its kind and account: one row per live
-//! instance, VPC, vSwitch, security group, disk, key pair, EIP, EIP association, NAT gateway,
-//! SNAT entry and DNAT entry
-//! ([`ResourceRecord`]), as tests
+//! instance, VPC, vSwitch, security group, security group rule, disk, key pair, EIP, EIP
+//! association, NAT gateway, SNAT entry and DNAT entry ([`ResourceRecord`]), as tests
 //! read them to find duplicates and leaks; and the whole state of one resource a call names,
 //! which the ledger compares before and after the call.
 
@@ -31,6 +30,8 @@ pub enum ResourceKind {
     SnatEntry,
     /// A DNAT entry (the API's forward entry).
     ForwardEntry,
+    /// One rule of a security group, `sgr-…`.
+    SecurityGroupRule,
 }
 
 /// One live resource.
@@ -38,7 +39,7 @@ pub enum ResourceKind {
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRecord {
     pub kind: ResourceKind,
-    /// `i-…`, `vpc-…`, `vsw-…`, `sg-…`, `d-…`, `eip-…`, a key pair's `skp-…`, an EIP
+    /// `i-…`, `vpc-…`, `vsw-…`, `sg-…`, `sgr-…`, `d-…`, `eip-…`, a key pair's `skp-…`, an EIP
     /// association's `eip-…:i-…` (or `eip-…:ngw-…`), `ngw-…`, `snat-…` or `fwd-…`.
     pub id: String,
     pub account_id: String,
@@ -248,6 +249,50 @@ fn nat_state(
     })
 }
 
+fn rule_state(
+    account: &str,
+    group: &crate::network::SecurityGroup,
+    rule: &crate::network::Rule,
+) -> ResourceState {
+    let kind = ResourceKind::SecurityGroupRule;
+    ResourceState {
+        record: row((
+            kind,
+            account,
+            &rule.id,
+            group.region_id,
+            "",
+            "Available",
+            &[],
+        )),
+        digest: digest(rule),
+    }
+}
+
+/// The rules `handle` names in `account_id`: every rule of a group (an Authorize call names
+/// only its group, and the rule it adds has no ID in the answer), or the one rule of a rule ID.
+pub(crate) fn rules_of(
+    store: &mut Store,
+    account_id: &Arc<str>,
+    handle: &str,
+) -> Vec<ResourceState> {
+    let account: &str = account_id;
+    let network = store.network.account(account_id);
+    if let Some(g) = network.groups.get(handle) {
+        return g.rules.iter().map(|r| rule_state(account, g, r)).collect();
+    }
+    if !handle.starts_with("sgr-") {
+        return Vec::new();
+    }
+    network
+        .groups
+        .values()
+        .flat_map(|g| g.rules.iter().map(move |r| (g, r)))
+        .filter(|(_, r)| r.id == handle)
+        .map(|(g, r)| rule_state(account, g, r))
+        .collect()
+}
+
 /// The association of the EIP `handle` names in `account_id`, while it lasts: its own record,
 /// so the ledger tells an association from a change of the EIP's settings.
 pub(crate) fn association_of(
@@ -278,7 +323,7 @@ pub(crate) fn association_of(
 
 /// Every live resource of every account: instances, then VPCs, vSwitches, security groups
 /// (each account's default network included), disks, key pairs, EIPs, EIP associations, NAT
-/// gateways, SNAT entries and DNAT entries; oldest first per kind.
+/// gateways, SNAT entries, DNAT entries and security group rules; oldest first per kind.
 pub(crate) fn all(store: &mut Store, now: Timestamp) -> Vec<ResourceRecord> {
     let mut records = Vec::new();
     for i in store.all() {
@@ -391,5 +436,12 @@ pub(crate) fn all(store: &mut Store, now: Timestamp) -> Vec<ResourceRecord> {
     }
     entries.sort_by(|(a, ra), (b, rb)| (ra.kind, a).cmp(&(rb.kind, b)));
     records.extend(entries.into_iter().map(|(_, r)| r));
+    for (account, net) in store.network.accounts() {
+        let mut groups: Vec<_> = net.groups.values().collect();
+        groups.sort_by_key(|g| g.seq);
+        for g in groups {
+            records.extend(g.rules.iter().map(|r| rule_state(account, g, r).record));
+        }
+    }
     records
 }

@@ -219,9 +219,18 @@ fn describe(
 }
 
 fn rule_view(r: &Rule) -> Value {
+    let (v4, v6) = if r.peer_cidr.contains(':') {
+        ("", r.peer_cidr.as_str())
+    } else {
+        (r.peer_cidr.as_str(), "")
+    };
     let (source_cidr, dest_cidr, source_group, dest_group) = match r.direction {
-        Direction::Ingress => (r.peer_cidr.as_str(), "", r.peer_group.as_str(), ""),
-        Direction::Egress => ("", r.peer_cidr.as_str(), "", r.peer_group.as_str()),
+        Direction::Ingress => (v4, "", r.peer_group.as_str(), ""),
+        Direction::Egress => ("", v4, "", r.peer_group.as_str()),
+    };
+    let (v6_source, v6_dest) = match r.direction {
+        Direction::Ingress => (v6, ""),
+        Direction::Egress => ("", v6),
     };
     let policy = if r.policy == "drop" { "Drop" } else { "Accept" };
     json!({
@@ -238,8 +247,8 @@ fn rule_view(r: &Rule) -> Value {
         "Description": r.description,
         "NicType": r.nic_type,
         "CreateTime": r.created_at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        "Ipv6SourceCidrIp": "",
-        "Ipv6DestCidrIp": "",
+        "Ipv6SourceCidrIp": v6_source,
+        "Ipv6DestCidrIp": v6_dest,
         "SourcePortRange": "",
         "DestPortRange": "",
     })

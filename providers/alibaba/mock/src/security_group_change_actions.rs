@@ -1,7 +1,8 @@
 //! An instance's security groups changed one at a time, JoinSecurityGroup and
 //! LeaveSecurityGroup (by `InstanceId`, or by `NetworkInterfaceId` naming its primary
 //! interface), with ECS's limits: an instance is in 1 to 5 groups, all of its VPC, and only a
-//! Running or Stopped instance changes; and ModifySecurityGroupRule (`security_group_rule_changes`).
+//! Running or Stopped instance changes; and ModifySecurityGroupRule / ModifySecurityGroupEgressRule
+//! (`security_group_rule_changes`).
 
 use serde_json::{Value, json};
 
@@ -19,6 +20,10 @@ pub const ACTIONS: &[Action] = &[
     Action::fields(
         "ModifySecurityGroupRule",
         crate::security_group_rule_changes::modify_security_group_rule,
+    ),
+    Action::fields(
+        "ModifySecurityGroupEgressRule",
+        crate::security_group_rule_changes::modify_security_group_egress_rule,
     ),
 ];
 

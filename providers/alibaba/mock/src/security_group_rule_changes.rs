@@ -1,9 +1,10 @@
-//! ModifySecurityGroupRule: an inbound rule changed in place. By `SecurityGroupRuleId`, any of
-//! its protocol, ports, source, policy, priority and description change, keeping the kind of
-//! its source (a CIDR block stays a CIDR block, a group a group) and without becoming a copy of
-//! another rule; without an ID, the rule is the one the flat parameters (`IpProtocol`,
-//! `PortRange`, `SourceCidrIp`/`SourceGroupId`, `Policy`, `NicType`, `Priority`) describe, and
-//! only its description changes.
+//! ModifySecurityGroupRule and ModifySecurityGroupEgressRule: an inbound or outbound rule changed
+//! in place. By `SecurityGroupRuleId`, any of its protocol, ports, peer, policy, priority and
+//! description change, keeping the kind of its peer (an IPv4 block stays IPv4, an IPv6 block
+//! IPv6, a group a group), an empty parameter being no change (a value is never emptied), and without becoming a copy
+//! of another rule; without an ID, the rule is the one the flat parameters (`IpProtocol`,
+//! `PortRange`, the peer, `Policy`, `NicType`, `Priority`) describe, and only its description
+//! changes.
 
 use serde_json::{Value, json};
 
@@ -14,17 +15,13 @@ use crate::received_params::ReceivedParams;
 use crate::security_group_rules::parse_rules;
 use crate::store::Store;
 
-/// The fields of a rule a call may change.
-const CHANGEABLE: &[&str] = &[
-    "IpProtocol",
-    "PortRange",
-    "SourceCidrIp",
-    "SourceGroupId",
-    "Policy",
-    "Priority",
-    "Description",
-    "NicType",
-];
+/// The parameter names of a direction's peer: IPv4 block, IPv6 block, group.
+fn peer_fields(direction: Direction) -> [&'static str; 3] {
+    match direction {
+        Direction::Ingress => ["SourceCidrIp", "Ipv6SourceCidrIp", "SourceGroupId"],
+        Direction::Egress => ["DestCidrIp", "Ipv6DestCidrIp", "DestGroupId"],
+    }
+}
 
 fn rule_not_found() -> ErrorResponse {
     ErrorResponse::not_found(
@@ -33,13 +30,20 @@ fn rule_not_found() -> ErrorResponse {
     )
 }
 
-/// `rule` as the flat parameters of an inbound rule.
+/// `rule` as the flat parameters of a rule of its direction.
 fn as_params(rule: &Rule) -> Vec<(&'static str, String)> {
+    let [v4, v6, group] = peer_fields(rule.direction);
+    let (v4_value, v6_value) = if rule.peer_cidr.contains(':') {
+        (String::new(), rule.peer_cidr.clone())
+    } else {
+        (rule.peer_cidr.clone(), String::new())
+    };
     vec![
         ("IpProtocol", rule.ip_protocol.clone()),
         ("PortRange", rule.port_range.clone()),
-        ("SourceCidrIp", rule.peer_cidr.clone()),
-        ("SourceGroupId", rule.peer_group.clone()),
+        (v4, v4_value),
+        (v6, v6_value),
+        (group, rule.peer_group.clone()),
         ("Policy", rule.policy.clone()),
         ("Priority", rule.priority.to_string()),
         ("Description", rule.description.clone()),
@@ -47,17 +51,36 @@ fn as_params(rule: &Rule) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// ModifySecurityGroupRule (inbound rules).
 pub fn modify_security_group_rule(
     store: &mut Store,
     ctx: &ActionContext<'_>,
     p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    modify_rule(store, ctx, p, Direction::Ingress)
+}
+
+/// ModifySecurityGroupEgressRule (outbound rules).
+pub fn modify_security_group_egress_rule(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+) -> Result<Value, ErrorResponse> {
+    modify_rule(store, ctx, p, Direction::Egress)
+}
+
+fn modify_rule(
+    store: &mut Store,
+    ctx: &ActionContext<'_>,
+    p: &ReceivedParams,
+    direction: Direction,
 ) -> Result<Value, ErrorResponse> {
     let region = requested_region(p)?;
     let group_id = p.required("SecurityGroupId")?;
     let account = ctx.caller.account_id.clone();
     let group = store.network.account(&account).group(region.id, group_id)?;
     let Some(rule_id) = p.get("SecurityGroupRuleId") else {
-        let wanted = parse_rules(store, ctx, region, p, Direction::Ingress)?;
+        let wanted = parse_rules(store, ctx, region, p, direction)?;
         let group = store
             .network
             .account(&account)
@@ -77,18 +100,25 @@ pub fn modify_security_group_rule(
     let current = group
         .rules
         .iter()
-        .find(|r| r.id == rule_id && r.direction == Direction::Ingress)
+        .find(|r| r.id == rule_id && r.direction == direction)
         .cloned()
         .ok_or_else(rule_not_found)?;
-    let to_group = p.get("SourceGroupId").is_some() && current.peer_group.is_empty();
-    let to_cidr = p.get("SourceCidrIp").is_some() && current.peer_cidr.is_empty();
-    if to_group || to_cidr {
+    let current_params = as_params(&current);
+    let held = |field: &str| {
+        current_params
+            .iter()
+            .any(|(name, value)| *name == field && !value.is_empty())
+    };
+    let peer_changes_kind = peer_fields(direction)
+        .iter()
+        .any(|field| p.get(field).is_some_and(|v| !v.is_empty()) && !held(field));
+    if peer_changes_kind {
         return Err(ErrorResponse::bad_request(
             "InvalidParameter",
-            "The kind of a rule's source cannot change (a CIDR block to a security group or back): add a new rule and revoke this one.",
+            "The kind of a rule's authorization object cannot change (IPv4 block, IPv6 block or security group): add a new rule and revoke this one.",
         ));
     }
-    let mut merged: Vec<(&str, String)> = as_params(&current);
+    let mut merged: Vec<(&str, String)> = current_params;
     for (name, value) in &mut merged {
         if let Some(given) = p.get(name) {
             given.clone_into(value);
@@ -96,11 +126,11 @@ pub fn modify_security_group_rule(
     }
     let merged: std::collections::BTreeMap<String, String> = merged
         .into_iter()
-        .filter(|(name, value)| CHANGEABLE.contains(name) && !value.is_empty())
+        .filter(|(_, value)| !value.is_empty())
         .map(|(name, value)| (name.to_owned(), value))
         .collect();
     let merged = ReceivedParams::merge(&merged, &std::collections::BTreeMap::new());
-    let mut changed = parse_rules(store, ctx, region, &merged, Direction::Ingress)?
+    let mut changed = parse_rules(store, ctx, region, &merged, direction)?
         .pop()
         .ok_or_else(rule_not_found)?;
     changed.id = current.id.clone();

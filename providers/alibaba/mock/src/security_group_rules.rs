@@ -1,5 +1,6 @@
 //! The rules of AuthorizeSecurityGroup(Egress) and RevokeSecurityGroup(Egress), read from their
-//! parameters (flat, or `Permissions.N.*`) and checked as ECS checks them.
+//! parameters (flat, or `Permissions.N.*`) and checked as ECS checks them: one authorization
+//! object per rule (an IPv4 or IPv6 CIDR block, or a security group).
 
 use jiff::Timestamp;
 
@@ -84,6 +85,12 @@ fn port_range(r: &RuleParams<'_>, protocol: &str) -> Result<String, ErrorRespons
     }
 }
 
+/// An IPv6 address or CIDR block (`2001:db8::/32`).
+fn ipv6_block(text: &str) -> bool {
+    let (addr, prefix) = text.split_once('/').unwrap_or((text, "128"));
+    addr.parse::<std::net::Ipv6Addr>().is_ok() && prefix.parse::<u8>().is_ok_and(|p| p <= 128)
+}
+
 /// One rule from its parameters; `Some(Rule)` with everything checked.
 fn parse_rule(
     store: &mut Store,
@@ -94,20 +101,42 @@ fn parse_rule(
 ) -> Result<Rule, ErrorResponse> {
     let ip_protocol = protocol(r)?;
     let port_range = port_range(r, &ip_protocol)?;
-    let (cidr_field, group_field, cidr_code) = match direction {
+    let (cidr_field, v6_field, group_field, cidr_code) = match direction {
         Direction::Ingress => (
             "SourceCidrIp",
+            "Ipv6SourceCidrIp",
             "SourceGroupId",
             "InvalidSourceCidrIp.Malformed",
         ),
-        Direction::Egress => ("DestCidrIp", "DestGroupId", "InvalidDestCidrIp.Malformed"),
+        Direction::Egress => (
+            "DestCidrIp",
+            "Ipv6DestCidrIp",
+            "DestGroupId",
+            "InvalidDestCidrIp.Malformed",
+        ),
     };
-    let peer_cidr = r.get(cidr_field).unwrap_or_default();
+    let v4 = r.get(cidr_field).unwrap_or_default();
+    let v6 = r.get(v6_field).unwrap_or_default();
     let peer_group = r.get(group_field).unwrap_or_default();
-    if peer_cidr.is_empty() && peer_group.is_empty() {
+    let given = [v4, v6, peer_group]
+        .iter()
+        .filter(|v| !v.is_empty())
+        .count();
+    if given == 0 {
         return Err(ErrorResponse::missing(&r.name(cidr_field)));
     }
-    if !peer_cidr.is_empty() && Cidr::parse(peer_cidr, true).is_none() {
+    if given > 1 {
+        return Err(bad(
+            "InvalidParameter",
+            format!(
+                "A rule has one authorization object: give one of \"{}\", \"{}\" and \"{}\".",
+                r.name(cidr_field),
+                r.name(v6_field),
+                r.name(group_field)
+            ),
+        ));
+    }
+    if !v4.is_empty() && Cidr::parse(v4, true).is_none() {
         return Err(bad(
             cidr_code,
             format!(
@@ -116,6 +145,17 @@ fn parse_rule(
             ),
         ));
     }
+    if !v6.is_empty() && !ipv6_block(v6) {
+        return Err(bad(
+            "InvalidIpv6CidrIp.Malformed",
+            format!(
+                "The specified parameter \"{}\" is not a valid IPv6 address or CIDR block.",
+                r.name(v6_field)
+            ),
+        ));
+    }
+    // One field holds the CIDR block of either family; the view tells them apart.
+    let peer_cidr = if v4.is_empty() { v6 } else { v4 };
     if !peer_group.is_empty() {
         store
             .network

@@ -26,5 +26,6 @@ mod mock_oss;
 mod mock_records;
 mod mock_scale;
 mod mock_security_group_changes;
+mod mock_security_group_rules;
 mod mock_visibility;
 mod sdk_python;

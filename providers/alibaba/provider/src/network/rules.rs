@@ -1,10 +1,12 @@
 //! Security group rules: the spec's lists as API rules, and what to authorize and revoke so the
-//! group holds exactly them. Pure.
+//! group holds them as its `rulesPolicy` says (exactly them, or at least them). Pure.
 
 use std::collections::BTreeSet;
 
 use alibaba_sdk::ecs::{Direction, Rule};
-use ferroplane_apis::alibabacloud::{EgressRule, IngressRule, SecurityGroupParameters};
+use ferroplane_apis::alibabacloud::{
+    EgressRule, IngressRule, RulesPolicy, SecurityGroupParameters,
+};
 
 fn rule(
     protocol: &str,
@@ -63,11 +65,33 @@ pub struct RulePlan {
     pub revoke: Vec<Rule>,
 }
 
+/// Whether two rules are one rule to ECS: all but the description (an identical rule
+/// authorized again is no new rule).
+fn same_rule(a: &Rule, b: &Rule) -> bool {
+    a.ip_protocol == b.ip_protocol
+        && a.port_range == b.port_range
+        && a.cidr_ip == b.cidr_ip
+        && a.policy == b.policy
+        && a.priority == b.priority
+}
+
 impl RulePlan {
-    pub fn new(desired: &BTreeSet<Rule>, actual: &BTreeSet<Rule>) -> Self {
-        Self {
-            authorize: desired.difference(actual).cloned().collect(),
-            revoke: actual.difference(desired).cloned().collect(),
+    pub fn new(desired: &BTreeSet<Rule>, actual: &BTreeSet<Rule>, policy: RulesPolicy) -> Self {
+        match policy {
+            RulesPolicy::Exclusive => Self {
+                authorize: desired.difference(actual).cloned().collect(),
+                revoke: actual.difference(desired).cloned().collect(),
+            },
+            // Authorizing a rule that exists with another description would change nothing
+            // (and plan it again at every poll): it counts as there.
+            RulesPolicy::Additive => Self {
+                authorize: desired
+                    .iter()
+                    .filter(|d| !actual.iter().any(|a| same_rule(a, d)))
+                    .cloned()
+                    .collect(),
+                revoke: Vec::new(),
+            },
         }
     }
 
@@ -125,14 +149,49 @@ mod tests {
         let want = desired(&p, Direction::Ingress);
         let console = rule("all", "-1/-1", "0.0.0.0/0", "accept", 1, None);
         let actual: BTreeSet<Rule> = [console.clone()].into();
-        let plan = RulePlan::new(&want, &actual);
+        let plan = RulePlan::new(&want, &actual, RulesPolicy::Exclusive);
         assert_eq!(plan.authorize, vec![ingress(&ssh())]);
         assert_eq!(plan.revoke, vec![console]);
         assert_eq!(
             plan.describe(Direction::Ingress),
             "ingress: authorize accept tcp 22/22 203.0.113.0/24 priority 1; revoke accept all -1/-1 0.0.0.0/0 priority 1"
         );
-        assert!(RulePlan::new(&want, &want).is_empty());
+        assert!(RulePlan::new(&want, &want, RulesPolicy::Exclusive).is_empty());
         assert!(desired(&p, Direction::Egress).is_empty());
+    }
+
+    #[test]
+    fn an_additive_group_only_authorizes_and_takes_a_rule_there_whatever_its_description() {
+        let p = SecurityGroupParameters {
+            ingress: vec![IngressRule {
+                description: Some("ssh".into()),
+                ..ssh()
+            }],
+            ..SecurityGroupParameters::default()
+        };
+        let want = desired(&p, Direction::Ingress);
+        // Another team's rule stays; the listed one is authorized.
+        let theirs = rule("tcp", "443/443", "0.0.0.0/0", "accept", 1, Some("web"));
+        let plan = RulePlan::new(&want, &[theirs.clone()].into(), RulesPolicy::Additive);
+        assert_eq!(plan.authorize, want.iter().cloned().collect::<Vec<_>>());
+        assert!(plan.revoke.is_empty());
+        // The listed rule there under another description is there: nothing to do, while
+        // Exclusive would revoke and authorize it again.
+        let relabelled = rule(
+            "tcp",
+            "22/22",
+            "203.0.113.0/24",
+            "accept",
+            1,
+            Some("bastion"),
+        );
+        let actual: BTreeSet<Rule> = [theirs, relabelled].into();
+        assert!(RulePlan::new(&want, &actual, RulesPolicy::Additive).is_empty());
+        assert_eq!(
+            RulePlan::new(&want, &actual, RulesPolicy::Exclusive)
+                .revoke
+                .len(),
+            2
+        );
     }
 }

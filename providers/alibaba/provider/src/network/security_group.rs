@@ -1,7 +1,7 @@
 //! The `SecurityGroup` kind's external client: `CreateSecurityGroup` in the resolved VPC,
 //! `DescribeSecurityGroups` (by ID, or by the UID tag) and `DescribeSecurityGroupAttribute` for
-//! the rules of each direction, which `update` makes match the spec (revoke what the spec does
-//! not list, authorize what is missing), and name, description and tags in place
+//! the rules of each direction, which `update` makes match the spec as its `rulesPolicy` says
+//! (authorize what is missing; `Exclusive` also revokes what the spec does not list), and name, description and tags in place
 //! (`ModifySecurityGroupAttribute`, `TagResources`, `UntagResources`), `DeleteSecurityGroup`.
 
 use std::collections::BTreeSet;
@@ -85,7 +85,8 @@ impl CloudClients {
         let mut plans = Vec::new();
         for direction in DIRECTIONS {
             let actual = self.rules(id, direction).await?;
-            let plan = RulePlan::new(&desired(p, direction), &actual);
+            let policy = p.rules_policy.unwrap_or_default();
+            let plan = RulePlan::new(&desired(p, direction), &actual, policy);
             plans.push((direction, plan, actual.len()));
         }
         Ok(plans)

@@ -13,6 +13,7 @@ mod controller_fields;
 mod controller_key_pairs;
 mod controller_lifecycle;
 mod controller_network;
+mod controller_rules_policy;
 mod controller_shared_reads;
 mod controller_subscription;
 mod controller_tenancy;
