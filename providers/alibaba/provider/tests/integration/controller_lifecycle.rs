@@ -119,7 +119,7 @@ async fn create_edit_stop_resize_and_delete() {
         note.contains("instanceType") && note.contains("allowRestart"),
         "{note}"
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    env.observed_again(2).await;
     let unchanged = env.mock_instance(&id).expect("instance");
     assert_eq!(unchanged.instance_type, TYPE);
     assert_eq!(unchanged.status, "Running");
@@ -211,7 +211,7 @@ async fn import_by_external_name_observe_only() {
         Some(id.clone())
     );
     // Observe only: the name in the spec is not pushed to the cloud.
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    env.observed_again(2).await;
     assert_eq!(
         env.mock_instance(&id).expect("instance").instance_name,
         "legacy"

@@ -132,7 +132,7 @@ async fn importing_an_instance_id_that_does_not_exist_launches_nothing() {
         "ExternalResourceNotFound"
     );
     // Polls later still launch nothing, and the name stays the user's.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    env.observed_again(2).await;
     assert_eq!(env.mock().stats().calls_of("RunInstances"), 0);
     assert!(env.mock().instances().is_empty());
     assert_eq!(

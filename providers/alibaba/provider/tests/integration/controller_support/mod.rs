@@ -216,6 +216,17 @@ impl Env {
             .await;
     }
 
+    /// A progress barrier for "nothing changes" checks: returns once the controllers have
+    /// observed the cloud `times` more times (DescribeInstances calls since now), so a check
+    /// after it judges what they did, not how long a window lasted. For tests with one object.
+    pub async fn observed_again(&self, times: u64) {
+        let before = self.mock.stats().calls_of("DescribeInstances");
+        eventually(format!("{times} more DescribeInstances calls"))
+            .within(WAIT)
+            .until(|| self.mock.stats().calls_of("DescribeInstances") >= before + times)
+            .await;
+    }
+
     pub async fn event_reasons(&self, name: &str) -> Vec<String> {
         events::reasons(&self.client, NS, name).await
     }
