@@ -2,8 +2,6 @@
 //! place, stop, instance type change with and without `allowRestart`, delete; plus Orphan,
 //! import by external name (Observe only) and adoption by the UID tag.
 
-use std::time::Duration;
-
 use crate::controller_support::*;
 use alibaba_mock::{DEFAULT_ACCOUNT_ID, LaunchSpec};
 use ferroplane_apis::common::{
