@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID, defaults};
+use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID, ResourceKind, defaults};
 use alibaba_sdk::credentials::Credentials;
 use alibaba_sdk::ecs::EcsClient;
 use alibaba_sdk::endpoint::parse_endpoint;
@@ -224,6 +224,21 @@ pub(crate) async fn a_network_stack_under_faults_neither_duplicates_nor_leaks() 
         (1, switches, groups),
         "one of each, no duplicate"
     );
+    // Ever created, not only listed now: a duplicate made and deleted again, or not listed
+    // yet, would show here.
+    let created = || {
+        (
+            mock.created(ResourceKind::Vpc),
+            mock.created(ResourceKind::VSwitch),
+            mock.created(ResourceKind::SecurityGroup),
+        )
+    };
+    let expected = (1, switches as u64, groups as u64);
+    assert_eq!(
+        created(),
+        expected,
+        "never a duplicate VPC, vSwitch or group"
+    );
 
     // Everything at once, the VPC first.
     delete_all(&vpcs).await;
@@ -238,6 +253,7 @@ pub(crate) async fn a_network_stack_under_faults_neither_duplicates_nor_leaks() 
     assert_eq!(stats.instances_created, n as u64, "{stats:?}");
     assert_eq!(stats.instances_live, 0, "no instance leaked: {stats:?}");
     assert_eq!(made().await, (0, 0, 0), "no network resource leaked");
+    assert_eq!(created(), expected, "nothing made again while deleting");
     println!(
         "network stack under faults: 1 VPC, {switches} vSwitches, {groups} groups, {n} instances; {} faults answered; 0 duplicates, 0 leaks",
         stats.errors.values().sum::<u64>()

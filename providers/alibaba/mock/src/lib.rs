@@ -247,6 +247,17 @@ impl MockServer {
         lock(&self.shared.ledger).entries().to_vec()
     }
 
+    /// How many resources of `kind` successful calls ever created, deleted ones included: a
+    /// duplicate made and deleted again, or hidden by the listing lag, still counts. The
+    /// default network the mock starts with was made by no call and does not count.
+    pub fn created(&self, kind: ResourceKind) -> u64 {
+        lock(&self.shared.ledger)
+            .entries()
+            .iter()
+            .filter(|e| e.kind == kind && e.change == Change::Created)
+            .count() as u64
+    }
+
     /// The faults in force.
     pub fn faults(&self) -> Faults {
         self.shared.settings().faults

@@ -251,6 +251,9 @@ async fn the_ledger_follows_a_resource_from_create_to_delete_and_skips_reads() {
         ]
     );
     assert!(!mock.resources().iter().any(|r| r.id == id));
+    // Ever created counts the deleted VPC; the default network was made by no call.
+    assert_eq!(mock.created(ResourceKind::Vpc), 1);
+    assert_eq!(mock.created(ResourceKind::SecurityGroup), 0);
     // The default network of the account is in the records too.
     assert!(
         mock.resources()
