@@ -309,13 +309,21 @@ async fn injected_throttling_is_retried_until_it_succeeds() {
         ..Faults::default()
     })
     .unwrap();
+    let throttled = mock.stats().errors_of("Throttling.User");
     let create = tokio::spawn({
         let client = client.clone();
         async move { client.run_instances(&run_request("throttled")).await }
     });
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    eventually("RunInstances throttled")
+        .within(Duration::from_secs(10))
+        .until(|| mock.stats().errors_of("Throttling.User") > throttled)
+        .await;
     mock.set_faults(Faults::default()).unwrap();
     create.await.unwrap().unwrap();
+    assert!(
+        mock.stats().calls_of("RunInstances") >= 2,
+        "the create was retried"
+    );
     assert_eq!(mock.stats().instances_created, 1);
 }
 
@@ -380,11 +388,17 @@ async fn injected_server_errors_are_retried_until_they_succeed() {
         let client = client.clone();
         async move { client.run_instances(&run_request("flaky")).await }
     });
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    eventually("RunInstances answered ServiceUnavailable")
+        .within(Duration::from_secs(10))
+        .until(|| mock.stats().errors_of("ServiceUnavailable") >= 1)
+        .await;
     mock.set_faults(Faults::default()).unwrap();
     let created = create.await.unwrap().unwrap();
     assert_eq!(created.instance_ids().len(), 1);
-    assert!(mock.stats().errors_of("ServiceUnavailable") >= 1);
+    assert!(
+        mock.stats().calls_of("RunInstances") >= 2,
+        "the create was retried"
+    );
     assert_eq!(
         mock.stats().instances_created,
         1,
