@@ -77,12 +77,33 @@ struct Flight {
     stale: bool,
 }
 
+/// Where the batcher reads the time: freshness and sweeps are judged by it. Tests move a
+/// manual clock instead of sleeping past a bound.
+#[derive(Clone, Default)]
+enum Clock {
+    #[default]
+    Real,
+    #[cfg(test)]
+    Manual(Arc<Mutex<Instant>>),
+}
+
+impl Clock {
+    fn now(&self) -> Instant {
+        match self {
+            Clock::Real => Instant::now(),
+            #[cfg(test)]
+            Clock::Manual(at) => *at.lock().unwrap_or_else(|p| p.into_inner()),
+        }
+    }
+}
+
 /// Coalesces `DescribeInstances` for one client.
 pub struct Batcher {
     client: EcsClient,
     window: Duration,
     freshness: Duration,
     calls: ExternalCalls,
+    clock: Clock,
     state: Mutex<State>,
 }
 
@@ -111,6 +132,7 @@ impl Batcher {
             window,
             freshness,
             calls,
+            clock: Clock::default(),
             state: Mutex::new(State::default()),
         }
     }
@@ -124,7 +146,7 @@ impl Batcher {
         let (tx, rx) = oneshot::channel();
         let schedule = {
             let mut state = self.lock();
-            let now = Instant::now();
+            let now = self.clock.now();
             state.known.insert(instance_id.to_owned(), now);
             if let Some((at, answer)) = state.answers.get_mut(instance_id)
                 && now.duration_since(*at) < self.freshness
@@ -199,7 +221,7 @@ impl Batcher {
         let mut guard = self.lock();
         let state = &mut *guard;
         state.flush_scheduled = false;
-        let now = Instant::now();
+        let now = self.clock.now();
         let forget_after = self.freshness * KNOWN_FOR;
         state
             .known
@@ -277,7 +299,7 @@ impl Batcher {
                         .into_iter()
                         .map(|i| (i.instance_id.clone(), i))
                         .collect();
-                    let now = Instant::now();
+                    let now = self.clock.now();
                     let mut state = self.lock();
                     for id in chunk {
                         let instance = found.remove(id);
@@ -351,10 +373,24 @@ mod tests {
         (mock, ids, batcher)
     }
 
+    /// [`batcher_over`] on a clock the test moves; returns the clock too.
+    async fn batcher_on_a_manual_clock(
+        count: usize,
+        window: Duration,
+        freshness: Duration,
+    ) -> (MockServer, Vec<String>, Arc<Batcher>, Arc<Mutex<Instant>>) {
+        let (mock, ids, batcher) = batcher_over(count, window, freshness).await;
+        let mut batcher = Arc::into_inner(batcher).expect("not shared yet");
+        let clock = Arc::new(Mutex::new(Instant::now()));
+        batcher.clock = Clock::Manual(Arc::clone(&clock));
+        (mock, ids, Arc::new(batcher), clock)
+    }
+
     #[tokio::test]
     async fn concurrent_observations_share_calls_of_100() {
         const FRESHNESS: Duration = Duration::from_secs(2);
-        let (mock, ids, batcher) = batcher_over(150, Duration::from_millis(20), FRESHNESS).await;
+        let (mock, ids, batcher, clock) =
+            batcher_on_a_manual_clock(150, Duration::from_millis(20), FRESHNESS).await;
         let before = mock.stats().calls_of("DescribeInstances");
         let mut asked: Vec<String> = ids.clone();
         asked.push(ids[0].clone());
@@ -376,7 +412,7 @@ mod tests {
         }
         // An answer is handed out once: asked again, the instance costs a call. Past half the
         // freshness bound that call sweeps every known ID along (ceil(151/100) = 2 calls) ...
-        tokio::time::sleep(FRESHNESS / 2 + Duration::from_millis(100)).await;
+        *clock.lock().unwrap() += FRESHNESS / 2 + Duration::from_millis(100);
         let before = mock.stats().calls_of("DescribeInstances");
         assert!(batcher.describe(&ids[7]).await.unwrap().is_some());
         assert_eq!(mock.stats().calls_of("DescribeInstances"), before + 2);
