@@ -1,16 +1,18 @@
-//! Every in-place and restart-class ECSInstance field not edited by another e2e, one row each:
-//! the row's edit is applied with `kubectl apply` on a Ready instance, the mock's instance
-//! shows it, and Synced is True for the new generation before the next row. Then each
+//! Every in-place and restart-class ECSInstance field not edited by another e2e, one row each,
+//! held to the provider's field table (a field of those classes that no e2e edits fails the
+//! test): the row's edit is applied with `kubectl apply` on a Ready instance, the mock's
+//! instance shows it, Synced is True for the new generation before the next row, and the edit
+//! took its class's path (no StopInstance in place; exactly one for a restart-bound field,
+//! `allowRestart` being true). Then each
 //! immutable field kubectl must refuse, with its message. The instance lives on an IPv6
 //! network made with kubectl (VPC `enableIpv6`, two vSwitches of one zone with
 //! `ipv6CidrBlock`, two security groups), a burstable type, so that every row has a field to
-//! change. Other e2e edit the rest: instanceName, tags, instanceType, desiredStatus
-//! (e2e_ecs), internetChargeType, httpTokens, httpPutResponseHopLimit, ramRoleName,
-//! resourceGroupId, deploymentSetId (e2e_ecs_fields), keyPairName (e2e_disks). The password
+//! change. Other e2e edit the rest (`EDITED_ELSEWHERE`). The password
 //! is changed twice: by pointing `passwordSecretRef` at another Secret, and by changing that
 //! Secret. Last, the network's own in-place fields (name, description, tags of the VPC, a
 //! vSwitch and a security group) are edited with kubectl and read back from the cloud.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use alibaba_mock::DiskSummary;
@@ -95,6 +97,93 @@ async fn external_name(e2e: &E2e, what: &str) -> String {
     .await
 }
 
+const IN_PLACE: &str = "in place";
+const RESTART: &str = "restart";
+
+/// Fields in place or restart-bound that other end-to-end tests edit, and which test.
+const EDITED_ELSEWHERE: &[(&str, &str)] = &[
+    (
+        "instanceType",
+        "e2e_ecs::instance_type_change_waits_for_allow_restart",
+    ),
+    ("instanceName", "e2e_ecs::create_get_edit_stop_and_delete"),
+    ("tags", "e2e_ecs::create_get_edit_stop_and_delete"),
+    (
+        "internetChargeType",
+        "e2e_ecs_fields::in_place_edits_apply_and_immutable_edits_are_refused",
+    ),
+    (
+        "httpTokens",
+        "e2e_ecs_fields::in_place_edits_apply_and_immutable_edits_are_refused",
+    ),
+    (
+        "httpPutResponseHopLimit",
+        "e2e_ecs_fields::in_place_edits_apply_and_immutable_edits_are_refused",
+    ),
+    (
+        "ramRoleName",
+        "e2e_ecs_fields::in_place_edits_apply_and_immutable_edits_are_refused",
+    ),
+    (
+        "resourceGroupId",
+        "e2e_ecs_fields::in_place_edits_apply_and_immutable_edits_are_refused",
+    ),
+    (
+        "deploymentSetId",
+        "e2e_ecs_fields::in_place_edits_apply_and_immutable_edits_are_refused",
+    ),
+    (
+        "keyPairName",
+        "e2e_disks::a_disk_and_a_key_pair_through_their_whole_life",
+    ),
+];
+
+/// The class of each field the rows edit, from the provider's field table; fails unless every
+/// in-place and restart-bound field of the table is edited by a row here or listed in
+/// [`EDITED_ELSEWHERE`], and every row edits a field of one of those two classes.
+fn table_classes<'a>(edited: impl Iterator<Item = &'a str>) -> BTreeMap<&'a str, &'static str> {
+    let table: BTreeMap<&str, &str> = provider_alibaba::ecs_instance_field_classes()
+        .into_iter()
+        .collect();
+    let edited: BTreeSet<&str> = edited.collect();
+    let mut classes = BTreeMap::new();
+    for field in &edited {
+        let class = table
+            .get(field)
+            .unwrap_or_else(|| panic!("row {field}: not a field of the table"));
+        assert!(
+            [IN_PLACE, RESTART].contains(class),
+            "row {field}: its class is {class}, not in place or restart"
+        );
+        classes.insert(*field, *class);
+    }
+    let elsewhere: BTreeSet<&str> = EDITED_ELSEWHERE.iter().map(|(f, _)| *f).collect();
+    let uncovered: Vec<&str> = table
+        .iter()
+        .filter(|(field, class)| {
+            [IN_PLACE, RESTART].contains(class)
+                && !edited.contains(*field)
+                && !elsewhere.contains(*field)
+        })
+        .map(|(field, _)| *field)
+        .collect();
+    assert!(
+        uncovered.is_empty(),
+        "in-place or restart fields no end-to-end test edits: {uncovered:?}"
+    );
+    for field in &elsewhere {
+        assert!(
+            !edited.contains(field),
+            "{field}: a row here and in EDITED_ELSEWHERE"
+        );
+        assert!(
+            table.contains_key(field),
+            "{field}: not a field of the table"
+        );
+    }
+    classes
+}
+
 async fn wait_synced_generation(e2e: &E2e) {
     e2e.eventually("Synced=True for the new generation", WAIT, || async {
         let seen = e2e
@@ -155,39 +244,39 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
     let other_image = "centos_7_9_x64_20G_alibase_20240628.vhd";
     let (vsw_b2, fw_2b) = (vsw_b.clone(), fw_2.clone());
     let id2 = id.clone();
-    let rows: Vec<(&str, Value, Check)> = vec![
+    let rows: Vec<(&[&str], Value, Check)> = vec![
         (
-            "description",
+            &["description"],
             json!({"description": "edited in place"}),
             Box::new(|i, _| i.description == "edited in place"),
         ),
         (
-            "securityGroupIds",
+            &["securityGroupIds"],
             json!({"securityGroupIds": [fw_2]}),
             Box::new(move |i, _| i.security_group_ids == [fw_2b.clone()]),
         ),
         (
-            "internetMaxBandwidthOut",
+            &["internetMaxBandwidthOut"],
             json!({"internetMaxBandwidthOut": 10}),
             Box::new(|i, _| i.internet_max_bandwidth_out == 10),
         ),
         (
-            "httpEndpoint",
+            &["httpEndpoint"],
             json!({"httpEndpoint": "disabled"}),
             Box::new(|i, _| i.http_endpoint == "disabled"),
         ),
         (
-            "creditSpecification",
+            &["creditSpecification"],
             json!({"creditSpecification": "Unlimited"}),
             Box::new(|i, _| i.credit_specification.as_deref() == Some("Unlimited")),
         ),
         (
-            "ipv6AddressCount",
+            &["ipv6AddressCount"],
             json!({"ipv6AddressCount": 2}),
             Box::new(|i, _| i.ipv6_addresses.len() == 2),
         ),
         (
-            "systemDisk.size",
+            &["systemDisk.size"],
             json!({"systemDisk": {"category": "cloud_essd", "size": 60, "performanceLevel": "PL1"}}),
             Box::new({
                 let id = id2.clone();
@@ -195,7 +284,7 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
             }),
         ),
         (
-            "systemDisk.performanceLevel",
+            &["systemDisk.performanceLevel"],
             json!({"systemDisk": {"category": "cloud_essd", "size": 60, "performanceLevel": "PL0"}}),
             Box::new({
                 let id = id2.clone();
@@ -207,36 +296,36 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
             }),
         ),
         (
-            "deletionProtection",
+            &["deletionProtection"],
             json!({"deletionProtection": true}),
             Box::new(|i, _| i.deletion_protection),
         ),
         (
-            "deletionProtection (back)",
+            &["deletionProtection"],
             json!({"deletionProtection": false}),
             Box::new(|i, _| !i.deletion_protection),
         ),
         (
-            "hostName (restart)",
+            &["hostName"],
             json!({"hostName": "edited-host"}),
             Box::new(|i, _| i.host_name == "edited-host" && i.status == "Running"),
         ),
         (
-            "userData (restart)",
+            &["userData"],
             json!({"userData": user_data}),
             Box::new(move |i, _| {
                 i.user_data.as_deref() == Some(encoded.as_str()) && i.status == "Running"
             }),
         ),
         (
-            "privateIpAddress (restart)",
+            &["privateIpAddress"],
             json!({"privateIpAddress": "10.40.1.50"}),
             Box::new(|i, _| i.private_ip_address == "10.40.1.50" && i.status == "Running"),
         ),
         // ECS moves an instance to another vSwitch only without the old block's IPv6
         // addresses: the same apply releases them (in place, before the restart).
         (
-            "vSwitchId (restart)",
+            &["vSwitchId"],
             json!({"vSwitchId": vsw_b, "privateIpAddress": "10.40.2.50", "ipv6AddressCount": 0}),
             Box::new(move |i, _| {
                 i.vswitch_id == vsw_b2
@@ -246,7 +335,7 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
             }),
         ),
         (
-            "passwordSecretRef (restart)",
+            &["passwordSecretRef"],
             json!({"passwordSecretRef": {"name": "logon-2", "key": "password"}}),
             Box::new(|i, _| {
                 i.password_digest == Some(alibaba_mock::password_digest(PASSWORDS[1]))
@@ -255,7 +344,7 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
             }),
         ),
         (
-            "imageId (restart)",
+            &["imageId"],
             json!({"imageId": other_image}),
             Box::new({
                 let id = id2.clone();
@@ -269,23 +358,30 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
             }),
         ),
         (
-            "instanceChargeType",
+            &["instanceChargeType"],
             json!({"instanceChargeType": "PrePaid", "period": 1, "periodUnit": "Month"}),
             Box::new(|i, _| i.instance_charge_type == "PrePaid"),
         ),
         (
-            "autoRenew, autoRenewPeriod",
+            &["autoRenew", "autoRenewPeriod"],
             json!({"autoRenew": true, "autoRenewPeriod": 2}),
             Box::new(|i, _| i.auto_renew == Some((true, 2))),
         ),
     ];
-    for (field, edit, check) in &rows {
+    let classes = table_classes(
+        rows.iter()
+            .flat_map(|(fields, _, _)| fields.iter().copied()),
+    );
+    for (fields, edit, check) in &rows {
+        let field = fields.join(", ");
+        let restart = fields.iter().any(|f| classes[f] == RESTART);
         let Value::Object(edit) = edit else {
             unreachable!("rows are objects")
         };
         for (k, v) in edit {
             spec[k] = v.clone();
         }
+        let stops = e2e.mock().stats().calls_of("StopInstance");
         e2e.apply(&instance(&spec)).await;
         e2e.eventually(
             &format!("{field}: the mock's instance changed"),
@@ -297,6 +393,15 @@ pub(crate) async fn every_field_class_is_applied_or_refused() {
         )
         .await;
         wait_synced_generation(&e2e).await;
+        // The path its class says: in place never stops the instance; a restart-bound edit
+        // (allowRestart is true) stops it exactly once.
+        let stopped = e2e.mock().stats().calls_of("StopInstance") - stops;
+        assert_eq!(
+            stopped,
+            u64::from(restart),
+            "{field} ({}): StopInstance called {stopped} times",
+            if restart { RESTART } else { IN_PLACE }
+        );
     }
     let system = system_disk(&e2e.mock().disks(), &id).len();
     assert_eq!(system, 1, "the replaced system disk is released");

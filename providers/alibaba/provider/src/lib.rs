@@ -58,6 +58,7 @@ use futures::FutureExt;
 
 // The integration tests check the resolved-config cache against a live API server.
 pub use config_resolution::{ConfigResolver, EndpointAllowList, EndpointRefusal, ResolvedConfigs};
+pub use ecs_instance::field_classes as ecs_instance_field_classes;
 pub use options::{ClientOverrides, Options};
 
 use crate::disk::disk_controller;

@@ -41,7 +41,6 @@ pub enum FieldClass {
     },
 }
 
-#[cfg(test)]
 impl FieldClass {
     /// The class name of the README table.
     pub fn name(&self) -> &'static str {
@@ -52,7 +51,10 @@ impl FieldClass {
             Self::Management { .. } => "management",
         }
     }
+}
 
+#[cfg(test)]
+impl FieldClass {
     /// The ECS action (or what the field does) for the README table.
     pub fn action(&self) -> &'static str {
         match self {

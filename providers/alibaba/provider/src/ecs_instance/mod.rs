@@ -43,5 +43,15 @@ mod spec_mapping;
 mod wire_names;
 
 pub(crate) use batcher::Batcher;
+
+/// Every `spec.forProvider` property of ECSInstance (nested ones as `systemDisk.size`) with its
+/// class as README's table names it: `in place`, `restart`, `immutable` or `management`. The
+/// end-to-end suite holds its field edits to this table.
+pub fn field_classes() -> Vec<(&'static str, &'static str)> {
+    field_classes::FIELDS
+        .iter()
+        .map(|field| (field.path, field.class.name()))
+        .collect()
+}
 pub(crate) use controller::ecs_instance_controller;
 pub(crate) use owner_search::OwnerSearch;
