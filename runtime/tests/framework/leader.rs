@@ -1,12 +1,15 @@
 //! Leader election on a Lease in the sandbox: of two replicas only one runs its controllers;
 //! when the leader shuts down (releasing the lease) the other takes over.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use ferroplane_runtime::leader::{LeaderConfig, run_while_leader};
 use ferroplane_testkit::{TestCluster, client_for, eventually};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
 use tokio::sync::oneshot;
 
 #[derive(Default)]
@@ -72,8 +75,27 @@ async fn only_the_lease_holder_runs_and_the_other_takes_over() {
     .await;
     let (stop_b, task_b) = replica(client_for(&cluster.url()), 1, seen.clone());
 
-    // Longer than a lease duration: the follower must not start while the leader renews.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // The follower must not start while the leader renews: judged once the lease was renewed
+    // three times since the follower started (a renewal is due every second, the lease lasts
+    // two), by replica 0 every time.
+    let leases: Api<Lease> = Api::namespaced(cluster.client(), "default");
+    let renewals = std::sync::Mutex::new(BTreeSet::new());
+    eventually("replica 0 renewed the lease three times")
+        .within(Duration::from_secs(15))
+        .every(Duration::from_millis(100))
+        .until_async(|| async {
+            let lease = leases.get("ferroplane-test").await.expect("the lease");
+            let spec = lease.spec.unwrap_or_default();
+            assert_eq!(
+                spec.holder_identity.as_deref(),
+                Some("replica-0"),
+                "the leader holds the lease"
+            );
+            let mut renewals = renewals.lock().expect("renewals");
+            renewals.extend(spec.renew_time.map(|t| t.0));
+            renewals.len() > 3
+        })
+        .await;
     assert!(
         !seen.running[1].load(Ordering::SeqCst),
         "follower stays idle"
