@@ -37,29 +37,19 @@ impl Default for SandboxConfig {
     }
 }
 
-/// Watch requests streaming changes now. Tests wait on it as a barrier: once a client's watch is
-/// counted, every later change reaches it.
+/// Watch requests that have started streaming changes, ever. Tests wait on it as a barrier: a
+/// client's watch counted here sees every later change. (A count of open watches would not
+/// do: a closed client's watch ends on the server a moment later.)
 #[derive(Debug, Default)]
-pub struct OpenWatches(AtomicUsize);
+pub struct WatchesStarted(AtomicUsize);
 
-impl OpenWatches {
+impl WatchesStarted {
     pub fn count(&self) -> usize {
         self.0.load(Ordering::SeqCst)
     }
 
-    /// Counts one watch until the returned guard drops.
-    pub fn open(&self) -> OpenWatch<'_> {
+    pub fn started(&self) {
         self.0.fetch_add(1, Ordering::SeqCst);
-        OpenWatch(self)
-    }
-}
-
-/// One counted watch (see [`OpenWatches::open`]).
-pub struct OpenWatch<'a>(&'a OpenWatches);
-
-impl Drop for OpenWatch<'_> {
-    fn drop(&mut self) {
-        self.0.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -105,7 +95,7 @@ pub struct App {
     pub tokens: Tokens,
     /// The messages of the 403s answered so far, oldest first.
     pub refusals: Mutex<Vec<String>>,
-    pub open_watches: OpenWatches,
+    pub watches_started: WatchesStarted,
 }
 
 impl App {
@@ -119,7 +109,7 @@ impl App {
             address,
             tokens: Tokens::default(),
             refusals: Mutex::default(),
-            open_watches: OpenWatches::default(),
+            watches_started: WatchesStarted::default(),
         }
     }
 

@@ -226,10 +226,11 @@ impl Sandbox {
         http::handle(axum::extract::State(self.app.clone()), request).await
     }
 
-    /// Watch requests streaming changes now: once a client's watch is counted, it sees every
-    /// later change (a barrier for tests that start `kubectl get -w` or `kubectl wait`).
-    pub fn open_watches(&self) -> usize {
-        self.app.open_watches.count()
+    /// Watch requests that have started streaming changes, ever: once a client's watch is
+    /// counted, it sees every later change (a barrier for tests that start `kubectl get -w`,
+    /// `kubectl wait` or a watch of their own before they change something).
+    pub fn watches_started(&self) -> usize {
+        self.app.watches_started.count()
     }
 
     /// The current global resourceVersion.

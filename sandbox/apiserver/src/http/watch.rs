@@ -221,7 +221,7 @@ async fn pump(
         }
     }
     let Some(mut receiver) = receiver else { return };
-    let _open = app.open_watches.open();
+    app.watches_started.started();
     let mut shutdown = app.shutdown.clone();
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);

@@ -541,14 +541,14 @@ async fn delete_waits_for_finalizers_and_wait_for_conditions() {
         .ok_with_input(&["apply", "-f", "-"], &held)
         .await;
 
-    let watching = harness.sandbox().open_watches();
+    let watching = harness.sandbox().watches_started();
     let waiter =
         harness
             .kubectl()
             .spawn(&["wait", "--for=condition=Ready", "widget/w", "--timeout=15s"]);
     // The status is written once kubectl watches, so it waits through the watch.
     eventually("kubectl wait watches widget/w")
-        .until(|| harness.sandbox().open_watches() > watching)
+        .until(|| harness.sandbox().watches_started() > watching)
         .await;
     let status = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
     widgets(&harness)
@@ -603,10 +603,10 @@ async fn get_watch_prints_changes() {
         .kubectl()
         .ok_with_input(&["apply", "-f", "-"], WIDGET)
         .await;
-    let watching = harness.sandbox().open_watches();
+    let watching = harness.sandbox().watches_started();
     let mut watcher = harness.kubectl().spawn(&["get", "widgets", "-w"]);
     eventually("kubectl get -w watches widgets")
-        .until(|| harness.sandbox().open_watches() > watching)
+        .until(|| harness.sandbox().watches_started() > watching)
         .await;
     harness
         .kubectl()

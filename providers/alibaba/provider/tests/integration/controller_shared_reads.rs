@@ -4,7 +4,6 @@
 //! once ECS answers. An imported instance ID that ECS does not know is an error, never a launch.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use alibaba_mock::ErrorInjection;
 use ferroplane_apis::common::ConditionStatus;
@@ -63,8 +62,12 @@ async fn an_error_of_the_shared_read_is_never_not_found() {
                 .await
             })
         });
+        let watching = env.watches_started();
         let inject = async {
-            tokio::time::sleep(Duration::from_millis(300)).await;
+            eventually(format!("the {OBJECTS} objects watched"))
+                .within(WAIT)
+                .until(|| env.watches_started() >= watching + OBJECTS)
+                .await;
             env.mock()
                 .inject_error(ErrorInjection::new(code, Some("DescribeInstances"), TIMES))
                 .unwrap();

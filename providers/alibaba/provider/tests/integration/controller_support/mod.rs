@@ -172,6 +172,12 @@ impl Env {
             .await
     }
 
+    /// Watches the sandbox has started streaming, ever (the controllers' and the tests' own): a
+    /// barrier for a test that must be watching before it changes something.
+    pub fn watches_started(&self) -> usize {
+        self.cluster.sandbox().watches_started()
+    }
+
     /// Waits until Ready=True and returns the object.
     pub async fn wait_ready(&self, name: &str) -> ECSInstance {
         self.wait_for(name, "Ready=True", |o| o.is_some_and(is_ready))
