@@ -42,7 +42,9 @@ pub struct Args {
     #[arg(long, env = "POD_NAME")]
     leader_election_identity: Option<String>,
 
-    /// How often each resource is observed when nothing changes, e.g. `60s`, `5m`.
+    /// How often each resource is observed when nothing changes, e.g. `60s`, `5m`. A resource
+    /// in transition (starting, stopping, being released) is observed every 5 s, or at this
+    /// interval when it is shorter.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     poll_interval: Duration,
 
