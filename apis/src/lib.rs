@@ -37,6 +37,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         alibabacloud::VPC::crd(),
         alibabacloud::VSwitch::crd(),
         alibabacloud::SecurityGroup::crd(),
+        alibabacloud::SecurityGroupRule::crd(),
         alibabacloud::Disk::crd(),
         alibabacloud::KeyPair::crd(),
         alibabacloud::EIP::crd(),

@@ -1,5 +1,5 @@
 //! Group `alibabacloud.ferroplane.io`: ECS instances, the network they launch into (VPCs,
-//! vSwitches, security groups, elastic IP addresses and their associations), their disks and SSH key pairs, and the configurations holding
+//! vSwitches, security groups and their rules, elastic IP addresses and their associations), their disks and SSH key pairs, and the configurations holding
 //! credentials.
 
 pub mod disk;
@@ -10,6 +10,7 @@ pub mod key_pair;
 pub mod network;
 pub mod provider_config;
 pub mod security_group;
+pub mod security_group_rule;
 pub mod vpc;
 pub mod vswitch;
 
@@ -21,5 +22,6 @@ pub use key_pair::*;
 pub use network::*;
 pub use provider_config::*;
 pub use security_group::*;
+pub use security_group_rule::*;
 pub use vpc::*;
 pub use vswitch::*;
