@@ -32,6 +32,7 @@ mod instance_settings;
 mod key_pairs;
 mod request;
 mod response;
+mod security_group_rules;
 mod security_groups;
 
 pub use client::{ECS_API_VERSION, EcsClient, EcsClientBuilder};
@@ -63,6 +64,7 @@ pub use response::{
     SecurityGroupIdList, Tag, TagList, TagResource, TagResourceList, VpcAttributes,
     format_minute_time, parse_minute_time,
 };
+pub use security_group_rules::{PeerRule, RuleChange, RulePeer};
 pub use security_groups::{
     CreateSecurityGroupRequest, CreateSecurityGroupResponse,
     DescribeSecurityGroupAttributeResponse, DescribeSecurityGroupsResponse, Direction,

@@ -33,7 +33,7 @@ impl Direction {
         }
     }
 
-    fn actions(self) -> (&'static str, &'static str) {
+    pub(super) fn actions(self) -> (&'static str, &'static str) {
         match self {
             Self::Ingress => ("AuthorizeSecurityGroup", "RevokeSecurityGroup"),
             Self::Egress => ("AuthorizeSecurityGroupEgress", "RevokeSecurityGroupEgress"),
@@ -148,6 +148,14 @@ pub struct Permission {
     pub source_cidr_ip: String,
     /// Egress peer.
     pub dest_cidr_ip: String,
+    /// Ingress peer, an IPv6 block.
+    pub ipv6_source_cidr_ip: String,
+    /// Egress peer, an IPv6 block.
+    pub ipv6_dest_cidr_ip: String,
+    /// Ingress peer, a security group.
+    pub source_group_id: String,
+    /// Egress peer, a security group.
+    pub dest_group_id: String,
     /// `Accept` or `Drop` (ECS capitalizes what it reports).
     pub policy: String,
     /// 1 to 100 (reported as a number or a string).
