@@ -186,6 +186,29 @@ fn samples_fit_their_types() {
         kinds.push(value["kind"].as_str().unwrap_or_default().to_owned());
     }
     assert_eq!(kinds, ["ECSInstance", "EIP", "EIPAssociation"]);
+    let rules =
+        std::fs::read_to_string(deploy_dir("samples").join("securitygrouprule.yaml")).unwrap();
+    let mut rule_count = 0;
+    for doc in rules.split("\n---\n") {
+        let value: serde_json::Value =
+            serde_saphyr::from_str(doc).expect("securitygrouprule.yaml document");
+        match value["kind"].as_str() {
+            Some("VPC") => assert_fits::<alibabacloud::VPC>(&value, "securitygrouprule.yaml VPC"),
+            Some("SecurityGroup") => assert_fits::<alibabacloud::SecurityGroup>(
+                &value,
+                "securitygrouprule.yaml SecurityGroup",
+            ),
+            Some("SecurityGroupRule") => {
+                rule_count += 1;
+                assert_fits::<alibabacloud::SecurityGroupRule>(
+                    &value,
+                    "securitygrouprule.yaml SecurityGroupRule",
+                )
+            }
+            other => panic!("securitygrouprule.yaml: unexpected kind {other:?}"),
+        }
+    }
+    assert_eq!(rule_count, 4);
 }
 
 #[test]

@@ -73,10 +73,12 @@ pub struct SecurityGroupParameters {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 2, max = 256))]
     pub description: Option<String>,
-    /// Tags. Changed in place (TagResources / UntagResources): tags the group has beyond these
-    /// are removed, except ferroplane's UID tag and the cloud's own (`acs:`, `aliyun`).
+    /// Tags, at most 18 (ECS keeps 20 per group; ferroplane's UID and
+    /// `ferroplane.io/rules-policy` tags are the others). Changed in place (TagResources /
+    /// UntagResources): tags the group has beyond these are removed, except ferroplane's own and
+    /// the cloud's (`acs:`, `aliyun`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("maxProperties" = 19))]
+    #[schemars(extend("maxProperties" = 18))]
     #[schemars(transform = tag_values_schema)]
     #[x_kube(validation = Rule::new(TAG_KEYS_RULE).message(TAG_KEYS_MESSAGE))]
     #[x_kube(validation = Rule::new(TAG_VALUES_RULE).message(TAG_VALUES_MESSAGE))]
@@ -109,6 +111,16 @@ pub enum RulesPolicy {
     /// that exists already (the same protocol, ports, peer, policy and priority) counts as
     /// listed, whatever its description. Removing a rule from the list leaves it in the group.
     Additive,
+}
+
+impl RulesPolicy {
+    /// Its name, as the `ferroplane.io/rules-policy` tag of a group carries it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Exclusive => "Exclusive",
+            Self::Additive => "Additive",
+        }
+    }
 }
 
 /// Transport protocol of a rule.

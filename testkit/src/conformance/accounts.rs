@@ -98,6 +98,24 @@ impl Account {
             .to_owned()
     }
 
+    /// A security group made by hand (owned by no object, untagged, so no SecurityGroup object
+    /// keeps its rules) in the region's default VPC.
+    pub async fn make_security_group(&self, mock: &MockServer, region: &str) -> String {
+        let vpc = alibaba_mock::defaults::vpc_id(region);
+        let created = self
+            .signer(mock)
+            .ecs(
+                "CreateSecurityGroup",
+                &[("RegionId", region), ("VpcId", &vpc)],
+            )
+            .await
+            .ok();
+        created["SecurityGroupId"]
+            .as_str()
+            .expect("a security group ID")
+            .to_owned()
+    }
+
     /// An ECS instance launched by hand (owned by no object, no public IP) in the region's
     /// default network, once it is Running.
     pub async fn make_instance(&self, mock: &MockServer, region: &str) -> String {

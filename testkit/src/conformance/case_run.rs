@@ -84,7 +84,8 @@ impl<'a> CaseRun<'a> {
         self.build_for(1).await
     }
 
-    /// [`Self::build`] for `objects` objects: one VPC, and an EIP and an instance per object.
+    /// [`Self::build`] for `objects` objects: one VPC and one security group, and an EIP and an
+    /// instance per object.
     pub async fn build_for(&mut self, objects: usize) -> Build {
         let mut build = Build {
             name: OBJECT.into(),
@@ -94,6 +95,7 @@ impl<'a> CaseRun<'a> {
             vpc_id: None,
             eip_ids: Vec::new(),
             instance_ids: Vec::new(),
+            security_group_id: None,
         };
         for prerequisite in self.registration.prerequisites {
             match prerequisite {
@@ -112,10 +114,19 @@ impl<'a> CaseRun<'a> {
                         build.instance_ids.push(id);
                     }
                 }
+                Prerequisite::SecurityGroup => {
+                    let id = self.account.make_security_group(self.mock, REGION).await;
+                    build.security_group_id = Some(id);
+                }
             }
         }
         if self.registration.naming == Naming::Binding {
-            let bound = build.eip_ids.iter().chain(&build.instance_ids).cloned();
+            let bound = build
+                .eip_ids
+                .iter()
+                .chain(&build.instance_ids)
+                .chain(&build.security_group_id)
+                .cloned();
             self.tracked.claimable.extend(bound);
         }
         self.tracked.since = self.ledger_mark();

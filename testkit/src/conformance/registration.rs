@@ -12,8 +12,9 @@ pub enum Naming {
     CloudAssigned,
     /// The user chooses it (key pairs): the external name is the name the spec gives.
     UserChosen,
-    /// The resource binds two others (an EIP association, `<allocationId>:<instanceId>`): the
-    /// create names it after them and it carries no owner tag. The case's account is its own,
+    /// The resource binds others and carries no owner tag: an EIP association (named
+    /// `<allocationId>:<instanceId>` after the two it binds) or a security group rule (named by
+    /// the ID the cloud gives it in its group). The case's account is its own,
     /// so every binding made in it is its objects'; the hand-made resources it binds are
     /// changed by design; and the cases about taking over an unowned resource do not apply
     /// (objects naming the same two resources share their binding).
@@ -30,6 +31,9 @@ pub enum Prerequisite {
     Eip,
     /// A running ECS instance without a public IP, one per object of the case.
     Instance,
+    /// A security group in the region's default VPC, untagged (no SecurityGroup object keeps
+    /// its rules), shared by the case's objects (for security group rules).
+    SecurityGroup,
 }
 
 /// What a registration's builders get: the names and prerequisites of one object.
@@ -49,6 +53,8 @@ pub struct Build {
     /// the object of `index` takes the one at `index`.
     pub eip_ids: Vec<String>,
     pub instance_ids: Vec<String>,
+    /// The hand-made group ([`Prerequisite::SecurityGroup`]).
+    pub security_group_id: Option<String>,
 }
 
 /// The cloud actions of one lifecycle step: each is answered once with the fault of the case.

@@ -261,7 +261,8 @@ fn rule_state(
             account,
             &rule.id,
             group.region_id,
-            "",
+            // A rule has no name; its description is what names it to a person.
+            &rule.description,
             "Available",
             &[],
         )),

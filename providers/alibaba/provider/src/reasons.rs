@@ -82,6 +82,17 @@ pub const SUBSCRIPTION_NOT_EXPIRED: &str = "SubscriptionNotExpired";
 /// EIP. ferroplane never takes an EIP from a resource the object does not name.
 pub const EIP_IN_USE: &str = "EIPInUse";
 
+// SecurityGroupRule (`crate::network::security_group_rule`).
+
+/// The group already has an identical rule (protocol, ports, peer, policy, priority) that this
+/// object did not authorize: it is never adopted, since deleting the object would revoke another
+/// owner's rule. Change this rule, revoke the other, or import it by setting
+/// `ferroplane.io/external-name` to its ID.
+pub const RULE_EXISTS: &str = "RuleExists";
+/// The group's SecurityGroup object keeps its rules `Exclusive` (tag `ferroplane.io/rules-policy`)
+/// and would revoke this rule: set `rulesPolicy: Additive` on that SecurityGroup.
+pub const RULES_POLICY_EXCLUSIVE: &str = "RulesPolicyExclusive";
+
 // Disk (`crate::disk`).
 
 /// The disk's zone is not the zone of the instance it is to be attached to (ECS attaches only

@@ -1,15 +1,21 @@
 //! The in-place settings the network kinds share: name, description and tags, compared with
 //! what the cloud reports. Unset spec fields are not managed; tags the cloud has beyond the
-//! spec's are removed, except ferroplane's UID tag and the cloud's own. Pure.
+//! spec's are removed, except ferroplane's own (UID, rules policy) and the cloud's. Pure.
 
 use std::collections::BTreeMap;
 
 use ferroplane_apis::alibabacloud::Tags;
 use ferroplane_runtime::UID_TAG;
 
-/// Tags ferroplane never changes: its UID tag and the cloud's own (`acs:`, `aliyun`).
+use crate::cloud_fields::RULES_POLICY_TAG;
+
+/// Tags the spec never changes: ferroplane's own (UID, rules policy) and the cloud's (`acs:`,
+/// `aliyun`).
 fn is_reserved(key: &str) -> bool {
-    key == UID_TAG || key.starts_with("acs:") || key.starts_with("aliyun")
+    key == UID_TAG
+        || key == RULES_POLICY_TAG
+        || key.starts_with("acs:")
+        || key.starts_with("aliyun")
 }
 
 /// What differs between the spec and the cloud.

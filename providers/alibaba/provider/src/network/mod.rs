@@ -1,5 +1,6 @@
 //! The network kinds: `VPC`, `VSwitch` and `SecurityGroup` (entry: [`network_controllers`]),
-//! `EIP` and `EIPAssociation` (entry: [`eip_controllers`]).
+//! `EIP` and `EIPAssociation` (entry: [`eip_controllers`]), `SecurityGroupRule` (entry:
+//! [`security_group_rule_controller`]).
 //!
 //! They share, with Disk and KeyPair, one connector (`crate::cloud_connector`: ProviderConfig →
 //! credentials → the region's cached ECS and VPC clients, errors mapped by `crate::cloud_error`)
@@ -13,7 +14,10 @@
 //! - `attributes` (pure) and `vpc_tags`: name, description and tags changed in place;
 //! - `eip`, `eip_association`: an EIP, and its association with an instance (named
 //!   `<allocationId>:<instanceId>`, observed through the EIP);
-//! - `field_class` and `eip_fields`: the class of every property of the EIP kinds.
+//! - `security_group_rule` with `rule_spec` (pure): one rule of a group as an object, named by
+//!   its rule ID and found before that by a description marker;
+//! - `field_class`, `eip_fields` and `rule_fields`: the class of every property of the EIP and
+//!   SecurityGroupRule kinds.
 
 mod attributes;
 mod eip;
@@ -22,14 +26,18 @@ mod eip_association;
 mod eip_fields;
 #[cfg(test)]
 mod field_class;
+#[cfg(test)]
+mod rule_fields;
+mod rule_spec;
 mod rules;
 mod security_group;
+mod security_group_rule;
 mod vpc;
 mod vpc_tags;
 mod vswitch;
 
 use ferroplane_apis::alibabacloud::{
-    ECSInstance, EIP, EIPAssociation, SecurityGroup, VPC, VSwitch,
+    ECSInstance, EIP, EIPAssociation, SecurityGroup, SecurityGroupRule, VPC, VSwitch,
 };
 use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime, references};
 use kube::runtime::watcher;
@@ -125,6 +133,40 @@ pub(crate) fn eip_controllers(
         );
     let associations = watch_provider_configs(associations, &client, options, resolved, None);
     (eips, associations)
+}
+
+/// The SecurityGroupRule controller. A rule waiting for its group or peer group reference is
+/// reconciled as soon as that SecurityGroup changes (becomes Ready).
+pub(crate) fn security_group_rule_controller(
+    runtime: &Runtime,
+    options: &Options,
+) -> ManagedController<SecurityGroupRule, CloudConnector> {
+    let client = runtime.client().clone();
+    let config = ControllerConfig {
+        concurrency: options.max_concurrent_reconciles,
+        requeue: options.requeue_policy(),
+    };
+    let connector = CloudConnector::new(
+        client.clone(),
+        options,
+        runtime.external_calls("SecurityGroupRule"),
+    );
+    let resolved = connector.configs();
+    let rules = ManagedController::new(runtime, options.api(&client), connector)
+        .with_config(config)
+        .watches_related(
+            options.api::<SecurityGroup>(&client),
+            watcher::Config::default(),
+            references::referencing::<SecurityGroup, SecurityGroupRule>,
+        );
+    watch_provider_configs(rules, &client, options, resolved, None)
+}
+
+impl CloudKind for SecurityGroupRule {
+    const PRODUCT: &'static str = "ecs";
+    fn region(&self) -> &str {
+        &self.spec.for_provider.region_id
+    }
 }
 
 impl CloudKind for EIP {

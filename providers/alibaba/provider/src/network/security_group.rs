@@ -2,7 +2,9 @@
 //! `DescribeSecurityGroups` (by ID, or by the UID tag) and `DescribeSecurityGroupAttribute` for
 //! the rules of each direction, which `update` makes match the spec as its `rulesPolicy` says
 //! (authorize what is missing; `Exclusive` also revokes what the spec does not list), and name, description and tags in place
-//! (`ModifySecurityGroupAttribute`, `TagResources`, `UntagResources`), `DeleteSecurityGroup`.
+//! (`ModifySecurityGroupAttribute`, `TagResources`, `UntagResources`), `DeleteSecurityGroup`. The
+//! group carries its `rulesPolicy` in the `ferroplane.io/rules-policy` tag, so that
+//! SecurityGroupRule objects stay off an Exclusive group instead of fighting it.
 
 use std::collections::BTreeSet;
 
@@ -19,12 +21,19 @@ use ferroplane_runtime::{
 use super::attributes::{self, AttributeDiff, Compared};
 use super::rules::{RulePlan, desired};
 use crate::cloud_connector::CloudClients;
-use crate::cloud_fields::uid_tagged;
+use crate::cloud_fields::{RULES_POLICY_TAG, uid_tagged};
 
 /// Connection Secret key.
 const CONN_SECURITY_GROUP_ID: &str = "securityGroupId";
 
 const DIRECTIONS: [Direction; 2] = [Direction::Ingress, Direction::Egress];
+
+/// The rules policy the group's tag should carry, when it does not (a group made before the tag
+/// was, or a policy just changed): rule objects read it to stay off an Exclusive group.
+fn policy_tag_drift(p: &SecurityGroupParameters, found: &Group) -> Option<&'static str> {
+    let want = p.rules_policy.unwrap_or_default().as_str();
+    (found.tag(RULES_POLICY_TAG) != Some(want)).then_some(want)
+}
 
 /// The spec's name, description and tags against the group's.
 fn attribute_diff(p: &SecurityGroupParameters, found: &Group) -> AttributeDiff {
@@ -142,6 +151,9 @@ impl ExternalClient<SecurityGroup> for CloudClients {
             .map(|(direction, plan, _)| plan.describe(*direction))
             .collect();
         drift.extend(attribute_diff(&mr.spec.for_provider, &group).lines);
+        if let Some(want) = policy_tag_drift(&mr.spec.for_provider, &group) {
+            drift.push(format!("tag {RULES_POLICY_TAG}: {want}"));
+        }
         if !drift.is_empty() {
             observation = observation.with_diff(drift.join("; "));
         }
@@ -164,7 +176,12 @@ impl ExternalClient<SecurityGroup> for CloudClients {
             vpc_id: Some(vpc_id),
             security_group_name: p.security_group_name.clone(),
             description: p.description.clone(),
-            tags: uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v)),
+            tags: {
+                let mut tags = uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v));
+                let policy = p.rules_policy.unwrap_or_default().as_str();
+                tags.push(Tag::new(RULES_POLICY_TAG, policy));
+                tags
+            },
             client_token: Some(key.token().to_owned()),
         };
         let created = self
@@ -201,8 +218,11 @@ impl ExternalClient<SecurityGroup> for CloudClients {
                 )
                 .await?;
             }
-            if !diff.set.is_empty() {
-                let tags: Vec<Tag> = diff.set.iter().map(|(k, v)| Tag::new(k, v)).collect();
+            let mut tags: Vec<Tag> = diff.set.iter().map(|(k, v)| Tag::new(k, v)).collect();
+            if let Some(policy) = policy_tag_drift(&mr.spec.for_provider, &group) {
+                tags.push(Tag::new(RULES_POLICY_TAG, policy));
+            }
+            if !tags.is_empty() {
                 self.call(
                     "TagResources",
                     self.region.ecs.tag_security_group(id, &tags),

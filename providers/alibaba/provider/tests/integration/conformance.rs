@@ -236,12 +236,44 @@ const EIP_ASSOCIATION: Registration = Registration {
     missing_external_name: "eip-2zedoesnotexist00000000:i-2zedoesnotexist00000",
 };
 
+const SECURITY_GROUP_RULE: Registration = Registration {
+    kind: "SecurityGroupRule",
+    resource: ResourceKind::SecurityGroupRule,
+    naming: Naming::Binding,
+    prerequisites: &[Prerequisite::SecurityGroup],
+    // One port per object: the case's objects share the group and never ask for one rule.
+    for_provider: |b| {
+        json!({
+            "regionId": b.region, "securityGroupId": b.security_group_id,
+            "direction": "ingress", "ipProtocol": "tcp",
+            "portRange": format!("{0}/{0}", 8000 + u16::from(b.index)),
+            "sourceCidrIp": "10.0.0.0/8",
+        })
+    },
+    update: Some(InPlaceUpdate {
+        patch: |b| json!({"description": renamed(b)}),
+        cloud_name: renamed,
+    }),
+    steps: Steps {
+        first_look: &["DescribeSecurityGroups", "DescribeSecurityGroupAttribute"],
+        create: &["AuthorizeSecurityGroup"],
+        poll: &["DescribeSecurityGroupAttribute"],
+        update: &["ModifySecurityGroupRule"],
+        delete: &["RevokeSecurityGroup"],
+    },
+    status_id: "securityGroupRuleId",
+    one_time_secret: None,
+    writes_connection_secret: true,
+    missing_external_name: "sgr-2zedoesnotexist0000",
+};
+
 /// Every Alibaba managed kind.
 const REGISTRATIONS: &[Registration] = &[
     ECS_INSTANCE,
     VPC,
     VSWITCH,
     SECURITY_GROUP,
+    SECURITY_GROUP_RULE,
     DISK,
     KEY_PAIR,
     EIP,
