@@ -14,6 +14,7 @@ mod controller_key_pairs;
 mod controller_lifecycle;
 mod controller_network;
 mod controller_rules_policy;
+mod controller_security_group_rules;
 mod controller_shared_reads;
 mod controller_subscription;
 mod controller_tenancy;
