@@ -67,8 +67,8 @@ pub const KEY_PAIR_NOT_BOUND: &str = "KeyPairNotBound";
 pub const INVALID_SPEC: &str = "InvalidSpec";
 /// The instance vanished before an update: nothing to do, it is looked up again.
 pub const INSTANCE_NOT_FOUND: &str = "InstanceNotFound";
-/// `RunInstances` answered without an instance ID: nothing to do, the instance is found by its
-/// owner tag.
+/// `RunInstances` answered without an instance ID, or an authorized rule is not listed yet:
+/// nothing to do, the instance is found by its owner tag, the rule by its description marker.
 pub const INVALID_RESPONSE: &str = "InvalidResponse";
 /// A field that is fixed at creation changed: restore it, or create a new object.
 pub const IMMUTABLE_FIELD_CHANGED: &str = "ImmutableFieldChanged";
