@@ -102,7 +102,7 @@ async fn the_whole_sample_becomes_ready_and_is_deleted_in_one_go() {
 
     let vpc = cloud(&env).1;
     let bound = vpc
-        .describe_eip_addresses(&[eip_id.clone()], &[])
+        .describe_eip_addresses(std::slice::from_ref(&eip_id), &[])
         .await
         .expect("DescribeEipAddresses")
         .remove(0);
