@@ -1,7 +1,8 @@
 //! SNATEntry, DNATEntry and EIPAssociation with a NAT gateway, against the mock: the whole of
 //! `deploy/samples/nat-gateway.yaml` applied at once in reverse order becomes Ready, the mock
 //! has the private vSwitch's SNAT entry through the gateway's EIP and the DNAT entry to the
-//! private address, and deleting it all at once leaves nothing in the mock; an entry someone
+//! private address, an SNAT entry renamed elsewhere is named back, and deleting it all at once
+//! leaves nothing in the mock; an entry someone
 //! else made for the same source is never adopted (`DuplicateNATEntry`); a DNAT entry's mapping
 //! changed elsewhere is reverted.
 
@@ -142,6 +143,28 @@ async fn the_whole_sample_becomes_ready_and_is_deleted_in_one_go() {
         ),
         (bound.ip_address.as_str(), "2222", "TCP", "10.30.1.10", "22")
     );
+
+    // The console renames the SNAT entry: named back at the next poll.
+    let snat_id = entries[0].snat_entry_id.clone();
+    eventually(format!("SNAT entry {snat_id} renamed by the console"))
+        .within(WAIT)
+        .until_async(|| async {
+            vpc.modify_snat_entry(&snat_table, &snat_id, None, Some("console"))
+                .await
+                .is_ok()
+        })
+        .await;
+    eventually(format!("SNAT entry {snat_id}: name reverted"))
+        .within(WAIT)
+        .until_async(|| async {
+            vpc.describe_snat_entries(&snat_table, Some(&snat_id))
+                .await
+                .is_ok_and(|e| {
+                    e.first()
+                        .is_some_and(|e| e.snat_entry_name == "egress-private")
+                })
+        })
+        .await;
 
     // Everything at once, in file order: the gateway, the VPC and the vSwitches wait for what
     // holds them, and the mock ends empty of the sample.
