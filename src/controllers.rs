@@ -11,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum)]
 pub enum Kind {
     /// The Alibaba Cloud kinds (ECSInstance, VPC, VSwitch, SecurityGroup, SecurityGroupRule,
-    /// Disk, KeyPair, EIP, EIPAssociation), with ProviderConfig and ClusterProviderConfig.
+    /// Disk, KeyPair, EIP, EIPAssociation, NATGateway, SNATEntry, DNATEntry), with
+    /// ProviderConfig and ClusterProviderConfig.
     #[value(name = "ecsinstance")]
     EcsInstance,
     /// EtcdCluster (StatefulSet, Services and PodDisruptionBudget, membership through etcd) and

@@ -209,6 +209,47 @@ fn samples_fit_their_types() {
         }
     }
     assert_eq!(rule_count, 4);
+    let nat = std::fs::read_to_string(deploy_dir("samples").join("nat-gateway.yaml")).unwrap();
+    let mut kinds = Vec::new();
+    for doc in nat.split("\n---\n") {
+        let value: serde_json::Value =
+            serde_saphyr::from_str(doc).expect("nat-gateway.yaml document");
+        match value["kind"].as_str() {
+            Some("VPC") => assert_fits::<alibabacloud::VPC>(&value, "nat-gateway.yaml VPC"),
+            Some("VSwitch") => {
+                assert_fits::<alibabacloud::VSwitch>(&value, "nat-gateway.yaml VSwitch")
+            }
+            Some("NATGateway") => {
+                assert_fits::<alibabacloud::NATGateway>(&value, "nat-gateway.yaml NATGateway")
+            }
+            Some("EIP") => assert_fits::<alibabacloud::EIP>(&value, "nat-gateway.yaml EIP"),
+            Some("EIPAssociation") => assert_fits::<alibabacloud::EIPAssociation>(
+                &value,
+                "nat-gateway.yaml EIPAssociation",
+            ),
+            Some("SNATEntry") => {
+                assert_fits::<alibabacloud::SNATEntry>(&value, "nat-gateway.yaml SNATEntry")
+            }
+            Some("DNATEntry") => {
+                assert_fits::<alibabacloud::DNATEntry>(&value, "nat-gateway.yaml DNATEntry")
+            }
+            other => panic!("nat-gateway.yaml: unexpected kind {other:?}"),
+        }
+        kinds.push(value["kind"].as_str().unwrap_or_default().to_owned());
+    }
+    assert_eq!(
+        kinds,
+        [
+            "VPC",
+            "VSwitch",
+            "VSwitch",
+            "NATGateway",
+            "EIP",
+            "EIPAssociation",
+            "SNATEntry",
+            "DNATEntry"
+        ]
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `EIPAssociation`: one EIP associated with one resource of its region (AssociateEipAddress),
-//! undone when the object is deleted (UnassociateEipAddress). Today the resource is an ECS
-//! instance; the type names the resource's kind (`instanceType`) so NAT gateways and network
-//! interfaces can be added beside it.
+//! undone when the object is deleted (UnassociateEipAddress). The resource is an ECS instance or
+//! a NAT gateway; the type names the resource's kind (`instanceType`) so network interfaces can
+//! be added beside them.
 
 use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
@@ -9,9 +9,20 @@ use serde::{Deserialize, Serialize};
 
 use super::disk::INSTANCE_ID_REFERENCE;
 use super::eip::ALLOCATION_ID_REFERENCE;
+use super::nat_gateway::NAT_GATEWAY_KIND;
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
-use crate::references::{Reference, Selector};
+use crate::references::{Reference, ReferenceField, Selector};
+
+/// `instanceId` of an association with a NAT gateway, from `natGatewayIdRef` /
+/// `natGatewayIdSelector`.
+const NAT_GATEWAY_INSTANCE_REFERENCE: ReferenceField = ReferenceField {
+    field: "instanceId",
+    reference: "natGatewayIdRef",
+    selector: "natGatewayIdSelector",
+    many: false,
+    target: NAT_GATEWAY_KIND,
+};
 
 managed_spec! {
     columns: [
@@ -28,7 +39,7 @@ managed_spec! {
         plural = "eipassociations",
         singular = "eipassociation",
         status = "EIPAssociationStatus",
-        doc = "Associates an Alibaba Cloud EIP with an ECS instance of its region (AssociateEipAddress) once both are known (allocationId / instanceId, or the EIP and ECSInstance objects their references name). An association undone elsewhere is made again at the next poll; an EIP associated with another resource is never taken from it. Deleting the object unassociates the EIP (UnassociateEipAddress) unless deletionPolicy is Orphan. The instance must have no public IP of its own (internetMaxBandwidthOut 0)."
+        doc = "Associates an Alibaba Cloud EIP with an ECS instance or, with instanceType Nat, a NAT gateway of its region (AssociateEipAddress) once both are known (allocationId / instanceId, or the EIP and ECSInstance or NATGateway objects their references name). An association undone elsewhere is made again at the next poll; an EIP associated with another resource is never taken from it. Deleting the object unassociates the EIP (UnassociateEipAddress) unless deletionPolicy is Orphan. The instance must have no public IP of its own (internetMaxBandwidthOut 0)."
     )]
     #[serde(rename_all = "camelCase")]
     pub struct EIPAssociationSpec {
@@ -50,6 +61,8 @@ pub enum EIPAssociationInstanceType {
     /// An ECS instance in a VPC.
     #[default]
     EcsInstance,
+    /// A NAT gateway (internet type), whose SNAT and DNAT entries then use the EIP's address.
+    Nat,
 }
 
 impl EIPAssociationInstanceType {
@@ -57,6 +70,7 @@ impl EIPAssociationInstanceType {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::EcsInstance => "EcsInstance",
+            Self::Nat => "Nat",
         }
     }
 }
@@ -65,7 +79,8 @@ impl EIPAssociationInstanceType {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("has(self.allocationId) || has(self.allocationIdRef) || has(self.allocationIdSelector)").message("set the EIP: allocationId, allocationIdRef or allocationIdSelector"))]
-#[x_kube(validation = Rule::new("has(self.instanceId) || has(self.instanceIdRef) || has(self.instanceIdSelector)").message("set the instance: instanceId, instanceIdRef or instanceIdSelector"))]
+#[x_kube(validation = Rule::new("has(self.instanceId) || has(self.instanceIdRef) || has(self.instanceIdSelector) || has(self.natGatewayIdRef) || has(self.natGatewayIdSelector)").message("set the instance: instanceId, instanceIdRef or instanceIdSelector (or, for a NAT gateway, natGatewayIdRef or natGatewayIdSelector)"))]
+#[x_kube(validation = Rule::new("!(has(self.natGatewayIdRef) || has(self.natGatewayIdSelector)) || (has(self.instanceType) && self.instanceType == 'Nat' && !has(self.instanceIdRef) && !has(self.instanceIdSelector))").message("natGatewayIdRef and natGatewayIdSelector need instanceType Nat, and no instanceIdRef or instanceIdSelector"))]
 #[x_kube(validation = Rule::new("!has(oldSelf.allocationId) || has(self.allocationId)").message("allocationId cannot be removed once set"))]
 #[x_kube(validation = Rule::new("!has(oldSelf.instanceId) || has(self.instanceId)").message("instanceId cannot be removed once set"))]
 #[x_kube(validation = Rule::new("has(self.instanceType) == has(oldSelf.instanceType) && (!has(self.instanceType) || self.instanceType == oldSelf.instanceType)").message("instanceType is immutable; create a new EIPAssociation"))]
@@ -89,13 +104,15 @@ pub struct EIPAssociationParameters {
     /// Labels of an `EIP` object of this namespace whose ID becomes `allocationId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocation_id_selector: Option<Selector>,
-    /// The type of `instanceId`: `EcsInstance` (the default). Immutable.
+    /// The type of `instanceId`: `EcsInstance` (the default) or `Nat` (a NAT gateway).
+    /// Immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_type: Option<EIPAssociationInstanceType>,
-    /// The instance, `i-...`. Written by ferroplane from `instanceIdRef` / `instanceIdSelector`
+    /// The instance, `i-...`, or the NAT gateway, `ngw-...`. Written by ferroplane from
+    /// `instanceIdRef` / `instanceIdSelector` (or `natGatewayIdRef` / `natGatewayIdSelector`)
     /// when those are used. Immutable once set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^i-[a-z0-9]+$"))]
+    #[schemars(regex(pattern = r"^(i|ngw)-[a-z0-9]+$"))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("instanceId is immutable; create a new EIPAssociation for the other instance"))]
     pub instance_id: Option<String>,
     /// An `ECSInstance` object of this namespace whose ID becomes `instanceId`.
@@ -104,6 +121,14 @@ pub struct EIPAssociationParameters {
     /// Labels of an `ECSInstance` object of this namespace whose ID becomes `instanceId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id_selector: Option<Selector>,
+    /// A `NATGateway` object of this namespace whose ID becomes `instanceId` (with
+    /// `instanceType: Nat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat_gateway_id_ref: Option<Reference>,
+    /// Labels of a `NATGateway` object of this namespace whose ID becomes `instanceId` (with
+    /// `instanceType: Nat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat_gateway_id_selector: Option<Selector>,
 }
 
 /// What ferroplane observed of the association.
@@ -127,5 +152,9 @@ pub type EIPAssociationStatus = CloudStatus<EIPAssociationObservation>;
 crate::impl_managed!(
     EIPAssociation,
     provider_config,
-    references = &[ALLOCATION_ID_REFERENCE, INSTANCE_ID_REFERENCE]
+    references = &[
+        ALLOCATION_ID_REFERENCE,
+        INSTANCE_ID_REFERENCE,
+        NAT_GATEWAY_INSTANCE_REFERENCE
+    ]
 );

@@ -169,4 +169,104 @@ impl Account {
             .await;
         id
     }
+
+    /// A vSwitch (`10.0.0.0/24`) of `vpc` made by hand (owned by no object), once it is
+    /// Available.
+    pub async fn make_vswitch(
+        &self,
+        mock: &MockServer,
+        region: &str,
+        vpc: &str,
+        zone: &str,
+    ) -> String {
+        let created = self
+            .signer(mock)
+            .post(
+                "CreateVSwitch",
+                VPC_API,
+                &[
+                    ("RegionId", region),
+                    ("VpcId", vpc),
+                    ("ZoneId", zone),
+                    ("CidrBlock", "10.0.0.0/24"),
+                ],
+            )
+            .await
+            .ok();
+        let id = created["VSwitchId"]
+            .as_str()
+            .expect("a vSwitch ID")
+            .to_owned();
+        eventually(format!("hand-made vSwitch {id} is Available"))
+            .within(Duration::from_secs(20))
+            .until(|| {
+                mock.resources().into_iter().any(|r| {
+                    r.kind == ResourceKind::VSwitch && r.id == id && r.status == "Available"
+                })
+            })
+            .await;
+        id
+    }
+
+    /// An internet NAT gateway made by hand (owned by no object) in `vswitch` of `vpc`, once it
+    /// is Available.
+    pub async fn make_nat_gateway(
+        &self,
+        mock: &MockServer,
+        region: &str,
+        vpc: &str,
+        vswitch: &str,
+    ) -> String {
+        let created = self
+            .signer(mock)
+            .post(
+                "CreateNatGateway",
+                VPC_API,
+                &[
+                    ("RegionId", region),
+                    ("VpcId", vpc),
+                    ("VSwitchId", vswitch),
+                    ("NatType", "Enhanced"),
+                ],
+            )
+            .await
+            .ok();
+        let id = created["NatGatewayId"]
+            .as_str()
+            .expect("a NAT gateway ID")
+            .to_owned();
+        self.until_status(mock, ResourceKind::NatGateway, &id, "Available")
+            .await;
+        id
+    }
+
+    /// Binds EIP `eip` to NAT gateway `gateway` by hand, and waits until it is InUse.
+    pub async fn bind_eip(&self, mock: &MockServer, region: &str, eip: &str, gateway: &str) {
+        self.signer(mock)
+            .post(
+                "AssociateEipAddress",
+                VPC_API,
+                &[
+                    ("RegionId", region),
+                    ("AllocationId", eip),
+                    ("InstanceId", gateway),
+                    ("InstanceType", "Nat"),
+                ],
+            )
+            .await
+            .ok();
+        self.until_status(mock, ResourceKind::Eip, eip, "InUse")
+            .await;
+    }
+
+    async fn until_status(&self, mock: &MockServer, kind: ResourceKind, id: &str, status: &str) {
+        eventually(format!("hand-made {kind:?} {id} is {status}"))
+            .within(Duration::from_secs(20))
+            .until(|| {
+                mock.resources()
+                    .into_iter()
+                    .any(|r| r.kind == kind && r.id == id && r.status == status)
+            })
+            .await;
+    }
 }

@@ -93,6 +93,8 @@ impl<'a> CaseRun<'a> {
             region: REGION.into(),
             zone: ZONE.into(),
             vpc_id: None,
+            vswitch_id: None,
+            nat_gateway_id: None,
             eip_ids: Vec::new(),
             instance_ids: Vec::new(),
             security_group_id: None,
@@ -101,6 +103,24 @@ impl<'a> CaseRun<'a> {
             match prerequisite {
                 Prerequisite::Vpc => {
                     build.vpc_id = Some(self.account.make_vpc(self.mock, REGION).await);
+                }
+                Prerequisite::VSwitch => self.make_vswitch(&mut build).await,
+                Prerequisite::NatGateway => {
+                    self.make_vswitch(&mut build).await;
+                    let vpc = build.vpc_id.clone().unwrap_or_default();
+                    let vswitch = build.vswitch_id.clone().unwrap_or_default();
+                    let gateway = self
+                        .account
+                        .make_nat_gateway(self.mock, REGION, &vpc, &vswitch)
+                        .await;
+                    for _ in 0..objects {
+                        let eip = self.account.make_eip(self.mock, REGION).await;
+                        self.account
+                            .bind_eip(self.mock, REGION, &eip, &gateway)
+                            .await;
+                        build.eip_ids.push(eip);
+                    }
+                    build.nat_gateway_id = Some(gateway);
                 }
                 Prerequisite::Eip => {
                     for _ in 0..objects {
@@ -125,12 +145,30 @@ impl<'a> CaseRun<'a> {
                 .eip_ids
                 .iter()
                 .chain(&build.instance_ids)
+                .chain(&build.nat_gateway_id)
                 .chain(&build.security_group_id)
                 .cloned();
             self.tracked.claimable.extend(bound);
         }
         self.tracked.since = self.ledger_mark();
         build
+    }
+
+    /// The case's vSwitch (and its VPC, unless made already) in `build`, made by hand once.
+    async fn make_vswitch(&self, build: &mut Build) {
+        if build.vswitch_id.is_some() {
+            return;
+        }
+        let vpc = match &build.vpc_id {
+            Some(vpc) => vpc.clone(),
+            None => self.account.make_vpc(self.mock, REGION).await,
+        };
+        let vswitch = self
+            .account
+            .make_vswitch(self.mock, REGION, &vpc, ZONE)
+            .await;
+        build.vpc_id = Some(vpc);
+        build.vswitch_id = Some(vswitch);
     }
 
     /// The spec of an object of this case with ProviderConfig `default` (and a connection

@@ -27,13 +27,19 @@ pub enum Naming {
 pub enum Prerequisite {
     /// A VPC (`10.0.0.0/16`), for vSwitches and security groups.
     Vpc,
+    /// A vSwitch (`10.0.0.0/24` in the case's zone) of the case's VPC (made too, when the
+    /// registration does not list [`Prerequisite::Vpc`] before it), for NAT gateways.
+    VSwitch,
     /// An EIP, one per object of the case (for EIP associations).
-    Eip,
-    /// A running ECS instance without a public IP, one per object of the case.
-    Instance,
     /// A security group in the region's default VPC, untagged (no SecurityGroup object keeps
     /// its rules), shared by the case's objects (for security group rules).
     SecurityGroup,
+    Eip,
+    /// A running ECS instance without a public IP, one per object of the case.
+    Instance,
+    /// An internet NAT gateway in a hand-made vSwitch of the case's VPC, with one EIP bound to
+    /// it per object of the case (in [`Build::eip_ids`]), for SNAT and DNAT entries.
+    NatGateway,
 }
 
 /// What a registration's builders get: the names and prerequisites of one object.
@@ -49,6 +55,11 @@ pub struct Build {
     pub zone: String,
     /// The hand-made VPC, when the kind asked for [`Prerequisite::Vpc`].
     pub vpc_id: Option<String>,
+    /// The hand-made vSwitch of that VPC, when the kind asked for [`Prerequisite::VSwitch`] or
+    /// [`Prerequisite::NatGateway`].
+    pub vswitch_id: Option<String>,
+    /// The hand-made NAT gateway ([`Prerequisite::NatGateway`]).
+    pub nat_gateway_id: Option<String>,
     /// The hand-made EIPs and instances ([`Prerequisite::Eip`], [`Prerequisite::Instance`]):
     /// the object of `index` takes the one at `index`.
     pub eip_ids: Vec<String>,

@@ -3,7 +3,8 @@
 //! out and where each step of a reconcile lives is in the repository's `ARCHITECTURE.md`.
 //!
 //! - one folder per kind: `ecs_instance` (with the observation batcher and owner search),
-//!   `network` (VPC, VSwitch, SecurityGroup, SecurityGroupRule, EIP, EIPAssociation), `disk`, `key_pair`, `provider_config`
+//!   `network` (VPC, VSwitch, SecurityGroup, SecurityGroupRule, EIP, EIPAssociation, NATGateway,
+//!   SNATEntry, DNATEntry), `disk`, `key_pair`, `provider_config`
 //!   (ProviderConfig and ClusterProviderConfig);
 //! - shared by the kinds: `config_resolution` and `config_watches` (a `providerConfigRef` →
 //!   credentials and endpoint, and the watches that requeue its users), `cloud_client` (the
@@ -64,10 +65,13 @@ pub use options::{ClientOverrides, Options};
 use crate::disk::disk_controller;
 use crate::ecs_instance::ecs_instance_controller;
 use crate::key_pair::key_pair_controller;
-use crate::network::{eip_controllers, network_controllers, security_group_rule_controller};
+use crate::network::{
+    eip_controllers, nat_controllers, network_controllers, security_group_rule_controller,
+};
 
-/// Runs the eleven controllers (ECSInstance, VPC, VSwitch, SecurityGroup, SecurityGroupRule,
-/// Disk, KeyPair, EIP, EIPAssociation, ProviderConfig, ClusterProviderConfig) with the Kubernetes client of `runtime` until
+/// Runs the fourteen controllers (ECSInstance, VPC, VSwitch, SecurityGroup, SecurityGroupRule,
+/// Disk, KeyPair, EIP, EIPAssociation, NATGateway, SNATEntry, DNATEntry, ProviderConfig,
+/// ClusterProviderConfig) with the Kubernetes client of `runtime` until
 /// `shutdown` completes, then lets running reconciles finish.
 ///
 /// Nothing at start can fail (configurations and credentials are resolved per reconcile, and
@@ -82,8 +86,9 @@ pub async fn run(
     let (vpcs, vswitches, groups) = network_controllers(runtime, &options);
     let disks = disk_controller(runtime, &options);
     let key_pairs = key_pair_controller(runtime, &options);
-    let (eips, eip_associations) = eip_controllers(runtime, &options);
     let rules = security_group_rule_controller(runtime, &options);
+    let (eips, eip_associations) = eip_controllers(runtime, &options);
+    let (nat_gateways, snat_entries, dnat_entries) = nat_controllers(runtime, &options);
     let configs = provider_config::run(runtime, options, &ecs, shutdown.clone());
     futures::join!(
         ecs.run(shutdown.clone()),
@@ -92,9 +97,12 @@ pub async fn run(
         groups.run(shutdown.clone()),
         disks.run(shutdown.clone()),
         key_pairs.run(shutdown.clone()),
+        rules.run(shutdown.clone()),
         eips.run(shutdown.clone()),
         eip_associations.run(shutdown.clone()),
-        rules.run(shutdown),
+        nat_gateways.run(shutdown.clone()),
+        snat_entries.run(shutdown.clone()),
+        dnat_entries.run(shutdown),
         configs
     );
     Ok(())

@@ -82,6 +82,19 @@ pub const SUBSCRIPTION_NOT_EXPIRED: &str = "SubscriptionNotExpired";
 /// EIP. ferroplane never takes an EIP from a resource the object does not name.
 pub const EIP_IN_USE: &str = "EIPInUse";
 
+// SNATEntry and DNATEntry (`crate::network::snat_entry`, `crate::network::dnat_entry`).
+
+/// The gateway's table already has an entry for this source (SNAT) or this address, port and
+/// protocol (DNAT), made by someone else: ferroplane never adopts it. Delete that entry, or
+/// change the spec.
+pub const DUPLICATE_NAT_ENTRY: &str = "DuplicateNATEntry";
+/// The EIP the entry uses is not bound to its NAT gateway: bind it with an EIPAssociation
+/// (`instanceType: Nat`); ferroplane retries.
+pub const EIP_NOT_ON_GATEWAY: &str = "EIPNotOnGateway";
+/// Another entry of the table is `Pending` or `Modifying`, and the VPC API changes one entry of
+/// a table at a time: nothing to do, ferroplane retries.
+pub const NAT_TABLE_BUSY: &str = "NATTableBusy";
+
 // SecurityGroupRule (`crate::network::security_group_rule`).
 
 /// The group already has an identical rule (protocol, ports, peer, policy, priority) that this

@@ -2,7 +2,8 @@
 //! `<allocationId>:<instanceId>` (the EIP and the instance it binds) and observed through the
 //! EIP (`DescribeEipAddresses`): it exists while the EIP is associated with that instance.
 //! `AssociateEipAddress` makes it (with a ClientToken from the object), `UnassociateEipAddress`
-//! undoes it. An association undone elsewhere is made again at the next poll; an EIP associated
+//! undoes it. The instance is an ECS instance or, with `instanceType: Nat`, a NAT gateway. An
+//! association undone elsewhere is made again at the next poll; an EIP associated
 //! with another resource is never taken from it (`EIPInUse`), and deleting never unassociates
 //! an EIP from a resource this object does not name.
 
@@ -82,7 +83,7 @@ fn wanted(mr: &EIPAssociation) -> Result<Pair, ReconcileError> {
         }),
         _ => Err(ReconcileError::dependency(
             REFERENCE_NOT_RESOLVED,
-            "the EIP or the instance is not known yet: set allocationId / allocationIdRef / allocationIdSelector and instanceId / instanceIdRef / instanceIdSelector",
+            "the EIP or the instance is not known yet: set allocationId / allocationIdRef / allocationIdSelector and instanceId / instanceIdRef / instanceIdSelector (natGatewayIdRef / natGatewayIdSelector for a NAT gateway)",
         )),
     }
 }

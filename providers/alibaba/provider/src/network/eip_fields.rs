@@ -40,6 +40,14 @@ pub const EIP_ASSOCIATION_FIELDS: &[Field] = &[
         "instanceIdSelector",
         "selects the ECSInstance object whose ID becomes instanceId",
     ),
+    management(
+        "natGatewayIdRef",
+        "names the NATGateway object whose ID becomes instanceId",
+    ),
+    management(
+        "natGatewayIdSelector",
+        "selects the NATGateway object whose ID becomes instanceId",
+    ),
 ];
 
 #[cfg(test)]

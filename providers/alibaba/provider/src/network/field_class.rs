@@ -1,9 +1,9 @@
 //! The class of a `spec.forProvider` property of a network kind (how a change to it reaches
 //! the cloud), and the tests every kind's table shares: each CRD property has exactly one row,
 //! each immutable one is refused at admission by a transition rule naming it, and README's
-//! table of the kind lists the rows in order. The kinds' tables are `eip_fields` and
-//! `rule_fields`. The tables
-//! are read by tests only: the kinds' `diff` functions compare the in-place rows.
+//! table of the kind lists the rows in order. The kinds' tables are `eip_fields`, `nat_fields`
+//! and `rule_fields`. The tables are read by tests only: the kinds' `diff` functions compare the
+//! in-place rows.
 
 /// How a change to a property reaches the resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

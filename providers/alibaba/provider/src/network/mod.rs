@@ -1,5 +1,6 @@
 //! The network kinds: `VPC`, `VSwitch` and `SecurityGroup` (entry: [`network_controllers`]),
-//! `EIP` and `EIPAssociation` (entry: [`eip_controllers`]), `SecurityGroupRule` (entry:
+//! `EIP` and `EIPAssociation` (entry: [`eip_controllers`]), `NATGateway`, `SNATEntry` and
+//! `DNATEntry` (entry: [`nat_controllers`]), `SecurityGroupRule` (entry:
 //! [`security_group_rule_controller`]).
 //!
 //! They share, with Disk and KeyPair, one connector (`crate::cloud_connector`: ProviderConfig →
@@ -14,12 +15,16 @@
 //! - `attributes` (pure) and `vpc_tags`: name, description and tags changed in place;
 //! - `eip`, `eip_association`: an EIP, and its association with an instance (named
 //!   `<allocationId>:<instanceId>`, observed through the EIP);
+//! - `nat_gateway`: a NAT gateway, deleted only once its entries and EIPs are gone;
+//! - `snat_entry`, `dnat_entry` with `nat_tables`: an entry of a gateway's SNAT or forward
+//!   table, named by the entry's ID (entries take no tags);
 //! - `security_group_rule` with `rule_spec` (pure): one rule of a group as an object, named by
 //!   its rule ID and found before that by a description marker;
-//! - `field_class`, `eip_fields` and `rule_fields`: the class of every property of the EIP and
-//!   SecurityGroupRule kinds.
+//! - `field_class`, `eip_fields`, `nat_fields` and `rule_fields`: the class of every property of
+//!   the EIP, NAT and SecurityGroupRule kinds.
 
 mod attributes;
+mod dnat_entry;
 mod eip;
 mod eip_association;
 #[cfg(test)]
@@ -27,17 +32,23 @@ mod eip_fields;
 #[cfg(test)]
 mod field_class;
 #[cfg(test)]
+mod nat_fields;
+mod nat_gateway;
+mod nat_tables;
+#[cfg(test)]
 mod rule_fields;
 mod rule_spec;
 mod rules;
 mod security_group;
 mod security_group_rule;
+mod snat_entry;
 mod vpc;
 mod vpc_tags;
 mod vswitch;
 
 use ferroplane_apis::alibabacloud::{
-    ECSInstance, EIP, EIPAssociation, SecurityGroup, SecurityGroupRule, VPC, VSwitch,
+    DNATEntry, ECSInstance, EIP, EIPAssociation, NATGateway, SNATEntry, SecurityGroup,
+    SecurityGroupRule, VPC, VSwitch,
 };
 use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime, references};
 use kube::runtime::watcher;
@@ -93,8 +104,8 @@ pub(crate) fn network_controllers(
     (vpcs, vswitches, groups)
 }
 
-/// The EIP and EIPAssociation controllers. An EIPAssociation waiting for its EIP or instance
-/// reference is reconciled as soon as that object changes (becomes Ready).
+/// The EIP and EIPAssociation controllers. An EIPAssociation waiting for its EIP, instance or
+/// NAT gateway reference is reconciled as soon as that object changes (becomes Ready).
 pub(crate) fn eip_controllers(
     runtime: &Runtime,
     options: &Options,
@@ -130,9 +141,116 @@ pub(crate) fn eip_controllers(
             options.api::<ECSInstance>(&client),
             watcher::Config::default(),
             references::referencing::<ECSInstance, EIPAssociation>,
+        )
+        .watches_related(
+            options.api::<NATGateway>(&client),
+            watcher::Config::default(),
+            references::referencing::<NATGateway, EIPAssociation>,
         );
     let associations = watch_provider_configs(associations, &client, options, resolved, None);
     (eips, associations)
+}
+
+/// The NATGateway, SNATEntry and DNATEntry controllers. An object waiting for a reference is reconciled as
+/// soon as the object it names changes (becomes Ready).
+pub(crate) fn nat_controllers(
+    runtime: &Runtime,
+    options: &Options,
+) -> (
+    ManagedController<NATGateway, CloudConnector>,
+    ManagedController<SNATEntry, CloudConnector>,
+    ManagedController<DNATEntry, CloudConnector>,
+) {
+    let client = runtime.client().clone();
+    let config = ControllerConfig {
+        concurrency: options.max_concurrent_reconciles,
+        requeue: options.requeue_policy(),
+    };
+    let connector = CloudConnector::new(
+        client.clone(),
+        options,
+        runtime.external_calls("NATGateway"),
+    );
+    let resolved = connector.configs();
+    let gateways = ManagedController::new(runtime, options.api(&client), connector)
+        .with_config(config.clone())
+        .watches_related(
+            options.api::<VPC>(&client),
+            watcher::Config::default(),
+            references::referencing::<VPC, NATGateway>,
+        )
+        .watches_related(
+            options.api::<VSwitch>(&client),
+            watcher::Config::default(),
+            references::referencing::<VSwitch, NATGateway>,
+        );
+    let gateways = watch_provider_configs(gateways, &client, options, resolved, None);
+
+    let connector =
+        CloudConnector::new(client.clone(), options, runtime.external_calls("SNATEntry"));
+    let resolved = connector.configs();
+    let snat = ManagedController::new(runtime, options.api(&client), connector)
+        .with_config(config.clone())
+        .watches_related(
+            options.api::<NATGateway>(&client),
+            watcher::Config::default(),
+            references::referencing::<NATGateway, SNATEntry>,
+        )
+        .watches_related(
+            options.api::<VSwitch>(&client),
+            watcher::Config::default(),
+            references::referencing::<VSwitch, SNATEntry>,
+        )
+        .watches_related(
+            options.api::<EIP>(&client),
+            watcher::Config::default(),
+            references::referencing::<EIP, SNATEntry>,
+        );
+    let snat = watch_provider_configs(snat, &client, options, resolved, None);
+
+    let connector =
+        CloudConnector::new(client.clone(), options, runtime.external_calls("DNATEntry"));
+    let resolved = connector.configs();
+    let dnat = ManagedController::new(runtime, options.api(&client), connector)
+        .with_config(config)
+        .watches_related(
+            options.api::<NATGateway>(&client),
+            watcher::Config::default(),
+            references::referencing::<NATGateway, DNATEntry>,
+        )
+        .watches_related(
+            options.api::<EIP>(&client),
+            watcher::Config::default(),
+            references::referencing::<EIP, DNATEntry>,
+        )
+        .watches_related(
+            options.api::<ECSInstance>(&client),
+            watcher::Config::default(),
+            references::referencing::<ECSInstance, DNATEntry>,
+        );
+    let dnat = watch_provider_configs(dnat, &client, options, resolved, None);
+    (gateways, snat, dnat)
+}
+
+impl CloudKind for DNATEntry {
+    const PRODUCT: &'static str = "vpc";
+    fn region(&self) -> &str {
+        &self.spec.for_provider.region_id
+    }
+}
+
+impl CloudKind for SNATEntry {
+    const PRODUCT: &'static str = "vpc";
+    fn region(&self) -> &str {
+        &self.spec.for_provider.region_id
+    }
+}
+
+impl CloudKind for NATGateway {
+    const PRODUCT: &'static str = "vpc";
+    fn region(&self) -> &str {
+        &self.spec.for_provider.region_id
+    }
 }
 
 /// The SecurityGroupRule controller. A rule waiting for its group or peer group reference is

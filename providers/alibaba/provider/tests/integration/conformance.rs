@@ -236,6 +236,106 @@ const EIP_ASSOCIATION: Registration = Registration {
     missing_external_name: "eip-2zedoesnotexist00000000:i-2zedoesnotexist00000",
 };
 
+const NAT_GATEWAY: Registration = Registration {
+    kind: "NATGateway",
+    resource: ResourceKind::NatGateway,
+    naming: Naming::CloudAssigned,
+    prerequisites: &[Prerequisite::VSwitch],
+    for_provider: |b| in_vpc(b, json!({"vSwitchId": b.vswitch_id, "name": b.name})),
+    update: Some(InPlaceUpdate {
+        patch: |b| json!({"name": renamed(b)}),
+        cloud_name: renamed,
+    }),
+    steps: Steps {
+        first_look: &["DescribeNatGateways"],
+        // CreateNatGateway takes no tags here: the UID tag follows at once.
+        create: &["CreateNatGateway", "TagResources"],
+        poll: &["DescribeNatGateways"],
+        update: &["ModifyNatGatewayAttribute"],
+        delete: &["DeleteNatGateway"],
+    },
+    status_id: "natGatewayId",
+    one_time_secret: None,
+    writes_connection_secret: true,
+    missing_external_name: "ngw-2zedoesnotexist00000000",
+};
+
+const SNAT_ENTRY: Registration = Registration {
+    kind: "SNATEntry",
+    resource: ResourceKind::SnatEntry,
+    naming: Naming::Binding,
+    prerequisites: &[Prerequisite::NatGateway],
+    for_provider: |b| {
+        let i = usize::from(b.index);
+        json!({
+            "regionId": b.region, "natGatewayId": b.nat_gateway_id,
+            "sourceCIDR": format!("10.0.{}.0/24", 100 + i), "eipId": b.eip_ids[i], "name": b.name,
+        })
+    },
+    update: Some(InPlaceUpdate {
+        patch: |b| json!({"name": renamed(b)}),
+        cloud_name: renamed,
+    }),
+    steps: Steps {
+        // An object without an entry of its own looks nothing up: it never adopts one.
+        first_look: &[],
+        create: &[
+            "DescribeNatGateways",
+            "DescribeEipAddresses",
+            "CreateSnatEntry",
+        ],
+        poll: &[
+            "DescribeNatGateways",
+            "DescribeSnatTableEntries",
+            "DescribeEipAddresses",
+        ],
+        update: &["ModifySnatEntry"],
+        delete: &["DeleteSnatEntry"],
+    },
+    status_id: "snatEntryId",
+    one_time_secret: None,
+    writes_connection_secret: true,
+    missing_external_name: "snat-2zedoesnotexist00000000",
+};
+
+const DNAT_ENTRY: Registration = Registration {
+    kind: "DNATEntry",
+    resource: ResourceKind::ForwardEntry,
+    naming: Naming::Binding,
+    prerequisites: &[Prerequisite::NatGateway],
+    for_provider: |b| {
+        let i = usize::from(b.index);
+        json!({
+            "regionId": b.region, "natGatewayId": b.nat_gateway_id, "eipId": b.eip_ids[i],
+            "ipProtocol": "tcp", "externalPort": 2200 + i, "internalIp": format!("10.0.0.{}", 20 + i),
+            "internalPort": 22, "name": b.name,
+        })
+    },
+    update: Some(InPlaceUpdate {
+        patch: |b| json!({"name": renamed(b)}),
+        cloud_name: renamed,
+    }),
+    steps: Steps {
+        first_look: &[],
+        create: &[
+            "DescribeNatGateways",
+            "DescribeEipAddresses",
+            "CreateForwardEntry",
+        ],
+        poll: &[
+            "DescribeNatGateways",
+            "DescribeForwardTableEntries",
+            "DescribeEipAddresses",
+        ],
+        update: &["ModifyForwardEntry"],
+        delete: &["DeleteForwardEntry"],
+    },
+    status_id: "forwardEntryId",
+    one_time_secret: None,
+    writes_connection_secret: true,
+    missing_external_name: "fwd-2zedoesnotexist00000000",
+};
+
 const SECURITY_GROUP_RULE: Registration = Registration {
     kind: "SecurityGroupRule",
     resource: ResourceKind::SecurityGroupRule,
@@ -278,6 +378,9 @@ const REGISTRATIONS: &[Registration] = &[
     KEY_PAIR,
     EIP,
     EIP_ASSOCIATION,
+    NAT_GATEWAY,
+    SNAT_ENTRY,
+    DNAT_ENTRY,
 ];
 
 fn start_controllers() -> StartControllers {

@@ -12,6 +12,8 @@ mod controller_failures;
 mod controller_fields;
 mod controller_key_pairs;
 mod controller_lifecycle;
+mod controller_nat_entries;
+mod controller_nat_gateways;
 mod controller_network;
 mod controller_rules_policy;
 mod controller_security_group_rules;
