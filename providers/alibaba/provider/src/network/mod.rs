@@ -50,7 +50,12 @@ use ferroplane_apis::alibabacloud::{
     DNATEntry, ECSInstance, EIP, EIPAssociation, NATGateway, SNATEntry, SecurityGroup,
     SecurityGroupRule, VPC, VSwitch,
 };
-use ferroplane_runtime::{ControllerConfig, ManagedController, Runtime, references};
+use ferroplane_apis::common::names;
+use ferroplane_runtime::{
+    ControllerConfig, ManagedController, ManagedResource, Runtime, references,
+};
+use kube::ResourceExt;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 
 use crate::cloud_connector::{CloudConnector, CloudKind};
@@ -204,7 +209,9 @@ pub(crate) fn nat_controllers(
         .watches_related(
             options.api::<EIP>(&client),
             watcher::Config::default(),
-            references::referencing::<EIP, SNATEntry>,
+            |eip: &EIP, store: &Store<SNATEntry>| {
+                entries_using_eip(eip, store, |e| e.spec.for_provider.eip_id.as_deref())
+            },
         );
     let snat = watch_provider_configs(snat, &client, options, resolved, None);
 
@@ -221,7 +228,9 @@ pub(crate) fn nat_controllers(
         .watches_related(
             options.api::<EIP>(&client),
             watcher::Config::default(),
-            references::referencing::<EIP, DNATEntry>,
+            |eip: &EIP, store: &Store<DNATEntry>| {
+                entries_using_eip(eip, store, |e| e.spec.for_provider.eip_id.as_deref())
+            },
         )
         .watches_related(
             options.api::<ECSInstance>(&client),
@@ -251,6 +260,34 @@ impl CloudKind for NATGateway {
     fn region(&self) -> &str {
         &self.spec.for_provider.region_id
     }
+}
+
+/// The SNAT or DNAT entries to reconcile when an EIP changes: those still waiting for its
+/// reference, and those that resolved it and wait for it to be bound to their gateway. An
+/// EIPAssociation binds the EIP after the entry's reference resolved; the EIP's status then
+/// shows the binding, and the entry's create is tried again at once instead of at the end of a
+/// growing backoff.
+fn entries_using_eip<K>(
+    eip: &EIP,
+    store: &Store<K>,
+    eip_id_of: fn(&K) -> Option<&str>,
+) -> Vec<ObjectRef<K>>
+where
+    K: ManagedResource,
+{
+    let mut entries = references::referencing::<EIP, K>(eip, store);
+    let Some(allocation_id) = eip.annotations().get(names::EXTERNAL_NAME) else {
+        return entries;
+    };
+    let namespace = eip.namespace();
+    for entry in store.state() {
+        let using = entry.namespace() == namespace && eip_id_of(&entry) == Some(allocation_id);
+        let entry = ObjectRef::from_obj(entry.as_ref());
+        if using && !entries.contains(&entry) {
+            entries.push(entry);
+        }
+    }
+    entries
 }
 
 /// The SecurityGroupRule controller. A rule waiting for its group or peer group reference is
