@@ -46,21 +46,81 @@ mod vpc;
 mod vpc_tags;
 mod vswitch;
 
+use std::fmt::Debug;
+
 use ferroplane_apis::alibabacloud::{
     DNATEntry, ECSInstance, EIP, EIPAssociation, NATGateway, SNATEntry, SecurityGroup,
     SecurityGroupRule, VPC, VSwitch,
 };
 use ferroplane_apis::common::names;
 use ferroplane_runtime::{
-    ControllerConfig, ManagedController, ManagedResource, Runtime, references,
+    ControllerConfig, ExternalClient, ManagedController, ManagedResource, Runtime, references,
 };
-use kube::ResourceExt;
+use k8s_openapi::NamespaceResourceScope;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
+use kube::{Resource, ResourceExt};
+use serde::de::DeserializeOwned;
 
-use crate::cloud_connector::{CloudConnector, CloudKind};
+use crate::cloud_connector::{CloudClients, CloudConnector, CloudKind};
 use crate::config_watches::watch_provider_configs;
 use crate::options::Options;
+
+/// A network kind's controller: its own connector (calls counted under the kind's name), the
+/// provider's concurrency and requeue policy, `wake` (the related kinds whose changes reconcile
+/// its objects at once), and the ProviderConfig watches every managed kind has.
+fn cloud_controller<K>(
+    runtime: &Runtime,
+    options: &Options,
+    wake: impl FnOnce(
+        ManagedController<K, CloudConnector>,
+        &kube::Client,
+    ) -> ManagedController<K, CloudConnector>,
+) -> ManagedController<K, CloudConnector>
+where
+    K: ManagedResource + CloudKind,
+    CloudClients: ExternalClient<K>,
+{
+    let client = runtime.client();
+    let connector = CloudConnector::new(
+        client.clone(),
+        options,
+        runtime.external_calls(&K::kind(&())),
+    );
+    let resolved = connector.configs();
+    let controller = ManagedController::new(runtime, options.api(client), connector).with_config(
+        ControllerConfig {
+            concurrency: options.max_concurrent_reconciles,
+            requeue: options.requeue_policy(),
+        },
+    );
+    watch_provider_configs(wake(controller, client), client, options, resolved, None)
+}
+
+/// Reconciles an object of `K` waiting for a reference to an `R` as soon as that `R` changes
+/// (becomes Ready), not at its next backoff.
+fn woken_by<R, K>(
+    controller: ManagedController<K, CloudConnector>,
+    client: &kube::Client,
+    options: &Options,
+) -> ManagedController<K, CloudConnector>
+where
+    R: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static,
+    K: ManagedResource + CloudKind,
+    CloudClients: ExternalClient<K>,
+{
+    controller.watches_related(
+        options.api::<R>(client),
+        watcher::Config::default(),
+        references::referencing::<R, K>,
+    )
+}
 
 /// The three controllers. A VSwitch or SecurityGroup waiting for its VPC reference is reconciled
 /// as soon as that VPC changes (becomes Ready), not at its next backoff.
@@ -72,41 +132,15 @@ pub(crate) fn network_controllers(
     ManagedController<VSwitch, CloudConnector>,
     ManagedController<SecurityGroup, CloudConnector>,
 ) {
-    let client = runtime.client().clone();
-    let controller = |kind: &str| {
-        let connector = CloudConnector::new(client.clone(), options, runtime.external_calls(kind));
-        (connector.configs(), connector)
-    };
-    let config = ControllerConfig {
-        concurrency: options.max_concurrent_reconciles,
-        requeue: options.requeue_policy(),
-    };
-
-    let (resolved, connector) = controller("VPC");
-    let vpcs = ManagedController::new(runtime, options.api(&client), connector)
-        .with_config(config.clone());
-    let vpcs = watch_provider_configs(vpcs, &client, options, resolved, None);
-
-    let (resolved, connector) = controller("VSwitch");
-    let vswitches = ManagedController::new(runtime, options.api(&client), connector)
-        .with_config(config.clone())
-        .watches_related(
-            options.api::<VPC>(&client),
-            watcher::Config::default(),
-            references::referencing::<VPC, VSwitch>,
-        );
-    let vswitches = watch_provider_configs(vswitches, &client, options, resolved, None);
-
-    let (resolved, connector) = controller("SecurityGroup");
-    let groups = ManagedController::new(runtime, options.api(&client), connector)
-        .with_config(config)
-        .watches_related(
-            options.api::<VPC>(&client),
-            watcher::Config::default(),
-            references::referencing::<VPC, SecurityGroup>,
-        );
-    let groups = watch_provider_configs(groups, &client, options, resolved, None);
-    (vpcs, vswitches, groups)
+    (
+        cloud_controller(runtime, options, |c, _| c),
+        cloud_controller(runtime, options, |c, client| {
+            woken_by::<VPC, _>(c, client, options)
+        }),
+        cloud_controller(runtime, options, |c, client| {
+            woken_by::<VPC, _>(c, client, options)
+        }),
+    )
 }
 
 /// The EIP and EIPAssociation controllers. An EIPAssociation waiting for its EIP, instance or
@@ -118,46 +152,19 @@ pub(crate) fn eip_controllers(
     ManagedController<EIP, CloudConnector>,
     ManagedController<EIPAssociation, CloudConnector>,
 ) {
-    let client = runtime.client().clone();
-    let config = ControllerConfig {
-        concurrency: options.max_concurrent_reconciles,
-        requeue: options.requeue_policy(),
-    };
-    let connector = CloudConnector::new(client.clone(), options, runtime.external_calls("EIP"));
-    let resolved = connector.configs();
-    let eips = ManagedController::new(runtime, options.api(&client), connector)
-        .with_config(config.clone());
-    let eips = watch_provider_configs(eips, &client, options, resolved, None);
-
-    let connector = CloudConnector::new(
-        client.clone(),
-        options,
-        runtime.external_calls("EIPAssociation"),
-    );
-    let resolved = connector.configs();
-    let associations = ManagedController::new(runtime, options.api(&client), connector)
-        .with_config(config)
-        .watches_related(
-            options.api::<EIP>(&client),
-            watcher::Config::default(),
-            references::referencing::<EIP, EIPAssociation>,
-        )
-        .watches_related(
-            options.api::<ECSInstance>(&client),
-            watcher::Config::default(),
-            references::referencing::<ECSInstance, EIPAssociation>,
-        )
-        .watches_related(
-            options.api::<NATGateway>(&client),
-            watcher::Config::default(),
-            references::referencing::<NATGateway, EIPAssociation>,
-        );
-    let associations = watch_provider_configs(associations, &client, options, resolved, None);
-    (eips, associations)
+    (
+        cloud_controller(runtime, options, |c, _| c),
+        cloud_controller(runtime, options, |c, client| {
+            let c = woken_by::<EIP, _>(c, client, options);
+            let c = woken_by::<ECSInstance, _>(c, client, options);
+            woken_by::<NATGateway, _>(c, client, options)
+        }),
+    )
 }
 
-/// The NATGateway, SNATEntry and DNATEntry controllers. An object waiting for a reference is reconciled as
-/// soon as the object it names changes (becomes Ready).
+/// The NATGateway, SNATEntry and DNATEntry controllers. An object waiting for a reference is
+/// reconciled as soon as the object it names changes (becomes Ready); an entry also when its EIP
+/// changes (see [`entries_using_eip`]).
 pub(crate) fn nat_controllers(
     runtime: &Runtime,
     options: &Options,
@@ -166,78 +173,32 @@ pub(crate) fn nat_controllers(
     ManagedController<SNATEntry, CloudConnector>,
     ManagedController<DNATEntry, CloudConnector>,
 ) {
-    let client = runtime.client().clone();
-    let config = ControllerConfig {
-        concurrency: options.max_concurrent_reconciles,
-        requeue: options.requeue_policy(),
-    };
-    let connector = CloudConnector::new(
-        client.clone(),
-        options,
-        runtime.external_calls("NATGateway"),
-    );
-    let resolved = connector.configs();
-    let gateways = ManagedController::new(runtime, options.api(&client), connector)
-        .with_config(config.clone())
-        .watches_related(
-            options.api::<VPC>(&client),
-            watcher::Config::default(),
-            references::referencing::<VPC, NATGateway>,
-        )
-        .watches_related(
-            options.api::<VSwitch>(&client),
-            watcher::Config::default(),
-            references::referencing::<VSwitch, NATGateway>,
-        );
-    let gateways = watch_provider_configs(gateways, &client, options, resolved, None);
-
-    let connector =
-        CloudConnector::new(client.clone(), options, runtime.external_calls("SNATEntry"));
-    let resolved = connector.configs();
-    let snat = ManagedController::new(runtime, options.api(&client), connector)
-        .with_config(config.clone())
-        .watches_related(
-            options.api::<NATGateway>(&client),
-            watcher::Config::default(),
-            references::referencing::<NATGateway, SNATEntry>,
-        )
-        .watches_related(
-            options.api::<VSwitch>(&client),
-            watcher::Config::default(),
-            references::referencing::<VSwitch, SNATEntry>,
-        )
-        .watches_related(
-            options.api::<EIP>(&client),
+    let gateways = cloud_controller(runtime, options, |c, client| {
+        let c = woken_by::<VPC, _>(c, client, options);
+        woken_by::<VSwitch, _>(c, client, options)
+    });
+    let snat = cloud_controller(runtime, options, |c, client| {
+        let c = woken_by::<NATGateway, _>(c, client, options);
+        let c = woken_by::<VSwitch, _>(c, client, options);
+        c.watches_related(
+            options.api::<EIP>(client),
             watcher::Config::default(),
             |eip: &EIP, store: &Store<SNATEntry>| {
                 entries_using_eip(eip, store, |e| e.spec.for_provider.eip_id.as_deref())
             },
-        );
-    let snat = watch_provider_configs(snat, &client, options, resolved, None);
-
-    let connector =
-        CloudConnector::new(client.clone(), options, runtime.external_calls("DNATEntry"));
-    let resolved = connector.configs();
-    let dnat = ManagedController::new(runtime, options.api(&client), connector)
-        .with_config(config)
-        .watches_related(
-            options.api::<NATGateway>(&client),
-            watcher::Config::default(),
-            references::referencing::<NATGateway, DNATEntry>,
         )
-        .watches_related(
-            options.api::<EIP>(&client),
+    });
+    let dnat = cloud_controller(runtime, options, |c, client| {
+        let c = woken_by::<NATGateway, _>(c, client, options);
+        let c = woken_by::<ECSInstance, _>(c, client, options);
+        c.watches_related(
+            options.api::<EIP>(client),
             watcher::Config::default(),
             |eip: &EIP, store: &Store<DNATEntry>| {
                 entries_using_eip(eip, store, |e| e.spec.for_provider.eip_id.as_deref())
             },
         )
-        .watches_related(
-            options.api::<ECSInstance>(&client),
-            watcher::Config::default(),
-            references::referencing::<ECSInstance, DNATEntry>,
-        );
-    let dnat = watch_provider_configs(dnat, &client, options, resolved, None);
+    });
     (gateways, snat, dnat)
 }
 
@@ -296,25 +257,9 @@ pub(crate) fn security_group_rule_controller(
     runtime: &Runtime,
     options: &Options,
 ) -> ManagedController<SecurityGroupRule, CloudConnector> {
-    let client = runtime.client().clone();
-    let config = ControllerConfig {
-        concurrency: options.max_concurrent_reconciles,
-        requeue: options.requeue_policy(),
-    };
-    let connector = CloudConnector::new(
-        client.clone(),
-        options,
-        runtime.external_calls("SecurityGroupRule"),
-    );
-    let resolved = connector.configs();
-    let rules = ManagedController::new(runtime, options.api(&client), connector)
-        .with_config(config)
-        .watches_related(
-            options.api::<SecurityGroup>(&client),
-            watcher::Config::default(),
-            references::referencing::<SecurityGroup, SecurityGroupRule>,
-        );
-    watch_provider_configs(rules, &client, options, resolved, None)
+    cloud_controller(runtime, options, |c, client| {
+        woken_by::<SecurityGroup, _>(c, client, options)
+    })
 }
 
 impl CloudKind for SecurityGroupRule {
