@@ -14,7 +14,7 @@ use ferroplane_runtime::{
 
 use super::attributes::{self, AttributeDiff, Compared};
 use crate::cloud_connector::CloudClients;
-use crate::cloud_fields::{non_empty, uid_tagged};
+use crate::cloud_fields::non_empty;
 
 /// The VPC API's resource type of EIPs in `TagResources`.
 const RESOURCE_TYPE: &str = "EIP";
@@ -161,14 +161,11 @@ impl ExternalClient<EIP> for CloudClients {
                 self.region.vpc.allocate_eip_address(&request),
             )
             .await?;
-        // A failure here leaves an untagged EIP; the retry's AllocateEipAddress carries the same
-        // ClientToken, is answered with this EIP, and tags it then.
-        let tags = uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v));
-        self.call(
-            "TagResources",
-            self.region
-                .vpc
-                .tag_resource(RESOURCE_TYPE, &allocated.allocation_id, &tags),
+        self.tag_created(
+            RESOURCE_TYPE,
+            &allocated.allocation_id,
+            p.tags.as_ref(),
+            key.uid(),
         )
         .await?;
         Ok(Creation::new(&allocated.allocation_id)
@@ -245,6 +242,7 @@ fn still_associated(found: &EipAddress, status: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cloud_fields::uid_tagged;
     use ferroplane_apis::alibabacloud::EIPParameters;
 
     fn cloud() -> EipAddress {

@@ -19,7 +19,7 @@ use ferroplane_runtime::{
 
 use super::attributes::{self, AttributeDiff, Compared};
 use crate::cloud_connector::CloudClients;
-use crate::cloud_fields::{non_empty, uid_tagged};
+use crate::cloud_fields::non_empty;
 
 /// The VPC API's resource type of NAT gateways in `TagResources`.
 const RESOURCE_TYPE: &str = "NATGATEWAY";
@@ -231,14 +231,11 @@ impl ExternalClient<NATGateway> for CloudClients {
                 self.region.vpc.create_nat_gateway(&request),
             )
             .await?;
-        // A failure here leaves an untagged gateway; the retry's CreateNatGateway carries the
-        // same ClientToken, is answered with this gateway, and tags it then.
-        let tags = uid_tagged(p.tags.as_ref(), key.uid(), |k, v| Tag::new(k, v));
-        self.call(
-            "TagResources",
-            self.region
-                .vpc
-                .tag_resource(RESOURCE_TYPE, &created.nat_gateway_id, &tags),
+        self.tag_created(
+            RESOURCE_TYPE,
+            &created.nat_gateway_id,
+            p.tags.as_ref(),
+            key.uid(),
         )
         .await?;
         Ok(Creation::new(&created.nat_gateway_id))
