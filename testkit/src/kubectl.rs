@@ -180,6 +180,79 @@ impl Kubectl {
             .await
             .stdout
     }
+
+    /// `kubectl get <what> --watch` in the background: tells when the object changes, so a
+    /// wait can re-run its kubectl probe on each change instead of every few hundred
+    /// milliseconds (polling kubectl was most of the CPU of the end-to-end suites).
+    pub fn changes(&self, what: &str) -> Changes {
+        Changes::start(self.clone(), what.to_owned())
+    }
+}
+
+/// How often a wait on [`Changes`] looks again with no change seen: a safety net only, the
+/// watch reports every change.
+const CHANGE_FALLBACK: Duration = Duration::from_secs(3);
+/// How often it looks while the watch cannot run (the object does not exist yet).
+const NO_WATCH_RETRY: Duration = Duration::from_millis(500);
+
+/// The changes of one object as `kubectl get -w -o name` reports them.
+pub struct Changes {
+    kubectl: Kubectl,
+    what: String,
+    watch: Option<(
+        tokio::process::Child,
+        tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    )>,
+}
+
+impl Changes {
+    fn start(kubectl: Kubectl, what: String) -> Self {
+        let mut changes = Self {
+            kubectl,
+            what,
+            watch: None,
+        };
+        changes.spawn_watch();
+        changes
+    }
+
+    fn spawn_watch(&mut self) {
+        use tokio::io::AsyncBufReadExt as _;
+        // Its errors (NotFound while the object does not exist yet) only mean "look again".
+        let mut child = self
+            .kubectl
+            .command(&["get", &self.what, "--watch", "-o", "name"])
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("kubectl starts");
+        let stdout = child.stdout.take().expect("kubectl's stdout is piped");
+        self.watch = Some((child, tokio::io::BufReader::new(stdout).lines()));
+    }
+
+    /// Returns once the object may have changed since the last call: the watch printed it
+    /// (the first time: its initial listing), or the fallback interval passed. A watch that
+    /// ended (the object is missing) is started again after a short pause.
+    pub async fn next(&mut self) {
+        let Some((_, lines)) = self.watch.as_mut() else {
+            tokio::time::sleep(NO_WATCH_RETRY).await;
+            self.spawn_watch();
+            return;
+        };
+        match tokio::time::timeout(CHANGE_FALLBACK, lines.next_line()).await {
+            Ok(Ok(Some(_))) => {
+                // Changes that came together need one look, not one each.
+                while let Ok(Ok(Some(_))) =
+                    tokio::time::timeout(Duration::ZERO, lines.next_line()).await
+                {}
+            }
+            Err(_) => {}
+            Ok(Ok(None) | Err(_)) => {
+                self.watch = None;
+                tokio::time::sleep(NO_WATCH_RETRY).await;
+                self.spawn_watch();
+            }
+        }
+    }
 }
 
 /// Waits (at most 20 s) for a kubectl started with [`Kubectl::spawn`] to end; returns its exit

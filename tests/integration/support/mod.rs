@@ -261,19 +261,27 @@ spec:
             .await
     }
 
-    /// Waits until a jsonpath of an object equals `expected`; on timeout says what kubectl
-    /// describes.
+    /// Waits until a jsonpath of an object equals `expected`, looking again each time
+    /// `kubectl get -w` reports a change of the object; on timeout says what kubectl describes.
     pub async fn wait_jsonpath(&self, what: &str, path: &str, expected: &str) {
-        let waited = eventually(format!("{what} {path} == {expected:?}"))
-            .within(Duration::from_secs(30))
-            .every(KUBECTL_INTERVAL)
-            .try_until_async(|| async {
+        const WITHIN: Duration = Duration::from_secs(30);
+        let mut changes = self.kubectl.changes(what);
+        let waited = tokio::time::timeout(WITHIN, async {
+            loop {
                 let last = self.jsonpath(what, path).await;
-                if last == expected { Ok(()) } else { Err(last) }
-            })
-            .await;
-        if let Err(timed_out) = waited {
-            panic!("{timed_out}\n{}", self.k(&["describe", what]).await);
+                if last == expected {
+                    return;
+                }
+                changes.next().await;
+            }
+        })
+        .await;
+        if waited.is_err() {
+            let last = self.jsonpath(what, path).await;
+            panic!(
+                "{what} {path} == {expected:?} not seen within {WITHIN:?}; last: {last:?}\n{}",
+                self.k(&["describe", what]).await
+            );
         }
     }
 
