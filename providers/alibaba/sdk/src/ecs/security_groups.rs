@@ -331,6 +331,29 @@ impl EcsClient {
         Ok(())
     }
 
+    /// `RevokeSecurityGroup` / `RevokeSecurityGroupEgress` of rules by their
+    /// `SecurityGroupRuleId.N`, at most [`MAX_RULES_PER_CALL`] per call: whatever their peer (a
+    /// block, a group, a prefix list). ECS refuses an ID the group does not hold
+    /// ([`Error::is_rule_not_found`]).
+    pub async fn revoke_security_group_rules(
+        &self,
+        security_group_id: &str,
+        direction: Direction,
+        rule_ids: &[String],
+    ) -> Result<(), Error> {
+        let (_, action) = direction.actions();
+        for chunk in rule_ids.chunks(MAX_RULES_PER_CALL) {
+            let mut p = Params::new();
+            p.set("SecurityGroupId", security_group_id);
+            for (i, id) in chunk.iter().enumerate() {
+                p.set(format!("SecurityGroupRuleId.{}", i + 1), id);
+            }
+            p.set("ClientToken", resolve_client_token(action, None)?);
+            self.call_typed::<AckResponse>(action, &p).await?;
+        }
+        Ok(())
+    }
+
     /// `TagResources` on one security group: adds or overwrites these tags.
     pub async fn tag_security_group(
         &self,
