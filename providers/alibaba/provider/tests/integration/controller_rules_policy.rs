@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::controller_support::{Env, NS, WAIT, cloud, external_name, wait_ready};
 
 fn stack_object<K: serde::de::DeserializeOwned>(kind: &str) -> K {
-    let text = ferroplane_testkit::samples::read("stack.yaml");
+    let text = ferroplane_testkit::samples::read("network.yaml");
     let doc = text
         .split("\n---\n")
         .map(|doc| serde_saphyr::from_str::<Value>(doc).expect("stack document"))
