@@ -314,23 +314,6 @@ impl EcsClient {
         Ok(())
     }
 
-    /// `RevokeSecurityGroup` / `RevokeSecurityGroupEgress`, at most [`MAX_RULES_PER_CALL`] rules
-    /// per call.
-    pub async fn revoke_security_group(
-        &self,
-        security_group_id: &str,
-        direction: Direction,
-        rules: &[Rule],
-    ) -> Result<(), Error> {
-        let (_, action) = direction.actions();
-        for chunk in rules.chunks(MAX_RULES_PER_CALL) {
-            let mut p = rule_params(direction, security_group_id, chunk);
-            p.set("ClientToken", resolve_client_token(action, None)?);
-            self.call_typed::<AckResponse>(action, &p).await?;
-        }
-        Ok(())
-    }
-
     /// `RevokeSecurityGroup` / `RevokeSecurityGroupEgress` of rules by their
     /// `SecurityGroupRuleId.N`, at most [`MAX_RULES_PER_CALL`] per call: whatever their peer (a
     /// block, a group, a prefix list). ECS refuses an ID the group does not hold
