@@ -325,7 +325,10 @@ async fn deletion_protection_is_kept_and_refuses_the_delete_until_the_spec_lifts
         message.contains(&id) && message.contains("deletionProtection: false"),
         "{message}"
     );
-    assert_eq!(live(&env, ResourceKind::NatGateway), [id.clone()]);
+    assert_eq!(
+        live(&env, ResourceKind::NatGateway),
+        std::slice::from_ref(&id)
+    );
 
     // The spec lifts it, during the deletion: the gateway goes.
     gateways

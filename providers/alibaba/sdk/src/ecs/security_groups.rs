@@ -48,7 +48,8 @@ impl Direction {
     }
 }
 
-/// One rule to authorize or revoke; the CIDR is the source (ingress) or destination (egress).
+/// One rule with an IPv4 peer to authorize; the CIDR is the source (ingress) or destination
+/// (egress). Rules are revoked by their IDs.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Rule {
     /// `tcp`, `udp`, `icmp`, `gre` or `all`.
