@@ -154,91 +154,28 @@ fn samples_fit_their_types() {
     assert_sample_fits::<etcd::EtcdCluster>("etcdcluster-tls.yaml");
     assert_sample_fits::<etcd_backup::EtcdBackup>("etcdbackup.yaml");
     assert_sample_fits::<application::Application>("application.yaml");
-    let stack = std::fs::read_to_string(deploy_dir("samples").join("stack.yaml")).unwrap();
-    for doc in stack.split("\n---\n") {
-        let value: serde_json::Value = serde_saphyr::from_str(doc).expect("stack document");
-        match value["kind"].as_str() {
-            Some("VPC") => assert_fits::<alibabacloud::VPC>(&value, "stack.yaml VPC"),
-            Some("VSwitch") => assert_fits::<alibabacloud::VSwitch>(&value, "stack.yaml VSwitch"),
-            Some("SecurityGroup") => {
-                assert_fits::<alibabacloud::SecurityGroup>(&value, "stack.yaml SecurityGroup")
-            }
-            Some("ECSInstance") => {
-                assert_fits::<alibabacloud::ECSInstance>(&value, "stack.yaml ECSInstance")
-            }
-            other => panic!("stack.yaml: unexpected kind {other:?}"),
-        }
-    }
-    let eip = std::fs::read_to_string(deploy_dir("samples").join("eip.yaml")).unwrap();
-    let mut kinds = Vec::new();
-    for doc in eip.split("\n---\n") {
-        let value: serde_json::Value = serde_saphyr::from_str(doc).expect("eip.yaml document");
-        match value["kind"].as_str() {
-            Some("ECSInstance") => {
-                assert_fits::<alibabacloud::ECSInstance>(&value, "eip.yaml ECSInstance")
-            }
-            Some("EIP") => assert_fits::<alibabacloud::EIP>(&value, "eip.yaml EIP"),
-            Some("EIPAssociation") => {
-                assert_fits::<alibabacloud::EIPAssociation>(&value, "eip.yaml EIPAssociation")
-            }
-            other => panic!("eip.yaml: unexpected kind {other:?}"),
-        }
-        kinds.push(value["kind"].as_str().unwrap_or_default().to_owned());
-    }
-    assert_eq!(kinds, ["ECSInstance", "EIP", "EIPAssociation"]);
-    let rules =
-        std::fs::read_to_string(deploy_dir("samples").join("securitygrouprule.yaml")).unwrap();
-    let mut rule_count = 0;
-    for doc in rules.split("\n---\n") {
-        let value: serde_json::Value =
-            serde_saphyr::from_str(doc).expect("securitygrouprule.yaml document");
-        match value["kind"].as_str() {
-            Some("VPC") => assert_fits::<alibabacloud::VPC>(&value, "securitygrouprule.yaml VPC"),
-            Some("SecurityGroup") => assert_fits::<alibabacloud::SecurityGroup>(
-                &value,
-                "securitygrouprule.yaml SecurityGroup",
-            ),
-            Some("SecurityGroupRule") => {
-                rule_count += 1;
-                assert_fits::<alibabacloud::SecurityGroupRule>(
-                    &value,
-                    "securitygrouprule.yaml SecurityGroupRule",
-                )
-            }
-            other => panic!("securitygrouprule.yaml: unexpected kind {other:?}"),
-        }
-    }
-    assert_eq!(rule_count, 4);
-    let nat = std::fs::read_to_string(deploy_dir("samples").join("nat-gateway.yaml")).unwrap();
-    let mut kinds = Vec::new();
-    for doc in nat.split("\n---\n") {
-        let value: serde_json::Value =
-            serde_saphyr::from_str(doc).expect("nat-gateway.yaml document");
-        match value["kind"].as_str() {
-            Some("VPC") => assert_fits::<alibabacloud::VPC>(&value, "nat-gateway.yaml VPC"),
-            Some("VSwitch") => {
-                assert_fits::<alibabacloud::VSwitch>(&value, "nat-gateway.yaml VSwitch")
-            }
-            Some("NATGateway") => {
-                assert_fits::<alibabacloud::NATGateway>(&value, "nat-gateway.yaml NATGateway")
-            }
-            Some("EIP") => assert_fits::<alibabacloud::EIP>(&value, "nat-gateway.yaml EIP"),
-            Some("EIPAssociation") => assert_fits::<alibabacloud::EIPAssociation>(
-                &value,
-                "nat-gateway.yaml EIPAssociation",
-            ),
-            Some("SNATEntry") => {
-                assert_fits::<alibabacloud::SNATEntry>(&value, "nat-gateway.yaml SNATEntry")
-            }
-            Some("DNATEntry") => {
-                assert_fits::<alibabacloud::DNATEntry>(&value, "nat-gateway.yaml DNATEntry")
-            }
-            other => panic!("nat-gateway.yaml: unexpected kind {other:?}"),
-        }
-        kinds.push(value["kind"].as_str().unwrap_or_default().to_owned());
-    }
     assert_eq!(
-        kinds,
+        network_sample_kinds("network.yaml"),
+        ["VPC", "VSwitch", "SecurityGroup", "ECSInstance"]
+    );
+    assert_eq!(
+        network_sample_kinds("eip.yaml"),
+        ["ECSInstance", "EIP", "EIPAssociation"]
+    );
+    assert_eq!(
+        network_sample_kinds("securitygrouprule.yaml"),
+        [
+            "VPC",
+            "SecurityGroup",
+            "SecurityGroup",
+            "SecurityGroupRule",
+            "SecurityGroupRule",
+            "SecurityGroupRule",
+            "SecurityGroupRule"
+        ]
+    );
+    assert_eq!(
+        network_sample_kinds("nat-gateway.yaml"),
         [
             "VPC",
             "VSwitch",
@@ -250,6 +187,55 @@ fn samples_fit_their_types() {
             "DNATEntry"
         ]
     );
+    assert_eq!(
+        network_sample_kinds("stack.yaml"),
+        [
+            "VPC",
+            "VSwitch",
+            "VSwitch",
+            "SecurityGroup",
+            "SecurityGroupRule",
+            "SecurityGroupRule",
+            "NATGateway",
+            "EIP",
+            "EIPAssociation",
+            "SNATEntry",
+            "ECSInstance",
+            "EIP",
+            "EIPAssociation",
+            "ECSInstance",
+            "DNATEntry"
+        ]
+    );
+}
+
+/// Checks that every document of a multi-document sample of Alibaba Cloud kinds fits its type;
+/// returns the kinds in file order.
+fn network_sample_kinds(file: &str) -> Vec<String> {
+    use ferroplane_apis::alibabacloud;
+    let text = std::fs::read_to_string(deploy_dir("samples").join(file)).unwrap();
+    let mut kinds = Vec::new();
+    for doc in text.split("\n---\n") {
+        let value: serde_json::Value = serde_saphyr::from_str(doc)
+            .unwrap_or_else(|e| panic!("{file}: a document that is not YAML: {e}"));
+        let kind = value["kind"].as_str().unwrap_or_default().to_owned();
+        let what = format!("{file} {kind}");
+        match kind.as_str() {
+            "VPC" => assert_fits::<alibabacloud::VPC>(&value, &what),
+            "VSwitch" => assert_fits::<alibabacloud::VSwitch>(&value, &what),
+            "SecurityGroup" => assert_fits::<alibabacloud::SecurityGroup>(&value, &what),
+            "SecurityGroupRule" => assert_fits::<alibabacloud::SecurityGroupRule>(&value, &what),
+            "ECSInstance" => assert_fits::<alibabacloud::ECSInstance>(&value, &what),
+            "EIP" => assert_fits::<alibabacloud::EIP>(&value, &what),
+            "EIPAssociation" => assert_fits::<alibabacloud::EIPAssociation>(&value, &what),
+            "NATGateway" => assert_fits::<alibabacloud::NATGateway>(&value, &what),
+            "SNATEntry" => assert_fits::<alibabacloud::SNATEntry>(&value, &what),
+            "DNATEntry" => assert_fits::<alibabacloud::DNATEntry>(&value, &what),
+            other => panic!("{file}: unexpected kind {other:?}"),
+        }
+        kinds.push(kind);
+    }
+    kinds
 }
 
 #[test]

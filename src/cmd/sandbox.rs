@@ -117,8 +117,8 @@ async fn run_full(args: Args) -> anyhow::Result<ExitCode> {
          \x20 kubectl describe ecs ins-0702\n\
          \x20 kubectl patch ecs ins-0702 --type merge -p '{{\"spec\":{{\"forProvider\":{{\"desiredStatus\":\"Stopped\"}}}}}}'\n\
          \x20 kubectl delete ecs ins-0702             # releases the instance in the mock\n\
-         \x20 kubectl apply -f deploy/samples/stack.yaml   # VPC, VSwitch, SecurityGroup, instance\n\
-         \x20 kubectl get vpc,vsw,sg,ecs\n\
+         \x20 kubectl apply -f deploy/samples/stack.yaml   # VPC, NAT, EIPs, rules, two instances\n\
+         \x20 kubectl get managed\n\
          \x20 curl -s {ecs}/_mock/instances           # what the cloud holds\n\
          \x20 kubectl apply -f deploy/samples/application.yaml -f deploy/samples/etcdcluster.yaml\n\
          \x20 kubectl get managed",

@@ -49,7 +49,7 @@ managed_spec! {
         plural = "eips",
         singular = "eip",
         status = "EIPStatus",
-        doc = "An Alibaba Cloud elastic IP address (pay-as-you-go). ferroplane allocates it with AllocateEipAddress, changes its bandwidth, name and description in place (ModifyEipAddressAttribute) and its tags (TagResources), and releases it when the object is deleted (unless deletionPolicy is Orphan). An EIP still associated with an instance is released only once the association is gone: the object waits (WaitingToDelete) until its EIPAssociation is deleted."
+        doc = "An Alibaba Cloud elastic IP address (pay-as-you-go). ferroplane allocates it with AllocateEipAddress, changes its bandwidth, name and description in place (ModifyEipAddressAttribute), its deletion protection (DeletionProtection) and its tags (TagResources), and releases it when the object is deleted (unless deletionPolicy is Orphan). An EIP still associated with an instance is released only once the association is gone: the object waits (WaitingToDelete) until its EIPAssociation is deleted."
     )]
     #[serde(rename_all = "camelCase")]
     pub struct EIPSpec {
@@ -128,6 +128,13 @@ pub struct EIPParameters {
     #[schemars(length(min = 1, max = 64))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("resourceGroupId is immutable"))]
     pub resource_group_id: Option<String>,
+    /// Whether the cloud refuses to release the EIP (`DeletionProtection`, `Type` `EIP`).
+    /// Absent: left as the cloud has it (off for a new EIP). Changed in place; a change made
+    /// elsewhere is reverted. Deleting the object while it is true fails with the reason
+    /// `DeletionProtection` until it is set to false (allowed while the object is being
+    /// deleted), or deletionPolicy is Orphan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_protection: Option<bool>,
     /// Tags. Changed in place (TagResources / UnTagResources): tags the EIP has beyond these
     /// are removed, except ferroplane's UID tag and the cloud's own (`acs:`, `aliyun`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -72,7 +72,7 @@ managed_spec! {
         singular = "natgateway",
         status = "NATGatewayStatus",
         shortname = "ngw",
-        doc = "An Alibaba Cloud enhanced NAT gateway (pay-as-you-go) in a vSwitch of a VPC. ferroplane creates it with CreateNatGateway once its VPC and vSwitch are known (vpcId / vSwitchId, or the objects their references name), changes its name and description in place (ModifyNatGatewayAttribute) and its tags (TagResources), and reports its SNAT and forward table IDs. Deleting it (unless deletionPolicy is Orphan) waits (WaitingToDelete) while SNAT or DNAT entries or EIPs hold it: delete those first; ferroplane never deletes with Force."
+        doc = "An Alibaba Cloud enhanced NAT gateway (pay-as-you-go) in a vSwitch of a VPC. ferroplane creates it with CreateNatGateway once its VPC and vSwitch are known (vpcId / vSwitchId, or the objects their references name), changes its name and description in place (ModifyNatGatewayAttribute), its deletion protection (DeletionProtection) and its tags (TagResources), and reports its SNAT and forward table IDs. Deleting it (unless deletionPolicy is Orphan) waits (WaitingToDelete) while SNAT or DNAT entries or EIPs hold it: delete those first; ferroplane never deletes with Force."
     )]
     #[serde(rename_all = "camelCase")]
     pub struct NATGatewaySpec {
@@ -179,6 +179,13 @@ pub struct NATGatewayParameters {
     #[schemars(length(min = 2, max = 256))]
     #[x_kube(validation = Rule::new("!self.startsWith('http://') && !self.startsWith('https://')").message("description must not start with http:// or https://"))]
     pub description: Option<String>,
+    /// Whether the cloud refuses to delete the gateway (`DeletionProtection`, `Type` `NATGW`).
+    /// Absent: left as the cloud has it (off for a new gateway). Changed in place; a change
+    /// made elsewhere is reverted. Deleting the object while it is true fails with the reason
+    /// `DeletionProtection` until it is set to false (allowed while the object is being
+    /// deleted), or deletionPolicy is Orphan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_protection: Option<bool>,
     /// Tags. Changed in place (TagResources / UnTagResources): tags the gateway has beyond
     /// these are removed, except ferroplane's UID tag and the cloud's own (`acs:`, `aliyun`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -394,7 +394,7 @@ fn subscription_stopped_mode_and_user_data_rules() {
 #[test]
 fn network_kinds_refuse_what_their_apis_cannot_change() {
     let schemas = schemas();
-    let docs = load_all(&repo_dir("deploy/samples").join("stack.yaml"));
+    let docs = load_all(&repo_dir("deploy/samples").join("network.yaml"));
     let kinds: Vec<&str> = docs.iter().filter_map(|d| d["kind"].as_str()).collect();
     assert_eq!(kinds, ["VPC", "VSwitch", "SecurityGroup", "ECSInstance"]);
     let (vpc, vswitch, group) = (&docs[0], &docs[1], &docs[2]);

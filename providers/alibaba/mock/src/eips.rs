@@ -79,6 +79,8 @@ pub struct Eip {
     pub description: String,
     pub resource_group_id: &'static str,
     pub tags: Tags,
+    /// Set by `DeletionProtection` (`Type=EIP`): ReleaseEipAddress refuses the EIP.
+    pub deletion_protection: bool,
     pub allocated_at: Timestamp,
     /// When it starts to show in listings (allocation plus the visibility lag).
     pub visible_from: Timestamp,

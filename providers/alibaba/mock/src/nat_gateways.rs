@@ -55,6 +55,8 @@ pub struct NatGateway {
     pub name: String,
     pub description: String,
     pub tags: Tags,
+    /// Set by `DeletionProtection` (`Type=NATGW`): DeleteNatGateway refuses the gateway.
+    pub deletion_protection: bool,
     pub created_at: Timestamp,
     /// `Creating` until then.
     pub ready_at: Timestamp,

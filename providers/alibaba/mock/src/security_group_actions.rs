@@ -346,12 +346,38 @@ fn revoke(
         .network
         .account(&ctx.caller.account_id)
         .group_mut(region.id, id)?;
-    // Revoking a rule that does not exist succeeds without change.
+    // Since July 2024 ECS refuses a rule ID the group does not hold in this direction (and
+    // revokes none of the call's); rules named by Permissions.N that match none still succeed
+    // without change.
+    if let Some(missing) = rule_ids.iter().find(|r| {
+        !group
+            .rules
+            .iter()
+            .any(|e| e.direction == direction && &e.id == *r)
+    }) {
+        return Err(rule_not_found(direction, missing));
+    }
     group.rules.retain(|e| {
         let by_id = e.direction == direction && rule_ids.contains(&e.id);
         !(by_id || rules.iter().any(|r| r.same_as(e)))
     });
     Ok(json!({}))
+}
+
+/// A revoke naming a rule ID that is not in the group: each direction's action has its own code.
+/// The docs give the codes, not the HTTP status: the egress code is the one ModifySecurityGroupRule
+/// answers (404), the ingress one an invalid parameter's (400).
+fn rule_not_found(direction: Direction, rule_id: &str) -> ErrorResponse {
+    let message =
+        format!("The security group rule {rule_id} does not exist in the security group.");
+    match direction {
+        Direction::Ingress => {
+            ErrorResponse::bad_request("InvalidParam.SecurityGroupRuleId", message)
+        }
+        Direction::Egress => {
+            ErrorResponse::not_found("InvalidSecurityGroupRule.RuleNotExist", message)
+        }
+    }
 }
 
 fn delete(

@@ -19,8 +19,8 @@ pub const FORBIDDEN: &str = "Forbidden";
 /// The operation is not allowed for the instance's billing method: change the spec or the
 /// instance's charge type.
 pub const CHARGE_TYPE_VIOLATION: &str = "ChargeTypeViolation";
-/// The instance has deletion protection on: set `deletionProtection: false` or `deletionPolicy:
-/// Orphan`.
+/// The instance, EIP or NAT gateway has deletion protection on: set `deletionProtection: false`
+/// or `deletionPolicy: Orphan`.
 pub const DELETION_PROTECTION: &str = "DeletionProtection";
 /// The zone has no stock of the instance type: choose another `instanceType` or `zoneId`.
 pub const NO_STOCK: &str = "NoStock";

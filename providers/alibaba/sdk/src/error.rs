@@ -237,6 +237,16 @@ impl Error {
             || self.code_is(|c| c.ends_with(".NotFound") && !c.starts_with("InvalidAccessKeyId"))
     }
 
+    /// A revoke named a security group rule ID the group does not hold in that direction:
+    /// `InvalidParam.SecurityGroupRuleId` (RevokeSecurityGroup) or
+    /// `InvalidSecurityGroupRule.RuleNotExist` (RevokeSecurityGroupEgress, and the Modify
+    /// actions), which ECS answers since July 2024 where it used to succeed.
+    pub fn is_rule_not_found(&self) -> bool {
+        self.code_is(|c| {
+            c == "InvalidParam.SecurityGroupRuleId" || c == "InvalidSecurityGroupRule.RuleNotExist"
+        })
+    }
+
     /// The instance does not exist: `InvalidInstanceId.NotFound` (deleted, or never created), or
     /// `Forbidden.InstanceNotFound` (403), which ECS answers for an instance already released;
     /// Terraform's alicloud provider treats both as gone.

@@ -143,6 +143,7 @@ pub fn allocate_eip_address(
         description: description.unwrap_or_default().to_owned(),
         resource_group_id: group,
         tags: Vec::new(),
+        deletion_protection: false,
         allocated_at: ctx.now,
         visible_from: after_lag(ctx.now, store.visibility_lag),
         binding: None,
@@ -177,7 +178,7 @@ fn eip_view(e: &Eip, status: &str, now: jiff::Timestamp) -> Value {
         "InstanceType": bound.map(|b| b.kind.as_str()).unwrap_or_default(),
         "InstanceRegionId": if bound.is_some() { e.region_id } else { "" },
         "BusinessStatus": "Normal",
-        "DeletionProtection": false,
+        "DeletionProtection": e.deletion_protection,
         "OperationLocks": {"LockReason": []},
         "AvailableRegions": {"AvailableRegion": [e.region_id]},
         "Tags": tags::vpc_view(&e.tags),
@@ -321,6 +322,9 @@ pub fn release_eip_address(
     let eip = store.eips.find(&account, region.id, id)?;
     if eip.status(ctx.now) != "Available" {
         return Err(incorrect_eip_status());
+    }
+    if eip.deletion_protection {
+        return Err(super::deletion_protection::protected());
     }
     if dry_run(p)? {
         return Err(dry_run_passed());

@@ -1,15 +1,17 @@
 //! The VPC API (product Vpc, version `2016-04-28`) on the mock's port: CreateVpc, DescribeVpcs,
 //! DeleteVpc, CreateVSwitch, DescribeVSwitches and DeleteVSwitch, the EIP actions (allocate,
 //! describe, modify, release, associate, unassociate), and NAT gateways with their SNAT and
-//! DNAT entries, with the VPC API's rules and codes. New VPCs and vSwitches are `Pending` for
+//! DNAT entries, and the deletion protection of EIPs and NAT gateways, with the VPC API's rules
+//! and codes. New VPCs and vSwitches are `Pending` for
 //! the transition delay, then `Available`.
 //! This module is the API's action table; the handlers are in `vpcs`, `vswitches`, `attributes`
 //! (DescribeVpcAttribute, DescribeVSwitchAttributes), `route_tables`, `eips`, `eip_associations`,
-//! `nat_gateways`, `snat_entries`, `forward_entries` (with `nat_rules`, what the entries share)
-//! and `tagging`.
+//! `nat_gateways`, `snat_entries`, `forward_entries` (with `nat_rules`, what the entries share),
+//! `deletion_protection` and `tagging`.
 
 mod attributes;
 mod common;
+mod deletion_protection;
 mod eip_associations;
 mod eips;
 mod forward_entries;
@@ -122,5 +124,8 @@ pub const ACTIONS: &[Action] = &[
     }),
     Action::fields("DeleteForwardEntry", |s, c, p| {
         forward_entries::delete_forward_entry(s, c, requested_region(p)?, p)
+    }),
+    Action::fields("DeletionProtection", |s, c, p| {
+        deletion_protection::deletion_protection(s, c, requested_region(p)?, p)
     }),
 ];

@@ -137,6 +137,7 @@ pub fn create_nat_gateway(
         name: name.unwrap_or_default().to_owned(),
         description: description.unwrap_or_default().to_owned(),
         tags: Vec::new(),
+        deletion_protection: false,
         created_at: ctx.now,
         ready_at: ready_at(ctx),
         visible_from: after_lag(ctx.now, store.visibility_lag),
@@ -181,7 +182,7 @@ fn view(store: &Store, g: &NatGateway, status: &str, now: jiff::Timestamp) -> Va
         "InstanceChargeType": "PostPaid",
         "InternetChargeType": "PayByLcu",
         "BusinessStatus": "Normal",
-        "DeletionProtection": false,
+        "DeletionProtection": g.deletion_protection,
         "CreationTime": second_time(g.created_at),
         "ResourceGroupId": crate::resource_groups::DEFAULT,
         "SnatTableIds": {"SnatTableId": [g.snat_table_id]},
@@ -274,8 +275,9 @@ pub fn modify_nat_gateway_attribute(
     Ok(json!({}))
 }
 
-/// `DeleteNatGateway`: an `Available` gateway; its SNAT entries, DNAT entries and bound EIPs
-/// refuse it (in that order) unless `Force=true`, which removes and unbinds them.
+/// `DeleteNatGateway`: an `Available` gateway without deletion protection (even with `Force`);
+/// its SNAT entries, DNAT entries and bound EIPs refuse it (in that order) unless `Force=true`,
+/// which removes and unbinds them.
 pub fn delete_nat_gateway(
     store: &mut Store,
     ctx: &ActionContext<'_>,
@@ -288,6 +290,9 @@ pub fn delete_nat_gateway(
     let gateway = store.nat.gateway(&account, region.id, id)?;
     if gateway.status(ctx.now) != "Available" {
         return Err(incorrect_gateway_status());
+    }
+    if gateway.deletion_protection {
+        return Err(super::deletion_protection::protected());
     }
     let snat: Vec<String> = store
         .nat

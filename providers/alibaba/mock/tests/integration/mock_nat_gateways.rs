@@ -516,3 +516,93 @@ async fn a_new_gateway_is_listed_after_the_lag_and_a_deleted_one_during_it() {
     .await
     .expect_error(404, "InvalidNatGatewayId.NotFound");
 }
+
+#[tokio::test]
+async fn deletion_protection_refuses_deleting_a_gateway_or_releasing_an_eip() {
+    let mock = start(Duration::ZERO).await;
+    let s = Signer::new(&mock);
+    let (vpc_id, vswitch, _) = network(&s).await;
+    let gateway_id = text(
+        &vpc(
+            &s,
+            "CreateNatGateway",
+            &[("VpcId", &vpc_id), ("VSwitchId", &vswitch)],
+        )
+        .await
+        .ok(),
+        "NatGatewayId",
+    );
+    let eip = text(
+        &vpc(&s, "AllocateEipAddress", &[]).await.ok(),
+        "AllocationId",
+    );
+    let protect = |kind: &'static str, id: String, on: &'static str| {
+        let s = &s;
+        async move {
+            vpc(
+                s,
+                "DeletionProtection",
+                &[
+                    ("Type", kind),
+                    ("InstanceId", &id),
+                    ("ProtectionEnable", on),
+                ],
+            )
+            .await
+        }
+    };
+    let described_eip = || async {
+        vpc(&s, "DescribeEipAddresses", &[("AllocationId", &eip)])
+            .await
+            .ok()["EipAddresses"]["EipAddress"][0]
+            .clone()
+    };
+    assert_eq!(gateway(&s, &gateway_id).await["DeletionProtection"], false);
+    assert_eq!(described_eip().await["DeletionProtection"], false);
+    protect("NATGW", gateway_id.clone(), "true").await.ok();
+    protect("EIP", eip.clone(), "true").await.ok();
+    assert_eq!(gateway(&s, &gateway_id).await["DeletionProtection"], true);
+    assert_eq!(described_eip().await["DeletionProtection"], true);
+    protect("EIP", eip.clone(), "true")
+        .await
+        .expect_error(400, "DeletionProtection.AlreadyEnabled");
+    // Refused, even with Force.
+    for force in ["false", "true"] {
+        vpc(
+            &s,
+            "DeleteNatGateway",
+            &[("NatGatewayId", &gateway_id), ("Force", force)],
+        )
+        .await
+        .expect_error(400, "InvalidOperation.DeletionProtection");
+    }
+    vpc(&s, "ReleaseEipAddress", &[("AllocationId", &eip)])
+        .await
+        .expect_error(400, "InvalidOperation.DeletionProtection");
+    // What the action does not know.
+    protect("VPN", gateway_id.clone(), "true")
+        .await
+        .expect_error(400, "DeletionProtection.TypeNotSupport");
+    protect("NATGW", eip.clone(), "true")
+        .await
+        .expect_error(400, "DeletionProtection.ResourceNotExist");
+    protect("CBWP", "cbwp-1".to_owned(), "true")
+        .await
+        .expect_error(400, "DeletionProtection.ResourceNotExist");
+    vpc(
+        &s,
+        "DeletionProtection",
+        &[("Type", "EIP"), ("InstanceId", &eip)],
+    )
+    .await
+    .expect_error(400, "MissingParameter");
+    // Lifted: deleted and released.
+    protect("NATGW", gateway_id.clone(), "false").await.ok();
+    protect("EIP", eip.clone(), "false").await.ok();
+    vpc(&s, "DeleteNatGateway", &[("NatGatewayId", &gateway_id)])
+        .await
+        .ok();
+    vpc(&s, "ReleaseEipAddress", &[("AllocationId", &eip)])
+        .await
+        .ok();
+}

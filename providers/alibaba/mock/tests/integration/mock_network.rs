@@ -500,7 +500,7 @@ async fn security_group_rules_in_both_forms() {
         "0.0.0.0/0"
     );
 
-    // Revoke in both forms; revoking a rule that is not there succeeds.
+    // Revoke in both forms; revoking by parameters a rule that is not there succeeds.
     sg(
         &s,
         "RevokeSecurityGroup",

@@ -168,6 +168,21 @@ async fn an_outbound_rule_changes_in_place_by_id_and_is_revoked_by_id() {
     .await
     .ok();
     assert!(rules(&s, &group, "egress").await.is_empty());
+    // Since July 2024 ECS refuses to revoke an ID the group does not hold, in either direction.
+    ecs(
+        &s,
+        "RevokeSecurityGroupEgress",
+        &[("SecurityGroupId", &group), ("SecurityGroupRuleId.1", &id)],
+    )
+    .await
+    .expect_error(404, "InvalidSecurityGroupRule.RuleNotExist");
+    ecs(
+        &s,
+        "RevokeSecurityGroup",
+        &[("SecurityGroupId", &group), ("SecurityGroupRuleId.1", &id)],
+    )
+    .await
+    .expect_error(400, "InvalidParam.SecurityGroupRuleId");
     assert!(
         mock.ledger()
             .iter()

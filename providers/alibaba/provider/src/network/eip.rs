@@ -1,11 +1,13 @@
 //! The `EIP` kind's external client: `AllocateEipAddress` (with a ClientToken from the
 //! object), then `TagResources` with the UID tag and the spec's tags (AllocateEipAddress takes
 //! none); `DescribeEipAddresses` by ID, or by the UID tag when the ID was never recorded;
-//! bandwidth, name and description changed in place (`ModifyEipAddressAttribute`) and tags by
-//! `TagResources` / `UnTagResources`, a change made elsewhere reverted at the next poll;
-//! `ReleaseEipAddress`, which waits while the EIP is associated with anything.
+//! bandwidth, name and description changed in place (`ModifyEipAddressAttribute`), tags by
+//! `TagResources` / `UnTagResources` and deletion protection by `DeletionProtection`, a change
+//! made elsewhere reverted at the next poll; `ReleaseEipAddress`, which waits while the EIP is
+//! associated with anything, and is refused while the EIP is protected unless the spec turns
+//! the protection off.
 
-use alibaba_sdk::vpc::{AllocateEipAddressRequest, EipAddress, Tag, eip_status};
+use alibaba_sdk::vpc::{AllocateEipAddressRequest, EipAddress, Protected, Tag, eip_status};
 use ferroplane_apis::alibabacloud::{EIP, EIPObservation, EIPParameters};
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalClient, ExternalRef, IdempotencyKey,
@@ -13,6 +15,7 @@ use ferroplane_runtime::{
 };
 
 use super::attributes::{self, AttributeDiff, Compared};
+use super::deletion_protection;
 use crate::cloud_connector::CloudClients;
 use crate::cloud_fields::non_empty;
 
@@ -22,11 +25,12 @@ const RESOURCE_TYPE: &str = "EIP";
 const CONN_ALLOCATION_ID: &str = "allocationId";
 const CONN_IP_ADDRESS: &str = "ipAddress";
 
-/// What differs between the spec and the EIP: the attribute diff (name, description, tags) and
-/// the bandwidth.
+/// What differs between the spec and the EIP: the attribute diff (name, description, tags), the
+/// bandwidth and the deletion protection.
 struct EipDiff {
     attributes: AttributeDiff,
     bandwidth: Option<u32>,
+    protection: Option<bool>,
     lines: Vec<String>,
 }
 
@@ -48,9 +52,12 @@ fn diff(p: &EIPParameters, found: &EipAddress) -> EipDiff {
     if let Some(b) = bandwidth {
         lines.push(format!("bandwidth: {} → {b}", found.bandwidth));
     }
+    let protection = deletion_protection::drift(p.deletion_protection, found.deletion_protection);
+    lines.extend(protection.map(deletion_protection::diff_line));
     EipDiff {
         attributes,
         bandwidth,
+        protection,
         lines,
     }
 }
@@ -192,6 +199,10 @@ impl ExternalClient<EIP> for CloudClients {
         }
         self.sync_vpc_api_tags(RESOURCE_TYPE, id, &d.attributes)
             .await?;
+        if let Some(enable) = d.protection {
+            self.set_deletion_protection(Protected::Eip, id, enable)
+                .await?;
+        }
         Ok(Update::done())
     }
 
@@ -207,7 +218,7 @@ impl ExternalClient<EIP> for CloudClients {
         .map(drop)
     }
 
-    async fn delete(&self, _mr: &EIP, ext: &ExternalRef) -> Result<Deletion, ReconcileError> {
+    async fn delete(&self, mr: &EIP, ext: &ExternalRef) -> Result<Deletion, ReconcileError> {
         let Some(found) = self.find_eip(ext.name(), &ext.uid).await? else {
             return Ok(Deletion::Gone);
         };
@@ -217,6 +228,13 @@ impl ExternalClient<EIP> for CloudClients {
             eip_status::AVAILABLE => {}
             status => return Ok(Deletion::Waiting(still_associated(&found, status))),
         }
+        self.lift_deletion_protection(
+            Protected::Eip,
+            id,
+            found.deletion_protection,
+            mr.spec.for_provider.deletion_protection,
+        )
+        .await?;
         match self
             .raw("ReleaseEipAddress", self.region.vpc.release_eip_address(id))
             .await
@@ -293,6 +311,13 @@ mod tests {
             },
             cloud(),
         ];
+        let protected = EIPParameters {
+            deletion_protection: Some(true),
+            ..spec()
+        };
+        let d = diff(&protected, &tagged(cloud()));
+        assert_eq!(d.protection, Some(true));
+        assert_eq!(d.lines, ["deletionProtection: false → true"]);
         for found in drifted {
             let d = diff(&spec(), &found);
             assert_eq!(d.lines.len(), 1, "{found:?}: {:?}", d.lines);

@@ -15,6 +15,7 @@ pub const EIP_FIELDS: &[Field] = &[
     in_place("name", MODIFY),
     in_place("description", MODIFY),
     immutable("resourceGroupId"),
+    in_place("deletionProtection", "DeletionProtection"),
     in_place("tags", "TagResources / UnTagResources"),
 ];
 

@@ -16,6 +16,7 @@
 //! - `eip`, `eip_association`: an EIP, and its association with an instance (named
 //!   `<allocationId>:<instanceId>`, observed through the EIP);
 //! - `nat_gateway`: a NAT gateway, deleted only once its entries and EIPs are gone;
+//! - `deletion_protection`: the deletion protection of EIPs and NAT gateways;
 //! - `snat_entry`, `dnat_entry` with `nat_tables`: an entry of a gateway's SNAT or forward
 //!   table, named by the entry's ID (entries take no tags);
 //! - `security_group_rule` with `rule_spec` (pure): one rule of a group as an object, named by
@@ -24,6 +25,7 @@
 //!   the EIP, NAT and SecurityGroupRule kinds.
 
 mod attributes;
+mod deletion_protection;
 mod dnat_entry;
 mod eip;
 mod eip_association;

@@ -28,6 +28,7 @@ pub const NAT_GATEWAY_FIELDS: &[Field] = &[
     immutable("networkType"),
     in_place("name", MODIFY),
     in_place("description", MODIFY),
+    in_place("deletionProtection", "DeletionProtection"),
     in_place("tags", "TagResources / UnTagResources"),
 ];
 

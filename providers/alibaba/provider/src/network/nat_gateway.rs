@@ -2,13 +2,14 @@
 //! from the object), then `TagResources` (`NATGATEWAY`) with the UID tag and the spec's tags;
 //! `DescribeNatGateways` by ID, or by the UID tag when the ID was never recorded; name and
 //! description changed in place (`ModifyNatGatewayAttribute`) and tags by `TagResources` /
-//! `UnTagResources`, a change made elsewhere reverted at the next poll; `DeleteNatGateway`
-//! without `Force`, which waits while SNAT or DNAT entries or bound EIPs hold the gateway and
-//! names them.
+//! `UnTagResources` and deletion protection by `DeletionProtection`, a change made elsewhere
+//! reverted at the next poll; `DeleteNatGateway` without `Force`, which waits while SNAT or
+//! DNAT entries or bound EIPs hold the gateway and names them, and is refused while the gateway
+//! is protected unless the spec turns the protection off.
 
 use alibaba_sdk::Error;
 use alibaba_sdk::vpc::{
-    CreateNatGatewayRequest, NatGateway, Tag, nat_gateway_dependency, nat_gateway_status,
+    CreateNatGatewayRequest, NatGateway, Protected, Tag, nat_gateway_dependency, nat_gateway_status,
 };
 use ferroplane_apis::alibabacloud::{NATGateway, NATGatewayObservation, NATGatewayParameters};
 use ferroplane_runtime::references::REFERENCE_NOT_RESOLVED;
@@ -18,6 +19,7 @@ use ferroplane_runtime::{
 };
 
 use super::attributes::{self, AttributeDiff, Compared};
+use super::deletion_protection;
 use crate::cloud_connector::CloudClients;
 use crate::cloud_fields::non_empty;
 
@@ -26,8 +28,9 @@ const RESOURCE_TYPE: &str = "NATGATEWAY";
 /// The VPC API's code for a gateway that does not exist.
 const NOT_FOUND: &str = "InvalidNatGatewayId.NotFound";
 
-fn diff(p: &NATGatewayParameters, found: &NatGateway) -> AttributeDiff {
-    attributes::diff(&Compared {
+/// The name, description and tags; and the deletion protection to set, if it differs.
+fn diff(p: &NATGatewayParameters, found: &NatGateway) -> (AttributeDiff, Option<bool>) {
+    let mut attributes = attributes::diff(&Compared {
         name_field: "name",
         want_name: p.name.as_deref(),
         have_name: &found.name,
@@ -35,7 +38,12 @@ fn diff(p: &NATGatewayParameters, found: &NatGateway) -> AttributeDiff {
         have_description: &found.description,
         want_tags: p.tags.as_ref(),
         have_tags: found.tags.pairs().collect(),
-    })
+    });
+    let protection = deletion_protection::drift(p.deletion_protection, found.deletion_protection);
+    attributes
+        .lines
+        .extend(protection.map(deletion_protection::diff_line));
+    (attributes, protection)
 }
 
 fn details(found: &NatGateway) -> ConnectionDetails {
@@ -69,7 +77,7 @@ fn observed(p: &NATGatewayParameters, found: &NatGateway) -> Result<Observation,
         .with_connection_details(details(found));
     observation = match found.status.as_str() {
         nat_gateway_status::AVAILABLE => {
-            let d = diff(p, found);
+            let (d, _) = diff(p, found);
             let observation = observation.with_readiness(Readiness::Available);
             if d.is_empty() {
                 observation
@@ -245,7 +253,7 @@ impl ExternalClient<NATGateway> for CloudClients {
         let Some(found) = self.find_nat_gateway(ext.name(), &ext.uid).await? else {
             return Ok(Update::done());
         };
-        let d = diff(&mr.spec.for_provider, &found);
+        let (d, protection) = diff(&mr.spec.for_provider, &found);
         let id = &found.nat_gateway_id;
         if d.has_attributes() {
             self.call(
@@ -259,6 +267,10 @@ impl ExternalClient<NATGateway> for CloudClients {
             .await?;
         }
         self.sync_vpc_api_tags(RESOURCE_TYPE, id, &d).await?;
+        if let Some(enable) = protection {
+            self.set_deletion_protection(Protected::NatGateway, id, enable)
+                .await?;
+        }
         Ok(Update::done())
     }
 
@@ -274,11 +286,7 @@ impl ExternalClient<NATGateway> for CloudClients {
         .map(drop)
     }
 
-    async fn delete(
-        &self,
-        _mr: &NATGateway,
-        ext: &ExternalRef,
-    ) -> Result<Deletion, ReconcileError> {
+    async fn delete(&self, mr: &NATGateway, ext: &ExternalRef) -> Result<Deletion, ReconcileError> {
         let Some(found) = self.find_nat_gateway(ext.name(), &ext.uid).await? else {
             return Ok(Deletion::Gone);
         };
@@ -292,6 +300,13 @@ impl ExternalClient<NATGateway> for CloudClients {
                 )));
             }
         }
+        self.lift_deletion_protection(
+            Protected::NatGateway,
+            id,
+            found.deletion_protection,
+            mr.spec.for_provider.deletion_protection,
+        )
+        .await?;
         match self
             .raw("DeleteNatGateway", self.region.vpc.delete_nat_gateway(id))
             .await
@@ -339,7 +354,7 @@ mod tests {
 
     #[test]
     fn each_in_place_field_differs_on_its_own() {
-        assert!(diff(&spec(), &cloud("Available")).is_empty());
+        assert!(diff(&spec(), &cloud("Available")).0.is_empty());
         let mut renamed = cloud("Available");
         renamed.name = "other".into();
         let mut described = cloud("Available");
@@ -347,8 +362,16 @@ mod tests {
         let mut untagged = cloud("Available");
         untagged.tags = Default::default();
         for found in [renamed, described, untagged] {
-            assert_eq!(diff(&spec(), &found).lines.len(), 1, "{found:?}");
+            assert_eq!(diff(&spec(), &found).0.lines.len(), 1, "{found:?}");
         }
+        let protected = NATGatewayParameters {
+            deletion_protection: Some(true),
+            ..spec()
+        };
+        let (d, protection) = diff(&protected, &cloud("Available"));
+        assert_eq!(protection, Some(true));
+        assert_eq!(d.lines, ["deletionProtection: false → true"]);
+        assert!(!d.has_attributes(), "DeletionProtection is its own call");
     }
 
     #[test]

@@ -1,14 +1,13 @@
 //! The `SecurityGroup` kind's external client: `CreateSecurityGroup` in the resolved VPC,
 //! `DescribeSecurityGroups` (by ID, or by the UID tag) and `DescribeSecurityGroupAttribute` for
 //! the rules of each direction, which `update` makes match the spec as its `rulesPolicy` says
-//! (authorize what is missing; `Exclusive` also revokes what the spec does not list), and name, description and tags in place
+//! (authorize what is missing; `Exclusive` also revokes, by rule ID, what the spec does not
+//! list, whatever its peer), and name, description and tags in place
 //! (`ModifySecurityGroupAttribute`, `TagResources`, `UntagResources`), `DeleteSecurityGroup`. The
 //! group carries its `rulesPolicy` in the `ferroplane.io/rules-policy` tag, so that
 //! SecurityGroupRule objects stay off an Exclusive group instead of fighting it.
 
-use std::collections::BTreeSet;
-
-use alibaba_sdk::ecs::{CreateSecurityGroupRequest, Direction, Rule, SecurityGroup as Group, Tag};
+use alibaba_sdk::ecs::{CreateSecurityGroupRequest, Direction, SecurityGroup as Group, Tag};
 use ferroplane_apis::alibabacloud::{
     SecurityGroup, SecurityGroupObservation, SecurityGroupParameters,
 };
@@ -19,7 +18,7 @@ use ferroplane_runtime::{
 };
 
 use super::attributes::{self, AttributeDiff, Compared};
-use super::rules::{RulePlan, desired};
+use super::rules::{HeldRule, RulePlan, desired};
 use crate::cloud_connector::CloudClients;
 use crate::cloud_fields::{RULES_POLICY_TAG, uid_tagged};
 
@@ -66,11 +65,7 @@ impl CloudClients {
             .min_by(|a, b| a.security_group_id.cmp(&b.security_group_id)))
     }
 
-    async fn rules(
-        &self,
-        id: &str,
-        direction: Direction,
-    ) -> Result<BTreeSet<Rule>, ReconcileError> {
+    async fn rules(&self, id: &str, direction: Direction) -> Result<Vec<HeldRule>, ReconcileError> {
         let attribute = self
             .call(
                 "DescribeSecurityGroupAttribute",
@@ -82,7 +77,7 @@ impl CloudClients {
             .items
             .iter()
             .filter(|p| p.direction.is_empty() || p.direction == direction.as_str())
-            .map(|p| p.to_rule(direction))
+            .map(|p| HeldRule::new(p, direction))
             .collect())
     }
 
@@ -239,13 +234,14 @@ impl ExternalClient<SecurityGroup> for CloudClients {
         }
         for (direction, plan, _) in self.plans(id, &mr.spec.for_provider).await? {
             // Revoke first: a rule whose priority or policy changed is one revoke and one
-            // authorize, and the group's rule quota counts both while both exist.
+            // authorize, and the group's rule quota counts both while both exist. By rule ID:
+            // a rule's peer may be one the spec cannot name (a group, an IPv6 block).
             if !plan.revoke.is_empty() {
                 self.call(
                     "RevokeSecurityGroup",
                     self.region
                         .ecs
-                        .revoke_security_group(id, direction, &plan.revoke),
+                        .revoke_security_group_rules(id, direction, &plan.revoke_ids()),
                 )
                 .await?;
             }

@@ -289,7 +289,7 @@ impl ExternalClient<SecurityGroupRule> for CloudClients {
             .await
         {
             Ok(()) => Ok(Deletion::InProgress),
-            Err(e) if e.is_not_found() => Ok(Deletion::Gone),
+            Err(e) if e.is_not_found() || e.is_rule_not_found() => Ok(Deletion::Gone),
             Err(e) => Err(self.error(&e)),
         }
     }

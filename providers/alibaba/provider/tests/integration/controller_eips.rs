@@ -3,7 +3,8 @@
 //! EIP's address, and deleting the EIP first waits (`WaitingToDelete`) until the association is
 //! deleted, then everything is gone from the mock; an EIP's bandwidth, name, description and
 //! tags change in place and a change made elsewhere is reverted; an association undone
-//! elsewhere is made again, and an EIP associated with another instance is never taken.
+//! elsewhere is made again, and an EIP associated with another instance is never taken; an EIP
+//! created protected is released only once the spec lifts its deletion protection.
 
 use alibaba_mock::ResourceKind;
 use alibaba_sdk::vpc::{EipAddress, EipTarget, Tag, VpcClient};
@@ -329,4 +330,50 @@ async fn set_paused(api: &Api<EIPAssociation>, value: &str) {
     api.patch("bastion", &PatchParams::default(), &Patch::Merge(patch))
         .await
         .expect("annotated");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_protected_eip_is_released_only_once_the_spec_lifts_the_protection() {
+    let env = Env::start().await;
+    let (_, mut eip, _) = sample();
+    eip.spec.for_provider.deletion_protection = Some(true);
+    let eips: Api<EIP> = Api::namespaced(env.client.clone(), NS);
+    eips.create(&PostParams::default(), &eip)
+        .await
+        .expect("EIP");
+    let ready: EIP = wait_ready(&env, "bastion").await;
+    let id = external_name(&ready).expect("allocation ID").to_owned();
+    let vpc = cloud(&env).1;
+    // Allocated unprotected (AllocateEipAddress takes no protection), then protected in place.
+    eventually(format!("EIP {id}: protected"))
+        .within(WAIT)
+        .until_async(|| async { described(&vpc, &id).await.deletion_protection })
+        .await;
+    eips.delete("bastion", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let message = eventually("EIP bastion: Synced=False DeletionProtection")
+        .within(WAIT)
+        .for_object(&eips, "bastion", |o| {
+            o.and_then(|o| condition(o, SYNCED)).is_some_and(|c| {
+                c.status == ConditionStatus::False && c.message.starts_with("DeletionProtection")
+            })
+        })
+        .await
+        .and_then(|o| condition(&o, SYNCED).map(|c| c.message.clone()))
+        .expect("a message");
+    assert!(message.contains(&format!("EIP {id}")), "{message}");
+    assert_eq!(live(&env, ResourceKind::Eip), std::slice::from_ref(&id));
+    eips.patch(
+        "bastion",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"forProvider": {"deletionProtection": false}}})),
+    )
+    .await
+    .expect("unprotected");
+    eventually("EIP released")
+        .within(WAIT)
+        .until(|| live(&env, ResourceKind::Eip).is_empty())
+        .await;
+    env.stop().await;
 }

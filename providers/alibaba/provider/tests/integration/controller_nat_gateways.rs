@@ -2,11 +2,14 @@
 //! gateway) applied at once in reverse order becomes Ready and reports the gateway's tables;
 //! deleting the gateway while an SNAT entry and a bound EIP hold it waits (`WaitingToDelete`,
 //! naming each in turn) and never deletes with Force, then everything is gone from the mock;
-//! name, description and tags change in place and a change made elsewhere is reverted.
+//! name, description and tags change in place and a change made elsewhere is reverted; so does
+//! deletion protection, which refuses the delete (`DeletionProtection`) until the spec turns it
+//! off.
 
 use alibaba_mock::ResourceKind;
 use alibaba_sdk::vpc::{
-    AllocateEipAddressRequest, CreateSnatEntryRequest, EipTarget, NatGateway, Tag, VpcClient,
+    AllocateEipAddressRequest, CreateSnatEntryRequest, EipTarget, NatGateway, Protected, Tag,
+    VpcClient,
 };
 use ferroplane_apis::alibabacloud::{NATGateway, VPC, VSwitch};
 use ferroplane_apis::common::ConditionStatus;
@@ -263,6 +266,79 @@ async fn a_gateway_changes_in_place_and_drift_is_reverted() {
         .delete("egress", &DeleteParams::default())
         .await
         .expect("delete");
+    eventually("NAT gateway deleted")
+        .within(WAIT)
+        .until(|| live(&env, ResourceKind::NatGateway).is_empty())
+        .await;
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletion_protection_is_kept_and_refuses_the_delete_until_the_spec_lifts_it() {
+    let env = Env::start().await;
+    let (id, _) = apply_sample(&env).await;
+    let vpc = cloud(&env).1;
+    let gateways: Api<NATGateway> = Api::namespaced(env.client.clone(), NS);
+    let protect = |on: bool| json!({"spec": {"forProvider": {"deletionProtection": on}}});
+    gateways
+        .patch(
+            "egress",
+            &PatchParams::default(),
+            &Patch::Merge(protect(true)),
+        )
+        .await
+        .expect("protected");
+    eventually(format!("NAT gateway {id}: protected"))
+        .within(WAIT)
+        .until_async(|| async { described(&vpc, &id).await.deletion_protection })
+        .await;
+    // The cloud refuses to delete it now, with its code.
+    let refused = vpc.delete_nat_gateway(&id).await.expect_err("protected");
+    assert_eq!(refused.code(), Some(alibaba_sdk::vpc::PROTECTED));
+
+    // Turned off in the console: protected again at the next poll.
+    vpc.deletion_protection(Protected::NatGateway, &id, false)
+        .await
+        .expect("console unprotects");
+    assert!(!described(&vpc, &id).await.deletion_protection);
+    eventually(format!("NAT gateway {id}: protection restored"))
+        .within(WAIT)
+        .until_async(|| async { described(&vpc, &id).await.deletion_protection })
+        .await;
+
+    // Deleting the object fails with the reason while the spec keeps the protection.
+    gateways
+        .delete("egress", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let message = eventually("NATGateway egress: Synced=False DeletionProtection")
+        .within(WAIT)
+        .for_object(&gateways, "egress", |o| {
+            o.and_then(|o| condition(o, SYNCED)).is_some_and(|c| {
+                c.status == ConditionStatus::False && c.message.starts_with("DeletionProtection")
+            })
+        })
+        .await
+        .and_then(|o| condition(&o, SYNCED).map(|c| c.message.clone()))
+        .expect("a message");
+    assert!(
+        message.contains(&id) && message.contains("deletionProtection: false"),
+        "{message}"
+    );
+    assert_eq!(
+        live(&env, ResourceKind::NatGateway),
+        std::slice::from_ref(&id)
+    );
+
+    // The spec lifts it, during the deletion: the gateway goes.
+    gateways
+        .patch(
+            "egress",
+            &PatchParams::default(),
+            &Patch::Merge(protect(false)),
+        )
+        .await
+        .expect("unprotected");
     eventually("NAT gateway deleted")
         .within(WAIT)
         .until(|| live(&env, ResourceKind::NatGateway).is_empty())

@@ -16,9 +16,9 @@ use serde_json::Value;
 
 use crate::controller_support::{Env, NS, WAIT, cloud, condition, external_name, wait_ready};
 
-/// The documents of `deploy/samples/stack.yaml`.
+/// The documents of `deploy/samples/network.yaml`.
 fn stack() -> Vec<Value> {
-    let text = ferroplane_testkit::samples::read("stack.yaml");
+    let text = ferroplane_testkit::samples::read("network.yaml");
     text.split("\n---\n")
         .map(|doc| serde_saphyr::from_str(doc).expect("stack document"))
         .collect()

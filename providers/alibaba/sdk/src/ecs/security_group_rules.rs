@@ -175,8 +175,8 @@ impl EcsClient {
         Ok(())
     }
 
-    /// `RevokeSecurityGroup` / `RevokeSecurityGroupEgress` of the rule `rule_id` (a rule that
-    /// is gone already is no error to ECS).
+    /// `RevokeSecurityGroup` / `RevokeSecurityGroupEgress` of the rule `rule_id`. Since July
+    /// 2024 ECS refuses a rule that is gone already ([`Error::is_rule_not_found`]).
     pub async fn revoke_rule(
         &self,
         security_group_id: &str,

@@ -48,7 +48,8 @@ impl Direction {
     }
 }
 
-/// One rule to authorize or revoke; the CIDR is the source (ingress) or destination (egress).
+/// One rule with an IPv4 peer to authorize; the CIDR is the source (ingress) or destination
+/// (egress). Rules are revoked by their IDs.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Rule {
     /// `tcp`, `udp`, `icmp`, `gre` or `all`.
@@ -314,17 +315,23 @@ impl EcsClient {
         Ok(())
     }
 
-    /// `RevokeSecurityGroup` / `RevokeSecurityGroupEgress`, at most [`MAX_RULES_PER_CALL`] rules
-    /// per call.
-    pub async fn revoke_security_group(
+    /// `RevokeSecurityGroup` / `RevokeSecurityGroupEgress` of rules by their
+    /// `SecurityGroupRuleId.N`, at most [`MAX_RULES_PER_CALL`] per call: whatever their peer (a
+    /// block, a group, a prefix list). ECS refuses an ID the group does not hold
+    /// ([`Error::is_rule_not_found`]).
+    pub async fn revoke_security_group_rules(
         &self,
         security_group_id: &str,
         direction: Direction,
-        rules: &[Rule],
+        rule_ids: &[String],
     ) -> Result<(), Error> {
         let (_, action) = direction.actions();
-        for chunk in rules.chunks(MAX_RULES_PER_CALL) {
-            let mut p = rule_params(direction, security_group_id, chunk);
+        for chunk in rule_ids.chunks(MAX_RULES_PER_CALL) {
+            let mut p = Params::new();
+            p.set("SecurityGroupId", security_group_id);
+            for (i, id) in chunk.iter().enumerate() {
+                p.set(format!("SecurityGroupRuleId.{}", i + 1), id);
+            }
             p.set("ClientToken", resolve_client_token(action, None)?);
             self.call_typed::<AckResponse>(action, &p).await?;
         }

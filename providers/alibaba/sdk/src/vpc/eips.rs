@@ -106,6 +106,8 @@ pub struct EipAddress {
     pub instance_id: String,
     /// The type of that resource (`EcsInstance`, `Nat`, …).
     pub instance_type: String,
+    /// Whether ReleaseEipAddress refuses it (set by `DeletionProtection`).
+    pub deletion_protection: bool,
     /// Tags.
     pub tags: TagList,
 }

@@ -8,18 +8,21 @@
 //!   `DescribeVSwitches`, `DeleteVSwitch`), paging to the last page;
 //! - `eips`: EIPs and their associations (`AllocateEipAddress` … `UnassociateEipAddress`);
 //! - `nat_gateways`: NAT gateways (`CreateNatGateway` … `DeleteNatGateway`);
-//! - `nat_entries`: their SNAT and DNAT (forward) entries.
+//! - `nat_entries`: their SNAT and DNAT (forward) entries;
+//! - `deletion_protection`: `DeletionProtection` of EIPs and NAT gateways.
 //!
 //! Security groups belong to the ECS API: see [`crate::ecs`].
 
 mod actions;
 mod client;
+mod deletion_protection;
 mod eips;
 mod nat_entries;
 mod nat_gateways;
 mod types;
 
 pub use client::{VPC_API_VERSION, VpcClient, vpc_endpoint};
+pub use deletion_protection::{ALREADY_ENABLED, PROTECTED, Protected};
 pub use eips::{
     AllocateEipAddressRequest, AllocateEipAddressResponse, EipAddress, EipAddressList, EipTarget,
     MAX_EIP_IDS_PER_CALL, eip_status,

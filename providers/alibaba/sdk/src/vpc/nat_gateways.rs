@@ -117,6 +117,8 @@ pub struct NatGateway {
     pub nat_type: String,
     /// `internet` or `intranet`.
     pub network_type: String,
+    /// Whether DeleteNatGateway refuses it (set by `DeletionProtection`).
+    pub deletion_protection: bool,
     /// The SNAT table.
     pub snat_table_ids: SnatTableIdList,
     /// The forward (DNAT) table.
