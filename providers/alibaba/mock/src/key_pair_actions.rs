@@ -203,13 +203,15 @@ fn invalid_instance_ids() -> ErrorResponse {
     )
 }
 
-/// One instance's outcome, as the `Results.Result` of AttachKeyPair / DetachKeyPair.
+/// One instance's outcome, as the `Results.Result` of AttachKeyPair / DetachKeyPair. ECS types
+/// this answer's counts and `Success` as strings (`"1"`, `"true"`; the official SDKs' models,
+/// generated from the API's metadata, declare them so), unlike the RAM-role batch actions.
 fn result(instance_id: &str, code: &str, message: &str) -> Value {
     json!({
         "InstanceId": instance_id,
         "Code": code,
         "Message": message,
-        "Success": code == "200",
+        "Success": (code == "200").to_string(),
     })
 }
 
@@ -271,8 +273,8 @@ fn bind(
     }
     Ok(json!({
         "KeyPairName": name,
-        "TotalCount": ids.len(),
-        "FailCount": failed,
+        "TotalCount": ids.len().to_string(),
+        "FailCount": failed.to_string(),
         "Results": {"Result": results},
     }))
 }

@@ -131,6 +131,7 @@ pub use instance_view::InstanceSummary;
 pub use launch_spec::LaunchSpec;
 pub use ledger::{Change, LedgerEntry, secret_digest};
 pub use password::password_digest;
+pub use products::served_actions;
 pub use resource_records::{ResourceKind, ResourceRecord};
 pub use stats::MockStats;
 

@@ -125,6 +125,19 @@ fn readme_table() -> String {
     table
 }
 
+/// Every action the mock serves, as (API, action), the API named as README's table names it
+/// (`ECS`, `VPC`, `STS`): what a check of all answers (the Go SDK test) must cover.
+pub fn served_actions() -> Vec<(&'static str, &'static str)> {
+    [
+        (Product::Ecs, "ECS"),
+        (Product::Vpc, "VPC"),
+        (Product::Sts, "STS"),
+    ]
+    .into_iter()
+    .flat_map(|(product, api)| product.names().map(move |name| (api, name)))
+    .collect()
+}
+
 /// The `&'static` label an action is counted under ([`UNKNOWN_ACTION`] when no API serves it).
 pub fn label(action: &str) -> &'static str {
     [Product::Ecs, Product::Vpc, Product::Sts]

@@ -214,6 +214,8 @@ fn describe(
         "TotalCount": total,
         "PageNumber": number,
         "PageSize": size,
+        // Pages by number only: the token of the next page is always empty ("no next page").
+        "NextToken": "",
         "SecurityGroups": {"SecurityGroup": views},
     }))
 }
@@ -283,6 +285,10 @@ fn attribute(
         "VpcId": g.vpc_id,
         "InnerAccessPolicy": "Accept",
         "Permissions": {"Permission": permissions},
+        // All rules in one answer: no next page. The reference documents no content for
+        // `SnapshotPolicyIds` (the SDKs declare it): an empty wrapper list, as for any list.
+        "NextToken": "",
+        "SnapshotPolicyIds": {"SnapshotPolicyId": []},
     }))
 }
 

@@ -90,7 +90,7 @@ func check(key string, body json.RawMessage, filled map[string]bool) []problem {
 	if !ok {
 		return []problem{{Path: "", Kind: kindNoModel, Detail: "no response model in the table for " + key}}
 	}
-	var problems []problem
+	problems := []problem{}
 	// The SDK's own decoding: the whole body into the typed model.
 	if err := json.Unmarshal(body, newOf(model)); err != nil {
 		problems = append(problems, problem{Path: "", Kind: kindUndecodable, Detail: err.Error()})
