@@ -86,6 +86,7 @@ var models = map[string]reflect.Type{
 	"VPC/DeleteForwardEntry":                    reflect.TypeFor[vpc.DeleteForwardEntryResponseBody](),
 	"VPC/DeleteNatGateway":                      reflect.TypeFor[vpc.DeleteNatGatewayResponseBody](),
 	"VPC/DeleteSnatEntry":                       reflect.TypeFor[vpc.DeleteSnatEntryResponseBody](),
+	"VPC/DeletionProtection":                    reflect.TypeFor[vpc.DeletionProtectionResponseBody](),
 	"VPC/DeleteVSwitch":                         reflect.TypeFor[vpc.DeleteVSwitchResponseBody](),
 	"VPC/DeleteVpc":                             reflect.TypeFor[vpc.DeleteVpcResponseBody](),
 	"VPC/DescribeEipAddresses":                  reflect.TypeFor[vpc.DescribeEipAddressesResponseBody](),

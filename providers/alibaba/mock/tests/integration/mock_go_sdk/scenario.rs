@@ -631,8 +631,22 @@ async fn nat(r: &mut Recorder, network: &Network) {
         ],
     )
     .await;
-    r.vpc("DescribeEipAddresses", &[]).await;
-    r.vpc("DescribeNatGateways", &[]).await;
+    for (kind, id, on) in [
+        ("NATGW", &nat_id, "true"),
+        ("EIP", &eip_id, "true"),
+        ("NATGW", &nat_id, "false"),
+        ("EIP", &eip_id, "false"),
+    ] {
+        if on == "false" {
+            r.vpc("DescribeEipAddresses", &[]).await;
+            r.vpc("DescribeNatGateways", &[]).await;
+        }
+        r.vpc(
+            "DeletionProtection",
+            &[("Type", kind), ("InstanceId", id), ("ProtectionEnable", on)],
+        )
+        .await;
+    }
     r.vpc(
         "DeleteSnatEntry",
         &[("SnatTableId", &snat_table), ("SnatEntryId", &snat)],
