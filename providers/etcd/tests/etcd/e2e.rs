@@ -635,7 +635,7 @@ async fn start_simulated(version: &str) -> (TestCluster, SimulatedEtcd) {
     (env, etcd)
 }
 
-// The StatefulSet says 3.5.24 (the spec was changed to it), but the members still run 3.5.17
+// The StatefulSet says 3.5.26 (the spec was changed to it), but the members still run 3.5.17
 // (the rollout has not reached them): moving on to 3.6 is judged by what they run, and
 // refused with the version to go through.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -643,16 +643,16 @@ async fn an_upgrade_is_judged_by_the_version_the_members_run() {
     let (env, _etcd) = start_simulated("3.5.17").await;
     let sample = std::fs::read_to_string(samples::path("etcdcluster.yaml")).expect("the sample");
     env.kubectl()
-        .apply(&sample.replace("\"3.5.17\"", "\"3.5.24\""))
+        .apply(&sample.replace("\"3.5.17\"", "\"3.5.26\""))
         .await;
     let sets = env.api::<StatefulSet>();
-    eventually("the StatefulSet at 3.5.24")
+    eventually("the StatefulSet at 3.5.26")
         .until_async(|| async {
             sets.get_opt("etcd-demo")
                 .await
                 .ok()
                 .flatten()
-                .filter(|s| image(s).is_some_and(|i| i.ends_with(":v3.5.24")))
+                .filter(|s| image(s).is_some_and(|i| i.ends_with(":v3.5.26")))
         })
         .await;
     env.kubectl()
@@ -673,11 +673,14 @@ async fn an_upgrade_is_judged_by_the_version_the_members_run() {
         })
         .await;
     assert!(
-        message.contains("3.5.17") && message.contains("3.5.24"),
-        "names what the members run and the version to go through: {message}"
+        message.contains("3.5.17")
+            && message.contains(
+                "upgrade to 3.5.26 or later first, wait for every member to be healthy, then to 3.6"
+            ),
+        "names what the members run and the path: {message}"
     );
     assert!(
-        image(&sets.get("etcd-demo").await.expect("sts")).is_some_and(|i| i.ends_with(":v3.5.24")),
+        image(&sets.get("etcd-demo").await.expect("sts")).is_some_and(|i| i.ends_with(":v3.5.26")),
         "nothing rolled to 3.6"
     );
     env.shutdown().await;
