@@ -70,8 +70,11 @@ managed_spec! {
         #[schemars(range(min = 1, max = 9))]
         pub size: i32,
         /// etcd version, e.g. `3.5.17` (default). Changes are judged against the version the
-        /// members report: an upgrade may not skip a minor version, 3.5 moves to 3.6 only from
-        /// 3.5.24 or later (etcd's documented path), and a minor downgrade is refused.
+        /// members report: an upgrade may not skip a minor version and a minor downgrade is
+        /// refused. From 3.5 to 3.6, etcd's published path: upgrade to 3.5.26 or later first,
+        /// wait for every member to be healthy, then to 3.6 (3.5.25 and earlier can bring
+        /// removed members back as zombies in 3.6; 3.5.26 repairs its membership on start). A
+        /// 3.6 rollout starts only once every member is a healthy voter on 3.5.26 or later.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[schemars(regex(pattern = r"^3\.[0-9]+\.[0-9]+$"))]
         pub version: Option<String>,

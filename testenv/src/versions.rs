@@ -193,8 +193,10 @@ mod tests {
             "etcd {} is older than 3.6",
             v.etcd
         );
-        let (major, minor, _) = parse_semver(&v.etcd_upgrade_from).unwrap();
+        // etcd's floor for leaving 3.5 for 3.6 (blog of 2025-12-21): the upgrade test's middle step.
+        let (major, minor, patch) = parse_semver(&v.etcd_upgrade_from).unwrap();
         assert_eq!((major, minor), (3, 5), "{}", v.etcd_upgrade_from);
+        assert!(patch >= 26, "{} is below 3.5.26", v.etcd_upgrade_from);
     }
 
     #[test]

@@ -365,8 +365,11 @@ pub(crate) async fn etcdcluster_sample_ready_reverted_refused_and_deleted() {
         )
         .await;
     assert!(
-        message.contains("3.5.17") && message.contains("3.5.24"),
-        "names the version to go through first: {message}"
+        message.contains("3.5.17")
+            && message.contains(
+                "upgrade to 3.5.26 or later first, wait for every member to be healthy, then to 3.6"
+            ),
+        "names etcd's path, 3.5.26 first: {message}"
     );
     assert_eq!(
         e2e.jsonpath(

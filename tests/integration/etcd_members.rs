@@ -1,6 +1,7 @@
 //! EtcdCluster with the real StatefulSet controller, the real garbage collector and real etcd
 //! members (`support::etcd_members`): creation to three voters, scaling 3 → 1 → 3, the rolling
-//! upgrade from the latest 3.5 to the pinned 3.6, and deletion with each deletionPolicy. What
+//! upgrade along etcd's path (the sample's 3.5.17, refused straight to 3.6, then the latest 3.5,
+//! then the pinned 3.6), and deletion with each deletionPolicy. What
 //! etcd itself says (its member list and versions, asked through its JSON gateway) is checked
 //! beside what the EtcdCluster reports.
 
@@ -265,28 +266,147 @@ pub(crate) async fn scaling_three_to_one_to_three_changes_the_real_membership() 
     e2e.finish().await;
 }
 
-pub(crate) async fn a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries() {
-    let (previous, current) = versions();
-    ensure_releases(&[&previous, &current]).await;
-    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
-    e2e.apply(&cluster_yaml("upgraded", 3, &previous, "Delete"))
-        .await;
-    wait_ready_with_voters(&e2e, "upgraded", 3, &previous).await;
+/// The version of `deploy/samples/etcdcluster.yaml`, which the harness builds for every
+/// EtcdCluster test (`support::etcd_members::ensure_sample_release`).
+fn sample_version() -> String {
+    let sample: Value =
+        serde_saphyr::from_str(&ferroplane_testkit::samples::read("etcdcluster.yaml"))
+            .expect("the EtcdCluster sample is YAML");
+    sample["spec"]["version"]
+        .as_str()
+        .expect("the sample names its version")
+        .trim_start_matches('v')
+        .to_owned()
+}
 
+/// (minor, patch) of a 3.x version.
+fn minor_patch(version: &str) -> (u32, u32) {
+    let parts: Vec<u32> = version.split('.').filter_map(|p| p.parse().ok()).collect();
+    match parts.as_slice() {
+        [3, minor, patch] => (*minor, *patch),
+        _ => panic!("{version} is not a 3.x.y version"),
+    }
+}
+
+/// Patches `spec.version` of EtcdCluster `name`.
+async fn set_version(e2e: &E2e, name: &str, version: &str) {
     e2e.k(&[
         "patch",
         "etcdclusters.etcd.ferroplane.io",
-        "upgraded",
+        name,
         "--type=merge",
         "-p",
-        &format!(r#"{{"spec":{{"version":"{current}"}}}}"#),
+        &format!(r#"{{"spec":{{"version":"{version}"}}}}"#),
     ])
     .await;
+}
+
+/// Every `app/` key of cluster `name`, as etcd answers a range read.
+async fn app_keys(e2e: &E2e, name: &str) -> Vec<(String, String)> {
+    let range = serde_json::json!({"key": b64("app/"), "range_end": b64("app0")});
+    let answer = etcd_post(e2e, name, "/v3/kv/range", range)
+        .await
+        .expect("etcd answers a range read");
+    key_values(&answer)
+}
+
+/// etcd's published path from a 3.5 below 3.5.26 (the sample's 3.5.17) to 3.6, on three real
+/// members: the direct move is refused with the path in the message and nothing rolls; the
+/// step to the pinned `etcd_upgrade_from` (3.5.26 or later) rolls the members in place; then
+/// the pinned 3.6. The same three members (etcd's IDs) and every key written at the start
+/// are there after each step.
+pub(crate) async fn a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries() {
+    let oldest = sample_version();
+    let (fixed, current) = versions();
+    assert!(
+        minor_patch(&oldest) < (5, 26),
+        "the sample's {oldest} is below etcd's 3.5.26 floor"
+    );
+    assert!(
+        minor_patch(&fixed) >= (5, 26) && minor_patch(&fixed).0 == 5,
+        "versions.yaml pins etcd_upgrade_from {fixed}: it must be 3.5.26 or later"
+    );
+    assert_eq!(minor_patch(&current).0, 6, "the pinned etcd is a 3.6");
+    ensure_releases(&[&oldest, &fixed, &current]).await;
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    e2e.apply(&cluster_yaml("upgraded", 3, &oldest, "Delete"))
+        .await;
+    wait_ready_with_voters(&e2e, "upgraded", 3, &oldest).await;
+    let ids = etcd_member_ids(&e2e, "upgraded")
+        .await
+        .expect("etcd lists its members");
+    for i in 0..20 {
+        etcd_post(
+            &e2e,
+            "upgraded",
+            "/v3/kv/put",
+            serde_json::json!({"key": b64(&format!("app/key-{i:02}")), "value": b64(&format!("value {i}"))}),
+        )
+        .await
+        .expect("etcd takes the key");
+    }
+    let written: Vec<(String, String)> = (0..20)
+        .map(|i| (format!("app/key-{i:02}"), format!("value {i}")))
+        .collect();
+    assert_eq!(app_keys(&e2e, "upgraded").await, written);
+
+    // Straight to 3.6: refused with the path, the StatefulSet keeps the running version.
+    let object = "etcdclusters.etcd.ferroplane.io/upgraded";
+    set_version(&e2e, "upgraded", &current).await;
+    let message = ferroplane_testkit::eventually("the direct move to 3.6 refused")
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(|| async {
+            let synced = e2e
+                .jsonpath(object, "{.status.conditions[?(@.type=='Synced')].status}")
+                .await;
+            let message = e2e
+                .jsonpath(object, "{.status.conditions[?(@.type=='Synced')].message}")
+                .await;
+            if synced == "False"
+                && message.contains("UnsupportedUpgrade")
+                && message.contains(&current)
+            {
+                Ok(message)
+            } else {
+                Err(format!("Synced={synced}: {message}"))
+            }
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        message.contains(&oldest)
+            && message.contains(
+                "upgrade to 3.5.26 or later first, wait for every member to be healthy, then to 3.6"
+            ),
+        "names what the members run and etcd's path: {message}"
+    );
+    assert_eq!(
+        e2e.jsonpath(
+            "statefulset/upgraded",
+            "{.metadata.annotations.etcd\\.ferroplane\\.io/version}"
+        )
+        .await,
+        oldest,
+        "nothing rolled"
+    );
+
+    // The path: the fixed 3.5 first, every member healthy on it, then 3.6.
+    set_version(&e2e, "upgraded", &fixed).await;
+    wait_ready_with_voters(&e2e, "upgraded", 3, &fixed).await;
+    assert_eq!(app_keys(&e2e, "upgraded").await, written, "after {fixed}");
+    set_version(&e2e, "upgraded", &current).await;
     wait_ready_with_voters(&e2e, "upgraded", 3, &current).await;
     let status = etcd_call(&e2e, "upgraded", "/v3/maintenance/status")
         .await
         .expect("etcd answers its status");
     assert_eq!(status["version"], current.as_str(), "{status}");
+    assert_eq!(app_keys(&e2e, "upgraded").await, written, "after {current}");
+    assert_eq!(
+        etcd_member_ids(&e2e, "upgraded").await,
+        Ok(ids),
+        "the same three members, upgraded in place"
+    );
     e2e.finish().await;
 }
 

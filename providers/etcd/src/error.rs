@@ -18,13 +18,13 @@ pub enum SpecError {
     VersionImageMismatch { version: String, image: String },
     #[error(
         "cannot change etcd from {from} (the version the cluster runs) to {to}: {}",
-        upgrade_advice(required.as_deref())
+        upgrade_advice(path.as_ref())
     )]
     UnsupportedUpgrade {
         from: String,
         to: String,
-        /// The version to move to first, when there is a path.
-        required: Option<String>,
+        /// The release to move to first, when there is a path.
+        path: Option<UpgradeStep>,
     },
     #[error(
         "name {name:?} is {len} characters long; EtcdCluster names may have at most {max} so that pod names stay valid DNS labels"
@@ -82,10 +82,12 @@ pub enum OptionProblem {
     Conflict(String),
 }
 
-fn upgrade_advice(required: Option<&str>) -> String {
-    match required {
-        Some(required) => format!(
-            "etcd's documented upgrade path goes through {required} first; set spec.version to {required}, wait for Ready, then change it again"
+fn upgrade_advice(path: Option<&UpgradeStep>) -> String {
+    match path {
+        Some(UpgradeStep { first, then, hazard }) => format!(
+            "upgrade to {first} or later first, wait for every member to be healthy, then to {then}, as etcd's published upgrade path says{}. Set spec.version to {first} or a later {minor} release, wait for Ready, then change it again",
+            hazard.map(|h| format!(" ({h})")).unwrap_or_default(),
+            minor = first.rsplit_once('.').map_or(first.as_str(), |(m, _)| m),
         ),
         None => "etcd changes one minor version at a time, upward (a minor downgrade needs etcd's downgrade procedure, which ferroplane does not run), and never the major version; set spec.version back to the running minor version".to_owned(),
     }
@@ -102,11 +104,40 @@ impl SpecError {
     }
 }
 
+/// The release a cluster must run before it moves on to a later minor version
+/// (`upgrade_path`'s table).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpgradeStep {
+    /// The release to move to first: `3.5.26`.
+    pub first: String,
+    /// The minor version that may follow: `3.6`.
+    pub then: String,
+    /// What goes wrong when the step is skipped, with etcd's source.
+    pub hazard: Option<&'static str>,
+}
+
+/// A rollout to the next minor version that waits for the members (`upgrade_path`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the rollout to etcd {to} waits until every member is healthy{}: {}; it starts by itself then",
+    floor.as_deref().map(|f| format!(" on {f} or later")).unwrap_or_default(),
+    waiting.join(", ")
+)]
+pub struct RolloutWait {
+    pub to: String,
+    /// The patch every member must report first.
+    pub floor: Option<String>,
+    /// Why, member by member.
+    pub waiting: Vec<String>,
+}
+
 /// Everything that can make a reconcile of an EtcdCluster fail.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]
     Spec(#[from] SpecError),
+    #[error(transparent)]
+    RolloutWaits(#[from] RolloutWait),
     #[error("etcd membership change failed: {0}")]
     Membership(#[from] MembershipError),
     #[error("Kubernetes API call failed while {action}: {source}")]
@@ -149,6 +180,7 @@ impl Error {
     pub fn reason(&self) -> &'static str {
         match self {
             Error::Spec(e) => e.reason(),
+            Error::RolloutWaits(_) => reasons::UPGRADE_WAITS_FOR_MEMBERS,
             Error::Membership(MembershipError::AuthFailed { .. }) => reasons::AUTH_FAILED,
             Error::Membership(MembershipError::CommonNameRefused { .. }) => {
                 reasons::CLIENT_CERTIFICATE_HAS_COMMON_NAME

@@ -61,6 +61,7 @@ pub mod restore;
 pub mod scaling;
 mod status;
 pub mod tls;
+mod upgrade_path;
 mod version;
 
 use std::future::Future;

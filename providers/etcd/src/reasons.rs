@@ -43,9 +43,14 @@ pub const INVALID_SPEC: &str = "InvalidSpec";
 /// read, an unknown or reserved name, options that contradict each other); nothing rolls and the
 /// members keep their configuration. Fix the option as the message says.
 pub const INVALID_ETCD_OPTION: &str = "InvalidEtcdOption";
-/// `spec.version` asks for a change etcd cannot make (skipping a minor version, a downgrade);
-/// follow the upgrade path the message names.
+/// `spec.version` asks for a change etcd cannot make (skipping a minor version, leaving 3.5 for
+/// 3.6 from below 3.5.26, a downgrade), judged by the version the members run; follow the
+/// upgrade path the message names.
 pub const UNSUPPORTED_UPGRADE: &str = "UnsupportedUpgrade";
+/// `spec.version` moves to the next minor version and a member is not yet a healthy voter on
+/// the patch etcd requires first (3.5.26 before 3.6); retried, the rollout starts by itself once
+/// every member is. The message names the members it waits for.
+pub const UPGRADE_WAITS_FOR_MEMBERS: &str = "UpgradeWaitsForMembers";
 /// etcd refuses root's password: the auth Secret's and the recorded one both fail; put the
 /// password etcd has into the auth Secret.
 pub const AUTH_FAILED: &str = "AuthFailed";

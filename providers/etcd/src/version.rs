@@ -1,9 +1,5 @@
-//! Which etcd release a spec asks for (version, image), and which version changes are safe.
-//!
-//! etcd upgrades one minor version at a time: a 3.6 member cannot join a cluster whose data was
-//! last written by 3.4, and downgrades are not supported by 3.4/3.5 at all. Those changes are
-//! refused with an error the user sees in the `Synced` condition; the cluster keeps running the
-//! version it has.
+//! Which etcd release a spec asks for (version, image). Which changes between releases are safe
+//! is `upgrade_path`'s.
 
 use std::fmt;
 
@@ -119,40 +115,6 @@ fn image_tag(image: &str) -> Option<&str> {
     last_segment.split_once(':').map(|(_, tag)| tag)
 }
 
-/// The oldest 3.5 release a cluster may move to 3.6 from. Releases up to 3.5.19 did not
-/// persist learner promotions in the v3 store, which 3.6 reads membership from (etcd issue
-/// 19557: "too many learner member in cluster" after the upgrade; fixed in 3.5.20); members
-/// added as learners during a rolling replacement could still receive the wrong membership in a
-/// snapshot from such a member until 3.5.24 (etcd issue 20793). ferroplane adds every member as
-/// a learner, so its clusters need 3.5.24.
-pub const MIN_3_5_FOR_3_6: Version = Version::new(3, 5, 24);
-
-/// Refuses a change from the running version `from` to `to` that etcd cannot do in place: a
-/// major change, skipping a minor version, 3.5 → 3.6 from a 3.5 patch older than
-/// [`MIN_3_5_FOR_3_6`], or a minor downgrade (etcd 3.6 downgrades one minor version only
-/// through its downgrade API, which ferroplane does not drive; 3.4 and 3.5 cannot downgrade).
-/// Patch changes within a minor version are fine both ways.
-pub fn check_change(from: Version, to: Version) -> Result<(), SpecError> {
-    let refuse = |required: Option<String>| {
-        Err(SpecError::UnsupportedUpgrade {
-            from: from.to_string(),
-            to: to.to_string(),
-            required,
-        })
-    };
-    if from.major != to.major || to.minor < from.minor {
-        return refuse(None);
-    }
-    // The first hop of the path: 3.5 leaves for 3.6 and later only from a fixed patch.
-    if from.major == 3 && from.minor == 5 && to.minor >= 6 && from < MIN_3_5_FOR_3_6 {
-        return refuse(Some(MIN_3_5_FOR_3_6.to_string()));
-    }
-    if to.minor > from.minor + 1 {
-        return refuse(Some(format!("{}.{}.x", from.major, from.minor + 1)));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,69 +183,6 @@ mod tests {
             resolve(&spec(Some("3.3.10"), None)),
             Err(SpecError::UnsupportedVersion(_))
         ));
-    }
-
-    #[test]
-    fn upgrades_go_one_minor_at_a_time() {
-        let v = Version::new;
-        assert!(check_change(v(3, 4, 23), v(3, 4, 30)).is_ok());
-        assert!(
-            check_change(v(3, 4, 30), v(3, 4, 23)).is_ok(),
-            "patch downgrades are fine"
-        );
-        assert!(check_change(v(3, 4, 23), v(3, 5, 0)).is_ok());
-        assert!(check_change(v(3, 5, 17), v(3, 5, 17)).is_ok());
-        let skip = check_change(v(3, 4, 23), v(3, 6, 0)).expect_err("skips 3.5");
-        assert!(
-            skip.to_string().contains("3.4.23") && skip.to_string().contains("3.6.0"),
-            "{skip}"
-        );
-        assert!(
-            check_change(v(3, 5, 0), v(3, 4, 0)).is_err(),
-            "minor downgrade"
-        );
-        assert!(
-            check_change(v(3, 5, 0), v(4, 0, 0)).is_err(),
-            "major change"
-        );
-    }
-
-    #[test]
-    fn three_five_moves_to_three_six_only_from_a_fixed_patch() {
-        let v = Version::new;
-        let err = check_change(v(3, 5, 17), v(3, 6, 0)).expect_err("3.5.17 has issue 19557");
-        let message = err.to_string();
-        assert!(
-            message.contains("3.5.24"),
-            "names the intermediate: {message}"
-        );
-        assert!(
-            message.contains("3.5.17") && message.contains("3.6.0"),
-            "{message}"
-        );
-        assert!(
-            check_change(v(3, 5, 17), v(3, 5, 24)).is_ok(),
-            "the patch first"
-        );
-        assert!(check_change(v(3, 5, 24), v(3, 6, 0)).is_ok());
-        assert!(check_change(v(3, 5, 26), v(3, 6, 4)).is_ok());
-        let skip = check_change(v(3, 4, 23), v(3, 6, 0)).expect_err("skips 3.5");
-        assert!(skip.to_string().contains("3.5.x"), "{skip}");
-        let skip = check_change(v(3, 5, 17), v(3, 7, 0)).expect_err("skips 3.6");
-        assert!(
-            skip.to_string().contains("3.5.24"),
-            "first the patch: {skip}"
-        );
-        let skip = check_change(v(3, 5, 24), v(3, 7, 0)).expect_err("skips 3.6");
-        assert!(skip.to_string().contains("3.6.x"), "{skip}");
-        assert!(
-            check_change(v(3, 6, 0), v(3, 5, 24)).is_err(),
-            "a minor downgrade needs etcd's downgrade API"
-        );
-        assert!(
-            check_change(v(3, 6, 4), v(3, 6, 1)).is_ok(),
-            "patch downgrade"
-        );
     }
 
     #[test]

@@ -15,11 +15,12 @@ use super::client::EtcdClient;
 use crate::error::{Error, SpecError, to_reconcile};
 use crate::membership::{Membership, MembershipError};
 use crate::names::{MAX_NAME_LEN, REPLICAS_ANNOTATION, VERSION_ANNOTATION};
-use crate::planner::{self, Step};
+use crate::planner::{self, Health, Step};
 use crate::render::BootstrapFiles;
 use crate::render::bootstrap::Bootstrap;
 use crate::scaling::{self, Observed};
 use crate::tls::rotation::Phase;
+use crate::upgrade_path::{self, MemberReport};
 use crate::version::{self, Release, Version};
 
 /// Restarts after which a pod that is not ready counts as crash-looping.
@@ -70,6 +71,23 @@ fn running_version(observed: &Observed) -> Option<Version> {
         .filter_map(|m| m.status.as_ref())
         .filter_map(|s| Version::parse(&s.version))
         .min()
+}
+
+/// Every member etcd lists, with the version it reports and whether it is a healthy voter.
+fn member_reports(observed: &Observed) -> Vec<MemberReport> {
+    observed
+        .members
+        .iter()
+        .map(|m| MemberReport {
+            name: if m.member.name.is_empty() {
+                format!("member {:x}", m.member.id)
+            } else {
+                m.member.name.clone()
+            },
+            version: m.status.as_ref().and_then(|s| Version::parse(&s.version)),
+            healthy_voter: m.health == Health::Healthy && !m.member.is_learner,
+        })
+        .collect()
 }
 
 fn crash_looping(pod: &Pod) -> bool {
@@ -158,18 +176,22 @@ impl<M: Membership> EtcdClient<M> {
         .await;
         // The version the members run, as they report it; the StatefulSet's annotation says
         // only what was last rendered (a rollout may not have reached every member).
-        let running = membership
-            .as_ref()
-            .ok()
-            .and_then(running_version)
-            .or_else(|| {
-                sts.annotations()
-                    .get(VERSION_ANNOTATION)
-                    .and_then(|v| Version::parse(v))
-            });
-        if let Some(running) = running {
-            version::check_change(running, release.version).map_err(|e| to_reconcile(e.into()))?;
+        let rendered = sts
+            .annotations()
+            .get(VERSION_ANNOTATION)
+            .and_then(|v| Version::parse(v));
+        let running = membership.as_ref().ok().and_then(running_version);
+        if let Some(from) = running.or(rendered) {
+            upgrade_path::check_change(from, release.version)
+                .map_err(|e| to_reconcile(e.into()))?;
         }
+        let reports = membership.as_ref().ok().map(member_reports);
+        upgrade_path::check_rollout_start(
+            rendered.or(running),
+            reports.as_deref(),
+            release.version,
+        )
+        .map_err(|e| to_reconcile(e.into()))?;
         let (membership, step, kept_bootstrap) = match membership {
             Ok(observed) => {
                 let view = observed

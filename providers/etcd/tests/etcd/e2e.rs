@@ -319,6 +319,8 @@ struct SimulatedEtcd {
     journal: Arc<Mutex<Vec<MembershipChange>>>,
     /// The etcd version every member reports.
     version: Arc<Mutex<String>>,
+    /// Names of the members that do not answer their status (down, partitioned).
+    silent: Arc<Mutex<Vec<String>>>,
     /// Users, roles and tokens (authentication stays off unless a test enables it).
     auth: Arc<Mutex<AuthStore>>,
     credentials: RootCredentials,
@@ -562,9 +564,16 @@ impl Membership for SimulatedEtcd {
 
     async fn status(&self, client_url: &str) -> Result<MemberStatus, MembershipError> {
         let members = self.locked();
-        let member = members
-            .iter()
-            .find(|m| m.client_urls.iter().any(|u| u == client_url) && !m.name.is_empty());
+        let silent = self
+            .silent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let member = members.iter().find(|m| {
+            m.client_urls.iter().any(|u| u == client_url)
+                && !m.name.is_empty()
+                && !silent.contains(&m.name)
+        });
         let leader = members
             .iter()
             .find(|m| !m.is_learner)
@@ -620,6 +629,7 @@ async fn start_simulated(version: &str) -> (TestCluster, SimulatedEtcd) {
             next_id: Arc::new(Mutex::new(1000)),
             journal: Arc::default(),
             version: Arc::new(Mutex::new(version)),
+            silent: Arc::default(),
             auth: Arc::default(),
             credentials: RootCredentials::default(),
         };
@@ -635,7 +645,7 @@ async fn start_simulated(version: &str) -> (TestCluster, SimulatedEtcd) {
     (env, etcd)
 }
 
-// The StatefulSet says 3.5.24 (the spec was changed to it), but the members still run 3.5.17
+// The StatefulSet says 3.5.26 (the spec was changed to it), but the members still run 3.5.17
 // (the rollout has not reached them): moving on to 3.6 is judged by what they run, and
 // refused with the version to go through.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -643,16 +653,16 @@ async fn an_upgrade_is_judged_by_the_version_the_members_run() {
     let (env, _etcd) = start_simulated("3.5.17").await;
     let sample = std::fs::read_to_string(samples::path("etcdcluster.yaml")).expect("the sample");
     env.kubectl()
-        .apply(&sample.replace("\"3.5.17\"", "\"3.5.24\""))
+        .apply(&sample.replace("\"3.5.17\"", "\"3.5.26\""))
         .await;
     let sets = env.api::<StatefulSet>();
-    eventually("the StatefulSet at 3.5.24")
+    eventually("the StatefulSet at 3.5.26")
         .until_async(|| async {
             sets.get_opt("etcd-demo")
                 .await
                 .ok()
                 .flatten()
-                .filter(|s| image(s).is_some_and(|i| i.ends_with(":v3.5.24")))
+                .filter(|s| image(s).is_some_and(|i| i.ends_with(":v3.5.26")))
         })
         .await;
     env.kubectl()
@@ -673,13 +683,81 @@ async fn an_upgrade_is_judged_by_the_version_the_members_run() {
         })
         .await;
     assert!(
-        message.contains("3.5.17") && message.contains("3.5.24"),
-        "names what the members run and the version to go through: {message}"
+        message.contains("3.5.17")
+            && message.contains(
+                "upgrade to 3.5.26 or later first, wait for every member to be healthy, then to 3.6"
+            ),
+        "names what the members run and the path: {message}"
     );
     assert!(
-        image(&sets.get("etcd-demo").await.expect("sts")).is_some_and(|i| i.ends_with(":v3.5.24")),
+        image(&sets.get("etcd-demo").await.expect("sts")).is_some_and(|i| i.ends_with(":v3.5.26")),
         "nothing rolled to 3.6"
     );
+    env.shutdown().await;
+}
+
+// The members run 3.5.26, etcd's floor for 3.6, but one does not answer: the move to 3.6 waits
+// for it (nothing rolls, the message names it) and starts by itself once it answers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rollout_to_3_6_waits_until_every_member_is_healthy() {
+    let (env, etcd) = start_simulated("3.5.26").await;
+    let sample = std::fs::read_to_string(samples::path("etcdcluster.yaml")).expect("the sample");
+    env.kubectl()
+        .apply(&sample.replace("\"3.5.17\"", "\"3.5.26\""))
+        .await;
+    env.kubectl()
+        .ok(&[
+            "wait",
+            "--for=condition=Ready",
+            "etcdclusters.etcd.ferroplane.io/etcd-demo",
+            "--timeout=40s",
+        ])
+        .await;
+    etcd.silent
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push("etcd-demo-1".to_owned());
+    env.kubectl()
+        .ok(&[
+            "patch",
+            "etcdclusters.etcd.ferroplane.io",
+            "etcd-demo",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"version":"3.6.0"}}"#,
+        ])
+        .await;
+    let clusters = env.api::<EtcdCluster>();
+    let (_, _, message) = eventually("Synced=False: the rollout waits for etcd-demo-1")
+        .until_async(|| async {
+            let c = clusters.get("etcd-demo").await.ok()?;
+            condition(&c, "Synced").filter(|(s, _, m)| {
+                s == "False" && m.contains("UpgradeWaitsForMembers") && m.contains("3.6.0")
+            })
+        })
+        .await;
+    assert!(
+        message.contains("on 3.5.26 or later") && message.contains("etcd-demo-1 does not answer"),
+        "{message}"
+    );
+    let sets = env.api::<StatefulSet>();
+    assert!(
+        image(&sets.get("etcd-demo").await.expect("sts")).is_some_and(|i| i.ends_with(":v3.5.26")),
+        "nothing rolled to 3.6 while a member does not answer"
+    );
+    etcd.silent
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clear();
+    eventually("the rollout to 3.6 once every member answers")
+        .until_async(|| async {
+            sets.get_opt("etcd-demo")
+                .await
+                .ok()
+                .flatten()
+                .filter(|s| image(s).is_some_and(|i| i.ends_with(":v3.6.0")))
+        })
+        .await;
     env.shutdown().await;
 }
 
