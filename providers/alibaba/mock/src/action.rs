@@ -88,6 +88,15 @@ pub fn with_request_id(mut value: Value, request_id: &str) -> String {
     value.to_string()
 }
 
+/// `base` with the fields of `more` added (both objects): lets a long answer be written in parts,
+/// as one `json!` of many fields exceeds the macro's recursion limit.
+pub fn merged(mut base: Value, more: Value) -> Value {
+    if let (Some(map), Value::Object(extra)) = (base.as_object_mut(), more) {
+        map.extend(extra);
+    }
+    base
+}
+
 /// A typed reply, encoded.
 pub fn encode(reply: &impl Serialize) -> Result<String, ErrorResponse> {
     serde_json::to_string(reply).map_err(|e| {

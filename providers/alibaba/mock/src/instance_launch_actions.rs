@@ -144,5 +144,10 @@ pub fn run_instances(
         ctx.delay,
         ctx.quota,
     )?;
-    Ok(json!({"InstanceIdSets": {"InstanceIdSet": ids}, "TradePrice": 0.0}))
+    let mut answer = json!({"InstanceIdSets": {"InstanceIdSet": ids}, "TradePrice": 0.0});
+    // `OrderId` is returned only for `InstanceChargeType=PrePaid` (API reference).
+    if spec.instance_charge_type.as_deref() == Some("PrePaid") {
+        answer["OrderId"] = json!(crate::subscription::order_id(ctx.now));
+    }
+    Ok(answer)
 }

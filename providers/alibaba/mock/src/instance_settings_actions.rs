@@ -68,7 +68,14 @@ pub(crate) fn modify_network_spec(
     if instance.bandwidth_out > 0 && wants_ip && instance.public_ip.is_none() {
         instance.public_ip = Some(Store::public_ip(instance.seq));
     }
-    Ok(json!({}))
+    // A subscription's bandwidth change is an order; a pay-as-you-go one is not (the docs are
+    // silent on the pay-as-you-go answer: the empty string, like the mock's other OrderIds).
+    let order = if instance.charge_type == "PrePaid" {
+        crate::subscription::order_id(ctx.now)
+    } else {
+        String::new()
+    };
+    Ok(json!({"OrderId": order}))
 }
 
 pub(crate) fn modify_metadata_options(
@@ -440,7 +447,12 @@ pub(crate) fn modify_charge_type(
             },
         });
     }
-    Ok(json!({"OrderId": format!("{:015}", ctx.now.as_millisecond())}))
+    // `FeeOfInstances` details an order's fees only on request (`IsDetailFee`); the mock
+    // prices nothing (RunInstances' `TradePrice` is 0), so it lists no fee.
+    Ok(json!({
+        "OrderId": crate::subscription::order_id(ctx.now),
+        "FeeOfInstances": {"FeeOfInstance": []},
+    }))
 }
 
 pub(crate) fn replace_system_disk(

@@ -13,6 +13,12 @@ const WEEKS: &[u32] = &[1, 2, 3, 4];
 const RENEW_MONTHS: &[u32] = &[1, 2, 3, 6, 12, 24, 36, 48, 60];
 const RENEW_WEEKS: &[u32] = &[1, 2, 3];
 
+/// The ID of the order a billable change makes (a new subscription, a change of billing method
+/// or of a subscription's bandwidth): the millisecond it was placed, fifteen digits wide.
+pub fn order_id(now: Timestamp) -> String {
+    format!("{:015}", now.as_millisecond())
+}
+
 /// The unit of a subscription period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PeriodUnit {

@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use super::common::second_time;
-use crate::action::{ActionContext, dry_run, dry_run_passed, page_of};
+use crate::action::{ActionContext, dry_run, dry_run_passed, merged, page_of};
 use crate::catalog::CatalogRegion;
 use crate::eips::{EIP_QUOTA, Eip, EipStore, incorrect_eip_status};
 use crate::error::ErrorResponse;
@@ -159,7 +159,7 @@ pub fn allocate_eip_address(
 
 fn eip_view(e: &Eip, status: &str, now: jiff::Timestamp) -> Value {
     let bound = e.bound(now);
-    json!({
+    let base = json!({
         "AllocationId": e.id,
         "IpAddress": e.ip.to_string(),
         "RegionId": e.region_id,
@@ -182,8 +182,53 @@ fn eip_view(e: &Eip, status: &str, now: jiff::Timestamp) -> Value {
         "OperationLocks": {"LockReason": []},
         "AvailableRegions": {"AvailableRegion": [e.region_id]},
         "Tags": tags::vpc_view(&e.tags),
+    });
+    merged(base, not_set_fields())
+}
+
+/// The fields of an EIP that no call of the mock sets: the API's defaults for a pay-as-you-go
+/// EIP, or the neutral values of their types.
+fn not_set_fields() -> Value {
+    json!({
+        // Every association the mock makes is in the API's default `NAT` mode (it takes no
+        // `Mode` or `PrivateIpAddress` on AssociateEipAddress), so no `BINDED` /
+        // `MULTI_BINDED` EIP and no secondary private IP exists here.
+        "Mode": ASSOCIATION_MODE,
+        "PrivateIpAddress": "",
+        // Pay-as-you-go only: `ExpiredTime` and the renewal fields are for subscriptions, and
+        // `HasReservationData` is `true` only for `IncludeReservationData=true` with pending
+        // orders (API reference), which a pay-as-you-go EIP never has.
+        "ExpiredTime": "",
+        "HasReservationData": "false",
+        "ReservationActiveTime": "",
+        "ReservationBandwidth": "",
+        "ReservationInternetChargeType": "",
+        "ReservationOrderType": "",
+        // The mock serves no fine-grained monitoring switch, so it stays off.
+        "HDMonitorStatus": "false",
+        "BizType": BIZ_TYPE,
+        // Returned only for CloudBox EIPs, IpAddress associations, contiguous EIPs, pools,
+        // shared bandwidth and managed instances, none of which the mock serves: the neutral
+        // values of their types.
+        "Zone": "",
+        "VpcId": "",
+        "SegmentInstanceId": "",
+        "PublicIpAddressPoolId": "",
+        "BandwidthPackageId": "",
+        "BandwidthPackageBandwidth": "",
+        "BandwidthPackageType": "",
+        "ServiceManaged": 0,
+        "ServiceID": 0,
+        "SecondLimited": false,
+        // Empty means Anti-DDoS Origin Basic (API reference).
+        "SecurityProtectionTypes": {"SecurityProtectionType": []},
     })
 }
+
+/// `Mode` of an EIP: AssociateEipAddress's default, the only mode the mock associates in.
+const ASSOCIATION_MODE: &str = "NAT";
+/// `BizType` of every EIP that is not a CloudBox one (API reference: `Default`).
+const BIZ_TYPE: &str = "Default";
 
 /// A comma-separated list of at most 50 values.
 fn list_of(p: &ReceivedParams, name: &str) -> Result<Option<Vec<String>>, ErrorResponse> {

@@ -146,6 +146,8 @@ pub fn create_nat_gateway(
         "NatGatewayId": gateway.id,
         "SnatTableIds": {"SnatTableId": [gateway.snat_table_id]},
         "ForwardTableIds": {"ForwardTableId": [gateway.forward_table_id]},
+        // The mock makes no FULLNAT table (a VPC NAT gateway's PrivateLink feature).
+        "FullNatTableIds": {"FullNatTableId": []},
     });
     store
         .nat
@@ -153,6 +155,9 @@ pub fn create_nat_gateway(
     store.nat.gateways.insert(gateway.id.clone(), gateway);
     Ok(reply)
 }
+
+/// CreateNatGateway's default `EipBindMode`, the only one the mock makes.
+const EIP_BIND_MODE: &str = "MULTI_BINDED";
 
 fn view(store: &Store, g: &NatGateway, status: &str, now: jiff::Timestamp) -> Value {
     let ips: Vec<Value> = store
@@ -166,7 +171,20 @@ fn view(store: &Store, g: &NatGateway, status: &str, now: jiff::Timestamp) -> Va
             } else {
                 "Idle"
             };
-            json!({"AllocationId": e.id, "IpAddress": e.ip.to_string(), "UsingStatus": using})
+            // An EIP in an IP-mapping (`Any`) DNAT entry cannot go into an SNAT entry too
+            // (snat_entries' `Forbidden.IpUsedInForwardTable`); a port mapping's can.
+            let ip_mapped = store
+                .nat
+                .forward_of(&g.forward_table_id)
+                .iter()
+                .any(|f| f.ip_protocol == "Any" && f.external_ip == e.ip.to_string());
+            json!({
+                "AllocationId": e.id,
+                "IpAddress": e.ip.to_string(),
+                "UsingStatus": using,
+                "PrivateIpAddress": g.private_ip.to_string(),
+                "SnatEntryEnabled": !ip_mapped,
+            })
         })
         .collect();
     json!({
@@ -193,8 +211,29 @@ fn view(store: &Store, g: &NatGateway, status: &str, now: jiff::Timestamp) -> Va
             "IzNo": g.zone_id,
             "PrivateIpAddress": g.private_ip.to_string(),
             "MaxBandwidth": 5120,
+            // The mock models no ENI behind a gateway; the docs give no session limits: the
+            // neutral values of the types.
+            "EniInstanceId": "",
+            "EniType": "",
+            "MaxSessionEstablishRate": 0,
+            "MaxSessionQuota": 0,
         },
         "Tags": tags::vpc_view(&g.tags),
+        // CreateNatGateway's defaults (API reference), which the mock does not let a caller
+        // change: multi-EIP-to-ENI binding, ICMP reply on, no PrivateLink, no firewall.
+        "EipBindMode": EIP_BIND_MODE,
+        "IcmpReplyEnabled": true,
+        "PrivateLinkEnabled": false,
+        "PrivateLinkMode": "",
+        "AccessMode": {"ModeValue": "", "TunnelType": ""},
+        "SecurityProtectionEnabled": false,
+        // Pay-as-you-go: no expiry, nothing to pay automatically.
+        "ExpiredTime": "",
+        "AutoPay": false,
+        // Features the mock does not serve (the docs give no default): neutral values.
+        "EcsMetricEnabled": false,
+        "EnableSessionLog": "",
+        "FullNatTableIds": {"FullNatTableId": []},
     })
 }
 

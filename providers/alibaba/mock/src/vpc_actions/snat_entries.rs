@@ -219,6 +219,10 @@ fn view(e: &SnatEntry, status: &str) -> Value {
         "SnatIp": e.snat_ip,
         "SnatEntryName": e.name,
         "Status": status,
+        // CreateSnatEntry here takes neither `EipAffinity` nor `NetworkInterfaceId`: affinity
+        // stays off (`0`; the docs name no default) and no entry is for an ENI.
+        "EipAffinity": "0",
+        "NetworkInterfaceId": "",
     })
 }
 
