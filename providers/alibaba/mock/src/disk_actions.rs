@@ -2,11 +2,11 @@
 //! ResizeDisk, ModifyDiskSpec, ModifyDiskAttribute and DeleteDisk, with the rules of
 //! [`crate::disks`].
 
-use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use crate::action::{Action, ActionContext, FieldsHandler, dry_run, dry_run_passed};
 use crate::catalog::{self, CatalogRegion};
+use crate::disk_view::disk_view;
 use crate::disks::{self, AttributeChange, Disk, DiskSpec, InstanceFacts};
 use crate::error::ErrorResponse;
 use crate::param_checks;
@@ -201,56 +201,6 @@ fn create(
         .disks
         .create(&ctx.caller.account_id, region.id, &spec, token, ctx.now)?;
     Ok(json!({"DiskId": id, "OrderId": ""}))
-}
-
-fn second_time(ts: Timestamp) -> String {
-    ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-/// One disk as DescribeDisks reports it.
-fn disk_view(disk: &Disk) -> Value {
-    let attachments: Vec<Value> = disk
-        .instance_id
-        .iter()
-        .map(|i| {
-            json!({
-                "InstanceId": i,
-                "Device": disk.device,
-                "AttachedTime": disk.attached_at.map(second_time).unwrap_or_default(),
-            })
-        })
-        .collect();
-    json!({
-        "DiskId": disk.id,
-        "DiskName": disk.name,
-        "Description": disk.description,
-        "Type": disk.disk_type.as_str(),
-        "Category": disk.category,
-        "Size": disk.size,
-        "PerformanceLevel": disk.performance_level.unwrap_or_default(),
-        "Encrypted": disk.encrypted,
-        "KMSKeyId": disk.kms_key_id,
-        "SourceSnapshotId": disk.source_snapshot_id,
-        "ImageId": disk.image_id,
-        "Status": disk.status(),
-        "InstanceId": disk.instance_id.clone().unwrap_or_default(),
-        "RegionId": disk.region_id,
-        "ZoneId": disk.zone_id,
-        "Device": disk.device,
-        "DeleteWithInstance": disk.delete_with_instance,
-        "DeleteAutoSnapshot": disk.delete_auto_snapshot,
-        "EnableAutoSnapshot": disk.enable_auto_snapshot,
-        "Portable": disk.disk_type == disks::DiskType::Data,
-        "DiskChargeType": "PostPaid",
-        "MultiAttach": "Disabled",
-        "CreationTime": second_time(disk.created_at),
-        "AttachedTime": disk.attached_at.map(second_time).unwrap_or_default(),
-        "DetachedTime": disk.detached_at.map(second_time).unwrap_or_default(),
-        "ExpiredTime": "2999-09-08T16:00Z",
-        "Attachments": {"Attachment": attachments},
-        "OperationLocks": {"OperationLock": []},
-        "Tags": tags::ecs_view(&disk.tags),
-    })
 }
 
 fn invalid_disk_ids() -> ErrorResponse {

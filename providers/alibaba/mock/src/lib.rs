@@ -53,6 +53,7 @@ mod credit;
 pub mod defaults;
 mod deployment_sets;
 mod disk_actions;
+mod disk_view;
 mod disks;
 mod ecs_actions;
 mod eips;

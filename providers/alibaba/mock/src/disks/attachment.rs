@@ -292,7 +292,7 @@ mod tests {
         let acct: Arc<str> = Arc::from("1");
         store.create_for_instance(
             (&acct, "cn-hangzhou"),
-            "i-1",
+            ("i-1", crate::resource_groups::DEFAULT),
             "img",
             &spec(40),
             &[spec(100)],

@@ -89,6 +89,9 @@ pub struct Disk {
     pub delete_with_instance: bool,
     pub delete_auto_snapshot: bool,
     pub enable_auto_snapshot: bool,
+    /// The instance's group for the disks RunInstances makes, else the account's default one
+    /// (CreateDisk here takes no `ResourceGroupId`).
+    pub resource_group_id: &'static str,
     pub created_at: Timestamp,
     pub attached_at: Option<Timestamp>,
     pub detached_at: Option<Timestamp>,
@@ -309,6 +312,7 @@ impl DiskStore {
                 // disk is covered by automatic snapshot policies.
                 delete_auto_snapshot: false,
                 enable_auto_snapshot: true,
+                resource_group_id: crate::resource_groups::DEFAULT,
                 created_at: now,
                 attached_at: None,
                 detached_at: None,
@@ -350,7 +354,7 @@ impl DiskStore {
     pub fn create_for_instance(
         &mut self,
         (account_id, region_id): (&Arc<str>, &'static str),
-        instance_id: &str,
+        (instance_id, resource_group_id): (&str, &'static str),
         image_id: &str,
         system: &DiskSpec,
         data: &[DiskSpec],
@@ -361,6 +365,7 @@ impl DiskStore {
             disk.image_id = image_id.to_owned();
             disk.home_instance_id = Some(instance_id.to_owned());
             disk.instance_id = Some(instance_id.to_owned());
+            disk.resource_group_id = resource_group_id;
             disk.device = "/dev/xvda".to_owned();
             disk.attached_at = Some(now);
         }
@@ -369,6 +374,7 @@ impl DiskStore {
             let device = self.free_device(instance_id);
             if let Some(disk) = self.disks.get_mut(&id) {
                 disk.instance_id = Some(instance_id.to_owned());
+                disk.resource_group_id = resource_group_id;
                 disk.device = device;
                 disk.attached_at = Some(now);
             }

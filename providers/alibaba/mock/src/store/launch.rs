@@ -31,6 +31,8 @@ impl Store {
         quota: Option<usize>,
     ) -> Result<Vec<String>, ErrorResponse> {
         let resolved = spec.resolve(self.network.account(account_id), now)?;
+        // The instance's disks join its group (checked against the account's by `resolve`).
+        let disk_group = crate::resource_groups::resolve(Some(&resolved.resource_group_id))?;
         self.check_key_pair(account_id, resolved.region.id, resolved.image, spec)?;
         let token_key = spec.client_token.as_ref().map(|token| TokenKey {
             account_id: account_id.clone(),
@@ -182,7 +184,7 @@ impl Store {
             self.instances.insert(id.clone(), instance);
             self.disks.create_for_instance(
                 (account_id, resolved.region.id),
-                &id,
+                (&id, disk_group),
                 resolved.image.id,
                 &resolved.system_disk,
                 &resolved.data_disks,
