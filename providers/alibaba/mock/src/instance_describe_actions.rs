@@ -7,6 +7,7 @@ use crate::action::{ActionContext, encode};
 use crate::catalog;
 use crate::error::ErrorResponse;
 use crate::instance::{Status, StoredInstance};
+use crate::instance_unserved;
 use crate::instance_view::{EipAddressView, InstanceView};
 use crate::received_params::ReceivedParams;
 use crate::store::Store;
@@ -20,6 +21,8 @@ struct AttributeReply<'a> {
     request_id: &'a str,
     #[serde(flatten)]
     instance: InstanceView<'a>,
+    #[serde(flatten)]
+    unserved: serde_json::Value,
 }
 
 #[derive(Serialize)]
@@ -36,7 +39,16 @@ struct DescribeInstancesReply<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct InstanceListView<'a> {
-    instance: Vec<InstanceView<'a>>,
+    instance: Vec<InstanceElement<'a>>,
+}
+
+/// One element of `Instances.Instance`.
+#[derive(Serialize)]
+struct InstanceElement<'a> {
+    #[serde(flatten)]
+    view: InstanceView<'a>,
+    #[serde(flatten)]
+    unserved: serde_json::Value,
 }
 
 fn owned(p: &ReceivedParams, name: &str) -> Option<String> {
@@ -63,6 +75,7 @@ fn view_with_eip<'a>(
             ip_address: eip.ip.to_string(),
             internet_charge_type: eip.internet_charge_type,
             bandwidth: eip.bandwidth,
+            is_support_unassociate: true,
         };
     }
     view
@@ -125,7 +138,10 @@ pub fn describe_instances(
             instance: page
                 .instances
                 .iter()
-                .map(|i| view_with_eip(store, i, ctx.now))
+                .map(|i| InstanceElement {
+                    view: view_with_eip(store, i, ctx.now),
+                    unserved: instance_unserved::describe_instances_fields(),
+                })
                 .collect(),
         },
     })
@@ -146,5 +162,6 @@ pub fn describe_instance_attribute(
     encode(&AttributeReply {
         request_id: ctx.request_id,
         instance,
+        unserved: instance_unserved::instance_attribute_fields(),
     })
 }

@@ -115,6 +115,19 @@ impl StoredInstance {
                             })
                             .collect(),
                     },
+                    private_ip_sets: PrivateIpSetsView {
+                        private_ip_set: [PrivateIpSetView {
+                            private_ip_address: self.private_ip.to_string(),
+                            primary: true,
+                            private_dns_name: "",
+                        }],
+                    },
+                    ipv4_prefix_sets: Ipv4PrefixSetsView {
+                        ipv4_prefix_set: [],
+                    },
+                    ipv6_prefix_sets: Ipv6PrefixSetsView {
+                        ipv6_prefix_set: [],
+                    },
                 }],
             },
             credit_specification: self.credit_specification.unwrap_or_default(),
@@ -253,6 +266,41 @@ pub struct NetworkInterfaceView {
     #[serde(rename = "Type")]
     pub type_: &'static str,
     pub ipv6_sets: Ipv6SetsView,
+    pub private_ip_sets: PrivateIpSetsView,
+    /// No IPv4 / IPv6 prefixes: the mock assigns none.
+    pub ipv4_prefix_sets: Ipv4PrefixSetsView,
+    pub ipv6_prefix_sets: Ipv6PrefixSetsView,
+}
+
+/// `{"PrivateIpSet": [...]}`: the primary private IP (the mock assigns no secondary ones).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PrivateIpSetsView {
+    pub private_ip_set: [PrivateIpSetView; 1],
+}
+
+/// One private IP of a network interface.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PrivateIpSetView {
+    pub private_ip_address: String,
+    pub primary: bool,
+    /// Empty, as DescribeNetworkInterfaces reports it here.
+    pub private_dns_name: &'static str,
+}
+
+/// `{"Ipv4PrefixSet": []}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Ipv4PrefixSetsView {
+    pub ipv4_prefix_set: [(); 0],
+}
+
+/// `{"Ipv6PrefixSet": []}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Ipv6PrefixSetsView {
+    pub ipv6_prefix_set: [(); 0],
 }
 
 /// `{"Ipv6Set": [{"Ipv6Address": ...}]}`.
@@ -296,6 +344,8 @@ pub struct EipAddressView<'a> {
     pub ip_address: String,
     pub internet_charge_type: &'a str,
     pub bandwidth: u32,
+    /// An associated EIP can be unassociated (UnassociateEipAddress); with none, nothing can.
+    pub is_support_unassociate: bool,
 }
 
 /// `{"SecurityGroupId": [...]}`.

@@ -72,6 +72,7 @@ mod instance_ipv6_actions;
 mod instance_launch_actions;
 mod instance_read_actions;
 mod instance_settings_actions;
+mod instance_unserved;
 mod instance_view;
 mod instance_vpc_actions;
 mod ipv6;
