@@ -376,6 +376,8 @@ pub(crate) fn describe_auto_renew(
                 "Duration": r.duration,
                 "PeriodUnit": r.unit,
                 "RenewalStatus": if r.auto_renew { "AutoRenewal" } else { "Normal" },
+                // The mock serves no `ExpectedRenewDay` (a unified renewal date).
+                "EnableExpectedRenewDay": false,
             }))
         })
         .collect();

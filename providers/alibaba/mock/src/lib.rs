@@ -98,6 +98,7 @@ mod resource_records;
 mod security_group_actions;
 mod security_group_change_actions;
 mod security_group_rule_changes;
+mod security_group_rule_view;
 mod security_group_rules;
 mod server;
 mod state;

@@ -156,6 +156,10 @@ fn interface_view(i: &StoredInstance, owner: &str) -> Value {
         "QueueNumber": i.instance_type.cpu.min(8),
         "ResourceGroupId": i.resource_group_id,
         "ServiceManaged": false,
+        // Not a managed interface, so no service provider; queue pairs are for RDMA
+        // (`NetworkInterfaceTrafficMode=HighPerformance`) interfaces only.
+        "ServiceID": 0,
+        "QueuePairNumber": 0,
         "SourceDestCheck": false,
         "OwnerId": owner,
         "Tags": {"Tag": []},

@@ -4,6 +4,8 @@
 //! `PortRange`, …) or as `Permissions.N.*`, as the current API documents (read by
 //! `security_group_rules`).
 
+use std::collections::HashMap;
+
 use serde_json::{Value, json};
 
 use crate::action::{Action, ActionContext, dry_run, dry_run_passed, page_of, requested_region};
@@ -14,6 +16,7 @@ use crate::ids::random_id;
 use crate::network::{Direction, Rule, SecurityGroup};
 use crate::param_checks;
 use crate::received_params::ReceivedParams;
+use crate::security_group_rule_view::rule_view;
 use crate::security_group_rules::{MAX_PERMISSIONS, parse_rules};
 use crate::store::Store;
 use crate::tags::{self, UntagRequest};
@@ -180,6 +183,12 @@ fn describe(
         .number_in::<usize>("PageNumber", 1, usize::MAX / 64)?
         .unwrap_or(1);
     let size = p.number_in::<usize>("PageSize", 1, 50)?.unwrap_or(10);
+    let mut members: HashMap<String, usize> = HashMap::new();
+    for instance in store.in_region(&ctx.caller.account_id, region.id) {
+        for group in &instance.security_group_ids {
+            *members.entry(group.clone()).or_default() += 1;
+        }
+    }
     let network = store.network.account(&ctx.caller.account_id);
     let mut groups: Vec<&SecurityGroup> = network
         .groups
@@ -205,6 +214,14 @@ fn describe(
                 "ServiceManaged": false,
                 "ResourceGroupId": "",
                 "RuleCount": g.rules.len(),
+                "GroupToGroupRuleCount": g.rules.iter().filter(|r| !r.peer_group.is_empty()).count(),
+                // The instances in the group; the capacity left is valid only with the
+                // deprecated `IsQueryEcsCount=true` (API reference), and the docs give no
+                // capacity to derive it from: neutral 0.
+                "EcsCount": members.get(&g.id).copied().unwrap_or_default(),
+                "AvailableInstanceAmount": 0,
+                // Not a managed group (`ServiceManaged` false): no service provider.
+                "ServiceID": 0,
                 "Tags": tags::ecs_view(&g.tags),
             })
         })
@@ -218,42 +235,6 @@ fn describe(
         "NextToken": "",
         "SecurityGroups": {"SecurityGroup": views},
     }))
-}
-
-fn rule_view(r: &Rule) -> Value {
-    let (v4, v6) = if r.peer_cidr.contains(':') {
-        ("", r.peer_cidr.as_str())
-    } else {
-        (r.peer_cidr.as_str(), "")
-    };
-    let (source_cidr, dest_cidr, source_group, dest_group) = match r.direction {
-        Direction::Ingress => (v4, "", r.peer_group.as_str(), ""),
-        Direction::Egress => ("", v4, "", r.peer_group.as_str()),
-    };
-    let (v6_source, v6_dest) = match r.direction {
-        Direction::Ingress => (v6, ""),
-        Direction::Egress => ("", v6),
-    };
-    let policy = if r.policy == "drop" { "Drop" } else { "Accept" };
-    json!({
-        "SecurityGroupRuleId": r.id,
-        "Direction": r.direction.as_str(),
-        "IpProtocol": r.ip_protocol.to_ascii_uppercase(),
-        "PortRange": r.port_range,
-        "SourceCidrIp": source_cidr,
-        "DestCidrIp": dest_cidr,
-        "SourceGroupId": source_group,
-        "DestGroupId": dest_group,
-        "Policy": policy,
-        "Priority": r.priority.to_string(),
-        "Description": r.description,
-        "NicType": r.nic_type,
-        "CreateTime": r.created_at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        "Ipv6SourceCidrIp": v6_source,
-        "Ipv6DestCidrIp": v6_dest,
-        "SourcePortRange": "",
-        "DestPortRange": "",
-    })
 }
 
 fn attribute(
@@ -271,11 +252,18 @@ fn attribute(
     };
     let network = store.network.account(&ctx.caller.account_id);
     let g = network.group(region.id, id)?;
+    let group_name = |peer: &str| {
+        network
+            .groups
+            .get(peer)
+            .map(|p| p.name.clone())
+            .unwrap_or_default()
+    };
     let permissions: Vec<Value> = g
         .rules
         .iter()
         .filter(|r| direction.is_none_or(|d| d == r.direction))
-        .map(rule_view)
+        .map(|r| rule_view(r, &group_name))
         .collect();
     Ok(json!({
         "RegionId": region.id,
