@@ -124,6 +124,8 @@ pub(crate) fn assign(
     Ok(json!({
         "NetworkInterfaceId": eni,
         "Ipv6Sets": {"Ipv6Address": new.iter().map(ToString::to_string).collect::<Vec<_>>()},
+        // The mock assigns no IPv6 prefixes (it takes no `Ipv6Prefix.N` / `Ipv6PrefixCount`).
+        "Ipv6PrefixSets": {"Ipv6Prefix": []},
     }))
 }
 

@@ -86,6 +86,7 @@ mod md5;
 pub mod nat_gateways;
 mod network;
 mod network_interface_actions;
+mod oidc_token;
 mod oss;
 mod oss_http;
 mod param_checks;

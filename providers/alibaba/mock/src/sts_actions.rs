@@ -250,10 +250,19 @@ pub fn assume_role_with_oidc(
     let ttl = duration(p)?;
     let creds = issue(keys, account, ttl, now);
     let mut body = credentials_json(&creds, arn, role, &session);
+    let (issued, expires) = crate::oidc_token::issued_and_expires(token);
     if let Some(map) = body.as_object_mut() {
         map.insert(
             "OIDCTokenInfo".to_owned(),
-            json!({"Subject": "system:serviceaccount:mock:mock", "Issuer": "https://oidc.mock.invalid", "ClientIds": "sts.aliyuncs.com"}),
+            json!({
+                "Subject": "system:serviceaccount:mock:mock",
+                "Issuer": "https://oidc.mock.invalid",
+                "ClientIds": "sts.aliyuncs.com",
+                "IssuanceTime": issued,
+                "ExpirationTime": expires,
+                // The token was accepted (the reference's example value for that case).
+                "VerificationInfo": "Success",
+            }),
         );
     }
     Ok(body)

@@ -27,6 +27,21 @@ const NOT_IN_THE_REAL_ANSWER: &[(&str, &str, &str)] = &[
         "returned only when InstanceChargeType is PrePaid (API reference)",
     ),
     (
+        "ECS/DescribeAvailableResource",
+        "AvailableZones.AvailableZone[].AvailableResources.AvailableResource[].SupportedResources.SupportedResource[].Max",
+        "returned only when DestinationResource is SystemDisk or DataDisk (API reference)",
+    ),
+    (
+        "ECS/DescribeAvailableResource",
+        "AvailableZones.AvailableZone[].AvailableResources.AvailableResource[].SupportedResources.SupportedResource[].Min",
+        "returned only when DestinationResource is SystemDisk or DataDisk (API reference)",
+    ),
+    (
+        "ECS/DescribeAvailableResource",
+        "AvailableZones.AvailableZone[].AvailableResources.AvailableResource[].SupportedResources.SupportedResource[].Unit",
+        "returned only when DestinationResource is SystemDisk or DataDisk (API reference)",
+    ),
+    (
         "VPC/AllocateEipAddress",
         "OrderId",
         "returned only when InstanceChargeType is PrePaid (API reference); the mock sells none",

@@ -109,6 +109,11 @@ pub async fn drive(r: &mut Recorder) {
         &[("DestinationResource", "InstanceType")],
     )
     .await;
+    r.ecs(
+        "DescribeAvailableResource",
+        &[("DestinationResource", "DataDisk")],
+    )
+    .await;
     r.ecs("DescribeImages", &[]).await;
     r.sts("GetCallerIdentity", &[]).await;
     r.sts(
