@@ -119,7 +119,13 @@ async fn an_instance_run_with_the_fewest_parameters_has_the_documented_defaults(
             ("PublicIpAddress", json!({"IpAddress": []})),
             (
                 "EipAddress",
-                json!({"AllocationId": "", "Bandwidth": 0, "IpAddress": "", "InternetChargeType": ""}),
+                json!({
+                    "AllocationId": "",
+                    "Bandwidth": 0,
+                    "IpAddress": "",
+                    "InternetChargeType": "",
+                    "IsSupportUnassociate": false,
+                }),
             ),
             (
                 "MetadataOptions",
