@@ -8,15 +8,18 @@ use serde_json::{Value, json};
 use crate::action::{Action, ActionContext, dry_run, dry_run_passed};
 use crate::catalog;
 use crate::error::ErrorResponse;
+use crate::instance_attribute_actions;
+use crate::instance_deployment_actions;
+use crate::instance_describe_actions;
+use crate::instance_ipv6_actions;
+use crate::instance_launch_actions;
 use crate::instance_settings_actions;
+use crate::instance_vpc_actions;
 use crate::param_checks;
 use crate::received_params::ReceivedParams;
 use crate::store::Store;
 use crate::store::lifecycle::Release;
-use crate::{
-    instance_attribute_actions, instance_deployment_actions, instance_describe_actions,
-    instance_ipv6_actions, instance_launch_actions, instance_vpc_actions, tag_actions,
-};
+use crate::tag_actions;
 
 /// The ECS API version.
 pub const VERSION: &str = "2014-05-26";

@@ -4,12 +4,17 @@
 //! under, the check that its API serves it and its dispatch all read them.
 
 use crate::action::{Action, action_not_found};
+use crate::catalog_actions;
+use crate::disk_actions;
+use crate::ecs_actions;
 use crate::error::ErrorResponse;
+use crate::instance_read_actions;
+use crate::key_pair_actions;
+use crate::security_group_actions;
+use crate::security_group_change_actions;
+use crate::sts_actions;
 use crate::sts_actions::StsAction;
-use crate::{
-    catalog_actions, disk_actions, ecs_actions, instance_read_actions, key_pair_actions,
-    security_group_actions, security_group_change_actions, sts_actions, vpc_actions,
-};
+use crate::vpc_actions;
 
 /// The action tables of the ECS API.
 const ECS_TABLES: &[&[Action]] = &[
