@@ -12,10 +12,9 @@ fn second_time(ts: Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// One disk as DescribeDisks reports it.
-pub fn disk_view(disk: &Disk) -> Value {
-    let attachments: Vec<Value> = disk
-        .instance_id
+/// The instance the disk is attached to, as both `Attachments` and `MountInstances` list it.
+fn attachment_elements(disk: &Disk) -> Vec<Value> {
+    disk.instance_id
         .iter()
         .map(|i| {
             json!({
@@ -24,7 +23,12 @@ pub fn disk_view(disk: &Disk) -> Value {
                 "AttachedTime": disk.attached_at.map(second_time).unwrap_or_default(),
             })
         })
-        .collect();
+        .collect()
+}
+
+/// One disk as DescribeDisks reports it.
+pub fn disk_view(disk: &Disk) -> Value {
+    let attachments = attachment_elements(disk);
     let base = json!({
         "DiskId": disk.id,
         "DiskName": disk.name,
@@ -62,17 +66,7 @@ pub fn disk_view(disk: &Disk) -> Value {
 /// The fields of features the mock does not serve, for a disk that uses none of them: what the
 /// API reports then, or the neutral value of the type where the docs give none (marked).
 fn unserved_features(disk: &Disk) -> Value {
-    let mounts: Vec<Value> = disk
-        .instance_id
-        .iter()
-        .map(|i| {
-            json!({
-                "InstanceId": i,
-                "Device": disk.device,
-                "AttachedTime": disk.attached_at.map(second_time).unwrap_or_default(),
-            })
-        })
-        .collect();
+    let mounts = attachment_elements(disk);
     json!({
         "MountInstanceNum": mounts.len(),
         "MountInstances": {"MountInstance": mounts},
