@@ -88,7 +88,19 @@ fn the_scan_finds_a_circle_and_follows_re_exports() {
     )
     .unwrap();
     let circles = CrateGraph::read(dir.path()).circles();
-    assert_eq!(circles, vec![BTreeSet::from([b, child])]);
+    assert_eq!(circles, vec![BTreeSet::from([b.clone(), child.clone()])]);
+
+    // A grouped import with a trailing comma names its items, not the crate root: `lib.rs`
+    // re-exports from `a`, so an edge to the root would close a false circle through it.
+    fs::write(
+        src.join("a/child.rs"),
+        "use crate::{\n    b::g,\n};\npub struct Thing;\n",
+    )
+    .unwrap();
+    fs::write(src.join("b.rs"), "pub fn g() {}\n").unwrap();
+    let graph = CrateGraph::read(dir.path());
+    assert!(graph.circles().is_empty(), "{:?}", graph.edges);
+    assert_eq!(graph.edges[&child], BTreeSet::from([b]));
 }
 
 /// Every directory with a `Cargo.toml` and a `src/`, outside `target/` and hidden folders.
@@ -501,6 +513,11 @@ fn expand_use_tree(tree: &str) -> Vec<Vec<String>> {
 
 fn expand_into(tree: &str, prefix: Vec<String>, paths: &mut Vec<Vec<String>>) {
     let tree = tree.trim();
+    // The empty item after a trailing comma (`use crate::{a, b,};`) names nothing, not the
+    // group's prefix.
+    if tree.is_empty() {
+        return;
+    }
     if let Some(inner) = tree.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
         let mut depth = 0;
         let mut start = 0;
