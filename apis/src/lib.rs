@@ -34,6 +34,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         alibabacloud::ProviderConfig::crd(),
         alibabacloud::ClusterProviderConfig::crd(),
         alibabacloud::ECSInstance::crd(),
+        alibabacloud::ECSFleet::crd(),
         alibabacloud::VPC::crd(),
         alibabacloud::VSwitch::crd(),
         alibabacloud::SecurityGroup::crd(),

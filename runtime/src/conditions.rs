@@ -161,6 +161,20 @@ pub fn merge(
     out
 }
 
+/// Whether the last reconcile failed with `reason`: `Synced=False` with that reason, or with
+/// `ReconcileError` and a message that starts with it (as [`sync_failure`] writes them). Another
+/// controller reads its objects' failures this way (an ECSFleet its members' `NoStock`).
+pub fn sync_failed_with(conditions: &[Condition], reason: &str) -> bool {
+    find(conditions, names::SYNCED).is_some_and(|c| {
+        c.status == ConditionStatus::False
+            && (c.reason == reason
+                || (c.reason == reasons::RECONCILE_ERROR
+                    && c.message
+                        .strip_prefix(reason)
+                        .is_some_and(|rest| rest.starts_with(": "))))
+    })
+}
+
 /// The condition of a type, if present.
 pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
     conditions.iter().find(|c| c.type_ == type_)
@@ -169,6 +183,34 @@ pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Conditio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failure_is_read_from_the_reason_or_the_start_of_the_message() {
+        let failed = |reason: &'static str, message: &str| {
+            merge(
+                &[],
+                &[Desired::new(
+                    names::SYNCED,
+                    ConditionStatus::False,
+                    reason,
+                    message,
+                )],
+                None,
+                ts("2026-01-01T00:00:00Z"),
+            )
+        };
+        let no_stock = failed(reasons::RECONCILE_ERROR, "NoStock: the zone has no stock");
+        assert!(sync_failed_with(&no_stock, "NoStock"));
+        assert!(!sync_failed_with(&no_stock, "NoSto"));
+        let refusal = failed(reasons::EXTERNAL_RESOURCE_NOT_FOUND, "gone");
+        assert!(sync_failed_with(
+            &refusal,
+            reasons::EXTERNAL_RESOURCE_NOT_FOUND
+        ));
+        let mut fine = no_stock.clone();
+        fine[0].status = ConditionStatus::True;
+        assert!(!sync_failed_with(&fine, "NoStock"));
+    }
 
     fn ts(s: &str) -> Timestamp {
         s.parse().expect("timestamp")

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use alibaba_mock::{
-    ApiRateLimits, DEFAULT_ACCOUNT_ID, ErrorInjection, Faults, MockConfig, MockServer,
+    ApiRateLimits, DEFAULT_ACCOUNT_ID, ErrorInjection, Faults, MockConfig, MockServer, StockLimit,
     parse_api_rate_limits, parse_duration,
 };
 use alibaba_sdk::Secret;
@@ -76,6 +76,12 @@ pub struct Args {
     /// Most live instances per account; more answers QuotaExceed.ElasticQuota.
     #[arg(long)]
     instance_quota: Option<usize>,
+
+    /// Stock of an instance type in a zone, repeatable: ZONE/TYPE=N (N more instances, then
+    /// OperationDenied.NoStock), e.g. cn-hangzhou-b/ecs.g6.large=0. Changeable at run time with
+    /// POST /_mock/stock.
+    #[arg(long = "stock", value_name = "ZONE/TYPE=N", value_parser = StockLimit::parse)]
+    stock: Vec<StockLimit>,
 
     /// An ECS error for the next calls, repeatable: CODE[:ACTION[:TIMES]], e.g.
     /// OperationConflict:StopInstance:2 or Forbidden.RAM (every action, once). More can be
@@ -154,6 +160,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         key.account_id = args.account_id;
     }
     let mock = MockServer::start(config).await?;
+    for limit in &args.stock {
+        mock.set_stock(limit);
+    }
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "listening on {}", mock.endpoint()).context("cannot write to stdout")?;
     stdout.flush().context("cannot flush stdout")?;

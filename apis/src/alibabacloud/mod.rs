@@ -4,6 +4,7 @@
 
 pub mod disk;
 pub mod dnat_entry;
+pub mod ecs_fleet;
 pub mod ecs_instance;
 pub mod eip;
 pub mod eip_association;
@@ -19,6 +20,7 @@ pub mod vswitch;
 
 pub use disk::*;
 pub use dnat_entry::*;
+pub use ecs_fleet::*;
 pub use ecs_instance::*;
 pub use eip::*;
 pub use eip_association::*;

@@ -204,6 +204,11 @@ spec:
         e2e
     }
 
+    /// The test's (admin) client of the API server.
+    pub fn client(&self) -> &kube::Client {
+        &self.client
+    }
+
     pub fn mock(&self) -> &MockServer {
         match self.backend.as_ref().expect("running") {
             Backend::Sandbox(env) => env.mock(),

@@ -104,6 +104,7 @@ mod security_group_rules;
 mod server;
 mod state;
 mod stats;
+mod stock;
 mod store;
 mod sts_actions;
 mod subscription;
@@ -138,6 +139,7 @@ pub use password::password_digest;
 pub use products::served_actions;
 pub use resource_records::{ResourceKind, ResourceRecord};
 pub use stats::MockStats;
+pub use stock::StockLimit;
 
 use crate::locks::{lock, write};
 
@@ -308,6 +310,16 @@ impl MockServer {
             Some(calls) => limits.insert(action.to_owned(), calls),
             None => limits.remove(action),
         };
+    }
+
+    /// Sets (or, with `available: None`, removes) the stock of an instance type in a zone.
+    pub fn set_stock(&self, limit: &StockLimit) {
+        lock(&self.shared.store).stock.set(limit);
+    }
+
+    /// The stock limits in force.
+    pub fn stock(&self) -> Vec<StockLimit> {
+        lock(&self.shared.store).stock.limits()
     }
 
     /// Changes the per-account instance quota (`None`: unlimited).

@@ -12,6 +12,9 @@
 //! - `GET /_mock/resources` → every live resource ([`crate::ResourceRecord`]) of every account;
 //!   `GET /_mock/ledger` → what each successful call created, changed or deleted
 //!   ([`crate::LedgerEntry`]).
+//! - `GET /_mock/stock` lists the stock limits per (zone, instance type); `POST /_mock/stock`
+//!   with a [`crate::StockLimit`] (`{"zoneId":"cn-hangzhou-b","instanceType":"ecs.g6.large",
+//!   "available":0}`; `"available":null` removes the limit) sets one.
 //! - `/<bucket>/...`: a minimal OSS (`crate::oss_http`).
 
 use std::sync::Arc;
@@ -38,6 +41,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/_mock/errors", get(errors).post(inject_error))
         .route("/_mock/resources", get(resources))
         .route("/_mock/ledger", get(ledger))
+        .route("/_mock/stock", get(stock).post(set_stock))
         .route("/", any(api))
         .fallback(not_found)
         .with_state(shared.clone())
@@ -200,6 +204,24 @@ fn listing(value: Result<Value, serde_json::Error>) -> Response {
         Err(e) => json_response(
             StatusCode::INTERNAL_SERVER_ERROR,
             &json!({"error": e.to_string()}),
+            None,
+        ),
+    }
+}
+
+async fn stock(State(shared): State<Arc<Shared>>) -> Response {
+    listing(serde_json::to_value(lock(&shared.store).stock.limits()))
+}
+
+async fn set_stock(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    match serde_json::from_slice::<crate::StockLimit>(&body) {
+        Ok(limit) => {
+            lock(&shared.store).stock.set(&limit);
+            json_response(StatusCode::OK, &json!({}), None)
+        }
+        Err(e) => json_response(
+            StatusCode::BAD_REQUEST,
+            &json!({"error": format!("invalid stock JSON: {e}; fields: zoneId, instanceType, available (a number, or null for unlimited)")}),
             None,
         ),
     }

@@ -13,6 +13,7 @@
 //! | throttling | `Throttled` | backoff |
 //! | unknown region, image, instance type, vSwitch, security group, bad parameter | `InvalidParameter` | until the spec changes |
 //! | quota / no stock | `QuotaExceeded` / `NoStock` | until the spec changes |
+//! | the zone does not sell the type or disk category, or is off sale ([`PLACEMENT_NOT_OFFERED_CODES`]) | `PlacementNotOffered` | until the spec changes |
 //! | deletion protection | `DeletionProtection` | until the spec changes |
 //! | instance busy (wrong state, still initializing, conflict, token in flight) | `InstanceBusy` | backoff |
 //! | `Forbidden.InstanceNotFound` on `DeleteInstance` | none: delete treats it as gone before mapping | - |
@@ -25,8 +26,23 @@ use ferroplane_runtime::{ReconcileError, RetryClass};
 use crate::reasons::{
     API_ERROR, CHARGE_TYPE_VIOLATION, DELETION_PROTECTION, ENDPOINT_UNREACHABLE, FORBIDDEN,
     IDEMPOTENT_PARAMETER_MISMATCH, INSTANCE_BUSY, INVALID_CREDENTIALS, INVALID_ENDPOINT,
-    INVALID_PARAMETER, NO_STOCK, QUOTA_EXCEEDED, READ_FAILED, SERVER_ERROR, THROTTLED,
+    INVALID_PARAMETER, NO_STOCK, PLACEMENT_NOT_OFFERED, QUOTA_EXCEEDED, READ_FAILED, SERVER_ERROR,
+    THROTTLED,
 };
+
+/// RunInstances codes that refuse a (zone, instance type) placement rather than a value of the
+/// spec, from ECS's error-code lists: the zone is off sale (`Zone.NotOnSale`), closed to new
+/// instances (`OperationDenied.ZoneNotAllowed`), or does not sell the type or the disk category
+/// (`InvalidInstanceType.NotSupported`, `InvalidResourceType.NotSupported`,
+/// `OperationDenied.ZoneSystemCategoryNotMatch`). An ECSFleet moves to its next placement on
+/// these as on `OperationDenied.NoStock`.
+pub const PLACEMENT_NOT_OFFERED_CODES: [&str; 5] = [
+    "Zone.NotOnSale",
+    "OperationDenied.ZoneNotAllowed",
+    "InvalidInstanceType.NotSupported",
+    "InvalidResourceType.NotSupported",
+    "OperationDenied.ZoneSystemCategoryNotMatch",
+];
 
 /// Maps an error of a kind on another product's API (VPC, VSwitch, SecurityGroup, Disk, KeyPair);
 /// `product` is the RAM service prefix of that API (`vpc` or `ecs`).
@@ -121,6 +137,12 @@ pub fn reconcile_error(err: &Error, config: &str) -> ReconcileError {
         (
             DELETION_PROTECTION,
             "the instance has deletion protection on: set spec.forProvider.deletionProtection: false (allowed while the object is being deleted), or deletionPolicy: Orphan to keep the instance".into(),
+            RetryClass::UntilSpecChanges,
+        )
+    } else if PLACEMENT_NOT_OFFERED_CODES.contains(&code) {
+        (
+            PLACEMENT_NOT_OFFERED,
+            "ECS does not offer this instance type (or its disk category) in this zone now: choose another instanceType or zoneId".into(),
             RetryClass::UntilSpecChanges,
         )
     } else if err.is_quota_or_stock() {
@@ -265,6 +287,18 @@ mod tests {
                 "OperationDenied.NoStock",
                 403,
                 "NoStock",
+                RetryClass::UntilSpecChanges,
+            ),
+            (
+                "Zone.NotOnSale",
+                403,
+                "PlacementNotOffered",
+                RetryClass::UntilSpecChanges,
+            ),
+            (
+                "InvalidResourceType.NotSupported",
+                403,
+                "PlacementNotOffered",
                 RetryClass::UntilSpecChanges,
             ),
             (

@@ -3,6 +3,7 @@
 //! out and where each step of a reconcile lives is in the repository's `ARCHITECTURE.md`.
 //!
 //! - one folder per kind: `ecs_instance` (with the observation batcher and owner search),
+//!   `fleet` (ECSFleet, whose instances are ECSInstance objects it owns),
 //!   `network` (VPC, VSwitch, SecurityGroup, SecurityGroupRule, EIP, EIPAssociation, NATGateway,
 //!   SNATEntry, DNATEntry), `disk`, `key_pair`, `provider_config`
 //!   (ProviderConfig and ClusterProviderConfig);
@@ -46,6 +47,7 @@ mod config_resolution;
 mod config_watches;
 mod disk;
 mod ecs_instance;
+mod fleet;
 mod key_pair;
 mod network;
 mod options;
@@ -69,7 +71,7 @@ use crate::network::{
     eip_controllers, nat_controllers, network_controllers, security_group_rule_controller,
 };
 
-/// Runs the fourteen controllers (ECSInstance, VPC, VSwitch, SecurityGroup, SecurityGroupRule,
+/// Runs the fifteen controllers (ECSInstance, ECSFleet, VPC, VSwitch, SecurityGroup, SecurityGroupRule,
 /// Disk, KeyPair, EIP, EIPAssociation, NATGateway, SNATEntry, DNATEntry, ProviderConfig,
 /// ClusterProviderConfig) with the Kubernetes client of `runtime` until
 /// `shutdown` completes, then lets running reconciles finish.
@@ -89,6 +91,7 @@ pub async fn run(
     let rules = security_group_rule_controller(runtime, &options);
     let (eips, eip_associations) = eip_controllers(runtime, &options);
     let (nat_gateways, snat_entries, dnat_entries) = nat_controllers(runtime, &options);
+    let fleets = fleet::run(runtime, &options, &ecs, shutdown.clone());
     let configs = provider_config::run(runtime, options, &ecs, shutdown.clone());
     futures::join!(
         ecs.run(shutdown.clone()),
@@ -103,6 +106,7 @@ pub async fn run(
         nat_gateways.run(shutdown.clone()),
         snat_entries.run(shutdown.clone()),
         dnat_entries.run(shutdown),
+        fleets,
         configs
     );
     Ok(())

@@ -24,6 +24,9 @@ pub const CHARGE_TYPE_VIOLATION: &str = "ChargeTypeViolation";
 pub const DELETION_PROTECTION: &str = "DeletionProtection";
 /// The zone has no stock of the instance type: choose another `instanceType` or `zoneId`.
 pub const NO_STOCK: &str = "NoStock";
+/// ECS does not sell the instance type (or its disk category) in the zone, or the zone is no
+/// longer on sale: choose another `instanceType` or `zoneId`.
+pub const PLACEMENT_NOT_OFFERED: &str = "PlacementNotOffered";
 /// An account quota is exhausted: release resources or raise the quota in the Quota Center.
 pub const QUOTA_EXCEEDED: &str = "QuotaExceeded";
 /// The instance is busy with another operation: nothing to do, ferroplane retries.
@@ -159,6 +162,25 @@ pub const STORED_KEY_UNREADABLE: &str = "StoredKeyUnreadable";
 pub const IN_USE: &str = "InUse";
 /// The credentials source does not yield credentials: read the message and fix the source.
 pub const CREDENTIALS_ERROR: &str = "CredentialsError";
+
+// ECSFleet (`crate::fleet`): the Ready and Progressing reasons, and its events.
+
+/// ECSFleet: every replica is Ready and made from the current template.
+pub const FLEET_COMPLETE: &str = "InstancesUpToDate";
+/// ECSFleet: instances are being created, replaced or removed.
+pub const FLEET_PROGRESSING: &str = "InstancesUpdating";
+/// ECSFleet: no (zone, instance type) of its placement can take the instances still to place.
+pub const NO_CAPACITY: &str = "NoCapacity";
+/// ECSFleet: no instance of the current template became Ready within
+/// `progressDeadlineSeconds`; the rollout stopped with the old instances serving.
+pub const PROGRESS_DEADLINE_EXCEEDED: &str = "ProgressDeadlineExceeded";
+/// ECSFleet: the spec cannot be acted on (the message says which field).
+pub const INVALID_FLEET: &str = "InvalidFleetSpec";
+/// ECSFleet event: ECS refused a (zone, instance type); the instance is placed elsewhere.
+pub const PLACEMENT_REFUSED: &str = "PlacementRefused";
+/// ECSFleet event: a member's instance is gone from the cloud (a reclaimed spot instance, a
+/// release outside ferroplane); the member is replaced.
+pub const INSTANCE_LOST: &str = "InstanceLost";
 
 #[cfg(test)]
 mod tests {

@@ -59,6 +59,11 @@ impl Store {
                 ),
             ));
         }
+        self.stock.check(
+            &resolved.placement.zone_id,
+            resolved.instance_type.id,
+            amount,
+        )?;
         let mut held = self.private_ips(
             account_id,
             resolved.region.id,
@@ -91,6 +96,11 @@ impl Store {
             // Every instance after the first would hold the same address.
             return Err(crate::private_ip::duplicated());
         }
+        self.stock.take(
+            &resolved.placement.zone_id,
+            resolved.instance_type.id,
+            amount,
+        );
         let scope = (account_id.clone(), resolved.region.id);
         let mut ids = Vec::with_capacity(amount);
         for _ in 0..amount {

@@ -24,6 +24,7 @@ use crate::instance::StoredInstance;
 use crate::key_pairs::KeyPairStore;
 use crate::nat_gateways::NatStore;
 use crate::network::NetworkStore;
+use crate::stock::Stock;
 use crate::visibility::Releasing;
 
 type Scope = (Arc<str>, &'static str);
@@ -64,6 +65,8 @@ pub struct Store {
     pub eips: EipStore,
     /// NAT gateways with their SNAT and DNAT entries.
     pub nat: NatStore,
+    /// Capacity per (zone, instance type).
+    pub stock: Stock,
     /// How long creates and releases take to show in listings.
     pub visibility_lag: Duration,
     /// Released instances still listed during the lag.

@@ -1,0 +1,404 @@
+//! One reconcile of an ECSFleet: read its members from the ECSInstance cache, record the
+//! placements ECS refused, plan (`rollout`), place (`placement`), create, delete and patch the
+//! member objects, and write the status.
+//!
+//! Member names are deterministic (`<fleet>-<hash>-<n>`, the lowest `n` no object of the fleet
+//! uses), so a create that a stale cache repeats answers `AlreadyExists` instead of making a
+//! second instance. Deletes carry the member's UID as a precondition.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferroplane_apis::alibabacloud::{
+    ECSFleet, ECSFleetStatus, ECSInstance, FLEET_LABEL, FleetUpdateStrategyType, RefusedPlacement,
+};
+use ferroplane_runtime::conditions::{self, Desired};
+use ferroplane_runtime::events::Events;
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::Store;
+use kube::{Api, ResourceExt};
+use serde_json::json;
+use tracing::debug;
+
+use super::expectations::Expectations;
+use super::members::{Members, members_of};
+use super::placement::Choices;
+use super::rollout::{self, Strategy};
+use super::status::{self, Progress};
+use super::template::{in_place_patch, render_member, template_hash};
+use crate::reasons::{INSTANCE_LOST, PLACEMENT_REFUSED};
+
+/// The longest name a fleet may have: its members' names add a hash and an ordinal, and its
+/// name is a label value (at most 63 characters).
+const MAX_FLEET_NAME: usize = 40;
+
+/// What every reconcile shares.
+pub struct Context {
+    pub client: kube::Client,
+    pub instances: Store<ECSInstance>,
+    pub events: Events,
+    pub poll: Duration,
+    /// Top-level `forProvider` properties whose change needs new instances.
+    pub replacing: BTreeSet<&'static str>,
+    /// Members created and deleted that the cache has not shown yet.
+    pub expectations: Expectations,
+}
+
+/// A failed call to the API server.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    #[error("cannot {what}: {source}")]
+    Kube {
+        what: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("cannot render a member: {0}")]
+    Render(#[from] serde_json::Error),
+}
+
+fn kube_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> FleetError {
+    let what = what.into();
+    move |source| FleetError::Kube { what, source }
+}
+
+/// After a failed reconcile.
+pub fn error_policy(_fleet: Arc<ECSFleet>, error: &FleetError, _ctx: Arc<Context>) -> Action {
+    tracing::warn!(%error, "fleet reconcile failed");
+    Action::requeue(Duration::from_secs(5))
+}
+
+pub async fn reconcile(fleet: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Action, FleetError> {
+    if fleet.metadata.deletion_timestamp.is_some() {
+        // The garbage collector deletes the members through their owner references.
+        return Ok(Action::await_change());
+    }
+    let name = fleet.name_any();
+    let namespace = fleet.namespace().unwrap_or_default();
+    let fleets: Api<ECSFleet> = Api::namespaced(ctx.client.clone(), &namespace);
+    let instances: Api<ECSInstance> = Api::namespaced(ctx.client.clone(), &namespace);
+    let now = Timestamp::now();
+    let previous = fleet.status.clone().unwrap_or_default();
+
+    let strategy = match strategy_of(&fleet) {
+        Ok(strategy) if name.len() <= MAX_FLEET_NAME => strategy,
+        Ok(_) => {
+            let message = format!(
+                "the fleet's name is {} characters long; at most {MAX_FLEET_NAME} leave room for its members' names and fit its label: recreate it under a shorter name",
+                name.len()
+            );
+            return write_invalid(&fleets, &fleet, &previous, message, now).await;
+        }
+        Err(message) => return write_invalid(&fleets, &fleet, &previous, message, now).await,
+    };
+    let key = format!("{namespace}/{name}");
+    if !ctx.expectations.satisfied(&key, &namespace, &ctx.instances) {
+        return Ok(Action::requeue(Duration::from_secs(1)));
+    }
+    let hash = template_hash(&fleet, &ctx.replacing);
+    let members = members_of(&fleet, &ctx.instances, &hash);
+
+    // Refusals: those still in force, and the members ECS just refused.
+    let retry =
+        SignedDuration::from_secs(i64::from(fleet.spec.placement.retry_refused_after_seconds));
+    let mut deleted: Vec<(String, String)> = Vec::new();
+    let mut created: Vec<String> = Vec::new();
+    let mut lost_replaced = 0u32;
+    let mut refusals: Vec<RefusedPlacement> = previous
+        .refused_placements
+        .iter()
+        .filter(|r| r.retry_after.0 > now)
+        .cloned()
+        .collect();
+    for refused in &members.refused {
+        refusals
+            .retain(|r| !(r.zone_id == refused.zone && r.instance_type == refused.instance_type));
+        refusals.push(RefusedPlacement {
+            zone_id: refused.zone.clone(),
+            instance_type: refused.instance_type.clone(),
+            reason: refused.reason.to_owned(),
+            refused_at: Time(now),
+            retry_after: Time(now.saturating_add(retry).unwrap_or(now)),
+        });
+        ctx.events
+            .warning(
+                fleet.as_ref(),
+                PLACEMENT_REFUSED,
+                format!(
+                    "ECS refused {} in {} ({}) for {}; placing it elsewhere, and trying that placement again after {}s",
+                    refused.instance_type,
+                    refused.zone,
+                    refused.reason,
+                    refused.name,
+                    fleet.spec.placement.retry_refused_after_seconds
+                ),
+            )
+            .await;
+        deleted.extend(delete_member(&instances, &refused.name, refused.uid.clone()).await?);
+    }
+
+    for (lost, uid) in &members.lost {
+        ctx.events
+            .warning(
+                fleet.as_ref(),
+                INSTANCE_LOST,
+                format!("the instance of {lost} is gone from the cloud (reclaimed or released outside ferroplane); replacing it"),
+            )
+            .await;
+        if let Some(done) = delete_member(&instances, lost, uid.clone()).await? {
+            deleted.push(done);
+            lost_replaced += 1;
+        }
+    }
+
+    let progress_made = previous.template_hash.as_deref() != Some(hash.as_str())
+        || (updated_ready(&members) as u32) > previous.updated_ready_replicas;
+    let last_progress = if progress_made || previous.last_progress_time.is_none() {
+        now
+    } else {
+        previous.last_progress_time.as_ref().map_or(now, |t| t.0)
+    };
+    let deadline = SignedDuration::from_secs(i64::from(fleet.spec.progress_deadline_seconds));
+    let rolling = members.live.iter().any(|m| !m.current)
+        || (updated_ready(&members) as u32) < fleet.spec.replicas;
+    let halted = rolling && now.duration_since(last_progress) > deadline;
+
+    let plan = rollout::plan(fleet.spec.replicas, &members.live, strategy, halted);
+    for doomed in &plan.delete {
+        let uid = members
+            .objects
+            .iter()
+            .find(|o| &o.name_any() == doomed)
+            .and_then(|o| o.uid());
+        deleted.extend(delete_member(&instances, doomed, uid).await?);
+    }
+
+    // Place the new members.
+    let refused_now: BTreeSet<(String, String)> = refusals
+        .iter()
+        .map(|r| (r.zone_id.clone(), r.instance_type.clone()))
+        .collect();
+    let zone_ids: Vec<String> = fleet
+        .spec
+        .placement
+        .zones
+        .iter()
+        .map(|z| z.zone_id.clone())
+        .collect();
+    let choices = Choices {
+        zones: &zone_ids,
+        instance_types: &fleet.spec.placement.instance_types,
+        spread: fleet.spec.placement.spread,
+        refused: &refused_now,
+    };
+    let mut per_zone: BTreeMap<String, u32> = BTreeMap::new();
+    for member in members
+        .live
+        .iter()
+        .filter(|m| !plan.delete.contains(&m.name))
+    {
+        *per_zone.entry(member.zone.clone()).or_default() += 1;
+    }
+    let placements = choices.choose(plan.create, &per_zone);
+    let unplaced = plan.create - placements.len() as u32;
+    let mut ordinals = (0u32..).filter(|n| {
+        !members
+            .names
+            .contains(&super::template::member_name(&name, &hash, *n))
+    });
+    for placement in &placements {
+        let ordinal = ordinals.next().unwrap_or(u32::MAX);
+        let member = render_member(&fleet, &hash, ordinal, placement)?;
+        match instances.create(&PostParams::default(), &member).await {
+            Ok(_) => {
+                debug!(fleet = %name, member = %member.name_any(), "member created");
+                created.push(member.name_any());
+            }
+            // A cache that has not seen our last create yet: the object exists, nothing to do.
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(e) => {
+                return Err(kube_error(format!(
+                    "create ECSInstance {}",
+                    member.name_any()
+                ))(e));
+            }
+        }
+    }
+
+    ctx.expectations.record(&key, created, deleted);
+
+    // In-place changes to every member that stays.
+    for object in &members.objects {
+        if plan.delete.contains(&object.name_any()) {
+            continue;
+        }
+        if let Some(patch) = in_place_patch(&fleet, object, &ctx.replacing) {
+            instances
+                .patch(
+                    &object.name_any(),
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await
+                .map_err(kube_error(format!(
+                    "update ECSInstance {}",
+                    object.name_any()
+                )))?;
+        }
+    }
+
+    let (zones, instance_types) = status::counts(&members);
+    let live = members.live.len() as u32;
+    let progress = Progress {
+        replicas: fleet.spec.replicas,
+        live,
+        ready: members.live.iter().filter(|m| m.ready).count() as u32,
+        updated: members.live.iter().filter(|m| m.current).count() as u32,
+        updated_ready: updated_ready(&members) as u32,
+        unplaced,
+        halted,
+    };
+    let refusal_text = refusals
+        .iter()
+        .map(|r| format!("{}/{} {}", r.zone_id, r.instance_type, r.reason))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let next_retry = refusals.iter().map(|r| r.retry_after.0).min();
+    let new_status = ECSFleetStatus {
+        replicas: live,
+        ready_replicas: progress.ready,
+        updated_replicas: progress.updated,
+        updated_ready_replicas: progress.updated_ready,
+        lost_replaced: previous.lost_replaced + lost_replaced,
+        selector: Some(format!("{FLEET_LABEL}={name}")),
+        template_hash: Some(hash),
+        zones,
+        instance_types,
+        refused_placements: refusals,
+        last_progress_time: Some(Time(last_progress)),
+        conditions: conditions::merge(
+            &previous.conditions,
+            &status::conditions(&progress, &refusal_text),
+            fleet.metadata.generation,
+            now,
+        ),
+        observed_generation: fleet.metadata.generation,
+    };
+    write_status(&fleets, &fleet, &previous, new_status).await?;
+
+    // Members' changes wake the fleet through the watch; the clock wakes it for a refusal that
+    // expires and a deadline that passes.
+    let mut wake = ctx.poll;
+    if let Some(at) = next_retry {
+        wake = wake.min(until(now, at));
+    }
+    if rolling && !halted {
+        wake = wake.min(until(
+            now,
+            last_progress.saturating_add(deadline).unwrap_or(now),
+        ));
+    }
+    Ok(Action::requeue(wake.max(Duration::from_secs(1))))
+}
+
+fn until(now: Timestamp, at: Timestamp) -> Duration {
+    Duration::try_from(at.duration_since(now)).unwrap_or(Duration::ZERO)
+}
+
+fn updated_ready(members: &Members) -> usize {
+    members.live.iter().filter(|m| m.current && m.ready).count()
+}
+
+fn strategy_of(fleet: &ECSFleet) -> Result<Strategy, String> {
+    let update = &fleet.spec.update_strategy;
+    match update.type_ {
+        FleetUpdateStrategyType::OnDelete => Ok(Strategy::OnDelete),
+        FleetUpdateStrategyType::RollingUpdate => {
+            let bounds = update.rolling_update.as_ref();
+            rollout::rolling_bounds(
+                fleet.spec.replicas,
+                bounds.and_then(|b| b.max_surge.as_ref()),
+                bounds.and_then(|b| b.max_unavailable.as_ref()),
+            )
+            .map_err(|e| format!("spec.updateStrategy.rollingUpdate: {e}"))
+        }
+    }
+}
+
+/// Deletes a member by name with its UID as a precondition; its (name, UID) when the delete
+/// was accepted.
+async fn delete_member(
+    instances: &Api<ECSInstance>,
+    name: &str,
+    uid: Option<String>,
+) -> Result<Option<(String, String)>, FleetError> {
+    let params = DeleteParams {
+        preconditions: uid.clone().map(|uid| Preconditions {
+            uid: Some(uid),
+            resource_version: None,
+        }),
+        ..DeleteParams::default()
+    };
+    match instances.delete(name, &params).await {
+        Ok(_) => Ok(uid.map(|uid| (name.to_owned(), uid))),
+        // Gone already, or replaced by another object of that name: not ours to delete.
+        Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => Ok(None),
+        Err(e) => Err(kube_error(format!("delete ECSInstance {name}"))(e)),
+    }
+}
+
+async fn write_invalid(
+    fleets: &Api<ECSFleet>,
+    fleet: &ECSFleet,
+    previous: &ECSFleetStatus,
+    message: String,
+    now: Timestamp,
+) -> Result<Action, FleetError> {
+    let desired: Vec<Desired> = status::invalid(message);
+    let new_status = ECSFleetStatus {
+        conditions: conditions::merge(
+            &previous.conditions,
+            &desired,
+            fleet.metadata.generation,
+            now,
+        ),
+        observed_generation: fleet.metadata.generation,
+        ..previous.clone()
+    };
+    write_status(fleets, fleet, previous, new_status).await?;
+    Ok(Action::await_change())
+}
+
+async fn write_status(
+    fleets: &Api<ECSFleet>,
+    fleet: &ECSFleet,
+    previous: &ECSFleetStatus,
+    new_status: ECSFleetStatus,
+) -> Result<(), FleetError> {
+    if fleet.status.is_some() && &new_status == previous {
+        return Ok(());
+    }
+    // A merge patch leaves out what is omitted: a field the new status no longer has (an empty
+    // list of refusals) is sent as null.
+    let mut body = serde_json::to_value(&new_status)?;
+    if let (Some(new), Ok(serde_json::Value::Object(old))) =
+        (body.as_object_mut(), serde_json::to_value(previous))
+    {
+        for key in old.keys() {
+            new.entry(key.clone()).or_insert(serde_json::Value::Null);
+        }
+    }
+    fleets
+        .patch_status(
+            &fleet.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": body})),
+        )
+        .await
+        .map_err(kube_error("write the fleet's status"))?;
+    Ok(())
+}

@@ -1,0 +1,249 @@
+//! ECSFleet end to end, driven by kubectl: the sample fleet of 6 over zones a and b of
+//! cn-beijing, with zone a out of stock for the first instance type, ends with 6 Ready
+//! instances placed by the rules; an image change rolls with maxSurge 1 and maxUnavailable 1
+//! without ever having fewer than 5 Ready members (judged from every watch event of the
+//! members, not from samples); `kubectl scale` to 9 and back to 3 works; deleting the fleet
+//! releases every instance; a member whose instance was released outside ferroplane is replaced.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use alibaba_mock::StockLimit;
+use ferroplane::controllers::Kind;
+use ferroplane_apis::alibabacloud::ECSInstance;
+use ferroplane_apis::common::{ConditionStatus, Managed};
+use ferroplane_testkit::samples;
+use futures::StreamExt;
+use kube::ResourceExt;
+use kube::runtime::watcher;
+
+use crate::support::E2e;
+
+const ZONE_A: &str = "cn-beijing-a";
+const ZONE_B: &str = "cn-beijing-b";
+const FIRST_TYPE: &str = "ecs.g6.large";
+const SECOND_TYPE: &str = "ecs.c6.large";
+const NEW_IMAGE: &str = "ubuntu_22_04_x64_20G_alibase_20240130.vhd";
+
+/// How long the fleet may take to settle: creates, ECS's refusals, replacements and releases,
+/// each at the members' next reconcile.
+const SETTLE: Duration = Duration::from_secs(240);
+
+/// The members' Ready state as every watch event leaves it, and the fewest Ready seen once the
+/// watch's initial list was complete.
+#[derive(Default)]
+struct ReadyLedger {
+    ready: BTreeMap<String, bool>,
+    listed: bool,
+    fewest: Option<usize>,
+}
+
+impl ReadyLedger {
+    fn count(&self) -> usize {
+        self.ready.values().filter(|r| **r).count()
+    }
+
+    fn apply(&mut self, instance: &ECSInstance, gone: bool) {
+        let ready = !gone
+            && instance.metadata.deletion_timestamp.is_none()
+            && instance
+                .conditions()
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == ConditionStatus::True);
+        self.ready.insert(instance.name_any(), ready);
+        self.note();
+    }
+
+    fn note(&mut self) {
+        let count = self.count();
+        if self.listed && self.fewest.is_none_or(|f| count < f) {
+            self.fewest = Some(count);
+        }
+    }
+}
+
+/// Watches the fleet's members and records their Ready state after every event.
+fn follow_members(e2e: &E2e) -> (Arc<Mutex<ReadyLedger>>, tokio::task::JoinHandle<()>) {
+    let api: kube::Api<ECSInstance> = kube::Api::namespaced(e2e.client().clone(), &e2e.namespace);
+    let ledger = Arc::new(Mutex::new(ReadyLedger::default()));
+    let writer = ledger.clone();
+    let task = tokio::spawn(async move {
+        let config = watcher::Config::default().labels("ferroplane.io/fleet=web");
+        let mut events = watcher(api, config).boxed();
+        while let Some(event) = events.next().await {
+            let Ok(event) = event else { continue };
+            let mut ledger = writer.lock().unwrap();
+            match event {
+                watcher::Event::Apply(o) | watcher::Event::InitApply(o) => ledger.apply(&o, false),
+                watcher::Event::Delete(o) => ledger.apply(&o, true),
+                watcher::Event::Init => {}
+                watcher::Event::InitDone => {
+                    ledger.listed = true;
+                    ledger.note();
+                }
+            }
+        }
+    });
+    (ledger, task)
+}
+
+/// Waits until the fleet says it is Ready with `replicas` members, all Ready and up to date.
+async fn wait_fleet(e2e: &E2e, replicas: u32) {
+    let want = format!("True {replicas} {replicas} {replicas}");
+    e2e.eventually(&format!("fleet web Ready with {replicas}"), SETTLE, || async {
+        let got = e2e
+            .jsonpath(
+                "fleet/web",
+                "{.status.conditions[?(@.type=='Ready')].status} {.status.replicas} {.status.readyReplicas} {.status.updatedReplicas}",
+            )
+            .await;
+        (got == want).then_some(())
+    })
+    .await;
+}
+
+/// (zone, type, image) of each live mock instance of the fleet's members, and how many.
+async fn placements(e2e: &E2e) -> BTreeMap<(String, String, String), usize> {
+    let names = e2e
+        .k(&["get", "ecs", "-l", "ferroplane.io/fleet=web", "-o", "name"])
+        .await;
+    let mut out = BTreeMap::new();
+    for name in names.lines().filter(|l| !l.is_empty()) {
+        for instance in e2e.instances_of(name).await {
+            *out.entry((instance.zone_id, instance.instance_type, instance.image_id))
+                .or_default() += 1;
+        }
+    }
+    out
+}
+
+pub(crate) async fn a_fleet_places_rolls_and_scales() {
+    let e2e = E2e::start(&[Kind::EcsInstance]).await;
+    e2e.mock().set_stock(&StockLimit {
+        zone_id: ZONE_A.into(),
+        instance_type: FIRST_TYPE.into(),
+        available: Some(0),
+    });
+    let created_before = e2e.mock().created(alibaba_mock::ResourceKind::Instance);
+    e2e.apply(&samples::without_namespace("fleet.yaml")).await;
+    wait_fleet(&e2e, 6).await;
+
+    // Zone a could not take the first type: its members run the second; balanced 3 and 3.
+    let old_image = "centos_7_9_x64_20G_alibase_20240628.vhd";
+    let expected = BTreeMap::from([
+        ((ZONE_A.into(), SECOND_TYPE.into(), old_image.into()), 3),
+        ((ZONE_B.into(), FIRST_TYPE.into(), old_image.into()), 3),
+    ]);
+    assert_eq!(placements(&e2e).await, expected);
+    let refused = e2e
+        .jsonpath(
+            "fleet/web",
+            "{.status.refusedPlacements[*].zoneId}/{.status.refusedPlacements[*].instanceType}/{.status.refusedPlacements[*].reason}",
+        )
+        .await;
+    assert_eq!(refused, format!("{ZONE_A}/{FIRST_TYPE}/NoStock"));
+    // ECS refused zone a's first launches; only the 6 that run were ever created.
+    assert_eq!(
+        e2e.mock().created(alibaba_mock::ResourceKind::Instance) - created_before,
+        6
+    );
+
+    // An image change rolls: never fewer than 5 Ready members, at every watch event.
+    let (ledger, follower) = follow_members(&e2e);
+    e2e.k(&[
+        "patch",
+        "fleet/web",
+        "--type=merge",
+        "-p",
+        &format!(
+            r#"{{"spec":{{"template":{{"spec":{{"forProvider":{{"imageId":"{NEW_IMAGE}"}}}}}}}}}}"#
+        ),
+    ])
+    .await;
+    e2e.eventually("the rollout to start", SETTLE, || async {
+        let hashes = e2e
+            .jsonpath(
+                "ecs",
+                "{range .items[*]}{.metadata.labels.ferroplane\\.io/template-hash}{\"\\n\"}{end}",
+            )
+            .await;
+        (hashes.lines().collect::<BTreeSet<_>>().len() > 1).then_some(())
+    })
+    .await;
+    wait_fleet(&e2e, 6).await;
+    e2e.eventually("the old instances released", SETTLE, || async {
+        let p = placements(&e2e).await;
+        p.keys()
+            .all(|(_, _, image)| image == NEW_IMAGE)
+            .then_some(p)
+    })
+    .await;
+    follower.abort();
+    let fewest = ledger.lock().unwrap().fewest;
+    assert!(
+        fewest.is_some_and(|f| f >= 5),
+        "fewest Ready members during the rollout: {fewest:?}"
+    );
+
+    // kubectl scale, up and down.
+    e2e.k(&["scale", "fleet/web", "--replicas=9"]).await;
+    wait_fleet(&e2e, 9).await;
+    e2e.k(&["scale", "fleet/web", "--replicas=3"]).await;
+    wait_fleet(&e2e, 3).await;
+    e2e.eventually("3 instances left in the cloud", SETTLE, || async {
+        let p = placements(&e2e).await;
+        (p.values().sum::<usize>() == 3).then_some(())
+    })
+    .await;
+
+    // An instance released outside ferroplane (as ECS releases a reclaimed spot instance): its
+    // member is replaced and counted.
+    let victim = e2e
+        .jsonpath(
+            "ecs",
+            "{.items[0].metadata.annotations.ferroplane\\.io/external-name}",
+        )
+        .await;
+    let (ecs, _) = e2e.cloud();
+    ecs.delete_instance(&victim, true)
+        .await
+        .expect("release outside ferroplane");
+    e2e.eventually("the lost member replaced", SETTLE, || async {
+        let got = e2e
+            .jsonpath(
+                "fleet/web",
+                "{.status.lostReplaced} {.status.conditions[?(@.type=='Ready')].status} {.status.readyReplicas}",
+            )
+            .await;
+        (got == "1 True 3").then_some(())
+    })
+    .await;
+    let live = e2e
+        .jsonpath(
+            "ecs",
+            "{.items[*].metadata.annotations.ferroplane\\.io/external-name}",
+        )
+        .await;
+    assert!(!live.split_whitespace().any(|id| id == victim), "{live}");
+
+    // Deleting the fleet deletes its members, which release their instances: nothing of the
+    // fleet is left in the cloud.
+    e2e.k(&["delete", "fleet/web"]).await;
+    e2e.eventually("every member gone", SETTLE, || async {
+        e2e.k(&["get", "ecs", "-o", "name"])
+            .await
+            .trim()
+            .is_empty()
+            .then_some(())
+    })
+    .await;
+    let live: Vec<_> = e2e
+        .mock()
+        .resources()
+        .into_iter()
+        .filter(|r| r.kind == alibaba_mock::ResourceKind::Instance)
+        .collect();
+    assert!(live.is_empty(), "instances left: {live:?}");
+    e2e.finish().await;
+}
