@@ -24,6 +24,7 @@ use crate::instance::StoredInstance;
 use crate::key_pairs::KeyPairStore;
 use crate::nat_gateways::NatStore;
 use crate::network::NetworkStore;
+use crate::prefix_lists::PrefixListStore;
 use crate::visibility::Releasing;
 
 type Scope = (Arc<str>, &'static str);
@@ -64,6 +65,8 @@ pub struct Store {
     pub eips: EipStore,
     /// NAT gateways with their SNAT and DNAT entries.
     pub nat: NatStore,
+    /// ECS prefix lists.
+    pub prefix_lists: PrefixListStore,
     /// How long creates and releases take to show in listings.
     pub visibility_lag: Duration,
     /// Released instances still listed during the lag.
