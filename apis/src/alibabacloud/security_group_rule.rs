@@ -1,6 +1,7 @@
 //! `SecurityGroupRule`: one inbound or outbound rule of a security group as an object of its own
 //! (AuthorizeSecurityGroup / AuthorizeSecurityGroupEgress), so a shared group can carry rules of
-//! many owners. Its identity (group, direction, protocol, ports, peer) is fixed; its policy,
+//! many owners. Its peer is an IPv4 or IPv6 block, a security group or an ECS prefix list. Its
+//! identity (group, direction, protocol, ports, peer) is fixed; its policy,
 //! priority and description change in place.
 
 use kube::{CustomResource, KubeSchema};
@@ -62,7 +63,7 @@ managed_spec! {
         singular = "securitygrouprule",
         status = "SecurityGroupRuleStatus",
         shortname = "sgr",
-        doc = "One inbound or outbound rule of an Alibaba Cloud security group (AuthorizeSecurityGroup / AuthorizeSecurityGroupEgress), identified by the SecurityGroupRuleId ECS gives it. The group, direction, protocol, ports and peer are fixed; policy, priority and description change in place (ModifySecurityGroupRule / ModifySecurityGroupEgressRule) and a change made elsewhere is reverted. A rule revoked elsewhere is authorized again. An identical rule that another owner put in the group is never adopted (RuleExists), and a group whose SecurityGroup object keeps its rules Exclusive is refused (RulesPolicyExclusive): give that group rulesPolicy Additive. Deleting the object revokes the rule by its ID (RevokeSecurityGroup) unless deletionPolicy is Orphan."
+        doc = "One inbound or outbound rule of an Alibaba Cloud security group (AuthorizeSecurityGroup / AuthorizeSecurityGroupEgress), identified by the SecurityGroupRuleId ECS gives it. Its peer is an IPv4 or IPv6 block, a security group or an ECS prefix list (sourcePrefixListId / destPrefixListId). The group, direction, protocol, ports and peer are fixed; policy, priority and description change in place (ModifySecurityGroupRule / ModifySecurityGroupEgressRule) and a change made elsewhere is reverted. A rule revoked elsewhere is authorized again. An identical rule that another owner put in the group is never adopted (RuleExists), and a group whose SecurityGroup object keeps its rules Exclusive is refused (RulesPolicyExclusive): give that group rulesPolicy Additive. Deleting the object revokes the rule by its ID (RevokeSecurityGroup) unless deletionPolicy is Orphan."
     )]
     #[serde(rename_all = "camelCase")]
     pub struct SecurityGroupRuleSpec {
@@ -114,17 +115,17 @@ impl RuleProtocol {
     }
 }
 
-const PEER_COUNT: &str = "(has(self.sourceCidrIp) ? 1 : 0) + (has(self.ipv6SourceCidrIp) ? 1 : 0) + (has(self.sourceGroupId) || has(self.sourceGroupIdRef) || has(self.sourceGroupIdSelector) ? 1 : 0) + (has(self.destCidrIp) ? 1 : 0) + (has(self.ipv6DestCidrIp) ? 1 : 0) + (has(self.destGroupId) || has(self.destGroupIdRef) || has(self.destGroupIdSelector) ? 1 : 0) == 1";
+const PEER_COUNT: &str = "(has(self.sourceCidrIp) ? 1 : 0) + (has(self.ipv6SourceCidrIp) ? 1 : 0) + (has(self.sourceGroupId) || has(self.sourceGroupIdRef) || has(self.sourceGroupIdSelector) ? 1 : 0) + (has(self.sourcePrefixListId) ? 1 : 0) + (has(self.destCidrIp) ? 1 : 0) + (has(self.ipv6DestCidrIp) ? 1 : 0) + (has(self.destGroupId) || has(self.destGroupIdRef) || has(self.destGroupIdSelector) ? 1 : 0) + (has(self.destPrefixListId) ? 1 : 0) == 1";
 
 /// AuthorizeSecurityGroup(Egress) parameters of one rule.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("has(self.securityGroupId) || has(self.securityGroupIdRef) || has(self.securityGroupIdSelector)").message("set the group: securityGroupId, securityGroupIdRef or securityGroupIdSelector"))]
-#[x_kube(validation = Rule::new(PEER_COUNT).message("set exactly one peer: sourceCidrIp, ipv6SourceCidrIp or sourceGroupId (or its Ref/Selector) for ingress; destCidrIp, ipv6DestCidrIp or destGroupId (or its Ref/Selector) for egress"))]
-#[x_kube(validation = Rule::new("self.direction == 'ingress' ? !has(self.destCidrIp) && !has(self.ipv6DestCidrIp) && !has(self.destGroupId) && !has(self.destGroupIdRef) && !has(self.destGroupIdSelector) : !has(self.sourceCidrIp) && !has(self.ipv6SourceCidrIp) && !has(self.sourceGroupId) && !has(self.sourceGroupIdRef) && !has(self.sourceGroupIdSelector)").message("an ingress rule names a source (source…), an egress rule a destination (dest…)"))]
+#[x_kube(validation = Rule::new(PEER_COUNT).message("set exactly one peer: sourceCidrIp, ipv6SourceCidrIp, sourceGroupId (or its Ref/Selector) or sourcePrefixListId for ingress; destCidrIp, ipv6DestCidrIp, destGroupId (or its Ref/Selector) or destPrefixListId for egress"))]
+#[x_kube(validation = Rule::new("self.direction == 'ingress' ? !has(self.destCidrIp) && !has(self.ipv6DestCidrIp) && !has(self.destGroupId) && !has(self.destGroupIdRef) && !has(self.destGroupIdSelector) && !has(self.destPrefixListId) : !has(self.sourceCidrIp) && !has(self.ipv6SourceCidrIp) && !has(self.sourceGroupId) && !has(self.sourceGroupIdRef) && !has(self.sourceGroupIdSelector) && !has(self.sourcePrefixListId)").message("an ingress rule names a source (source…), an egress rule a destination (dest…)"))]
 #[x_kube(validation = Rule::new("(self.ipProtocol == 'tcp' || self.ipProtocol == 'udp') ? !self.portRange.startsWith('-1') : self.portRange == '-1/-1'").message("portRange is start/end (1 to 65535) for tcp and udp, and -1/-1 for icmp, icmpv6, gre and all"))]
 #[x_kube(validation = Rule::new("self.ipProtocol != 'icmpv6' || has(self.ipv6SourceCidrIp) || has(self.ipv6DestCidrIp)").message("icmpv6 needs an IPv6 peer: ipv6SourceCidrIp or ipv6DestCidrIp"))]
-#[x_kube(validation = Rule::new("has(self.sourceCidrIp) == has(oldSelf.sourceCidrIp) && has(self.ipv6SourceCidrIp) == has(oldSelf.ipv6SourceCidrIp) && has(self.destCidrIp) == has(oldSelf.destCidrIp) && has(self.ipv6DestCidrIp) == has(oldSelf.ipv6DestCidrIp)").message("the peer is immutable; create a new SecurityGroupRule"))]
+#[x_kube(validation = Rule::new("has(self.sourceCidrIp) == has(oldSelf.sourceCidrIp) && has(self.ipv6SourceCidrIp) == has(oldSelf.ipv6SourceCidrIp) && has(self.sourcePrefixListId) == has(oldSelf.sourcePrefixListId) && has(self.destCidrIp) == has(oldSelf.destCidrIp) && has(self.ipv6DestCidrIp) == has(oldSelf.ipv6DestCidrIp) && has(self.destPrefixListId) == has(oldSelf.destPrefixListId)").message("the peer is immutable; create a new SecurityGroupRule"))]
 #[x_kube(validation = Rule::new("(!has(oldSelf.securityGroupId) || has(self.securityGroupId)) && (!has(oldSelf.sourceGroupId) || has(self.sourceGroupId)) && (!has(oldSelf.destGroupId) || has(self.destGroupId))").message("securityGroupId, sourceGroupId and destGroupId cannot be removed once set"))]
 pub struct SecurityGroupRuleParameters {
     /// Region of the group, e.g. `cn-beijing`. Immutable.
@@ -180,6 +181,13 @@ pub struct SecurityGroupRuleParameters {
     /// Labels of a `SecurityGroup` object of this namespace whose ID becomes `sourceGroupId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_group_id_selector: Option<Selector>,
+    /// Ingress: the ECS prefix list traffic comes from, `pl-...` (CreatePrefixList): the rule
+    /// admits every block of the list, as the list changes. Of the rule's region and account;
+    /// ECS refuses to delete the list while the rule names it. Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^pl-[a-z0-9]+$"), length(max = 64))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("sourcePrefixListId is immutable; create a new SecurityGroupRule"))]
+    pub source_prefix_list_id: Option<String>,
     /// Egress: the IPv4 CIDR block traffic goes to, e.g. `0.0.0.0/0`. Immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^([0-9]{1,3}\.){3}[0-9]{1,3}(/[0-9]{1,2})?$"))]
@@ -202,6 +210,13 @@ pub struct SecurityGroupRuleParameters {
     /// Labels of a `SecurityGroup` object of this namespace whose ID becomes `destGroupId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dest_group_id_selector: Option<Selector>,
+    /// Egress: the ECS prefix list traffic goes to, `pl-...` (CreatePrefixList): the rule
+    /// admits every block of the list, as the list changes. Of the rule's region and account;
+    /// ECS refuses to delete the list while the rule names it. Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^pl-[a-z0-9]+$"), length(max = 64))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("destPrefixListId is immutable; create a new SecurityGroupRule"))]
+    pub dest_prefix_list_id: Option<String>,
     /// `accept` (when unset) or `drop`. Changed in place; a change made elsewhere is reverted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<RulePolicy>,

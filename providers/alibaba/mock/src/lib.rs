@@ -14,18 +14,20 @@
 //! the system and data disks of each instance, and disks created apart, with ECS's attach,
 //! resize, performance-level and release rules), SSH key pairs (`key_pairs`), elastic IP
 //! addresses and their associations with instances and NAT gateways (`eips`), enhanced NAT
-//! gateways with their SNAT and DNAT entries (`nat_gateways`), and fault injection. The actions
+//! gateways with their SNAT and DNAT entries (`nat_gateways`), ECS prefix lists that security group
+//! rules name as their peer (`prefix_lists`), and fault injection. The actions
 //! served are the rows of the `ACTIONS` tables (name and handler) of `ecs_actions`,
 //! `instance_read_actions`, `security_group_actions`, `security_group_change_actions`,
-//! `catalog_actions`, `disk_actions`, `key_pair_actions`, `vpc_actions` (EIPs and NAT gateways included) and
+//! `catalog_actions`, `disk_actions`, `key_pair_actions`, `prefix_list_actions`, `vpc_actions` (EIPs and NAT gateways included) and
 //! `sts_actions`, the one list of them; the crate's integration tests pin the behaviour,
 //! also against Alibaba Cloud's official Python SDKs (`tests/sdk/official_sdk.py`).
 //!
 //! Modules, in request order: `server` (HTTP) → `state` (pipeline) → `auth` → `products` (the
 //! API a `Version` selects and its tables) → `ecs_actions` (with the `instance_*_actions` and
 //! `tag_actions` handlers) / `security_group_actions` / `disk_actions` / `key_pair_actions` /
+//! `prefix_list_actions` /
 //! `vpc_actions` / `sts_actions` → `store` (instances, with `network`, `disks`, `key_pairs`, `eips`,
-//! `nat_gateways` and `visibility`) → `instance` and `instance_view`, with `launch`, `launch_spec`,
+//! `nat_gateways`, `prefix_lists` and `visibility`) → `instance` and `instance_view`, with `launch`, `launch_spec`,
 //! `subscription`, `param_checks`, `tags`, `catalog`, `cidr`, `defaults`, `config`, `stats`,
 //! `md5`, `received_params`, `injection`, `ledger`, `resource_records`, `locks` and `error`
 //! underneath. What every action shares (its
@@ -91,6 +93,8 @@ mod oss;
 mod oss_http;
 mod param_checks;
 mod password;
+mod prefix_list_actions;
+mod prefix_lists;
 mod private_ip;
 mod products;
 mod received_params;

@@ -87,6 +87,8 @@ pub struct Rule {
     pub port_range: String,
     pub peer_cidr: String,
     pub peer_group: String,
+    /// `pl-…`, or empty when the peer is a block or a group.
+    pub peer_prefix_list: String,
     pub policy: String,
     pub priority: u32,
     pub description: String,
@@ -102,6 +104,7 @@ impl Rule {
             && self.port_range == other.port_range
             && self.peer_cidr == other.peer_cidr
             && self.peer_group == other.peer_group
+            && self.peer_prefix_list == other.peer_prefix_list
             && self.policy == other.policy
             && self.priority == other.priority
             && self.nic_type == other.nic_type

@@ -10,6 +10,7 @@ use crate::ecs_actions;
 use crate::error::ErrorResponse;
 use crate::instance_read_actions;
 use crate::key_pair_actions;
+use crate::prefix_list_actions;
 use crate::security_group_actions;
 use crate::security_group_change_actions;
 use crate::sts_actions;
@@ -25,6 +26,7 @@ const ECS_TABLES: &[&[Action]] = &[
     catalog_actions::ACTIONS,
     disk_actions::ACTIONS,
     key_pair_actions::ACTIONS,
+    prefix_list_actions::ACTIONS,
 ];
 
 /// The label of calls of actions no API serves.

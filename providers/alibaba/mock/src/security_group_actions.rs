@@ -250,6 +250,13 @@ fn attribute(
         Some("egress") => Some(Direction::Egress),
         Some(_) => return Err(ErrorResponse::invalid("Direction")),
     };
+    let lists = &store.prefix_lists;
+    let list_name = |peer: &str| {
+        lists
+            .get(&ctx.caller.account_id, region.id, peer)
+            .map(|l| l.name.clone())
+            .unwrap_or_default()
+    };
     let network = store.network.account(&ctx.caller.account_id);
     let g = network.group(region.id, id)?;
     let group_name = |peer: &str| {
@@ -263,7 +270,7 @@ fn attribute(
         .rules
         .iter()
         .filter(|r| direction.is_none_or(|d| d == r.direction))
-        .map(|r| rule_view(r, &group_name))
+        .map(|r| rule_view(r, &group_name, &list_name))
         .collect();
     Ok(json!({
         "RegionId": region.id,

@@ -15,11 +15,21 @@ use crate::received_params::ReceivedParams;
 use crate::security_group_rules::parse_rules;
 use crate::store::Store;
 
-/// The parameter names of a direction's peer: IPv4 block, IPv6 block, group.
-fn peer_fields(direction: Direction) -> [&'static str; 3] {
+/// The parameter names of a direction's peer: IPv4 block, IPv6 block, group, prefix list.
+fn peer_fields(direction: Direction) -> [&'static str; 4] {
     match direction {
-        Direction::Ingress => ["SourceCidrIp", "Ipv6SourceCidrIp", "SourceGroupId"],
-        Direction::Egress => ["DestCidrIp", "Ipv6DestCidrIp", "DestGroupId"],
+        Direction::Ingress => [
+            "SourceCidrIp",
+            "Ipv6SourceCidrIp",
+            "SourceGroupId",
+            "SourcePrefixListId",
+        ],
+        Direction::Egress => [
+            "DestCidrIp",
+            "Ipv6DestCidrIp",
+            "DestGroupId",
+            "DestPrefixListId",
+        ],
     }
 }
 
@@ -32,7 +42,7 @@ fn rule_not_found() -> ErrorResponse {
 
 /// `rule` as the flat parameters of a rule of its direction.
 fn as_params(rule: &Rule) -> Vec<(&'static str, String)> {
-    let [v4, v6, group] = peer_fields(rule.direction);
+    let [v4, v6, group, list] = peer_fields(rule.direction);
     let (v4_value, v6_value) = if rule.peer_cidr.contains(':') {
         (String::new(), rule.peer_cidr.clone())
     } else {
@@ -44,6 +54,7 @@ fn as_params(rule: &Rule) -> Vec<(&'static str, String)> {
         (v4, v4_value),
         (v6, v6_value),
         (group, rule.peer_group.clone()),
+        (list, rule.peer_prefix_list.clone()),
         ("Policy", rule.policy.clone()),
         ("Priority", rule.priority.to_string()),
         ("Description", rule.description.clone()),
@@ -115,7 +126,7 @@ fn modify_rule(
     if peer_changes_kind {
         return Err(ErrorResponse::bad_request(
             "InvalidParameter",
-            "The kind of a rule's authorization object cannot change (IPv4 block, IPv6 block or security group): add a new rule and revoke this one.",
+            "The kind of a rule's authorization object cannot change (IPv4 block, IPv6 block, security group or prefix list): add a new rule and revoke this one.",
         ));
     }
     let mut merged: Vec<(&str, String)> = current_params;

@@ -5,8 +5,13 @@ use serde_json::{Value, json};
 
 use crate::network::{Direction, Rule};
 
-/// One rule as DescribeSecurityGroupAttribute lists it; `group_name` names a peer group.
-pub fn rule_view(r: &Rule, group_name: &dyn Fn(&str) -> String) -> Value {
+/// One rule as DescribeSecurityGroupAttribute lists it; `group_name` names a peer group and
+/// `list_name` a peer prefix list.
+pub fn rule_view(
+    r: &Rule,
+    group_name: &dyn Fn(&str) -> String,
+    list_name: &dyn Fn(&str) -> String,
+) -> Value {
     let (v4, v6) = if r.peer_cidr.contains(':') {
         ("", r.peer_cidr.as_str())
     } else {
@@ -19,6 +24,17 @@ pub fn rule_view(r: &Rule, group_name: &dyn Fn(&str) -> String) -> Value {
     let (v6_source, v6_dest) = match r.direction {
         Direction::Ingress => (v6, ""),
         Direction::Egress => ("", v6),
+    };
+    let (source_list, dest_list) = match r.direction {
+        Direction::Ingress => (r.peer_prefix_list.as_str(), ""),
+        Direction::Egress => ("", r.peer_prefix_list.as_str()),
+    };
+    let named = |id: &str| {
+        if id.is_empty() {
+            String::new()
+        } else {
+            list_name(id)
+        }
     };
     let policy = if r.policy == "drop" { "Drop" } else { "Accept" };
     json!({
@@ -41,14 +57,14 @@ pub fn rule_view(r: &Rule, group_name: &dyn Fn(&str) -> String) -> Value {
         "DestPortRange": "",
         "SourceGroupName": if source_group.is_empty() { String::new() } else { group_name(source_group) },
         "DestGroupName": if dest_group.is_empty() { String::new() } else { group_name(dest_group) },
+        "SourcePrefixListId": source_list,
+        "SourcePrefixListName": named(source_list),
+        "DestPrefixListId": dest_list,
+        "DestPrefixListName": named(dest_list),
         // The mock's rules name peer groups of the caller's own account only and take no
-        // `*GroupOwnerAccount`, prefix list or port range list: neutral empty strings.
+        // `*GroupOwnerAccount` or port range list: neutral empty strings.
         "SourceGroupOwnerAccount": "",
         "DestGroupOwnerAccount": "",
-        "SourcePrefixListId": "",
-        "SourcePrefixListName": "",
-        "DestPrefixListId": "",
-        "DestPrefixListName": "",
         "PortRangeListId": "",
         "PortRangeListName": "",
     })

@@ -1,6 +1,7 @@
 //! The rules of AuthorizeSecurityGroup(Egress) and RevokeSecurityGroup(Egress), read from their
 //! parameters (flat, or `Permissions.N.*`) and checked as ECS checks them: one authorization
-//! object per rule (an IPv4 or IPv6 CIDR block, or a security group).
+//! object per rule (an IPv4 or IPv6 CIDR block, a security group, or a prefix list of the
+//! caller's in the region).
 
 use jiff::Timestamp;
 
@@ -10,6 +11,7 @@ use crate::cidr::Cidr;
 use crate::error::ErrorResponse;
 use crate::ids::random_id;
 use crate::network::{Direction, Rule};
+use crate::prefix_lists::AddressFamily;
 use crate::received_params::ReceivedParams;
 use crate::store::Store;
 
@@ -91,6 +93,36 @@ fn ipv6_block(text: &str) -> bool {
     addr.parse::<std::net::Ipv6Addr>().is_ok() && prefix.parse::<u8>().is_ok_and(|p| p <= 128)
 }
 
+/// The prefix list a rule names: the caller's in the region (`InvalidPrefixListId.NotFound`),
+/// of the family of a CIDR block given beside it (`InvalidParam.PrefixListAddressFamilyMismatch`;
+/// a block of the same family beside it is still a second authorization object).
+fn check_prefix_list(
+    store: &Store,
+    ctx: &ActionContext<'_>,
+    region: &'static CatalogRegion,
+    id: &str,
+    v4: &str,
+    v6: &str,
+) -> Result<(), ErrorResponse> {
+    let list = store
+        .prefix_lists
+        .get(&ctx.caller.account_id, region.id, id)?;
+    let beside = [(v4, AddressFamily::Ipv4), (v6, AddressFamily::Ipv6)];
+    if beside
+        .iter()
+        .any(|(value, family)| !value.is_empty() && *family != list.family)
+    {
+        return Err(bad(
+            "InvalidParam.PrefixListAddressFamilyMismatch",
+            format!(
+                "The address family of the specified prefix list {id} ({}) does not match the specified CidrIp.",
+                list.family.as_str()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// One rule from its parameters; `Some(Rule)` with everything checked.
 fn parse_rule(
     store: &mut Store,
@@ -101,38 +133,45 @@ fn parse_rule(
 ) -> Result<Rule, ErrorResponse> {
     let ip_protocol = protocol(r)?;
     let port_range = port_range(r, &ip_protocol)?;
-    let (cidr_field, v6_field, group_field, cidr_code) = match direction {
+    let (cidr_field, v6_field, group_field, list_field, cidr_code) = match direction {
         Direction::Ingress => (
             "SourceCidrIp",
             "Ipv6SourceCidrIp",
             "SourceGroupId",
+            "SourcePrefixListId",
             "InvalidSourceCidrIp.Malformed",
         ),
         Direction::Egress => (
             "DestCidrIp",
             "Ipv6DestCidrIp",
             "DestGroupId",
+            "DestPrefixListId",
             "InvalidDestCidrIp.Malformed",
         ),
     };
     let v4 = r.get(cidr_field).unwrap_or_default();
     let v6 = r.get(v6_field).unwrap_or_default();
     let peer_group = r.get(group_field).unwrap_or_default();
-    let given = [v4, v6, peer_group]
+    let peer_list = r.get(list_field).unwrap_or_default();
+    let given = [v4, v6, peer_group, peer_list]
         .iter()
         .filter(|v| !v.is_empty())
         .count();
     if given == 0 {
         return Err(ErrorResponse::missing(&r.name(cidr_field)));
     }
+    if !peer_list.is_empty() {
+        check_prefix_list(store, ctx, region, peer_list, v4, v6)?;
+    }
     if given > 1 {
         return Err(bad(
             "InvalidParameter",
             format!(
-                "A rule has one authorization object: give one of \"{}\", \"{}\" and \"{}\".",
+                "A rule has one authorization object: give one of \"{}\", \"{}\", \"{}\" and \"{}\".",
                 r.name(cidr_field),
                 r.name(v6_field),
-                r.name(group_field)
+                r.name(group_field),
+                r.name(list_field)
             ),
         ));
     }
@@ -213,6 +252,7 @@ fn parse_rule(
         port_range,
         peer_cidr: peer_cidr.to_owned(),
         peer_group: peer_group.to_owned(),
+        peer_prefix_list: peer_list.to_owned(),
         policy: policy.to_owned(),
         priority,
         description: description.to_owned(),

@@ -117,6 +117,24 @@ pub const UNPRODUCED_CODES: &[UnproducedCode] = &[
         NO_VSWITCH_DEPENDENTS,
         false,
     ),
+    row(
+        "LimitExceed.PrefixListPerRegion",
+        "CreatePrefixList",
+        "the mock sets no quota on the prefix lists of a region",
+        false,
+    ),
+    row(
+        "LimitExceed.PrefixListAssociationResource",
+        "AuthorizeSecurityGroup, AuthorizeSecurityGroupEgress",
+        "the mock sets no limit on the groups whose rules name one prefix list",
+        false,
+    ),
+    row(
+        "NotSupported.ClassicNetworkPrefixList",
+        "AuthorizeSecurityGroup, AuthorizeSecurityGroupEgress",
+        "the mock's security groups are all of the VPC type: none is classic",
+        false,
+    ),
 ];
 
 /// The table as README shows it (Markdown, one row per code).

@@ -24,6 +24,7 @@ use crate::instance::StoredInstance;
 use crate::key_pairs::KeyPairStore;
 use crate::nat_gateways::NatStore;
 use crate::network::NetworkStore;
+use crate::prefix_lists::PrefixListStore;
 use crate::stock::Stock;
 use crate::visibility::Releasing;
 
@@ -67,6 +68,8 @@ pub struct Store {
     pub nat: NatStore,
     /// Capacity per (zone, instance type).
     pub stock: Stock,
+    /// ECS prefix lists.
+    pub prefix_lists: PrefixListStore,
     /// How long creates and releases take to show in listings.
     pub visibility_lag: Duration,
     /// Released instances still listed during the lag.

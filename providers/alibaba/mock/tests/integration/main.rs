@@ -24,6 +24,7 @@ mod mock_network;
 mod mock_network_reads;
 mod mock_official_sdk;
 mod mock_oss;
+mod mock_prefix_lists;
 mod mock_records;
 mod mock_scale;
 mod mock_security_group_changes;

@@ -32,18 +32,25 @@ pub fn direction(p: &SecurityGroupRuleParameters) -> Direction {
 /// The peer the spec names for its direction; `None` while a peer group reference is
 /// unresolved.
 fn peer(p: &SecurityGroupRuleParameters) -> Option<RulePeer> {
-    let (v4, v6, group) = match p.direction {
+    let (v4, v6, group, list) = match p.direction {
         RuleDirection::Ingress => (
             &p.source_cidr_ip,
             &p.ipv6_source_cidr_ip,
             &p.source_group_id,
+            &p.source_prefix_list_id,
         ),
-        RuleDirection::Egress => (&p.dest_cidr_ip, &p.ipv6_dest_cidr_ip, &p.dest_group_id),
+        RuleDirection::Egress => (
+            &p.dest_cidr_ip,
+            &p.ipv6_dest_cidr_ip,
+            &p.dest_group_id,
+            &p.dest_prefix_list_id,
+        ),
     };
     v4.clone()
         .map(RulePeer::Cidr)
         .or_else(|| v6.clone().map(RulePeer::Ipv6Cidr))
         .or_else(|| group.clone().map(RulePeer::Group))
+        .or_else(|| list.clone().map(RulePeer::PrefixList))
 }
 
 /// The group and the rule the spec asks for, described as `description` (the user's, or the
@@ -193,6 +200,11 @@ mod tests {
             wanted(&unresolved, "u1").unwrap_err().reason(),
             REFERENCE_NOT_RESOLVED
         );
+        let mut by_list = unresolved;
+        by_list.spec.for_provider.source_prefix_list_id = Some("pl-1".into());
+        let (_, rule) = wanted(&by_list, "u1").unwrap();
+        assert_eq!(rule.peer, RulePeer::PrefixList("pl-1".into()));
+        assert_eq!(show(&rule), "ingress tcp 22/22 from pl-1, drop, priority 1");
     }
 
     #[test]

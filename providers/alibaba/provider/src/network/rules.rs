@@ -3,7 +3,8 @@
 //! holds is compared by its whole identity, its peer of any kind included (an IPv4 or IPv6
 //! block, a group, a prefix list), and revoked by its `SecurityGroupRuleId`: a rule whose peer
 //! is not an IPv4 block is never mistaken for a listed one, nor revoked by parameters that name
-//! no peer. Pure.
+//! no peer. The spec's own lists take IPv4 blocks only; a prefix-list rule of a shared group is
+//! a `SecurityGroupRule`. Pure.
 
 use std::collections::BTreeSet;
 
@@ -68,7 +69,8 @@ pub struct HeldRule {
     /// Lower case.
     pub ip_protocol: String,
     pub port_range: String,
-    /// `None` for a peer this provider does not model (a prefix list).
+    /// `None` only for a rule that reports none of the four peers ECS has had (an IPv4 or IPv6
+    /// block, a group, a prefix list).
     pub peer: Option<RulePeer>,
     /// Lower case.
     pub policy: String,
@@ -174,7 +176,7 @@ impl RulePlan {
                 let peer = h
                     .peer
                     .as_ref()
-                    .map_or_else(|| "a prefix list".to_owned(), RulePeer::to_string);
+                    .map_or_else(|| "no known peer".to_owned(), RulePeer::to_string);
                 format!(
                     "{} {} {} {peer} priority {} ({})",
                     h.policy, h.ip_protocol, h.port_range, h.priority, h.id
@@ -225,6 +227,7 @@ mod tests {
             RulePeer::Cidr(c) => p.source_cidr_ip = c,
             RulePeer::Ipv6Cidr(c) => p.ipv6_source_cidr_ip = c,
             RulePeer::Group(g) => p.source_group_id = g,
+            RulePeer::PrefixList(l) => p.source_prefix_list_id = l,
         }
         HeldRule::new(&p, Direction::Ingress)
     }
@@ -294,18 +297,24 @@ mod tests {
             RulePeer::Ipv6Cidr("2001:db8::/32".into()),
             "",
         );
-        let prefix_list = HeldRule {
-            id: "sgr-4".into(),
-            peer: None,
-            ..listed.clone()
-        };
+        let prefix_list = held(
+            "sgr-4",
+            "tcp",
+            "22/22",
+            RulePeer::PrefixList("pl-office".into()),
+            "",
+        );
+        assert_eq!(
+            prefix_list.peer,
+            Some(RulePeer::PrefixList("pl-office".into()))
+        );
         let all = [listed, group, v6, prefix_list];
         let plan = RulePlan::new(&want, &all, RulesPolicy::Exclusive);
         assert!(plan.authorize.is_empty(), "{plan:?}");
         assert_eq!(plan.revoke_ids(), ["sgr-2", "sgr-3", "sgr-4"]);
         assert!(
             plan.describe(Direction::Ingress)
-                .ends_with("sg-peer priority 1 (sgr-2), accept tcp 22/22 2001:db8::/32 priority 1 (sgr-3), accept tcp 22/22 a prefix list priority 1 (sgr-4)"),
+                .ends_with("sg-peer priority 1 (sgr-2), accept tcp 22/22 2001:db8::/32 priority 1 (sgr-3), accept tcp 22/22 pl-office priority 1 (sgr-4)"),
             "{}",
             plan.describe(Direction::Ingress)
         );

@@ -15,6 +15,7 @@ mod controller_lifecycle;
 mod controller_nat_entries;
 mod controller_nat_gateways;
 mod controller_network;
+mod controller_prefix_list_rules;
 mod controller_rules_policy;
 mod controller_security_group_rules;
 mod controller_shared_reads;

@@ -1,5 +1,5 @@
-//! One security group rule at a time, with any peer ECS takes (an IPv4 or IPv6 block, or a
-//! security group): authorized, changed in place by its `SecurityGroupRuleId`
+//! One security group rule at a time, with any peer ECS takes (an IPv4 or IPv6 block, a
+//! security group or a prefix list): authorized, changed in place by its `SecurityGroupRuleId`
 //! (ModifySecurityGroupRule / ModifySecurityGroupEgressRule) and revoked by that ID. Authorize
 //! answers no rule ID: the caller finds it in DescribeSecurityGroupAttribute.
 
@@ -19,6 +19,8 @@ pub enum RulePeer {
     Ipv6Cidr(String),
     /// A security group (`SourceGroupId` / `DestGroupId`).
     Group(String),
+    /// A prefix list, `pl-…` (`SourcePrefixListId` / `DestPrefixListId`).
+    PrefixList(String),
 }
 
 impl RulePeer {
@@ -31,6 +33,8 @@ impl RulePeer {
             (Self::Ipv6Cidr(v), Direction::Egress) => ("Ipv6DestCidrIp", v),
             (Self::Group(v), Direction::Ingress) => ("SourceGroupId", v),
             (Self::Group(v), Direction::Egress) => ("DestGroupId", v),
+            (Self::PrefixList(v), Direction::Ingress) => ("SourcePrefixListId", v),
+            (Self::PrefixList(v), Direction::Egress) => ("DestPrefixListId", v),
         }
     }
 
@@ -38,7 +42,9 @@ impl RulePeer {
     /// (`2001:DB8::/32`), so blocks compare case-insensitively.
     fn matches(&self, reported: &RulePeer) -> bool {
         match (self, reported) {
-            (Self::Cidr(a), Self::Cidr(b)) | (Self::Group(a), Self::Group(b)) => a == b,
+            (Self::Cidr(a), Self::Cidr(b))
+            | (Self::Group(a), Self::Group(b))
+            | (Self::PrefixList(a), Self::PrefixList(b)) => a == b,
             (Self::Ipv6Cidr(a), Self::Ipv6Cidr(b)) => a.eq_ignore_ascii_case(b),
             _ => false,
         }
@@ -48,7 +54,9 @@ impl RulePeer {
 impl std::fmt::Display for RulePeer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Cidr(v) | Self::Ipv6Cidr(v) | Self::Group(v) => f.write_str(v),
+            Self::Cidr(v) | Self::Ipv6Cidr(v) | Self::Group(v) | Self::PrefixList(v) => {
+                f.write_str(v)
+            }
         }
     }
 }
@@ -85,19 +93,21 @@ impl PeerRule {
 }
 
 impl Permission {
-    /// The rule's authorization object in `direction`, if it has one this module knows (not a
-    /// prefix list).
+    /// The rule's authorization object in `direction`; `None` when it reports none of the
+    /// four kinds (a peer ECS added after this module, e.g. a port range list alone).
     pub fn peer(&self, direction: Direction) -> Option<RulePeer> {
-        let (v4, v6, group) = match direction {
+        let (v4, v6, group, list) = match direction {
             Direction::Ingress => (
                 &self.source_cidr_ip,
                 &self.ipv6_source_cidr_ip,
                 &self.source_group_id,
+                &self.source_prefix_list_id,
             ),
             Direction::Egress => (
                 &self.dest_cidr_ip,
                 &self.ipv6_dest_cidr_ip,
                 &self.dest_group_id,
+                &self.dest_prefix_list_id,
             ),
         };
         if !v4.is_empty() {
@@ -106,6 +116,8 @@ impl Permission {
             Some(RulePeer::Ipv6Cidr(v6.clone()))
         } else if !group.is_empty() {
             Some(RulePeer::Group(group.clone()))
+        } else if !list.is_empty() {
+            Some(RulePeer::PrefixList(list.clone()))
         } else {
             None
         }
@@ -230,6 +242,37 @@ mod tests {
         assert_eq!(group.get("Permissions.1.SourceGroupId"), Some("sg-2"));
         assert_eq!(group.get("Permissions.1.Priority"), Some("5"));
         assert_eq!(group.get("Permissions.1.Description"), Some("ferroplane:u"));
+        let list = authorize_params(
+            "sg-1",
+            &rule(RulePeer::PrefixList("pl-1".into()), Direction::Egress),
+        );
+        assert_eq!(list.get("Permissions.1.DestPrefixListId"), Some("pl-1"));
+        assert_eq!(list.get("Permissions.1.SourcePrefixListId"), None);
+    }
+
+    #[test]
+    fn a_prefix_list_peer_is_read_from_its_directions_field() {
+        let want = rule(RulePeer::PrefixList("pl-1".into()), Direction::Ingress);
+        let reported = Permission {
+            direction: "ingress".into(),
+            ip_protocol: "TCP".into(),
+            port_range: "443/443".into(),
+            source_prefix_list_id: "pl-1".into(),
+            policy: "Accept".into(),
+            priority: 5,
+            ..Permission::default()
+        };
+        assert_eq!(
+            reported.peer(Direction::Ingress),
+            Some(RulePeer::PrefixList("pl-1".into()))
+        );
+        assert_eq!(reported.peer(Direction::Egress), None);
+        assert!(want.same_as(&reported));
+        let other = Permission {
+            source_prefix_list_id: "pl-2".into(),
+            ..reported
+        };
+        assert!(!want.same_as(&other));
     }
 
     #[test]

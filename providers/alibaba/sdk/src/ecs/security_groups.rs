@@ -157,6 +157,10 @@ pub struct Permission {
     pub source_group_id: String,
     /// Egress peer, a security group.
     pub dest_group_id: String,
+    /// Ingress peer, a prefix list (`pl-…`).
+    pub source_prefix_list_id: String,
+    /// Egress peer, a prefix list (`pl-…`).
+    pub dest_prefix_list_id: String,
     /// `Accept` or `Drop` (ECS capitalizes what it reports).
     pub policy: String,
     /// 1 to 100 (reported as a number or a string).

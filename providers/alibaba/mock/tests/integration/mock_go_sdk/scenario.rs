@@ -94,6 +94,7 @@ async fn listings(r: &mut Recorder) {
     r.ecs("DescribeKeyPairs", &[]).await;
     r.ecs("DescribeNetworkInterfaces", &[]).await;
     r.ecs("DescribeSecurityGroups", &[]).await;
+    r.ecs("DescribePrefixLists", &[]).await;
     r.vpc("DescribeVpcs", &[]).await;
     r.vpc("DescribeVSwitches", &[]).await;
     r.vpc("DescribeEipAddresses", &[]).await;
@@ -128,6 +129,7 @@ pub async fn drive(r: &mut Recorder) {
 
     let network = network(r).await;
     let groups = security_groups(r, &network).await;
+    prefix_lists(r, &groups).await;
     let key_pairs = key_pairs(r).await;
     let instance = instance(r, &network, &groups, &key_pairs).await;
     disks(r, &instance).await;
@@ -269,6 +271,56 @@ async fn security_groups(r: &mut Recorder, network: &Network) -> Groups {
         first,
         second: ids[1].clone(),
     }
+}
+
+/// A prefix list named by a rule of the first group (associated, then not), changed and deleted.
+async fn prefix_lists(r: &mut Recorder, groups: &Groups) {
+    let list = text(
+        &r.ecs(
+            "CreatePrefixList",
+            &[
+                ("AddressFamily", "IPv4"),
+                ("MaxEntries", "5"),
+                ("PrefixListName", "gosdk"),
+                ("Description", "gosdk"),
+                ("Entry.1.Cidr", "10.0.0.0/8"),
+                ("Entry.1.Description", "private"),
+            ],
+        )
+        .await,
+        "PrefixListId",
+    );
+    let rule = [
+        ("SecurityGroupId", groups.first.as_str()),
+        ("IpProtocol", "tcp"),
+        ("PortRange", "443/443"),
+        ("SourcePrefixListId", list.as_str()),
+    ];
+    r.ecs("AuthorizeSecurityGroup", &rule).await;
+    r.ecs(
+        "DescribeSecurityGroupAttribute",
+        &[("SecurityGroupId", &groups.first)],
+    )
+    .await;
+    r.ecs("DescribePrefixLists", &[("PrefixListId.1", &list)])
+        .await;
+    r.ecs("DescribePrefixListAssociations", &[("PrefixListId", &list)])
+        .await;
+    r.ecs(
+        "ModifyPrefixList",
+        &[
+            ("PrefixListId", &list),
+            ("AddEntry.1.Cidr", "192.168.0.0/16"),
+            ("AddEntry.1.Description", "office"),
+        ],
+    )
+    .await;
+    r.ecs("DescribePrefixListAttributes", &[("PrefixListId", &list)])
+        .await;
+    r.ecs("RevokeSecurityGroup", &rule).await;
+    r.ecs("DescribePrefixListAssociations", &[("PrefixListId", &list)])
+        .await;
+    r.ecs("DeletePrefixList", &[("PrefixListId", &list)]).await;
 }
 
 /// A key pair created by the mock and one imported.
