@@ -199,12 +199,17 @@ pub(crate) async fn a_fleet_places_rolls_and_scales() {
 
     // An instance released outside ferroplane (as ECS releases a reclaimed spot instance): its
     // member is replaced and counted.
-    let victim = e2e
-        .jsonpath(
-            "ecs",
-            "{.items[0].metadata.annotations.ferroplane\\.io/external-name}",
-        )
+    let members = e2e
+        .k(&["get", "ecs", "-l", "ferroplane.io/fleet=web", "-o", "name"])
         .await;
+    let mut victim = None;
+    for member in members.lines().filter(|l| !l.is_empty()) {
+        if let Some(instance) = e2e.instances_of(member).await.into_iter().next() {
+            victim = Some(instance.instance_id);
+            break;
+        }
+    }
+    let victim = victim.expect("a live instance of the fleet");
     let (ecs, _) = e2e.cloud();
     ecs.delete_instance(&victim, true)
         .await
