@@ -13,28 +13,33 @@
 //! 5. the controller's peak resident memory (VmHWM), and per ECSInstance above its resident
 //!    memory before the first object.
 //!
+//! With `--fleet`, one ECSFleet of N replicas instead (`fleet.rs`).
+//!
 //! The last line of stdout is one JSON object with the headline figures.
 
 mod cluster;
+mod controller_process;
+mod fleet;
+mod namespaces;
 
 // The allocator of the `ferroplane` binary, so that the controller is measured as it runs.
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 use std::collections::BTreeMap;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use clap::Parser;
 use cluster::{Cluster, ClusterKind};
+use controller_process::{Child, ControllerSettings};
 use ferroplane::controllers::{self, Kind, Options};
 use ferroplane_apis::alibabacloud::{ECSInstance, ECSInstanceParameters, ECSInstanceSpec};
 use ferroplane_runtime::{Runtime, RuntimeConfig};
 use futures::{StreamExt, TryStreamExt};
-use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use namespaces::{copy_credentials, create_namespace};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -74,6 +79,16 @@ struct Args {
     /// Latency the mock adds to every ECS answer (e.g. 100ms).
     #[arg(long, default_value = "0ms", value_parser = parse_duration)]
     latency: Duration,
+    /// Measure one ECSFleet of `--instances` replicas instead: placement with half the zones
+    /// out of stock, then a rolling image change (see `fleet.rs`).
+    #[arg(long)]
+    fleet: bool,
+    /// `--fleet`: the rollout's maxSurge (a number or a percentage).
+    #[arg(long, default_value = "10%")]
+    max_surge: String,
+    /// `--fleet`: the rollout's maxUnavailable (a number or a percentage).
+    #[arg(long, default_value = "10%")]
+    max_unavailable: String,
     /// Internal: run the controller against `--kubeconfig` (the child process).
     #[arg(long, hide = true)]
     controller: bool,
@@ -147,68 +162,11 @@ async fn run_controller(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-struct Child {
-    process: tokio::process::Child,
-}
-
-impl Child {
-    fn spawn(
-        args: &Args,
-        kubeconfig: &std::path::Path,
-        ecs_endpoint: &str,
-        batching: bool,
-    ) -> anyhow::Result<Self> {
-        let exe = std::env::current_exe().context("cannot find this program")?;
-        let mut command = tokio::process::Command::new(exe);
-        command
-            .arg("--controller")
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .arg("--poll-interval")
-            .arg(format!("{}ms", args.poll_interval.as_millis()))
-            .arg("--concurrency")
-            .arg(args.concurrency.to_string())
-            .arg("--rate-limit")
-            .arg(args.rate_limit.to_string())
-            .arg("--allow-endpoint")
-            .arg(ecs_endpoint)
-            .env(
-                "RUST_LOG",
-                std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
-            )
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
-        if !batching {
-            command.arg("--no-batch-describe");
-        }
-        Ok(Self {
-            process: command
-                .spawn()
-                .context("cannot start the controller process")?,
-        })
-    }
-
-    /// Peak resident memory of the child in MiB, from /proc.
-    fn peak_rss_mib(&self) -> Option<f64> {
-        self.status_mib("VmHWM:")
-    }
-
-    /// Resident memory of the child now, in MiB.
-    fn rss_mib(&self) -> Option<f64> {
-        self.status_mib("VmRSS:")
-    }
-
-    fn status_mib(&self, field: &str) -> Option<f64> {
-        let pid = self.process.id()?;
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let line = status.lines().find(|l| l.starts_with(field))?;
-        let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kib / 1024.0)
-    }
-
-    async fn stop(mut self) {
-        let _ = self.process.start_kill();
-        let _ = self.process.wait().await;
+fn settings(args: &Args) -> ControllerSettings {
+    ControllerSettings {
+        poll_interval: args.poll_interval,
+        concurrency: args.concurrency,
+        rate_limit: args.rate_limit,
     }
 }
 
@@ -219,7 +177,29 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
     for ns in [BENCH_NAMESPACE, FLOOR_NAMESPACE] {
         create_namespace(&client, ns).await?;
     }
-    copy_credentials(&client).await?;
+    copy_credentials(&client, &[BENCH_NAMESPACE, FLOOR_NAMESPACE]).await?;
+    if args.fleet {
+        for (action, per_minute) in args.api_rate_limit.iter().flatten() {
+            env.mock().set_api_rate_limit(action, Some(*per_minute));
+            println!("ECS quota: {action} {per_minute} calls per minute");
+        }
+        let bench = fleet::FleetBench {
+            replicas: n,
+            max_surge: args.max_surge.clone(),
+            max_unavailable: args.max_unavailable.clone(),
+            controller: settings(&args),
+            run_instances_per_minute: args
+                .api_rate_limit
+                .iter()
+                .flatten()
+                .find(|(action, _)| action.as_str() == "RunInstances")
+                .map(|(_, per_minute)| *per_minute),
+        };
+        let summary = fleet::run(&mut env, &bench).await;
+        env.shutdown().await;
+        println!("{}", summary?);
+        return Ok(());
+    }
     println!(
         "ferroplane-bench: {n} ECSInstances on {}, concurrency {}, poll interval {:?}, rate limit {}",
         env.describe(),
@@ -261,7 +241,12 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
 
     // 2. The controller, then N ECSInstances until all are Ready.
     env.reset_writes().await?;
-    let child = Child::spawn(&args, &env.kubeconfig(), &env.ecs_endpoint(), true)?;
+    let child = Child::spawn(
+        &settings(&args),
+        &env.kubeconfig(),
+        &env.ecs_endpoint(),
+        true,
+    )?;
     // The controller's memory with no object yet (caches synced, empty): the base the
     // per-instance figure is counted from.
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -348,7 +333,12 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
     );
 
     // ... and unbatched, with a fresh controller (one DescribeInstances per object).
-    let child = Child::spawn(&args, &env.kubeconfig(), &env.ecs_endpoint(), false)?;
+    let child = Child::spawn(
+        &settings(&args),
+        &env.kubeconfig(),
+        &env.ecs_endpoint(),
+        false,
+    )?;
     // Let the restarted controller's initial pass over every object go by first.
     tokio::time::sleep(args.poll_interval).await;
     let unbatched = steady_state_describe_calls(env.mock(), &args).await;
@@ -519,48 +509,6 @@ async fn wait_all_ready(client: &kube::Client, n: usize, timeout: Duration) -> a
         } else {
             ready.remove(&name);
         }
-    }
-    Ok(())
-}
-
-async fn create_namespace(client: &kube::Client, name: &str) -> anyhow::Result<()> {
-    let api: Api<Namespace> = Api::all(client.clone());
-    let ns = Namespace {
-        metadata: ObjectMeta {
-            name: Some(name.to_owned()),
-            ..ObjectMeta::default()
-        },
-        ..Namespace::default()
-    };
-    api.create(&PostParams::default(), &ns).await?;
-    Ok(())
-}
-
-/// The environment put the mock's credentials and the `default` ProviderConfig in `default`;
-/// the benchmark's namespaces get copies.
-async fn copy_credentials(client: &kube::Client) -> anyhow::Result<()> {
-    use ferroplane::environment::{CREDENTIALS_SECRET, PROVIDER_CONFIG};
-    use ferroplane_apis::alibabacloud::ProviderConfig;
-    use k8s_openapi::api::core::v1::Secret;
-    let secret = Api::<Secret>::namespaced(client.clone(), "default")
-        .get(CREDENTIALS_SECRET)
-        .await?;
-    let config = Api::<ProviderConfig>::namespaced(client.clone(), "default")
-        .get(PROVIDER_CONFIG)
-        .await?;
-    for ns in [BENCH_NAMESPACE, FLOOR_NAMESPACE] {
-        let mut s = Secret {
-            data: secret.data.clone(),
-            ..Secret::default()
-        };
-        s.metadata.name = Some(CREDENTIALS_SECRET.to_owned());
-        Api::<Secret>::namespaced(client.clone(), ns)
-            .create(&PostParams::default(), &s)
-            .await?;
-        let c = ProviderConfig::new(PROVIDER_CONFIG, config.spec.clone());
-        Api::<ProviderConfig>::namespaced(client.clone(), ns)
-            .create(&PostParams::default(), &c)
-            .await?;
     }
     Ok(())
 }

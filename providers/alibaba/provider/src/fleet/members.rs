@@ -39,6 +39,10 @@ pub struct Members {
     /// Whose instance is gone from the cloud (a reclaimed spot instance, a release outside
     /// ferroplane), by name and UID, not yet being deleted.
     pub lost: Vec<(String, Option<String>)>,
+    /// (zone, type) pairs where a live member has launched its instance.
+    pub launched: BTreeSet<(String, String)>,
+    /// (zone, type) pairs where a live member still waits to launch.
+    pub pending: BTreeSet<(String, String)>,
     /// Every name the fleet's objects use, deleted ones included (a name is not reused while
     /// its object exists).
     pub names: BTreeSet<String>,
@@ -84,6 +88,15 @@ pub fn members_of(fleet: &ECSFleet, instances: &Store<ECSInstance>, current_hash
         if instance_lost(&instance) {
             members.lost.push((name, instance.uid()));
             continue;
+        }
+        let pair = (
+            zone.clone(),
+            instance.spec.for_provider.instance_type.clone(),
+        );
+        if instance.annotations().contains_key(names::EXTERNAL_NAME) {
+            members.launched.insert(pair);
+        } else {
+            members.pending.insert(pair);
         }
         let ready = condition_is_true(&instance, names::READY);
         members.live.push(Member {

@@ -194,6 +194,8 @@ pub async fn reconcile(fleet: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Action
         instance_types: &fleet.spec.placement.instance_types,
         spread: fleet.spec.placement.spread,
         refused: &refused_now,
+        launched: &members.launched,
+        pending: &members.pending,
     };
     let mut per_zone: BTreeMap<String, u32> = BTreeMap::new();
     for member in members
@@ -203,14 +205,13 @@ pub async fn reconcile(fleet: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Action
     {
         *per_zone.entry(member.zone.clone()).or_default() += 1;
     }
-    let placements = choices.choose(plan.create, &per_zone);
-    let unplaced = plan.create - placements.len() as u32;
+    let chosen = choices.choose(plan.create, &per_zone);
     let mut ordinals = (0u32..).filter(|n| {
         !members
             .names
             .contains(&super::template::member_name(&name, &hash, *n))
     });
-    for placement in &placements {
+    for placement in &chosen.placements {
         let ordinal = ordinals.next().unwrap_or(u32::MAX);
         let member = render_member(&fleet, &hash, ordinal, placement)?;
         match instances.create(&PostParams::default(), &member).await {
@@ -259,7 +260,7 @@ pub async fn reconcile(fleet: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Action
         ready: members.live.iter().filter(|m| m.ready).count() as u32,
         updated: members.live.iter().filter(|m| m.current).count() as u32,
         updated_ready: updated_ready(&members) as u32,
-        unplaced,
+        unplaced: chosen.unplaced,
         halted,
     };
     let refusal_text = refusals
