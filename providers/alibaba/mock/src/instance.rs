@@ -148,6 +148,8 @@ pub struct StoredInstance {
     pub charge_type: &'static str,
     /// When a `PrePaid` instance's subscription ends.
     pub expires_at: Option<Timestamp>,
+    /// A spot instance ECS is reclaiming: locked with `Recycling` until it is released.
+    pub recycling: bool,
     /// `NoSpot`, `SpotWithPriceLimit` or `SpotAsPriceGo`.
     pub spot_strategy: &'static str,
     /// `PayByTraffic` or `PayByBandwidth`.

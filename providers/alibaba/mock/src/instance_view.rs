@@ -90,7 +90,15 @@ impl StoredInstance {
                     })
                     .collect(),
             },
-            operation_locks: OperationLocksView { lock_reason: [] },
+            operation_locks: OperationLocksView {
+                lock_reason: self
+                    .recycling
+                    .then_some(LockReasonView {
+                        lock_reason: "Recycling",
+                    })
+                    .into_iter()
+                    .collect(),
+            },
             resource_group_id: &self.resource_group_id,
             spot_price_limit: self.spot.price_limit,
             spot_duration: self.spot.duration,
@@ -370,11 +378,19 @@ pub struct TagView<'a> {
     pub tag_value: &'a str,
 }
 
-/// `{"LockReason": []}`.
+/// `{"LockReason": [{"LockReason": "Recycling"}]}`: a spot instance being reclaimed; empty
+/// otherwise (the mock models no other lock).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct OperationLocksView {
-    pub lock_reason: [&'static str; 0],
+    pub lock_reason: Vec<LockReasonView>,
+}
+
+/// One lock of `OperationLocks`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct LockReasonView {
+    pub lock_reason: &'static str,
 }
 
 /// A live instance as `GET /_mock/instances` and [`crate::MockServer::instances`] show it.

@@ -98,6 +98,7 @@ mod prefix_lists;
 mod private_ip;
 mod products;
 mod received_params;
+mod reclaim;
 pub mod resource_groups;
 mod resource_records;
 mod security_group_actions;
@@ -314,6 +315,13 @@ impl MockServer {
             Some(calls) => limits.insert(action.to_owned(), calls),
             None => limits.remove(action),
         };
+    }
+
+    /// Reclaims a spot instance as ECS does: locked with `OperationLocks` `Recycling` now,
+    /// released after `notice`. Refused (with the reason) for an instance that is not live or not
+    /// a spot instance.
+    pub fn reclaim_spot(&self, instance_id: &str, notice: Duration) -> Result<(), String> {
+        reclaim::reclaim(&self.shared, instance_id, notice)
     }
 
     /// Sets (or, with `available: None`, removes) the stock of an instance type in a zone.

@@ -15,6 +15,8 @@
 //! - `GET /_mock/stock` lists the stock limits per (zone, instance type); `POST /_mock/stock`
 //!   with a [`crate::StockLimit`] (`{"zoneId":"cn-hangzhou-b","instanceType":"ecs.g6.large",
 //!   "available":0}`; `"available":null` removes the limit) sets one.
+//! - `POST /_mock/reclaim` with `{"instanceId":"i-…","noticeMs":2000}` reclaims a spot instance:
+//!   locked as `Recycling` (in `OperationLocks`) at once, released after the notice.
 //! - `/<bucket>/...`: a minimal OSS (`crate::oss_http`).
 
 use std::sync::Arc;
@@ -42,6 +44,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/_mock/resources", get(resources))
         .route("/_mock/ledger", get(ledger))
         .route("/_mock/stock", get(stock).post(set_stock))
+        .route("/_mock/reclaim", axum::routing::post(reclaim_spot))
         .route("/", any(api))
         .fallback(not_found)
         .with_state(shared.clone())
@@ -206,6 +209,24 @@ fn listing(value: Result<Value, serde_json::Error>) -> Response {
             &json!({"error": e.to_string()}),
             None,
         ),
+    }
+}
+
+async fn reclaim_spot(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let request: crate::reclaim::ReclaimRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                &json!({"error": format!("invalid reclaim JSON: {e}; fields: instanceId, noticeMs")}),
+                None,
+            );
+        }
+    };
+    let notice = std::time::Duration::from_millis(request.notice_ms);
+    match crate::reclaim::reclaim(&shared, &request.instance_id, notice) {
+        Ok(()) => json_response(StatusCode::OK, &json!({}), None),
+        Err(e) => json_response(StatusCode::CONFLICT, &json!({"error": e}), None),
     }
 }
 

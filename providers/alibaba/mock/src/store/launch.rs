@@ -145,6 +145,7 @@ impl Store {
                 image: resolved.image,
                 charge_type: resolved.charge_type,
                 expires_at: resolved.subscription.map(|s| s.expiry(now)),
+                recycling: false,
                 spot_strategy: resolved.spot_strategy,
                 internet_charge_type: resolved.internet_charge_type,
                 bandwidth_out: spec.internet_max_bandwidth_out,

@@ -129,6 +129,52 @@ impl Store {
         }
     }
 
+    /// Takes an instance out of the store as a release does: its disks and EIP follow it, and
+    /// listings keep it during the visibility lag.
+    fn remove_instance(&mut self, id: &str, now: Timestamp) {
+        if let Some(instance) = self.instances.remove(id) {
+            self.disks.release_instance(id, now);
+            self.eips.instance_released(id);
+            if !self.visibility_lag.is_zero() {
+                self.releasing
+                    .push(instance.clone(), now, self.visibility_lag);
+            }
+            if let Some(scope) = self
+                .by_scope
+                .get_mut(&(instance.account_id.clone(), instance.region_id))
+            {
+                scope.remove(&instance.seq);
+            }
+            if let Some(live) = self.live_per_account.get_mut(&instance.account_id) {
+                *live = live.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Starts reclaiming a spot instance as ECS does when the market price or capacity takes it
+    /// back: the instance is locked (`OperationLocks` lists `Recycling`) until
+    /// [`Self::release_reclaimed`]. Only a spot instance can be reclaimed.
+    pub fn mark_recycling(&mut self, id: &str) -> Result<(), String> {
+        let instance = self
+            .instances
+            .get_mut(id)
+            .ok_or_else(|| format!("no live instance {id}"))?;
+        if instance.spot_strategy == "NoSpot" {
+            return Err(format!(
+                "{id} is not a spot instance (SpotStrategy NoSpot): ECS reclaims only spot instances"
+            ));
+        }
+        instance.recycling = true;
+        Ok(())
+    }
+
+    /// Releases a reclaimed spot instance (the end of [`Self::mark_recycling`]).
+    pub fn release_reclaimed(&mut self, id: &str, now: Timestamp) {
+        if self.instances.get(id).is_some_and(|i| i.recycling) {
+            self.remove_instance(id, now);
+        }
+    }
+
     /// Releases instances, all or none. With a ClientToken, repeating the same call succeeds.
     pub fn delete(
         &mut self,
@@ -157,23 +203,7 @@ impl Store {
             Self::check_deletable(self.find(account_id, region_id, id)?, release, now)?;
         }
         for id in ids {
-            if let Some(instance) = self.instances.remove(id) {
-                self.disks.release_instance(id, now);
-                self.eips.instance_released(id);
-                if !self.visibility_lag.is_zero() {
-                    self.releasing
-                        .push(instance.clone(), now, self.visibility_lag);
-                }
-                if let Some(scope) = self
-                    .by_scope
-                    .get_mut(&(instance.account_id.clone(), instance.region_id))
-                {
-                    scope.remove(&instance.seq);
-                }
-                if let Some(live) = self.live_per_account.get_mut(&instance.account_id) {
-                    *live = live.saturating_sub(1);
-                }
-            }
+            self.remove_instance(id, now);
         }
         if let Some(key) = token_key {
             self.tokens.insert(
