@@ -61,6 +61,9 @@ pub(crate) fn ready(readiness: &Readiness) -> Desired {
             reasons::UNAVAILABLE,
             why.clone(),
         ),
+        Readiness::UnavailableBecause { reason, why } => {
+            Desired::new(names::READY, ConditionStatus::False, reason, why.clone())
+        }
         Readiness::Creating => creating(),
     }
 }
