@@ -220,6 +220,19 @@ mod tests {
     }
 
     #[test]
+    fn a_provider_reason_reaches_ready() {
+        let r = ready(&Readiness::UnavailableBecause {
+            reason: "QuorumLost",
+            why: "members a, b lost".into(),
+        });
+        let merged = merge(&[], &[r], Some(1), ts("2026-01-01T00:00:00Z"));
+        let ready = find(&merged, names::READY).expect("ready");
+        assert_eq!(ready.status, ConditionStatus::False);
+        assert_eq!(ready.reason, "QuorumLost");
+        assert_eq!(ready.message, "members a, b lost");
+    }
+
+    #[test]
     fn transition_time_kept_when_status_unchanged() {
         let t0 = ts("2026-01-01T00:00:00Z");
         let t1 = ts("2026-01-01T01:00:00Z");
