@@ -58,8 +58,10 @@ pub struct StatusFields {
     /// not asked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auth: Option<EtcdAuthState>,
-    /// The volume each voter was last seen healthy on ([`crate::quorum_loss`]).
-    pub member_volumes: std::collections::BTreeMap<String, String>,
+    /// The volume each voter was last seen healthy on ([`crate::quorum_loss`]); left out
+    /// while it is empty and nothing is recorded (no write for an empty map).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member_volumes: Option<std::collections::BTreeMap<String, String>>,
     /// A loss of quorum while it lasts (`null` removes it once over).
     pub quorum_loss: Option<ferroplane_apis::etcd::EtcdQuorumLoss>,
     /// The last completed recovery; left out (what was reported stays) until one completes.
@@ -299,7 +301,7 @@ pub fn report(
                 .collect::<Vec<_>>()
                 .join(","),
             restore: None,
-            member_volumes: Default::default(),
+            member_volumes: None,
             quorum_loss: None,
             last_recovery: None,
             auth: None,

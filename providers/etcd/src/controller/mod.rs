@@ -154,13 +154,17 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         let restore = match &stage {
             Stage::Clear { .. } => Progress::Done(None),
             _ => {
-                self.restorer(recovery_step::marks(since.as_deref(), &snap))
-                    .look(
-                        &recovery_step::effective(mr, quorum.recovery.as_ref()),
-                        snap.statefulset.is_some(),
-                        now,
-                    )
-                    .await?
+                let carried_out = quorum.carried_out();
+                self.restorer(recovery_step::marks(
+                    since.as_deref().filter(|_| carried_out.is_some()),
+                    &snap,
+                ))
+                .look(
+                    &recovery_step::effective(mr, carried_out),
+                    snap.statefulset.is_some(),
+                    now,
+                )
+                .await?
             }
         };
         let mut desired = self.desired(mr, &snap, None)?;
@@ -285,21 +289,31 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
     async fn update(&self, mr: &EtcdCluster, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
-        let quorum = self.check_quorum(mr, &snap, jiff::Timestamp::now()).await?;
-        let since = quorum.since();
-        match self.recovery_stage(mr, &snap, &quorum).await? {
-            Stage::Clear { .. } => {
-                self.clear_lost_cluster(mr, &snap, since.as_deref().unwrap_or_default())
-                    .await?;
-                return Ok(Update::in_progress());
-            }
-            Stage::Restore | Stage::None => {}
+        // Only a recovery the status records is carried out (`observe` decides and records it).
+        let recovering = mr
+            .status
+            .as_ref()
+            .and_then(|s| s.quorum_loss.as_ref())
+            .is_some_and(|l| l.recovery.is_some());
+        let quorum = if recovering {
+            Some(self.check_quorum(mr, &snap, jiff::Timestamp::now()).await?)
+        } else {
+            None
+        };
+        let since = quorum.as_ref().and_then(|q| q.since());
+        if let Some(quorum) = &quorum
+            && let Stage::Clear { .. } = self.recovery_stage(mr, &snap, quorum).await?
+        {
+            self.clear_lost_cluster(mr, &snap, since.as_deref().unwrap_or_default())
+                .await?;
+            return Ok(Update::in_progress());
         }
+        let carried_out = quorum.as_ref().and_then(|q| q.carried_out());
         let restore = self
             .restore_progress(
-                &recovery_step::effective(mr, quorum.recovery.as_ref()),
+                &recovery_step::effective(mr, carried_out),
                 &snap,
-                recovery_step::marks(since.as_deref(), &snap),
+                recovery_step::marks(since.as_deref().filter(|_| recovering), &snap),
             )
             .await?;
         if restore.holds_members() {

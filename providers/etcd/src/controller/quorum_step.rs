@@ -46,6 +46,11 @@ impl QuorumCheck {
         })
     }
 
+    /// The recovery to carry out: one the status records.
+    pub(super) fn carried_out(&self) -> Option<&EtcdRecoveryRecord> {
+        self.recovery.as_ref().filter(|_| self.recorded)
+    }
+
     /// When the loss was first seen, as the status writes it.
     pub(super) fn since(&self) -> Option<String> {
         self.verdict.loss().map(|(_, since)| since.to_string())

@@ -146,7 +146,7 @@ impl<M: Membership> EtcdClient<M> {
         if let (true, Some(r)) = (complete, &check.recovery) {
             report.status.last_recovery = Some(r.clone());
             report.status.quorum_loss = None;
-            report.status.member_volumes = BTreeMap::new();
+            report.status.member_volumes = Some(BTreeMap::new());
             self.events
                 .normal(
                     mr,
@@ -159,7 +159,12 @@ impl<M: Membership> EtcdClient<M> {
                 .await;
             return;
         }
-        report.status.member_volumes = check.member_volumes.clone();
+        let recorded = mr
+            .status
+            .as_ref()
+            .is_some_and(|s| !s.member_volumes.is_empty());
+        report.status.member_volumes =
+            (recorded || !check.member_volumes.is_empty()).then(|| check.member_volumes.clone());
         report.status.quorum_loss = check.status();
         let Some(why) = check.message(mr) else {
             return;

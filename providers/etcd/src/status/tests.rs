@@ -289,7 +289,7 @@ fn status_fields_clear_members_leader_and_a_quorum_loss_no_longer_seen() {
         restore: None,
         selector: "app.kubernetes.io/instance=e".into(),
         auth: None,
-        member_volumes: [("e-0".to_owned(), "uid-0".to_owned())].into(),
+        member_volumes: Some([("e-0".to_owned(), "uid-0".to_owned())].into()),
         quorum_loss: None,
         last_recovery: None,
     };
