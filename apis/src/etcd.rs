@@ -142,7 +142,62 @@ managed_spec! {
         /// in the `Synced` condition, until they are deleted.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub restore: Option<EtcdRestore>,
+        /// What ferroplane does when a majority of the voting members is lost for good: their
+        /// volumes gone (deleted, or replaced by a new empty claim) while they do not answer,
+        /// for longer than `gracePeriodSeconds`. A member that is merely unreachable and keeps
+        /// its volume never counts (a network split heals). The loss is reported as
+        /// `Ready=False`, reason `QuorumLost`; with `policy: Manual` (default) ferroplane then
+        /// waits for the annotation `etcd.ferroplane.io/recover-from: <EtcdBackup>[/<key>]`;
+        /// with `FromLatestBackup` it restores the newest snapshot of this cluster's
+        /// EtcdBackups. Needs `storage`.
+        #[serde(default, skip_serializing_if = "EtcdRecovery::is_default")]
+        pub recovery: EtcdRecovery,
     }
+}
+
+/// Quorum-loss recovery (see [`EtcdClusterSpec::recovery`]).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdRecovery {
+    /// `Manual` (default): report the loss and wait for the `etcd.ferroplane.io/recover-from`
+    /// annotation. `FromLatestBackup`: restore the newest successful snapshot of an EtcdBackup
+    /// of this cluster into every member, under the same Services and client endpoint.
+    #[serde(default)]
+    pub policy: RecoveryPolicy,
+    /// How long a majority of voters must have been lost before the loss counts as permanent
+    /// (default 300, at least 10).
+    #[serde(default = "default_grace_period_seconds")]
+    #[schemars(range(min = 10, max = 86400))]
+    pub grace_period_seconds: i64,
+}
+
+impl Default for EtcdRecovery {
+    fn default() -> Self {
+        Self {
+            policy: RecoveryPolicy::default(),
+            grace_period_seconds: default_grace_period_seconds(),
+        }
+    }
+}
+
+impl EtcdRecovery {
+    pub fn is_default(&self) -> bool {
+        self == &Self::default()
+    }
+}
+
+fn default_grace_period_seconds() -> i64 {
+    300
+}
+
+/// What follows a permanent loss of quorum.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum RecoveryPolicy {
+    /// Report and wait for the `etcd.ferroplane.io/recover-from` annotation.
+    #[default]
+    Manual,
+    /// Restore the newest successful snapshot of this cluster's EtcdBackups.
+    FromLatestBackup,
 }
 
 /// etcd authentication (see [`EtcdClusterSpec::auth`]).
@@ -407,6 +462,46 @@ pub struct EtcdClusterStatus {
     /// The restore of `spec.restore`, while and after it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restore: Option<EtcdRestoreStatus>,
+    /// The data volume (claim UID) each voting member was last seen healthy on: a voter that
+    /// does not answer and whose claim is gone or has another UID has lost its data.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub member_volumes: BTreeMap<String, String>,
+    /// A loss of quorum by members whose data is gone, while it lasts and until its recovery
+    /// is complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum_loss: Option<EtcdQuorumLoss>,
+    /// The last completed quorum-loss recovery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_recovery: Option<EtcdRecoveryRecord>,
+}
+
+/// A majority of voting members lost with their data.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdQuorumLoss {
+    /// The voting members lost (pod names).
+    pub members: Vec<String>,
+    /// When ferroplane first saw the loss (RFC 3339); kept across restarts of the controller.
+    pub since: String,
+    /// The restore replacing every member's data, once started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<EtcdRecoveryRecord>,
+}
+
+/// A quorum-loss recovery: the snapshot restored and the data lost.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdRecoveryRecord {
+    /// The EtcdBackup whose snapshot is restored.
+    pub backup: String,
+    /// The snapshot's key, as in the backup's `status.snapshots`.
+    pub key: String,
+    /// When the snapshot was taken (RFC 3339).
+    pub snapshot_taken_at: String,
+    /// The writes lost: from the snapshot to the loss of quorum, `<snapshot time> → <loss
+    /// time>` (the loss time is when ferroplane first saw it, so some writes just before it may
+    /// have failed already).
+    pub lost_window: String,
 }
 
 /// Whether etcd requires authentication.

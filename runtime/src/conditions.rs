@@ -61,6 +61,9 @@ pub(crate) fn ready(readiness: &Readiness) -> Desired {
             reasons::UNAVAILABLE,
             why.clone(),
         ),
+        Readiness::UnavailableBecause { reason, why } => {
+            Desired::new(names::READY, ConditionStatus::False, reason, why.clone())
+        }
         Readiness::Creating => creating(),
     }
 }
@@ -214,6 +217,19 @@ mod tests {
 
     fn ts(s: &str) -> Timestamp {
         s.parse().expect("timestamp")
+    }
+
+    #[test]
+    fn a_provider_reason_reaches_ready() {
+        let r = ready(&Readiness::UnavailableBecause {
+            reason: "QuorumLost",
+            why: "members a, b lost".into(),
+        });
+        let merged = merge(&[], &[r], Some(1), ts("2026-01-01T00:00:00Z"));
+        let ready = find(&merged, names::READY).expect("ready");
+        assert_eq!(ready.status, ConditionStatus::False);
+        assert_eq!(ready.reason, "QuorumLost");
+        assert_eq!(ready.message, "members a, b lost");
     }
 
     #[test]

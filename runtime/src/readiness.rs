@@ -8,6 +8,9 @@ pub enum Readiness {
     Available,
     /// Exists but not usable, with why (`Ready=False`, reason `Unavailable`).
     Unavailable(String),
+    /// Not usable for a reason of the provider's own (`Ready=False`, reason `reason`, a named
+    /// constant of the provider's `reasons`), with why.
+    UnavailableBecause { reason: &'static str, why: String },
     /// Still being created (`Ready=False`, reason `Creating`).
     Creating,
 }

@@ -41,7 +41,7 @@ spec:
 }
 
 /// Writes the status the Job controller writes when the Job's pod ended.
-async fn finish_job(e2e: &E2e, job: &str, succeeded: bool) {
+pub(crate) async fn finish_job(e2e: &E2e, job: &str, succeeded: bool) {
     let now = jiff::Timestamp::now().to_string();
     let status = if succeeded {
         serde_json::json!({"status": {

@@ -10,7 +10,8 @@
 //! Only on the sandbox: `rbac`, which edits the ferroplane-alibaba ClusterRole that every test of
 //! the shared real control plane relies on, and `e2e_etcd_restore`, which writes the status of
 //! restore Jobs that the real Job controller owns there (its real counterpart runs the Jobs, in
-//! `etcd_members`). Only on the real control plane: `etcd_members`,
+//! `etcd_members`), and `e2e_etcd_quorum`, which destroys member volumes by taking the
+//! pvc-protection finalizer off claims the sandbox's pod-less StatefulSet always uses. Only on the real control plane: `etcd_members`,
 //! EtcdCluster with real etcd members behind the real StatefulSet controller (the sandbox runs
 //! no pods), and `application_rollout`, a rollout the real scheduler and Deployment controller
 //! leave stuck past its progress deadline.
@@ -24,6 +25,7 @@ mod e2e_ecs;
 mod e2e_ecs_field_table;
 mod e2e_ecs_fields;
 mod e2e_etcd_backup;
+mod e2e_etcd_quorum;
 mod e2e_etcd_restore;
 mod e2e_fleet;
 mod e2e_in_cluster;
@@ -65,6 +67,7 @@ mod sandbox {
         reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }
         rbac { a_verb_missing_from_deploy_shows_as_a_condition }
         e2e_etcd_restore { a_restore_waits_for_its_jobs_and_reports_a_failed_one }
+        e2e_etcd_quorum { a_lost_quorum_is_reported_and_manual_recovery_waits, from_latest_backup_replaces_every_members_data_and_states_the_window }
     }
 }
 

@@ -22,6 +22,11 @@ pub const APP_NAME_LABEL: (&str, &str) = ("app.kubernetes.io/name", "etcd");
 /// Annotation on the StatefulSet recording the etcd version it runs, read back to refuse
 /// upgrades that skip a minor version.
 pub const VERSION_ANNOTATION: &str = "etcd.ferroplane.io/version";
+/// Annotation of an EtcdCluster asking for a quorum-loss recovery from a snapshot of an
+/// EtcdBackup of its namespace: `<backup>` (its newest snapshot) or `<backup>/<key>`. Acted on
+/// only while the cluster has lost its quorum for good (`spec.recovery`).
+pub const RECOVER_FROM_ANNOTATION: &str = "etcd.ferroplane.io/recover-from";
+
 /// Annotation on the StatefulSet recording the replicas ferroplane set, so that a hand
 /// `kubectl scale` is reverted also while etcd cannot be asked (its `spec.replicas` is then no
 /// longer what ferroplane decided).

@@ -9,7 +9,9 @@
 /// `Available` True: a quorum of members is healthy; nothing to do.
 pub const QUORUM_AVAILABLE: &str = "QuorumAvailable";
 /// `Available` False: fewer than a quorum of members are healthy, writes fail; see the
-/// `Degraded` condition and the member pods' logs.
+/// `Degraded` condition and the member pods' logs. `Ready` False (and a Warning event once
+/// permanent): a majority of voters is lost with its data volumes (`status.quorumLoss`); see
+/// `spec.recovery` and the message for how to restore from a backup.
 pub const QUORUM_LOST: &str = "QuorumLost";
 /// `Progressing` True: a membership change (member added, promoted, removed) is under way; wait.
 pub const SCALING: &str = "Scaling";
@@ -116,6 +118,12 @@ pub const AUTH_ENABLED: &str = "AuthEnabled";
 pub const AUTH_DISABLED: &str = "AuthDisabled";
 /// root's password was changed to the auth Secret's; clients need the new one.
 pub const ROOT_PASSWORD_CHANGED: &str = "RootPasswordChanged";
+/// Warning event: a quorum-loss recovery starts: every member's data is replaced by a snapshot;
+/// the message states which and the writes lost.
+pub const QUORUM_RECOVERY_STARTED: &str = "QuorumRecoveryStarted";
+/// A quorum-loss recovery is complete; the message (and `status.lastRecovery`) states the
+/// snapshot restored and the writes lost.
+pub const QUORUM_RECOVERED: &str = "QuorumRecovered";
 /// A member's volume holds the restored snapshot; nothing to do.
 pub const MEMBER_RESTORED: &str = "MemberRestored";
 

@@ -58,6 +58,15 @@ pub struct StatusFields {
     /// not asked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auth: Option<EtcdAuthState>,
+    /// The volume each voter was last seen healthy on ([`crate::quorum_loss`]); left out
+    /// while it is empty and nothing is recorded (no write for an empty map).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member_volumes: Option<std::collections::BTreeMap<String, String>>,
+    /// A loss of quorum while it lasts (`null` removes it once over).
+    pub quorum_loss: Option<ferroplane_apis::etcd::EtcdQuorumLoss>,
+    /// The last completed recovery; left out (what was reported stays) until one completes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_recovery: Option<ferroplane_apis::etcd::EtcdRecoveryRecord>,
 }
 
 /// Status fields, readiness, conditions and a note for the `Synced` message.
@@ -292,6 +301,9 @@ pub fn report(
                 .collect::<Vec<_>>()
                 .join(","),
             restore: None,
+            member_volumes: None,
+            quorum_loss: None,
+            last_recovery: None,
             auth: None,
         },
         readiness,

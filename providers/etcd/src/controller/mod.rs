@@ -17,6 +17,8 @@ mod auth_step;
 mod child_objects;
 mod client;
 mod defrag_step;
+mod quorum_step;
+mod recovery_step;
 mod restore_step;
 mod snapshot;
 mod tls_step;
@@ -41,6 +43,7 @@ use kube::{Client, ResourceExt};
 use tracing::info;
 
 use self::child_objects::all_children;
+use self::recovery_step::Stage;
 use self::snapshot::desired_size;
 use crate::auth::{self as etcd_auth, AuthSecrets, Passwords};
 use crate::error::{Error, to_reconcile};
@@ -144,12 +147,28 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         }
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
-        let restore = self
-            .restorer()
-            .look(mr, snap.statefulset.is_some(), jiff::Timestamp::now())
-            .await?;
+        let now = jiff::Timestamp::now();
+        let quorum = self.check_quorum(mr, &snap, now).await?;
+        let stage = self.recovery_stage(mr, &snap, &quorum).await?;
+        let since = quorum.since();
+        let restore = match &stage {
+            Stage::Clear { .. } => Progress::Done(None),
+            _ => {
+                let carried_out = quorum.carried_out();
+                self.restorer(recovery_step::marks(
+                    since.as_deref().filter(|_| carried_out.is_some()),
+                    &snap,
+                ))
+                .look(
+                    &recovery_step::effective(mr, carried_out),
+                    snap.statefulset.is_some(),
+                    now,
+                )
+                .await?
+            }
+        };
         let mut desired = self.desired(mr, &snap, None)?;
-        if restore.holds_members() {
+        if restore.holds_members() || matches!(stage, Stage::Clear { .. }) {
             desired.retain(|c| c.kind() != "StatefulSet");
         }
         let uid = mr.uid().unwrap_or_default();
@@ -191,6 +210,9 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         if let Progress::Act { what, .. } = &restore {
             diffs.push(format!("restore: {what}"));
         }
+        if let Stage::Clear { what } = &stage {
+            diffs.push(format!("quorum-loss recovery: {what}"));
+        }
         let size = desired_size(mr)?;
         let membership = match &snap.membership {
             Ok(observed) => MembershipState::Known {
@@ -201,6 +223,8 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         };
         let mut report = status::report(&self.names, size, snap.statefulset.as_ref(), &membership);
         report.status.restore = restore.status().cloned();
+        self.report_quorum(mr, &snap, &quorum, &stage, &restore, &mut report)
+            .await;
         if let Progress::Wait { why, .. } = &restore {
             report.note = Some(match report.note.take() {
                 Some(note) if !note.is_empty() => format!("{why}; {note}"),
@@ -251,7 +275,7 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
     ) -> Result<Creation, ReconcileError> {
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
-        let restore = self.restore_progress(mr, &snap).await?;
+        let restore = self.restore_progress(mr, &snap, None).await?;
         let mut desired = self.desired(mr, &snap, None)?;
         if restore.holds_members() {
             desired.retain(|c| c.kind() != "StatefulSet");
@@ -265,7 +289,33 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
     async fn update(&self, mr: &EtcdCluster, _ext: &ExternalRef) -> Result<Update, ReconcileError> {
         self.refuse_foreign(mr).await?;
         let snap = self.snapshot(mr).await?;
-        let restore = self.restore_progress(mr, &snap).await?;
+        // Only a recovery the status records is carried out (`observe` decides and records it).
+        let recovering = mr
+            .status
+            .as_ref()
+            .and_then(|s| s.quorum_loss.as_ref())
+            .is_some_and(|l| l.recovery.is_some());
+        let quorum = if recovering {
+            Some(self.check_quorum(mr, &snap, jiff::Timestamp::now()).await?)
+        } else {
+            None
+        };
+        let since = quorum.as_ref().and_then(|q| q.since());
+        if let Some(quorum) = &quorum
+            && let Stage::Clear { .. } = self.recovery_stage(mr, &snap, quorum).await?
+        {
+            self.clear_lost_cluster(mr, &snap, since.as_deref().unwrap_or_default())
+                .await?;
+            return Ok(Update::in_progress());
+        }
+        let carried_out = quorum.as_ref().and_then(|q| q.carried_out());
+        let restore = self
+            .restore_progress(
+                &recovery_step::effective(mr, carried_out),
+                &snap,
+                recovery_step::marks(since.as_deref().filter(|_| recovering), &snap),
+            )
+            .await?;
         if restore.holds_members() {
             let mut desired = self.desired(mr, &snap, None)?;
             desired.retain(|c| c.kind() != "StatefulSet");

@@ -7,15 +7,17 @@ use ferroplane_runtime::ReconcileError;
 use super::client::EtcdClient;
 use super::snapshot::Snapshot;
 use crate::membership::Membership;
-use crate::restore::{Progress, Restorer};
+use crate::restore::{Progress, RecoveryMarks, Restorer};
 
 impl<M: Membership> EtcdClient<M> {
-    pub(super) fn restorer(&self) -> Restorer<'_> {
+    /// The restorer of `spec.restore`, or of a quorum-loss recovery with its `recovery` marks.
+    pub(super) fn restorer<'a>(&'a self, recovery: Option<RecoveryMarks<'a>>) -> Restorer<'a> {
         Restorer {
             kube: &self.kube,
             names: &self.names,
             sources: self.restore.sources.as_deref(),
             tools_image: &self.restore.tools_image,
+            recovery,
         }
     }
 
@@ -24,13 +26,14 @@ impl<M: Membership> EtcdClient<M> {
         &self,
         mr: &EtcdCluster,
         snap: &Snapshot,
+        recovery: Option<RecoveryMarks<'_>>,
     ) -> Result<Progress, ReconcileError> {
         let restore = self
-            .restorer()
+            .restorer(recovery)
             .look(mr, snap.statefulset.is_some(), jiff::Timestamp::now())
             .await?;
         if matches!(restore, Progress::Act { .. }) {
-            self.advance_restore(mr, snap).await?;
+            self.advance_restore(mr, snap, recovery).await?;
         }
         Ok(restore)
     }
@@ -40,9 +43,10 @@ impl<M: Membership> EtcdClient<M> {
         &self,
         mr: &EtcdCluster,
         snap: &Snapshot,
+        recovery: Option<RecoveryMarks<'_>>,
     ) -> Result<(), ReconcileError> {
         let events = self
-            .restorer()
+            .restorer(recovery)
             .act(
                 mr,
                 &snap.release,

@@ -38,6 +38,9 @@ use crate::version::Release;
 
 /// Annotation of a restore's claim: the UID of the EtcdCluster it was made for.
 pub const RESTORE_FOR_ANNOTATION: &str = "etcd.ferroplane.io/restore-for";
+/// Annotation of a quorum-loss recovery's claim: when the loss it replaces was first seen. A
+/// member claim without it (or with another loss's) still holds the lost cluster's data.
+pub const RECOVERY_OF_ANNOTATION: &str = "etcd.ferroplane.io/recovery-of";
 
 /// How long a snapshot URL is valid; it is signed again when less than [`RENEW_BEFORE`] is
 /// left and a Job may still need it.
@@ -101,6 +104,17 @@ pub struct Restorer<'a> {
     pub names: &'a ClusterNames,
     pub sources: Option<&'a dyn RestoreSources>,
     pub tools_image: &'a str,
+    /// For a quorum-loss recovery: the loss it recovers from, marked on the claims it makes
+    /// ([`RECOVERY_OF_ANNOTATION`]), and the revision bump of its Jobs.
+    pub recovery: Option<RecoveryMarks<'a>>,
+}
+
+/// What a quorum-loss recovery adds to a restore.
+#[derive(Clone, Copy, Debug)]
+pub struct RecoveryMarks<'a> {
+    /// When the loss was first seen (`status.quorumLoss.since`).
+    pub since: &'a str,
+    pub revision_bump: Option<u64>,
 }
 
 /// What `look` read, for `act`.
@@ -445,6 +459,11 @@ impl Restorer<'_> {
                     claim
                         .annotations_mut()
                         .insert(RESTORE_FOR_ANNOTATION.to_owned(), uid.clone());
+                    if let Some(recovery) = &self.recovery {
+                        claim
+                            .annotations_mut()
+                            .insert(RECOVERY_OF_ANNOTATION.to_owned(), recovery.since.to_owned());
+                    }
                     ignore_conflict(claims_api.create(&PostParams::default(), &claim).await)
                         .map_err(kube_error(format!("creating volume {volume}")))?;
                 }
@@ -473,6 +492,7 @@ impl Restorer<'_> {
                     sha256: sha256.as_deref(),
                     tools_image: self.tools_image,
                     file: sources::volume_file(&snapshot),
+                    revision_bump: self.recovery.and_then(|r| r.revision_bump),
                 });
                 ignore_conflict(jobs_api.create(&PostParams::default(), &job).await).map_err(
                     kube_error(format!(

@@ -74,6 +74,9 @@ pub struct JobInput<'a> {
     /// The snapshot as a file in a claim (claim, path), mounted read-only; `None`: fetched
     /// through the source Secret's URL.
     pub file: Option<(&'a str, &'a str)>,
+    /// `--bump-revision` with `--mark-compacted`: how far past the snapshot's revision the
+    /// restored members start (a quorum-loss recovery, [`crate::recovery`]).
+    pub revision_bump: Option<u64>,
 }
 
 pub fn source_secret_name(names: &ClusterNames) -> String {
@@ -202,7 +205,7 @@ pub fn job(input: &JobInput<'_>) -> Job {
     } else {
         "etcdctl"
     };
-    let restore = strings(&[
+    let mut restore = strings(&[
         restorer,
         "snapshot",
         "restore",
@@ -218,6 +221,13 @@ pub fn job(input: &JobInput<'_>) -> Job {
         "--data-dir",
         STAGING_DIR,
     ]);
+    if let Some(bump) = input.revision_bump {
+        restore.extend(strings(&[
+            "--bump-revision",
+            &bump.to_string(),
+            "--mark-compacted",
+        ]));
+    }
     let commit = strings(&[
         "ferroplane",
         "etcd-restore",
@@ -383,6 +393,7 @@ mod tests {
             sha256: Some("ab"),
             tools_image: "ghcr.io/ferroplane/ferroplane:0.1.0",
             file: None,
+            revision_bump: None,
         });
         assert_eq!(job.metadata.name.as_deref(), Some("db-restore-1"));
         let pod = job.spec.and_then(|s| s.template.spec).expect("pod");
@@ -426,6 +437,7 @@ mod tests {
             sha256: None,
             tools_image: "tools",
             file: Some(("backups", "etcd/team/b/u/1.db")),
+            revision_bump: Some(1_000_000_000),
         });
         let pod = job.spec.and_then(|s| s.template.spec).expect("pod");
         let init = pod.init_containers.expect("init containers");

@@ -13,6 +13,7 @@ async fn objects_of_another_owner_are_refused() {
         names: &names,
         sources: None,
         tools_image: "tools",
+        recovery: None,
     };
     let owned = kube::api::ObjectMeta {
         owner_references: Some(vec![

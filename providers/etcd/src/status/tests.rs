@@ -279,7 +279,7 @@ fn a_rolling_update_is_upgrading() {
 }
 
 #[test]
-fn status_fields_clear_members_and_leader_etcd_no_longer_reports() {
+fn status_fields_clear_members_leader_and_a_quorum_loss_no_longer_seen() {
     let fields = StatusFields {
         ready_members: 1,
         members: Vec::new(),
@@ -289,6 +289,9 @@ fn status_fields_clear_members_and_leader_etcd_no_longer_reports() {
         restore: None,
         selector: "app.kubernetes.io/instance=e".into(),
         auth: None,
+        member_volumes: Some([("e-0".to_owned(), "uid-0".to_owned())].into()),
+        quorum_loss: None,
+        last_recovery: None,
     };
     assert_eq!(
         serde_json::to_value(&fields).expect("serializes"),
@@ -299,6 +302,8 @@ fn status_fields_clear_members_and_leader_etcd_no_longer_reports() {
             "clientEndpoint": "http://e-client.ns.svc:2379",
             "phase": "Degraded",
             "selector": "app.kubernetes.io/instance=e",
+            "memberVolumes": {"e-0": "uid-0"},
+            "quorumLoss": null,
         })
     );
 }
