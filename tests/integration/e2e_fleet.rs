@@ -3,7 +3,7 @@
 //! instances placed by the rules; an image change rolls with maxSurge 1 and maxUnavailable 1
 //! without ever having fewer than 5 Ready members (judged from every watch event of the
 //! members, not from samples); `kubectl scale` to 9 and back to 3 works; deleting the fleet
-//! releases every instance; a member whose instance was released outside ferroplane is replaced.
+//! releases every instance; a spot member whose instance ECS reclaims is replaced.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -126,7 +126,17 @@ pub(crate) async fn a_fleet_places_rolls_and_scales() {
         available: Some(0),
     });
     let created_before = e2e.mock().created(alibaba_mock::ResourceKind::Instance);
-    e2e.apply(&samples::without_namespace("fleet.yaml")).await;
+    // The sample's web servers as spot instances, so that one can be reclaimed below.
+    let sample = samples::without_namespace("fleet.yaml");
+    let spot = sample.replace(
+        "        instanceName: web\n",
+        "        instanceName: web\n        spotStrategy: SpotAsPriceGo\n",
+    );
+    assert_ne!(
+        spot, sample,
+        "the sample's template changed: put spotStrategy elsewhere"
+    );
+    e2e.apply(&spot).await;
     wait_fleet(&e2e, 6).await;
 
     // Zone a could not take the first type: its members run the second; balanced 3 and 3.
@@ -197,8 +207,8 @@ pub(crate) async fn a_fleet_places_rolls_and_scales() {
     })
     .await;
 
-    // An instance released outside ferroplane (as ECS releases a reclaimed spot instance): its
-    // member is replaced and counted.
+    // ECS reclaims a spot instance (locked as Recycling, then released): its member is
+    // replaced and counted.
     let members = e2e
         .k(&["get", "ecs", "-l", "ferroplane.io/fleet=web", "-o", "name"])
         .await;
@@ -210,10 +220,9 @@ pub(crate) async fn a_fleet_places_rolls_and_scales() {
         }
     }
     let victim = victim.expect("a live instance of the fleet");
-    let (ecs, _) = e2e.cloud();
-    ecs.delete_instance(&victim, true)
-        .await
-        .expect("release outside ferroplane");
+    e2e.mock()
+        .reclaim_spot(&victim, Duration::from_millis(500))
+        .expect("a spot member can be reclaimed");
     e2e.eventually("the lost member replaced", SETTLE, || async {
         let got = e2e
             .jsonpath(

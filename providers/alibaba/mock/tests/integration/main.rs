@@ -4,6 +4,7 @@
 
 mod client_against_mock;
 mod mock_auth;
+mod mock_capacity;
 mod mock_catalog;
 mod mock_create_defaults;
 mod mock_describe;
