@@ -123,7 +123,11 @@ pub fn in_place_patch(
             continue;
         }
         if current.get(key) != Some(wanted) {
-            for_provider.insert(key.clone(), wanted.clone());
+            let change = match current.get(key) {
+                Some(had) => merge_diff(had, wanted),
+                None => wanted.clone(),
+            };
+            for_provider.insert(key.clone(), change);
         }
     }
     let labels: Map<String, Value> = template
@@ -160,6 +164,33 @@ pub fn in_place_patch(
         patch["spec"]["deletionPolicy"] = policy;
     }
     Some(patch)
+}
+
+/// The JSON merge patch (RFC 7386) that turns `had` into `wanted`: objects member by member,
+/// with `null` for a member `wanted` no longer has (a tag removed from the template is removed
+/// from the member); anything else whole.
+fn merge_diff(had: &Value, wanted: &Value) -> Value {
+    match (had, wanted) {
+        (Value::Object(old), Value::Object(new)) => {
+            let mut patch = Map::new();
+            for (key, value) in new {
+                match old.get(key) {
+                    Some(was) if was == value => {}
+                    Some(was) => {
+                        patch.insert(key.clone(), merge_diff(was, value));
+                    }
+                    None => {
+                        patch.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            for key in old.keys().filter(|k| !new.contains_key(*k)) {
+                patch.insert(key.clone(), Value::Null);
+            }
+            Value::Object(patch)
+        }
+        _ => wanted.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -249,6 +280,17 @@ mod tests {
         assert_eq!(
             patch,
             json!({"spec": {"forProvider": {"instanceName": "web-2"}}})
+        );
+        // A tag removed from the template is removed from the member; a kept one is not sent.
+        let mut tagged = base();
+        tagged["tags"] = json!({"team": "web", "tier": "front"});
+        let member = render_member(&fleet(tagged), "h", 0, &placement).unwrap();
+        let mut fewer = base();
+        fewer["tags"] = json!({"team": "web"});
+        let patch = in_place_patch(&fleet(fewer), &member, &replacing).unwrap();
+        assert_eq!(
+            patch,
+            json!({"spec": {"forProvider": {"tags": {"tier": null}}}})
         );
     }
 }
