@@ -26,10 +26,10 @@ use tracing::debug;
 
 use super::expectations::Expectations;
 use super::members::{Members, members_of};
-use super::placement::Choices;
+use super::placement::{Choices, Chosen};
 use super::rollout::{self, Strategy};
 use super::status::{self, Progress};
-use super::template::{in_place_patch, render_member, template_hash};
+use super::template::{in_place_patch, member_name, render_member, template_hash};
 use crate::reasons::{INSTANCE_LOST, PLACEMENT_REFUSED};
 
 /// The longest name a fleet may have: its members' names add a hash and an ordinal, and its
@@ -102,58 +102,14 @@ pub async fn reconcile(fleet: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Action
     let hash = template_hash(&fleet, &ctx.replacing);
     let members = members_of(&fleet, &ctx.instances, &hash);
 
-    // Refusals: those still in force, and the members ECS just refused.
-    let retry =
-        SignedDuration::from_secs(i64::from(fleet.spec.placement.retry_refused_after_seconds));
-    let mut deleted: Vec<(String, String)> = Vec::new();
-    let mut created: Vec<String> = Vec::new();
-    let mut lost_replaced = 0u32;
-    let mut refusals: Vec<RefusedPlacement> = previous
-        .refused_placements
-        .iter()
-        .filter(|r| r.retry_after.0 > now)
-        .cloned()
-        .collect();
-    for refused in &members.refused {
-        refusals
-            .retain(|r| !(r.zone_id == refused.zone && r.instance_type == refused.instance_type));
-        refusals.push(RefusedPlacement {
-            zone_id: refused.zone.clone(),
-            instance_type: refused.instance_type.clone(),
-            reason: refused.reason.to_owned(),
-            refused_at: Time(now),
-            retry_after: Time(now.saturating_add(retry).unwrap_or(now)),
-        });
-        ctx.events
-            .warning(
-                fleet.as_ref(),
-                PLACEMENT_REFUSED,
-                format!(
-                    "ECS refused {} in {} ({}) for {}; placing it elsewhere, and trying that placement again after {}s",
-                    refused.instance_type,
-                    refused.zone,
-                    refused.reason,
-                    refused.name,
-                    fleet.spec.placement.retry_refused_after_seconds
-                ),
-            )
-            .await;
-        deleted.extend(delete_member(&instances, &refused.name, refused.uid.clone()).await?);
-    }
-
-    for (lost, uid) in &members.lost {
-        ctx.events
-            .warning(
-                fleet.as_ref(),
-                INSTANCE_LOST,
-                format!("the instance of {lost} is gone from the cloud (reclaimed or released outside ferroplane); replacing it"),
-            )
-            .await;
-        if let Some(done) = delete_member(&instances, lost, uid.clone()).await? {
-            deleted.push(done);
-            lost_replaced += 1;
-        }
-    }
+    let pass = Pass {
+        ctx: &ctx,
+        fleet: &fleet,
+        instances: &instances,
+        key: &key,
+    };
+    let refusals = pass.drop_refused(&members, &previous, now).await?;
+    let lost_replaced = pass.replace_lost(&members).await?;
 
     let progress_made = previous.template_hash.as_deref() != Some(hash.as_str())
         || (updated_ready(&members) as u32) > previous.updated_ready_replicas;
@@ -174,83 +130,13 @@ pub async fn reconcile(fleet: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Action
             .iter()
             .find(|o| &o.name_any() == doomed)
             .and_then(|o| o.uid());
-        deleted.extend(delete_member(&instances, doomed, uid).await?);
+        pass.delete_member(doomed, uid).await?;
     }
+    let chosen = pass
+        .create_members(&members, &plan, &refusals, &hash)
+        .await?;
 
-    // Place the new members.
-    let refused_now: BTreeSet<(String, String)> = refusals
-        .iter()
-        .map(|r| (r.zone_id.clone(), r.instance_type.clone()))
-        .collect();
-    let zone_ids: Vec<String> = fleet
-        .spec
-        .placement
-        .zones
-        .iter()
-        .map(|z| z.zone_id.clone())
-        .collect();
-    let choices = Choices {
-        zones: &zone_ids,
-        instance_types: &fleet.spec.placement.instance_types,
-        spread: fleet.spec.placement.spread,
-        refused: &refused_now,
-        launched: &members.launched,
-        pending: &members.pending,
-    };
-    let mut per_zone: BTreeMap<String, u32> = BTreeMap::new();
-    for member in members
-        .live
-        .iter()
-        .filter(|m| !plan.delete.contains(&m.name))
-    {
-        *per_zone.entry(member.zone.clone()).or_default() += 1;
-    }
-    let chosen = choices.choose(plan.create, &per_zone);
-    let mut ordinals = (0u32..).filter(|n| {
-        !members
-            .names
-            .contains(&super::template::member_name(&name, &hash, *n))
-    });
-    for placement in &chosen.placements {
-        let ordinal = ordinals.next().unwrap_or(u32::MAX);
-        let member = render_member(&fleet, &hash, ordinal, placement)?;
-        match instances.create(&PostParams::default(), &member).await {
-            Ok(_) => {
-                debug!(fleet = %name, member = %member.name_any(), "member created");
-                created.push(member.name_any());
-            }
-            // A cache that has not seen our last create yet: the object exists, nothing to do.
-            Err(kube::Error::Api(status)) if status.code == 409 => {}
-            Err(e) => {
-                return Err(kube_error(format!(
-                    "create ECSInstance {}",
-                    member.name_any()
-                ))(e));
-            }
-        }
-    }
-
-    ctx.expectations.record(&key, created, deleted);
-
-    // In-place changes to every member that stays.
-    for object in &members.objects {
-        if plan.delete.contains(&object.name_any()) {
-            continue;
-        }
-        if let Some(patch) = in_place_patch(&fleet, object, &ctx.replacing) {
-            instances
-                .patch(
-                    &object.name_any(),
-                    &PatchParams::default(),
-                    &Patch::Merge(&patch),
-                )
-                .await
-                .map_err(kube_error(format!(
-                    "update ECSInstance {}",
-                    object.name_any()
-                )))?;
-        }
-    }
+    pass.apply_in_place(&members, &plan).await?;
 
     let (zones, instance_types) = status::counts(&members);
     let live = members.live.len() as u32;
@@ -306,6 +192,196 @@ pub async fn reconcile(fleet: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Action
     Ok(Action::requeue(wake.max(Duration::from_secs(1))))
 }
 
+/// One reconcile's writes to the fleet's members; each create and delete is recorded in the
+/// expectations as soon as it is accepted, so a failure later in the pass cannot hide it from
+/// the next one.
+struct Pass<'a> {
+    ctx: &'a Context,
+    fleet: &'a ECSFleet,
+    instances: &'a Api<ECSInstance>,
+    key: &'a str,
+}
+
+impl Pass<'_> {
+    /// The refusals still in force and those of the members ECS just refused, which are
+    /// deleted (they never had an instance) with an event each.
+    async fn drop_refused(
+        &self,
+        members: &Members,
+        previous: &ECSFleetStatus,
+        now: Timestamp,
+    ) -> Result<Vec<RefusedPlacement>, FleetError> {
+        let placement = &self.fleet.spec.placement;
+        let retry = SignedDuration::from_secs(i64::from(placement.retry_refused_after_seconds));
+        let mut refusals: Vec<RefusedPlacement> = previous
+            .refused_placements
+            .iter()
+            .filter(|r| r.retry_after.0 > now)
+            .cloned()
+            .collect();
+        for refused in &members.refused {
+            refusals.retain(|r| {
+                !(r.zone_id == refused.zone && r.instance_type == refused.instance_type)
+            });
+            refusals.push(RefusedPlacement {
+                zone_id: refused.zone.clone(),
+                instance_type: refused.instance_type.clone(),
+                reason: refused.reason.to_owned(),
+                refused_at: Time(now),
+                retry_after: Time(now.saturating_add(retry).unwrap_or(now)),
+            });
+            self.ctx
+                .events
+                .warning(
+                    self.fleet,
+                    PLACEMENT_REFUSED,
+                    format!(
+                        "ECS refused {} in {} ({}) for {}; placing it elsewhere, and trying that placement again after {}s",
+                        refused.instance_type,
+                        refused.zone,
+                        refused.reason,
+                        refused.name,
+                        placement.retry_refused_after_seconds
+                    ),
+                )
+                .await;
+            self.delete_member(&refused.name, refused.uid.clone())
+                .await?;
+        }
+        Ok(refusals)
+    }
+
+    /// Deletes the members whose instance is gone from the cloud, with an event each; how many.
+    async fn replace_lost(&self, members: &Members) -> Result<u32, FleetError> {
+        let mut replaced = 0;
+        for (lost, uid) in &members.lost {
+            self.ctx
+                .events
+                .warning(
+                    self.fleet,
+                    INSTANCE_LOST,
+                    format!("the instance of {lost} is gone from the cloud (reclaimed or released outside ferroplane); replacing it"),
+                )
+                .await;
+            if self.delete_member(lost, uid.clone()).await? {
+                replaced += 1;
+            }
+        }
+        Ok(replaced)
+    }
+
+    /// Places and creates the plan's new members under the lowest free ordinals.
+    async fn create_members(
+        &self,
+        members: &Members,
+        plan: &rollout::Plan,
+        refusals: &[RefusedPlacement],
+        hash: &str,
+    ) -> Result<Chosen, FleetError> {
+        let fleet = self.fleet;
+        let refused_now: BTreeSet<(String, String)> = refusals
+            .iter()
+            .map(|r| (r.zone_id.clone(), r.instance_type.clone()))
+            .collect();
+        let zone_ids: Vec<String> = fleet
+            .spec
+            .placement
+            .zones
+            .iter()
+            .map(|z| z.zone_id.clone())
+            .collect();
+        let choices = Choices {
+            zones: &zone_ids,
+            instance_types: &fleet.spec.placement.instance_types,
+            spread: fleet.spec.placement.spread,
+            refused: &refused_now,
+            launched: &members.launched,
+            pending: &members.pending,
+        };
+        let mut per_zone: BTreeMap<String, u32> = BTreeMap::new();
+        for member in members
+            .live
+            .iter()
+            .filter(|m| !plan.delete.contains(&m.name))
+        {
+            *per_zone.entry(member.zone.clone()).or_default() += 1;
+        }
+        let chosen = choices.choose(plan.create, &per_zone);
+        let name = fleet.name_any();
+        let mut ordinals =
+            (0u32..).filter(|n| !members.names.contains(&member_name(&name, hash, *n)));
+        for placement in &chosen.placements {
+            let ordinal = ordinals.next().unwrap_or(u32::MAX);
+            let member = render_member(fleet, hash, ordinal, placement)?;
+            match self.instances.create(&PostParams::default(), &member).await {
+                Ok(_) => {
+                    debug!(fleet = %name, member = %member.name_any(), "member created");
+                    self.ctx
+                        .expectations
+                        .record(self.key, vec![member.name_any()], Vec::new());
+                }
+                // A cache that has not seen our last create yet: the object exists.
+                Err(kube::Error::Api(status)) if status.code == 409 => {}
+                Err(e) => {
+                    return Err(kube_error(format!(
+                        "create ECSInstance {}",
+                        member.name_any()
+                    ))(e));
+                }
+            }
+        }
+        Ok(chosen)
+    }
+
+    /// Writes the template's in-place properties, labels and annotations to every member that
+    /// stays.
+    async fn apply_in_place(
+        &self,
+        members: &Members,
+        plan: &rollout::Plan,
+    ) -> Result<(), FleetError> {
+        for object in &members.objects {
+            let member = object.name_any();
+            if plan.delete.contains(&member) {
+                continue;
+            }
+            if let Some(patch) = in_place_patch(self.fleet, object, &self.ctx.replacing) {
+                self.instances
+                    .patch(&member, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .map_err(kube_error(format!("update ECSInstance {member}")))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes a member by name with its UID as a precondition; whether the delete was accepted.
+    async fn delete_member(&self, name: &str, uid: Option<String>) -> Result<bool, FleetError> {
+        let params = DeleteParams {
+            preconditions: uid.clone().map(|uid| Preconditions {
+                uid: Some(uid),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        match self.instances.delete(name, &params).await {
+            Ok(_) => {
+                if let Some(uid) = uid {
+                    self.ctx.expectations.record(
+                        self.key,
+                        Vec::new(),
+                        vec![(name.to_owned(), uid)],
+                    );
+                }
+                Ok(true)
+            }
+            // Gone already, or replaced by another object of that name: not ours to delete.
+            Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => Ok(false),
+            Err(e) => Err(kube_error(format!("delete ECSInstance {name}"))(e)),
+        }
+    }
+}
+
 fn until(now: Timestamp, at: Timestamp) -> Duration {
     Duration::try_from(at.duration_since(now)).unwrap_or(Duration::ZERO)
 }
@@ -327,28 +403,6 @@ fn strategy_of(fleet: &ECSFleet) -> Result<Strategy, String> {
             )
             .map_err(|e| format!("spec.updateStrategy.rollingUpdate: {e}"))
         }
-    }
-}
-
-/// Deletes a member by name with its UID as a precondition; its (name, UID) when the delete
-/// was accepted.
-async fn delete_member(
-    instances: &Api<ECSInstance>,
-    name: &str,
-    uid: Option<String>,
-) -> Result<Option<(String, String)>, FleetError> {
-    let params = DeleteParams {
-        preconditions: uid.clone().map(|uid| Preconditions {
-            uid: Some(uid),
-            resource_version: None,
-        }),
-        ..DeleteParams::default()
-    };
-    match instances.delete(name, &params).await {
-        Ok(_) => Ok(uid.map(|uid| (name.to_owned(), uid))),
-        // Gone already, or replaced by another object of that name: not ours to delete.
-        Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => Ok(None),
-        Err(e) => Err(kube_error(format!("delete ECSInstance {name}"))(e)),
     }
 }
 
