@@ -62,6 +62,8 @@ use futures::FutureExt;
 // The integration tests check the resolved-config cache against a live API server.
 pub use config_resolution::{ConfigResolver, EndpointAllowList, EndpointRefusal, ResolvedConfigs};
 pub use ecs_instance::field_classes as ecs_instance_field_classes;
+// `ferroplane import`: an existing instance as a spec its first reconcile leaves alone.
+pub use ecs_instance::imported_parameters as ecs_instance_imported_parameters;
 pub use options::{ClientOverrides, Options};
 
 use crate::disk::disk_controller;

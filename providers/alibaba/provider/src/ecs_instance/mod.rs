@@ -15,7 +15,8 @@
 //!   `requests` entry it fills), `field_diffs` (the comparisons), `comparison` (the types they
 //!   share), `diff` (spec vs instance → plan of differing rows, driven by `FIELDS`).
 //! - Pure mapping: `spec_mapping` (spec → `RunInstances`), `wire_names` (the spec's enums as
-//!   ECS names them), `late_init` (instance → unset spec fields), `observation` (instance →
+//!   ECS names them), `late_init` (instance → unset spec fields), `import_spec` (instance → the whole spec
+//!   that matches it, for `ferroplane import`), `observation` (instance →
 //!   status, readiness, connection details). ECS errors become condition reasons through
 //!   `crate::cloud_error`.
 //!
@@ -34,6 +35,7 @@ mod diff;
 mod external;
 mod field_classes;
 mod field_diffs;
+mod import_spec;
 mod late_init;
 mod observation;
 mod owner_search;
@@ -43,6 +45,7 @@ mod spec_mapping;
 mod wire_names;
 
 pub(crate) use batcher::Batcher;
+pub use import_spec::imported_parameters;
 
 /// Every `spec.forProvider` property of ECSInstance (nested ones as `systemDisk.size`) with its
 /// class as README's table names it: `in place`, `restart`, `immutable` or `management`. The
