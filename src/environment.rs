@@ -143,6 +143,12 @@ impl Environment {
         )
         .await?;
         write_info(&config.dir, &info)?;
+        crate::sandbox_access::SandboxAccess {
+            endpoint: info.ecs_endpoint.clone(),
+            access_key_id: access_key_id.clone(),
+            access_key_secret: access_key_secret.clone(),
+        }
+        .write(&config.dir)?;
 
         let mut controller_options = config.controllers;
         if let Some(options) = controller_options.as_mut() {

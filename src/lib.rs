@@ -5,4 +5,5 @@
 pub mod controllers;
 pub mod environment;
 pub mod etcd_backup_store;
+pub mod sandbox_access;
 pub mod signals;

@@ -46,6 +46,9 @@ enum Command {
     /// The step of an EtcdBackup Job into a volume (take a snapshot, prune, report). Run by
     /// the Jobs, not by hand.
     EtcdSnapshot(cmd::etcd_snapshot::Args),
+    /// Write manifests of existing cloud resources (VPCs, vSwitches, security groups, instances,
+    /// disks, key pairs) whose first reconcile changes nothing.
+    Import(cmd::import::Args),
     /// Run the controllers against the cluster of the current kubeconfig or in-cluster config.
     Run(cmd::run::Args),
     /// Run the in-memory Kubernetes API server on 127.0.0.1 and write a kubeconfig for kubectl.
@@ -63,6 +66,7 @@ async fn main() -> ExitCode {
         Command::EcsMock(args) => cmd::ecs_mock::run(args).await,
         Command::EtcdRestore(args) => cmd::etcd_restore::run(args).await,
         Command::EtcdSnapshot(args) => cmd::etcd_snapshot::run(args).await,
+        Command::Import(args) => cmd::import::run(args).await,
         Command::Run(args) => cmd::run::run(args).await,
         Command::Sandbox(args) => cmd::sandbox::run(args).await,
     };

@@ -14,14 +14,20 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 enum EcsCommand {
-    /// Sign and send one ECS API action, e.g. `ferroplane ecs call DescribeRegions` (for the VPC
-    /// API: `ferroplane cloud call --product vpc`).
-    Call(CallArgs),
+    /// Sign and send one ECS API action, e.g. `ferroplane ecs call DescribeRegions`, or with
+    /// `--product vpc` one of the VPC API (`ferroplane ecs call --product vpc DescribeVpcs`).
+    Call {
+        /// The API: `ecs` (version 2014-05-26) or `vpc` (version 2016-04-28).
+        #[arg(long, value_enum, default_value_t = Product::Ecs)]
+        product: Product,
+        #[command(flatten)]
+        args: CallArgs,
+    },
 }
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
-        EcsCommand::Call(args) => api_call::run(Product::Ecs, args).await,
+        EcsCommand::Call { product, args } => api_call::run(product, args).await,
     }
 }
 
@@ -41,8 +47,11 @@ mod tests {
     fn ecs_call_keeps_its_arguments() {
         let cli = Cli::try_parse_from(["ecs", "call", "DescribeRegions", "--param", "PageSize=5"])
             .unwrap();
-        let EcsCommand::Call(args) = cli.args.command;
+        let EcsCommand::Call { product, args } = cli.args.command;
         assert!(format!("{args:?}").contains("DescribeRegions"));
-        assert!(Cli::try_parse_from(["ecs", "call", "--product", "vpc", "DescribeVpcs"]).is_err());
+        assert_eq!(product, Product::Ecs);
+        let cli = Cli::try_parse_from(["ecs", "call", "--product", "vpc", "DescribeVpcs"]).unwrap();
+        let EcsCommand::Call { product, .. } = cli.args.command;
+        assert_eq!(product, Product::Vpc);
     }
 }

@@ -8,5 +8,6 @@ pub mod ecs;
 pub mod ecs_mock;
 pub mod etcd_restore;
 pub mod etcd_snapshot;
+pub mod import;
 pub mod run;
 pub mod sandbox;

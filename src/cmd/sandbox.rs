@@ -107,6 +107,7 @@ async fn run_full(args: Args) -> anyhow::Result<ExitCode> {
          \x20 Kubernetes API  {api}\n\
          \x20 ECS mock        {ecs}\n\
          \x20 ProviderConfig  default/default, credentials in Secret default/{secret}\n\
+         \x20 CLI access      {access} (read by `ferroplane ecs call` and `import`)\n\
          \x20 Controllers     as ServiceAccount ferroplane-system/ferroplane, with deploy/rbac/'s rules\n\
          \x20                 ({controller_kubeconfig})\n\
          \n\
@@ -125,6 +126,7 @@ async fn run_full(args: Args) -> anyhow::Result<ExitCode> {
         api = info.api_server,
         ecs = info.ecs_endpoint,
         secret = ferroplane::environment::CREDENTIALS_SECRET,
+        access = args.dir.join(ferroplane::sandbox_access::FILE_NAME).display(),
         controller_kubeconfig = info.controller_kubeconfig.display(),
     )
     .context("cannot write to stdout")?;
@@ -133,5 +135,6 @@ async fn run_full(args: Args) -> anyhow::Result<ExitCode> {
     ferroplane::signals::shutdown_signal().await?;
     tracing::info!("stopping the sandbox");
     environment.shutdown().await;
+    ferroplane::sandbox_access::SandboxAccess::remove(&args.dir);
     Ok(ExitCode::SUCCESS)
 }

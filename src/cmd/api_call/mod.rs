@@ -20,12 +20,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use alibaba_sdk::Error;
-use alibaba_sdk::credentials::{CredentialsProvider, EnvProvider};
+use alibaba_sdk::credentials::{Credentials, CredentialsProvider, EnvProvider};
 use alibaba_sdk::ecs::{EcsClient, RetrySafety};
 use alibaba_sdk::endpoint::{Network, parse_endpoint};
 use alibaba_sdk::rpc::{HttpMethod, Params, RetryPolicy, SignatureVersion};
 use alibaba_sdk::vpc::VpcClient;
 use anyhow::Context as _;
+use ferroplane::sandbox_access::SandboxAccess;
 
 use self::product::Product;
 
@@ -91,19 +92,47 @@ fn parse_param(raw: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Calls `product` as `args` say with the credentials of the environment, printing to the
-/// process's stdout and stderr.
-pub async fn run(product: Product, args: CallArgs) -> anyhow::Result<ExitCode> {
+/// Calls `product` as `args` say with the credentials of the environment (or, when it has none
+/// and no `--endpoint` is given, of a running `ferroplane sandbox`'s mock: see
+/// [`ferroplane::sandbox_access`]), printing to the process's stdout and stderr.
+pub async fn run(product: Product, mut args: CallArgs) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    call(
-        product,
-        args,
-        EnvProvider::new(),
-        &mut stdout.lock(),
-        &mut stderr.lock(),
-    )
-    .await
+    match sandbox_fallback(args.endpoint.is_some())? {
+        Some(access) => {
+            args.endpoint = Some(access.endpoint);
+            let credentials = Credentials::new(access.access_key_id, access.access_key_secret);
+            call(product, args, credentials, &mut stdout.lock(), &mut stderr.lock()).await
+        }
+        None => {
+            call(
+                product,
+                args,
+                EnvProvider::new(),
+                &mut stdout.lock(),
+                &mut stderr.lock(),
+            )
+            .await
+        }
+    }
+}
+
+/// The running sandbox's mock, when the environment names no access key and no endpoint was
+/// given; a note on stderr says which endpoint is used (never the key secret).
+pub fn sandbox_fallback(endpoint_given: bool) -> anyhow::Result<Option<SandboxAccess>> {
+    if endpoint_given || std::env::var_os("ALIBABA_CLOUD_ACCESS_KEY_ID").is_some() {
+        return Ok(None);
+    }
+    let dir = ferroplane::sandbox_access::default_dir();
+    let access = SandboxAccess::read(&dir)?;
+    if let Some(access) = &access {
+        eprintln!(
+            "note: no ALIBABA_CLOUD_ACCESS_KEY_ID set; using the sandbox's mock at {} ({})",
+            access.endpoint,
+            dir.join(ferroplane::sandbox_access::FILE_NAME).display()
+        );
+    }
+    Ok(access)
 }
 
 /// The signed client of `product`, as `args` configure it.
