@@ -54,7 +54,8 @@ impl SandboxAccess {
             .mode(0o600)
             .open(&path)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        let text = serde_json::to_string_pretty(self).context("cannot encode the sandbox access")?;
+        let text =
+            serde_json::to_string_pretty(self).context("cannot encode the sandbox access")?;
         file.write_all(text.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
         Ok(path)
@@ -95,7 +96,10 @@ mod tests {
         let path = access.write(dir.path()).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
-        assert_eq!(SandboxAccess::read(dir.path()).unwrap(), Some(access.clone()));
+        assert_eq!(
+            SandboxAccess::read(dir.path()).unwrap(),
+            Some(access.clone())
+        );
         assert!(!format!("{access:?}").contains("never-shown"));
         SandboxAccess::remove(dir.path());
         assert_eq!(SandboxAccess::read(dir.path()).unwrap(), None);

@@ -74,7 +74,16 @@ async fn make_account(e2e: &E2e) -> Account {
         .vpc_id;
     available(e2e, "the VPC", || {
         let (vpc, id) = (vpc.clone(), vpc_id.clone());
-        async move { Some(vpc.describe_vpcs(&[id], &[]).await.ok()?.first()?.status.clone()) }
+        async move {
+            Some(
+                vpc.describe_vpcs(&[id], &[])
+                    .await
+                    .ok()?
+                    .first()?
+                    .status
+                    .clone(),
+            )
+        }
     })
     .await;
     let mut vswitches = Vec::new();
@@ -271,7 +280,11 @@ fn check_manifests(by_kind: &BTreeMap<String, Vec<Value>>, account: &Account) {
     assert_eq!(count("ECSInstance"), INSTANCES);
     assert_eq!(count("Disk"), 2);
     let instances = &by_kind["ECSInstance"];
-    assert_eq!(names(instances).len(), INSTANCES, "instance names are unique");
+    assert_eq!(
+        names(instances).len(),
+        INSTANCES,
+        "instance names are unique"
+    );
     let vswitches = names(&by_kind["VSwitch"]);
     let groups = names(&by_kind["SecurityGroup"]);
     let vpc = by_kind["VPC"][0]["metadata"]["name"].as_str().unwrap();
@@ -287,7 +300,11 @@ fn check_manifests(by_kind: &BTreeMap<String, Vec<Value>>, account: &Account) {
         let id = instance["metadata"]["annotations"]["ferroplane.io/external-name"]
             .as_str()
             .unwrap();
-        let want = if id == account.stopped { "Stopped" } else { "Running" };
+        let want = if id == account.stopped {
+            "Stopped"
+        } else {
+            "Running"
+        };
         assert_eq!(p["desiredStatus"], want, "{id}");
         assert!(p.get("password").is_none() && p.get("passwordSecretRef").is_none());
     }
@@ -300,11 +317,16 @@ fn check_manifests(by_kind: &BTreeMap<String, Vec<Value>>, account: &Account) {
     assert_eq!(group["egress"].as_array().unwrap().len(), 1);
     let instance_names = names(instances);
     for disk in &by_kind["Disk"] {
-        let reference = disk["spec"]["forProvider"]["instanceIdRef"]["name"].as_str().unwrap();
+        let reference = disk["spec"]["forProvider"]["instanceIdRef"]["name"]
+            .as_str()
+            .unwrap();
         assert!(instance_names.contains(reference));
     }
     assert!(
-        !by_kind.values().flatten().any(|o| o.to_string().contains(&account.owned_group)),
+        !by_kind
+            .values()
+            .flatten()
+            .any(|o| o.to_string().contains(&account.owned_group)),
         "nothing refers to the owned group"
     );
 }
@@ -390,7 +412,11 @@ pub(crate) async fn an_imported_account_is_adopted_without_a_change() {
         );
     }
     let claimed: BTreeSet<&str> = writes.iter().map(|e| e.resource_id.as_str()).collect();
-    assert_eq!(claimed.len(), total, "every object claimed its resource once");
+    assert_eq!(
+        claimed.len(),
+        total,
+        "every object claimed its resource once"
+    );
     assert_eq!(
         e2e.mock().instance_status(&account.stopped).as_deref(),
         Some("Stopped")

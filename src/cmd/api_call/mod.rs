@@ -102,7 +102,14 @@ pub async fn run(product: Product, mut args: CallArgs) -> anyhow::Result<ExitCod
         Some(access) => {
             args.endpoint = Some(access.endpoint);
             let credentials = Credentials::new(access.access_key_id, access.access_key_secret);
-            call(product, args, credentials, &mut stdout.lock(), &mut stderr.lock()).await
+            call(
+                product,
+                args,
+                credentials,
+                &mut stdout.lock(),
+                &mut stderr.lock(),
+            )
+            .await
         }
         None => {
             call(

@@ -8,7 +8,7 @@ use super::inventory::Inventory;
 use super::manifest::{Common, Manifest};
 use super::network;
 use super::object_names::Names;
-use super::selector::Selection;
+use super::selection::Selection;
 
 /// The import's result: manifests in dependency order (VPCs, vSwitches, groups, key pairs,
 /// instances, disks), and notes for stderr.
@@ -18,7 +18,12 @@ pub struct Imported {
     pub notes: Vec<String>,
 }
 
-pub fn assemble(inventory: &Inventory, selection: &Selection, region: &str, common: &Common) -> Imported {
+pub fn assemble(
+    inventory: &Inventory,
+    selection: &Selection,
+    region: &str,
+    common: &Common,
+) -> Imported {
     let mut notes = Vec::new();
     let mut skip = |kind: &str, id: &str, is_owned: bool| {
         if is_owned {
@@ -44,7 +49,13 @@ pub fn assemble(inventory: &Inventory, selection: &Selection, region: &str, comm
         .groups
         .iter()
         .filter(|g| selection.groups.contains(&g.group.security_group_id))
-        .filter(|g| skip("SecurityGroup", &g.group.security_group_id, owned(g.group.tags.pairs())))
+        .filter(|g| {
+            skip(
+                "SecurityGroup",
+                &g.group.security_group_id,
+                owned(g.group.tags.pairs()),
+            )
+        })
         .collect();
     let key_pairs: Vec<_> = inventory
         .key_pairs
@@ -65,7 +76,10 @@ pub fn assemble(inventory: &Inventory, selection: &Selection, region: &str, comm
         .filter(|d| skip("Disk", &d.disk_id, owned(d.tags.pairs())))
         .collect();
 
-    let vpc_names = Names::assign(vpcs.iter().map(|v| (v.vpc_id.as_str(), v.vpc_name.as_str())));
+    let vpc_names = Names::assign(
+        vpcs.iter()
+            .map(|v| (v.vpc_id.as_str(), v.vpc_name.as_str())),
+    );
     let vswitch_names = Names::assign(
         vswitches
             .iter()
@@ -87,12 +101,26 @@ pub fn assemble(inventory: &Inventory, selection: &Selection, region: &str, comm
             .iter()
             .map(|i| (i.instance_id.as_str(), i.instance_name.as_str())),
     );
-    let disk_names = Names::assign(disks.iter().map(|d| (d.disk_id.as_str(), d.disk_name.as_str())));
-    let name = |names: &Names, id: &str| names.get(id).expect("every imported resource is named").to_owned();
+    let disk_names = Names::assign(
+        disks
+            .iter()
+            .map(|d| (d.disk_id.as_str(), d.disk_name.as_str())),
+    );
+    let name = |names: &Names, id: &str| {
+        names
+            .get(id)
+            .expect("every imported resource is named")
+            .to_owned()
+    };
 
     let mut manifests = Vec::new();
     for v in &vpcs {
-        manifests.push(network::vpc(common, &name(&vpc_names, &v.vpc_id), region, v));
+        manifests.push(network::vpc(
+            common,
+            &name(&vpc_names, &v.vpc_id),
+            region,
+            v,
+        ));
     }
     for v in &vswitches {
         manifests.push(network::vswitch(
@@ -137,7 +165,13 @@ pub fn assemble(inventory: &Inventory, selection: &Selection, region: &str, comm
         ));
     }
     for d in &disks {
-        manifests.push(compute::disk(common, &name(&disk_names, &d.disk_id), region, d, &refs));
+        manifests.push(compute::disk(
+            common,
+            &name(&disk_names, &d.disk_id),
+            region,
+            d,
+            &refs,
+        ));
     }
     Imported { manifests, notes }
 }

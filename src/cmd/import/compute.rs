@@ -38,9 +38,9 @@ pub fn instance(common: &Common, name: &str, found: &Instance, refs: &Refs<'_>) 
         let names: Option<Vec<Reference>> = ids
             .iter()
             .map(|id| {
-                refs.groups.get(id).map(|n| Reference {
-                    name: n.to_owned(),
-                })
+                refs.groups
+                    .get(id)
+                    .map(|n| Reference { name: n.to_owned() })
             })
             .collect();
         match names {
@@ -65,7 +65,13 @@ pub fn instance(common: &Common, name: &str, found: &Instance, refs: &Refs<'_>) 
     Manifest::of("ECSInstance", name, &object)
 }
 
-pub fn disk(common: &Common, name: &str, region: &str, found: &CloudDisk, refs: &Refs<'_>) -> Manifest {
+pub fn disk(
+    common: &Common,
+    name: &str,
+    region: &str,
+    found: &CloudDisk,
+    refs: &Refs<'_>,
+) -> Manifest {
     let (instance_id, instance_id_ref) = reference(refs.instances, &found.instance_id);
     let essd = found.category == "cloud_essd";
     let object = Disk {

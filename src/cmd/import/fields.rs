@@ -27,7 +27,10 @@ pub fn letter_name(value: &str, min: usize, max: usize) -> Option<String> {
 
 /// Whether ferroplane or the cloud owns this tag key.
 pub fn is_reserved_tag(key: &str) -> bool {
-    key == UID_TAG || key == RULES_POLICY_TAG || key.starts_with("acs:") || key.starts_with("aliyun")
+    key == UID_TAG
+        || key == RULES_POLICY_TAG
+        || key.starts_with("acs:")
+        || key.starts_with("aliyun")
 }
 
 /// The user's tags of a resource, or `None` (not managed) when there are more than `max`.

@@ -6,12 +6,14 @@
 
 use alibaba_sdk::Error;
 use alibaba_sdk::ecs::{
-    DescribeDisksRequest, DescribeInstancesRequest, Direction, Disk, EcsClient, Instance,
-    KeyPair, Permission, SecurityGroup,
+    DescribeDisksRequest, DescribeInstancesRequest, Direction, Disk, EcsClient, Instance, KeyPair,
+    Permission, SecurityGroup,
 };
 use alibaba_sdk::vpc::{VSwitch, Vpc, VpcClient};
 
-use super::selector::{Selection, Selector};
+use std::collections::BTreeSet;
+
+use super::selector::Selector;
 
 /// A security group and its rules, by direction.
 #[derive(Debug, Clone, Default)]
@@ -35,7 +37,11 @@ pub struct Inventory {
 }
 
 /// Reads what `selector` may take from the region of `ecs` and `vpc`.
-pub async fn read(ecs: &EcsClient, vpc: &VpcClient, selector: &Selector) -> Result<Inventory, Error> {
+pub async fn read(
+    ecs: &EcsClient,
+    vpc: &VpcClient,
+    selector: &Selector,
+) -> Result<Inventory, Error> {
     let vpc_filter: Vec<String> = match selector {
         Selector::Vpc(id) => vec![id.clone()],
         _ => Vec::new(),
@@ -84,17 +90,17 @@ pub async fn read(ecs: &EcsClient, vpc: &VpcClient, selector: &Selector) -> Resu
     })
 }
 
-/// Reads the rules of the selected groups (`DescribeSecurityGroupAttribute`, one call per group
-/// and direction).
+/// Reads the rules of the groups `selected` (`DescribeSecurityGroupAttribute`, one call per
+/// group and direction).
 pub async fn read_rules(
     ecs: &EcsClient,
     inventory: &mut Inventory,
-    selection: &Selection,
+    selected: &BTreeSet<String>,
 ) -> Result<(), Error> {
     for g in inventory
         .groups
         .iter_mut()
-        .filter(|g| selection.groups.contains(&g.group.security_group_id))
+        .filter(|g| selected.contains(&g.group.security_group_id))
     {
         let id = g.group.security_group_id.clone();
         for direction in [Direction::Ingress, Direction::Egress] {

@@ -4,7 +4,7 @@
 //! first reconcile of every object changes nothing in the cloud's configuration (see README,
 //! "Import").
 //!
-//! - `selector`: what `--tag`, `--vpc-id`, `--instance-ids` and `--all` take;
+//! - `selector` and `selection`: what `--tag`, `--vpc-id`, `--instance-ids` and `--all` take;
 //! - `inventory`: the reads, batched and paced by alibaba-sdk's clients;
 //! - `assemble`: skip what ferroplane owns, name the rest (`object_names`), map each kind
 //!   (`network`, `compute`, on `fields` and `manifest`);
@@ -21,6 +21,7 @@ mod manifest;
 mod network;
 mod object_names;
 mod output;
+mod selection;
 mod selector;
 
 use std::path::PathBuf;
@@ -102,33 +103,52 @@ fn clients(args: &Args) -> anyhow::Result<(EcsClient, VpcClient)> {
     let builder = EcsClient::builder(&args.region).request_timeout(Duration::from_secs(30));
     let (builder, endpoint) = match sandbox_fallback(args.endpoint.is_some())? {
         Some(access) => (
-            builder.credentials(Credentials::new(access.access_key_id, access.access_key_secret)),
+            builder.credentials(Credentials::new(
+                access.access_key_id,
+                access.access_key_secret,
+            )),
             Some(access.endpoint),
         ),
-        None => (builder.credentials(EnvProvider::new()), args.endpoint.clone()),
+        None => (
+            builder.credentials(EnvProvider::new()),
+            args.endpoint.clone(),
+        ),
     };
     let (ecs, vpc_url) = match endpoint {
         Some(endpoint) => (
             builder.endpoint(&endpoint).build()?,
             parse_endpoint(&endpoint)?,
         ),
-        None => (builder.build()?, vpc_endpoint(&args.region, Network::Public)?),
+        None => (
+            builder.build()?,
+            vpc_endpoint(&args.region, Network::Public)?,
+        ),
     };
     let vpc = VpcClient::with_settings_of(&ecs, vpc_url).context("cannot set up the VPC client")?;
     Ok((ecs, vpc))
 }
 
+/// Reads, selects and maps: the whole import but the writing.
+async fn import(
+    ecs: &EcsClient,
+    vpc: &VpcClient,
+    selector: &Selector,
+    region: &str,
+    common: &Common,
+) -> anyhow::Result<assemble::Imported> {
+    let mut inventory = inventory::read(ecs, vpc, selector)
+        .await
+        .context("cannot read the region's resources")?;
+    let selection = selection::select(&inventory, selector);
+    inventory::read_rules(ecs, &mut inventory, &selection.groups)
+        .await
+        .context("cannot read the security groups' rules")?;
+    Ok(assemble::assemble(&inventory, &selection, region, common))
+}
+
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let (ecs, vpc) = clients(&args)?;
-    let selector = args.selector();
-    let mut inventory = inventory::read(&ecs, &vpc, &selector)
-        .await
-        .context("cannot read the region's resources")?;
-    let selection = selector::select(&inventory, &selector);
-    inventory::read_rules(&ecs, &mut inventory, &selection)
-        .await
-        .context("cannot read the security groups' rules")?;
     let common = Common {
         namespace: args.namespace.clone(),
         management: if args.manage {
@@ -141,7 +161,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             name: args.provider_config.clone(),
         },
     };
-    let imported = assemble::assemble(&inventory, &selection, &args.region, &common);
+    let imported = import(&ecs, &vpc, &args.selector(), &args.region, &common).await?;
     for note in &imported.notes {
         eprintln!("note: {note}");
     }
@@ -165,3 +185,6 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests;

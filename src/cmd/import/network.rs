@@ -120,7 +120,9 @@ fn listed(p: &Permission, peer: &str, other_peers: [&str; 3]) -> Option<Listed> 
         "drop" => RulePolicy::Drop,
         _ => return None,
     };
-    let priority = i32::try_from(p.priority).ok().filter(|n| (1..=100).contains(n))?;
+    let priority = i32::try_from(p.priority)
+        .ok()
+        .filter(|n| (1..=100).contains(n))?;
     let description = match p.description.as_str() {
         "" => None,
         d if d.chars().count() <= 512 => Some(d.to_owned()),
@@ -154,7 +156,11 @@ pub fn security_group(
             listed(
                 p,
                 &p.source_cidr_ip,
-                [&p.ipv6_source_cidr_ip, &p.source_group_id, &p.source_prefix_list_id],
+                [
+                    &p.ipv6_source_cidr_ip,
+                    &p.source_group_id,
+                    &p.source_prefix_list_id,
+                ],
             )
             .map(|r| IngressRule {
                 ip_protocol: r.protocol,
@@ -173,7 +179,11 @@ pub fn security_group(
             listed(
                 p,
                 &p.dest_cidr_ip,
-                [&p.ipv6_dest_cidr_ip, &p.dest_group_id, &p.dest_prefix_list_id],
+                [
+                    &p.ipv6_dest_cidr_ip,
+                    &p.dest_group_id,
+                    &p.dest_prefix_list_id,
+                ],
             )
             .map(|r| EgressRule {
                 ip_protocol: r.protocol,

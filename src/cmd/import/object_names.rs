@@ -13,7 +13,11 @@ const MAX_LEN: usize = 63;
 pub fn dns_label(raw: &str) -> Option<String> {
     let mut out = String::with_capacity(raw.len());
     for c in raw.chars().flat_map(char::to_lowercase) {
-        let c = if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '-' };
+        let c = if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            c
+        } else {
+            '-'
+        };
         if !(c == '-' && (out.is_empty() || out.ends_with('-'))) {
             out.push(c);
         }

@@ -39,9 +39,14 @@ pub fn write_dir(manifests: &[Manifest], dir: &Path) -> anyhow::Result<Vec<Strin
         let file = format!("{}.yaml", kind.to_ascii_lowercase());
         let path = dir.join(&file);
         let mut out = std::io::BufWriter::new(
-            std::fs::File::create(&path).with_context(|| format!("cannot write {}", path.display()))?,
+            std::fs::File::create(&path)
+                .with_context(|| format!("cannot write {}", path.display()))?,
         );
-        let of_kind: Vec<Manifest> = manifests.iter().filter(|m| m.kind == kind).cloned().collect();
+        let of_kind: Vec<Manifest> = manifests
+            .iter()
+            .filter(|m| m.kind == kind)
+            .cloned()
+            .collect();
         write_stream(&of_kind, &mut out)?;
         out.flush()?;
         written.push(file);

@@ -139,12 +139,14 @@ impl EcsClient {
             .find(|k| k.key_pair_name == name))
     }
 
-    /// `DescribeKeyPairs` of the region carrying every tag in `tags`, all pages.
+    /// `DescribeKeyPairs` of the region carrying every tag in `tags`, all pages, with their
+    /// public keys (`IncludePublicKey`, which ECS leaves out by default).
     pub async fn describe_key_pairs(&self, tags: &[Tag]) -> Result<Vec<KeyPair>, Error> {
         let mut found = Vec::new();
         for page in 1u32.. {
             let mut p = Params::new();
             set_tags(&mut p, tags);
+            p.set("IncludePublicKey", true);
             p.set("PageNumber", page).set("PageSize", 50u32);
             let r: DescribeKeyPairsResponse = self.call_typed("DescribeKeyPairs", &p).await?;
             let empty = r.key_pairs.items.is_empty();
