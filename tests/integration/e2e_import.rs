@@ -1,6 +1,7 @@
 //! `ferroplane import` end to end: an account made in the mock (a VPC, two vSwitches, a group
 //! with rules, 50 instances of which some share a name and one is stopped, data disks, a key
-//! pair, and a group ferroplane already owns) is imported by the binary; the manifests have
+//! pair, and a group ferroplane already owns) is imported by the binary (first finding the mock
+//! as a running sandbox shows it, without keys in the environment); the manifests have
 //! unique names and wired references, and the owned group is skipped with a note. Applied as
 //! imported (`[Observe]`, `Orphan`) every object becomes Ready and the cloud sees no write at
 //! all; imported again with `--manage` and applied over them, every object is Ready and Synced
@@ -18,6 +19,7 @@ use alibaba_sdk::ecs::{
 };
 use alibaba_sdk::vpc::{CreateVSwitchRequest, CreateVpcRequest};
 use ferroplane::controllers::Kind;
+use ferroplane::sandbox_access::SandboxAccess;
 use serde_json::Value;
 
 use crate::support::{ACCESS_KEY_ID, ACCESS_KEY_SECRET, E2e};
@@ -229,25 +231,66 @@ async fn make_account(e2e: &E2e) -> Account {
     }
 }
 
-/// Runs `ferroplane import` with the tenant's keys; returns its stderr.
-async fn import(e2e: &E2e, vpc_id: &str, dir: &Path, manage: bool) -> String {
+/// How the binary finds the cloud.
+enum Access<'a> {
+    /// `ALIBABA_CLOUD_*` variables and `--endpoint`.
+    Environment,
+    /// Nothing given: the sandbox's access file in this directory (`FERROPLANE_SANDBOX_DIR`).
+    SandboxFile(&'a Path),
+}
+
+/// `ferroplane ARGS` finding the cloud as `access` says; returns stdout and stderr, after
+/// checking that it succeeded and that the key secret appears in neither.
+async fn ferroplane(e2e: &E2e, args: &[&str], access: &Access<'_>) -> (String, String) {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_ferroplane"));
     command
-        .args(["import", "--region", "cn-beijing", "--vpc-id", vpc_id])
-        .args(["--endpoint", &e2e.mock().endpoint(), "-n", &e2e.namespace])
-        .arg("-o")
-        .arg(dir)
-        .env("ALIBABA_CLOUD_ACCESS_KEY_ID", ACCESS_KEY_ID)
-        .env("ALIBABA_CLOUD_ACCESS_KEY_SECRET", ACCESS_KEY_SECRET)
-        .env_remove("ALIBABA_CLOUD_SECURITY_TOKEN");
-    if manage {
-        command.arg("--manage");
+        .args(args)
+        .env_remove("ALIBABA_CLOUD_SECURITY_TOKEN")
+        .env_remove("ALIBABA_CLOUD_REGION_ID");
+    match access {
+        Access::Environment => {
+            command
+                .args(["--endpoint", &e2e.mock().endpoint()])
+                .env("ALIBABA_CLOUD_ACCESS_KEY_ID", ACCESS_KEY_ID)
+                .env("ALIBABA_CLOUD_ACCESS_KEY_SECRET", ACCESS_KEY_SECRET);
+        }
+        Access::SandboxFile(dir) => {
+            SandboxAccess {
+                endpoint: e2e.mock().endpoint(),
+                access_key_id: ACCESS_KEY_ID.into(),
+                access_key_secret: ACCESS_KEY_SECRET.into(),
+            }
+            .write(dir)
+            .expect("the sandbox access file");
+            command
+                .env_remove("ALIBABA_CLOUD_ACCESS_KEY_ID")
+                .env_remove("ALIBABA_CLOUD_ACCESS_KEY_SECRET")
+                .env("FERROPLANE_SANDBOX_DIR", dir);
+        }
     }
-    let output = command.output().await.expect("ferroplane import runs");
+    let output = command.output().await.expect("ferroplane runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "import failed: {stderr}");
-    assert!(!stderr.contains(ACCESS_KEY_SECRET), "the key secret leaked");
-    stderr
+    assert!(
+        output.status.success(),
+        "ferroplane {args:?} failed: {stderr}"
+    );
+    assert!(
+        !stdout.contains(ACCESS_KEY_SECRET) && !stderr.contains(ACCESS_KEY_SECRET),
+        "the key secret leaked"
+    );
+    (stdout, stderr)
+}
+
+/// Runs `ferroplane import` of the VPC into `dir`; returns its stderr.
+async fn import(e2e: &E2e, vpc_id: &str, dir: &Path, manage: bool, access: &Access<'_>) -> String {
+    let dir = dir.to_str().unwrap();
+    let mut args = vec!["import", "--region", "cn-beijing", "--vpc-id", vpc_id];
+    args.extend(["-n", &e2e.namespace, "-o", dir]);
+    if manage {
+        args.push("--manage");
+    }
+    ferroplane(e2e, &args, access).await.1
 }
 
 /// The objects of a directory the import wrote, by kind.
@@ -366,8 +409,25 @@ pub(crate) async fn an_imported_account_is_adopted_without_a_change() {
     let account = make_account(&e2e).await;
     let dir = tempfile::tempdir().unwrap();
 
+    // While a sandbox runs, the CLI finds its mock without keys in the environment.
+    let sandbox_dir = dir.path().join("sandbox");
+    std::fs::create_dir(&sandbox_dir).unwrap();
+    let sandbox = Access::SandboxFile(&sandbox_dir);
+    let args = [
+        "ecs",
+        "call",
+        "--product",
+        "vpc",
+        "--region",
+        "cn-beijing",
+        "DescribeVpcs",
+    ];
+    let (vpcs, note) = ferroplane(&e2e, &args, &sandbox).await;
+    assert!(vpcs.contains(&account.vpc_id), "{vpcs}");
+    assert!(note.contains("using the sandbox's mock"), "{note}");
+
     let observe_dir = dir.path().join("observe");
-    let notes = import(&e2e, &account.vpc_id, &observe_dir, false).await;
+    let notes = import(&e2e, &account.vpc_id, &observe_dir, false, &sandbox).await;
     assert!(
         notes.contains(&format!("skipped SecurityGroup {}", account.owned_group)),
         "{notes}"
@@ -391,7 +451,14 @@ pub(crate) async fn an_imported_account_is_adopted_without_a_change() {
         .map(|r| (r.id, r.tags))
         .collect();
     let manage_dir = dir.path().join("manage");
-    import(&e2e, &account.vpc_id, &manage_dir, true).await;
+    import(
+        &e2e,
+        &account.vpc_id,
+        &manage_dir,
+        true,
+        &Access::Environment,
+    )
+    .await;
     let before = e2e.mock().ledger().len();
     e2e.k(&["apply", "-f", manage_dir.to_str().unwrap()]).await;
     all_settled(&e2e, total).await;
