@@ -261,3 +261,83 @@ pub(crate) async fn a_fleet_places_rolls_and_scales() {
     assert!(live.is_empty(), "instances left: {live:?}");
     e2e.finish().await;
 }
+
+/// A rollout to an image ECS does not have makes no progress: at the deadline it stops with
+/// `ProgressDeadlineExceeded`, the old members still serving; going back to the old image
+/// completes the fleet again without touching them.
+pub(crate) async fn a_rollout_that_makes_no_progress_stops_at_its_deadline() {
+    let e2e = E2e::start(&[Kind::EcsInstance]).await;
+    let fleet = samples::without_namespace("fleet.yaml")
+        .replace(
+            "  replicas: 6\n",
+            "  replicas: 3\n  progressDeadlineSeconds: 15\n",
+        )
+        .replace("      maxUnavailable: 1\n", "      maxUnavailable: 0\n");
+    assert!(
+        fleet.contains("progressDeadlineSeconds: 15"),
+        "the sample changed"
+    );
+    e2e.apply(&fleet).await;
+    wait_fleet(&e2e, 3).await;
+    let old_image = "centos_7_9_x64_20G_alibase_20240628.vhd";
+    let set_image = |image: &str| {
+        format!(r#"{{"spec":{{"template":{{"spec":{{"forProvider":{{"imageId":"{image}"}}}}}}}}}}"#)
+    };
+    e2e.k(&[
+        "patch",
+        "fleet/web",
+        "--type=merge",
+        "-p",
+        &set_image("m-nosuchimage"),
+    ])
+    .await;
+    e2e.eventually("the rollout stopped at its deadline", SETTLE, || async {
+        let reason = e2e
+            .jsonpath(
+                "fleet/web",
+                "{.status.conditions[?(@.type=='Progressing')].reason}",
+            )
+            .await;
+        (reason == "ProgressDeadlineExceeded").then_some(())
+    })
+    .await;
+    // The old members still serve: three Ready on the old image, nothing of them released.
+    assert_eq!(
+        e2e.jsonpath(
+            "fleet/web",
+            "{.status.readyReplicas} {.status.updatedReadyReplicas}"
+        )
+        .await,
+        "3 0"
+    );
+    let images: Vec<String> = placements(&e2e)
+        .await
+        .into_iter()
+        .flat_map(|((_, _, image), n)| std::iter::repeat_n(image, n))
+        .collect();
+    assert_eq!(images, vec![old_image.to_owned(); 3]);
+
+    // Back to the old image: the failed member goes, the fleet is complete again.
+    e2e.k(&[
+        "patch",
+        "fleet/web",
+        "--type=merge",
+        "-p",
+        &set_image(old_image),
+    ])
+    .await;
+    wait_fleet(&e2e, 3).await;
+    e2e.eventually("only the three old members left", SETTLE, || async {
+        let names = e2e
+            .k(&["get", "ecs", "-l", "ferroplane.io/fleet=web", "-o", "name"])
+            .await;
+        (names.lines().filter(|l| !l.is_empty()).count() == 3).then_some(())
+    })
+    .await;
+    assert_eq!(
+        e2e.mock().stats().instances_live,
+        3,
+        "no instance of the old members was replaced"
+    );
+    e2e.finish().await;
+}
