@@ -32,11 +32,12 @@
 //! an instance's `passwordSecretRef` Secret, or to the labels of a Namespace whose objects use a
 //! ClusterProviderConfig reconciles the objects concerned at once; status writes to
 //! configurations do not. The process needs get/list/watch on Secrets in every
-//! namespace (a ClusterProviderConfig may name any namespace), get/list/watch/patch on the ten
-//! kinds and their `/status`, create/patch on Secrets for connection details, create on
+//! namespace (a ClusterProviderConfig may name any namespace), get/list/watch/patch on the
+//! managed kinds and their `/status`, create/patch on Secrets for connection details, create on
 //! events, get/list/watch on ECSFleets with patch on their `/status` and create/delete on
-//! ECSInstances (a fleet's members), and get/list/watch on Namespaces (a ClusterProviderConfig with `allowedNamespaces.from:
-//! Selector` is checked against the managed resource's Namespace labels on every reconcile).
+//! ECSInstances (a fleet's members), and get/list/watch on Namespaces (a ClusterProviderConfig
+//! with `allowedNamespaces.from: Selector` is checked against the managed resource's Namespace
+//! labels on every reconcile).
 
 mod account;
 mod call_metrics;
