@@ -76,17 +76,22 @@ where
             return;
         }
         info!(kind = "ECSFleet", "starting controller");
-        Controller::new(fleets, watcher::Config::default())
+        let controller = Controller::new(fleets, watcher::Config::default());
+        let ready_gate = controller.store();
+        let main = controller
             .reconcile_on(member_changes)
-            .graceful_shutdown_on(shutdown)
+            .graceful_shutdown_on(shutdown.clone())
             .run(reconcile, error_policy, context)
             .for_each(|result| {
                 if let Err(err) = result {
                     warn!(error = %err, "fleet reconcile failed");
                 }
                 futures::future::ready(())
-            })
-            .await;
+            });
+        // A controller whose first list never came (no CRD, no permission) has nothing to drain.
+        let unready_stop = ferroplane_runtime::shutdown::stopped_before_ready(ready_gate, shutdown);
+        futures::pin_mut!(main, unready_stop);
+        futures::future::select(main, unready_stop).await;
         info!(kind = "ECSFleet", "controller stopped");
     }
 }
