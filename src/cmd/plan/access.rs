@@ -35,6 +35,15 @@ impl CloudAccess {
         }
     }
 
+    /// Local access through `ecs` for its region (tests: the mock, without the environment).
+    #[cfg(test)]
+    pub fn local_with(region: &str, ecs: EcsClient) -> Self {
+        Self::Local {
+            endpoint: None,
+            clients: Mutex::new(HashMap::from([(region.to_owned(), ecs)])),
+        }
+    }
+
     /// The client that reads `instance`'s region, and the group its reads are batched in.
     pub async fn client(&self, instance: &ECSInstance) -> Result<PlanClient, PlanBlocked> {
         let region = &instance.spec.for_provider.region_id;

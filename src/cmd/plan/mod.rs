@@ -205,6 +205,35 @@ fn observed(pending: Pending, found: &HashMap<String, Instance>) -> ObjectPlan {
     }
 }
 
+/// Steps 2 to 4 of the module doc for every object, sorted by namespace and name.
+async fn plan_objects(
+    instances: &[ECSInstance],
+    kube: Option<&kube::Client>,
+    cloud: &CloudAccess,
+) -> anyhow::Result<Vec<ObjectPlan>> {
+    let mut plans = Vec::new();
+    let mut pending = Vec::new();
+    let mut groups: BTreeMap<String, (EcsClient, Vec<String>)> = BTreeMap::new();
+    for instance in instances {
+        match prepare(instance, kube, cloud).await {
+            Step::Done(plan) => plans.push(*plan),
+            Step::Read(read) => {
+                let (p, ecs) = *read;
+                groups
+                    .entry(p.group.clone())
+                    .or_insert_with(|| (ecs, Vec::new()))
+                    .1
+                    .push(p.id.clone());
+                pending.push(p);
+            }
+        }
+    }
+    let found = read_instances(groups).await?;
+    plans.extend(pending.into_iter().map(|p| observed(p, &found)));
+    plans.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    Ok(plans)
+}
+
 async fn cloud_access(args: &Args, kube: Option<&kube::Client>) -> anyhow::Result<CloudAccess> {
     Ok(match (args.credentials, kube) {
         (CredentialSource::Local, _) => CloudAccess::local(args.endpoint.clone()),
@@ -249,26 +278,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let cloud = cloud_access(&args, kube.as_ref()).await?;
-    let mut plans = Vec::new();
-    let mut pending = Vec::new();
-    let mut groups: BTreeMap<String, (EcsClient, Vec<String>)> = BTreeMap::new();
-    for instance in &objects.instances {
-        match prepare(instance, kube.as_ref(), &cloud).await {
-            Step::Done(plan) => plans.push(*plan),
-            Step::Read(read) => {
-                let (p, ecs) = *read;
-                groups
-                    .entry(p.group.clone())
-                    .or_insert_with(|| (ecs, Vec::new()))
-                    .1
-                    .push(p.id.clone());
-                pending.push(p);
-            }
-        }
-    }
-    let found = read_instances(groups).await?;
-    plans.extend(pending.into_iter().map(|p| observed(p, &found)));
-    plans.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    let plans = plan_objects(&objects.instances, kube.as_ref(), &cloud).await?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     match args.output {
@@ -278,3 +288,6 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::io::Write::flush(&mut out)?;
     Ok(ExitCode::from(outcome::exit_code(&plans)))
 }
+
+#[cfg(test)]
+mod tests;
