@@ -178,7 +178,7 @@ pub(crate) async fn plan_predicts_exactly_what_the_controller_does() {
     ] {
         assert!(table.contains(line), "{line:?} not in\n{table}");
     }
-    eprintln!("{table}");
+    eprintln!("{table}\n{changed:#}");
     assert_eq!(
         made_since(&before_plan, &e2e.mock().stats().calls),
         BTreeMap::new(),
