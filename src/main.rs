@@ -49,6 +49,9 @@ enum Command {
     /// Write manifests of existing cloud resources (VPCs, vSwitches, security groups, instances,
     /// disks, key pairs) whose first reconcile changes nothing.
     Import(cmd::import::Args),
+    /// Print what the next reconcile of each ECSInstance (manifests, or the cluster's) would do
+    /// to the cloud, with reads only; exit code 0: no change, 2: changes, 1: error.
+    Plan(cmd::plan::Args),
     /// Run the controllers against the cluster of the current kubeconfig or in-cluster config.
     Run(cmd::run::Args),
     /// Run the in-memory Kubernetes API server on 127.0.0.1 and write a kubeconfig for kubectl.
@@ -67,6 +70,7 @@ async fn main() -> ExitCode {
         Command::EtcdRestore(args) => cmd::etcd_restore::run(args).await,
         Command::EtcdSnapshot(args) => cmd::etcd_snapshot::run(args).await,
         Command::Import(args) => cmd::import::run(args).await,
+        Command::Plan(args) => cmd::plan::run(args).await,
         Command::Run(args) => cmd::run::run(args).await,
         Command::Sandbox(args) => cmd::sandbox::run(args).await,
     };

@@ -9,5 +9,6 @@ pub mod ecs_mock;
 pub mod etcd_restore;
 pub mod etcd_snapshot;
 pub mod import;
+pub mod plan;
 pub mod run;
 pub mod sandbox;

@@ -31,6 +31,7 @@ mod e2e_fleet;
 mod e2e_import;
 mod e2e_in_cluster;
 mod e2e_network;
+mod e2e_plan;
 mod etcd_members;
 mod rbac;
 mod reliability;
@@ -64,6 +65,7 @@ mod sandbox {
         e2e_ecs_field_table { every_field_class_is_applied_or_refused }
         e2e_disks { a_disk_and_a_key_pair_through_their_whole_life }
         e2e_import { an_imported_account_is_adopted_without_a_change }
+        e2e_plan { plan_predicts_exactly_what_the_controller_does }
         e2e_etcd_backup { etcdbackup_to_oss_keeps_n_follows_a_schedule_and_deletes }
         reliability { throttling_and_server_errors_neither_duplicate_nor_leak, sigkill_during_create_and_delete_storms_converges }
         reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }

@@ -226,6 +226,11 @@ spec:
         }
     }
 
+    /// The kubeconfig kubectl uses (the test's admin), for other clients such as the binary.
+    pub fn kubeconfig(&self) -> &std::path::Path {
+        self.kubectl.kubeconfig()
+    }
+
     /// Runs kubectl in the test's namespace with its own cache dir.
     pub async fn kubectl(&self, args: &[&str], stdin: Option<&str>) -> KubectlOutput {
         match stdin {

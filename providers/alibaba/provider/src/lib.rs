@@ -53,6 +53,7 @@ mod fleet;
 mod key_pair;
 mod network;
 mod options;
+mod plan_access;
 mod provider_config;
 mod reasons;
 
@@ -66,7 +67,13 @@ pub use config_resolution::{ConfigResolver, EndpointAllowList, EndpointRefusal, 
 pub use ecs_instance::field_classes as ecs_instance_field_classes;
 // `ferroplane import`: an existing instance as a spec its first reconcile leaves alone.
 pub use ecs_instance::imported_parameters as ecs_instance_imported_parameters;
+// `ferroplane plan`: the next reconcile's changes, computed by the observe step's own diff.
+pub use ecs_instance::{
+    ChangeClass, InstancePreview, PlannedChange, launch_refusal as ecs_instance_launch_refusal,
+    preview as ecs_instance_preview,
+};
 pub use options::{ClientOverrides, Options};
+pub use plan_access::{PlanAccess, PlanBlocked, PlanClient};
 
 use crate::disk::disk_controller;
 use crate::ecs_instance::ecs_instance_controller;

@@ -61,6 +61,7 @@ pub fn plan(spec: &ECSInstanceParameters, observed: &Observed<'_>) -> Plan {
                         path: field.path,
                         request,
                         change: d.change,
+                        line: d.line,
                     });
                 }
             }
@@ -72,6 +73,7 @@ pub fn plan(spec: &ECSInstanceParameters, observed: &Observed<'_>) -> Plan {
                         path: field.path,
                         request,
                         change: d.change,
+                        line: d.line,
                     });
                 }
             }

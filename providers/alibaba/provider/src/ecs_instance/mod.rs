@@ -16,7 +16,8 @@
 //!   share), `diff` (spec vs instance → plan of differing rows, driven by `FIELDS`).
 //! - Pure mapping: `spec_mapping` (spec → `RunInstances`), `wire_names` (the spec's enums as
 //!   ECS names them), `late_init` (instance → unset spec fields), `import_spec` (instance → the whole spec
-//!   that matches it, for `ferroplane import`), `observation` (instance →
+//!   that matches it, for `ferroplane import`), `preview` (spec and instance → the changes the
+//!   next reconcile makes, for `ferroplane plan`), `observation` (instance →
 //!   status, readiness, connection details). ECS errors become condition reasons through
 //!   `crate::cloud_error`.
 //!
@@ -39,6 +40,7 @@ mod import_spec;
 mod late_init;
 mod observation;
 mod owner_search;
+mod preview;
 mod recent_creations;
 mod requests;
 mod spec_mapping;
@@ -46,6 +48,7 @@ mod wire_names;
 
 pub(crate) use batcher::Batcher;
 pub use import_spec::imported_parameters;
+pub use preview::{ChangeClass, InstancePreview, PlannedChange, launch_refusal, preview};
 
 /// Every `spec.forProvider` property of ECSInstance (nested ones as `systemDisk.size`) with its
 /// class as README's table names it: `in place`, `restart`, `immutable` or `management`. The

@@ -50,6 +50,8 @@ pub struct Planned {
     pub path: &'static str,
     pub request: Request,
     pub change: Change,
+    /// What differs, for people (no secret values).
+    pub line: String,
 }
 
 impl PartialEq for Planned {

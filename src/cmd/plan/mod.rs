@@ -1,0 +1,293 @@
+//! `ferroplane plan`: what the next reconcile of each ECSInstance would do, with reads only
+//! (see README, "Plan"). The steps, as the reconcile takes them:
+//!
+//! 1. the objects (`manifests`: `-f`, or the cluster's with `-n`/`-l`/`--all-namespaces`); a
+//!    manifest of an object the cluster has is taken as applied over it (`live_object`);
+//! 2. per object, what stops a reconcile before the cloud (`cluster_reads`: deletion,
+//!    references, the password Secret; `access`: the ProviderConfig and its credentials);
+//! 3. one `DescribeInstances` per 100 named instances per client group (configuration version
+//!    and region, as the controller's batcher groups them);
+//! 4. provider-alibaba's `ecs_instance_preview` (the observe step's own diff) per instance, made
+//!    an [`outcome::ObjectPlan`], and `render`ed.
+//!
+//! Exit code 0 when nothing would change, 2 when something would, 1 on error.
+
+mod access;
+mod cluster_reads;
+mod live_object;
+mod manifests;
+mod outcome;
+mod render;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use alibaba_sdk::ecs::{EcsClient, Instance};
+use anyhow::Context as _;
+use ferroplane_apis::alibabacloud::{ECSInstance, ECSInstanceParameters};
+use ferroplane_apis::common::{DeletionPolicy, ManagementAction, names::EXTERNAL_NAME};
+use ferroplane_runtime::reasons::EXTERNAL_RESOURCE_NOT_FOUND;
+use kube::ResourceExt as _;
+use provider_alibaba::{PlanAccess, ecs_instance_launch_refusal, ecs_instance_preview};
+
+use self::access::CloudAccess;
+use self::outcome::{Action, Identity, Launch, ObjectPlan};
+
+/// Where credentials come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CredentialSource {
+    /// Each object's ProviderConfig and Secret, from the cluster (as the controller).
+    Cluster,
+    /// `ALIBABA_CLOUD_*` (with `--endpoint`), or a running sandbox's mock.
+    Local,
+}
+
+/// Output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("objects").args(["filename", "all_namespaces"])))]
+pub struct Args {
+    /// Manifests: a file, a directory of `.yaml`/`.yml`/`.json` files, or `-` for stdin.
+    #[arg(short = 'f', long)]
+    filename: Option<PathBuf>,
+
+    /// Namespace of the cluster's objects to plan, or of manifests that name none.
+    #[arg(short = 'n', long, default_value = "default")]
+    namespace: String,
+
+    /// Label selector of the cluster's objects (`app=web,tier!=db`).
+    #[arg(short = 'l', long, conflicts_with = "filename")]
+    selector: Option<String>,
+
+    /// The cluster's objects of every namespace.
+    #[arg(short = 'A', long)]
+    all_namespaces: bool,
+
+    #[arg(short = 'o', long, value_enum, default_value_t = Format::Table)]
+    output: Format,
+
+    #[arg(long, value_enum, default_value_t = CredentialSource::Cluster)]
+    credentials: CredentialSource,
+
+    /// With `--credentials local`: the endpoint instead of the region's (the mock, for example).
+    #[arg(long)]
+    endpoint: Option<String>,
+
+    /// Endpoints a namespaced ProviderConfig may name, as `ferroplane run --allow-endpoint`.
+    #[arg(long = "allow-endpoint", value_name = "URL_OR_HOST")]
+    allow_endpoint: Vec<String>,
+}
+
+/// An object whose instance must be read before it is planned.
+struct Pending {
+    who: Identity,
+    id: String,
+    group: String,
+    spec: ECSInstanceParameters,
+    may_update: bool,
+}
+
+/// Everything before the cloud reads: an object's plan, or what to read for it.
+enum Step {
+    Done(Box<ObjectPlan>),
+    Read(Box<(Pending, EcsClient)>),
+}
+
+impl Step {
+    fn done(plan: ObjectPlan) -> Self {
+        Self::Done(Box::new(plan))
+    }
+}
+
+fn identity(instance: &ECSInstance) -> Identity {
+    Identity {
+        namespace: instance.namespace().unwrap_or_default(),
+        name: instance.name_any(),
+        external_name: instance
+            .annotations()
+            .get(EXTERNAL_NAME)
+            .filter(|n| !n.is_empty())
+            .cloned(),
+    }
+}
+
+/// Steps 2 of the module doc for one object.
+async fn prepare(instance: &ECSInstance, kube: Option<&kube::Client>, cloud: &CloudAccess) -> Step {
+    let who = identity(instance);
+    let policies = &instance.spec.management_policies;
+    if instance.metadata.deletion_timestamp.is_some() {
+        let may_delete = outcome::allows(policies, ManagementAction::Delete);
+        let deletion: DeletionPolicy = instance.spec.deletion_policy;
+        return Step::done(outcome::deleting(who, deletion, may_delete));
+    }
+    let mut spec = instance.spec.for_provider.clone();
+    if let Some(kube) = kube {
+        match cluster_reads::resolved_spec(kube, instance).await {
+            Ok(resolved) => spec = resolved,
+            Err(w) => return Step::done(ObjectPlan::blocked(who, &w.reason, w.message)),
+        }
+        if let Err(w) = cluster_reads::password_ready(kube, instance).await {
+            return Step::done(ObjectPlan::blocked(who, &w.reason, w.message));
+        }
+    }
+    let client = match cloud.client(instance).await {
+        Ok(client) => client,
+        Err(b) => return Step::done(ObjectPlan::blocked(who, b.reason, b.message)),
+    };
+    let Some(id) = who.external_name.clone() else {
+        if !outcome::allows(policies, ManagementAction::Create) {
+            return Step::done(ObjectPlan::new(who, Action::NoChange).with_note(
+                "no instance named and managementPolicies do not include Create: nothing is created",
+            ));
+        }
+        if let Some(refusal) = ecs_instance_launch_refusal(&spec) {
+            return Step::done(ObjectPlan::new(who, Action::Refused).with_note(refusal));
+        }
+        let mut plan = ObjectPlan::new(who, Action::Create);
+        plan.launch = Some(Launch {
+            region_id: spec.region_id.clone(),
+            zone_id: spec.zone_id.clone().unwrap_or_default(),
+            instance_type: spec.instance_type.clone(),
+            image_id: spec.image_id.clone(),
+        });
+        return Step::done(plan);
+    };
+    Step::Read(Box::new((
+        Pending {
+            who,
+            id,
+            group: client.group,
+            spec,
+            may_update: outcome::allows(policies, ManagementAction::Update),
+        },
+        client.ecs,
+    )))
+}
+
+/// Step 3: the instances of every group, at most 100 IDs per call.
+async fn read_instances(
+    groups: BTreeMap<String, (EcsClient, Vec<String>)>,
+) -> anyhow::Result<HashMap<String, Instance>> {
+    let mut found = HashMap::new();
+    for (group, (ecs, mut ids)) in groups {
+        ids.sort();
+        ids.dedup();
+        let instances = ecs
+            .describe_instances_by_ids(&ids)
+            .await
+            .with_context(|| format!("DescribeInstances of {} instance(s) failed", ids.len()))
+            .with_context(|| format!("client group {group}"))?;
+        found.extend(instances.into_iter().map(|i| (i.instance_id.clone(), i)));
+    }
+    Ok(found)
+}
+
+fn observed(pending: Pending, found: &HashMap<String, Instance>) -> ObjectPlan {
+    match found.get(&pending.id) {
+        Some(instance) => outcome::observed(
+            pending.who,
+            &ecs_instance_preview(&pending.spec, instance),
+            pending.may_update,
+        ),
+        None => {
+            let message = format!(
+                "instance {} is not listed by ECS; ferroplane does not launch another for a named instance",
+                pending.id
+            );
+            ObjectPlan::blocked(pending.who, EXTERNAL_RESOURCE_NOT_FOUND, message)
+        }
+    }
+}
+
+/// Steps 2 to 4 of the module doc for every object, sorted by namespace and name.
+async fn plan_objects(
+    instances: &[ECSInstance],
+    kube: Option<&kube::Client>,
+    cloud: &CloudAccess,
+) -> anyhow::Result<Vec<ObjectPlan>> {
+    let mut plans = Vec::new();
+    let mut pending = Vec::new();
+    let mut groups: BTreeMap<String, (EcsClient, Vec<String>)> = BTreeMap::new();
+    for instance in instances {
+        match prepare(instance, kube, cloud).await {
+            Step::Done(plan) => plans.push(*plan),
+            Step::Read(read) => {
+                let (p, ecs) = *read;
+                groups
+                    .entry(p.group.clone())
+                    .or_insert_with(|| (ecs, Vec::new()))
+                    .1
+                    .push(p.id.clone());
+                pending.push(p);
+            }
+        }
+    }
+    let found = read_instances(groups).await?;
+    plans.extend(pending.into_iter().map(|p| observed(p, &found)));
+    plans.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    Ok(plans)
+}
+
+async fn cloud_access(args: &Args, kube: Option<&kube::Client>) -> anyhow::Result<CloudAccess> {
+    Ok(match (args.credentials, kube) {
+        (CredentialSource::Local, _) => CloudAccess::local(args.endpoint.clone()),
+        (CredentialSource::Cluster, Some(kube)) => {
+            let mut allowed = provider_alibaba::EndpointAllowList::default();
+            for entry in &args.allow_endpoint {
+                allowed
+                    .allow(entry)
+                    .with_context(|| format!("invalid --allow-endpoint {entry}"))?;
+            }
+            CloudAccess::Cluster(Box::new(PlanAccess::new(kube.clone(), allowed)))
+        }
+        (CredentialSource::Cluster, None) => anyhow::bail!("no Kubernetes client"),
+    })
+}
+
+pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Manifests planned with local credentials need no cluster; everything else does.
+    let needs_cluster = args.filename.is_none() || args.credentials == CredentialSource::Cluster;
+    let kube = if needs_cluster {
+        Some(
+            kube::Client::try_default()
+                .await
+                .context("cannot reach the cluster (KUBECONFIG or in-cluster config)")?,
+        )
+    } else {
+        None
+    };
+    let mut objects = match (&args.filename, &kube) {
+        (Some(path), _) => manifests::read(path, &args.namespace)?,
+        (None, Some(kube)) => {
+            let namespace = (!args.all_namespaces).then_some(args.namespace.as_str());
+            manifests::list(kube, namespace, args.selector.as_deref()).await?
+        }
+        (None, None) => unreachable!("a cluster client is made without -f"),
+    };
+    if let (Some(_), Some(kube)) = (&args.filename, &kube) {
+        for instance in &mut objects.instances {
+            if let Some(live) = live_object::live(kube, instance).await? {
+                *instance = live_object::applied_over(instance, &live);
+            }
+        }
+    }
+    let cloud = cloud_access(&args, kube.as_ref()).await?;
+    let plans = plan_objects(&objects.instances, kube.as_ref(), &cloud).await?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match args.output {
+        Format::Table => render::table(&plans, &objects.skipped, &mut out)?,
+        Format::Json => render::json(&plans, &objects.skipped, &mut out)?,
+    }
+    std::io::Write::flush(&mut out)?;
+    Ok(ExitCode::from(outcome::exit_code(&plans)))
+}
+
+#[cfg(test)]
+mod tests;
