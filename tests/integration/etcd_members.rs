@@ -1034,7 +1034,12 @@ pub(crate) async fn a_tls_cluster_rotates_its_ca_without_stopping() {
 
 /// `POST <path>` with a JSON body at the cluster's client Service, through the members'
 /// resolver; etcd's answer.
-pub(crate) async fn etcd_post(e2e: &E2e, name: &str, path: &str, body: Value) -> Result<Value, String> {
+pub(crate) async fn etcd_post(
+    e2e: &E2e,
+    name: &str,
+    path: &str,
+    body: Value,
+) -> Result<Value, String> {
     let http = reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(5))
