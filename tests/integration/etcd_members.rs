@@ -15,9 +15,9 @@ use crate::support::E2e;
 
 /// Real members start, elect and change membership in seconds; a rolling upgrade of three
 /// takes longer on a shared 2-core machine.
-const WAIT: Duration = Duration::from_secs(240);
+pub(crate) const WAIT: Duration = Duration::from_secs(240);
 
-fn versions() -> (String, String) {
+pub(crate) fn versions() -> (String, String) {
     let pinned = Versions::pinned();
     let bare = |v: &str| v.trim_start_matches('v').to_owned();
     (bare(&pinned.etcd_upgrade_from), bare(&pinned.etcd))
@@ -25,7 +25,7 @@ fn versions() -> (String, String) {
 
 /// Builds the member releases before the cluster exists (about a minute each, once per
 /// machine), so that no wait below includes a build.
-async fn ensure_releases(versions: &[&str]) {
+pub(crate) async fn ensure_releases(versions: &[&str]) {
     let versions: Vec<String> = versions.iter().map(|v| format!("v{v}")).collect();
     tokio::task::spawn_blocking(move || {
         let builder = Builder::new(None);
@@ -116,7 +116,7 @@ fn voters(name: &str, n: u32) -> Vec<(String, bool)> {
 
 /// Waits until the EtcdCluster is Ready with `n` ready members, etcd lists exactly the `n`
 /// voters `<name>-0..n-1`, and a real etcd process of `version` runs for each.
-async fn wait_ready_with_voters(e2e: &E2e, name: &str, n: u32, version: &str) {
+pub(crate) async fn wait_ready_with_voters(e2e: &E2e, name: &str, n: u32, version: &str) {
     let object = format!("etcdclusters.etcd.ferroplane.io/{name}");
     let wanted = voters(name, n);
     let waited = ferroplane_testkit::eventually(format!(
@@ -746,7 +746,7 @@ async fn put_until_acknowledged(
 }
 
 /// Panics with `e` and what the cluster, its events and the member runner say.
-async fn members_failed(e2e: &E2e, object: &str, e: String) -> ! {
+pub(crate) async fn members_failed(e2e: &E2e, object: &str, e: String) -> ! {
     panic!(
         "{e}\n{}\n{}\nmember runner: {:?}\nmember logs: {}",
         e2e.k(&["describe", object]).await,
@@ -1034,7 +1034,12 @@ pub(crate) async fn a_tls_cluster_rotates_its_ca_without_stopping() {
 
 /// `POST <path>` with a JSON body at the cluster's client Service, through the members'
 /// resolver; etcd's answer.
-async fn etcd_post(e2e: &E2e, name: &str, path: &str, body: Value) -> Result<Value, String> {
+pub(crate) async fn etcd_post(
+    e2e: &E2e,
+    name: &str,
+    path: &str,
+    body: Value,
+) -> Result<Value, String> {
     let http = reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(5))
@@ -1051,7 +1056,7 @@ async fn etcd_post(e2e: &E2e, name: &str, path: &str, body: Value) -> Result<Val
     response.json().await.map_err(|e| format!("{url}: {e}"))
 }
 
-fn b64(text: &str) -> String {
+pub(crate) fn b64(text: &str) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(text)
 }
@@ -1233,7 +1238,7 @@ async fn destroy(e2e: &E2e, name: &str) {
 }
 
 /// The (key, value) pairs of a `/v3/kv/range` answer.
-fn key_values(answer: &Value) -> Vec<(String, String)> {
+pub(crate) fn key_values(answer: &Value) -> Vec<(String, String)> {
     answer["kvs"]
         .as_array()
         .map(|kvs| {

@@ -7,7 +7,8 @@
 //! stopped (SIGTERM, then SIGKILL after the grace period); an etcd that exits on its own is
 //! started again after a second, as a kubelet restarts a container. A running member's Secret
 //! volumes follow their Secret, as a kubelet refreshes them (within its sync period; here every
-//! [`REFRESH`]): all files of a volume change at once.
+//! [`REFRESH`]): all files of a volume change at once. A test can cut a member off the others
+//! and let it back ([`EtcdMembers::partition`], in `partition`).
 //!
 //! Each etcd runs in a mount namespace of its own (`unshare --mount`, which needs root or user
 //! namespaces) whose `/etc/hosts` is the runner's hosts file: the members find each other by the
@@ -17,6 +18,7 @@
 mod addresses;
 mod jobs;
 pub mod launch;
+mod partition;
 mod stopping;
 mod swap;
 

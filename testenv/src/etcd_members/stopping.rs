@@ -7,6 +7,8 @@ pub(super) fn sigterm(child: &Child) {
     // SAFETY: kill(2) on a child this process started and has not reaped.
     unsafe {
         libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+        // A partitioned (stopped) member takes the SIGTERM once it runs again.
+        libc::kill(child.id() as libc::pid_t, libc::SIGCONT);
     }
 }
 

@@ -1,0 +1,330 @@
+//! Quorum-loss recovery on real etcd members (`spec.recovery.policy: FromLatestBackup`): two of
+//! three members destroyed with their volumes, the cluster restored from its newest EtcdBackup
+//! under the same Services, the writes after the snapshot lost and said so; and two members cut
+//! off with their volumes kept, for longer than the grace period, restore nothing.
+//!
+//! What real etcd does (3.5.35, seen on these members and by hand with three processes): pods
+//! recreated on new, empty claims start with `initial-cluster-state: existing` (the bootstrap
+//! ConfigMap of a running cluster) and take the member IDs the survivor lists for them. Before
+//! serving anything each asks the other peers for the cluster's version and downgrade state,
+//! with no timeout. Started at the same moment, the two new members wait on each other for
+//! ever (goroutine dump: `getDowngradeEnabled`) and never answer; started apart, they rejoin
+//! the survivor under their old IDs with no data, vote for it, and the cluster comes back on
+//! the survivor's data alone, without any restore and without telling anyone (an amnesiac
+//! rejoin, unsafe in Raft: writes the survivor had not yet received would be gone). This test
+//! keeps the survivor cut off while the volumes are lost, so the new members never start, and
+//! the loss is the one the controller judges (`quorum_loss.rs`: voters that do not answer,
+//! volumes replaced); the amnesiac rejoin with the survivor up is not prevented yet.
+
+use std::time::Duration;
+
+use ferroplane::controllers::Kind;
+use ferroplane_testenv::Builder;
+use serde_json::json;
+
+use crate::etcd_members::{
+    WAIT, b64, ensure_releases, etcd_post, key_values, members_failed, versions,
+    wait_ready_with_voters,
+};
+use crate::support::E2e;
+
+const NAME: &str = "dr";
+const OBJECT: &str = "etcdclusters.etcd.ferroplane.io/dr";
+const BACKUP: &str = "dr-backup";
+/// The shortest the API admits.
+const GRACE_SECONDS: u64 = 10;
+
+fn cluster_yaml(version: &str) -> String {
+    format!(
+        r#"
+apiVersion: etcd.ferroplane.io/v1alpha1
+kind: EtcdCluster
+metadata:
+  name: {NAME}
+spec:
+  deletionPolicy: Delete
+  size: 3
+  version: "{version}"
+  storage:
+    size: 1Gi
+  recovery:
+    policy: FromLatestBackup
+    gracePeriodSeconds: {GRACE_SECONDS}
+"#
+    )
+}
+
+async fn put(e2e: &E2e, key: &str) {
+    etcd_post(
+        e2e,
+        NAME,
+        "/v3/kv/put",
+        json!({"key": b64(key), "value": b64(&format!("value of {key}"))}),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("etcd takes {key}: {e}"));
+}
+
+/// Every `app/` key the cluster's client Service answers, in order.
+async fn app_keys(e2e: &E2e) -> Result<Vec<String>, String> {
+    let range = json!({"key": b64("app/"), "range_end": b64("app0")});
+    let answer = etcd_post(e2e, NAME, "/v3/kv/range", range).await?;
+    if answer.get("error").is_some() {
+        return Err(answer.to_string());
+    }
+    Ok(key_values(&answer).into_iter().map(|(k, _)| k).collect())
+}
+
+fn keys(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("app/{prefix}-{i:02}")).collect()
+}
+
+/// `name=uid` of every claim of the namespace (the test's cluster's only).
+async fn claims(e2e: &E2e) -> String {
+    e2e.k(&[
+        "get",
+        "pvc",
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name}={.metadata.uid} {end}",
+    ])
+    .await
+}
+
+async fn events_of(e2e: &E2e, reason: &str) -> usize {
+    e2e.k(&[
+        "get",
+        "events",
+        "--field-selector",
+        &format!("reason={reason}"),
+        "-o",
+        "name",
+    ])
+    .await
+    .lines()
+    .count()
+}
+
+/// Write keys, take an EtcdBackup, write more, cut all three members off and destroy members 1
+/// and 2 with their volumes (claims and pods deleted; the real StatefulSet controller makes new
+/// ones): the cluster is Ready again
+/// under the same client Service with exactly the snapshot's keys, and `status.lastRecovery`
+/// names the snapshot and the window of writes lost. Then members 1 and 2 are cut off, volumes
+/// kept, for three grace periods: quorum is gone, yet nothing is restored, and once they are
+/// back every key is still there.
+#[allow(clippy::too_many_lines)]
+pub(crate) async fn a_lost_quorum_comes_back_from_the_latest_backup_and_a_partition_does_not_restore()
+ {
+    let (old, _) = versions();
+    ensure_releases(&[&old]).await;
+    let tag = format!("v{old}");
+    tokio::task::spawn_blocking(move || Builder::new(None).ensure_etcdutl(&tag))
+        .await
+        .expect("the build does not panic")
+        .unwrap_or_else(|e| panic!("etcdutl builds: {e}"));
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    crate::e2e_etcd_backup::oss_with_bucket(&e2e).await;
+    e2e.apply(&cluster_yaml(&old)).await;
+    wait_ready_with_voters(&e2e, NAME, 3, &old).await;
+    let service = e2e
+        .jsonpath(&format!("service/{NAME}-client"), "{.metadata.uid}")
+        .await;
+
+    let before = keys("before", 10);
+    for key in &before {
+        put(&e2e, key).await;
+    }
+    e2e.apply(&crate::e2e_etcd_backup::backup_yaml(
+        &e2e,
+        BACKUP,
+        NAME,
+        crate::e2e_etcd_backup::BUCKET,
+        "",
+    ))
+    .await;
+    let backup = format!("etcdbackups.etcd.ferroplane.io/{BACKUP}");
+    e2e.wait_jsonpath(
+        &backup,
+        "{.status.conditions[?(@.type=='Ready')].status}",
+        "True",
+    )
+    .await;
+    let snapshot_key = e2e.jsonpath(&backup, "{.status.snapshots[0].key}").await;
+    let taken_at = e2e
+        .jsonpath(&backup, "{.status.snapshots[0].takenAt}")
+        .await;
+    let after = keys("after", 5);
+    for key in &after {
+        put(&e2e, key).await;
+    }
+    let mut all = before.clone();
+    all.extend(after.iter().cloned());
+    all.sort();
+    assert_eq!(app_keys(&e2e).await, Ok(all), "every key written");
+
+    // The whole cluster goes down (all three members cut off), and the volumes of members 1
+    // and 2 are lost with them: their claims and pods are deleted. A claim goes once no pod
+    // uses it; the StatefulSet controller makes the pods again, and new empty claims for them.
+    // Member 0 stays cut off: while it answers, real etcd lets new empty members rejoin it
+    // under their old member IDs (see the module doc), and the cluster comes back on member
+    // 0's data without any restore. Cutting members off before their pods go also stands in
+    // for a kubelet: kwok removes a deleted pod at once, before the runner stops its etcd,
+    // where a kubelet keeps the pod until its container is gone.
+    let lost = ["dr-1", "dr-2"];
+    let old_claims = claims(&e2e).await;
+    for member in ["dr-0", "dr-1", "dr-2"] {
+        e2e.etcd_members()
+            .partition(member)
+            .unwrap_or_else(|e| panic!("{member} cut off: {e}"));
+    }
+    e2e.k(&["delete", "pvc", "data-dr-1", "data-dr-2", "--wait=false"])
+        .await;
+    e2e.k(&["delete", "pod", "dr-1", "dr-2", "--wait=false"])
+        .await;
+
+    // The controller notices the loss, waits out the grace period, then restores.
+    let waited = ferroplane_testkit::eventually("the recovery to complete")
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(|| async {
+            let window = e2e
+                .jsonpath(OBJECT, "{.status.lastRecovery.lostWindow}")
+                .await;
+            if window.is_empty() {
+                let columns = "custom-columns=NAME:.metadata.name,UID:.metadata.uid,\
+                    DELETED:.metadata.deletionTimestamp,PHASE:.status.phase";
+                Err(format!(
+                    "{}\n{}",
+                    e2e.jsonpath(OBJECT, "{.status}").await,
+                    e2e.k(&["get", "pods,pvc", "-o", columns]).await
+                ))
+            } else {
+                Ok(window)
+            }
+        })
+        .await;
+    let recovered = match waited {
+        Ok(window) => window,
+        Err(timed_out) => members_failed(&e2e, OBJECT, timed_out.to_string()).await,
+    };
+    wait_ready_with_voters(&e2e, NAME, 3, &old).await;
+    let keys_now = app_keys(&e2e).await;
+    assert_eq!(
+        keys_now,
+        Ok(before.clone()),
+        "every key of the snapshot, none written after it (the lost window)"
+    );
+    assert_eq!(
+        e2e.jsonpath(&format!("service/{NAME}-client"), "{.metadata.uid}")
+            .await,
+        service,
+        "the same client Service"
+    );
+    assert_eq!(
+        e2e.jsonpath(OBJECT, "{.status.lastRecovery.backup}").await,
+        BACKUP
+    );
+    assert_eq!(
+        e2e.jsonpath(OBJECT, "{.status.lastRecovery.key}").await,
+        snapshot_key
+    );
+    assert_eq!(
+        e2e.jsonpath(OBJECT, "{.status.lastRecovery.snapshotTakenAt}")
+            .await,
+        taken_at
+    );
+    let (from, to) = recovered
+        .split_once(" → ")
+        .unwrap_or_else(|| panic!("a window <snapshot> → <loss>: {recovered}"));
+    assert_eq!(from, taken_at, "the window starts at the snapshot");
+    let (from, to) = (
+        from.parse::<jiff::Timestamp>().expect("a time"),
+        to.parse::<jiff::Timestamp>().expect("a time"),
+    );
+    assert!(from < to, "the loss comes after the snapshot: {recovered}");
+    assert_eq!(e2e.jsonpath(OBJECT, "{.status.quorumLoss}").await, "");
+    let started = e2e
+        .k(&[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=QuorumRecoveryStarted",
+            "-o",
+            "jsonpath={.items[*].message}",
+        ])
+        .await;
+    for member in lost {
+        assert!(started.contains(member), "{member} named: {started}");
+    }
+    let new_claims = claims(&e2e).await;
+    for claim in old_claims.split_whitespace() {
+        assert!(
+            !new_claims.contains(claim),
+            "every member on a restored volume, the survivor's too: {claim} is still there ({new_claims})"
+        );
+    }
+
+    // Two members cut off with their volumes kept: quorum is gone, and it is not a loss.
+    let recoveries = events_of(&e2e, "QuorumRecoveryStarted").await;
+    let losses = events_of(&e2e, "QuorumLost").await;
+    let volumes = claims(&e2e).await;
+    for member in lost {
+        e2e.etcd_members()
+            .partition(member)
+            .unwrap_or_else(|e| panic!("{member} cut off: {e}"));
+    }
+    let unready = e2e
+        .eventually("the cluster is not Ready", WAIT, || async {
+            let at = e2e
+                .jsonpath(
+                    OBJECT,
+                    "{.status.conditions[?(@.type=='Ready')].lastTransitionTime}",
+                )
+                .await;
+            let ready = e2e
+                .jsonpath(OBJECT, "{.status.conditions[?(@.type=='Ready')].status}")
+                .await;
+            (ready == "False").then_some(at)
+        })
+        .await;
+    let unready: jiff::Timestamp = unready.parse().expect("a transition time");
+    // The partition lasts three grace periods past the controller's first look; every look of
+    // the test meanwhile finds nothing begun.
+    let until = unready + jiff::SignedDuration::from_secs(3 * GRACE_SECONDS as i64);
+    e2e.eventually(
+        "the partition to outlast the grace period",
+        WAIT,
+        || async {
+            let loss = e2e.jsonpath(OBJECT, "{.status.quorumLoss}").await;
+            assert_eq!(loss, "", "a partition with volumes kept is not a loss");
+            assert_eq!(claims(&e2e).await, volumes, "no volume replaced");
+            (jiff::Timestamp::now() >= until).then_some(())
+        },
+    )
+    .await;
+    assert_eq!(
+        events_of(&e2e, "QuorumRecoveryStarted").await,
+        recoveries,
+        "no recovery started"
+    );
+    assert_eq!(
+        events_of(&e2e, "QuorumLost").await,
+        losses,
+        "no loss reported"
+    );
+    for member in lost {
+        e2e.etcd_members()
+            .reconnect(member)
+            .unwrap_or_else(|e| panic!("{member} back: {e}"));
+    }
+    wait_ready_with_voters(&e2e, NAME, 3, &old).await;
+    if app_keys(&e2e).await != Ok(before.clone()) {
+        members_failed(&e2e, OBJECT, "the keys are not all back".into()).await;
+    }
+    assert_eq!(
+        e2e.jsonpath(OBJECT, "{.status.lastRecovery.lostWindow}")
+            .await,
+        recovered,
+        "the last recovery is still the one before"
+    );
+    e2e.finish().await;
+}
