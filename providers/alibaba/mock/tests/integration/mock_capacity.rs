@@ -19,6 +19,23 @@ async fn post(url: String, body: Value) -> (u16, Value) {
     (response.status().as_u16(), response.json().await.unwrap())
 }
 
+/// RunInstances of `amount` instances of the test type in the default zone, refused for stock.
+async fn refused_for_stock(s: &Signer, amount: &str) {
+    s.ecs(
+        "RunInstances",
+        &[
+            ("RegionId", REGION),
+            ("ImageId", IMAGE),
+            ("InstanceType", TYPE),
+            ("VSwitchId", VSWITCH),
+            ("SecurityGroupId", SECURITY_GROUP),
+            ("Amount", amount),
+        ],
+    )
+    .await
+    .expect_error(403, "OperationDenied.NoStock");
+}
+
 #[tokio::test]
 async fn stock_runs_out_per_zone_and_type_with_no_stock() {
     let mock = start(Duration::ZERO).await;
@@ -30,32 +47,9 @@ async fn stock_runs_out_per_zone_and_type_with_no_stock() {
     .await;
     assert_eq!(status, 200);
     // A call for more than is left launches nothing (ECS launches all of a call or none).
-    s.ecs(
-        "RunInstances",
-        &[
-            ("RegionId", REGION),
-            ("ImageId", IMAGE),
-            ("InstanceType", TYPE),
-            ("VSwitchId", VSWITCH),
-            ("SecurityGroupId", SECURITY_GROUP),
-            ("Amount", "3"),
-        ],
-    )
-    .await
-    .expect_error(403, "OperationDenied.NoStock");
+    refused_for_stock(&s, "3").await;
     assert_eq!(s.run(&[("Amount", "2")]).await.len(), 2);
-    s.ecs(
-        "RunInstances",
-        &[
-            ("RegionId", REGION),
-            ("ImageId", IMAGE),
-            ("InstanceType", TYPE),
-            ("VSwitchId", VSWITCH),
-            ("SecurityGroupId", SECURITY_GROUP),
-        ],
-    )
-    .await
-    .expect_error(403, "OperationDenied.NoStock");
+    refused_for_stock(&s, "1").await;
     let listed: Value = reqwest::get(format!("{}/_mock/stock", mock.endpoint()))
         .await
         .unwrap()
