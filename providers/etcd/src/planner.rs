@@ -10,18 +10,26 @@
 //!    pod holds data of an earlier member (a volume that outlived a removal: etcd refuses it
 //!    with "the member has been permanently removed from the cluster"): when it is a learner,
 //!    restart it empty. It never started, so that data is no member's copy of the cluster's.
-//! 3. A started learner: promote it once healthy (etcd itself refuses while it lags), or remove it
-//!    when no longer wanted.
-//! 4. A failed voter (its pod crash-loops while the member does not answer): reported as
+//! 3. A started member whose data volume is gone (its claim deleted or replaced by an empty one
+//!    since it was last seen healthy) and that does not answer: removed, to come back as a new
+//!    member (rule 8), while quorum holds without it. etcd's procedure for a member that lost
+//!    its data is remove-and-add; under its old identity it would rejoin with an empty log,
+//!    having forgotten the entries and votes it acknowledged. Its pod cannot start meanwhile:
+//!    a started member's configuration file names no peer to join (see `render::bootstrap`).
+//!    Without quorum it is the quorum-loss rule's case (`quorum_loss`), and blocked here.
+//! 4. A started learner: promote it once healthy (etcd itself refuses while it lags), remove it
+//!    when no longer wanted, or replace it when its pod keeps failing (a learner holds nothing
+//!    the voters lack).
+//! 5. A failed voter (its pod crash-loops while the member does not answer): reported as
 //!    flapping and left alone, because its data may be the only healthy copy (an OOM or a bad
 //!    image look the same as lost data from outside). Only when the spec allows replacement
-//!    (`replaceFailedMembers`) and quorum survives without it is it removed; rule 7 then adds it
+//!    (`replaceFailedMembers`) and quorum survives without it is it removed; rule 8 then adds it
 //!    back as a learner, and because its pod exists the pod restarts with an empty data
 //!    directory. A failed voter above the desired size is removed like any scale-down.
-//! 5. Too many voters: remove the highest ordinal, only if the remaining healthy voters still
+//! 6. Too many voters: remove the highest ordinal, only if the remaining healthy voters still
 //!    form a quorum of the remaining voters.
-//! 6. More pods than members need: shrink the StatefulSet (only pods without a member go).
-//! 7. Too few members: add the lowest missing ordinal as a learner, only while every voter is
+//! 7. More pods than members need: shrink the StatefulSet (only pods without a member go).
+//! 8. Too few members: add the lowest missing ordinal as a learner, only while every voter is
 //!    healthy (one learner at a time, as etcd requires).
 
 use std::collections::BTreeSet;
@@ -46,6 +54,9 @@ pub struct PlannedMember {
     pub started: bool,
     pub is_learner: bool,
     pub health: Health,
+    /// The data volume it was last seen healthy on is gone (deleted, or replaced by a new,
+    /// empty one); only known for voters with a recorded volume.
+    pub data_lost: bool,
 }
 
 /// Everything the planner looks at.
@@ -77,6 +88,15 @@ pub enum Removal {
     NotNeeded,
 }
 
+/// Why a member is replaced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replacement {
+    /// Its data volume is gone.
+    DataLost,
+    /// It keeps failing (a voter with `replaceFailedMembers`, or a learner).
+    Failed,
+}
+
 /// The single next action.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -99,11 +119,12 @@ pub enum Step {
         ordinal: u32,
         why: Removal,
     },
-    /// Remove the failed member so that it rejoins under the same peer URL as a new member
-    /// (the next step adds it as a learner and restarts its pod empty).
+    /// Remove the member so that it rejoins under the same peer URL as a new member (the next
+    /// step adds it as a learner and restarts its pod empty).
     Replace {
         id: u64,
         ordinal: u32,
+        cause: Replacement,
     },
     /// Set the StatefulSet's replicas.
     ScaleStatefulSet {
@@ -114,7 +135,7 @@ pub enum Step {
     RestartEmpty {
         ordinal: u32,
     },
-    /// A voter keeps failing; it is reported, not removed (see rule 4). Not a change.
+    /// A voter keeps failing; it is reported, not removed (see rule 5). Not a change.
     Flapping {
         id: u64,
         ordinal: u32,
@@ -181,7 +202,33 @@ pub fn plan(view: &ClusterView) -> Step {
         return Step::Wait(format!("member {o} was added and its pod is starting"));
     }
 
-    // 3. Learners that have started.
+    // 3. Started members whose data is gone.
+    if let Some(m) = members
+        .iter()
+        .find(|m| m.data_lost && m.health != Health::Healthy)
+    {
+        let o = ordinal(m);
+        if !safe_to_remove(members, m.id) {
+            return Step::Blocked(format!(
+                "member {o} lost its data volume and removing it would lose quorum ({}); see the Ready condition and spec.recovery",
+                healthy_summary(members)
+            ));
+        }
+        if o >= desired {
+            return Step::Remove {
+                id: m.id,
+                ordinal: o,
+                why: Removal::ScaleDown,
+            };
+        }
+        return Step::Replace {
+            id: m.id,
+            ordinal: o,
+            cause: Replacement::DataLost,
+        };
+    }
+
+    // 4. Learners that have started.
     if let Some(m) = members.iter().find(|m| m.is_learner) {
         let o = ordinal(m);
         if o >= desired {
@@ -197,10 +244,17 @@ pub fn plan(view: &ClusterView) -> Step {
                 ordinal: o,
             };
         }
+        if m.health == Health::Failed {
+            return Step::Replace {
+                id: m.id,
+                ordinal: o,
+                cause: Replacement::Failed,
+            };
+        }
         return Step::Wait(format!("learner {o} is catching up with the leader"));
     }
 
-    // 4. Failed voters.
+    // 5. Failed voters.
     if let Some(m) = members.iter().find(|m| m.health == Health::Failed) {
         let o = ordinal(m);
         let safe = safe_to_remove(members, m.id);
@@ -230,10 +284,11 @@ pub fn plan(view: &ClusterView) -> Step {
         return Step::Replace {
             id: m.id,
             ordinal: o,
+            cause: Replacement::Failed,
         };
     }
 
-    // 5. Shrink membership, highest ordinal first so the StatefulSet can follow.
+    // 6. Shrink membership, highest ordinal first so the StatefulSet can follow.
     if members.len() > desired as usize {
         let victim = members
             .iter()
@@ -253,7 +308,7 @@ pub fn plan(view: &ClusterView) -> Step {
         };
     }
 
-    // 6. Shrink the StatefulSet down to the members that remain (never below the desired size:
+    // 7. Shrink the StatefulSet down to the members that remain (never below the desired size:
     //    a pod whose member is being replaced keeps its place).
     let needed = members
         .iter()
@@ -265,7 +320,7 @@ pub fn plan(view: &ClusterView) -> Step {
         return Step::ScaleStatefulSet { replicas: needed };
     }
 
-    // 7. Grow, one learner at a time, only into a fully healthy cluster.
+    // 8. Grow, one learner at a time, only into a fully healthy cluster.
     if members.len() < desired as usize {
         if members.iter().any(|m| m.health != Health::Healthy) {
             return Step::Wait(format!(

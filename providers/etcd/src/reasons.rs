@@ -101,6 +101,9 @@ pub const MEMBER_PROMOTED: &str = "MemberPromoted";
 pub const MEMBER_REMOVED: &str = "MemberRemoved";
 /// A failed member was removed to be added back empty (`spec.replaceFailedMembers`).
 pub const MEMBER_REPLACED: &str = "MemberReplaced";
+/// A member's data volume was lost (deleted, or replaced by an empty one): it was removed and
+/// rejoins as a new member, copying the data from the leader; nothing to do.
+pub const MEMBER_DATA_LOST: &str = "MemberDataLost";
 /// A member's pod and volume were deleted so that it starts empty (it held a removed member's
 /// data); nothing to do.
 pub const MEMBER_RESTARTED_EMPTY: &str = "MemberRestartedEmpty";

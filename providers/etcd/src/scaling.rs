@@ -9,7 +9,7 @@ use futures::future::join_all;
 
 use crate::membership::{Member, MemberStatus, Membership, MembershipError, PromoteOutcome};
 use crate::names::Topology;
-use crate::planner::{ClusterView, Health, PlannedMember, Removal, Step};
+use crate::planner::{ClusterView, Health, PlannedMember, Removal, Replacement, Step};
 use crate::reasons;
 
 /// A member with what the controller found out about it.
@@ -44,6 +44,7 @@ impl Observed {
                     started: m.member.started(),
                     is_learner: m.member.is_learner,
                     health: m.health,
+                    data_lost: false,
                 })
                 .collect(),
             replace_failed: false,
@@ -53,6 +54,15 @@ impl Observed {
     /// Ordinals of the members, for the bootstrap configuration of new pods.
     pub fn ordinals(&self) -> std::collections::BTreeSet<u32> {
         self.members.iter().filter_map(|m| m.ordinal).collect()
+    }
+
+    /// Ordinals of the members that have started (hold data of their own).
+    pub fn started_ordinals(&self) -> std::collections::BTreeSet<u32> {
+        self.members
+            .iter()
+            .filter(|m| m.member.started())
+            .filter_map(|m| m.ordinal)
+            .collect()
     }
 
     /// Members as the status reports them.
@@ -238,18 +248,26 @@ pub async fn apply<M: Membership>(
                 ),
             ));
         }
-        Step::Replace { id, ordinal } => {
+        Step::Replace { id, ordinal, cause } => {
             // A failed voter counts toward quorum; removing it first makes the cluster's fault
             // tolerance honest again. It comes back as a learner at the next step.
             client.remove(id).await?;
             applied.changed_membership = true;
-            applied.event = Some((
-                reasons::MEMBER_REPLACED,
-                format!(
-                    "{} ({id:x}) kept failing while the rest of the cluster was healthy (e.g. its data was lost); removed it, it rejoins as a new member",
-                    topology.member_name(ordinal)
+            let member = topology.member_name(ordinal);
+            applied.event = Some(match cause {
+                Replacement::DataLost => (
+                    reasons::MEMBER_DATA_LOST,
+                    format!(
+                        "{member} ({id:x}) lost its data volume; removed it, it rejoins as a new member and copies the data from the leader"
+                    ),
                 ),
-            ));
+                Replacement::Failed => (
+                    reasons::MEMBER_REPLACED,
+                    format!(
+                        "{member} ({id:x}) kept failing while the rest of the cluster was healthy (e.g. its data was lost); removed it, it rejoins as a new member"
+                    ),
+                ),
+            });
         }
     }
     Ok(applied)

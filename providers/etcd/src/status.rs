@@ -14,7 +14,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use serde::Serialize;
 
 use crate::names::ClusterNames;
-use crate::planner::{Health, Step, quorum};
+use crate::planner::{Health, Replacement, Step, quorum};
 use crate::reasons;
 use crate::scaling::Observed;
 
@@ -335,9 +335,19 @@ pub fn describe(step: &Step, names: &ClusterNames) -> String {
             format!("promoting learner {} to voter", names.member(*ordinal))
         }
         Step::Remove { ordinal, .. } => format!("removing member {}", names.member(*ordinal)),
-        Step::Replace { ordinal, .. } => {
-            format!("replacing failed member {}", names.member(*ordinal))
-        }
+        Step::Replace {
+            ordinal,
+            cause: Replacement::Failed,
+            ..
+        } => format!("replacing failed member {}", names.member(*ordinal)),
+        Step::Replace {
+            ordinal,
+            cause: Replacement::DataLost,
+            ..
+        } => format!(
+            "replacing member {}, whose data volume was lost",
+            names.member(*ordinal)
+        ),
         Step::ScaleStatefulSet { replicas } => {
             format!("setting the StatefulSet to {replicas} pods")
         }

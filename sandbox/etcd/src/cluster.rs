@@ -5,8 +5,12 @@
 //!
 //! etcd's rules it follows (messages and gRPC codes as etcd returns them):
 //! - a process with an empty data dir reads its configuration file: `new` forms the cluster
-//!   from `initial-cluster` (once; later `new` members join the members it listed), `existing`
-//!   joins as the not yet started member with its peer URL, and refuses when there is none;
+//!   from `initial-cluster` (once; later `new` members join the members it listed, and one whose
+//!   member has started refuses: "has already been bootstrapped"), `existing` fetches the
+//!   member list from the other peers `initial-cluster` names (refusing when none of them
+//!   runs) and joins as the member with its peer URL, refusing when there is none. A member
+//!   that has started before is joined too, with no data: etcd does not check (see
+//!   [`Event::RejoinedWithoutData`]);
 //! - a process whose data dir holds a member starts as that member, and refuses when that
 //!   member was removed ("the member has been permanently removed from the cluster");
 //! - a removed member's process exits; a stopped member keeps its name in the list;
@@ -54,6 +58,10 @@ pub enum Event {
         fresh: bool,
         version: String,
     },
+    /// The pod of `ordinal` started member `id`, which had started before, on an empty data
+    /// dir (`existing`, its peers listed): the member has forgotten the log entries and votes
+    /// it acknowledged. Real etcd allows it; a controller must never let it happen.
+    RejoinedWithoutData { ordinal: u32, id: u64 },
     /// The pod of `ordinal` stopped running member `id` (its pod went, or the member was removed).
     Stopped { ordinal: u32, id: u64 },
     /// The pod of `ordinal` cannot start etcd on `data`: etcd exits with `reason`.
@@ -283,6 +291,15 @@ impl SimulatedCluster {
         }
     }
 
+    /// Whether a running process is the member with `peer_url`.
+    fn runs_peer(&self, peer_url: &str) -> bool {
+        self.running.values().any(|p| {
+            self.members
+                .iter()
+                .any(|m| m.id == p.id && m.peer_urls.iter().any(|u| u == peer_url))
+        })
+    }
+
     /// The member a process with an empty data dir becomes, as its configuration says.
     fn join(&mut self, pod: &ReadyPod) -> Result<u64, String> {
         let own_url = self.names.peer_url(pod.ordinal);
@@ -319,20 +336,36 @@ impl SimulatedCluster {
                 }
                 self.journal.push(Event::Bootstrapped { members: ids });
             }
-            InitialState::Existing if self.running.is_empty() => {
-                return Err(
-                    "cannot fetch cluster info from peer urls: could not retrieve \
-                            cluster information from the given URLs"
-                        .to_owned(),
-                );
+            InitialState::Existing => {
+                let reachable = pod
+                    .config
+                    .initial_cluster
+                    .iter()
+                    .filter(|url| **url != own_url)
+                    .any(|url| self.runs_peer(url));
+                if !reachable {
+                    return Err(
+                        "cannot fetch cluster info from peer urls: could not retrieve \
+                                cluster information from the given URLs"
+                            .to_owned(),
+                    );
+                }
             }
             _ => {}
         }
         match self.members.iter().find(|m| m.peer_urls.contains(&own_url)) {
-            Some(m) if m.started() => {
+            Some(m) if m.started() && pod.config.state == InitialState::New => {
                 Err(format!("member {:x} has already been bootstrapped", m.id))
             }
-            Some(m) => Ok(m.id),
+            Some(m) => {
+                if m.started() {
+                    self.journal.push(Event::RejoinedWithoutData {
+                        ordinal: pod.ordinal,
+                        id: m.id,
+                    });
+                }
+                Ok(m.id)
+            }
             None => Err(format!(
                 "error validating peerURLs: member count is unequal (no member has peer URL {own_url})"
             )),

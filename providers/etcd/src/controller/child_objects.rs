@@ -8,7 +8,7 @@ use ferroplane_runtime::{Observation, ReconcileError};
 use kube::ResourceExt;
 
 use super::client::EtcdClient;
-use super::snapshot::{Snapshot, desired_size};
+use super::snapshot::{Snapshot, desired_size, sealable};
 use crate::error::{Error, to_reconcile};
 use crate::membership::Membership;
 use crate::reasons::CHILD_NOT_OURS;
@@ -53,6 +53,7 @@ impl<M: Membership> EtcdClient<M> {
                 replicas.unwrap_or(current),
                 BootstrapFiles::Render(Bootstrap::Existing {
                     members: observed.ordinals(),
+                    sealed: sealable(mr, observed.started_ordinals()),
                 }),
             ),
             // Without membership, nothing changes size and the member configuration stays.

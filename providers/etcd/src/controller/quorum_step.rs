@@ -9,16 +9,16 @@ use ferroplane_apis::etcd::{EtcdCluster, EtcdQuorumLoss, EtcdRecoveryRecord, Rec
 use ferroplane_apis::etcd_backup::EtcdBackup;
 use ferroplane_runtime::ReconcileError;
 use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kube::api::{Api, ListParams};
 
 use super::client::EtcdClient;
 use super::snapshot::Snapshot;
+use super::volumes::volume_state;
 use crate::error::{Error, to_reconcile};
 use crate::membership::Membership;
 use crate::names::RECOVER_FROM_ANNOTATION;
 use crate::planner::Health;
-use crate::quorum_loss::{self, Verdict, VolumeState, VoterEvidence};
+use crate::quorum_loss::{self, Verdict, VoterEvidence};
 use crate::recovery::{self, Trigger};
 
 /// What the check found, for the status and the `Ready` condition.
@@ -231,29 +231,5 @@ impl<M: Membership> EtcdClient<M> {
                 format!("EtcdBackup {backup} lists no snapshot with key {key}")
             }
         }))
-    }
-
-    /// UID of the data claim of `ordinal`, `None` when it is missing or being deleted.
-    async fn claim_uid(&self, ordinal: u32) -> Result<Option<String>, ReconcileError> {
-        let claims: Api<PersistentVolumeClaim> =
-            Api::namespaced(self.kube.clone(), &self.names.namespace);
-        let name = self.names.data_volume(ordinal);
-        let claim = claims
-            .get_opt(&name)
-            .await
-            .map_err(|e| to_reconcile(Error::kube(format!("reading volume {name}"), e)))?;
-        Ok(claim
-            .filter(|c| c.metadata.deletion_timestamp.is_none())
-            .and_then(|c| c.metadata.uid))
-    }
-}
-
-/// A voter's volume from the UID recorded for it and the live claim's.
-fn volume_state(recorded: Option<&str>, live: Option<&str>) -> VolumeState {
-    match (recorded, live) {
-        (None, _) => VolumeState::Unrecorded,
-        (Some(_), None) => VolumeState::Missing,
-        (Some(r), Some(l)) if r == l => VolumeState::Same,
-        (Some(_), Some(_)) => VolumeState::Replaced,
     }
 }

@@ -90,6 +90,19 @@ fn member_reports(observed: &Observed) -> Vec<MemberReport> {
         .collect()
 }
 
+/// The members whose configuration files are sealed (`render::bootstrap::Bootstrap`): the
+/// started ones, when their data is on claims. Without storage every pod the StatefulSet
+/// replaces (each rolling update) starts on a new empty directory and rejoins under its
+/// member's identity, as etcd allows; sealing would stop it, so such a cluster keeps the risk
+/// of an empty log rejoining (README, Disaster recovery).
+pub(super) fn sealable(mr: &EtcdCluster, started: BTreeSet<u32>) -> BTreeSet<u32> {
+    if mr.spec.storage.is_some() {
+        started
+    } else {
+        BTreeSet::new()
+    }
+}
+
 fn crash_looping(pod: &Pod) -> bool {
     pod.status
         .as_ref()
@@ -194,9 +207,15 @@ impl<M: Membership> EtcdClient<M> {
         .map_err(|e| to_reconcile(e.into()))?;
         let (membership, step, kept_bootstrap) = match membership {
             Ok(observed) => {
-                let view = observed
+                let mut view = observed
                     .planner_view(size, replicas)
                     .replacing_failed(mr.spec.replace_failed_members);
+                let recorded = mr
+                    .status
+                    .as_ref()
+                    .map(|s| s.member_volumes.clone())
+                    .unwrap_or_default();
+                self.mark_lost_data(mr, &recorded, &mut view).await?;
                 let step = planner::plan(&view);
                 (Ok(observed), step, None)
             }
@@ -245,7 +264,10 @@ impl<M: Membership> EtcdClient<M> {
         Ok(BootstrapFiles::Render(if known.is_empty() {
             Bootstrap::New { size: replicas }
         } else {
-            Bootstrap::Existing { members: known }
+            Bootstrap::Existing {
+                sealed: sealable(mr, known.clone()),
+                members: known,
+            }
         }))
     }
 }

@@ -1,5 +1,8 @@
 //! Member data volumes: a scale-up waits while a removed member's volume is being deleted, a
-//! removed member's volume is deleted, and a member restarts empty (pod and volume deleted).
+//! removed member's volume is deleted, a member restarts empty (pod and volume deleted), and
+//! whether a member's volume is still the one it was last seen healthy on.
+
+use std::collections::BTreeMap;
 
 use ferroplane_apis::etcd::EtcdCluster;
 use ferroplane_runtime::ReconcileError;
@@ -10,6 +13,8 @@ use tracing::info;
 use super::client::EtcdClient;
 use crate::error::{Error, to_reconcile};
 use crate::membership::Membership;
+use crate::planner::{ClusterView, Health};
+use crate::quorum_loss::VolumeState;
 use crate::reasons::VOLUME_DELETED;
 
 impl<M: Membership> EtcdClient<M> {
@@ -96,5 +101,60 @@ impl<M: Membership> EtcdClient<M> {
         let pods: Api<Pod> = Api::namespaced(self.kube.clone(), &self.names.namespace);
         crate::jobs::ignore_missing(pods.delete(&pod, &DeleteParams::default()).await)
             .map_err(|e| to_reconcile(Error::kube(format!("deleting pod {pod}"), e)))
+    }
+
+    /// Marks the started voters of `view` that do not answer and whose data volume is no longer
+    /// the one `recorded` (voter name → claim UID, from the status) says they were last seen
+    /// healthy on. Without storage there is no claim to tell by.
+    pub(super) async fn mark_lost_data(
+        &self,
+        mr: &EtcdCluster,
+        recorded: &BTreeMap<String, String>,
+        view: &mut ClusterView,
+    ) -> Result<(), ReconcileError> {
+        if mr.spec.storage.is_none() {
+            return Ok(());
+        }
+        for member in &mut view.members {
+            let Some(ordinal) = member.ordinal else {
+                continue;
+            };
+            if !member.started || member.is_learner || member.health == Health::Healthy {
+                continue;
+            }
+            let Some(uid) = recorded.get(&self.names.member(ordinal)) else {
+                continue;
+            };
+            let live = self.claim_uid(ordinal).await?;
+            member.data_lost = matches!(
+                volume_state(Some(uid), live.as_deref()),
+                VolumeState::Missing | VolumeState::Replaced
+            );
+        }
+        Ok(())
+    }
+
+    /// UID of the data claim of `ordinal`, `None` when it is missing or being deleted.
+    pub(super) async fn claim_uid(&self, ordinal: u32) -> Result<Option<String>, ReconcileError> {
+        let claims: Api<PersistentVolumeClaim> =
+            Api::namespaced(self.kube.clone(), &self.names.namespace);
+        let name = self.names.data_volume(ordinal);
+        let claim = claims
+            .get_opt(&name)
+            .await
+            .map_err(|e| to_reconcile(Error::kube(format!("reading volume {name}"), e)))?;
+        Ok(claim
+            .filter(|c| c.metadata.deletion_timestamp.is_none())
+            .and_then(|c| c.metadata.uid))
+    }
+}
+
+/// A voter's volume from the UID recorded for it and the live claim's.
+pub(super) fn volume_state(recorded: Option<&str>, live: Option<&str>) -> VolumeState {
+    match (recorded, live) {
+        (None, _) => VolumeState::Unrecorded,
+        (Some(_), None) => VolumeState::Missing,
+        (Some(r), Some(l)) if r == l => VolumeState::Same,
+        (Some(_), Some(_)) => VolumeState::Replaced,
     }
 }

@@ -10,6 +10,7 @@ fn voter(ordinal: u32, health: Health) -> PlannedMember {
         started: true,
         is_learner: false,
         health,
+        data_lost: false,
     }
 }
 
@@ -192,9 +193,93 @@ fn a_failed_member_is_only_reported_unless_replacement_is_allowed() {
         plan(&view(3, 3, members).replacing_failed(true)),
         Step::Replace {
             id: 101,
-            ordinal: 1
+            ordinal: 1,
+            cause: Replacement::Failed,
         }
     );
+}
+
+fn lost(member: PlannedMember) -> PlannedMember {
+    PlannedMember {
+        data_lost: true,
+        ..member
+    }
+}
+
+#[test]
+fn a_voter_whose_volume_is_gone_is_replaced_without_replace_failed_members() {
+    // Unhealthy is enough: the pod need not crash-loop first, the data is gone either way.
+    for health in [Unhealthy, Failed] {
+        let members = vec![voter(0, Healthy), lost(voter(1, health)), voter(2, Healthy)];
+        assert_eq!(
+            plan(&view(3, 3, members)),
+            Step::Replace {
+                id: 101,
+                ordinal: 1,
+                cause: Replacement::DataLost,
+            },
+            "{health:?}"
+        );
+    }
+}
+
+#[test]
+fn a_volume_lost_beyond_quorum_blocks_instead_of_removing() {
+    let members = vec![
+        voter(0, Healthy),
+        lost(voter(1, Failed)),
+        lost(voter(2, Failed)),
+    ];
+    match plan(&view(3, 3, members)) {
+        Step::Blocked(why) => assert!(why.contains("lost its data volume"), "{why}"),
+        other => panic!("expected Blocked, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_healthy_member_is_never_replaced_for_its_volume_record() {
+    // Healthy on another claim than the record (the record is only rewritten at the end of the
+    // reconcile): it answers, so its data is there.
+    let members = vec![
+        voter(0, Healthy),
+        lost(voter(1, Healthy)),
+        voter(2, Healthy),
+    ];
+    assert_eq!(plan(&view(3, 3, members)), Step::Steady);
+}
+
+#[test]
+fn a_lost_voter_above_the_desired_size_is_removed_as_a_scale_down() {
+    let members = vec![
+        voter(0, Healthy),
+        voter(1, Healthy),
+        voter(2, Healthy),
+        lost(voter(3, Failed)),
+    ];
+    assert_eq!(
+        plan(&view(3, 4, members)),
+        Step::Remove {
+            id: 103,
+            ordinal: 3,
+            why: Removal::ScaleDown,
+        }
+    );
+}
+
+#[test]
+fn a_started_learner_that_keeps_failing_is_replaced() {
+    let mut members = healthy_voters(2);
+    members.push(learner(2, true, Failed));
+    assert_eq!(
+        plan(&view(3, 3, members.clone())),
+        Step::Replace {
+            id: 102,
+            ordinal: 2,
+            cause: Replacement::Failed,
+        }
+    );
+    members[2].health = Unhealthy;
+    assert!(matches!(plan(&view(3, 3, members)), Step::Wait(_)));
 }
 
 #[test]

@@ -32,7 +32,17 @@ pub enum Bootstrap {
     New { size: u32 },
     /// A running cluster whose members have these ordinals; pods with other ordinals (a member
     /// being added) get the same membership plus themselves.
-    Existing { members: BTreeSet<u32> },
+    Existing {
+        members: BTreeSet<u32>,
+        /// Members that have started on data only their volume holds: their files name no
+        /// peer but themselves. etcd reads `initial-*` only when its data directory is empty;
+        /// a member restarting on its data never looks at them, while one whose volume was
+        /// lost and replaced by an empty one finds no peer to fetch the cluster from and exits
+        /// ("could not retrieve cluster information from the given URLs") instead of joining
+        /// under its old identity with an empty log. Checked with etcd 3.5.17, 3.5.35 and
+        /// 3.6.16; such a member is replaced through the membership API (`planner`, rule 3).
+        sealed: BTreeSet<u32>,
+    },
 }
 
 /// Which address a member listens on.
@@ -98,7 +108,10 @@ impl MemberConfig {
     ) -> Self {
         let (mut peers, state) = match bootstrap {
             Bootstrap::New { size } => ((0..*size).collect::<BTreeSet<u32>>(), InitialState::New),
-            Bootstrap::Existing { members } => (members.clone(), InitialState::Existing),
+            Bootstrap::Existing { sealed, .. } if sealed.contains(&ordinal) => {
+                (BTreeSet::new(), InitialState::Existing)
+            }
+            Bootstrap::Existing { members, .. } => (members.clone(), InitialState::Existing),
         };
         peers.insert(ordinal);
         // Listen the way the member is advertised: `https` for a TLS topology.
@@ -352,11 +365,28 @@ mod tests {
         let names = ClusterNames::new("e", "ns");
         let bootstrap = Bootstrap::Existing {
             members: BTreeSet::from([0, 1]),
+            sealed: BTreeSet::from([0, 1]),
         };
         let c = MemberConfig::new(&names, 2, &bootstrap, "tok", "/d", Listen::AllInterfaces);
         assert_eq!(c.state, InitialState::Existing);
         let listed: Vec<&str> = c.initial_cluster.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(listed, ["e-0", "e-1", "e-2"]);
+    }
+
+    #[test]
+    fn a_started_member_names_no_peer_to_join_from() {
+        let names = ClusterNames::new("e", "ns");
+        let bootstrap = Bootstrap::Existing {
+            members: BTreeSet::from([0, 1, 2]),
+            sealed: BTreeSet::from([0, 2]),
+        };
+        let sealed = MemberConfig::new(&names, 2, &bootstrap, "tok", "/d", Listen::AllInterfaces);
+        let file: Value = serde_json::from_str(&sealed.to_file()).expect("json");
+        assert_eq!(file["initial-cluster"], "e-2=http://e-2.e.ns.svc:2380");
+        assert_eq!(file["initial-cluster-state"], "existing");
+        // Not started yet (added a moment ago): it needs the members to join.
+        let joining = MemberConfig::new(&names, 1, &bootstrap, "tok", "/d", Listen::AllInterfaces);
+        assert_eq!(joining.initial_cluster.len(), 3);
     }
 
     #[test]

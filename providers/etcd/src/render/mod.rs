@@ -107,7 +107,7 @@ fn bootstrap_ordinals(bootstrap: &Bootstrap, replicas: u32) -> Vec<u32> {
     let mut ordinals: Vec<u32> = (0..replicas).collect();
     match bootstrap {
         Bootstrap::New { size } => ordinals.extend(0..*size),
-        Bootstrap::Existing { members } => ordinals.extend(members.iter().copied()),
+        Bootstrap::Existing { members, .. } => ordinals.extend(members.iter().copied()),
     }
     ordinals.sort_unstable();
     ordinals.dedup();

@@ -95,6 +95,7 @@ fn orphaned_children_have_no_owner_reference() {
 fn config_files_cover_every_pod_and_member() {
     let b = Bootstrap::Existing {
         members: [0, 1, 4].into(),
+        sealed: [0, 1].into(),
     };
     assert_eq!(bootstrap_ordinals(&b, 3), [0, 1, 2, 4]);
     assert_eq!(

@@ -329,10 +329,12 @@ async fn converge_with(
                 }
                 Err(e) => panic!("{step:?} failed: {e}"),
             };
+        let observed = scaling::observe(&client, &cluster.topology, |_| false).await;
         let bootstrap = Bootstrap::Existing {
-            members: scaling::observe(&client, &cluster.topology, |_| false)
-                .await
-                .map(|o| o.ordinals())
+            members: observed.as_ref().map(|o| o.ordinals()).unwrap_or_default(),
+            sealed: observed
+                .as_ref()
+                .map(|o| o.started_ordinals())
                 .unwrap_or_default(),
         };
         if let Some(replicas) = applied.scale_to {
@@ -606,10 +608,10 @@ async fn a_learner_stuck_on_a_removed_member_s_volume_restarts_empty() {
     assert_eq!(voter_names(&client).await, names(&["m0", "m1", "m2"]));
 }
 
-/// Loses m2's disk until its etcd stops: it restarts with the same identity and no data. etcd
-/// then usually stops at the leader's first heartbeat (it commits beyond the empty log), the
-/// crash loop a pod would show. When an append happens to reach it first, it catches up quietly
-/// instead; lose the disk again then, as a pod's would keep doing.
+/// Loses m2's disk and restarts it on the configuration the controller renders for a started
+/// member (sealed: no peer to join from), the crash loop a pod would show. With the peers listed
+/// etcd would join under the old identity with an empty log (and usually stop at the leader's
+/// first heartbeat, committing beyond it, or catch up quietly when an append reaches it first).
 async fn lose_the_disk_of_m2(cluster: &mut LocalCluster) {
     for _ in 0..5 {
         cluster.stop(2);
@@ -618,6 +620,7 @@ async fn lose_the_disk_of_m2(cluster: &mut LocalCluster) {
             2,
             &Bootstrap::Existing {
                 members: BTreeSet::from([0, 1, 2]),
+                sealed: BTreeSet::from([0, 1, 2]),
             },
         );
         let start = Instant::now();

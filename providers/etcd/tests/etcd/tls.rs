@@ -298,6 +298,7 @@ async fn members_bootstrap_join_and_answer_only_with_the_client_certificate() {
         3,
         &Bootstrap::Existing {
             members: [0, 1, 2].into(),
+            sealed: [0, 1, 2].into(),
         },
     );
     let waited = eventually("the learner promoted")

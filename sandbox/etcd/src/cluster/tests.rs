@@ -115,6 +115,44 @@ fn a_kept_claim_of_a_removed_member_refuses_to_start_and_a_new_claim_joins() {
 }
 
 #[test]
+fn a_started_member_on_an_empty_claim_rejoins_without_data_unless_its_file_is_sealed() {
+    let (mut cluster, pods) = three();
+    let id = id_of(&cluster, 2);
+    // Its volume is lost: a new claim (empty), and a file that names its peers.
+    let mut lost = pods[..2].to_vec();
+    lost.push(pod(2, "c2", InitialState::Existing, 3));
+    cluster.sync(&world(pods[..2].to_vec()));
+    cluster.sync(&world(lost));
+    assert!(
+        cluster.journal().iter().any(|e| matches!(e,
+            Event::RejoinedWithoutData { ordinal: 2, id: rejoined } if *rejoined == id)),
+        "{:?}",
+        cluster.journal()
+    );
+
+    // The same with the file a started member gets (no peer but itself): etcd exits.
+    let (mut cluster, pods) = three();
+    let mut sealed = pod(2, "c2", InitialState::Existing, 0);
+    sealed.config.initial_cluster = vec![names().peer_url(2)];
+    let mut lost = pods[..2].to_vec();
+    lost.push(sealed);
+    cluster.sync(&world(pods[..2].to_vec()));
+    cluster.sync(&world(lost));
+    let journal = cluster.journal();
+    assert!(
+        !journal
+            .iter()
+            .any(|e| matches!(e, Event::RejoinedWithoutData { .. })),
+        "{journal:?}"
+    );
+    assert!(
+        journal.iter().any(|e| matches!(e,
+            Event::Refused { ordinal: 2, reason, .. } if reason.contains("could not retrieve cluster information"))),
+        "{journal:?}"
+    );
+}
+
+#[test]
 fn membership_changes_need_a_quorum_of_running_voters() {
     let (mut cluster, pods) = three();
     cluster.sync(&world(pods[..1].to_vec()));
