@@ -230,7 +230,28 @@ pub(crate) async fn a_fleet_places_rolls_and_scales() {
                 "{.status.lostReplaced} {.status.conditions[?(@.type=='Ready')].status} {.status.readyReplicas}",
             )
             .await;
-        (got == "1 True 3").then_some(())
+        if got == "1 True 3" {
+            return Ok(());
+        }
+        let members = e2e
+            .jsonpath(
+                "ecs",
+                "{range .items[*]}{.metadata.name} {.metadata.annotations.ferroplane\\.io/external-name} {.metadata.deletionTimestamp} {.status.conditions[*].reason}; {end}",
+            )
+            .await;
+        let events = e2e
+            .k(&["get", "events", "-o", "jsonpath={range .items[*]}{.reason}: {.message}; {end}"])
+            .await;
+        let cloud: Vec<String> = e2e
+            .mock()
+            .resources()
+            .into_iter()
+            .filter(|r| r.kind == alibaba_mock::ResourceKind::Instance)
+            .map(|r| format!("{r:?}"))
+            .collect();
+        Err(format!(
+            "fleet {got}; victim {victim}; members {members}; events {events}; cloud {cloud:?}"
+        ))
     })
     .await;
     let live = e2e

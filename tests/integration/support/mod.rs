@@ -61,6 +61,7 @@ use ferroplane::controllers::{self, Kind, Options};
 use ferroplane::environment::{Environment, EnvironmentConfig};
 use ferroplane_runtime::{Runtime, RuntimeConfig};
 use ferroplane_testkit::ingress::IngressStandIn;
+use ferroplane_testkit::wait::Probe;
 use ferroplane_testkit::{
     Controllers, Kubectl, KubectlOutput, apply_crds, client_from_kubeconfig, ecs_mock, eventually,
     real_cluster,
@@ -254,15 +255,17 @@ spec:
         self.kubectl.jsonpath(what, path).await
     }
 
-    /// Re-runs `check` every 200 ms until it returns `Some`, or panics with `what`.
-    pub async fn eventually<T, Fut>(
+    /// Re-runs `check` every 200 ms until it is done (`Some`, `Ok`, `true`), or panics with
+    /// `what` and what an `Err` said last.
+    pub async fn eventually<Fut>(
         &self,
         what: &str,
         timeout: Duration,
         check: impl FnMut() -> Fut,
-    ) -> T
+    ) -> <Fut::Output as Probe>::Value
     where
-        Fut: Future<Output = Option<T>>,
+        Fut: Future,
+        Fut::Output: Probe,
     {
         eventually(what)
             .within(timeout)
