@@ -35,6 +35,8 @@ enum Cmd {
     },
     /// Print the pinned versions and whether each is built.
     Versions,
+    /// Build the pinned Helm CLI (`helm` in versions.yaml), which the chart's tests run.
+    BuildHelm,
     /// Build etcd releases for EtcdCluster members (`etcd_members`), e.g. `v3.5.35 v3.6.16`;
     /// without a version, the pinned `etcd_upgrade_from`.
     BuildEtcd {
@@ -80,6 +82,16 @@ async fn run() -> ExitCode {
                         eprintln!("etcdutl {version}: {}", etcdutl.display());
                     }
                 }
+                Ok(())
+            })
+            .await
+            .expect("the build thread does not panic")
+        }
+        Cmd::BuildHelm => {
+            let builder = Builder::new(cli.cache);
+            tokio::task::spawn_blocking(move || {
+                let helm = builder.ensure_helm()?;
+                eprintln!("helm {}: {}", builder.versions().helm, helm.display());
                 Ok(())
             })
             .await
