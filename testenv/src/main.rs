@@ -119,7 +119,7 @@ async fn run() -> ExitCode {
         }
         Cmd::Versions => {
             let builder = Builder::new(cli.cache);
-            for c in Component::ALL {
+            for c in Component::ALL.into_iter().chain([Component::Helm]) {
                 let state = if builder.is_built(c) {
                     "built"
                 } else {
