@@ -1,6 +1,7 @@
-//! `deploy/crds/` must be exactly what the types generate; samples must fit their types.
+//! `deploy/crds/` and the Helm chart's `deploy/helm/ferroplane/crds/` must be exactly what the
+//! types generate; samples must fit their types.
 //!
-//! To refresh `deploy/crds/` after changing a type: `FERROPLANE_UPDATE_CRDS=1 cargo test -p
+//! To refresh both after changing a type: `FERROPLANE_UPDATE_CRDS=1 cargo test -p
 //! ferroplane-apis` (that run writes the files and fails, saying so; the next run checks them).
 
 use std::path::{Path, PathBuf};
@@ -13,52 +14,62 @@ fn deploy_dir(sub: &str) -> PathBuf {
         .join(sub)
 }
 
+/// The directories that hold the generated CRDs: deploy/'s, and the Helm chart's (whose
+/// `crds/` Helm installs before the templates).
+const CRD_DIRS: [&str; 2] = ["crds", "helm/ferroplane/crds"];
+
 #[test]
 fn deploy_crds_match_the_types() {
-    let dir = deploy_dir("crds");
     let update = std::env::var_os("FERROPLANE_UPDATE_CRDS").is_some();
-    let mut expected_files = Vec::new();
     let mut refreshed = Vec::new();
-    for crd in crds() {
-        let file = crd_file_name(&crd);
-        let path = dir.join(&file);
-        let generated = crd_yaml(&crd).expect("CRD renders as YAML");
-        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-        if update && on_disk != generated {
-            std::fs::write(&path, &generated).expect("write CRD file");
-            refreshed.push(file.clone());
-        } else {
-            assert!(
-                on_disk == generated,
-                "{} is stale; run `FERROPLANE_UPDATE_CRDS=1 cargo test -p ferroplane-apis`",
-                path.display()
-            );
+    for sub in CRD_DIRS {
+        let dir = deploy_dir(sub);
+        if update {
+            std::fs::create_dir_all(&dir).expect("create the CRD directory");
         }
-        expected_files.push(file);
+        let mut expected_files = Vec::new();
+        for crd in crds() {
+            let file = crd_file_name(&crd);
+            let path = dir.join(&file);
+            let generated = crd_yaml(&crd).expect("CRD renders as YAML");
+            let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+            if update && on_disk != generated {
+                std::fs::write(&path, &generated).expect("write CRD file");
+                refreshed.push(path.display().to_string());
+            } else {
+                assert!(
+                    on_disk == generated,
+                    "{} is stale; run `FERROPLANE_UPDATE_CRDS=1 cargo test -p ferroplane-apis`",
+                    path.display()
+                );
+            }
+            expected_files.push(file);
+        }
+        let mut present: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{} exists: {e}", dir.display()))
+            .map(|entry| {
+                entry
+                    .expect("dir entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        present.sort();
+        expected_files.sort();
+        assert_eq!(
+            present,
+            expected_files,
+            "{} holds a file no type generates",
+            dir.display()
+        );
     }
     // A refresh is never a check: the run that writes fails, and the next one checks.
     assert!(
         !update,
-        "FERROPLANE_UPDATE_CRDS is set: refreshed {} file(s) in {} {refreshed:?}; run the test \
-         again without it to check them",
+        "FERROPLANE_UPDATE_CRDS is set: refreshed {} file(s) {refreshed:?}; run the test again \
+         without it to check them",
         refreshed.len(),
-        dir.display()
-    );
-    let mut present: Vec<String> = std::fs::read_dir(&dir)
-        .expect("deploy/crds exists")
-        .map(|entry| {
-            entry
-                .expect("dir entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    present.sort();
-    expected_files.sort();
-    assert_eq!(
-        present, expected_files,
-        "deploy/crds holds a file no type generates"
     );
 }
 

@@ -143,6 +143,11 @@ impl Builder {
         Ok(self.ensure_at(Component::Etcdutl, version)?.join("etcdutl"))
     }
 
+    /// The `helm` program of the pinned version (`helm.sh/helm/v3`), built first when missing.
+    pub fn ensure_helm(&self) -> Result<PathBuf> {
+        Ok(self.ensure(Component::Helm)?.join("helm"))
+    }
+
     /// The programs, building whatever is missing first.
     pub fn ensure_all(&self) -> Result<Binaries> {
         for c in Component::ALL {
@@ -220,7 +225,7 @@ impl Builder {
             Component::Etcd | Component::Etcdutl => {
                 "about a minute on 2 cores with a cold Go cache"
             }
-            Component::Kwok => "about 2 minutes on 2 cores with a cold Go cache",
+            Component::Kwok | Component::Helm => "about 2 minutes on 2 cores with a cold Go cache",
         };
         say(&format!(
             "building {} {version} ({}) from the Go module proxy into {}, once: {expect}; log: {}",
@@ -239,9 +244,9 @@ impl Builder {
         // A go.mod left by an interrupted build would make the download run inside it.
         let _ = fs::remove_file(work.join("go.mod"));
         let module = go.download(c.module(), &version)?;
-        write_wrapper(c, &version, &module.go_mod, &work.join("go.mod"))?;
+        let facts = write_wrapper(c, &version, &module.go_mod, &work.join("go.mod"))?;
 
-        let ldflags = c.ldflags(&version);
+        let ldflags = c.ldflags(&version, &facts.required);
         let mut reported = Vec::new();
         for p in c.programs() {
             let t = Instant::now();
@@ -258,7 +263,7 @@ impl Builder {
                 &out_arg,
                 p.package,
             ])?;
-            let reports = version_of(&out);
+            let reports = version_of(&out, c.version_args());
             say(&format!(
                 "built {} in {} ({})",
                 p.binary,
@@ -293,8 +298,14 @@ impl Builder {
     }
 }
 
-/// Writes the wrapper module that builds `c` (see `gomod`), from the component's own go.mod.
-fn write_wrapper(c: Component, version: &str, component_go_mod: &Path, out: &Path) -> Result<()> {
+/// Writes the wrapper module that builds `c` (see `gomod`), from the component's own go.mod,
+/// and returns what that go.mod says.
+fn write_wrapper(
+    c: Component,
+    version: &str,
+    component_go_mod: &Path,
+    out: &Path,
+) -> Result<gomod::GoModFacts> {
     let text = fs::read_to_string(component_go_mod)
         .map_err(Error::io(format!("reading {}", component_go_mod.display())))?;
     let facts = gomod::parse_go_mod(&text);
@@ -306,7 +317,8 @@ fn write_wrapper(c: Component, version: &str, component_go_mod: &Path, out: &Pat
         &facts,
         &c.published_tag_of_local_modules(version),
     );
-    fs::write(out, wrapper).map_err(Error::io(format!("writing {}", out.display())))
+    fs::write(out, wrapper).map_err(Error::io(format!("writing {}", out.display())))?;
+    Ok(facts)
 }
 
 /// Gathers kwok's stages from its module into one `--config` file.
@@ -443,10 +455,10 @@ impl GoRunner<'_> {
     }
 }
 
-/// The first line a built program prints for `--version`, as a check that it runs.
-fn version_of(binary: &Path) -> Option<String> {
+/// The first line a built program prints when asked its version, as a check that it runs.
+fn version_of(binary: &Path, args: &[&str]) -> Option<String> {
     let out = Command::new(binary)
-        .arg("--version")
+        .args(args)
         .stdin(Stdio::null())
         .output()
         .ok()?;

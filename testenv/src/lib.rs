@@ -1,7 +1,8 @@
 //! A real Kubernetes control plane for ferroplane's tests and for people: kube-apiserver,
 //! kube-controller-manager and kube-scheduler from the `k8s.io/kubernetes` Go module, etcd from
 //! `go.etcd.io/etcd/server/v3` and kwok's controller (fake nodes whose pods are reported Running
-//! without containers), built once per pinned version and started on 127.0.0.1.
+//! without containers), built once per pinned version and started on 127.0.0.1. The same builder
+//! makes the Helm CLI of the chart's tests (`Builder::ensure_helm`).
 //!
 //! ```no_run
 //! # async fn demo() -> ferroplane_testenv::Result<()> {

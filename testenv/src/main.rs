@@ -35,6 +35,8 @@ enum Cmd {
     },
     /// Print the pinned versions and whether each is built.
     Versions,
+    /// Build the pinned Helm CLI (`helm` in versions.yaml), which the chart's tests run.
+    BuildHelm,
     /// Build etcd releases for EtcdCluster members (`etcd_members`), e.g. `v3.5.35 v3.6.16`;
     /// without a version, the pinned `etcd_upgrade_from`.
     BuildEtcd {
@@ -85,6 +87,16 @@ async fn run() -> ExitCode {
             .await
             .expect("the build thread does not panic")
         }
+        Cmd::BuildHelm => {
+            let builder = Builder::new(cli.cache);
+            tokio::task::spawn_blocking(move || {
+                let helm = builder.ensure_helm()?;
+                eprintln!("helm {}: {}", builder.versions().helm, helm.display());
+                Ok(())
+            })
+            .await
+            .expect("the build thread does not panic")
+        }
         Cmd::Build => {
             let builder = Builder::new(cli.cache);
             let built = tokio::task::spawn_blocking(move || {
@@ -107,7 +119,7 @@ async fn run() -> ExitCode {
         }
         Cmd::Versions => {
             let builder = Builder::new(cli.cache);
-            for c in Component::ALL {
+            for c in Component::ALL.into_iter().chain([Component::Helm]) {
                 let state = if builder.is_built(c) {
                     "built"
                 } else {

@@ -2,6 +2,8 @@
 //! from `versions.yaml`, the one file that lists them) and the facts the builder needs about each
 //! (module, binaries, linker flags). Pure: nothing here touches the disk or the network.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 
 use crate::Error;
@@ -16,6 +18,9 @@ pub struct Versions {
     /// The older etcd of the EtcdCluster member tests (the latest 3.5 release); not part of the
     /// control plane, built by [`crate::Builder::ensure_etcd`] when first needed.
     pub etcd_upgrade_from: String,
+    /// Helm, for the tests of the chart in `deploy/helm/` (`helm lint`, `helm template`); not
+    /// part of the control plane, built by [`crate::Builder::ensure_helm`] when first needed.
+    pub helm: String,
 }
 
 impl Versions {
@@ -36,11 +41,15 @@ impl Versions {
                 )));
             }
         }
-        if parse_semver(&versions.etcd_upgrade_from).is_none() {
-            return Err(Error::Versions(format!(
-                "versions.yaml: etcd_upgrade_from {:?} is not vMAJOR.MINOR.PATCH",
-                versions.etcd_upgrade_from
-            )));
+        for (name, version) in [
+            ("etcd_upgrade_from", &versions.etcd_upgrade_from),
+            ("helm", &versions.helm),
+        ] {
+            if parse_semver(version).is_none() {
+                return Err(Error::Versions(format!(
+                    "versions.yaml: {name} {version:?} is not vMAJOR.MINOR.PATCH"
+                )));
+            }
         }
         Ok(versions)
     }
@@ -51,6 +60,7 @@ impl Versions {
             // etcdutl restores snapshots of the members, whose versions vary: no pin of its own.
             Component::Etcd | Component::Etcdutl => &self.etcd,
             Component::Kwok => &self.kwok,
+            Component::Helm => &self.helm,
         }
     }
 }
@@ -64,6 +74,8 @@ pub enum Component {
     /// that restore an EtcdBackup's snapshot; not part of the control plane.
     Etcdutl,
     Kwok,
+    /// The Helm CLI (`helm.sh/helm/v3`), for the chart's tests; not part of the control plane.
+    Helm,
 }
 
 /// A program built from a component: its Go package and the file name it gets in the cache.
@@ -82,6 +94,7 @@ impl Component {
             Component::Etcd => "etcd",
             Component::Etcdutl => "etcdutl",
             Component::Kwok => "kwok",
+            Component::Helm => "helm",
         }
     }
 
@@ -91,6 +104,7 @@ impl Component {
             Component::Etcd => "go.etcd.io/etcd/server/v3",
             Component::Etcdutl => "go.etcd.io/etcd/etcdutl/v3",
             Component::Kwok => "sigs.k8s.io/kwok",
+            Component::Helm => "helm.sh/helm/v3",
         }
     }
 
@@ -123,6 +137,10 @@ impl Component {
                 package: "sigs.k8s.io/kwok/cmd/kwok",
                 binary: "kwok",
             }],
+            Component::Helm => &[Program {
+                package: "helm.sh/helm/v3/cmd/helm",
+                binary: "helm",
+            }],
         }
     }
 
@@ -137,14 +155,25 @@ impl Component {
                 let (_, minor, patch) = parse_semver(version).unwrap_or((1, 0, 0));
                 format!("v0.{minor}.{patch}")
             }
-            Component::Etcd | Component::Etcdutl | Component::Kwok => version.to_string(),
+            Component::Etcd | Component::Etcdutl | Component::Kwok | Component::Helm => {
+                version.to_string()
+            }
+        }
+    }
+
+    /// The arguments that make a built program print its version.
+    pub fn version_args(self) -> &'static [&'static str] {
+        match self {
+            Component::Helm => &["version", "--short"],
+            _ => &["--version"],
         }
     }
 
     /// `-ldflags` for `go build`: stripped (-s -w), and the version the programs report. Without
     /// the gitVersion a kube-apiserver built from the module says `v0.0.0-master+$Format:%H$`,
-    /// which kubectl fails to parse; etcd's version is a constant in its source.
-    pub fn ldflags(self, version: &str) -> String {
+    /// which kubectl fails to parse; etcd's version is a constant in its source. `required` is
+    /// what the component's go.mod requires (module → version).
+    pub fn ldflags(self, version: &str, required: &BTreeMap<String, String>) -> String {
         let mut flags = vec!["-s".to_string(), "-w".to_string()];
         match self {
             Component::Kubernetes => {
@@ -159,6 +188,23 @@ impl Component {
             Component::Kwok => {
                 let bare = version.trim_start_matches('v');
                 flags.push(format!("-X sigs.k8s.io/kwok/pkg/consts.Version={bare}"));
+            }
+            // What helm's own Makefile sets: the version `helm version` reports, and the
+            // Kubernetes version that `helm template` and `helm lint` assume without a cluster
+            // (`.Capabilities.KubeVersion`, a chart's `kubeVersion`), 1.MINOR of the client-go
+            // v0.MINOR.x helm is built with; left unset it is 1.20.
+            Component::Helm => {
+                flags.push(format!(
+                    "-X helm.sh/helm/v3/internal/version.version={version}"
+                ));
+                let client_go = required.get("k8s.io/client-go").map(|v| v.as_str());
+                if let Some((0, minor, _)) = client_go.and_then(parse_semver) {
+                    for package in ["pkg/lint/rules", "pkg/chartutil"] {
+                        let var = format!("helm.sh/helm/v3/{package}");
+                        flags.push(format!("-X {var}.k8sVersionMajor=1"));
+                        flags.push(format!("-X {var}.k8sVersionMinor={minor}"));
+                    }
+                }
             }
         }
         flags.join(" ")
@@ -202,7 +248,7 @@ mod tests {
     #[test]
     fn a_version_that_is_not_semver_is_refused() {
         let err = Versions::parse(
-            "kubernetes: v1.37\netcd: v3.6.16\nkwok: v0.8.0\netcd_upgrade_from: v3.5.35\n",
+            "kubernetes: v1.37\netcd: v3.6.16\nkwok: v0.8.0\netcd_upgrade_from: v3.5.35\nhelm: v3.22.0\n",
         )
         .unwrap_err();
         assert!(err.to_string().contains("kubernetes"), "{err}");
@@ -222,8 +268,18 @@ mod tests {
     }
 
     #[test]
+    fn helm_assumes_the_kubernetes_of_its_client_go() {
+        let required = BTreeMap::from([("k8s.io/client-go".to_owned(), "v0.37.0".to_owned())]);
+        let flags = Component::Helm.ldflags("v3.22.0", &required);
+        assert!(flags.contains("-X helm.sh/helm/v3/internal/version.version=v3.22.0"));
+        assert!(flags.contains("-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 "));
+        assert!(flags.contains("-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=37"));
+        assert!(flags.contains("-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=37"));
+    }
+
+    #[test]
     fn kubernetes_reports_its_real_version() {
-        let flags = Component::Kubernetes.ldflags("v1.37.2");
+        let flags = Component::Kubernetes.ldflags("v1.37.2", &BTreeMap::new());
         assert!(flags.starts_with("-s -w "));
         assert!(flags.contains("-X k8s.io/component-base/version.gitVersion=v1.37.2"));
         assert!(flags.contains("version.gitMajor=1 "));

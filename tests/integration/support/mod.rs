@@ -25,6 +25,7 @@
 pub const VISIBILITY_LAG: Duration = Duration::from_secs(1);
 
 pub mod daemon;
+pub mod helm;
 
 tokio::task_local! {
     static SERVER: Server;

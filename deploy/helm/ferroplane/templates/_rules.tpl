@@ -1,0 +1,148 @@
+{{/*
+The rules of each role, as deploy/rbac/ (cluster install) and deploy/namespaced/ (`.namespaced`)
+grant them; the reasons for each rule are written there. A test renders the chart and compares
+every role with deploy/'s: change both together.
+*/}}
+
+{{- define "ferroplane.rules.events" -}}
+- apiGroups: ["events.k8s.io"]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+{{- end -}}
+
+{{- define "ferroplane.rules.connectionSecrets" -}}
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["create", "patch"]
+- apiGroups: ["alibabacloud.ferroplane.io"]
+  resources: ["ecsinstances/finalizers", "vpcs/finalizers", "vswitches/finalizers", "securitygroups/finalizers", "disks/finalizers", "keypairs/finalizers"]
+  verbs: ["update"]
+{{- end -}}
+
+{{- define "ferroplane.rules.leaderElection" -}}
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  verbs: ["get", "create", "patch"]
+{{- end -}}
+
+{{- define "ferroplane.rules.alibaba" -}}
+- apiGroups: ["alibabacloud.ferroplane.io"]
+  resources: ["ecsinstances", "vpcs", "vswitches", "securitygroups", "disks", "keypairs", "eips", "eipassociations", "natgateways", "snatentries", "dnatentries", "securitygrouprules"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["alibabacloud.ferroplane.io"]
+  resources: ["ecsinstances/status", "vpcs/status", "vswitches/status", "securitygroups/status", "disks/status", "keypairs/status", "eips/status", "eipassociations/status", "natgateways/status", "snatentries/status", "dnatentries/status", "securitygrouprules/status"]
+  verbs: ["patch"]
+{{- if .namespaced }}
+- apiGroups: ["alibabacloud.ferroplane.io"]
+  resources: ["providerconfigs"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["alibabacloud.ferroplane.io"]
+  resources: ["providerconfigs/status"]
+  verbs: ["patch"]
+{{- else }}
+- apiGroups: ["alibabacloud.ferroplane.io"]
+  resources: ["providerconfigs", "clusterproviderconfigs"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["alibabacloud.ferroplane.io"]
+  resources: ["providerconfigs/status", "clusterproviderconfigs/status"]
+  verbs: ["patch"]
+- apiGroups: [""]
+  resources: ["namespaces"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["alibabacloud.ferroplane.io"]
+  resources: ["ecsfleets"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["alibabacloud.ferroplane.io"]
+  resources: ["ecsfleets/status"]
+  verbs: ["patch"]
+- apiGroups: ["alibabacloud.ferroplane.io"]
+  resources: ["ecsfleets/finalizers"]
+  verbs: ["update"]
+- apiGroups: ["alibabacloud.ferroplane.io"]
+  resources: ["ecsinstances"]
+  verbs: ["create", "delete"]
+{{- end -}}
+
+{{- define "ferroplane.rules.etcd" -}}
+- apiGroups: ["etcd.ferroplane.io"]
+  resources: ["etcdclusters"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["etcd.ferroplane.io"]
+  resources: ["etcdclusters/status"]
+  verbs: ["patch"]
+- apiGroups: ["etcd.ferroplane.io"]
+  resources: ["etcdclusters/finalizers"]
+  verbs: ["update"]
+- apiGroups: ["etcd.ferroplane.io"]
+  resources: ["etcdbackups"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["etcd.ferroplane.io"]
+  resources: ["etcdbackups/status"]
+  verbs: ["patch"]
+- apiGroups: ["etcd.ferroplane.io"]
+  resources: ["etcdbackups/finalizers"]
+  verbs: ["update"]
+- apiGroups: ["alibabacloud.ferroplane.io"]
+  resources: ["providerconfigs"]
+  verbs: ["get", "list", "watch"]
+{{- if not .namespaced }}
+- apiGroups: ["alibabacloud.ferroplane.io"]
+  resources: ["clusterproviderconfigs"]
+  verbs: ["get"]
+- apiGroups: [""]
+  resources: ["namespaces"]
+  verbs: ["get"]
+{{- end }}
+- apiGroups: ["apps"]
+  resources: ["statefulsets"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+- apiGroups: [""]
+  resources: ["services", "configmaps"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+- apiGroups: ["policy"]
+  resources: ["poddisruptionbudgets"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["list", "delete"]
+- apiGroups: [""]
+  resources: ["persistentvolumeclaims"]
+  verbs: ["get", "create", "patch", "delete"]
+- apiGroups: ["batch"]
+  resources: ["jobs"]
+  verbs: ["get", "list", "create", "delete"]
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+{{- end -}}
+
+{{- define "ferroplane.rules.application" -}}
+- apiGroups: ["apps.ferroplane.io"]
+  resources: ["applications"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["apps.ferroplane.io"]
+  resources: ["applications/status"]
+  verbs: ["patch"]
+- apiGroups: ["apps.ferroplane.io"]
+  resources: ["applications/finalizers"]
+  verbs: ["update"]
+- apiGroups: ["apps"]
+  resources: ["deployments"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+- apiGroups: [""]
+  resources: ["services"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+- apiGroups: ["networking.k8s.io"]
+  resources: ["ingresses"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+- apiGroups: ["autoscaling"]
+  resources: ["horizontalpodautoscalers"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+- apiGroups: [""]
+  resources: ["secrets", "configmaps"]
+  verbs: ["get", "list", "watch"]
+{{- end -}}
