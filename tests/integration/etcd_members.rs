@@ -93,7 +93,10 @@ async fn etcd_members(e2e: &E2e, name: &str) -> Result<Vec<(String, bool)>, Stri
 }
 
 /// name → member ID, as etcd lists its members.
-async fn etcd_member_ids(e2e: &E2e, name: &str) -> Result<Vec<(String, String)>, String> {
+pub(crate) async fn etcd_member_ids(
+    e2e: &E2e,
+    name: &str,
+) -> Result<Vec<(String, String)>, String> {
     let list = etcd_call(e2e, name, "/v3/cluster/member/list").await?;
     let mut ids: Vec<(String, String)> = list["members"]
         .as_array()

@@ -1,20 +1,17 @@
-//! Quorum-loss recovery on real etcd members (`spec.recovery.policy: FromLatestBackup`): two of
-//! three members destroyed with their volumes, the cluster restored from its newest EtcdBackup
-//! under the same Services, the writes after the snapshot lost and said so; and two members cut
-//! off with their volumes kept, for longer than the grace period, restore nothing.
+//! Lost volumes on real etcd members. One member's volume lost while quorum holds: it is
+//! removed and rejoins as a new member with the data copied from the leader. Two of three
+//! (`spec.recovery.policy: FromLatestBackup`): the survivor keeps running, the new pods on empty
+//! claims never rejoin it, and the cluster is restored from its newest EtcdBackup under the same
+//! Services, the writes after the snapshot lost and said so. Two members cut off with their
+//! volumes kept, for longer than the grace period, restore nothing.
 //!
-//! What real etcd does (3.5.35, seen on these members and by hand with three processes): pods
-//! recreated on new, empty claims start with `initial-cluster-state: existing` (the bootstrap
-//! ConfigMap of a running cluster) and take the member IDs the survivor lists for them. Before
-//! serving anything each asks the other peers for the cluster's version and downgrade state,
-//! with no timeout. Started at the same moment, the two new members wait on each other for
-//! ever (goroutine dump: `getDowngradeEnabled`) and never answer; started apart, they rejoin
-//! the survivor under their old IDs with no data, vote for it, and the cluster comes back on
-//! the survivor's data alone, without any restore and without telling anyone (an amnesiac
-//! rejoin, unsafe in Raft: writes the survivor had not yet received would be gone). This test
-//! keeps the survivor cut off while the volumes are lost, so the new members never start, and
-//! the loss is the one the controller judges (`quorum_loss.rs`: voters that do not answer,
-//! volumes replaced); the amnesiac rejoin with the survivor up is not prevented yet.
+//! What real etcd does (3.5.35, seen on these members and by hand with three processes): a pod
+//! on a new, empty claim whose configuration file lists its peers (`initial-cluster-state:
+//! existing`) takes the member ID the others list for it and rejoins with no data; with the
+//! survivor up, the cluster came back on the survivor's data alone, without any restore and
+//! without telling anyone (an amnesiac rejoin, unsafe in Raft). The files of started members
+//! now name no peer (`render/bootstrap.rs`), so such a pod exits; this test is where that is
+//! shown on real members.
 
 use std::time::Duration;
 
@@ -23,7 +20,7 @@ use ferroplane_testenv::Builder;
 use serde_json::json;
 
 use crate::etcd_members::{
-    WAIT, b64, ensure_releases, etcd_post, key_values, members_failed, versions,
+    WAIT, b64, ensure_releases, etcd_member_ids, etcd_post, key_values, members_failed, versions,
     wait_ready_with_voters,
 };
 use crate::support::E2e;
@@ -104,13 +101,33 @@ async fn events_of(e2e: &E2e, reason: &str) -> usize {
     .count()
 }
 
-/// Write keys, take an EtcdBackup, write more, cut all three members off and destroy members 1
-/// and 2 with their volumes (claims and pods deleted; the real StatefulSet controller makes new
-/// ones): the cluster is Ready again
-/// under the same client Service with exactly the snapshot's keys, and `status.lastRecovery`
-/// names the snapshot and the window of writes lost. Then members 1 and 2 are cut off, volumes
-/// kept, for three grace periods: quorum is gone, yet nothing is restored, and once they are
-/// back every key is still there.
+/// Cuts the members of `pods` off and deletes their claims and pods (the real StatefulSet
+/// controller makes new ones, on new empty claims). Cutting them off first stands in for a
+/// kubelet: kwok removes a deleted pod at once, before the runner stops its etcd, where a
+/// kubelet keeps the pod until its container is gone.
+async fn lose_volumes(e2e: &E2e, pods: &[&str]) {
+    for pod in pods {
+        e2e.etcd_members()
+            .partition(pod)
+            .unwrap_or_else(|e| panic!("{pod} cut off: {e}"));
+    }
+    let mut claims = vec!["delete", "pvc"];
+    let names: Vec<String> = pods.iter().map(|p| format!("data-{p}")).collect();
+    claims.extend(names.iter().map(String::as_str));
+    claims.push("--wait=false");
+    e2e.k(&claims).await;
+    let mut delete_pods = vec!["delete", "pod"];
+    delete_pods.extend(pods.iter().copied());
+    delete_pods.push("--wait=false");
+    e2e.k(&delete_pods).await;
+}
+
+/// Write keys; lose member 2's volume: it rejoins under a new member ID with every key. Take an
+/// EtcdBackup, write more, lose the volumes of members 1 and 2 with member 0 running: the
+/// cluster is Ready again under the same client Service with exactly the snapshot's keys (not
+/// member 0's), and `status.lastRecovery` names the snapshot and the window of writes lost.
+/// Then members 1 and 2 are cut off, volumes kept, for three grace periods: quorum is gone, yet
+/// nothing is restored, and once they are back every key is still there.
 #[allow(clippy::too_many_lines)]
 pub(crate) async fn a_lost_quorum_comes_back_from_the_latest_backup_and_a_partition_does_not_restore()
  {
@@ -133,6 +150,52 @@ pub(crate) async fn a_lost_quorum_comes_back_from_the_latest_backup_and_a_partit
     for key in &before {
         put(&e2e, key).await;
     }
+
+    // One volume lost while quorum holds: removed and added back as a new member, which copies
+    // the data from the leader.
+    let ids_before = etcd_member_ids(&e2e, NAME)
+        .await
+        .unwrap_or_else(|e| panic!("member list: {e}"));
+    lose_volumes(&e2e, &["dr-2"]).await;
+    let waited = ferroplane_testkit::eventually("dr-2 back under a new member ID")
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(|| async {
+            let ids = etcd_member_ids(&e2e, NAME).await?;
+            let changed = ids
+                .iter()
+                .any(|(name, id)| name == "dr-2" && !ids_before.iter().any(|(_, old)| old == id));
+            if changed && ids.len() == 3 {
+                Ok(())
+            } else {
+                Err(format!("{ids:?}, before {ids_before:?}"))
+            }
+        })
+        .await;
+    if let Err(timed_out) = waited {
+        members_failed(&e2e, OBJECT, timed_out.to_string()).await;
+    }
+    wait_ready_with_voters(&e2e, NAME, 3, &old).await;
+    assert_eq!(app_keys(&e2e).await, Ok(before.clone()), "every key kept");
+    let replaced = e2e
+        .k(&[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=MemberDataLost",
+            "-o",
+            "jsonpath={.items[*].message}",
+        ])
+        .await;
+    assert!(
+        replaced.contains("dr-2"),
+        "the replacement is told: {replaced}"
+    );
+    assert_eq!(
+        events_of(&e2e, "QuorumRecoveryStarted").await,
+        0,
+        "one lost volume is not a lost quorum"
+    );
     e2e.apply(&crate::e2e_etcd_backup::backup_yaml(
         &e2e,
         BACKUP,
@@ -161,25 +224,12 @@ pub(crate) async fn a_lost_quorum_comes_back_from_the_latest_backup_and_a_partit
     all.sort();
     assert_eq!(app_keys(&e2e).await, Ok(all), "every key written");
 
-    // The whole cluster goes down (all three members cut off), and the volumes of members 1
-    // and 2 are lost with them: their claims and pods are deleted. A claim goes once no pod
-    // uses it; the StatefulSet controller makes the pods again, and new empty claims for them.
-    // Member 0 stays cut off: while it answers, real etcd lets new empty members rejoin it
-    // under their old member IDs (see the module doc), and the cluster comes back on member
-    // 0's data without any restore. Cutting members off before their pods go also stands in
-    // for a kubelet: kwok removes a deleted pod at once, before the runner stops its etcd,
-    // where a kubelet keeps the pod until its container is gone.
+    // The volumes of members 1 and 2 are lost; member 0 keeps running. The new pods on empty
+    // claims must not rejoin it (their files name no peer): the cluster would come back on
+    // member 0's data, the 5 later keys included, with no restore.
     let lost = ["dr-1", "dr-2"];
     let old_claims = claims(&e2e).await;
-    for member in ["dr-0", "dr-1", "dr-2"] {
-        e2e.etcd_members()
-            .partition(member)
-            .unwrap_or_else(|e| panic!("{member} cut off: {e}"));
-    }
-    e2e.k(&["delete", "pvc", "data-dr-1", "data-dr-2", "--wait=false"])
-        .await;
-    e2e.k(&["delete", "pod", "dr-1", "dr-2", "--wait=false"])
-        .await;
+    lose_volumes(&e2e, &lost).await;
 
     // The controller notices the loss, waits out the grace period, then restores.
     let waited = ferroplane_testkit::eventually("the recovery to complete")

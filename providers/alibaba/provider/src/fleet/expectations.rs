@@ -1,4 +1,5 @@
-//! What a fleet's last reconcile created and deleted, until the ECSInstance cache shows it.
+//! What a fleet's last reconcile created and deleted, until the ECSInstance cache shows it;
+//! and the members it replaced as lost, until a status write counts them.
 //!
 //! The fleet plans from the cache; a reconcile that ran before the cache saw the last one's
 //! deletes would count a deleted Ready member as still serving and delete one more, going below
@@ -75,5 +76,59 @@ impl Expectations {
             fleets.remove(fleet);
         }
         done
+    }
+}
+
+/// Members replaced as lost whose count no status write holds yet, per fleet: a reconcile that
+/// fails after deleting a lost member (a create refused, a status write that conflicts) would
+/// otherwise never count it, since the next one sees the member deleting, not lost.
+#[derive(Debug, Default)]
+pub struct UncountedLosses {
+    fleets: Mutex<HashMap<String, u32>>,
+}
+
+impl UncountedLosses {
+    /// `n` more members of `fleet` replaced.
+    pub fn add(&self, fleet: &str, n: u32) {
+        if n > 0 {
+            let mut fleets = self.fleets.lock().unwrap_or_else(|e| e.into_inner());
+            *fleets.entry(fleet.to_owned()).or_default() += n;
+        }
+    }
+
+    /// How many are not counted yet.
+    pub fn pending(&self, fleet: &str) -> u32 {
+        let fleets = self.fleets.lock().unwrap_or_else(|e| e.into_inner());
+        fleets.get(fleet).copied().unwrap_or(0)
+    }
+
+    /// `n` of them are now in the status.
+    pub fn counted(&self, fleet: &str, n: u32) {
+        let mut fleets = self.fleets.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(left) = fleets.get_mut(fleet) {
+            *left = left.saturating_sub(n);
+            if *left == 0 {
+                fleets.remove(fleet);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn losses_stay_pending_until_counted() {
+        let losses = UncountedLosses::default();
+        losses.add("ns/web", 1);
+        losses.add("ns/web", 2);
+        losses.add("ns/api", 0);
+        assert_eq!(losses.pending("ns/web"), 3);
+        assert_eq!(losses.pending("ns/api"), 0);
+        losses.counted("ns/web", 2);
+        assert_eq!(losses.pending("ns/web"), 1);
+        losses.counted("ns/web", 1);
+        assert_eq!(losses.pending("ns/web"), 0);
     }
 }

@@ -64,6 +64,7 @@ where
         poll: options.poll_interval,
         replacing: template::replacing_properties(),
         expectations: expectations::Expectations::default(),
+        uncounted_losses: expectations::UncountedLosses::default(),
     });
     let fleets = options.api::<ECSFleet>(&client);
     async move {

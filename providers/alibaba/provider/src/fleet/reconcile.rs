@@ -24,7 +24,7 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 use tracing::debug;
 
-use super::expectations::Expectations;
+use super::expectations::{Expectations, UncountedLosses};
 use super::members::{Members, members_of};
 use super::placement::{Choices, Chosen};
 use super::rollout::{self, Strategy};
@@ -46,6 +46,8 @@ pub struct Context {
     pub replacing: BTreeSet<&'static str>,
     /// Members created and deleted that the cache has not shown yet.
     pub expectations: Expectations,
+    /// Members replaced as lost that no status write has counted yet.
+    pub uncounted_losses: UncountedLosses,
 }
 
 /// A failed call to the API server.
@@ -59,6 +61,8 @@ pub enum FleetError {
     },
     #[error("cannot render a member: {0}")]
     Render(#[from] serde_json::Error),
+    #[error("the fleet changed under each of {attempts} status writes; retried")]
+    StatusConflict { attempts: usize },
 }
 
 fn kube_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> FleetError {
@@ -109,7 +113,7 @@ pub async fn reconcile(fleet: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Action
         key: &key,
     };
     let refusals = pass.drop_refused(&members, &previous, now).await?;
-    let lost_replaced = pass.replace_lost(&members).await?;
+    pass.replace_lost(&members).await?;
 
     let progress_made = previous.template_hash.as_deref() != Some(hash.as_str())
         || (updated_ready(&members) as u32) > previous.updated_ready_replicas;
@@ -160,7 +164,7 @@ pub async fn reconcile(fleet: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Action
         ready_replicas: progress.ready,
         updated_replicas: progress.updated,
         updated_ready_replicas: progress.updated_ready,
-        lost_replaced: previous.lost_replaced + lost_replaced,
+        lost_replaced: previous.lost_replaced,
         selector: Some(format!("{FLEET_LABEL}={name}")),
         template_hash: Some(hash),
         zones,
@@ -175,7 +179,9 @@ pub async fn reconcile(fleet: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Action
         ),
         observed_generation: fleet.metadata.generation,
     };
-    write_status(&fleets, &fleet, &previous, new_status).await?;
+    let lost = ctx.uncounted_losses.pending(&key);
+    write_status(&fleets, &fleet, new_status, lost).await?;
+    ctx.uncounted_losses.counted(&key, lost);
 
     // Members' changes wake the fleet through the watch; the clock wakes it for a refusal that
     // expires and a deadline that passes.
@@ -251,9 +257,9 @@ impl Pass<'_> {
         Ok(refusals)
     }
 
-    /// Deletes the members whose instance is gone from the cloud, with an event each; how many.
-    async fn replace_lost(&self, members: &Members) -> Result<u32, FleetError> {
-        let mut replaced = 0;
+    /// Deletes the members whose instance is gone from the cloud, with an event each, each
+    /// counted as soon as its delete is accepted.
+    async fn replace_lost(&self, members: &Members) -> Result<(), FleetError> {
         for (lost, uid) in &members.lost {
             self.ctx
                 .events
@@ -264,10 +270,10 @@ impl Pass<'_> {
                 )
                 .await;
             if self.delete_member(lost, uid.clone()).await? {
-                replaced += 1;
+                self.ctx.uncounted_losses.add(self.key, 1);
             }
         }
-        Ok(replaced)
+        Ok(())
     }
 
     /// Places and creates the plan's new members under the lowest free ordinals.
@@ -424,36 +430,112 @@ async fn write_invalid(
         observed_generation: fleet.metadata.generation,
         ..previous.clone()
     };
-    write_status(fleets, fleet, previous, new_status).await?;
+    write_status(fleets, fleet, new_status, 0).await?;
     Ok(Action::await_change())
 }
 
+/// How many times a status write that conflicts is redone on the fleet read again.
+const STATUS_CONFLICT_RETRIES: usize = 3;
+
+/// Writes `new_status`, with `lost` added to the stored `lostReplaced`, unless the status says
+/// just that. Under the resourceVersion the reconcile read: a reconcile woken by its members
+/// may run on a cached fleet that does not show the last status write yet, and would write an
+/// older count back. On a conflict the fleet is read again and the sum redone on what it
+/// stores, so members this reconcile replaced are counted once.
 async fn write_status(
     fleets: &Api<ECSFleet>,
     fleet: &ECSFleet,
-    previous: &ECSFleetStatus,
     new_status: ECSFleetStatus,
+    lost: u32,
 ) -> Result<(), FleetError> {
-    if fleet.status.is_some() && &new_status == previous {
-        return Ok(());
-    }
-    // A merge patch leaves out what is omitted: a field the new status no longer has (an empty
-    // list of refusals) is sent as null.
-    let mut body = serde_json::to_value(&new_status)?;
-    if let (Some(new), Ok(serde_json::Value::Object(old))) =
-        (body.as_object_mut(), serde_json::to_value(previous))
-    {
-        for key in old.keys() {
-            new.entry(key.clone()).or_insert(serde_json::Value::Null);
+    let mut stored = fleet.status.clone();
+    let mut version = fleet.metadata.resource_version.clone();
+    for _ in 0..STATUS_CONFLICT_RETRIES {
+        let base = stored.clone().unwrap_or_default();
+        let status = ECSFleetStatus {
+            lost_replaced: base.lost_replaced + lost,
+            ..new_status.clone()
+        };
+        if stored.is_some() && status == base {
+            return Ok(());
+        }
+        // A merge patch leaves out what is omitted: a field the new status no longer has (an
+        // empty list of refusals) is sent as null.
+        let mut body = serde_json::to_value(&status)?;
+        if let (Some(new), Ok(serde_json::Value::Object(old))) =
+            (body.as_object_mut(), serde_json::to_value(&base))
+        {
+            for key in old.keys() {
+                new.entry(key.clone()).or_insert(serde_json::Value::Null);
+            }
+        }
+        let patch = json!({"metadata": {"resourceVersion": version}, "status": body});
+        match fleets
+            .patch_status(
+                &fleet.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(patch),
+            )
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(e)) if e.code == 409 => {
+                let fresh = fleets
+                    .get_status(&fleet.name_any())
+                    .await
+                    .map_err(kube_error("read the fleet again after a conflict"))?;
+                stored = fresh.status;
+                version = fresh.metadata.resource_version;
+            }
+            Err(e) => return Err(kube_error("write the fleet's status")(e)),
         }
     }
-    fleets
-        .patch_status(
-            &fleet.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": body})),
-        )
-        .await
-        .map_err(kube_error("write the fleet's status"))?;
-    Ok(())
+    Err(FleetError::StatusConflict {
+        attempts: STATUS_CONFLICT_RETRIES,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferroplane_testkit::{TestCluster, install_crds, samples};
+    use kube::CustomResourceExt;
+
+    /// A reconcile woken by its members may run on a cached fleet older than the last status
+    /// write: what it writes keeps the stored count and adds its own.
+    #[tokio::test]
+    async fn a_stale_fleet_never_writes_an_older_lost_count_back() {
+        let cluster = TestCluster::start().await;
+        install_crds(&cluster.client(), [ECSFleet::crd()]).await;
+        let fleets: Api<ECSFleet> = cluster.api();
+        let sample: ECSFleet =
+            serde_saphyr::from_str(&samples::without_namespace("fleet.yaml")).expect("sample");
+        let stale = fleets
+            .create(&PostParams::default(), &sample)
+            .await
+            .expect("fleet created");
+        let status = |ready| ECSFleetStatus {
+            ready_replicas: ready,
+            ..ECSFleetStatus::default()
+        };
+
+        write_status(&fleets, &stale, status(1), 1)
+            .await
+            .expect("first write");
+        // `stale` still shows no status: written again under its resourceVersion, it conflicts
+        // and is redone on the stored count.
+        write_status(&fleets, &stale, status(2), 0)
+            .await
+            .expect("write from the stale fleet");
+        let stored = fleets.get_status("web").await.expect("read").status;
+        assert_eq!(
+            stored.as_ref().map(|s| (s.lost_replaced, s.ready_replicas)),
+            Some((1, 2))
+        );
+        write_status(&fleets, &stale, status(2), 2)
+            .await
+            .expect("two more lost");
+        let stored = fleets.get_status("web").await.expect("read").status;
+        assert_eq!(stored.map(|s| s.lost_replaced), Some(3));
+    }
 }
