@@ -76,14 +76,24 @@ pub fn error_policy(_fleet: Arc<ECSFleet>, error: &FleetError, _ctx: Arc<Context
     Action::requeue(Duration::from_secs(5))
 }
 
-pub async fn reconcile(fleet: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Action, FleetError> {
+pub async fn reconcile(cached: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Action, FleetError> {
+    let name = cached.name_any();
+    let namespace = cached.namespace().unwrap_or_default();
+    let fleets: Api<ECSFleet> = Api::namespaced(ctx.client.clone(), &namespace);
+    // The status carries what only it holds (refusals in force, the progress clock, the count
+    // of lost members): read from the server, not the cache, which a reconcile woken by the
+    // members may find older than the last status write.
+    let Some(fleet) = fleets
+        .get_opt(&name)
+        .await
+        .map_err(kube_error("read the fleet"))?
+    else {
+        return Ok(Action::await_change());
+    };
     if fleet.metadata.deletion_timestamp.is_some() {
         // The garbage collector deletes the members through their owner references.
         return Ok(Action::await_change());
     }
-    let name = fleet.name_any();
-    let namespace = fleet.namespace().unwrap_or_default();
-    let fleets: Api<ECSFleet> = Api::namespaced(ctx.client.clone(), &namespace);
     let instances: Api<ECSInstance> = Api::namespaced(ctx.client.clone(), &namespace);
     let now = Timestamp::now();
     let previous = fleet.status.clone().unwrap_or_default();
@@ -438,10 +448,9 @@ async fn write_invalid(
 const STATUS_CONFLICT_RETRIES: usize = 3;
 
 /// Writes `new_status`, with `lost` added to the stored `lostReplaced`, unless the status says
-/// just that. Under the resourceVersion the reconcile read: a reconcile woken by its members
-/// may run on a cached fleet that does not show the last status write yet, and would write an
-/// older count back. On a conflict the fleet is read again and the sum redone on what it
-/// stores, so members this reconcile replaced are counted once.
+/// just that. Under the resourceVersion the reconcile read: a write from an older read of the
+/// fleet would put an older count back. On a conflict the fleet is read again and the sum
+/// redone on what it stores, so members this reconcile replaced are counted once.
 async fn write_status(
     fleets: &Api<ECSFleet>,
     fleet: &ECSFleet,
