@@ -146,6 +146,19 @@ pub mod names {
     pub const EXTERNAL_SCOPE: &str = "ferroplane.io/external-scope";
     /// Per-object poll interval, e.g. `30s` or `5m`.
     pub const POLL_INTERVAL: &str = "ferroplane.io/poll-interval";
+    /// An opaque token (a timestamp, say): a change of its value reconciles the object at once,
+    /// and the reconcile echoes the token in `status.lastHandledReconcileAt`.
+    pub const RECONCILE_REQUESTED_AT: &str = "ferroplane.io/reconcile-requested-at";
+
+    // Crossplane's spellings, read as aliases of the ones above (the `ferroplane.io/` one wins
+    // when both are set and differ; see the runtime's `annotations` module).
+
+    /// Crossplane's [`EXTERNAL_NAME`]; ferroplane writes both.
+    pub const CROSSPLANE_EXTERNAL_NAME: &str = "crossplane.io/external-name";
+    /// Crossplane's [`PAUSED`].
+    pub const CROSSPLANE_PAUSED: &str = "crossplane.io/paused";
+    /// Crossplane's [`RECONCILE_REQUESTED_AT`].
+    pub const CROSSPLANE_RECONCILE_REQUESTED_AT: &str = "crossplane.io/reconcile-requested-at";
 
     pub const READY: &str = "Ready";
     pub const SYNCED: &str = "Synced";
@@ -182,6 +195,10 @@ pub struct CloudStatus<O> {
     /// The `metadata.generation` last reconciled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// The token of `ferroplane.io/reconcile-requested-at` (or `crossplane.io/…`) the last
+    /// reconcile handled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_handled_reconcile_at: Option<String>,
 }
 
 /// Read access to the fields every managed kind shares; the framework in `ferroplane-runtime`

@@ -455,6 +455,10 @@ pub struct EtcdClusterStatus {
     /// The `metadata.generation` last reconciled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// The token of `ferroplane.io/reconcile-requested-at` (or `crossplane.io/…`) the last
+    /// reconcile handled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_handled_reconcile_at: Option<String>,
     /// Whether etcd authentication is on, as etcd answers: `Enabled` or `Disabled` (absent
     /// until etcd was asked).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -198,6 +198,10 @@ pub struct EtcdBackupStatus {
     /// The `metadata.generation` last reconciled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// The token of `ferroplane.io/reconcile-requested-at` (or `crossplane.io/…`) the last
+    /// reconcile handled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_handled_reconcile_at: Option<String>,
 }
 
 impl Managed for EtcdBackup {

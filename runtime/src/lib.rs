@@ -103,6 +103,7 @@
 //! Of ferroplane's crates, only `ferroplane-apis` (the shared spec and status fields): never a
 //! provider, the binary or the sandbox (its tests use the sandbox).
 
+pub mod annotations;
 pub mod children;
 pub mod conditions;
 mod connection_details;

@@ -21,13 +21,13 @@
 //! list is forbidden (a namespaced install), the answer is unknown and the resource is refused:
 //! never adopt what might be another tenant's.
 
-use ferroplane_apis::common::names::EXTERNAL_NAME;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
+use crate::annotations;
 use crate::error::{ReconcileError, RetryClass};
 use crate::idempotency::UID_TAG;
 
@@ -255,10 +255,7 @@ where
 /// Whether `other`, a live object other than `own`, names `external_name` and was created no
 /// later than `own` (to the second).
 fn imports_before(other: &ObjectMeta, own: &ObjectMeta, external_name: &str) -> bool {
-    let names_it = other
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(EXTERNAL_NAME))
+    let names_it = annotations::external_name_in(other.annotations.as_ref())
         .is_some_and(|n| n == external_name);
     let created = |m: &ObjectMeta| m.creation_timestamp.as_ref().map(|t| t.0.as_second());
     names_it
@@ -390,6 +387,7 @@ mod tests {
 
     #[test]
     fn an_importer_created_earlier_or_in_the_same_second_comes_first() {
+        use ferroplane_apis::common::names::{CROSSPLANE_EXTERNAL_NAME, EXTERNAL_NAME};
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
         let meta = |uid: &str, second: i64, name: Option<&str>| ObjectMeta {
             uid: Some(uid.into()),
@@ -404,6 +402,13 @@ mod tests {
         assert!(!imports_before(&meta("d", 99, Some("i-2")), &own, "i-1"));
         assert!(!imports_before(&meta("e", 99, None), &own, "i-1"));
         assert!(!imports_before(&own, &own, "i-1"), "not itself");
+        let mut by_crossplane = meta("g", 99, None);
+        by_crossplane.annotations =
+            Some([(CROSSPLANE_EXTERNAL_NAME.to_owned(), "i-1".to_owned())].into());
+        assert!(
+            imports_before(&by_crossplane, &own, "i-1"),
+            "crossplane.io/ alias"
+        );
         let mut leaving = meta("f", 99, Some("i-1"));
         leaving.deletion_timestamp = leaving.creation_timestamp.clone();
         assert!(!imports_before(&leaving, &own, "i-1"));

@@ -1,4 +1,5 @@
-//! The `ferroplane.io/paused` annotation read as Kubernetes annotations spell booleans: exactly
+//! The `ferroplane.io/paused` annotation (or its alias `crossplane.io/paused`, see
+//! `annotations`) read as Kubernetes annotations spell booleans: exactly
 //! `"true"` or `"false"`. Any other value (`"True"`, `"yes"`, `""`) is not guessed at: the object
 //! stays paused (nothing reaches the cloud) and the reconciler says which values are accepted.
 
@@ -24,10 +25,10 @@ pub(crate) fn paused(value: Option<&str>) -> Paused<'_> {
 
 /// The status message and Warning event for a value not understood (cut to 63 characters, the
 /// length of a label value, so a huge value cannot flood the status).
-pub(crate) fn not_understood(value: &str) -> String {
+pub(crate) fn not_understood(key: &str, value: &str) -> String {
     let shown: String = value.chars().take(63).collect();
     format!(
-        "the value {shown:?} of annotation ferroplane.io/paused is not understood: it must be \"true\" (pause) or \"false\" (reconcile), exactly so; the object is left alone as if paused until it is one of them"
+        "the value {shown:?} of annotation {key} is not understood: it must be \"true\" (pause) or \"false\" (reconcile), exactly so; the object is left alone as if paused until it is one of them"
     )
 }
 

@@ -33,6 +33,10 @@ pub const RECONCILE_PAUSED: &str = names::REASON_RECONCILE_PAUSED;
 /// (`ferroplane.io/paused` takes exactly `"true"` or `"false"`); the object is left alone as if
 /// paused. Set a value the message names.
 pub const INVALID_ANNOTATION: &str = names::REASON_INVALID_ANNOTATION;
+/// Warning event and a note in `Synced`: a `ferroplane.io/` annotation and its `crossplane.io/`
+/// alias (external-name, paused, reconcile-requested-at) are both set and differ; the
+/// `ferroplane.io/` value is used. Set both alike, or remove one.
+pub const CONFLICTING_ANNOTATIONS: &str = "ConflictingAnnotations";
 /// `Synced=False`, error and Warning event: the external resource is tagged for another live
 /// managed object and is never adopted, changed or deleted. Name another resource, or delete
 /// the other object first.
@@ -157,6 +161,7 @@ mod tests {
         RECONCILE_ERROR,
         RECONCILE_PAUSED,
         INVALID_ANNOTATION,
+        CONFLICTING_ANNOTATIONS,
         OWNED_ELSEWHERE,
         CONNECTION_SECRET_NOT_CONTROLLED,
         KUBERNETES_API_ERROR,

@@ -64,11 +64,8 @@ fn usable_name(obj: &DynamicObject) -> Result<String, &'static str> {
                     && c.get("status").and_then(Value::as_str) == Some("True")
             })
         });
-    let external = obj
-        .annotations()
-        .get(names::EXTERNAL_NAME)
-        .filter(|n| !n.is_empty())
-        .cloned();
+    let external =
+        crate::annotations::external_name_in(obj.meta().annotations.as_ref()).map(str::to_owned);
     match (ready, external) {
         (true, Some(name)) => Ok(name),
         (_, None) => Err("has no external resource yet"),

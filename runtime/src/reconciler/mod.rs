@@ -20,6 +20,7 @@ use kube::{Client, Resource, ResourceExt};
 use serde_json::Map;
 use tracing::{Instrument, info_span, warn};
 
+use crate::annotations;
 use crate::conditions;
 use crate::connection_secret::ConnectionSecrets;
 use crate::error::ReconcileError;
@@ -225,18 +226,38 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             .policy
             .poll_interval(annotation(&obj, names::POLL_INTERVAL));
 
+        // Aliases: a `crossplane.io/` annotation that differs from its `ferroplane.io/` one is
+        // overruled (see `annotations`), said once as a Warning and kept in `Synced`'s message.
+        let conflict = annotations::disagreements(obj.meta().annotations.as_ref());
+        if let Some(note) = conflict.as_deref()
+            && !conditions::find(obj.conditions(), names::SYNCED)
+                .is_some_and(|c| c.message.contains(note))
+        {
+            self.events
+                .warning(&obj, reasons::CONFLICTING_ANNOTATIONS, note.to_owned())
+                .await;
+        }
+
         // Paused: a human asked ferroplane to keep its hands off, including deletion. A value
         // not understood is not guessed at: the safe reading is "paused", said loudly.
-        match paused(annotation(&obj, names::PAUSED)) {
+        let paused_by = annotations::PAUSED.read(obj.meta().annotations.as_ref());
+        match paused(paused_by.map(|p| p.value)) {
             Paused::No => {}
             Paused::Yes => {
-                let msg = "reconciliation is paused by the ferroplane.io/paused annotation; remove it to resume";
+                let key = paused_by.map_or(names::PAUSED, |p| p.key);
+                let msg = join_notes(
+                    &format!(
+                        "reconciliation is paused by the {key} annotation; remove it to resume"
+                    ),
+                    conflict.as_deref().unwrap_or_default(),
+                );
                 self.write_status(&api, &mut obj, &[conditions::paused(msg)], &Map::new())
                     .await?;
                 return Ok(Finish::Done(Action::await_change(), ObjectState::Paused));
             }
             Paused::NotUnderstood(value) => {
-                let msg = not_understood(value);
+                let key = paused_by.map_or(names::PAUSED, |p| p.key);
+                let msg = not_understood(key, value);
                 // One event per value: the status write below requeues the object once more.
                 let told = conditions::find(obj.conditions(), names::SYNCED).is_some_and(|c| {
                     c.reason == names::REASON_INVALID_ANNOTATION && c.message == msg
@@ -393,20 +414,17 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             self.events.normal(&obj, reasons::ADOPTED, note).await;
         }
 
-        // A name recorded before scopes were (or imported by a person) gets its scope now.
+        // A name imported under one key gets the other (Crossplane's tools read
+        // `crossplane.io/external-name`), and one recorded before scopes were gets its scope.
         if !deleting
             && obs.exists
-            && let (Some(name), Some(scope)) = (ext.name(), scope.as_deref())
-            && annotation(&obj, names::EXTERNAL_SCOPE).is_none()
+            && let Some(name) = ext.name()
+            && let Some(missing) =
+                object_writes::missing_name_annotations(&obj, name, scope.as_deref())
         {
             let name = name.to_owned();
-            self.record_annotations(
-                &api,
-                &mut obj,
-                serde_json::json!({names::EXTERNAL_SCOPE: scope}),
-                &name,
-            )
-            .await?;
+            self.record_annotations(&api, &mut obj, missing, &name)
+                .await?;
         }
 
         // Deleting: delete while it exists; the finalizer goes only once observe says gone.
@@ -509,6 +527,9 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             .await?;
 
         // Status: conditions and observed fields, written only when they change.
+        if let Some(c) = conflict.as_deref() {
+            note = join_notes(&note, c);
+        }
         if let Some(w) = poll_warning {
             note = join_notes(&note, &format!("{w}; polling every {}s", poll.as_secs()));
         }
@@ -541,7 +562,7 @@ fn annotation<'a, K: Resource>(obj: &'a K, key: &str) -> Option<&'a str> {
 }
 
 fn external_name<K: Resource>(obj: &K) -> Option<&str> {
-    annotation(obj, names::EXTERNAL_NAME).filter(|n| !n.is_empty())
+    annotations::external_name(obj)
 }
 
 fn uid<K: Resource>(obj: &K) -> String {
@@ -558,6 +579,8 @@ pub(crate) fn object_key<K: Resource>(obj: &K) -> String {
 fn join_notes(a: &str, b: &str) -> String {
     if a.is_empty() {
         b.to_owned()
+    } else if b.is_empty() {
+        a.to_owned()
     } else {
         format!("{a}; {b}")
     }

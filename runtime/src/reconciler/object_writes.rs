@@ -75,11 +75,9 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         if !has_creation_time(obj) {
             return Ok(());
         }
-        let name = obj
-            .annotations()
-            .get(names::EXTERNAL_NAME)
-            .cloned()
-            .unwrap_or_default();
+        let name = crate::annotations::external_name(&*obj)
+            .unwrap_or_default()
+            .to_owned();
         self.record_annotations(
             api,
             obj,
@@ -238,12 +236,40 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
     }
 }
 
-/// The external name and, when the client reports one, its scope (see `crate::scope`).
+/// The external name under both keys (Crossplane's tools read `crossplane.io/external-name`)
+/// and, when the client reports one, its scope (see `crate::scope`).
 fn name_annotations(name: &str, scope: Option<&str>) -> Value {
-    match scope {
-        Some(scope) => json!({names::EXTERNAL_NAME: name, names::EXTERNAL_SCOPE: scope}),
-        None => json!({names::EXTERNAL_NAME: name}),
+    let mut annotations = json!({
+        names::EXTERNAL_NAME: name,
+        names::CROSSPLANE_EXTERNAL_NAME: name,
+    });
+    if let Some(scope) = scope {
+        annotations[names::EXTERNAL_SCOPE] = json!(scope);
     }
+    annotations
+}
+
+/// What a resource known by `name` lacks of its name annotations and scope: a name imported
+/// under one key only gets the other, a name recorded before scopes were gets its scope. A key
+/// set to another value is left alone (the user's disagreement is reported, not overwritten).
+pub(super) fn missing_name_annotations<K: ResourceExt>(
+    obj: &K,
+    name: &str,
+    scope: Option<&str>,
+) -> Option<Value> {
+    let has = |key: &str| obj.annotations().get(key).is_some_and(|v| !v.is_empty());
+    let mut missing = serde_json::Map::new();
+    for key in [names::EXTERNAL_NAME, names::CROSSPLANE_EXTERNAL_NAME] {
+        if !has(key) {
+            missing.insert(key.to_owned(), json!(name));
+        }
+    }
+    if let Some(scope) = scope
+        && !has(names::EXTERNAL_SCOPE)
+    {
+        missing.insert(names::EXTERNAL_SCOPE.to_owned(), json!(scope));
+    }
+    (!missing.is_empty()).then_some(Value::Object(missing))
 }
 
 fn has_creation_time<K: ResourceExt>(obj: &K) -> bool {

@@ -13,6 +13,7 @@ use tracing::warn;
 
 use super::observed_status::ObservedStatus;
 use super::{Reconciler, external_name, object_key};
+use crate::annotations;
 use crate::conditions::{self, Desired};
 use crate::error::ReconcileError;
 use crate::field_manager::FIELD_MANAGER;
@@ -20,6 +21,9 @@ use crate::provider::Connector;
 use crate::reasons;
 use crate::resource::ManagedResource;
 use crate::status;
+
+/// The status field that echoes the reconcile request token.
+const LAST_HANDLED_RECONCILE_AT: &str = "lastHandledReconcileAt";
 
 impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
     /// Writes conditions and provider status fields when they differ from the object's; the
@@ -43,8 +47,16 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 format!("cannot encode conditions: {e}"),
             )
         })?;
+        // Every reconcile's status write says which reconcile request it handled, as Crossplane
+        // does (`status.lastHandledReconcileAt`).
+        let mut fields = fields.clone();
+        if let Some(token) =
+            annotations::RECONCILE_REQUESTED_AT.read(obj.meta().annotations.as_ref())
+        {
+            fields.insert(LAST_HANDLED_RECONCILE_AT.to_owned(), json!(token.value));
+        }
         let Some(patch) =
-            status::status_patch(current.as_ref(), fields, conditions_json, generation)
+            status::status_patch(current.as_ref(), &fields, conditions_json, generation)
         else {
             return Ok(());
         };

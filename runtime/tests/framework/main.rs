@@ -5,6 +5,7 @@
 
 mod controller;
 mod crash;
+mod crossplane_aliases;
 mod events;
 mod guards;
 mod leader;
