@@ -109,6 +109,7 @@ pub mod conditions;
 mod connection_details;
 mod connection_secret;
 mod controller;
+mod crossplane_metrics;
 mod error;
 pub mod events;
 mod external;

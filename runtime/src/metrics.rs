@@ -1,7 +1,8 @@
 //! Prometheus metrics of every controller, in one registry served on `/metrics`:
 //! reconciles and errors per kind and result, reconcile duration, time to first Ready, time to
 //! delete, objects per state, and external API calls by action and result (recorded by providers
-//! through an [`ExternalCalls`] handle).
+//! through an [`ExternalCalls`] handle). Beside them, under their own names, the ones
+//! Crossplane's providers export (`crossplane_metrics`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,6 +15,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use crate::crossplane_metrics::{CrossplaneMetrics, Health};
 use crate::error::ReconcileError;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -84,6 +86,7 @@ struct Inner {
     calls: Family<CallLabels, Counter>,
     /// Last counted state per (kind, namespace/name), to move objects between gauge buckets.
     states: Mutex<HashMap<(String, String), ObjectState>>,
+    crossplane: CrossplaneMetrics,
 }
 
 /// The metrics of the process. Cheap to clone.
@@ -106,7 +109,9 @@ impl std::fmt::Debug for Metrics {
 
 impl Metrics {
     pub fn new() -> Self {
-        let mut registry = Registry::with_prefix("ferroplane");
+        let mut root = Registry::default();
+        let crossplane = CrossplaneMetrics::register(&mut root);
+        let registry = root.sub_registry_with_prefix("ferroplane");
         let reconciles = Family::<KindResult, Counter>::default();
         let errors = Family::<KindReason, Counter>::default();
         let duration = Family::<KindLabel, Histogram, fn() -> Histogram>::new_with_constructor(
@@ -157,7 +162,7 @@ impl Metrics {
         );
         Self {
             inner: Arc::new(Inner {
-                registry: Mutex::new(registry),
+                registry: Mutex::new(root),
                 reconciles,
                 errors,
                 duration,
@@ -166,11 +171,12 @@ impl Metrics {
                 objects,
                 calls,
                 states: Mutex::new(HashMap::new()),
+                crossplane,
             }),
         }
     }
 
-    /// Runs `f` on the registry, e.g. to register a provider's own metrics.
+    /// Runs `f` on the root registry (no prefix), e.g. to register a provider's own metrics.
     pub fn with_registry<T>(&self, f: impl FnOnce(&mut Registry) -> T) -> T {
         let mut registry = self
             .inner
@@ -229,7 +235,43 @@ impl Metrics {
             .observe(after.as_secs_f64());
     }
 
-    pub(crate) fn deleted(&self, kind: &str, object: &str, after: Duration) {
+    /// Crossplane's `first_time_to_reconcile`: a reconcile starts on an object without `Synced`.
+    pub(crate) fn first_reconcile(&self, gvk: &str, object: &str, age: Duration) {
+        self.inner.crossplane.first_reconcile(gvk, object, age);
+    }
+
+    /// Crossplane's `first_time_to_readiness` (ferroplane's own is [`Self::first_ready`]).
+    pub(crate) fn crossplane_first_ready(&self, gvk: &str, age: Duration) {
+        self.inner.crossplane.first_ready(gvk, age);
+    }
+
+    /// An observation found the resource up to date (`true`) or drifted (`false`).
+    pub(crate) fn observed(&self, gvk: &str, object: &str, up_to_date: bool) {
+        if up_to_date {
+            self.inner.crossplane.unchanged(gvk, object);
+        } else {
+            self.inner.crossplane.drifted(gvk, object);
+        }
+    }
+
+    /// The object's `Ready` and `Synced` as this reconcile computed them.
+    pub(crate) fn set_health(&self, gvk: &str, object: &str, ready: bool, synced: bool) {
+        self.inner
+            .crossplane
+            .set_health(gvk, object, Health { ready, synced });
+    }
+
+    /// The object is gone from the API server; `deleting_for` how long its deletion took.
+    pub(crate) fn gone(&self, kind: &str, gvk: &str, object: &str, deleting_for: Option<Duration>) {
+        if let Some(took) = deleting_for {
+            self.deleted(kind, object, took);
+        } else {
+            self.forget(kind, object);
+        }
+        self.inner.crossplane.gone(gvk, object, deleting_for);
+    }
+
+    fn deleted(&self, kind: &str, object: &str, after: Duration) {
         self.inner
             .delete_time
             .get_or_create(&KindLabel { kind: kind.into() })
@@ -340,6 +382,16 @@ mod tests {
         assert!(
             text.contains("ferroplane_reconcile_duration_seconds_count{kind=\"ECSInstance\"} 1")
         );
+        // Crossplane's families share the registry, under their own names.
+        m.set_health(
+            "alibabacloud.ferroplane.io/v1alpha1, Kind=ECSInstance",
+            "default/a",
+            true,
+            true,
+        );
+        assert!(m.encode().contains(
+            r#"crossplane_managed_resource_ready{gvk="alibabacloud.ferroplane.io/v1alpha1, Kind=ECSInstance"} 1"#
+        ));
         m.forget("ECSInstance", "default/a");
         assert!(
             m.encode()

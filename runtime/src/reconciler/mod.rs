@@ -23,6 +23,7 @@ use tracing::{Instrument, info_span, warn};
 use crate::annotations;
 use crate::conditions;
 use crate::connection_secret::ConnectionSecrets;
+use crate::crossplane_metrics::gvk_label;
 use crate::error::ReconcileError;
 use crate::events::Events;
 use crate::external::ExternalRef;
@@ -62,6 +63,8 @@ pub struct Reconciler<K, C> {
     client: Client,
     connector: C,
     kind: String,
+    /// The kind as Crossplane's metrics label it (`crossplane_metrics::gvk_label`).
+    gvk: String,
     policy: RequeuePolicy,
     metrics: Metrics,
     limiter: Arc<RateLimiter>,
@@ -86,6 +89,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         let client = runtime.client().clone();
         Self {
             kind: K::kind(&()).into_owned(),
+            gvk: gvk_label(&K::group(&()), &K::version(&()), &K::kind(&())),
             events: Events::new(runtime.recorder()),
             secrets: ConnectionSecrets::new(client.clone()),
             metrics: runtime.metrics().clone(),
@@ -117,6 +121,18 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         let span = info_span!("reconcile", kind = %self.kind, object = %key);
         async {
             self.limiter.acquire().await;
+            // Crossplane's first_time_to_reconcile: the first reconcile of an object with no
+            // `Synced` yet.
+            if conditions::find(obj.conditions(), names::SYNCED).is_none()
+                && let Some(created) = obj.meta().creation_timestamp.as_ref()
+            {
+                let age = jiff::Timestamp::now().duration_since(created.0);
+                self.metrics.first_reconcile(
+                    &self.gvk,
+                    &key,
+                    Duration::try_from(age).unwrap_or_default(),
+                );
+            }
             let started = Instant::now();
             let result = self.run(obj).await;
             let outcome = match &result {
@@ -129,7 +145,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                     }
                 }
                 Ok(Finish::Gone) => {
-                    self.metrics.forget(&self.kind, &key);
+                    self.metrics.gone(&self.kind, &self.gvk, &key, None);
                     self.versions.forget(&key);
                     self.first_looks.forget(&key);
                     "success"
@@ -499,6 +515,8 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         let mut in_transition = obs.in_transition;
         let mut details = obs.connection_details.clone();
         let mut note = String::new();
+        self.metrics
+            .observed(&self.gvk, &key, !matches!(obs.up_to_date, UpToDate::No(_)));
         if let UpToDate::No(diff) = &obs.up_to_date {
             if policies.should_update() {
                 let produced = self

@@ -38,6 +38,15 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         let generation = obj.meta().generation;
         let became_ready = first_ready(obj.conditions(), desired);
         let merged = conditions::merge(obj.conditions(), desired, generation, Timestamp::now());
+        let is_true = |type_: &str| {
+            conditions::find(&merged, type_).is_some_and(|c| c.status == ConditionStatus::True)
+        };
+        self.metrics.set_health(
+            &self.gvk,
+            &object_key(&*obj),
+            is_true(names::READY),
+            is_true(names::SYNCED),
+        );
         let current = serde_json::to_value(&*obj)
             .ok()
             .and_then(|mut v| v.get_mut("status").map(Value::take));
@@ -74,8 +83,9 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         self.versions.note(&object_key(&*obj), &*obj);
         if became_ready && let Some(created) = obj.meta().creation_timestamp.as_ref() {
             let age = Timestamp::now().duration_since(created.0);
-            self.metrics
-                .first_ready(&self.kind, Duration::try_from(age).unwrap_or_default());
+            let age = Duration::try_from(age).unwrap_or_default();
+            self.metrics.first_ready(&self.kind, age);
+            self.metrics.crossplane_first_ready(&self.gvk, age);
         }
         Ok(())
     }

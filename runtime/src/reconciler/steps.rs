@@ -70,10 +70,11 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 self.remove_finalizer(api, &obj).await?;
                 if let Some(asked) = obj.meta().deletion_timestamp.as_ref() {
                     let took = Timestamp::now().duration_since(asked.0);
-                    self.metrics.deleted(
+                    self.metrics.gone(
                         &self.kind,
+                        &self.gvk,
                         &object_key(&obj),
-                        Duration::try_from(took).unwrap_or_default(),
+                        Some(Duration::try_from(took).unwrap_or_default()),
                     );
                 }
                 let name = ext.name().unwrap_or("(never created)");

@@ -99,6 +99,20 @@ async fn controller_creates_updates_and_deletes() {
         w.and_then(|w| w.status.as_ref()?.at_provider.as_ref()?.size) == Some(2)
     })
     .await;
+    // Found up to date at size 2 (that observation wrote it), a second change is drift measured
+    // from that observation (Crossplane's drift_seconds).
+    h.widgets()
+        .patch(
+            "life",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {"size": 3}}})),
+        )
+        .await
+        .expect("patch");
+    h.wait_for("life", Duration::from_secs(10), |w| {
+        w.and_then(|w| w.status.as_ref()?.at_provider.as_ref()?.size) == Some(3)
+    })
+    .await;
 
     h.widgets()
         .delete("life", &DeleteParams::default())
@@ -115,6 +129,13 @@ async fn controller_creates_updates_and_deletes() {
         r#"ferroplane_reconciles_total{kind="Widget",result="success"}"#,
         r#"ferroplane_time_to_first_ready_seconds_count{kind="Widget"} 1"#,
         r#"ferroplane_time_to_delete_seconds_count{kind="Widget"} 1"#,
+        // Crossplane's, beside ferroplane's own.
+        r#"crossplane_managed_resource_first_time_to_reconcile_seconds_count{gvk="test.ferroplane.io/v1, Kind=Widget"} 1"#,
+        r#"crossplane_managed_resource_first_time_to_readiness_seconds_count{gvk="test.ferroplane.io/v1, Kind=Widget"} 1"#,
+        r#"crossplane_managed_resource_deletion_seconds_count{gvk="test.ferroplane.io/v1, Kind=Widget"} 1"#,
+        r#"crossplane_managed_resource_drift_seconds_count{gvk="test.ferroplane.io/v1, Kind=Widget"} 1"#,
+        r#"crossplane_managed_resource_exists{gvk="test.ferroplane.io/v1, Kind=Widget"} 0"#,
+        r#"crossplane_managed_resource_ready{gvk="test.ferroplane.io/v1, Kind=Widget"} 0"#,
     ];
     eventually("the reconcile, first-ready and delete metrics")
         .within(Duration::from_secs(10))
