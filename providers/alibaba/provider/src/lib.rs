@@ -103,7 +103,22 @@ pub async fn run(
     let (eips, eip_associations) = eip_controllers(runtime, &options);
     let (nat_gateways, snat_entries, dnat_entries) = nat_controllers(runtime, &options);
     let fleets = fleet::run(runtime, &options, &ecs, shutdown.clone());
-    let configs = provider_config::run(runtime, options, &ecs, shutdown.clone());
+    // Every managed kind uses a configuration: each is followed for `status.users` and for the
+    // in-use finalizer.
+    let mut users = provider_config::ConfigUsers::default();
+    users.follow(&ecs);
+    users.follow(&vpcs);
+    users.follow(&vswitches);
+    users.follow(&groups);
+    users.follow(&disks);
+    users.follow(&key_pairs);
+    users.follow(&rules);
+    users.follow(&eips);
+    users.follow(&eip_associations);
+    users.follow(&nat_gateways);
+    users.follow(&snat_entries);
+    users.follow(&dnat_entries);
+    let configs = provider_config::run(runtime, options, users, shutdown.clone());
     futures::join!(
         ecs.run(shutdown.clone()),
         vpcs.run(shutdown.clone()),

@@ -1,26 +1,29 @@
 //! The ProviderConfig and ClusterProviderConfig controllers.
 //!
-//! Per configuration: `status.users` (how many ECSInstances reference it), a `Ready` condition
-//! saying whether its credentials load (reason and message name what to fix), and the
-//! `ferroplane.io/in-use` finalizer, removed on deletion only once no ECSInstance references it
-//! (checked with a fresh list, not the cache). A change of an ECSInstance's reference, or of the
-//! config's Secret, reconciles the config at once; otherwise it is looked at every poll interval,
-//! which also re-checks temporary credentials.
+//! Per configuration: `status.users` (how many managed objects of any Alibaba kind reference it,
+//! Crossplane's field), a `Ready` condition saying whether its credentials load (reason and
+//! message name what to fix), and the `ferroplane.io/in-use` finalizer, removed on deletion only
+//! once no managed object references it (checked with fresh lists, not the caches). A change of
+//! any managed object's reference, or of the config's Secret, reconciles the config at once;
+//! otherwise it is looked at every poll interval, which also re-checks temporary credentials.
 //!
-//! `config_kind` abstracts over the two kinds, `references` follows which instance references
-//! which configuration, `reconcile` is one reconcile of a configuration.
+//! `config_kind` abstracts over the two kinds, `references` follows which object references
+//! which configuration, `users` counts and lists the users over every kind, `reconcile` is one
+//! reconcile of a configuration.
 
 mod config_kind;
 mod reconcile;
 mod references;
+mod users;
+
+pub use self::users::ConfigUsers;
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ECSInstance, ProviderConfig};
-use ferroplane_apis::common::ProviderConfigKind;
-use ferroplane_runtime::{Connector, ManagedController, Runtime};
+use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ProviderConfig};
+use ferroplane_runtime::Runtime;
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
 use futures::future::{BoxFuture, Shared};
@@ -28,37 +31,34 @@ use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::Api;
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Controller;
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use tracing::{info, warn};
 
 use self::config_kind::ConfigKind;
 use self::reconcile::{Context, error_policy, reconcile};
-use self::references::ReferenceChanges;
+use self::users::UserCounts;
 use crate::cloud_client::ClientCache;
 use crate::config_resolution::{ConfigResolver, uses_secret};
 use crate::options::Options;
 
-/// Runs both configuration controllers until `shutdown` completes. They follow ECSInstances
-/// through the ECSInstance controller's watch and store (`instances`) rather than watching and
-/// caching every instance again.
-pub(crate) fn run<C>(
+/// Runs both configuration controllers until `shutdown` completes. They follow the managed
+/// objects through the managed kinds' watches and stores (`users`, filled by
+/// [`ConfigUsers::follow`]) rather than watching and caching every object again.
+pub(crate) fn run(
     runtime: &Runtime,
     options: Options,
-    instances: &ManagedController<ECSInstance, C>,
+    users: ConfigUsers,
     shutdown: Shared<BoxFuture<'static, ()>>,
-) -> impl Future<Output = ()> + Send + use<C>
-where
-    C: Connector<ECSInstance>,
-{
+) -> impl Future<Output = ()> + Send + use<> {
     let client = runtime.client().clone();
     let namespaced: Api<ProviderConfig> = match &options.namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),
     };
     let cluster: Api<ClusterProviderConfig> = Api::all(client.clone());
-    let (namespaced_users, cluster_users) = follow_users(instances);
-    let store = instances.store();
+    let (counts, changed) = users.split();
+    let counts = Arc::new(counts);
     let runtime = runtime.clone();
     async move {
         futures::join!(
@@ -67,8 +67,8 @@ where
                 client.clone(),
                 &options,
                 namespaced,
-                store.clone(),
-                namespaced_users,
+                counts.clone(),
+                changed.namespaced,
                 shutdown.clone()
             ),
             async {
@@ -79,8 +79,8 @@ where
                         client,
                         &options,
                         cluster,
-                        store,
-                        cluster_users,
+                        counts,
+                        changed.cluster,
                         shutdown,
                     )
                     .await;
@@ -90,39 +90,12 @@ where
     }
 }
 
-/// The configurations whose users change, by kind, as the instances' watch sees them: one
-/// record of every instance's reference serves both configuration controllers.
-fn follow_users<C: Connector<ECSInstance>>(
-    instances: &ManagedController<ECSInstance, C>,
-) -> (
-    UnboundedReceiver<ObjectRef<ProviderConfig>>,
-    UnboundedReceiver<ObjectRef<ClusterProviderConfig>>,
-) {
-    let (namespaced, namespaced_users) = futures::channel::mpsc::unbounded();
-    let (cluster, cluster_users) = futures::channel::mpsc::unbounded();
-    let references = ReferenceChanges::default();
-    instances.observe_objects(move |instance| {
-        // A send fails only once the configuration controller has stopped.
-        for config in references.concerned(instance) {
-            match config.kind {
-                ProviderConfigKind::ProviderConfig => {
-                    let _ = namespaced.unbounded_send(config.object_ref());
-                }
-                ProviderConfigKind::ClusterProviderConfig => {
-                    let _ = cluster.unbounded_send(config.object_ref());
-                }
-            }
-        }
-    });
-    (namespaced_users, cluster_users)
-}
-
 async fn run_kind<P: ConfigKind>(
     runtime: &Runtime,
     client: kube::Client,
     options: &Options,
     api: Api<P>,
-    instances: Store<ECSInstance>,
+    users: Arc<UserCounts>,
     users_changed: UnboundedReceiver<ObjectRef<P>>,
     shutdown: Shared<BoxFuture<'static, ()>>,
 ) {
@@ -135,7 +108,7 @@ async fn run_kind<P: ConfigKind>(
             Duration::ZERO,
             runtime.external_calls(KIND_LABEL),
         ),
-        instances,
+        users,
         recorder: runtime.recorder(),
         poll: options.poll_interval,
         client: client.clone(),

@@ -5,29 +5,26 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferroplane_apis::alibabacloud::{
-    Disk, ECSInstance, KeyPair, ProviderConfigStatus, SecurityGroup, VPC, VSwitch,
-};
-use ferroplane_apis::common::{ConditionStatus, ProviderConfigKind, names};
+use ferroplane_apis::alibabacloud::ProviderConfigStatus;
+use ferroplane_apis::common::{ConditionStatus, names};
 use ferroplane_runtime::conditions::{self, Desired};
 use ferroplane_runtime::events::EventRecorder;
-use ferroplane_runtime::{FIELD_MANAGER, ManagedResource, ReconcileError};
+use ferroplane_runtime::{FIELD_MANAGER, ReconcileError};
 use jiff::Timestamp;
-use kube::api::{ListParams, Patch, PatchParams};
+use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event as KubeEvent, EventType};
-use kube::runtime::reflector::Store;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 use tracing::warn;
 
 use super::config_kind::ConfigKind;
-use super::references::references;
+use super::users::{ConfigId, UserCounts};
 use crate::cloud_client::ClientCache;
 use crate::config_resolution::{ConfigResolver, ResolvedConfig, display};
 use crate::reasons::{CREDENTIALS_ERROR, IN_USE, KUBERNETES_API_ERROR};
 
-/// Finalizer that keeps a configuration while ECSInstances reference it.
+/// Finalizer that keeps a configuration while managed objects reference it.
 pub const IN_USE_FINALIZER: &str = "ferroplane.io/in-use";
 /// Requeue after a failed reconcile.
 const ERROR_REQUEUE: Duration = Duration::from_secs(5);
@@ -37,53 +34,13 @@ pub(super) struct Context {
     pub(super) client: kube::Client,
     pub(super) resolver: ConfigResolver,
     pub(super) cache: ClientCache,
-    pub(super) instances: Store<ECSInstance>,
+    pub(super) users: Arc<UserCounts>,
     pub(super) recorder: EventRecorder,
     pub(super) poll: Duration,
 }
 
 fn api_for<P: ConfigKind>(client: &kube::Client, config: &P) -> Api<P> {
     P::api_in(client.clone(), config.namespace().as_deref())
-}
-
-/// Objects of kind `K` that use `config`, as `Kind namespace/name`, from a fresh list.
-async fn live_users_of<P: ConfigKind, K: ManagedResource>(
-    ctx: &Context,
-    config: &P,
-) -> Result<Vec<String>, ReconcileError> {
-    let kind = K::kind(&());
-    let api: Api<K> = match (P::KIND, config.namespace()) {
-        (ProviderConfigKind::ProviderConfig, Some(ns)) => Api::namespaced(ctx.client.clone(), &ns),
-        _ => Api::all(ctx.client.clone()),
-    };
-    let list = api.list(&ListParams::default()).await.map_err(|e| {
-        ReconcileError::retryable(KUBERNETES_API_ERROR, format!("cannot list {kind}s: {e}"))
-    })?;
-    Ok(list
-        .items
-        .iter()
-        .filter(|i| references(*i, config))
-        .map(|i| match i.namespace() {
-            Some(ns) => format!("{kind} {ns}/{}", i.name_any()),
-            None => format!("{kind} {}", i.name_any()),
-        })
-        .collect())
-}
-
-/// Users of every Alibaba kind according to fresh lists (the deletion decision must not trust a
-/// cache): a configuration deleted under a VPC would leave the VPC without credentials to delete
-/// it with.
-async fn live_users<P: ConfigKind>(
-    ctx: &Context,
-    config: &P,
-) -> Result<Vec<String>, ReconcileError> {
-    let mut users = live_users_of::<P, ECSInstance>(ctx, config).await?;
-    users.extend(live_users_of::<P, VPC>(ctx, config).await?);
-    users.extend(live_users_of::<P, VSwitch>(ctx, config).await?);
-    users.extend(live_users_of::<P, SecurityGroup>(ctx, config).await?);
-    users.extend(live_users_of::<P, Disk>(ctx, config).await?);
-    users.extend(live_users_of::<P, KeyPair>(ctx, config).await?);
-    Ok(users)
 }
 
 pub(super) async fn reconcile<P: ConfigKind>(
@@ -102,7 +59,7 @@ pub(super) async fn reconcile<P: ConfigKind>(
         if !has_finalizer {
             return Ok(Action::await_change());
         }
-        let users = live_users(&ctx, &config).await?;
+        let users = ctx.users.live(&ctx.client, &ConfigId::of(&config)).await?;
         if users.is_empty() {
             let remaining: Vec<&String> = finalizers
                 .iter()
@@ -149,12 +106,7 @@ pub(super) async fn reconcile<P: ConfigKind>(
             .map_err(kube_error)?;
     }
 
-    let users = ctx
-        .instances
-        .state()
-        .iter()
-        .filter(|i| references(i.as_ref(), &config))
-        .count();
+    let users = ctx.users.cached_count(&ConfigId::of(&config));
     let ready = credentials_condition(&ctx, &config).await;
     let was_ready = config
         .config_status()

@@ -1,21 +1,20 @@
-//! Which configuration each ECSInstance references, so that a configuration is reconciled when
-//! its users change, and [`references`], the test of one instance against one configuration.
+//! Which configuration each managed object references, so that a configuration is reconciled
+//! when its users change.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use ferroplane_apis::alibabacloud::ECSInstance;
 use ferroplane_apis::common::{Managed, ProviderConfigKind};
 use kube::ResourceExt;
 use kube::runtime::reflector::ObjectRef;
 
 use super::config_kind::ConfigKind;
 
-/// Which configuration each ECSInstance referenced last, so that only a new, changed or
+/// Which configuration each managed object referenced last, so that only a new, changed or
 /// dropped reference reconciles a configuration (not every status write of an instance).
 #[derive(Default)]
 pub(super) struct ReferenceChanges {
-    /// By instance UID: the configuration referenced, and whether deletion had started.
+    /// By object UID (unique across kinds): the configuration referenced, and whether deletion had started.
     seen: Mutex<HashMap<String, (ProviderConfigKind, String, bool)>>,
 }
 
@@ -41,10 +40,12 @@ impl Concerned {
 impl ReferenceChanges {
     /// The configurations this version of `instance` concerns: the one it references when that
     /// reference or the deletion state is new, and the one it referenced before, if another.
-    pub(super) fn concerned(&self, instance: &ECSInstance) -> Vec<Concerned> {
-        let reference = &instance.spec.provider_config_ref;
+    pub(super) fn concerned<K: Managed + ResourceExt>(&self, instance: &K) -> Vec<Concerned> {
+        let Some(reference) = instance.provider_config_ref() else {
+            return Vec::new();
+        };
         let uid = instance.uid().unwrap_or_else(|| instance.name_any());
-        let deleting = instance.metadata.deletion_timestamp.is_some();
+        let deleting = instance.meta().deletion_timestamp.is_some();
         let finished = deleting && instance.finalizers().is_empty();
         let state = (reference.kind, reference.name.clone(), deleting);
         let previous = {
@@ -74,22 +75,9 @@ impl ReferenceChanges {
     }
 }
 
-pub(super) fn references<P: ConfigKind, K: Managed + ResourceExt>(
-    instance: &K,
-    config: &P,
-) -> bool {
-    let Some(r) = instance.provider_config_ref() else {
-        return false;
-    };
-    r.kind == P::KIND
-        && r.name == config.name_any()
-        && (P::KIND == ProviderConfigKind::ClusterProviderConfig
-            || instance.namespace() == config.namespace())
-}
-
 #[cfg(test)]
 mod tests {
-    use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ProviderConfig};
+    use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ECSInstance, ProviderConfig};
     use jiff::Timestamp;
     use serde_json::json;
 

@@ -3,7 +3,7 @@
 
 use crate::controller_support::*;
 use alibaba_mock::{AccessKey, DEFAULT_ACCOUNT_ID};
-use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ECSInstance, ProviderConfig};
+use ferroplane_apis::alibabacloud::{ClusterProviderConfig, ECSInstance, EIP, ProviderConfig};
 use ferroplane_apis::common::{
     Condition, ConditionStatus, ProviderConfigKind, ProviderConfigReference,
 };
@@ -360,5 +360,59 @@ async fn a_provider_config_moved_to_another_account_is_refused_and_nothing_leaks
     env.wait_for("mover", "gone", |o| o.is_none()).await;
     env.wait_mock(&id, "released", |i| i.is_none()).await;
     assert_eq!(in_other_account(&env), 0);
+    env.stop().await;
+}
+
+/// `status.users` counts the users of every kind (an EIP beside an ECSInstance), exactly as they
+/// come and go, and the in-use finalizer holds the configuration for any of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_of_every_kind_are_counted_and_keep_the_config() {
+    let env = Env::start().await;
+    let users = |n: i64| {
+        move |c: Option<&ProviderConfig>| {
+            c.and_then(|c| c.status.as_ref())
+                .is_some_and(|s| s.users == n)
+        }
+    };
+    wait_config(&env, "default", "no users", users(0)).await;
+    let eip_doc = ferroplane_testkit::samples::read("eip.yaml")
+        .split("\n---\n")
+        .map(|doc| serde_saphyr::from_str::<serde_json::Value>(doc).expect("eip.yaml document"))
+        .find(|d| d["kind"] == "EIP")
+        .expect("eip.yaml has an EIP");
+    let eip: EIP = serde_json::from_value(eip_doc).expect("an EIP");
+    let eips = Api::<EIP>::namespaced(env.client.clone(), NS);
+    eips.create(&PostParams::default(), &eip)
+        .await
+        .expect("EIP created");
+    wait_config(&env, "default", "the EIP counted", users(1)).await;
+    env.create(&instance("vm-user")).await;
+    wait_config(&env, "default", "the EIP and the instance", users(2)).await;
+    env.delete("vm-user").await;
+    env.wait_for("vm-user", "gone", |o| o.is_none()).await;
+    wait_config(&env, "default", "the instance gone", users(1)).await;
+
+    // Only the EIP is left, and it alone holds the configuration.
+    Api::<ProviderConfig>::namespaced(env.client.clone(), NS)
+        .delete("default", &DeleteParams::default())
+        .await
+        .expect("delete requested");
+    wait_config(&env, "default", "InUse by the EIP", |c| {
+        c.and_then(|c| c.status.as_ref())
+            .and_then(|s| ready(&s.conditions))
+            .is_some_and(|r| r.reason == "InUse" && r.message.contains("EIP default/bastion"))
+    })
+    .await;
+    eips.delete("bastion", &DeleteParams::default())
+        .await
+        .expect("EIP delete requested");
+    wait_config(&env, "default", "deleted once unused", |c| c.is_none()).await;
+    assert!(
+        !env.mock()
+            .resources()
+            .iter()
+            .any(|r| r.kind == alibaba_mock::ResourceKind::Eip),
+        "the EIP was released with the configuration's credentials"
+    );
     env.stop().await;
 }
