@@ -91,6 +91,9 @@ pub enum Case {
     TwoNamespacesClaim,
     /// `providerConfigRef` moved to a configuration of another account.
     ProviderConfigMoved,
+    /// Crossplane's annotations: created `crossplane.io/paused`, then resumed with a
+    /// `crossplane.io/reconcile-requested-at` token; named under both external-name keys.
+    CrossplaneAnnotations,
 }
 
 impl Case {
@@ -106,6 +109,7 @@ impl Case {
             Self::DeleteWhileUpdating,
             Self::TwoNamespacesClaim,
             Self::ProviderConfigMoved,
+            Self::CrossplaneAnnotations,
         ]);
         all
     }
@@ -141,6 +145,7 @@ impl Case {
             Self::DeleteWhileUpdating => "delete-while-updating".into(),
             Self::TwoNamespacesClaim => "two-namespaces-claim".into(),
             Self::ProviderConfigMoved => "provider-config-moved".into(),
+            Self::CrossplaneAnnotations => "crossplane-annotations".into(),
         }
     }
 }

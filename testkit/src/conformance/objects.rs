@@ -31,6 +31,8 @@ pub struct ObjectSpec {
     pub external_name: Option<String>,
     pub connection_secret: Option<String>,
     pub orphan: bool,
+    /// More annotations (e.g. Crossplane's spellings).
+    pub annotations: Vec<(String, String)>,
 }
 
 /// The objects of one kind in one namespace.
@@ -107,8 +109,15 @@ impl Objects {
                 "providerConfigRef": {"name": spec.provider_config},
             },
         });
+        let mut annotations = serde_json::Map::new();
         if let Some(name) = &spec.external_name {
-            body["metadata"]["annotations"] = json!({ EXTERNAL_NAME: name });
+            annotations.insert(EXTERNAL_NAME.to_owned(), json!(name));
+        }
+        for (key, value) in &spec.annotations {
+            annotations.insert(key.clone(), json!(value));
+        }
+        if !annotations.is_empty() {
+            body["metadata"]["annotations"] = Value::Object(annotations);
         }
         if let Some(secret) = &spec.connection_secret {
             body["spec"]["writeConnectionSecretToRef"] = json!({"name": secret});
@@ -132,6 +141,19 @@ impl Objects {
             .await
             .map(drop)
             .map_err(|e| format!("patch {}/{name}: {e}", self.namespace))
+    }
+
+    /// Merge-patches the object's annotations.
+    pub async fn annotate(&self, name: &str, annotations: Value) -> Result<(), String> {
+        self.api
+            .patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"annotations": annotations}})),
+            )
+            .await
+            .map(drop)
+            .map_err(|e| format!("annotate {}/{name}: {e}", self.namespace))
     }
 
     pub async fn delete(&self, name: &str) -> Result<(), String> {

@@ -2,6 +2,10 @@
 //! faults scripted between them; each returns as soon as something is not as it must be.
 
 use alibaba_mock::Change;
+use ferroplane_apis::common::names::{
+    CROSSPLANE_EXTERNAL_NAME, CROSSPLANE_PAUSED, CROSSPLANE_RECONCILE_REQUESTED_AT, EXTERNAL_NAME,
+    REASON_RECONCILE_PAUSED,
+};
 use ferroplane_runtime::reasons::{CONNECTION_SECRET_NOT_CONTROLLED, EXTERNAL_RESOURCE_NOT_FOUND};
 use serde_json::json;
 
@@ -25,6 +29,7 @@ pub async fn run(run: &mut CaseRun<'_>) -> Outcome {
         Case::DeleteWhileUpdating => delete_while_updating(run).await,
         Case::TwoNamespacesClaim => two_namespaces_claim(run).await,
         Case::ProviderConfigMoved => provider_config_moved(run).await,
+        Case::CrossplaneAnnotations => crossplane_annotations(run).await,
         Case::CrashStorm => Err("the crash storm runs on its own cluster".into()),
     }
 }
@@ -368,5 +373,53 @@ async fn provider_config_moved(run: &mut CaseRun<'_>) -> Outcome {
             .await?;
         wait_ready(run, &objects).await?;
     }
+    objects.delete_and_wait(OBJECT, run.timeout).await
+}
+
+/// Crossplane's spellings act as ferroplane's: paused by `crossplane.io/paused` nothing is
+/// created; resumed, the resource is named under both keys and the reconcile request token is
+/// echoed in `status.lastHandledReconcileAt`.
+async fn crossplane_annotations(run: &mut CaseRun<'_>) -> Outcome {
+    let build = run.build().await;
+    let spec = ObjectSpec {
+        annotations: vec![(CROSSPLANE_PAUSED.into(), "true".into())],
+        ..run.spec()
+    };
+    let objects = run.objects.clone();
+    let mark = run.ledger_mark();
+    run.create(&objects, &build, &spec).await?;
+    objects
+        .wait(OBJECT, "Synced=False/ReconcilePaused", run.timeout, |o| {
+            o.is_some_and(|o| sync_failed_with(o, REASON_RECONCILE_PAUSED))
+        })
+        .await?;
+    // The case's account is its own: any change in it since the mark is this object's.
+    if !run.entries_since(mark).is_empty() {
+        return Err("the cloud was changed while crossplane.io/paused was \"true\"".into());
+    }
+    let token = "2026-11-29T10:00:00Z";
+    objects
+        .annotate(
+            OBJECT,
+            json!({CROSSPLANE_PAUSED: "false", CROSSPLANE_RECONCILE_REQUESTED_AT: token}),
+        )
+        .await?;
+    let ready = objects
+        .wait(OBJECT, "Ready with the token handled", run.timeout, |o| {
+            o.is_some_and(|o| {
+                is_ready(o) && o.data["status"]["lastHandledReconcileAt"] == json!(token)
+            })
+        })
+        .await?
+        .ok_or("gone while waiting")?;
+    let annotations = ready.metadata.annotations.clone().unwrap_or_default();
+    let ours = annotations.get(EXTERNAL_NAME);
+    if ours.is_none() || ours != annotations.get(CROSSPLANE_EXTERNAL_NAME) {
+        return Err(format!(
+            "external name not written under both keys: {annotations:?}"
+        ));
+    }
+    let account = run.account.id.clone();
+    run.check_status(&objects, &account).await;
     objects.delete_and_wait(OBJECT, run.timeout).await
 }
