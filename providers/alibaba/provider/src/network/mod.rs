@@ -54,7 +54,6 @@ use ferroplane_apis::alibabacloud::{
     DNATEntry, ECSInstance, EIP, EIPAssociation, NATGateway, SNATEntry, SecurityGroup,
     SecurityGroupRule, VPC, VSwitch,
 };
-use ferroplane_apis::common::names;
 use ferroplane_runtime::{
     ControllerConfig, ExternalClient, ManagedController, ManagedResource, Runtime, references,
 };
@@ -239,7 +238,7 @@ where
     K: ManagedResource,
 {
     let mut entries = references::referencing::<EIP, K>(eip, store);
-    let Some(allocation_id) = eip.annotations().get(names::EXTERNAL_NAME) else {
+    let Some(allocation_id) = ferroplane_runtime::annotations::external_name(eip) else {
         return entries;
     };
     let namespace = eip.namespace();
