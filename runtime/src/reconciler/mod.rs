@@ -121,18 +121,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         let span = info_span!("reconcile", kind = %self.kind, object = %key);
         async {
             self.limiter.acquire().await;
-            // Crossplane's first_time_to_reconcile: the first reconcile of an object with no
-            // `Synced` yet.
-            if conditions::find(obj.conditions(), names::SYNCED).is_none()
-                && let Some(created) = obj.meta().creation_timestamp.as_ref()
-            {
-                let age = jiff::Timestamp::now().duration_since(created.0);
-                self.metrics.first_reconcile(
-                    &self.gvk,
-                    &key,
-                    Duration::try_from(age).unwrap_or_default(),
-                );
-            }
+            self.note_first_reconcile(obj, &key);
             let started = Instant::now();
             let result = self.run(obj).await;
             let outcome = match &result {
@@ -244,15 +233,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
 
         // Aliases: a `crossplane.io/` annotation that differs from its `ferroplane.io/` one is
         // overruled (see `annotations`), said once as a Warning and kept in `Synced`'s message.
-        let conflict = annotations::disagreements(obj.meta().annotations.as_ref());
-        if let Some(note) = conflict.as_deref()
-            && !conditions::find(obj.conditions(), names::SYNCED)
-                .is_some_and(|c| c.message.contains(note))
-        {
-            self.events
-                .warning(&obj, reasons::CONFLICTING_ANNOTATIONS, note.to_owned())
-                .await;
-        }
+        let conflict = self.report_conflicting_annotations(&obj).await;
 
         // Paused: a human asked ferroplane to keep its hands off, including deletion. A value
         // not understood is not guessed at: the safe reading is "paused", said loudly.

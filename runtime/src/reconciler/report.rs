@@ -26,6 +26,35 @@ use crate::status;
 const LAST_HANDLED_RECONCILE_AT: &str = "lastHandledReconcileAt";
 
 impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
+    /// Crossplane's first_time_to_reconcile: the first reconcile of an object with no `Synced`
+    /// yet.
+    pub(super) fn note_first_reconcile(&self, obj: &K, key: &str) {
+        if conditions::find(obj.conditions(), names::SYNCED).is_none()
+            && let Some(created) = obj.meta().creation_timestamp.as_ref()
+        {
+            let age = Timestamp::now().duration_since(created.0);
+            self.metrics.first_reconcile(
+                &self.gvk,
+                key,
+                Duration::try_from(age).unwrap_or_default(),
+            );
+        }
+    }
+
+    /// The disagreements of aliased annotations, as the note `Synced` keeps; the Warning event
+    /// goes out when `Synced` does not say it yet (once per disagreement).
+    pub(super) async fn report_conflicting_annotations(&self, obj: &K) -> Option<String> {
+        let note = annotations::disagreements(obj.meta().annotations.as_ref())?;
+        if !conditions::find(obj.conditions(), names::SYNCED)
+            .is_some_and(|c| c.message.contains(&note))
+        {
+            self.events
+                .warning(obj, reasons::CONFLICTING_ANNOTATIONS, note.clone())
+                .await;
+        }
+        Some(note)
+    }
+
     /// Writes conditions and provider status fields when they differ from the object's; the
     /// first `Ready=True` after the create counts in the time-to-ready metric.
     pub(super) async fn write_status(
