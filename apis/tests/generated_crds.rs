@@ -1,7 +1,8 @@
-//! `deploy/crds/` and the Helm chart's `deploy/helm/ferroplane/crds/` must be exactly what the
-//! types generate; samples must fit their types.
+//! `deploy/crds/`, the Helm chart's `deploy/helm/ferroplane/crds/` and the Crossplane package's
+//! `package/crds/` must be exactly what the types generate; samples must fit their types; the
+//! package's permission requests are deploy/'s rules outside ferroplane's own API groups.
 //!
-//! To refresh both after changing a type: `FERROPLANE_UPDATE_CRDS=1 cargo test -p
+//! To refresh the three after changing a type: `FERROPLANE_UPDATE_CRDS=1 cargo test -p
 //! ferroplane-apis` (that run writes the files and fails, saying so; the next run checks them).
 
 use std::path::{Path, PathBuf};
@@ -9,21 +10,23 @@ use std::path::{Path, PathBuf};
 use ferroplane_apis::{crd_file_name, crd_yaml, crds};
 
 fn deploy_dir(sub: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../deploy")
-        .join(sub)
+    workspace_dir(&format!("deploy/{sub}"))
 }
 
-/// The directories that hold the generated CRDs: deploy/'s, and the Helm chart's (whose
-/// `crds/` Helm installs before the templates).
-const CRD_DIRS: [&str; 2] = ["crds", "helm/ferroplane/crds"];
+fn workspace_dir(sub: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(sub)
+}
+
+/// The directories (from the workspace root) that hold the generated CRDs: deploy/'s, the Helm
+/// chart's (whose `crds/` Helm installs before the templates) and the Crossplane package's.
+const CRD_DIRS: [&str; 3] = ["deploy/crds", "deploy/helm/ferroplane/crds", "package/crds"];
 
 #[test]
 fn deploy_crds_match_the_types() {
     let update = std::env::var_os("FERROPLANE_UPDATE_CRDS").is_some();
     let mut refreshed = Vec::new();
     for sub in CRD_DIRS {
-        let dir = deploy_dir(sub);
+        let dir = workspace_dir(sub);
         if update {
             std::fs::create_dir_all(&dir).expect("create the CRD directory");
         }
