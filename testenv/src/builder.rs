@@ -50,6 +50,10 @@ pub fn stages_without(stages: &str, name: &str) -> String {
 /// The file, beside the kwok binary, that holds the stages above.
 pub const KWOK_STAGES_FILE: &str = "kwok-stages.yaml";
 
+/// The directory, beside the `crossplane` core binary, that holds the CRDs of its module
+/// (`cluster/crds`), which a control plane needs before core starts.
+pub const CROSSPLANE_CRDS_DIR: &str = "crds";
+
 /// Written last into a component's directory: its presence means the build completed.
 const BUILD_INFO: &str = "BUILD-INFO";
 
@@ -148,6 +152,18 @@ impl Builder {
         Ok(self.ensure(Component::Helm)?.join("helm"))
     }
 
+    /// Crossplane core of the pinned version, built first when missing: the `crossplane` binary
+    /// and the directory of its CRDs ([`CROSSPLANE_CRDS_DIR`]).
+    pub fn ensure_crossplane(&self) -> Result<(PathBuf, PathBuf)> {
+        let dir = self.ensure(Component::Crossplane)?;
+        Ok((dir.join("crossplane"), dir.join(CROSSPLANE_CRDS_DIR)))
+    }
+
+    /// The Crossplane CLI of the pinned version, built first when missing.
+    pub fn ensure_crossplane_cli(&self) -> Result<PathBuf> {
+        Ok(self.ensure(Component::CrossplaneCli)?.join("crossplane"))
+    }
+
     /// The programs, building whatever is missing first.
     pub fn ensure_all(&self) -> Result<Binaries> {
         for c in Component::ALL {
@@ -175,6 +191,17 @@ impl Builder {
         if self.is_built_at(c, version) {
             return Ok(dir);
         }
+        let _lock = self.lock()?;
+        // Another process may have finished it while this one waited.
+        if self.is_built_at(c, version) {
+            return Ok(dir);
+        }
+        self.build(c, version)?;
+        Ok(dir)
+    }
+
+    /// Holds the cache's build lock (waiting for another process that holds it) until dropped.
+    pub(crate) fn lock(&self) -> Result<File> {
         fs::create_dir_all(&self.cache)
             .map_err(Error::io(format!("creating {}", self.cache.display())))?;
         let lock_path = self.cache.join(".build.lock");
@@ -192,12 +219,7 @@ impl Builder {
             lock.lock()
                 .map_err(Error::io(format!("locking {}", lock_path.display())))?;
         }
-        // Another process may have finished it while this one waited.
-        if self.is_built_at(c, version) {
-            return Ok(dir);
-        }
-        self.build(c, version)?;
-        Ok(dir)
+        Ok(lock)
     }
 
     fn build(&self, c: Component, version: &str) -> Result<()> {
@@ -226,6 +248,9 @@ impl Builder {
                 "about a minute on 2 cores with a cold Go cache"
             }
             Component::Kwok | Component::Helm => "about 2 minutes on 2 cores with a cold Go cache",
+            Component::Crossplane | Component::CrossplaneCli => {
+                "about 6 minutes on 2 cores with a cold Go cache"
+            }
         };
         say(&format!(
             "building {} {version} ({}) from the Go module proxy into {}, once: {expect}; log: {}",
@@ -236,7 +261,7 @@ impl Builder {
         ));
 
         let go = GoRunner {
-            component: c,
+            component: c.name(),
             version: &version,
             cwd: &work,
             log: &log,
@@ -275,6 +300,12 @@ impl Builder {
 
         if c == Component::Kwok {
             write_kwok_stages(&module.dir, &partial.join(KWOK_STAGES_FILE))?;
+        }
+        if c == Component::Crossplane {
+            copy_crds(
+                &module.dir.join("cluster").join("crds"),
+                &partial.join(CROSSPLANE_CRDS_DIR),
+            )?;
         }
 
         let info = format!(
@@ -339,6 +370,22 @@ fn write_kwok_stages(module_dir: &Path, out: &Path) -> Result<()> {
     fs::write(out, stages).map_err(Error::io("writing kwok's stages"))
 }
 
+/// Copies the YAML files of core's `cluster/crds` (read-only in Go's module cache, which may be
+/// emptied later) beside the binary.
+fn copy_crds(from: &Path, to: &Path) -> Result<()> {
+    fs::create_dir_all(to).map_err(Error::io(format!("creating {}", to.display())))?;
+    let entries = fs::read_dir(from).map_err(Error::io(format!("reading {}", from.display())))?;
+    for entry in entries {
+        let path = entry.map_err(Error::io("listing core's CRDs"))?.path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let text = fs::read(&path).map_err(Error::io(format!("reading {}", path.display())))?;
+            let name = path.file_name().unwrap_or_default();
+            fs::write(to.join(name), text).map_err(Error::io("writing core's CRDs"))?;
+        }
+    }
+    Ok(())
+}
+
 /// What `go mod download -json` says about one module.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -354,11 +401,11 @@ struct Module {
 }
 
 /// Runs `go` for one component's build, its output appended to the build log.
-struct GoRunner<'a> {
-    component: Component,
-    version: &'a str,
-    cwd: &'a Path,
-    log: &'a Path,
+pub(crate) struct GoRunner<'a> {
+    pub(crate) component: &'static str,
+    pub(crate) version: &'a str,
+    pub(crate) cwd: &'a Path,
+    pub(crate) log: &'a Path,
 }
 
 impl GoRunner<'_> {
@@ -407,7 +454,7 @@ impl GoRunner<'_> {
         }
     }
 
-    fn run(&self, args: &[&str]) -> Result<()> {
+    pub(crate) fn run(&self, args: &[&str]) -> Result<()> {
         let log = OpenOptions::new()
             .append(true)
             .open(self.log)
@@ -445,7 +492,7 @@ impl GoRunner<'_> {
 
     fn failed(&self, args: &[&str], status: &str) -> Error {
         Error::Build(Box::new(BuildFailure {
-            component: self.component.name(),
+            component: self.component,
             version: self.version.to_string(),
             command: format!("go {}", args.join(" ")),
             status: status.to_string(),

@@ -48,6 +48,10 @@ pub enum Error {
 
     #[error("{0}")]
     Dir(String),
+
+    /// Crossplane core, its CRDs or the composition function did not come up.
+    #[error("crossplane: {0}")]
+    Crossplane(String),
 }
 
 /// Which `go` command failed while building a component, and the end of its log.

@@ -2,7 +2,8 @@
 //! kube-controller-manager and kube-scheduler from the `k8s.io/kubernetes` Go module, etcd from
 //! `go.etcd.io/etcd/server/v3` and kwok's controller (fake nodes whose pods are reported Running
 //! without containers), built once per pinned version and started on 127.0.0.1. The same builder
-//! makes the Helm CLI of the chart's tests (`Builder::ensure_helm`).
+//! makes the Helm CLI of the chart's tests (`Builder::ensure_helm`), and Crossplane core, its CLI and
+//! the composition function of the Crossplane tests (`Builder::ensure_crossplane`, …).
 //!
 //! ```no_run
 //! # async fn demo() -> ferroplane_testenv::Result<()> {
@@ -22,8 +23,10 @@
 
 mod builder;
 mod components;
+mod composition_function;
 mod control_plane;
 mod credentials;
+mod crossplane;
 mod error;
 pub mod etcd_members;
 mod gomod;
@@ -37,8 +40,9 @@ mod provisioner;
 mod shared;
 mod versions;
 
-pub use builder::{Binaries, Builder};
+pub use builder::{Binaries, Builder, CROSSPLANE_CRDS_DIR};
 pub use control_plane::{Access, ControlPlane, Options};
+pub use crossplane::{CROSSPLANE_NAMESPACE, Crossplane};
 pub use error::{Error, Result};
 pub use etcd_members::{EtcdMembers, MemberAddresses, MemberProcess};
 pub use metrics::{Writes, apiserver_writes, read_apiserver_writes};

@@ -37,6 +37,9 @@ enum Cmd {
     Versions,
     /// Build the pinned Helm CLI (`helm` in versions.yaml), which the chart's tests run.
     BuildHelm,
+    /// Build Crossplane core and its CLI at their pinned versions (`crossplane`,
+    /// `crossplane_cli` in versions.yaml) and the composition function of the Crossplane tests.
+    BuildCrossplane,
     /// Build etcd releases for EtcdCluster members (`etcd_members`), e.g. `v3.5.35 v3.6.16`;
     /// without a version, the pinned `etcd_upgrade_from`.
     BuildEtcd {
@@ -97,6 +100,30 @@ async fn run() -> ExitCode {
             .await
             .expect("the build thread does not panic")
         }
+        Cmd::BuildCrossplane => {
+            let builder = Builder::new(cli.cache);
+            tokio::task::spawn_blocking(move || {
+                let (core, crds) = builder.ensure_crossplane()?;
+                let versions = builder.versions();
+                eprintln!(
+                    "crossplane {}: {} (CRDs in {})",
+                    versions.crossplane,
+                    core.display(),
+                    crds.display()
+                );
+                let cli = builder.ensure_crossplane_cli()?;
+                eprintln!(
+                    "crossplane CLI {}: {}",
+                    versions.crossplane_cli,
+                    cli.display()
+                );
+                let function = builder.ensure_composition_function()?;
+                eprintln!("composition function: {}", function.display());
+                Ok(())
+            })
+            .await
+            .expect("the build thread does not panic")
+        }
         Cmd::Build => {
             let builder = Builder::new(cli.cache);
             let built = tokio::task::spawn_blocking(move || {
@@ -119,7 +146,11 @@ async fn run() -> ExitCode {
         }
         Cmd::Versions => {
             let builder = Builder::new(cli.cache);
-            for c in Component::ALL.into_iter().chain([Component::Helm]) {
+            for c in Component::ALL.into_iter().chain([
+                Component::Helm,
+                Component::Crossplane,
+                Component::CrossplaneCli,
+            ]) {
                 let state = if builder.is_built(c) {
                     "built"
                 } else {

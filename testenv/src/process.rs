@@ -115,15 +115,27 @@ impl Processes {
         args: &[String],
         log: PathBuf,
     ) -> Result<&mut Supervised> {
+        let mut cmd = Command::new(program);
+        cmd.args(args);
+        self.start_command(name, cmd, log)
+    }
+
+    /// Starts `cmd` (its program, arguments and environment), stdout and stderr appended to
+    /// `log`.
+    pub fn start_command(
+        &mut self,
+        name: &'static str,
+        mut cmd: Command,
+        log: PathBuf,
+    ) -> Result<&mut Supervised> {
         let out = File::options()
             .create(true)
             .append(true)
             .open(&log)
             .map_err(Error::io(format!("opening {}", log.display())))?;
         let err = out.try_clone().map_err(Error::io("log file"))?;
-        let mut cmd = Command::new(program);
-        cmd.args(args)
-            .stdin(Stdio::null())
+        let program = cmd.get_program().to_string_lossy().into_owned();
+        cmd.stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
             .process_group(0);
@@ -136,7 +148,7 @@ impl Processes {
         let child = reply_rx
             .recv()
             .map_err(|_| Error::io("starting a process")(std::io::Error::other("spawner gone")))?
-            .map_err(Error::io(format!("starting {}", program.display())))?;
+            .map_err(Error::io(format!("starting {program}")))?;
         tracing::info!(name, pid = child.id(), log = %log.display(), "started");
         self.children.push(Supervised { name, log, child });
         Ok(self.children.last_mut().expect("just pushed"))

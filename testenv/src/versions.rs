@@ -21,6 +21,11 @@ pub struct Versions {
     /// Helm, for the tests of the chart in `deploy/helm/` (`helm lint`, `helm template`); not
     /// part of the control plane, built by [`crate::Builder::ensure_helm`] when first needed.
     pub helm: String,
+    /// Crossplane core (`github.com/crossplane/crossplane/v2`), for the composition tests; not
+    /// part of the control plane, built by [`crate::Builder::ensure_crossplane`] when first needed.
+    pub crossplane: String,
+    /// The Crossplane CLI (`github.com/crossplane/cli/v2`: `resource trace`, `xpkg build`).
+    pub crossplane_cli: String,
 }
 
 impl Versions {
@@ -44,6 +49,8 @@ impl Versions {
         for (name, version) in [
             ("etcd_upgrade_from", &versions.etcd_upgrade_from),
             ("helm", &versions.helm),
+            ("crossplane", &versions.crossplane),
+            ("crossplane_cli", &versions.crossplane_cli),
         ] {
             if parse_semver(version).is_none() {
                 return Err(Error::Versions(format!(
@@ -61,6 +68,8 @@ impl Versions {
             Component::Etcd | Component::Etcdutl => &self.etcd,
             Component::Kwok => &self.kwok,
             Component::Helm => &self.helm,
+            Component::Crossplane => &self.crossplane,
+            Component::CrossplaneCli => &self.crossplane_cli,
         }
     }
 }
@@ -76,6 +85,10 @@ pub enum Component {
     Kwok,
     /// The Helm CLI (`helm.sh/helm/v3`), for the chart's tests; not part of the control plane.
     Helm,
+    /// Crossplane core (`crossplane core start`), for the composition tests.
+    Crossplane,
+    /// The Crossplane CLI (`crossplane resource trace`, `crossplane xpkg build`).
+    CrossplaneCli,
 }
 
 /// A program built from a component: its Go package and the file name it gets in the cache.
@@ -95,6 +108,8 @@ impl Component {
             Component::Etcdutl => "etcdutl",
             Component::Kwok => "kwok",
             Component::Helm => "helm",
+            Component::Crossplane => "crossplane",
+            Component::CrossplaneCli => "crossplane-cli",
         }
     }
 
@@ -105,6 +120,8 @@ impl Component {
             Component::Etcdutl => "go.etcd.io/etcd/etcdutl/v3",
             Component::Kwok => "sigs.k8s.io/kwok",
             Component::Helm => "helm.sh/helm/v3",
+            Component::Crossplane => "github.com/crossplane/crossplane/v2",
+            Component::CrossplaneCli => "github.com/crossplane/cli/v2",
         }
     }
 
@@ -141,6 +158,14 @@ impl Component {
                 package: "helm.sh/helm/v3/cmd/helm",
                 binary: "helm",
             }],
+            Component::Crossplane => &[Program {
+                package: "github.com/crossplane/crossplane/v2/cmd/crossplane",
+                binary: "crossplane",
+            }],
+            Component::CrossplaneCli => &[Program {
+                package: "github.com/crossplane/cli/v2/cmd/crossplane",
+                binary: "crossplane",
+            }],
         }
     }
 
@@ -155,9 +180,12 @@ impl Component {
                 let (_, minor, patch) = parse_semver(version).unwrap_or((1, 0, 0));
                 format!("v0.{minor}.{patch}")
             }
-            Component::Etcd | Component::Etcdutl | Component::Kwok | Component::Helm => {
-                version.to_string()
-            }
+            Component::Etcd
+            | Component::Etcdutl
+            | Component::Kwok
+            | Component::Helm
+            | Component::Crossplane
+            | Component::CrossplaneCli => version.to_string(),
         }
     }
 
@@ -165,6 +193,8 @@ impl Component {
     pub fn version_args(self) -> &'static [&'static str] {
         match self {
             Component::Helm => &["version", "--short"],
+            Component::Crossplane => &["--version"],
+            Component::CrossplaneCli => &["version", "--client"],
             _ => &["--version"],
         }
     }
@@ -206,6 +236,10 @@ impl Component {
                     }
                 }
             }
+            // What both modules' nix builds set: the version `crossplane version` reports.
+            Component::Crossplane | Component::CrossplaneCli => flags.push(format!(
+                "-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version={version}"
+            )),
         }
         flags.join(" ")
     }
@@ -248,7 +282,7 @@ mod tests {
     #[test]
     fn a_version_that_is_not_semver_is_refused() {
         let err = Versions::parse(
-            "kubernetes: v1.37\netcd: v3.6.16\nkwok: v0.8.0\netcd_upgrade_from: v3.5.35\nhelm: v3.22.0\n",
+            "kubernetes: v1.37\netcd: v3.6.16\nkwok: v0.8.0\netcd_upgrade_from: v3.5.35\nhelm: v3.22.0\ncrossplane: v2.3.4\ncrossplane_cli: v2.5.0\n",
         )
         .unwrap_err();
         assert!(err.to_string().contains("kubernetes"), "{err}");
