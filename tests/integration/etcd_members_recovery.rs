@@ -1,8 +1,9 @@
 //! Lost volumes on real etcd members. One member's volume lost while quorum holds: it is
-//! removed and rejoins as a new member with the data copied from the leader. Two of three
-//! (`spec.recovery.policy: FromLatestBackup`): the survivor keeps running, the new pods on empty
-//! claims never rejoin it, and the cluster is restored from its newest EtcdBackup under the same
-//! Services, the writes after the snapshot lost and said so. Two members cut off with their
+//! removed and rejoins as a new member with the data copied from the leader. Two of three: the
+//! survivor keeps running, the new pods on empty claims never rejoin it, `spec.recovery.policy:
+//! Manual` reports the loss and waits, and once the policy says `FromLatestBackup` the cluster
+//! is restored from its newest EtcdBackup under the same Services, the writes after the
+//! snapshot lost and said so. Two members cut off with their
 //! volumes kept, for longer than the grace period, restore nothing.
 //!
 //! What real etcd does (3.5.35, seen on these members and by hand with three processes): a pod
@@ -45,7 +46,7 @@ spec:
   storage:
     size: 1Gi
   recovery:
-    policy: FromLatestBackup
+    policy: Manual
     gracePeriodSeconds: {GRACE_SECONDS}
 "#
     )
@@ -123,9 +124,10 @@ async fn lose_volumes(e2e: &E2e, pods: &[&str]) {
 }
 
 /// Write keys; lose member 2's volume: it rejoins under a new member ID with every key. Take an
-/// EtcdBackup, write more, lose the volumes of members 1 and 2 with member 0 running: the
-/// cluster is Ready again under the same client Service with exactly the snapshot's keys (not
-/// member 0's), and `status.lastRecovery` names the snapshot and the window of writes lost.
+/// EtcdBackup, write more, lose the volumes of members 1 and 2 with member 0 running: `Manual`
+/// reports the loss and waits two grace periods; set to `FromLatestBackup`, the cluster is Ready
+/// again under the same client Service with exactly the snapshot's keys (not member 0's), and
+/// `status.lastRecovery` names the snapshot and the window of writes lost.
 /// Then members 1 and 2 are cut off, volumes kept, for three grace periods: quorum is gone, yet
 /// nothing is restored, and once they are back every key is still there.
 #[allow(clippy::too_many_lines)]
@@ -230,6 +232,82 @@ pub(crate) async fn a_lost_quorum_comes_back_from_the_latest_backup_and_a_partit
     let lost = ["dr-1", "dr-2"];
     let old_claims = claims(&e2e).await;
     lose_volumes(&e2e, &lost).await;
+
+    // `Manual`: the loss is reported as permanent, and nothing is restored until a person says
+    // so; here for two more grace periods.
+    let permanent = ferroplane_testkit::eventually("the loss reported as permanent")
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(|| async {
+            let ready = e2e
+                .jsonpath(
+                    OBJECT,
+                    "{.status.conditions[?(@.type=='Ready')].reason} {.status.conditions[?(@.type=='Ready')].message}",
+                )
+                .await;
+            if ready.starts_with("QuorumLost ") && ready.contains("policy is Manual: waiting") {
+                Ok(ready)
+            } else {
+                let columns = "custom-columns=NAME:.metadata.name,UID:.metadata.uid,\
+                    DELETED:.metadata.deletionTimestamp,PHASE:.status.phase,CLAIM:.spec.volumes[0].persistentVolumeClaim.claimName";
+                Err(format!(
+                    "{ready}; before {old_claims}; volumes {}; ids {:?}\n{}",
+                    e2e.jsonpath(OBJECT, "{.status.memberVolumes}").await,
+                    etcd_member_ids(&e2e, NAME).await,
+                    e2e.k(&["get", "pods,pvc", "-o", columns]).await
+                ))
+            }
+        })
+        .await;
+    let permanent = match permanent {
+        Ok(permanent) => permanent,
+        Err(timed_out) => {
+            let mut logs = String::new();
+            for member in lost {
+                let path = e2e
+                    .etcd_members()
+                    .log_dir()
+                    .join(format!("{}.{member}.log", e2e.namespace));
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let tail: Vec<&str> = text.lines().rev().take(40).collect();
+                logs.push_str(&format!(
+                    "\n--- {member} ---\n{}",
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                ));
+            }
+            let files = e2e
+                .jsonpath(&format!("configmap/{NAME}-bootstrap"), "{.data}")
+                .await;
+            members_failed(&e2e, OBJECT, format!("{timed_out}\nfiles {files}{logs}")).await
+        }
+    };
+    for member in lost {
+        assert!(permanent.contains(member), "{member} named: {permanent}");
+    }
+    let until = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(2 * GRACE_SECONDS as i64);
+    e2e.eventually("two grace periods of waiting", WAIT, || async {
+        assert_eq!(
+            events_of(&e2e, "QuorumRecoveryStarted").await,
+            0,
+            "Manual restores nothing by itself"
+        );
+        assert_eq!(
+            e2e.jsonpath(OBJECT, "{.status.quorumLoss.recovery}").await,
+            "",
+            "no recovery decided"
+        );
+        (jiff::Timestamp::now() >= until).then_some(())
+    })
+    .await;
+    // The person's decision: the newest backup.
+    e2e.k(&[
+        "patch",
+        OBJECT,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"recovery":{"policy":"FromLatestBackup"}}}"#,
+    ])
+    .await;
 
     // The controller notices the loss, waits out the grace period, then restores.
     let waited = ferroplane_testkit::eventually("the recovery to complete")

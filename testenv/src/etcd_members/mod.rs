@@ -70,6 +70,8 @@ pub struct MemberProcess {
 struct Running {
     info: MemberProcess,
     child: Child,
+    /// Cut off ([`EtcdMembers::partition`]) and not reconnected since.
+    partitioned: bool,
 }
 
 #[derive(Default)]
@@ -354,7 +356,16 @@ impl Runner {
         for (key, member) in unwanted {
             self.addresses.set_running(&key, false);
             tracing::info!(pod = %key.1, "etcd member's pod went: stopping it");
-            let _ = tokio::task::spawn_blocking(move || stop_blocking(member.child, GRACE)).await;
+            // A kubelet keeps a deleted pod until its container is gone, so nothing new (a
+            // claim, a pod) takes its place while it runs; kwok removes the pod at once. A
+            // member cut off is killed where it stands: continued for a graceful stop, it would
+            // answer again for a moment beside its replacement's new claim.
+            let grace = if member.partitioned {
+                Duration::ZERO
+            } else {
+                GRACE
+            };
+            let _ = tokio::task::spawn_blocking(move || stop_blocking(member.child, grace)).await;
             let pod_dir = launch::pod_dir(&self.dir, &key.0, &key.1, &member.info.pod_uid);
             let _ = std::fs::remove_dir_all(pod_dir);
         }
@@ -446,9 +457,14 @@ impl Runner {
             log,
         };
         self.addresses.set_running(key, true);
-        lock(&self.state)
-            .running
-            .insert(key.clone(), Running { info, child });
+        lock(&self.state).running.insert(
+            key.clone(),
+            Running {
+                info,
+                child,
+                partitioned: false,
+            },
+        );
         Ok(())
     }
 

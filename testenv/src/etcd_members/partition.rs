@@ -9,19 +9,19 @@ use crate::error::{Error, Result};
 impl EtcdMembers {
     /// Cuts the member of `pod` off until [`EtcdMembers::reconnect`].
     pub fn partition(&self, pod: &str) -> Result<()> {
-        self.signal(pod, libc::SIGSTOP)
+        self.signal(pod, libc::SIGSTOP, true)
     }
 
     /// Lets the member of `pod` answer and send again.
     pub fn reconnect(&self, pod: &str) -> Result<()> {
-        self.signal(pod, libc::SIGCONT)
+        self.signal(pod, libc::SIGCONT, false)
     }
 
-    fn signal(&self, pod: &str, signal: libc::c_int) -> Result<()> {
-        let state = lock(&self.state);
+    fn signal(&self, pod: &str, signal: libc::c_int, partitioned: bool) -> Result<()> {
+        let mut state = lock(&self.state);
         let member = state
             .running
-            .values()
+            .values_mut()
             .find(|r| r.info.pod == pod)
             .ok_or_else(|| {
                 Error::io(format!("signalling the member of pod {pod}"))(std::io::Error::new(
@@ -38,6 +38,7 @@ impl EtcdMembers {
                 std::io::Error::last_os_error(),
             ));
         }
+        member.partitioned = partitioned;
         Ok(())
     }
 }

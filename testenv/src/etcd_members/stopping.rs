@@ -12,7 +12,14 @@ pub(super) fn sigterm(child: &Child) {
     }
 }
 
+/// Stops `child`: SIGTERM and SIGKILL after `grace`; a zero grace kills it at once (a stopped
+/// process is never continued then).
 pub(super) fn stop_blocking(mut child: Child, grace: Duration) {
+    if grace.is_zero() {
+        let _ = child.kill();
+        let _ = child.wait();
+        return;
+    }
     sigterm(&child);
     let deadline = Instant::now() + grace;
     while matches!(child.try_wait(), Ok(None)) {
