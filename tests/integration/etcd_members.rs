@@ -748,14 +748,25 @@ async fn put_until_acknowledged(
     }
 }
 
-/// Panics with `e` and what the cluster, its events and the member runner say.
+/// Panics with `e` and what the cluster, its events, the member runner and the end of each
+/// member's log say (the logs' directory goes with the test).
 pub(crate) async fn members_failed(e2e: &E2e, object: &str, e: String) -> ! {
+    let mut logs = String::new();
+    if let Ok(entries) = std::fs::read_dir(e2e.etcd_members().log_dir()) {
+        let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for path in paths {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = lines[lines.len().saturating_sub(15)..].join("\n");
+            logs.push_str(&format!("\n--- {} ---\n{tail}", path.display()));
+        }
+    }
     panic!(
-        "{e}\n{}\n{}\nmember runner: {:?}\nmember logs: {}",
+        "{e}\n{}\n{}\nmember runner: {:?}\nmember logs:{logs}",
         e2e.k(&["describe", object]).await,
         e2e.k(&["get", "events", "--sort-by=.lastTimestamp"]).await,
         e2e.etcd_members().problems(),
-        e2e.etcd_members().log_dir().display()
     )
 }
 
