@@ -152,8 +152,19 @@ impl ObjectPlan {
         }
     }
 
+    /// A note added to the plan's notes (`; ` between them).
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
-        self.note = Some(note.into());
+        let note = note.into();
+        self.note = Some(match self.note.take() {
+            Some(before) => format!("{before}; {note}"),
+            None => note,
+        });
+        self
+    }
+
+    /// The plan of an object of `kind` (`ECSInstance` by default).
+    pub fn of_kind(mut self, kind: &'static str) -> Self {
+        self.kind = kind;
         self
     }
 }
