@@ -136,14 +136,12 @@ async fn plan<K: PlannableKind>(
     };
     let mut mr = manifest.clone();
     if reads.from_manifest {
-        if let Admission::Refused(message) = admission::dry_run(kube, &manifest, &doc).await? {
-            return Ok(ObjectPlan::new(identity(&manifest), Action::Refused)
-                .of_kind(kind)
-                .with_note(message));
-        }
         let api: Api<K> = Api::namespaced(kube.clone(), &manifest.namespace().unwrap_or_default());
         if let Some(live) = api.get_opt(&manifest.name_any()).await? {
             mr = applied_over(&manifest, &live)?;
+        }
+        if let Admission::Refused(message) = admission::dry_run(kube, &manifest, &doc).await? {
+            return Ok(ObjectPlan::refused_by_admission(identity(&mr), message).of_kind(kind));
         }
     }
     let who = identity(&mr);

@@ -291,15 +291,17 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut admitted = Vec::new();
         for instance in std::mem::take(&mut objects.instances) {
             let doc = serde_json::to_value(&instance)?;
-            if let Admission::Refused(message) = admission::dry_run(kube, &instance, &doc).await? {
-                refused
-                    .push(ObjectPlan::new(identity(&instance), Action::Refused).with_note(message));
-                continue;
-            }
-            admitted.push(match live_object::live(kube, &instance).await? {
+            let applied = match live_object::live(kube, &instance).await? {
                 Some(live) => live_object::applied_over(&instance, &live),
-                None => instance,
-            });
+                None => instance.clone(),
+            };
+            match admission::dry_run(kube, &instance, &doc).await? {
+                Admission::Refused(message) => refused.push(ObjectPlan::refused_by_admission(
+                    identity(&applied),
+                    message,
+                )),
+                Admission::Admitted => admitted.push(applied),
+            }
         }
         objects.instances = admitted;
     }

@@ -94,6 +94,9 @@ pub fn table(plans: &[ObjectPlan], skipped: &[String], out: &mut impl Write) -> 
         if let Some(blocked) = &plan.blocked {
             writeln!(out, "    {}: {}", blocked.reason, blocked.message)?;
         }
+        if let Some(message) = &plan.admission {
+            writeln!(out, "    admission: {message}")?;
+        }
         if let Some(note) = &plan.note {
             writeln!(out, "    note: {note}")?;
         }
