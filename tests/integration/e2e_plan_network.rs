@@ -1,10 +1,10 @@
 //! `ferroplane plan` of the network kinds and a Disk end to end: a VPC, a vSwitch, a security
 //! group with its inline rules and a disk, applied from one file and Ready, plan `no change`
 //! (exit 0). The file edited (the VPC's description, in place; a rule added to the group; the
-//! vSwitch's CIDR, immutable; the disk's size, a resize) plans exactly those four with their
-//! classes (exit 2): three updates in place with their calls and the vSwitch refused by the API
-//! server's admission (a server-side dry run, which stores nothing), and the plan makes no write
-//! to the cloud. The allowed edits applied, the controllers make exactly the predicted calls.
+//! vSwitch's CIDR, immutable; the disk's size, a resize; a new vSwitch referencing no VPC) plans
+//! exactly those five with their classes (exit 2): three updates in place with their calls, the
+//! vSwitch refused by the API server's admission (a server-side dry run, which stores nothing)
+//! and the new one blocked on its reference, and the plan makes no write to the cloud. The allowed edits applied, the controllers make exactly the predicted calls.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -26,6 +26,8 @@ struct Edits {
     https_rule: bool,
     vswitch_cidr: &'static str,
     disk_size: u32,
+    /// A second vSwitch whose VPC reference names no VPC.
+    unresolved_vswitch: bool,
 }
 
 const APPLIED: Edits = Edits {
@@ -33,6 +35,7 @@ const APPLIED: Edits = Edits {
     https_rule: false,
     vswitch_cidr: "10.61.1.0/24",
     disk_size: 40,
+    unresolved_vswitch: false,
 };
 
 fn manifest(e: Edits) -> String {
@@ -41,7 +44,14 @@ fn manifest(e: Edits) -> String {
     } else {
         ""
     };
-    format!(
+    let unresolved = if e.unresolved_vswitch {
+        format!(
+            "---\napiVersion: {GROUP}/v1alpha1\nkind: VSwitch\nmetadata:\n  name: plan-nowhere\nspec:\n  forProvider:\n    regionId: cn-beijing\n    zoneId: cn-beijing-h\n    cidrBlock: 10.62.0.0/24\n    vpcIdRef:\n      name: no-such-vpc\n"
+        )
+    } else {
+        String::new()
+    };
+    let mut text = format!(
         r#"apiVersion: {GROUP}/v1alpha1
 kind: VPC
 metadata:
@@ -97,7 +107,9 @@ spec:
         description = e.vpc_description,
         cidr = e.vswitch_cidr,
         size = e.disk_size,
-    )
+    );
+    text.push_str(&unresolved);
+    text
 }
 
 const OBJECTS: [&str; 4] = [
@@ -136,6 +148,15 @@ fn of_kind<'a>(document: &'a Value, kind: &str) -> &'a Value {
         .iter()
         .find(|o| o["kind"] == kind)
         .unwrap_or_else(|| panic!("no {kind} in {document:#}"))
+}
+
+fn named<'a>(document: &'a Value, name: &str) -> &'a Value {
+    document["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {document:#}"))
 }
 
 /// `(field, class, action)` of an object's changes.
@@ -179,6 +200,7 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
         https_rule: true,
         vswitch_cidr: "10.61.2.0/24",
         disk_size: 60,
+        unresolved_vswitch: true,
     };
     write(&file, edited);
     let before_plan = e2e.mock().stats().calls;
@@ -191,6 +213,7 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
             ("Disk", "update-in-place"),
             ("SecurityGroup", "update-in-place"),
             ("VPC", "update-in-place"),
+            ("VSwitch", "blocked"),
             ("VSwitch", "refused"),
         ]
         .map(|(k, a)| (k.to_owned(), a.to_owned())),
@@ -213,9 +236,14 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
             .contains("443/443"),
         "{group:#}"
     );
+    let nowhere = named(&changed, "plan-nowhere");
+    assert_eq!(
+        nowhere["blocked"]["reason"], "ReferenceNotResolved",
+        "{nowhere:#}"
+    );
     let disk = of_kind(&changed, "Disk");
     assert_eq!(changes(disk), in_place("size", "ResizeDisk"));
-    let vswitch = of_kind(&changed, "VSwitch");
+    let vswitch = named(&changed, "plan-net-h");
     let vswitch_id = e2e
         .jsonpath(
             &object("vswitches/plan-net-h"),
@@ -263,6 +291,7 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
     // The allowed edits applied: the controllers make exactly the calls the plan predicted.
     let allowed = Edits {
         vswitch_cidr: APPLIED.vswitch_cidr,
+        unresolved_vswitch: false,
         ..edited
     };
     write(&file, allowed);
