@@ -2,9 +2,11 @@
 //! group with its inline rules and a disk, applied from one file and Ready, plan `no change`
 //! (exit 0). The file edited (the VPC's description, in place; a rule added to the group; the
 //! vSwitch's CIDR, immutable; the disk's size, a resize; a new vSwitch referencing no VPC) plans
-//! exactly those five with their classes (exit 2): three updates in place with their calls, the
+//! exactly those six with their classes (exit 2): three updates in place with their calls, the
 //! vSwitch refused by the API server's admission (a server-side dry run, which stores nothing)
-//! and the new one blocked on its reference, and the plan makes no write to the cloud. The allowed edits applied, the controllers make exactly the predicted calls.
+//! and the new one blocked on its reference, and a VPC made outside ferroplane, imported by its
+//! ID, taken over (`TagResources` of the ownership tag); the plan makes no write to the cloud.
+//! The allowed edits applied, the controllers make exactly the predicted calls.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,6 +30,8 @@ struct Edits {
     disk_size: u32,
     /// A second vSwitch whose VPC reference names no VPC.
     unresolved_vswitch: bool,
+    /// A VPC object importing the VPC made outside ferroplane (untagged).
+    import: bool,
 }
 
 const APPLIED: Edits = Edits {
@@ -36,9 +40,11 @@ const APPLIED: Edits = Edits {
     vswitch_cidr: "10.61.1.0/24",
     disk_size: 40,
     unresolved_vswitch: false,
+    import: false,
 };
 
-fn manifest(e: Edits) -> String {
+/// The file of `e`; `imported` is the ID of the VPC made outside ferroplane.
+fn manifest(e: Edits, imported: &str) -> String {
     let https = if e.https_rule {
         "      - ipProtocol: tcp\n        portRange: 443/443\n        sourceCidrIp: 0.0.0.0/0\n        description: https\n"
     } else {
@@ -109,7 +115,38 @@ spec:
         size = e.disk_size,
     );
     text.push_str(&unresolved);
+    if e.import {
+        text.push_str(&format!(
+            "---\napiVersion: {GROUP}/v1alpha1\nkind: VPC\nmetadata:\n  name: plan-imported\n  annotations:\n    ferroplane.io/external-name: {imported}\nspec:\n  forProvider:\n    regionId: cn-beijing\n    cidrBlock: {IMPORTED_CIDR}\n    vpcName: plan-imported\n"
+        ));
+    }
     text
+}
+
+const IMPORTED_CIDR: &str = "10.70.0.0/16";
+
+/// A VPC made outside ferroplane (no ownership tag), once DescribeVpcs lists it.
+async fn vpc_made_outside(e2e: &E2e) -> String {
+    let (_, vpc) = e2e.cloud();
+    let request = alibaba_sdk::vpc::CreateVpcRequest {
+        cidr_block: Some(IMPORTED_CIDR.to_owned()),
+        vpc_name: Some("plan-imported".to_owned()),
+        ..Default::default()
+    };
+    let id = vpc.create_vpc(&request).await.expect("CreateVpc").vpc_id;
+    let listed = || {
+        let (vpc, id) = (vpc.clone(), id.clone());
+        async move {
+            let found = vpc
+                .describe_vpcs(std::slice::from_ref(&id), &[])
+                .await
+                .ok()?;
+            found.iter().any(|v| v.vpc_id == id).then_some(())
+        }
+    };
+    e2e.eventually("the VPC made outside listed", WAIT, listed)
+        .await;
+    id
 }
 
 const OBJECTS: [&str; 4] = [
@@ -150,13 +187,13 @@ fn of_kind<'a>(document: &'a Value, kind: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {kind} in {document:#}"))
 }
 
-fn named<'a>(document: &'a Value, name: &str) -> &'a Value {
+fn named<'a>(document: &'a Value, kind: &str, name: &str) -> &'a Value {
     document["objects"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|o| o["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {document:#}"))
+        .find(|o| o["kind"] == kind && o["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind} {name} in {document:#}"))
 }
 
 /// `(field, class, action)` of an object's changes.
@@ -172,15 +209,16 @@ fn changes(object: &Value) -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn write(file: &Path, edits: Edits) {
-    std::fs::write(file, manifest(edits)).unwrap();
+fn write(file: &Path, edits: Edits, imported: &str) {
+    std::fs::write(file, manifest(edits, imported)).unwrap();
 }
 
 pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
     let e2e = E2e::start(&[Kind::EcsInstance]).await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("network.yaml");
-    write(&file, APPLIED);
+    let imported = vpc_made_outside(&e2e).await;
+    write(&file, APPLIED, &imported);
     e2e.k(&["apply", "-f", file.to_str().unwrap()]).await;
     let ready = "{.status.conditions[?(@.type=='Ready')].status}";
     for name in OBJECTS {
@@ -201,8 +239,9 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
         vswitch_cidr: "10.61.2.0/24",
         disk_size: 60,
         unresolved_vswitch: true,
+        import: true,
     };
-    write(&file, edited);
+    write(&file, edited, &imported);
     let before_plan = e2e.mock().stats().calls;
     let ledger_before = e2e.mock().ledger().len();
     let (code, changed) = plan(&e2e, &file).await;
@@ -213,6 +252,7 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
             ("Disk", "update-in-place"),
             ("SecurityGroup", "update-in-place"),
             ("VPC", "update-in-place"),
+            ("VPC", "update-in-place"),
             ("VSwitch", "blocked"),
             ("VSwitch", "refused"),
         ]
@@ -222,7 +262,7 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
     let in_place = |field: &str, action: &str| {
         vec![(field.to_owned(), "in-place".to_owned(), action.to_owned())]
     };
-    let vpc = of_kind(&changed, "VPC");
+    let vpc = named(&changed, "VPC", "plan-net");
     assert_eq!(changes(vpc), in_place("description", "ModifyVpcAttribute"));
     let group = of_kind(&changed, "SecurityGroup");
     assert_eq!(
@@ -236,14 +276,17 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
             .contains("443/443"),
         "{group:#}"
     );
-    let nowhere = named(&changed, "plan-nowhere");
+    let nowhere = named(&changed, "VSwitch", "plan-nowhere");
+    let import = named(&changed, "VPC", "plan-imported");
+    assert_eq!(import["externalName"], imported.as_str());
+    assert_eq!(changes(import), in_place("ownership", "TagResources"));
     assert_eq!(
         nowhere["blocked"]["reason"], "ReferenceNotResolved",
         "{nowhere:#}"
     );
     let disk = of_kind(&changed, "Disk");
     assert_eq!(changes(disk), in_place("size", "ResizeDisk"));
-    let vswitch = named(&changed, "plan-net-h");
+    let vswitch = named(&changed, "VSwitch", "plan-net-h");
     let vswitch_id = e2e
         .jsonpath(
             &object("vswitches/plan-net-h"),
@@ -294,7 +337,7 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
         unresolved_vswitch: false,
         ..edited
     };
-    write(&file, allowed);
+    write(&file, allowed, &imported);
     let before_apply = e2e.mock().stats().calls;
     e2e.k(&["apply", "-f", file.to_str().unwrap()]).await;
     let file_ref = file.as_path();
@@ -308,7 +351,7 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
         },
     )
     .await;
-    let predicted: BTreeMap<String, u64> = [vpc, group, disk]
+    let predicted: BTreeMap<String, u64> = [vpc, group, disk, import]
         .iter()
         .flat_map(|o| changes(o))
         .map(|(_, _, action)| (action, 1))

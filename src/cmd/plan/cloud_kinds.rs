@@ -11,10 +11,11 @@ use ferroplane_apis::alibabacloud::{
 };
 use ferroplane_apis::common::{DeletionPolicy, ManagementAction};
 use ferroplane_runtime::ManagedResource;
+use ferroplane_runtime::UID_TAG;
 use ferroplane_runtime::reasons::EXTERNAL_RESOURCE_NOT_FOUND;
 use ferroplane_runtime::references;
 use kube::{Api, ResourceExt as _};
-use provider_alibaba::{CloudPreviews, KindPreview, PlannableKind};
+use provider_alibaba::{CloudPreviews, KindPreview, Ownership, PlannableKind};
 use serde_json::Value;
 
 use super::admission::{self, Admission};
@@ -203,17 +204,26 @@ pub fn from_preview(
             external_name,
             changes,
             in_transition,
+            ownership,
         } => {
             if !external_name.is_empty() {
                 who.external_name = Some(external_name.clone());
             }
-            let action = if changes.is_empty() {
+            if let Ownership::Refused(refusal) = ownership {
+                return ObjectPlan::blocked(who, &refusal.reason, refusal.message.clone())
+                    .of_kind(kind);
+            }
+            let mut planned: Vec<Change> = changes.iter().map(|line| change(kind, line)).collect();
+            if *ownership == Ownership::Claim {
+                planned.insert(0, take_over());
+            }
+            let action = if planned.is_empty() {
                 Action::NoChange
             } else {
                 Action::UpdateInPlace
             };
             let mut plan = ObjectPlan::new(who, action).of_kind(kind);
-            plan.changes = changes.iter().map(|line| change(kind, line)).collect();
+            plan.changes = planned;
             if *in_transition {
                 plan = plan.with_note(
                     "the resource is changing state: the controller compares once it settles",
@@ -229,6 +239,18 @@ pub fn from_preview(
             }
             plan
         }
+    }
+}
+
+/// The take-over of an untagged or orphaned resource the object names (the reconcile's claim).
+fn take_over() -> Change {
+    Change {
+        field: "ownership".to_owned(),
+        class: "in-place",
+        description: format!(
+            "{UID_TAG} tag: none or an orphaned object's → this object's UID (take over)"
+        ),
+        action: "TagResources",
     }
 }
 
@@ -312,6 +334,7 @@ mod tests {
             external_name: "vpc-1".into(),
             changes: vec!["description: \"a\" → \"b\"".into()],
             in_transition: false,
+            ownership: Ownership::Ours,
         };
         let plan = from_preview("VPC", who(), &preview, &[ManagementAction::All]);
         assert_eq!(plan.action, Action::UpdateInPlace);
@@ -321,6 +344,41 @@ mod tests {
         let observe_only = from_preview("VPC", who(), &preview, &[ManagementAction::Observe]);
         assert_eq!(observe_only.action, Action::NoChange);
         assert!(observe_only.note.unwrap().contains("Update"));
+    }
+
+    #[test]
+    fn an_untagged_import_is_taken_over_and_another_objects_resource_is_blocked() {
+        let found = |ownership| KindPreview::Found {
+            external_name: "vpc-1".into(),
+            changes: vec![],
+            in_transition: false,
+            ownership,
+        };
+        let claim = from_preview(
+            "VPC",
+            who(),
+            &found(Ownership::Claim),
+            &[ManagementAction::All],
+        );
+        assert_eq!(claim.action, Action::UpdateInPlace);
+        assert_eq!(claim.changes[0].action, "TagResources");
+        let observe_only = from_preview(
+            "VPC",
+            who(),
+            &found(Ownership::Claim),
+            &[ManagementAction::Observe],
+        );
+        assert_eq!(observe_only.action, Action::NoChange);
+        let refused = Ownership::Refused(provider_alibaba::PreviewBlocked {
+            reason: "ExternalResourceOwnedElsewhere".into(),
+            message: "belongs to VPC other".into(),
+        });
+        let owned = from_preview("VPC", who(), &found(refused), &[ManagementAction::All]);
+        assert_eq!(owned.action, Action::Blocked);
+        assert_eq!(
+            owned.blocked.unwrap().reason,
+            "ExternalResourceOwnedElsewhere"
+        );
     }
 
     #[test]

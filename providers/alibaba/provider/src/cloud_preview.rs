@@ -5,19 +5,23 @@
 //! `ExternalClient::observe`, whose `UpToDate::No` lines are the changes the next reconcile
 //! makes. One path for every such kind: a kind gets a preview by one line in `plannable!`.
 //!
+//! The reconcile's ownership step is previewed too (`runtime::preview_ownership`: the owner a
+//! tag names, looked up by a list of metadata), so an untagged import plans its take-over and a
+//! resource another object owns plans blocked.
+//!
 //! Each `observe` only reads (`Describe*`; STS `GetCallerIdentity` once per configuration), one
 //! call per object as the controllers make them (these kinds are not batched). The e2e test
 //! checks that a plan leaves the mock's ledger unchanged.
+
+use std::future::Future;
 
 use ferroplane_apis::alibabacloud::{
     Disk, EIP, KeyPair, NATGateway, SecurityGroup, SecurityGroupRule, VPC, VSwitch,
 };
 use ferroplane_apis::common::names::{CROSSPLANE_EXTERNAL_NAME, EXTERNAL_NAME};
-use std::future::Future;
-
 use ferroplane_runtime::{
-    Connector, ExternalClient, ExternalRef, ManagedResource, Metrics, Observation, ReconcileError,
-    UpToDate,
+    Connector, ExternalClient, ExternalRef, ManagedResource, Metrics, Observation,
+    OwnershipPreview, ReconcileError, UpToDate, preview_ownership,
 };
 use kube::ResourceExt as _;
 
@@ -41,7 +45,20 @@ pub enum KindPreview {
         changes: Vec<String>,
         /// The resource is changing state: the controller compares once it settles.
         in_transition: bool,
+        /// Whose it is, as the reconcile's ownership step decides.
+        ownership: Ownership,
     },
+}
+
+/// The reconcile's ownership decision about a found resource (`runtime::preview_ownership`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ownership {
+    Ours,
+    /// Untagged or orphaned and named by the object: taken over (`TagResources`) when the
+    /// policies allow updates.
+    Claim,
+    /// Another object owns it, or may: nothing is changed.
+    Refused(PreviewBlocked),
 }
 
 /// Why the controller would stop before the cloud, or what the cloud answered: the condition
@@ -76,6 +93,7 @@ pub trait PlannableKind: ManagedResource + sealed::Sealed {
 
 /// Connects and observes objects as their controllers do, reads only.
 pub struct CloudPreviews {
+    kube: kube::Client,
     connector: CloudConnector,
 }
 
@@ -89,7 +107,8 @@ impl CloudPreviews {
         };
         let calls = Metrics::new().external_calls("plan");
         Self {
-            connector: CloudConnector::new(kube, &options, calls),
+            connector: CloudConnector::new(kube.clone(), &options, calls),
+            kube,
         }
     }
 
@@ -122,6 +141,7 @@ fn preview(observation: &Observation, named: bool, assigns_names: bool) -> KindP
         external_name: observation.external_name.clone().unwrap_or_default(),
         changes,
         in_transition: observation.in_transition,
+        ownership: Ownership::Ours,
     }
 }
 
@@ -147,10 +167,28 @@ where
     };
     let observation = client.observe(mr, &ext).await?;
     let mut found = preview(&observation, name.is_some(), client.assigns_names());
-    if let KindPreview::Found { external_name, .. } = &mut found
-        && external_name.is_empty()
+    if let KindPreview::Found {
+        external_name,
+        ownership,
+        ..
+    } = &mut found
     {
-        *external_name = name.unwrap_or_default();
+        if external_name.is_empty() {
+            *external_name = name.clone().unwrap_or_default();
+        }
+        *ownership = match preview_ownership(
+            &previews.kube,
+            mr,
+            external_name,
+            &observation.owner,
+            name.is_some(),
+        )
+        .await?
+        {
+            OwnershipPreview::Ours => Ownership::Ours,
+            OwnershipPreview::Claim => Ownership::Claim,
+            OwnershipPreview::Refused(e) => Ownership::Refused(e.into()),
+        };
     }
     Ok(found)
 }
@@ -219,7 +257,8 @@ mod tests {
             KindPreview::Found {
                 external_name: "vpc-1".into(),
                 changes: vec![],
-                in_transition: false
+                in_transition: false,
+                ownership: Ownership::Ours,
             }
         );
         let drift = Observation::found("vpc-1").with_diff("description: \"a\" → \"b\"");

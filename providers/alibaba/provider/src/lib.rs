@@ -77,7 +77,9 @@ pub use ecs_instance::{
 pub use options::{ClientOverrides, Options};
 pub use plan_access::{PlanAccess, PlanBlocked, PlanClient};
 // `ferroplane plan` of the other cloud kinds: their controllers' connect and observe, read-only.
-pub use cloud_preview::{CloudPreviews, KindPreview, PlannableKind, PreviewBlocked, external_name};
+pub use cloud_preview::{
+    CloudPreviews, KindPreview, Ownership, PlannableKind, PreviewBlocked, external_name,
+};
 
 use crate::disk::disk_controller;
 use crate::ecs_instance::ecs_instance_controller;
