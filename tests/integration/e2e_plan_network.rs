@@ -6,7 +6,8 @@
 //! vSwitch refused by the API server's admission (a server-side dry run, which stores nothing)
 //! and the new one blocked on its reference, and a VPC made outside ferroplane, imported by its
 //! ID, taken over (`TagResources` of the ownership tag); the plan makes no write to the cloud.
-//! The allowed edits applied, the controllers make exactly the predicted calls.
+//! The allowed edits applied, the controllers make exactly the predicted calls, and the plan of
+//! the namespace's objects (listed from the cluster, no manifest) is `no change`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,7 +17,7 @@ use ferroplane::controllers::Kind;
 use serde_json::Value;
 
 use crate::e2e_plan::{made_since, plan, plan_as};
-use crate::support::E2e;
+use crate::support::{ACCESS_KEY_SECRET, E2e};
 
 const WAIT: Duration = Duration::from_secs(180);
 const GROUP: &str = "alibabacloud.ferroplane.io";
@@ -361,5 +362,38 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
         predicted,
         "the controllers' writes differ from the plan's prediction"
     );
+
+    // The cluster's objects of the namespace (no manifest): every kind listed, nothing to do.
+    let (code, listed) = plan_namespace(&e2e).await;
+    let no_change: Vec<(String, String)> = ["Disk", "SecurityGroup", "VPC", "VPC", "VSwitch"]
+        .iter()
+        .map(|k| ((*k).to_owned(), "no-change".to_owned()))
+        .collect();
+    assert_eq!(actions(&listed), no_change, "{listed:#}");
+    assert_eq!(code, 0, "{listed:#}");
     e2e.finish().await;
+}
+
+/// `ferroplane plan -n NAMESPACE -o json`: the cluster's objects.
+async fn plan_namespace(e2e: &E2e) -> (i32, Value) {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_ferroplane"))
+        .args(["plan", "-n", &e2e.namespace, "-o", "json"])
+        .args(["--allow-endpoint", &e2e.mock().endpoint()])
+        .env("KUBECONFIG", e2e.kubeconfig())
+        .env_remove("ALIBABA_CLOUD_ACCESS_KEY_ID")
+        .env_remove("ALIBABA_CLOUD_ACCESS_KEY_SECRET")
+        .output()
+        .await
+        .expect("ferroplane runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stdout.contains(ACCESS_KEY_SECRET) && !stderr.contains(ACCESS_KEY_SECRET),
+        "the key secret leaked"
+    );
+    let code = output.status.code().expect("an exit code");
+    assert_ne!(code, 1, "plan failed: {stderr}");
+    let document = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("plan printed no JSON ({e}), exit {code}: {stdout}"));
+    (code, document)
 }
