@@ -140,6 +140,55 @@ pub(crate) fn decide(
     }
 }
 
+/// What a reconcile would decide about a found resource, for a read-only preview (`ferroplane
+/// plan`): the reconcile's own [`find_owner`] (a list of metadata) and [`decide`]. The check of
+/// two importers of one resource, made right before a claim, is not part of it.
+#[derive(Debug)]
+pub enum OwnershipPreview {
+    /// The object's own, or a kind that does not report tags: nothing to do.
+    Ours,
+    /// Untagged or orphaned and named by the object: the reconcile takes it over (rewrites the
+    /// tag through `ExternalClient::claim`) when the policies allow updates.
+    Claim,
+    /// Another object owns it, or may: the reconcile touches nothing.
+    Refused(ReconcileError),
+}
+
+/// [`OwnershipPreview`] of the resource `reported` describes, found as `external_name` for `obj`
+/// (`named`: the object names it by its external name).
+pub async fn preview_ownership<K>(
+    client: &Client,
+    obj: &K,
+    external_name: &str,
+    reported: &ExternalOwner,
+    named: bool,
+) -> Result<OwnershipPreview, ReconcileError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let own_uid = obj.meta().uid.clone().unwrap_or_default();
+    let owner = match other_uid(reported, &own_uid) {
+        Some(uid) => Some(find_owner::<K>(client, uid).await?),
+        None => None,
+    };
+    let namespace = obj.meta().namespace.clone().unwrap_or_default();
+    Ok(
+        match decide(
+            &K::kind(&()),
+            &namespace,
+            external_name,
+            reported,
+            &own_uid,
+            owner.as_ref(),
+            named,
+        ) {
+            Verdict::Ours => OwnershipPreview::Ours,
+            Verdict::Claim => OwnershipPreview::Claim,
+            Verdict::Refuse(err) => OwnershipPreview::Refused(err),
+        },
+    )
+}
+
 /// The refusal to take over a same-named resource that ferroplane did not create for this object.
 fn exists_unmanaged(kind: &str, external_name: &str) -> ReconcileError {
     ReconcileError::new(

@@ -49,7 +49,7 @@ fn writes(calls: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
 }
 
 /// The write calls made between two snapshots of the counts.
-fn made_since(
+pub(crate) fn made_since(
     before: &BTreeMap<String, u64>,
     after: &BTreeMap<String, u64>,
 ) -> BTreeMap<String, u64> {
@@ -64,7 +64,7 @@ fn made_since(
 
 /// `ferroplane plan -f FILE -o FORMAT` against the test's cluster; returns the exit code and
 /// stdout, after checking that the key secret is in neither output.
-async fn plan_as(e2e: &E2e, file: &Path, format: &str) -> (i32, String) {
+pub(crate) async fn plan_as(e2e: &E2e, file: &Path, format: &str) -> (i32, String) {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_ferroplane"))
         .args(["plan", "-f", file.to_str().unwrap(), "-n", &e2e.namespace])
         .args(["-o", format, "--allow-endpoint", &e2e.mock().endpoint()])
@@ -86,7 +86,7 @@ async fn plan_as(e2e: &E2e, file: &Path, format: &str) -> (i32, String) {
 }
 
 /// `plan_as` JSON, parsed.
-async fn plan(e2e: &E2e, file: &Path) -> (i32, Value) {
+pub(crate) async fn plan(e2e: &E2e, file: &Path) -> (i32, Value) {
     let (code, stdout) = plan_as(e2e, file, "json").await;
     let document = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("plan printed no JSON ({e}), exit {code}: {stdout}"));

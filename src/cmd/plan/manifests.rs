@@ -1,6 +1,7 @@
-//! The objects `ferroplane plan` looks at: ECSInstances from manifests (`-f FILE|DIR|-`, as
-//! kubectl takes them: a directory's `.yaml`, `.yml` and `.json` files, multi-document YAML) or
-//! from the cluster (`-n`, `-l`, `--all-namespaces`). Other kinds are counted, not planned.
+//! The objects `ferroplane plan` looks at: ECSInstances and the kinds of `cloud_kinds` from
+//! manifests (`-f FILE|DIR|-`, as kubectl takes them: a directory's `.yaml`, `.yml` and `.json`
+//! files, multi-document YAML) or from the cluster (`-n`, `-l`, `--all-namespaces`). Other kinds
+//! are counted, not planned.
 
 use std::io::Read as _;
 use std::path::Path;
@@ -11,10 +12,14 @@ use kube::api::ListParams;
 use kube::{Api, Resource as _, ResourceExt as _};
 use serde_json::Value;
 
+use super::cloud_kinds::{self, KINDS};
+
 /// What was read.
 #[derive(Debug, Default)]
 pub struct Objects {
     pub instances: Vec<ECSInstance>,
+    /// Objects of `cloud_kinds::KINDS`: the kind and the document (its namespace set).
+    pub cloud: Vec<(&'static str, Value)>,
     /// `Kind name` of every other object, which this version does not plan.
     pub skipped: Vec<String>,
 }
@@ -37,6 +42,18 @@ pub fn parse(text: &str, source: &str, namespace: &str, into: &mut Objects) -> a
                 instance.metadata.namespace = Some(namespace.to_owned());
             }
             into.instances.push(instance);
+        } else if let Some(cloud_kind) = KINDS
+            .iter()
+            .find(|k| **k == kind && api_version.starts_with(GROUP))
+        {
+            let mut doc = doc;
+            if doc["metadata"]["namespace"]
+                .as_str()
+                .is_none_or(str::is_empty)
+            {
+                doc["metadata"]["namespace"] = Value::from(namespace);
+            }
+            into.cloud.push((cloud_kind, doc));
         } else {
             let name = doc["metadata"]["name"].as_str().unwrap_or_default();
             into.skipped.push(format!("{kind} {name}"));
@@ -78,7 +95,7 @@ pub fn read(path: &Path, namespace: &str) -> anyhow::Result<Objects> {
     Ok(objects)
 }
 
-/// The ECSInstances of `namespace` (all when `None`) matching `selector`.
+/// The planned objects of `namespace` (all when `None`) matching `selector`.
 pub async fn list(
     client: &kube::Client,
     namespace: Option<&str>,
@@ -98,8 +115,15 @@ pub async fn list(
         .context("cannot list ECSInstances")?
         .items;
     instances.sort_by_key(|i| (i.namespace(), i.name_any()));
+    let mut cloud = Vec::new();
+    for kind in KINDS {
+        for doc in cloud_kinds::list(kind, client, namespace, selector).await? {
+            cloud.push((kind, doc));
+        }
+    }
     Ok(Objects {
         instances,
+        cloud,
         skipped: Vec::new(),
     })
 }
@@ -109,7 +133,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn instances_are_taken_with_a_namespace_and_other_kinds_are_counted() {
+    fn planned_kinds_are_taken_with_a_namespace_and_other_kinds_are_counted() {
         let text = r#"
 apiVersion: alibabacloud.ferroplane.io/v1alpha1
 kind: ECSInstance
@@ -126,12 +150,20 @@ kind: VPC
 metadata:
   name: net
 ---
+apiVersion: alibabacloud.ferroplane.io/v1alpha1
+kind: EIPAssociation
+metadata:
+  name: bind
+---
 "#;
         let mut objects = Objects::default();
         parse(text, "test", "prod", &mut objects).unwrap();
         assert_eq!(objects.instances.len(), 1);
         assert_eq!(objects.instances[0].namespace().as_deref(), Some("prod"));
-        assert_eq!(objects.skipped, ["VPC net"]);
+        assert_eq!(objects.cloud.len(), 1);
+        assert_eq!(objects.cloud[0].0, "VPC");
+        assert_eq!(objects.cloud[0].1["metadata"]["namespace"], "prod");
+        assert_eq!(objects.skipped, ["EIPAssociation bind"]);
     }
 
     #[test]

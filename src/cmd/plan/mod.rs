@@ -1,8 +1,11 @@
-//! `ferroplane plan`: what the next reconcile of each ECSInstance would do, with reads only
-//! (see README, "Plan"). The steps, as the reconcile takes them:
+//! `ferroplane plan`: what the next reconcile of each object would do, with reads only (see
+//! README, "Plan"). ECSInstances take the steps below; the other cloud kinds take the same ones
+//! through one generic path (`cloud_kinds`: their controllers' connect and observe). The
+//! steps, as the reconcile takes them:
 //!
 //! 1. the objects (`manifests`: `-f`, or the cluster's with `-n`/`-l`/`--all-namespaces`); a
-//!    manifest of an object the cluster has is taken as applied over it (`live_object`);
+//!    manifest is dry-run through the API server's admission (`admission`: `refused` with its
+//!    message) and taken as applied over the object the cluster has (`live_object`);
 //! 2. per object, what stops a reconcile before the cloud (`cluster_reads`: deletion,
 //!    references, the password Secret; `access`: the ProviderConfig and its credentials);
 //! 3. one `DescribeInstances` per 100 named instances per client group (configuration version
@@ -13,6 +16,9 @@
 //! Exit code 0 when nothing would change, 2 when something would, 1 on error.
 
 mod access;
+mod admission;
+mod change_actions;
+mod cloud_kinds;
 mod cluster_reads;
 mod live_object;
 mod manifests;
@@ -29,9 +35,13 @@ use ferroplane_apis::alibabacloud::{ECSInstance, ECSInstanceParameters};
 use ferroplane_apis::common::{DeletionPolicy, ManagementAction, names::EXTERNAL_NAME};
 use ferroplane_runtime::reasons::EXTERNAL_RESOURCE_NOT_FOUND;
 use kube::ResourceExt as _;
-use provider_alibaba::{PlanAccess, ecs_instance_launch_refusal, ecs_instance_preview};
+use provider_alibaba::{
+    CloudPreviews, EndpointAllowList, PlanAccess, ecs_instance_launch_refusal, ecs_instance_preview,
+};
 
 use self::access::CloudAccess;
+use self::admission::Admission;
+use self::cloud_kinds::Reads;
 use self::outcome::{Action, Identity, Launch, ObjectPlan};
 
 /// Where credentials come from.
@@ -234,18 +244,24 @@ async fn plan_objects(
     Ok(plans)
 }
 
+/// `--allow-endpoint`, as `ferroplane run` takes it.
+fn endpoint_allow_list(args: &Args) -> anyhow::Result<EndpointAllowList> {
+    let mut allowed = EndpointAllowList::default();
+    for entry in &args.allow_endpoint {
+        allowed
+            .allow(entry)
+            .with_context(|| format!("invalid --allow-endpoint {entry}"))?;
+    }
+    Ok(allowed)
+}
+
 async fn cloud_access(args: &Args, kube: Option<&kube::Client>) -> anyhow::Result<CloudAccess> {
     Ok(match (args.credentials, kube) {
         (CredentialSource::Local, _) => CloudAccess::local(args.endpoint.clone()),
-        (CredentialSource::Cluster, Some(kube)) => {
-            let mut allowed = provider_alibaba::EndpointAllowList::default();
-            for entry in &args.allow_endpoint {
-                allowed
-                    .allow(entry)
-                    .with_context(|| format!("invalid --allow-endpoint {entry}"))?;
-            }
-            CloudAccess::Cluster(Box::new(PlanAccess::new(kube.clone(), allowed)))
-        }
+        (CredentialSource::Cluster, Some(kube)) => CloudAccess::Cluster(Box::new(PlanAccess::new(
+            kube.clone(),
+            endpoint_allow_list(args)?,
+        ))),
         (CredentialSource::Cluster, None) => anyhow::bail!("no Kubernetes client"),
     })
 }
@@ -270,15 +286,44 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         (None, None) => unreachable!("a cluster client is made without -f"),
     };
+    let mut refused = Vec::new();
     if let (Some(_), Some(kube)) = (&args.filename, &kube) {
-        for instance in &mut objects.instances {
-            if let Some(live) = live_object::live(kube, instance).await? {
-                *instance = live_object::applied_over(instance, &live);
+        let mut admitted = Vec::new();
+        for instance in std::mem::take(&mut objects.instances) {
+            let doc = serde_json::to_value(&instance)?;
+            let applied = match live_object::live(kube, &instance).await? {
+                Some(live) => live_object::applied_over(&instance, &live),
+                None => instance.clone(),
+            };
+            match admission::dry_run(kube, &instance, &doc).await? {
+                Admission::Refused(message) => refused.push(ObjectPlan::refused_by_admission(
+                    identity(&applied),
+                    message,
+                )),
+                Admission::Admitted => admitted.push(applied),
             }
         }
+        objects.instances = admitted;
     }
     let cloud = cloud_access(&args, kube.as_ref()).await?;
-    let plans = plan_objects(&objects.instances, kube.as_ref(), &cloud).await?;
+    let mut plans = plan_objects(&objects.instances, kube.as_ref(), &cloud).await?;
+    plans.extend(refused);
+    let previews = match &kube {
+        Some(kube) => Some(CloudPreviews::new(
+            kube.clone(),
+            endpoint_allow_list(&args)?,
+        )),
+        None => None,
+    };
+    let reads = Reads {
+        kube: kube.as_ref(),
+        previews: previews.as_ref(),
+        from_manifest: args.filename.is_some(),
+    };
+    for (kind, doc) in std::mem::take(&mut objects.cloud) {
+        plans.push(cloud_kinds::plan_document(kind, doc, &reads).await?);
+    }
+    plans.sort_by(|a, b| (&a.namespace, &a.name, a.kind).cmp(&(&b.namespace, &b.name, b.kind)));
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     match args.output {

@@ -113,6 +113,9 @@ pub struct ObjectPlan {
     pub launch: Option<Launch>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked: Option<Blocked>,
+    /// For `refused` by the API server's admission (a server-side dry run): its message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admission: Option<String>,
     /// What else a person should know (what is lost, what waits, observe-only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -138,7 +141,16 @@ impl ObjectPlan {
             restart_permitted: None,
             launch: None,
             blocked: None,
+            admission: None,
             note: None,
+        }
+    }
+
+    /// The plan of an object the API server's admission refuses, with its message.
+    pub fn refused_by_admission(who: Identity, message: String) -> Self {
+        Self {
+            admission: Some(message),
+            ..Self::new(who, Action::Refused)
         }
     }
 
@@ -152,8 +164,19 @@ impl ObjectPlan {
         }
     }
 
+    /// A note added to the plan's notes (`; ` between them).
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
-        self.note = Some(note.into());
+        let note = note.into();
+        self.note = Some(match self.note.take() {
+            Some(before) => format!("{before}; {note}"),
+            None => note,
+        });
+        self
+    }
+
+    /// The plan of an object of `kind` (`ECSInstance` by default).
+    pub fn of_kind(mut self, kind: &'static str) -> Self {
+        self.kind = kind;
         self
     }
 }

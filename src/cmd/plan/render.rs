@@ -46,14 +46,15 @@ pub fn table(plans: &[ObjectPlan], skipped: &[String], out: &mut impl Write) -> 
     };
     let ns = width(|p| p.namespace.len(), "NAMESPACE");
     let name = width(|p| p.name.len(), "NAME");
+    let kind = width(|p| p.kind.len(), "KIND");
     let id = width(
         |p| p.external_name.as_deref().map_or(1, str::len),
-        "INSTANCE",
+        "EXTERNAL NAME",
     );
     writeln!(
         out,
-        "{:ns$}  {:name$}  {:id$}  ACTION",
-        "NAMESPACE", "NAME", "INSTANCE"
+        "{:ns$}  {:kind$}  {:name$}  {:id$}  ACTION",
+        "NAMESPACE", "KIND", "NAME", "EXTERNAL NAME"
     )?;
     for plan in plans {
         let instance = plan.external_name.as_deref().unwrap_or("-");
@@ -67,8 +68,8 @@ pub fn table(plans: &[ObjectPlan], skipped: &[String], out: &mut impl Write) -> 
         }
         writeln!(
             out,
-            "{:ns$}  {:name$}  {instance:id$}  {action}",
-            plan.namespace, plan.name
+            "{:ns$}  {:kind$}  {:name$}  {instance:id$}  {action}",
+            plan.namespace, plan.kind, plan.name
         )?;
         if let Some(launch) = &plan.launch {
             let zone = if launch.zone_id.is_empty() {
@@ -93,6 +94,9 @@ pub fn table(plans: &[ObjectPlan], skipped: &[String], out: &mut impl Write) -> 
         if let Some(blocked) = &plan.blocked {
             writeln!(out, "    {}: {}", blocked.reason, blocked.message)?;
         }
+        if let Some(message) = &plan.admission {
+            writeln!(out, "    admission: {message}")?;
+        }
         if let Some(note) = &plan.note {
             writeln!(out, "    note: {note}")?;
         }
@@ -103,14 +107,14 @@ pub fn table(plans: &[ObjectPlan], skipped: &[String], out: &mut impl Write) -> 
         .collect();
     writeln!(
         out,
-        "Plan: {} ECSInstance(s): {}.",
+        "Plan: {} object(s): {}.",
         plans.len(),
         counts.join(", ")
     )?;
     if !skipped.is_empty() {
         writeln!(
             out,
-            "Not planned (this version plans ECSInstance only): {}.",
+            "Not planned (kinds this version does not plan): {}.",
             skipped.join(", ")
         )?;
     }

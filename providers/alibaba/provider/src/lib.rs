@@ -10,7 +10,8 @@
 //! - shared by the kinds: `config_resolution` and `config_watches` (a `providerConfigRef` →
 //!   credentials and endpoint, and the watches that requeue its users), `cloud_client` (the
 //!   signed clients per configuration version and region), `cloud_connector` (the connector of
-//!   every kind but ECSInstance), `cloud_error` (cloud errors → reasons), `cloud_fields` (owner
+//!   every kind but ECSInstance), `cloud_preview` (that connector and the kinds' observe, read-only,
+//!   for `ferroplane plan`), `cloud_error` (cloud errors → reasons), `cloud_fields` (owner
 //!   tag, empty fields), `reasons` (every reason a user sees), `call_metrics`, `options`.
 //!
 //! Every cloud call goes through alibaba-sdk. This crate must not depend on the mock
@@ -45,6 +46,7 @@ mod cloud_client;
 mod cloud_connector;
 mod cloud_error;
 mod cloud_fields;
+mod cloud_preview;
 mod config_resolution;
 mod config_watches;
 mod disk;
@@ -74,6 +76,10 @@ pub use ecs_instance::{
 };
 pub use options::{ClientOverrides, Options};
 pub use plan_access::{PlanAccess, PlanBlocked, PlanClient};
+// `ferroplane plan` of the other cloud kinds: their controllers' connect and observe, read-only.
+pub use cloud_preview::{
+    CloudPreviews, KindPreview, Ownership, PlannableKind, PreviewBlocked, external_name,
+};
 
 use crate::disk::disk_controller;
 use crate::ecs_instance::ecs_instance_controller;

@@ -1,0 +1,59 @@
+//! The cloud action that applies a change of a non-ECSInstance kind, by the field its diff line
+//! names (the calls each kind's `update` makes for it; README's field tables list the same).
+//! An empty action: the kind's update makes more than one kind of call for it, or it is not
+//! known here. One table.
+
+/// The action of `field`'s change of a `kind`, whose diff says `line`.
+pub fn action(kind: &str, field: &str, line: &str) -> &'static str {
+    match (kind, field) {
+        (_, "tags") if kind == "Disk" || kind == "SecurityGroup" => "TagResources / UntagResources",
+        (_, "tags") => "TagResources / UnTagResources",
+        ("VPC", "vpcName" | "description") => "ModifyVpcAttribute",
+        ("VSwitch", "vSwitchName" | "description") => "ModifyVSwitchAttribute",
+        ("SecurityGroup", "securityGroupName" | "description") => "ModifySecurityGroupAttribute",
+        ("SecurityGroup", "ingress" | "egress") => rules_action(line),
+        ("SecurityGroupRule", "policy" | "priority" | "description") => {
+            "ModifySecurityGroupRule / ModifySecurityGroupEgressRule"
+        }
+        ("SecurityGroupRule", "rule") => "AuthorizeSecurityGroup",
+        ("Disk", "size") => "ResizeDisk",
+        ("Disk", "performanceLevel") => "ModifyDiskSpec",
+        ("Disk", "diskName" | "description" | "deleteAutoSnapshot") => "ModifyDiskAttribute",
+        ("Disk", "detach") => "DetachDisk",
+        ("Disk", "attach") => "AttachDisk",
+        ("EIP", "name" | "description" | "bandwidth") => "ModifyEipAddressAttribute",
+        ("NATGateway", "name" | "description") => "ModifyNatGatewayAttribute",
+        _ => "",
+    }
+}
+
+/// A group's rules of one direction: revoked, authorized, or both (`RevokeSecurityGroup` first).
+fn rules_action(line: &str) -> &'static str {
+    match (line.contains("revoke "), line.contains("authorize ")) {
+        (true, true) => "RevokeSecurityGroup, AuthorizeSecurityGroup",
+        (true, false) => "RevokeSecurityGroup",
+        (false, _) => "AuthorizeSecurityGroup",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::action;
+
+    #[test]
+    fn rules_lines_name_their_calls() {
+        let add = "ingress: authorize Accept tcp 443/443 0.0.0.0/0 priority 1";
+        assert_eq!(
+            action("SecurityGroup", "ingress", add),
+            "AuthorizeSecurityGroup"
+        );
+        let swap =
+            "egress: authorize Accept tcp 1/1 a priority 1; revoke Drop tcp 1/1 a priority 1 (r-1)";
+        assert_eq!(
+            action("SecurityGroup", "egress", swap),
+            "RevokeSecurityGroup, AuthorizeSecurityGroup"
+        );
+        assert_eq!(action("Disk", "size", "size 20 → 40 GiB"), "ResizeDisk");
+        assert_eq!(action("KeyPair", "anything", ""), "");
+    }
+}

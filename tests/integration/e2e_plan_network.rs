@@ -1,0 +1,399 @@
+//! `ferroplane plan` of the network kinds and a Disk end to end: a VPC, a vSwitch, a security
+//! group with its inline rules and a disk, applied from one file and Ready, plan `no change`
+//! (exit 0). The file edited (the VPC's description, in place; a rule added to the group; the
+//! vSwitch's CIDR, immutable; the disk's size, a resize; a new vSwitch referencing no VPC) plans
+//! exactly those six with their classes (exit 2): three updates in place with their calls, the
+//! vSwitch refused by the API server's admission (a server-side dry run, which stores nothing)
+//! and the new one blocked on its reference, and a VPC made outside ferroplane, imported by its
+//! ID, taken over (`TagResources` of the ownership tag); the plan makes no write to the cloud.
+//! The allowed edits applied, the controllers make exactly the predicted calls, and the plan of
+//! the namespace's objects (listed from the cluster, no manifest) is `no change`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use ferroplane::controllers::Kind;
+use serde_json::Value;
+
+use crate::e2e_plan::{made_since, plan, plan_as};
+use crate::support::{ACCESS_KEY_SECRET, E2e};
+
+const WAIT: Duration = Duration::from_secs(180);
+const GROUP: &str = "alibabacloud.ferroplane.io";
+
+/// The edits of the file.
+#[derive(Clone, Copy)]
+struct Edits {
+    vpc_description: &'static str,
+    https_rule: bool,
+    vswitch_cidr: &'static str,
+    disk_size: u32,
+    /// A second vSwitch whose VPC reference names no VPC.
+    unresolved_vswitch: bool,
+    /// A VPC object importing the VPC made outside ferroplane (untagged).
+    import: bool,
+}
+
+const APPLIED: Edits = Edits {
+    vpc_description: "plan e2e",
+    https_rule: false,
+    vswitch_cidr: "10.61.1.0/24",
+    disk_size: 40,
+    unresolved_vswitch: false,
+    import: false,
+};
+
+/// The file of `e`; `imported` is the ID of the VPC made outside ferroplane.
+fn manifest(e: Edits, imported: &str) -> String {
+    let https = if e.https_rule {
+        "      - ipProtocol: tcp\n        portRange: 443/443\n        sourceCidrIp: 0.0.0.0/0\n        description: https\n"
+    } else {
+        ""
+    };
+    let unresolved = if e.unresolved_vswitch {
+        format!(
+            "---\napiVersion: {GROUP}/v1alpha1\nkind: VSwitch\nmetadata:\n  name: plan-nowhere\nspec:\n  forProvider:\n    regionId: cn-beijing\n    zoneId: cn-beijing-h\n    cidrBlock: 10.62.0.0/24\n    vpcIdRef:\n      name: no-such-vpc\n"
+        )
+    } else {
+        String::new()
+    };
+    let mut text = format!(
+        r#"apiVersion: {GROUP}/v1alpha1
+kind: VPC
+metadata:
+  name: plan-net
+spec:
+  forProvider:
+    regionId: cn-beijing
+    cidrBlock: 10.61.0.0/16
+    vpcName: plan-net
+    description: {description}
+---
+apiVersion: {GROUP}/v1alpha1
+kind: VSwitch
+metadata:
+  name: plan-net-h
+spec:
+  forProvider:
+    regionId: cn-beijing
+    zoneId: cn-beijing-h
+    cidrBlock: {cidr}
+    vSwitchName: plan-net-h
+    vpcIdRef:
+      name: plan-net
+---
+apiVersion: {GROUP}/v1alpha1
+kind: SecurityGroup
+metadata:
+  name: plan-net
+spec:
+  forProvider:
+    regionId: cn-beijing
+    securityGroupName: plan-net
+    vpcIdRef:
+      name: plan-net
+    ingress:
+      - ipProtocol: tcp
+        portRange: 22/22
+        sourceCidrIp: 203.0.113.0/24
+        description: office SSH
+{https}---
+apiVersion: {GROUP}/v1alpha1
+kind: Disk
+metadata:
+  name: plan-data
+spec:
+  forProvider:
+    regionId: cn-beijing
+    zoneId: cn-beijing-h
+    category: cloud_essd
+    size: {size}
+    diskName: plan-data
+"#,
+        description = e.vpc_description,
+        cidr = e.vswitch_cidr,
+        size = e.disk_size,
+    );
+    text.push_str(&unresolved);
+    if e.import {
+        text.push_str(&format!(
+            "---\napiVersion: {GROUP}/v1alpha1\nkind: VPC\nmetadata:\n  name: plan-imported\n  annotations:\n    ferroplane.io/external-name: {imported}\nspec:\n  forProvider:\n    regionId: cn-beijing\n    cidrBlock: {IMPORTED_CIDR}\n    vpcName: plan-imported\n"
+        ));
+    }
+    text
+}
+
+const IMPORTED_CIDR: &str = "10.70.0.0/16";
+
+/// A VPC made outside ferroplane (no ownership tag), once DescribeVpcs lists it.
+async fn vpc_made_outside(e2e: &E2e) -> String {
+    let (_, vpc) = e2e.cloud();
+    let request = alibaba_sdk::vpc::CreateVpcRequest {
+        cidr_block: Some(IMPORTED_CIDR.to_owned()),
+        vpc_name: Some("plan-imported".to_owned()),
+        ..Default::default()
+    };
+    let id = vpc.create_vpc(&request).await.expect("CreateVpc").vpc_id;
+    let listed = || {
+        let (vpc, id) = (vpc.clone(), id.clone());
+        async move {
+            let found = vpc
+                .describe_vpcs(std::slice::from_ref(&id), &[])
+                .await
+                .ok()?;
+            found.iter().any(|v| v.vpc_id == id).then_some(())
+        }
+    };
+    e2e.eventually("the VPC made outside listed", WAIT, listed)
+        .await;
+    id
+}
+
+const OBJECTS: [&str; 4] = [
+    "vpcs/plan-net",
+    "vswitches/plan-net-h",
+    "securitygroups/plan-net",
+    "disks/plan-data",
+];
+
+fn object(plural_name: &str) -> String {
+    let (plural, name) = plural_name.split_once('/').unwrap();
+    format!("{plural}.{GROUP}/{name}")
+}
+
+/// `(kind, action)` of every object of a plan, sorted.
+fn actions(document: &Value) -> Vec<(String, String)> {
+    let mut actions: Vec<(String, String)> = document["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["kind"].as_str().unwrap().to_owned(),
+                o["action"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    actions.sort();
+    actions
+}
+
+fn of_kind<'a>(document: &'a Value, kind: &str) -> &'a Value {
+    document["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} in {document:#}"))
+}
+
+fn named<'a>(document: &'a Value, kind: &str, name: &str) -> &'a Value {
+    document["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == kind && o["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind} {name} in {document:#}"))
+}
+
+/// `(field, class, action)` of an object's changes.
+fn changes(object: &Value) -> Vec<(String, String, String)> {
+    object["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let text = |k: &str| c[k].as_str().unwrap().to_owned();
+            (text("field"), text("class"), text("action"))
+        })
+        .collect()
+}
+
+fn write(file: &Path, edits: Edits, imported: &str) {
+    std::fs::write(file, manifest(edits, imported)).unwrap();
+}
+
+pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
+    let e2e = E2e::start(&[Kind::EcsInstance]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("network.yaml");
+    let imported = vpc_made_outside(&e2e).await;
+    write(&file, APPLIED, &imported);
+    e2e.k(&["apply", "-f", file.to_str().unwrap()]).await;
+    let ready = "{.status.conditions[?(@.type=='Ready')].status}";
+    for name in OBJECTS {
+        e2e.wait_jsonpath(&object(name), ready, "True").await;
+    }
+
+    let (code, same) = plan(&e2e, &file).await;
+    let no_change: Vec<(String, String)> = ["Disk", "SecurityGroup", "VPC", "VSwitch"]
+        .iter()
+        .map(|k| ((*k).to_owned(), "no-change".to_owned()))
+        .collect();
+    assert_eq!(actions(&same), no_change, "{same:#}");
+    assert_eq!(code, 0, "{same:#}");
+
+    let edited = Edits {
+        vpc_description: "plan e2e, edited",
+        https_rule: true,
+        vswitch_cidr: "10.61.2.0/24",
+        disk_size: 60,
+        unresolved_vswitch: true,
+        import: true,
+    };
+    write(&file, edited, &imported);
+    let before_plan = e2e.mock().stats().calls;
+    let ledger_before = e2e.mock().ledger().len();
+    let (code, changed) = plan(&e2e, &file).await;
+    assert_eq!(code, 2, "{changed:#}");
+    assert_eq!(
+        actions(&changed),
+        [
+            ("Disk", "update-in-place"),
+            ("SecurityGroup", "update-in-place"),
+            ("VPC", "update-in-place"),
+            ("VPC", "update-in-place"),
+            ("VSwitch", "blocked"),
+            ("VSwitch", "refused"),
+        ]
+        .map(|(k, a)| (k.to_owned(), a.to_owned())),
+        "{changed:#}"
+    );
+    let in_place = |field: &str, action: &str| {
+        vec![(field.to_owned(), "in-place".to_owned(), action.to_owned())]
+    };
+    let vpc = named(&changed, "VPC", "plan-net");
+    assert_eq!(changes(vpc), in_place("description", "ModifyVpcAttribute"));
+    let group = of_kind(&changed, "SecurityGroup");
+    assert_eq!(
+        changes(group),
+        in_place("ingress", "AuthorizeSecurityGroup")
+    );
+    assert!(
+        group["changes"][0]["description"]
+            .as_str()
+            .unwrap()
+            .contains("443/443"),
+        "{group:#}"
+    );
+    let nowhere = named(&changed, "VSwitch", "plan-nowhere");
+    let import = named(&changed, "VPC", "plan-imported");
+    assert_eq!(import["externalName"], imported.as_str());
+    assert_eq!(changes(import), in_place("ownership", "TagResources"));
+    assert_eq!(
+        nowhere["blocked"]["reason"], "ReferenceNotResolved",
+        "{nowhere:#}"
+    );
+    let disk = of_kind(&changed, "Disk");
+    assert_eq!(changes(disk), in_place("size", "ResizeDisk"));
+    let vswitch = named(&changed, "VSwitch", "plan-net-h");
+    let vswitch_id = e2e
+        .jsonpath(
+            &object("vswitches/plan-net-h"),
+            "{.status.atProvider.vSwitchId}",
+        )
+        .await;
+    assert_eq!(vswitch["externalName"], vswitch_id.as_str(), "{vswitch:#}");
+    assert!(
+        vswitch["admission"]
+            .as_str()
+            .unwrap()
+            .contains("cidrBlock is immutable"),
+        "{vswitch:#}"
+    );
+    assert_eq!(
+        made_since(&before_plan, &e2e.mock().stats().calls),
+        BTreeMap::new(),
+        "plan wrote to the cloud"
+    );
+    assert_eq!(
+        e2e.mock().ledger().len(),
+        ledger_before,
+        "plan changed the cloud"
+    );
+    // The dry run stored nothing: the vSwitch keeps its CIDR.
+    assert_eq!(
+        e2e.jsonpath(
+            &object("vswitches/plan-net-h"),
+            "{.spec.forProvider.cidrBlock}"
+        )
+        .await,
+        APPLIED.vswitch_cidr
+    );
+    let (code, table) = plan_as(&e2e, &file, "table").await;
+    assert_eq!(code, 2);
+    for line in [
+        "description: \"plan e2e\" → \"plan e2e, edited\"  [ModifyVpcAttribute]",
+        "size 40 → 60 GiB  [ResizeDisk]",
+        "refused",
+    ] {
+        assert!(table.contains(line), "{line:?} not in\n{table}");
+    }
+    eprintln!("{table}");
+
+    // The allowed edits applied: the controllers make exactly the calls the plan predicted.
+    let allowed = Edits {
+        vswitch_cidr: APPLIED.vswitch_cidr,
+        unresolved_vswitch: false,
+        ..edited
+    };
+    write(&file, allowed, &imported);
+    let before_apply = e2e.mock().stats().calls;
+    e2e.k(&["apply", "-f", file.to_str().unwrap()]).await;
+    let file_ref = file.as_path();
+    let e2e_ref = &e2e;
+    e2e.eventually(
+        "the edits in the cloud (plan: no change)",
+        WAIT,
+        || async move {
+            let (code, _) = plan_as(e2e_ref, file_ref, "json").await;
+            (code == 0).then_some(())
+        },
+    )
+    .await;
+    let predicted: BTreeMap<String, u64> = [vpc, group, disk, import]
+        .iter()
+        .flat_map(|o| changes(o))
+        .map(|(_, _, action)| (action, 1))
+        .collect();
+    assert_eq!(
+        made_since(&before_apply, &e2e.mock().stats().calls),
+        predicted,
+        "the controllers' writes differ from the plan's prediction"
+    );
+
+    // The cluster's objects of the namespace (no manifest): every kind listed, nothing to do.
+    let (code, listed) = plan_namespace(&e2e).await;
+    let no_change: Vec<(String, String)> = ["Disk", "SecurityGroup", "VPC", "VPC", "VSwitch"]
+        .iter()
+        .map(|k| ((*k).to_owned(), "no-change".to_owned()))
+        .collect();
+    assert_eq!(actions(&listed), no_change, "{listed:#}");
+    assert_eq!(code, 0, "{listed:#}");
+    e2e.finish().await;
+}
+
+/// `ferroplane plan -n NAMESPACE -o json`: the cluster's objects.
+async fn plan_namespace(e2e: &E2e) -> (i32, Value) {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_ferroplane"))
+        .args(["plan", "-n", &e2e.namespace, "-o", "json"])
+        .args(["--allow-endpoint", &e2e.mock().endpoint()])
+        .env("KUBECONFIG", e2e.kubeconfig())
+        .env_remove("ALIBABA_CLOUD_ACCESS_KEY_ID")
+        .env_remove("ALIBABA_CLOUD_ACCESS_KEY_SECRET")
+        .output()
+        .await
+        .expect("ferroplane runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stdout.contains(ACCESS_KEY_SECRET) && !stderr.contains(ACCESS_KEY_SECRET),
+        "the key secret leaked"
+    );
+    let code = output.status.code().expect("an exit code");
+    assert_ne!(code, 1, "plan failed: {stderr}");
+    let document = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("plan printed no JSON ({e}), exit {code}: {stdout}"));
+    (code, document)
+}
