@@ -43,6 +43,32 @@ async fn destroy_claim(e2e: &E2e, name: &str) {
     .await;
 }
 
+/// Destroys the claims of `ordinals` of `cluster` together, as one incident: reconciliation is
+/// paused meanwhile (the runtime's `ferroplane.io/paused`, acknowledged in `Synced`), so the
+/// controller cannot replace the first lost member while quorum still holds before the second
+/// goes. A claim gone leaves its pod Pending, as on a real cluster whose volume is lost.
+async fn lose_together(e2e: &E2e, cluster: &str, ordinals: &[u32]) {
+    let object = format!("etcdclusters.etcd.ferroplane.io/{cluster}");
+    e2e.k(&["annotate", &object, "ferroplane.io/paused=true"])
+        .await;
+    e2e.wait_jsonpath(
+        &object,
+        "{.status.conditions[?(@.type=='Synced')].reason}",
+        "ReconcilePaused",
+    )
+    .await;
+    for ordinal in ordinals {
+        let name = format!("data-{cluster}-{ordinal}");
+        let before = claim_uid(e2e, &name).await;
+        destroy_claim(e2e, &name).await;
+        e2e.eventually(&format!("claim {name} to go"), WAIT, || async {
+            (claim_uid(e2e, &name).await != before).then_some(())
+        })
+        .await;
+    }
+    e2e.k(&["annotate", &object, "ferroplane.io/paused-"]).await;
+}
+
 /// `name=uid` of a claim, empty while it does not exist.
 async fn claim_uid(e2e: &E2e, name: &str) -> String {
     e2e.k(&[
@@ -74,16 +100,7 @@ pub(crate) async fn a_lost_quorum_is_reported_and_manual_recovery_waits() {
         .jsonpath("statefulset/etcd-lost", "{.metadata.generation}")
         .await;
 
-    for ordinal in [1, 2] {
-        let name = format!("data-etcd-lost-{ordinal}");
-        let before = claim_uid(&e2e, &name).await;
-        destroy_claim(&e2e, &name).await;
-        // Gone (its pod then stays Pending, as on a real cluster whose volume is lost).
-        e2e.eventually(&format!("claim {name} to go"), WAIT, || async {
-            (claim_uid(&e2e, &name).await != before).then_some(())
-        })
-        .await;
-    }
+    lose_together(&e2e, "etcd-lost", &[1, 2]).await;
 
     // First within the grace period, then permanent: both say who and since when.
     e2e.wait_jsonpath(OBJECT, &ready("reason"), "QuorumLost")
@@ -221,15 +238,7 @@ pub(crate) async fn from_latest_backup_replaces_every_members_data_and_states_th
         .jsonpath("service/etcd-rec-client", "{.metadata.uid}")
         .await;
     let survivor = claim_uid(&e2e, "data-etcd-rec-0").await;
-    for ordinal in [1, 2] {
-        let name = format!("data-etcd-rec-{ordinal}");
-        let before = claim_uid(&e2e, &name).await;
-        destroy_claim(&e2e, &name).await;
-        e2e.eventually(&format!("claim {name} to go"), WAIT, || async {
-            (claim_uid(&e2e, &name).await != before).then_some(())
-        })
-        .await;
-    }
+    lose_together(&e2e, "etcd-rec", &[1, 2]).await;
 
     // Decided once permanent: the newest snapshot, and the window from it to the loss.
     let since = e2e
@@ -334,5 +343,61 @@ pub(crate) async fn from_latest_backup_replaces_every_members_data_and_states_th
             "a {kind} {reason} event states the window {window}: {events}"
         );
     }
+    e2e.finish().await;
+}
+
+/// One member's volume lost while quorum holds: its pod on the new, empty claim does not rejoin
+/// under the old member ID (its configuration file is sealed); the loss is reported as such
+/// (`MemberFlapping`, naming `spec.replaceFailedMembers`), and no quorum loss is.
+pub(crate) async fn one_lost_volume_is_reported_and_never_rejoins_empty() {
+    const ONE: &str = "etcdclusters.etcd.ferroplane.io/etcd-one";
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    e2e.apply(&CLUSTER.replace("name: etcd-lost", "name: etcd-one"))
+        .await;
+    e2e.wait_jsonpath(ONE, &ready("status"), "True").await;
+    e2e.eventually("three recorded member volumes", WAIT, || async {
+        let recorded = e2e
+            .jsonpath(ONE, "{range .status.memberVolumes.*}{@}{\"\\n\"}{end}")
+            .await;
+        (recorded.lines().filter(|l| !l.is_empty()).count() == 3).then_some(())
+    })
+    .await;
+    let member = "{.status.members[?(@.name=='etcd-one-2')]['id','healthy']}";
+    let before = e2e.jsonpath(ONE, member).await;
+    assert!(
+        before.ends_with(" true"),
+        "etcd-one-2 a healthy member: {before}"
+    );
+
+    lose_together(&e2e, "etcd-one", &[2]).await;
+
+    let id = before
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    e2e.eventually("the lost volume reported", WAIT, || async {
+        let events = e2e
+            .k(&[
+                "get",
+                "events",
+                "--field-selector",
+                "reason=MemberFlapping",
+                "-o",
+                "jsonpath={.items[*].message}",
+            ])
+            .await;
+        events
+            .contains("member 2 lost its data volume")
+            .then_some(())
+    })
+    .await;
+    assert_eq!(
+        e2e.jsonpath(ONE, member).await,
+        format!("{id} false"),
+        "the same member, not answering: never rejoined on the empty volume"
+    );
+    assert_eq!(e2e.jsonpath(ONE, "{.status.quorumLoss}").await, "");
+    assert_eq!(e2e.jsonpath(ONE, "{.status.lastRecovery}").await, "");
     e2e.finish().await;
 }

@@ -81,7 +81,7 @@ mod sandbox {
         reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }
         rbac { a_verb_missing_from_deploy_shows_as_a_condition }
         e2e_etcd_restore { a_restore_waits_for_its_jobs_and_reports_a_failed_one }
-        e2e_etcd_quorum { a_lost_quorum_is_reported_and_manual_recovery_waits, from_latest_backup_replaces_every_members_data_and_states_the_window }
+        e2e_etcd_quorum { a_lost_quorum_is_reported_and_manual_recovery_waits, from_latest_backup_replaces_every_members_data_and_states_the_window, one_lost_volume_is_reported_and_never_rejoins_empty }
     }
 }
 

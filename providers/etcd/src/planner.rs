@@ -11,8 +11,9 @@
 //!    with "the member has been permanently removed from the cluster"): when it is a learner,
 //!    restart it empty. It never started, so that data is no member's copy of the cluster's.
 //! 3. A started member whose data volume is gone (its claim deleted or replaced by an empty one
-//!    since it was last seen healthy) and that does not answer: removed, to come back as a new
-//!    member (rule 8), while quorum holds without it. etcd's procedure for a member that lost
+//!    since it was last seen healthy) and that does not answer: reported; with
+//!    `replaceFailedMembers`, removed to come back as a new member (rule 8), while quorum holds
+//!    without it. etcd's procedure for a member that lost
 //!    its data is remove-and-add; under its old identity it would rejoin with an empty log,
 //!    having forgotten the entries and votes it acknowledged. Its pod cannot start meanwhile:
 //!    a started member's configuration file names no peer to join (see `render::bootstrap`).
@@ -219,6 +220,16 @@ pub fn plan(view: &ClusterView) -> Step {
                 id: m.id,
                 ordinal: o,
                 why: Removal::ScaleDown,
+            };
+        }
+        if !view.replace_failed {
+            return Step::Flapping {
+                id: m.id,
+                ordinal: o,
+                why: format!(
+                    "member {o} lost its data volume and cannot rejoin under its old identity; set spec.replaceFailedMembers: true to let ferroplane remove it and add it back as a new member that copies the data from the leader ({})",
+                    healthy_summary(members)
+                ),
             };
         }
         return Step::Replace {

@@ -207,12 +207,20 @@ fn lost(member: PlannedMember) -> PlannedMember {
 }
 
 #[test]
-fn a_voter_whose_volume_is_gone_is_replaced_without_replace_failed_members() {
+fn a_voter_whose_volume_is_gone_is_reported_and_replaced_when_allowed() {
     // Unhealthy is enough: the pod need not crash-loop first, the data is gone either way.
     for health in [Unhealthy, Failed] {
         let members = vec![voter(0, Healthy), lost(voter(1, health)), voter(2, Healthy)];
+        match plan(&view(3, 3, members.clone())) {
+            Step::Flapping {
+                ordinal: 1, why, ..
+            } => {
+                assert!(why.contains("lost its data volume"), "{why}");
+            }
+            other => panic!("expected a report, got {other:?}"),
+        }
         assert_eq!(
-            plan(&view(3, 3, members)),
+            plan(&view(3, 3, members).replacing_failed(true)),
             Step::Replace {
                 id: 101,
                 ordinal: 1,
