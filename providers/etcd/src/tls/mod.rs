@@ -9,6 +9,8 @@
 pub mod ca_secret;
 pub mod certs;
 mod client_tls;
+pub mod expiry;
+pub mod recovery;
 pub mod rotation;
 pub mod secret_data;
 mod secret_refs;
@@ -16,4 +18,4 @@ pub mod secrets;
 
 pub use client_tls::ClientTls;
 pub use secret_refs::{SecretNames, member_tls, secret_names};
-pub use secrets::{Rotation, TlsSecrets};
+pub use secrets::{Ensured, Rotation, TlsSecrets};

@@ -10,6 +10,8 @@
 //! (from create and update) writes them. A Secret of such a name that is not this cluster's is
 //! never touched.
 //!
+//! A CA Secret missing while leaves survive is rebuilt with an overlap ([`super::recovery`]).
+//!
 //! User Secrets are only read: they must exist with `tls.crt`, `tls.key` and `ca.crt`.
 
 use std::collections::BTreeMap;
@@ -24,6 +26,8 @@ use kube::{Client, ResourceExt};
 use super::ca_secret;
 use super::certs::{self, CaPolicy, Issued, Leaf};
 use super::client_tls::ClientTls;
+use super::expiry::{self, ExpiresSoon};
+use super::recovery::{self, Recovered};
 use super::rotation::{
     self, Ca, CaState, Next, Phase, Progress, ROTATION_ANNOTATION, TRUST_GENERATION_ANNOTATION,
 };
@@ -135,6 +139,29 @@ impl TlsSecrets<'_> {
         Ok(())
     }
 
+    /// The user certificate that ends first, when it ends within
+    /// [`EXPIRY_WARNING_DAYS`](super::expiry::EXPIRY_WARNING_DAYS) of `now` ([`super::expiry`]);
+    /// `None` for generated certificates, which ferroplane renews itself.
+    pub async fn user_expiry(&self, now: Timestamp) -> Result<Option<ExpiresSoon>, Error> {
+        if self.secrets.generated {
+            return Ok(None);
+        }
+        let mut certs = Vec::new();
+        for name in [
+            &self.secrets.peer,
+            &self.secrets.server,
+            &self.secrets.client,
+        ] {
+            if let Some(cert) = self.get(name).await?.and_then(|s| text(&s, CERT)) {
+                certs.push((name.as_str(), cert));
+            }
+        }
+        Ok(expiry::expires_soon(
+            certs.iter().map(|(n, c)| (*n, c.as_str())),
+            now,
+        ))
+    }
+
     /// The CA Secret (refused when it is not this cluster's) and what it holds (`None` when
     /// it is missing or incomplete).
     async fn read_ca(&self, uid: &str) -> Result<(Option<Secret>, Option<CaState>), Error> {
@@ -183,21 +210,25 @@ impl TlsSecrets<'_> {
 
     /// How often the trust bundle or the issuing CA changed (0 without generated
     /// certificates, or before the first rotation: the member pods' template carries it), and
-    /// the rotation phase.
-    pub async fn trust(&self) -> Result<(u64, Phase), Error> {
+    /// the rotation phase; `None` while the CA Secret is missing (the members keep what they
+    /// run until [`ensure`](Self::ensure) rebuilds it).
+    pub async fn trust(&self) -> Result<Option<(u64, Phase)>, Error> {
         if !self.secrets.generated {
-            return Ok((0, Phase::Steady));
+            return Ok(Some((0, Phase::Steady)));
         }
-        let live = self.get(&self.names.tls_secret("ca")).await?;
+        let Some(live) = self.get(&self.names.tls_secret("ca")).await? else {
+            return Ok(None);
+        };
+        let live = Some(live);
         let annotation = |key: &str| {
             live.as_ref()
                 .and_then(|s| s.annotations().get(key).cloned())
                 .unwrap_or_default()
         };
-        Ok((
+        Ok(Some((
             annotation(TRUST_GENERATION_ANNOTATION).parse().unwrap_or(0),
             Phase::parse(&annotation(ROTATION_ANNOTATION)).unwrap_or(Phase::Steady),
-        ))
+        )))
     }
 
     /// Why the Secrets are not as they should be (empty when they are), including a rotation
@@ -277,20 +308,24 @@ impl TlsSecrets<'_> {
     }
 
     /// Makes or renews what [`check`](Self::check) finds wrong (generated certificates only)
-    /// and takes the next rotation step when one is due; returns that step.
+    /// and takes the next rotation step when one is due; returns that step, or how a missing
+    /// CA Secret was rebuilt. `running`: the trust generation of the members' pod template
+    /// (`None` without members yet).
     pub async fn ensure(
         &self,
         mr: &EtcdCluster,
         now: Timestamp,
         rolled_out: bool,
-    ) -> Result<Option<Rotation>, Error> {
+        running: Option<u64>,
+    ) -> Result<Ensured, Error> {
         if !self.secrets.generated {
-            return self.check_user().await.map(|()| None);
+            return self.check_user().await.map(|()| Ensured::default());
         }
         let uid = mr.uid().unwrap_or_default();
         let owned = children::owned(mr);
         let (live_ca, state) = self.read_ca(&uid).await?;
         let leaves = self.read_leaves(&uid).await?;
+        let mut recovered = None;
         let (mut state, mut write_ca) = match state {
             Some(state) => {
                 let mismatch = live_ca
@@ -298,13 +333,22 @@ impl TlsSecrets<'_> {
                     .is_some_and(|l| owner_mismatch(l, &uid, owned));
                 (state, mismatch)
             }
-            None => (CaState::new(self.new_ca(now)?), true),
+            None => {
+                let (state, how) =
+                    recovery::recover(self.surviving(&leaves), self.new_ca(now)?, running, now);
+                recovered = Some(how);
+                (state, true)
+            }
         };
         let progress = Progress {
             rolled_out,
             leaves_from_current: leaves_from(&leaves, &state.current),
         };
-        let next = rotation::decide(&state, progress, now, &self.policy);
+        // A rebuilt CA Secret is this reconcile's step: the members have not seen it yet.
+        let next = match recovered {
+            Some(_) => Next::Stay,
+            None => rotation::decide(&state, progress, now, &self.policy),
+        };
         let mut step = None;
         if next != Next::Stay {
             let after = match next {
@@ -332,27 +376,52 @@ impl TlsSecrets<'_> {
                 key_pem: text(live, KEY).unwrap_or_default(),
                 not_after: not_after(live).unwrap_or(now),
             };
-            let issued = match (
+            let signer = state.signer();
+            // A kept certificate keeps its issuer (while the old CA's key is lost, the CA
+            // Secret's certificate is the surviving bundle, not the leaf's issuer).
+            let issuer = |live: &Secret| {
+                live.annotations()
+                    .get(ISSUER_ANNOTATION)
+                    .filter(|_| state.signing_key_lost())
+                    .cloned()
+                    .unwrap_or_else(|| certs::fingerprint(&state.current.cert_pem))
+            };
+            let (issued, issuer) = match (
                 leaf_fix(leaf, live.as_ref(), Some(&state), &hosts, now),
                 live,
             ) {
-                (LeafFix::Reissue(_), _) | (_, None) => certs::issue(
-                    &state.current.name,
-                    &state.current.key_pem,
-                    leaf,
-                    &hosts,
-                    now,
-                )?,
+                (LeafFix::Reissue(_), _) | (_, None) => (
+                    certs::issue(&signer.name, &signer.key_pem, leaf, &hosts, now)?,
+                    certs::fingerprint(&signer.cert_pem),
+                ),
                 // Same certificate, the trust bundle of this phase.
-                (LeafFix::Trust, Some(live)) => kept(live),
+                (LeafFix::Trust, Some(live)) => (kept(live), issuer(live)),
                 // Same certificate, the deletion policy's owner reference.
-                (LeafFix::Good, Some(live)) if owner_mismatch(live, &uid, owned) => kept(live),
+                (LeafFix::Good, Some(live)) if owner_mismatch(live, &uid, owned) => {
+                    (kept(live), issuer(live))
+                }
                 (LeafFix::Good, Some(_)) => continue,
             };
-            self.apply_leaf(mr, &name, &issued, &state, &hosts, leaf)
+            self.apply_leaf(mr, &name, &issued, &issuer, &state.bundle, &hosts, leaf)
                 .await?;
         }
-        Ok(step)
+        Ok(Ensured {
+            rotation: step,
+            recovered,
+        })
+    }
+
+    /// The trust bundle that survives in the leaf Secrets' `ca.crt` (the CA Secret being
+    /// missing), and the first Secret holding one.
+    fn surviving(&self, leaves: &[Option<Secret>]) -> Option<(String, String)> {
+        let bundles: Vec<(Leaf, String)> = Leaf::ALL
+            .into_iter()
+            .zip(leaves)
+            .filter_map(|(leaf, live)| Some((leaf, text(live.as_ref()?, CA)?)))
+            .collect();
+        let bundle = recovery::surviving_bundle(bundles.iter().map(|(_, b)| b.as_str()))?;
+        let (found_in, _) = bundles.first()?;
+        Some((self.names.tls_secret(found_in.suffix()), bundle))
     }
 
     async fn apply_ca(&self, mr: &EtcdCluster, state: &CaState) -> Result<(), Error> {
@@ -362,12 +431,14 @@ impl TlsSecrets<'_> {
             .await
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn apply_leaf(
         &self,
         mr: &EtcdCluster,
         name: &str,
         issued: &Issued,
-        state: &CaState,
+        issuer: &str,
+        bundle: &str,
         hosts: &[String],
         leaf: Leaf,
     ) -> Result<(), Error> {
@@ -377,10 +448,7 @@ impl TlsSecrets<'_> {
                 issued.not_after.to_string(),
             ),
             (HOSTS_ANNOTATION.to_owned(), hosts.join(",")),
-            (
-                ISSUER_ANNOTATION.to_owned(),
-                certs::fingerprint(&state.current.cert_pem),
-            ),
+            (ISSUER_ANNOTATION.to_owned(), issuer.to_owned()),
         ]);
         if leaf == Leaf::Client {
             annotations.insert(SUBJECT_ANNOTATION.to_owned(), CLIENT_SUBJECT.to_owned());
@@ -388,7 +456,7 @@ impl TlsSecrets<'_> {
         let data = [
             (CERT, issued.cert_pem.as_str()),
             (KEY, issued.key_pem.as_str()),
-            (CA, state.bundle.as_str()),
+            (CA, bundle),
         ];
         self.apply(mr, name, &data, annotations).await
     }
@@ -409,6 +477,15 @@ impl TlsSecrets<'_> {
         .apply(self.children, mr, self.names)
         .await
     }
+}
+
+/// What [`TlsSecrets::ensure`] did beyond keeping the Secrets right, for the events.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ensured {
+    /// The rotation step taken.
+    pub rotation: Option<Rotation>,
+    /// How the missing CA Secret was rebuilt.
+    pub recovered: Option<Recovered>,
 }
 
 /// A rotation step [`TlsSecrets::ensure`] took, for an event.
@@ -466,6 +543,7 @@ fn leaf_fix(
     match leaf_problem(live, state, hosts, now) {
         LeafFix::Good | LeafFix::Trust
             if leaf == Leaf::Client
+                && !state.is_some_and(CaState::signing_key_lost)
                 && live.is_some_and(|l| {
                     l.annotations().get(SUBJECT_ANNOTATION).map(String::as_str)
                         != Some(CLIENT_SUBJECT)
@@ -491,6 +569,14 @@ fn leaf_problem(
     };
     if text(live, CERT).is_none() || text(live, KEY).is_none() {
         return LeafFix::Reissue("has no certificate or key".to_owned());
+    }
+    if let Some(state) = state.filter(|s| s.signing_key_lost()) {
+        // Kept until the new CA signs ([`super::recovery`]): only the bundle changes.
+        return if text(live, CA).as_deref() == Some(state.bundle.as_str()) {
+            LeafFix::Good
+        } else {
+            LeafFix::Trust
+        };
     }
     let Some(state) = state.filter(|s| issued_by(live, &s.current)) else {
         return LeafFix::Reissue("signed by another CA".to_owned());
