@@ -122,6 +122,12 @@ pub const CA_SECRET_RECOVERED: &str = "CASecretRecovered";
 /// The CA Secret and every trust bundle were missing: a new CA no client trusts yet was made;
 /// give clients the new bundle (the client Secret's `ca.crt`).
 pub const CA_SECRET_REPLACED: &str = "CASecretReplaced";
+/// The `ca.crt` of the user's TLS Secrets changed: the members trust the old and the new
+/// certificates while they restart one at a time; wait for `UserCARolled`.
+pub const USER_CA_ROLLING: &str = "UserCARolling";
+/// Every member restarted on the user's new `ca.crt`; the old certificates are no longer
+/// trusted (the members restart once more); nothing to do.
+pub const USER_CA_ROLLED: &str = "UserCARolled";
 /// A certificate of the user's TLS Secrets ends within 30 days (ferroplane does not renew
 /// them); write a renewed one to the Secret.
 pub const CERTIFICATE_EXPIRES_SOON: &str = "CertificateExpiresSoon";

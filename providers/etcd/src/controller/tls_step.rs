@@ -12,9 +12,11 @@ use crate::membership::Membership;
 use crate::planner::{self, Step};
 use crate::reasons::{
     CA_ROTATED, CA_ROTATING, CA_SECRET_RECOVERED, CA_SECRET_REPLACED, CERTIFICATE_EXPIRES_SOON,
+    USER_CA_ROLLED, USER_CA_ROLLING,
 };
 use crate::tls::recovery::Recovered;
 use crate::tls::rotation::{Next, running_generation};
+use crate::tls::user_trust::Step as UserTrustStep;
 use crate::tls::{self, TlsSecrets};
 
 /// Whether every member picked up the current trust generation: the StatefulSet's template
@@ -110,6 +112,19 @@ impl<M: Membership> EtcdClient<M> {
                     self.events.normal(mr, CA_SECRET_RECOVERED, message).await;
                 }
                 (_, None) => {}
+            }
+        }
+        if let Some(step) = ensured.user_trust {
+            let secrets = format!("Secrets {} and {}", secrets.peer, secrets.server);
+            if let Some(message) = step.describe(&secrets) {
+                info!(cluster = %self.names.name, ?step, "trust of the user's CA");
+                let reason = if step == UserTrustStep::Settle {
+                    USER_CA_ROLLED
+                } else {
+                    USER_CA_ROLLING
+                };
+                self.events.normal(mr, reason, message).await;
+                return Ok(true);
             }
         }
         let Some(step) = ensured.rotation else {

@@ -15,6 +15,7 @@ pub mod rotation;
 pub mod secret_data;
 mod secret_refs;
 pub mod secrets;
+pub mod user_trust;
 
 pub use client_tls::ClientTls;
 pub use secret_refs::{SecretNames, member_tls, secret_names};

@@ -12,7 +12,8 @@
 //!
 //! A CA Secret missing while leaves survive is rebuilt with an overlap ([`super::recovery`]).
 //!
-//! User Secrets are only read: they must exist with `tls.crt`, `tls.key` and `ca.crt`.
+//! User Secrets are only read: they must exist with `tls.crt`, `tls.key` and `ca.crt`; what the
+//! members trust follows their `ca.crt` through a Secret of ferroplane's ([`user`]).
 
 use std::collections::BTreeMap;
 
@@ -26,7 +27,6 @@ use kube::{Client, ResourceExt};
 use super::ca_secret;
 use super::certs::{self, CaPolicy, Issued, Leaf};
 use super::client_tls::ClientTls;
-use super::expiry::{self, ExpiresSoon};
 use super::recovery::{self, Recovered};
 use super::rotation::{
     self, Ca, CaState, Next, Phase, Progress, ROTATION_ANNOTATION, TRUST_GENERATION_ANNOTATION,
@@ -36,6 +36,7 @@ use super::secret_data::{
     not_after, text,
 };
 use super::secret_refs::SecretNames;
+use super::user_trust;
 use crate::error::Error;
 use crate::names::ClusterNames;
 use crate::owned_secret::OwnedSecret;
@@ -112,56 +113,6 @@ impl TlsSecrets<'_> {
         )
     }
 
-    /// The user Secrets' problem: a missing Secret or key, which nothing ferroplane writes can
-    /// fix.
-    async fn check_user(&self) -> Result<(), Error> {
-        for name in [
-            &self.secrets.peer,
-            &self.secrets.server,
-            &self.secrets.client,
-        ] {
-            let secret = self.get(name).await?;
-            let missing: Vec<&str> = [CERT, KEY, CA]
-                .into_iter()
-                .filter(|k| secret.as_ref().and_then(|s| text(s, k)).is_none())
-                .collect();
-            if secret.is_none() || !missing.is_empty() {
-                return Err(Error::TlsSecret {
-                    name: name.clone(),
-                    missing: if secret.is_none() {
-                        "the Secret".to_owned()
-                    } else {
-                        missing.join(", ")
-                    },
-                });
-            }
-        }
-        Ok(())
-    }
-
-    /// The user certificate that ends first, when it ends within
-    /// [`EXPIRY_WARNING_DAYS`](super::expiry::EXPIRY_WARNING_DAYS) of `now` ([`super::expiry`]);
-    /// `None` for generated certificates, which ferroplane renews itself.
-    pub async fn user_expiry(&self, now: Timestamp) -> Result<Option<ExpiresSoon>, Error> {
-        if self.secrets.generated {
-            return Ok(None);
-        }
-        let mut certs = Vec::new();
-        for name in [
-            &self.secrets.peer,
-            &self.secrets.server,
-            &self.secrets.client,
-        ] {
-            if let Some(cert) = self.get(name).await?.and_then(|s| text(&s, CERT)) {
-                certs.push((name.as_str(), cert));
-            }
-        }
-        Ok(expiry::expires_soon(
-            certs.iter().map(|(n, c)| (*n, c.as_str())),
-            now,
-        ))
-    }
-
     /// The CA Secret (refused when it is not this cluster's) and what it holds (`None` when
     /// it is missing or incomplete).
     async fn read_ca(&self, uid: &str) -> Result<(Option<Secret>, Option<CaState>), Error> {
@@ -208,15 +159,17 @@ impl TlsSecrets<'_> {
         })
     }
 
-    /// How often the trust bundle or the issuing CA changed (0 without generated
-    /// certificates, or before the first rotation: the member pods' template carries it), and
-    /// the rotation phase; `None` while the CA Secret is missing (the members keep what they
-    /// run until [`ensure`](Self::ensure) rebuilds it).
+    /// How often the trust bundle or the issuing CA changed (0 before the first rotation, or
+    /// before the user's CA first changed: the member pods' template carries it), and the
+    /// rotation phase; `None` while the Secret holding them (the CA Secret, or with the user's
+    /// Secrets the trust Secret) is missing: the members keep what they run until
+    /// [`ensure`](Self::ensure) writes it.
     pub async fn trust(&self) -> Result<Option<(u64, Phase)>, Error> {
-        if !self.secrets.generated {
-            return Ok(Some((0, Phase::Steady)));
-        }
-        let Some(live) = self.get(&self.names.tls_secret("ca")).await? else {
+        let holder = match &self.secrets.trust {
+            Some(trust) => trust.clone(),
+            None => self.names.tls_secret("ca"),
+        };
+        let Some(live) = self.get(&holder).await? else {
             return Ok(None);
         };
         let live = Some(live);
@@ -241,7 +194,8 @@ impl TlsSecrets<'_> {
         rolled_out: bool,
     ) -> Result<Vec<String>, Error> {
         if !self.secrets.generated {
-            return self.check_user().await.map(|()| Vec::new());
+            self.check_user().await?;
+            return self.user_drift(mr, rolled_out).await;
         }
         let uid = mr.uid().unwrap_or_default();
         let owned = children::owned(mr);
@@ -319,7 +273,11 @@ impl TlsSecrets<'_> {
         running: Option<u64>,
     ) -> Result<Ensured, Error> {
         if !self.secrets.generated {
-            return self.check_user().await.map(|()| Ensured::default());
+            self.check_user().await?;
+            return Ok(Ensured {
+                user_trust: self.ensure_user(mr, rolled_out).await?,
+                ..Ensured::default()
+            });
         }
         let uid = mr.uid().unwrap_or_default();
         let owned = children::owned(mr);
@@ -408,6 +366,7 @@ impl TlsSecrets<'_> {
         Ok(Ensured {
             rotation: step,
             recovered,
+            user_trust: None,
         })
     }
 
@@ -486,6 +445,8 @@ pub struct Ensured {
     pub rotation: Option<Rotation>,
     /// How the missing CA Secret was rebuilt.
     pub recovered: Option<Recovered>,
+    /// The step the trust of the user's Secrets took ([`super::user_trust`]).
+    pub user_trust: Option<user_trust::Step>,
 }
 
 /// A rotation step [`TlsSecrets::ensure`] took, for an event.
@@ -601,3 +562,4 @@ fn leaf_problem(
 
 #[cfg(test)]
 mod tests;
+mod user;
