@@ -172,12 +172,7 @@ impl TlsSecrets<'_> {
         let Some(live) = self.get(&holder).await? else {
             return Ok(None);
         };
-        let live = Some(live);
-        let annotation = |key: &str| {
-            live.as_ref()
-                .and_then(|s| s.annotations().get(key).cloned())
-                .unwrap_or_default()
-        };
+        let annotation = |key: &str| live.annotations().get(key).cloned().unwrap_or_default();
         Ok(Some((
             annotation(TRUST_GENERATION_ANNOTATION).parse().unwrap_or(0),
             Phase::parse(&annotation(ROTATION_ANNOTATION)).unwrap_or(Phase::Steady),
