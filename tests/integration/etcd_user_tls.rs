@@ -141,7 +141,7 @@ async fn member_pods(e2e: &E2e) -> Vec<String> {
 
 async fn put(e2e: &E2e, tls: &ClientTls, key: &str) {
     let body = serde_json::json!({"key": b64(key), "value": b64(key)});
-    let outcome = ferroplane_testkit::eventually(&format!("{key} written"))
+    let outcome = ferroplane_testkit::eventually(format!("{key} written"))
         .within(WAIT)
         .every(Duration::from_millis(500))
         .try_until_async(|| async {
