@@ -39,7 +39,7 @@ pub(crate) async fn ensure_releases(versions: &[&str]) {
     .expect("the build does not panic");
 }
 
-fn cluster_yaml(name: &str, size: u32, version: &str, policy: &str) -> String {
+pub(crate) fn cluster_yaml(name: &str, size: u32, version: &str, policy: &str) -> String {
     format!(
         r#"
 apiVersion: etcd.ferroplane.io/v1alpha1
@@ -573,7 +573,7 @@ pub(crate) async fn options_metrics_and_kubectl_scale_on_real_members() {
 }
 
 /// PEM of `key` in Secret `name`.
-async fn secret_text(e2e: &E2e, name: &str, key: &str) -> String {
+pub(crate) async fn secret_text(e2e: &E2e, name: &str, key: &str) -> String {
     use base64::Engine as _;
     let encoded = e2e
         .jsonpath(
@@ -671,7 +671,7 @@ pub(crate) async fn a_tls_cluster_runs_on_real_members_with_generated_certificat
 }
 
 /// The client certificate of TLS cluster `name`, as its Secret holds it now.
-async fn client_tls(e2e: &E2e, name: &str) -> provider_etcd::tls::ClientTls {
+pub(crate) async fn client_tls(e2e: &E2e, name: &str) -> provider_etcd::tls::ClientTls {
     let secret = format!("{name}-tls-client");
     provider_etcd::tls::ClientTls {
         ca_pem: secret_text(e2e, &secret, "ca.crt").await,
@@ -682,7 +682,7 @@ async fn client_tls(e2e: &E2e, name: &str) -> provider_etcd::tls::ClientTls {
 
 /// `POST <path>` with `body` at TLS cluster `name`'s client Service, presenting `tls` and
 /// trusting its `ca.crt` alone.
-async fn etcd_tls_post(
+pub(crate) async fn etcd_tls_post(
     e2e: &E2e,
     tls: &provider_etcd::tls::ClientTls,
     name: &str,
@@ -711,15 +711,15 @@ async fn etcd_tls_post(
 /// that no longer signs the members' certificates (its copy of `ca.crt` was older than the
 /// Secret's), or anything else (a member restarting, no leader).
 #[derive(Clone, Copy, Debug, Default)]
-struct Failures {
-    stale_trust: u32,
-    other: u32,
+pub(crate) struct Failures {
+    pub(crate) stale_trust: u32,
+    pub(crate) other: u32,
 }
 
 /// Writes `key` = `key` into TLS cluster `name` as a client that re-reads its certificate
 /// Secret when a call fails would, until etcd acknowledges it; the failed attempts. Gives up
 /// (`None`) only once `stop` is set.
-async fn put_until_acknowledged(
+pub(crate) async fn put_until_acknowledged(
     e2e: &E2e,
     name: &str,
     tls: &mut provider_etcd::tls::ClientTls,
@@ -1075,7 +1075,7 @@ pub(crate) fn b64(text: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(text)
 }
 
-fn unb64(value: &Value) -> String {
+pub(crate) fn unb64(value: &Value) -> String {
     use base64::Engine as _;
     String::from_utf8(
         base64::engine::general_purpose::STANDARD

@@ -37,8 +37,10 @@ mod e2e_in_cluster;
 mod e2e_network;
 mod e2e_plan;
 mod e2e_plan_network;
+mod etcd_ca_recovery;
 mod etcd_members;
 mod etcd_members_recovery;
+mod etcd_user_tls;
 mod helm_chart;
 mod helm_install;
 mod rbac;
@@ -108,6 +110,8 @@ mod real_control_plane {
         application_rollout { a_rollout_past_its_progress_deadline_is_reported }
         etcd_members { three_real_members_become_ready_as_voters, options_metrics_and_kubectl_scale_on_real_members, a_tls_cluster_runs_on_real_members_with_generated_certificates, a_deleted_member_pod_comes_back_on_its_kept_volume, scaling_three_to_one_to_three_changes_the_real_membership, a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries, deletion_removes_the_members_or_orphans_them_running, a_backup_in_oss_restores_into_a_new_cluster_with_its_keys, a_backup_into_a_volume_is_taken_by_a_job_and_pruned, a_tls_cluster_rotates_its_ca_without_stopping, root_auth_on_real_members_refuses_anonymous_reads_and_follows_the_secret, root_auth_with_tls_on_real_members }
         etcd_members_recovery { a_lost_quorum_comes_back_from_the_latest_backup_and_a_partition_does_not_restore }
+        etcd_ca_recovery { a_deleted_ca_secret_is_rebuilt_without_locking_clients_out }
+        etcd_user_tls { the_users_ca_change_rolls_the_members_trusting_both }
         helm_install { the_chart_installs_a_controller_that_makes_an_ecsinstance_ready }
         crossplane_composition { an_xr_composes_four_ready_resources_and_its_deletion_releases_them }
     }

@@ -13,8 +13,6 @@ use ferroplane_apis::etcd::{EtcdAuthState, EtcdCluster};
 use ferroplane_runtime::children::{self, Children, Holder};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
-use kube::core::PartialObjectMeta;
-use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 
 use crate::error::Error;
@@ -28,33 +26,6 @@ pub const PASSWORD_KEY: &str = "password";
 /// The Secret where ferroplane records the password in effect.
 pub fn state_secret(names: &ClusterNames) -> String {
     format!("{}-auth", names.name)
-}
-
-/// The clusters whose `spec.auth` names `secret` (same namespace): a changed password is
-/// applied at once, not at the next poll. The watch is of metadata only: it never carries a
-/// password.
-pub fn clusters_using_secret(
-    secret: &PartialObjectMeta<Secret>,
-    clusters: &Store<EtcdCluster>,
-) -> Vec<ObjectRef<EtcdCluster>> {
-    let (Some(namespace), Some(name)) = (
-        secret.metadata.namespace.as_deref(),
-        secret.metadata.name.as_deref(),
-    ) else {
-        return Vec::new();
-    };
-    clusters
-        .state()
-        .iter()
-        .filter(|c| {
-            c.namespace().as_deref() == Some(namespace)
-                && c.spec
-                    .auth
-                    .as_ref()
-                    .is_some_and(|a| a.root_secret_ref.name == name)
-        })
-        .map(|c| ObjectRef::from_obj(c.as_ref()))
-        .collect()
 }
 
 /// Root's passwords as Kubernetes holds them.
@@ -249,7 +220,6 @@ impl<'a> AuthSecrets<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kube::api::ObjectMeta;
 
     fn pw(text: &str) -> Option<Password> {
         Some(Password::new(text))
@@ -338,53 +308,6 @@ mod tests {
             plan_with_owner(&off, AuthStatus::Disabled),
             AuthStep::Record(Password::new("a"))
         );
-    }
-
-    #[test]
-    fn a_secret_change_reconciles_the_clusters_of_its_namespace_that_name_it() {
-        use ferroplane_apis::etcd::{EtcdAuth, EtcdClusterSpec, EtcdSecretReference};
-        use kube::runtime::{reflector, watcher};
-        let cluster = |ns: &str, name: &str, secret: Option<&str>| {
-            let spec: EtcdClusterSpec =
-                serde_json::from_value(serde_json::json!({})).expect("spec");
-            let mut c = EtcdCluster::new(
-                name,
-                EtcdClusterSpec {
-                    auth: secret.map(|s| EtcdAuth {
-                        root_secret_ref: EtcdSecretReference { name: s.to_owned() },
-                    }),
-                    ..spec
-                },
-            );
-            c.metadata.namespace = Some(ns.to_owned());
-            c
-        };
-        let (store, mut writer) = reflector::store();
-        for c in [
-            cluster("a", "one", Some("root-pw")),
-            cluster("a", "two", Some("other")),
-            cluster("a", "three", None),
-            cluster("b", "four", Some("root-pw")),
-        ] {
-            writer.apply_watcher_event(&watcher::Event::Apply(c));
-        }
-        let secret = |ns: &str| PartialObjectMeta::<Secret> {
-            metadata: ObjectMeta {
-                name: Some("root-pw".to_owned()),
-                namespace: Some(ns.to_owned()),
-                ..ObjectMeta::default()
-            },
-            ..PartialObjectMeta::default()
-        };
-        let names = |ns: &str| -> Vec<String> {
-            clusters_using_secret(&secret(ns), &store)
-                .into_iter()
-                .map(|r| r.name)
-                .collect()
-        };
-        assert_eq!(names("a"), ["one"]);
-        assert_eq!(names("b"), ["four"]);
-        assert!(names("c").is_empty());
     }
 
     #[test]

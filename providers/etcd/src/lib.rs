@@ -61,6 +61,7 @@ mod recovery;
 pub mod render;
 pub mod restore;
 pub mod scaling;
+mod secret_watch;
 mod status;
 pub mod tls;
 mod upgrade_path;
@@ -167,7 +168,7 @@ pub fn controller_with_ca<F: MembershipFactory>(
     .watches_related(
         api_in::<PartialObjectMeta<Secret>>(&client, namespace),
         kube::runtime::watcher::Config::default(),
-        auth::clusters_using_secret,
+        secret_watch::clusters_using_secret,
     )
 }
 

@@ -40,6 +40,8 @@ pub const DATA_MOUNT: &str = "/var/lib/etcd";
 pub const PEER_TLS_MOUNT: &str = "/etc/etcd-tls/peer";
 /// Where the client port's certificate Secret is mounted.
 pub const SERVER_TLS_MOUNT: &str = "/etc/etcd-tls/server";
+/// Where the trust bundles kept beside the user's TLS Secrets are mounted.
+pub const TRUST_TLS_MOUNT: &str = "/etc/etcd-tls/trust";
 /// Where the bootstrap ConfigMap is mounted.
 pub const CONFIG_MOUNT: &str = "/etc/etcd";
 /// Longest EtcdCluster name: pod names (`<name>-<ordinal>`) and the StatefulSet's

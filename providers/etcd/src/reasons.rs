@@ -1,7 +1,8 @@
 //! Every condition and event reason an EtcdCluster or EtcdBackup can show, with what it means
 //! and what to do. Error reasons end up on the `Synced` condition (and the runtime's Warning
 //! event of the failed step); status reasons on `Available`, `Progressing` and `Degraded`;
-//! event reasons on Normal (or, for [`MEMBER_FLAPPING`], Warning) events. README's "EtcdCluster
+//! event reasons on Normal (or, for [`MEMBER_FLAPPING`], [`CA_SECRET_REPLACED`] and
+//! [`CERTIFICATE_EXPIRES_SOON`], Warning) events. README's "EtcdCluster
 //! and EtcdBackup reasons" lists the same. A ground-floor module: it imports nothing.
 
 // EtcdCluster: the `Available`, `Progressing` and `Degraded` conditions.
@@ -115,6 +116,21 @@ pub const VOLUME_DELETED: &str = "VolumeDeleted";
 pub const CA_ROTATING: &str = "CARotating";
 /// A generated CA's rotation is complete; nothing to do.
 pub const CA_ROTATED: &str = "CARotated";
+/// The CA Secret was missing: a new CA is trusted beside the old CA certificates that
+/// survived in the leaf Secrets' bundle, then rotated in (wait for `CARotated`).
+pub const CA_SECRET_RECOVERED: &str = "CASecretRecovered";
+/// The CA Secret and every trust bundle were missing: a new CA no client trusts yet was made;
+/// give clients the new bundle (the client Secret's `ca.crt`).
+pub const CA_SECRET_REPLACED: &str = "CASecretReplaced";
+/// The `ca.crt` of the user's TLS Secrets changed: the members trust the old and the new
+/// certificates while they restart one at a time; wait for `UserCARolled`.
+pub const USER_CA_ROLLING: &str = "UserCARolling";
+/// Every member restarted on the user's new `ca.crt`; the old certificates are no longer
+/// trusted (the members restart once more); nothing to do.
+pub const USER_CA_ROLLED: &str = "UserCARolled";
+/// A certificate of the user's TLS Secrets ends within 30 days (ferroplane does not renew
+/// them); write a renewed one to the Secret.
+pub const CERTIFICATE_EXPIRES_SOON: &str = "CertificateExpiresSoon";
 /// etcd authentication was enabled with user root (`spec.auth`); clients need root's password.
 pub const AUTH_ENABLED: &str = "AuthEnabled";
 /// etcd authentication was disabled (`spec.auth` removed); root keeps its password.

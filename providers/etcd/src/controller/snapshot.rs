@@ -19,7 +19,7 @@ use crate::planner::{self, Health, Step};
 use crate::render::BootstrapFiles;
 use crate::render::bootstrap::Bootstrap;
 use crate::scaling::{self, Observed};
-use crate::tls::rotation::Phase;
+use crate::tls::rotation::{Phase, running_generation};
 use crate::upgrade_path::{self, MemberReport};
 use crate::version::{self, Release, Version};
 
@@ -142,7 +142,12 @@ impl<M: Membership> EtcdClient<M> {
                 .tls_secrets(secrets)
                 .trust()
                 .await
-                .map_err(to_reconcile)?,
+                .map_err(to_reconcile)?
+                // A missing CA Secret: the members keep their generation until it is rebuilt.
+                .unwrap_or((
+                    running_generation(statefulset.as_ref()).unwrap_or(0),
+                    Phase::Steady,
+                )),
             None => (0, Phase::Steady),
         };
         let Some(sts) = statefulset.as_ref() else {

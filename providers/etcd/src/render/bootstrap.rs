@@ -62,14 +62,28 @@ pub struct MemberTls {
     pub peer_dir: String,
     /// Presented on the client port, whose clients must present a certificate of `ca.crt`.
     pub server_dir: String,
+    /// The trusted CA files of the peer and of the client port: `ca.crt` of those directories,
+    /// or with the user's Secrets the bundles ferroplane keeps ([`crate::tls::user_trust`]).
+    pub peer_ca_file: String,
+    pub server_ca_file: String,
 }
 
 impl MemberTls {
-    fn transport(dir: &str) -> Value {
+    /// Certificates in `peer_dir` and `server_dir`, each trusting its own `ca.crt`.
+    pub fn in_dirs(peer_dir: String, server_dir: String) -> Self {
+        Self {
+            peer_ca_file: format!("{peer_dir}/ca.crt"),
+            server_ca_file: format!("{server_dir}/ca.crt"),
+            peer_dir,
+            server_dir,
+        }
+    }
+
+    fn transport(dir: &str, ca_file: &str) -> Value {
         json!({
             "cert-file": format!("{dir}/tls.crt"),
             "key-file": format!("{dir}/tls.key"),
-            "trusted-ca-file": format!("{dir}/ca.crt"),
+            "trusted-ca-file": ca_file,
             "client-cert-auth": true,
         })
     }
@@ -192,11 +206,11 @@ impl MemberConfig {
         if let Some(tls) = &self.tls {
             file.insert(
                 "client-transport-security".into(),
-                MemberTls::transport(&tls.server_dir),
+                MemberTls::transport(&tls.server_dir, &tls.server_ca_file),
             );
             file.insert(
                 "peer-transport-security".into(),
-                MemberTls::transport(&tls.peer_dir),
+                MemberTls::transport(&tls.peer_dir, &tls.peer_ca_file),
             );
         }
         // Serializing a `Value` built from strings cannot fail.
@@ -315,10 +329,7 @@ mod tests {
     #[test]
     fn tls_members_listen_and_advertise_https_and_require_client_certificates() {
         let names = ClusterNames::new("e", "ns").with_tls(true);
-        let tls = MemberTls {
-            peer_dir: "/p".into(),
-            server_dir: "/s".into(),
-        };
+        let tls = MemberTls::in_dirs("/p".into(), "/s".into());
         let files = config_files(
             &names,
             0..1,

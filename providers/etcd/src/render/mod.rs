@@ -61,7 +61,7 @@ pub fn render(cluster: &EtcdCluster, input: &RenderInput) -> Result<Rendered, Er
     let token = initial_cluster_token(cluster, &names);
     let options = options::effective(cluster)?;
     let tls = crate::tls::secret_names(cluster, &names);
-    let member_tls = tls.as_ref().map(|_| crate::tls::member_tls());
+    let member_tls = tls.as_ref().map(crate::tls::member_tls);
     Ok(Rendered {
         peer_service: services::peer(&names, &owner),
         client_service: services::client(&names, &owner),

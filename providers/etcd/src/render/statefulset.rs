@@ -21,9 +21,11 @@
 //! - The options members run with are in their configuration files, which a running member
 //!   does not re-read; the pod template carries them as an annotation so that a change rolls
 //!   the members, one at a time, as an image change does.
-//! - Members read their trusted CA file only at start: from a generated CA's first rotation on,
-//!   the template carries the trust generation ([`crate::tls::rotation`]), so that each phase
-//!   restarts them one at a time, as an image change does.
+//! - Members read their trusted CA file only at start: from a generated CA's first rotation on
+//!   (or the first change of the user's CA, [`crate::tls::user_trust`]), the template carries
+//!   the trust generation ([`crate::tls::rotation`]), so that each phase restarts them one at a
+//!   time, as an image change does. With the user's Secrets the members trust the bundles of
+//!   `<name>-tls-trust`, mounted beside them.
 //! - Probes: with `/livez` and `/readyz` (3.4.29+, 3.5.11+) liveness does not depend on a leader;
 //!   older versions only have `/health`, which fails without a leader, so liveness is a TCP check
 //!   there: restarting members of a cluster without quorum only makes it worse.
@@ -51,7 +53,7 @@ use serde_json::Value;
 
 use crate::names::{
     CLIENT_PORT, CONFIG_MOUNT, ClusterNames, DATA_MOUNT, METRICS_PORT, OPTIONS_ANNOTATION,
-    PEER_PORT, PEER_TLS_MOUNT, SERVER_TLS_MOUNT,
+    PEER_PORT, PEER_TLS_MOUNT, SERVER_TLS_MOUNT, TRUST_TLS_MOUNT,
 };
 use crate::tls::SecretNames;
 use k8s_openapi::api::core::v1::SecretVolumeSource;
@@ -63,6 +65,7 @@ const DATA_VOLUME: &str = "data";
 const CONFIG_VOLUME: &str = "config";
 const PEER_TLS_VOLUME: &str = "peer-tls";
 const SERVER_TLS_VOLUME: &str = "server-tls";
+const TRUST_TLS_VOLUME: &str = "trust-tls";
 
 pub(super) fn render(
     cluster: &EtcdCluster,
@@ -100,10 +103,14 @@ pub(super) fn render(
         ..Volume::default()
     }];
     if let Some(tls) = tls {
+        let trust = tls.trust.iter().map(|t| (TRUST_TLS_VOLUME, t));
         for (volume, secret) in [
             (PEER_TLS_VOLUME, &tls.peer),
             (SERVER_TLS_VOLUME, &tls.server),
-        ] {
+        ]
+        .into_iter()
+        .chain(trust)
+        {
             volumes.push(Volume {
                 name: volume.to_owned(),
                 secret: Some(SecretVolumeSource {
@@ -150,7 +157,7 @@ pub(super) fn render(
                     ..ObjectMeta::default()
                 }),
                 spec: Some(PodSpec {
-                    containers: vec![container(cluster, input, tls.is_some())],
+                    containers: vec![container(cluster, input, tls)],
                     volumes: Some(volumes),
                     affinity: Some(
                         scheduling
@@ -237,8 +244,8 @@ fn spread_over_nodes(names: &ClusterNames) -> Affinity {
     }
 }
 
-fn container(cluster: &EtcdCluster, input: &RenderInput, tls: bool) -> Container {
-    let (liveness, readiness) = probes(input, tls);
+fn container(cluster: &EtcdCluster, input: &RenderInput, tls: Option<&SecretNames>) -> Container {
+    let (liveness, readiness) = probes(input, tls.is_some());
     let mut mounts = vec![
         VolumeMount {
             name: DATA_VOLUME.to_owned(),
@@ -252,11 +259,18 @@ fn container(cluster: &EtcdCluster, input: &RenderInput, tls: bool) -> Container
             ..VolumeMount::default()
         },
     ];
-    if tls {
+    if let Some(tls) = tls {
+        let trust = tls
+            .trust
+            .iter()
+            .map(|_| (TRUST_TLS_VOLUME, TRUST_TLS_MOUNT));
         for (name, path) in [
             (PEER_TLS_VOLUME, PEER_TLS_MOUNT),
             (SERVER_TLS_VOLUME, SERVER_TLS_MOUNT),
-        ] {
+        ]
+        .into_iter()
+        .chain(trust)
+        {
             mounts.push(VolumeMount {
                 name: name.to_owned(),
                 mount_path: path.to_owned(),

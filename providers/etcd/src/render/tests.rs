@@ -561,6 +561,31 @@ fn user_tls_secrets_are_mounted_as_given() {
             .iter()
             .any(|v| v.secret.as_ref().and_then(|s| s.secret_name.as_deref()) == Some("my-peer"))
     );
+    // The members trust the bundles ferroplane keeps beside the user's Secrets.
+    assert_eq!(secrets.trust.as_deref(), Some("etcd-tls-trust"));
+    assert!(volumes.iter().any(
+        |v| v.secret.as_ref().and_then(|s| s.secret_name.as_deref()) == Some("etcd-tls-trust")
+    ));
+    let mounts = pod_spec_of(&sts).containers[0]
+        .volume_mounts
+        .clone()
+        .expect("mounts");
+    assert!(mounts.iter().any(|m| m.mount_path == "/etc/etcd-tls/trust"));
+    let r = render(&c, &input(&c, 1)).expect("renders");
+    let file: serde_json::Value =
+        serde_json::from_str(&r.bootstrap_config.data.expect("data")["etcd-0.json"]).expect("json");
+    assert_eq!(
+        file["peer-transport-security"]["trusted-ca-file"],
+        "/etc/etcd-tls/trust/peer-ca.crt"
+    );
+    assert_eq!(
+        file["client-transport-security"]["trusted-ca-file"],
+        "/etc/etcd-tls/trust/server-ca.crt"
+    );
+    assert_eq!(
+        file["client-transport-security"]["cert-file"], "/etc/etcd-tls/server/tls.crt",
+        "the user's certificate itself"
+    );
     assert!(cluster(serde_json::json!({"size": 1})).spec.tls.is_none());
     assert!(crate::tls::secret_names(&cluster(serde_json::json!({"size": 1})), &names).is_none());
 }

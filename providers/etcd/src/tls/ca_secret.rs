@@ -166,6 +166,19 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_recovered_ca_secret_without_the_old_key_is_read_back() {
+        let (state, _) = crate::tls::recovery::recover(
+            Some(("e-tls-peer".to_owned(), "old".to_owned())),
+            ca("new"),
+            Some(2),
+            "2026-11-29T10:00:00Z".parse().expect("ts"),
+        );
+        let back = read(&secret_of(&state), "legacy").expect("a CA");
+        assert!(back.signing_key_lost());
+        assert_eq!(back, state);
+    }
+
+    #[test]
     fn a_ca_secret_from_before_rotation_reads_as_a_steady_ten_year_ca() {
         let secret = Secret {
             metadata: ObjectMeta {

@@ -9,11 +9,14 @@
 pub mod ca_secret;
 pub mod certs;
 mod client_tls;
+pub mod expiry;
+pub mod recovery;
 pub mod rotation;
 pub mod secret_data;
 mod secret_refs;
 pub mod secrets;
+pub mod user_trust;
 
 pub use client_tls::ClientTls;
 pub use secret_refs::{SecretNames, member_tls, secret_names};
-pub use secrets::{Rotation, TlsSecrets};
+pub use secrets::{Ensured, Rotation, TlsSecrets};

@@ -21,6 +21,7 @@
 //! what the Secret holds next.
 
 use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::StatefulSet;
 
 use super::certs::{CaPolicy, fingerprint};
 
@@ -30,6 +31,20 @@ pub const ROTATION_ANNOTATION: &str = "etcd.ferroplane.io/ca-rotation";
 /// the issuing CA changed. A new value rolls the members. Absent (0) until the first rotation,
 /// so that clusters made before rotation existed are not restarted.
 pub const TRUST_GENERATION_ANNOTATION: &str = "etcd.ferroplane.io/trust-generation";
+
+/// The trust generation the members' pod template carries (0 before the first rotation);
+/// `None` without a StatefulSet.
+pub fn running_generation(sts: Option<&StatefulSet>) -> Option<u64> {
+    Some(
+        sts?.spec
+            .as_ref()
+            .and_then(|s| s.template.metadata.as_ref())
+            .and_then(|m| m.annotations.as_ref())
+            .and_then(|a| a.get(TRUST_GENERATION_ANNOTATION))
+            .and_then(|g| g.parse::<u64>().ok())
+            .unwrap_or(0),
+    )
+}
 
 /// Where a rotation is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

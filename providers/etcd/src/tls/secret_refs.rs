@@ -3,7 +3,8 @@
 
 use ferroplane_apis::etcd::EtcdCluster;
 
-use crate::names::{ClusterNames, PEER_TLS_MOUNT, SERVER_TLS_MOUNT};
+use super::user_trust::{PEER_CA, SERVER_CA};
+use crate::names::{ClusterNames, PEER_TLS_MOUNT, SERVER_TLS_MOUNT, TRUST_TLS_MOUNT};
 use crate::render::bootstrap::MemberTls;
 
 /// The Secrets of a TLS cluster.
@@ -14,6 +15,9 @@ pub struct SecretNames {
     pub client: String,
     /// Whether ferroplane makes them (and the CA Secret `<name>-tls-ca`).
     pub generated: bool,
+    /// With the user's Secrets: the Secret of ferroplane's holding what the members trust
+    /// (`<name>-tls-trust`, [`super::user_trust`]).
+    pub trust: Option<String>,
 }
 
 /// The TLS Secrets of `cluster`, `None` without TLS.
@@ -30,6 +34,7 @@ pub fn secret_names(cluster: &EtcdCluster, names: &ClusterNames) -> Option<Secre
                 server: server.name.clone(),
                 client: client.name.clone(),
                 generated: false,
+                trust: Some(names.tls_secret("trust")),
             },
             // Admission refuses a partial set; anything but all three is made by ferroplane.
             _ => SecretNames {
@@ -37,15 +42,21 @@ pub fn secret_names(cluster: &EtcdCluster, names: &ClusterNames) -> Option<Secre
                 server: names.tls_secret("server"),
                 client: names.tls_secret("client"),
                 generated: true,
+                trust: None,
             },
         },
     )
 }
 
-/// Where a member pod finds its certificates.
-pub fn member_tls() -> MemberTls {
-    MemberTls {
-        peer_dir: PEER_TLS_MOUNT.to_owned(),
-        server_dir: SERVER_TLS_MOUNT.to_owned(),
+/// Where a member pod of `secrets` finds its certificates and what it trusts.
+pub fn member_tls(secrets: &SecretNames) -> MemberTls {
+    let in_dirs = MemberTls::in_dirs(PEER_TLS_MOUNT.to_owned(), SERVER_TLS_MOUNT.to_owned());
+    match secrets.trust {
+        Some(_) => MemberTls {
+            peer_ca_file: format!("{TRUST_TLS_MOUNT}/{PEER_CA}"),
+            server_ca_file: format!("{TRUST_TLS_MOUNT}/{SERVER_CA}"),
+            ..in_dirs
+        },
+        None => in_dirs,
     }
 }

@@ -10,7 +10,10 @@
 //! (from create and update) writes them. A Secret of such a name that is not this cluster's is
 //! never touched.
 //!
-//! User Secrets are only read: they must exist with `tls.crt`, `tls.key` and `ca.crt`.
+//! A CA Secret missing while leaves survive is rebuilt with an overlap ([`super::recovery`]).
+//!
+//! User Secrets are only read: they must exist with `tls.crt`, `tls.key` and `ca.crt`; what the
+//! members trust follows their `ca.crt` through a Secret of ferroplane's ([`user`]).
 
 use std::collections::BTreeMap;
 
@@ -24,6 +27,7 @@ use kube::{Client, ResourceExt};
 use super::ca_secret;
 use super::certs::{self, CaPolicy, Issued, Leaf};
 use super::client_tls::ClientTls;
+use super::recovery::{self, Recovered};
 use super::rotation::{
     self, Ca, CaState, Next, Phase, Progress, ROTATION_ANNOTATION, TRUST_GENERATION_ANNOTATION,
 };
@@ -32,6 +36,7 @@ use super::secret_data::{
     not_after, text,
 };
 use super::secret_refs::SecretNames;
+use super::user_trust;
 use crate::error::Error;
 use crate::names::ClusterNames;
 use crate::owned_secret::OwnedSecret;
@@ -108,33 +113,6 @@ impl TlsSecrets<'_> {
         )
     }
 
-    /// The user Secrets' problem: a missing Secret or key, which nothing ferroplane writes can
-    /// fix.
-    async fn check_user(&self) -> Result<(), Error> {
-        for name in [
-            &self.secrets.peer,
-            &self.secrets.server,
-            &self.secrets.client,
-        ] {
-            let secret = self.get(name).await?;
-            let missing: Vec<&str> = [CERT, KEY, CA]
-                .into_iter()
-                .filter(|k| secret.as_ref().and_then(|s| text(s, k)).is_none())
-                .collect();
-            if secret.is_none() || !missing.is_empty() {
-                return Err(Error::TlsSecret {
-                    name: name.clone(),
-                    missing: if secret.is_none() {
-                        "the Secret".to_owned()
-                    } else {
-                        missing.join(", ")
-                    },
-                });
-            }
-        }
-        Ok(())
-    }
-
     /// The CA Secret (refused when it is not this cluster's) and what it holds (`None` when
     /// it is missing or incomplete).
     async fn read_ca(&self, uid: &str) -> Result<(Option<Secret>, Option<CaState>), Error> {
@@ -181,23 +159,24 @@ impl TlsSecrets<'_> {
         })
     }
 
-    /// How often the trust bundle or the issuing CA changed (0 without generated
-    /// certificates, or before the first rotation: the member pods' template carries it), and
-    /// the rotation phase.
-    pub async fn trust(&self) -> Result<(u64, Phase), Error> {
-        if !self.secrets.generated {
-            return Ok((0, Phase::Steady));
-        }
-        let live = self.get(&self.names.tls_secret("ca")).await?;
-        let annotation = |key: &str| {
-            live.as_ref()
-                .and_then(|s| s.annotations().get(key).cloned())
-                .unwrap_or_default()
+    /// How often the trust bundle or the issuing CA changed (0 before the first rotation, or
+    /// before the user's CA first changed: the member pods' template carries it), and the
+    /// rotation phase; `None` while the Secret holding them (the CA Secret, or with the user's
+    /// Secrets the trust Secret) is missing: the members keep what they run until
+    /// [`ensure`](Self::ensure) writes it.
+    pub async fn trust(&self) -> Result<Option<(u64, Phase)>, Error> {
+        let holder = match &self.secrets.trust {
+            Some(trust) => trust.clone(),
+            None => self.names.tls_secret("ca"),
         };
-        Ok((
+        let Some(live) = self.get(&holder).await? else {
+            return Ok(None);
+        };
+        let annotation = |key: &str| live.annotations().get(key).cloned().unwrap_or_default();
+        Ok(Some((
             annotation(TRUST_GENERATION_ANNOTATION).parse().unwrap_or(0),
             Phase::parse(&annotation(ROTATION_ANNOTATION)).unwrap_or(Phase::Steady),
-        ))
+        )))
     }
 
     /// Why the Secrets are not as they should be (empty when they are), including a rotation
@@ -210,7 +189,8 @@ impl TlsSecrets<'_> {
         rolled_out: bool,
     ) -> Result<Vec<String>, Error> {
         if !self.secrets.generated {
-            return self.check_user().await.map(|()| Vec::new());
+            self.check_user().await?;
+            return self.user_drift(mr, rolled_out).await;
         }
         let uid = mr.uid().unwrap_or_default();
         let owned = children::owned(mr);
@@ -277,20 +257,28 @@ impl TlsSecrets<'_> {
     }
 
     /// Makes or renews what [`check`](Self::check) finds wrong (generated certificates only)
-    /// and takes the next rotation step when one is due; returns that step.
+    /// and takes the next rotation step when one is due; returns that step, or how a missing
+    /// CA Secret was rebuilt. `running`: the trust generation of the members' pod template
+    /// (`None` without members yet).
     pub async fn ensure(
         &self,
         mr: &EtcdCluster,
         now: Timestamp,
         rolled_out: bool,
-    ) -> Result<Option<Rotation>, Error> {
+        running: Option<u64>,
+    ) -> Result<Ensured, Error> {
         if !self.secrets.generated {
-            return self.check_user().await.map(|()| None);
+            self.check_user().await?;
+            return Ok(Ensured {
+                user_trust: self.ensure_user(mr, rolled_out).await?,
+                ..Ensured::default()
+            });
         }
         let uid = mr.uid().unwrap_or_default();
         let owned = children::owned(mr);
         let (live_ca, state) = self.read_ca(&uid).await?;
         let leaves = self.read_leaves(&uid).await?;
+        let mut recovered = None;
         let (mut state, mut write_ca) = match state {
             Some(state) => {
                 let mismatch = live_ca
@@ -298,13 +286,22 @@ impl TlsSecrets<'_> {
                     .is_some_and(|l| owner_mismatch(l, &uid, owned));
                 (state, mismatch)
             }
-            None => (CaState::new(self.new_ca(now)?), true),
+            None => {
+                let (state, how) =
+                    recovery::recover(self.surviving(&leaves), self.new_ca(now)?, running, now);
+                recovered = Some(how);
+                (state, true)
+            }
         };
         let progress = Progress {
             rolled_out,
             leaves_from_current: leaves_from(&leaves, &state.current),
         };
-        let next = rotation::decide(&state, progress, now, &self.policy);
+        // A rebuilt CA Secret is this reconcile's step: the members have not seen it yet.
+        let next = match recovered {
+            Some(_) => Next::Stay,
+            None => rotation::decide(&state, progress, now, &self.policy),
+        };
         let mut step = None;
         if next != Next::Stay {
             let after = match next {
@@ -332,27 +329,53 @@ impl TlsSecrets<'_> {
                 key_pem: text(live, KEY).unwrap_or_default(),
                 not_after: not_after(live).unwrap_or(now),
             };
-            let issued = match (
+            let signer = state.signer();
+            // A kept certificate keeps its issuer (while the old CA's key is lost, the CA
+            // Secret's certificate is the surviving bundle, not the leaf's issuer).
+            let issuer = |live: &Secret| {
+                live.annotations()
+                    .get(ISSUER_ANNOTATION)
+                    .filter(|_| state.signing_key_lost())
+                    .cloned()
+                    .unwrap_or_else(|| certs::fingerprint(&state.current.cert_pem))
+            };
+            let (issued, issuer) = match (
                 leaf_fix(leaf, live.as_ref(), Some(&state), &hosts, now),
                 live,
             ) {
-                (LeafFix::Reissue(_), _) | (_, None) => certs::issue(
-                    &state.current.name,
-                    &state.current.key_pem,
-                    leaf,
-                    &hosts,
-                    now,
-                )?,
+                (LeafFix::Reissue(_), _) | (_, None) => (
+                    certs::issue(&signer.name, &signer.key_pem, leaf, &hosts, now)?,
+                    certs::fingerprint(&signer.cert_pem),
+                ),
                 // Same certificate, the trust bundle of this phase.
-                (LeafFix::Trust, Some(live)) => kept(live),
+                (LeafFix::Trust, Some(live)) => (kept(live), issuer(live)),
                 // Same certificate, the deletion policy's owner reference.
-                (LeafFix::Good, Some(live)) if owner_mismatch(live, &uid, owned) => kept(live),
+                (LeafFix::Good, Some(live)) if owner_mismatch(live, &uid, owned) => {
+                    (kept(live), issuer(live))
+                }
                 (LeafFix::Good, Some(_)) => continue,
             };
-            self.apply_leaf(mr, &name, &issued, &state, &hosts, leaf)
+            self.apply_leaf(mr, &name, &issued, &issuer, &state.bundle, &hosts, leaf)
                 .await?;
         }
-        Ok(step)
+        Ok(Ensured {
+            rotation: step,
+            recovered,
+            user_trust: None,
+        })
+    }
+
+    /// The trust bundle that survives in the leaf Secrets' `ca.crt` (the CA Secret being
+    /// missing), and the first Secret holding one.
+    fn surviving(&self, leaves: &[Option<Secret>]) -> Option<(String, String)> {
+        let bundles: Vec<(Leaf, String)> = Leaf::ALL
+            .into_iter()
+            .zip(leaves)
+            .filter_map(|(leaf, live)| Some((leaf, text(live.as_ref()?, CA)?)))
+            .collect();
+        let bundle = recovery::surviving_bundle(bundles.iter().map(|(_, b)| b.as_str()))?;
+        let (found_in, _) = bundles.first()?;
+        Some((self.names.tls_secret(found_in.suffix()), bundle))
     }
 
     async fn apply_ca(&self, mr: &EtcdCluster, state: &CaState) -> Result<(), Error> {
@@ -362,12 +385,14 @@ impl TlsSecrets<'_> {
             .await
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn apply_leaf(
         &self,
         mr: &EtcdCluster,
         name: &str,
         issued: &Issued,
-        state: &CaState,
+        issuer: &str,
+        bundle: &str,
         hosts: &[String],
         leaf: Leaf,
     ) -> Result<(), Error> {
@@ -377,10 +402,7 @@ impl TlsSecrets<'_> {
                 issued.not_after.to_string(),
             ),
             (HOSTS_ANNOTATION.to_owned(), hosts.join(",")),
-            (
-                ISSUER_ANNOTATION.to_owned(),
-                certs::fingerprint(&state.current.cert_pem),
-            ),
+            (ISSUER_ANNOTATION.to_owned(), issuer.to_owned()),
         ]);
         if leaf == Leaf::Client {
             annotations.insert(SUBJECT_ANNOTATION.to_owned(), CLIENT_SUBJECT.to_owned());
@@ -388,7 +410,7 @@ impl TlsSecrets<'_> {
         let data = [
             (CERT, issued.cert_pem.as_str()),
             (KEY, issued.key_pem.as_str()),
-            (CA, state.bundle.as_str()),
+            (CA, bundle),
         ];
         self.apply(mr, name, &data, annotations).await
     }
@@ -409,6 +431,17 @@ impl TlsSecrets<'_> {
         .apply(self.children, mr, self.names)
         .await
     }
+}
+
+/// What [`TlsSecrets::ensure`] did beyond keeping the Secrets right, for the events.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ensured {
+    /// The rotation step taken.
+    pub rotation: Option<Rotation>,
+    /// How the missing CA Secret was rebuilt.
+    pub recovered: Option<Recovered>,
+    /// The step the trust of the user's Secrets took ([`super::user_trust`]).
+    pub user_trust: Option<user_trust::Step>,
 }
 
 /// A rotation step [`TlsSecrets::ensure`] took, for an event.
@@ -466,6 +499,7 @@ fn leaf_fix(
     match leaf_problem(live, state, hosts, now) {
         LeafFix::Good | LeafFix::Trust
             if leaf == Leaf::Client
+                && !state.is_some_and(CaState::signing_key_lost)
                 && live.is_some_and(|l| {
                     l.annotations().get(SUBJECT_ANNOTATION).map(String::as_str)
                         != Some(CLIENT_SUBJECT)
@@ -492,6 +526,14 @@ fn leaf_problem(
     if text(live, CERT).is_none() || text(live, KEY).is_none() {
         return LeafFix::Reissue("has no certificate or key".to_owned());
     }
+    if let Some(state) = state.filter(|s| s.signing_key_lost()) {
+        // Kept until the new CA signs ([`super::recovery`]): only the bundle changes.
+        return if text(live, CA).as_deref() == Some(state.bundle.as_str()) {
+            LeafFix::Good
+        } else {
+            LeafFix::Trust
+        };
+    }
     let Some(state) = state.filter(|s| issued_by(live, &s.current)) else {
         return LeafFix::Reissue("signed by another CA".to_owned());
     };
@@ -515,3 +557,4 @@ fn leaf_problem(
 
 #[cfg(test)]
 mod tests;
+mod user;

@@ -140,15 +140,14 @@ impl TlsCluster {
             &data_dir.to_string_lossy(),
             Listen::Advertised,
         )
-        .with_tls(Some(MemberTls {
-            peer_dir: self.dir.path().join("peer").to_string_lossy().into_owned(),
-            server_dir: self
-                .dir
+        .with_tls(Some(MemberTls::in_dirs(
+            self.dir.path().join("peer").to_string_lossy().into_owned(),
+            self.dir
                 .path()
                 .join("server")
                 .to_string_lossy()
                 .into_owned(),
-        }));
+        )));
         config.listen_metrics_url = Some(self.topology.metrics_url(ordinal));
         let config = config.with_options(options);
         let path = self.dir.path().join(format!("m{ordinal}.json"));

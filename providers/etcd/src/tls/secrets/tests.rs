@@ -165,3 +165,54 @@ fn the_client_key_is_never_printed() {
     };
     assert!(!format!("{tls:?}").contains("SECRET-KEY"));
 }
+
+#[test]
+fn while_the_old_ca_key_is_lost_leaves_keep_their_certificate_and_missing_ones_come_from_the_new_ca()
+ {
+    let now: Timestamp = "2026-11-26T00:00:00Z".parse().expect("ts");
+    let hosts = vec!["a".to_owned()];
+    let steady = CaState::new(ca("old"));
+    let before = issued(leaf("old", "a", "2027-11-26T00:00:00Z"), &steady);
+    let (recovered, _) = recovery::recover(
+        Some(("e-tls-peer".to_owned(), "old".to_owned())),
+        ca("new"),
+        Some(0),
+        now,
+    );
+    assert!(recovered.signing_key_lost());
+    // The old CA's leaf stays (it cannot be renewed by a lost key), with both CAs trusted.
+    assert_eq!(
+        leaf_fix(Leaf::Peer, Some(&before), Some(&recovered), &hosts, now),
+        LeafFix::Trust
+    );
+    let trusting = issued(before.clone(), &recovered);
+    assert_eq!(
+        leaf_fix(Leaf::Peer, Some(&trusting), Some(&recovered), &hosts, now),
+        LeafFix::Good
+    );
+    // Near expiry or other hosts: still kept until the new CA signs.
+    let soon = issued(leaf("old", "b", "2026-12-01T00:00:00Z"), &recovered);
+    assert_eq!(
+        leaf_fix(Leaf::Server, Some(&soon), Some(&recovered), &hosts, now),
+        LeafFix::Good
+    );
+    // An older client certificate too (its Common Name waits for the reissue).
+    assert_eq!(
+        leaf_fix(Leaf::Client, Some(&trusting), Some(&recovered), &[], now),
+        LeafFix::Good
+    );
+    // A missing leaf cannot wait: the new CA signs it.
+    assert_eq!(
+        leaf_fix(Leaf::Peer, None, Some(&recovered), &hosts, now),
+        LeafFix::Reissue("missing".to_owned())
+    );
+    assert_eq!(recovered.signer().name, "new");
+    // Reissue: the new CA has its key; old leaves are reissued, the new CA's kept.
+    let reissue = recovered.reissue();
+    assert_eq!(
+        leaf_fix(Leaf::Peer, Some(&trusting), Some(&reissue), &hosts, now),
+        LeafFix::Reissue("signed by another CA".to_owned())
+    );
+    let from_new = issued(leaf("new", "a", "2027-11-26T00:00:00Z"), &reissue);
+    assert!(leaves_from(&[Some(from_new)], &reissue.current));
+}
