@@ -14,8 +14,8 @@ use std::time::Duration;
 use ferroplane::controllers::Kind;
 
 use crate::etcd_members::{
-    Failures, WAIT, b64, client_tls, cluster_yaml, ensure_releases, etcd_tls_post, members_failed,
-    put_until_acknowledged, secret_text, unb64, versions,
+    Failures, WAIT, b64, client_tls, ensure_releases, etcd_tls_post, members_failed,
+    put_until_acknowledged, secret_text, tls_cluster_ready, unb64, versions, wait_healthy_voters,
 };
 use crate::support::E2e;
 
@@ -38,39 +38,7 @@ pub(crate) async fn a_deleted_ca_secret_is_rebuilt_without_locking_clients_out()
     let (_, current) = versions();
     ensure_releases(&[&current]).await;
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
-    e2e.apply(&format!(
-        "{}  tls: {{}}\n",
-        cluster_yaml(NAME, 3, &current, "Delete")
-    ))
-    .await;
-    let object = format!("etcdclusters.etcd.ferroplane.io/{NAME}");
-    let healthy_tls_voters = || async {
-        let ready = e2e
-            .jsonpath(&object, "{.status.conditions[?(@.type=='Ready')].status}")
-            .await;
-        let voters = e2e
-            .jsonpath(
-                &object,
-                "{range .status.members[?(@.role=='Voter')]}{.healthy}{\"\\n\"}{end}",
-            )
-            .await
-            .lines()
-            .filter(|h| *h == "true")
-            .count();
-        if ready == "True" && voters == 3 {
-            Ok(())
-        } else {
-            Err(format!("Ready={ready}, healthy voters {voters}"))
-        }
-    };
-    if let Err(e) = ferroplane_testkit::eventually("phoenix Ready with three healthy voters")
-        .within(WAIT)
-        .every(Duration::from_millis(500))
-        .try_until_async(healthy_tls_voters)
-        .await
-    {
-        members_failed(&e2e, &object, e.to_string()).await;
-    }
+    let object = tls_cluster_ready(&e2e, NAME, &current).await;
     let ca_secret = format!("{NAME}-tls-ca");
     let old_ca = secret_text(&e2e, &ca_secret, "tls.crt").await;
     let old_client = client_tls(&e2e, NAME).await;
@@ -146,14 +114,7 @@ pub(crate) async fn a_deleted_ca_secret_is_rebuilt_without_locking_clients_out()
         "too many failed writes during the recovery: {failed:?}"
     );
 
-    if let Err(e) = ferroplane_testkit::eventually("phoenix Ready again after the recovery")
-        .within(WAIT)
-        .every(Duration::from_millis(500))
-        .try_until_async(healthy_tls_voters)
-        .await
-    {
-        members_failed(&e2e, &object, e.to_string()).await;
-    }
+    wait_healthy_voters(&e2e, &object, "phoenix Ready again after the recovery").await;
     // After the rotation: a client with the Secret's bundle and certificate is answered at
     // once, every time.
     let new_client = client_tls(&e2e, NAME).await;

@@ -770,6 +770,55 @@ pub(crate) async fn members_failed(e2e: &E2e, object: &str, e: String) -> ! {
     )
 }
 
+/// Applies a three-member cluster `name` of etcd `version` with generated certificates and waits
+/// until it is Ready with three healthy voters; its object's name for kubectl.
+pub(crate) async fn tls_cluster_ready(e2e: &E2e, name: &str, version: &str) -> String {
+    e2e.apply(&format!(
+        "{}  tls: {{}}\n",
+        cluster_yaml(name, 3, version, "Delete")
+    ))
+    .await;
+    let object = format!("etcdclusters.etcd.ferroplane.io/{name}");
+    wait_healthy_voters(
+        e2e,
+        &object,
+        &format!("{name} Ready with three healthy voters"),
+    )
+    .await;
+    object
+}
+
+/// Waits until `object` is Ready with three healthy voters (`what` names the wait).
+pub(crate) async fn wait_healthy_voters(e2e: &E2e, object: &str, what: &str) {
+    let healthy_voters = || async {
+        let ready = e2e
+            .jsonpath(object, "{.status.conditions[?(@.type=='Ready')].status}")
+            .await;
+        let voters = e2e
+            .jsonpath(
+                object,
+                "{range .status.members[?(@.role=='Voter')]}{.healthy}{\"\\n\"}{end}",
+            )
+            .await
+            .lines()
+            .filter(|h| *h == "true")
+            .count();
+        if ready == "True" && voters == 3 {
+            Ok(())
+        } else {
+            Err(format!("Ready={ready}, healthy voters {voters}"))
+        }
+    };
+    if let Err(e) = ferroplane_testkit::eventually(what)
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(healthy_voters)
+        .await
+    {
+        members_failed(e2e, object, e.to_string()).await;
+    }
+}
+
 /// A CA near its end on real members (as if eight of its ten years had passed: the CA
 /// Secret's expiry annotation, which the controller schedules by, is moved forward; etcd
 /// itself checks the real validity): the controller trusts a new CA beside it, reissues every
@@ -787,39 +836,7 @@ pub(crate) async fn a_tls_cluster_rotates_its_ca_without_stopping() {
     ensure_releases(&[&current]).await;
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
     let name = "rotor";
-    e2e.apply(&format!(
-        "{}  tls: {{}}\n",
-        cluster_yaml(name, 3, &current, "Delete")
-    ))
-    .await;
-    let object = format!("etcdclusters.etcd.ferroplane.io/{name}");
-    let healthy_tls_voters = || async {
-        let ready = e2e
-            .jsonpath(&object, "{.status.conditions[?(@.type=='Ready')].status}")
-            .await;
-        let voters = e2e
-            .jsonpath(
-                &object,
-                "{range .status.members[?(@.role=='Voter')]}{.healthy}{\"\\n\"}{end}",
-            )
-            .await
-            .lines()
-            .filter(|h| *h == "true")
-            .count();
-        if ready == "True" && voters == 3 {
-            Ok(())
-        } else {
-            Err(format!("Ready={ready}, healthy voters {voters}"))
-        }
-    };
-    if let Err(e) = ferroplane_testkit::eventually("rotor Ready with three healthy voters")
-        .within(WAIT)
-        .every(Duration::from_millis(500))
-        .try_until_async(healthy_tls_voters)
-        .await
-    {
-        members_failed(&e2e, &object, e.to_string()).await;
-    }
+    let object = tls_cluster_ready(&e2e, name, &current).await;
     let old_ca = secret_text(&e2e, &format!("{name}-tls-ca"), "tls.crt").await;
     let old_client = client_tls(&e2e, name).await;
     let stop = AtomicBool::new(false);
@@ -928,14 +945,7 @@ pub(crate) async fn a_tls_cluster_rotates_its_ca_without_stopping() {
     );
 
     // The controller still reaches every member.
-    if let Err(e) = ferroplane_testkit::eventually("rotor Ready again after the rotation")
-        .within(WAIT)
-        .every(Duration::from_millis(500))
-        .try_until_async(healthy_tls_voters)
-        .await
-    {
-        members_failed(&e2e, &object, e.to_string()).await;
-    }
+    wait_healthy_voters(&e2e, &object, "rotor Ready again after the rotation").await;
     // Every Secret trusts the new CA alone; every leaf is the new CA's.
     let new_ca = secret_text(&e2e, &format!("{name}-tls-ca"), "tls.crt").await;
     assert_ne!(new_ca, old_ca, "a new CA");
