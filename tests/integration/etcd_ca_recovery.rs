@@ -14,8 +14,9 @@ use std::time::Duration;
 use ferroplane::controllers::Kind;
 
 use crate::etcd_members::{
-    Failures, WAIT, b64, client_tls, ensure_releases, etcd_tls_post, members_failed,
-    put_until_acknowledged, secret_text, tls_cluster_ready, unb64, versions, wait_healthy_voters,
+    Failures, WAIT, assert_keys_kept, assert_refused_in_handshake, client_tls, ensure_releases,
+    members_failed, put_until_acknowledged, secret_text, tls_cluster_ready, versions,
+    wait_healthy_voters,
 };
 use crate::support::E2e;
 
@@ -160,35 +161,8 @@ pub(crate) async fn a_deleted_ca_secret_is_rebuilt_without_locking_clients_out()
         ca_pem: new_ca.clone(),
         ..old_client
     };
-    let refused = etcd_tls_post(
-        &e2e,
-        &stale,
-        NAME,
-        "/v3/cluster/member/list",
-        serde_json::json!({}),
-    )
-    .await;
-    assert!(
-        refused.is_err(),
-        "the old CA's client certificate is refused: {refused:?}"
-    );
+    assert_refused_in_handshake(&e2e, &stale, NAME).await;
     // Nothing written before, during or after is lost.
-    let keys: Vec<String> = (0..5)
-        .map(|i| format!("before-{i}"))
-        .chain(during.iter().cloned())
-        .chain((0..5).map(|i| format!("after-{i}")))
-        .collect();
-    for key in &keys {
-        let got = etcd_tls_post(
-            &e2e,
-            &new_client,
-            NAME,
-            "/v3/kv/range",
-            serde_json::json!({"key": b64(key)}),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("reading {key}: {e}"));
-        assert_eq!(unb64(&got["kvs"][0]["value"]), *key, "{key} kept: {got}");
-    }
+    assert_keys_kept(&e2e, &new_client, NAME, &during).await;
     e2e.finish().await;
 }
