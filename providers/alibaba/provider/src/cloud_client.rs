@@ -1,7 +1,7 @@
 //! The signed cloud clients of every Alibaba kind, cached per configuration version: one
 //! credentials provider and one account identity (`crate::account`) per (config UID, config
 //! generation, Secret resourceVersion) and, under it, per region one ECS client, one VPC client
-//! and the ECSInstance's observation batcher and owner search (both from `crate::ecs_instance`). A new version replaces the old entry, so
+//! and the ECSInstance's observation batcher, owner search and shared releases (from `crate::ecs_instance`). A new version replaces the old entry, so
 //! rotated keys are used at once and stale clients are dropped.
 
 use std::collections::HashMap;
@@ -20,6 +20,7 @@ use crate::account::AccountIdentity;
 use crate::config_resolution::{ConfigError, ResolvedConfig};
 use crate::ecs_instance::Batcher;
 use crate::ecs_instance::OwnerSearch;
+use crate::ecs_instance::{RELEASE_WINDOW, Releases};
 use crate::options::ClientOverrides;
 
 /// The client of one region under one configuration version.
@@ -33,6 +34,9 @@ pub struct RegionClient {
     /// The owner-tag search shared by the objects of this client; `None` when batching is off
     /// (then every object searches on its own).
     pub owners: Option<Arc<OwnerSearch>>,
+    /// The releases shared by the objects of this client; `None` when batching is off (then
+    /// every object releases its instance with its own `DeleteInstance`).
+    pub releases: Option<Arc<Releases>>,
     /// The account the credentials act in, shared by every region of the version.
     pub account: Arc<AccountIdentity>,
 }
@@ -124,6 +128,13 @@ impl ClientCache {
             owners: self
                 .batch_window
                 .map(|window| Arc::new(OwnerSearch::new(ecs.clone(), window, self.calls.clone()))),
+            releases: self.batch_window.map(|window| {
+                Arc::new(Releases::new(
+                    ecs.clone(),
+                    window.max(RELEASE_WINDOW),
+                    self.calls.clone(),
+                ))
+            }),
             account: entry.account.clone(),
             ecs,
         };

@@ -399,11 +399,16 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         let force = instance.status != status::STOPPED;
         // Unexpired subscriptions were refused above; an expired one needs its own flag.
         let result = if instance.instance_charge_type == "PrePaid" {
-            self.client.ecs.delete_expired_subscription(id, force).await
+            let result = self.client.ecs.delete_expired_subscription(id, force).await;
+            record_call(&self.calls, "DeleteInstance", &result);
+            result.map(drop).map_err(Arc::new)
+        } else if let Some(releases) = &self.client.releases {
+            releases.release(id, force).await
         } else {
-            self.client.ecs.delete_instance(id, force).await
+            let result = self.client.ecs.delete_instance(id, force).await;
+            record_call(&self.calls, "DeleteInstance", &result);
+            result.map(drop).map_err(Arc::new)
         };
-        record_call(&self.calls, "DeleteInstance", &result);
         match result {
             Ok(_) => Ok(Deletion::InProgress),
             Err(e) if e.is_instance_not_found() => {

@@ -42,11 +42,13 @@ mod observation;
 mod owner_search;
 mod preview;
 mod recent_creations;
+mod releases;
 mod requests;
 mod spec_mapping;
 mod wire_names;
 
 pub(crate) use batcher::Batcher;
+pub(crate) use releases::{RELEASE_WINDOW, Releases};
 pub use import_spec::imported_parameters;
 pub use preview::{ChangeClass, InstancePreview, PlannedChange, launch_refusal, preview};
 
