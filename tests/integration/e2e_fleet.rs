@@ -362,3 +362,81 @@ pub(crate) async fn a_rollout_that_makes_no_progress_stops_at_its_deadline() {
     );
     e2e.finish().await;
 }
+
+/// A fleet placed in zone b alone while zone a had no stock moves back to an even spread once
+/// a has stock again: after the refusal expires, one member at a time is created in a and a
+/// member of b deleted only once it is Ready, so the fleet never has fewer Ready members than
+/// `replicas` (judged from every watch event of the members).
+pub(crate) async fn a_fleet_moves_back_to_a_zone_with_stock_again() {
+    let e2e = E2e::start(&[Kind::EcsInstance]).await;
+    for instance_type in [FIRST_TYPE, SECOND_TYPE] {
+        e2e.mock().set_stock(&StockLimit {
+            zone_id: ZONE_A.into(),
+            instance_type: instance_type.into(),
+            available: Some(0),
+        });
+    }
+    let fleet = samples::without_namespace("fleet.yaml")
+        .replace("  replicas: 6\n", "  replicas: 4\n")
+        .replace(
+            "    spread: Balanced\n",
+            "    spread: Balanced\n    retryRefusedAfterSeconds: 10\n",
+        );
+    assert!(
+        fleet.contains("replicas: 4") && fleet.contains("retryRefusedAfterSeconds: 10"),
+        "the sample changed"
+    );
+    e2e.apply(&fleet).await;
+    wait_fleet(&e2e, 4).await;
+    let old_image = "centos_7_9_x64_20G_alibase_20240628.vhd";
+    assert_eq!(
+        placements(&e2e).await,
+        BTreeMap::from([((ZONE_B.into(), FIRST_TYPE.into(), old_image.into()), 4)])
+    );
+
+    let (ledger, follower) = follow_members(&e2e);
+    e2e.eventually("the members' watch listed", SETTLE, || async {
+        ledger.lock().unwrap().listed.then_some(())
+    })
+    .await;
+    for instance_type in [FIRST_TYPE, SECOND_TYPE] {
+        e2e.mock().set_stock(&StockLimit {
+            zone_id: ZONE_A.into(),
+            instance_type: instance_type.into(),
+            available: None,
+        });
+    }
+    let even = BTreeMap::from([
+        ((ZONE_A.into(), FIRST_TYPE.into(), old_image.into()), 2),
+        ((ZONE_B.into(), FIRST_TYPE.into(), old_image.into()), 2),
+    ]);
+    e2e.eventually("two members moved to zone a", SETTLE, || async {
+        let p = placements(&e2e).await;
+        if p == even {
+            Ok(())
+        } else {
+            Err(format!("placements {p:?}"))
+        }
+    })
+    .await;
+    wait_fleet(&e2e, 4).await;
+    follower.abort();
+    let fewest = ledger.lock().unwrap().fewest;
+    assert!(
+        fewest.is_some_and(|f| f >= 4),
+        "fewest Ready members while moving: {fewest:?}"
+    );
+    let reasons = e2e
+        .k(&[
+            "get",
+            "events",
+            "-o",
+            "jsonpath={range .items[*]}{.reason} {end}",
+        ])
+        .await;
+    assert!(
+        reasons.split_whitespace().any(|r| r == "Rebalancing"),
+        "{reasons}"
+    );
+    e2e.finish().await;
+}

@@ -71,7 +71,7 @@ mod sandbox {
         e2e_in_cluster { application_sample_ready_scaled_reverted_and_deleted, application_with_autoscaling_secret_env_and_two_ports, application_spec_mistakes_are_refused_at_apply_time, etcdcluster_sample_ready_reverted_refused_and_deleted, same_named_objects_are_never_adopted, etcdcluster_scaled_three_to_one_to_three_gets_new_claims, etcdcluster_operations_fields_reach_the_pods, etcdcluster_with_generated_tls, etcdcluster_with_root_auth }
         e2e_network { the_stack_sample_is_applied_and_deleted_in_one_command }
         e2e_crossplane { crossplane_annotations_and_users_through_kubectl }
-        e2e_fleet { a_fleet_places_rolls_and_scales, a_rollout_that_makes_no_progress_stops_at_its_deadline }
+        e2e_fleet { a_fleet_places_rolls_and_scales, a_rollout_that_makes_no_progress_stops_at_its_deadline, a_fleet_moves_back_to_a_zone_with_stock_again }
         e2e_ecs_fields { in_place_edits_apply_and_immutable_edits_are_refused }
         e2e_ecs_field_table { every_field_class_is_applied_or_refused }
         e2e_disks { a_disk_and_a_key_pair_through_their_whole_life }
@@ -97,7 +97,7 @@ mod real_control_plane {
         e2e_in_cluster { application_sample_ready_scaled_reverted_and_deleted, application_with_autoscaling_secret_env_and_two_ports, application_spec_mistakes_are_refused_at_apply_time, etcdcluster_sample_ready_reverted_refused_and_deleted, same_named_objects_are_never_adopted, etcdcluster_operations_fields_reach_the_pods, etcdcluster_with_generated_tls }
         e2e_network { the_stack_sample_is_applied_and_deleted_in_one_command }
         e2e_crossplane { crossplane_annotations_and_users_through_kubectl }
-        e2e_fleet { a_fleet_places_rolls_and_scales, a_rollout_that_makes_no_progress_stops_at_its_deadline }
+        e2e_fleet { a_fleet_places_rolls_and_scales, a_rollout_that_makes_no_progress_stops_at_its_deadline, a_fleet_moves_back_to_a_zone_with_stock_again }
         e2e_import { an_imported_account_is_adopted_without_a_change }
         e2e_plan { plan_predicts_exactly_what_the_controller_does }
         e2e_plan_network { plan_predicts_the_network_kinds_and_a_disk }

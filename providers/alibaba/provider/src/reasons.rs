@@ -181,6 +181,9 @@ pub const PLACEMENT_REFUSED: &str = "PlacementRefused";
 /// ECSFleet event: a member's instance is gone from the cloud (a reclaimed spot instance, a
 /// release outside ferroplane); the member is replaced.
 pub const INSTANCE_LOST: &str = "InstanceLost";
+/// ECSFleet event: members stand where the placement rules would not put them now (a zone or
+/// instance type open again, or no longer listed); they are moved, each new member first.
+pub const FLEET_REBALANCING: &str = "Rebalancing";
 
 #[cfg(test)]
 mod tests {

@@ -89,10 +89,8 @@ pub fn members_of(fleet: &ECSFleet, instances: &Store<ECSInstance>, current_hash
             members.lost.push((name, instance.uid()));
             continue;
         }
-        let pair = (
-            zone.clone(),
-            instance.spec.for_provider.instance_type.clone(),
-        );
+        let instance_type = instance.spec.for_provider.instance_type.clone();
+        let pair = (zone.clone(), instance_type.clone());
         if instance.annotations().contains_key(names::EXTERNAL_NAME) {
             members.launched.insert(pair);
         } else {
@@ -108,6 +106,7 @@ pub fn members_of(fleet: &ECSFleet, instances: &Store<ECSInstance>, current_hash
                 == Some(current_hash),
             name,
             zone,
+            instance_type,
             ready,
         });
         members.objects.push(instance);

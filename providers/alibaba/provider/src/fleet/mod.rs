@@ -7,6 +7,8 @@
 //!   cache of its own), and those ECS refused to place;
 //! - `placement`: where new members go (zones and instance types in order, refusals skipped);
 //! - `rollout`: how many to create and which to delete (scale, rolling update, `OnDelete`);
+//! - `rebalance`: which members of a steady fleet stand where the placement rules would not put
+//!   them now (a zone open again, a preferred type offered again), moved new-first;
 //! - `status`: counts and the `Ready` / `Progressing` conditions;
 //! - `expectations`: what the last reconcile did that the cache has not shown yet;
 //! - `reconcile`: one reconcile, putting these together.
@@ -14,6 +16,7 @@
 mod expectations;
 mod members;
 mod placement;
+mod rebalance;
 mod reconcile;
 mod rollout;
 mod status;

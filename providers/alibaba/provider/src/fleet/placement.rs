@@ -55,7 +55,9 @@ enum Probe {
 }
 
 impl Choices<'_> {
-    fn first_type_in(&self, zone: usize) -> Option<&String> {
+    /// The first instance type of the list not refused in zone `zone` (an index into `zones`),
+    /// `None` when every type is.
+    pub fn preferred_type(&self, zone: usize) -> Option<&String> {
         self.instance_types.iter().find(|t| {
             !self
                 .refused
@@ -67,7 +69,7 @@ impl Choices<'_> {
     pub fn choose(&self, count: u32, per_zone: &BTreeMap<String, u32>) -> Chosen {
         let mut open: Vec<(usize, String, Probe)> = (0..self.zones.len())
             .filter_map(|z| {
-                let t = self.first_type_in(z)?;
+                let t = self.preferred_type(z)?;
                 let pair = (self.zones[z].clone(), t.clone());
                 let probe = if self.launched.contains(&pair) {
                     Probe::Proven

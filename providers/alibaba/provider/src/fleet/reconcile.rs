@@ -27,10 +27,11 @@ use tracing::debug;
 use super::expectations::{Expectations, UncountedLosses};
 use super::members::{Members, members_of};
 use super::placement::{Choices, Chosen};
+use super::rebalance;
 use super::rollout::{self, Strategy};
 use super::status::{self, Progress};
 use super::template::{in_place_patch, member_name, render_member, template_hash};
-use crate::reasons::{INSTANCE_LOST, PLACEMENT_REFUSED};
+use crate::reasons::{FLEET_REBALANCING, INSTANCE_LOST, PLACEMENT_REFUSED};
 
 /// The longest name a fleet may have: its members' names add a hash and an ordinal, and its
 /// name is a label value (at most 63 characters).
@@ -137,7 +138,69 @@ pub async fn reconcile(cached: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Actio
         || (updated_ready(&members) as u32) < fleet.spec.replicas;
     let halted = rolling && now.duration_since(last_progress) > deadline;
 
-    let plan = rollout::plan(fleet.spec.replicas, &members.live, strategy, halted);
+    let refused_now: BTreeSet<(String, String)> = refusals
+        .iter()
+        .map(|r| (r.zone_id.clone(), r.instance_type.clone()))
+        .collect();
+    let zone_ids: Vec<String> = fleet
+        .spec
+        .placement
+        .zones
+        .iter()
+        .map(|z| z.zone_id.clone())
+        .collect();
+    let choices = Choices {
+        zones: &zone_ids,
+        instance_types: &fleet.spec.placement.instance_types,
+        spread: fleet.spec.placement.spread,
+        refused: &refused_now,
+        launched: &members.launched,
+        pending: &members.pending,
+    };
+    let moving = match strategy {
+        Strategy::RollingUpdate { surge, .. }
+            if surge > 0
+                && !rolling
+                && members.live.len() >= fleet.spec.replicas as usize
+                && members.refused.is_empty()
+                && members.lost.is_empty() =>
+        {
+            rebalance::misplaced(&members.live, &choices)
+        }
+        _ => Vec::new(),
+    };
+    let plan = match strategy {
+        Strategy::RollingUpdate { surge, .. } if !moving.is_empty() => {
+            // The misplaced members are replaced as old ones are in a rollout, with none
+            // unavailable: each goes only once a new one is Ready.
+            let marked: Vec<rollout::Member> = members
+                .live
+                .iter()
+                .map(|m| rollout::Member {
+                    current: m.current && !moving.contains(&m.name),
+                    ..m.clone()
+                })
+                .collect();
+            let rebalancing = Strategy::RollingUpdate {
+                surge,
+                unavailable: 0,
+            };
+            rollout::plan(fleet.spec.replicas, &marked, rebalancing, false)
+        }
+        _ => rollout::plan(fleet.spec.replicas, &members.live, strategy, halted),
+    };
+    if plan.create > 0 && !moving.is_empty() {
+        ctx.events
+            .normal(
+                &fleet,
+                FLEET_REBALANCING,
+                format!(
+                    "{} members stand where the placement rules would not put them now (a zone or instance type open again, or no longer listed); moving them, each new member first and a misplaced one deleted only once it is Ready",
+                    moving.len()
+                ),
+            )
+            .await;
+    }
     for doomed in &plan.delete {
         let uid = members
             .objects
@@ -147,7 +210,7 @@ pub async fn reconcile(cached: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Actio
         pass.delete_member(doomed, uid).await?;
     }
     let chosen = pass
-        .create_members(&members, &plan, &refusals, &hash)
+        .create_members(&members, &plan, &choices, &moving, &hash)
         .await?;
 
     pass.apply_in_place(&members, &plan).await?;
@@ -286,39 +349,22 @@ impl Pass<'_> {
         Ok(())
     }
 
-    /// Places and creates the plan's new members under the lowest free ordinals.
+    /// Places and creates the plan's new members under the lowest free ordinals. Members the
+    /// plan deletes and those `leaving` (being moved) do not count where they stand.
     async fn create_members(
         &self,
         members: &Members,
         plan: &rollout::Plan,
-        refusals: &[RefusedPlacement],
+        choices: &Choices<'_>,
+        leaving: &[String],
         hash: &str,
     ) -> Result<Chosen, FleetError> {
         let fleet = self.fleet;
-        let refused_now: BTreeSet<(String, String)> = refusals
-            .iter()
-            .map(|r| (r.zone_id.clone(), r.instance_type.clone()))
-            .collect();
-        let zone_ids: Vec<String> = fleet
-            .spec
-            .placement
-            .zones
-            .iter()
-            .map(|z| z.zone_id.clone())
-            .collect();
-        let choices = Choices {
-            zones: &zone_ids,
-            instance_types: &fleet.spec.placement.instance_types,
-            spread: fleet.spec.placement.spread,
-            refused: &refused_now,
-            launched: &members.launched,
-            pending: &members.pending,
-        };
         let mut per_zone: BTreeMap<String, u32> = BTreeMap::new();
         for member in members
             .live
             .iter()
-            .filter(|m| !plan.delete.contains(&m.name))
+            .filter(|m| !plan.delete.contains(&m.name) && !leaving.contains(&m.name))
         {
             *per_zone.entry(member.zone.clone()).or_default() += 1;
         }

@@ -21,6 +21,7 @@ pub struct Member {
     /// Whether it was made from the current template.
     pub current: bool,
     pub zone: String,
+    pub instance_type: String,
     pub ready: bool,
 }
 
@@ -158,6 +159,7 @@ mod tests {
             ordinal: name.rsplit('-').next().unwrap().parse().unwrap(),
             current,
             zone: zone.to_owned(),
+            instance_type: "t1".to_owned(),
             ready,
         }
     }
