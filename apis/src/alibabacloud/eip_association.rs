@@ -12,7 +12,7 @@ use super::eip::ALLOCATION_ID_REFERENCE;
 use super::nat_gateway::NAT_GATEWAY_KIND;
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
-use crate::references::{Reference, ReferenceField, Selector};
+use crate::references::{Reference, ReferenceField, ReferenceValue, Selector};
 
 /// `instanceId` of an association with a NAT gateway, from `natGatewayIdRef` /
 /// `natGatewayIdSelector`.
@@ -22,6 +22,7 @@ const NAT_GATEWAY_INSTANCE_REFERENCE: ReferenceField = ReferenceField {
     selector: "natGatewayIdSelector",
     many: false,
     target: NAT_GATEWAY_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 managed_spec! {
