@@ -73,9 +73,10 @@ impl Pair {
     fn bound(&self, eip: &EipAddress) -> bool {
         eip.instance_id == self.instance_id
             && (eip.instance_type.is_empty() || eip.instance_type == self.instance_type)
-            && self.private_ip.as_deref().is_none_or(|ip| {
-                eip.private_ip_address.is_empty() || eip.private_ip_address == ip
-            })
+            && self
+                .private_ip
+                .as_deref()
+                .is_none_or(|ip| eip.private_ip_address.is_empty() || eip.private_ip_address == ip)
     }
 }
 
@@ -424,7 +425,10 @@ mod tests {
 
     #[test]
     fn the_name_round_trips() {
-        assert_eq!(Pair::parse(&pair().name(), "EcsInstance", None), Some(pair()));
+        assert_eq!(
+            Pair::parse(&pair().name(), "EcsInstance", None),
+            Some(pair())
+        );
         assert_eq!(Pair::parse("eip-1", "EcsInstance", None), None);
         assert_eq!(Pair::parse(":i-1", "EcsInstance", None), None);
     }

@@ -53,7 +53,11 @@ pub struct NetworkInterfaceSet {
     pub associated_public_ip: AssociatedPublicIp,
 }
 
-wrapped_list!(NetworkInterfaceSetList, "NetworkInterfaceSet", NetworkInterfaceSet);
+wrapped_list!(
+    NetworkInterfaceSetList,
+    "NetworkInterfaceSet",
+    NetworkInterfaceSet
+);
 
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
