@@ -49,6 +49,25 @@ pub struct ReferenceField {
     pub many: bool,
     /// What is referenced.
     pub target: TargetKind,
+    /// What of the referenced object becomes the literal.
+    pub value: ReferenceValue,
+}
+
+/// The value a reference takes from the object it names (always a Ready one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReferenceValue {
+    /// Its external name: the cloud resource's ID.
+    ExternalName,
+    /// A field of one element of a list its status reports: `field` of the first element of the
+    /// list at the JSON pointer `list` whose `key` is `equals` (an ECSInstance's primary network
+    /// interface: `networkInterfaceId` of the `/status/atProvider/networkInterfaces` element
+    /// whose `type` is `Primary`).
+    StatusListItem {
+        list: &'static str,
+        key: &'static str,
+        equals: &'static str,
+        field: &'static str,
+    },
 }
 
 /// Kinds with references say so; the runtime reads the table.

@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 use ferroplane_apis::common::names;
-use ferroplane_apis::references::{HasReferences, ReferenceField, TargetKind};
+use ferroplane_apis::references::{HasReferences, ReferenceField, ReferenceValue, TargetKind};
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -49,6 +49,32 @@ fn is_set(value: Option<&Value>) -> bool {
         Some(Value::Array(items)) => !items.is_empty(),
         Some(Value::String(s)) => !s.is_empty(),
         Some(_) => true,
+    }
+}
+
+/// What `field` takes from a Ready object, or why it cannot be used.
+fn usable_value(obj: &DynamicObject, field: &ReferenceField) -> Result<String, &'static str> {
+    let name = usable_name(obj)?;
+    match field.value {
+        ReferenceValue::ExternalName => Ok(name),
+        ReferenceValue::StatusListItem {
+            list,
+            key,
+            equals,
+            field,
+        } => obj
+            .data
+            .pointer(list)
+            .and_then(Value::as_array)
+            .and_then(|items| {
+                items
+                    .iter()
+                    .find(|item| item.get(key).and_then(Value::as_str) == Some(equals))
+            })
+            .and_then(|item| item.get(field).and_then(Value::as_str))
+            .filter(|value| !value.is_empty())
+            .map(str::to_owned)
+            .ok_or("reports no such value in its status yet"),
     }
 }
 
@@ -113,7 +139,7 @@ async fn by_name(
             field.reference
         )));
     };
-    usable_name(&obj).map_err(|why| {
+    usable_value(&obj, field).map_err(|why| {
         unresolved(format!(
             "{} names {kind} {name}, which {why}",
             field.reference
@@ -135,7 +161,10 @@ async fn by_labels(
         .map_err(|e| ReconcileError::kube(&format!("cannot list {kind} objects"), e))?
         .items;
     matches.sort_by_key(|o| o.name_any());
-    let usable: Vec<String> = matches.iter().filter_map(|o| usable_name(o).ok()).collect();
+    let usable: Vec<String> = matches
+        .iter()
+        .filter_map(|o| usable_value(o, field).ok())
+        .collect();
     if usable.is_empty() {
         return Err(unresolved(format!(
             "{} matches no Ready {kind} in this namespace (labels {shown}; {} match, none Ready with an external resource)",
@@ -293,6 +322,7 @@ mod tests {
             kind: "VPC",
             plural: "vpcs",
         },
+        value: ReferenceValue::ExternalName,
     };
     const LIST: ReferenceField = ReferenceField {
         field: "securityGroupIds",
@@ -300,6 +330,7 @@ mod tests {
         selector: "securityGroupIdSelector",
         many: true,
         target: FIELD.target,
+        value: ReferenceValue::ExternalName,
     };
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -365,6 +396,60 @@ mod tests {
         assert_eq!(
             label_selector(&labels(&[("a", "1"), ("b", "2")])),
             "a=1,b=2"
+        );
+    }
+
+    #[test]
+    fn a_status_list_item_is_taken_from_the_matching_element_of_a_ready_object() {
+        const PRIMARY: ReferenceField = ReferenceField {
+            field: "instanceId",
+            reference: "networkInterfaceIdRef",
+            selector: "networkInterfaceIdSelector",
+            many: false,
+            target: FIELD.target,
+            value: ReferenceValue::StatusListItem {
+                list: "/status/atProvider/networkInterfaces",
+                key: "type",
+                equals: "Primary",
+                field: "networkInterfaceId",
+            },
+        };
+        let obj = |ready: &str, interfaces: Value| {
+            let mut o = DynamicObject::new("web", &api_resource(&FIELD.target)).data(json!({
+                "status": {
+                    "conditions": [{"type": "Ready", "status": ready}],
+                    "atProvider": {"networkInterfaces": interfaces},
+                }
+            }));
+            o.metadata.annotations =
+                Some([(names::EXTERNAL_NAME.to_owned(), "i-1".to_owned())].into());
+            o
+        };
+        let both = json!([
+            {"networkInterfaceId": "eni-2", "type": "Secondary"},
+            {"networkInterfaceId": "eni-1", "type": "Primary"},
+        ]);
+        assert_eq!(
+            usable_value(&obj("True", both.clone()), &PRIMARY),
+            Ok("eni-1".to_owned())
+        );
+        assert_eq!(
+            usable_value(&obj("False", both), &PRIMARY),
+            Err("is not Ready yet")
+        );
+        assert_eq!(
+            usable_value(
+                &obj(
+                    "True",
+                    json!([{"networkInterfaceId": "eni-2", "type": "Secondary"}])
+                ),
+                &PRIMARY
+            ),
+            Err("reports no such value in its status yet")
+        );
+        assert_eq!(
+            usable_value(&obj("True", json!([])), &FIELD),
+            Ok("i-1".to_owned())
         );
     }
 }

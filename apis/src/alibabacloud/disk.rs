@@ -10,7 +10,7 @@ use super::network::{
 };
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
-use crate::references::{Reference, ReferenceField, Selector, TargetKind};
+use crate::references::{Reference, ReferenceField, ReferenceValue, Selector, TargetKind};
 
 /// The `ECSInstance` kind, as references name it.
 pub const ECS_INSTANCE_KIND: TargetKind = TargetKind {
@@ -27,6 +27,7 @@ pub const INSTANCE_ID_REFERENCE: ReferenceField = ReferenceField {
     selector: "instanceIdSelector",
     many: false,
     target: ECS_INSTANCE_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 managed_spec! {

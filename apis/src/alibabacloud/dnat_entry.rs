@@ -10,7 +10,7 @@ use super::disk::ECS_INSTANCE_KIND;
 use super::nat_gateway::{EIP_ID_REFERENCE, NAT_GATEWAY_ID_REFERENCE};
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
-use crate::references::{Reference, ReferenceField, Selector};
+use crate::references::{Reference, ReferenceField, ReferenceValue, Selector};
 
 /// `ecsInstanceId` from `ecsInstanceIdRef` / `ecsInstanceIdSelector`.
 const ECS_INSTANCE_ID_REFERENCE: ReferenceField = ReferenceField {
@@ -19,6 +19,7 @@ const ECS_INSTANCE_ID_REFERENCE: ReferenceField = ReferenceField {
     selector: "ecsInstanceIdSelector",
     many: false,
     target: ECS_INSTANCE_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 managed_spec! {

@@ -10,7 +10,7 @@ use super::network::{
 };
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
-use crate::references::{ReferenceField, TargetKind};
+use crate::references::{ReferenceField, ReferenceValue, TargetKind};
 
 /// The `EIP` kind, as references name it.
 pub const EIP_KIND: TargetKind = TargetKind {
@@ -27,6 +27,7 @@ pub const ALLOCATION_ID_REFERENCE: ReferenceField = ReferenceField {
     selector: "allocationIdSelector",
     many: false,
     target: EIP_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 managed_spec! {

@@ -1,18 +1,34 @@
 //! `EIPAssociation`: one EIP associated with one resource of its region (AssociateEipAddress),
-//! undone when the object is deleted (UnassociateEipAddress). The resource is an ECS instance or
-//! a NAT gateway; the type names the resource's kind (`instanceType`) so network interfaces can
-//! be added beside them.
+//! undone when the object is deleted (UnassociateEipAddress). The resource is an ECS instance, a
+//! NAT gateway or a network interface (one of its private IPs, in NAT mode); `instanceType`
+//! names the resource's kind.
 
 use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::disk::INSTANCE_ID_REFERENCE;
+use super::disk::{ECS_INSTANCE_KIND, INSTANCE_ID_REFERENCE};
 use super::eip::ALLOCATION_ID_REFERENCE;
 use super::nat_gateway::NAT_GATEWAY_KIND;
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
-use crate::references::{Reference, ReferenceField, Selector};
+use crate::references::{Reference, ReferenceField, ReferenceValue, Selector};
+
+/// `instanceId` of an association with a network interface, from `networkInterfaceIdRef` /
+/// `networkInterfaceIdSelector`: the primary network interface an ECSInstance reports.
+const NETWORK_INTERFACE_INSTANCE_REFERENCE: ReferenceField = ReferenceField {
+    field: "instanceId",
+    reference: "networkInterfaceIdRef",
+    selector: "networkInterfaceIdSelector",
+    many: false,
+    target: ECS_INSTANCE_KIND,
+    value: ReferenceValue::StatusListItem {
+        list: "/status/atProvider/networkInterfaces",
+        key: "type",
+        equals: "Primary",
+        field: "networkInterfaceId",
+    },
+};
 
 /// `instanceId` of an association with a NAT gateway, from `natGatewayIdRef` /
 /// `natGatewayIdSelector`.
@@ -22,6 +38,7 @@ const NAT_GATEWAY_INSTANCE_REFERENCE: ReferenceField = ReferenceField {
     selector: "natGatewayIdSelector",
     many: false,
     target: NAT_GATEWAY_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 managed_spec! {
@@ -39,7 +56,7 @@ managed_spec! {
         plural = "eipassociations",
         singular = "eipassociation",
         status = "EIPAssociationStatus",
-        doc = "Associates an Alibaba Cloud EIP with an ECS instance or, with instanceType Nat, a NAT gateway of its region (AssociateEipAddress) once both are known (allocationId / instanceId, or the EIP and ECSInstance or NATGateway objects their references name). An association undone elsewhere is made again at the next poll; an EIP associated with another resource is never taken from it. Deleting the object unassociates the EIP (UnassociateEipAddress) unless deletionPolicy is Orphan. The instance must have no public IP of its own (internetMaxBandwidthOut 0)."
+        doc = "Associates an Alibaba Cloud EIP with an ECS instance or, with instanceType Nat, a NAT gateway or, with instanceType NetworkInterface, one private IP of a network interface (in NAT mode) of its region (AssociateEipAddress) once both are known (allocationId / instanceId, or the EIP and ECSInstance or NATGateway objects their references name; networkInterfaceIdRef takes an ECSInstance's primary network interface). An association undone elsewhere is made again at the next poll; an EIP associated with another resource is never taken from it. Deleting the object unassociates the EIP (UnassociateEipAddress) unless deletionPolicy is Orphan. The instance, or the private IP, must have no public IP of its own (internetMaxBandwidthOut 0) and no other EIP."
     )]
     #[serde(rename_all = "camelCase")]
     pub struct EIPAssociationSpec {
@@ -63,6 +80,9 @@ pub enum EIPAssociationInstanceType {
     EcsInstance,
     /// A NAT gateway (internet type), whose SNAT and DNAT entries then use the EIP's address.
     Nat,
+    /// A network interface (`eni-...`): the EIP maps to one of its private IPs
+    /// (`privateIpAddress`, by default its primary one) in NAT mode, one EIP per private IP.
+    NetworkInterface,
 }
 
 impl EIPAssociationInstanceType {
@@ -71,6 +91,7 @@ impl EIPAssociationInstanceType {
         match self {
             Self::EcsInstance => "EcsInstance",
             Self::Nat => "Nat",
+            Self::NetworkInterface => "NetworkInterface",
         }
     }
 }
@@ -79,10 +100,15 @@ impl EIPAssociationInstanceType {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("has(self.allocationId) || has(self.allocationIdRef) || has(self.allocationIdSelector)").message("set the EIP: allocationId, allocationIdRef or allocationIdSelector"))]
-#[x_kube(validation = Rule::new("has(self.instanceId) || has(self.instanceIdRef) || has(self.instanceIdSelector) || has(self.natGatewayIdRef) || has(self.natGatewayIdSelector)").message("set the instance: instanceId, instanceIdRef or instanceIdSelector (or, for a NAT gateway, natGatewayIdRef or natGatewayIdSelector)"))]
+#[x_kube(validation = Rule::new("has(self.instanceId) || has(self.instanceIdRef) || has(self.instanceIdSelector) || has(self.natGatewayIdRef) || has(self.natGatewayIdSelector) || has(self.networkInterfaceIdRef) || has(self.networkInterfaceIdSelector)").message("set the instance: instanceId, instanceIdRef or instanceIdSelector (or, for a NAT gateway, natGatewayIdRef or natGatewayIdSelector; for a network interface, networkInterfaceIdRef or networkInterfaceIdSelector)"))]
 #[x_kube(validation = Rule::new("!(has(self.natGatewayIdRef) || has(self.natGatewayIdSelector)) || (has(self.instanceType) && self.instanceType == 'Nat' && !has(self.instanceIdRef) && !has(self.instanceIdSelector))").message("natGatewayIdRef and natGatewayIdSelector need instanceType Nat, and no instanceIdRef or instanceIdSelector"))]
+#[x_kube(validation = Rule::new("!(has(self.networkInterfaceIdRef) || has(self.networkInterfaceIdSelector)) || (has(self.instanceType) && self.instanceType == 'NetworkInterface' && !has(self.instanceIdRef) && !has(self.instanceIdSelector))").message("networkInterfaceIdRef and networkInterfaceIdSelector need instanceType NetworkInterface, and no instanceIdRef or instanceIdSelector"))]
+#[x_kube(validation = Rule::new("!(has(self.instanceType) && self.instanceType == 'NetworkInterface') || (!has(self.instanceIdRef) && !has(self.instanceIdSelector))").message("instanceType NetworkInterface takes instanceId (eni-...), networkInterfaceIdRef or networkInterfaceIdSelector, not instanceIdRef or instanceIdSelector"))]
+#[x_kube(validation = Rule::new("!has(self.instanceId) || self.instanceId.startsWith('eni-') == (has(self.instanceType) && self.instanceType == 'NetworkInterface')").message("a network interface ID (eni-...) goes with instanceType NetworkInterface, and instanceType NetworkInterface takes one"))]
+#[x_kube(validation = Rule::new("!has(self.privateIpAddress) || (has(self.instanceType) && self.instanceType == 'NetworkInterface')").message("privateIpAddress needs instanceType NetworkInterface"))]
 #[x_kube(validation = Rule::new("!has(oldSelf.allocationId) || has(self.allocationId)").message("allocationId cannot be removed once set"))]
 #[x_kube(validation = Rule::new("!has(oldSelf.instanceId) || has(self.instanceId)").message("instanceId cannot be removed once set"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.privateIpAddress) || has(self.privateIpAddress)").message("privateIpAddress cannot be removed once set"))]
 #[x_kube(validation = Rule::new("has(self.instanceType) == has(oldSelf.instanceType) && (!has(self.instanceType) || self.instanceType == oldSelf.instanceType)").message("instanceType is immutable; create a new EIPAssociation"))]
 pub struct EIPAssociationParameters {
     /// Region of the EIP and the instance, e.g. `cn-beijing`. Immutable.
@@ -104,15 +130,16 @@ pub struct EIPAssociationParameters {
     /// Labels of an `EIP` object of this namespace whose ID becomes `allocationId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocation_id_selector: Option<Selector>,
-    /// The type of `instanceId`: `EcsInstance` (the default) or `Nat` (a NAT gateway).
-    /// Immutable.
+    /// The type of `instanceId`: `EcsInstance` (the default), `Nat` (a NAT gateway) or
+    /// `NetworkInterface` (a network interface). Immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_type: Option<EIPAssociationInstanceType>,
-    /// The instance, `i-...`, or the NAT gateway, `ngw-...`. Written by ferroplane from
-    /// `instanceIdRef` / `instanceIdSelector` (or `natGatewayIdRef` / `natGatewayIdSelector`)
-    /// when those are used. Immutable once set.
+    /// The instance, `i-...`, the NAT gateway, `ngw-...`, or the network interface, `eni-...`.
+    /// Written by ferroplane from `instanceIdRef` / `instanceIdSelector` (or
+    /// `natGatewayIdRef` / `natGatewayIdSelector`, `networkInterfaceIdRef` /
+    /// `networkInterfaceIdSelector`) when those are used. Immutable once set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^(i|ngw)-[a-z0-9]+$"))]
+    #[schemars(regex(pattern = r"^(i|ngw|eni)-[a-z0-9]+$"))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("instanceId is immutable; create a new EIPAssociation for the other instance"))]
     pub instance_id: Option<String>,
     /// An `ECSInstance` object of this namespace whose ID becomes `instanceId`.
@@ -129,6 +156,22 @@ pub struct EIPAssociationParameters {
     /// `instanceType: Nat`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nat_gateway_id_selector: Option<Selector>,
+    /// An `ECSInstance` object of this namespace whose primary network interface (the
+    /// `Primary` one of its `status.atProvider.networkInterfaces`) becomes `instanceId` (with
+    /// `instanceType: NetworkInterface`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interface_id_ref: Option<Reference>,
+    /// Labels of an `ECSInstance` object of this namespace whose primary network interface
+    /// becomes `instanceId` (with `instanceType: NetworkInterface`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interface_id_selector: Option<Selector>,
+    /// The private IPv4 address of the network interface the EIP maps to (with
+    /// `instanceType: NetworkInterface`); by default the interface's primary private IP, which
+    /// ferroplane writes here. Immutable once set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^([0-9]{1,3}\.){3}[0-9]{1,3}$"))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("privateIpAddress is immutable; create a new EIPAssociation for the other address"))]
+    pub private_ip_address: Option<String>,
 }
 
 /// What ferroplane observed of the association.
@@ -141,6 +184,10 @@ pub struct EIPAssociationObservation {
     /// The EIP's public address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_address: Option<String>,
+    /// The private IP of the network interface the EIP maps to (`instanceType:
+    /// NetworkInterface`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_ip_address: Option<String>,
     /// The EIP's status: `Associating`, `InUse` or `Unassociating`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
@@ -155,6 +202,7 @@ crate::impl_managed!(
     references = &[
         ALLOCATION_ID_REFERENCE,
         INSTANCE_ID_REFERENCE,
-        NAT_GATEWAY_INSTANCE_REFERENCE
+        NAT_GATEWAY_INSTANCE_REFERENCE,
+        NETWORK_INTERFACE_INSTANCE_REFERENCE
     ]
 );

@@ -9,7 +9,7 @@ use super::network::{
 };
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
-use crate::references::{ReferenceField, TargetKind};
+use crate::references::{ReferenceField, ReferenceValue, TargetKind};
 
 /// The `KeyPair` kind, as references name it.
 pub const KEY_PAIR_KIND: TargetKind = TargetKind {
@@ -26,6 +26,7 @@ pub const KEY_PAIR_NAME_REFERENCE: ReferenceField = ReferenceField {
     selector: "keyPairNameSelector",
     many: false,
     target: KEY_PAIR_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 managed_spec! {

@@ -12,7 +12,7 @@ use super::network::{
 };
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
-use crate::references::{Reference, ReferenceField, Selector, TargetKind};
+use crate::references::{Reference, ReferenceField, ReferenceValue, Selector, TargetKind};
 
 /// The `NATGateway` kind, as references name it.
 pub const NAT_GATEWAY_KIND: TargetKind = TargetKind {
@@ -30,6 +30,7 @@ pub const NAT_GATEWAY_ID_REFERENCE: ReferenceField = ReferenceField {
     selector: "natGatewayIdSelector",
     many: false,
     target: NAT_GATEWAY_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 /// `eipId` (of an SNAT or DNAT entry: the EIP whose address it uses) from `eipIdRef` /
@@ -40,6 +41,7 @@ pub const EIP_ID_REFERENCE: ReferenceField = ReferenceField {
     selector: "eipIdSelector",
     many: false,
     target: super::eip::EIP_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 /// `vSwitchId` of a NAT gateway from `vSwitchIdRef` / `vSwitchIdSelector`.
@@ -49,6 +51,7 @@ const VSWITCH_ID_REFERENCE: ReferenceField = ReferenceField {
     selector: "vSwitchIdSelector",
     many: false,
     target: VSWITCH_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 managed_spec! {

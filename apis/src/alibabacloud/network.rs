@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::references::{ReferenceField, TargetKind};
+use crate::references::{ReferenceField, ReferenceValue, TargetKind};
 
 const GROUP: &str = "alibabacloud.ferroplane.io";
 const VERSION: &str = "v1alpha1";
@@ -38,6 +38,7 @@ pub const VPC_ID_REFERENCE: ReferenceField = ReferenceField {
     selector: "vpcIdSelector",
     many: false,
     target: VPC_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 /// The CEL rule every kind's `tags` carries on its keys, and its message: the keys ECS and VPC

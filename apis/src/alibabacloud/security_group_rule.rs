@@ -12,7 +12,7 @@ use super::network::SECURITY_GROUP_KIND;
 use super::security_group::RulePolicy;
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
-use crate::references::{Reference, ReferenceField, Selector};
+use crate::references::{Reference, ReferenceField, ReferenceValue, Selector};
 
 /// The group the rule belongs to.
 pub const SECURITY_GROUP_ID_REFERENCE: ReferenceField = ReferenceField {
@@ -21,6 +21,7 @@ pub const SECURITY_GROUP_ID_REFERENCE: ReferenceField = ReferenceField {
     selector: "securityGroupIdSelector",
     many: false,
     target: SECURITY_GROUP_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 /// The peer group of an inbound rule.
@@ -30,6 +31,7 @@ pub const SOURCE_GROUP_ID_REFERENCE: ReferenceField = ReferenceField {
     selector: "sourceGroupIdSelector",
     many: false,
     target: SECURITY_GROUP_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 /// The peer group of an outbound rule.
@@ -39,6 +41,7 @@ pub const DEST_GROUP_ID_REFERENCE: ReferenceField = ReferenceField {
     selector: "destGroupIdSelector",
     many: false,
     target: SECURITY_GROUP_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 /// The prefix of the description a rule is authorized with (`ferroplane:<uid>`), which finds it

@@ -10,7 +10,7 @@ use super::nat_gateway::{EIP_ID_REFERENCE, NAT_GATEWAY_ID_REFERENCE};
 use super::network::VSWITCH_KIND;
 use crate::common::CloudStatus;
 use crate::managed_kind::managed_spec;
-use crate::references::{Reference, ReferenceField, Selector};
+use crate::references::{Reference, ReferenceField, ReferenceValue, Selector};
 
 /// `sourceVSwitchId` from `sourceVSwitchIdRef` / `sourceVSwitchIdSelector`.
 const SOURCE_VSWITCH_ID_REFERENCE: ReferenceField = ReferenceField {
@@ -19,6 +19,7 @@ const SOURCE_VSWITCH_ID_REFERENCE: ReferenceField = ReferenceField {
     selector: "sourceVSwitchIdSelector",
     many: false,
     target: VSWITCH_KIND,
+    value: ReferenceValue::ExternalName,
 };
 
 managed_spec! {

@@ -463,3 +463,67 @@ fn network_kinds_refuse_what_their_apis_cannot_change() {
             .any(|e| e.contains("-1/-1 for icmp, gre and all"))
     );
 }
+
+#[test]
+fn an_eip_association_names_a_network_interface_one_way() {
+    let schemas = schemas();
+    let docs = load_all(&repo_dir("deploy/samples").join("eip-eni.yaml"));
+    let association = docs
+        .iter()
+        .find(|d| d["kind"] == "EIPAssociation")
+        .expect("eip-eni.yaml has an EIPAssociation");
+    let schema = schema_for(&schemas, association);
+    let refused = |patch: Value, old: Option<&Value>, want: &str| {
+        let errors = admit(schema, &patched(association, patch.clone()), old);
+        assert!(
+            errors.iter().any(|e| e.contains(want)),
+            "{patch}: expected {want:?} among {errors:?}"
+        );
+    };
+    refused(
+        json!({"spec": {"forProvider": {"instanceType": "EcsInstance"}}}),
+        None,
+        "networkInterfaceIdRef and networkInterfaceIdSelector need instanceType NetworkInterface",
+    );
+    refused(
+        json!({"spec": {"forProvider": {"networkInterfaceIdRef": null, "instanceIdRef": {"name": "web"}}}}),
+        None,
+        "instanceType NetworkInterface takes instanceId (eni-...), networkInterfaceIdRef or networkInterfaceIdSelector",
+    );
+    refused(
+        json!({"spec": {"forProvider": {"networkInterfaceIdRef": null, "instanceId": "i-abc"}}}),
+        None,
+        "a network interface ID (eni-...) goes with instanceType NetworkInterface",
+    );
+    refused(
+        json!({"spec": {"forProvider": {
+            "networkInterfaceIdRef": null, "instanceType": null, "instanceId": "eni-abc",
+        }}}),
+        None,
+        "a network interface ID (eni-...) goes with instanceType NetworkInterface",
+    );
+    refused(
+        json!({"spec": {"forProvider": {
+            "networkInterfaceIdRef": null, "instanceType": "Nat", "instanceId": "ngw-abc",
+            "privateIpAddress": "10.0.0.5",
+        }}}),
+        None,
+        "privateIpAddress needs instanceType NetworkInterface",
+    );
+    // Once written (by the user or from the cloud), the private IP stays.
+    let resolved = patched(
+        association,
+        json!({"spec": {"forProvider": {"instanceId": "eni-abc", "privateIpAddress": "10.0.0.5"}}}),
+    );
+    assert!(admit(schema, &resolved, Some(association)).is_empty());
+    refused(
+        json!({"spec": {"forProvider": {"instanceId": "eni-abc", "privateIpAddress": "10.0.0.6"}}}),
+        Some(&resolved),
+        "privateIpAddress is immutable",
+    );
+    refused(
+        json!({"spec": {"forProvider": {"instanceId": "eni-abc"}}}),
+        Some(&resolved),
+        "privateIpAddress cannot be removed once set",
+    );
+}

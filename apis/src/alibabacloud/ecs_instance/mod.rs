@@ -17,7 +17,7 @@ use super::network::{
 };
 use crate::common::LocalSecretKeySelector;
 use crate::managed_kind::managed_spec;
-use crate::references::{Reference, ReferenceField, Selector};
+use crate::references::{Reference, ReferenceField, ReferenceValue, Selector};
 
 managed_spec! {
     columns: [
@@ -523,6 +523,7 @@ crate::impl_managed!(
             selector: "vSwitchIdSelector",
             many: false,
             target: VSWITCH_KIND,
+            value: ReferenceValue::ExternalName,
         },
         ReferenceField {
             field: "securityGroupIds",
@@ -530,6 +531,7 @@ crate::impl_managed!(
             selector: "securityGroupIdSelector",
             many: true,
             target: SECURITY_GROUP_KIND,
+            value: ReferenceValue::ExternalName,
         },
         super::key_pair::KEY_PAIR_NAME_REFERENCE,
     ]

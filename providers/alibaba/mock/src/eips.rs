@@ -17,11 +17,13 @@ use crate::tags::Tags;
 pub const EIP_QUOTA: usize = 20;
 
 /// The kind of resource an EIP is associated with (`InstanceType`). The mock associates ECS
-/// instances and NAT gateways; secondary network interfaces are the API's other kind.
+/// instances, NAT gateways and network interfaces (the instances' primary ones, the only ENIs
+/// it has); CLB instances, HaVips and IP addresses are the API's other kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BoundKind {
     EcsInstance,
     Nat,
+    NetworkInterface,
 }
 
 impl BoundKind {
@@ -30,6 +32,7 @@ impl BoundKind {
         match value.unwrap_or("EcsInstance") {
             "EcsInstance" => Ok(Self::EcsInstance),
             "Nat" => Ok(Self::Nat),
+            "NetworkInterface" => Ok(Self::NetworkInterface),
             _ => Err(ErrorResponse::bad_request(
                 "InvalidInstanceType.ValueNotSupported",
                 "The specified value of InstanceType is not supported.",
@@ -41,6 +44,7 @@ impl BoundKind {
         match self {
             Self::EcsInstance => "EcsInstance",
             Self::Nat => "Nat",
+            Self::NetworkInterface => "NetworkInterface",
         }
     }
 }
@@ -49,7 +53,10 @@ impl BoundKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binding {
     pub kind: BoundKind,
+    /// `i-…`, `ngw-…` or `eni-…`.
     pub instance_id: String,
+    /// The private IP of a network interface the EIP maps to (`NetworkInterface` only).
+    pub private_ip: Option<Ipv4Addr>,
     /// `Associating` until then, `InUse` after.
     pub settled_at: Timestamp,
     /// Set by UnassociateEipAddress: `Unassociating` until then, unbound after.
@@ -245,6 +252,14 @@ impl EipStore {
             .find(|e| e.bound(now).is_some_and(|b| b.instance_id == instance_id))
     }
 
+    /// The EIP associated with the private IP `ip` of the network interface `eni` at `now`.
+    pub fn bound_to_private_ip(&self, eni: &str, ip: Ipv4Addr, now: Timestamp) -> Option<&Eip> {
+        self.eips.values().find(|e| {
+            e.bound(now)
+                .is_some_and(|b| b.instance_id == eni && b.private_ip == Some(ip))
+        })
+    }
+
     /// Every EIP associated with `instance_id` at `now` (a NAT gateway takes several), oldest
     /// first.
     pub fn bound_all(&self, instance_id: &str, now: Timestamp) -> Vec<&Eip> {
@@ -267,8 +282,9 @@ impl EipStore {
         }
     }
 
-    /// Drops the association of every EIP with `instance_id` (the instance was released, or the
-    /// NAT gateway deleted).
+    /// Drops the association of every EIP with `instance_id` (the instance was released, or its
+    /// primary network interface with it, or the NAT gateway deleted): the EIPs stay, `Available`
+    /// (DeleteInstance's reference: EIPs are not released along with the instance).
     pub fn instance_released(&mut self, instance_id: &str) {
         for eip in self.eips.values_mut() {
             if eip

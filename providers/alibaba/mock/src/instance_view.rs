@@ -481,6 +481,13 @@ pub fn eni_id(instance_id: &str) -> String {
     format!("eni-{}", instance_id.trim_start_matches("i-"))
 }
 
+/// The instance whose primary network interface `eni` is ([`eni_id`]'s inverse).
+pub fn eni_instance_id(eni: &str) -> Option<String> {
+    eni.strip_prefix("eni-")
+        .filter(|suffix| !suffix.is_empty())
+        .map(|suffix| format!("i-{suffix}"))
+}
+
 /// A MAC address of Alibaba's `00:16:3e` prefix, unique per instance sequence.
 pub fn mac_address(seq: u64) -> String {
     let b = seq.to_be_bytes();

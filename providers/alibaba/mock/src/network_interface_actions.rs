@@ -1,7 +1,10 @@
 //! DescribeNetworkInterfaces: the network interfaces of the account's instances. The mock gives
 //! each instance one, its primary interface (`eni-` and the instance ID's suffix), with the
 //! instance's private IP, public IP, IPv6 addresses, vSwitch and security groups; it has no
-//! secondary interfaces, so a filter on `Type=Secondary` finds none.
+//! secondary interfaces, so a filter on `Type=Secondary` finds none. `AssociatedPublicIp` (of the
+//! interface and of its one private IP) is the instance's own public IP, else the EIP associated
+//! with the interface's private IP (`InstanceType=NetworkInterface`), else the EIP associated with
+//! the instance, which sits on its primary interface (the EIP reference on ENI association).
 
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -94,7 +97,10 @@ pub fn describe_network_interfaces(
             (total, number, size, page, String::new())
         };
     let owner = ctx.caller.account_id.to_string();
-    let sets: Vec<Value> = page.iter().map(|i| interface_view(i, &owner)).collect();
+    let sets: Vec<Value> = page
+        .iter()
+        .map(|i| interface_view(i, &owner, &associated_public_ip(store, i, ctx.now)))
+        .collect();
     Ok(json!({
         "TotalCount": total,
         "PageNumber": number,
@@ -109,14 +115,24 @@ fn second_time(ts: Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// The primary interface of `i`.
-fn interface_view(i: &StoredInstance, owner: &str) -> Value {
-    let public_ip = i
-        .public_ip
-        .filter(|_| i.bandwidth_out > 0)
-        .map(|ip| ip.to_string())
-        .unwrap_or_default();
-    let public = json!({"PublicIpAddress": public_ip, "AllocationId": ""});
+/// `AssociatedPublicIp` of the primary interface of `i`: the address and the EIP's ID (empty
+/// for the instance's own public IP).
+fn associated_public_ip(store: &Store, i: &StoredInstance, now: Timestamp) -> Value {
+    let eni = eni_id(&i.id);
+    let (address, allocation_id) = match i.public_ip.filter(|_| i.bandwidth_out > 0) {
+        Some(own) => (own.to_string(), String::new()),
+        None => store
+            .eips
+            .bound_to_private_ip(&eni, i.private_ip, now)
+            .or_else(|| store.eips.bound_to(&i.id, now))
+            .map(|e| (e.ip.to_string(), e.id.clone()))
+            .unwrap_or_default(),
+    };
+    json!({"PublicIpAddress": address, "AllocationId": allocation_id})
+}
+
+/// The primary interface of `i`, with its `AssociatedPublicIp`.
+fn interface_view(i: &StoredInstance, owner: &str, public: &Value) -> Value {
     json!({
         "NetworkInterfaceId": eni_id(&i.id),
         "NetworkInterfaceName": "",

@@ -84,6 +84,9 @@ pub const SUBSCRIPTION_NOT_EXPIRED: &str = "SubscriptionNotExpired";
 /// The EIP is associated with another resource: unassociate it there first, or name another
 /// EIP. ferroplane never takes an EIP from a resource the object does not name.
 pub const EIP_IN_USE: &str = "EIPInUse";
+/// The network interface an EIPAssociation names (`instanceType: NetworkInterface`) is not
+/// listed in its region: create it, or name another; ferroplane retries.
+pub const NETWORK_INTERFACE_NOT_FOUND: &str = "NetworkInterfaceNotFound";
 
 // SNATEntry and DNATEntry (`crate::network::snat_entry`, `crate::network::dnat_entry`).
 

@@ -135,6 +135,10 @@ impl Store {
         if let Some(instance) = self.instances.remove(id) {
             self.disks.release_instance(id, now);
             self.eips.instance_released(id);
+            // The primary network interface goes with the instance (DeleteOnRelease); an EIP
+            // associated with it stays, unassociated.
+            self.eips
+                .instance_released(&crate::instance_view::eni_id(id));
             if !self.visibility_lag.is_zero() {
                 self.releasing
                     .push(instance.clone(), now, self.visibility_lag);

@@ -2,18 +2,20 @@
 //! one resource at a time, of its own account and region; an ECS instance (Running or Stopped)
 //! takes one EIP, and none while it has a public IP of its own; an internet NAT gateway
 //! (`InstanceType=Nat`, Available) takes up to 20, and an EIP its SNAT or DNAT entries use is not
-//! unassociated. Both calls are asynchronous (`Associating` / `Unassociating` for the transition
-//! delay) and answered again for a repeat with the same ClientToken. `NetworkInterface` is
-//! refused as not supported.
+//! unassociated; a network interface (`InstanceType=NetworkInterface`, `eni_binding`) takes one
+//! EIP per private IP, in NAT mode. Both calls are asynchronous (`Associating` / `Unassociating`
+//! for the transition delay) and answered again for a repeat with the same ClientToken.
 
 use serde_json::{Value, json};
 
 use super::common::ready_at;
+use super::eni_binding::{check_mode, check_network_interface};
 use crate::action::{ActionContext, dry_run, dry_run_passed};
 use crate::catalog::CatalogRegion;
 use crate::eips::{Binding, BoundKind, incorrect_eip_status};
 use crate::error::ErrorResponse;
 use crate::instance::Status;
+use crate::instance_view::{eni_id, eni_instance_id};
 use crate::nat_gateways::{NetworkType, incorrect_gateway_status};
 use crate::param_checks;
 use crate::received_params::ReceivedParams;
@@ -49,7 +51,11 @@ fn check_instance(
         return Err(instance_status_refused());
     }
     let has_public_ip = instance.public_ip.is_some() && instance.bandwidth_out > 0;
-    if has_public_ip || store.eips.bound_to(id, ctx.now).is_some() {
+    // An EIP on the primary network interface's primary IP is where the instance's would go.
+    if has_public_ip
+        || store.eips.bound_to(id, ctx.now).is_some()
+        || store.eips.bound_to(&eni_id(id), ctx.now).is_some()
+    {
         return Err(ErrorResponse::bad_request(
             "InvalidAssociation.Duplicated",
             "Specified instance already is associated: it has an EIP or a public IP of its own.",
@@ -97,6 +103,7 @@ pub fn associate_eip_address(
     let id = p.required("AllocationId")?;
     let instance_id = p.required("InstanceId")?;
     let kind = BoundKind::parse(p.get("InstanceType"))?;
+    check_mode(p)?;
     let token = p.get("ClientToken");
     if let Some(token) = token {
         param_checks::check_client_token(token)?;
@@ -114,10 +121,13 @@ pub fn associate_eip_address(
     if eip.status(ctx.now) != "Available" {
         return Err(incorrect_eip_status());
     }
-    match kind {
-        BoundKind::EcsInstance => check_instance(store, ctx, region, instance_id)?,
-        BoundKind::Nat => check_gateway(store, ctx, region, instance_id)?,
-    }
+    let private_ip = match kind {
+        BoundKind::EcsInstance => check_instance(store, ctx, region, instance_id).map(|()| None)?,
+        BoundKind::Nat => check_gateway(store, ctx, region, instance_id).map(|()| None)?,
+        BoundKind::NetworkInterface => {
+            Some(check_network_interface(store, ctx, region, instance_id, p)?)
+        }
+    };
     if dry_run(p)? {
         return Err(dry_run_passed());
     }
@@ -125,6 +135,7 @@ pub fn associate_eip_address(
     eip.binding = Some(Binding {
         kind,
         instance_id: instance_id.to_owned(),
+        private_ip,
         settled_at: ready_at(ctx),
         unbinding_until: None,
         associated_with_token: token.map(str::to_owned),
@@ -133,8 +144,8 @@ pub fn associate_eip_address(
     Ok(json!({}))
 }
 
-/// `UnassociateEipAddress`: an `InUse` EIP; `InstanceId` and `InstanceType`, when given, must
-/// name what it is associated with.
+/// `UnassociateEipAddress`: an `InUse` EIP; `InstanceId`, `InstanceType` and (for a network
+/// interface) `PrivateIpAddress`, when given, must name what it is associated with.
 pub fn unassociate_eip_address(
     store: &mut Store,
     ctx: &ActionContext<'_>,
@@ -164,7 +175,11 @@ pub fn unassociate_eip_address(
         Some(b) if eip.status(ctx.now) == "InUse" => b.clone(),
         _ => return Err(incorrect_eip_status()),
     };
-    if named.is_some_and(|n| n != binding.instance_id) || kind.is_some_and(|k| k != binding.kind) {
+    let named_ip = p.get("PrivateIpAddress");
+    if named.is_some_and(|n| n != binding.instance_id)
+        || kind.is_some_and(|k| k != binding.kind)
+        || named_ip.is_some_and(|ip| binding.private_ip.is_none_or(|own| own.to_string() != ip))
+    {
         return Err(ErrorResponse::bad_request(
             "InvalidBindingStatus",
             "The eip binding status invalid.",
@@ -185,7 +200,11 @@ pub fn unassociate_eip_address(
             ));
         }
     }
-    if let Ok(instance) = store.find(&account, None, &binding.instance_id)
+    let instance_id = match binding.kind {
+        BoundKind::NetworkInterface => eni_instance_id(&binding.instance_id).unwrap_or_default(),
+        _ => binding.instance_id.clone(),
+    };
+    if let Ok(instance) = store.find(&account, None, &instance_id)
         && !matches!(instance.status(ctx.now), Status::Running | Status::Stopped)
     {
         return Err(instance_status_refused());

@@ -177,6 +177,11 @@ fn eip_view(e: &Eip, status: &str, now: jiff::Timestamp) -> Value {
         "InstanceId": bound.map(|b| b.instance_id.as_str()).unwrap_or_default(),
         "InstanceType": bound.map(|b| b.kind.as_str()).unwrap_or_default(),
         "InstanceRegionId": if bound.is_some() { e.region_id } else { "" },
+        // The private IP a network interface's EIP maps to; empty for the other kinds.
+        "PrivateIpAddress": bound
+            .and_then(|b| b.private_ip)
+            .map(|ip| ip.to_string())
+            .unwrap_or_default(),
         "BusinessStatus": "Normal",
         "DeletionProtection": e.deletion_protection,
         "OperationLocks": {"LockReason": []},
@@ -190,11 +195,9 @@ fn eip_view(e: &Eip, status: &str, now: jiff::Timestamp) -> Value {
 /// EIP, or the neutral values of their types.
 fn not_set_fields() -> Value {
     json!({
-        // Every association the mock makes is in the API's default `NAT` mode (it takes no
-        // `Mode` or `PrivateIpAddress` on AssociateEipAddress), so no `BINDED` /
-        // `MULTI_BINDED` EIP and no secondary private IP exists here.
+        // Every association the mock makes is in the API's default `NAT` mode (it refuses
+        // `BINDED` / `MULTI_BINDED` on AssociateEipAddress).
         "Mode": ASSOCIATION_MODE,
-        "PrivateIpAddress": "",
         // Pay-as-you-go only: `ExpiredTime` and the renewal fields are for subscriptions, and
         // `HasReservationData` is `true` only for `IncludeReservationData=true` with pending
         // orders (API reference), which a pay-as-you-go EIP never has.
@@ -260,14 +263,17 @@ pub fn describe_eip_addresses(
     let ids = list_of(p, "AllocationId")?;
     let addresses = list_of(p, "EipAddress")?;
     let status = p.get("Status");
-    if let Some(kind) = p.get("AssociatedInstanceType") {
-        crate::eips::BoundKind::parse(Some(kind)).map_err(|_| {
-            ErrorResponse::bad_request(
-                "InvalidIAssociatedInstanceType.ValueNotSupported",
-                "The specified value of AssociatedInstanceType is not supported.",
-            )
-        })?;
-    }
+    let bound_kind = p
+        .get("AssociatedInstanceType")
+        .map(|kind| {
+            crate::eips::BoundKind::parse(Some(kind)).map_err(|_| {
+                ErrorResponse::bad_request(
+                    "InvalidIAssociatedInstanceType.ValueNotSupported",
+                    "The specified value of AssociatedInstanceType is not supported.",
+                )
+            })
+        })
+        .transpose()?;
     let bound_to = p.get("AssociatedInstanceId");
     let tag_filter = tags::filter(p)?;
     let number = p
@@ -302,6 +308,7 @@ pub fn describe_eip_addresses(
         .filter(|(e, _)| {
             bound_to.is_none_or(|id| e.bound(now).is_some_and(|b| b.instance_id == id))
         })
+        .filter(|(e, _)| bound_kind.is_none_or(|k| e.bound(now).is_some_and(|b| b.kind == k)))
         .filter(|(e, _)| tags::matches(&e.tags, &tag_filter))
         .collect();
     let (total, page) = page_of(&listed, number, size);

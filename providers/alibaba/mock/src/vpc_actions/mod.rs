@@ -5,15 +5,17 @@
 //! and codes. New VPCs and vSwitches are `Pending` for
 //! the transition delay, then `Available`.
 //! This module is the API's action table; the handlers are in `vpcs`, `vswitches`, `attributes`
-//! (DescribeVpcAttribute, DescribeVSwitchAttributes), `route_tables`, `eips`, `eip_associations`,
-//! `nat_gateways`, `snat_entries`, `forward_entries` (with `nat_rules`, what the entries share),
-//! `deletion_protection` and `tagging`.
+//! (DescribeVpcAttribute, DescribeVSwitchAttributes), `route_tables`, `eips`, `eip_associations`
+//! (with `eni_binding`, a network interface's checks), `nat_gateways`, `snat_entries`,
+//! `forward_entries` (with `nat_rules`, what the entries share), `deletion_protection` and
+//! `tagging`.
 
 mod attributes;
 mod common;
 mod deletion_protection;
 mod eip_associations;
 mod eips;
+mod eni_binding;
 mod forward_entries;
 mod nat_gateways;
 mod nat_rules;

@@ -10,6 +10,7 @@ mod mock_create_defaults;
 mod mock_describe;
 mod mock_disks;
 mod mock_eips;
+mod mock_eni_eips;
 mod mock_error_codes;
 mod mock_go_sdk;
 mod mock_injected_errors;

@@ -2,10 +2,13 @@
 //! `<allocationId>:<instanceId>` (the EIP and the instance it binds) and observed through the
 //! EIP (`DescribeEipAddresses`): it exists while the EIP is associated with that instance.
 //! `AssociateEipAddress` makes it (with a ClientToken from the object), `UnassociateEipAddress`
-//! undoes it. The instance is an ECS instance or, with `instanceType: Nat`, a NAT gateway. An
-//! association undone elsewhere is made again at the next poll; an EIP associated
-//! with another resource is never taken from it (`EIPInUse`), and deleting never unassociates
-//! an EIP from a resource this object does not name.
+//! undoes it. The instance is an ECS instance or, with `instanceType: Nat`, a NAT gateway or,
+//! with `instanceType: NetworkInterface`, one private IP of a network interface (`privateIpAddress`;
+//! unset, the interface's primary one, looked up with DescribeNetworkInterfaces and
+//! late-initialized from the EIP). An association undone elsewhere is made again at the next
+//! poll; an EIP associated with another resource (or another private IP) is never taken from it
+//! (`EIPInUse`), and deleting never unassociates an EIP from a resource this object does not
+//! name.
 
 use alibaba_sdk::vpc::{EipAddress, EipTarget, eip_status};
 use ferroplane_apis::alibabacloud::{
@@ -19,7 +22,7 @@ use ferroplane_runtime::{
 
 use crate::cloud_connector::CloudClients;
 use crate::cloud_fields::non_empty;
-use crate::reasons::{EIP_IN_USE, INVALID_SPEC};
+use crate::reasons::{EIP_IN_USE, INVALID_SPEC, NETWORK_INTERFACE_NOT_FOUND};
 
 /// The VPC API's code for an EIP that does not exist.
 const EIP_NOT_FOUND: &str = "InvalidAllocationId.NotFound";
@@ -30,6 +33,8 @@ struct Pair {
     allocation_id: String,
     instance_id: String,
     instance_type: &'static str,
+    /// The network interface's private IP the EIP maps to, when the spec names it.
+    private_ip: Option<String>,
 }
 
 impl Pair {
@@ -39,28 +44,39 @@ impl Pair {
     }
 
     /// From an external name `<allocationId>:<instanceId>`.
-    fn parse(name: &str, instance_type: &'static str) -> Option<Self> {
+    fn parse(name: &str, instance_type: &'static str, private_ip: Option<&str>) -> Option<Self> {
         let (allocation_id, instance_id) = name.split_once(':')?;
         (!allocation_id.is_empty() && !instance_id.is_empty()).then(|| Self {
             allocation_id: allocation_id.to_owned(),
             instance_id: instance_id.to_owned(),
             instance_type,
+            private_ip: private_ip.map(str::to_owned),
         })
     }
 
-    fn target(&self) -> EipTarget<'_> {
+    fn is_network_interface(&self) -> bool {
+        self.instance_type == EIPAssociationInstanceType::NetworkInterface.as_str()
+    }
+
+    /// The call's target, with the private IP `private_ip` for a network interface.
+    fn target<'a>(&'a self, private_ip: Option<&'a str>) -> EipTarget<'a> {
         EipTarget {
             allocation_id: &self.allocation_id,
             instance_id: &self.instance_id,
             instance_type: self.instance_type,
+            private_ip_address: private_ip,
         }
     }
 
     /// Whether `eip` is associated (or being associated or unassociated) with this pair's
-    /// instance.
+    /// instance (and, for a network interface whose private IP the spec names, that IP).
     fn bound(&self, eip: &EipAddress) -> bool {
         eip.instance_id == self.instance_id
             && (eip.instance_type.is_empty() || eip.instance_type == self.instance_type)
+            && self
+                .private_ip
+                .as_deref()
+                .is_none_or(|ip| eip.private_ip_address.is_empty() || eip.private_ip_address == ip)
     }
 }
 
@@ -72,6 +88,11 @@ fn instance_type(mr: &EIPAssociation) -> &'static str {
         .as_str()
 }
 
+/// The private IP the spec names for a network interface.
+fn spec_private_ip(mr: &EIPAssociation) -> Option<&str> {
+    mr.spec.for_provider.private_ip_address.as_deref()
+}
+
 /// The pair the spec asks for; both IDs are set once the references are resolved.
 fn wanted(mr: &EIPAssociation) -> Result<Pair, ReconcileError> {
     let p = &mr.spec.for_provider;
@@ -80,10 +101,11 @@ fn wanted(mr: &EIPAssociation) -> Result<Pair, ReconcileError> {
             allocation_id: allocation_id.clone(),
             instance_id: instance_id.clone(),
             instance_type: instance_type(mr),
+            private_ip: spec_private_ip(mr).map(str::to_owned),
         }),
         _ => Err(ReconcileError::dependency(
             REFERENCE_NOT_RESOLVED,
-            "the EIP or the instance is not known yet: set allocationId / allocationIdRef / allocationIdSelector and instanceId / instanceIdRef / instanceIdSelector (natGatewayIdRef / natGatewayIdSelector for a NAT gateway)",
+            "the EIP or the instance is not known yet: set allocationId / allocationIdRef / allocationIdSelector and instanceId / instanceIdRef / instanceIdSelector (natGatewayIdRef / natGatewayIdSelector for a NAT gateway, networkInterfaceIdRef / networkInterfaceIdSelector for a network interface)",
         )),
     }
 }
@@ -93,7 +115,7 @@ fn observed_pair(mr: &EIPAssociation, ext: &ExternalRef) -> Result<Pair, Reconci
     let Some(name) = ext.name() else {
         return wanted(mr);
     };
-    Pair::parse(name, instance_type(mr)).ok_or_else(|| {
+    Pair::parse(name, instance_type(mr), spec_private_ip(mr)).ok_or_else(|| {
         ReconcileError::terminal(
             INVALID_SPEC,
             format!("the external name {name:?} is not <allocationId>:<instanceId>: correct or remove the ferroplane.io/external-name annotation"),
@@ -108,12 +130,34 @@ fn details(pair: &Pair, ip: &str) -> ConnectionDetails {
         .with("ipAddress", ip.as_bytes())
 }
 
+/// What `eip` is associated with, for messages: `NetworkInterface eni-1 (10.0.0.5)`.
+fn bound_to(eip: &EipAddress) -> String {
+    if eip.private_ip_address.is_empty() {
+        format!("{} {}", eip.instance_type, eip.instance_id)
+    } else {
+        format!(
+            "{} {} ({})",
+            eip.instance_type, eip.instance_id, eip.private_ip_address
+        )
+    }
+}
+
+/// What `pair` names, for messages.
+fn named_target(pair: &Pair) -> String {
+    match &pair.private_ip {
+        Some(ip) => format!("{} ({ip})", pair.instance_id),
+        None => pair.instance_id.clone(),
+    }
+}
+
 fn in_use_elsewhere(pair: &Pair, eip: &EipAddress) -> ReconcileError {
     ReconcileError::new(
         EIP_IN_USE,
         format!(
-            "EIP {} is associated with {} {}, not with {}: unassociate it there first, or name another EIP",
-            pair.allocation_id, eip.instance_type, eip.instance_id, pair.instance_id
+            "EIP {} is associated with {}, not with {}: unassociate it there first, or name another EIP",
+            pair.allocation_id,
+            bound_to(eip),
+            named_target(pair)
         ),
         ferroplane_runtime::RetryClass::Backoff,
     )
@@ -137,12 +181,17 @@ fn observed(
         "atProvider": EIPAssociationObservation {
             association_id: Some(pair.name()),
             ip_address: non_empty(&eip.ip_address),
+            private_ip_address: non_empty(&eip.private_ip_address).filter(|_| bound),
             status: non_empty(&eip.status),
         }
     });
     let mut observation = Observation::found(pair.name())
         .with_status(status)?
         .with_connection_details(details(pair, &eip.ip_address));
+    if bound && pair.is_network_interface() && !eip.private_ip_address.is_empty() {
+        observation = observation
+            .with_late_init(serde_json::json!({"privateIpAddress": eip.private_ip_address}))?;
+    }
     observation = match (bound, eip.status.as_str()) {
         (true, eip_status::IN_USE) => observation.with_readiness(Readiness::Available),
         (true, eip_status::ASSOCIATING) => observation
@@ -165,12 +214,15 @@ fn observed(
             )),
         (false, _) => observation
             .with_readiness(Readiness::Unavailable(format!(
-                "EIP {} is associated with {} {} instead of {}",
-                pair.allocation_id, eip.instance_type, eip.instance_id, pair.instance_id
+                "EIP {} is associated with {} instead of {}",
+                pair.allocation_id,
+                bound_to(eip),
+                named_target(pair)
             )))
             .with_diff(format!(
                 "EIP {} is associated with {} instead",
-                pair.allocation_id, eip.instance_id
+                pair.allocation_id,
+                bound_to(eip)
             )),
     };
     Ok(observation)
@@ -183,12 +235,45 @@ impl CloudClients {
     }
 
     async fn associate(&self, pair: &Pair, token: Option<&str>) -> Result<(), ReconcileError> {
+        let private_ip = match (&pair.private_ip, pair.is_network_interface()) {
+            (Some(ip), true) => Some(ip.clone()),
+            (None, true) => Some(self.primary_private_ip(&pair.instance_id).await?),
+            (_, false) => None,
+        };
         self.call(
             "AssociateEipAddress",
-            self.region.vpc.associate_eip_address(&pair.target(), token),
+            self.region
+                .vpc
+                .associate_eip_address(&pair.target(private_ip.as_deref()), token),
         )
         .await
         .map(drop)
+    }
+
+    /// The primary private IP of the network interface `eni` (AssociateEipAddress requires a
+    /// private IP for a network interface; the spec's default is the primary one).
+    async fn primary_private_ip(&self, eni: &str) -> Result<String, ReconcileError> {
+        let found = self
+            .call(
+                "DescribeNetworkInterfaces",
+                self.region
+                    .ecs
+                    .describe_network_interfaces(&[eni.to_owned()]),
+            )
+            .await?;
+        found
+            .into_iter()
+            .find(|n| n.network_interface_id == eni)
+            .map(|n| n.private_ip_address)
+            .filter(|ip| !ip.is_empty())
+            .ok_or_else(|| {
+                ReconcileError::dependency(
+                    NETWORK_INTERFACE_NOT_FOUND,
+                    format!(
+                        "network interface {eni} is not listed in this region: create it, or name another"
+                    ),
+                )
+            })
     }
 }
 
@@ -271,7 +356,7 @@ impl ExternalClient<EIPAssociation> for CloudClients {
         let Some(name) = ext.name() else {
             return Ok(Deletion::Gone);
         };
-        let Some(pair) = Pair::parse(name, instance_type(mr)) else {
+        let Some(pair) = Pair::parse(name, instance_type(mr), spec_private_ip(mr)) else {
             return Ok(Deletion::Gone);
         };
         let Some(eip) = self.find_pair_eip(&pair).await? else {
@@ -294,9 +379,10 @@ impl ExternalClient<EIPAssociation> for CloudClients {
         match self
             .raw(
                 "UnassociateEipAddress",
-                self.region
-                    .vpc
-                    .unassociate_eip_address(&pair.target(), None),
+                self.region.vpc.unassociate_eip_address(
+                    &pair.target(non_empty(&eip.private_ip_address).as_deref()),
+                    None,
+                ),
             )
             .await
         {
@@ -317,6 +403,7 @@ mod tests {
             allocation_id: "eip-1".into(),
             instance_id: "i-1".into(),
             instance_type: "EcsInstance",
+            private_ip: None,
         }
     }
 
@@ -338,9 +425,12 @@ mod tests {
 
     #[test]
     fn the_name_round_trips() {
-        assert_eq!(Pair::parse(&pair().name(), "EcsInstance"), Some(pair()));
-        assert_eq!(Pair::parse("eip-1", "EcsInstance"), None);
-        assert_eq!(Pair::parse(":i-1", "EcsInstance"), None);
+        assert_eq!(
+            Pair::parse(&pair().name(), "EcsInstance", None),
+            Some(pair())
+        );
+        assert_eq!(Pair::parse("eip-1", "EcsInstance", None), None);
+        assert_eq!(Pair::parse(":i-1", "EcsInstance", None), None);
     }
 
     #[test]
@@ -387,6 +477,39 @@ mod tests {
         assert_eq!(
             in_use_elsewhere(&p, &eip("InUse", "i-2")).reason(),
             EIP_IN_USE
+        );
+    }
+
+    #[test]
+    fn a_network_interfaces_association_is_its_private_ip() {
+        let on = |ip: &str| EipAddress {
+            instance_id: "eni-1".into(),
+            instance_type: "NetworkInterface".into(),
+            private_ip_address: ip.into(),
+            ..eip("InUse", "eni-1")
+        };
+        let mut p = Pair {
+            instance_id: "eni-1".into(),
+            instance_type: "NetworkInterface",
+            ..pair()
+        };
+        // No private IP in the spec yet: the interface's, whichever IP (the integration tests
+        // see it written back into the spec).
+        let found = observed(&p, &on("10.0.0.5"), false, false).unwrap();
+        assert_eq!(found.readiness, Readiness::Available);
+        // The spec's private IP: another IP of the interface is another resource.
+        p.private_ip = Some("10.0.0.6".into());
+        assert!(!p.bound(&on("10.0.0.5")));
+        assert!(p.bound(&on("10.0.0.6")));
+        let moved = observed(&p, &on("10.0.0.5"), true, false).unwrap();
+        assert!(matches!(
+            moved.up_to_date,
+            ferroplane_runtime::UpToDate::No(_)
+        ));
+        assert!(
+            in_use_elsewhere(&p, &on("10.0.0.5"))
+                .to_string()
+                .contains("NetworkInterface eni-1 (10.0.0.5), not with eni-1 (10.0.0.6)")
         );
     }
 }

@@ -49,6 +49,15 @@ pub const EIP_ASSOCIATION_FIELDS: &[Field] = &[
         "natGatewayIdSelector",
         "selects the NATGateway object whose ID becomes instanceId",
     ),
+    management(
+        "networkInterfaceIdRef",
+        "names the ECSInstance object whose primary network interface becomes instanceId",
+    ),
+    management(
+        "networkInterfaceIdSelector",
+        "selects the ECSInstance object whose primary network interface becomes instanceId",
+    ),
+    immutable("privateIpAddress"),
 ];
 
 #[cfg(test)]

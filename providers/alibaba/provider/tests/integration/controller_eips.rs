@@ -249,6 +249,7 @@ async fn an_association_undone_elsewhere_is_made_again_and_another_instances_eip
         allocation_id: &eip_id,
         instance_id: &instance_id,
         instance_type: "EcsInstance",
+        private_ip_address: None,
     };
 
     // Undone in the console: associated again at the next poll.

@@ -129,6 +129,7 @@ async fn the_sample_becomes_ready_and_the_gateway_waits_for_its_entries_and_eips
         allocation_id: &eip.allocation_id,
         instance_id: &id,
         instance_type: "Nat",
+        private_ip_address: None,
     };
     vpc.associate_eip_address(&target, None)
         .await

@@ -8,6 +8,7 @@ mod controller_config;
 mod controller_disks;
 mod controller_ecs_errors;
 mod controller_eips;
+mod controller_eni_eips;
 mod controller_failures;
 mod controller_fields;
 mod controller_key_pairs;

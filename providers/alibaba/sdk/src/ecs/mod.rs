@@ -30,6 +30,7 @@ mod disks;
 mod idempotency;
 mod instance_settings;
 mod key_pairs;
+mod network_interfaces;
 mod request;
 mod response;
 mod security_group_rules;
@@ -50,6 +51,10 @@ pub use instance_settings::{
 pub use key_pairs::{
     DescribeKeyPairsResponse, KeyPair, KeyPairBindResponse, KeyPairCreated, KeyPairList,
     KeyPairResult, KeyPairResultList, MAX_INSTANCES_PER_KEY_PAIR_CALL,
+};
+pub use network_interfaces::{
+    AssociatedPublicIp, MAX_NETWORK_INTERFACE_IDS_PER_CALL, NetworkInterfaceSet,
+    NetworkInterfaceSetList, PrivateIpSet, PrivateIpSetList,
 };
 pub use request::{
     DataDisk, DescribeInstancesRequest, MAX_CLIENT_TOKEN_LEN, MAX_INSTANCE_IDS_PER_CALL,

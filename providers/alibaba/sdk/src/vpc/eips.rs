@@ -106,6 +106,10 @@ pub struct EipAddress {
     pub instance_id: String,
     /// The type of that resource (`EcsInstance`, `Nat`, …).
     pub instance_type: String,
+    /// The private IP of the network interface it maps to (`NetworkInterface` only).
+    pub private_ip_address: String,
+    /// The association mode: `NAT` (the default), `MULTI_BINDED` or `BINDED`.
+    pub mode: String,
     /// Whether ReleaseEipAddress refuses it (set by `DeletionProtection`).
     pub deletion_protection: bool,
     /// Tags.
@@ -137,6 +141,9 @@ pub struct EipTarget<'a> {
     pub instance_id: &'a str,
     /// `InstanceType`: `EcsInstance`, `Nat`, `NetworkInterface`, …
     pub instance_type: &'a str,
+    /// `PrivateIpAddress`: the network interface's private IP (required for
+    /// `NetworkInterface`; the association is then in the default `NAT` mode).
+    pub private_ip_address: Option<&'a str>,
 }
 
 impl EipTarget<'_> {
@@ -145,6 +152,9 @@ impl EipTarget<'_> {
         p.set("AllocationId", self.allocation_id)
             .set("InstanceId", self.instance_id)
             .set("InstanceType", self.instance_type);
+        if let Some(ip) = self.private_ip_address {
+            p.set("PrivateIpAddress", ip);
+        }
         p
     }
 }

@@ -399,6 +399,11 @@ async fn instance(r: &mut Recorder, network: &Network, groups: &Groups, keys: &K
         .as_str()
         .expect("the primary ENI")
         .to_owned();
+    let private_ip = nics["NetworkInterfaceSets"]["NetworkInterfaceSet"][0]["PrivateIpAddress"]
+        .as_str()
+        .expect("the primary ENI's private IP")
+        .to_owned();
+    eni_eip(r, &eni, &private_ip, &one).await;
     r.ecs(
         "JoinSecurityGroup",
         &[("InstanceId", &id), ("SecurityGroupId", &groups.second)],
@@ -595,6 +600,25 @@ async fn disks(r: &mut Recorder, instance: &str) {
     r.ecs("DescribeDisks", &[("DiskIds", &format!("[\"{disk}\"]"))])
         .await;
     r.ecs("DeleteDisk", &one).await;
+}
+
+/// An EIP associated with the private IP of a network interface, seen on both sides, and freed.
+async fn eni_eip(r: &mut Recorder, eni: &str, private_ip: &str, instance: &[(&str, &str)]) {
+    let eip = r.vpc("AllocateEipAddress", &[]).await;
+    let eip_id = text(&eip, "AllocationId");
+    let binding = [
+        ("AllocationId", eip_id.as_str()),
+        ("InstanceId", eni),
+        ("InstanceType", "NetworkInterface"),
+        ("PrivateIpAddress", private_ip),
+    ];
+    r.vpc("AssociateEipAddress", &binding).await;
+    r.vpc("DescribeEipAddresses", &[("AllocationId", &eip_id)])
+        .await;
+    r.ecs("DescribeNetworkInterfaces", instance).await;
+    r.vpc("UnassociateEipAddress", &binding).await;
+    r.vpc("ReleaseEipAddress", &[("AllocationId", &eip_id)])
+        .await;
 }
 
 /// A NAT gateway with an EIP, an SNAT and a DNAT entry, changed and taken apart.
