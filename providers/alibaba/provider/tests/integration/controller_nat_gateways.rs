@@ -297,14 +297,19 @@ async fn deletion_protection_is_kept_and_refuses_the_delete_until_the_spec_lifts
     let refused = vpc.delete_nat_gateway(&id).await.expect_err("protected");
     assert_eq!(refused.code(), Some(alibaba_sdk::vpc::PROTECTED));
 
-    // Turned off in the console: protected again at the next poll.
+    // Turned off in the console: protected again at the next poll, by a call of the
+    // controller's (counted after the console's own; the state alone could be read before the
+    // console's change took).
+    let protection_calls = env.mock().stats().calls_of("DeletionProtection");
     vpc.deletion_protection(Protected::NatGateway, &id, false)
         .await
         .expect("console unprotects");
-    assert!(!described(&vpc, &id).await.deletion_protection);
     eventually(format!("NAT gateway {id}: protection restored"))
         .within(WAIT)
-        .until_async(|| async { described(&vpc, &id).await.deletion_protection })
+        .until_async(|| async {
+            env.mock().stats().calls_of("DeletionProtection") >= protection_calls + 2
+                && described(&vpc, &id).await.deletion_protection
+        })
         .await;
 
     // Deleting the object fails with the reason while the spec keeps the protection.
