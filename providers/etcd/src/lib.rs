@@ -51,6 +51,7 @@ pub mod controller;
 pub mod defrag;
 mod error;
 pub mod jobs;
+pub mod member_pod;
 pub mod membership;
 pub mod names;
 mod owned_secret;

@@ -368,10 +368,14 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         if let Some(ordinal) = applied.restart_empty {
             self.restart_empty(mr, ordinal).await?;
         }
+        if let Some((ordinal, uid)) = &applied.delete_pod {
+            self.delete_pod_on_deleted_claim(*ordinal, uid).await?;
+        }
         Ok(
             if applied.changed_membership
                 || applied.scale_to.is_some()
                 || applied.restart_empty.is_some()
+                || applied.delete_pod.is_some()
                 || rotated
             {
                 Update::in_progress()

@@ -221,6 +221,7 @@ impl<M: Membership> EtcdClient<M> {
                     .map(|s| s.member_volumes.clone())
                     .unwrap_or_default();
                 self.mark_lost_data(mr, &recorded, &mut view).await?;
+                self.mark_pods_on_claims(mr, &mut view).await?;
                 let step = planner::plan(&view);
                 (Ok(observed), step, None)
             }
