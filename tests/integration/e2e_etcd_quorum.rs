@@ -11,6 +11,10 @@ use ferroplane::controllers::Kind;
 
 const WAIT: Duration = Duration::from_secs(90);
 const OBJECT: &str = "etcdclusters.etcd.ferroplane.io/etcd-lost";
+/// `kubectl get pods,pvc` columns that show where a pod stands with its claim.
+const COLUMNS: &str = "custom-columns=NAME:.metadata.name,UID:.metadata.uid,\
+    DELETED:.metadata.deletionTimestamp,NODE:.spec.nodeName,PHASE:.status.phase,\
+    CLAIM:.spec.volumes[?(@.name=='data')].persistentVolumeClaim.claimName";
 
 const CLUSTER: &str = r#"
 apiVersion: etcd.ferroplane.io/v1alpha1
@@ -407,7 +411,14 @@ pub(crate) async fn one_lost_volume_comes_back_as_a_new_member() {
             });
             let all_voters =
                 members.len() == 3 && members.iter().all(|m| m.ends_with("=Voter=true"));
-            new.filter(|_| all_voters).ok_or(now)
+            match new.filter(|_| all_voters) {
+                Some(id) => Ok(id),
+                None => Err(format!(
+                    "{now}\n{}\n{}",
+                    e2e.jsonpath(ONE, "{.status.conditions}").await,
+                    e2e.k(&["get", "pods,pvc", "-o", COLUMNS]).await
+                )),
+            }
         })
         .await;
     e2e.wait_jsonpath(ONE, &ready("status"), "True").await;

@@ -128,11 +128,13 @@ impl<M: Membership> EtcdClient<M> {
         }
     }
 
-    /// Reads the pod and data claim of every learner of `view` that has not started: after a
-    /// restart empty the planner follows them until the pod runs on a fresh claim.
+    /// Reads the data claim of every learner of `view` that has not started, and finds its pod
+    /// among `member_pods` (the member pods as listed): after a restart empty the planner
+    /// follows them until the pod runs on a fresh claim.
     pub(super) async fn mark_pods_on_claims(
         &self,
         mr: &EtcdCluster,
+        member_pods: &[Pod],
         view: &mut ClusterView,
     ) -> Result<(), ReconcileError> {
         if mr.spec.storage.is_none() {
@@ -140,7 +142,6 @@ impl<M: Membership> EtcdClient<M> {
         }
         let claims: Api<PersistentVolumeClaim> =
             Api::namespaced(self.kube.clone(), &self.names.namespace);
-        let pods: Api<Pod> = Api::namespaced(self.kube.clone(), &self.names.namespace);
         for member in &mut view.members {
             let Some(ordinal) = member.ordinal else {
                 continue;
@@ -153,10 +154,9 @@ impl<M: Membership> EtcdClient<M> {
                 to_reconcile(Error::kube(format!("reading volume {claim_name}"), e))
             })?;
             let pod_name = self.names.member(ordinal);
-            let pod = pods
-                .get_opt(&pod_name)
-                .await
-                .map_err(|e| to_reconcile(Error::kube(format!("reading pod {pod_name}"), e)))?;
+            let pod = member_pods
+                .iter()
+                .find(|p| p.metadata.name.as_deref() == Some(pod_name.as_str()));
             member.pod_on_claim = Some(PodOnClaim {
                 claim: match claim {
                     None => ClaimFacts::Missing,

@@ -10,8 +10,9 @@
 //! - a provisioner binds every `Pending` claim at once to a volume `pvc-<uid>` of the size it
 //!   requests (the real control plane of the tests has no provisioner: static volumes there);
 //! - the pvc-protection controller removes `kubernetes.io/pvc-protection` from a deleted claim
-//!   once no pod uses it; the claim's `Unused` condition says whether one does. The pods of a
-//!   StatefulSet are its ordinals below `replicas`; stored Pods count by their volumes.
+//!   once no scheduled pod (`nodeName` set) names it; the claim's `Unused` condition says whether
+//!   one does. A StatefulSet's pods are stored (`statefulset_pods`), so a claim deleted under a
+//!   running member stays until its pod is deleted too, as on a real cluster.
 
 use serde_json::{Map, Value, json};
 
@@ -36,7 +37,7 @@ fn claim_def(state: &State) -> Option<std::sync::Arc<ResourceDef>> {
 }
 
 /// The ordinals a StatefulSet runs: `spec.ordinals.start` and the `replicas` after it.
-fn ordinals(set: &Value) -> std::ops::Range<i64> {
+pub(super) fn ordinals(set: &Value) -> std::ops::Range<i64> {
     let start = set
         .pointer("/spec/ordinals/start")
         .and_then(Value::as_i64)
@@ -75,31 +76,22 @@ fn template_name(template: &Value) -> &str {
     meta::str_at(template, "/metadata/name")
 }
 
-/// Whether a running pod uses the claim: an ordinal of a StatefulSet, or a stored Pod.
+/// Whether a pod uses the claim, as the pvc-protection controller counts: a scheduled pod
+/// (`nodeName` set) that names it, stopping or not (`podUsesPVCForDeletion`).
 fn in_use(state: &State, namespace: &str, claim: &str) -> bool {
-    let by_set = state
-        .list(&keys::statefulsets(), Some(namespace))
-        .any(|set| {
-            !meta::is_terminating(set)
-                && templates(set).iter().any(|t| {
-                    ordinal_of(claim, template_name(t), meta::name_of(set))
-                        .is_some_and(|o| ordinals(set).contains(&o))
-                })
-        });
-    by_set
-        || state.list(&keys::pods(), Some(namespace)).any(|pod| {
-            !meta::is_terminating(pod)
-                && pod
-                    .pointer("/spec/volumes")
-                    .and_then(Value::as_array)
-                    .is_some_and(|volumes| {
-                        volumes.iter().any(|v| {
-                            v.pointer("/persistentVolumeClaim/claimName")
-                                .and_then(Value::as_str)
-                                == Some(claim)
-                        })
+    state.list(&keys::pods(), Some(namespace)).any(|pod| {
+        !meta::str_at(pod, "/spec/nodeName").is_empty()
+            && pod
+                .pointer("/spec/volumes")
+                .and_then(Value::as_array)
+                .is_some_and(|volumes| {
+                    volumes.iter().any(|v| {
+                        v.pointer("/persistentVolumeClaim/claimName")
+                            .and_then(Value::as_str)
+                            == Some(claim)
                     })
-        })
+                })
+    })
 }
 
 /// The set as the controller owner of a claim.
