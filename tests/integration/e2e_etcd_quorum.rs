@@ -1,8 +1,9 @@
 //! EtcdCluster's quorum-loss detection on the sandbox, with `spec.recovery.policy: Manual`: two
 //! of three members lose their data volumes (the claims deleted, so their members cannot run),
-//! and the cluster says so and waits for the annotation, touching nothing. Sandbox only:
-//! the volumes are destroyed by taking the pvc-protection finalizer off claims that the sandbox's
-//! StatefulSet (which runs no pods) always counts as in use.
+//! and the cluster says so and waits for the annotation, touching nothing; one member losing its
+//! volume is replaced by a new member. Sandbox only: the volumes are destroyed by taking the
+//! pvc-protection finalizer off claims that the members' running pods hold (the real-etcd tests
+//! delete claim and pod together instead).
 
 use std::time::Duration;
 
@@ -50,7 +51,8 @@ async fn destroy_claim(e2e: &E2e, name: &str) {
 /// Destroys the claims of `ordinals` of `cluster` together, as one incident: reconciliation is
 /// paused meanwhile (the runtime's `ferroplane.io/paused`, acknowledged in `Synced`), so the
 /// controller cannot replace the first lost member while quorum still holds before the second
-/// goes. A claim gone leaves its pod Pending, as on a real cluster whose volume is lost.
+/// goes. A claim gone stops the simulated member of the pod still placed on it (its volume is
+/// gone); the pod keeps its place until the controller deletes it.
 async fn lose_together(e2e: &E2e, cluster: &str, ordinals: &[u32]) {
     let object = format!("etcdclusters.etcd.ferroplane.io/{cluster}");
     e2e.k(&["annotate", &object, "ferroplane.io/paused=true"])

@@ -159,10 +159,27 @@ pub(crate) async fn one_lost_volume_is_replaced_by_a_new_member_with_every_key()
 
     lose_volumes(&e2e, &["dr-2"]).await;
 
+    // What the controller waited for on the way, in order (printed: how Kubernetes brought the
+    // pod and its claim back is the point of the test).
+    let seen = std::sync::Mutex::new(Vec::<String>::new());
     let waited = ferroplane_testkit::eventually("dr-2 back under a new member ID")
         .within(WAIT)
         .every(Duration::from_millis(500))
         .try_until_async(|| async {
+            let progress = e2e
+                .jsonpath(
+                    OBJECT,
+                    "{.status.conditions[?(@.type=='Progressing')].message}",
+                )
+                .await;
+            {
+                let mut seen = seen
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if seen.last() != Some(&progress) {
+                    seen.push(progress);
+                }
+            }
             let ids = etcd_member_ids(&e2e, NAME).await?;
             let new = ids.iter().any(|(name, id)| name == "dr-2" && *id != old_id);
             if new && ids.len() == 3 {
@@ -181,7 +198,24 @@ pub(crate) async fn one_lost_volume_is_replaced_by_a_new_member_with_every_key()
     }
     wait_ready_with_voters(&e2e, NAME, 3, &old).await;
     let took = jiff::Timestamp::now().duration_since(started);
-    println!("dr-2 replaced and the cluster Ready again in {took:#}");
+    println!("dr-2 replaced and the cluster Ready again in {took:#}; the controller's progress:");
+    for step in seen
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    {
+        println!("  {step}");
+    }
+    let restarts = e2e
+        .k(&[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=MemberRestartedEmpty",
+            "-o",
+            "jsonpath={.items[*].message}",
+        ])
+        .await;
+    println!("MemberRestartedEmpty: {restarts}");
     let ids = etcd_member_ids(&e2e, NAME).await;
     assert!(
         ids.as_ref()

@@ -11,9 +11,9 @@
 //! the shared real control plane relies on, and `e2e_etcd_restore`, which writes the status of
 //! restore Jobs that the real Job controller owns there (its real counterpart runs the Jobs, in
 //! `etcd_members`), and `e2e_etcd_quorum`, which destroys member volumes by taking the
-//! pvc-protection finalizer off claims the sandbox's pod-less StatefulSet always uses. Only on the real control plane: `etcd_members` and `etcd_members_recovery`,
+//! pvc-protection finalizer off claims the members' running pods hold. Only on the real control plane: `etcd_members` and `etcd_members_recovery`,
 //! EtcdCluster with real etcd members behind the real StatefulSet controller (the sandbox runs
-//! no pods), and `application_rollout`, a rollout the real scheduler and Deployment controller
+//! nothing in its pods), and `application_rollout`, a rollout the real scheduler and Deployment controller
 //! leave stuck past its progress deadline, and `crossplane_composition`, real Crossplane core
 //! composing ferroplane's kinds.
 

@@ -1,7 +1,8 @@
 //! PersistentVolumeClaims as kube-controller-manager handles them, without pods or volumes:
 //!
 //! - the StatefulSet controller creates `<template>-<set>-<ordinal>` from each
-//!   `volumeClaimTemplate` for every ordinal it runs (labels: the template's plus the set's
+//!   `volumeClaimTemplate` for every ordinal it runs, before the ordinal's pod (a pod placed on
+//!   a claim that went since keeps running without one: none is made for it) (labels: the template's plus the set's
 //!   `matchLabels`), and follows `persistentVolumeClaimRetentionPolicy`: `whenDeleted: Delete`
 //!   makes the set the claims' controller owner (the garbage collector deletes them with it),
 //!   `whenScaled: Delete` deletes the claims of the ordinals a scale-down removes (the real
@@ -94,6 +95,14 @@ fn in_use(state: &State, namespace: &str, claim: &str) -> bool {
     })
 }
 
+/// Whether the pod of `ordinal` of `set` exists and is placed on a node.
+fn placed(state: &State, namespace: &str, set: &Value, ordinal: i64) -> bool {
+    let pod = format!("{}-{ordinal}", meta::name_of(set));
+    state
+        .get(&keys::pods(), namespace, &pod)
+        .is_some_and(|p| !meta::str_at(p, "/spec/nodeName").is_empty())
+}
+
 /// The set as the controller owner of a claim.
 fn owner_reference(set: &Value) -> Value {
     json!({
@@ -153,6 +162,9 @@ pub fn reconcile_statefulset(state: &mut State, set: &Value) {
             let claim = new_claim(set, template, ordinal);
             let name = meta::name_of(&claim).to_owned();
             match state.get(&keys::persistent_volume_claims(), &namespace, &name) {
+                // The StatefulSet controller makes the claims of a pod it creates, or of a
+                // Pending pod; a running pod whose claim went is left as it is.
+                None if placed(state, &namespace, set, ordinal) => {}
                 None => {
                     if let Err(error) = create(state, &def, &namespace, claim, &options()) {
                         tracing::warn!(%error, claim = %name, "cannot create the claim");
