@@ -48,9 +48,9 @@ mod spec_mapping;
 mod wire_names;
 
 pub(crate) use batcher::Batcher;
-pub(crate) use releases::{RELEASE_WINDOW, Releases};
 pub use import_spec::imported_parameters;
 pub use preview::{ChangeClass, InstancePreview, PlannedChange, launch_refusal, preview};
+pub(crate) use releases::{RELEASE_WINDOW, Releases};
 
 /// Every `spec.forProvider` property of ECSInstance (nested ones as `systemDisk.size`) with its
 /// class as README's table names it: `in place`, `restart`, `immutable` or `management`. The

@@ -202,11 +202,10 @@ mod tests {
     /// A mock holding `count` running instances in cn-beijing, and a client of it signing with
     /// `secret`.
     async fn mock_with(count: usize, secret: &str) -> (MockServer, Vec<String>, EcsClient) {
-        let mock = MockServer::start(
-            MockConfig::new("ak", SECRET).with_transition_delay(Duration::ZERO),
-        )
-        .await
-        .unwrap();
+        let mock =
+            MockServer::start(MockConfig::new("ak", SECRET).with_transition_delay(Duration::ZERO))
+                .await
+                .unwrap();
         let spec = LaunchSpec {
             region_id: "cn-beijing".into(),
             image_id: "aliyun_3_x64_20G_alibase_20240528.vhd".into(),
