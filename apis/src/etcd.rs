@@ -94,7 +94,8 @@ managed_spec! {
         /// and let it rejoin with an empty volume, only while the other members keep quorum. Off by
         /// default: a crash loop (an OOM, a bad image) looks the same as lost data from outside,
         /// and the member's data may be the only healthy copy; the member is reported in the
-        /// `Degraded` condition (reason `MemberFlapping`) instead.
+        /// `Degraded` condition (reason `MemberFlapping`) instead. A member whose data volume was
+        /// lost is replaced either way.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         pub replace_failed_members: bool,
         /// Extra etcd configuration: entries of etcd's configuration file, named like its flags

@@ -1,8 +1,9 @@
 //! EtcdCluster's quorum-loss detection on the sandbox, with `spec.recovery.policy: Manual`: two
 //! of three members lose their data volumes (the claims deleted, so their members cannot run),
-//! and the cluster says so and waits for the annotation, touching nothing. Sandbox only:
-//! the volumes are destroyed by taking the pvc-protection finalizer off claims that the sandbox's
-//! StatefulSet (which runs no pods) always counts as in use.
+//! and the cluster says so and waits for the annotation, touching nothing; one member losing its
+//! volume is replaced by a new member. Sandbox only: the volumes are destroyed by taking the
+//! pvc-protection finalizer off claims that the members' running pods hold (the real-etcd tests
+//! delete claim and pod together instead).
 
 use std::time::Duration;
 
@@ -11,6 +12,10 @@ use ferroplane::controllers::Kind;
 
 const WAIT: Duration = Duration::from_secs(90);
 const OBJECT: &str = "etcdclusters.etcd.ferroplane.io/etcd-lost";
+/// `kubectl get pods,pvc` columns that show where a pod stands with its claim.
+const COLUMNS: &str = "custom-columns=NAME:.metadata.name,UID:.metadata.uid,\
+    DELETED:.metadata.deletionTimestamp,NODE:.spec.nodeName,PHASE:.status.phase,\
+    CLAIM:.spec.volumes[?(@.name=='data')].persistentVolumeClaim.claimName";
 
 const CLUSTER: &str = r#"
 apiVersion: etcd.ferroplane.io/v1alpha1
@@ -46,7 +51,8 @@ async fn destroy_claim(e2e: &E2e, name: &str) {
 /// Destroys the claims of `ordinals` of `cluster` together, as one incident: reconciliation is
 /// paused meanwhile (the runtime's `ferroplane.io/paused`, acknowledged in `Synced`), so the
 /// controller cannot replace the first lost member while quorum still holds before the second
-/// goes. A claim gone leaves its pod Pending, as on a real cluster whose volume is lost.
+/// goes. A claim gone stops the simulated member of the pod still placed on it (its volume is
+/// gone); the pod keeps its place until the controller deletes it.
 async fn lose_together(e2e: &E2e, cluster: &str, ordinals: &[u32]) {
     let object = format!("etcdclusters.etcd.ferroplane.io/{cluster}");
     e2e.k(&["annotate", &object, "ferroplane.io/paused=true"])
@@ -347,9 +353,13 @@ pub(crate) async fn from_latest_backup_replaces_every_members_data_and_states_th
 }
 
 /// One member's volume lost while quorum holds: its pod on the new, empty claim does not rejoin
-/// under the old member ID (its configuration file is sealed); the loss is reported as such
-/// (`MemberFlapping`, naming `spec.replaceFailedMembers`), and no quorum loss is.
-pub(crate) async fn one_lost_volume_is_reported_and_never_rejoins_empty() {
+/// under the old member ID (its configuration file is sealed); without
+/// `spec.replaceFailedMembers` the member is removed and comes back as a new member
+/// (`MemberDataLost`), under a new ID on a fresh claim, and the cluster is Ready again with three
+/// voters; the old ID is never listed again, and no quorum loss is reported. The simulated
+/// members keep no keys: that every key survives is shown on real members
+/// (`etcd_members_recovery`).
+pub(crate) async fn one_lost_volume_comes_back_as_a_new_member() {
     const ONE: &str = "etcdclusters.etcd.ferroplane.io/etcd-one";
     let e2e = E2e::start(&[Kind::EtcdCluster]).await;
     e2e.apply(&CLUSTER.replace("name: etcd-lost", "name: etcd-one"))
@@ -368,34 +378,62 @@ pub(crate) async fn one_lost_volume_is_reported_and_never_rejoins_empty() {
         before.ends_with(" true"),
         "etcd-one-2 a healthy member: {before}"
     );
-
-    lose_together(&e2e, "etcd-one", &[2]).await;
-
-    let id = before
+    let old_id = before
         .split_whitespace()
         .next()
         .unwrap_or_default()
         .to_owned();
-    e2e.eventually("the lost volume reported", WAIT, || async {
+
+    lose_together(&e2e, "etcd-one", &[2]).await;
+    let lost_claim = claim_uid(&e2e, "data-etcd-one-2").await;
+
+    e2e.eventually("the lost volume replaced", WAIT, || async {
         let events = e2e
             .k(&[
                 "get",
                 "events",
                 "--field-selector",
-                "reason=MemberFlapping",
+                "reason=MemberDataLost",
                 "-o",
                 "jsonpath={.items[*].message}",
             ])
             .await;
-        events
-            .contains("member 2 lost its data volume")
-            .then_some(())
+        events.contains("etcd-one-2").then_some(())
     })
     .await;
-    assert_eq!(
-        e2e.jsonpath(ONE, member).await,
-        format!("{id} false"),
-        "the same member, not answering: never rejoined on the empty volume"
+    let ids = "{range .status.members[*]}{.name}={.id}={.role}={.healthy} {end}";
+    let back = e2e
+        .eventually("etcd-one-2 back as a new, healthy voter", WAIT, || async {
+            let now = e2e.jsonpath(ONE, ids).await;
+            let members: Vec<&str> = now.split_whitespace().collect();
+            let new = members.iter().find_map(|m| {
+                let rest = m.strip_prefix("etcd-one-2=")?;
+                let (id, state) = rest.split_once('=')?;
+                (id != old_id && state == "Voter=true").then(|| id.to_owned())
+            });
+            let all_voters =
+                members.len() == 3 && members.iter().all(|m| m.ends_with("=Voter=true"));
+            match new.filter(|_| all_voters) {
+                Some(id) => Ok(id),
+                None => Err(format!(
+                    "{now}\n{}\n{}",
+                    e2e.jsonpath(ONE, "{.status.conditions}").await,
+                    e2e.k(&["get", "pods,pvc", "-o", COLUMNS]).await
+                )),
+            }
+        })
+        .await;
+    e2e.wait_jsonpath(ONE, &ready("status"), "True").await;
+    let listed = e2e.jsonpath(ONE, ids).await;
+    assert!(
+        !listed.contains(&old_id),
+        "the old member ID {old_id} never comes back: {listed}"
+    );
+    assert!(listed.contains(&back), "{listed}");
+    let claim = claim_uid(&e2e, "data-etcd-one-2").await;
+    assert!(
+        !claim.is_empty() && claim != lost_claim,
+        "the new member runs on a fresh claim, not the one it was refused on ({lost_claim}): {claim}"
     );
     assert_eq!(e2e.jsonpath(ONE, "{.status.quorumLoss}").await, "");
     assert_eq!(e2e.jsonpath(ONE, "{.status.lastRecovery}").await, "");

@@ -1,4 +1,6 @@
-//! Lost volumes on real etcd members. Two of three: the survivor keeps running, the new pods on
+//! Lost volumes on real etcd members. One of three, while quorum holds: the member is replaced
+//! automatically (no `spec.replaceFailedMembers`) by a new member on a fresh claim that copies
+//! every key from the leader. Two of three: the survivor keeps running, the new pods on
 //! empty claims never rejoin it, `spec.recovery.policy: Manual` reports the loss and waits, and
 //! once the policy says `FromLatestBackup` the cluster is restored from its newest EtcdBackup
 //! under the same Services, the writes after the snapshot lost and said so. Two members cut off
@@ -119,6 +121,135 @@ async fn lose_volumes(e2e: &E2e, pods: &[&str]) {
     delete_pods.extend(pods.iter().copied());
     delete_pods.push("--wait=false");
     e2e.k(&delete_pods).await;
+}
+
+/// `pods` and `claims` with what decides whether a claim can go and a pod can start: the pod's
+/// node and phase, the claim it mounts, and when each began to be deleted.
+async fn pods_and_claims(e2e: &E2e) -> String {
+    let columns = "custom-columns=NAME:.metadata.name,UID:.metadata.uid,\
+        DELETED:.metadata.deletionTimestamp,NODE:.spec.nodeName,PHASE:.status.phase,\
+        CLAIM:.spec.volumes[0].persistentVolumeClaim.claimName";
+    e2e.k(&["get", "pods,pvc", "-o", columns]).await
+}
+
+/// Write keys; lose member 2's claim and pod while members 0 and 1 run: without
+/// `spec.replaceFailedMembers` it is removed (`MemberDataLost`) and comes back under a new member
+/// ID on a fresh claim, with every key; the cluster is Ready with three voters, the old ID is
+/// never listed again and no quorum loss is reported.
+pub(crate) async fn one_lost_volume_is_replaced_by_a_new_member_with_every_key() {
+    let (old, _) = versions();
+    ensure_releases(&[&old]).await;
+    let e2e = E2e::start(&[Kind::EtcdCluster]).await;
+    e2e.apply(&cluster_yaml(&old)).await;
+    wait_ready_with_voters(&e2e, NAME, 3, &old).await;
+    let before = keys("before", 10);
+    for key in &before {
+        put(&e2e, key).await;
+    }
+    let ids_before = etcd_member_ids(&e2e, NAME)
+        .await
+        .unwrap_or_else(|e| panic!("member list: {e}"));
+    let old_id = ids_before
+        .iter()
+        .find(|(name, _)| name == "dr-2")
+        .map(|(_, id)| id.clone())
+        .unwrap_or_else(|| panic!("dr-2 listed: {ids_before:?}"));
+    let lost_claim = e2e.jsonpath("pvc/data-dr-2", "{.metadata.uid}").await;
+    let started = jiff::Timestamp::now();
+
+    lose_volumes(&e2e, &["dr-2"]).await;
+
+    // What the controller waited for on the way, in order (printed: how Kubernetes brought the
+    // pod and its claim back is the point of the test).
+    let seen = std::sync::Mutex::new(Vec::<String>::new());
+    let waited = ferroplane_testkit::eventually("dr-2 back under a new member ID")
+        .within(WAIT)
+        .every(Duration::from_millis(500))
+        .try_until_async(|| async {
+            let progress = e2e
+                .jsonpath(
+                    OBJECT,
+                    "{.status.conditions[?(@.type=='Progressing')].message}",
+                )
+                .await;
+            {
+                let mut seen = seen
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if seen.last() != Some(&progress) {
+                    seen.push(progress);
+                }
+            }
+            let ids = etcd_member_ids(&e2e, NAME).await?;
+            let new = ids.iter().any(|(name, id)| name == "dr-2" && *id != old_id);
+            if new && ids.len() == 3 {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{ids:?}, before {ids_before:?}; {}\n{}",
+                    e2e.jsonpath(OBJECT, "{.status.conditions}").await,
+                    pods_and_claims(&e2e).await
+                ))
+            }
+        })
+        .await;
+    if let Err(timed_out) = waited {
+        members_failed(&e2e, OBJECT, timed_out.to_string()).await;
+    }
+    wait_ready_with_voters(&e2e, NAME, 3, &old).await;
+    let took = jiff::Timestamp::now().duration_since(started);
+    println!("dr-2 replaced and the cluster Ready again in {took:#}; the controller's progress:");
+    for step in seen
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    {
+        println!("  {step}");
+    }
+    let restarts = e2e
+        .k(&[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=MemberRestartedEmpty",
+            "-o",
+            "jsonpath={.items[*].message}",
+        ])
+        .await;
+    println!("MemberRestartedEmpty: {restarts}");
+    let ids = etcd_member_ids(&e2e, NAME).await;
+    assert!(
+        ids.as_ref()
+            .is_ok_and(|ids| ids.iter().all(|(_, id)| *id != old_id)),
+        "the old member ID {old_id} never comes back: {ids:?}"
+    );
+    assert_eq!(app_keys(&e2e).await, Ok(before.clone()), "every key kept");
+    let new_claim = e2e.jsonpath("pvc/data-dr-2", "{.metadata.uid}").await;
+    assert!(
+        !new_claim.is_empty() && new_claim != lost_claim,
+        "dr-2 on a fresh claim, not {lost_claim}: {new_claim}"
+    );
+    let replaced = e2e
+        .k(&[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=MemberDataLost",
+            "-o",
+            "jsonpath={.items[*].message}",
+        ])
+        .await;
+    assert!(
+        replaced.contains("dr-2"),
+        "the replacement is told: {replaced}"
+    );
+    for reason in ["QuorumLost", "QuorumRecoveryStarted"] {
+        assert_eq!(
+            events_of(&e2e, reason).await,
+            0,
+            "one lost volume is not a lost quorum ({reason})"
+        );
+    }
+    e2e.finish().await;
 }
 
 /// Write keys, take an EtcdBackup, write more, lose the volumes of members 1 and 2 with member 0

@@ -11,9 +11,9 @@
 //! the shared real control plane relies on, and `e2e_etcd_restore`, which writes the status of
 //! restore Jobs that the real Job controller owns there (its real counterpart runs the Jobs, in
 //! `etcd_members`), and `e2e_etcd_quorum`, which destroys member volumes by taking the
-//! pvc-protection finalizer off claims the sandbox's pod-less StatefulSet always uses. Only on the real control plane: `etcd_members` and `etcd_members_recovery`,
+//! pvc-protection finalizer off claims the members' running pods hold. Only on the real control plane: `etcd_members` and `etcd_members_recovery`,
 //! EtcdCluster with real etcd members behind the real StatefulSet controller (the sandbox runs
-//! no pods), and `application_rollout`, a rollout the real scheduler and Deployment controller
+//! nothing in its pods), and `application_rollout`, a rollout the real scheduler and Deployment controller
 //! leave stuck past its progress deadline, and `crossplane_composition`, real Crossplane core
 //! composing ferroplane's kinds.
 
@@ -83,7 +83,7 @@ mod sandbox {
         reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }
         rbac { a_verb_missing_from_deploy_shows_as_a_condition }
         e2e_etcd_restore { a_restore_waits_for_its_jobs_and_reports_a_failed_one }
-        e2e_etcd_quorum { a_lost_quorum_is_reported_and_manual_recovery_waits, from_latest_backup_replaces_every_members_data_and_states_the_window, one_lost_volume_is_reported_and_never_rejoins_empty }
+        e2e_etcd_quorum { a_lost_quorum_is_reported_and_manual_recovery_waits, from_latest_backup_replaces_every_members_data_and_states_the_window, one_lost_volume_comes_back_as_a_new_member }
     }
 }
 
@@ -109,7 +109,7 @@ mod real_control_plane {
         reliability_network { a_network_stack_under_faults_neither_duplicates_nor_leaks }
         application_rollout { a_rollout_past_its_progress_deadline_is_reported }
         etcd_members { three_real_members_become_ready_as_voters, options_metrics_and_kubectl_scale_on_real_members, a_tls_cluster_runs_on_real_members_with_generated_certificates, a_deleted_member_pod_comes_back_on_its_kept_volume, scaling_three_to_one_to_three_changes_the_real_membership, a_rolling_upgrade_from_3_5_to_3_6_runs_on_real_binaries, deletion_removes_the_members_or_orphans_them_running, a_backup_in_oss_restores_into_a_new_cluster_with_its_keys, a_backup_into_a_volume_is_taken_by_a_job_and_pruned, a_tls_cluster_rotates_its_ca_without_stopping, root_auth_on_real_members_refuses_anonymous_reads_and_follows_the_secret, root_auth_with_tls_on_real_members }
-        etcd_members_recovery { a_lost_quorum_comes_back_from_the_latest_backup_and_a_partition_does_not_restore }
+        etcd_members_recovery { one_lost_volume_is_replaced_by_a_new_member_with_every_key, a_lost_quorum_comes_back_from_the_latest_backup_and_a_partition_does_not_restore }
         etcd_ca_recovery { a_deleted_ca_secret_is_rebuilt_without_locking_clients_out }
         etcd_user_tls { the_users_ca_change_rolls_the_members_trusting_both }
         helm_install { the_chart_installs_a_controller_that_makes_an_ecsinstance_ready }

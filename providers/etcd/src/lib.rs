@@ -28,9 +28,11 @@
 //! removes the highest member before its pod goes. A removed member's volume (`data-<pod>`) is
 //! deleted (the StatefulSet's `whenScaled: Delete`, and the controller itself), and a scale-up
 //! waits while one is still being deleted: etcd refuses to start a pod on a removed member's
-//! data. A learner whose pod still fails on such data is restarted empty. A voter whose pod keeps
-//! crashing is reported (`Degraded`, reason `MemberFlapping`, and a Warning event), not removed:
-//! its data may be the only healthy copy. Only with `spec.replaceFailedMembers` and while quorum
+//! data. A learner whose pod still fails on such data is restarted empty, and followed until its
+//! pod runs on a fresh claim ([`member_pod`]). A voter whose volume was lost is removed and added
+//! back empty while quorum holds without it. A voter whose pod keeps crashing with its volume
+//! kept is reported (`Degraded`, reason `MemberFlapping`, and a Warning event), not removed: its
+//! data may be the only healthy copy. Only with `spec.replaceFailedMembers` and while quorum
 //! holds without it is it removed and added back empty. When etcd cannot be reached, nothing
 //! changes size, the member configuration is kept (or restored from the status's members),
 //! status comes from the StatefulSet and the cluster is not Ready (see `status`).
@@ -51,6 +53,7 @@ pub mod controller;
 pub mod defrag;
 mod error;
 pub mod jobs;
+pub mod member_pod;
 pub mod membership;
 pub mod names;
 mod owned_secret;

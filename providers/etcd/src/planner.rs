@@ -10,10 +10,12 @@
 //!    pod holds data of an earlier member (a volume that outlived a removal: etcd refuses it
 //!    with "the member has been permanently removed from the cluster"): when it is a learner,
 //!    restart it empty. It never started, so that data is no member's copy of the cluster's.
+//!    While its pod and claim come back from such a restart, it waits for Kubernetes, except
+//!    for a pod scheduled on the claim being deleted, which is deleted again (`member_pod`).
 //! 3. A started member whose data volume is gone (its claim deleted or replaced by an empty one
-//!    since it was last seen healthy) and that does not answer: reported; with
-//!    `replaceFailedMembers`, removed to come back as a new member (rule 8), while quorum holds
-//!    without it. etcd's procedure for a member that lost
+//!    since it was last seen healthy) and that does not answer: removed to come back as a new
+//!    member (rule 8), while quorum holds without it, with or without `replaceFailedMembers`
+//!    (its data is gone either way). etcd's procedure for a member that lost
 //!    its data is remove-and-add; under its old identity it would rejoin with an empty log,
 //!    having forgotten the entries and votes it acknowledged. Its pod cannot start meanwhile:
 //!    a started member's configuration file names no peer to join (see `render::bootstrap`).
@@ -34,6 +36,8 @@
 //!    healthy (one learner at a time, as etcd requires).
 
 use std::collections::BTreeSet;
+
+use crate::member_pod::{PodOnClaim, PodOnClaimStep};
 
 /// Health of one member as the controller observed it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +62,8 @@ pub struct PlannedMember {
     /// The data volume it was last seen healthy on is gone (deleted, or replaced by a new,
     /// empty one); only known for voters with a recorded volume.
     pub data_lost: bool,
+    /// Its pod and data claim; only read for learners that have not started, on storage.
+    pub pod_on_claim: Option<PodOnClaim>,
 }
 
 /// Everything the planner looks at.
@@ -136,6 +142,13 @@ pub enum Step {
     RestartEmpty {
         ordinal: u32,
     },
+    /// Delete the pod (this UID only) of a member that was added, scheduled on its claim while
+    /// the claim is being deleted: it would keep the claim and run on the old volume
+    /// (`member_pod`). The StatefulSet makes it again once the claim is gone.
+    DeletePodOnDeletedClaim {
+        ordinal: u32,
+        uid: String,
+    },
     /// A voter keeps failing; it is reported, not removed (see rule 5). Not a change.
     Flapping {
         id: u64,
@@ -194,6 +207,16 @@ pub fn plan(view: &ClusterView) -> Step {
         if o >= replicas {
             return Step::ScaleStatefulSet { replicas: o + 1 };
         }
+        // After a restart empty: the pod and its claim until the pod runs on a fresh claim.
+        match m.pod_on_claim.as_ref().map(PodOnClaim::next) {
+            Some(PodOnClaimStep::Wait(why)) => {
+                return Step::Wait(format!("member {o} was added: {why}"));
+            }
+            Some(PodOnClaimStep::DeletePod { uid }) => {
+                return Step::DeletePodOnDeletedClaim { ordinal: o, uid };
+            }
+            Some(PodOnClaimStep::Clear) | None => {}
+        }
         // Only a learner: it was added by ferroplane for an empty pod and never started, so
         // whatever its volume holds is no member's data. An unstarted voter (a new cluster's
         // member) is left to a human.
@@ -222,16 +245,8 @@ pub fn plan(view: &ClusterView) -> Step {
                 why: Removal::ScaleDown,
             };
         }
-        if !view.replace_failed {
-            return Step::Flapping {
-                id: m.id,
-                ordinal: o,
-                why: format!(
-                    "member {o} lost its data volume and cannot rejoin under its old identity; set spec.replaceFailedMembers: true to let ferroplane remove it and add it back as a new member that copies the data from the leader ({})",
-                    healthy_summary(members)
-                ),
-            };
-        }
+        // No `replaceFailedMembers` needed: unlike a failed voter (rule 5), whose data may be
+        // the only healthy copy, this one's data is gone either way.
         return Step::Replace {
             id: m.id,
             ordinal: o,

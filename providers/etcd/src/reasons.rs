@@ -25,8 +25,9 @@ pub const MEMBER_UNHEALTHY: &str = "MemberUnhealthy";
 /// `Degraded` True: the next membership step cannot be taken safely (it would lose quorum); the
 /// message says what it waits for.
 pub const BLOCKED: &str = "Blocked";
-/// `Degraded` True and a Warning event: a voter's pod keeps crashing; it is not removed (its data
-/// may be the only healthy copy). Fix the pod, or set `spec.replaceFailedMembers`.
+/// `Degraded` True and a Warning event: a voter's pod keeps crashing with its volume kept; it is
+/// not removed (its data may be the only healthy copy). Fix the pod, or set
+/// `spec.replaceFailedMembers`.
 pub const MEMBER_FLAPPING: &str = "MemberFlapping";
 /// `Degraded` False: every member is healthy; nothing to do.
 pub const ALL_MEMBERS_HEALTHY: &str = "AllMembersHealthy";
@@ -106,7 +107,7 @@ pub const MEMBER_REPLACED: &str = "MemberReplaced";
 /// rejoins as a new member, copying the data from the leader; nothing to do.
 pub const MEMBER_DATA_LOST: &str = "MemberDataLost";
 /// A member's pod and volume were deleted so that it starts empty (it held a removed member's
-/// data); nothing to do.
+/// data, or it was scheduled on its claim while the claim was being deleted); nothing to do.
 pub const MEMBER_RESTARTED_EMPTY: &str = "MemberRestartedEmpty";
 /// A member was defragmented to give back free space; nothing to do.
 pub const MEMBER_DEFRAGMENTED: &str = "MemberDefragmented";

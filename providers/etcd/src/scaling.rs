@@ -45,6 +45,7 @@ impl Observed {
                     is_learner: m.member.is_learner,
                     health: m.health,
                     data_lost: false,
+                    pod_on_claim: None,
                 })
                 .collect(),
             replace_failed: false,
@@ -161,6 +162,9 @@ pub struct Applied {
     /// Delete this ordinal's pod and data volume so that it starts empty and joins as the
     /// learner just added for it.
     pub restart_empty: Option<u32>,
+    /// Delete this ordinal's pod if it still has this UID (its claim is being deleted; the
+    /// claim is left alone).
+    pub delete_pod: Option<(u32, String)>,
     /// Delete the data volumes (PVC `data-<pod>`) of these ordinals, whose pods are gone or
     /// going: a removed member's data must never be mounted again by a pod of the same ordinal
     /// (etcd refuses to start on it: "the member has been permanently removed from the
@@ -194,6 +198,16 @@ pub async fn apply<M: Membership>(
                 reasons::MEMBER_RESTARTED_EMPTY,
                 format!(
                     "{} was added but its pod keeps failing on data an earlier member left in its volume; its pod and volume are deleted so that it starts empty",
+                    topology.member_name(ordinal)
+                ),
+            ));
+        }
+        Step::DeletePodOnDeletedClaim { ordinal, ref uid } => {
+            applied.delete_pod = Some((ordinal, uid.clone()));
+            applied.event = Some((
+                reasons::MEMBER_RESTARTED_EMPTY,
+                format!(
+                    "{} was scheduled on its data claim while the claim was being deleted (it would run on the old volume and keep the claim); its pod is deleted so that the StatefulSet makes it again on a fresh claim",
                     topology.member_name(ordinal)
                 ),
             ));

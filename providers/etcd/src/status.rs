@@ -330,6 +330,10 @@ pub fn describe(step: &Step, names: &ClusterNames) -> String {
         Step::RestartEmpty { ordinal } => {
             format!("restarting {} with an empty volume", names.member(*ordinal))
         }
+        Step::DeletePodOnDeletedClaim { ordinal, .. } => format!(
+            "deleting pod {}, scheduled on its claim while the claim is being deleted",
+            names.member(*ordinal)
+        ),
         Step::AddLearner { ordinal } => format!("adding {} as a learner", names.member(*ordinal)),
         Step::Promote { ordinal, .. } => {
             format!("promoting learner {} to voter", names.member(*ordinal))

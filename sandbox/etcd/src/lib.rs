@@ -1,7 +1,7 @@
 //! A simulation of etcd's membership API for environments whose pods run no etcd (the
 //! sandbox): [`SimulatedFactory`] hands the controller a [`SimulatedMembership`] per cluster
 //! that, before every membership call, reads what the cluster shows through the Kubernetes API
-//! ([`world`]: ready StatefulSet ordinals, their data claims, their configuration files, the
+//! ([`world`]: running StatefulSet pods, their data claims, their configuration files, the
 //! image) and applies etcd's rules to it ([`cluster`]). Every change is journaled
 //! ([`Event`]), so tests assert on what happened rather than on samples.
 //!

@@ -1,12 +1,13 @@
 //! What the simulated members see of the cluster they run in, read through the Kubernetes API:
-//! which ordinals of the StatefulSet have a ready pod, the data volume each one mounts (its
-//! PersistentVolumeClaim, identified by uid: a new claim is an empty data dir), the
+//! which ordinals of the StatefulSet have a running pod (the sandbox stores a StatefulSet's
+//! pods), the data volume each one mounts (its PersistentVolumeClaim, identified by uid: a new
+//! claim is an empty data dir), the
 //! configuration file it reads from the bootstrap ConfigMap, and the etcd version of the pod
 //! template's image.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim};
-use kube::api::Api;
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod};
+use kube::api::{Api, ListParams};
 use serde_json::Value;
 
 use provider_etcd::names::ClusterNames;
@@ -78,8 +79,24 @@ pub async fn observe(kube: &kube::Client, names: &ClusterNames) -> Result<World,
         .and_then(|s| s.volume_claim_templates.as_ref())
         .is_some_and(|t| t.iter().any(|t| t.metadata.name.as_deref() == Some("data")));
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(kube.clone(), &names.namespace);
+    // Listed, not read one by one: the controller's account may list pods, not get them.
+    let stored = Api::<Pod>::namespaced(kube.clone(), &names.namespace)
+        .list(&ListParams::default())
+        .await?
+        .items;
     let mut pods = Vec::new();
-    for ordinal in 0..ready_ordinals(&set) {
+    for ordinal in 0..wanted_ordinals(&set) {
+        // Only a running pod runs etcd: one deleted, or not made yet (its claim is being
+        // deleted), runs nothing.
+        let name = names.member(ordinal);
+        let running = stored.iter().any(|p| {
+            p.metadata.name.as_deref() == Some(name.as_str())
+                && p.metadata.deletion_timestamp.is_none()
+                && p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+        });
+        if !running {
+            continue;
+        }
         let data = if uses_claims {
             let name = names.data_volume(ordinal);
             // A pod whose claim does not exist (yet) stays Pending.
@@ -110,17 +127,12 @@ pub async fn observe(kube: &kube::Client, names: &ClusterNames) -> Result<World,
     })
 }
 
-/// Ordinals below this have a ready pod: those the StatefulSet both wants and reports ready
-/// (a scale-up's new pods are not ready before the controller reports them; a scale-down's
-/// condemned pods are gone once `replicas` drops).
-fn ready_ordinals(set: &StatefulSet) -> u32 {
+/// Ordinals below this may have a running pod: those the StatefulSet wants (a scale-down's
+/// condemned pods are gone once `replicas` drops; a scale-up's new pods run once the
+/// simulator has made them).
+fn wanted_ordinals(set: &StatefulSet) -> u32 {
     let wanted = set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-    let ready = set
-        .status
-        .as_ref()
-        .and_then(|s| s.ready_replicas)
-        .unwrap_or(0);
-    u32::try_from(wanted.min(ready)).unwrap_or(0)
+    u32::try_from(wanted).unwrap_or(0)
 }
 
 fn rolled_out(set: &StatefulSet) -> bool {

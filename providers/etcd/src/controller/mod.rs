@@ -342,6 +342,15 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
         if let Some((reason, message)) = &applied.event {
             self.events.normal(mr, reason, message.clone()).await;
         }
+        // Before the configuration files change: a learner's file names its peers, and the old
+        // pod, were it still there, could join with it on the volume about to be deleted and
+        // then lose it (started, its file sealed, it could not join again).
+        if let Some(ordinal) = applied.restart_empty {
+            self.restart_empty(mr, ordinal).await?;
+        }
+        if let Some((ordinal, uid)) = &applied.delete_pod {
+            self.delete_pod_on_deleted_claim(*ordinal, uid).await?;
+        }
         // After a membership change the bootstrap configuration must list the new membership.
         let snap = if applied.changed_membership {
             self.snapshot(mr).await?
@@ -365,13 +374,11 @@ impl<M: Membership> ExternalClient<EtcdCluster> for EtcdClient<M> {
             self.defragment(mr, &snap).await?;
         }
         self.delete_volumes(mr, &applied.delete_volumes).await?;
-        if let Some(ordinal) = applied.restart_empty {
-            self.restart_empty(mr, ordinal).await?;
-        }
         Ok(
             if applied.changed_membership
                 || applied.scale_to.is_some()
                 || applied.restart_empty.is_some()
+                || applied.delete_pod.is_some()
                 || rotated
             {
                 Update::in_progress()

@@ -170,11 +170,12 @@ impl<M: Membership> EtcdClient<M> {
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(",");
-        let failing: Vec<String> = pods
+        let member_pods = pods
             .list(&ListParams::default().labels(&selector))
             .await
             .map_err(|e| to_reconcile(Error::kube("listing the member pods", e)))?
-            .items
+            .items;
+        let failing: Vec<String> = member_pods
             .iter()
             .filter(|p| crash_looping(p))
             .map(|p| p.name_any())
@@ -221,6 +222,8 @@ impl<M: Membership> EtcdClient<M> {
                     .map(|s| s.member_volumes.clone())
                     .unwrap_or_default();
                 self.mark_lost_data(mr, &recorded, &mut view).await?;
+                self.mark_pods_on_claims(mr, &member_pods, &mut view)
+                    .await?;
                 let step = planner::plan(&view);
                 (Ok(observed), step, None)
             }

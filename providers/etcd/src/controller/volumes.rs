@@ -1,17 +1,19 @@
 //! Member data volumes: a scale-up waits while a removed member's volume is being deleted, a
-//! removed member's volume is deleted, a member restarts empty (pod and volume deleted), and
-//! whether a member's volume is still the one it was last seen healthy on.
+//! removed member's volume is deleted, a member restarts empty (pod and volume deleted, then
+//! followed until its pod is on a fresh claim: `member_pod`), and whether a member's volume is
+//! still the one it was last seen healthy on.
 
 use std::collections::BTreeMap;
 
 use ferroplane_apis::etcd::EtcdCluster;
 use ferroplane_runtime::ReconcileError;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
-use kube::api::{Api, DeleteParams};
+use kube::api::{Api, DeleteParams, Preconditions};
 use tracing::info;
 
 use super::client::EtcdClient;
 use crate::error::{Error, to_reconcile};
+use crate::member_pod::{ClaimFacts, PodFacts, PodOnClaim};
 use crate::membership::Membership;
 use crate::planner::{ClusterView, Health};
 use crate::quorum_loss::VolumeState;
@@ -101,6 +103,76 @@ impl<M: Membership> EtcdClient<M> {
         let pods: Api<Pod> = Api::namespaced(self.kube.clone(), &self.names.namespace);
         crate::jobs::ignore_missing(pods.delete(&pod, &DeleteParams::default()).await)
             .map_err(|e| to_reconcile(Error::kube(format!("deleting pod {pod}"), e)))
+    }
+
+    /// Deletes the pod of `ordinal` if it is still the one with `uid` (a pod made since is left
+    /// alone: the delete's precondition fails, which is not an error).
+    pub(super) async fn delete_pod_on_deleted_claim(
+        &self,
+        ordinal: u32,
+        uid: &str,
+    ) -> Result<(), ReconcileError> {
+        let pod = self.names.member(ordinal);
+        let pods: Api<Pod> = Api::namespaced(self.kube.clone(), &self.names.namespace);
+        let only_this = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: Some(uid.to_owned()),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        match pods.delete(&pod, &only_this).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => Ok(()),
+            Err(e) => Err(to_reconcile(Error::kube(format!("deleting pod {pod}"), e))),
+        }
+    }
+
+    /// Reads the data claim of every learner of `view` that has not started, and finds its pod
+    /// among `member_pods` (the member pods as listed): after a restart empty the planner
+    /// follows them until the pod runs on a fresh claim.
+    pub(super) async fn mark_pods_on_claims(
+        &self,
+        mr: &EtcdCluster,
+        member_pods: &[Pod],
+        view: &mut ClusterView,
+    ) -> Result<(), ReconcileError> {
+        if mr.spec.storage.is_none() {
+            return Ok(());
+        }
+        let claims: Api<PersistentVolumeClaim> =
+            Api::namespaced(self.kube.clone(), &self.names.namespace);
+        for member in &mut view.members {
+            let Some(ordinal) = member.ordinal else {
+                continue;
+            };
+            if member.started || !member.is_learner {
+                continue;
+            }
+            let claim_name = self.names.data_volume(ordinal);
+            let claim = claims.get_opt(&claim_name).await.map_err(|e| {
+                to_reconcile(Error::kube(format!("reading volume {claim_name}"), e))
+            })?;
+            let pod_name = self.names.member(ordinal);
+            let pod = member_pods
+                .iter()
+                .find(|p| p.metadata.name.as_deref() == Some(pod_name.as_str()));
+            member.pod_on_claim = Some(PodOnClaim {
+                claim: match claim {
+                    None => ClaimFacts::Missing,
+                    Some(c) if c.metadata.deletion_timestamp.is_some() => ClaimFacts::BeingDeleted,
+                    Some(_) => ClaimFacts::Live,
+                },
+                claim_name,
+                pod: pod.map(|p| PodFacts {
+                    uid: p.metadata.uid.clone().unwrap_or_default(),
+                    scheduled: p.spec.as_ref().is_some_and(|s| s.node_name.is_some()),
+                    terminating: p.metadata.deletion_timestamp.is_some(),
+                }),
+                pod_name,
+            });
+        }
+        Ok(())
     }
 
     /// Marks the started voters of `view` that do not answer and whose data volume is no longer

@@ -1,6 +1,7 @@
 //! Tests of `planner`.
 
 use super::*;
+use crate::member_pod::{ClaimFacts, PodFacts};
 use Health::*;
 
 fn voter(ordinal: u32, health: Health) -> PlannedMember {
@@ -11,6 +12,7 @@ fn voter(ordinal: u32, health: Health) -> PlannedMember {
         is_learner: false,
         health,
         data_lost: false,
+        pod_on_claim: None,
     }
 }
 
@@ -207,27 +209,21 @@ fn lost(member: PlannedMember) -> PlannedMember {
 }
 
 #[test]
-fn a_voter_whose_volume_is_gone_is_reported_and_replaced_when_allowed() {
+fn a_voter_whose_volume_is_gone_is_replaced_without_replace_failed_members() {
     // Unhealthy is enough: the pod need not crash-loop first, the data is gone either way.
     for health in [Unhealthy, Failed] {
         let members = vec![voter(0, Healthy), lost(voter(1, health)), voter(2, Healthy)];
-        match plan(&view(3, 3, members.clone())) {
-            Step::Flapping {
-                ordinal: 1, why, ..
-            } => {
-                assert!(why.contains("lost its data volume"), "{why}");
-            }
-            other => panic!("expected a report, got {other:?}"),
+        for allowed in [false, true] {
+            assert_eq!(
+                plan(&view(3, 3, members.clone()).replacing_failed(allowed)),
+                Step::Replace {
+                    id: 101,
+                    ordinal: 1,
+                    cause: Replacement::DataLost,
+                },
+                "{health:?}, replaceFailedMembers {allowed}"
+            );
         }
-        assert_eq!(
-            plan(&view(3, 3, members).replacing_failed(true)),
-            Step::Replace {
-                id: 101,
-                ordinal: 1,
-                cause: Replacement::DataLost,
-            },
-            "{health:?}"
-        );
     }
 }
 
@@ -326,6 +322,68 @@ fn an_added_member_whose_pod_fails_on_stale_data_restarts_empty() {
         plan(&view(3, 1, members)),
         Step::ScaleStatefulSet { replicas: 2 }
     );
+}
+
+fn on_claim(claim: ClaimFacts, pod: Option<(bool, bool)>) -> Option<PodOnClaim> {
+    Some(PodOnClaim {
+        claim_name: "data-e-1".into(),
+        claim,
+        pod_name: "e-1".into(),
+        pod: pod.map(|(scheduled, terminating)| PodFacts {
+            uid: "pod-uid".into(),
+            scheduled,
+            terminating,
+        }),
+    })
+}
+
+#[test]
+fn a_member_restarted_empty_waits_for_its_fresh_claim_and_pod() {
+    for health in [Unhealthy, Failed] {
+        let mut members = healthy_voters(2);
+        members.push(PlannedMember {
+            pod_on_claim: on_claim(ClaimFacts::BeingDeleted, Some((false, false))),
+            ..learner(2, false, health)
+        });
+        match plan(&view(3, 3, members.clone())) {
+            Step::Wait(why) => assert!(
+                why.starts_with("member 2 was added: pod e-1 is pending on claim data-e-1"),
+                "{why}"
+            ),
+            other => panic!("{health:?}: expected a wait, got {other:?}"),
+        }
+        // A crash-looping pod is not restarted empty again while its claim is missing.
+        members[2].pod_on_claim = on_claim(ClaimFacts::Missing, Some((true, false)));
+        assert!(
+            matches!(plan(&view(3, 3, members.clone())), Step::Wait(_)),
+            "{health:?}"
+        );
+    }
+}
+
+#[test]
+fn a_new_pod_scheduled_on_the_deleted_claim_is_deleted_by_uid() {
+    let mut members = healthy_voters(2);
+    members.push(PlannedMember {
+        pod_on_claim: on_claim(ClaimFacts::BeingDeleted, Some((true, false))),
+        ..learner(2, false, Failed)
+    });
+    assert_eq!(
+        plan(&view(3, 3, members.clone())),
+        Step::DeletePodOnDeletedClaim {
+            ordinal: 2,
+            uid: "pod-uid".into()
+        }
+    );
+    // On a fresh claim it is the ordinary rule again: a failing learner restarts empty, a
+    // starting one is waited for.
+    members[2].pod_on_claim = on_claim(ClaimFacts::Live, Some((true, false)));
+    assert_eq!(
+        plan(&view(3, 3, members.clone())),
+        Step::RestartEmpty { ordinal: 2 }
+    );
+    members[2].health = Unhealthy;
+    assert!(matches!(plan(&view(3, 3, members)), Step::Wait(_)));
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! PersistentVolumeClaims as kube-controller-manager handles them, without pods or volumes:
 //!
 //! - the StatefulSet controller creates `<template>-<set>-<ordinal>` from each
-//!   `volumeClaimTemplate` for every ordinal it runs (labels: the template's plus the set's
+//!   `volumeClaimTemplate` for every ordinal it runs, before the ordinal's pod (a pod placed on
+//!   a claim that went since keeps running without one: none is made for it) (labels: the template's plus the set's
 //!   `matchLabels`), and follows `persistentVolumeClaimRetentionPolicy`: `whenDeleted: Delete`
 //!   makes the set the claims' controller owner (the garbage collector deletes them with it),
 //!   `whenScaled: Delete` deletes the claims of the ordinals a scale-down removes (the real
@@ -10,8 +11,9 @@
 //! - a provisioner binds every `Pending` claim at once to a volume `pvc-<uid>` of the size it
 //!   requests (the real control plane of the tests has no provisioner: static volumes there);
 //! - the pvc-protection controller removes `kubernetes.io/pvc-protection` from a deleted claim
-//!   once no pod uses it; the claim's `Unused` condition says whether one does. The pods of a
-//!   StatefulSet are its ordinals below `replicas`; stored Pods count by their volumes.
+//!   once no scheduled pod (`nodeName` set) names it; the claim's `Unused` condition says whether
+//!   one does. A StatefulSet's pods are stored (`statefulset_pods`), so a claim deleted under a
+//!   running member stays until its pod is deleted too, as on a real cluster.
 
 use serde_json::{Map, Value, json};
 
@@ -36,7 +38,7 @@ fn claim_def(state: &State) -> Option<std::sync::Arc<ResourceDef>> {
 }
 
 /// The ordinals a StatefulSet runs: `spec.ordinals.start` and the `replicas` after it.
-fn ordinals(set: &Value) -> std::ops::Range<i64> {
+pub(super) fn ordinals(set: &Value) -> std::ops::Range<i64> {
     let start = set
         .pointer("/spec/ordinals/start")
         .and_then(Value::as_i64)
@@ -75,31 +77,30 @@ fn template_name(template: &Value) -> &str {
     meta::str_at(template, "/metadata/name")
 }
 
-/// Whether a running pod uses the claim: an ordinal of a StatefulSet, or a stored Pod.
+/// Whether a pod uses the claim, as the pvc-protection controller counts: a scheduled pod
+/// (`nodeName` set) that names it, stopping or not (`podUsesPVCForDeletion`).
 fn in_use(state: &State, namespace: &str, claim: &str) -> bool {
-    let by_set = state
-        .list(&keys::statefulsets(), Some(namespace))
-        .any(|set| {
-            !meta::is_terminating(set)
-                && templates(set).iter().any(|t| {
-                    ordinal_of(claim, template_name(t), meta::name_of(set))
-                        .is_some_and(|o| ordinals(set).contains(&o))
-                })
-        });
-    by_set
-        || state.list(&keys::pods(), Some(namespace)).any(|pod| {
-            !meta::is_terminating(pod)
-                && pod
-                    .pointer("/spec/volumes")
-                    .and_then(Value::as_array)
-                    .is_some_and(|volumes| {
-                        volumes.iter().any(|v| {
-                            v.pointer("/persistentVolumeClaim/claimName")
-                                .and_then(Value::as_str)
-                                == Some(claim)
-                        })
+    state.list(&keys::pods(), Some(namespace)).any(|pod| {
+        !meta::str_at(pod, "/spec/nodeName").is_empty()
+            && pod
+                .pointer("/spec/volumes")
+                .and_then(Value::as_array)
+                .is_some_and(|volumes| {
+                    volumes.iter().any(|v| {
+                        v.pointer("/persistentVolumeClaim/claimName")
+                            .and_then(Value::as_str)
+                            == Some(claim)
                     })
-        })
+                })
+    })
+}
+
+/// Whether the pod of `ordinal` of `set` exists and is placed on a node.
+fn placed(state: &State, namespace: &str, set: &Value, ordinal: i64) -> bool {
+    let pod = format!("{}-{ordinal}", meta::name_of(set));
+    state
+        .get(&keys::pods(), namespace, &pod)
+        .is_some_and(|p| !meta::str_at(p, "/spec/nodeName").is_empty())
 }
 
 /// The set as the controller owner of a claim.
@@ -161,6 +162,9 @@ pub fn reconcile_statefulset(state: &mut State, set: &Value) {
             let claim = new_claim(set, template, ordinal);
             let name = meta::name_of(&claim).to_owned();
             match state.get(&keys::persistent_volume_claims(), &namespace, &name) {
+                // The StatefulSet controller makes the claims of a pod it creates, or of a
+                // Pending pod; a running pod whose claim went is left as it is.
+                None if placed(state, &namespace, set, ordinal) => {}
                 None => {
                     if let Err(error) = create(state, &def, &namespace, claim, &options()) {
                         tracing::warn!(%error, claim = %name, "cannot create the claim");

@@ -1,5 +1,7 @@
-//! The workload simulator: there are no pods, so after each change of a Deployment or
-//! StatefulSet it writes the status the controllers would write once every pod is ready.
+//! The workload simulator: nothing runs, so after each change of a Deployment or StatefulSet it
+//! writes the status the controllers would write once every pod is ready. Deployments have no
+//! pods; a StatefulSet's pods are stored (`statefulset_pods`: made once their claims allow,
+//! placed and running at once), and its status counts them.
 //! HorizontalPodAutoscalers keep their target's replicas within their range (`autoscalers`, as
 //! the HPA controller does without a metrics API), and a stand-in ingress controller gives
 //! every Ingress an address (`ingresses`).
@@ -15,6 +17,7 @@ mod claims;
 mod ingresses;
 mod replicasets;
 mod service_accounts;
+mod statefulset_pods;
 
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -55,6 +58,10 @@ pub async fn run(app: Arc<App>) {
                     if uses_claims(&change.key) {
                         schedule_claims(&app, &pending, &change.namespace);
                     }
+                    // A pod gone or a claim gone may let a StatefulSet make a pod again.
+                    if change.key == keys::pods() || change.key == keys::persistent_volume_claims() {
+                        schedule_statefulsets(&app, &pending, &change.namespace);
+                    }
                     let new_namespace =
                         change.key == keys::namespaces() && change.kind != ChangeKind::Deleted;
                     if new_namespace || change.key == keys::service_accounts() {
@@ -88,6 +95,20 @@ fn schedule_autoscalers(app: &Arc<App>, pending: &Pending, namespace: &str) {
         .collect();
     for ok in names {
         schedule(app, pending, keys::horizontal_pod_autoscalers(), ok);
+    }
+}
+
+/// The StatefulSets of a namespace.
+fn schedule_statefulsets(app: &Arc<App>, pending: &Pending, namespace: &str) {
+    let names: Vec<ObjectKey> = app
+        .store
+        .lock()
+        .keys_of(&keys::statefulsets())
+        .into_iter()
+        .filter(|(ns, _)| ns == namespace)
+        .collect();
+    for ok in names {
+        schedule(app, pending, keys::statefulsets(), ok);
     }
 }
 
@@ -231,7 +252,8 @@ fn reconcile(app: &App, key: &StoreKey, ok: &ObjectKey) {
         next["status"] = deployment_status(&object);
     } else {
         claims::reconcile_statefulset(&mut state, &object);
-        next["status"] = statefulset_status(&object);
+        let running = statefulset_pods::reconcile(&mut state, &object, claims::ordinals(&object));
+        next["status"] = statefulset_status(&object, running);
     }
     if next == *object {
         return;
@@ -350,12 +372,12 @@ pub fn deployment_status(object: &Value) -> Value {
     status
 }
 
-pub fn statefulset_status(object: &Value) -> Value {
-    let n = replicas(object);
+/// The status of a set with `running` pods running.
+pub fn statefulset_status(object: &Value, running: i64) -> Value {
     let revision = format!("{}-{}", meta::name_of(object), template_hash(object));
     let mut status = json!({
         "observedGeneration": generation(object),
-        "replicas": n,
+        "replicas": running,
         "currentRevision": revision,
         "updateRevision": revision,
         "collisionCount": 0,
@@ -366,7 +388,7 @@ pub fn statefulset_status(object: &Value) -> Value {
         "updatedReplicas",
         "availableReplicas",
     ] {
-        set_count(&mut status, field, n);
+        set_count(&mut status, field, running);
     }
     status
 }
@@ -389,7 +411,7 @@ mod tests {
     #[test]
     fn zero_replicas_omit_counts() {
         let sts = json!({"metadata": {"name": "db", "generation": 1}, "spec": {"replicas": 0}});
-        let status = statefulset_status(&sts);
+        let status = statefulset_status(&sts, 0);
         assert!(status.get("readyReplicas").is_none());
         assert_eq!(status["replicas"], 0);
     }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use ferroplane_testkit::{TestCluster, eventually};
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
@@ -252,5 +252,101 @@ async fn a_claim_needs_access_modes_and_a_size() {
         "PersistentVolumeClaim \"bad\" is invalid: [spec.accessModes: Required value: at least 1 \
          access mode is required, spec.resources[storage]: Required value]"
     );
+    harness.shutdown().await;
+}
+
+/// The pod of `name`: (uid, node, phase, the claim its `data` volume names); `None` while absent.
+async fn pod_of(api: &Api<Pod>, name: &str) -> Option<(String, String, String, String)> {
+    let pod = api.get_opt(name).await.expect("readable")?;
+    let spec = pod.spec.unwrap_or_default();
+    let claim = spec
+        .volumes
+        .unwrap_or_default()
+        .into_iter()
+        .find(|v| v.name == "data")
+        .and_then(|v| v.persistent_volume_claim)
+        .map(|c| c.claim_name)
+        .unwrap_or_default();
+    Some((
+        pod.metadata.uid.unwrap_or_default(),
+        spec.node_name.unwrap_or_default(),
+        pod.status.and_then(|s| s.phase).unwrap_or_default(),
+        claim,
+    ))
+}
+
+/// A StatefulSet's pods are stored, placed and running on their claims. A claim deleted under
+/// its running pod stays (pvc-protection counts the scheduled pod) and the pod keeps running;
+/// once the pod is deleted too, the claim goes and the set makes both again: a new claim, a new
+/// pod on it. As `claims_real.rs`'s real controller-manager does.
+#[tokio::test]
+async fn a_claim_deleted_under_its_pod_goes_with_the_pod_and_both_come_back() {
+    let harness: TestCluster = common::start().await;
+    let sets: Api<StatefulSet> = Api::namespaced(harness.client(), "default");
+    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(harness.client(), "default");
+    let pods: Api<Pod> = Api::namespaced(harness.client(), "default");
+    sets.create(
+        &PostParams::default(),
+        &statefulset("kv", "Retain", "Retain"),
+    )
+    .await
+    .expect("created");
+    let three = ["data-kv-0", "data-kv-1", "data-kv-2"];
+    wait_for_claims(&pvcs, "three bound claims", &three).await;
+    let placed = eventually("kv-1 placed and running on data-kv-1")
+        .within(Duration::from_secs(10))
+        .every(Duration::from_millis(20))
+        .until_async(|| {
+            let pods = pods.clone();
+            async move {
+                match pod_of(&pods, "kv-1").await {
+                    Some(p) if p.1 == "sandbox-node" && p.2 == "Running" && p.3 == "data-kv-1" => {
+                        Ok(p)
+                    }
+                    other => Err(other),
+                }
+            }
+        })
+        .await;
+    let old_claim = pvcs.get("data-kv-1").await.expect("a claim").metadata.uid;
+
+    pvcs.delete("data-kv-1", &DeleteParams::default())
+        .await
+        .expect("deleted");
+    let held = pvcs.get("data-kv-1").await.expect("held by its pod");
+    assert!(held.metadata.deletion_timestamp.is_some());
+    assert_eq!(held.metadata.uid, old_claim);
+    assert_eq!(
+        pod_of(&pods, "kv-1").await,
+        Some(placed.clone()),
+        "still running"
+    );
+
+    pods.delete("kv-1", &DeleteParams::default())
+        .await
+        .expect("deleted");
+    let back = eventually("a new kv-1 on a new data-kv-1")
+        .within(Duration::from_secs(10))
+        .every(Duration::from_millis(20))
+        .until_async(|| {
+            let (pods, pvcs) = (pods.clone(), pvcs.clone());
+            let old_pod = placed.0.clone();
+            let old_claim = old_claim.clone();
+            async move {
+                let claim = pvcs.get_opt("data-kv-1").await.expect("readable");
+                let claim_uid = claim.as_ref().and_then(|c| c.metadata.uid.clone());
+                let live = claim.is_some_and(|c| c.metadata.deletion_timestamp.is_none());
+                match pod_of(&pods, "kv-1").await {
+                    Some(p)
+                        if p.0 != old_pod && p.2 == "Running" && live && claim_uid != old_claim =>
+                    {
+                        Ok(p)
+                    }
+                    other => Err((other, claim_uid)),
+                }
+            }
+        })
+        .await;
+    assert_eq!(back.3, "data-kv-1");
     harness.shutdown().await;
 }
