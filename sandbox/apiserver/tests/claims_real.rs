@@ -67,16 +67,25 @@ async fn claims_of(client: &kube::Client, set: &str) -> Vec<Value> {
     out
 }
 
-/// Waits until the claims of `set` on `client` number `count`, all Bound and none terminating.
-async fn settled(client: &kube::Client, set: &str, count: usize) -> Vec<Value> {
+/// Waits until the claims of `set` on `client` number `count`, all Bound, none terminating, and
+/// each owned by the StatefulSet alone when `owned` (retention `Delete` while the set exists)
+/// or by nothing: the controllers set and drop those references after the claims are Bound, so
+/// a count alone could compare one server's claims before that step with the other's after it.
+async fn settled(client: &kube::Client, set: &str, count: usize, owned: bool) -> Vec<Value> {
     eventually(format!("{count} bound claims of {set}"))
         .within(Duration::from_secs(60))
         .every(Duration::from_millis(100))
         .until_async(|| async move {
             let claims = claims_of(client, set).await;
-            let bound = claims
-                .iter()
-                .all(|c| c["phase"] == "Bound" && c["terminating"] == false);
+            let bound = claims.iter().all(|c| {
+                let owners = c["owners"].as_array().map_or(0, Vec::len);
+                let owners_settled = if owned {
+                    owners == 1 && c["owners"][0][0] == "StatefulSet"
+                } else {
+                    owners == 0
+                };
+                c["phase"] == "Bound" && c["terminating"] == false && owners_settled
+            });
             if claims.len() == count && bound {
                 Ok(claims)
             } else {
@@ -149,10 +158,11 @@ async fn claims_follow_the_retention_policy_as_the_real_controller_does() {
         for client in [&real, &sandbox.client()] {
             create(client, set, policy).await;
         }
+        let owned = policy == "Delete";
         compare(
             &format!("{set}: created"),
-            settled(&real, set, 3).await,
-            settled(&sandbox.client(), set, 3).await,
+            settled(&real, set, 3, owned).await,
+            settled(&sandbox.client(), set, 3, owned).await,
         );
         for client in [&real, &sandbox.client()] {
             scale(client, set, 1).await;
@@ -160,8 +170,8 @@ async fn claims_follow_the_retention_policy_as_the_real_controller_does() {
         let left = if policy == "Delete" { 1 } else { 3 };
         compare(
             &format!("{set}: scaled to 1"),
-            settled(&real, set, left).await,
-            settled(&sandbox.client(), set, left).await,
+            settled(&real, set, left, owned).await,
+            settled(&sandbox.client(), set, left, owned).await,
         );
         for client in [&real, &sandbox.client()] {
             delete(client, set).await;
@@ -169,8 +179,8 @@ async fn claims_follow_the_retention_policy_as_the_real_controller_does() {
         let left = if policy == "Delete" { 0 } else { 3 };
         compare(
             &format!("{set}: deleted"),
-            settled(&real, set, left).await,
-            settled(&sandbox.client(), set, left).await,
+            settled(&real, set, left, false).await,
+            settled(&sandbox.client(), set, left, false).await,
         );
     }
     real_plane.stop();

@@ -24,8 +24,11 @@ use ferroplane_apis::alibabacloud::FleetSpread;
 use super::placement::Choices;
 use super::rollout::Member;
 
-/// The names of the members to move, the first to move first.
-pub fn misplaced(members: &[Member], choices: &Choices<'_>) -> Vec<String> {
+/// The names of the members to move, the first to move first. Members beyond `replicas` (the
+/// new ones of a move under way) count where they stand, and as many leave, from the fullest
+/// zones: otherwise a new member, once counted, would make the spread look even and the move
+/// would end with one member too many.
+pub fn misplaced(members: &[Member], replicas: u32, choices: &Choices<'_>) -> Vec<String> {
     let zone_index = |zone: &str| choices.zones.iter().position(|z| z == zone);
     let open: Vec<usize> = (0..choices.zones.len())
         .filter(|z| choices.preferred_type(*z).is_some())
@@ -63,6 +66,18 @@ pub fn misplaced(members: &[Member], choices: &Choices<'_>) -> Vec<String> {
     for staying in per_zone.values_mut() {
         // The newest of a zone leaves it first (taken from the end).
         staying.sort_by_key(|m| m.ordinal);
+    }
+    let mut staying: usize = per_zone.values().map(Vec::len).sum();
+    while staying > replicas as usize {
+        let fullest = per_zone
+            .iter_mut()
+            .filter(|(_, v)| !v.is_empty())
+            .max_by_key(|(z, v)| (v.len(), std::cmp::Reverse(**z)));
+        let Some(member) = fullest.and_then(|(_, v)| v.pop()) else {
+            break;
+        };
+        moving.insert(&member.name);
+        staying -= 1;
     }
     let count = |per_zone: &BTreeMap<usize, Vec<&Member>>, z: usize| {
         per_zone.get(&z).map_or(0, |v| v.len())
@@ -172,16 +187,29 @@ mod tests {
         let members: Vec<Member> = (0..6).map(|n| member(n, "b", "t1")).collect();
         let rules = Rules::new(&["a", "b"], &["t1"], &[]);
         assert_eq!(
-            misplaced(&members, &rules.choices(FleetSpread::Balanced)),
+            misplaced(&members, members.len() as u32, &rules.choices(FleetSpread::Balanced)),
             ["w-h-5", "w-h-4", "w-h-3"]
         );
         // Half-way (two arrived in a, not Ready yet), only one more is to move.
         let mut halfway = members.clone();
         halfway.extend([member(6, "a", "t1"), member(7, "a", "t1")]);
         assert_eq!(
-            misplaced(&halfway, &rules.choices(FleetSpread::Balanced)).len(),
-            2,
-            "8 over two zones: two of b's six still leave"
+            misplaced(&halfway, 6, &rules.choices(FleetSpread::Balanced)),
+            ["w-h-5", "w-h-4", "w-h-3"],
+            "6 of 8 stay, 3 in each zone: three of b's six still leave"
+        );
+        // The last move under way (a's second member not Ready yet): b's surplus member still
+        // leaves; counting the new one would make 2 and 3 look even and end with 5 members.
+        let last = vec![
+            member(0, "b", "t1"),
+            member(1, "b", "t1"),
+            member(2, "b", "t1"),
+            member(4, "a", "t1"),
+            member(5, "a", "t1"),
+        ];
+        assert_eq!(
+            misplaced(&last, 4, &rules.choices(FleetSpread::Balanced)),
+            ["w-h-2"]
         );
         // Even within one: nothing moves.
         let even = vec![
@@ -189,7 +217,7 @@ mod tests {
             member(1, "b", "t1"),
             member(2, "b", "t1"),
         ];
-        assert!(misplaced(&even, &rules.choices(FleetSpread::Balanced)).is_empty());
+        assert!(misplaced(&even, even.len() as u32, &rules.choices(FleetSpread::Balanced)).is_empty());
     }
 
     #[test]
@@ -200,15 +228,15 @@ mod tests {
             member(1, "a", "t1"),
             member(2, "b", "t1"),
         ];
-        assert!(misplaced(&spread, &rules.choices(FleetSpread::Balanced)).is_empty());
+        assert!(misplaced(&spread, spread.len() as u32, &rules.choices(FleetSpread::Balanced)).is_empty());
         let crowded: Vec<Member> = (0..4).map(|n| member(n, "a", "t1")).collect();
         assert_eq!(
-            misplaced(&crowded, &rules.choices(FleetSpread::Balanced)),
+            misplaced(&crowded, crowded.len() as u32, &rules.choices(FleetSpread::Balanced)),
             ["w-h-3", "w-h-2"]
         );
         // Nothing is open: nothing can move.
         let closed = Rules::new(&["a", "b"], &["t1"], &[("a", "t1"), ("b", "t1")]);
-        assert!(misplaced(&crowded, &closed.choices(FleetSpread::Balanced)).is_empty());
+        assert!(misplaced(&crowded, crowded.len() as u32, &closed.choices(FleetSpread::Balanced)).is_empty());
     }
 
     #[test]
@@ -220,13 +248,13 @@ mod tests {
         ];
         let rules = Rules::new(&["a", "b", "c"], &["t1"], &[]);
         assert_eq!(
-            misplaced(&members, &rules.choices(FleetSpread::Priority)),
+            misplaced(&members, members.len() as u32, &rules.choices(FleetSpread::Priority)),
             ["w-h-2", "w-h-1"]
         );
         // a refused: b is first; a's member stays, c's moves.
         let rules = Rules::new(&["a", "b", "c"], &["t1"], &[("a", "t1")]);
         assert_eq!(
-            misplaced(&members, &rules.choices(FleetSpread::Priority)),
+            misplaced(&members, members.len() as u32, &rules.choices(FleetSpread::Priority)),
             ["w-h-2"]
         );
     }
@@ -241,13 +269,13 @@ mod tests {
         let rules = Rules::new(&["a", "b"], &["t1", "t2"], &[]);
         // a's t2 (t1 is open there), b's t3 (no longer listed).
         assert_eq!(
-            misplaced(&members, &rules.choices(FleetSpread::Balanced)),
+            misplaced(&members, members.len() as u32, &rules.choices(FleetSpread::Balanced)),
             ["w-h-2", "w-h-0"]
         );
         // While a's t1 is refused, a's t2 is the best a offers.
         let rules = Rules::new(&["a", "b"], &["t1", "t2"], &[("a", "t1")]);
         assert_eq!(
-            misplaced(&members, &rules.choices(FleetSpread::Balanced)),
+            misplaced(&members, members.len() as u32, &rules.choices(FleetSpread::Balanced)),
             ["w-h-2"]
         );
     }
@@ -257,7 +285,7 @@ mod tests {
         let members = vec![member(0, "a", "t1"), member(1, "old", "t1")];
         let rules = Rules::new(&["a", "b"], &["t1"], &[]);
         assert_eq!(
-            misplaced(&members, &rules.choices(FleetSpread::Balanced)),
+            misplaced(&members, members.len() as u32, &rules.choices(FleetSpread::Balanced)),
             ["w-h-1"]
         );
     }

@@ -165,7 +165,7 @@ pub async fn reconcile(cached: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Actio
                 && members.refused.is_empty()
                 && members.lost.is_empty() =>
         {
-            rebalance::misplaced(&members.live, &choices)
+            rebalance::misplaced(&members.live, fleet.spec.replicas, &choices)
         }
         _ => Vec::new(),
     };
