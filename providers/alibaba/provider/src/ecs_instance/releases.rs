@@ -15,11 +15,16 @@
 //!
 //! Each call carries its own ClientToken (a retry of the same call reuses it); instances are
 //! grouped by `Force`, which `DeleteInstances` takes once per call.
+//!
+//! An instance whose release ECS accepted is remembered for [`ACCEPTED_FOR`]: asked again (its
+//! object reconciled on an answer read before the release, which still listed it), it is
+//! answered at once without a call. Sent again it would be `NotFound`, refusing the whole
+//! batch it went out in.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use alibaba_sdk::Error;
 use alibaba_sdk::ecs::{EcsClient, MAX_INSTANCE_IDS_PER_CALL};
@@ -36,6 +41,9 @@ pub type Released = Result<(), Arc<Error>>;
 /// replacements arrive spread over the reconciles that run at once.
 pub const RELEASE_WINDOW: Duration = Duration::from_millis(50);
 
+/// How long an accepted release answers for its instance without a call.
+pub const ACCEPTED_FOR: Duration = Duration::from_secs(600);
+
 struct Request {
     instance_id: String,
     force: bool,
@@ -49,6 +57,8 @@ type Callers = BTreeMap<String, Vec<oneshot::Sender<Released>>>;
 struct State {
     waiting: Vec<Request>,
     flush_scheduled: bool,
+    /// Instances whose release ECS accepted, and when.
+    accepted: HashMap<String, Instant>,
 }
 
 /// Coalesces instance releases for one client.
@@ -90,6 +100,13 @@ impl Releases {
         let (tx, rx) = oneshot::channel();
         let schedule = {
             let mut state = self.lock();
+            if state
+                .accepted
+                .get(instance_id)
+                .is_some_and(|at| at.elapsed() < ACCEPTED_FOR)
+            {
+                return Ok(());
+            }
             state.waiting.push(Request {
                 instance_id: instance_id.to_owned(),
                 force,
@@ -116,6 +133,7 @@ impl Releases {
         let waiting = {
             let mut state = self.lock();
             state.flush_scheduled = false;
+            state.accepted.retain(|_, at| at.elapsed() < ACCEPTED_FOR);
             std::mem::take(&mut state.waiting)
         };
         let mut groups: [Callers; 2] = Default::default();
@@ -148,6 +166,7 @@ impl Releases {
         record_call(&self.calls, "DeleteInstances", &result);
         match result {
             Ok(_) => {
+                self.accepted(batch.keys());
                 for tx in batch.into_values().flatten() {
                     let _ = tx.send(Ok(()));
                 }
@@ -169,12 +188,23 @@ impl Releases {
         }
     }
 
+    fn accepted<'a>(&self, ids: impl IntoIterator<Item = &'a String>) {
+        let now = Instant::now();
+        let mut state = self.lock();
+        for id in ids {
+            state.accepted.insert(id.clone(), now);
+        }
+    }
+
     /// One `DeleteInstance` per instance, each answer to that instance's callers.
     async fn release_each(&self, batch: Callers, force: bool) {
         for (id, callers) in batch {
             let result = self.client.delete_instance(&id, force).await;
             record_call(&self.calls, "DeleteInstance", &result);
             let result: Released = result.map(drop).map_err(Arc::new);
+            if result.is_ok() {
+                self.accepted(std::iter::once(&id));
+            }
             for tx in callers {
                 let _ = tx.send(result.clone());
             }
@@ -206,23 +236,30 @@ mod tests {
             MockServer::start(MockConfig::new("ak", SECRET).with_transition_delay(Duration::ZERO))
                 .await
                 .unwrap();
-        let spec = LaunchSpec {
-            region_id: "cn-beijing".into(),
-            image_id: "aliyun_3_x64_20G_alibase_20240528.vhd".into(),
-            instance_type: "ecs.g6.large".into(),
-            vswitch_id: alibaba_mock::defaults::first_vswitch_id("cn-beijing"),
-            security_group_ids: vec![alibaba_mock::defaults::security_group_id("cn-beijing")],
-            ..LaunchSpec::default()
-        };
-        let ids = mock
-            .create_instances(DEFAULT_ACCOUNT_ID, &spec, count)
-            .unwrap();
+        let ids = mock_with_more(&mock, count);
         let client = EcsClient::builder("cn-beijing")
             .credentials(Credentials::new("ak", secret))
             .endpoint(mock.endpoint())
             .build()
             .unwrap();
         (mock, ids, client)
+    }
+
+    /// `count` more running instances in the mock of [`mock_with`].
+    fn mock_with_more(mock: &MockServer, count: usize) -> Vec<String> {
+        mock.create_instances(DEFAULT_ACCOUNT_ID, &launch_spec(), count)
+            .unwrap()
+    }
+
+    fn launch_spec() -> LaunchSpec {
+        LaunchSpec {
+            region_id: "cn-beijing".into(),
+            image_id: "aliyun_3_x64_20G_alibase_20240528.vhd".into(),
+            instance_type: "ecs.g6.large".into(),
+            vswitch_id: alibaba_mock::defaults::first_vswitch_id("cn-beijing"),
+            security_group_ids: vec![alibaba_mock::defaults::security_group_id("cn-beijing")],
+            ..LaunchSpec::default()
+        }
     }
 
     fn releases_of(client: EcsClient) -> Arc<Releases> {
@@ -258,6 +295,27 @@ mod tests {
         assert_eq!(stats.calls_of("DeleteInstances"), 2);
         assert_eq!(stats.calls_of("DeleteInstance"), 0);
         assert_eq!(live(&mock, &ids), 0);
+        mock.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn an_accepted_release_asked_again_costs_no_call() {
+        let (mock, ids, client) = mock_with(3, SECRET).await;
+        let releases = releases_of(client);
+        let asked: Vec<(String, bool)> = ids.iter().map(|id| (id.clone(), true)).collect();
+        let answers = release_all(&releases, &asked).await;
+        assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+        // Reconciles that read an answer from before the release ask again, together with a
+        // release never asked for before: one call, for that one.
+        let fresh = mock_with_more(&mock, 1);
+        let mut again = asked.clone();
+        again.push((fresh[0].clone(), true));
+        let answers = release_all(&releases, &again).await;
+        assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+        let stats = mock.stats();
+        assert_eq!(stats.calls_of("DeleteInstances"), 1);
+        assert_eq!(stats.calls_of("DeleteInstance"), 1);
+        assert_eq!(live(&mock, &fresh), 0);
         mock.shutdown().await;
     }
 
