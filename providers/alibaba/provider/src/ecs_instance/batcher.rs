@@ -49,7 +49,8 @@ const CALLS_AT_ONCE: usize = 4;
 #[derive(Default)]
 struct State {
     waiters: HashMap<String, Vec<oneshot::Sender<Described>>>,
-    flush_scheduled: bool,
+    /// When the earliest scheduled call goes out, while callers wait for one.
+    flush_due: Option<tokio::time::Instant>,
     /// Every ID asked for recently, with when it was last asked for.
     known: HashMap<String, Instant>,
     /// New instances, with when ECS should list them: from then on they are known.
@@ -141,8 +142,19 @@ impl Batcher {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Describes one instance: from a fresh answer, or as part of the next shared call.
+    /// Describes one instance: from a fresh answer, or as part of the next shared call (within
+    /// the window). The external client goes through [`describe_within`](Self::describe_within).
+    #[cfg(test)]
     pub async fn describe(self: &Arc<Self>, instance_id: &str) -> Described {
+        self.describe_within(instance_id, self.window).await
+    }
+
+    /// Describes one instance: from a fresh answer, or as part of the next shared call, which
+    /// goes out within `wait` (at least the window). A longer wait suits a caller whose next step
+    /// does not hurry, e.g. an object being deleted: a fleet's rollout deletes as many objects at once as reconciles run, and with
+    /// the short window their looks went out in calls of a few IDs each.
+    pub async fn describe_within(self: &Arc<Self>, instance_id: &str, wait: Duration) -> Described {
+        let due = tokio::time::Instant::now() + wait.max(self.window);
         let (tx, rx) = oneshot::channel();
         let schedule = {
             let mut state = self.lock();
@@ -168,13 +180,19 @@ impl Batcher {
                     .entry(instance_id.to_owned())
                     .or_default()
                     .push(tx);
-                !std::mem::replace(&mut state.flush_scheduled, true)
+                // A call is scheduled unless one already goes out no later than this one must.
+                if state.flush_due.is_some_and(|at| at <= due) {
+                    false
+                } else {
+                    state.flush_due = Some(due);
+                    true
+                }
             }
         };
         if schedule {
             let this = Arc::clone(self);
             tokio::spawn(async move {
-                tokio::time::sleep(this.window).await;
+                tokio::time::sleep_until(due).await;
                 this.flush().await;
             });
         }
@@ -220,7 +238,7 @@ impl Batcher {
     ) {
         let mut guard = self.lock();
         let state = &mut *guard;
-        state.flush_scheduled = false;
+        state.flush_due = None;
         let now = self.clock.now();
         let forget_after = self.freshness * KNOWN_FOR;
         state
@@ -270,6 +288,10 @@ impl Batcher {
 
     async fn flush(&self) {
         use futures::StreamExt as _;
+        // An earlier scheduled call took every caller already: nothing to ask for.
+        if self.lock().waiters.is_empty() {
+            return;
+        }
         let (mut waiters, ids) = self.take_batch();
         let calls = ids
             .chunks(MAX_INSTANCE_IDS_PER_CALL)

@@ -8,7 +8,7 @@ mod reads;
 use crate::call_metrics::record_call;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use alibaba_sdk::ecs::{Instance, ModifyInstanceAttributeRequest, Tag};
 use alibaba_sdk::{Error, Secret};
@@ -112,6 +112,10 @@ impl EcsExternal {
     }
 }
 
+/// How long the look of an object being deleted may wait for others to share its
+/// `DescribeInstances`: a fleet's rollout deletes as many objects at once as reconciles run.
+const DELETING_LOOK_WAIT: Duration = Duration::from_millis(250);
+
 /// The value of the instance's ownership tag, if it has one.
 fn owner_tag(instance: &Instance) -> Option<&str> {
     instance
@@ -145,6 +149,10 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         ext: &ExternalRef,
     ) -> Result<Observation, ReconcileError> {
         let found = match ext.name() {
+            // Nothing hurries the looks of an object being deleted: they wait to share a call.
+            Some(id) if mr.metadata.deletion_timestamp.is_some() => {
+                self.describe_within(id, DELETING_LOOK_WAIT).await?
+            }
             Some(id) => self.describe(id).await?,
             None => self.find_by_uid(&ext.uid).await?,
         };

@@ -187,7 +187,11 @@ mod tests {
         let members: Vec<Member> = (0..6).map(|n| member(n, "b", "t1")).collect();
         let rules = Rules::new(&["a", "b"], &["t1"], &[]);
         assert_eq!(
-            misplaced(&members, members.len() as u32, &rules.choices(FleetSpread::Balanced)),
+            misplaced(
+                &members,
+                members.len() as u32,
+                &rules.choices(FleetSpread::Balanced)
+            ),
             ["w-h-5", "w-h-4", "w-h-3"]
         );
         // Half-way (two arrived in a, not Ready yet), only one more is to move.
@@ -217,7 +221,14 @@ mod tests {
             member(1, "b", "t1"),
             member(2, "b", "t1"),
         ];
-        assert!(misplaced(&even, even.len() as u32, &rules.choices(FleetSpread::Balanced)).is_empty());
+        assert!(
+            misplaced(
+                &even,
+                even.len() as u32,
+                &rules.choices(FleetSpread::Balanced)
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -228,15 +239,33 @@ mod tests {
             member(1, "a", "t1"),
             member(2, "b", "t1"),
         ];
-        assert!(misplaced(&spread, spread.len() as u32, &rules.choices(FleetSpread::Balanced)).is_empty());
+        assert!(
+            misplaced(
+                &spread,
+                spread.len() as u32,
+                &rules.choices(FleetSpread::Balanced)
+            )
+            .is_empty()
+        );
         let crowded: Vec<Member> = (0..4).map(|n| member(n, "a", "t1")).collect();
         assert_eq!(
-            misplaced(&crowded, crowded.len() as u32, &rules.choices(FleetSpread::Balanced)),
+            misplaced(
+                &crowded,
+                crowded.len() as u32,
+                &rules.choices(FleetSpread::Balanced)
+            ),
             ["w-h-3", "w-h-2"]
         );
         // Nothing is open: nothing can move.
         let closed = Rules::new(&["a", "b"], &["t1"], &[("a", "t1"), ("b", "t1")]);
-        assert!(misplaced(&crowded, crowded.len() as u32, &closed.choices(FleetSpread::Balanced)).is_empty());
+        assert!(
+            misplaced(
+                &crowded,
+                crowded.len() as u32,
+                &closed.choices(FleetSpread::Balanced)
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -248,13 +277,21 @@ mod tests {
         ];
         let rules = Rules::new(&["a", "b", "c"], &["t1"], &[]);
         assert_eq!(
-            misplaced(&members, members.len() as u32, &rules.choices(FleetSpread::Priority)),
+            misplaced(
+                &members,
+                members.len() as u32,
+                &rules.choices(FleetSpread::Priority)
+            ),
             ["w-h-2", "w-h-1"]
         );
         // a refused: b is first; a's member stays, c's moves.
         let rules = Rules::new(&["a", "b", "c"], &["t1"], &[("a", "t1")]);
         assert_eq!(
-            misplaced(&members, members.len() as u32, &rules.choices(FleetSpread::Priority)),
+            misplaced(
+                &members,
+                members.len() as u32,
+                &rules.choices(FleetSpread::Priority)
+            ),
             ["w-h-2"]
         );
     }
@@ -269,13 +306,21 @@ mod tests {
         let rules = Rules::new(&["a", "b"], &["t1", "t2"], &[]);
         // a's t2 (t1 is open there), b's t3 (no longer listed).
         assert_eq!(
-            misplaced(&members, members.len() as u32, &rules.choices(FleetSpread::Balanced)),
+            misplaced(
+                &members,
+                members.len() as u32,
+                &rules.choices(FleetSpread::Balanced)
+            ),
             ["w-h-2", "w-h-0"]
         );
         // While a's t1 is refused, a's t2 is the best a offers.
         let rules = Rules::new(&["a", "b"], &["t1", "t2"], &[("a", "t1")]);
         assert_eq!(
-            misplaced(&members, members.len() as u32, &rules.choices(FleetSpread::Balanced)),
+            misplaced(
+                &members,
+                members.len() as u32,
+                &rules.choices(FleetSpread::Balanced)
+            ),
             ["w-h-2"]
         );
     }
@@ -285,7 +330,11 @@ mod tests {
         let members = vec![member(0, "a", "t1"), member(1, "old", "t1")];
         let rules = Rules::new(&["a", "b"], &["t1"], &[]);
         assert_eq!(
-            misplaced(&members, members.len() as u32, &rules.choices(FleetSpread::Balanced)),
+            misplaced(
+                &members,
+                members.len() as u32,
+                &rules.choices(FleetSpread::Balanced)
+            ),
             ["w-h-1"]
         );
     }

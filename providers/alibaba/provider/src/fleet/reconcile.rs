@@ -209,8 +209,21 @@ pub async fn reconcile(cached: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Actio
             .and_then(|o| o.uid());
         pass.delete_member(doomed, uid).await?;
     }
+    // Where new members go counts only the members that stay: in a rolling update every old
+    // member leaves, and counting them would leave the new ones as uneven as the old ones stood
+    // at each step (and the fleet to rebalance afterwards).
+    let mut leaving = moving.clone();
+    if matches!(strategy, Strategy::RollingUpdate { .. }) {
+        leaving.extend(
+            members
+                .live
+                .iter()
+                .filter(|m| !m.current)
+                .map(|m| m.name.clone()),
+        );
+    }
     let chosen = pass
-        .create_members(&members, &plan, &choices, &moving, &hash)
+        .create_members(&members, &plan, &choices, &leaving, &hash)
         .await?;
 
     pass.apply_in_place(&members, &plan).await?;

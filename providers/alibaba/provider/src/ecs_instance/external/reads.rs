@@ -3,6 +3,7 @@
 //! other calls (RAM role, disks, auto-renewal), each only when the spec manages it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use alibaba_sdk::ecs::{
     DescribeDisksRequest, DescribeInstancesRequest, Disk, Instance, InstanceRenewAttribute, Tag,
@@ -26,8 +27,20 @@ impl EcsExternal {
     /// `InvalidInstanceId.NotFound`): the call asked about many instances at once, and taking its
     /// failure for "gone" would create a second instance for each of them.
     pub(super) async fn describe(&self, id: &str) -> Result<Option<Instance>, ReconcileError> {
+        self.describe_within(id, Duration::ZERO).await
+    }
+
+    /// [`describe`](Self::describe) for a look that can wait up to `wait` to share a call.
+    pub(super) async fn describe_within(
+        &self,
+        id: &str,
+        wait: Duration,
+    ) -> Result<Option<Instance>, ReconcileError> {
         let result = match &self.client.batcher {
-            Some(batcher) => batcher.describe(id).await.map_err(ErrorRef::Shared),
+            Some(batcher) => batcher
+                .describe_within(id, wait)
+                .await
+                .map_err(ErrorRef::Shared),
             None => {
                 let ids = [id.to_owned()];
                 let result = self.client.ecs.describe_instances_by_ids(&ids).await;
