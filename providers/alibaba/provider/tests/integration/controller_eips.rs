@@ -47,15 +47,6 @@ async fn described(vpc: &VpcClient, id: &str) -> EipAddress {
         .expect("the EIP exists")
 }
 
-fn live(env: &Env, kind: ResourceKind) -> Vec<String> {
-    env.mock()
-        .resources()
-        .into_iter()
-        .filter(|r| r.kind == kind)
-        .map(|r| r.id)
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_eip_sample_becomes_ready_and_an_associated_eip_waits_for_its_association() {
     let env = Env::start().await;
@@ -127,7 +118,7 @@ async fn the_eip_sample_becomes_ready_and_an_associated_eip_waits_for_its_associ
         "{}",
         synced.message
     );
-    assert_eq!(live(&env, ResourceKind::Eip), vec![eip_id.clone()]);
+    assert_eq!(env.live(ResourceKind::Eip), vec![eip_id.clone()]);
     assert_eq!(env.mock().stats().calls_of("ReleaseEipAddress"), 0);
 
     associations
@@ -149,8 +140,8 @@ async fn the_eip_sample_becomes_ready_and_an_associated_eip_waits_for_its_associ
                 .is_none()
                 && eips.get_opt("bastion").await.ok().flatten().is_none()
                 && instances.get_opt("bastion").await.ok().flatten().is_none()
-                && live(&env, ResourceKind::Eip).is_empty()
-                && live(&env, ResourceKind::EipAssociation).is_empty()
+                && env.live(ResourceKind::Eip).is_empty()
+                && env.live(ResourceKind::EipAssociation).is_empty()
         })
         .await;
     env.stop().await;
@@ -220,7 +211,7 @@ async fn an_eip_changes_in_place_and_drift_is_reverted() {
         .expect("delete");
     eventually("EIP released")
         .within(WAIT)
-        .until(|| live(&env, ResourceKind::Eip).is_empty())
+        .until(|| env.live(ResourceKind::Eip).is_empty())
         .await;
     env.stop().await;
 }
@@ -364,7 +355,7 @@ async fn a_protected_eip_is_released_only_once_the_spec_lifts_the_protection() {
         .and_then(|o| condition(&o, SYNCED).map(|c| c.message.clone()))
         .expect("a message");
     assert!(message.contains(&format!("EIP {id}")), "{message}");
-    assert_eq!(live(&env, ResourceKind::Eip), std::slice::from_ref(&id));
+    assert_eq!(env.live(ResourceKind::Eip), std::slice::from_ref(&id));
     eips.patch(
         "bastion",
         &PatchParams::default(),
@@ -374,7 +365,7 @@ async fn a_protected_eip_is_released_only_once_the_spec_lifts_the_protection() {
     .expect("unprotected");
     eventually("EIP released")
         .within(WAIT)
-        .until(|| live(&env, ResourceKind::Eip).is_empty())
+        .until(|| env.live(ResourceKind::Eip).is_empty())
         .await;
     env.stop().await;
 }

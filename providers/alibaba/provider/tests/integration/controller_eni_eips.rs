@@ -53,15 +53,6 @@ async fn interface(ecs: &EcsClient, eni: &str) -> NetworkInterfaceSet {
         .expect("the interface exists")
 }
 
-fn live(env: &Env, kind: ResourceKind) -> Vec<String> {
-    env.mock()
-        .resources()
-        .into_iter()
-        .filter(|r| r.kind == kind)
-        .map(|r| r.id)
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_eip_on_an_instances_primary_interface_is_kept_and_undone_on_delete() {
     let env = Env::start().await;
@@ -182,8 +173,8 @@ async fn an_eip_on_an_instances_primary_interface_is_kept_and_undone_on_delete()
         .until_async(|| async {
             eips.get_opt("web").await.ok().flatten().is_none()
                 && instances.get_opt("web").await.ok().flatten().is_none()
-                && live(&env, ResourceKind::Eip).is_empty()
-                && live(&env, ResourceKind::EipAssociation).is_empty()
+                && env.live(ResourceKind::Eip).is_empty()
+                && env.live(ResourceKind::EipAssociation).is_empty()
         })
         .await;
     env.stop().await;

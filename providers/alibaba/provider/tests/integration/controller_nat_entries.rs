@@ -64,15 +64,6 @@ async fn apply(env: &Env, docs: &[Value]) {
     }
 }
 
-fn live(env: &Env, kind: ResourceKind) -> Vec<String> {
-    env.mock()
-        .resources()
-        .into_iter()
-        .filter(|r| r.kind == kind)
-        .map(|r| r.id)
-        .collect()
-}
-
 async fn forward_entry(vpc: &VpcClient, table: &str, id: &str) -> ForwardEntry {
     vpc.describe_forward_entries(table, Some(id))
         .await
@@ -200,8 +191,8 @@ async fn the_whole_sample_becomes_ready_and_is_deleted_in_one_go() {
                 ResourceKind::EipAssociation,
             ]
             .iter()
-            .all(|k| live(&env, *k).is_empty())
-                && !live(&env, ResourceKind::Vpc).contains(&vpc_id)
+            .all(|k| env.live(*k).is_empty())
+                && !env.live(ResourceKind::Vpc).contains(&vpc_id)
         })
         .await;
     env.stop().await;
@@ -293,7 +284,7 @@ async fn an_entry_made_elsewhere_is_never_adopted_and_a_mapping_changed_elsewher
                 .is_none()
         })
         .await;
-    assert_eq!(live(&env, ResourceKind::SnatEntry), vec![theirs.clone()]);
+    assert_eq!(env.live(ResourceKind::SnatEntry), vec![theirs.clone()]);
 
     // A DNAT entry whose mapping the console changes: changed back at the next poll.
     let dnat_doc = docs

@@ -49,15 +49,6 @@ async fn described(vpc: &VpcClient, id: &str) -> NatGateway {
         .expect("the gateway exists")
 }
 
-fn live(env: &Env, kind: ResourceKind) -> Vec<String> {
-    env.mock()
-        .resources()
-        .into_iter()
-        .filter(|r| r.kind == kind)
-        .map(|r| r.id)
-        .collect()
-}
-
 /// Applies the sample, VPC last, and returns the Ready gateway's ID.
 async fn apply_sample(env: &Env) -> (String, NATGateway) {
     let (vpc, vswitch, gateway) = sample();
@@ -158,7 +149,7 @@ async fn the_sample_becomes_ready_and_the_gateway_waits_for_its_entries_and_eips
         message.contains("SNAT entries") && message.contains(&id),
         "{message}"
     );
-    assert_eq!(live(&env, ResourceKind::NatGateway), vec![id.clone()]);
+    assert_eq!(env.live(ResourceKind::NatGateway), vec![id.clone()]);
 
     eventually(format!("SNAT entry {snat} deleted by hand"))
         .within(WAIT)
@@ -170,7 +161,7 @@ async fn the_sample_becomes_ready_and_the_gateway_waits_for_its_entries_and_eips
         .await;
     let message = waiting_message(&gateways, &eip.allocation_id).await;
     assert!(message.contains("bound EIPs"), "{message}");
-    assert_eq!(live(&env, ResourceKind::NatGateway), vec![id.clone()]);
+    assert_eq!(env.live(ResourceKind::NatGateway), vec![id.clone()]);
     let refused = env.mock().stats().calls_of("DeleteNatGateway");
     assert!(refused >= 2, "each wait asked the API: {refused}");
 
@@ -181,11 +172,11 @@ async fn the_sample_becomes_ready_and_the_gateway_waits_for_its_entries_and_eips
         .within(WAIT)
         .until_async(|| async {
             gateways.get_opt("egress").await.ok().flatten().is_none()
-                && live(&env, ResourceKind::NatGateway).is_empty()
+                && env.live(ResourceKind::NatGateway).is_empty()
         })
         .await;
     // The entry went by hand, never with the gateway: no Force was sent.
-    assert!(live(&env, ResourceKind::Eip).contains(&eip.allocation_id));
+    assert!(env.live(ResourceKind::Eip).contains(&eip.allocation_id));
     let vswitches: Api<VSwitch> = Api::namespaced(env.client.clone(), NS);
     let vpcs: Api<VPC> = Api::namespaced(env.client.clone(), NS);
     vswitches
@@ -269,7 +260,7 @@ async fn a_gateway_changes_in_place_and_drift_is_reverted() {
         .expect("delete");
     eventually("NAT gateway deleted")
         .within(WAIT)
-        .until(|| live(&env, ResourceKind::NatGateway).is_empty())
+        .until(|| env.live(ResourceKind::NatGateway).is_empty())
         .await;
     env.stop().await;
 }
@@ -332,7 +323,7 @@ async fn deletion_protection_is_kept_and_refuses_the_delete_until_the_spec_lifts
         "{message}"
     );
     assert_eq!(
-        live(&env, ResourceKind::NatGateway),
+        env.live(ResourceKind::NatGateway),
         std::slice::from_ref(&id)
     );
 
@@ -347,7 +338,7 @@ async fn deletion_protection_is_kept_and_refuses_the_delete_until_the_spec_lifts
         .expect("unprotected");
     eventually("NAT gateway deleted")
         .within(WAIT)
-        .until(|| live(&env, ResourceKind::NatGateway).is_empty())
+        .until(|| env.live(ResourceKind::NatGateway).is_empty())
         .await;
     env.stop().await;
 }

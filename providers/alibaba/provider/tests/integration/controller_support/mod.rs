@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use alibaba_mock::{InstanceSummary, MockConfig, MockServer};
+use alibaba_mock::{InstanceSummary, MockConfig, MockServer, ResourceKind};
 use alibaba_sdk::credentials::Credentials;
 use alibaba_sdk::ecs::EcsClient;
 use alibaba_sdk::endpoint::parse_endpoint;
@@ -196,6 +196,16 @@ impl Env {
             .await
             .expect("exists");
         condition(&obj, SYNCED).expect("synced").message.clone()
+    }
+
+    /// The IDs of the mock's live resources of `kind`.
+    pub fn live(&self, kind: ResourceKind) -> Vec<String> {
+        self.mock
+            .resources()
+            .into_iter()
+            .filter(|r| r.kind == kind)
+            .map(|r| r.id)
+            .collect()
     }
 
     pub fn mock_instance(&self, id: &str) -> Option<InstanceSummary> {
