@@ -155,7 +155,7 @@ impl RpcClient {
                     action,
                     reason = error.reason(),
                     %error,
-                    ?delay,
+                    delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
                     "retrying Alibaba Cloud API call"
                 );
             })

@@ -3,6 +3,10 @@
 
 #![allow(dead_code)]
 
+mod retry_log;
+
+pub use retry_log::RetryLog;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
