@@ -1,7 +1,13 @@
 //! The retries a client schedules, read from its own `retrying Alibaba Cloud API call` events:
 //! the evidence of a wait that does not depend on how fast the machine ran the test.
+//!
+//! One process-wide subscriber hands each event to the log of the thread it happens on. A
+//! per-test scoped subscriber would not do: tracing caches whether a callsite is of interest,
+//! and a test thread without a subscriber can settle that as "never" while another test's
+//! subscriber is alive (a CI run lost a retry event that way).
 
-use std::sync::{Arc, Mutex};
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 use tracing::field::{Field, Visit};
@@ -10,18 +16,36 @@ use tracing_subscriber::{Layer, Registry};
 
 const RETRY_MESSAGE: &str = "retrying Alibaba Cloud API call";
 
-/// The delays of the retries scheduled while the guard from [`RetryLog::capture`] lives, on the
-/// current thread (a `#[tokio::test]` runs the client and the server on it).
+thread_local! {
+    static CURRENT: RefCell<Option<RetryLog>> = const { RefCell::new(None) };
+}
+
+/// The delays of the retries scheduled on the current thread while the guard from
+/// [`RetryLog::capture`] lives (a `#[tokio::test]` runs the client and the server on it).
 #[derive(Clone, Default)]
 pub struct RetryLog {
     delays: Arc<Mutex<Vec<Duration>>>,
 }
 
+/// Stops the capture when dropped.
+pub struct Capture(());
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        CURRENT.with(|current| current.borrow_mut().take());
+    }
+}
+
 impl RetryLog {
-    pub fn capture() -> (Self, tracing::subscriber::DefaultGuard) {
+    pub fn capture() -> (Self, Capture) {
+        static INSTALL: Once = Once::new();
+        INSTALL.call_once(|| {
+            tracing::subscriber::set_global_default(Registry::default().with(ThreadRouter))
+                .expect("no other global tracing subscriber in the client tests");
+        });
         let log = Self::default();
-        let subscriber = Registry::default().with(log.clone());
-        (log, tracing::subscriber::set_default(subscriber))
+        CURRENT.with(|current| *current.borrow_mut() = Some(log.clone()));
+        (log, Capture(()))
     }
 
     /// Each scheduled retry's delay, in order.
@@ -29,6 +53,9 @@ impl RetryLog {
         self.delays.lock().unwrap().clone()
     }
 }
+
+/// Sends every retry event to the capturing log of its thread, if any.
+struct ThreadRouter;
 
 #[derive(Default)]
 struct RetryEvent {
@@ -56,18 +83,23 @@ impl Visit for RetryEvent {
     }
 }
 
-impl<S: tracing::Subscriber> Layer<S> for RetryLog {
+impl<S: tracing::Subscriber> Layer<S> for ThreadRouter {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
         let mut seen = RetryEvent::default();
         event.record(&mut seen);
-        if seen.is_retry {
-            let delay_ms = seen
-                .delay_ms
-                .expect("a retry event names its delay in delay_ms");
-            self.delays
-                .lock()
-                .unwrap()
-                .push(Duration::from_millis(delay_ms));
+        if !seen.is_retry {
+            return;
         }
+        let delay_ms = seen
+            .delay_ms
+            .expect("a retry event names its delay in delay_ms");
+        CURRENT.with(|current| {
+            if let Some(log) = current.borrow().as_ref() {
+                log.delays
+                    .lock()
+                    .unwrap()
+                    .push(Duration::from_millis(delay_ms));
+            }
+        });
     }
 }
