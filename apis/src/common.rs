@@ -199,6 +199,40 @@ pub struct CloudStatus<O> {
     /// reconcile handled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_handled_reconcile_at: Option<String>,
+    /// Differences between the spec and the cloud that the controller does not apply on its
+    /// own, each with why it waits and what would let it through; absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_changes: Vec<PendingChange>,
+}
+
+/// Why a pending change waits (the `reason` of a [`PendingChange`]).
+pub mod pending_reasons {
+    /// It needs a stop and start of the instance, which the spec does not allow.
+    pub const RESTART_NOT_ALLOWED: &str = "RestartNotAllowed";
+    /// The field cannot change after creation: only a new resource could take it.
+    pub const NEEDS_NEW_RESOURCE: &str = "NeedsNewResource";
+    /// `spec.managementPolicies` do not include `Update`.
+    pub const UPDATE_NOT_ALLOWED: &str = "UpdateNotAllowed";
+    /// The cloud refused the call that applies it the last time it was sent.
+    pub const REFUSED_BY_CLOUD: &str = "RefusedByCloud";
+}
+
+/// One difference between the spec and the cloud that waits, as `ferroplane plan` shows it.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingChange {
+    /// The `spec.forProvider` field (`status` for the power state).
+    pub field: String,
+    /// What differs, observed → wanted.
+    pub change: String,
+    /// The API call that would apply it; absent when no call can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// Why it waits: `RestartNotAllowed`, `NeedsNewResource`, `UpdateNotAllowed` or
+    /// `RefusedByCloud`.
+    pub reason: String,
+    /// What would let it through (and, when the cloud refused it, the cloud's answer).
+    pub message: String,
 }
 
 /// Read access to the fields every managed kind shares; the framework in `ferroplane-runtime`

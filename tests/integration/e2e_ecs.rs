@@ -29,6 +29,23 @@ spec:
     )
 }
 
+/// The object's `status.pendingChanges` once one of them waits for `reason`.
+async fn pending_changes(e2e: &E2e, object: &str, reason: &str) -> Vec<serde_json::Value> {
+    e2e.eventually(
+        &format!("a pending change waiting for {reason}"),
+        Duration::from_secs(30),
+        || async {
+            let raw = e2e.jsonpath(object, "{.status.pendingChanges}").await;
+            let changes: Vec<serde_json::Value> = serde_json::from_str(&raw).ok()?;
+            changes
+                .iter()
+                .any(|c| c["reason"] == reason)
+                .then_some(changes)
+        },
+    )
+    .await
+}
+
 async fn wait_ready(e2e: &E2e, object: &str) {
     e2e.wait_jsonpath(
         object,
@@ -200,7 +217,25 @@ pub(crate) async fn instance_type_change_waits_for_allow_restart() {
         "not restarted without consent"
     );
     assert_eq!(e2e.instance(&id).expect("exists").status, "Running");
+    // The status says what waits and why, as `ferroplane plan` would.
+    let waiting = pending_changes(&e2e, "ecs/resize", "RestartNotAllowed").await;
+    assert_eq!(waiting.len(), 1, "{waiting:#?}");
+    assert_eq!(waiting[0]["field"], "instanceType");
+    assert_eq!(waiting[0]["action"], "ModifyInstanceSpec");
+    let message = waiting[0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("allowRestart: true"), "{message}");
 
+    // With consent, but the zone has no stock of the new type: ECS refuses the change and the
+    // status says so with ECS's answer.
+    let zone = e2e
+        .jsonpath("ecs/resize", "{.status.atProvider.zoneId}")
+        .await;
+    let sold_out = |available| alibaba_mock::StockLimit {
+        zone_id: zone.clone(),
+        instance_type: "ecs.g6.xlarge".to_owned(),
+        available,
+    };
+    e2e.mock().set_stock(&sold_out(Some(0)));
     e2e.k(&[
         "patch",
         "ecs",
@@ -211,6 +246,15 @@ pub(crate) async fn instance_type_change_waits_for_allow_restart() {
         r#"{"spec":{"forProvider":{"allowRestart":true}}}"#,
     ])
     .await;
+    let refused = pending_changes(&e2e, "ecs/resize", "RefusedByCloud").await;
+    assert_eq!(refused[0]["field"], "instanceType", "{refused:#?}");
+    let message = refused[0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("ModifyInstanceSpec") && message.contains("NoStock"),
+        "{message}"
+    );
+
+    e2e.mock().set_stock(&sold_out(None));
     e2e.eventually(
         "the new type, running again",
         Duration::from_secs(45),
@@ -221,6 +265,17 @@ pub(crate) async fn instance_type_change_waits_for_allow_restart() {
     )
     .await;
     wait_ready(&e2e, "ecs/resize").await;
+    e2e.eventually(
+        "no pending change once applied",
+        Duration::from_secs(30),
+        || async {
+            e2e.jsonpath("ecs/resize", "{.status.pendingChanges}")
+                .await
+                .is_empty()
+                .then_some(())
+        },
+    )
+    .await;
     e2e.k(&["delete", "ecs", "resize", "--timeout=60s"]).await;
     assert_eq!(e2e.mock().stats().instances_live, 0);
     e2e.finish().await;
@@ -269,6 +324,22 @@ spec:
         1,
         "importing creates nothing"
     );
+    // An edit of an observed-only instance waits for the management policies, and says so.
+    e2e.k(&[
+        "patch",
+        "ecs",
+        "imported",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"forProvider":{"instanceName":"renamed"}}}"#,
+    ])
+    .await;
+    let waiting = pending_changes(&e2e, "ecs/imported", "UpdateNotAllowed").await;
+    assert_eq!(waiting.len(), 1, "{waiting:#?}");
+    assert_eq!(waiting[0]["field"], "instanceName");
+    assert_eq!(waiting[0]["action"], "ModifyInstanceAttribute");
+    assert_eq!(e2e.instance(&id).expect("exists").instance_name, "keeper");
     e2e.k(&["delete", "ecs", "imported", "--timeout=60s"]).await;
     assert!(e2e.instance(&id).is_some(), "Observe-only never deletes");
     e2e.finish().await;

@@ -95,12 +95,13 @@ pub(crate) async fn plan(e2e: &E2e, file: &Path) -> (i32, Value) {
 
 /// The write calls a plan predicts: one per ECS action of its changes (rows of one action share
 /// a call) and a stop and a start around restart-bound ones that are permitted.
-fn predicted(object: &Value) -> BTreeMap<String, u64> {
+pub(crate) fn predicted(object: &Value) -> BTreeMap<String, u64> {
     let mut calls: BTreeMap<String, u64> = object["changes"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["action"].as_str().unwrap().to_owned(), 1))
+        .flat_map(|c| c["calls"].as_array().cloned().unwrap_or_default())
+        .map(|call| (call.as_str().unwrap().to_owned(), 1))
         .collect();
     if object["restartPermitted"] == true {
         calls.insert("StopInstance".into(), 1);

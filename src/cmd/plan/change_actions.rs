@@ -36,9 +36,18 @@ fn rules_action(line: &str) -> &'static str {
     }
 }
 
+/// The calls of `action` in order (`A, B`), or none where it names alternatives (`A / B`) the
+/// change's line does not choose between.
+pub fn calls(action: &'static str) -> Vec<&'static str> {
+    if action.contains(" / ") {
+        return Vec::new();
+    }
+    action.split(", ").filter(|call| !call.is_empty()).collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::action;
+    use super::{action, calls};
 
     #[test]
     fn rules_lines_name_their_calls() {
@@ -55,5 +64,11 @@ mod tests {
         );
         assert_eq!(action("Disk", "size", "size 20 → 40 GiB"), "ResizeDisk");
         assert_eq!(action("KeyPair", "anything", ""), "");
+        assert_eq!(
+            calls("RevokeSecurityGroup, AuthorizeSecurityGroup"),
+            ["RevokeSecurityGroup", "AuthorizeSecurityGroup"]
+        );
+        assert!(calls("TagResources / UntagResources").is_empty());
+        assert!(calls("").is_empty());
     }
 }

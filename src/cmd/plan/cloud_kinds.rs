@@ -251,14 +251,17 @@ fn take_over() -> Change {
             "{UID_TAG} tag: none or an orphaned object's → this object's UID (take over)"
         ),
         action: "TagResources",
+        calls: vec!["TagResources"],
     }
 }
 
 /// One line of a kind's diff as a change: its field is the line's first word.
 fn change(kind: &str, line: &str) -> Change {
     let field = line.split([':', ' ']).next().unwrap_or_default().to_owned();
+    let action = change_actions::action(kind, &field, line);
     Change {
-        action: change_actions::action(kind, &field, line),
+        action,
+        calls: change_actions::calls(action),
         field,
         class: "in-place",
         description: line.to_owned(),

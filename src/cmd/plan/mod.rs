@@ -9,9 +9,11 @@
 //! 2. per object, what stops a reconcile before the cloud (`cluster_reads`: deletion,
 //!    references, the password Secret; `access`: the ProviderConfig and its credentials);
 //! 3. one `DescribeInstances` per 100 named instances per client group (configuration version
-//!    and region, as the controller's batcher groups them);
-//! 4. provider-alibaba's `ecs_instance_preview` (the observe step's own diff) per instance, made
-//!    an [`outcome::ObjectPlan`], and `render`ed.
+//!    and region, as the controller's batcher groups them), then per instance the extra reads
+//!    its spec needs, as the observe step makes them (`DescribeInstanceRamRole`,
+//!    `DescribeDisks`, `DescribeInstanceAutoRenewAttribute`, only for the fields that need them);
+//! 4. provider-alibaba's `ecs_instance_preview_with` (the observe step's own diff) per instance,
+//!    made an [`outcome::ObjectPlan`], and `render`ed.
 //!
 //! Exit code 0 when nothing would change, 2 when something would, 1 on error.
 
@@ -34,15 +36,23 @@ use anyhow::Context as _;
 use ferroplane_apis::alibabacloud::{ECSInstance, ECSInstanceParameters};
 use ferroplane_apis::common::{DeletionPolicy, ManagementAction, names::EXTERNAL_NAME};
 use ferroplane_runtime::reasons::EXTERNAL_RESOURCE_NOT_FOUND;
+use futures::StreamExt as _;
 use kube::ResourceExt as _;
 use provider_alibaba::{
-    CloudPreviews, EndpointAllowList, PlanAccess, ecs_instance_launch_refusal, ecs_instance_preview,
+    CloudPreviews, EndpointAllowList, PlanAccess, ecs_instance_extra_reads,
+    ecs_instance_launch_refusal, ecs_instance_preview_with,
 };
 
 use self::access::CloudAccess;
 use self::admission::Admission;
 use self::cloud_kinds::Reads;
 use self::outcome::{Action, Identity, Launch, ObjectPlan};
+
+/// Instances whose extra reads are under way at once.
+const EXTRA_READS_AT_ONCE: usize = 8;
+
+/// The reason of an object whose extra read (RAM role, disks, renewal) failed.
+const EXTRA_READ_FAILED: &str = "ExtraReadFailed";
 
 /// Where credentials come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -198,14 +208,28 @@ async fn read_instances(
     Ok(found)
 }
 
-fn observed(pending: Pending, found: &HashMap<String, Instance>) -> ObjectPlan {
-    match found.get(&pending.id) {
-        Some(instance) => outcome::observed(
-            pending.who,
-            &ecs_instance_preview(&pending.spec, instance),
-            pending.may_update,
-        ),
-        None => {
+/// Step 4 for one object, with the extra reads its spec needs.
+async fn observed(
+    pending: Pending,
+    found: &HashMap<String, Instance>,
+    clients: &BTreeMap<String, EcsClient>,
+) -> ObjectPlan {
+    match (found.get(&pending.id), clients.get(&pending.group)) {
+        (Some(instance), Some(ecs)) => {
+            match ecs_instance_extra_reads(ecs, &pending.spec, instance).await {
+                Ok(extra) => outcome::observed(
+                    pending.who,
+                    &ecs_instance_preview_with(&pending.spec, instance, &extra),
+                    pending.may_update,
+                ),
+                Err((action, error)) => ObjectPlan::blocked(
+                    pending.who,
+                    EXTRA_READ_FAILED,
+                    format!("{action} of instance {} failed: {error}", pending.id),
+                ),
+            }
+        }
+        _ => {
             let message = format!(
                 "instance {} is not listed by ECS; ferroplane does not launch another for a named instance",
                 pending.id
@@ -238,8 +262,17 @@ async fn plan_objects(
             }
         }
     }
+    let clients: BTreeMap<String, EcsClient> = groups
+        .iter()
+        .map(|(group, (ecs, _))| (group.clone(), ecs.clone()))
+        .collect();
     let found = read_instances(groups).await?;
-    plans.extend(pending.into_iter().map(|p| observed(p, &found)));
+    let observed: Vec<ObjectPlan> = futures::stream::iter(pending)
+        .map(|p| observed(p, &found, &clients))
+        .buffered(EXTRA_READS_AT_ONCE)
+        .collect()
+        .await;
+    plans.extend(observed);
     plans.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     Ok(plans)
 }

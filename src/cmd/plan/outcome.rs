@@ -57,6 +57,10 @@ pub struct Change {
     pub description: String,
     /// The ECS action that applies it (empty for an immutable field).
     pub action: &'static str,
+    /// The calls the controller sends for it, in order (`action` may name two of which this
+    /// change needs one); absent where the plan cannot tell which.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<&'static str>,
 }
 
 impl From<&PlannedChange> for Change {
@@ -71,6 +75,7 @@ impl From<&PlannedChange> for Change {
             },
             description: c.description.clone(),
             action: c.action,
+            calls: c.calls.clone(),
         }
     }
 }
@@ -275,6 +280,7 @@ mod tests {
             class,
             description: format!("{field}: \"a\" → \"b\""),
             action,
+            calls: vec![action],
         }
     }
 

@@ -103,12 +103,22 @@ pub fn modify_spec(
         return Err(ErrorResponse::missing("InstanceType"));
     }
     bandwidth.map(param_checks::check_bandwidth).transpose()?;
-    let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
+    let (zone_id, status) = {
+        let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
+        (instance.zone_id.clone(), instance.status(ctx.now))
+    };
     if let Some(t) = new_type {
-        if instance.status(ctx.now) != Status::Stopped {
+        if status != Status::Stopped {
             return Err(ErrorResponse::incorrect_status());
         }
-        instance.instance_type = catalog::instance_type_in_stock(t.id)?;
+        catalog::instance_type_in_stock(t.id)?;
+        // The new type must be in stock where the instance stands, as for a launch.
+        store.stock.check(&zone_id, t.id, 1)?;
+        store.stock.take(&zone_id, t.id, 1);
+    }
+    let instance = store.find_mut(&ctx.caller.account_id, None, id)?;
+    if let Some(t) = new_type {
+        instance.instance_type = t;
         instance.credit_specification =
             crate::credit::after_type_change(instance.instance_type, instance.credit_specification);
     }

@@ -71,8 +71,9 @@ pub use ecs_instance::field_classes as ecs_instance_field_classes;
 pub use ecs_instance::imported_parameters as ecs_instance_imported_parameters;
 // `ferroplane plan`: the next reconcile's changes, computed by the observe step's own diff.
 pub use ecs_instance::{
-    ChangeClass, InstancePreview, PlannedChange, launch_refusal as ecs_instance_launch_refusal,
-    preview as ecs_instance_preview,
+    ChangeClass, ExtraReads as EcsInstanceExtraReads, InstancePreview, PlannedChange,
+    launch_refusal as ecs_instance_launch_refusal, preview as ecs_instance_preview,
+    preview_with as ecs_instance_preview_with, read_extras as ecs_instance_extra_reads,
 };
 pub use options::{ClientOverrides, Options};
 pub use plan_access::{PlanAccess, PlanBlocked, PlanClient};

@@ -499,12 +499,32 @@ async fn modify_attribute_and_spec() {
     )
     .await
     .expect_error(403, "OperationDenied.NoStock");
+    // A type sold out in the instance's zone is refused as a launch there would be.
+    let zone = i["ZoneId"].as_str().unwrap().to_owned();
+    let sold_out = |available| alibaba_mock::StockLimit {
+        zone_id: zone.clone(),
+        instance_type: "ecs.g6.xlarge".to_owned(),
+        available,
+    };
+    mock.set_stock(&sold_out(Some(0)));
+    s.ecs(
+        "ModifyInstanceSpec",
+        &[("InstanceId", &id), ("InstanceType", "ecs.g6.xlarge")],
+    )
+    .await
+    .expect_error(403, "OperationDenied.NoStock");
+    mock.set_stock(&sold_out(Some(1)));
     s.ecs(
         "ModifyInstanceSpec",
         &[("InstanceId", &id), ("InstanceType", "ecs.g6.xlarge")],
     )
     .await
     .ok();
+    assert_eq!(
+        mock.stock(),
+        [sold_out(Some(0))],
+        "the change took the zone's last one"
+    );
     let i = s
         .ecs("DescribeInstanceAttribute", &[("InstanceId", &id)])
         .await

@@ -7,9 +7,7 @@ use ferroplane_apis::alibabacloud::ECSInstance;
 use ferroplane_runtime::{Connector, ExternalCalls, ReconcileError};
 use kube::ResourceExt;
 
-use super::applied_inputs::AppliedInputs;
-use super::external::EcsExternal;
-use super::recent_creations::RecentCreations;
+use super::external::{EcsExternal, InstanceRecords};
 use crate::account;
 use crate::cloud_client::ClientCache;
 use crate::config_resolution::{ConfigResolver, ResolvedConfigs};
@@ -21,8 +19,7 @@ pub struct EcsConnector {
     kube: kube::Client,
     configs: Arc<ResolvedConfigs>,
     cache: Arc<ClientCache>,
-    inputs: Arc<AppliedInputs>,
-    recent: Arc<RecentCreations>,
+    records: InstanceRecords,
     calls: ExternalCalls,
 }
 
@@ -41,8 +38,7 @@ impl EcsConnector {
                 options.poll_interval,
                 calls.clone(),
             )),
-            inputs: Arc::new(AppliedInputs::default()),
-            recent: Arc::new(RecentCreations::default()),
+            records: InstanceRecords::default(),
             kube,
             calls,
         }
@@ -77,8 +73,7 @@ impl Connector<ECSInstance> for EcsConnector {
             client,
             self.kube.clone(),
             config.display.clone(),
-            self.inputs.clone(),
-            self.recent.clone(),
+            &self.records,
             self.calls.clone(),
             scope,
         ))

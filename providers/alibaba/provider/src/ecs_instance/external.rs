@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use alibaba_sdk::ecs::{Instance, ModifyInstanceAttributeRequest, Tag};
 use alibaba_sdk::{Error, Secret};
 use ferroplane_apis::alibabacloud::ECSInstance;
+use ferroplane_apis::common::{Managed, ManagementAction};
 use ferroplane_runtime::{
     ConnectionDetails, Creation, Deletion, ExternalCalls, ExternalClient, ExternalRef,
     IdempotencyKey, Observation, ReconcileError, UID_TAG, Update,
@@ -26,6 +27,8 @@ use super::observation::{
     CONN_INSTANCE_ID, connection_details, readiness, status as observed_status,
 };
 use super::owner_search::outcome_unknown;
+use super::pending::{Allowed, Refusal, Refusals, pending_changes};
+use super::preview::changes_of;
 use super::recent_creations::{LISTED_AFTER, RecentCreations};
 use super::spec_mapping::{launch_refusal, run_instances_request};
 use crate::cloud_client::RegionClient;
@@ -35,6 +38,14 @@ use crate::reasons::{
     INVALID_SPEC, SUBSCRIPTION_NOT_EXPIRED,
 };
 
+/// What this process remembers about the instances it manages, across reconciles.
+#[derive(Clone, Debug, Default)]
+pub struct InstanceRecords {
+    pub inputs: Arc<AppliedInputs>,
+    pub recent: Arc<RecentCreations>,
+    pub refusals: Arc<Refusals>,
+}
+
 /// The ECS side of one ECSInstance reconcile.
 pub struct EcsExternal {
     client: RegionClient,
@@ -42,10 +53,13 @@ pub struct EcsExternal {
     config: String,
     inputs: Arc<AppliedInputs>,
     recent: Arc<RecentCreations>,
+    refusals: Arc<Refusals>,
     calls: ExternalCalls,
     /// `<account>/<region>` (see `crate::account`).
     scope: String,
     observed: Mutex<Option<Instance>>,
+    /// The call ECS refused in this reconcile, with its answer.
+    refused: Mutex<Option<(&'static str, String)>>,
 }
 
 impl EcsExternal {
@@ -53,8 +67,7 @@ impl EcsExternal {
         client: RegionClient,
         kube: kube::Client,
         config: String,
-        inputs: Arc<AppliedInputs>,
-        recent: Arc<RecentCreations>,
+        records: &InstanceRecords,
         calls: ExternalCalls,
         scope: String,
     ) -> Self {
@@ -62,23 +75,30 @@ impl EcsExternal {
             client,
             kube,
             config,
-            inputs,
-            recent,
+            inputs: records.inputs.clone(),
+            recent: records.recent.clone(),
+            refusals: records.refusals.clone(),
             calls,
             scope,
             observed: Mutex::new(None),
+            refused: Mutex::new(None),
         }
     }
 
-    /// Sends one ECS call, counts it, and maps its error.
+    /// Sends one ECS call, counts it, and maps its error; remembers a refusal of what was asked.
     async fn call<T>(
         &self,
-        action: &str,
+        action: &'static str,
         call: impl Future<Output = Result<T, Error>>,
     ) -> Result<T, ReconcileError> {
         let result = call.await;
         record_call(&self.calls, action, &result);
-        result.map_err(|e| reconcile_error(&e, &self.config))
+        result.map_err(|e| {
+            if let Some(answer) = refusal_answer(&e) {
+                *self.refused.lock().unwrap_or_else(|p| p.into_inner()) = Some((action, answer));
+            }
+            reconcile_error(&e, &self.config)
+        })
     }
 
     fn digests(mr: &ECSInstance, password: Option<&Secret>) -> InputDigests {
@@ -98,6 +118,7 @@ impl EcsExternal {
     /// An instance is gone: stop sweeping it.
     fn gone(&self, id: &str, uid: &str) {
         self.inputs.forget(uid);
+        self.refusals.clear(uid);
         self.recent.settle(id);
         if let Some(batcher) = &self.client.batcher {
             batcher.forget(id);
@@ -112,9 +133,11 @@ impl EcsExternal {
     }
 }
 
-/// How long the look of an object being deleted may wait for others to share its
-/// `DescribeInstances`: a fleet's rollout deletes as many objects at once as reconciles run.
-const DELETING_LOOK_WAIT: Duration = Duration::from_millis(250);
+/// How long a look nothing hurries may wait for others to share its `DescribeInstances`: the
+/// looks of an object being deleted (a fleet's rollout deletes as many objects at once as
+/// reconciles run) and the first looks of an instance created a moment ago (a rollout creates
+/// as many; what waits on them is only the Ready condition).
+const PATIENT_LOOK_WAIT: Duration = Duration::from_millis(250);
 
 /// The value of the instance's ownership tag, if it has one.
 fn owner_tag(instance: &Instance) -> Option<&str> {
@@ -133,143 +156,13 @@ fn not_found_for_update(id: &str) -> ReconcileError {
     )
 }
 
-impl ExternalClient<ECSInstance> for EcsExternal {
-    /// ECS assigns instance IDs: a named instance that is not listed is never launched again.
-    fn assigns_names(&self) -> bool {
-        true
-    }
-
-    fn scope(&self) -> Option<String> {
-        Some(self.scope.clone())
-    }
-
-    async fn observe(
+impl EcsExternal {
+    /// The update step: applies what differs, in place or through a stop and start.
+    async fn apply_spec(
         &self,
         mr: &ECSInstance,
         ext: &ExternalRef,
-    ) -> Result<Observation, ReconcileError> {
-        let found = match ext.name() {
-            // Nothing hurries the looks of an object being deleted: they wait to share a call.
-            Some(id) if mr.metadata.deletion_timestamp.is_some() => {
-                self.describe_within(id, DELETING_LOOK_WAIT).await?
-            }
-            Some(id) => self.describe(id).await?,
-            None => self.find_by_uid(&ext.uid).await?,
-        };
-        // Not listed: gone, or created a moment ago and not listed yet, which the framework
-        // tells apart by the creation time it recorded (it survives a restart; this process's
-        // memory does not).
-        let Some(instance) = found else {
-            if let Some(id) = ext.name()
-                && !self.recent.is_recent(id)
-            {
-                self.gone(id, &ext.uid);
-            }
-            return Ok(Observation::missing());
-        };
-        self.recent.settle(&instance.instance_id);
-        *self.observed.lock().unwrap_or_else(|p| p.into_inner()) = Some(instance.clone());
-        let spec = &mr.spec.for_provider;
-        let mut obs = Observation::found(&instance.instance_id)
-            .with_owner_tag(owner_tag(&instance))
-            .with_status(observed_status(&instance, None, None))?
-            .with_readiness(readiness(&instance, spec.desired_status))
-            .with_connection_details(connection_details(&instance));
-        if let Some(filled) = late_init(spec, &instance) {
-            obs = obs.with_late_init(filled)?;
-        }
-        if status::in_transition(&instance.status) {
-            obs = obs.in_transition();
-        }
-        // Being deleted, or changing state: nothing to compare; the next observe will.
-        if mr.metadata.deletion_timestamp.is_some() || status::in_transition(&instance.status) {
-            return Ok(obs);
-        }
-        let password = self.password(mr).await?;
-        let changed = self
-            .inputs
-            .changed(&ext.uid, Self::digests(mr, password.as_ref()));
-        let ram_role = self.ram_role(mr, &instance.instance_id).await?;
-        let disks = self.disks(mr, &instance.instance_id).await?;
-        let renewal = self.renewal(mr, &instance).await?;
-        obs = obs.with_status(observed_status(
-            &instance,
-            ram_role.as_deref(),
-            disks.as_deref(),
-        ))?;
-        let plan = diff::plan(
-            spec,
-            &Observed {
-                instance: &instance,
-                ram_role: ram_role.as_deref(),
-                inputs: changed,
-                disks: disks.as_deref(),
-                renewal: renewal.as_ref(),
-            },
-        );
-        let verdict = diff::verdict(&plan, &instance.status, spec.allow_restart.unwrap_or(false));
-        if let Some(diff) = verdict.diff {
-            obs = obs.with_diff(diff);
-        }
-        if let Some(note) = verdict.note {
-            obs = obs.with_note(note);
-        }
-        Ok(obs)
-    }
-
-    async fn create(
-        &self,
-        mr: &ECSInstance,
-        key: &IdempotencyKey,
-    ) -> Result<Creation, ReconcileError> {
-        if let Some(refusal) = launch_refusal(&mr.spec.for_provider) {
-            return Err(ReconcileError::terminal(INVALID_SPEC, refusal));
-        }
-        let password = self.password(mr).await?;
-        let request = run_instances_request(
-            &mr.spec.for_provider,
-            key.token(),
-            key.uid(),
-            password.clone(),
-        );
-        let result = self.client.ecs.run_instances(&request).await;
-        record_call(&self.calls, "RunInstances", &result);
-        let owners = self.client.owners.as_ref();
-        let response = result.map_err(|e| {
-            if let Some(owners) = owners.filter(|_| outcome_unknown(&e)) {
-                owners.outcome_unknown(key.uid());
-            }
-            reconcile_error(&e, &self.config)
-        })?;
-        let id = response.instance_ids().first().cloned().ok_or_else(|| {
-            if let Some(owners) = owners {
-                owners.outcome_unknown(key.uid());
-            }
-            ReconcileError::retryable(
-                INVALID_RESPONSE,
-                format!(
-                    "RunInstances returned no instance ID [request id {}]; the instance is looked up by its {UID_TAG} tag",
-                    response.request_id
-                ),
-            )
-        })?;
-        self.recent.record(&id);
-        if let Some(batcher) = &self.client.batcher {
-            batcher.expect(&id, Instant::now() + LISTED_AFTER);
-        }
-        if let Some(owners) = owners {
-            owners.created(key.uid(), &id);
-        }
-        self.inputs
-            .record(key.uid(), Self::digests(mr, password.as_ref()));
-        // No look of its own now: the instance is not listed yet, and its first look rides
-        // the batched read with the other new instances' once it is.
-        Ok(Creation::new(&id)
-            .with_connection_details(ConnectionDetails::new().with(CONN_INSTANCE_ID, id.as_bytes()))
-            .with_listed_after(LISTED_AFTER))
-    }
-
-    async fn update(&self, mr: &ECSInstance, ext: &ExternalRef) -> Result<Update, ReconcileError> {
+    ) -> Result<Update, ReconcileError> {
         let id = ext.name().unwrap_or_default();
         let instance = self
             .current(id)
@@ -334,6 +227,186 @@ impl ExternalClient<ECSInstance> for EcsExternal {
         } else {
             Update::done()
         })
+    }
+}
+
+impl ExternalClient<ECSInstance> for EcsExternal {
+    /// ECS assigns instance IDs: a named instance that is not listed is never launched again.
+    fn assigns_names(&self) -> bool {
+        true
+    }
+
+    fn scope(&self) -> Option<String> {
+        Some(self.scope.clone())
+    }
+
+    async fn observe(
+        &self,
+        mr: &ECSInstance,
+        ext: &ExternalRef,
+    ) -> Result<Observation, ReconcileError> {
+        let found = match ext.name() {
+            Some(id) if mr.metadata.deletion_timestamp.is_some() || self.recent.is_recent(id) => {
+                self.describe_within(id, PATIENT_LOOK_WAIT).await?
+            }
+            Some(id) => self.describe(id).await?,
+            None => self.find_by_uid(&ext.uid).await?,
+        };
+        // Not listed: gone, or created a moment ago and not listed yet, which the framework
+        // tells apart by the creation time it recorded (it survives a restart; this process's
+        // memory does not).
+        let Some(instance) = found else {
+            if let Some(id) = ext.name()
+                && !self.recent.is_recent(id)
+            {
+                self.gone(id, &ext.uid);
+            }
+            return Ok(Observation::missing());
+        };
+        self.recent.settle(&instance.instance_id);
+        *self.observed.lock().unwrap_or_else(|p| p.into_inner()) = Some(instance.clone());
+        let spec = &mr.spec.for_provider;
+        let mut obs = Observation::found(&instance.instance_id)
+            .with_owner_tag(owner_tag(&instance))
+            .with_status(observed_status(&instance, None, None))?
+            .with_readiness(readiness(&instance, spec.desired_status))
+            .with_connection_details(connection_details(&instance));
+        if let Some(filled) = late_init(spec, &instance) {
+            obs = obs.with_late_init(filled)?;
+        }
+        if status::in_transition(&instance.status) {
+            obs = obs.in_transition();
+        }
+        // Being deleted, or changing state: nothing to compare; the next observe will.
+        if mr.metadata.deletion_timestamp.is_some() || status::in_transition(&instance.status) {
+            return Ok(obs);
+        }
+        let password = self.password(mr).await?;
+        let changed = self
+            .inputs
+            .changed(&ext.uid, Self::digests(mr, password.as_ref()));
+        let ram_role = self.ram_role(mr, &instance.instance_id).await?;
+        let disks = self.disks(mr, &instance.instance_id).await?;
+        let renewal = self.renewal(mr, &instance).await?;
+        obs = obs.with_status(observed_status(
+            &instance,
+            ram_role.as_deref(),
+            disks.as_deref(),
+        ))?;
+        let plan = diff::plan(
+            spec,
+            &Observed {
+                instance: &instance,
+                ram_role: ram_role.as_deref(),
+                inputs: changed,
+                disks: disks.as_deref(),
+                renewal: renewal.as_ref(),
+            },
+        );
+        let verdict = diff::verdict(&plan, &instance.status, spec.allow_restart.unwrap_or(false));
+        let allowed = Allowed {
+            update: mr
+                .management_policies()
+                .iter()
+                .any(|a| matches!(a, ManagementAction::All | ManagementAction::Update)),
+            restart: spec.allow_restart.unwrap_or(false) || instance.status == status::STOPPED,
+        };
+        let refusal = self.refusals.of(&ext.uid, mr.metadata.generation);
+        let pending = pending_changes(
+            &changes_of(&plan, &instance.status),
+            allowed,
+            refusal.as_ref(),
+        );
+        // `null` removes the list once nothing waits.
+        obs = obs.with_status(serde_json::json!({
+            "pendingChanges": (!pending.is_empty()).then_some(pending),
+        }))?;
+        if let Some(diff) = verdict.diff {
+            obs = obs.with_diff(diff);
+        }
+        if let Some(note) = verdict.note {
+            obs = obs.with_note(note);
+        }
+        Ok(obs)
+    }
+
+    async fn create(
+        &self,
+        mr: &ECSInstance,
+        key: &IdempotencyKey,
+    ) -> Result<Creation, ReconcileError> {
+        if let Some(refusal) = launch_refusal(&mr.spec.for_provider) {
+            return Err(ReconcileError::terminal(INVALID_SPEC, refusal));
+        }
+        let password = self.password(mr).await?;
+        let request = run_instances_request(
+            &mr.spec.for_provider,
+            key.token(),
+            key.uid(),
+            password.clone(),
+        );
+        let result = self.client.ecs.run_instances(&request).await;
+        record_call(&self.calls, "RunInstances", &result);
+        let owners = self.client.owners.as_ref();
+        let response = result.map_err(|e| {
+            if let Some(owners) = owners.filter(|_| outcome_unknown(&e)) {
+                owners.outcome_unknown(key.uid());
+            }
+            reconcile_error(&e, &self.config)
+        })?;
+        let id = response.instance_ids().first().cloned().ok_or_else(|| {
+            if let Some(owners) = owners {
+                owners.outcome_unknown(key.uid());
+            }
+            ReconcileError::retryable(
+                INVALID_RESPONSE,
+                format!(
+                    "RunInstances returned no instance ID [request id {}]; the instance is looked up by its {UID_TAG} tag",
+                    response.request_id
+                ),
+            )
+        })?;
+        self.recent.record(&id);
+        if let Some(batcher) = &self.client.batcher {
+            batcher.expect(&id, Instant::now() + LISTED_AFTER);
+        }
+        if let Some(owners) = owners {
+            owners.created(key.uid(), &id);
+        }
+        self.inputs
+            .record(key.uid(), Self::digests(mr, password.as_ref()));
+        // No look of its own now: the instance is not listed yet, and its first look rides
+        // the batched read with the other new instances' once it is.
+        Ok(Creation::new(&id)
+            .with_connection_details(ConnectionDetails::new().with(CONN_INSTANCE_ID, id.as_bytes()))
+            .with_listed_after(LISTED_AFTER))
+    }
+
+    async fn update(&self, mr: &ECSInstance, ext: &ExternalRef) -> Result<Update, ReconcileError> {
+        // Only a refusal of the update's own calls counts.
+        self.refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let result = self.apply_spec(mr, ext).await;
+        let refused = self
+            .refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        match (&result, refused) {
+            (Ok(_), _) => self.refusals.clear(&ext.uid),
+            (Err(_), Some((action, answer))) => self.refusals.record(
+                &ext.uid,
+                Refusal {
+                    action: action.to_owned(),
+                    generation: mr.metadata.generation,
+                    answer,
+                },
+            ),
+            (Err(_), None) => {}
+        }
+        result
     }
 
     /// Points the instance's `ferroplane.io/uid` tag at this object (`TagResources` overwrites
@@ -411,7 +484,7 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             record_call(&self.calls, "DeleteInstance", &result);
             result.map(drop).map_err(Arc::new)
         } else if let Some(releases) = &self.client.releases {
-            releases.release(id, force).await
+            releases.start_release(id, force)
         } else {
             let result = self.client.ecs.delete_instance(id, force).await;
             record_call(&self.calls, "DeleteInstance", &result);
@@ -426,6 +499,18 @@ impl ExternalClient<ECSInstance> for EcsExternal {
             Err(e) => Err(reconcile_error(&e, &self.config)),
         }
     }
+}
+
+/// ECS's answer when it refused what was asked (a client error that is not about credentials,
+/// throttling, or the instance being gone or busy): what `status.pendingChanges` shows.
+fn refusal_answer(error: &Error) -> Option<String> {
+    let api = error.api()?;
+    let refused = (400..500).contains(&api.http_status)
+        && !error.is_throttling()
+        && !error.is_bad_credentials()
+        && !error.is_not_found()
+        && !error.is_wrong_state();
+    refused.then(|| format!("{} (HTTP {}): {}", api.code, api.http_status, api.message))
 }
 
 #[cfg(test)]

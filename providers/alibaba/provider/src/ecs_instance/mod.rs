@@ -34,12 +34,14 @@ mod connector;
 mod controller;
 mod diff;
 mod external;
+mod extra_reads;
 mod field_classes;
 mod field_diffs;
 mod import_spec;
 mod late_init;
 mod observation;
 mod owner_search;
+mod pending;
 mod preview;
 mod recent_creations;
 mod releases;
@@ -48,8 +50,11 @@ mod spec_mapping;
 mod wire_names;
 
 pub(crate) use batcher::Batcher;
+pub use extra_reads::{ExtraReads, read_all as read_extras};
 pub use import_spec::imported_parameters;
-pub use preview::{ChangeClass, InstancePreview, PlannedChange, launch_refusal, preview};
+pub use preview::{
+    ChangeClass, InstancePreview, PlannedChange, launch_refusal, preview, preview_with,
+};
 pub(crate) use releases::{RELEASE_WINDOW, Releases};
 
 /// Every `spec.forProvider` property of ECSInstance (nested ones as `systemDisk.size`) with its

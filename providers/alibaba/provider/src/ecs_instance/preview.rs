@@ -2,17 +2,19 @@
 //! `ferroplane plan`: the same [`diff::plan`] the observe step runs, over the same mapping of
 //! the instance, turned into changes a person (or CI) reads. Pure.
 //!
-//! Like the observe step without its extra reads, it compares what `DescribeInstances` reports:
-//! the rows that need `DescribeInstanceRamRole`, `DescribeDisks` or
-//! `DescribeInstanceAutoRenewAttribute` (`ramRoleName`, `systemDisk.*`, `autoRenew*`) and the
-//! inputs ECS never reports back (password, user data) are not compared here.
+//! Given the observe step's extra reads ([`extra_reads`](super::extra_reads): `ramRoleName`,
+//! `systemDisk`/`dataDisks`, `autoRenew*`), it compares what the observe step compares; without
+//! them, what `DescribeInstances` reports. The inputs ECS never reports back (password, user
+//! data) are compared by the controller against digests it keeps in memory, and not here.
 
 use alibaba_sdk::ecs::Instance;
 use ferroplane_apis::alibabacloud::ECSInstanceParameters;
 
 use super::applied_inputs::ChangedInputs;
+use super::comparison::Change;
 use super::comparison::Observed;
 use super::diff::{self, Power, status};
+use super::extra_reads::ExtraReads;
 use super::requests::Planned;
 
 /// The property whose change replaces the system disk.
@@ -39,8 +41,12 @@ pub struct PlannedChange {
     pub class: ChangeClass,
     /// What differs, old → new (no secret values).
     pub description: String,
-    /// The ECS action that applies it; empty for an immutable field.
+    /// The ECS action that applies it, as the field table names it; empty for an immutable
+    /// field.
     pub action: &'static str,
+    /// The calls the update step sends for it, in order (`action` can name two, of which this
+    /// change needs one, e.g. `AssignIpv6Addresses / UnassignIpv6Addresses`).
+    pub calls: Vec<&'static str>,
 }
 
 /// The plan of one ECSInstance against the instance ECS reports.
@@ -68,21 +74,74 @@ fn planned(row: &Planned, class: ChangeClass) -> PlannedChange {
         class,
         description: row.line.clone(),
         action: row.request.action(),
+        calls: calls_of(row),
     }
 }
 
-/// What the next reconcile of `spec` would do to `observed`.
+/// The calls `external/apply.rs` sends for `row`.
+fn calls_of(row: &Planned) -> Vec<&'static str> {
+    fn each(calls: &[(bool, &'static str)]) -> Vec<&'static str> {
+        calls
+            .iter()
+            .filter(|(sent, _)| *sent)
+            .map(|(_, call)| *call)
+            .collect()
+    }
+    match &row.change {
+        Change::Ipv6Addresses {
+            assign, release, ..
+        } => each(&[
+            (*assign > 0, "AssignIpv6Addresses"),
+            (!release.is_empty(), "UnassignIpv6Addresses"),
+        ]),
+        Change::Tags { set, remove } => each(&[
+            (!set.is_empty(), "TagResources"),
+            (!remove.is_empty(), "UntagResources"),
+        ]),
+        Change::RamRoleName { from, .. } => each(&[
+            (from.is_some(), "DetachInstanceRamRole"),
+            (true, "AttachInstanceRamRole"),
+        ]),
+        Change::KeyPairName { from, .. } => {
+            each(&[(from.is_some(), "DetachKeyPair"), (true, "AttachKeyPair")])
+        }
+        Change::SystemDiskSize { .. } => vec!["ResizeDisk"],
+        _ => vec![row.request.action()],
+    }
+}
+
+/// What the next reconcile of `spec` would do to `observed`, from `DescribeInstances` alone.
 pub fn preview(spec: &ECSInstanceParameters, observed: &Instance) -> InstancePreview {
+    preview_with(spec, observed, &ExtraReads::default())
+}
+
+/// [`preview`] with what the extra reads found: the rows they compare are planned too.
+pub fn preview_with(
+    spec: &ECSInstanceParameters,
+    observed: &Instance,
+    extra: &ExtraReads,
+) -> InstancePreview {
     let plan = diff::plan(
         spec,
         &Observed {
             instance: observed,
-            ram_role: None,
+            ram_role: extra.ram_role.as_deref(),
             inputs: ChangedInputs::default(),
-            disks: None,
-            renewal: None,
+            disks: extra.disks.as_deref(),
+            renewal: extra.renewal.as_ref(),
         },
     );
+    InstancePreview {
+        changes: changes_of(&plan, &observed.status),
+        restart_permitted: spec.allow_restart.unwrap_or(false)
+            || observed.status == status::STOPPED,
+        in_transition: status::in_transition(&observed.status),
+    }
+}
+
+/// The changes of `plan` for an instance in `observed_status`, in the order the field table
+/// plans them; the power state last.
+pub fn changes_of(plan: &diff::Plan, observed_status: &str) -> Vec<PlannedChange> {
     let mut changes: Vec<PlannedChange> = plan
         .in_place
         .iter()
@@ -106,6 +165,7 @@ pub fn preview(spec: &ECSInstanceParameters, observed: &Instance) -> InstancePre
             class: ChangeClass::Immutable,
             description: line.clone(),
             action: "",
+            calls: Vec::new(),
         }
     }));
     if let Some(power) = plan.power {
@@ -116,16 +176,12 @@ pub fn preview(spec: &ECSInstanceParameters, observed: &Instance) -> InstancePre
         changes.push(PlannedChange {
             field: "status".to_owned(),
             class: ChangeClass::InPlace,
-            description: format!("status: {} → {to}", observed.status),
+            description: format!("status: {observed_status} → {to}"),
             action,
+            calls: vec![action],
         });
     }
-    InstancePreview {
-        changes,
-        restart_permitted: spec.allow_restart.unwrap_or(false)
-            || observed.status == status::STOPPED,
-        in_transition: status::in_transition(&observed.status),
-    }
+    changes
 }
 
 /// Why `spec` cannot be launched as it is (what a create would refuse before any call).

@@ -20,8 +20,14 @@
 //! object reconciled on an answer read before the release, which still listed it), it is
 //! answered at once without a call. Sent again it would be `NotFound`, refusing the whole
 //! batch it went out in.
+//!
+//! The delete step does not wait for the call ([`Releases::start_release`]): it reports the
+//! release in progress, as it would after ECS accepted it, and its next reconcile, which looks
+//! whether the instance is gone anyway, gets ECS's refusal if there was one. A reconcile waiting
+//! for the shared call would hold one of the few reconciles that run at once, so no call could
+//! carry more releases than that (16 by default) however long the window.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -36,10 +42,11 @@ use crate::call_metrics::record_call;
 /// What one caller gets: released (ECS accepted the release), or the error about its instance.
 pub type Released = Result<(), Arc<Error>>;
 
-/// How long releases are collected before the call. Longer than the observation batcher's
-/// window: a release is not waited on by anything but its own object's reconcile, and a fleet's
-/// replacements arrive spread over the reconciles that run at once.
-pub const RELEASE_WINDOW: Duration = Duration::from_millis(50);
+/// How long releases are collected before the call. Far longer than the observation batcher's
+/// window: nothing waits on the call (the next look at a released instance comes after the
+/// runtime's transition interval, seconds later), and a fleet's replacements arrive spread over
+/// the reconciles that run at once.
+pub const RELEASE_WINDOW: Duration = Duration::from_millis(250);
 
 /// How long an accepted release answers for its instance without a call.
 pub const ACCEPTED_FOR: Duration = Duration::from_secs(600);
@@ -59,6 +66,10 @@ struct State {
     flush_scheduled: bool,
     /// Instances whose release ECS accepted, and when.
     accepted: HashMap<String, Instant>,
+    /// Releases started without a caller waiting, until ECS answers.
+    started: HashSet<String>,
+    /// ECS's refusals of started releases, and when, until their objects' next delete step.
+    refused: HashMap<String, (Instant, Arc<Error>)>,
 }
 
 /// Coalesces instance releases for one client.
@@ -129,11 +140,45 @@ impl Releases {
         })
     }
 
+    /// Starts the release of one pay-as-you-go instance in the next shared call, without
+    /// waiting for ECS: `Ok` when it is started (or accepted already), or ECS's refusal of the
+    /// release started by an earlier call (handed out once; the next call starts it again).
+    pub fn start_release(self: &Arc<Self>, instance_id: &str, force: bool) -> Released {
+        {
+            let mut state = self.lock();
+            if let Some((_, error)) = state.refused.remove(instance_id) {
+                return Err(error);
+            }
+            let accepted = state
+                .accepted
+                .get(instance_id)
+                .is_some_and(|at| at.elapsed() < ACCEPTED_FOR);
+            if accepted || !state.started.insert(instance_id.to_owned()) {
+                return Ok(());
+            }
+        }
+        let this = Arc::clone(self);
+        let id = instance_id.to_owned();
+        tokio::spawn(async move {
+            let result = this.release(&id, force).await;
+            let mut state = this.lock();
+            state.started.remove(&id);
+            if let Err(error) = result {
+                state.refused.insert(id, (Instant::now(), error));
+            }
+        });
+        Ok(())
+    }
+
     async fn flush(&self) {
         let waiting = {
             let mut state = self.lock();
             state.flush_scheduled = false;
             state.accepted.retain(|_, at| at.elapsed() < ACCEPTED_FOR);
+            // A refusal no delete step came back for (its object was removed another way).
+            state
+                .refused
+                .retain(|_, (at, _)| at.elapsed() < ACCEPTED_FOR);
             std::mem::take(&mut state.waiting)
         };
         let mut groups: [Callers; 2] = Default::default();
@@ -360,6 +405,55 @@ mod tests {
         assert_eq!(stats.calls_of("DeleteInstances"), 1);
         assert_eq!(stats.calls_of("DeleteInstance"), 0);
         assert_eq!(live(&mock, &ids), 5);
+        mock.shutdown().await;
+    }
+
+    /// Waits until no started release waits for ECS's answer.
+    async fn settled(releases: &Arc<Releases>) {
+        while !releases.lock().started.is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn started_releases_share_a_call_and_a_refusal_comes_back_at_the_next_start() {
+        let (mock, ids, client) = mock_with(30, SECRET).await;
+        let protect = ModifyInstanceAttributeRequest {
+            instance_id: ids[0].clone(),
+            deletion_protection: Some(true),
+            ..ModifyInstanceAttributeRequest::default()
+        };
+        client.modify_instance_attribute(&protect).await.unwrap();
+        let releases = releases_of(client);
+        // Nothing waits for ECS: every start answers at once, before any call is made.
+        for id in &ids {
+            assert!(releases.start_release(id, true).is_ok());
+        }
+        assert_eq!(mock.stats().calls_of("DeleteInstances"), 0);
+        // Started again while it waits: still one place in the call.
+        assert!(releases.start_release(&ids[1], true).is_ok());
+        settled(&releases).await;
+        let stats = mock.stats();
+        assert_eq!(stats.calls_of("DeleteInstances"), 1, "one call for all 30");
+        assert_eq!(
+            stats.calls_of("DeleteInstance"),
+            30,
+            "then each alone: one is protected"
+        );
+        assert_eq!(live(&mock, &ids), 1);
+        // The protected instance's next delete step gets ECS's answer, once.
+        let refused = releases.start_release(&ids[0], true).unwrap_err();
+        assert!(refused.is_deletion_protection(), "{refused}");
+        // Its step after that starts it again; the others were accepted: asked again, no call.
+        assert!(releases.start_release(&ids[0], true).is_ok());
+        assert!(releases.start_release(&ids[5], true).is_ok());
+        settled(&releases).await;
+        assert_eq!(
+            mock.stats().calls_of("DeleteInstance"),
+            31,
+            "only ids[0] again"
+        );
+        assert_eq!(mock.stats().calls_of("DeleteInstances"), 1);
         mock.shutdown().await;
     }
 

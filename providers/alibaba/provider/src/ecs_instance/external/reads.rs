@@ -5,15 +5,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use alibaba_sdk::ecs::{
-    DescribeDisksRequest, DescribeInstancesRequest, Disk, Instance, InstanceRenewAttribute, Tag,
-};
+use alibaba_sdk::ecs::{DescribeInstancesRequest, Disk, Instance, InstanceRenewAttribute, Tag};
 use alibaba_sdk::{Error, Secret};
 use ferroplane_apis::alibabacloud::ECSInstance;
 use ferroplane_runtime::{ReconcileError, UID_TAG};
 use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::{Api, ResourceExt};
 
+use super::super::extra_reads;
 use super::EcsExternal;
 use crate::call_metrics::record_call;
 use crate::cloud_error::read_error;
@@ -153,23 +152,13 @@ impl EcsExternal {
         mr: &ECSInstance,
         id: &str,
     ) -> Result<Option<String>, ReconcileError> {
-        if mr.spec.for_provider.ram_role_name.is_none() {
+        if !extra_reads::wants_ram_role(&mr.spec.for_provider) {
             return Ok(None);
         }
-        let ids = [id.to_owned()];
-        let roles = self
-            .call(
-                "DescribeInstanceRamRole",
-                self.client.ecs.describe_instance_ram_roles(&ids),
-            )
-            .await?;
-        Ok(Some(
-            roles
-                .into_iter()
-                .find(|r| r.instance_id == id)
-                .map(|r| r.ram_role_name)
-                .unwrap_or_default(),
-        ))
+        let ecs = &self.client.ecs;
+        self.call(extra_reads::RAM_ROLE_ACTION, extra_reads::ram_role(ecs, id))
+            .await
+            .map(Some)
     }
 
     /// The instance's disks when the spec sets `systemDisk` or `dataDisks`; `None` (not
@@ -179,15 +168,11 @@ impl EcsExternal {
         mr: &ECSInstance,
         id: &str,
     ) -> Result<Option<Vec<Disk>>, ReconcileError> {
-        let p = &mr.spec.for_provider;
-        if p.system_disk.is_none() && p.data_disks.is_none() {
+        if !extra_reads::wants_disks(&mr.spec.for_provider) {
             return Ok(None);
         }
-        let request = DescribeDisksRequest {
-            instance_id: Some(id.to_owned()),
-            ..DescribeDisksRequest::default()
-        };
-        self.call("DescribeDisks", self.client.ecs.describe_disks(&request))
+        let ecs = &self.client.ecs;
+        self.call(extra_reads::DISKS_ACTION, extra_reads::disks(ecs, id))
             .await
             .map(Some)
     }
@@ -199,22 +184,15 @@ impl EcsExternal {
         mr: &ECSInstance,
         instance: &Instance,
     ) -> Result<Option<InstanceRenewAttribute>, ReconcileError> {
-        let p = &mr.spec.for_provider;
-        if instance.instance_charge_type != "PrePaid"
-            || (p.auto_renew.is_none() && p.auto_renew_period.is_none())
-        {
+        if !extra_reads::wants_renewal(&mr.spec.for_provider, instance) {
             return Ok(None);
         }
-        let ids = [instance.instance_id.clone()];
-        let found = self
-            .call(
-                "DescribeInstanceAutoRenewAttribute",
-                self.client.ecs.describe_instance_auto_renew_attribute(&ids),
-            )
-            .await?;
-        Ok(found
-            .into_iter()
-            .find(|r| r.instance_id == instance.instance_id))
+        let ecs = &self.client.ecs;
+        self.call(
+            extra_reads::RENEWAL_ACTION,
+            extra_reads::renewal(ecs, &instance.instance_id),
+        )
+        .await
     }
 }
 
