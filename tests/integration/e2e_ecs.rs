@@ -29,6 +29,12 @@ spec:
     )
 }
 
+/// `kubectl patch ecs NAME --type merge -p PATCH`.
+async fn patch_ecs(e2e: &E2e, name: &str, patch: &str) {
+    e2e.k(&["patch", "ecs", name, "--type", "merge", "-p", patch])
+        .await;
+}
+
 /// The object's `status.pendingChanges` once one of them waits for `reason`.
 async fn pending_changes(e2e: &E2e, object: &str, reason: &str) -> Vec<serde_json::Value> {
     e2e.eventually(
@@ -159,15 +165,11 @@ pub(crate) async fn create_get_edit_stop_and_delete() {
     );
 
     // Stop it.
-    e2e.k(&[
-        "patch",
-        "ecs",
+    patch_ecs(
+        &e2e,
         "web-1",
-        "--type",
-        "merge",
-        "-p",
         r#"{"spec":{"forProvider":{"desiredStatus":"Stopped"}}}"#,
-    ])
+    )
     .await;
     e2e.wait_jsonpath("ecs/web-1", "{.status.atProvider.status}", "Stopped")
         .await;
@@ -190,15 +192,11 @@ pub(crate) async fn instance_type_change_waits_for_allow_restart() {
         .jsonpath("ecs/resize", "{.status.atProvider.instanceId}")
         .await;
 
-    e2e.k(&[
-        "patch",
-        "ecs",
+    patch_ecs(
+        &e2e,
         "resize",
-        "--type",
-        "merge",
-        "-p",
         r#"{"spec":{"forProvider":{"instanceType":"ecs.g6.xlarge"}}}"#,
-    ])
+    )
     .await;
     let conditions = e2e
         .eventually(
@@ -236,15 +234,11 @@ pub(crate) async fn instance_type_change_waits_for_allow_restart() {
         available,
     };
     e2e.mock().set_stock(&sold_out(Some(0)));
-    e2e.k(&[
-        "patch",
-        "ecs",
+    patch_ecs(
+        &e2e,
         "resize",
-        "--type",
-        "merge",
-        "-p",
         r#"{"spec":{"forProvider":{"allowRestart":true}}}"#,
-    ])
+    )
     .await;
     let refused = pending_changes(&e2e, "ecs/resize", "RefusedByCloud").await;
     assert_eq!(refused[0]["field"], "instanceType", "{refused:#?}");
@@ -325,15 +319,11 @@ spec:
         "importing creates nothing"
     );
     // An edit of an observed-only instance waits for the management policies, and says so.
-    e2e.k(&[
-        "patch",
-        "ecs",
+    patch_ecs(
+        &e2e,
         "imported",
-        "--type",
-        "merge",
-        "-p",
         r#"{"spec":{"forProvider":{"instanceName":"renamed"}}}"#,
-    ])
+    )
     .await;
     let waiting = pending_changes(&e2e, "ecs/imported", "UpdateNotAllowed").await;
     assert_eq!(waiting.len(), 1, "{waiting:#?}");

@@ -42,6 +42,16 @@ fn client_with(
     .unwrap()
 }
 
+/// A client retrying up to 10 times within `budget` in total.
+fn client_with_budget(server: &ScriptServer, budget: Duration) -> EcsClient {
+    client_with(server, |b| {
+        b.retry(RetryPolicy {
+            max_elapsed: budget,
+            ..fast_retries(10)
+        })
+    })
+}
+
 fn v1_signature_ok(request: &Recorded, secret: &str) -> bool {
     let params = request.all_params();
     let expected = v1::sign(
@@ -261,12 +271,7 @@ async fn retries_are_bounded_in_total_time() {
         Reply::error(400, "Throttling", "slow down").header("x-acs-retry-after", "5000")
     })
     .await;
-    let client = client_with(&server, |b| {
-        b.retry(RetryPolicy {
-            max_elapsed: Duration::from_secs(1),
-            ..fast_retries(10)
-        })
-    });
+    let client = client_with_budget(&server, Duration::from_secs(1));
     let (retries, _capture) = RetryLog::capture();
     let error = client.describe_regions().await.unwrap_err();
     assert!(error.is_throttling());
@@ -289,12 +294,7 @@ async fn a_retry_that_fits_the_budget_waits_what_the_server_asked() {
         }
     })
     .await;
-    let client = client_with(&server, |b| {
-        b.retry(RetryPolicy {
-            max_elapsed: Duration::from_secs(30),
-            ..fast_retries(10)
-        })
-    });
+    let client = client_with_budget(&server, Duration::from_secs(30));
     let (retries, _capture) = RetryLog::capture();
     client.describe_regions().await.unwrap();
     assert_eq!(server.count(), 2);
