@@ -119,11 +119,22 @@ async fn a_prefix_list_rule_is_kept_and_holds_its_list_until_deleted() {
         .await
         .expect("exists");
     let new_id = external_name(&restored).expect("a rule ID");
-    let held = ingress(&ecs, &group).await;
-    assert_eq!(held.len(), 1, "{held:?}");
+    // The rule is authorized first with the ownership marker as its description, which the
+    // controller then sets to the spec's: judged once that last write has landed (a CI run read
+    // the rule between the two).
+    let held = eventually("the restored rule carries the spec's description")
+        .within(WAIT)
+        .until_async(|| async {
+            let held = ingress(&ecs, &group).await;
+            if held.len() == 1 && held[0].description == "https from the office" {
+                Ok(held)
+            } else {
+                Err(held)
+            }
+        })
+        .await;
     assert_eq!(held[0].security_group_rule_id, new_id);
     assert_eq!(held[0].source_prefix_list_id, list);
-    assert_eq!(held[0].description, "https from the office");
 
     api.delete("office-https", &DeleteParams::default())
         .await
