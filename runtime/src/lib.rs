@@ -148,6 +148,7 @@ pub use idempotency::{IdempotencyKey, UID_TAG};
 pub use metrics::{ExternalCalls, Metrics};
 pub use observation::{Observation, UpToDate};
 pub use ownership::{ExternalOwner, OwnershipPreview, preview_ownership};
+pub use paused::paused_by;
 pub use provider::{Connector, ExternalClient};
 pub use readiness::Readiness;
 pub use reasons::{EXISTS_UNMANAGED, OWNED_ELSEWHERE};

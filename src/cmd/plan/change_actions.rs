@@ -1,7 +1,16 @@
-//! The cloud action that applies a change of a non-ECSInstance kind, by the field its diff line
-//! names (the calls each kind's `update` makes for it; README's field tables list the same).
+//! The field a non-ECSInstance kind's diff line changes, and the cloud action that applies it,
+//! by that field (the calls each kind's `update` makes for it; README's field tables list the same).
 //! An empty action: the kind's update makes more than one kind of call for it, or it is not
 //! known here. One table.
+
+/// The field a `kind`'s diff line changes: its first word, or `association` for an
+/// EIPAssociation's (its one change: the EIP associated again).
+pub fn field<'a>(kind: &str, line: &'a str) -> &'a str {
+    if kind == "EIPAssociation" {
+        return "association";
+    }
+    line.split([':', ' ']).next().unwrap_or_default()
+}
 
 /// The action of `field`'s change of a `kind`, whose diff says `line`.
 pub fn action(kind: &str, field: &str, line: &str) -> &'static str {
@@ -23,6 +32,13 @@ pub fn action(kind: &str, field: &str, line: &str) -> &'static str {
         ("Disk", "attach") => "AttachDisk",
         ("EIP", "name" | "description" | "bandwidth") => "ModifyEipAddressAttribute",
         ("NATGateway", "name" | "description") => "ModifyNatGatewayAttribute",
+        ("EIPAssociation", "association") => "AssociateEipAddress",
+        // One call takes every changed field of an entry.
+        ("SNATEntry", "snatIp" | "name") => "ModifySnatEntry",
+        (
+            "DNATEntry",
+            "externalIp" | "externalPort" | "ipProtocol" | "internalIp" | "internalPort" | "name",
+        ) => "ModifyForwardEntry",
         _ => "",
     }
 }
@@ -70,5 +86,29 @@ mod tests {
         );
         assert!(calls("TagResources / UntagResources").is_empty());
         assert!(calls("").is_empty());
+    }
+
+    #[test]
+    fn nat_entries_and_associations_name_their_modify_and_associate_calls() {
+        use super::field;
+        let dnat = "externalPort: \"2222\" → \"2223\"";
+        assert_eq!(field("DNATEntry", dnat), "externalPort");
+        assert_eq!(
+            action("DNATEntry", field("DNATEntry", dnat), dnat),
+            "ModifyForwardEntry"
+        );
+        let snat = "snatIp: \"39.96.0.1\" → \"39.96.0.2\"";
+        assert_eq!(
+            action("SNATEntry", field("SNATEntry", snat), snat),
+            "ModifySnatEntry"
+        );
+        let again =
+            "EIP eip-1 was unassociated from i-1 outside ferroplane: it is associated again";
+        assert_eq!(field("EIPAssociation", again), "association");
+        assert_eq!(
+            action("EIPAssociation", "association", again),
+            "AssociateEipAddress"
+        );
+        assert_eq!(calls("AssociateEipAddress"), ["AssociateEipAddress"]);
     }
 }

@@ -1,13 +1,14 @@
 //! The plan of the kinds served by provider-alibaba's shared cloud connector (VPC, VSwitch,
-//! SecurityGroup, SecurityGroupRule, Disk, KeyPair, EIP, NATGateway), one generic path for all:
-//! the object (a manifest applied over its live object), its references resolved as the
-//! runtime resolves them, then `CloudPreviews::observe` (the controller's connect and the
-//! kind's own observe, reads only) made an [`ObjectPlan`]. A kind is planned once it is listed
-//! in [`KINDS`] and [`plan_document`]'s dispatch.
+//! SecurityGroup, SecurityGroupRule, Disk, KeyPair, EIP, EIPAssociation, NATGateway, SNATEntry,
+//! DNATEntry), one generic path for all: the object (a manifest applied over its live object),
+//! its references resolved as the runtime resolves them, then `CloudPreviews::observe` (the
+//! controller's connect and the kind's own observe, reads only) made an [`ObjectPlan`]. A kind
+//! is planned once it is listed in [`KINDS`] and [`with_kind_type!`].
 
 use anyhow::Context as _;
 use ferroplane_apis::alibabacloud::{
-    Disk, EIP, KeyPair, NATGateway, SecurityGroup, SecurityGroupRule, VPC, VSwitch,
+    DNATEntry, Disk, EIP, EIPAssociation, KeyPair, NATGateway, SNATEntry, SecurityGroup,
+    SecurityGroupRule, VPC, VSwitch,
 };
 use ferroplane_apis::common::{DeletionPolicy, ManagementAction};
 use ferroplane_runtime::ManagedResource;
@@ -23,7 +24,7 @@ use super::change_actions;
 use super::outcome::{self, Action, Change, Identity, ObjectPlan};
 
 /// The kinds of this module, by `kind`.
-pub const KINDS: [&str; 8] = [
+pub const KINDS: [&str; 11] = [
     "VPC",
     "VSwitch",
     "SecurityGroup",
@@ -31,8 +32,37 @@ pub const KINDS: [&str; 8] = [
     "Disk",
     "KeyPair",
     "EIP",
+    "EIPAssociation",
     "NATGateway",
+    "SNATEntry",
+    "DNATEntry",
 ];
+
+/// `$body` with `$K` the type of the kind named `$kind` (one of [`KINDS`]) and `$name` its
+/// name; an error for any other kind.
+macro_rules! with_kind_type {
+    ($kind:expr, |$name:ident: $K:ident| $body:expr) => {
+        match $kind {
+            "VPC" => with_kind_type!(@arm VPC, $name, $K, $body),
+            "VSwitch" => with_kind_type!(@arm VSwitch, $name, $K, $body),
+            "SecurityGroup" => with_kind_type!(@arm SecurityGroup, $name, $K, $body),
+            "SecurityGroupRule" => with_kind_type!(@arm SecurityGroupRule, $name, $K, $body),
+            "Disk" => with_kind_type!(@arm Disk, $name, $K, $body),
+            "KeyPair" => with_kind_type!(@arm KeyPair, $name, $K, $body),
+            "EIP" => with_kind_type!(@arm EIP, $name, $K, $body),
+            "EIPAssociation" => with_kind_type!(@arm EIPAssociation, $name, $K, $body),
+            "NATGateway" => with_kind_type!(@arm NATGateway, $name, $K, $body),
+            "SNATEntry" => with_kind_type!(@arm SNATEntry, $name, $K, $body),
+            "DNATEntry" => with_kind_type!(@arm DNATEntry, $name, $K, $body),
+            other => anyhow::bail!("{other} is not planned by this module"),
+        }
+    };
+    (@arm $ty:ident, $name:ident, $K:ident, $body:expr) => {{
+        type $K = $ty;
+        let $name: &'static str = stringify!($ty);
+        $body
+    }};
+}
 
 /// The reason of an object planned without a cluster: these kinds' configurations are read
 /// from it.
@@ -54,17 +84,7 @@ pub async fn plan_document(
     doc: Value,
     reads: &Reads<'_>,
 ) -> anyhow::Result<ObjectPlan> {
-    match kind {
-        "VPC" => plan::<VPC>("VPC", doc, reads).await,
-        "VSwitch" => plan::<VSwitch>("VSwitch", doc, reads).await,
-        "SecurityGroup" => plan::<SecurityGroup>("SecurityGroup", doc, reads).await,
-        "SecurityGroupRule" => plan::<SecurityGroupRule>("SecurityGroupRule", doc, reads).await,
-        "Disk" => plan::<Disk>("Disk", doc, reads).await,
-        "KeyPair" => plan::<KeyPair>("KeyPair", doc, reads).await,
-        "EIP" => plan::<EIP>("EIP", doc, reads).await,
-        "NATGateway" => plan::<NATGateway>("NATGateway", doc, reads).await,
-        other => anyhow::bail!("{other} is not planned by this module"),
-    }
+    with_kind_type!(kind, |name: K| plan::<K>(name, doc, reads).await)
 }
 
 /// The objects of `kind` (one of [`KINDS`]) in `namespace` (all when `None`) matching
@@ -75,17 +95,8 @@ pub async fn list(
     namespace: Option<&str>,
     selector: Option<&str>,
 ) -> anyhow::Result<Vec<Value>> {
-    match kind {
-        "VPC" => list_of::<VPC>(kube, namespace, selector).await,
-        "VSwitch" => list_of::<VSwitch>(kube, namespace, selector).await,
-        "SecurityGroup" => list_of::<SecurityGroup>(kube, namespace, selector).await,
-        "SecurityGroupRule" => list_of::<SecurityGroupRule>(kube, namespace, selector).await,
-        "Disk" => list_of::<Disk>(kube, namespace, selector).await,
-        "KeyPair" => list_of::<KeyPair>(kube, namespace, selector).await,
-        "EIP" => list_of::<EIP>(kube, namespace, selector).await,
-        "NATGateway" => list_of::<NATGateway>(kube, namespace, selector).await,
-        other => anyhow::bail!("{other} is not planned by this module"),
-    }
+    with_kind_type!(kind, |_name: K| list_of::<K>(kube, namespace, selector)
+        .await)
 }
 
 async fn list_of<K: ManagedResource>(
@@ -145,6 +156,21 @@ async fn plan<K: PlannableKind>(
             return Ok(ObjectPlan::refused_by_admission(identity(&mr), message).of_kind(kind));
         }
     }
+    let paused = ferroplane_runtime::paused_by(Some(mr.annotations()));
+    let plan = next_reconcile(kind, mr, kube, previews).await?;
+    Ok(match paused {
+        Some(key) => plan.paused_by(key),
+        None => plan,
+    })
+}
+
+/// What the next reconcile of `mr` (applied, admitted) does, pause aside.
+async fn next_reconcile<K: PlannableKind>(
+    kind: &'static str,
+    mut mr: K,
+    kube: &kube::Client,
+    previews: &CloudPreviews,
+) -> anyhow::Result<ObjectPlan> {
     let who = identity(&mr);
     let policies = mr.management_policies().to_vec();
     if mr.meta().deletion_timestamp.is_some() {
@@ -255,9 +281,9 @@ fn take_over() -> Change {
     }
 }
 
-/// One line of a kind's diff as a change: its field is the line's first word.
+/// One line of a kind's diff as a change.
 fn change(kind: &str, line: &str) -> Change {
-    let field = line.split([':', ' ']).next().unwrap_or_default().to_owned();
+    let field = change_actions::field(kind, line).to_owned();
     let action = change_actions::action(kind, &field, line);
     Change {
         action,
@@ -329,6 +355,20 @@ mod tests {
             name: "prod".into(),
             external_name: Some("vpc-1".into()),
         }
+    }
+
+    #[test]
+    fn every_kind_is_dispatched_by_its_name() {
+        fn name_of(kind: &str) -> anyhow::Result<String> {
+            with_kind_type!(kind, |name: K| {
+                assert_eq!(<K as kube::Resource>::kind(&()), name);
+                Ok(name.to_owned())
+            })
+        }
+        for kind in KINDS {
+            assert_eq!(name_of(kind).unwrap(), kind);
+        }
+        assert!(name_of("ECSFleet").is_err());
     }
 
     #[test]

@@ -155,15 +155,21 @@ kind: EIPAssociation
 metadata:
   name: bind
 ---
+apiVersion: alibabacloud.ferroplane.io/v1alpha1
+kind: ECSFleet
+metadata:
+  name: web
+---
 "#;
         let mut objects = Objects::default();
         parse(text, "test", "prod", &mut objects).unwrap();
         assert_eq!(objects.instances.len(), 1);
         assert_eq!(objects.instances[0].namespace().as_deref(), Some("prod"));
-        assert_eq!(objects.cloud.len(), 1);
+        assert_eq!(objects.cloud.len(), 2);
         assert_eq!(objects.cloud[0].0, "VPC");
         assert_eq!(objects.cloud[0].1["metadata"]["namespace"], "prod");
-        assert_eq!(objects.skipped, ["EIPAssociation bind"]);
+        assert_eq!(objects.cloud[1].0, "EIPAssociation");
+        assert_eq!(objects.skipped, ["ECSFleet web"]);
     }
 
     #[test]

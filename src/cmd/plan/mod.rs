@@ -13,7 +13,8 @@
 //!    its spec needs, as the observe step makes them (`DescribeInstanceRamRole`,
 //!    `DescribeDisks`, `DescribeInstanceAutoRenewAttribute`, only for the fields that need them);
 //! 4. provider-alibaba's `ecs_instance_preview_with` (the observe step's own diff) per instance,
-//!    made an [`outcome::ObjectPlan`], and `render`ed.
+//!    made an [`outcome::ObjectPlan`] (`no change`, with what waits, for a paused object: the
+//!    reconciler leaves it alone), and `render`ed.
 //!
 //! Exit code 0 when nothing would change, 2 when something would, 1 on error.
 
@@ -273,6 +274,22 @@ async fn plan_objects(
         .collect()
         .await;
     plans.extend(observed);
+    let paused: HashMap<(String, String), &'static str> = instances
+        .iter()
+        .filter_map(|i| {
+            let key = ferroplane_runtime::paused_by(Some(i.annotations()))?;
+            Some(((i.namespace().unwrap_or_default(), i.name_any()), key))
+        })
+        .collect();
+    let mut plans: Vec<ObjectPlan> = plans
+        .into_iter()
+        .map(
+            |plan| match paused.get(&(plan.namespace.clone(), plan.name.clone())) {
+                Some(key) => plan.paused_by(key),
+                None => plan,
+            },
+        )
+        .collect();
     plans.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     Ok(plans)
 }

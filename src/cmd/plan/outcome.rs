@@ -179,6 +179,31 @@ impl ObjectPlan {
         self
     }
 
+    /// This plan of an object the `key` annotation pauses: the controller does nothing (not even
+    /// a deletion) until it is removed, so `no change`, with what it would do then in the note
+    /// and the changes kept. A manifest the API server's admission refuses stays `refused`: the
+    /// apply itself fails.
+    pub fn paused_by(mut self, key: &str) -> Self {
+        if self.admission.is_some() {
+            return self;
+        }
+        let then = match self.blocked.take() {
+            Some(blocked) => format!("{} ({})", self.action.words(), blocked.reason),
+            None => self.action.words().to_owned(),
+        };
+        let note = self.note.take();
+        self.action = Action::NoChange;
+        self.restart_permitted = None;
+        self.launch = None;
+        self = self.with_note(format!(
+            "reconciliation is paused by the {key} annotation: nothing is done until it is removed; then: {then}"
+        ));
+        match note {
+            Some(note) => self.with_note(note),
+            None => self,
+        }
+    }
+
     /// The plan of an object of `kind` (`ECSInstance` by default).
     pub fn of_kind(mut self, kind: &'static str) -> Self {
         self.kind = kind;
@@ -351,6 +376,45 @@ mod tests {
         assert_eq!(plan.action, Action::NoChange);
         assert_eq!(plan.changes.len(), 1);
         assert!(plan.note.unwrap().contains("Update"));
+    }
+
+    #[test]
+    fn a_paused_object_changes_nothing_and_says_what_waits() {
+        let name = vec![change(
+            "instanceName",
+            ChangeClass::InPlace,
+            "ModifyInstanceAttribute",
+        )];
+        let plan = observed(who(), &preview(name, false), true).paused_by("ferroplane.io/paused");
+        assert_eq!(plan.action, Action::NoChange);
+        assert_eq!(plan.changes.len(), 1);
+        let note = plan.note.unwrap();
+        assert!(note.contains("ferroplane.io/paused"), "{note}");
+        assert!(note.ends_with("then: update in place"), "{note}");
+        let blocked = ObjectPlan::blocked(who(), "ReferenceNotResolved", "no VPC".into())
+            .paused_by("crossplane.io/paused");
+        assert_eq!(blocked.action, Action::NoChange);
+        assert_eq!(blocked.blocked, None);
+        assert!(
+            blocked
+                .note
+                .unwrap()
+                .ends_with("then: blocked (ReferenceNotResolved)")
+        );
+        let delete =
+            deleting(who(), DeletionPolicy::Delete, true).paused_by("ferroplane.io/paused");
+        assert_eq!(delete.action, Action::NoChange);
+        assert!(
+            delete
+                .note
+                .unwrap()
+                .contains("then: delete; DeleteInstance")
+        );
+        let refused = ObjectPlan::refused_by_admission(who(), "immutable".into())
+            .paused_by("ferroplane.io/paused");
+        assert_eq!(refused.action, Action::Refused);
+        let create = ObjectPlan::new(who(), Action::Create).paused_by("ferroplane.io/paused");
+        assert_eq!(exit_code(&[create]), 0);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Read-only previews for `ferroplane plan` of every kind served by the shared cloud connector
-//! (VPC, VSwitch, SecurityGroup, SecurityGroupRule, Disk, KeyPair, EIP, NATGateway): the
+//! (VPC, VSwitch, SecurityGroup, SecurityGroupRule, Disk, KeyPair, EIP, EIPAssociation,
+//! NATGateway, SNATEntry, DNATEntry): the
 //! object is connected exactly as its controller connects it (`CloudConnector`: ProviderConfig,
 //! credentials, the account's STS identity) and observed by the kind's own
 //! `ExternalClient::observe`, whose `UpToDate::No` lines are the changes the next reconcile
@@ -9,14 +10,20 @@
 //! tag names, looked up by a list of metadata), so an untagged import plans its take-over and a
 //! resource another object owns plans blocked.
 //!
+//! A kind whose create or update refuses, before any write, something its observation does not
+//! show implements [`WriteRefusal`] (an EIPAssociation whose EIP serves another resource:
+//! `EIPInUse`); the preview is then that refusal, as the controller's condition would say it.
+//!
 //! Each `observe` only reads (`Describe*`; STS `GetCallerIdentity` once per configuration), one
-//! call per object as the controllers make them (these kinds are not batched). The e2e test
-//! checks that a plan leaves the mock's ledger unchanged.
+//! call per object as the controllers make them (these kinds are not batched), and a
+//! [`WriteRefusal`] its create's or update's own reads. The e2e tests check that a plan leaves
+//! the mock's ledger unchanged.
 
 use std::future::Future;
 
 use ferroplane_apis::alibabacloud::{
-    Disk, EIP, KeyPair, NATGateway, SecurityGroup, SecurityGroupRule, VPC, VSwitch,
+    DNATEntry, Disk, EIP, EIPAssociation, KeyPair, NATGateway, SNATEntry, SecurityGroup,
+    SecurityGroupRule, VPC, VSwitch,
 };
 use ferroplane_apis::common::names::{CROSSPLANE_EXTERNAL_NAME, EXTERNAL_NAME};
 use ferroplane_runtime::{
@@ -154,9 +161,41 @@ fn split_diff(diff: &str) -> Vec<String> {
         .collect()
 }
 
+/// What a kind's next create or update refuses before any write that its observation does not
+/// show (by default nothing: the cloud's own answer is not predicted).
+trait WriteRefusal: Sized {
+    fn refusal(
+        _clients: &CloudClients,
+        _mr: &Self,
+        _ext: &ExternalRef,
+    ) -> impl Future<Output = Result<Option<ReconcileError>, ReconcileError>> + Send {
+        std::future::ready(Ok(None))
+    }
+}
+
+impl WriteRefusal for EIPAssociation {
+    async fn refusal(
+        clients: &CloudClients,
+        mr: &Self,
+        ext: &ExternalRef,
+    ) -> Result<Option<ReconcileError>, ReconcileError> {
+        clients.association_refusal(mr, ext).await
+    }
+}
+
+/// Whether the next reconcile writes: a create, or an update of changes it may make.
+fn writes(preview: &KindPreview) -> bool {
+    match preview {
+        KindPreview::Missing { creates } => *creates,
+        KindPreview::Found {
+            changes, ownership, ..
+        } => !changes.is_empty() && !matches!(ownership, Ownership::Refused(_)),
+    }
+}
+
 async fn observe_with<K>(previews: &CloudPreviews, mr: &K) -> Result<KindPreview, PreviewBlocked>
 where
-    K: CloudKind,
+    K: CloudKind + WriteRefusal,
     CloudClients: ExternalClient<K>,
 {
     let client = Connector::<K>::connect(&previews.connector, mr).await?;
@@ -190,6 +229,11 @@ where
             OwnershipPreview::Refused(e) => Ownership::Refused(e.into()),
         };
     }
+    if writes(&found)
+        && let Some(refusal) = K::refusal(&client, mr, &ext).await?
+    {
+        return Err(refusal.into());
+    }
     Ok(found)
 }
 
@@ -215,7 +259,27 @@ plannable!(
     Disk,
     KeyPair,
     EIP,
-    NATGateway
+    EIPAssociation,
+    NATGateway,
+    SNATEntry,
+    DNATEntry,
+);
+
+macro_rules! refuses_nothing_unseen {
+    ($($kind:ty),* $(,)?) => {$( impl WriteRefusal for $kind {} )*};
+}
+
+refuses_nothing_unseen!(
+    VPC,
+    VSwitch,
+    SecurityGroup,
+    SecurityGroupRule,
+    Disk,
+    KeyPair,
+    EIP,
+    NATGateway,
+    SNATEntry,
+    DNATEntry,
 );
 
 #[cfg(test)]
@@ -247,6 +311,27 @@ mod tests {
             preview(&missing, true, false),
             KindPreview::Missing { creates: true }
         );
+    }
+
+    #[test]
+    fn only_a_create_or_an_update_it_may_make_is_checked_for_a_refusal() {
+        assert!(writes(&KindPreview::Missing { creates: true }));
+        assert!(!writes(&KindPreview::Missing { creates: false }));
+        let found = |changes: Vec<String>, ownership| KindPreview::Found {
+            external_name: "eip-1:i-1".into(),
+            changes,
+            in_transition: false,
+            ownership,
+        };
+        let again = vec!["EIP eip-1 was unassociated from i-1 outside ferroplane".to_owned()];
+        assert!(writes(&found(again.clone(), Ownership::Ours)));
+        assert!(writes(&found(again.clone(), Ownership::Claim)));
+        assert!(!writes(&found(vec![], Ownership::Ours)));
+        let elsewhere = Ownership::Refused(PreviewBlocked {
+            reason: "ExternalResourceOwnedElsewhere".into(),
+            message: String::new(),
+        });
+        assert!(!writes(&found(again, elsewhere)));
     }
 
     #[test]

@@ -163,6 +163,12 @@ fn in_use_elsewhere(pair: &Pair, eip: &EipAddress) -> ReconcileError {
     )
 }
 
+/// The refusal of a create or update of `pair` whose EIP serves another resource (never taken
+/// from it).
+fn taken_elsewhere(pair: &Pair, eip: &EipAddress) -> Option<ReconcileError> {
+    (!eip.instance_id.is_empty() && !pair.bound(eip)).then(|| in_use_elsewhere(pair, eip))
+}
+
 /// The observation of `pair` through its EIP, given whether the object records the
 /// association (its external name) already and whether it is being deleted.
 fn observed(
@@ -229,6 +235,18 @@ fn observed(
 }
 
 impl CloudClients {
+    /// What the next create or update of `mr` refuses before any write (`EIPInUse`: its EIP
+    /// serves another resource), read as they read it: `ferroplane plan`'s check.
+    pub(crate) async fn association_refusal(
+        &self,
+        mr: &EIPAssociation,
+        ext: &ExternalRef,
+    ) -> Result<Option<ReconcileError>, ReconcileError> {
+        let pair = observed_pair(mr, ext)?;
+        let eip = self.find_pair_eip(&pair).await?;
+        Ok(eip.and_then(|eip| taken_elsewhere(&pair, &eip)))
+    }
+
     async fn find_pair_eip(&self, pair: &Pair) -> Result<Option<EipAddress>, ReconcileError> {
         // By ID only: the UID search of `find_eip` is never used, the ID is always known.
         self.find_eip(Some(&pair.allocation_id), "").await
@@ -320,10 +338,9 @@ impl ExternalClient<EIPAssociation> for CloudClients {
     ) -> Result<Creation, ReconcileError> {
         let pair = wanted(mr)?;
         if let Some(eip) = self.find_pair_eip(&pair).await?
-            && !eip.instance_id.is_empty()
-            && !pair.bound(&eip)
+            && let Some(refusal) = taken_elsewhere(&pair, &eip)
         {
-            return Err(in_use_elsewhere(&pair, &eip));
+            return Err(refusal);
         }
         self.associate(&pair, Some(key.token())).await?;
         Ok(Creation::new(pair.name()))
@@ -341,8 +358,8 @@ impl ExternalClient<EIPAssociation> for CloudClients {
         if pair.bound(&eip) {
             return Ok(Update::done());
         }
-        if !eip.instance_id.is_empty() {
-            return Err(in_use_elsewhere(&pair, &eip));
+        if let Some(refusal) = taken_elsewhere(&pair, &eip) {
+            return Err(refusal);
         }
         self.associate(&pair, None).await?;
         Ok(Update::done())
