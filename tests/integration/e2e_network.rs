@@ -3,7 +3,8 @@
 //! EIP, an SNAT and a DNAT entry, a bastion with an EIP of its own, a private instance, a shared
 //! group with SecurityGroupRules) becomes Ready in the order the references need; the mock then
 //! holds that network as the cloud would describe it. One `kubectl delete -f` leaves nothing of
-//! it in the mock, and nothing was ever created twice. This is also the root suite's EIP e2e.
+//! it in the mock, and nothing was ever created twice. This is also the root suite's EIP e2e,
+//! and, before the delete, the stack's `ferroplane plan` (`e2e_plan_network::plan_of_the_stack`).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -39,7 +40,8 @@ const OBJECTS: [(&str, &str); 15] = [
 ];
 
 /// What the stack makes in the cloud, one of each per object (an EIPAssociation is the mock's
-/// association record).
+/// association record; the plan step makes two more outside ferroplane: the bastion's EIP on
+/// the app, then the bastion's association made again).
 const CREATED: [(ResourceKind, u64); 10] = [
     (ResourceKind::Vpc, 1),
     (ResourceKind::VSwitch, 2),
@@ -47,7 +49,7 @@ const CREATED: [(ResourceKind, u64); 10] = [
     (ResourceKind::SecurityGroupRule, 2),
     (ResourceKind::NatGateway, 1),
     (ResourceKind::Eip, 2),
-    (ResourceKind::EipAssociation, 2),
+    (ResourceKind::EipAssociation, 4),
     (ResourceKind::SnatEntry, 1),
     (ResourceKind::Instance, 2),
     (ResourceKind::ForwardEntry, 1),
@@ -255,6 +257,8 @@ pub(crate) async fn the_stack_sample_is_applied_and_deleted_in_one_command() {
     for described in [&bastion_described, &app_described] {
         assert_eq!(described.security_group_ids.items, vec![group.clone()]);
     }
+
+    crate::e2e_plan_network::plan_of_the_stack(&e2e, &stack, &bastion_eip, &bastion, &app).await;
 
     let deleted = e2e
         .kubectl(&["delete", "--wait=false", "-f", "-"], Some(&stack))

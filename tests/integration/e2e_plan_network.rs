@@ -16,6 +16,8 @@ use std::time::Duration;
 use ferroplane::controllers::Kind;
 use serde_json::Value;
 
+use alibaba_sdk::vpc::{EipTarget, VpcClient};
+
 use crate::e2e_plan::{made_since, plan, plan_as};
 use crate::support::{ACCESS_KEY_SECRET, E2e};
 
@@ -396,4 +398,207 @@ async fn plan_namespace(e2e: &E2e) -> (i32, Value) {
     let document = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("plan printed no JSON ({e}), exit {code}: {stdout}"));
     (code, document)
+}
+
+/// Waits until the EIP `allocation_id` is associated with `instance` (`InUse`), or with nothing
+/// (`Available`) for `None`.
+async fn eip_settled(e2e: &E2e, vpc: &VpcClient, allocation_id: &str, instance: Option<&str>) {
+    let what = format!("EIP {allocation_id} associated with {instance:?}");
+    e2e.eventually(&what, WAIT, || async move {
+        let found = vpc
+            .describe_eip_addresses(&[allocation_id.to_owned()], &[])
+            .await
+            .ok()?;
+        let eip = found.iter().find(|e| e.allocation_id == allocation_id)?;
+        let settled = match instance {
+            Some(id) => eip.instance_id == id && eip.status == "InUse",
+            None => eip.instance_id.is_empty() && eip.status == "Available",
+        };
+        settled.then_some(())
+    })
+    .await;
+}
+
+/// The stack sample's documents with `from` replaced by `to` in the one of `kind`.
+fn edit_kind(stack: &str, kind: &str, from: &str, to: &str) -> String {
+    let marker = format!("kind: {kind}\n");
+    let edited: Vec<String> = stack
+        .split("\n---\n")
+        .map(|doc| {
+            if doc.contains(&marker) {
+                assert!(doc.contains(from), "{from:?} not in the {kind}: {doc}");
+                doc.replacen(from, to, 1)
+            } else {
+                doc.to_owned()
+            }
+        })
+        .collect();
+    edited.join("\n---\n")
+}
+
+/// Called by the stack e2e once the production stack sample (`stack`, without namespaces) is
+/// Ready: its plan is `no change` for all 15 objects (every kind of the network, the NAT entries
+/// and EIP associations included, none skipped). Then the bastion's EIPAssociation is paused
+/// and its EIP unassociated outside ferroplane and associated with the app instance: the
+/// association, paused, would be refused (`EIPInUse`, in the note). The EIP unassociated from
+/// the app again, and the file's DNAT external port and SNAT name edited: the plan predicts `ModifyForwardEntry` and `ModifySnatEntry`, and the
+/// association made again (`AssociateEipAddress`) as `no change` while paused, the pause in
+/// its note, with no write of its own. Resumed and applied, the controllers make exactly those
+/// three calls and the plan is `no change` again. Makes two EIP associations (the app's, the
+/// bastion's again).
+pub(crate) async fn plan_of_the_stack(
+    e2e: &E2e,
+    stack: &str,
+    bastion_eip: &str,
+    bastion: &str,
+    app: &str,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stack.yaml");
+    std::fs::write(&file, stack).unwrap();
+    let (code, same) = plan(e2e, &file).await;
+    let planned = actions(&same);
+    assert_eq!(planned.len(), 15, "{same:#}");
+    assert!(planned.iter().all(|(_, a)| a == "no-change"), "{same:#}");
+    assert_eq!(same["skipped"], serde_json::json!([]), "{same:#}");
+    assert_eq!(code, 0, "{same:#}");
+
+    let association = format!("eipassociations.{GROUP}/bastion");
+    e2e.k(&["annotate", &association, "ferroplane.io/paused=true"])
+        .await;
+    let synced = "{.status.conditions[?(@.type=='Synced')].reason}";
+    e2e.wait_jsonpath(&association, synced, "ReconcilePaused")
+        .await;
+    let (_, vpc) = e2e.cloud();
+    let on = |instance_id| EipTarget {
+        allocation_id: bastion_eip,
+        instance_id,
+        instance_type: "EcsInstance",
+        private_ip_address: None,
+    };
+    vpc.unassociate_eip_address(&on(bastion), None)
+        .await
+        .expect("UnassociateEipAddress");
+    eip_settled(e2e, &vpc, bastion_eip, None).await;
+
+    // The EIP taken by another instance: the association would be refused (EIPInUse), which
+    // the plan reads as the controller's update would.
+    vpc.associate_eip_address(&on(app), None)
+        .await
+        .expect("AssociateEipAddress");
+    eip_settled(e2e, &vpc, bastion_eip, Some(app)).await;
+    let (code, taken) = plan(e2e, &file).await;
+    let refused = named(&taken, "EIPAssociation", "bastion");
+    assert_eq!(refused["action"], "no-change", "{refused:#}");
+    assert!(
+        refused["note"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("then: blocked (EIPInUse)"),
+        "{refused:#}"
+    );
+    assert_eq!(code, 0, "{taken:#}");
+    vpc.unassociate_eip_address(&on(app), None)
+        .await
+        .expect("UnassociateEipAddress");
+    eip_settled(e2e, &vpc, bastion_eip, None).await;
+
+    let edited = edit_kind(
+        stack,
+        "DNATEntry",
+        "externalPort: 2222",
+        "externalPort: 2223",
+    );
+    let edited = edit_kind(
+        &edited,
+        "SNATEntry",
+        "      name: prod-nat\n    name: prod-private",
+        "      name: prod-nat\n    name: prod-private-out",
+    );
+    std::fs::write(&file, &edited).unwrap();
+    let before_plan = e2e.mock().stats().calls;
+    let ledger_before = e2e.mock().ledger().len();
+    let (code, changed) = plan(e2e, &file).await;
+    assert_eq!(code, 2, "{changed:#}");
+    let in_place = |field: &str, action: &str| {
+        vec![(field.to_owned(), "in-place".to_owned(), action.to_owned())]
+    };
+    let dnat = named(&changed, "DNATEntry", "app-ssh");
+    assert_eq!(dnat["action"], "update-in-place", "{dnat:#}");
+    assert_eq!(
+        changes(dnat),
+        in_place("externalPort", "ModifyForwardEntry")
+    );
+    let snat = named(&changed, "SNATEntry", "prod-private");
+    assert_eq!(snat["action"], "update-in-place", "{snat:#}");
+    assert_eq!(changes(snat), in_place("name", "ModifySnatEntry"));
+    let paused = named(&changed, "EIPAssociation", "bastion");
+    assert_eq!(paused["action"], "no-change", "{paused:#}");
+    assert_eq!(
+        changes(paused),
+        in_place("association", "AssociateEipAddress")
+    );
+    let note = paused["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("paused by the ferroplane.io/paused annotation")
+            && note.contains("then: update in place"),
+        "{paused:#}"
+    );
+    let edited_objects = [
+        ("DNATEntry", "app-ssh"),
+        ("SNATEntry", "prod-private"),
+        ("EIPAssociation", "bastion"),
+    ];
+    let others: Vec<&Value> = changed["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| {
+            !edited_objects
+                .iter()
+                .any(|(k, n)| o["kind"] == *k && o["name"] == *n)
+        })
+        .collect();
+    assert_eq!(others.len(), 12, "{changed:#}");
+    for other in others {
+        assert_eq!(other["action"], "no-change", "{other:#}");
+    }
+    assert_eq!(
+        made_since(&before_plan, &e2e.mock().stats().calls),
+        BTreeMap::new(),
+        "plan wrote to the cloud"
+    );
+    assert_eq!(
+        e2e.mock().ledger().len(),
+        ledger_before,
+        "plan changed the cloud"
+    );
+    let (_, table) = plan_as(e2e, &file, "table").await;
+    eprintln!("{table}");
+
+    // Resumed and applied: exactly the predicted calls.
+    let before_apply = e2e.mock().stats().calls;
+    e2e.k(&["annotate", &association, "ferroplane.io/paused-"])
+        .await;
+    e2e.apply(&edited).await;
+    let file_ref = file.as_path();
+    e2e.eventually(
+        "the edits and the association in the cloud (plan: no change)",
+        WAIT,
+        || async move {
+            let (code, _) = plan_as(e2e, file_ref, "json").await;
+            (code == 0).then_some(())
+        },
+    )
+    .await;
+    let predicted: BTreeMap<String, u64> = [dnat, snat, paused]
+        .iter()
+        .flat_map(|o| changes(o))
+        .map(|(_, _, action)| (action, 1))
+        .collect();
+    assert_eq!(
+        made_since(&before_apply, &e2e.mock().stats().calls),
+        predicted,
+        "the controllers' writes differ from the plan's prediction"
+    );
 }
