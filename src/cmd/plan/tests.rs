@@ -89,6 +89,12 @@ async fn named_instances_are_read_by_the_hundred_and_each_object_gets_its_action
     let mut objects = matching_objects(&mock, &ecs, 250).await;
     objects[0].spec.for_provider.instance_name = Some("renamed".into());
     objects[1].spec.for_provider.instance_type = "ecs.g6.xlarge".into();
+    objects[3].spec.for_provider.instance_name = Some("renamed while paused".into());
+    objects[3]
+        .metadata
+        .annotations
+        .get_or_insert_default()
+        .insert("crossplane.io/paused".into(), "true".into());
     let spec = objects[2].spec.for_provider.clone();
     objects.push(object("new", None, &spec));
     objects.push(object("gone", Some("i-notthere"), &spec));
@@ -109,6 +115,15 @@ async fn named_instances_are_read_by_the_hundred_and_each_object_gets_its_action
     assert_eq!(action("web-00001"), Action::NeedsRestart);
     assert_eq!(action("new"), Action::Create);
     assert_eq!(action("gone"), Action::Blocked);
+    let paused = plans.iter().find(|p| p.name == "web-00003").unwrap();
+    assert_eq!(paused.action, Action::NoChange);
+    assert_eq!(paused.changes.len(), 1, "{paused:?}");
+    assert!(
+        paused.note.as_deref().is_some_and(
+            |n| n.contains("crossplane.io/paused") && n.ends_with("then: update in place")
+        ),
+        "{paused:?}"
+    );
     let unchanged = plans
         .iter()
         .filter(|p| p.action == Action::NoChange)
