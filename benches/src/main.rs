@@ -13,13 +13,15 @@
 //! 5. the controller's peak resident memory (VmHWM), and per ECSInstance above its resident
 //!    memory before the first object.
 //!
-//! With `--fleet`, one ECSFleet of N replicas instead (`fleet.rs`).
+//! With `--fleet`, one ECSFleet of N replicas instead (`fleet.rs`); with `--import`, an account
+//! of N instances imported, applied, reconciled and planned (`import.rs`).
 //!
 //! The last line of stdout is one JSON object with the headline figures.
 
 mod cluster;
 mod controller_process;
 mod fleet;
+mod import;
 mod namespaces;
 
 // The allocator of the `ferroplane` binary, so that the controller is measured as it runs.
@@ -81,8 +83,13 @@ struct Args {
     latency: Duration,
     /// Measure one ECSFleet of `--instances` replicas instead: placement with half the zones
     /// out of stock, then a rolling image change (see `fleet.rs`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "import")]
     fleet: bool,
+    /// Measure `ferroplane import` instead: `--instances` instances made in the mock, imported
+    /// with `--manage`, applied, reconciled and planned (see `import.rs`; needs the `ferroplane`
+    /// binary built beside this one).
+    #[arg(long)]
+    import: bool,
     /// `--fleet`: the rollout's maxSurge (a number or a percentage).
     #[arg(long, default_value = "10%")]
     max_surge: String,
@@ -196,6 +203,18 @@ async fn run_benchmark(args: Args) -> anyhow::Result<()> {
                 .map(|(_, per_minute)| *per_minute),
         };
         let summary = fleet::run(&mut env, &bench).await;
+        env.shutdown().await;
+        println!("{}", summary?);
+        return Ok(());
+    }
+    if args.import {
+        let bench = import::ImportBench {
+            instances: n,
+            namespace: BENCH_NAMESPACE,
+            concurrency: args.concurrency as usize,
+            controller: settings(&args),
+        };
+        let summary = import::run(&mut env, &bench).await;
         env.shutdown().await;
         println!("{}", summary?);
         return Ok(());
