@@ -116,6 +116,7 @@ mod external;
 mod field_manager;
 mod finalizer;
 mod idempotency;
+mod import_census;
 mod invalid;
 pub mod leader;
 mod metrics;

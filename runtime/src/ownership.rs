@@ -21,7 +21,8 @@
 //! list is forbidden (a namespaced install), the answer is unknown and the resource is refused:
 //! never adopt what might be another tenant's.
 
-use k8s_openapi::NamespaceResourceScope;
+use std::sync::Arc;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams};
 use kube::{Client, Resource};
@@ -30,6 +31,7 @@ use serde::de::DeserializeOwned;
 use crate::annotations;
 use crate::error::{ReconcileError, RetryClass};
 use crate::idempotency::UID_TAG;
+use crate::import_census::{self, CensusFailure, ImportCensus, Importer, Importers};
 
 use crate::reasons::{EXISTS_UNMANAGED, OWNED_ELSEWHERE};
 
@@ -247,70 +249,79 @@ where
     }
 }
 
-/// Another live object of kind `K` that names the same external resource (`external_name` in
-/// its `ferroplane.io/external-name` annotation) and was created before `own`, or in the same
-/// second (creation times have a resolution of one second, so neither is known to be first):
-/// of two objects importing one unowned resource, only the one created strictly first takes it
-/// over. Both run this check right before their first change, and the API server's consistent
-/// list shows each the other when both exist, so at most one ever goes on; two created in the
-/// same second are both refused until one is deleted. When the controller may not list every
-/// namespace (a namespaced install), the object's own namespace is searched.
-pub(crate) async fn earlier_importer<K>(
-    client: &Client,
+/// Of the objects `importers` lists, another live one that names the same external resource
+/// (`external_name` in its `ferroplane.io/external-name` annotation) and was created before
+/// `own`, or in the same second (creation times have a resolution of one second, so neither is
+/// known to be first): of two objects importing one unowned resource, only the one created
+/// strictly first takes it over. Both run this check right before their first change, on a list
+/// the API server started after they asked ([`ImportCensus`]), which shows each the other when
+/// both exist, so at most one ever goes on; two created in the same second are both refused
+/// until one is deleted.
+pub(crate) fn earlier_importer(
+    importers: &Importers,
     own: &ObjectMeta,
     external_name: &str,
-) -> Result<Option<OwnerStatus>, ReconcileError>
+) -> Option<OwnerStatus> {
+    let own = Importer::from_meta(own);
+    importers
+        .get(external_name)?
+        .iter()
+        .find(|other| imports_before(other, &own))
+        .map(|rival| OwnerStatus::Live {
+            namespace: rival.namespace.clone(),
+            name: rival.name.clone(),
+        })
+}
+
+/// The objects `api` lists (metadata only, paged) that name an external resource, by the name.
+pub(crate) async fn list_importers<K>(api: Api<K>) -> Result<Importers, CensusFailure>
 where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug,
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
 {
-    let mut api: Api<K> = Api::all(client.clone());
+    let mut importers = Importers::new();
     let mut params = ListParams::default().limit(PAGE);
     loop {
-        let page = match api.list_metadata(&params).await {
-            Ok(page) => page,
-            Err(kube::Error::Api(status))
-                if status.code == 403 && params.continue_token.is_none() =>
-            {
-                api = Api::namespaced(client.clone(), own.namespace.as_deref().unwrap_or_default());
-                continue;
-            }
-            Err(e) => {
-                return Err(ReconcileError::kube(
-                    "cannot check which objects import the external resource",
-                    e,
-                ));
-            }
-        };
-        if let Some(rival) = page
-            .items
-            .iter()
-            .find(|o| imports_before(&o.metadata, own, external_name))
-        {
-            return Ok(Some(OwnerStatus::Live {
-                namespace: rival.metadata.namespace.clone().unwrap_or_default(),
-                name: rival.metadata.name.clone().unwrap_or_default(),
-            }));
+        let page = api
+            .list_metadata(&params)
+            .await
+            .map_err(import_census::failure)?;
+        for object in &page.items {
+            add_importer(&mut importers, &object.metadata);
         }
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(token) => params = params.continue_token(&token),
-            None => return Ok(None),
+            None => return Ok(importers),
         }
     }
 }
 
-/// Whether `other`, a live object other than `own`, names `external_name` and was created no
+/// `meta`'s object among the importers of the resource it names, if it names one.
+fn add_importer(importers: &mut Importers, meta: &ObjectMeta) {
+    if let Some(name) = annotations::external_name_in(meta.annotations.as_ref()) {
+        importers
+            .entry(name.to_owned())
+            .or_default()
+            .push(Importer::from_meta(meta));
+    }
+}
+
+/// The census of kind `K`'s importers in every namespace.
+pub(crate) fn census<K>(client: &Client) -> ImportCensus
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    let client = client.clone();
+    ImportCensus::new(Arc::new(move || {
+        Box::pin(list_importers::<K>(Api::all(client.clone())))
+    }))
+}
+
+/// Whether `other`, a live object other than `own` naming the same resource, was created no
 /// later than `own` (to the second).
-fn imports_before(other: &ObjectMeta, own: &ObjectMeta, external_name: &str) -> bool {
-    let names_it = annotations::external_name_in(other.annotations.as_ref())
-        .is_some_and(|n| n == external_name);
-    let created = |m: &ObjectMeta| m.creation_timestamp.as_ref().map(|t| t.0.as_second());
-    names_it
-        && other.uid != own.uid
-        && other.deletion_timestamp.is_none()
-        && match (created(other), created(own)) {
+fn imports_before(other: &Importer, own: &Importer) -> bool {
+    other.uid != own.uid
+        && !other.deleting
+        && match (other.created, own.created) {
             (Some(theirs), Some(ours)) => theirs <= ours,
             // Unknown: neither is known to be first.
             _ => true,
@@ -445,22 +456,39 @@ mod tests {
             ..ObjectMeta::default()
         };
         let own = meta("me", 100, Some("i-1"));
-        assert!(imports_before(&meta("a", 99, Some("i-1")), &own, "i-1"));
-        assert!(imports_before(&meta("b", 100, Some("i-1")), &own, "i-1"));
-        assert!(!imports_before(&meta("c", 101, Some("i-1")), &own, "i-1"));
-        assert!(!imports_before(&meta("d", 99, Some("i-2")), &own, "i-1"));
-        assert!(!imports_before(&meta("e", 99, None), &own, "i-1"));
-        assert!(!imports_before(&own, &own, "i-1"), "not itself");
+        // The rival `earlier_importer` finds for `own` among `others` and `own` itself, listed.
+        let rival = |others: Vec<ObjectMeta>| {
+            let mut importers = Importers::new();
+            for m in others.iter().chain([&own]) {
+                add_importer(&mut importers, m);
+            }
+            earlier_importer(&importers, &own, "i-1").map(|status| match status {
+                OwnerStatus::Live { .. } => (),
+                other => panic!("a live rival, not {other:?}"),
+            })
+        };
+        assert!(rival(vec![meta("a", 99, Some("i-1"))]).is_some());
+        assert!(
+            rival(vec![meta("b", 100, Some("i-1"))]).is_some(),
+            "same second"
+        );
+        assert!(rival(vec![meta("c", 101, Some("i-1"))]).is_none(), "later");
+        assert!(
+            rival(vec![meta("d", 99, Some("i-2"))]).is_none(),
+            "another resource"
+        );
+        assert!(
+            rival(vec![meta("e", 99, None)]).is_none(),
+            "no external name"
+        );
+        assert!(rival(vec![]).is_none(), "not itself");
         let mut by_crossplane = meta("g", 99, None);
         by_crossplane.annotations =
             Some([(CROSSPLANE_EXTERNAL_NAME.to_owned(), "i-1".to_owned())].into());
-        assert!(
-            imports_before(&by_crossplane, &own, "i-1"),
-            "crossplane.io/ alias"
-        );
+        assert!(rival(vec![by_crossplane]).is_some(), "crossplane.io/ alias");
         let mut leaving = meta("f", 99, Some("i-1"));
         leaving.deletion_timestamp = leaving.creation_timestamp.clone();
-        assert!(!imports_before(&leaving, &own, "i-1"));
+        assert!(rival(vec![leaving]).is_none(), "being deleted");
     }
 
     #[test]

@@ -29,6 +29,7 @@ use crate::events::Events;
 use crate::external::ExternalRef;
 use crate::finalizer;
 use crate::idempotency::UID_TAG;
+use crate::import_census::ImportCensus;
 use crate::metrics::{Metrics, ObjectState};
 use crate::missing::named_resource_missing;
 use crate::observation::UpToDate;
@@ -75,6 +76,9 @@ pub struct Reconciler<K, C> {
     failures: streaks::Streaks,
     versions: Arc<KnownVersions>,
     first_looks: first_looks::FirstLooks,
+    /// Which objects import which resource, for the check before a claim (lists shared by the
+    /// importers that ask at once).
+    importers: ImportCensus,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -100,6 +104,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             failures: streaks::Streaks::default(),
             versions: Arc::default(),
             first_looks: first_looks::FirstLooks::default(),
+            importers: crate::ownership::census::<K>(runtime.client()),
             _kind: PhantomData,
         }
     }

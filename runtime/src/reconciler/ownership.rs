@@ -2,14 +2,17 @@
 //! resource is, refuse one another live object owns (and, while deleting, let go of it without
 //! a cloud delete), and take over an untagged or orphaned one.
 
+use std::sync::Arc;
+
 use kube::Api;
 use kube::ResourceExt;
 
 use super::{Finish, Reconciler};
 use crate::conditions;
-use crate::error::ReconcileError;
+use crate::error::{ReconcileError, RetryClass};
 use crate::external::ExternalRef;
 use crate::idempotency::UID_TAG;
+use crate::import_census::CensusFailure;
 use crate::observation::Observation;
 use crate::ownership::{self, ExternalOwner, Verdict};
 use crate::provider::{Connector, ExternalClient};
@@ -58,7 +61,8 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
     }
 
     /// `Claim` when no object created earlier imports the same resource, else the refusal (see
-    /// [`ownership::earlier_importer`]).
+    /// [`ownership::earlier_importer`]), from the census of every namespace or, where the
+    /// controller may not list every namespace, from a list of the object's own.
     pub(super) async fn first_importer(
         &self,
         api: &Api<K>,
@@ -68,18 +72,38 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         let Some(name) = ext.name() else {
             return Ok(Verdict::Claim);
         };
-        match ownership::earlier_importer::<K>(&self.client, obj.meta(), name).await {
-            Ok(None) => Ok(Verdict::Claim),
-            Ok(Some(older)) => Ok(Verdict::Refuse(ownership::later_importer(
-                &self.kind,
-                &obj.namespace().unwrap_or_default(),
-                name,
-                &older,
-            ))),
-            Err(err) => Err(self
-                .fail(api, obj, reasons::CANNOT_OBSERVE, err, None)
-                .await),
-        }
+        let namespace = obj.namespace().unwrap_or_default();
+        let importers = match self.importers.list_started_after_now().await {
+            Err(CensusFailure::Forbidden) => {
+                let own: Api<K> = Api::namespaced(self.client.clone(), &namespace);
+                ownership::list_importers(own).await.map(Arc::new)
+            }
+            listed => listed,
+        };
+        let err = match importers {
+            Ok(importers) => {
+                return Ok(
+                    match ownership::earlier_importer(&importers, obj.meta(), name) {
+                        None => Verdict::Claim,
+                        Some(older) => Verdict::Refuse(ownership::later_importer(
+                            &self.kind, &namespace, name, &older,
+                        )),
+                    },
+                );
+            }
+            Err(CensusFailure::Failed(err)) => err,
+            Err(CensusFailure::Forbidden) => ReconcileError::new(
+                reasons::FORBIDDEN,
+                format!(
+                    "cannot check which objects import the external resource: this controller may not list {}s in namespace {namespace}",
+                    self.kind
+                ),
+                RetryClass::Backoff,
+            ),
+        };
+        Err(self
+            .fail(api, obj, reasons::CANNOT_OBSERVE, err, None)
+            .await)
     }
 
     /// Touches nothing of a resource another object owns (or may own). While deleting, the

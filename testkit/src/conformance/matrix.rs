@@ -130,7 +130,10 @@ impl Matrix {
             let listed = expected_to_fail.contains(&(kind, case));
             let failed = self.failed(kind, case);
             if failed && !listed {
-                wrong.push(format!("{kind} × {case} failed"));
+                wrong.push(format!(
+                    "{kind} × {case} failed: {}",
+                    self.failures(kind, case).join("; ")
+                ));
             }
             if listed && !failed {
                 wrong.push(format!(
@@ -148,6 +151,26 @@ impl Matrix {
         wrong
     }
 
+    /// What went wrong in the runs of (kind, case): each failed step (with what it waited for)
+    /// and each broken guarantee the audit found.
+    fn failures(&self, kind: &'static str, case: Case) -> Vec<String> {
+        let mut why = Vec::new();
+        for (repetition, run) in self.runs(kind, case).enumerate() {
+            if let Err(step) = &run.outcome {
+                why.push(format!("run {repetition}: {step}"));
+            }
+            why.extend(
+                run.findings
+                    .iter()
+                    .map(|finding| format!("run {repetition}: {finding}")),
+            );
+            if !run.audit.is_clean() {
+                why.push(format!("run {repetition}: audit {:?}", run.audit));
+            }
+        }
+        why
+    }
+
     fn runs_any(&self, kind: &str, case: Case) -> Option<()> {
         self.cells
             .iter()
@@ -155,5 +178,49 @@ impl Matrix {
                 *k == kind && *c == case && cells.iter().any(|c| matches!(c, Cell::Ran(_)))
             })
             .then_some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn ran(outcome: Result<(), String>, findings: Vec<String>) -> Cell {
+        Cell::Ran(CaseResult {
+            outcome,
+            audit: Audit::default(),
+            findings,
+            took: Duration::from_secs(1),
+        })
+    }
+
+    #[test]
+    fn a_failure_not_expected_says_what_failed_and_an_expected_one_that_passes_is_named() {
+        let mut matrix = Matrix::default();
+        matrix.record(
+            "VPC",
+            Case::CrashStorm,
+            ran(
+                Err("waiting for Ready=True of vpc/conformance: timed out after 120s".into()),
+                vec!["created twice".into()],
+            ),
+        );
+        matrix.record("Disk", Case::CrashStorm, ran(Ok(()), vec![]));
+        let wrong = matrix.verdict(&[("Disk", Case::CrashStorm)]);
+        assert_eq!(wrong.len(), 2, "{wrong:?}");
+        assert!(
+            wrong.iter().any(|w| w.starts_with("VPC × ")
+                && w.contains("failed: run 0: waiting for Ready=True of vpc/conformance")
+                && w.contains("run 0: created twice")),
+            "{wrong:?}"
+        );
+        assert!(
+            wrong
+                .iter()
+                .any(|w| w.starts_with("Disk × ") && w.contains("passes now")),
+            "{wrong:?}"
+        );
     }
 }
