@@ -3,7 +3,9 @@
 //!
 //! - `fetch`: refuses a volume that holds etcd data, clears what a failed attempt left in the
 //!   staging directory, downloads the snapshot through its signed URL and checks the SHA-256
-//!   trailer etcd appends to a snapshot (and the SHA-256 recorded when it was taken);
+//!   trailer etcd appends to a snapshot (and the SHA-256 recorded when it was taken), then,
+//!   with `--root-password-file`, sets root's password in it (provider-etcd's
+//!   `restore::root_password`);
 //! - `commit`: moves the restored staging directory to the data directory in one rename, so a
 //!   member never starts on a half-restored directory. Running it again after it succeeded
 //!   changes nothing.
@@ -44,6 +46,10 @@ enum Step {
         /// Where the restore writes before `commit`; cleared here.
         #[arg(long)]
         staging_dir: PathBuf,
+        /// A file holding root's password now (`spec.auth`'s Secret): root's password in the
+        /// snapshot becomes it, whatever it was when the snapshot was taken.
+        #[arg(long)]
+        root_password_file: Option<PathBuf>,
     },
     /// Move the restored directory into place.
     Commit {
@@ -63,6 +69,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             sha256,
             data_dir,
             staging_dir,
+            root_password_file,
         } => {
             refuse_data(&data_dir)?;
             clear_staging(&staging_dir)?;
@@ -78,6 +85,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             check(&digest, sha256.as_deref())?;
             tracing::info!(bytes = size, sha256 = %digest.database, "snapshot fetched and checked");
+            if let Some(file) = root_password_file {
+                reset_root(&file, &out, &digest.database)?;
+            }
         }
         Step::Commit {
             staging_dir,
@@ -92,6 +102,28 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Sets root's password in the fetched snapshot to the one in `file`, read as the controller
+/// reads the Secret (the value as it is). The password is never logged.
+fn reset_root(file: &Path, snapshot: &Path, sha256: &str) -> anyhow::Result<()> {
+    let password = std::fs::read(file)
+        .with_context(|| format!("reading root's password from {}", file.display()))?;
+    if password.is_empty() {
+        bail!(
+            "{} is empty: spec.auth's Secret needs a non-empty `password`",
+            file.display()
+        );
+    }
+    let reset =
+        provider_etcd::restore::root_password::reset_root_password(snapshot, &password, sha256)
+            .map_err(|e| anyhow::anyhow!("setting root's password in the snapshot: {e}"))?;
+    if reset.records == 0 {
+        tracing::info!("the snapshot has no root user: nothing to set");
+    } else {
+        tracing::info!(records = reset.records, sha256 = %reset.sha256, "root's password in the snapshot set to spec.auth's");
+    }
+    Ok(())
 }
 
 fn holds_files(dir: &Path) -> anyhow::Result<bool> {
