@@ -197,7 +197,7 @@ impl SnapshotStore for OssStore {
             headers.push((META_GENERATION, generation));
         }
         let file = snapshot.reader().map_err(|e| StoreError {
-            reason: "SnapshotUnreadable".to_owned(),
+            reason: provider_etcd::reasons::SNAPSHOT_FAILED.to_owned(),
             message: format!("cannot read the spooled snapshot back for {key}: {e}"),
             retryable: true,
         })?;
