@@ -7,3 +7,4 @@ pub mod environment;
 pub mod etcd_backup_store;
 pub mod sandbox_access;
 pub mod signals;
+pub mod snapshot_fetch;

@@ -3,7 +3,9 @@
 //!
 //! - `fetch`: refuses a volume that holds etcd data, clears what a failed attempt left in the
 //!   staging directory, downloads the snapshot through its signed URL and checks the SHA-256
-//!   trailer etcd appends to a snapshot (and the SHA-256 recorded when it was taken);
+//!   trailer etcd appends to a snapshot (and the SHA-256 recorded when it was taken), then,
+//!   with `--root-password-file`, sets root's password in it (provider-etcd's
+//!   `restore::root_password`);
 //! - `commit`: moves the restored staging directory to the data directory in one rename, so a
 //!   member never starts on a half-restored directory. Running it again after it succeeded
 //!   changes nothing.
@@ -12,14 +14,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use sha2::{Digest, Sha256};
-use tokio::io::AsyncWriteExt;
-
-/// Bytes of the SHA-256 etcd appends to a snapshot's database.
-const TRAILER: usize = 32;
+use ferroplane::snapshot_fetch::{check, copy, download};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -49,6 +46,10 @@ enum Step {
         /// Where the restore writes before `commit`; cleared here.
         #[arg(long)]
         staging_dir: PathBuf,
+        /// A file holding root's password now (`spec.auth`'s Secret): root's password in the
+        /// snapshot becomes it, whatever it was when the snapshot was taken.
+        #[arg(long)]
+        root_password_file: Option<PathBuf>,
     },
     /// Move the restored directory into place.
     Commit {
@@ -68,6 +69,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             sha256,
             data_dir,
             staging_dir,
+            root_password_file,
         } => {
             refuse_data(&data_dir)?;
             clear_staging(&staging_dir)?;
@@ -83,6 +85,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             check(&digest, sha256.as_deref())?;
             tracing::info!(bytes = size, sha256 = %digest.database, "snapshot fetched and checked");
+            if let Some(file) = root_password_file {
+                reset_root(&file, &out, &digest.database)?;
+            }
         }
         Step::Commit {
             staging_dir,
@@ -97,6 +102,28 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Sets root's password in the fetched snapshot to the one in `file`, read as the controller
+/// reads the Secret (the value as it is). The password is never logged.
+fn reset_root(file: &Path, snapshot: &Path, sha256: &str) -> anyhow::Result<()> {
+    let password = std::fs::read(file)
+        .with_context(|| format!("reading root's password from {}", file.display()))?;
+    if password.is_empty() {
+        bail!(
+            "{} is empty: spec.auth's Secret needs a non-empty `password`",
+            file.display()
+        );
+    }
+    let reset =
+        provider_etcd::restore::root_password::reset_root_password(snapshot, &password, sha256)
+            .map_err(|e| anyhow::anyhow!("setting root's password in the snapshot: {e}"))?;
+    if reset.records == 0 {
+        tracing::info!("the snapshot has no root user: nothing to set");
+    } else {
+        tracing::info!(records = reset.records, sha256 = %reset.sha256, "root's password in the snapshot set to spec.auth's");
+    }
+    Ok(())
 }
 
 fn holds_files(dir: &Path) -> anyhow::Result<bool> {
@@ -126,167 +153,6 @@ fn clear_staging(staging_dir: &Path) -> anyhow::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e).with_context(|| format!("clearing {}", staging_dir.display())),
     }
-}
-
-/// What a snapshot's bytes hash to.
-#[derive(Debug, PartialEq, Eq)]
-struct Digest256 {
-    /// SHA-256 of everything before the trailer, hex.
-    database: String,
-    /// The trailer, hex.
-    trailer: String,
-}
-
-/// Hashes a stream of bytes except its last [`TRAILER`], which it keeps.
-#[derive(Default)]
-struct TrailerHasher {
-    hasher: Sha256,
-    held: Vec<u8>,
-}
-
-impl TrailerHasher {
-    fn update(&mut self, chunk: &[u8]) {
-        self.held.extend_from_slice(chunk);
-        if self.held.len() > TRAILER {
-            let cut = self.held.len() - TRAILER;
-            self.hasher.update(&self.held[..cut]);
-            self.held.drain(..cut);
-        }
-    }
-
-    fn finish(self) -> Option<Digest256> {
-        (self.held.len() == TRAILER).then(|| Digest256 {
-            database: hex::encode(self.hasher.finalize()),
-            trailer: hex::encode(&self.held),
-        })
-    }
-}
-
-/// Where a URL points, without its query (which holds the signature).
-fn redacted(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) => {
-            u.set_query(None);
-            u.to_string()
-        }
-        Err(_) => "<the URL in the URL file>".to_owned(),
-    }
-}
-
-async fn download(url: &str, out: &Path) -> anyhow::Result<(u64, Digest256)> {
-    let shown = redacted(url);
-    let client = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(30))
-        .read_timeout(Duration::from_secs(120))
-        .build()
-        .context("making the HTTP client")?;
-    let mut response = client
-        .get(url)
-        .send()
-        .await
-        .map_err(|e| anyhow::anyhow!("fetching {shown}: {}", e.without_url()))?;
-    let status = response.status();
-    if !status.is_success() {
-        let body = response.text().await.unwrap_or_default();
-        let code = body
-            .split_once("<Code>")
-            .and_then(|(_, rest)| rest.split_once("</Code>"))
-            .map_or("", |(code, _)| code);
-        bail!(
-            "fetching {shown}: {status} {code}; an expired URL is signed again by the controller: delete the Job to try again"
-        );
-    }
-    if let Some(parent) = out.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-    }
-    let mut file = tokio::fs::File::create(out)
-        .await
-        .with_context(|| format!("creating {}", out.display()))?;
-    let mut hasher = TrailerHasher::default();
-    let mut size = 0u64;
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| anyhow::anyhow!("reading {shown}: {}", e.without_url()))?
-    {
-        hasher.update(&chunk);
-        size += chunk.len() as u64;
-        file.write_all(&chunk)
-            .await
-            .with_context(|| format!("writing {}", out.display()))?;
-    }
-    file.sync_all()
-        .await
-        .with_context(|| format!("syncing {}", out.display()))?;
-    let digest = hasher
-        .finish()
-        .with_context(|| format!("{shown} is {size} bytes: too short for an etcd snapshot"))?;
-    Ok((size, digest))
-}
-
-/// Copies a snapshot file, hashing it as [`download`] does.
-fn copy(from: &Path, out: &Path) -> anyhow::Result<(u64, Digest256)> {
-    use std::io::{Read, Write};
-    if from
-        .components()
-        .any(|c| matches!(c, std::path::Component::ParentDir))
-    {
-        bail!("{} leaves the volume ('..'): refusing", from.display());
-    }
-    let mut input =
-        std::fs::File::open(from).with_context(|| format!("opening {}", from.display()))?;
-    if let Some(parent) = out.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-    }
-    let mut output =
-        std::fs::File::create(out).with_context(|| format!("creating {}", out.display()))?;
-    let mut hasher = TrailerHasher::default();
-    let mut size = 0u64;
-    let mut buffer = vec![0u8; 1 << 20];
-    loop {
-        let n = input
-            .read(&mut buffer)
-            .with_context(|| format!("reading {}", from.display()))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buffer[..n]);
-        size += n as u64;
-        output
-            .write_all(&buffer[..n])
-            .with_context(|| format!("writing {}", out.display()))?;
-    }
-    output
-        .sync_all()
-        .with_context(|| format!("syncing {}", out.display()))?;
-    let digest = hasher.finish().with_context(|| {
-        format!(
-            "{} is {size} bytes: too short for an etcd snapshot",
-            from.display()
-        )
-    })?;
-    Ok((size, digest))
-}
-
-fn check(digest: &Digest256, expected: Option<&str>) -> anyhow::Result<()> {
-    if digest.database != digest.trailer {
-        bail!(
-            "the snapshot is damaged: its database hashes to {} but its trailer says {}",
-            digest.database,
-            digest.trailer
-        );
-    }
-    if let Some(expected) = expected
-        && !expected.eq_ignore_ascii_case(&digest.database)
-    {
-        bail!(
-            "the snapshot is not the one recorded: its database hashes to {}, {expected} was recorded when it was taken",
-            digest.database
-        );
-    }
-    Ok(())
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -332,52 +198,6 @@ fn commit(staging: &Path, data: &Path) -> anyhow::Result<Committed> {
 mod tests {
     use super::*;
 
-    fn snapshot(db: &[u8]) -> Vec<u8> {
-        let mut bytes = db.to_vec();
-        bytes.extend_from_slice(&Sha256::digest(db));
-        bytes
-    }
-
-    fn digest_in_chunks(bytes: &[u8], chunk: usize) -> Option<Digest256> {
-        let mut hasher = TrailerHasher::default();
-        for part in bytes.chunks(chunk.max(1)) {
-            hasher.update(part);
-        }
-        hasher.finish()
-    }
-
-    #[test]
-    fn the_trailer_checks_whatever_the_chunking() {
-        let bytes = snapshot(&[7u8; 1000]);
-        for chunk in [1, 31, 32, 33, 500, 5000] {
-            let digest = digest_in_chunks(&bytes, chunk).expect("long enough");
-            check(&digest, None).expect("intact");
-            check(&digest, Some(&digest.database.to_uppercase())).expect("recorded");
-        }
-    }
-
-    #[test]
-    fn damage_and_another_snapshot_are_refused() {
-        let mut bytes = snapshot(b"database");
-        bytes[3] ^= 1;
-        let damaged = digest_in_chunks(&bytes, 4).expect("long enough");
-        assert!(
-            check(&damaged, None)
-                .unwrap_err()
-                .to_string()
-                .contains("damaged")
-        );
-        let other = digest_in_chunks(&snapshot(b"other"), 4).expect("long enough");
-        let recorded = digest_in_chunks(&snapshot(b"database"), 4).expect("long enough");
-        assert!(
-            check(&other, Some(&recorded.database))
-                .unwrap_err()
-                .to_string()
-                .contains("not the one recorded")
-        );
-        assert_eq!(digest_in_chunks(&[1u8; 31], 8), None);
-    }
-
     #[test]
     fn commit_moves_once_and_never_over_data() {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -404,23 +224,5 @@ mod tests {
         clear_staging(&staging).expect("cleared");
         assert!(!staging.exists());
         clear_staging(&staging).expect("nothing to clear");
-    }
-
-    #[test]
-    fn a_file_is_copied_and_checked_like_a_download() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let from = dir.path().join("in.db");
-        std::fs::write(&from, snapshot(&[3u8; 3000])).expect("write");
-        let (size, digest) = copy(&from, &dir.path().join("out/snapshot.db")).expect("copied");
-        assert_eq!(size, 3032);
-        check(&digest, None).expect("intact");
-        assert!(copy(&dir.path().join("a/../in.db"), &dir.path().join("x")).is_err());
-    }
-
-    #[test]
-    fn urls_are_shown_without_their_signature() {
-        let shown = redacted("http://127.0.0.1:9/b/k.db?OSSAccessKeyId=id&Signature=s3cr3t");
-        assert!(!shown.contains("s3cr3t"));
-        assert!(shown.ends_with("/b/k.db"));
     }
 }

@@ -30,3 +30,18 @@ pub fn etcd_binary() -> PathBuf {
             )
         })
 }
+
+/// etcd and etcdutl of release `version` (`vMAJOR.MINOR.PATCH`, 3.5 or later), built first when
+/// missing, as [`etcd_binary`] does. Panics with the builder's error.
+pub fn release_with_etcdutl(version: &str) -> (PathBuf, PathBuf) {
+    let builder = Builder::new(None);
+    let built = builder
+        .ensure_etcd(version)
+        .and_then(|etcd| Ok((etcd, builder.ensure_etcdutl(version)?)));
+    built.unwrap_or_else(|e| {
+        panic!(
+            "etcd and etcdutl {version} could not be built from Go modules (ferroplane-testenv; \
+             needs Go 1.26+ and the Go module proxy): {e}"
+        )
+    })
+}

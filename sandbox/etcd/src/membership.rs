@@ -261,7 +261,7 @@ impl provider_etcd::backup::SnapshotSource for SimulatedMembership {
         let bytes = provider_etcd::membership::snapshot::with_trailer(db.as_bytes());
         Ok(provider_etcd::backup::Taken {
             sha256: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(db.as_bytes())),
-            bytes,
+            snapshot: provider_etcd::backup::Spooled::from_bytes(&bytes)?,
             revision: i64::try_from(index).ok(),
         })
     }

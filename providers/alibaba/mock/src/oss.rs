@@ -7,12 +7,14 @@
 use std::collections::BTreeMap;
 
 use alibaba_sdk::oss::xml::escape;
+use axum::body::Bytes;
 use jiff::Timestamp;
 
 /// One stored object.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Object {
-    pub bytes: Vec<u8>,
+    /// Shared, so that a GetObject of a large object copies nothing.
+    pub bytes: Bytes,
     /// MD5 of the bytes, uppercase hex (OSS's ETag of a simple upload).
     pub etag: String,
     pub last_modified: Timestamp,
@@ -83,10 +85,11 @@ impl OssStore {
         &mut self,
         bucket: &str,
         key: &str,
-        bytes: Vec<u8>,
+        bytes: impl Into<Bytes>,
         meta: BTreeMap<String, String>,
         now: Timestamp,
     ) -> Result<String, OssFailure> {
+        let bytes = bytes.into();
         let objects = self.buckets.get_mut(bucket).ok_or_else(no_such_bucket)?;
         let etag = hex_upper(&crate::md5::digest(&bytes));
         objects.insert(
@@ -216,7 +219,7 @@ mod tests {
             .put_object("b", "k", b"abc".to_vec(), BTreeMap::new(), now())
             .expect("put");
         assert_eq!(etag, "900150983CD24FB0D6963F7D28E17F72");
-        assert_eq!(store.get_object("b", "k").expect("get").bytes, b"abc");
+        assert_eq!(store.get_object("b", "k").expect("get").bytes, b"abc"[..]);
         assert_eq!(
             store.get_object("b", "x").expect_err("missing").code,
             "NoSuchKey"

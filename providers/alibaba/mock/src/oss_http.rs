@@ -8,7 +8,8 @@
 //! A signed URL (`?OSSAccessKeyId=&Expires=&Signature=`, OSS's V1 URL signature, `Expires` in
 //! place of the date) is checked the same way, after: a signature both in the URL and in the
 //! header → 400 `InvalidArgument`; `Expires` passed → 403 `AccessDenied` ("Request has
-//! expired."). PutObject keeps the `x-oss-meta-*` headers, which GetObject and HeadObject answer.
+//! expired."). PutObject keeps the `x-oss-meta-*` headers, which GetObject and HeadObject answer,
+//! and takes a body as OSS does (`put_body`: up to 5 GB, with `Content-Length` or chunked).
 //! Signatures are verified with alibaba-sdk's [`alibaba_sdk::oss::signature`]. Temporary (STS)
 //! keys are not accepted here.
 
@@ -16,11 +17,12 @@ use std::sync::{Arc, Mutex};
 
 use alibaba_sdk::oss::signature::{self, Request};
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
+use futures::StreamExt as _;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::auth::MAX_SKEW;
@@ -342,7 +344,7 @@ async fn object_call(
     Query(url_signature): Query<UrlSignature>,
     method: Method,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
     let id = request_id();
     let now = Timestamp::now();
@@ -362,10 +364,18 @@ async fn object_call(
     if let Err(f) = authenticated {
         return failure(&f, &id, &headers);
     }
+    // The body is read before the store is locked: a large one takes a while.
+    let body = match method {
+        Method::PUT => match put_body(&headers, body).await {
+            Ok(body) => body,
+            Err(f) => return failure(&f, &id, &headers),
+        },
+        _ => Bytes::new(),
+    };
     let mut store = lock(&state.store);
     let result = match method {
         Method::PUT => store
-            .put_object(&bucket, &key, body.to_vec(), user_meta(&headers), now)
+            .put_object(&bucket, &key, body, user_meta(&headers), now)
             .map(|etag| {
                 let mut response = xml_response(200, String::new(), &id);
                 if let Ok(value) = HeaderValue::from_str(&format!("\"{etag}\"")) {
@@ -410,6 +420,59 @@ async fn object_call(
     result.unwrap_or_else(|f| failure(&f, &id, &headers))
 }
 
+/// The largest object one PutObject takes: 5 GB (OSS's limit; larger objects need a multipart
+/// upload, which the mock does not serve).
+pub const MAX_PUT_BYTES: u64 = 5 * 1024 * 1024 * 1024;
+
+/// A PutObject's body as OSS takes it: its length given (`Content-Length`, or chunked
+/// encoding) → else 411 `MissingContentLength`; at most [`MAX_PUT_BYTES`] → else 400
+/// `EntityTooLarge`, refused before a byte is read when the length says so; every byte the
+/// length promises → else 400 `IncompleteBody`.
+async fn put_body(headers: &HeaderMap, body: Body) -> Result<Bytes, OssFailure> {
+    let too_large = || {
+        OssFailure::new(
+            400,
+            "EntityTooLarge",
+            "Your proposed upload exceeds the maximum allowed size.",
+        )
+    };
+    let chunked = headers
+        .get(header::TRANSFER_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+    let length = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match length {
+        None if !chunked => {
+            return Err(OssFailure::new(
+                411,
+                "MissingContentLength",
+                "You must provide the Content-Length HTTP header.",
+            ));
+        }
+        Some(n) if n > MAX_PUT_BYTES => return Err(too_large()),
+        _ => {}
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(length.unwrap_or(0)).unwrap_or(0));
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| {
+            OssFailure::new(
+                400,
+                "IncompleteBody",
+                "You did not provide the number of bytes specified by the Content-Length HTTP header.",
+            )
+        })?;
+        if (bytes.len() + chunk.len()) as u64 > MAX_PUT_BYTES {
+            return Err(too_large());
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(bytes))
+}
+
 /// The `x-oss-meta-*` headers of a request, by the rest of their name.
 fn user_meta(headers: &HeaderMap) -> std::collections::BTreeMap<String, String> {
     headers
@@ -419,4 +482,50 @@ fn user_meta(headers: &HeaderMap) -> std::collections::BTreeMap<String, String> 
             Some((name.to_owned(), value.to_str().ok()?.to_owned()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
+        pairs
+            .iter()
+            .map(|(n, v)| (n.clone(), HeaderValue::from_str(v).expect("header value")))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_put_body_needs_a_length_and_at_most_five_gigabytes() {
+        let missing = put_body(&headers(&[]), Body::from("abc"))
+            .await
+            .expect_err("no length given");
+        assert_eq!(
+            (missing.status, missing.code),
+            (411, "MissingContentLength")
+        );
+        let declared = (MAX_PUT_BYTES + 1).to_string();
+        let large = put_body(
+            &headers(&[(header::CONTENT_LENGTH, declared.as_str())]),
+            Body::from("abc"),
+        )
+        .await
+        .expect_err("refused by its length, before the body");
+        assert_eq!((large.status, large.code), (400, "EntityTooLarge"));
+        let chunked = put_body(
+            &headers(&[(header::TRANSFER_ENCODING, "chunked")]),
+            Body::from("abc"),
+        )
+        .await
+        .expect("chunked encoding gives no length up front");
+        assert_eq!(chunked, b"abc"[..]);
+        let three_megabytes = vec![7u8; 3 << 20];
+        let read = put_body(
+            &headers(&[(header::CONTENT_LENGTH, &three_megabytes.len().to_string())]),
+            Body::from(three_megabytes.clone()),
+        )
+        .await
+        .expect("past axum's default limit of 2 MB");
+        assert_eq!(read, three_megabytes);
+    }
 }

@@ -273,7 +273,7 @@ where
         })?;
         let now = Timestamp::now();
         let key = plan::key_at(&self.folder, now);
-        let size = taken.bytes.len();
+        let size = taken.snapshot.size();
         let meta = SnapshotMeta {
             sha256: taken.sha256.clone(),
             revision: taken.revision,
@@ -281,7 +281,7 @@ where
             generation: mr.metadata.generation,
         };
         self.oss()?
-            .put(&key, taken.bytes, &meta)
+            .put(&key, &taken.snapshot, &meta)
             .await
             .map_err(|e| e.into_reconcile())?;
         self.events

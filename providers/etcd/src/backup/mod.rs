@@ -3,16 +3,20 @@
 //!
 //! - [`plan`]: pure: object names, when a snapshot is due, what to prune, the status;
 //! - [`source`]: taking a verified snapshot from a cluster's members ([`SnapshotSource`]);
+//! - [`spool`]: the snapshot on disk between the member's stream and the store ([`Spooled`]);
 //! - [`store`]: where snapshots go ([`SnapshotStore`], made per backup by [`SnapshotStores`],
 //!   which the binary implements for OSS with the Alibaba Cloud provider's credentials);
 //! - [`client`]: the connector and external client on ferroplane-runtime.
 //!
-//! A snapshot is held in memory between the member's stream and the upload (OSS's PutObject
-//! takes the whole body): the controller needs memory for the largest database it backs up.
+//! A snapshot is never held whole in memory: the member's stream is written to an unnamed
+//! temporary file as it arrives and verified, then streamed to OSS with its length (PutObject
+//! takes up to 5 GB that way). The controller needs a few buffers of memory and, in its
+//! temporary directory, room for the largest database it backs up.
 
 pub mod client;
 pub mod plan;
 pub mod source;
+pub mod spool;
 pub mod store;
 pub mod volume;
 
@@ -30,6 +34,7 @@ use kube::runtime::watcher;
 pub use client::{BackupClient, BackupConnector};
 pub use plan::{SnapshotMeta, Stored};
 pub use source::{SnapshotSource, Taken};
+pub use spool::Spooled;
 pub use store::{SnapshotStore, SnapshotStores, StoreError, StoreLocation};
 
 use crate::membership::MembershipFactory;

@@ -13,6 +13,7 @@ use jiff::Timestamp;
 use kube::ResourceExt;
 
 use super::plan::{SnapshotMeta, Stored};
+use super::spool::Spooled;
 
 /// Why the store refused or failed a call: a condition reason and a message that never holds
 /// credentials.
@@ -38,11 +39,12 @@ impl StoreError {
 
 /// One backup's place in a store.
 pub trait SnapshotStore: Send + Sync {
-    /// Stores `bytes` as `key` with `meta`.
+    /// Stores `snapshot` as `key` with `meta`, streaming it from disk (its size is known
+    /// before the first byte is sent).
     fn put(
         &self,
         key: &str,
-        bytes: Vec<u8>,
+        snapshot: &Spooled,
         meta: &SnapshotMeta,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 

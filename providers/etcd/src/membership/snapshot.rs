@@ -51,6 +51,15 @@ pub enum SnapshotError {
     Checksum { endpoint: String, size: u64 },
     #[error("cannot write the snapshot: {0}")]
     Write(#[from] std::io::Error),
+    #[error(
+        "cannot spool the snapshot in the temporary directory {}: {source}; the controller needs a writable $TMPDIR (deploy/ mounts an emptyDir at /tmp) with room for the largest database",
+        dir.display()
+    )]
+    Spool {
+        dir: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("no member of the cluster answers, so no snapshot can be taken: {detail}")]
     NoMember { detail: String },
 }

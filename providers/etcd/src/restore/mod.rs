@@ -12,6 +12,7 @@
 //! until it is deleted.
 
 pub mod render;
+pub mod root_password;
 mod setup;
 pub mod sources;
 
@@ -493,6 +494,11 @@ impl Restorer<'_> {
                     tools_image: self.tools_image,
                     file: sources::volume_file(&snapshot),
                     revision_bump: self.recovery.and_then(|r| r.revision_bump),
+                    root_password_secret: cluster
+                        .spec
+                        .auth
+                        .as_ref()
+                        .map(|a| a.root_secret_ref.name.as_str()),
                 });
                 ignore_conflict(jobs_api.create(&PostParams::default(), &job).await).map_err(
                     kube_error(format!(

@@ -6,7 +6,8 @@
 //! safe to run again after a failure:
 //! 1. `fetch` (ferroplane's image): refuses a claim that already holds etcd data, removes what
 //!    a failed attempt left in the staging directory, downloads the snapshot and checks its
-//!    SHA-256 trailer (and the recorded SHA-256, when known);
+//!    SHA-256 trailer (and the recorded SHA-256, when known); with `spec.auth`, sets root's
+//!    password in it to the Secret's (mounted for this step only, [`super::root_password`]);
 //! 2. `restore` (the cluster's etcd image): `etcdutl snapshot restore` into the staging
 //!    directory with the member's name, the initial cluster, its token and the member's peer
 //!    URL, exactly what the member's configuration file gives when it starts;
@@ -22,7 +23,7 @@ use std::collections::BTreeMap;
 use ferroplane_apis::etcd::EtcdCluster;
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
-    Container, EmptyDirVolumeSource, EnvVar, PersistentVolumeClaim,
+    Container, EmptyDirVolumeSource, EnvVar, KeyToPath, PersistentVolumeClaim,
     PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec, Secret, SecretVolumeSource,
     SecurityContext, Volume, VolumeMount,
 };
@@ -30,6 +31,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
 use kube::api::ObjectMeta;
 
+use crate::auth::PASSWORD_KEY;
 use crate::names::{ClusterNames, DATA_MOUNT, Topology};
 use crate::render::statefulset::{DATA_DIR, data_claim_spec};
 use crate::version::Release;
@@ -53,6 +55,7 @@ pub const URL_KEY: &str = "url";
 const SOURCE_MOUNT: &str = "/restore/source";
 const SCRATCH_MOUNT: &str = "/restore/scratch";
 const BACKUP_MOUNT: &str = "/restore/backup";
+const AUTH_MOUNT: &str = "/restore/auth";
 /// Where `etcdutl` restores before the rename: on the claim, beside the data directory.
 pub const STAGING_DIR: &str = "/var/lib/etcd/restoring";
 
@@ -77,6 +80,10 @@ pub struct JobInput<'a> {
     /// `--bump-revision` with `--mark-compacted`: how far past the snapshot's revision the
     /// restored members start (a quorum-loss recovery, [`crate::recovery`]).
     pub revision_bump: Option<u64>,
+    /// The Secret of `spec.auth` (root's password under `password`): the fetch step sets root's
+    /// password in the snapshot to it ([`super::root_password`]), so that a snapshot taken
+    /// with another password restores with the current one.
+    pub root_password_secret: Option<&'a str>,
 }
 
 pub fn source_secret_name(names: &ClusterNames) -> String {
@@ -196,6 +203,12 @@ pub fn job(input: &JobInput<'_>) -> Job {
     if let Some(sha256) = input.sha256 {
         fetch.extend(strings(&["--sha256", sha256]));
     }
+    if input.root_password_secret.is_some() {
+        fetch.extend(strings(&[
+            "--root-password-file",
+            &format!("{AUTH_MOUNT}/{PASSWORD_KEY}"),
+        ]));
+    }
     let initial_cluster: Vec<String> = (0..input.size)
         .map(|o| format!("{}={}", names.member_name(o), names.peer_url(o)))
         .collect();
@@ -278,6 +291,22 @@ pub fn job(input: &JobInput<'_>) -> Job {
                 ..Volume::default()
             });
         }
+    }
+    if let Some(secret) = input.root_password_secret {
+        fetch_mounts.push(mount("auth", AUTH_MOUNT, true));
+        volumes.push(Volume {
+            name: "auth".to_owned(),
+            secret: Some(SecretVolumeSource {
+                secret_name: Some(secret.to_owned()),
+                items: Some(vec![KeyToPath {
+                    key: PASSWORD_KEY.to_owned(),
+                    path: PASSWORD_KEY.to_owned(),
+                    ..KeyToPath::default()
+                }]),
+                ..SecretVolumeSource::default()
+            }),
+            ..Volume::default()
+        });
     }
     let scheduling = &input.cluster.spec.scheduling;
     let mut pod_labels = labels(names);
@@ -394,6 +423,7 @@ mod tests {
             tools_image: "ghcr.io/ferroplane/ferroplane:0.1.0",
             file: None,
             revision_bump: None,
+            root_password_secret: Some("db-root"),
         });
         assert_eq!(job.metadata.name.as_deref(), Some("db-restore-1"));
         let pod = job.spec.and_then(|s| s.template.spec).expect("pod");
@@ -408,6 +438,26 @@ mod tests {
             && w[1]
                 == "db-0=http://db-0.db.team.svc:2380,db-1=http://db-1.db.team.svc:2380,db-2=http://db-2.db.team.svc:2380"));
         assert!(restore.windows(2).any(|w| w == ["--data-dir", STAGING_DIR]));
+        assert!(
+            fetch
+                .windows(2)
+                .any(|w| w == ["--root-password-file", "/restore/auth/password"])
+        );
+        let auth_mount = init[0]
+            .volume_mounts
+            .iter()
+            .flatten()
+            .find(|m| m.name == "auth")
+            .expect("the fetch step mounts spec.auth's Secret");
+        assert_eq!(auth_mount.read_only, Some(true));
+        assert!(
+            init[1..].iter().chain(&pod.containers).all(|c| c
+                .volume_mounts
+                .iter()
+                .flatten()
+                .all(|m| m.name != "auth")),
+            "only the fetch step sees the password"
+        );
         let commit = command(&pod.containers[0]);
         assert!(commit.windows(2).any(|w| w == ["--data-dir", DATA_DIR]));
         let claim = pod
@@ -438,12 +488,14 @@ mod tests {
             tools_image: "tools",
             file: Some(("backups", "etcd/team/b/u/1.db")),
             revision_bump: Some(1_000_000_000),
+            root_password_secret: None,
         });
         let pod = job.spec.and_then(|s| s.template.spec).expect("pod");
         let init = pod.init_containers.expect("init containers");
         assert_eq!(command(&init[1])[0], "etcdctl");
         let fetch = command(&init[0]);
         assert!(!fetch.contains(&"--sha256".to_owned()));
+        assert!(!fetch.contains(&"--root-password-file".to_owned()));
         assert!(
             fetch
                 .windows(2)

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use alibaba_sdk::credentials::Credentials;
-use alibaba_sdk::oss::{Addressing, OssClient};
+use alibaba_sdk::oss::{Addressing, ObjectBody, OssClient};
 use ferroplane_testkit::mock_requests::*;
 
 fn client(mock: &alibaba_mock::MockServer, id: &str, secret: &str) -> OssClient {
@@ -127,6 +127,43 @@ async fn wrong_keys_and_unsigned_requests_are_refused_as_oss_does() {
             .expect("body")
             .contains("RequestTimeTooSkewed")
     );
+    mock.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_streamed_body_of_known_length_is_stored_and_a_short_one_is_not() {
+    let mock = start(Duration::ZERO).await;
+    let oss = client(&mock, AK, SECRET);
+    oss.put_bucket("b").await.expect("bucket created");
+    let bytes: Vec<u8> = (0..(5u32 << 20)).map(|i| (i % 251) as u8).collect();
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+        bytes.chunks(64 * 1024).map(|c| Ok(c.to_vec())).collect();
+    let body = ObjectBody::stream(
+        reqwest::Body::wrap_stream(futures::stream::iter(chunks)),
+        bytes.len() as u64,
+    );
+    oss.put_object_with_meta("b", "big.db", body, &[("etcd-sha256", "00")])
+        .await
+        .expect("5 MiB streamed");
+    assert_eq!(
+        oss.head_object("b", "big.db").await.expect("head").size,
+        5 << 20
+    );
+    assert_eq!(oss.get_object("b", "big.db").await.expect("get"), bytes);
+
+    let short: Vec<Result<Vec<u8>, std::io::Error>> = vec![Ok(vec![1u8; 10])];
+    let promised_more = ObjectBody::stream(
+        reqwest::Body::wrap_stream(futures::stream::iter(short)),
+        100,
+    );
+    oss.put_object_with_meta("b", "short.db", promised_more, &[])
+        .await
+        .expect_err("a body shorter than its length never becomes an object");
+    let missing = oss
+        .head_object("b", "short.db")
+        .await
+        .expect_err("not stored");
+    assert_eq!(missing.code(), Some("NoSuchKey"), "{missing}");
     mock.shutdown().await;
 }
 

@@ -1,11 +1,11 @@
-//! [`OssClient`]: signed PutObject (with user metadata), GetObject, HeadObject, ListObjects,
+//! [`OssClient`]: signed PutObject (with user metadata; bytes or a stream, [`ObjectBody`]), GetObject, HeadObject, ListObjects,
 //! DeleteObject and PutBucket, and V1 signed URLs for GetObject ([`OssClient::presign_get`]).
 
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use reqwest::Method;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, DATE, HeaderValue};
+use reqwest::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, DATE, HeaderValue};
 
 use super::signature::{self, Request};
 use super::xml;
@@ -88,8 +88,40 @@ pub struct ObjectsPage {
 /// headers (signed).
 #[derive(Default)]
 struct Payload<'a> {
-    body: Option<(Vec<u8>, &'a str)>,
+    body: Option<(ObjectBody, &'a str)>,
     headers: Vec<(String, String)>,
+}
+
+/// The body of a PutObject: bytes in memory, or a stream of a length known beforehand (a file),
+/// sent with `Content-Length` so that nothing is buffered and OSS can refuse a size at once.
+pub struct ObjectBody {
+    body: reqwest::Body,
+    length: u64,
+}
+
+impl ObjectBody {
+    /// A stream of exactly `length` bytes; a stream that ends early or runs long fails the
+    /// request.
+    pub fn stream(body: reqwest::Body, length: u64) -> Self {
+        Self { body, length }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.length
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.length == 0
+    }
+}
+
+impl From<Vec<u8>> for ObjectBody {
+    fn from(bytes: Vec<u8>) -> Self {
+        Self {
+            length: bytes.len() as u64,
+            body: reqwest::Body::from(bytes),
+        }
+    }
 }
 
 /// A client of one OSS endpoint with one set of credentials.
@@ -208,8 +240,11 @@ impl OssClient {
         for (name, value) in oss_headers {
             request = request.header(name, value);
         }
-        if let Some((bytes, content_type)) = body {
-            request = request.header(CONTENT_TYPE, content_type).body(bytes);
+        if let Some((object, content_type)) = body {
+            request = request
+                .header(CONTENT_TYPE, content_type)
+                .header(CONTENT_LENGTH, object.length)
+                .body(object.body);
         }
         let response = request
             .send()
@@ -267,11 +302,12 @@ impl OssClient {
 
     /// PutObject with user metadata: each `(name, value)` becomes `x-oss-meta-<name>` (names
     /// lowercase; OSS keeps them with the object and answers them to HeadObject and GetObject).
+    /// `body` is bytes or a stream of known length ([`ObjectBody`]); OSS takes up to 5 GB.
     pub async fn put_object_with_meta(
         &self,
         bucket: &str,
         key: &str,
-        bytes: Vec<u8>,
+        body: impl Into<ObjectBody>,
         meta: &[(&str, &str)],
     ) -> Result<String, OssError> {
         let headers: Vec<(String, String)> = meta
@@ -291,7 +327,7 @@ impl OssClient {
                 Some(key),
                 &[],
                 Payload {
-                    body: Some((bytes, "application/octet-stream")),
+                    body: Some((body.into(), "application/octet-stream")),
                     headers,
                 },
             )

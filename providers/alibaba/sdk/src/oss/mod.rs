@@ -11,5 +11,6 @@ pub mod signature;
 pub mod xml;
 
 pub use client::{
-    Addressing, META_PREFIX, ObjectHead, ObjectSummary, ObjectsPage, OssClient, OssError,
+    Addressing, META_PREFIX, ObjectBody, ObjectHead, ObjectSummary, ObjectsPage, OssClient,
+    OssError,
 };
