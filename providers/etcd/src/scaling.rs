@@ -57,11 +57,15 @@ impl Observed {
         self.members.iter().filter_map(|m| m.ordinal).collect()
     }
 
-    /// Ordinals of the members that have started (hold data of their own).
-    pub fn started_ordinals(&self) -> std::collections::BTreeSet<u32> {
+    /// Ordinals of the members whose configuration files are sealed: the voters that have
+    /// started (hold data of their own). A learner is not sealed until it is promoted: it may
+    /// have started and published its name before its log is on disk (a pod restarted while
+    /// it receives the leader's snapshot comes back without a WAL), and then it must join again
+    /// from its peers; a learner that rejoins empty cannot vote, so nothing is lost by it.
+    pub fn sealable_ordinals(&self) -> std::collections::BTreeSet<u32> {
         self.members
             .iter()
-            .filter(|m| m.member.started())
+            .filter(|m| m.member.started() && !m.member.is_learner)
             .filter_map(|m| m.ordinal)
             .collect()
     }
@@ -285,4 +289,41 @@ pub async fn apply<M: Membership>(
         }
     }
     Ok(applied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(id: u64, name: &str, is_learner: bool, ordinal: u32) -> ObservedMember {
+        ObservedMember {
+            member: Member {
+                id,
+                name: name.to_owned(),
+                is_learner,
+                peer_urls: Vec::new(),
+                client_urls: Vec::new(),
+            },
+            ordinal: Some(ordinal),
+            status: None,
+            health: Health::Healthy,
+        }
+    }
+
+    #[test]
+    fn only_started_voters_are_sealed_never_a_learner_catching_up() {
+        let observed = Observed {
+            members: vec![
+                member(1, "e-0", false, 0),
+                member(2, "e-1", false, 1),
+                // Added a moment ago as a learner and started: its log may not be on disk yet.
+                member(3, "e-2", true, 2),
+                // Added, not started.
+                member(4, "", true, 3),
+            ],
+            leader: Some(1),
+        };
+        assert_eq!(observed.sealable_ordinals(), [0, 1].into());
+        assert_eq!(observed.ordinals(), [0, 1, 2, 3].into());
+    }
 }

@@ -53,7 +53,7 @@ impl<M: Membership> EtcdClient<M> {
                 replicas.unwrap_or(current),
                 BootstrapFiles::Render(Bootstrap::Existing {
                     members: observed.ordinals(),
-                    sealed: sealable(mr, observed.started_ordinals()),
+                    sealed: sealable(mr, observed.sealable_ordinals()),
                 }),
             ),
             // Without membership, nothing changes size and the member configuration stays.

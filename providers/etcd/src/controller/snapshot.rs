@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use ferroplane_apis::etcd::EtcdCluster;
+use ferroplane_apis::etcd::{EtcdCluster, MemberRole};
 use ferroplane_runtime::ReconcileError;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
@@ -259,21 +259,25 @@ impl<M: Membership> EtcdClient<M> {
         if let Some(data) = live.and_then(|cm| cm.data) {
             return Ok(BootstrapFiles::Keep(data));
         }
-        let known: BTreeSet<u32> = mr
+        let members = mr
             .status
             .as_ref()
-            .map(|s| {
-                s.members
-                    .iter()
-                    .filter_map(|m| self.names.ordinal_of(&m.name))
-                    .collect()
-            })
+            .map(|s| s.members.as_slice())
             .unwrap_or_default();
+        let ordinals = |voters_only: bool| -> BTreeSet<u32> {
+            members
+                .iter()
+                .filter(|m| !voters_only || m.role != MemberRole::Learner)
+                .filter_map(|m| self.names.ordinal_of(&m.name))
+                .collect()
+        };
+        let known = ordinals(false);
         Ok(BootstrapFiles::Render(if known.is_empty() {
             Bootstrap::New { size: replicas }
         } else {
             Bootstrap::Existing {
-                sealed: sealable(mr, known.clone()),
+                // As `Observed::sealable_ordinals`: a learner joins from its peers until promoted.
+                sealed: sealable(mr, ordinals(true)),
                 members: known,
             }
         }))
