@@ -5,6 +5,7 @@
 pub mod controllers;
 pub mod environment;
 pub mod etcd_backup_store;
+pub mod manifest_yaml;
 pub mod sandbox_access;
 pub mod signals;
 pub mod snapshot_fetch;

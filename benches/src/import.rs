@@ -252,7 +252,7 @@ fn read_manifests(dir: &Path) -> anyhow::Result<Vec<Value>> {
     files.sort();
     for file in files {
         let text = std::fs::read_to_string(&file)?;
-        let docs: Vec<Value> = serde_saphyr::from_multiple(&text)
+        let docs: Vec<Value> = ferroplane::manifest_yaml::documents(&text)
             .with_context(|| format!("{} is not YAML", file.display()))?;
         documents.extend(docs.into_iter().filter(|d| d.is_object()));
     }

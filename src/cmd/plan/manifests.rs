@@ -30,7 +30,7 @@ const GROUP: &str = "alibabacloud.ferroplane.io/";
 /// The documents of `text`, each an ECSInstance (given `namespace` when it names none) or a
 /// skipped object.
 pub fn parse(text: &str, source: &str, namespace: &str, into: &mut Objects) -> anyhow::Result<()> {
-    let docs: Vec<Value> = serde_saphyr::from_multiple(text)
+    let docs: Vec<Value> = ferroplane::manifest_yaml::documents(text)
         .with_context(|| format!("{source} is not YAML or JSON"))?;
     for doc in docs.into_iter().filter(|d| !d.is_null()) {
         let kind = doc["kind"].as_str().unwrap_or_default().to_owned();

@@ -334,7 +334,7 @@ async fn converge_with(
             members: observed.as_ref().map(|o| o.ordinals()).unwrap_or_default(),
             sealed: observed
                 .as_ref()
-                .map(|o| o.started_ordinals())
+                .map(|o| o.sealable_ordinals())
                 .unwrap_or_default(),
         };
         if let Some(replicas) = applied.scale_to {
