@@ -1030,8 +1030,10 @@ pub(crate) async fn a_tls_cluster_rotates_its_ca_without_stopping() {
 }
 
 /// The old CA's client certificate is refused in the TLS handshake, not for another reason. An
-/// attempt that fails otherwise (a timeout on a loaded machine) is made again; one answered fails
-/// at once.
+/// attempt that fails otherwise (a timeout on a loaded machine), or that a member still answers,
+/// is made again until `WAIT`: the StatefulSet may report every pod updated and ready a moment
+/// before the last member's process restarted on the new bundle (a CI run at load 12 was
+/// answered once right after the roll); a member that never refuses fails the test.
 pub(crate) async fn assert_refused_in_handshake(
     e2e: &E2e,
     stale: &provider_etcd::tls::ClientTls,
@@ -1050,7 +1052,9 @@ pub(crate) async fn assert_refused_in_handshake(
             )
             .await
             {
-                Ok(answer) => panic!("the old CA's client certificate was answered: {answer}"),
+                Ok(answer) => Err(format!(
+                    "the old CA's client certificate was answered: {answer}"
+                )),
                 Err(refusal) if refused_in_handshake(&refusal) => Ok(()),
                 Err(other) => Err(other),
             }
