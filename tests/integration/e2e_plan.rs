@@ -62,6 +62,35 @@ pub(crate) fn made_since(
         .collect()
 }
 
+/// The mock's records before a plan, to show afterwards that the plan wrote nothing.
+pub(crate) struct CloudBefore {
+    calls: BTreeMap<String, u64>,
+    ledger: usize,
+}
+
+impl CloudBefore {
+    pub(crate) fn take(e2e: &E2e) -> Self {
+        Self {
+            calls: e2e.mock().stats().calls,
+            ledger: e2e.mock().ledger().len(),
+        }
+    }
+
+    /// No write call and no change in the cloud since [`CloudBefore::take`].
+    pub(crate) fn assert_unchanged(&self, e2e: &E2e) {
+        assert_eq!(
+            made_since(&self.calls, &e2e.mock().stats().calls),
+            BTreeMap::new(),
+            "plan wrote to the cloud"
+        );
+        assert_eq!(
+            e2e.mock().ledger().len(),
+            self.ledger,
+            "plan changed the cloud"
+        );
+    }
+}
+
 /// `ferroplane plan -f FILE -o FORMAT` against the test's cluster; returns the exit code and
 /// stdout, after checking that the key secret is in neither output.
 pub(crate) async fn plan_as(e2e: &E2e, file: &Path, format: &str) -> (i32, String) {
@@ -133,8 +162,7 @@ pub(crate) async fn plan_predicts_exactly_what_the_controller_does() {
 
     // An in-place and a restart-bound edit of the file.
     std::fs::write(&file, manifest("web-renamed", "ecs.g6.xlarge")).unwrap();
-    let before_plan = e2e.mock().stats().calls;
-    let ledger_before = e2e.mock().ledger().len();
+    let before_plan = CloudBefore::take(&e2e);
     let (code, changed) = plan(&e2e, &file).await;
     assert_eq!(code, 2, "{changed:#}");
     let object = &changed["objects"][0];
@@ -160,16 +188,7 @@ pub(crate) async fn plan_predicts_exactly_what_the_controller_does() {
             ("instanceType", "restart", "ModifyInstanceSpec"),
         ]
     );
-    assert_eq!(
-        made_since(&before_plan, &e2e.mock().stats().calls),
-        BTreeMap::new(),
-        "plan wrote to the cloud"
-    );
-    assert_eq!(
-        e2e.mock().ledger().len(),
-        ledger_before,
-        "plan changed the cloud"
-    );
+    before_plan.assert_unchanged(&e2e);
     let (code, table) = plan_as(&e2e, &file, "table").await;
     assert_eq!(code, 2);
     for line in [
@@ -180,11 +199,8 @@ pub(crate) async fn plan_predicts_exactly_what_the_controller_does() {
         assert!(table.contains(line), "{line:?} not in\n{table}");
     }
     eprintln!("{table}\n{changed:#}");
-    assert_eq!(
-        made_since(&before_plan, &e2e.mock().stats().calls),
-        BTreeMap::new(),
-        "the table plan wrote to the cloud"
-    );
+    // The table's plan too.
+    before_plan.assert_unchanged(&e2e);
 
     // Applied: the controller makes exactly the predicted calls.
     let before_apply = e2e.mock().stats().calls;

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use alibaba_sdk::vpc::{EipTarget, VpcClient};
 
-use crate::e2e_plan::{made_since, plan, plan_as};
+use crate::e2e_plan::{CloudBefore, made_since, plan, plan_as};
 use crate::support::{ACCESS_KEY_SECRET, E2e};
 
 const WAIT: Duration = Duration::from_secs(180);
@@ -245,8 +245,7 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
         import: true,
     };
     write(&file, edited, &imported);
-    let before_plan = e2e.mock().stats().calls;
-    let ledger_before = e2e.mock().ledger().len();
+    let before_plan = CloudBefore::take(&e2e);
     let (code, changed) = plan(&e2e, &file).await;
     assert_eq!(code, 2, "{changed:#}");
     assert_eq!(
@@ -304,16 +303,7 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
             .contains("cidrBlock is immutable"),
         "{vswitch:#}"
     );
-    assert_eq!(
-        made_since(&before_plan, &e2e.mock().stats().calls),
-        BTreeMap::new(),
-        "plan wrote to the cloud"
-    );
-    assert_eq!(
-        e2e.mock().ledger().len(),
-        ledger_before,
-        "plan changed the cloud"
-    );
+    before_plan.assert_unchanged(&e2e);
     // The dry run stored nothing: the vSwitch keeps its CIDR.
     assert_eq!(
         e2e.jsonpath(
@@ -516,8 +506,7 @@ pub(crate) async fn plan_of_the_stack(
         "      name: prod-nat\n    name: prod-private-out",
     );
     std::fs::write(&file, &edited).unwrap();
-    let before_plan = e2e.mock().stats().calls;
-    let ledger_before = e2e.mock().ledger().len();
+    let before_plan = CloudBefore::take(e2e);
     let (code, changed) = plan(e2e, &file).await;
     assert_eq!(code, 2, "{changed:#}");
     let in_place = |field: &str, action: &str| {
@@ -563,16 +552,7 @@ pub(crate) async fn plan_of_the_stack(
     for other in others {
         assert_eq!(other["action"], "no-change", "{other:#}");
     }
-    assert_eq!(
-        made_since(&before_plan, &e2e.mock().stats().calls),
-        BTreeMap::new(),
-        "plan wrote to the cloud"
-    );
-    assert_eq!(
-        e2e.mock().ledger().len(),
-        ledger_before,
-        "plan changed the cloud"
-    );
+    before_plan.assert_unchanged(e2e);
     let (_, table) = plan_as(e2e, &file, "table").await;
     eprintln!("{table}");
 
