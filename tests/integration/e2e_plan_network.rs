@@ -333,27 +333,7 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
     write(&file, allowed, &imported);
     let before_apply = e2e.mock().stats().calls;
     e2e.k(&["apply", "-f", file.to_str().unwrap()]).await;
-    let file_ref = file.as_path();
-    let e2e_ref = &e2e;
-    e2e.eventually(
-        "the edits in the cloud (plan: no change)",
-        WAIT,
-        || async move {
-            let (code, _) = plan_as(e2e_ref, file_ref, "json").await;
-            (code == 0).then_some(())
-        },
-    )
-    .await;
-    let predicted: BTreeMap<String, u64> = [vpc, group, disk, import]
-        .iter()
-        .flat_map(|o| changes(o))
-        .map(|(_, _, action)| (action, 1))
-        .collect();
-    assert_eq!(
-        made_since(&before_apply, &e2e.mock().stats().calls),
-        predicted,
-        "the controllers' writes differ from the plan's prediction"
-    );
+    applied_as_planned(&e2e, &file, &before_apply, &[vpc, group, disk, import]).await;
 
     // The cluster's objects of the namespace (no manifest): every kind listed, nothing to do.
     let (code, listed) = plan_namespace(&e2e).await;
@@ -364,6 +344,35 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
     assert_eq!(actions(&listed), no_change, "{listed:#}");
     assert_eq!(code, 0, "{listed:#}");
     e2e.finish().await;
+}
+
+/// Once the plan of `file` is `no change` (the applied edits are in the cloud), the controllers'
+/// writes since `before` are exactly the calls the `planned` objects' changes named, one each.
+async fn applied_as_planned(
+    e2e: &E2e,
+    file: &Path,
+    before: &BTreeMap<String, u64>,
+    planned: &[&Value],
+) {
+    e2e.eventually(
+        "the edits in the cloud (plan: no change)",
+        WAIT,
+        || async move {
+            let (code, _) = plan_as(e2e, file, "json").await;
+            (code == 0).then_some(())
+        },
+    )
+    .await;
+    let predicted: BTreeMap<String, u64> = planned
+        .iter()
+        .flat_map(|o| changes(o))
+        .map(|(_, _, action)| (action, 1))
+        .collect();
+    assert_eq!(
+        made_since(before, &e2e.mock().stats().calls),
+        predicted,
+        "the controllers' writes differ from the plan's prediction"
+    );
 }
 
 /// `ferroplane plan -n NAMESPACE -o json`: the cluster's objects.
@@ -561,24 +570,5 @@ pub(crate) async fn plan_of_the_stack(
     e2e.k(&["annotate", &association, "ferroplane.io/paused-"])
         .await;
     e2e.apply(&edited).await;
-    let file_ref = file.as_path();
-    e2e.eventually(
-        "the edits and the association in the cloud (plan: no change)",
-        WAIT,
-        || async move {
-            let (code, _) = plan_as(e2e, file_ref, "json").await;
-            (code == 0).then_some(())
-        },
-    )
-    .await;
-    let predicted: BTreeMap<String, u64> = [dnat, snat, paused]
-        .iter()
-        .flat_map(|o| changes(o))
-        .map(|(_, _, action)| (action, 1))
-        .collect();
-    assert_eq!(
-        made_since(&before_apply, &e2e.mock().stats().calls),
-        predicted,
-        "the controllers' writes differ from the plan's prediction"
-    );
+    applied_as_planned(e2e, &file, &before_apply, &[dnat, snat, paused]).await;
 }
