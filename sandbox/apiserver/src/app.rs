@@ -19,6 +19,10 @@ pub struct SandboxConfig {
     /// Mark Deployments and StatefulSets ready after `workload_delay`.
     pub simulate_workloads: bool,
     pub workload_delay: Duration,
+    /// Bind every Pending claim to a volume of the size it requests, as a cluster's default
+    /// dynamic provisioner would (part of the workload simulator). Off, claims stay Pending, as
+    /// on a control plane without a provisioner (the differential test's real one).
+    pub provision_claims: bool,
     /// How many changes watches can replay.
     pub history_capacity: usize,
     /// How often a watch that allows bookmarks gets one.
@@ -31,6 +35,7 @@ impl Default for SandboxConfig {
             port: 0,
             simulate_workloads: true,
             workload_delay: Duration::from_millis(500),
+            provision_claims: true,
             history_capacity: 10_000,
             bookmark_interval: Duration::from_secs(15),
         }

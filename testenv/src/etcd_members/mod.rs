@@ -430,6 +430,14 @@ impl Runner {
             .open(&log)
             .map_err(Error::io(format!("opening {}", log.display())))?;
         let err = out.try_clone().map_err(Error::io("log file"))?;
+        // A kubelet never starts a container of a pod being deleted. The pod was listed at the
+        // top of the step and may have been deleted since, its configuration rewritten for its
+        // successor (a learner's file names its peers: started on this pod's volume, which goes
+        // with it, the learner would be lost). Read after the volumes were: the pod still there
+        // and not being deleted means what they hold predates any deletion.
+        if !self.still_wanted(key, &uid).await? {
+            return Ok(());
+        }
         let mut cmd = Command::new("unshare");
         cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
             .arg(r#"mount --bind "$0" /etc/hosts && exec "$@""#)
@@ -466,6 +474,16 @@ impl Runner {
             },
         );
         Ok(())
+    }
+
+    /// Whether pod `key` is still the one with `uid`, Running and not being deleted (read from
+    /// the API server now, not from the step's list).
+    async fn still_wanted(&self, key: &PodKey, uid: &str) -> Result<bool> {
+        Ok(self.pods.get_opt(&key.1).await?.is_some_and(|pod| {
+            pod.metadata.uid.as_deref() == Some(uid)
+                && pod.metadata.deletion_timestamp.is_none()
+                && pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+        }))
     }
 
     /// Starts running a Job pod that is Running (scheduled, and marked so by kwok) and has not

@@ -9,7 +9,8 @@
 //!   controller hands them to the condemned pod, whose deletion takes them along); `Retain`
 //!   keeps them, and a later scale-up reuses them;
 //! - a provisioner binds every `Pending` claim at once to a volume `pvc-<uid>` of the size it
-//!   requests (the real control plane of the tests has no provisioner: static volumes there);
+//!   requests (the real control plane of the tests has no provisioner: static volumes there;
+//!   `SandboxConfig::provision_claims` turns it off, and claims stay Pending as there);
 //! - the pvc-protection controller removes `kubernetes.io/pvc-protection` from a deleted claim
 //!   once no scheduled pod (`nodeName` set) names it; the claim's `Unused` condition says whether
 //!   one does. A StatefulSet's pods are stored (`statefulset_pods`), so a claim deleted under a
@@ -237,9 +238,9 @@ fn write(state: &mut State, def: &ResourceDef, object: Value, subresource: &str)
     }
 }
 
-/// Binds the namespace's pending claims, keeps their `Unused` condition true to what uses
+/// Binds the namespace's pending claims (when `provision`), keeps their `Unused` condition true to what uses
 /// them, and lets deleted claims no pod uses go.
-pub fn reconcile_namespace(state: &mut State, namespace: &str) {
+pub fn reconcile_namespace(state: &mut State, namespace: &str, provision: bool) {
     let Some(def) = claim_def(state) else {
         return;
     };
@@ -253,6 +254,9 @@ pub fn reconcile_namespace(state: &mut State, namespace: &str) {
             if !used {
                 release(state, &def, claim);
             }
+            continue;
+        }
+        if !provision && claim.pointer("/spec/volumeName").is_none() {
             continue;
         }
         let claim = bind(state, &def, claim);

@@ -223,7 +223,7 @@ fn schedule(app: &Arc<App>, pending: &Pending, key: StoreKey, ok: ObjectKey) {
 fn reconcile(app: &App, key: &StoreKey, ok: &ObjectKey) {
     let mut state = app.store.lock();
     if *key == keys::persistent_volume_claims() {
-        claims::reconcile_namespace(&mut state, &ok.0);
+        claims::reconcile_namespace(&mut state, &ok.0, app.config.provision_claims);
         return;
     }
     if *key == keys::namespaces() {

@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use corpus::{Compare, Sequence, Step};
+use ferroplane_sandbox::SandboxConfig;
 use ferroplane_testenv::{ControlPlane, Options};
 use ferroplane_testkit::{Kubectl, TestCluster};
 use futures::StreamExt;
@@ -122,7 +123,13 @@ async fn kubectl_answers_as_a_real_control_plane_does() {
     let real = ControlPlane::start(Options::default())
         .await
         .expect("the control plane starts");
-    let sandbox = TestCluster::start().await;
+    // The real control plane has no provisioner: claims stay Pending on both (a claim bound
+    // between `kubectl replace`'s read and its write would make the write conflict).
+    let sandbox = TestCluster::start_with(SandboxConfig {
+        provision_claims: false,
+        ..SandboxConfig::default()
+    })
+    .await;
     let cache = tempfile::tempdir().expect("a cache dir");
     let real_kubectl = Kubectl::new(real.kubeconfig_path(), cache.path().join("real"));
     let allowed = allow_list();
