@@ -11,7 +11,12 @@ pub struct ControllerSettings {
     pub poll_interval: Duration,
     pub concurrency: u16,
     pub rate_limit: f64,
+    /// Where the child writes its heap profile (`--heap-profile`).
+    pub heap_profile: Option<std::path::PathBuf>,
 }
+
+/// How long a stopped child may take to write its heap profile and exit before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(120);
 
 pub struct Child {
     process: tokio::process::Child,
@@ -47,6 +52,9 @@ impl Child {
         if !batching {
             command.arg("--no-batch-describe");
         }
+        if let Some(dir) = &settings.heap_profile {
+            command.arg("--heap-profile").arg(dir);
+        }
         Ok(Self {
             process: command
                 .spawn()
@@ -72,7 +80,19 @@ impl Child {
         Some(kib / 1024.0)
     }
 
+    /// Stops the child: SIGTERM, as a Deployment's pod is stopped, so that a heap profile is
+    /// written; SIGKILL after [`STOP_GRACE`].
     pub async fn stop(mut self) {
+        if let Some(pid) = self.process.id() {
+            // SAFETY: kill(2) on our own child, which has not been reaped (`id` is Some).
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+            if tokio::time::timeout(STOP_GRACE, self.process.wait())
+                .await
+                .is_ok()
+            {
+                return;
+            }
+        }
         let _ = self.process.start_kill();
         let _ = self.process.wait().await;
     }

@@ -25,8 +25,13 @@ mod import;
 mod namespaces;
 
 // The allocator of the `ferroplane` binary, so that the controller is measured as it runs.
+#[cfg(not(feature = "heap-profile"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+// A heap profile instead (slower, and its peak is not jemalloc's): where the bytes are.
+#[cfg(feature = "heap-profile")]
+#[global_allocator]
+static ALLOCATOR: dhat::Alloc = dhat::Alloc;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -96,6 +101,10 @@ struct Args {
     /// `--fleet`: the rollout's maxUnavailable (a number or a percentage).
     #[arg(long, default_value = "10%")]
     max_unavailable: String,
+    /// Write a heap profile of each controller process into this directory
+    /// (`dhat-heap.<pid>.json`; build with `--features heap-profile`; `dhat-top` summarizes it).
+    #[arg(long)]
+    heap_profile: Option<std::path::PathBuf>,
     /// Internal: run the controller against `--kubeconfig` (the child process).
     #[arg(long, hide = true)]
     controller: bool,
@@ -125,11 +134,21 @@ async fn main() -> anyhow::Result<()> {
     if args.controller {
         return run_controller(args).await;
     }
+    if args.heap_profile.is_some() && !cfg!(feature = "heap-profile") {
+        bail!("--heap-profile needs a build with `--features heap-profile`");
+    }
     run_benchmark(args).await
 }
 
 /// The child: the ECSInstance controller for the bench namespace, as `ferroplane run` wires it.
 async fn run_controller(args: Args) -> anyhow::Result<()> {
+    // Written when the controller returns (the benchmark stops it with SIGTERM).
+    #[cfg(feature = "heap-profile")]
+    let _profiler = args.heap_profile.as_ref().map(|dir| {
+        dhat::Profiler::builder()
+            .file_name(dir.join(format!("dhat-heap.{}.json", std::process::id())))
+            .build()
+    });
     let path = args
         .kubeconfig
         .context("--kubeconfig is required with --controller")?;
@@ -174,6 +193,7 @@ fn settings(args: &Args) -> ControllerSettings {
         poll_interval: args.poll_interval,
         concurrency: args.concurrency,
         rate_limit: args.rate_limit,
+        heap_profile: args.heap_profile.clone(),
     }
 }
 

@@ -17,9 +17,8 @@
 //! (`alibabacloud.ferroplane.io/v1alpha1, Kind=VPC`). Where ferroplane differs: Crossplane
 //! counts the gauges by listing every object at an interval; here they follow the conditions
 //! each reconcile computes (the same numbers once every object was reconciled, and a standby
-//! replica exports none). Ground floor: imports nothing of this crate.
+//! replica exports none). Ground floor: imports only [`ObjectTable`].
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -28,6 +27,8 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+
+use crate::object_table::ObjectTable;
 
 /// Crossplane's one label.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -61,8 +62,16 @@ pub(crate) struct Health {
     pub(crate) synced: bool,
 }
 
-/// Per object: (gvk, namespace/name).
-type ObjectKey = (String, String);
+/// What is kept per object (by gvk and `namespace/name`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Tracked {
+    /// Ready and Synced as last counted; `None` until the object is counted.
+    health: Option<Health>,
+    /// Its first reconcile was counted by this process.
+    detected: bool,
+    /// When it was last observed up to date (for drift).
+    last_unchanged: Option<Instant>,
+}
 
 pub(crate) struct CrossplaneMetrics {
     exists: Family<GvkLabel, Gauge>,
@@ -72,11 +81,7 @@ pub(crate) struct CrossplaneMetrics {
     first_ready: Histograms,
     deletion: Histograms,
     drift: Histograms,
-    health: Mutex<HashMap<ObjectKey, Health>>,
-    /// Objects whose first reconcile was counted by this process.
-    detected: Mutex<HashSet<ObjectKey>>,
-    /// When each object was last observed up to date (for drift).
-    last_unchanged: Mutex<HashMap<ObjectKey, Instant>>,
+    objects: Mutex<ObjectTable<Tracked>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -95,9 +100,7 @@ impl CrossplaneMetrics {
             first_ready: histograms(lifecycle_buckets),
             deletion: histograms(lifecycle_buckets),
             drift: histograms(detection_buckets),
-            health: Mutex::default(),
-            detected: Mutex::default(),
-            last_unchanged: Mutex::default(),
+            objects: Mutex::default(),
         };
         let r = root.sub_registry_with_prefix("crossplane");
         r.register(
@@ -147,7 +150,12 @@ impl CrossplaneMetrics {
     /// A reconcile starts on an object without `Synced` yet: counted once per object and
     /// process, `age` after its creation.
     pub(crate) fn first_reconcile(&self, gvk: &str, object: &str, age: Duration) {
-        if lock(&self.detected).insert((gvk.to_owned(), object.to_owned())) {
+        let first = {
+            let mut objects = lock(&self.objects);
+            let tracked = objects.get_or_insert_with(gvk, object, Tracked::default);
+            !std::mem::replace(&mut tracked.detected, true)
+        };
+        if first {
             self.first_reconcile
                 .get_or_create(&Self::label(gvk))
                 .observe(age.as_secs_f64());
@@ -163,25 +171,32 @@ impl CrossplaneMetrics {
 
     /// An observation found the resource as the spec wants it.
     pub(crate) fn unchanged(&self, gvk: &str, object: &str) {
-        lock(&self.last_unchanged).insert((gvk.to_owned(), object.to_owned()), Instant::now());
+        lock(&self.objects)
+            .get_or_insert_with(gvk, object, Tracked::default)
+            .last_unchanged = Some(Instant::now());
     }
 
     /// An observation found the resource differing from the spec: the time since it was last
     /// found up to date (nothing when this process never saw it so, as after a restart).
     pub(crate) fn drifted(&self, gvk: &str, object: &str) {
-        let key = (gvk.to_owned(), object.to_owned());
-        let mut last = lock(&self.last_unchanged);
-        if let Some(since) = last.get(&key) {
+        let mut objects = lock(&self.objects);
+        if let Some(last) = objects
+            .get_mut(gvk, object)
+            .and_then(|t| t.last_unchanged.as_mut())
+        {
             self.drift
                 .get_or_create(&Self::label(gvk))
-                .observe(since.elapsed().as_secs_f64());
-            last.insert(key, Instant::now());
+                .observe(last.elapsed().as_secs_f64());
+            *last = Instant::now();
         }
     }
 
     /// The object's conditions as this reconcile computed them.
     pub(crate) fn set_health(&self, gvk: &str, object: &str, now: Health) {
-        let before = lock(&self.health).insert((gvk.to_owned(), object.to_owned()), now);
+        let before = lock(&self.objects)
+            .get_or_insert_with(gvk, object, Tracked::default)
+            .health
+            .replace(now);
         let label = Self::label(gvk);
         let step = |family: &Family<GvkLabel, Gauge>, was: Option<bool>, is: bool| match (was, is) {
             (Some(true), false) => {
@@ -204,9 +219,9 @@ impl CrossplaneMetrics {
 
     /// The object is gone; `deleting_for` is how long its deletion took, when it was deleted.
     pub(crate) fn gone(&self, gvk: &str, object: &str, deleting_for: Option<Duration>) {
-        let key = (gvk.to_owned(), object.to_owned());
         let label = Self::label(gvk);
-        if let Some(before) = lock(&self.health).remove(&key) {
+        let tracked = lock(&self.objects).remove(gvk, object);
+        if let Some(before) = tracked.and_then(|t| t.health) {
             self.exists.get_or_create(&label).dec();
             if before.ready {
                 self.ready.get_or_create(&label).dec();
@@ -215,8 +230,6 @@ impl CrossplaneMetrics {
                 self.synced.get_or_create(&label).dec();
             }
         }
-        lock(&self.detected).remove(&key);
-        lock(&self.last_unchanged).remove(&key);
         if let Some(took) = deleting_for {
             self.deletion
                 .get_or_create(&label)

@@ -121,6 +121,7 @@ mod invalid;
 pub mod leader;
 mod metrics;
 mod missing;
+mod object_table;
 mod observation;
 mod ownership;
 mod paused;

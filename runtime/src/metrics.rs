@@ -4,7 +4,6 @@
 //! through an [`ExternalCalls`] handle). Beside them, under their own names, the ones
 //! Crossplane's providers export (`crossplane_metrics`).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,6 +16,7 @@ use prometheus_client::registry::Registry;
 
 use crate::crossplane_metrics::{CrossplaneMetrics, Health};
 use crate::error::ReconcileError;
+use crate::object_table::ObjectTable;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindResult {
@@ -85,7 +85,7 @@ struct Inner {
     objects: Family<KindState, Gauge>,
     calls: Family<CallLabels, Counter>,
     /// Last counted state per (kind, namespace/name), to move objects between gauge buckets.
-    states: Mutex<HashMap<(String, String), ObjectState>>,
+    states: Mutex<ObjectTable<ObjectState>>,
     crossplane: CrossplaneMetrics,
 }
 
@@ -170,7 +170,7 @@ impl Metrics {
                 delete_time,
                 objects,
                 calls,
-                states: Mutex::new(HashMap::new()),
+                states: Mutex::default(),
                 crossplane,
             }),
         }
@@ -282,10 +282,18 @@ impl Metrics {
     /// Moves an object to `state` in the per-state gauge.
     pub(crate) fn set_state(&self, kind: &str, object: &str, state: ObjectState) {
         let mut states = self.inner.states.lock().unwrap_or_else(|p| p.into_inner());
-        let previous = states.insert((kind.to_owned(), object.to_owned()), state);
-        if previous == Some(state) {
+        let mut new = false;
+        let counted = states.get_or_insert_with(kind, object, || {
+            new = true;
+            state
+        });
+        let previous = if new {
+            None
+        } else if *counted == state {
             return;
-        }
+        } else {
+            Some(std::mem::replace(counted, state))
+        };
         if let Some(prev) = previous {
             self.inner
                 .objects
@@ -307,7 +315,7 @@ impl Metrics {
     /// Stops counting an object (it is gone).
     pub(crate) fn forget(&self, kind: &str, object: &str) {
         let mut states = self.inner.states.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(prev) = states.remove(&(kind.to_owned(), object.to_owned())) {
+        if let Some(prev) = states.remove(kind, object) {
             self.inner
                 .objects
                 .get_or_create(&KindState {
