@@ -30,20 +30,14 @@ struct ProgramPoint {
 const PLUMBING: &[&str] = &[
     "[root]",
     "dhat::",
-    "<dhat::",
     "alloc::",
     "core::",
     "std::",
     "hashbrown::",
     "serde::",
+    "serde_core::",
     "serde_json::",
-    "<serde",
-    "<alloc::",
-    "<core::",
-    "<std::",
-    "<hashbrown::",
     "bytes::",
-    "<bytes::",
 ];
 
 /// A frame as `function (file:line)`, without the address.
@@ -57,7 +51,10 @@ fn without_location(function: &str) -> &str {
 }
 
 fn is_plumbing(frame: &str) -> bool {
-    let f = function(frame);
+    let f = function(frame)
+        .trim_start_matches('<')
+        .trim_start_matches("&mut ")
+        .trim_start_matches('&');
     PLUMBING.iter().any(|p| f.starts_with(p))
 }
 
