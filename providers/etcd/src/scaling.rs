@@ -70,6 +70,17 @@ impl Observed {
             .collect()
     }
 
+    /// Ordinals below `replicas` (those with a pod) that are no member: their member was
+    /// removed (replaced, or by hand) and their pod and volume are about to be deleted. Their
+    /// files are sealed as a started member's are: a pod restarting there after the replacement
+    /// learner was added would otherwise find its peer URL in the membership and join as that
+    /// learner on the doomed volume; the learner, started again empty under the same ID, could
+    /// then never catch up (the leader remembers a log it no longer has).
+    pub fn memberless_ordinals(&self, replicas: u32) -> std::collections::BTreeSet<u32> {
+        let members = self.ordinals();
+        (0..replicas).filter(|o| !members.contains(o)).collect()
+    }
+
     /// Members as the status reports them.
     pub fn status_members(&self, topology: &impl Topology) -> Vec<EtcdMember> {
         let mut out: Vec<EtcdMember> = self

@@ -538,12 +538,19 @@ impl Runner {
         let mut out = BTreeMap::new();
         for volume in pod.spec.iter().flat_map(|s| s.volumes.iter().flatten()) {
             let host = if let Some(claim) = &volume.persistent_volume_claim {
-                let Some(pv_name) = self
-                    .claims
-                    .get_opt(&claim.claim_name)
-                    .await?
-                    .and_then(|c| c.spec?.volume_name)
-                else {
+                let Some(found) = self.claims.get_opt(&claim.claim_name).await? else {
+                    continue;
+                };
+                // A kubelet mounts no claim that is being deleted (the pod may have been
+                // scheduled on it from a stale cache): its volume would go with it.
+                if found.metadata.deletion_timestamp.is_some() {
+                    return Err(Error::Dir(format!(
+                        "claim {} is being deleted: the pod is not started on it",
+                        claim.claim_name
+                    )));
+                }
+                let bound = found.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Bound");
+                let Some(pv_name) = found.spec.and_then(|s| s.volume_name).filter(|_| bound) else {
                     continue;
                 };
                 let Some(path) = self

@@ -334,7 +334,11 @@ async fn converge_with(
             members: observed.as_ref().map(|o| o.ordinals()).unwrap_or_default(),
             sealed: observed
                 .as_ref()
-                .map(|o| o.sealable_ordinals())
+                .map(|o| {
+                    let mut sealed = o.sealable_ordinals();
+                    sealed.extend(o.memberless_ordinals(cluster.replicas));
+                    sealed
+                })
                 .unwrap_or_default(),
         };
         if let Some(replicas) = applied.scale_to {
@@ -606,6 +610,81 @@ async fn a_learner_stuck_on_a_removed_member_s_volume_restarts_empty() {
         cluster.log(2)
     );
     assert_eq!(voter_names(&client).await, names(&["m0", "m1", "m2"]));
+}
+
+/// m2's member is removed (its data was lost) and a learner added for its replacement while
+/// m2's old pod still runs on the volume about to be deleted. Restarting there (a crash loop)
+/// with the file rendered after the removal, it must not join as that learner: its log would go
+/// with the volume, and the learner, restarted empty under the same ID, could never catch up.
+/// The file of a pod that is no member is sealed; with its peers listed, etcd joins.
+#[tokio::test]
+async fn a_removed_member_s_pod_restarting_after_the_learner_was_added_cannot_join_as_it() {
+    let mut cluster = LocalCluster::bootstrapped(3).await;
+    let client = cluster.client();
+    let old = client.list().await.expect("list");
+    let m2 = old.iter().find(|m| m.name == "m2").expect("m2").id;
+    cluster.stop(2);
+    cluster.wipe(2);
+    client.remove(m2).await.expect("remove m2");
+    let observed = scaling::observe(&client, &cluster.topology, |_| false)
+        .await
+        .expect("observe");
+    let mut sealed = observed.sealable_ordinals();
+    sealed.extend(observed.memberless_ordinals(cluster.replicas));
+    assert_eq!(sealed, BTreeSet::from([0, 1, 2]));
+    let after_removal = Bootstrap::Existing {
+        members: observed.ordinals(),
+        sealed,
+    };
+    // etcd refuses a member add for a moment after a removal ("unhealthy cluster").
+    let learner = eventually("the learner added")
+        .within(Duration::from_secs(30))
+        .every(Duration::from_millis(300))
+        .try_until_async(|| async {
+            match client.add_learner(&cluster.topology.peer_url(2)).await {
+                Ok(learner) => Ok(learner),
+                Err(e) if e.is_transient() => Err(e.to_string()),
+                Err(e) => panic!("member add: {e}"),
+            }
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let learner_name = || async {
+        let members = client.list().await.expect("list");
+        members
+            .iter()
+            .find(|m| m.id == learner.id)
+            .map(|m| m.name.clone())
+            .expect("the learner is listed")
+    };
+
+    cluster.start(2, &after_removal);
+    eventually("m2's old pod exits on its sealed file")
+        .within(Duration::from_secs(30))
+        .every(Duration::from_millis(200))
+        .until(|| cluster.exited(2))
+        .await;
+    assert_eq!(
+        learner_name().await,
+        "",
+        "the learner never started:\n{}",
+        cluster.log(2)
+    );
+
+    // What sealing prevents: the same restart with its peers listed joins as the learner.
+    cluster.wipe(2);
+    cluster.start(
+        2,
+        &Bootstrap::Existing {
+            members: BTreeSet::from([0, 1]),
+            sealed: BTreeSet::from([0, 1]),
+        },
+    );
+    eventually("m2 joins as the learner with its peers listed")
+        .within(Duration::from_secs(30))
+        .every(Duration::from_millis(200))
+        .until_async(|| async { learner_name().await == "m2" })
+        .await;
 }
 
 /// Loses m2's disk and restarts it on the configuration the controller renders for a started
