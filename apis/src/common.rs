@@ -186,8 +186,11 @@ pub mod names {
 #[schemars(bound = "O: JsonSchema + Default + Serialize")]
 pub struct CloudStatus<O> {
     /// What was observed in the cloud.
-    #[serde(default)]
-    pub at_provider: O,
+    // Boxed and optional: a controller's cache holds many objects, most of them without it
+    // (`Managed::shed_observation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "O")]
+    pub at_provider: Option<Box<O>>,
     /// `Ready` and `Synced`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
@@ -203,6 +206,13 @@ pub struct CloudStatus<O> {
     /// own, each with why it waits and what would let it through; absent when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_changes: Vec<PendingChange>,
+}
+
+impl<O: Clone + Default> CloudStatus<O> {
+    /// What was observed, or the empty observation when nothing was.
+    pub fn observed(&self) -> O {
+        self.at_provider.as_deref().cloned().unwrap_or_default()
+    }
 }
 
 /// Why a pending change waits (the `reason` of a [`PendingChange`]).
@@ -235,6 +245,11 @@ pub struct PendingChange {
     pub message: String,
 }
 
+/// `observed` as the JSON a status holds (for [`Managed::shed_observation`]).
+pub fn observation_json<T: Serialize>(observed: &T) -> Option<serde_json::Value> {
+    serde_json::to_value(observed).ok()
+}
+
 /// Read access to the fields every managed kind shares; the framework in `ferroplane-runtime`
 /// works on any type that implements it.
 pub trait Managed {
@@ -245,4 +260,10 @@ pub trait Managed {
     fn write_connection_secret_to_ref(&self) -> Option<&LocalSecretReference>;
     fn conditions(&self) -> &[Condition];
     fn observed_generation(&self) -> Option<i64>;
+    /// Takes `status.atProvider` out of this copy, as JSON, for a kind whose controller never
+    /// reads it back from its cache (it reports it from each observation): the cache then holds
+    /// a digest instead. `None`, leaving the object as it is, for the other kinds.
+    fn shed_observation(&mut self) -> Option<serde_json::Value> {
+        None
+    }
 }

@@ -138,20 +138,29 @@ pub(crate) use managed_spec;
 /// shared fields under their usual names, and
 /// [`HasReferences`](crate::references::HasReferences) (empty unless `references = &[...]` is
 /// given). `provider_config` selects whether the kind has a
-/// `providerConfigRef`.
+/// `providerConfigRef`; a trailing `observation_uncached` makes
+/// [`Managed::shed_observation`](crate::common::Managed::shed_observation) take
+/// `status.atProvider` out of cached copies.
 #[macro_export]
 macro_rules! impl_managed {
-    (@managed $kind:ty, provider_config) => {
+    (@managed $kind:ty, provider_config $(, $shed:ident)?) => {
         $crate::impl_managed!(@common $kind, fn provider_config_ref(&self) -> Option<&$crate::common::ProviderConfigReference> {
             Some(&self.spec.provider_config_ref)
-        });
+        } $(, $shed)?);
     };
     (@managed $kind:ty, in_cluster) => {
         $crate::impl_managed!(@common $kind, fn provider_config_ref(&self) -> Option<&$crate::common::ProviderConfigReference> {
             None
         });
     };
-    (@common $kind:ty, $pcr:item) => {
+    (@shed) => {};
+    (@shed observation_uncached) => {
+        fn shed_observation(&mut self) -> Option<serde_json::Value> {
+            let observed = self.status.as_mut()?.at_provider.take()?;
+            $crate::common::observation_json(&observed)
+        }
+    };
+    (@common $kind:ty, $pcr:item $(, $shed:ident)?) => {
         impl $crate::common::Managed for $kind {
             fn deletion_policy(&self) -> $crate::common::DeletionPolicy {
                 self.spec.deletion_policy
@@ -169,18 +178,19 @@ macro_rules! impl_managed {
             fn observed_generation(&self) -> Option<i64> {
                 self.status.as_ref().and_then(|s| s.observed_generation)
             }
+            $crate::impl_managed!(@shed $($shed)?);
         }
     };
-    ($kind:ty, $scope:ident, references = $refs:expr) => {
-        $crate::impl_managed!(@managed $kind, $scope);
+    ($kind:ty, $scope:ident, references = $refs:expr $(, $shed:ident)?) => {
+        $crate::impl_managed!(@managed $kind, $scope $(, $shed)?);
         impl $crate::references::HasReferences for $kind {
             fn reference_fields() -> &'static [$crate::references::ReferenceField] {
                 $refs
             }
         }
     };
-    ($kind:ty, $scope:ident) => {
-        $crate::impl_managed!(@managed $kind, $scope);
+    ($kind:ty, $scope:ident $(, $shed:ident)?) => {
+        $crate::impl_managed!(@managed $kind, $scope $(, $shed)?);
         impl $crate::references::HasReferences for $kind {}
     };
 }

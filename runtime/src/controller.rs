@@ -22,6 +22,7 @@ use tracing::{debug, info, warn};
 
 use crate::error::ReconcileError;
 use crate::invalid::lenient_watcher;
+use crate::observation_digests::ObservationDigests;
 use crate::provider::Connector;
 use crate::reconciler::{Reconciler, object_key};
 use crate::resource::ManagedResource;
@@ -114,6 +115,8 @@ where
     config: ControllerConfig,
     /// Versions the reconciler wrote, shared with the watch so it can skip their events.
     versions: Arc<KnownVersions>,
+    /// What the watch keeps of the observations it takes out of the cache, for the reconciler.
+    digests: Arc<ObservationDigests>,
     observers: Observers<K>,
     tasks: Vec<Task>,
 }
@@ -136,8 +139,13 @@ where
         let observers = Observers::<K>::default();
         let notify = observers.clone();
         // managedFields and kubectl's copy of the last applied object are most of a stored
-        // object's size, and nothing here reads them.
-        let events = events.map_ok(|event| event.modify(slim::<K>));
+        // object's size, and nothing here reads them; nor, for some kinds, `atProvider`.
+        let digests = Arc::new(ObservationDigests::default());
+        let shed = digests.clone();
+        let events = events.map_ok(move |mut event| {
+            shed.on_event(&mut event);
+            event.modify(slim::<K>)
+        });
         let stream = reflector::reflector(writer, events)
             .default_backoff()
             .inspect_ok(move |event| notify.notify(event))
@@ -153,6 +161,7 @@ where
             connector,
             config: runtime.config().controller.clone(),
             versions,
+            digests,
             observers,
             tasks: Vec::new(),
         }
@@ -232,7 +241,8 @@ where
         let kind = K::kind(&()).into_owned();
         let reconciler = Arc::new(
             Reconciler::new(&self.runtime, self.connector, self.config.requeue.clone())
-                .with_versions(self.versions),
+                .with_versions(self.versions)
+                .with_observation_digests(self.digests),
         );
         let shutdown = shutdown.boxed().shared();
         let unready_stop =

@@ -123,6 +123,7 @@ mod metrics;
 mod missing;
 mod object_table;
 mod observation;
+mod observation_digests;
 mod ownership;
 mod paused;
 mod policy;

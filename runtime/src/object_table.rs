@@ -7,6 +7,16 @@
 
 use std::collections::HashMap;
 
+use kube::Resource;
+
+/// The key of `obj` in the per-object tables: `namespace/name` (`name` when cluster-scoped).
+pub(crate) fn object_key<K: Resource>(obj: &K) -> String {
+    match &obj.meta().namespace {
+        Some(ns) => format!("{ns}/{}", obj.meta().name.as_deref().unwrap_or_default()),
+        None => obj.meta().name.clone().unwrap_or_default(),
+    }
+}
+
 pub(crate) struct ObjectTable<V> {
     kinds: HashMap<String, HashMap<Box<str>, V>>,
 }

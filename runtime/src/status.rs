@@ -2,7 +2,7 @@
 //! of `.status`, or nothing at all when the object already has it (no write, no event, no new
 //! resourceVersion). Also filters the late-initialization patch of `spec`.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// A merge patch (RFC 7386) that turns `current` into `desired`, or `None` when they are equal.
 /// Keys missing from `desired` become `null` (removed); objects are diffed recursively; arrays and
@@ -83,6 +83,41 @@ pub(crate) fn status_patch(
     (!patch.is_empty()).then_some(Value::Object(patch))
 }
 
+/// The status field a kind's cache may go without (`observation_digests`).
+pub(crate) const AT_PROVIDER: &str = "atProvider";
+
+/// A JSON patch (RFC 6902) of an object whose `.status` exists that makes the changes of the
+/// status merge patch `merge` (from [`status_patch`] over `provider_fields`) and sets `field` to
+/// `value` whole, on version `resource_version` only: the version the patch leaves in the
+/// object is the precondition of the write (a conflict when another came since), as a merge
+/// patch's `metadata.resourceVersion` is. Each field `merge` changes is set whole, from
+/// `provider_fields` when it is one of them.
+pub(crate) fn replacing_patch(
+    resource_version: &str,
+    merge: Option<&Value>,
+    provider_fields: &Map<String, Value>,
+    field: &str,
+    value: &Value,
+) -> Vec<Value> {
+    let pointer = |key: &str| format!("/status/{}", key.replace('~', "~0").replace('/', "~1"));
+    let mut ops = vec![json!({
+        "op": "replace", "path": "/metadata/resourceVersion", "value": resource_version,
+    })];
+    for (key, change) in merge.and_then(Value::as_object).into_iter().flatten() {
+        if change.is_null() {
+            ops.push(json!({"op": "remove", "path": pointer(key)}));
+        } else {
+            let whole = provider_fields
+                .get(key)
+                .filter(|v| !v.is_null())
+                .unwrap_or(change);
+            ops.push(json!({"op": "add", "path": pointer(key), "value": strip_nulls(whole)}));
+        }
+    }
+    ops.push(json!({"op": "add", "path": pointer(field), "value": strip_nulls(value)}));
+    ops
+}
+
 /// The part of a late-initialization patch that fills fields unset in `spec` (absent or
 /// `null`), or `None` when it fills nothing. Late-initialization never overwrites or removes
 /// what the user wrote, whatever the provider sends.
@@ -133,6 +168,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_replacing_patch_sets_each_changed_field_whole_on_one_version() {
+        let fields =
+            json!({"atProvider": {"a": 1}, "endpoint": {"host": "h", "port": 2, "tls": null}})
+                .as_object()
+                .cloned()
+                .expect("object");
+        let merge =
+            json!({"endpoint": {"port": 2}, "gone": null, "conditions": [{"type": "Ready"}]});
+        let ops = replacing_patch(
+            "42",
+            Some(&merge),
+            &fields,
+            "atProvider",
+            &json!({"b": 2, "c": null}),
+        );
+        assert_eq!(
+            ops,
+            vec![
+                json!({"op": "replace", "path": "/metadata/resourceVersion", "value": "42"}),
+                json!({"op": "add", "path": "/status/conditions", "value": [{"type": "Ready"}]}),
+                json!({"op": "add", "path": "/status/endpoint", "value": {"host": "h", "port": 2}}),
+                json!({"op": "remove", "path": "/status/gone"}),
+                json!({"op": "add", "path": "/status/atProvider", "value": {"b": 2}}),
+            ]
+        );
     }
 
     #[test]

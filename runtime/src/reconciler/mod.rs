@@ -32,7 +32,9 @@ use crate::idempotency::UID_TAG;
 use crate::import_census::ImportCensus;
 use crate::metrics::{Metrics, ObjectState};
 use crate::missing::named_resource_missing;
+pub(crate) use crate::object_table::object_key;
 use crate::observation::UpToDate;
+use crate::observation_digests::ObservationDigests;
 use crate::ownership::{ExternalOwner, Verdict};
 use crate::paused::{Paused, not_understood, paused};
 use crate::policy::Policies;
@@ -75,6 +77,8 @@ pub struct Reconciler<K, C> {
     /// success.
     failures: streaks::Streaks,
     versions: Arc<KnownVersions>,
+    /// Digests of the observations the cache shed, shared with the controller's watch.
+    digests: Arc<ObservationDigests>,
     first_looks: first_looks::FirstLooks,
     /// Which objects import which resource, for the check before a claim (lists shared by the
     /// importers that ask at once).
@@ -103,6 +107,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             policy,
             failures: streaks::Streaks::default(),
             versions: Arc::default(),
+            digests: Arc::default(),
             first_looks: first_looks::FirstLooks::default(),
             importers: crate::ownership::census::<K>(runtime.client()),
             _kind: PhantomData,
@@ -113,6 +118,12 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
     /// skips the events of our own writes.
     pub(crate) fn with_versions(mut self, versions: Arc<KnownVersions>) -> Self {
         self.versions = versions;
+        self
+    }
+
+    /// Shares the digests of the observations the controller's watch takes out of its cache.
+    pub(crate) fn with_observation_digests(mut self, digests: Arc<ObservationDigests>) -> Self {
+        self.digests = digests;
         self
     }
 
@@ -571,13 +582,6 @@ fn external_name<K: Resource>(obj: &K) -> Option<&str> {
 
 fn uid<K: Resource>(obj: &K) -> String {
     obj.meta().uid.clone().unwrap_or_default()
-}
-
-pub(crate) fn object_key<K: Resource>(obj: &K) -> String {
-    match &obj.meta().namespace {
-        Some(ns) => format!("{ns}/{}", obj.meta().name.as_deref().unwrap_or_default()),
-        None => obj.meta().name.clone().unwrap_or_default(),
-    }
 }
 
 fn join_notes(a: &str, b: &str) -> String {

@@ -93,19 +93,49 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         {
             fields.insert(LAST_HANDLED_RECONCILE_AT.to_owned(), json!(token.value));
         }
-        let Some(patch) =
-            status::status_patch(current.as_ref(), &fields, conditions_json, generation)
-        else {
-            return Ok(());
+        // A copy from the cache may lack `atProvider` (`observation_digests`): its digest says
+        // whether the stored one is the same; if not, it is replaced whole.
+        let mut replaced = None;
+        let shed = current
+            .as_ref()
+            .is_some_and(|c| c.get(status::AT_PROVIDER).is_none());
+        if shed && let Some(observed) = fields.get(status::AT_PROVIDER) {
+            match self.digests.matches(&*obj, observed) {
+                Some(true) => {
+                    fields.remove(status::AT_PROVIDER);
+                }
+                Some(false) => replaced = fields.remove(status::AT_PROVIDER),
+                None => {}
+            }
+        }
+        let merge = status::status_patch(current.as_ref(), &fields, conditions_json, generation);
+        let patch = match (merge, replaced) {
+            (None, None) => return Ok(()),
+            (merge, Some(observed)) => {
+                let ops = status::replacing_patch(
+                    &obj.resource_version().unwrap_or_default(),
+                    merge.as_ref(),
+                    &fields,
+                    status::AT_PROVIDER,
+                    &observed,
+                );
+                Patch::Json(serde_json::from_value(Value::Array(ops)).map_err(|e| {
+                    ReconcileError::retryable(
+                        reasons::SERIALIZATION_ERROR,
+                        format!("cannot encode the status patch: {e}"),
+                    )
+                })?)
+            }
+            (Some(merge), None) => Patch::Merge(
+                json!({"status": merge, "metadata": {"resourceVersion": obj.resource_version()}}),
+            ),
         };
-        let body =
-            json!({"status": patch, "metadata": {"resourceVersion": obj.resource_version()}});
         let params = PatchParams {
             field_manager: Some(FIELD_MANAGER.to_owned()),
             ..PatchParams::default()
         };
         let updated = api
-            .patch_status(&obj.name_any(), &params, &Patch::Merge(body))
+            .patch_status(&obj.name_any(), &params, &patch)
             .await
             .map_err(|e| ReconcileError::kube("cannot write status", e))?;
         *obj = updated;

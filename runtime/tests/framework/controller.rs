@@ -396,6 +396,57 @@ async fn status_write_conflict_requeues_soon_without_reporting_an_error() {
     h.shutdown().await;
 }
 
+/// Widget sheds `atProvider` from the controller's cache (`observation_uncached`): a steady
+/// object costs no status write however often it is observed, and an observation that lost a
+/// field replaces the stored one whole (a merge patch made against the cache, which holds no
+/// observation to compare with, could not remove the field).
+#[tokio::test]
+async fn a_shed_observation_is_written_only_when_it_changes_and_then_whole() {
+    let h = WidgetEnv::start().await;
+    let plan = Arc::new(Mutex::new(WritePlan::default()));
+    let running = run_controller(
+        &h,
+        faulty_client(&h.cluster.url(), "widgets", plan.clone()),
+        Duration::from_millis(100),
+    );
+    let mut w = widget("steady", 1);
+    w.metadata.annotations =
+        Some([("ferroplane.io/poll-interval".to_owned(), "100ms".to_owned())].into());
+    h.create(&w).await;
+    h.wait_for("steady", Duration::from_secs(10), ready).await;
+    let writes = || plan.lock().unwrap_or_else(|p| p.into_inner()).writes;
+    let observes = || h.cloud.calls("observe");
+    // Three more observations: the two reconciles before the third ended, writes included.
+    // The first three let the object settle; the next three must write nothing.
+    let mut before = 0;
+    for window in ["settling", "steady"] {
+        before = writes();
+        let seen = observes();
+        eventually(format!("three more observations ({window})"))
+            .within(Duration::from_secs(10))
+            .until(|| observes() >= seen + 3)
+            .await;
+    }
+    assert_eq!(
+        writes(),
+        before,
+        "a steady observation is not written again"
+    );
+
+    let (id, _) = h.cloud.only_resource();
+    h.cloud.lock().resources.get_mut(&id).expect("res").zone = String::new();
+    h.wait_for("steady", Duration::from_secs(10), |w| {
+        w.and_then(|w| w.status.as_ref()?.at_provider.as_ref())
+            .is_some_and(|a| a.zone.is_none())
+    })
+    .await;
+    let at = h.get("steady").await.status.and_then(|s| s.at_provider);
+    let at = at.expect("atProvider");
+    assert_eq!((at.size, at.state.as_deref()), (Some(1), Some("Running")));
+    running.stop().await;
+    h.shutdown().await;
+}
+
 #[tokio::test]
 async fn pausing_and_resuming_through_the_watch() {
     let h = WidgetEnv::start().await;

@@ -72,7 +72,7 @@ pub struct WidgetStatus {
     pub last_handled_reconcile_at: Option<String>,
 }
 
-ferroplane_apis::impl_managed!(Widget, provider_config);
+ferroplane_apis::impl_managed!(Widget, provider_config, observation_uncached);
 
 /// A widget referencing ProviderConfig `cfg` (a ConfigMap of that name stands in for it).
 pub fn widget(name: &str, size: i64) -> Widget {

@@ -534,5 +534,6 @@ crate::impl_managed!(
             value: ReferenceValue::ExternalName,
         },
         super::key_pair::KEY_PAIR_NAME_REFERENCE,
-    ]
+    ],
+    observation_uncached
 );

@@ -156,7 +156,7 @@ pub fn at_provider(
 /// The status fields observe reports (`atProvider`; conditions are the framework's).
 pub fn status(i: &Instance, ram_role: Option<&str>, disks: Option<&[Disk]>) -> ECSInstanceStatus {
     ECSInstanceStatus {
-        at_provider: at_provider(i, ram_role, disks),
+        at_provider: Some(Box::new(at_provider(i, ram_role, disks))),
         ..ECSInstanceStatus::default()
     }
 }

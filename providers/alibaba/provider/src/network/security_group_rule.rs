@@ -60,7 +60,7 @@ fn refuse_exclusive(group: &Group) -> Result<(), ReconcileError> {
 fn observed_before(mr: &SecurityGroupRule, id: &str) -> bool {
     mr.status
         .as_ref()
-        .and_then(|s| s.at_provider.security_group_rule_id.as_deref())
+        .and_then(|s| s.at_provider.as_ref()?.security_group_rule_id.as_deref())
         == Some(id)
 }
 

@@ -100,7 +100,7 @@ async fn a_disk_is_attached_by_reference_grown_detached_and_released() {
     let zone = vm
         .status
         .as_ref()
-        .map(|s| &s.at_provider)
+        .map(|s| s.observed())
         .and_then(|a| a.zone_id.clone())
         .expect("zone");
     let disks: Api<Disk> = Api::namespaced(env.client.clone(), NS);
@@ -220,7 +220,7 @@ fn zones(vm: &ferroplane_apis::alibabacloud::ECSInstance) -> (String, &'static s
     let zone = vm
         .status
         .as_ref()
-        .map(|s| &s.at_provider)
+        .map(|s| s.observed())
         .and_then(|a| a.zone_id.clone())
         .expect("zone");
     let other = if zone == "cn-beijing-a" {
@@ -232,10 +232,7 @@ fn zones(vm: &ferroplane_apis::alibabacloud::ECSInstance) -> (String, &'static s
 }
 
 fn at_provider(d: &Disk) -> ferroplane_apis::alibabacloud::DiskObservation {
-    d.status
-        .as_ref()
-        .map(|s| s.at_provider.clone())
-        .unwrap_or_default()
+    d.status.as_ref().map(|s| s.observed()).unwrap_or_default()
 }
 
 // Issue 32, defect 9: a disk that could never attach is never created.

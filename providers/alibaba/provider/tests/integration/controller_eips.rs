@@ -93,7 +93,7 @@ async fn the_eip_sample_becomes_ready_and_an_associated_eip_waits_for_its_associ
         .within(WAIT)
         .for_object(&instances, "bastion", |o| {
             o.and_then(|o| o.status.as_ref())
-                .and_then(|s| s.at_provider.eip_address.as_deref())
+                .and_then(|s| s.at_provider.as_ref()?.eip_address.as_deref())
                 == Some(address.as_str())
         })
         .await;

@@ -73,11 +73,11 @@ async fn an_eip_on_an_instances_primary_interface_is_kept_and_undone_on_delete()
     let instance: ECSInstance = wait_ready(&env, "web").await;
     let association: EIPAssociation = wait_ready(&env, "web").await;
     let eip_id = external_name(&eip).expect("allocation ID").to_owned();
-    let observed = instance.status.as_ref().map(|s| &s.at_provider);
+    let observed = instance.status.as_ref().map(|s| s.observed());
     let primary = observed
         .and_then(|a| {
             a.network_interfaces
-                .iter()
+                .into_iter()
                 .find(|n| n.interface_type.as_deref() == Some("Primary"))
         })
         .expect("the instance reports its primary interface");
@@ -91,10 +91,11 @@ async fn an_eip_on_an_instances_primary_interface_is_kept_and_undone_on_delete()
         "the interface from the reference, its primary IP written back"
     );
     assert_eq!(
-        association
-            .status
-            .as_ref()
-            .and_then(|s| s.at_provider.private_ip_address.as_deref()),
+        association.status.as_ref().and_then(|s| s
+            .at_provider
+            .as_ref()?
+            .private_ip_address
+            .as_deref()),
         Some(private_ip.as_str())
     );
 

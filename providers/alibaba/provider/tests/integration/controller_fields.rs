@@ -58,7 +58,7 @@ async fn in_place_fields_reach_the_instance_and_drift_is_reverted() {
     env.create(&instance("fields-1")).await;
     let ready = env.wait_ready("fields-1").await;
     let id = external_name(&ready).expect("external name");
-    let at = &ready.status.as_ref().expect("status").at_provider;
+    let at = ready.status.as_ref().expect("status").observed();
     // atProvider shows the instance as DescribeInstances does.
     assert!(at.vpc_id.is_some() && at.v_switch_id.is_some(), "{at:?}");
     assert_eq!(
@@ -102,7 +102,7 @@ async fn in_place_fields_reach_the_instance_and_drift_is_reverted() {
     wait_synced(&env, "fields-1").await;
     env.wait_for("fields-1", "atProvider shows the new settings", |o| {
         o.and_then(|o| o.status.as_ref()).is_some_and(|s| {
-            let at = &s.at_provider;
+            let at = s.observed();
             at.ram_role_name.as_deref() == Some("web-role")
                 && at.internet_charge_type.as_deref() == Some("PayByBandwidth")
                 && at.resource_group_id.as_deref() == Some(resource_groups::OTHERS[0])
@@ -225,7 +225,7 @@ async fn immutable_fields_are_refused_at_admission_with_what_to_do() {
     })
     .await;
     let id = external_name(&ready).expect("external name");
-    let at = &ready.status.as_ref().expect("status").at_provider;
+    let at = ready.status.as_ref().expect("status").observed();
     assert_eq!(at.spot_strategy.as_deref(), Some("SpotWithPriceLimit"));
     assert_eq!(at.spot_price_limit, Some(0.5));
     assert_eq!(at.spot_interruption_behavior.as_deref(), Some("Stop"));
@@ -307,11 +307,11 @@ async fn key_pair_and_system_disk_change_in_place() {
     let ready = env
         .wait_for("disk-1", "atProvider.systemDisk reported", |o| {
             o.and_then(|o| o.status.as_ref())
-                .is_some_and(|s| s.at_provider.system_disk.is_some())
+                .is_some_and(|s| s.observed().system_disk.is_some())
         })
         .await
         .expect("exists");
-    let at = &ready.status.as_ref().expect("status").at_provider;
+    let at = ready.status.as_ref().expect("status").observed();
     let system = at.system_disk.as_ref().expect("system disk");
     assert_eq!(system.size, Some(40));
     assert_eq!(system.category.as_deref(), Some("cloud_essd"));
@@ -450,8 +450,9 @@ async fn billing_changes_between_pay_as_you_go_and_subscription_in_place() {
     let charge = |want: &'static str, expiry: bool| {
         move |o: Option<&ECSInstance>| {
             o.and_then(|o| o.status.as_ref()).is_some_and(|s| {
-                s.at_provider.instance_charge_type.as_deref() == Some(want)
-                    && s.at_provider.expired_time.is_some() == expiry
+                let at = s.observed();
+                at.instance_charge_type.as_deref() == Some(want)
+                    && at.expired_time.is_some() == expiry
             })
         }
     };
@@ -547,7 +548,7 @@ async fn credit_mode_of_a_burstable_instance_changes_in_place() {
     wait_synced(&env, "burst-1").await;
     env.wait_for("burst-1", "atProvider shows Standard", |o| {
         o.and_then(|o| o.status.as_ref())
-            .is_some_and(|s| s.at_provider.credit_specification.as_deref() == Some("Standard"))
+            .is_some_and(|s| s.observed().credit_specification.as_deref() == Some("Standard"))
     })
     .await;
 
@@ -679,8 +680,9 @@ async fn private_ip_and_vswitch_change_through_a_restart() {
     wait_synced(&env, "net-1").await;
     env.wait_for("net-1", "atProvider shows the new address", |o| {
         o.and_then(|o| o.status.as_ref()).is_some_and(|s| {
-            s.at_provider.private_ip_address.as_deref() == Some("172.31.2.31")
-                && s.at_provider.v_switch_id.as_deref() == Some(target.as_str())
+            let at = s.observed();
+            at.private_ip_address.as_deref() == Some("172.31.2.31")
+                && at.v_switch_id.as_deref() == Some(target.as_str())
         })
     })
     .await;
@@ -761,7 +763,7 @@ async fn ipv6_address_count_changes_in_place_on_a_vswitch_with_ipv6() {
     assert_eq!(env.mock().stats().calls_of("AssignIpv6Addresses"), 0);
     env.wait_for("v6-1", "atProvider lists two IPv6 addresses", |o| {
         o.and_then(|o| o.status.as_ref())
-            .is_some_and(|s| s.at_provider.ipv6_addresses.len() == 2)
+            .is_some_and(|s| s.observed().ipv6_addresses.len() == 2)
     })
     .await;
 

@@ -69,7 +69,7 @@ async fn an_imported_key_pair_is_used_by_reference_and_deleted_after_its_instanc
     let observed = kp
         .status
         .as_ref()
-        .map(|s| &s.at_provider)
+        .map(|s| s.observed())
         .expect("atProvider");
     assert_eq!(observed.finger_print.as_deref(), Some(FINGERPRINT));
     let vm = env.wait_ready("vm-k").await;

@@ -28,7 +28,7 @@ async fn create_edit_stop_resize_and_delete() {
     // Create → Ready, with instance ID and IPs in status and the connection Secret.
     let ready = env.wait_ready("web-1").await;
     let id = external_name(&ready).expect("external name recorded");
-    let at = &ready.status.as_ref().expect("status").at_provider;
+    let at = ready.status.as_ref().expect("status").observed();
     assert_eq!(at.instance_id.as_deref(), Some(id.as_str()));
     assert_eq!(at.status.as_deref(), Some("Running"));
     assert!(at.public_ip_address.is_some(), "{at:?}");
@@ -88,7 +88,7 @@ async fn create_edit_stop_resize_and_delete() {
         o.is_some_and(|o| {
             o.status
                 .as_ref()
-                .and_then(|s| s.at_provider.status.as_deref())
+                .and_then(|s| s.at_provider.as_ref()?.status.as_deref())
                 == Some("Stopped")
                 && condition(o, "Ready").is_some_and(|c| c.status == ConditionStatus::True)
         })
@@ -205,7 +205,7 @@ async fn import_by_external_name_observe_only() {
         ready
             .status
             .as_ref()
-            .and_then(|s| s.at_provider.instance_id.clone()),
+            .and_then(|s| s.at_provider.as_ref()?.instance_id.clone()),
         Some(id.clone())
     );
     // Observe only: the name in the spec is not pushed to the cloud.

@@ -102,7 +102,7 @@ async fn the_whole_sample_becomes_ready_and_is_deleted_in_one_go() {
         (bound.instance_id.as_str(), bound.instance_type.as_str()),
         (gateway_id.as_str(), "Nat")
     );
-    let at = gateway.status.as_ref().expect("status").at_provider.clone();
+    let at = gateway.status.as_ref().expect("status").observed();
     let snat_table = at.snat_table_id.expect("snatTableId");
     let forward_table = at.forward_table_id.expect("forwardTableId");
     let entries = vpc
@@ -213,7 +213,7 @@ async fn an_entry_made_elsewhere_is_never_adopted_and_a_mapping_changed_elsewher
     wait_ready::<EIPAssociation>(&env, "egress").await;
     let eip: EIP = wait_ready(&env, "egress").await;
     let private: VSwitch = wait_ready(&env, "egress-private").await;
-    let at = gateway.status.as_ref().expect("status").at_provider.clone();
+    let at = gateway.status.as_ref().expect("status").observed();
     let (snat_table, forward_table) = (
         at.snat_table_id.expect("snatTableId"),
         at.forward_table_id.expect("forwardTableId"),
@@ -221,7 +221,7 @@ async fn an_entry_made_elsewhere_is_never_adopted_and_a_mapping_changed_elsewher
     let address = eip
         .status
         .as_ref()
-        .and_then(|s| s.at_provider.ip_address.clone())
+        .and_then(|s| s.at_provider.as_ref()?.ip_address.clone())
         .expect("the EIP's address");
     let vpc = cloud(&env).1;
 

@@ -87,7 +87,7 @@ async fn the_sample_becomes_ready_and_the_gateway_waits_for_its_entries_and_eips
     let (id, ready) = apply_sample(&env).await;
     let vpc = cloud(&env).1;
     let cloud_gateway = described(&vpc, &id).await;
-    let seen = ready.status.as_ref().expect("status").at_provider.clone();
+    let seen = ready.status.as_ref().expect("status").observed();
     assert_eq!(
         (
             seen.snat_table_id.as_deref(),

@@ -454,7 +454,7 @@ async fn a_vpc_and_vswitch_with_ipv6_show_their_blocks() {
                 is_ready(o)
                     && o.status
                         .as_ref()
-                        .is_some_and(|s| s.at_provider.ipv6_cidr_block.is_some())
+                        .is_some_and(|s| s.observed().ipv6_cidr_block.is_some())
             })
         })
         .await
@@ -467,7 +467,7 @@ async fn a_vpc_and_vswitch_with_ipv6_show_their_blocks() {
                 is_ready(o)
                     && o.status
                         .as_ref()
-                        .is_some_and(|s| s.at_provider.ipv6_cidr_block.is_some())
+                        .is_some_and(|s| s.observed().ipv6_cidr_block.is_some())
             })
         })
         .await
@@ -476,11 +476,11 @@ async fn a_vpc_and_vswitch_with_ipv6_show_their_blocks() {
     let vpc_block = v6(vpc
         .status
         .as_ref()
-        .and_then(|s| s.at_provider.ipv6_cidr_block.as_ref()));
+        .and_then(|s| s.at_provider.as_ref()?.ipv6_cidr_block.as_ref()));
     let vswitch_block = v6(ready
         .status
         .as_ref()
-        .and_then(|s| s.at_provider.ipv6_cidr_block.as_ref()));
+        .and_then(|s| s.at_provider.as_ref()?.ipv6_cidr_block.as_ref()));
     assert!(vpc_block.ends_with("/56"), "{vpc_block}");
     assert!(vswitch_block.ends_with("07::/64"), "{vswitch_block}");
     let (_, vpc_api) = cloud(&env);

@@ -140,7 +140,7 @@ async fn the_sample_becomes_ready_and_deleting_the_rules_revokes_exactly_them() 
             rule.status
                 .as_ref()
                 .unwrap()
-                .at_provider
+                .observed()
                 .security_group_rule_id
                 .as_deref(),
             Some(id.as_str())

@@ -17,7 +17,7 @@ async fn a_subscription_is_released_only_once_it_expires() {
     env.create(&sub).await;
     let ready = env.wait_ready("sub").await;
     let id = external_name(&ready).expect("instance ID").to_owned();
-    let at = &ready.status.as_ref().expect("status").at_provider;
+    let at = ready.status.as_ref().expect("status").observed();
     assert_eq!(at.instance_charge_type.as_deref(), Some("PrePaid"));
     assert!(at.expired_time.is_some(), "{at:?}");
 
@@ -65,7 +65,7 @@ async fn stop_charging_stops_billing_the_stopped_instance() {
     .await;
     env.wait_for("thrifty", "stoppedMode reported", |o| {
         o.and_then(|o| o.status.as_ref())
-            .is_some_and(|s| s.at_provider.stopped_mode.as_deref() == Some("StopCharging"))
+            .is_some_and(|s| s.observed().stopped_mode.as_deref() == Some("StopCharging"))
     })
     .await;
     env.stop().await;
