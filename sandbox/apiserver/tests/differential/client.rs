@@ -731,6 +731,31 @@ async fn json_patch(client: &Client, ns: &str, steps: &mut Steps) {
         .await,
         data,
     );
+    // The resourceVersion a patch leaves in the object is the write's precondition (how the
+    // reconciler's whole-field status writes carry theirs): a stale one is a conflict.
+    let current = api.get("j").await.expect("read").metadata.resource_version;
+    patch(json!([{"op": "replace", "path": "/data/a", "value": "4"}]))
+        .await
+        .expect("a newer version");
+    let stale = patch(
+        json!([{"op": "replace", "path": "/metadata/resourceVersion", "value": current},
+                             {"op": "replace", "path": "/data/a", "value": "5"}]),
+    )
+    .await;
+    assert!(
+        matches!(&stale, Err(kube::Error::Api(s)) if s.code == 409),
+        "{stale:?}"
+    );
+    steps.record(&stale, data);
+    let current = api.get("j").await.expect("read").metadata.resource_version;
+    steps.record(
+        &patch(
+            json!([{"op": "replace", "path": "/metadata/resourceVersion", "value": current},
+                      {"op": "replace", "path": "/data/a", "value": "6"}]),
+        )
+        .await,
+        data,
+    );
 }
 
 /// The status writes of the reconciler are merge patches to `/status`; what they carry outside
