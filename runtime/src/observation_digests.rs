@@ -43,25 +43,29 @@ impl ObservationDigests {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match event {
             Event::Init => state.relisted = Some(HashSet::new()),
-            Event::InitApply(obj) | Event::Apply(obj) => {
-                let key: Box<str> = object_key(&*obj).into();
-                match obj.shed_observation() {
-                    Some(observed) => {
-                        let entry = Entry {
-                            version: version_digest(obj.meta().resource_version.as_deref()),
-                            observation: digest(&observed),
-                        };
-                        state.by_object.insert(key.clone(), entry)
+            Event::InitApply(obj) | Event::Apply(obj) => match obj.shed_observation() {
+                Some(observed) => {
+                    let key: Box<str> = object_key(&*obj).into();
+                    let entry = Entry {
+                        version: version_digest(obj.meta().resource_version.as_deref()),
+                        observation: digest(&observed),
+                    };
+                    if let Some(relisted) = state.relisted.as_mut() {
+                        relisted.insert(key.clone());
                     }
-                    None => state.by_object.remove(&key),
-                };
-                if let Some(relisted) = state.relisted.as_mut() {
-                    relisted.insert(key);
+                    state.by_object.insert(key, entry);
                 }
-            }
+                // Nothing shed (most kinds: the table stays empty and costs nothing per event).
+                None if state.by_object.is_empty() => {}
+                None => {
+                    state.by_object.remove(object_key(&*obj).as_str());
+                }
+            },
             Event::Delete(obj) => {
                 obj.shed_observation();
-                state.by_object.remove(object_key(&*obj).as_str());
+                if !state.by_object.is_empty() {
+                    state.by_object.remove(object_key(&*obj).as_str());
+                }
             }
             Event::InitDone => {
                 if let Some(relisted) = state.relisted.take() {
