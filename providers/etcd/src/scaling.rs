@@ -81,6 +81,19 @@ impl Observed {
         (0..replicas).filter(|o| !members.contains(o)).collect()
     }
 
+    /// The ordinals whose configuration files are sealed with a StatefulSet of `replicas`: the
+    /// started voters when their data is on claims (`storage`; without it every replaced pod
+    /// starts empty and rejoins as etcd allows), and the pods that are no member, always.
+    pub fn sealed_ordinals(&self, replicas: u32, storage: bool) -> std::collections::BTreeSet<u32> {
+        let mut sealed = if storage {
+            self.sealable_ordinals()
+        } else {
+            std::collections::BTreeSet::new()
+        };
+        sealed.extend(self.memberless_ordinals(replicas));
+        sealed
+    }
+
     /// Members as the status reports them.
     pub fn status_members(&self, topology: &impl Topology) -> Vec<EtcdMember> {
         let mut out: Vec<EtcdMember> = self

@@ -8,7 +8,7 @@ use ferroplane_runtime::{Observation, ReconcileError};
 use kube::ResourceExt;
 
 use super::client::EtcdClient;
-use super::snapshot::{Snapshot, desired_size, sealed_ordinals};
+use super::snapshot::{Snapshot, desired_size};
 use crate::error::{Error, to_reconcile};
 use crate::membership::Membership;
 use crate::reasons::CHILD_NOT_OURS;
@@ -53,7 +53,7 @@ impl<M: Membership> EtcdClient<M> {
                 replicas.unwrap_or(current),
                 BootstrapFiles::Render(Bootstrap::Existing {
                     members: observed.ordinals(),
-                    sealed: sealed_ordinals(mr, observed, current),
+                    sealed: observed.sealed_ordinals(current, mr.spec.storage.is_some()),
                 }),
             ),
             // Without membership, nothing changes size and the member configuration stays.

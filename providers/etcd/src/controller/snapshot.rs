@@ -103,19 +103,6 @@ pub(super) fn sealable(mr: &EtcdCluster, started: BTreeSet<u32>) -> BTreeSet<u32
     }
 }
 
-/// The members' files to seal under `observed` membership with a StatefulSet of `replicas`:
-/// [`sealable`]'s started voters, and the pods that are no member
-/// ([`crate::scaling::Observed::memberless_ordinals`]), with or without storage.
-pub(super) fn sealed_ordinals(
-    mr: &EtcdCluster,
-    observed: &crate::scaling::Observed,
-    replicas: u32,
-) -> BTreeSet<u32> {
-    let mut sealed = sealable(mr, observed.sealable_ordinals());
-    sealed.extend(observed.memberless_ordinals(replicas));
-    sealed
-}
-
 fn crash_looping(pod: &Pod) -> bool {
     pod.status
         .as_ref()

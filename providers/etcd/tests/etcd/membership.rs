@@ -334,11 +334,7 @@ async fn converge_with(
             members: observed.as_ref().map(|o| o.ordinals()).unwrap_or_default(),
             sealed: observed
                 .as_ref()
-                .map(|o| {
-                    let mut sealed = o.sealable_ordinals();
-                    sealed.extend(o.memberless_ordinals(cluster.replicas));
-                    sealed
-                })
+                .map(|o| o.sealed_ordinals(cluster.replicas, true))
                 .unwrap_or_default(),
         };
         if let Some(replicas) = applied.scale_to {
@@ -629,8 +625,7 @@ async fn a_removed_member_s_pod_restarting_after_the_learner_was_added_cannot_jo
     let observed = scaling::observe(&client, &cluster.topology, |_| false)
         .await
         .expect("observe");
-    let mut sealed = observed.sealable_ordinals();
-    sealed.extend(observed.memberless_ordinals(cluster.replicas));
+    let sealed = observed.sealed_ordinals(cluster.replicas, true);
     assert_eq!(sealed, BTreeSet::from([0, 1, 2]));
     let after_removal = Bootstrap::Existing {
         members: observed.ordinals(),
