@@ -118,10 +118,10 @@ fn reset_root(file: &Path, snapshot: &Path, sha256: &str) -> anyhow::Result<()> 
     let reset =
         provider_etcd::restore::root_password::reset_root_password(snapshot, &password, sha256)
             .map_err(|e| anyhow::anyhow!("setting root's password in the snapshot: {e}"))?;
-    if reset.records == 0 {
+    if !reset.root_found {
         tracing::info!("the snapshot has no root user: nothing to set");
     } else {
-        tracing::info!(records = reset.records, sha256 = %reset.sha256, "root's password in the snapshot set to spec.auth's");
+        tracing::info!(sha256 = %reset.sha256, "root's password in the snapshot set to spec.auth's");
     }
     Ok(())
 }

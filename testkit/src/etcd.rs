@@ -45,3 +45,13 @@ pub fn release_with_etcdutl(version: &str) -> (PathBuf, PathBuf) {
         )
     })
 }
+
+/// The latest 3.5 release testenv/versions.yaml pins (`etcd_upgrade_from`).
+pub fn pinned_3_5_release() -> String {
+    Versions::pinned().etcd_upgrade_from
+}
+
+/// The release testenv/versions.yaml pins for the control plane (`etcd`, a 3.6 release).
+pub fn pinned_release() -> String {
+    Versions::pinned().etcd
+}

@@ -11,6 +11,7 @@
 //! made for this restore (an earlier cluster's kept volume) is never written: the restore waits
 //! until it is deleted.
 
+mod bbolt;
 pub mod render;
 pub mod root_password;
 mod setup;

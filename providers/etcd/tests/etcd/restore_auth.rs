@@ -1,6 +1,8 @@
 //! A snapshot taken with authentication, restored with another root password: what a restore
 //! Job does (fetch: reset root's password in the snapshot; `etcdutl snapshot restore`; the
-//! member starts), with real etcd and etcdutl of one release, built by ferroplane-testenv.
+//! member starts), with real etcd and etcdutl of each pinned release (3.5 and 3.6: the reset
+//! walks bbolt's pages, whose layout and `authpb.User` both releases share), built by
+//! ferroplane-testenv.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -12,9 +14,6 @@ use ferroplane_testkit::eventually;
 use provider_etcd::membership::auth::AUTH_FAILED;
 use provider_etcd::membership::{GatewayClient, Membership as _, Password, RootCredentials};
 use provider_etcd::restore::root_password::reset_root_password;
-
-/// A release with both programs (etcdutl exists from 3.5 on).
-const RELEASE: &str = "v3.5.35";
 
 struct Member(Child);
 
@@ -83,12 +82,32 @@ async fn root_token(url: &str, password: &str) -> Result<String, String> {
         .ok_or_else(|| answer.to_string())
 }
 
+/// Root's user record as etcd stores it (`authpb.User`: name, a bcrypt hash, its role).
+fn decoy_record() -> Vec<u8> {
+    let hash = "$2a$10$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
+    assert_eq!(hash.len(), 60);
+    let mut record = b"root\x0a\x04root\x12\x3c".to_vec();
+    record.extend(hash.as_bytes());
+    record.extend(b"\x1a\x04root");
+    record
+}
+
 #[tokio::test]
-async fn an_auth_snapshot_restores_with_the_current_root_password() {
-    let (etcd, etcdutl) =
-        tokio::task::spawn_blocking(|| ferroplane_testkit::etcd::release_with_etcdutl(RELEASE))
-            .await
-            .expect("the build does not panic");
+async fn an_auth_snapshot_of_3_5_restores_with_the_current_root_password() {
+    restores_with_the_current_root_password(ferroplane_testkit::etcd::pinned_3_5_release()).await;
+}
+
+#[tokio::test]
+async fn an_auth_snapshot_of_3_6_restores_with_the_current_root_password() {
+    restores_with_the_current_root_password(ferroplane_testkit::etcd::pinned_release()).await;
+}
+
+async fn restores_with_the_current_root_password(release: String) {
+    let (etcd, etcdutl) = tokio::task::spawn_blocking(move || {
+        ferroplane_testkit::etcd::release_with_etcdutl(&release)
+    })
+    .await
+    .expect("the build does not panic");
     let dir = tempfile::tempdir().expect("temp dir");
     let ports = (free_port(), free_port());
     let url = format!("http://127.0.0.1:{}", ports.0);
@@ -110,6 +129,12 @@ async fn an_auth_snapshot_restores_with_the_current_root_password() {
     let put =
         serde_json::json!({"key": STANDARD.encode("app/k"), "value": STANDARD.encode("kept")});
     post(&url, "/v3/kv/put", put, Some(&token)).await;
+    // A value that holds what root's record looks like, byte for byte: the cluster's data,
+    // which the reset must leave as it is.
+    let decoy = decoy_record();
+    let put =
+        serde_json::json!({"key": STANDARD.encode("app/decoy"), "value": STANDARD.encode(&decoy)});
+    post(&url, "/v3/kv/put", put, Some(&token)).await;
     let snapshot = dir.path().join("snapshot.db");
     let mut file = tokio::fs::File::create(&snapshot)
         .await
@@ -123,7 +148,7 @@ async fn an_auth_snapshot_restores_with_the_current_root_password() {
 
     // The fetch step: root's password becomes the one `spec.auth` names now.
     let reset = reset_root_password(&snapshot, b"new-Pa55", &info.sha256).expect("reset");
-    assert!(reset.records >= 1, "root's record found: {reset:?}");
+    assert!(reset.root_found, "root's record found");
     assert_ne!(
         reset.sha256, info.sha256,
         "the database changed, and its trailer with it"
@@ -170,6 +195,15 @@ async fn an_auth_snapshot_restores_with_the_current_root_password() {
             .map(|v| STANDARD.decode(v).unwrap_or_default()),
         Some(b"kept".to_vec()),
         "the snapshot's keys are there: {read}"
+    );
+    let range = serde_json::json!({"key": STANDARD.encode("app/decoy")});
+    let read = post(&url, "/v3/kv/range", range, Some(&token)).await;
+    assert_eq!(
+        read["kvs"][0]["value"]
+            .as_str()
+            .map(|v| STANDARD.decode(v).unwrap_or_default()),
+        Some(decoy),
+        "a value that looks like root's record is the cluster's data, not root's"
     );
     let anonymous = post(
         &url,
