@@ -9,3 +9,4 @@ pub mod manifest_yaml;
 pub mod sandbox_access;
 pub mod signals;
 pub mod snapshot_fetch;
+pub mod snapshot_serve;

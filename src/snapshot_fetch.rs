@@ -61,19 +61,60 @@ pub fn redacted(url: &str) -> String {
     }
 }
 
-/// Downloads the snapshot at `url` into `out`, hashing it as it arrives.
-pub async fn download(url: &str, out: &Path) -> anyhow::Result<(u64, Digest256)> {
+/// How long a fetch keeps trying to reach a server that refuses connections or whose name does
+/// not resolve yet (a restore's snapshot server starting, its DNS record not published yet).
+const CONNECT_PATIENCE: Duration = Duration::from_secs(120);
+
+/// Whether `e` says the server is not there yet (refused, or its name not resolved), not that
+/// it is the wrong one (a certificate refused), which waiting does not change.
+pub(crate) fn not_there_yet(e: &reqwest::Error) -> bool {
+    if !e.is_connect() {
+        return false;
+    }
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(error) = source {
+        if let Some(io) = error.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        if error.to_string().starts_with("dns error") {
+            return true;
+        }
+        source = error.source();
+    }
+    false
+}
+
+/// Downloads the snapshot at `url` into `out`, hashing it as it arrives. With `ca_pem`, the
+/// server must present a certificate of that CA, and only of it (a restore's snapshot server).
+pub async fn download(
+    url: &str,
+    out: &Path,
+    ca_pem: Option<&[u8]>,
+) -> anyhow::Result<(u64, Digest256)> {
     let shown = redacted(url);
-    let client = reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(30))
-        .read_timeout(Duration::from_secs(120))
-        .build()
-        .context("making the HTTP client")?;
-    let mut response = client
-        .get(url)
-        .send()
-        .await
-        .map_err(|e| anyhow::anyhow!("fetching {shown}: {}", e.without_url()))?;
+        .read_timeout(Duration::from_secs(120));
+    if let Some(ca) = ca_pem {
+        let ca = reqwest::Certificate::from_pem(ca).context("reading the server's CA")?;
+        builder = builder.tls_certs_only([ca]);
+    }
+    let client = builder.build().context("making the HTTP client")?;
+    let started = tokio::time::Instant::now();
+    let mut pause = Duration::from_secs(1);
+    let mut response = loop {
+        match client.get(url).send().await {
+            Ok(response) => break response,
+            Err(e) if not_there_yet(&e) && started.elapsed() + pause < CONNECT_PATIENCE => {
+                tracing::info!(url = %shown, error = %e.without_url(), "cannot connect yet; trying again");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(10));
+            }
+            Err(e) => bail!("fetching {shown}: {}", e.without_url()),
+        }
+    };
     let status = response.status();
     if !status.is_success() {
         let body = response.text().await.unwrap_or_default();

@@ -158,7 +158,7 @@ async fn restore(args: &Args) -> anyhow::Result<(u64, String)> {
     let url_file = args.url_file.as_deref().context("--url-file")?;
     let out = args.out.as_deref().context("--out")?;
     let url = std::fs::read_to_string(url_file).context("the URL file")?;
-    let (size, digest) = ferroplane::snapshot_fetch::download(url.trim(), out).await?;
+    let (size, digest) = ferroplane::snapshot_fetch::download(url.trim(), out, None).await?;
     ferroplane::snapshot_fetch::check(&digest, args.sha256.as_deref())?;
     Ok((size, digest.database))
 }

@@ -6,6 +6,8 @@
 //!   trailer etcd appends to a snapshot (and the SHA-256 recorded when it was taken), then,
 //!   with `--root-password-file`, sets root's password in it (provider-etcd's
 //!   `restore::root_password`);
+//! - `serve`: serves a snapshot file of a mounted volume to the member Jobs over HTTPS, to
+//!   those that give the token (`ferroplane::snapshot_serve`), until stopped;
 //! - `commit`: moves the restored staging directory to the data directory in one rename, so a
 //!   member never starts on a half-restored directory. Running it again after it succeeded
 //!   changes nothing.
@@ -34,6 +36,10 @@ enum Step {
         /// The snapshot as a file (in a mounted volume) instead.
         #[arg(long)]
         file: Option<PathBuf>,
+        /// The CA (PEM) the URL's server must present a certificate of, and the only one
+        /// trusted (a restore's snapshot server).
+        #[arg(long, requires = "url_file")]
+        ca_file: Option<PathBuf>,
         /// Where to write the snapshot.
         #[arg(long)]
         out: PathBuf,
@@ -51,6 +57,22 @@ enum Step {
         #[arg(long)]
         root_password_file: Option<PathBuf>,
     },
+    /// Serve a snapshot file to the member Jobs over HTTPS.
+    Serve {
+        /// The snapshot, in a mounted volume.
+        #[arg(long)]
+        file: PathBuf,
+        /// File holding the token a fetcher's URL must carry.
+        #[arg(long)]
+        token_file: PathBuf,
+        /// The server's certificate and key (PEM).
+        #[arg(long)]
+        cert_file: PathBuf,
+        #[arg(long)]
+        key_file: PathBuf,
+        #[arg(long, default_value = "0.0.0.0:8443")]
+        listen: std::net::SocketAddr,
+    },
     /// Move the restored directory into place.
     Commit {
         #[arg(long)]
@@ -65,6 +87,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Step::Fetch {
             url_file,
             file,
+            ca_file,
             out,
             sha256,
             data_dir,
@@ -78,7 +101,13 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
                     let url = std::fs::read_to_string(&url_file).with_context(|| {
                         format!("reading the snapshot URL from {}", url_file.display())
                     })?;
-                    download(url.trim(), &out).await?
+                    let ca = ca_file
+                        .map(|f| {
+                            std::fs::read(&f)
+                                .with_context(|| format!("reading the CA from {}", f.display()))
+                        })
+                        .transpose()?;
+                    download(url.trim(), &out, ca.as_deref()).await?
                 }
                 (None, Some(file)) => copy(&file, &out)?,
                 (None, None) => bail!("give --url-file or --file"),
@@ -88,6 +117,37 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             if let Some(file) = root_password_file {
                 reset_root(&file, &out, &digest.database)?;
             }
+        }
+        Step::Serve {
+            file,
+            token_file,
+            cert_file,
+            key_file,
+            listen,
+        } => {
+            let read =
+                |f: &Path| std::fs::read(f).with_context(|| format!("reading {}", f.display()));
+            let token = String::from_utf8(read(&token_file)?)
+                .with_context(|| format!("{} is not text", token_file.display()))?
+                .trim()
+                .to_owned();
+            let source = ferroplane::snapshot_serve::Source {
+                file,
+                token,
+                cert_pem: read(&cert_file)?,
+                key_pem: read(&key_file)?,
+            };
+            let handle = axum_server::Handle::new();
+            let stopping = handle.clone();
+            tokio::spawn(async move {
+                if let Err(e) = ferroplane::signals::shutdown_signal().await {
+                    tracing::warn!(error = %e, "cannot listen for signals; stop with SIGKILL");
+                    return;
+                }
+                stopping.graceful_shutdown(Some(std::time::Duration::from_secs(10)));
+            });
+            tracing::info!(%listen, "serving the snapshot to the restore's Jobs");
+            ferroplane::snapshot_serve::serve(source, listen, handle).await?;
         }
         Step::Commit {
             staging_dir,
