@@ -146,7 +146,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 stopping.graceful_shutdown(Some(std::time::Duration::from_secs(10)));
             });
-            tracing::info!(%listen, "serving the snapshot to the restore's Jobs");
+            tracing::info!(%listen, "snapshot server listening for the restore's Jobs");
             ferroplane::snapshot_serve::serve(source, listen, handle).await?;
         }
         Step::Commit {

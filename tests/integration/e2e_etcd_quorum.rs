@@ -196,6 +196,16 @@ spec:
   destination:
     pvc:
       claimName: backups
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: backups
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 1Gi
 "#
 }
 
@@ -277,6 +287,58 @@ pub(crate) async fn from_latest_backup_replaces_every_members_data_and_states_th
         .await;
     }
     assert_ne!(claim_uid(&e2e, "data-etcd-rec-0").await, survivor);
+    // The snapshots lie in a ReadWriteOnce volume: a Job serves the snapshot, and the members'
+    // Jobs start once it is ready (not one after another on the volume).
+    let server = "etcd-rec-restore-source";
+    e2e.eventually(
+        "the wait for the snapshot server to be said",
+        WAIT,
+        || async {
+            let said = e2e
+                .jsonpath(RECOVERED, "{.status.conditions[*].message}")
+                .await;
+            said.contains(&format!("snapshot server Job {server} to be ready"))
+                .then_some(())
+        },
+    )
+    .await;
+    let restore_jobs = || async {
+        e2e.k(&[
+            "get",
+            "jobs",
+            "-l",
+            "etcd.ferroplane.io/restore-of=etcd-rec",
+            "-o",
+            "name",
+        ])
+        .await
+    };
+    assert_eq!(
+        restore_jobs().await.trim(),
+        format!("job.batch/{server}"),
+        "no member's Job before the server is ready"
+    );
+    let served = e2e
+        .k(&[
+            "get",
+            "job",
+            server,
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].command}",
+        ])
+        .await;
+    assert!(
+        served.contains(r#""serve""#) && served.contains(NEWER),
+        "the server serves the newest snapshot: {served}"
+    );
+    assert_eq!(
+        e2e.k(&["get", "service", server, "-o", "name"])
+            .await
+            .trim(),
+        format!("service/{server}"),
+        "the server's name comes from its headless Service"
+    );
+    crate::e2e_etcd_restore::mark_job_ready(&e2e, server).await;
     for ordinal in 0..3 {
         let job = format!("etcd-rec-restore-{ordinal}");
         let args = e2e
@@ -298,7 +360,10 @@ pub(crate) async fn from_latest_backup_replaces_every_members_data_and_states_th
             args.contains(r#""--bump-revision","1000000000","--mark-compacted""#),
             "the restore moves the revision past the lost cluster's: {args}"
         );
-        assert!(args.contains(NEWER), "restores the newest snapshot: {args}");
+        assert!(
+            args.contains("--ca-file") && !args.contains(NEWER),
+            "fetches from the server, with its CA, without mounting the volume: {args}"
+        );
     }
     assert_eq!(
         e2e.k(&["get", "statefulset", "--ignore-not-found", "-o", "name"])

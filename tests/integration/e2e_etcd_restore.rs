@@ -70,14 +70,37 @@ pub(crate) async fn finish_job(e2e: &E2e, job: &str, succeeded: bool) {
 }
 
 /// Waits (up to `within`) until the restore Jobs and the snapshot Secret of `cluster` are gone.
+/// Writes the status the Job controller writes while the Job's pod runs and is Ready (a
+/// server).
+pub(crate) async fn mark_job_ready(e2e: &E2e, job: &str) {
+    let now = jiff::Timestamp::now().to_string();
+    let status = serde_json::json!({"status": {"startTime": now, "active": 1, "ready": 1}});
+    e2e.k(&[
+        "patch",
+        &format!("job/{job}"),
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &status.to_string(),
+    ])
+    .await;
+}
+
 pub async fn wait_restore_removed(e2e: &E2e, cluster: &str, within: Duration) {
     let selector = format!("etcd.ferroplane.io/restore-of={cluster}");
     e2e.eventually(
-        "the restore's Jobs and Secret are removed",
+        "the restore's Jobs, Secret and snapshot server are removed",
         within,
         || async {
             let left = e2e
-                .k(&["get", "jobs,secrets", "-l", &selector, "-o", "name"])
+                .k(&[
+                    "get",
+                    "jobs,secrets,services",
+                    "-l",
+                    &selector,
+                    "-o",
+                    "name",
+                ])
                 .await;
             left.trim().is_empty().then_some(())
         },

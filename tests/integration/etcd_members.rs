@@ -1464,6 +1464,39 @@ pub(crate) async fn a_backup_into_a_volume_is_taken_by_a_job_and_pruned() {
         e2e.jsonpath(copy, "{.status.restore.snapshot}").await,
         format!("pvc://backups/{second}")
     );
+    // `backups` is ReadWriteOnce: one pod served the snapshot, every member's Job fetched it
+    // from that pod over HTTPS (a request each in the server's log), and the server went with
+    // the Jobs.
+    let started = e2e
+        .k(&[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=SnapshotServerStarted",
+            "-o",
+            "jsonpath={.items[*].message}",
+        ])
+        .await;
+    assert!(started.contains("copy-restore-source"), "{started}");
+    let served: usize = std::fs::read_dir(e2e.etcd_members().log_dir())
+        .expect("the runner's logs")
+        .flatten()
+        .filter(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            name.starts_with("copy-restore-source-") && name.ends_with(".serve.log")
+        })
+        .map(|entry| {
+            std::fs::read_to_string(entry.path())
+                .unwrap_or_default()
+                .matches("serving the snapshot")
+                .count()
+        })
+        .sum();
+    assert!(
+        served >= 3,
+        "a fetch per member through the server: {served}"
+    );
+    crate::e2e_etcd_restore::wait_restore_removed(&e2e, "copy", WAIT).await;
     assert_eq!(e2e.jsonpath(copy, "{.status.auth}").await, "Enabled");
     let port = ClientPort::of(&e2e, "copy", true).await;
     let token = port

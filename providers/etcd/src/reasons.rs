@@ -144,6 +144,9 @@ pub const QUORUM_RECOVERY_STARTED: &str = "QuorumRecoveryStarted";
 /// A quorum-loss recovery is complete; the message (and `status.lastRecovery`) states the
 /// snapshot restored and the writes lost.
 pub const QUORUM_RECOVERED: &str = "QuorumRecovered";
+/// The snapshot lies in a volume one node at a time can mount: a Job serves it to the members'
+/// restore Jobs, which then run at once; nothing to do.
+pub const SNAPSHOT_SERVER_STARTED: &str = "SnapshotServerStarted";
 /// A member's volume holds the restored snapshot; nothing to do.
 pub const MEMBER_RESTORED: &str = "MemberRestored";
 

@@ -7,7 +7,9 @@
 //! `Succeeded`, or `Failed` with the exit code, and the termination message (the file at the
 //! container's `terminationMessagePath`, or the end of its output when it failed with
 //! `FallbackToLogsOnError`). The Job controller then does the rest (a new pod after a failure, the
-//! Job's `Complete` or `Failed` condition).
+//! Job's `Complete` or `Failed` condition). A pod that goes while a container runs (deleted: a
+//! server that runs until then) has it stopped, SIGTERM then SIGKILL, and reports nothing. Pods
+//! with a host name under a headless Service are found by that name, as cluster DNS would.
 //!
 //! Programs: `etcdutl` runs the release of the container's image tag (built when missing);
 //! `ferroplane` runs the program the runner was given. A container of any other program fails
@@ -15,9 +17,11 @@
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Container, Pod};
@@ -26,11 +30,16 @@ use serde_json::{Value, json};
 
 use super::launch::{self, HostVolume};
 use crate::builder::Builder;
+use crate::process::Processes;
 
 /// Bytes of a failed container's output kept in its terminated state's message.
 const MESSAGE_TAIL: usize = 2048;
 /// Bytes of a termination message file a kubelet keeps.
 const MESSAGE_LIMIT: usize = 4096;
+/// How long a container of a pod that went has to stop after SIGTERM.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+/// How often a running container is looked at (ended, or its pod gone).
+const WAIT_STEP: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Whether `pod` belongs to a Job.
 pub(super) fn is_job_pod(pod: &Pod) -> bool {
@@ -64,6 +73,10 @@ pub(super) struct JobPod {
     pub pod_dir: PathBuf,
     /// The members' hosts file: the containers find the members by their DNS names.
     pub hosts_file: PathBuf,
+    /// Starts the containers' processes, which die with the runner.
+    pub spawner: Arc<Processes>,
+    /// Set when the pod is gone: the running container is stopped, nothing more runs.
+    pub stop: Arc<AtomicBool>,
 }
 
 impl JobPod {
@@ -80,7 +93,7 @@ impl JobPod {
             .map(|c| (true, c.clone()))
             .chain(spec.containers.iter().map(|c| (false, c.clone())));
         for (init, container) in steps {
-            if failed {
+            if failed || self.stop.load(Ordering::Relaxed) {
                 break;
             }
             let this = self.clone_parts();
@@ -101,6 +114,10 @@ impl JobPod {
             } else {
                 statuses.push(ended);
             }
+        }
+        if self.stop.load(Ordering::Relaxed) {
+            tracing::info!(pod = %name, "job pod went: its containers were stopped");
+            return;
         }
         let phase = if failed { "Failed" } else { "Succeeded" };
         let patch = json!({"status": {
@@ -127,6 +144,8 @@ impl JobPod {
             log_dir: self.log_dir.clone(),
             pod_dir: self.pod_dir.clone(),
             hosts_file: self.hosts_file.clone(),
+            spawner: self.spawner.clone(),
+            stop: self.stop.clone(),
         }
     }
 }
@@ -140,6 +159,8 @@ struct ContainerRun {
     log_dir: PathBuf,
     pod_dir: PathBuf,
     hosts_file: PathBuf,
+    spawner: Arc<Processes>,
+    stop: Arc<AtomicBool>,
 }
 
 impl ContainerRun {
@@ -222,21 +243,27 @@ impl ContainerRun {
             })
             .collect();
         // As the members do: a mount namespace whose /etc/hosts names the members.
-        let output = Command::new("unshare")
+        let mut command = Command::new("unshare");
+        command
             .args(["--mount", "--propagation", "private", "sh", "-c"])
             .arg(r#"mount --bind "$0" /etc/hosts && exec "$@""#)
             .arg(&self.hosts_file)
             .arg(&path)
             .args(&args)
-            .stdin(Stdio::null())
-            .output();
+            .stdin(Stdio::null());
+        let output = std::fs::File::create(&log)
+            .and_then(|out| Ok((out.try_clone()?, out)))
+            .map_err(|e| e.to_string())
+            .and_then(|(out, err)| {
+                command.stdout(out).stderr(err);
+                self.spawner.spawn_owned(command).map_err(|e| e.to_string())
+            })
+            .map(|child| self.wait(child));
         let finished = Timestamp::now();
         match output {
-            Ok(out) => {
-                let mut text = out.stdout;
-                text.extend_from_slice(&out.stderr);
-                let _ = std::fs::write(&log, &text);
-                let exit_code = out.status.code().unwrap_or(128);
+            Ok(status) => {
+                let text = std::fs::read(&log).unwrap_or_default();
+                let exit_code = status.code().unwrap_or(128);
                 let written = std::fs::read(&message_file).unwrap_or_default();
                 let fallback = container.termination_message_policy.as_deref()
                     == Some("FallbackToLogsOnError");
@@ -262,6 +289,31 @@ impl ContainerRun {
                 }
             }
             Err(e) => fail(format!("starting {}: {e}", display(&path))),
+        }
+    }
+
+    /// Waits for the container's process to end; stops it when its pod goes (SIGTERM, then
+    /// SIGKILL after a grace period, as a kubelet does).
+    fn wait(&self, mut child: Child) -> ExitStatus {
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => return status,
+                Ok(None) if self.stop.load(Ordering::Relaxed) => {
+                    super::stopping::sigterm(&child);
+                    let deadline = std::time::Instant::now() + STOP_GRACE;
+                    while matches!(child.try_wait(), Ok(None))
+                        && std::time::Instant::now() < deadline
+                    {
+                        std::thread::sleep(WAIT_STEP);
+                    }
+                    let _ = child.kill();
+                    return child
+                        .wait()
+                        .unwrap_or_else(|_| ExitStatus::from_raw(137 << 8));
+                }
+                Ok(None) => std::thread::sleep(WAIT_STEP),
+                Err(_) => return ExitStatus::from_raw(128 << 8),
+            }
         }
     }
 }

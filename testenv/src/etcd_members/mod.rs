@@ -25,6 +25,7 @@ mod swap;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -83,8 +84,9 @@ struct State {
     problems: BTreeMap<String, String>,
     /// When the Secret volumes were last refreshed.
     refreshed: Option<Instant>,
-    /// Job pods started, by UID (each runs once, to its end).
-    job_pods: std::collections::BTreeSet<String>,
+    /// Job pods started, by UID (each runs once, to its end or until its pod goes): the flag
+    /// that stops it.
+    job_pods: BTreeMap<String, Arc<AtomicBool>>,
 }
 
 /// The runner for one namespace. Dropping it stops every member it started.
@@ -178,6 +180,10 @@ impl EtcdMembers {
 impl Drop for EtcdMembers {
     fn drop(&mut self) {
         self.task.abort();
+        // Job pods still running (a server) stop too; their tasks kill and reap them.
+        for stop in lock(&self.state).job_pods.values() {
+            stop.store(true, Ordering::Relaxed);
+        }
         let running = std::mem::take(&mut lock(&self.state).running);
         for (_, member) in running {
             stop_blocking(member.child, Duration::from_secs(5));
@@ -233,6 +239,7 @@ impl Runner {
                 .collect(),
         );
         let pods = self.pods.list(&ListParams::default()).await?.items;
+        self.stop_gone_job_pods(&pods);
         let mut wanted: BTreeMap<PodKey, Pod> = BTreeMap::new();
         for pod in pods {
             if jobs::is_job_pod(&pod) {
@@ -486,6 +493,21 @@ impl Runner {
         }))
     }
 
+    /// Stops the Job pods that run while their pod is gone or being deleted (a kubelet kills
+    /// a deleted pod's containers).
+    fn stop_gone_job_pods(&self, pods: &[Pod]) {
+        let live: std::collections::BTreeSet<&str> = pods
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .filter_map(|p| p.metadata.uid.as_deref())
+            .collect();
+        for (uid, stop) in &lock(&self.state).job_pods {
+            if !live.contains(uid.as_str()) {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Starts running a Job pod that is Running (scheduled, and marked so by kwok) and has not
     /// been run, once its volumes are there.
     async fn start_job_pod(&self, pod: &Pod) -> Result<()> {
@@ -493,7 +515,7 @@ impl Runner {
         let uid = pod.metadata.uid.clone().unwrap_or_default();
         if !running
             || pod.metadata.deletion_timestamp.is_some()
-            || lock(&self.state).job_pods.contains(&uid)
+            || lock(&self.state).job_pods.contains_key(&uid)
         {
             return Ok(());
         }
@@ -509,9 +531,16 @@ impl Runner {
             // A claim not bound yet, a Secret not there yet: a kubelet waits too.
             return Ok(());
         }
-        lock(&self.state).job_pods.insert(uid);
+        let stop = Arc::new(AtomicBool::new(false));
+        lock(&self.state).job_pods.insert(uid, stop.clone());
         let key = (self.namespace.clone(), name);
-        let address = self.addresses.register(&key, None)?;
+        // A pod with a host name under a headless Service is found by that name (a server).
+        let dns_name = pod
+            .spec
+            .as_ref()
+            .and_then(|s| Some((s.hostname.clone()?, s.subdomain.clone()?)))
+            .map(|(host, sub)| format!("{host}.{sub}.{}.svc", key.0));
+        let address = self.addresses.register(&key, dns_name)?;
         let job_pod = jobs::JobPod {
             pods: self.pods.clone(),
             pod: pod.clone(),
@@ -522,6 +551,8 @@ impl Runner {
             log_dir: self.dir.join("logs"),
             pod_dir,
             hosts_file: self.addresses.hosts_file().to_path_buf(),
+            spawner: self.spawner.clone(),
+            stop,
         };
         tracing::info!(pod = %key.1, "running a Job pod");
         tokio::spawn(job_pod.run());

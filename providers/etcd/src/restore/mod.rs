@@ -5,6 +5,13 @@
 //! settings when the data directory is not empty). The Jobs and the Secret with the snapshot's
 //! URL are removed once the StatefulSet exists.
 //!
+//! A snapshot in a claim that one node at a time can mount (ReadWriteOnce) would make the
+//! member Jobs mounting it run one after another, each waiting for the claim to detach from the
+//! last one's node. Such a snapshot is served instead ([`render::Delivery::Served`]): one pod
+//! mounts the claim and serves the file over HTTPS with a CA and a token made for this restore;
+//! the member Jobs start once it is ready and fetch it all at once, wherever they run. The
+//! server and its Service go with the Jobs.
+//!
 //! The progress is kept on the claims (annotations: made for this cluster's UID, `pending` or
 //! `done`), which outlive the Jobs and the status: a StatefulSet deleted by hand later is made
 //! again on the restored volumes, never restored a second time. A claim that exists and was not
@@ -21,20 +28,21 @@ use ferroplane_apis::etcd::{EtcdCluster, EtcdRestoreStatus};
 use ferroplane_runtime::ReconcileError;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret, Service};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::{Client, ResourceExt};
 
 use self::render::{
-    EXPIRES_ANNOTATION, JobInput, RESTORE_ANNOTATION, RESTORE_STATE_ANNOTATION, SHA256_ANNOTATION,
-    SNAPSHOT_ANNOTATION,
+    DELIVERY_ANNOTATION, Delivery, EXPIRES_ANNOTATION, JobInput, RESTORE_ANNOTATION,
+    RESTORE_STATE_ANNOTATION, SHA256_ANNOTATION, SNAPSHOT_ANNOTATION, ServedSource, SourceContent,
 };
 pub use self::setup::RestoreSetup;
 pub use self::sources::{RestoreSources, SignedSnapshot, SnapshotObject};
 use crate::jobs::{self, ignore_conflict, ignore_missing, kube_error};
 use crate::names::ClusterNames;
 use crate::reasons::{
-    CHILD_NOT_OURS, CLOCK, MEMBER_RESTORED, RESTORE_FAILED, RESTORE_UNAVAILABLE, VOLUME_EXISTS,
+    CHILD_NOT_OURS, CLOCK, MEMBER_RESTORED, RESTORE_FAILED, RESTORE_UNAVAILABLE,
+    SNAPSHOT_SERVER_STARTED, VOLUME_EXISTS,
 };
 use crate::version::Release;
 
@@ -48,6 +56,9 @@ pub const RECOVERY_OF_ANNOTATION: &str = "etcd.ferroplane.io/recovery-of";
 /// left and a Job may still need it.
 const URL_VALIDITY: SignedDuration = SignedDuration::from_hours(6);
 const RENEW_BEFORE: SignedDuration = SignedDuration::from_hours(1);
+/// How long a snapshot server's CA is valid: a restore takes hours at most; a year leaves room
+/// for one that waits (a failed Job nobody deleted).
+const SERVER_CA_DAYS: i64 = 365;
 
 /// Where the restore of one cluster stands.
 #[derive(Clone, Debug, PartialEq)]
@@ -124,7 +135,48 @@ struct Seen {
     claims: Vec<Option<PersistentVolumeClaim>>,
     jobs: Vec<Option<Job>>,
     secret: Option<Secret>,
+    /// The snapshot server's Job (a served snapshot).
+    server: Option<Job>,
     states: Vec<MemberState>,
+}
+
+/// Where the snapshot server of a served snapshot stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum ServerState {
+    /// No server is needed (the snapshot is in a bucket, or in a claim the Jobs mount).
+    NotNeeded,
+    Missing,
+    Starting,
+    Ready,
+    /// Its Job ended (failed, or the server stopped): it serves nothing.
+    Ended(String),
+}
+
+/// How the member Jobs of a restore whose source Secret is `secret` get the snapshot.
+fn delivery(secret: &Secret) -> Delivery<'_> {
+    let snapshot = annotation(secret, SNAPSHOT_ANNOTATION).unwrap_or_default();
+    match sources::volume_file(snapshot) {
+        None => Delivery::SignedUrl,
+        Some(_) if annotation(secret, DELIVERY_ANNOTATION) == Some(Delivery::annotation(true)) => {
+            Delivery::Served
+        }
+        Some((claim, path)) => Delivery::Mounted { claim, path },
+    }
+}
+
+fn server_state(secret: Option<&Secret>, server: Option<&Job>) -> ServerState {
+    if secret.is_none_or(|s| delivery(s) != Delivery::Served) {
+        return ServerState::NotNeeded;
+    }
+    let Some(job) = server else {
+        return ServerState::Missing;
+    };
+    match jobs::outcome(job) {
+        Some(Err(why)) => ServerState::Ended(why),
+        Some(Ok(())) => ServerState::Ended("it completed, so it serves nothing".to_owned()),
+        None if job.status.as_ref().and_then(|s| s.ready).unwrap_or(0) > 0 => ServerState::Ready,
+        None => ServerState::Starting,
+    }
 }
 
 fn annotation<'a>(obj: &'a impl ResourceExt, key: &str) -> Option<&'a str> {
@@ -209,10 +261,19 @@ impl Restorer<'_> {
         if let Some(secret) = &secret {
             self.refuse_foreign("Secret", &secret_name, &secret.metadata, &uid)?;
         }
+        let server_name = render::source_server_name(self.names);
+        let server = jobs_api
+            .get_opt(&server_name)
+            .await
+            .map_err(kube_error(format!("reading Job {server_name}")))?;
+        if let Some(server) = &server {
+            self.refuse_foreign("Job", &server_name, &server.metadata, &uid)?;
+        }
         Ok(Seen {
             claims,
             jobs,
             secret,
+            server,
             states,
         })
     }
@@ -316,7 +377,27 @@ impl Restorer<'_> {
         if by_url && unfinished && expires.is_none_or(|e| e.duration_since(now) < RENEW_BEFORE) {
             return Ok(act("sign the snapshot's URL again before it expires".into()));
         }
+        let server = server_state(Some(secret), seen.server.as_ref());
+        let server_name = render::source_server_name(self.names);
+        if unfinished {
+            match &server {
+                ServerState::Missing => {
+                    return Ok(act(format!("start the snapshot server Job {server_name}")));
+                }
+                ServerState::Ended(why) => {
+                    return Err(ReconcileError::dependency(
+                        RESTORE_FAILED,
+                        format!(
+                            "snapshot server Job {server_name} ended ({why}) while volumes wait for the snapshot; see kubectl logs -n {} job/{server_name}, then delete the Job to start it again",
+                            self.names.namespace
+                        ),
+                    ));
+                }
+                ServerState::NotNeeded | ServerState::Starting | ServerState::Ready => {}
+            }
+        }
         let mut running = Vec::new();
+        let mut held = false;
         for (ordinal, state) in seen.states.iter().enumerate() {
             let ordinal = u32::try_from(ordinal).unwrap_or(0);
             match state {
@@ -326,6 +407,7 @@ impl Restorer<'_> {
                         self.names.data_volume(ordinal)
                     )));
                 }
+                MemberState::NoJob if server == ServerState::Starting => held = true,
                 MemberState::NoJob => {
                     return Ok(act(format!(
                         "start restore Job {}",
@@ -342,13 +424,20 @@ impl Restorer<'_> {
                 MemberState::Restored | MemberState::Foreign | MemberState::Failed(_) => {}
             }
         }
+        let waiting_for = match (held, running.is_empty()) {
+            (true, true) => format!("snapshot server Job {server_name} to be ready"),
+            (true, false) => format!(
+                "Jobs {} and snapshot server Job {server_name} to be ready",
+                running.join(", ")
+            ),
+            (false, _) => format!("Jobs {}", running.join(", ")),
+        };
         Ok(Progress::Wait {
             why: format!(
-                "restoring {}: {} of {} members' volumes restored; waiting for Jobs {}",
+                "restoring {}: {} of {} members' volumes restored; waiting for {waiting_for}",
                 status.snapshot.as_deref().unwrap_or("the snapshot"),
                 status.restored_members,
                 seen.states.len(),
-                running.join(", ")
             ),
             status,
         })
@@ -377,6 +466,13 @@ impl Restorer<'_> {
             .await
             .map_err(kube_error(format!("reading Secret {secret_name}")))?
             .is_some_and(|s| jobs::owned_by(&s.metadata, &uid));
+        let services: Api<Service> = Api::namespaced(self.kube.clone(), ns);
+        let server_name = render::source_server_name(self.names);
+        let left_service = services
+            .get_metadata_opt(&server_name)
+            .await
+            .map_err(kube_error(format!("reading Service {server_name}")))?
+            .is_some_and(|s| jobs::owned_by(&s.metadata, &uid));
         let recorded = cluster
             .status
             .as_ref()
@@ -388,9 +484,10 @@ impl Restorer<'_> {
         };
         // The members run: the volumes hold whatever they wrote since.
         status.done = true;
-        Ok(if left_jobs > 0 || left_secret {
+        Ok(if left_jobs > 0 || left_secret || left_service {
             Progress::Act {
-                what: "remove the restore's Jobs and the snapshot URL's Secret".into(),
+                what: "remove the restore's Jobs, its snapshot server and the snapshot's Secret"
+                    .into(),
                 status,
             }
         } else {
@@ -421,9 +518,25 @@ impl Restorer<'_> {
                 propagation_policy: Some(PropagationPolicy::Background),
                 ..DeleteParams::default()
             };
-            for job in seen.jobs.iter().flatten() {
+            for job in seen.jobs.iter().flatten().chain(&seen.server) {
                 ignore_missing(jobs_api.delete(&job.name_any(), &background).await)
                     .map_err(kube_error(format!("deleting Job {}", job.name_any())))?;
+            }
+            let services: Api<Service> = Api::namespaced(self.kube.clone(), ns);
+            let server_name = render::source_server_name(self.names);
+            let uid = cluster.uid().unwrap_or_default();
+            if let Some(service) = services
+                .get_metadata_opt(&server_name)
+                .await
+                .map_err(kube_error(format!("reading Service {server_name}")))?
+                && jobs::owned_by(&service.metadata, &uid)
+            {
+                ignore_missing(
+                    services
+                        .delete(&server_name, &DeleteParams::default())
+                        .await,
+                )
+                .map_err(kube_error(format!("deleting Service {server_name}")))?;
             }
             if let Some(secret) = &seen.secret {
                 ignore_missing(
@@ -450,6 +563,34 @@ impl Restorer<'_> {
             .to_owned();
         let sha256 = annotation(&secret, SHA256_ANNOTATION).map(str::to_owned);
         let uid = cluster.uid().unwrap_or_default();
+        let server = server_state(Some(&secret), seen.server.as_ref());
+        if server == ServerState::Missing
+            && let Some((claim, path)) = sources::volume_file(&snapshot)
+        {
+            let services: Api<Service> = Api::namespaced(self.kube.clone(), ns);
+            let name = render::source_server_name(self.names);
+            ignore_conflict(
+                services
+                    .create(
+                        &PostParams::default(),
+                        &render::source_service(cluster, self.names),
+                    )
+                    .await,
+            )
+            .map_err(kube_error(format!("creating Service {name}")))?;
+            let job = render::source_server_job(cluster, self.names, self.tools_image, claim, path);
+            ignore_conflict(jobs_api.create(&PostParams::default(), &job).await)
+                .map_err(kube_error(format!("creating Job {name}")))?;
+            events.push((
+                SNAPSHOT_SERVER_STARTED,
+                format!(
+                    "volume {claim} can be mounted on one node at a time: Job {name} serves {snapshot} to the members' restore Jobs, which run at once"
+                ),
+            ));
+        }
+        // Member Jobs fetch a served snapshot only from a server that answers.
+        let may_start_jobs = matches!(server, ServerState::NotNeeded | ServerState::Ready);
+        let delivery = delivery(&secret);
         let token = crate::render::initial_cluster_token(cluster, self.names);
         let size = Self::size(cluster);
         for (ordinal, state) in seen.states.iter().enumerate() {
@@ -483,7 +624,7 @@ impl Restorer<'_> {
                 }
                 _ => {}
             }
-            if matches!(state, MemberState::NoVolume | MemberState::NoJob) {
+            if matches!(state, MemberState::NoVolume | MemberState::NoJob) && may_start_jobs {
                 let job = render::job(&JobInput {
                     cluster,
                     names: self.names,
@@ -493,7 +634,7 @@ impl Restorer<'_> {
                     token: &token,
                     sha256: sha256.as_deref(),
                     tools_image: self.tools_image,
-                    file: sources::volume_file(&snapshot),
+                    delivery,
                     revision_bump: self.recovery.and_then(|r| r.revision_bump),
                     root_password_secret: cluster
                         .spec
@@ -510,6 +651,58 @@ impl Restorer<'_> {
             }
         }
         Ok(events)
+    }
+
+    /// Whether the member Jobs fetch the snapshot in `claim` from a snapshot server: unless
+    /// pods on several nodes may mount it at once.
+    async fn needs_server(&self, claim: &str) -> Result<bool, ReconcileError> {
+        let claims: Api<PersistentVolumeClaim> =
+            Api::namespaced(self.kube.clone(), &self.names.namespace);
+        let found = claims
+            .get_opt(claim)
+            .await
+            .map_err(kube_error(format!("reading volume {claim}")))?
+            .ok_or_else(|| {
+                ReconcileError::dependency(
+                    RESTORE_UNAVAILABLE,
+                    format!(
+                        "the snapshot's volume {claim} does not exist in namespace {}",
+                        self.names.namespace
+                    ),
+                )
+            })?;
+        let modes = found.spec.and_then(|s| s.access_modes).unwrap_or_default();
+        Ok(render::needs_server(&modes))
+    }
+
+    /// New credentials of a snapshot server: a CA for it alone, the server's certificate for
+    /// its DNS name, and a random token.
+    fn served_source(&self, now: Timestamp) -> Result<ServedSource, ReconcileError> {
+        use rand::Rng as _;
+        let failed = |e: crate::tls::certs::CertError| {
+            ReconcileError::retryable(
+                crate::reasons::INTERNAL_ERROR,
+                format!("cannot make the snapshot server's certificate: {e}"),
+            )
+        };
+        let ca_name = format!("{} restore source", self.names.name);
+        let ca = crate::tls::certs::new_ca_for(&ca_name, now, SERVER_CA_DAYS).map_err(failed)?;
+        let host = render::source_server_host(self.names);
+        let leaf = crate::tls::certs::issue(
+            &ca_name,
+            &ca.key_pem,
+            crate::tls::certs::Leaf::Server,
+            &[host.clone(), format!("{host}.cluster.local")],
+            now,
+        )
+        .map_err(failed)?;
+        let token: [u8; 32] = rand::rng().random();
+        Ok(ServedSource {
+            ca_pem: ca.cert_pem,
+            cert_pem: leaf.cert_pem,
+            key_pem: leaf.key_pem,
+            token: hex::encode(token),
+        })
     }
 
     /// The Secret with the snapshot's URL: made (the snapshot chosen once, then kept) or signed
@@ -543,13 +736,24 @@ impl Restorer<'_> {
                 .map(str::to_owned);
         }
         let secret = match &object.place {
-            sources::SnapshotPlace::Volume { .. } => render::source_secret(
-                cluster,
-                self.names,
-                &object.display(),
-                None,
-                object.sha256.as_deref(),
-            ),
+            sources::SnapshotPlace::Volume { claim } => {
+                let served = if self.needs_server(claim).await? {
+                    Some(self.served_source(now)?)
+                } else {
+                    None
+                };
+                let content = match &served {
+                    Some(served) => SourceContent::Served(served),
+                    None => SourceContent::Mounted,
+                };
+                render::source_secret(
+                    cluster,
+                    self.names,
+                    &object.display(),
+                    content,
+                    object.sha256.as_deref(),
+                )
+            }
             sources::SnapshotPlace::Oss(_) => {
                 let Some(sources) = self.sources else {
                     return Err(ReconcileError::terminal(
@@ -565,7 +769,10 @@ impl Restorer<'_> {
                     cluster,
                     self.names,
                     &object.display(),
-                    Some((&signed.url, expires)),
+                    SourceContent::SignedUrl {
+                        url: &signed.url,
+                        expires,
+                    },
                     signed.sha256.as_deref(),
                 )
             }

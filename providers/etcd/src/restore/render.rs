@@ -1,6 +1,7 @@
 //! The objects of a restore, as pure functions: a member's data claim (what the StatefulSet's
 //! claim template would make, made first), the Secret holding the snapshot's signed URL, and a
-//! Job per member that fills the claim.
+//! Job per member that fills the claim; for a snapshot in a ReadWriteOnce claim, the snapshot
+//! server the members fetch it from ([`source_server_job`], [`Delivery::Served`]).
 //!
 //! The Job's pod runs three steps in order (two init containers, then the main one), each
 //! safe to run again after a failure:
@@ -23,11 +24,13 @@ use std::collections::BTreeMap;
 use ferroplane_apis::etcd::EtcdCluster;
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
-    Container, EmptyDirVolumeSource, EnvVar, KeyToPath, PersistentVolumeClaim,
-    PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec, Secret, SecretVolumeSource,
-    SecurityContext, Volume, VolumeMount,
+    Container, ContainerPort, EmptyDirVolumeSource, EnvVar, HTTPGetAction, KeyToPath,
+    PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec, Probe,
+    Secret, SecretVolumeSource, SecurityContext, Service, ServicePort, ServiceSpec, Volume,
+    VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::Resource;
 use kube::api::ObjectMeta;
 
@@ -50,12 +53,27 @@ pub const SHA256_ANNOTATION: &str = "etcd.ferroplane.io/sha256";
 pub const RESTORE_OF_LABEL: &str = "etcd.ferroplane.io/restore-of";
 /// Key of the source Secret holding the URL.
 pub const URL_KEY: &str = "url";
+/// Keys of the source Secret of a served snapshot: the CA the fetchers trust, the server's
+/// certificate and key, and the token the URL carries.
+pub const CA_KEY: &str = "ca.crt";
+pub const CERT_KEY: &str = "tls.crt";
+pub const KEY_KEY: &str = "tls.key";
+pub const TOKEN_KEY: &str = "token";
+/// Annotation of the source Secret: how the member Jobs get the snapshot (`mounted` or
+/// `served`), decided once from the backup claim's access modes.
+pub const DELIVERY_ANNOTATION: &str = "etcd.ferroplane.io/delivery";
+/// Label of the snapshot server's pod (value `source`), which its Service selects.
+pub const RESTORE_ROLE_LABEL: &str = "etcd.ferroplane.io/restore-role";
+/// The snapshot server's port, and the host name of its pod under its headless Service.
+pub const SOURCE_PORT: i32 = 8443;
+const SOURCE_HOSTNAME: &str = "source";
 
 /// Where the Job's volumes are mounted.
 const SOURCE_MOUNT: &str = "/restore/source";
 const SCRATCH_MOUNT: &str = "/restore/scratch";
 const BACKUP_MOUNT: &str = "/restore/backup";
 const AUTH_MOUNT: &str = "/restore/auth";
+const SERVER_MOUNT: &str = "/restore/server";
 /// Where `etcdutl` restores before the rename: on the claim, beside the data directory.
 pub const STAGING_DIR: &str = "/var/lib/etcd/restoring";
 
@@ -74,9 +92,8 @@ pub struct JobInput<'a> {
     pub sha256: Option<&'a str>,
     /// ferroplane's image, for the fetch and commit steps.
     pub tools_image: &'a str,
-    /// The snapshot as a file in a claim (claim, path), mounted read-only; `None`: fetched
-    /// through the source Secret's URL.
-    pub file: Option<(&'a str, &'a str)>,
+    /// How the fetch step gets the snapshot.
+    pub delivery: Delivery<'a>,
     /// `--bump-revision` with `--mark-compacted`: how far past the snapshot's revision the
     /// restored members start (a quorum-loss recovery, [`crate::recovery`]).
     pub revision_bump: Option<u64>,
@@ -86,8 +103,59 @@ pub struct JobInput<'a> {
     pub root_password_secret: Option<&'a str>,
 }
 
+/// How a restore's member Jobs get the snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery<'a> {
+    /// Through the signed URL in the source Secret (a snapshot in a bucket).
+    SignedUrl,
+    /// A file in a claim every member's pod may mount at once (`ReadOnlyMany` or
+    /// `ReadWriteMany`): (claim, path), mounted read-only.
+    Mounted { claim: &'a str, path: &'a str },
+    /// A file in a claim one node at a time can mount (`ReadWriteOnce`): fetched from the
+    /// snapshot server that mounts it, through the URL and with the CA of the source Secret.
+    Served,
+}
+
+impl Delivery<'_> {
+    /// The source Secret's [`DELIVERY_ANNOTATION`] for a file in a claim.
+    pub fn annotation(served: bool) -> &'static str {
+        if served { "served" } else { "mounted" }
+    }
+}
+
+/// Whether a claim of `access_modes` makes the members' Jobs fetch from a snapshot server:
+/// unless some mode lets pods on several nodes mount it at once.
+pub fn needs_server(access_modes: &[String]) -> bool {
+    !access_modes
+        .iter()
+        .any(|m| m == "ReadOnlyMany" || m == "ReadWriteMany")
+}
+
 pub fn source_secret_name(names: &ClusterNames) -> String {
     format!("{}-restore-source", names.name)
+}
+
+/// The snapshot server's Job, and its headless Service.
+pub fn source_server_name(names: &ClusterNames) -> String {
+    format!("{}-restore-source", names.name)
+}
+
+/// The snapshot server's DNS name: its pod's host name under its headless Service.
+pub fn source_server_host(names: &ClusterNames) -> String {
+    format!(
+        "{SOURCE_HOSTNAME}.{}.{}.svc",
+        source_server_name(names),
+        names.namespace
+    )
+}
+
+/// The URL the member Jobs fetch a served snapshot from (the token in the query, which no log
+/// of a URL shows).
+pub fn source_server_url(names: &ClusterNames, token: &str) -> String {
+    format!(
+        "https://{}:{SOURCE_PORT}/snapshot?token={token}",
+        source_server_host(names)
+    )
 }
 
 pub fn job_name(names: &ClusterNames, ordinal: u32) -> String {
@@ -130,22 +198,67 @@ pub fn claim(
     }
 }
 
-/// The Secret recording the snapshot chosen and, for one in a bucket, holding the signed URL
-/// (a credential to the snapshot until it expires).
+/// What the source Secret holds besides the snapshot's name.
+pub enum SourceContent<'a> {
+    /// The signed URL of a snapshot in a bucket (a credential to it until it expires).
+    SignedUrl {
+        url: &'a str,
+        expires: jiff::Timestamp,
+    },
+    /// Nothing: a file in a claim the member Jobs mount themselves.
+    Mounted,
+    /// What the snapshot server and its fetchers need.
+    Served(&'a ServedSource),
+}
+
+/// The snapshot server's credentials, made once per restore: a CA made for it alone (its
+/// certificate is all the fetchers trust), the server's certificate and key, and the token a
+/// fetcher's URL must carry.
+pub struct ServedSource {
+    pub ca_pem: String,
+    pub cert_pem: String,
+    pub key_pem: String,
+    pub token: String,
+}
+
+/// The Secret recording the snapshot chosen and what the Jobs need to get it.
 pub fn source_secret(
     cluster: &EtcdCluster,
     names: &ClusterNames,
     snapshot: &str,
-    url: Option<(&str, jiff::Timestamp)>,
+    content: SourceContent<'_>,
     sha256: Option<&str>,
 ) -> Secret {
     let mut annotations = BTreeMap::from([(SNAPSHOT_ANNOTATION.to_owned(), snapshot.to_owned())]);
-    if let Some((_, expires)) = url {
-        annotations.insert(EXPIRES_ANNOTATION.to_owned(), expires.to_string());
-    }
     if let Some(sha256) = sha256 {
         annotations.insert(SHA256_ANNOTATION.to_owned(), sha256.to_owned());
     }
+    let data = match content {
+        SourceContent::SignedUrl { url, expires } => {
+            annotations.insert(EXPIRES_ANNOTATION.to_owned(), expires.to_string());
+            Some(BTreeMap::from([(URL_KEY.to_owned(), url.to_owned())]))
+        }
+        SourceContent::Mounted => {
+            annotations.insert(
+                DELIVERY_ANNOTATION.to_owned(),
+                Delivery::annotation(false).to_owned(),
+            );
+            None
+        }
+        SourceContent::Served(served) => {
+            annotations.insert(
+                DELIVERY_ANNOTATION.to_owned(),
+                Delivery::annotation(true).to_owned(),
+            );
+            Some(BTreeMap::from([
+                (URL_KEY.to_owned(), source_server_url(names, &served.token)),
+                (CA_KEY.to_owned(), served.ca_pem.clone()),
+                (CERT_KEY.to_owned(), served.cert_pem.clone()),
+                (KEY_KEY.to_owned(), served.key_pem.clone()),
+                (TOKEN_KEY.to_owned(), served.token.clone()),
+            ]))
+        }
+    };
     Secret {
         metadata: ObjectMeta {
             name: Some(source_secret_name(names)),
@@ -156,8 +269,157 @@ pub fn source_secret(
             ..ObjectMeta::default()
         },
         type_: Some("Opaque".to_owned()),
-        string_data: url.map(|(url, _)| BTreeMap::from([(URL_KEY.to_owned(), url.to_owned())])),
+        string_data: data,
         ..Secret::default()
+    }
+}
+
+/// Items of the source Secret as files (only those a container needs).
+fn secret_items(names: &ClusterNames, keys: &[&str]) -> SecretVolumeSource {
+    SecretVolumeSource {
+        secret_name: Some(source_secret_name(names)),
+        items: Some(
+            keys.iter()
+                .map(|k| KeyToPath {
+                    key: (*k).to_owned(),
+                    path: (*k).to_owned(),
+                    ..KeyToPath::default()
+                })
+                .collect(),
+        ),
+        ..SecretVolumeSource::default()
+    }
+}
+
+/// The snapshot server of a restore whose snapshot lies in a ReadWriteOnce claim: one pod
+/// mounts the claim read-only and serves the file over HTTPS (`ferroplane etcd-restore
+/// serve`) under a stable name ([`source_server_host`]) until the restore is done, when the
+/// controller deletes it. Ready once it answers, so the member Jobs start only then.
+pub fn source_server_job(
+    cluster: &EtcdCluster,
+    names: &ClusterNames,
+    tools_image: &str,
+    claim: &str,
+    path: &str,
+) -> Job {
+    let serve = vec![
+        "ferroplane".to_owned(),
+        "etcd-restore".to_owned(),
+        "serve".to_owned(),
+        "--file".to_owned(),
+        format!("{BACKUP_MOUNT}/{path}"),
+        "--token-file".to_owned(),
+        format!("{SERVER_MOUNT}/{TOKEN_KEY}"),
+        "--cert-file".to_owned(),
+        format!("{SERVER_MOUNT}/{CERT_KEY}"),
+        "--key-file".to_owned(),
+        format!("{SERVER_MOUNT}/{KEY_KEY}"),
+        "--listen".to_owned(),
+        format!("0.0.0.0:{SOURCE_PORT}"),
+    ];
+    let mut pod_labels = labels(names);
+    pod_labels.insert(RESTORE_ROLE_LABEL.to_owned(), SOURCE_HOSTNAME.to_owned());
+    let scheduling = &cluster.spec.scheduling;
+    Job {
+        metadata: ObjectMeta {
+            name: Some(source_server_name(names)),
+            namespace: Some(names.namespace.clone()),
+            labels: Some(labels(names)),
+            owner_references: owner(cluster).map(|o| vec![o]),
+            ..ObjectMeta::default()
+        },
+        spec: Some(JobSpec {
+            backoff_limit: Some(BACKOFF_LIMIT),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(pod_labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    restart_policy: Some("Never".to_owned()),
+                    hostname: Some(SOURCE_HOSTNAME.to_owned()),
+                    subdomain: Some(source_server_name(names)),
+                    containers: vec![Container {
+                        name: "serve".to_owned(),
+                        image: Some(tools_image.to_owned()),
+                        command: Some(serve),
+                        ports: Some(vec![ContainerPort {
+                            name: Some("snapshot".to_owned()),
+                            container_port: SOURCE_PORT,
+                            ..ContainerPort::default()
+                        }]),
+                        readiness_probe: Some(Probe {
+                            http_get: Some(HTTPGetAction {
+                                path: Some("/healthz".to_owned()),
+                                port: IntOrString::Int(SOURCE_PORT),
+                                scheme: Some("HTTPS".to_owned()),
+                                ..HTTPGetAction::default()
+                            }),
+                            period_seconds: Some(2),
+                            ..Probe::default()
+                        }),
+                        volume_mounts: Some(vec![
+                            mount("backup", BACKUP_MOUNT, true),
+                            mount("server", SERVER_MOUNT, true),
+                        ]),
+                        // The backup Jobs wrote the file as root.
+                        security_context: as_root(),
+                        termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
+                        ..Container::default()
+                    }],
+                    volumes: Some(vec![
+                        Volume {
+                            name: "backup".to_owned(),
+                            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                                claim_name: claim.to_owned(),
+                                read_only: Some(true),
+                            }),
+                            ..Volume::default()
+                        },
+                        Volume {
+                            name: "server".to_owned(),
+                            secret: Some(secret_items(names, &[TOKEN_KEY, CERT_KEY, KEY_KEY])),
+                            ..Volume::default()
+                        },
+                    ]),
+                    node_selector: (!scheduling.node_selector.is_empty())
+                        .then(|| scheduling.node_selector.clone()),
+                    tolerations: (!scheduling.tolerations.is_empty())
+                        .then(|| scheduling.tolerations.clone()),
+                    priority_class_name: scheduling.priority_class_name.clone(),
+                    ..PodSpec::default()
+                }),
+            },
+            ..JobSpec::default()
+        }),
+        status: None,
+    }
+}
+
+/// The headless Service that gives the snapshot server its DNS name.
+pub fn source_service(cluster: &EtcdCluster, names: &ClusterNames) -> Service {
+    let mut selector = labels(names);
+    selector.insert(RESTORE_ROLE_LABEL.to_owned(), SOURCE_HOSTNAME.to_owned());
+    Service {
+        metadata: ObjectMeta {
+            name: Some(source_server_name(names)),
+            namespace: Some(names.namespace.clone()),
+            labels: Some(labels(names)),
+            owner_references: owner(cluster).map(|o| vec![o]),
+            ..ObjectMeta::default()
+        },
+        spec: Some(ServiceSpec {
+            cluster_ip: Some("None".to_owned()),
+            selector: Some(selector),
+            ports: Some(vec![ServicePort {
+                name: Some("snapshot".to_owned()),
+                port: SOURCE_PORT,
+                target_port: Some(IntOrString::Int(SOURCE_PORT)),
+                ..ServicePort::default()
+            }]),
+            ..ServiceSpec::default()
+        }),
+        status: None,
     }
 }
 
@@ -186,12 +448,21 @@ fn as_root() -> Option<SecurityContext> {
 pub fn job(input: &JobInput<'_>) -> Job {
     let names = input.names;
     let snapshot_file = format!("{SCRATCH_MOUNT}/snapshot.db");
-    let from = match input.file {
-        Some((_, path)) => ["--file".to_owned(), format!("{BACKUP_MOUNT}/{path}")],
-        None => ["--url-file".to_owned(), format!("{SOURCE_MOUNT}/{URL_KEY}")],
-    };
     let mut fetch = strings(&["ferroplane", "etcd-restore", "fetch"]);
-    fetch.extend(from);
+    match input.delivery {
+        Delivery::Mounted { path, .. } => {
+            fetch.extend(["--file".to_owned(), format!("{BACKUP_MOUNT}/{path}")]);
+        }
+        Delivery::SignedUrl => {
+            fetch.extend(["--url-file".to_owned(), format!("{SOURCE_MOUNT}/{URL_KEY}")]);
+        }
+        Delivery::Served => fetch.extend([
+            "--url-file".to_owned(),
+            format!("{SOURCE_MOUNT}/{URL_KEY}"),
+            "--ca-file".to_owned(),
+            format!("{SOURCE_MOUNT}/{CA_KEY}"),
+        ]),
+    }
     fetch.extend(strings(&[
         "--out",
         &snapshot_file,
@@ -268,8 +539,8 @@ pub fn job(input: &JobInput<'_>) -> Job {
             ..Volume::default()
         },
     ];
-    match input.file {
-        Some((claim, _)) => {
+    match input.delivery {
+        Delivery::Mounted { claim, .. } => {
             fetch_mounts.push(mount("backup", BACKUP_MOUNT, true));
             volumes.push(Volume {
                 name: "backup".to_owned(),
@@ -280,18 +551,21 @@ pub fn job(input: &JobInput<'_>) -> Job {
                 ..Volume::default()
             });
         }
-        None => {
+        Delivery::SignedUrl | Delivery::Served => {
+            // The URL, and for a served snapshot its CA; never the server's key or token.
+            let keys: &[&str] = match input.delivery {
+                Delivery::Served => &[URL_KEY, CA_KEY],
+                _ => &[URL_KEY],
+            };
             fetch_mounts.push(mount("source", SOURCE_MOUNT, true));
             volumes.push(Volume {
                 name: "source".to_owned(),
-                secret: Some(SecretVolumeSource {
-                    secret_name: Some(source_secret_name(names)),
-                    ..SecretVolumeSource::default()
-                }),
+                secret: Some(secret_items(names, keys)),
                 ..Volume::default()
             });
         }
     }
+
     if let Some(secret) = input.root_password_secret {
         fetch_mounts.push(mount("auth", AUTH_MOUNT, true));
         volumes.push(Volume {
@@ -421,7 +695,7 @@ mod tests {
             token: "db-01234567",
             sha256: Some("ab"),
             tools_image: "ghcr.io/ferroplane/ferroplane:0.1.0",
-            file: None,
+            delivery: Delivery::SignedUrl,
             revision_bump: None,
             root_password_secret: Some("db-root"),
         });
@@ -486,7 +760,10 @@ mod tests {
             token: "t",
             sha256: None,
             tools_image: "tools",
-            file: Some(("backups", "etcd/team/b/u/1.db")),
+            delivery: Delivery::Mounted {
+                claim: "backups",
+                path: "etcd/team/b/u/1.db",
+            },
             revision_bump: Some(1_000_000_000),
             root_password_secret: None,
         });
@@ -538,13 +815,152 @@ mod tests {
             &cluster,
             &names,
             "oss://b/k",
-            Some((
-                "https://b.example/k?Signature=s3cr3t",
-                jiff::Timestamp::UNIX_EPOCH,
-            )),
+            SourceContent::SignedUrl {
+                url: "https://b.example/k?Signature=s3cr3t",
+                expires: jiff::Timestamp::UNIX_EPOCH,
+            },
             None,
         );
         let meta = serde_json::to_string(&secret.metadata).expect("json");
         assert!(!meta.contains("s3cr3t"));
+    }
+
+    #[test]
+    fn only_a_claim_no_two_nodes_may_mount_at_once_needs_the_server() {
+        let modes = |m: &[&str]| m.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert!(needs_server(&modes(&["ReadWriteOnce"])));
+        assert!(needs_server(&modes(&["ReadWriteOncePod"])));
+        assert!(needs_server(&[]), "unknown modes: the safe way");
+        assert!(!needs_server(&modes(&["ReadWriteOnce", "ReadOnlyMany"])));
+        assert!(!needs_server(&modes(&["ReadWriteMany"])));
+    }
+
+    #[test]
+    fn a_served_snapshot_is_fetched_from_the_server_which_alone_mounts_the_claim() {
+        let cluster = cluster();
+        let names = ClusterNames::new("db", "team");
+        let served = ServedSource {
+            ca_pem: "CA".into(),
+            cert_pem: "CERT".into(),
+            key_pem: "KEY".into(),
+            token: "t0k3n".into(),
+        };
+        let secret = source_secret(
+            &cluster,
+            &names,
+            "pvc://backups/etcd/1.db",
+            SourceContent::Served(&served),
+            Some("ab"),
+        );
+        let data = secret.string_data.clone().expect("data");
+        assert_eq!(
+            data[URL_KEY],
+            "https://source.db-restore-source.team.svc:8443/snapshot?token=t0k3n"
+        );
+        assert_eq!(
+            secret.metadata.annotations.as_ref().expect("annotations")[DELIVERY_ANNOTATION],
+            "served"
+        );
+        let meta = serde_json::to_string(&secret.metadata).expect("json");
+        assert!(!meta.contains("t0k3n") && !meta.contains("KEY"));
+
+        // The server: the claim read-only, the token and its key; a name under its Service.
+        let server = source_server_job(&cluster, &names, "tools", "backups", "etcd/1.db");
+        assert_eq!(server.metadata.name.as_deref(), Some("db-restore-source"));
+        let pod = server.spec.and_then(|s| s.template.spec).expect("pod");
+        assert_eq!(
+            (pod.hostname.as_deref(), pod.subdomain.as_deref()),
+            (Some("source"), Some("db-restore-source"))
+        );
+        let serve = command(&pod.containers[0]);
+        assert_eq!(&serve[..3], ["ferroplane", "etcd-restore", "serve"]);
+        assert!(
+            serve
+                .windows(2)
+                .any(|w| w == ["--file", "/restore/backup/etcd/1.db"])
+        );
+        let volumes = pod.volumes.expect("volumes");
+        let claim = volumes
+            .iter()
+            .find_map(|v| v.persistent_volume_claim.as_ref())
+            .expect("the backup's claim");
+        assert_eq!(
+            (claim.claim_name.as_str(), claim.read_only),
+            ("backups", Some(true))
+        );
+        let items = |v: &Volume| -> Vec<String> {
+            v.secret
+                .iter()
+                .flat_map(|s| s.items.iter().flatten())
+                .map(|i| i.key.clone())
+                .collect()
+        };
+        let server_keys: Vec<String> = volumes.iter().flat_map(items).collect();
+        assert_eq!(server_keys, [TOKEN_KEY, CERT_KEY, KEY_KEY]);
+        let probe = pod.containers[0].readiness_probe.as_ref().expect("probe");
+        assert_eq!(
+            probe.http_get.as_ref().and_then(|g| g.scheme.as_deref()),
+            Some("HTTPS")
+        );
+        let service = source_service(&cluster, &names);
+        let spec = service.spec.expect("spec");
+        assert_eq!(spec.cluster_ip.as_deref(), Some("None"));
+        let template_labels = server_labels(&names);
+        assert!(
+            spec.selector
+                .expect("selector")
+                .iter()
+                .all(|(k, v)| template_labels.get(k) == Some(v)),
+            "the Service selects the server's pod"
+        );
+
+        // A member: the URL and the CA, no claim of the backup, no key, no token file.
+        let release = Release {
+            version: Version::new(3, 5, 35),
+            image: "etcd:v3.5.35".into(),
+        };
+        let member = job(&JobInput {
+            cluster: &cluster,
+            names: &names,
+            release: &release,
+            ordinal: 2,
+            size: 3,
+            token: "t",
+            sha256: Some("ab"),
+            tools_image: "tools",
+            delivery: Delivery::Served,
+            revision_bump: None,
+            root_password_secret: None,
+        });
+        let pod = member.spec.and_then(|s| s.template.spec).expect("pod");
+        let fetch = command(&pod.init_containers.as_ref().expect("init")[0]);
+        assert!(
+            fetch
+                .windows(2)
+                .any(|w| w == ["--url-file", "/restore/source/url"])
+        );
+        assert!(
+            fetch
+                .windows(2)
+                .any(|w| w == ["--ca-file", "/restore/source/ca.crt"])
+        );
+        let volumes = pod.volumes.expect("volumes");
+        let claims: Vec<&str> = volumes
+            .iter()
+            .filter_map(|v| v.persistent_volume_claim.as_ref())
+            .map(|c| c.claim_name.as_str())
+            .collect();
+        assert_eq!(claims, ["data-db-2"], "only its own volume");
+        let member_keys: Vec<String> = volumes.iter().flat_map(items).collect();
+        assert_eq!(member_keys, [URL_KEY, CA_KEY]);
+    }
+
+    fn server_labels(names: &ClusterNames) -> BTreeMap<String, String> {
+        let cluster = cluster();
+        source_server_job(&cluster, names, "tools", "c", "p")
+            .spec
+            .and_then(|s| s.template.metadata)
+            .and_then(|m| m.labels)
+            .expect("labels")
     }
 }
