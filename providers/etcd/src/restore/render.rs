@@ -319,10 +319,75 @@ pub fn source_server_job(
     ];
     let mut pod_labels = labels(names);
     pod_labels.insert(RESTORE_ROLE_LABEL.to_owned(), SOURCE_HOSTNAME.to_owned());
+    restore_job(
+        cluster,
+        names,
+        source_server_name(names),
+        pod_labels,
+        PodSpec {
+            hostname: Some(SOURCE_HOSTNAME.to_owned()),
+            subdomain: Some(source_server_name(names)),
+            containers: vec![Container {
+                name: "serve".to_owned(),
+                image: Some(tools_image.to_owned()),
+                command: Some(serve),
+                ports: Some(vec![ContainerPort {
+                    name: Some("snapshot".to_owned()),
+                    container_port: SOURCE_PORT,
+                    ..ContainerPort::default()
+                }]),
+                readiness_probe: Some(Probe {
+                    http_get: Some(HTTPGetAction {
+                        path: Some("/healthz".to_owned()),
+                        port: IntOrString::Int(SOURCE_PORT),
+                        scheme: Some("HTTPS".to_owned()),
+                        ..HTTPGetAction::default()
+                    }),
+                    period_seconds: Some(2),
+                    ..Probe::default()
+                }),
+                volume_mounts: Some(vec![
+                    mount("backup", BACKUP_MOUNT, true),
+                    mount("server", SERVER_MOUNT, true),
+                ]),
+                // The backup Jobs wrote the file as root.
+                security_context: as_root(),
+                termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
+                ..Container::default()
+            }],
+            volumes: Some(vec![
+                Volume {
+                    name: "backup".to_owned(),
+                    persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                        claim_name: claim.to_owned(),
+                        read_only: Some(true),
+                    }),
+                    ..Volume::default()
+                },
+                Volume {
+                    name: "server".to_owned(),
+                    secret: Some(secret_items(names, &[TOKEN_KEY, CERT_KEY, KEY_KEY])),
+                    ..Volume::default()
+                },
+            ]),
+            ..PodSpec::default()
+        },
+    )
+}
+
+/// A Job of the restore named `name`: one pod of `pod_labels` and `spec`, never restarted in
+/// place (a failed pod is replaced, [`BACKOFF_LIMIT`] times), scheduled as the members are.
+fn restore_job(
+    cluster: &EtcdCluster,
+    names: &ClusterNames,
+    name: String,
+    pod_labels: BTreeMap<String, String>,
+    spec: PodSpec,
+) -> Job {
     let scheduling = &cluster.spec.scheduling;
     Job {
         metadata: ObjectMeta {
-            name: Some(source_server_name(names)),
+            name: Some(name),
             namespace: Some(names.namespace.clone()),
             labels: Some(labels(names)),
             owner_references: owner(cluster).map(|o| vec![o]),
@@ -337,57 +402,12 @@ pub fn source_server_job(
                 }),
                 spec: Some(PodSpec {
                     restart_policy: Some("Never".to_owned()),
-                    hostname: Some(SOURCE_HOSTNAME.to_owned()),
-                    subdomain: Some(source_server_name(names)),
-                    containers: vec![Container {
-                        name: "serve".to_owned(),
-                        image: Some(tools_image.to_owned()),
-                        command: Some(serve),
-                        ports: Some(vec![ContainerPort {
-                            name: Some("snapshot".to_owned()),
-                            container_port: SOURCE_PORT,
-                            ..ContainerPort::default()
-                        }]),
-                        readiness_probe: Some(Probe {
-                            http_get: Some(HTTPGetAction {
-                                path: Some("/healthz".to_owned()),
-                                port: IntOrString::Int(SOURCE_PORT),
-                                scheme: Some("HTTPS".to_owned()),
-                                ..HTTPGetAction::default()
-                            }),
-                            period_seconds: Some(2),
-                            ..Probe::default()
-                        }),
-                        volume_mounts: Some(vec![
-                            mount("backup", BACKUP_MOUNT, true),
-                            mount("server", SERVER_MOUNT, true),
-                        ]),
-                        // The backup Jobs wrote the file as root.
-                        security_context: as_root(),
-                        termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
-                        ..Container::default()
-                    }],
-                    volumes: Some(vec![
-                        Volume {
-                            name: "backup".to_owned(),
-                            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
-                                claim_name: claim.to_owned(),
-                                read_only: Some(true),
-                            }),
-                            ..Volume::default()
-                        },
-                        Volume {
-                            name: "server".to_owned(),
-                            secret: Some(secret_items(names, &[TOKEN_KEY, CERT_KEY, KEY_KEY])),
-                            ..Volume::default()
-                        },
-                    ]),
                     node_selector: (!scheduling.node_selector.is_empty())
                         .then(|| scheduling.node_selector.clone()),
                     tolerations: (!scheduling.tolerations.is_empty())
                         .then(|| scheduling.tolerations.clone()),
                     priority_class_name: scheduling.priority_class_name.clone(),
-                    ..PodSpec::default()
+                    ..spec
                 }),
             },
             ..JobSpec::default()
@@ -582,77 +602,56 @@ pub fn job(input: &JobInput<'_>) -> Job {
             ..Volume::default()
         });
     }
-    let scheduling = &input.cluster.spec.scheduling;
     let mut pod_labels = labels(names);
     pod_labels.insert(
         "etcd.ferroplane.io/member".to_owned(),
         names.member(input.ordinal),
     );
-    Job {
-        metadata: ObjectMeta {
-            name: Some(job_name(names, input.ordinal)),
-            namespace: Some(names.namespace.clone()),
-            labels: Some(labels(names)),
-            owner_references: owner(input.cluster).map(|o| vec![o]),
-            ..ObjectMeta::default()
+    restore_job(
+        input.cluster,
+        names,
+        job_name(names, input.ordinal),
+        pod_labels,
+        PodSpec {
+            init_containers: Some(vec![
+                Container {
+                    name: "fetch".to_owned(),
+                    image: Some(input.tools_image.to_owned()),
+                    command: Some(fetch),
+                    volume_mounts: Some(fetch_mounts),
+                    security_context: as_root(),
+                    termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
+                    ..Container::default()
+                },
+                Container {
+                    name: "restore".to_owned(),
+                    image: Some(input.release.image.clone()),
+                    command: Some(restore),
+                    env: (restorer == "etcdctl").then(|| {
+                        vec![EnvVar {
+                            name: "ETCDCTL_API".to_owned(),
+                            value: Some("3".to_owned()),
+                            ..EnvVar::default()
+                        }]
+                    }),
+                    volume_mounts: Some(vec![scratch_mount, data_mount.clone()]),
+                    termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
+                    ..Container::default()
+                },
+            ]),
+            containers: vec![Container {
+                name: "commit".to_owned(),
+                image: Some(input.tools_image.to_owned()),
+                command: Some(commit),
+                volume_mounts: Some(vec![data_mount]),
+                security_context: as_root(),
+                termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
+                ..Container::default()
+            }],
+            volumes: Some(volumes),
+            ..PodSpec::default()
         },
-        spec: Some(JobSpec {
-            backoff_limit: Some(BACKOFF_LIMIT),
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(pod_labels),
-                    ..ObjectMeta::default()
-                }),
-                spec: Some(PodSpec {
-                    restart_policy: Some("Never".to_owned()),
-                    init_containers: Some(vec![
-                        Container {
-                            name: "fetch".to_owned(),
-                            image: Some(input.tools_image.to_owned()),
-                            command: Some(fetch),
-                            volume_mounts: Some(fetch_mounts),
-                            security_context: as_root(),
-                            termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
-                            ..Container::default()
-                        },
-                        Container {
-                            name: "restore".to_owned(),
-                            image: Some(input.release.image.clone()),
-                            command: Some(restore),
-                            env: (restorer == "etcdctl").then(|| {
-                                vec![EnvVar {
-                                    name: "ETCDCTL_API".to_owned(),
-                                    value: Some("3".to_owned()),
-                                    ..EnvVar::default()
-                                }]
-                            }),
-                            volume_mounts: Some(vec![scratch_mount, data_mount.clone()]),
-                            termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
-                            ..Container::default()
-                        },
-                    ]),
-                    containers: vec![Container {
-                        name: "commit".to_owned(),
-                        image: Some(input.tools_image.to_owned()),
-                        command: Some(commit),
-                        volume_mounts: Some(vec![data_mount]),
-                        security_context: as_root(),
-                        termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
-                        ..Container::default()
-                    }],
-                    volumes: Some(volumes),
-                    node_selector: (!scheduling.node_selector.is_empty())
-                        .then(|| scheduling.node_selector.clone()),
-                    tolerations: (!scheduling.tolerations.is_empty())
-                        .then(|| scheduling.tolerations.clone()),
-                    priority_class_name: scheduling.priority_class_name.clone(),
-                    ..PodSpec::default()
-                }),
-            },
-            ..JobSpec::default()
-        }),
-        status: None,
-    }
+    )
 }
 
 #[cfg(test)]
