@@ -75,6 +75,7 @@ pub use ecs_instance::{
     launch_refusal as ecs_instance_launch_refusal, preview as ecs_instance_preview,
     preview_with as ecs_instance_preview_with, read_extras as ecs_instance_extra_reads,
 };
+pub use fleet::{FleetPreview, preview as ecs_fleet_preview};
 pub use options::{ClientOverrides, Options};
 pub use plan_access::{PlanAccess, PlanBlocked, PlanClient};
 // `ferroplane plan` of the other cloud kinds: their controllers' connect and observe, read-only.

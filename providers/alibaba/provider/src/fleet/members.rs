@@ -1,6 +1,6 @@
-//! The instance objects a fleet owns, read from the ECSInstance controller's cache and sorted
-//! into what the plan needs: live members, members whose placement ECS refused, and the names
-//! in use.
+//! The instance objects a fleet owns (from the ECSInstance controller's cache, or listed by
+//! `ferroplane plan`), sorted into what the plan needs: live members, members whose placement
+//! ECS refused, and the names in use.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -8,7 +8,6 @@ use std::sync::Arc;
 use ferroplane_apis::alibabacloud::{ECSFleet, ECSInstance, TEMPLATE_HASH_LABEL};
 use ferroplane_apis::common::{ConditionStatus, Managed, names};
 use kube::ResourceExt;
-use kube::runtime::reflector::Store;
 
 use super::rollout::Member;
 use super::template::ordinal_of;
@@ -50,12 +49,16 @@ pub struct Members {
 
 /// The ECSInstances of `fleet`: those in its namespace whose controller owner reference is the
 /// fleet's UID (a label alone never makes an object the fleet's).
-pub fn members_of(fleet: &ECSFleet, instances: &Store<ECSInstance>, current_hash: &str) -> Members {
+pub fn members_of(
+    fleet: &ECSFleet,
+    instances: impl IntoIterator<Item = Arc<ECSInstance>>,
+    current_hash: &str,
+) -> Members {
     let uid = fleet.uid().unwrap_or_default();
     let namespace = fleet.namespace();
     let fleet_name = fleet.name_any();
     let mut members = Members::default();
-    for instance in instances.state() {
+    for instance in instances {
         let owned = instance.namespace() == namespace
             && instance
                 .owner_references()

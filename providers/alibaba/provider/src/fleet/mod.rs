@@ -9,10 +9,15 @@
 //! - `rollout`: how many to create and which to delete (scale, rolling update, `OnDelete`);
 //! - `rebalance`: which members of a steady fleet stand where the placement rules would not put
 //!   them now (a zone open again, a preferred type offered again), moved new-first;
+//! - `decision`: what one reconcile does, from the fleet and its members, with no I/O (the
+//!   reconcile carries it out, `ferroplane plan` shows it);
 //! - `status`: counts and the `Ready` / `Progressing` conditions;
 //! - `expectations`: what the last reconcile did that the cache has not shown yet;
 //! - `reconcile`: one reconcile, putting these together.
 
+mod decision;
+
+pub use self::decision::{FleetPreview, preview};
 mod expectations;
 mod members;
 mod placement;

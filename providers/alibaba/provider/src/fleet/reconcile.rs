@@ -6,13 +6,11 @@
 //! uses), so a create that a stale cache repeats answers `AlreadyExists` instead of making a
 //! second instance. Deletes carry the member's UID as a precondition.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferroplane_apis::alibabacloud::{
-    ECSFleet, ECSFleetStatus, ECSInstance, FLEET_LABEL, FleetUpdateStrategyType, RefusedPlacement,
-};
+use ferroplane_apis::alibabacloud::{ECSFleet, ECSFleetStatus, ECSInstance, FLEET_LABEL};
 use ferroplane_runtime::conditions::{self, Desired};
 use ferroplane_runtime::events::Events;
 use jiff::{SignedDuration, Timestamp};
@@ -21,21 +19,15 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::Store;
 use kube::{Api, ResourceExt};
-use serde_json::json;
+use serde_json::{Value, json};
 use tracing::debug;
 
+use super::decision::{Decision, NewMember, decide, strategy_of, updated_ready};
 use super::expectations::{Expectations, UncountedLosses};
 use super::members::{Members, members_of};
-use super::placement::{Choices, Chosen};
-use super::rebalance;
-use super::rollout::{self, Strategy};
 use super::status::{self, Progress};
-use super::template::{in_place_patch, member_name, render_member, template_hash};
+use super::template::{render_member, template_hash};
 use crate::reasons::{FLEET_REBALANCING, INSTANCE_LOST, PLACEMENT_REFUSED};
-
-/// The longest name a fleet may have: its members' names add a hash and an ordinal, and its
-/// name is a label value (at most 63 characters).
-const MAX_FLEET_NAME: usize = 40;
 
 /// What every reconcile shares.
 pub struct Context {
@@ -99,23 +91,19 @@ pub async fn reconcile(cached: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Actio
     let now = Timestamp::now();
     let previous = fleet.status.clone().unwrap_or_default();
 
-    let strategy = match strategy_of(&fleet) {
-        Ok(strategy) if name.len() <= MAX_FLEET_NAME => strategy,
-        Ok(_) => {
-            let message = format!(
-                "the fleet's name is {} characters long; at most {MAX_FLEET_NAME} leave room for its members' names and fit its label: recreate it under a shorter name",
-                name.len()
-            );
-            return write_invalid(&fleets, &fleet, &previous, message, now).await;
-        }
-        Err(message) => return write_invalid(&fleets, &fleet, &previous, message, now).await,
-    };
     let key = format!("{namespace}/{name}");
+    if let Err(message) = strategy_of(&fleet) {
+        return write_invalid(&fleets, &fleet, &previous, message, now).await;
+    }
     if !ctx.expectations.satisfied(&key, &namespace, &ctx.instances) {
         return Ok(Action::requeue(Duration::from_secs(1)));
     }
     let hash = template_hash(&fleet, &ctx.replacing);
-    let members = members_of(&fleet, &ctx.instances, &hash);
+    let members = members_of(&fleet, ctx.instances.state(), &hash);
+    let decision = match decide(&fleet, &members, &hash, &ctx.replacing, now) {
+        Ok(decision) => decision,
+        Err(message) => return write_invalid(&fleets, &fleet, &previous, message, now).await,
+    };
 
     let pass = Pass {
         ctx: &ctx,
@@ -123,85 +111,21 @@ pub async fn reconcile(cached: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Actio
         instances: &instances,
         key: &key,
     };
-    let refusals = pass.drop_refused(&members, &previous, now).await?;
+    pass.drop_refused(&members).await?;
     pass.replace_lost(&members).await?;
-
-    let progress_made = previous.template_hash.as_deref() != Some(hash.as_str())
-        || (updated_ready(&members) as u32) > previous.updated_ready_replicas;
-    let last_progress = if progress_made || previous.last_progress_time.is_none() {
-        now
-    } else {
-        previous.last_progress_time.as_ref().map_or(now, |t| t.0)
-    };
-    let deadline = SignedDuration::from_secs(i64::from(fleet.spec.progress_deadline_seconds));
-    let rolling = members.live.iter().any(|m| !m.current)
-        || (updated_ready(&members) as u32) < fleet.spec.replicas;
-    let halted = rolling && now.duration_since(last_progress) > deadline;
-
-    let refused_now: BTreeSet<(String, String)> = refusals
-        .iter()
-        .map(|r| (r.zone_id.clone(), r.instance_type.clone()))
-        .collect();
-    let zone_ids: Vec<String> = fleet
-        .spec
-        .placement
-        .zones
-        .iter()
-        .map(|z| z.zone_id.clone())
-        .collect();
-    let choices = Choices {
-        zones: &zone_ids,
-        instance_types: &fleet.spec.placement.instance_types,
-        spread: fleet.spec.placement.spread,
-        refused: &refused_now,
-        launched: &members.launched,
-        pending: &members.pending,
-    };
-    let moving = match strategy {
-        Strategy::RollingUpdate { surge, .. }
-            if surge > 0
-                && !rolling
-                && members.live.len() >= fleet.spec.replicas as usize
-                && members.refused.is_empty()
-                && members.lost.is_empty() =>
-        {
-            rebalance::misplaced(&members.live, fleet.spec.replicas, &choices)
-        }
-        _ => Vec::new(),
-    };
-    let plan = match strategy {
-        Strategy::RollingUpdate { surge, .. } if !moving.is_empty() => {
-            // The misplaced members are replaced as old ones are in a rollout, with none
-            // unavailable: each goes only once a new one is Ready.
-            let marked: Vec<rollout::Member> = members
-                .live
-                .iter()
-                .map(|m| rollout::Member {
-                    current: m.current && !moving.contains(&m.name),
-                    ..m.clone()
-                })
-                .collect();
-            let rebalancing = Strategy::RollingUpdate {
-                surge,
-                unavailable: 0,
-            };
-            rollout::plan(fleet.spec.replicas, &marked, rebalancing, false)
-        }
-        _ => rollout::plan(fleet.spec.replicas, &members.live, strategy, halted),
-    };
-    if plan.create > 0 && !moving.is_empty() {
+    if decision.plan.create > 0 && !decision.moving.is_empty() {
         ctx.events
             .normal(
                 &fleet,
                 FLEET_REBALANCING,
                 format!(
                     "{} members stand where the placement rules would not put them now (a zone or instance type open again, or no longer listed); moving them, each new member first and a misplaced one deleted only once it is Ready",
-                    moving.len()
+                    decision.moving.len()
                 ),
             )
             .await;
     }
-    for doomed in &plan.delete {
+    for doomed in &decision.plan.delete {
         let uid = members
             .objects
             .iter()
@@ -209,25 +133,17 @@ pub async fn reconcile(cached: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Actio
             .and_then(|o| o.uid());
         pass.delete_member(doomed, uid).await?;
     }
-    // Where new members go counts only the members that stay: in a rolling update every old
-    // member leaves, and counting them would leave the new ones as uneven as the old ones stood
-    // at each step (and the fleet to rebalance afterwards).
-    let mut leaving = moving.clone();
-    if matches!(strategy, Strategy::RollingUpdate { .. }) {
-        leaving.extend(
-            members
-                .live
-                .iter()
-                .filter(|m| !m.current)
-                .map(|m| m.name.clone()),
-        );
-    }
-    let chosen = pass
-        .create_members(&members, &plan, &choices, &leaving, &hash)
-        .await?;
+    pass.create_members(&decision.creates, &hash).await?;
+    pass.apply_in_place(&decision.in_place).await?;
 
-    pass.apply_in_place(&members, &plan).await?;
-
+    let Decision {
+        refusals,
+        last_progress,
+        rolling,
+        halted,
+        chosen,
+        ..
+    } = decision;
     let (zones, instance_types) = status::counts(&members);
     let live = members.live.len() as u32;
     let progress = Progress {
@@ -278,7 +194,11 @@ pub async fn reconcile(cached: Arc<ECSFleet>, ctx: Arc<Context>) -> Result<Actio
     if rolling && !halted {
         wake = wake.min(until(
             now,
-            last_progress.saturating_add(deadline).unwrap_or(now),
+            last_progress
+                .saturating_add(SignedDuration::from_secs(i64::from(
+                    fleet.spec.progress_deadline_seconds,
+                )))
+                .unwrap_or(now),
         ));
     }
     Ok(Action::requeue(wake.max(Duration::from_secs(1))))
@@ -295,33 +215,11 @@ struct Pass<'a> {
 }
 
 impl Pass<'_> {
-    /// The refusals still in force and those of the members ECS just refused, which are
-    /// deleted (they never had an instance) with an event each.
-    async fn drop_refused(
-        &self,
-        members: &Members,
-        previous: &ECSFleetStatus,
-        now: Timestamp,
-    ) -> Result<Vec<RefusedPlacement>, FleetError> {
+    /// Deletes the members ECS just refused (they never had an instance), with an event each;
+    /// [`decide`] records their placements as refused.
+    async fn drop_refused(&self, members: &Members) -> Result<(), FleetError> {
         let placement = &self.fleet.spec.placement;
-        let retry = SignedDuration::from_secs(i64::from(placement.retry_refused_after_seconds));
-        let mut refusals: Vec<RefusedPlacement> = previous
-            .refused_placements
-            .iter()
-            .filter(|r| r.retry_after.0 > now)
-            .cloned()
-            .collect();
         for refused in &members.refused {
-            refusals.retain(|r| {
-                !(r.zone_id == refused.zone && r.instance_type == refused.instance_type)
-            });
-            refusals.push(RefusedPlacement {
-                zone_id: refused.zone.clone(),
-                instance_type: refused.instance_type.clone(),
-                reason: refused.reason.to_owned(),
-                refused_at: Time(now),
-                retry_after: Time(now.saturating_add(retry).unwrap_or(now)),
-            });
             self.ctx
                 .events
                 .warning(
@@ -340,7 +238,7 @@ impl Pass<'_> {
             self.delete_member(&refused.name, refused.uid.clone())
                 .await?;
         }
-        Ok(refusals)
+        Ok(())
     }
 
     /// Deletes the members whose instance is gone from the cloud, with an event each, each
@@ -362,70 +260,34 @@ impl Pass<'_> {
         Ok(())
     }
 
-    /// Places and creates the plan's new members under the lowest free ordinals. Members the
-    /// plan deletes and those `leaving` (being moved) do not count where they stand.
-    async fn create_members(
-        &self,
-        members: &Members,
-        plan: &rollout::Plan,
-        choices: &Choices<'_>,
-        leaving: &[String],
-        hash: &str,
-    ) -> Result<Chosen, FleetError> {
+    /// Creates the new members [`decide`] placed and named.
+    async fn create_members(&self, creates: &[NewMember], hash: &str) -> Result<(), FleetError> {
         let fleet = self.fleet;
-        let mut per_zone: BTreeMap<String, u32> = BTreeMap::new();
-        for member in members
-            .live
-            .iter()
-            .filter(|m| !plan.delete.contains(&m.name) && !leaving.contains(&m.name))
-        {
-            *per_zone.entry(member.zone.clone()).or_default() += 1;
-        }
-        let chosen = choices.choose(plan.create, &per_zone);
-        let name = fleet.name_any();
-        let mut ordinals =
-            (0u32..).filter(|n| !members.names.contains(&member_name(&name, hash, *n)));
-        for placement in &chosen.placements {
-            let ordinal = ordinals.next().unwrap_or(u32::MAX);
-            let member = render_member(fleet, hash, ordinal, placement)?;
+        for new in creates {
+            let member = render_member(fleet, hash, new.ordinal, &new.placement)?;
             match self.instances.create(&PostParams::default(), &member).await {
                 Ok(_) => {
-                    debug!(fleet = %name, member = %member.name_any(), "member created");
+                    debug!(fleet = %fleet.name_any(), member = %new.name, "member created");
                     self.ctx
                         .expectations
-                        .record(self.key, vec![member.name_any()], Vec::new());
+                        .record(self.key, vec![new.name.clone()], Vec::new());
                 }
                 // A cache that has not seen our last create yet: the object exists.
                 Err(kube::Error::Api(status)) if status.code == 409 => {}
-                Err(e) => {
-                    return Err(kube_error(format!(
-                        "create ECSInstance {}",
-                        member.name_any()
-                    ))(e));
-                }
+                Err(e) => return Err(kube_error(format!("create ECSInstance {}", new.name))(e)),
             }
         }
-        Ok(chosen)
+        Ok(())
     }
 
-    /// Writes the template's in-place properties, labels and annotations to every member that
-    /// stays.
-    async fn apply_in_place(
-        &self,
-        members: &Members,
-        plan: &rollout::Plan,
-    ) -> Result<(), FleetError> {
-        for object in &members.objects {
-            let member = object.name_any();
-            if plan.delete.contains(&member) {
-                continue;
-            }
-            if let Some(patch) = in_place_patch(self.fleet, object, &self.ctx.replacing) {
-                self.instances
-                    .patch(&member, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await
-                    .map_err(kube_error(format!("update ECSInstance {member}")))?;
-            }
+    /// Writes the template's in-place properties, labels and annotations to the members that
+    /// stay and differ ([`decide`]).
+    async fn apply_in_place(&self, patches: &[(String, Value)]) -> Result<(), FleetError> {
+        for (member, patch) in patches {
+            self.instances
+                .patch(member, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .map_err(kube_error(format!("update ECSInstance {member}")))?;
         }
         Ok(())
     }
@@ -459,26 +321,6 @@ impl Pass<'_> {
 
 fn until(now: Timestamp, at: Timestamp) -> Duration {
     Duration::try_from(at.duration_since(now)).unwrap_or(Duration::ZERO)
-}
-
-fn updated_ready(members: &Members) -> usize {
-    members.live.iter().filter(|m| m.current && m.ready).count()
-}
-
-fn strategy_of(fleet: &ECSFleet) -> Result<Strategy, String> {
-    let update = &fleet.spec.update_strategy;
-    match update.type_ {
-        FleetUpdateStrategyType::OnDelete => Ok(Strategy::OnDelete),
-        FleetUpdateStrategyType::RollingUpdate => {
-            let bounds = update.rolling_update.as_ref();
-            rollout::rolling_bounds(
-                fleet.spec.replicas,
-                bounds.and_then(|b| b.max_surge.as_ref()),
-                bounds.and_then(|b| b.max_unavailable.as_ref()),
-            )
-            .map_err(|e| format!("spec.updateStrategy.rollingUpdate: {e}"))
-        }
-    }
 }
 
 async fn write_invalid(
