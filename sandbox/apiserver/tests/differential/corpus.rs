@@ -403,6 +403,11 @@ struct Kind {
     resource: &'static str,
     manifest: &'static str,
     merge_patch: &'static str,
+    /// A `kubectl wait` for the status a controller writes after the create, if one does: a
+    /// replace sends the resourceVersion it read, so a status write between its read and its
+    /// write conflicts. The sandbox writes it at once, kube-controller-manager at its first sync
+    /// (the HPA controller: about 15 s after the create); the replace waits for it on both.
+    settled: Option<&'static str>,
 }
 
 const KINDS: &[Kind] = &[
@@ -411,90 +416,107 @@ const KINDS: &[Kind] = &[
         resource: "configmap",
         manifest: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: '1'}\n",
         merge_patch: r#"{"data":{"a":"2"}}"#,
+        settled: None,
     },
     Kind {
         name: "secret",
         resource: "secret",
         manifest: "apiVersion: v1\nkind: Secret\nmetadata: {name: x}\nstringData: {a: '1'}\n",
         merge_patch: r#"{"stringData":{"a":"2"}}"#,
+        settled: None,
     },
     Kind {
         name: "serviceaccount",
         resource: "serviceaccount",
         manifest: "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: x}\n",
         merge_patch: r#"{"automountServiceAccountToken":false}"#,
+        settled: None,
     },
     Kind {
         name: "service",
         resource: "service",
         manifest: "apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {selector: {app: x}, ports: [{port: 80}]}\n",
         merge_patch: r#"{"spec":{"selector":{"app":"y"}}}"#,
+        settled: None,
     },
     Kind {
         name: "deployment",
         resource: "deployment",
         manifest: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec: {replicas: 1, selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c, image: 'nginx:1'}]}}}\n",
         merge_patch: r#"{"spec":{"replicas":2}}"#,
+        settled: None,
     },
     Kind {
         name: "statefulset",
         resource: "statefulset",
         manifest: "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: x}\nspec: {replicas: 1, serviceName: x, selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c, image: 'etcd'}]}}}\n",
         merge_patch: r#"{"spec":{"replicas":2}}"#,
+        settled: None,
     },
     Kind {
         name: "role",
         resource: "role",
         manifest: "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: x}\nrules: [{apiGroups: [''], resources: [pods], verbs: [get]}]\n",
         merge_patch: r#"{"rules":[{"apiGroups":[""],"resources":["pods"],"verbs":["list"]}]}"#,
+        settled: None,
     },
     Kind {
         name: "rolebinding",
         resource: "rolebinding",
         manifest: "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: x}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: r}\nsubjects: [{kind: User, name: alice, apiGroup: rbac.authorization.k8s.io}]\n",
         merge_patch: r#"{"subjects":[{"kind":"User","name":"bob","apiGroup":"rbac.authorization.k8s.io"}]}"#,
+        settled: None,
     },
     Kind {
         name: "lease",
         resource: "lease",
         manifest: "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: x}\nspec: {holderIdentity: a}\n",
         merge_patch: r#"{"spec":{"holderIdentity":"b"}}"#,
+        settled: None,
     },
     Kind {
         name: "pdb",
         resource: "poddisruptionbudget",
         manifest: "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: x}\nspec: {minAvailable: 1, selector: {matchLabels: {app: x}}}\n",
         merge_patch: r#"{"spec":{"minAvailable":2}}"#,
+        settled: None,
     },
     Kind {
         name: "ingress",
         resource: "ingress",
         manifest: "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: x}\nspec: {rules: [{host: a.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: s, port: {number: 80}}}}]}}]}\n",
         merge_patch: r#"{"spec":{"rules":[{"host":"b.example.com"}]}}"#,
+        settled: None,
     },
     Kind {
         name: "hpa",
         resource: "horizontalpodautoscaler",
         manifest: "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: x}\nspec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: x}, minReplicas: 1, maxReplicas: 3}\n",
         merge_patch: r#"{"spec":{"maxReplicas":4}}"#,
+        settled: Some(
+            r#"wait --for=jsonpath={.status.conditions[?(@.type=="AbleToScale")].status}=False horizontalpodautoscaler/x --timeout=90s"#,
+        ),
     },
     Kind {
         name: "pvc",
         resource: "persistentvolumeclaim",
         manifest: "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: x}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n",
         merge_patch: r#"{"metadata":{"labels":{"size":"small"}}}"#,
+        settled: None,
     },
     Kind {
         name: "job",
         resource: "job",
         manifest: "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}\n",
         merge_patch: r#"{"spec":{"activeDeadlineSeconds":60}}"#,
+        settled: None,
     },
     Kind {
         name: "cronjob",
         resource: "cronjob",
         manifest: "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: x}\nspec: {schedule: '*/5 * * * *', jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}}\n",
         merge_patch: r#"{"spec":{"schedule":"*/10 * * * *"}}"#,
+        settled: None,
     },
 ];
 
@@ -578,13 +600,10 @@ fn per_kind() -> Vec<Sequence> {
                 with_input(out_step("apply -f -"), kind.manifest),
             ],
         ));
-        out.push(seq(
-            &format!("{}-replace", kind.name),
-            vec![
-                create(),
-                with_input(out_step("replace -f -"), kind.manifest),
-            ],
-        ));
+        let mut replace = vec![create()];
+        replace.extend(kind.settled.map(out_step));
+        replace.push(with_input(out_step("replace -f -"), kind.manifest));
+        out.push(seq(&format!("{}-replace", kind.name), replace));
         out.push(seq(
             &format!("{}-delete", kind.name),
             vec![
