@@ -20,9 +20,9 @@ use kube::runtime::watcher;
 
 use crate::support::E2e;
 
-const ZONE_A: &str = "cn-beijing-a";
+pub(crate) const ZONE_A: &str = "cn-beijing-a";
 const ZONE_B: &str = "cn-beijing-b";
-const FIRST_TYPE: &str = "ecs.g6.large";
+pub(crate) const FIRST_TYPE: &str = "ecs.g6.large";
 const SECOND_TYPE: &str = "ecs.c6.large";
 const NEW_IMAGE: &str = "ubuntu_22_04_x64_20G_alibase_20240130.vhd";
 
@@ -89,7 +89,7 @@ fn follow_members(e2e: &E2e) -> (Arc<Mutex<ReadyLedger>>, tokio::task::JoinHandl
 }
 
 /// Waits until the fleet says it is Ready with `replicas` members, all Ready and up to date.
-async fn wait_fleet(e2e: &E2e, replicas: u32) {
+pub(crate) async fn wait_fleet(e2e: &E2e, replicas: u32) {
     let want = format!("True {replicas} {replicas} {replicas}");
     e2e.eventually(&format!("fleet web Ready with {replicas}"), SETTLE, || async {
         let got = e2e

@@ -36,6 +36,7 @@ mod e2e_import;
 mod e2e_in_cluster;
 mod e2e_network;
 mod e2e_plan;
+mod e2e_plan_fleet;
 mod e2e_plan_network;
 mod etcd_ca_recovery;
 mod etcd_members;
@@ -77,6 +78,7 @@ mod sandbox {
         e2e_disks { a_disk_and_a_key_pair_through_their_whole_life }
         e2e_import { an_imported_account_is_adopted_without_a_change }
         e2e_plan { plan_predicts_exactly_what_the_controller_does }
+        e2e_plan_fleet { plan_predicts_the_members_a_fleet_creates }
         e2e_plan_network { plan_predicts_the_network_kinds_and_a_disk }
         e2e_etcd_backup { etcdbackup_to_oss_keeps_n_follows_a_schedule_and_deletes }
         reliability { throttling_and_server_errors_neither_duplicate_nor_leak, sigkill_during_create_and_delete_storms_converges }
@@ -100,6 +102,7 @@ mod real_control_plane {
         e2e_fleet { a_fleet_places_rolls_and_scales, a_rollout_that_makes_no_progress_stops_at_its_deadline, a_fleet_moves_back_to_a_zone_with_stock_again }
         e2e_import { an_imported_account_is_adopted_without_a_change }
         e2e_plan { plan_predicts_exactly_what_the_controller_does }
+        e2e_plan_fleet { plan_predicts_the_members_a_fleet_creates }
         e2e_plan_network { plan_predicts_the_network_kinds_and_a_disk }
         e2e_ecs_fields { in_place_edits_apply_and_immutable_edits_are_refused }
         e2e_ecs_field_table { every_field_class_is_applied_or_refused }

@@ -1,13 +1,13 @@
 //! The objects `ferroplane plan` looks at: ECSInstances and the kinds of `cloud_kinds` from
 //! manifests (`-f FILE|DIR|-`, as kubectl takes them: a directory's `.yaml`, `.yml` and `.json`
-//! files, multi-document YAML) or from the cluster (`-n`, `-l`, `--all-namespaces`). Other kinds
-//! are counted, not planned.
+//! files, multi-document YAML) or from the cluster (`-n`, `-l`, `--all-namespaces`), ECSFleets
+//! too. Other kinds are counted, not planned.
 
 use std::io::Read as _;
 use std::path::Path;
 
 use anyhow::Context as _;
-use ferroplane_apis::alibabacloud::ECSInstance;
+use ferroplane_apis::alibabacloud::{ECSFleet, ECSInstance};
 use kube::api::ListParams;
 use kube::{Api, Resource as _, ResourceExt as _};
 use serde_json::Value;
@@ -20,6 +20,7 @@ pub struct Objects {
     pub instances: Vec<ECSInstance>,
     /// Objects of `cloud_kinds::KINDS`: the kind and the document (its namespace set).
     pub cloud: Vec<(&'static str, Value)>,
+    pub fleets: Vec<ECSFleet>,
     /// `Kind name` of every other object, which this version does not plan.
     pub skipped: Vec<String>,
 }
@@ -42,6 +43,13 @@ pub fn parse(text: &str, source: &str, namespace: &str, into: &mut Objects) -> a
                 instance.metadata.namespace = Some(namespace.to_owned());
             }
             into.instances.push(instance);
+        } else if kind == ECSFleet::kind(&()) && api_version.starts_with(GROUP) {
+            let mut fleet: ECSFleet = serde_json::from_value(doc)
+                .with_context(|| format!("{source}: not a valid ECSFleet"))?;
+            if fleet.metadata.namespace.is_none() {
+                fleet.metadata.namespace = Some(namespace.to_owned());
+            }
+            into.fleets.push(fleet);
         } else if let Some(cloud_kind) = KINDS
             .iter()
             .find(|k| **k == kind && api_version.starts_with(GROUP))
@@ -121,9 +129,11 @@ pub async fn list(
             cloud.push((kind, doc));
         }
     }
+    let fleets = super::fleets::list(client, namespace, selector).await?;
     Ok(Objects {
         instances,
         cloud,
+        fleets,
         skipped: Vec::new(),
     })
 }
@@ -159,6 +169,19 @@ apiVersion: alibabacloud.ferroplane.io/v1alpha1
 kind: ECSFleet
 metadata:
   name: web
+spec:
+  replicas: 2
+  template:
+    spec:
+      forProvider: {regionId: cn-beijing, imageId: ubuntu}
+  placement:
+    zones: [{zoneId: cn-beijing-h, vSwitchIdRef: {name: vsw}}]
+    instanceTypes: [ecs.g7.large]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
 ---
 "#;
         let mut objects = Objects::default();
@@ -169,7 +192,9 @@ metadata:
         assert_eq!(objects.cloud[0].0, "VPC");
         assert_eq!(objects.cloud[0].1["metadata"]["namespace"], "prod");
         assert_eq!(objects.cloud[1].0, "EIPAssociation");
-        assert_eq!(objects.skipped, ["ECSFleet web"]);
+        assert_eq!(objects.fleets.len(), 1);
+        assert_eq!(objects.fleets[0].namespace().as_deref(), Some("prod"));
+        assert_eq!(objects.skipped, ["ConfigMap settings"]);
     }
 
     #[test]

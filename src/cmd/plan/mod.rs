@@ -1,7 +1,8 @@
 //! `ferroplane plan`: what the next reconcile of each object would do, with reads only (see
 //! README, "Plan"). ECSInstances take the steps below; the other cloud kinds take the same ones
-//! through one generic path (`cloud_kinds`: their controllers' connect and observe). The
-//! steps, as the reconcile takes them:
+//! through one generic path (`cloud_kinds`: their controllers' connect and observe); ECSFleets
+//! are planned from the cluster alone (`fleets`: the fleet controller's decision over its
+//! members). The steps, as the reconcile takes them:
 //!
 //! 1. the objects (`manifests`: `-f`, or the cluster's with `-n`/`-l`/`--all-namespaces`); a
 //!    manifest is dry-run through the API server's admission (`admission`: `refused` with its
@@ -23,6 +24,7 @@ mod admission;
 mod change_actions;
 mod cloud_kinds;
 mod cluster_reads;
+mod fleets;
 mod live_object;
 mod manifests;
 mod outcome;
@@ -372,6 +374,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     for (kind, doc) in std::mem::take(&mut objects.cloud) {
         plans.push(cloud_kinds::plan_document(kind, doc, &reads).await?);
+    }
+    for fleet in std::mem::take(&mut objects.fleets) {
+        plans.push(fleets::plan(fleet, kube.as_ref(), args.filename.is_some()).await?);
     }
     plans.sort_by(|a, b| (&a.namespace, &a.name, a.kind).cmp(&(&b.namespace, &b.name, b.kind)));
     let stdout = std::io::stdout();

@@ -84,10 +84,12 @@ pub fn table(plans: &[ObjectPlan], skipped: &[String], out: &mut impl Write) -> 
             )?;
         }
         for change in &plan.changes {
+            // No action: an immutable field's, or a fleet member's change the member's own
+            // reconcile carries to the cloud.
             let action = if change.action.is_empty() {
-                "immutable".to_owned()
+                change.class
             } else {
-                change.action.to_owned()
+                change.action
             };
             writeln!(out, "    {}  [{action}]", change.description)?;
         }

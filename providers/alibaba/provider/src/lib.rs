@@ -78,6 +78,8 @@ pub use ecs_instance::{
 pub use fleet::{FleetPreview, preview as ecs_fleet_preview};
 pub use options::{ClientOverrides, Options};
 pub use plan_access::{PlanAccess, PlanBlocked, PlanClient};
+/// The reason a fleet reports for a spec it cannot reconcile.
+pub use reasons::INVALID_FLEET;
 // `ferroplane plan` of the other cloud kinds: their controllers' connect and observe, read-only.
 pub use cloud_preview::{
     CloudPreviews, KindPreview, Ownership, PlannableKind, PreviewBlocked, external_name,

@@ -245,6 +245,9 @@ pub struct FleetPreview {
     pub create: Vec<(String, String, String)>,
     /// Members deleted for the scale, the rollout or a rebalance.
     pub delete: Vec<String>,
+    /// Whether some of them are replaced (of an older template, or misplaced), not only scaled
+    /// away.
+    pub replacing: bool,
     /// Members deleted because ECS refused their placement, and those whose instance is gone
     /// from the cloud: both replaced.
     pub replace_refused: Vec<String>,
@@ -311,10 +314,14 @@ pub fn preview(fleet: &ECSFleet, instances: Vec<ECSInstance>, now: Timestamp) ->
         .filter(|m| !m.current && !decision.plan.delete.contains(&m.name))
         .map(|m| m.name.clone())
         .collect();
+    let replacing = members.live.iter().any(|m| {
+        decision.plan.delete.contains(&m.name) && (!m.current || decision.moving.contains(&m.name))
+    });
     FleetPreview {
         invalid: None,
         create,
         delete: decision.plan.delete.clone(),
+        replacing,
         replace_refused: members.refused.iter().map(|r| r.name.clone()).collect(),
         replace_lost: members.lost.iter().map(|(name, _)| name.clone()).collect(),
         in_place,
@@ -429,6 +436,13 @@ mod tests {
             "spread over the zones"
         );
         assert!(seen.delete.is_empty());
+        let shrunk = preview(
+            &fleet(1, "img-1"),
+            vec![member(&steady, 0, 0), member(&steady, 1, 1)],
+            now,
+        );
+        assert_eq!(shrunk.delete.len(), 1, "{shrunk:?}");
+        assert!(!shrunk.replacing, "a scale-down replaces nothing");
     }
 
     #[test]
@@ -442,6 +456,7 @@ mod tests {
         assert_eq!(seen.create.len(), 1, "{seen:?}");
         assert_eq!(seen.delete.len(), 1, "{seen:?}");
         assert_eq!(seen.outdated_kept.len(), 3, "{seen:?}");
+        assert!(seen.replacing);
         assert!(seen.in_place.is_empty());
 
         // A description is an in-place property: every member is patched, none replaced.
