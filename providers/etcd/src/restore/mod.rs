@@ -578,6 +578,15 @@ impl Restorer<'_> {
                     .await,
             )
             .map_err(kube_error(format!("creating Service {name}")))?;
+            // One of that name already there: ours from an earlier pass, or not ours (its
+            // selector would not find the server).
+            if let Some(service) = services
+                .get_metadata_opt(&name)
+                .await
+                .map_err(kube_error(format!("reading Service {name}")))?
+            {
+                self.refuse_foreign("Service", &name, &service.metadata, &uid)?;
+            }
             let job = render::source_server_job(cluster, self.names, self.tools_image, claim, path);
             ignore_conflict(jobs_api.create(&PostParams::default(), &job).await)
                 .map_err(kube_error(format!("creating Job {name}")))?;
