@@ -7,7 +7,8 @@
 //!   children carry owner references instead): go on;
 //! - no tag, or a tag whose object is gone (deleted with `deletionPolicy: Orphan`), on a resource
 //!   the object names by its external name (an import): go on, and take the resource over by
-//!   rewriting the tag (as Crossplane's import does);
+//!   rewriting the tag (as Crossplane's import does) right before the first change made to it;
+//!   a resource that matches its spec is observed and not written;
 //! - the same, on a resource found under the name the spec chooses (a key pair's name) while the
 //!   object names none: refuse. A resource ferroplane did not create is taken over only when a
 //!   person asks for it by setting the external name, never because its name happens to match;

@@ -4,9 +4,11 @@
 //! as a running sandbox shows it, without keys in the environment); the manifests have
 //! unique names and wired references, and the owned group is skipped with a note. Applied as
 //! imported (`[Observe]`, `Orphan`) every object becomes Ready and the cloud sees no write at
-//! all; imported again with `--manage` and applied over them, every object is Ready and Synced
-//! and the only writes are ferroplane's own ownership tags (`ferroplane.io/uid`, and a group's
-//! `ferroplane.io/rules-policy`): no attribute, rule, tag of the user's or power state changes.
+//! all; imported again with `--manage` and applied over them, every object is Ready and Synced,
+//! an object that matches its resource writes nothing, and the only writes are the groups' own
+//! `ferroplane.io/rules-policy` tag with their ownership tag (`ferroplane.io/uid`) taken right
+//! before it: no attribute, rule, tag of the user's or power state changes; `plan` of the
+//! managed manifests then says `no change` for every object.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -442,8 +444,10 @@ pub(crate) async fn an_imported_account_is_adopted_without_a_change() {
     let writes: Vec<LedgerEntry> = e2e.mock().ledger().split_off(before);
     assert!(writes.is_empty(), "observe-only objects wrote: {writes:#?}");
 
-    // Switched to full management: the first reconcile of each object claims it (its owner
-    // tag) and changes nothing else.
+    // Switched to full management: an object that matches its resource writes nothing (the
+    // ownership tag is taken right before a first change). The imported security group's
+    // `rulesPolicy` is recorded in its `ferroplane.io/rules-policy` tag, a change of its own:
+    // it is claimed, then tagged, and nothing else is written.
     let tags_before: BTreeMap<String, BTreeMap<String, String>> = e2e
         .mock()
         .resources()
@@ -465,7 +469,7 @@ pub(crate) async fn an_imported_account_is_adopted_without_a_change() {
     let writes: Vec<LedgerEntry> = e2e.mock().ledger().split_off(before);
     for entry in &writes {
         assert_eq!(entry.action, "TagResources", "{entry:#?}");
-        assert_ne!(entry.kind, ResourceKind::SecurityGroupRule, "{entry:#?}");
+        assert_eq!(entry.kind, ResourceKind::SecurityGroup, "{entry:#?}");
         let user = |tags: &BTreeMap<String, String>| -> BTreeMap<String, String> {
             tags.iter()
                 .filter(|(k, _)| !ours(k))
@@ -478,12 +482,40 @@ pub(crate) async fn an_imported_account_is_adopted_without_a_change() {
             "only ferroplane's tags change: {entry:#?}"
         );
     }
-    let claimed: BTreeSet<&str> = writes.iter().map(|e| e.resource_id.as_str()).collect();
-    assert_eq!(
-        claimed.len(),
-        total,
-        "every object claimed its resource once"
-    );
+    let groups: BTreeSet<String> = by_kind["SecurityGroup"]
+        .iter()
+        .map(|g| {
+            g["metadata"]["annotations"]["ferroplane.io/external-name"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let written: BTreeSet<String> = writes.iter().map(|e| e.resource_id.clone()).collect();
+    assert_eq!(written, groups, "only the groups were written: {writes:#?}");
+    // And once settled, `plan` of the managed manifests says no change for every object.
+    let plan = tokio::process::Command::new(env!("CARGO_BIN_EXE_ferroplane"))
+        .args([
+            "plan",
+            "-f",
+            manage_dir.to_str().unwrap(),
+            "-n",
+            &e2e.namespace,
+        ])
+        .args(["-o", "json", "--allow-endpoint", &e2e.mock().endpoint()])
+        .env("KUBECONFIG", e2e.kubeconfig())
+        .output()
+        .await
+        .expect("ferroplane runs");
+    let document: Value = serde_json::from_slice(&plan.stdout).expect("a JSON plan");
+    let not_steady: Vec<&Value> = document["objects"]
+        .as_array()
+        .expect("objects")
+        .iter()
+        .filter(|o| o["action"] != "no-change")
+        .collect();
+    assert!(not_steady.is_empty(), "{not_steady:#?}");
+    assert_eq!(plan.status.code(), Some(0), "{document:#}");
     assert_eq!(
         e2e.mock().instance_status(&account.stopped).as_deref(),
         Some("Stopped")

@@ -5,7 +5,8 @@
 //! exactly those six with their classes (exit 2): three updates in place with their calls, the
 //! vSwitch refused by the API server's admission (a server-side dry run, which stores nothing)
 //! and the new one blocked on its reference, and a VPC made outside ferroplane, imported by its
-//! ID, taken over (`TagResources` of the ownership tag); the plan makes no write to the cloud.
+//! ID and matching its manifest, `no change` (its ownership tag is taken only right before a
+//! first change, and it is left untagged); the plan makes no write to the cloud.
 //! The allowed edits applied, the controllers make exactly the predicted calls, and the plan of
 //! the namespace's objects (listed from the cluster, no manifest) is `no change`.
 
@@ -253,7 +254,7 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
         [
             ("Disk", "update-in-place"),
             ("SecurityGroup", "update-in-place"),
-            ("VPC", "update-in-place"),
+            ("VPC", "no-change"),
             ("VPC", "update-in-place"),
             ("VSwitch", "blocked"),
             ("VSwitch", "refused"),
@@ -281,7 +282,9 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
     let nowhere = named(&changed, "VSwitch", "plan-nowhere");
     let import = named(&changed, "VPC", "plan-imported");
     assert_eq!(import["externalName"], imported.as_str());
-    assert_eq!(changes(import), in_place("ownership", "TagResources"));
+    // It matches its manifest: taken over only before a first change, so nothing is written.
+    assert_eq!(import["action"], "no-change", "{import:#}");
+    assert!(changes(import).is_empty(), "{import:#}");
     assert_eq!(
         nowhere["blocked"]["reason"], "ReferenceNotResolved",
         "{nowhere:#}"
@@ -334,6 +337,13 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
     let before_apply = e2e.mock().stats().calls;
     e2e.k(&["apply", "-f", file.to_str().unwrap()]).await;
     applied_as_planned(&e2e, &file, &before_apply, &[vpc, group, disk, import]).await;
+    let owner_tag = e2e
+        .mock()
+        .resources()
+        .into_iter()
+        .find(|r| r.id == imported)
+        .and_then(|r| r.tags.get(ferroplane_runtime::UID_TAG).cloned());
+    assert_eq!(owner_tag, None, "the matching import was not written");
 
     // The cluster's objects of the namespace (no manifest): every kind listed, nothing to do.
     let (code, listed) = plan_namespace(&e2e).await;

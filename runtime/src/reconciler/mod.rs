@@ -83,6 +83,8 @@ pub struct Reconciler<K, C> {
     /// Which objects import which resource, for the check before a claim (lists shared by the
     /// importers that ask at once).
     importers: ImportCensus,
+    /// The importers found first, not claimed yet.
+    import_checks: ownership::ImportChecks,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -110,6 +112,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
             digests: Arc::default(),
             first_looks: first_looks::FirstLooks::default(),
             importers: crate::ownership::census::<K>(runtime.client()),
+            import_checks: ownership::ImportChecks::default(),
             _kind: PhantomData,
         }
     }
@@ -388,12 +391,19 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
 
         // Ownership: a resource whose tag names another live object is never adopted, changed or
         // deleted for this one (while deleting, this object lets go of it); an untagged or
-        // orphaned one is taken over below, once the finalizer is in place.
+        // orphaned one is taken over below, right before its first change.
         let mut verdict = self.ownership(&api, &mut obj, &ext, &obs).await?;
         // Two importers of one unowned resource: only the one created first may change it (claim
-        // it, or delete it), checked right before the first change.
-        if matches!(verdict, Verdict::Claim) && (deleting || policies.should_update()) {
+        // it, or delete it); the other is refused at once. An object that passed once stays
+        // first: no object created after it can be earlier (`ImportChecks`).
+        if matches!(verdict, Verdict::Claim)
+            && (deleting || policies.should_update())
+            && !self.import_checks.passed(&ext.uid)
+        {
             verdict = self.first_importer(&api, &mut obj, &ext).await?;
+            if matches!(verdict, Verdict::Claim) {
+                self.import_checks.pass(&ext.uid);
+            }
         }
         if let Verdict::Refuse(err) = verdict {
             let found = obs
@@ -486,12 +496,18 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 .await;
         }
 
-        // Take over: rewrite the ownership tag of an imported untagged or orphaned resource, so
-        // that no other object can take it from this one. Only when the policies allow changing
-        // the resource; an observe-only import leaves it as it is.
-        if matches!(verdict, Verdict::Claim) && policies.should_update() {
+        // Take over: rewrite the ownership tag of an imported untagged or orphaned resource
+        // right before its first change, so that no object of another cluster can take it from
+        // this one once this one changes it. A resource that matches its spec is not written: an
+        // import switched to full management changes nothing until the spec asks for a change
+        // (and an observe-only import never does).
+        if matches!(verdict, Verdict::Claim)
+            && policies.should_update()
+            && matches!(obs.up_to_date, UpToDate::No(_))
+        {
             self.claim(&api, &mut obj, &client, &ext, &obs.owner)
                 .await?;
+            self.import_checks.forget(&ext.uid);
         }
 
         // From here on a failed step still writes what the observation describes (`Ready`,

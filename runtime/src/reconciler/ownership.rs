@@ -176,3 +176,32 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
         Ok(())
     }
 }
+
+/// The importers (by UID) whose check found no object created earlier importing the same
+/// resource, while they have not claimed it: an import that matches its spec is checked once,
+/// not at every poll. Kept in memory only: after a restart each is checked once again.
+#[derive(Default)]
+pub(crate) struct ImportChecks {
+    passed: std::sync::Mutex<std::collections::HashSet<Box<str>>>,
+}
+
+impl ImportChecks {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<Box<str>>> {
+        self.passed.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn passed(&self, uid: &str) -> bool {
+        !uid.is_empty() && self.lock().contains(uid)
+    }
+
+    pub(crate) fn pass(&self, uid: &str) {
+        if !uid.is_empty() {
+            self.lock().insert(uid.into());
+        }
+    }
+
+    /// The resource is claimed (its tag names the object from now on), or the object is gone.
+    pub(crate) fn forget(&self, uid: &str) {
+        self.lock().remove(uid);
+    }
+}

@@ -90,6 +90,7 @@ impl<K: ManagedResource, C: Connector<K>> Reconciler<K, C> {
                 {
                     self.secrets.forget(&ns, &target.name);
                 }
+                self.import_checks.forget(&ext.uid);
                 return Ok(Finish::Gone);
             }
             if attempt == 1 {

@@ -258,3 +258,78 @@ async fn of_two_namespaces_importing_one_resource_at_once_only_the_first_changes
     assert_eq!(res.size, 7);
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_import_that_matches_its_spec_is_not_written_until_the_spec_asks_for_a_change() {
+    let h = WidgetEnv::start().await;
+    let r = h.reconciler();
+    h.cloud.insert("w-steady", 3);
+    let steady = h.create(&importer("steady", "w-steady", 3)).await;
+    for _ in 0..2 {
+        r.reconcile(&h.latest(&steady).await)
+            .await
+            .expect("observed");
+    }
+    assert_eq!(
+        (h.cloud.calls("claim"), h.cloud.calls("update")),
+        (0, 0),
+        "a matching import writes nothing to the cloud"
+    );
+    assert!(
+        h.cloud.lock().resources["w-steady"].uid.is_empty(),
+        "still untagged"
+    );
+    // A later importer of the same resource is refused at once, though neither writes.
+    let created = |w: &Widget| {
+        w.metadata
+            .creation_timestamp
+            .clone()
+            .map(|t| t.0.as_second())
+            .expect("a creation time")
+    };
+    while jiff::Timestamp::now().as_second() <= created(&steady) {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let copy = h.create(&importer("copy", "w-steady", 3)).await;
+    let err = r
+        .reconcile(&h.latest(&copy).await)
+        .await
+        .expect_err("the later importer is refused");
+    assert_eq!(err.reason(), OWNED_ELSEWHERE);
+    delete(&h, "copy").await;
+    r.reconcile(&h.latest(&copy).await).await.expect("gone");
+    assert!(has_condition(
+        &h.get("steady").await,
+        READY,
+        ConditionStatus::True,
+        "Available"
+    ));
+
+    // The spec asks for a change: the tag is taken first, then the change is made.
+    let mut bigger = h.get("steady").await;
+    bigger.spec.for_provider.size = 6;
+    h.widgets()
+        .replace("steady", &Default::default(), &bigger)
+        .await
+        .expect("edited");
+    r.reconcile(&h.latest(&steady).await)
+        .await
+        .expect("changed");
+    let res = h.cloud.lock().resources["w-steady"].clone();
+    assert_eq!(res.uid, steady.metadata.uid.clone().expect("uid"));
+    assert_eq!(res.size, 6);
+    let writes: Vec<String> = h
+        .cloud
+        .lock()
+        .calls
+        .iter()
+        .filter(|c| *c == "claim" || *c == "update")
+        .map(|c| c.to_string())
+        .collect();
+    assert_eq!(
+        writes,
+        ["claim", "update"],
+        "claimed once, right before the change"
+    );
+    h.shutdown().await;
+}

@@ -240,7 +240,9 @@ pub fn from_preview(
                     .of_kind(kind);
             }
             let mut planned: Vec<Change> = changes.iter().map(|line| change(kind, line)).collect();
-            if *ownership == Ownership::Claim {
+            // The reconcile takes an imported resource over right before its first change; one
+            // that matches its spec is not written.
+            if *ownership == Ownership::Claim && !planned.is_empty() {
                 planned.insert(0, take_over());
             }
             let action = if planned.is_empty() {
@@ -390,21 +392,30 @@ mod tests {
     }
 
     #[test]
-    fn an_untagged_import_is_taken_over_and_another_objects_resource_is_blocked() {
+    fn an_untagged_import_is_taken_over_before_a_change_and_another_objects_is_blocked() {
         let found = |ownership| KindPreview::Found {
             external_name: "vpc-1".into(),
             changes: vec![],
             in_transition: false,
             ownership,
         };
-        let claim = from_preview(
+        let matching = from_preview(
             "VPC",
             who(),
             &found(Ownership::Claim),
             &[ManagementAction::All],
         );
+        assert_eq!(matching.action, Action::NoChange, "nothing is written");
+        let edited = KindPreview::Found {
+            external_name: "vpc-1".into(),
+            changes: vec!["description: \"a\" → \"b\"".into()],
+            in_transition: false,
+            ownership: Ownership::Claim,
+        };
+        let claim = from_preview("VPC", who(), &edited, &[ManagementAction::All]);
         assert_eq!(claim.action, Action::UpdateInPlace);
-        assert_eq!(claim.changes[0].action, "TagResources");
+        let actions: Vec<&str> = claim.changes.iter().map(|c| c.action).collect();
+        assert_eq!(actions, ["TagResources", "ModifyVpcAttribute"]);
         let observe_only = from_preview(
             "VPC",
             who(),
