@@ -314,17 +314,7 @@ fn with_resolved<K: ManagedResource>(
 pub fn applied_over<K: ManagedResource>(manifest: &K, live: &K) -> anyhow::Result<K> {
     let mut merged = serde_json::to_value(live)?;
     let over = serde_json::to_value(manifest)?;
-    for key in ["labels", "annotations"] {
-        if let Some(entries) = over["metadata"][key].as_object() {
-            let target = &mut merged["metadata"][key];
-            if !target.is_object() {
-                *target = Value::Object(serde_json::Map::new());
-            }
-            if let Some(target) = target.as_object_mut() {
-                target.extend(entries.clone());
-            }
-        }
-    }
+    super::live_object::merge_labels_and_annotations(&mut merged, &over);
     if let Some(spec) = over["spec"].as_object() {
         for (key, value) in spec {
             match (key.as_str(), value.as_object()) {

@@ -8,7 +8,6 @@ use ferroplane_apis::alibabacloud::{ECSFleet, ECSInstance};
 use kube::api::ListParams;
 use kube::{Api, ResourceExt as _};
 use provider_alibaba::FleetPreview;
-use serde_json::Value;
 
 use super::admission::{self, Admission};
 use super::outcome::{Action, Change, Identity, ObjectPlan};
@@ -107,17 +106,7 @@ pub async fn plan(
 fn applied_over(manifest: &ECSFleet, live: &ECSFleet) -> anyhow::Result<ECSFleet> {
     let mut merged = serde_json::to_value(live)?;
     let over = serde_json::to_value(manifest)?;
-    for key in ["labels", "annotations"] {
-        if let Some(entries) = over["metadata"][key].as_object() {
-            let target = &mut merged["metadata"][key];
-            if !target.is_object() {
-                *target = Value::Object(serde_json::Map::new());
-            }
-            if let Some(target) = target.as_object_mut() {
-                target.extend(entries.clone());
-            }
-        }
-    }
+    super::live_object::merge_labels_and_annotations(&mut merged, &over);
     if let (Some(spec), Some(target)) = (over["spec"].as_object(), merged["spec"].as_object_mut()) {
         target.extend(spec.clone());
     }

@@ -36,6 +36,22 @@ pub fn applied_over(manifest: &ECSInstance, live: &ECSInstance) -> ECSInstance {
     applied
 }
 
+/// The manifest's labels and annotations (the JSON of an object, `over`) added to those of
+/// `merged`, the live object's JSON, as `kubectl apply` adds them.
+pub fn merge_labels_and_annotations(merged: &mut serde_json::Value, over: &serde_json::Value) {
+    for key in ["labels", "annotations"] {
+        if let Some(entries) = over["metadata"][key].as_object() {
+            let target = &mut merged["metadata"][key];
+            if !target.is_object() {
+                *target = serde_json::Value::Object(serde_json::Map::new());
+            }
+            if let Some(target) = target.as_object_mut() {
+                target.extend(entries.clone());
+            }
+        }
+    }
+}
+
 /// The live object of `manifest`, if the cluster has one.
 pub async fn live(
     client: &kube::Client,
