@@ -299,17 +299,9 @@ impl ContainerRun {
             match child.try_wait() {
                 Ok(Some(status)) => return status,
                 Ok(None) if self.stop.load(Ordering::Relaxed) => {
-                    super::stopping::sigterm(&child);
-                    let deadline = std::time::Instant::now() + STOP_GRACE;
-                    while matches!(child.try_wait(), Ok(None))
-                        && std::time::Instant::now() < deadline
-                    {
-                        std::thread::sleep(WAIT_STEP);
-                    }
-                    let _ = child.kill();
-                    return child
-                        .wait()
-                        .unwrap_or_else(|_| ExitStatus::from_raw(137 << 8));
+                    super::stopping::stop_blocking(child, STOP_GRACE);
+                    // Nothing reports it: the pod is gone.
+                    return ExitStatus::from_raw(libc::SIGTERM);
                 }
                 Ok(None) => std::thread::sleep(WAIT_STEP),
                 Err(_) => return ExitStatus::from_raw(128 << 8),
