@@ -227,5 +227,29 @@ pub(crate) async fn plan_predicts_exactly_what_the_controller_does() {
         predicted(object),
         "the controller's writes differ from the plan's prediction"
     );
+
+    // Another object naming that instance: its tag names a live object, so the plan is blocked
+    // as the reconcile would refuse it, and nothing is written.
+    let thief = manifest("web-renamed", "ecs.g6.xlarge").replace(
+        &format!("name: {NAME}"),
+        &format!(
+            "name: {NAME}-copy
+  annotations:
+    ferroplane.io/external-name: {id}"
+        ),
+    );
+    let thief_file = dir.path().join("copy.yaml");
+    std::fs::write(&thief_file, thief).unwrap();
+    let before_plan = CloudBefore::take(&e2e);
+    let (code, copy) = plan(&e2e, &thief_file).await;
+    let object = &copy["objects"][0];
+    assert_eq!(object["action"], "blocked", "{copy:#}");
+    assert_eq!(
+        object["blocked"]["reason"],
+        ferroplane_runtime::OWNED_ELSEWHERE,
+        "{copy:#}"
+    );
+    assert_eq!(code, 2);
+    before_plan.assert_unchanged(&e2e);
     e2e.finish().await;
 }

@@ -12,7 +12,6 @@ use ferroplane_apis::alibabacloud::{
 };
 use ferroplane_apis::common::{DeletionPolicy, ManagementAction};
 use ferroplane_runtime::ManagedResource;
-use ferroplane_runtime::UID_TAG;
 use ferroplane_runtime::reasons::EXTERNAL_RESOURCE_NOT_FOUND;
 use ferroplane_runtime::references;
 use kube::{Api, ResourceExt as _};
@@ -243,7 +242,7 @@ pub fn from_preview(
             // The reconcile takes an imported resource over right before its first change; one
             // that matches its spec is not written.
             if *ownership == Ownership::Claim && !planned.is_empty() {
-                planned.insert(0, take_over());
+                planned.insert(0, outcome::take_over());
             }
             let action = if planned.is_empty() {
                 Action::NoChange
@@ -267,19 +266,6 @@ pub fn from_preview(
             }
             plan
         }
-    }
-}
-
-/// The take-over of an untagged or orphaned resource the object names (the reconcile's claim).
-fn take_over() -> Change {
-    Change {
-        field: "ownership".to_owned(),
-        class: "in-place",
-        description: format!(
-            "{UID_TAG} tag: none or an orphaned object's → this object's UID (take over)"
-        ),
-        action: "TagResources",
-        calls: vec!["TagResources"],
     }
 }
 

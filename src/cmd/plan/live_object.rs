@@ -8,7 +8,8 @@ use ferroplane_apis::common::names::EXTERNAL_NAME;
 use kube::{Api, ResourceExt as _};
 
 /// `manifest` as it would be after `kubectl apply` over `live`: its annotations and
-/// `spec.forProvider` fields added to the live ones, the live deletion state kept.
+/// `spec.forProvider` fields added to the live ones, the live object's UID, creation time and
+/// deletion state kept.
 pub fn applied_over(manifest: &ECSInstance, live: &ECSInstance) -> ECSInstance {
     let mut applied = manifest.clone();
     if let Some(name) = live.annotations().get(EXTERNAL_NAME) {
@@ -18,6 +19,9 @@ pub fn applied_over(manifest: &ECSInstance, live: &ECSInstance) -> ECSInstance {
             .or_insert_with(|| name.clone());
     }
     applied.metadata.deletion_timestamp = live.metadata.deletion_timestamp.clone();
+    // The same object: its identity (the ownership step compares its UID with the tag's).
+    applied.metadata.uid = live.metadata.uid.clone();
+    applied.metadata.creation_timestamp = live.metadata.creation_timestamp.clone();
     let merged = serde_json::to_value(&live.spec.for_provider)
         .ok()
         .zip(serde_json::to_value(&manifest.spec.for_provider).ok())

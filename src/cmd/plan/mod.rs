@@ -39,6 +39,7 @@ use anyhow::Context as _;
 use ferroplane_apis::alibabacloud::{ECSInstance, ECSInstanceParameters};
 use ferroplane_apis::common::{DeletionPolicy, ManagementAction, names::EXTERNAL_NAME};
 use ferroplane_runtime::reasons::EXTERNAL_RESOURCE_NOT_FOUND;
+use ferroplane_runtime::{ExternalOwner, OwnershipPreview, UID_TAG, preview_ownership};
 use futures::StreamExt as _;
 use kube::ResourceExt as _;
 use provider_alibaba::{
@@ -110,6 +111,8 @@ pub struct Args {
 /// An object whose instance must be read before it is planned.
 struct Pending {
     who: Identity,
+    /// The object as planned (for the ownership step's lookup of the tag's owner).
+    object: Box<ECSInstance>,
     id: String,
     group: String,
     spec: ECSInstanceParameters,
@@ -184,6 +187,7 @@ async fn prepare(instance: &ECSInstance, kube: Option<&kube::Client>, cloud: &Cl
     Step::Read(Box::new((
         Pending {
             who,
+            object: Box::new(instance.clone()),
             id,
             group: client.group,
             spec,
@@ -211,20 +215,27 @@ async fn read_instances(
     Ok(found)
 }
 
-/// Step 4 for one object, with the extra reads its spec needs.
+/// Step 4 for one object, with the extra reads its spec needs and the ownership step.
 async fn observed(
     pending: Pending,
     found: &HashMap<String, Instance>,
     clients: &BTreeMap<String, EcsClient>,
+    kube: Option<&kube::Client>,
 ) -> ObjectPlan {
     match (found.get(&pending.id), clients.get(&pending.group)) {
         (Some(instance), Some(ecs)) => {
             match ecs_instance_extra_reads(ecs, &pending.spec, instance).await {
-                Ok(extra) => outcome::observed(
-                    pending.who,
-                    &ecs_instance_preview_with(&pending.spec, instance, &extra),
-                    pending.may_update,
-                ),
+                Ok(extra) => {
+                    let plan = outcome::observed(
+                        pending.who.clone(),
+                        &ecs_instance_preview_with(&pending.spec, instance, &extra),
+                        pending.may_update,
+                    );
+                    match kube {
+                        Some(kube) => with_ownership(plan, kube, &pending, instance).await,
+                        None => plan,
+                    }
+                }
                 Err((action, error)) => ObjectPlan::blocked(
                     pending.who,
                     EXTRA_READ_FAILED,
@@ -238,6 +249,32 @@ async fn observed(
                 pending.id
             );
             ObjectPlan::blocked(pending.who, EXTERNAL_RESOURCE_NOT_FOUND, message)
+        }
+    }
+}
+
+/// The reconcile's ownership step for an observed instance, previewed by the runtime's own
+/// `decide`: an instance another live object's tag names is `blocked`; an untagged or orphaned
+/// one is taken over right before its first change (`TagResources` first among the changes,
+/// when the controller will change it).
+async fn with_ownership(
+    plan: ObjectPlan,
+    kube: &kube::Client,
+    pending: &Pending,
+    instance: &Instance,
+) -> ObjectPlan {
+    let owner = ExternalOwner::from_tag(instance.tag(UID_TAG));
+    match preview_ownership(kube, &*pending.object, &pending.id, &owner, true).await {
+        Ok(OwnershipPreview::Ours) => plan,
+        Ok(OwnershipPreview::Claim) => {
+            let mut plan = plan;
+            if pending.may_update && !plan.changes.is_empty() {
+                plan.changes.insert(0, outcome::take_over());
+            }
+            plan
+        }
+        Ok(OwnershipPreview::Refused(e)) | Err(e) => {
+            ObjectPlan::blocked(pending.who.clone(), e.reason(), e.message().to_owned())
         }
     }
 }
@@ -271,7 +308,7 @@ async fn plan_objects(
         .collect();
     let found = read_instances(groups).await?;
     let observed: Vec<ObjectPlan> = futures::stream::iter(pending)
-        .map(|p| observed(p, &found, &clients))
+        .map(|p| observed(p, &found, &clients, kube))
         .buffered(EXTRA_READS_AT_ONCE)
         .collect()
         .await;

@@ -211,6 +211,21 @@ impl ObjectPlan {
     }
 }
 
+/// The take-over of an untagged or orphaned resource the object names: the reconcile's claim,
+/// right before the resource's first change.
+pub fn take_over() -> Change {
+    Change {
+        field: "ownership".to_owned(),
+        class: "in-place",
+        description: format!(
+            "{} tag: none or an orphaned object's → this object's UID (take over)",
+            ferroplane_runtime::UID_TAG
+        ),
+        action: "TagResources",
+        calls: vec!["TagResources"],
+    }
+}
+
 /// Whether the policies let the controller do `action` (`*` allows all).
 pub fn allows(policies: &[ManagementAction], action: ManagementAction) -> bool {
     policies.contains(&ManagementAction::All) || policies.contains(&action)
