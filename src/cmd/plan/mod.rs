@@ -14,7 +14,8 @@
 //!    its spec needs, as the observe step makes them (`DescribeInstanceRamRole`,
 //!    `DescribeDisks`, `DescribeInstanceAutoRenewAttribute`, only for the fields that need them);
 //! 4. provider-alibaba's `ecs_instance_preview_with` (the observe step's own diff) per instance,
-//!    made an [`outcome::ObjectPlan`] (`no change`, with what waits, for a paused object: the
+//!    with the ownership step (the runtime's `preview_ownership` on the instance's
+//!    `ferroplane.io/uid` tag), made an [`outcome::ObjectPlan`] (`no change`, with what waits, for a paused object: the
 //!    reconciler leaves it alone), and `render`ed.
 //!
 //! Exit code 0 when nothing would change, 2 when something would, 1 on error.
