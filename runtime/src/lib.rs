@@ -150,7 +150,7 @@ pub use field_manager::FIELD_MANAGER;
 pub use idempotency::{IdempotencyKey, UID_TAG};
 pub use metrics::{ExternalCalls, Metrics};
 pub use observation::{Observation, UpToDate};
-pub use ownership::{ExternalOwner, OwnershipPreview, preview_ownership};
+pub use ownership::{ExternalOwner, ImportersPreview, OwnershipPreview, preview_ownership};
 pub use paused::paused_by;
 pub use provider::{Connector, ExternalClient};
 pub use readiness::Readiness;

@@ -317,6 +317,53 @@ where
     }))
 }
 
+/// The importers of a kind in every namespace as one list finds them now: the reconcile's
+/// first-importer check ([`earlier_importer`]) for previews such as `ferroplane plan`, which
+/// list once per kind and ask for every object.
+pub struct ImportersPreview {
+    kind: String,
+    importers: Importers,
+}
+
+impl ImportersPreview {
+    /// Lists kind `K`'s objects (metadata only, paged) in every namespace.
+    pub async fn list<K>(client: &Client) -> Result<Self, ReconcileError>
+    where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+    {
+        let importers = list_importers::<K>(Api::all(client.clone()))
+            .await
+            .map_err(|failure| match failure {
+                CensusFailure::Failed(err) => err,
+                CensusFailure::Forbidden => ReconcileError::new(
+                    crate::reasons::FORBIDDEN,
+                    format!(
+                        "cannot check which objects import the external resource: {}s of every namespace may not be listed",
+                        K::kind(&())
+                    ),
+                    RetryClass::Backoff,
+                ),
+            })?;
+        Ok(Self {
+            kind: K::kind(&()).into_owned(),
+            importers,
+        })
+    }
+
+    /// The refusal the reconcile gives the object of `meta` importing `external_name` when an
+    /// object created before it (or in the same second) imports it too.
+    pub fn refusal(&self, meta: &ObjectMeta, external_name: &str) -> Option<ReconcileError> {
+        let older = earlier_importer(&self.importers, meta, external_name)?;
+        let namespace = meta.namespace.clone().unwrap_or_default();
+        Some(later_importer(
+            &self.kind,
+            &namespace,
+            external_name,
+            &older,
+        ))
+    }
+}
+
 /// Whether `other`, a live object other than `own` naming the same resource, was created no
 /// later than `own` (to the second).
 fn imports_before(other: &Importer, own: &Importer) -> bool {

@@ -345,6 +345,28 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
         .and_then(|r| r.tags.get(ferroplane_runtime::UID_TAG).cloned());
     assert_eq!(owner_tag, None, "the matching import was not written");
 
+    // A second object importing the same VPC: created after the first importer, so the
+    // reconcile would refuse it, and the plan says so (with no write).
+    let again = dir.path().join("again.yaml");
+    std::fs::write(
+        &again,
+        format!(
+            "apiVersion: {GROUP}/v1alpha1\nkind: VPC\nmetadata:\n  name: plan-imported-again\n  annotations:\n    ferroplane.io/external-name: {imported}\nspec:\n  forProvider:\n    regionId: cn-beijing\n    cidrBlock: {IMPORTED_CIDR}\n    vpcName: plan-imported\n"
+        ),
+    )
+    .unwrap();
+    let before_plan = CloudBefore::take(&e2e);
+    let (code, second) = plan(&e2e, &again).await;
+    let object = &second["objects"][0];
+    assert_eq!(object["action"], "blocked", "{second:#}");
+    assert_eq!(
+        object["blocked"]["reason"],
+        ferroplane_runtime::OWNED_ELSEWHERE,
+        "{second:#}"
+    );
+    assert_eq!(code, 2);
+    before_plan.assert_unchanged(&e2e);
+
     // The cluster's objects of the namespace (no manifest): every kind listed, nothing to do.
     let (code, listed) = plan_namespace(&e2e).await;
     let no_change: Vec<(String, String)> = ["Disk", "SecurityGroup", "VPC", "VPC", "VSwitch"]

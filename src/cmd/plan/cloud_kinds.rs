@@ -72,6 +72,8 @@ pub struct Reads<'a> {
     /// `None` with `-f` and `--credentials local`.
     pub kube: Option<&'a kube::Client>,
     pub previews: Option<&'a CloudPreviews>,
+    /// The reconcile's first-importer check, with the cluster.
+    pub importers: Option<&'a super::importers::ImporterLists>,
     /// The manifest is dry-run through admission and applied over the live object (`-f`);
     /// otherwise it is the live object.
     pub from_manifest: bool,
@@ -156,7 +158,7 @@ async fn plan<K: PlannableKind>(
         }
     }
     let paused = ferroplane_runtime::paused_by(Some(mr.annotations()));
-    let plan = next_reconcile(kind, mr, kube, previews).await?;
+    let plan = next_reconcile(kind, mr, kube, previews, reads.importers).await?;
     Ok(match paused {
         Some(key) => plan.paused_by(key),
         None => plan,
@@ -169,6 +171,7 @@ async fn next_reconcile<K: PlannableKind>(
     mut mr: K,
     kube: &kube::Client,
     previews: &CloudPreviews,
+    importers: Option<&super::importers::ImporterLists>,
 ) -> anyhow::Result<ObjectPlan> {
     let who = identity(&mr);
     let policies = mr.management_policies().to_vec();
@@ -196,6 +199,31 @@ async fn next_reconcile<K: PlannableKind>(
         Ok(preview) => preview,
         Err(b) => return Ok(ObjectPlan::blocked(who, &b.reason, b.message).of_kind(kind)),
     };
+    // A take-over (an import of an unowned resource) is refused to an object created after
+    // another importer of it, as the reconcile's first-importer check refuses it.
+    if let (
+        KindPreview::Found {
+            external_name,
+            ownership: Ownership::Claim,
+            ..
+        },
+        Some(importers),
+    ) = (&preview, importers)
+        && outcome::allows(&policies, ManagementAction::Update)
+    {
+        let name = who
+            .external_name
+            .clone()
+            .unwrap_or_else(|| external_name.clone());
+        match importers.refusal(&mr, &name).await {
+            Ok(Some(e)) | Err(e) => {
+                return Ok(
+                    ObjectPlan::blocked(who, e.reason(), e.message().to_owned()).of_kind(kind)
+                );
+            }
+            Ok(None) => {}
+        }
+    }
     Ok(from_preview(kind, who, &preview, &policies))
 }
 

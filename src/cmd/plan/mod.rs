@@ -26,6 +26,7 @@ mod change_actions;
 mod cloud_kinds;
 mod cluster_reads;
 mod fleets;
+mod importers;
 mod live_object;
 mod manifests;
 mod outcome;
@@ -51,6 +52,7 @@ use provider_alibaba::{
 use self::access::CloudAccess;
 use self::admission::Admission;
 use self::cloud_kinds::Reads;
+use self::importers::ImporterLists;
 use self::outcome::{Action, Identity, Launch, ObjectPlan};
 
 /// Instances whose extra reads are under way at once.
@@ -221,7 +223,7 @@ async fn observed(
     pending: Pending,
     found: &HashMap<String, Instance>,
     clients: &BTreeMap<String, EcsClient>,
-    kube: Option<&kube::Client>,
+    kube: Option<(&kube::Client, &ImporterLists)>,
 ) -> ObjectPlan {
     match (found.get(&pending.id), clients.get(&pending.group)) {
         (Some(instance), Some(ecs)) => {
@@ -233,7 +235,9 @@ async fn observed(
                         pending.may_update,
                     );
                     match kube {
-                        Some(kube) => with_ownership(plan, kube, &pending, instance).await,
+                        Some((kube, importers)) => {
+                            with_ownership(plan, kube, importers, &pending, instance).await
+                        }
                         None => plan,
                     }
                 }
@@ -261,15 +265,27 @@ async fn observed(
 async fn with_ownership(
     plan: ObjectPlan,
     kube: &kube::Client,
+    importers: &ImporterLists,
     pending: &Pending,
     instance: &Instance,
 ) -> ObjectPlan {
     let owner = ExternalOwner::from_tag(instance.tag(UID_TAG));
     match preview_ownership(kube, &*pending.object, &pending.id, &owner, true).await {
         Ok(OwnershipPreview::Ours) => plan,
+        Ok(OwnershipPreview::Claim) if !pending.may_update => plan,
         Ok(OwnershipPreview::Claim) => {
+            match importers.refusal(&*pending.object, &pending.id).await {
+                Ok(Some(e)) | Err(e) => {
+                    return ObjectPlan::blocked(
+                        pending.who.clone(),
+                        e.reason(),
+                        e.message().to_owned(),
+                    );
+                }
+                Ok(None) => {}
+            }
             let mut plan = plan;
-            if pending.may_update && !plan.changes.is_empty() {
+            if !plan.changes.is_empty() {
                 plan.changes.insert(0, outcome::take_over());
             }
             plan
@@ -284,6 +300,7 @@ async fn with_ownership(
 async fn plan_objects(
     instances: &[ECSInstance],
     kube: Option<&kube::Client>,
+    importers: Option<&ImporterLists>,
     cloud: &CloudAccess,
 ) -> anyhow::Result<Vec<ObjectPlan>> {
     let mut plans = Vec::new();
@@ -308,8 +325,9 @@ async fn plan_objects(
         .map(|(group, (ecs, _))| (group.clone(), ecs.clone()))
         .collect();
     let found = read_instances(groups).await?;
+    let reads = kube.zip(importers);
     let observed: Vec<ObjectPlan> = futures::stream::iter(pending)
-        .map(|p| observed(p, &found, &clients, kube))
+        .map(|p| observed(p, &found, &clients, reads))
         .buffered(EXTRA_READS_AT_ONCE)
         .collect()
         .await;
@@ -396,7 +414,14 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         objects.instances = admitted;
     }
     let cloud = cloud_access(&args, kube.as_ref()).await?;
-    let mut plans = plan_objects(&objects.instances, kube.as_ref(), &cloud).await?;
+    let importers = kube.clone().map(ImporterLists::new);
+    let mut plans = plan_objects(
+        &objects.instances,
+        kube.as_ref(),
+        importers.as_ref(),
+        &cloud,
+    )
+    .await?;
     plans.extend(refused);
     let previews = match &kube {
         Some(kube) => Some(CloudPreviews::new(
@@ -408,6 +433,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let reads = Reads {
         kube: kube.as_ref(),
         previews: previews.as_ref(),
+        importers: importers.as_ref(),
         from_manifest: args.filename.is_some(),
     };
     for (kind, doc) in std::mem::take(&mut objects.cloud) {

@@ -101,7 +101,7 @@ async fn named_instances_are_read_by_the_hundred_and_each_object_gets_its_action
     let cloud = CloudAccess::local_with(REGION, ecs);
     let before = mock.stats().calls_of("DescribeInstances");
 
-    let plans = plan_objects(&objects, None, &cloud).await.unwrap();
+    let plans = plan_objects(&objects, None, None, &cloud).await.unwrap();
 
     assert_eq!(
         mock.stats().calls_of("DescribeInstances") - before,
@@ -146,7 +146,7 @@ async fn plan_of_ten_thousand_instances() {
     let cloud = CloudAccess::local_with(REGION, ecs);
     let before = mock.stats().calls_of("DescribeInstances");
     let started = Instant::now();
-    let plans = plan_objects(&objects, None, &cloud).await.unwrap();
+    let plans = plan_objects(&objects, None, None, &cloud).await.unwrap();
     let elapsed = started.elapsed();
     let reads = mock.stats().calls_of("DescribeInstances") - before;
     println!(
