@@ -245,8 +245,8 @@ pub struct FleetPreview {
     pub create: Vec<(String, String, String)>,
     /// Members deleted for the scale, the rollout or a rebalance.
     pub delete: Vec<String>,
-    /// Whether some of them are replaced (of an older template, or misplaced), not only scaled
-    /// away.
+    /// Whether some of them are replaced by new members (of an older template, or misplaced
+    /// while new ones are made), not only scaled away.
     pub replacing: bool,
     /// Members deleted because ECS refused their placement, and those whose instance is gone
     /// from the cloud: both replaced.
@@ -314,8 +314,11 @@ pub fn preview(fleet: &ECSFleet, instances: Vec<ECSInstance>, now: Timestamp) ->
         .filter(|m| !m.current && !decision.plan.delete.contains(&m.name))
         .map(|m| m.name.clone())
         .collect();
+    // Replaced: a member of an older template deleted, or a misplaced one deleted while new
+    // members are made (a scale-down may delete a misplaced member too: nothing replaces it).
     let replacing = members.live.iter().any(|m| {
-        decision.plan.delete.contains(&m.name) && (!m.current || decision.moving.contains(&m.name))
+        decision.plan.delete.contains(&m.name)
+            && (!m.current || (decision.moving.contains(&m.name) && !decision.creates.is_empty()))
     });
     FleetPreview {
         invalid: None,
