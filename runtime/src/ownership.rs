@@ -326,20 +326,29 @@ pub struct ImportersPreview {
 }
 
 impl ImportersPreview {
-    /// Lists kind `K`'s objects (metadata only, paged) in every namespace.
-    pub async fn list<K>(client: &Client) -> Result<Self, ReconcileError>
+    /// Lists kind `K`'s objects (metadata only, paged) in `namespace`, or in every namespace
+    /// (`None`; where that is forbidden, the reconcile too lists only the object's own).
+    pub async fn list<K>(client: &Client, namespace: Option<&str>) -> Result<Self, ReconcileError>
     where
-        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug,
     {
-        let importers = list_importers::<K>(Api::all(client.clone()))
+        let api = match namespace {
+            Some(ns) => Api::namespaced(client.clone(), ns),
+            None => Api::all(client.clone()),
+        };
+        let importers = list_importers::<K>(api)
             .await
             .map_err(|failure| match failure {
                 CensusFailure::Failed(err) => err,
                 CensusFailure::Forbidden => ReconcileError::new(
                     crate::reasons::FORBIDDEN,
                     format!(
-                        "cannot check which objects import the external resource: {}s of every namespace may not be listed",
-                        K::kind(&())
+                        "cannot check which objects import the external resource: {}s may not be listed in {}",
+                        K::kind(&()),
+                        namespace.map_or("every namespace".to_owned(), |ns| format!("namespace {ns}"))
                     ),
                     RetryClass::Backoff,
                 ),

@@ -6,14 +6,19 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use ferroplane_runtime::reasons::FORBIDDEN;
 use ferroplane_runtime::{ImportersPreview, ReconcileError};
 use kube::Resource;
 use serde::de::DeserializeOwned;
 use tokio::sync::Mutex;
 
+/// A kind, and the namespace of a list that could not be made of every namespace.
+type ListKey = (String, Option<String>);
+
 pub struct ImporterLists {
     kube: kube::Client,
-    by_kind: Mutex<HashMap<String, Arc<ImportersPreview>>>,
+    /// By kind, and namespace where the kind's objects may not be listed in every namespace.
+    by_kind: Mutex<HashMap<ListKey, Arc<ImportersPreview>>>,
 }
 
 impl ImporterLists {
@@ -25,23 +30,38 @@ impl ImporterLists {
     }
 
     /// The refusal the reconcile would give `obj` for importing `external_name`, if an object
-    /// created before it imports it too.
+    /// created before it imports it too: from the kind's list of every namespace, or, where
+    /// that is forbidden, of the object's own (as the reconcile falls back).
     pub async fn refusal<K>(
         &self,
         obj: &K,
         external_name: &str,
     ) -> Result<Option<ReconcileError>, ReconcileError>
     where
-        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug,
     {
         let kind = K::kind(&()).into_owned();
+        let namespace = obj.meta().namespace.clone().unwrap_or_default();
         let list = {
             let mut by_kind = self.by_kind.lock().await;
-            match by_kind.get(&kind) {
+            let everywhere = (kind.clone(), None);
+            let own = (kind, Some(namespace.clone()));
+            match by_kind.get(&everywhere).or_else(|| by_kind.get(&own)) {
                 Some(list) => list.clone(),
                 None => {
-                    let list = Arc::new(ImportersPreview::list::<K>(&self.kube).await?);
-                    by_kind.insert(kind, list.clone());
+                    let (key, list) = match ImportersPreview::list::<K>(&self.kube, None).await {
+                        Ok(list) => (everywhere, list),
+                        Err(e) if e.reason() == FORBIDDEN => (
+                            own,
+                            ImportersPreview::list::<K>(&self.kube, Some(&namespace)).await?,
+                        ),
+                        Err(e) => return Err(e),
+                    };
+                    let list = Arc::new(list);
+                    by_kind.insert(key, list.clone());
                     list
                 }
             }
