@@ -15,6 +15,24 @@ fn importer(name: &str, id: &str, size: i64) -> Widget {
     w
 }
 
+/// The second of `w`'s creation time.
+fn created(w: &Widget) -> i64 {
+    w.metadata
+        .creation_timestamp
+        .clone()
+        .map(|t| t.0.as_second())
+        .expect("a creation time")
+}
+
+/// Waits until the clock is past the second `w` was created in. Creation times have a
+/// resolution of one second; two importers of the same second are both refused (neither is
+/// known to be first), so a later importer is made a second later.
+async fn after_the_second_of(w: &Widget) {
+    while jiff::Timestamp::now().as_second() <= created(w) {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 async fn delete(h: &WidgetEnv, name: &str) {
     h.widgets()
         .delete(name, &DeleteParams::default())
@@ -208,18 +226,7 @@ async fn of_two_namespaces_importing_one_resource_at_once_only_the_first_changes
         .await
         .expect("team-a's config");
     let here = h.create(&importer("here", "w-shared", 7)).await;
-    // Creation times have a resolution of one second; two importers of the same second are both
-    // refused (neither is known to be first), so the second one is made a second later.
-    let created = |w: &Widget| {
-        w.metadata
-            .creation_timestamp
-            .clone()
-            .map(|t| t.0.as_second())
-            .expect("a creation time")
-    };
-    while jiff::Timestamp::now().as_second() <= created(&here) {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    after_the_second_of(&here).await;
     let mut there = importer("there", "w-shared", 9);
     there.metadata.namespace = Some(OTHER_NS.into());
     let elsewhere: Api<Widget> = Api::namespaced(h.client.clone(), OTHER_NS);
@@ -280,16 +287,7 @@ async fn an_import_that_matches_its_spec_is_not_written_until_the_spec_asks_for_
         "still untagged"
     );
     // A later importer of the same resource is refused at once, though neither writes.
-    let created = |w: &Widget| {
-        w.metadata
-            .creation_timestamp
-            .clone()
-            .map(|t| t.0.as_second())
-            .expect("a creation time")
-    };
-    while jiff::Timestamp::now().as_second() <= created(&steady) {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    after_the_second_of(&steady).await;
     let copy = h.create(&importer("copy", "w-steady", 3)).await;
     let err = r
         .reconcile(&h.latest(&copy).await)
