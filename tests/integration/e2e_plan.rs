@@ -240,16 +240,22 @@ pub(crate) async fn plan_predicts_exactly_what_the_controller_does() {
     );
     let thief_file = dir.path().join("copy.yaml");
     std::fs::write(&thief_file, thief).unwrap();
-    let before_plan = CloudBefore::take(&e2e);
-    let (code, copy) = plan(&e2e, &thief_file).await;
-    let object = &copy["objects"][0];
-    assert_eq!(object["action"], "blocked", "{copy:#}");
+    plans_owned_elsewhere(&e2e, &thief_file).await;
+    e2e.finish().await;
+}
+
+/// The plan of `file`, one object whose resource another object owns or imports first:
+/// `blocked` as the reconcile would refuse it, with no write to the cloud.
+pub(crate) async fn plans_owned_elsewhere(e2e: &E2e, file: &Path) {
+    let before_plan = CloudBefore::take(e2e);
+    let (code, document) = plan(e2e, file).await;
+    let object = &document["objects"][0];
+    assert_eq!(object["action"], "blocked", "{document:#}");
     assert_eq!(
         object["blocked"]["reason"],
         ferroplane_runtime::OWNED_ELSEWHERE,
-        "{copy:#}"
+        "{document:#}"
     );
     assert_eq!(code, 2);
-    before_plan.assert_unchanged(&e2e);
-    e2e.finish().await;
+    before_plan.assert_unchanged(e2e);
 }

@@ -355,17 +355,7 @@ pub(crate) async fn plan_predicts_the_network_kinds_and_a_disk() {
         ),
     )
     .unwrap();
-    let before_plan = CloudBefore::take(&e2e);
-    let (code, second) = plan(&e2e, &again).await;
-    let object = &second["objects"][0];
-    assert_eq!(object["action"], "blocked", "{second:#}");
-    assert_eq!(
-        object["blocked"]["reason"],
-        ferroplane_runtime::OWNED_ELSEWHERE,
-        "{second:#}"
-    );
-    assert_eq!(code, 2);
-    before_plan.assert_unchanged(&e2e);
+    crate::e2e_plan::plans_owned_elsewhere(&e2e, &again).await;
 
     // The cluster's objects of the namespace (no manifest): every kind listed, nothing to do.
     let (code, listed) = plan_namespace(&e2e).await;
